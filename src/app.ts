@@ -1,0 +1,61 @@
+/** The hono app: middleware, error handling, route modules and the OpenAPI document. */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { cors } from "hono/cors";
+import type { Env } from "./env";
+import { VERSION } from "./env";
+import type { Auth } from "./http/auth";
+import { ApiError, errorResponse } from "./http/errors";
+import { validationError } from "./http/params";
+import { ZodError } from "zod";
+import { registerAccountRoutes } from "./routes/accounts";
+import { registerAppRoutes } from "./routes/apps";
+import { registerInstanceRoutes } from "./routes/instance";
+import { registerMediaRoutes } from "./routes/media";
+import { registerNodeinfoRoutes } from "./routes/nodeinfo";
+import { registerOAuthRoutes } from "./routes/oauth";
+import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
+import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
+import { registerHealthcheckRoutes } from "./routes/pleroma/healthcheck";
+
+export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+
+  // Browser clients (Elk, Phanpy, Pleroma-FE on another host) call the API cross-origin with bearer tokens.
+  app.use(
+    "*",
+    cors({
+      origin: "*",
+      allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+      allowHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "Accept", "X-CSRF-Token"],
+      exposeHeaders: ["Link", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"],
+      maxAge: 86400,
+    }),
+  );
+
+  registerAppRoutes(app);
+  registerOAuthRoutes(app);
+  registerAccountRoutes(app);
+  registerPleromaAccountRoutes(app);
+  registerInstanceRoutes(app);
+  registerNodeinfoRoutes(app);
+  registerCaptchaRoutes(app);
+  registerHealthcheckRoutes(app);
+  registerMediaRoutes(app);
+
+  app.doc31("/api/openapi", (c) => ({
+    openapi: "3.1.0",
+    info: { title: "Starling client API", version: VERSION, description: "Mastodon 2.7 and Pleroma 2.5 compatible client API" },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }));
+
+  app.notFound((c) => c.json({ error: "Not found" }, 404));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return errorResponse(c, err);
+    if (err instanceof ZodError) return errorResponse(c, validationError(err));
+    console.error("unhandled error", c.req.method, new URL(c.req.url).pathname, err);
+    return c.json({ error: "Internal server error" }, 500);
+  });
+  return app;
+}

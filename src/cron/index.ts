@@ -1,0 +1,23 @@
+/** Clocked work, run by the Cron Trigger every minute. Each job is idempotent and bounded. */
+import type { Env } from "../env";
+import { db, now } from "../db/client";
+import { instanceKeys, rateLimits } from "../db/schema";
+import { lt } from "drizzle-orm";
+import { pruneUsedCaptchas } from "../services/captcha";
+
+export const CRON_HEARTBEAT = "cron:last_run_at";
+const DAY = 24 * 3600 * 1000;
+
+export async function runScheduled(env: Env, time: number = now()): Promise<void> {
+  const d = db(env);
+  await Promise.all([
+    pruneUsedCaptchas(env),
+    // Windows older than a day are over whatever limit they served.
+    d.delete(rateLimits).where(lt(rateLimits.windowStart, time - DAY)),
+  ]);
+  const at = new Date(time).toISOString();
+  await d
+    .insert(instanceKeys)
+    .values({ name: CRON_HEARTBEAT, value: at, createdAt: time })
+    .onConflictDoUpdate({ target: instanceKeys.name, set: { value: at } });
+}

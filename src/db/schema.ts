@@ -1,0 +1,279 @@
+/**
+ * The relational model. Times are integer milliseconds since the epoch; booleans are 0/1 integers;
+ * JSON columns hold only data no query filters on. Hot fields have their own indexed columns.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const bool = (name: string) => integer(name, { mode: "boolean" });
+const time = (name: string) => integer(name);
+const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
+
+export interface AccountField {
+  name: string;
+  value: string;
+  verified_at: string | null;
+}
+export interface EmojiRef {
+  shortcode: string;
+  url: string;
+  static_url: string;
+  visible_in_picker: boolean;
+}
+
+/** Every actor, local or remote. Local accounts have `domain` null and a row in `users`. */
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    username: text("username").notNull(),
+    domain: text("domain"),
+    displayName: text("display_name").notNull().default(""),
+    /** Rendered HTML of the bio. */
+    note: text("note").notNull().default(""),
+    /** An R2 key (local upload) or an absolute URL (remote); null for the default image. */
+    avatar: text("avatar"),
+    header: text("header"),
+    background: text("background"),
+    locked: bool("locked").notNull().default(false),
+    actorType: text("actor_type").notNull().default("Person"),
+    discoverable: bool("discoverable").notNull().default(false),
+    /** Rendered fields: values are HTML. */
+    fields: json<AccountField[]>("fields").notNull().default([]),
+    emojis: json<EmojiRef[]>("emojis").notNull().default([]),
+    alsoKnownAs: json<string[]>("also_known_as").notNull().default([]),
+    tags: json<string[]>("tags").notNull().default([]),
+    uri: text("uri").notNull(),
+    url: text("url").notNull(),
+    inboxUrl: text("inbox_url"),
+    sharedInboxUrl: text("shared_inbox_url"),
+    outboxUrl: text("outbox_url"),
+    followersUrl: text("followers_url"),
+    publicKey: text("public_key"),
+    followersCount: integer("followers_count").notNull().default(0),
+    followingCount: integer("following_count").notNull().default(0),
+    statusesCount: integer("statuses_count").notNull().default(0),
+    lastStatusAt: time("last_status_at"),
+    movedToAccountId: text("moved_to_account_id"),
+    hideFollowers: bool("hide_followers").notNull().default(false),
+    hideFollows: bool("hide_follows").notNull().default(false),
+    hideFollowersCount: bool("hide_followers_count").notNull().default(false),
+    hideFollowsCount: bool("hide_follows_count").notNull().default(false),
+    hideFavorites: bool("hide_favorites").notNull().default(true),
+    acceptsChatMessages: bool("accepts_chat_messages"),
+    deactivated: bool("deactivated").notNull().default(false),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+    /** `alice` for local accounts, `alice@remote.example` for remote ones, lower-cased: the look-up key. */
+    acctKey: text("acct_key").generatedAlwaysAs(
+      sql`lower(username) || CASE WHEN domain IS NULL THEN '' ELSE '@' || lower(domain) END`,
+      { mode: "virtual" },
+    ),
+  },
+  (t) => [
+    // Nicknames are case-insensitive: one `alice` per domain however it is spelt.
+    uniqueIndex("accounts_acct_key").on(t.acctKey),
+    uniqueIndex("accounts_uri").on(t.uri),
+    index("accounts_domain").on(t.domain),
+  ],
+);
+
+/** Local users: credentials and private settings of a local account (same id). */
+export const users = sqliteTable(
+  "users",
+  {
+    accountId: text("account_id")
+      .primaryKey()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    confirmed: bool("confirmed").notNull().default(true),
+    confirmationTokenHash: text("confirmation_token_hash"),
+    confirmationSentAt: time("confirmation_sent_at"),
+    locale: text("locale").notNull().default("en"),
+    /** Default visibility of new posts, shown as `source.privacy`. */
+    defaultScope: text("default_scope").notNull().default("public"),
+    sensitive: bool("sensitive").notNull().default(false),
+    postingLanguage: text("posting_language"),
+    /** The bio and fields as the user typed them (`source.note`, `source.fields`). */
+    noteSource: text("note_source").notNull().default(""),
+    fieldsSource: json<{ name: string; value: string }[]>("fields_source").notNull().default([]),
+    noRichText: bool("no_rich_text").notNull().default(false),
+    showRole: bool("show_role").notNull().default(true),
+    skipThreadContainment: bool("skip_thread_containment").notNull().default(false),
+    allowFollowingMove: bool("allow_following_move").notNull().default(true),
+    isAdmin: bool("is_admin").notNull().default(false),
+    isModerator: bool("is_moderator").notNull().default(false),
+    settingsStore: json<Record<string, unknown>>("settings_store").notNull().default({}),
+    notificationSettings: json<{ block_from_strangers: boolean; hide_notification_contents: boolean }>(
+      "notification_settings",
+    )
+      .notNull()
+      .default({ block_from_strangers: false, hide_notification_contents: false }),
+    /** PKCS#8 PEM of the account's signing key for federation. */
+    privateKey: text("private_key"),
+    inviteId: text("invite_id"),
+    lastActiveAt: time("last_active_at"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_email").on(sql`lower(${t.email})`), index("users_last_active").on(t.lastActiveAt)],
+);
+
+export const apps = sqliteTable(
+  "apps",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    website: text("website"),
+    /** Newline-separated, as registered. */
+    redirectUris: text("redirect_uris").notNull(),
+    scopes: text("scopes").notNull(),
+    clientId: text("client_id").notNull(),
+    clientSecretHash: text("client_secret_hash").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("apps_client_id").on(t.clientId)],
+);
+
+/** Access tokens. Only SHA-256 digests of the token and its refresh token are stored. */
+export const tokens = sqliteTable(
+  "tokens",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    refreshHash: text("refresh_hash"),
+    appId: text("app_id").references(() => apps.id, { onDelete: "cascade" }),
+    /** Null for app-only tokens (client credentials grant). */
+    accountId: text("account_id").references(() => accounts.id, { onDelete: "cascade" }),
+    scopes: text("scopes").notNull(),
+    createdAt: time("created_at").notNull(),
+    expiresAt: time("expires_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("tokens_token_hash").on(t.tokenHash),
+    uniqueIndex("tokens_refresh_hash").on(t.refreshHash),
+    index("tokens_account").on(t.accountId),
+  ],
+);
+
+/** Authorization codes: single use, short-lived, stored as digests. */
+export const authorizationCodes = sqliteTable(
+  "authorization_codes",
+  {
+    id: text("id").primaryKey(),
+    codeHash: text("code_hash").notNull(),
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    scopes: text("scopes").notNull(),
+    redirectUri: text("redirect_uri").notNull(),
+    codeChallenge: text("code_challenge"),
+    codeChallengeMethod: text("code_challenge_method"),
+    usedAt: time("used_at"),
+    createdAt: time("created_at").notNull(),
+    expiresAt: time("expires_at").notNull(),
+  },
+  (t) => [uniqueIndex("authorization_codes_code_hash").on(t.codeHash)],
+);
+
+/** A directed pair table: `account_id` acts on `target_account_id`. */
+const pairTable = <C extends Record<string, any>>(name: string, extra: C) =>
+  sqliteTable(
+    name,
+    {
+      id: text("id").primaryKey(),
+      accountId: text("account_id")
+        .notNull()
+        .references(() => accounts.id, { onDelete: "cascade" }),
+      targetAccountId: text("target_account_id")
+        .notNull()
+        .references(() => accounts.id, { onDelete: "cascade" }),
+      createdAt: time("created_at").notNull(),
+      ...extra,
+    },
+    (t) => [
+      uniqueIndex(`${name}_pair`).on(t.accountId, t.targetAccountId),
+      index(`${name}_target`).on(t.targetAccountId, t.id),
+      index(`${name}_account`).on(t.accountId, t.id),
+    ],
+  );
+
+export const follows = pairTable("follows", {
+  showReblogs: bool("show_reblogs").notNull().default(true),
+  notify: bool("notify").notNull().default(false),
+});
+export const followRequests = pairTable("follow_requests", {
+  showReblogs: bool("show_reblogs").notNull().default(true),
+  notify: bool("notify").notNull().default(false),
+});
+export const blocks = pairTable("blocks", {});
+export const mutes = pairTable("mutes", {
+  hideNotifications: bool("hide_notifications").notNull().default(true),
+  expiresAt: time("expires_at"),
+});
+/** Endorsements: accounts featured on a profile (`POST /accounts/:id/pin`). */
+export const endorsements = pairTable("endorsements", {});
+/** Pleroma subscriptions: notify on every post of the target. */
+export const subscriptions = pairTable("subscriptions", {});
+
+/** Domains an account has blocked. */
+export const domainBlocks = sqliteTable(
+  "domain_blocks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    domain: text("domain").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("domain_blocks_pair").on(t.accountId, t.domain)],
+);
+
+/** Invitations for closed registrations. */
+export const invites = sqliteTable(
+  "invites",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    maxUses: integer("max_uses"),
+    uses: integer("uses").notNull().default(0),
+    expiresAt: time("expires_at"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("invites_token_hash").on(t.tokenHash)],
+);
+
+/** Fixed-window counters, e.g. `register:<ip>`. */
+export const rateLimits = sqliteTable("rate_limits", {
+  key: text("key").primaryKey(),
+  windowStart: time("window_start").notNull(),
+  count: integer("count").notNull(),
+});
+
+/** Mail kept by the development mailer instead of being sent; tests and `npm run mail` read it. */
+export const mailOutbox = sqliteTable("mail_outbox", {
+  id: text("id").primaryKey(),
+  to: text("to").notNull(),
+  from: text("from").notNull(),
+  subject: text("subject").notNull(),
+  text: text("text").notNull(),
+  html: text("html").notNull(),
+  createdAt: time("created_at").notNull(),
+});
+
+/** Instance-wide secrets and keys generated once (VAPID key pair, signing secret). */
+export const instanceKeys = sqliteTable("instance_keys", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+  createdAt: time("created_at").notNull(),
+});
+
+/** Captcha tokens already answered, kept until they would have expired anyway. */
+export const usedCaptchas = sqliteTable("used_captchas", {
+  token: text("token").primaryKey(),
+  expiresAt: time("expires_at").notNull(),
+});

@@ -1,0 +1,127 @@
+/** Bindings from wrangler.toml plus the instance configuration read from `[vars]` and secrets. */
+export interface Env {
+  DB: D1Database;
+  MEDIA: R2Bucket;
+  /** Cloudflare Email Routing binding; present only when configured. */
+  EMAIL?: SendEmail;
+
+  INSTANCE_NAME?: string;
+  INSTANCE_DESCRIPTION?: string;
+  INSTANCE_SHORT_DESCRIPTION?: string;
+  INSTANCE_EMAIL?: string;
+  /** The public host name; when empty, the host the client reached is used. */
+  DOMAIN?: string;
+  REGISTRATIONS_OPEN?: string;
+  ACCOUNT_ACTIVATION_REQUIRED?: string;
+  CAPTCHA?: string;
+  MAILER?: string;
+  MAIL_FROM?: string;
+  MAX_TOOT_CHARS?: string;
+  CHAT_LIMIT?: string;
+  DESCRIPTION_LIMIT?: string;
+  UPLOAD_LIMIT?: string;
+  AVATAR_UPLOAD_LIMIT?: string;
+  BACKGROUND_UPLOAD_LIMIT?: string;
+  BANNER_UPLOAD_LIMIT?: string;
+  POLL_MAX_OPTIONS?: string;
+  POLL_MAX_OPTION_CHARS?: string;
+  POLL_MIN_EXPIRATION?: string;
+  POLL_MAX_EXPIRATION?: string;
+  MAX_ACCOUNT_FIELDS?: string;
+  ACCOUNT_FIELD_NAME_LENGTH?: string;
+  ACCOUNT_FIELD_VALUE_LENGTH?: string;
+  MAX_BIO_LENGTH?: string;
+  MAX_NAME_LENGTH?: string;
+  REGISTRATIONS_PER_IP?: string;
+  REGISTRATIONS_WINDOW_SECONDS?: string;
+  LANGUAGES?: string;
+  /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
+  VAPID_PUBLIC_KEY?: string;
+  VAPID_PRIVATE_KEY?: string;
+}
+
+export const VERSION = "0.1.0";
+
+export interface Config {
+  name: string;
+  description: string;
+  shortDescription: string;
+  email: string;
+  domain: string | null;
+  registrationsOpen: boolean;
+  activationRequired: boolean;
+  captcha: "none" | "native";
+  mailer: "outbox" | "cloudflare";
+  mailFrom: string;
+  maxTootChars: number;
+  chatLimit: number;
+  descriptionLimit: number;
+  uploadLimit: number;
+  avatarUploadLimit: number;
+  backgroundUploadLimit: number;
+  bannerUploadLimit: number;
+  pollLimits: { max_options: number; max_option_chars: number; min_expiration: number; max_expiration: number };
+  fieldsLimits: { max_fields: number; max_remote_fields: number; name_length: number; value_length: number };
+  maxBioLength: number;
+  maxNameLength: number;
+  registrationsPerIp: number;
+  registrationsWindowSeconds: number;
+  languages: string[];
+}
+
+function int(value: string | undefined, fallback: number): number {
+  const n = value === undefined || value === "" ? NaN : Number(value);
+  return Number.isFinite(n) ? Math.trunc(n) : fallback;
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  return ["true", "1", "yes", "on"].includes(value.toLowerCase());
+}
+
+const cache = new WeakMap<Env, Config>();
+
+/** The instance configuration with Pleroma's defaults for anything unset. */
+export function config(env: Env): Config {
+  const hit = cache.get(env);
+  if (hit) return hit;
+  const description = env.INSTANCE_DESCRIPTION || "A small federated microblogging instance";
+  const c: Config = {
+    name: env.INSTANCE_NAME || "Starling",
+    description,
+    shortDescription: env.INSTANCE_SHORT_DESCRIPTION || description,
+    email: env.INSTANCE_EMAIL || "",
+    domain: env.DOMAIN ? env.DOMAIN.toLowerCase() : null,
+    registrationsOpen: bool(env.REGISTRATIONS_OPEN, true),
+    activationRequired: bool(env.ACCOUNT_ACTIVATION_REQUIRED, false),
+    captcha: env.CAPTCHA === "native" ? "native" : "none",
+    mailer: env.MAILER === "cloudflare" ? "cloudflare" : "outbox",
+    mailFrom: env.MAIL_FROM || "",
+    maxTootChars: int(env.MAX_TOOT_CHARS, 5000),
+    chatLimit: int(env.CHAT_LIMIT, 5000),
+    descriptionLimit: int(env.DESCRIPTION_LIMIT, 5000),
+    uploadLimit: int(env.UPLOAD_LIMIT, 16_000_000),
+    avatarUploadLimit: int(env.AVATAR_UPLOAD_LIMIT, 2_000_000),
+    backgroundUploadLimit: int(env.BACKGROUND_UPLOAD_LIMIT, 4_000_000),
+    bannerUploadLimit: int(env.BANNER_UPLOAD_LIMIT, 4_000_000),
+    pollLimits: {
+      max_options: int(env.POLL_MAX_OPTIONS, 20),
+      max_option_chars: int(env.POLL_MAX_OPTION_CHARS, 200),
+      min_expiration: int(env.POLL_MIN_EXPIRATION, 0),
+      max_expiration: int(env.POLL_MAX_EXPIRATION, 365 * 24 * 3600),
+    },
+    fieldsLimits: {
+      max_fields: int(env.MAX_ACCOUNT_FIELDS, 4),
+      max_remote_fields: 20,
+      name_length: int(env.ACCOUNT_FIELD_NAME_LENGTH, 512),
+      value_length: int(env.ACCOUNT_FIELD_VALUE_LENGTH, 2048),
+    },
+    maxBioLength: int(env.MAX_BIO_LENGTH, 5000),
+    maxNameLength: int(env.MAX_NAME_LENGTH, 100),
+    registrationsPerIp: int(env.REGISTRATIONS_PER_IP, 5),
+    registrationsWindowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60),
+    languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
+  };
+  cache.set(env, c);
+  return c;
+}

@@ -1,0 +1,120 @@
+/**
+ * Who is calling: a bearer token (`Authorization`, `?access_token=`), the `_pleroma_key` session cookie
+ * (its value is an access token), or HTTP Basic (nickname or e-mail and password). Scopes are checked here.
+ */
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import type { AppEnv } from "../app";
+import { db } from "../db/client";
+import { type AccountRow, type UserRow, findLocalByLogin, type AppRow } from "../services/accounts";
+import { findToken } from "../services/tokens";
+import { verifyPassword, DUMMY_PASSWORD_HASH } from "../lib/crypto";
+import { forbidden } from "./errors";
+
+export const SESSION_COOKIE = "_pleroma_key";
+/** What a password (Basic) login may do: everything a full-scope token may. */
+const BASIC_SCOPES = ["read", "write", "follow", "push"];
+
+export interface Auth {
+  tokenId: string | null;
+  scopes: string[];
+  app: AppRow | null;
+  account: AccountRow | null;
+  user: UserRow | null;
+}
+
+/** Auth with a user, as routes that need one receive it. */
+export type UserAuth = Auth & { account: AccountRow; user: UserRow };
+
+function bearer(c: Context): string | null {
+  const header = c.req.header("authorization");
+  if (header) {
+    const m = /^Bearer\s+(.+)$/i.exec(header.trim());
+    if (m) return m[1].trim();
+  }
+  const query = c.req.query("access_token");
+  if (query) return query;
+  return getCookie(c, SESSION_COOKIE) ?? null;
+}
+
+function basic(c: Context): { login: string; password: string } | null {
+  const header = c.req.header("authorization");
+  const m = header && /^Basic\s+(.+)$/i.exec(header.trim());
+  if (!m) return null;
+  let decoded: string;
+  try {
+    decoded = new TextDecoder().decode(Uint8Array.from(atob(m[1]), (ch) => ch.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+  const i = decoded.indexOf(":");
+  if (i < 0) return null;
+  return { login: decoded.slice(0, i), password: decoded.slice(i + 1) };
+}
+
+/** Resolves the caller once per request; null when no valid credentials were sent. */
+export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
+  if (c.get("auth") !== undefined) return c.get("auth")!;
+  let auth: Auth | null = null;
+  const token = bearer(c);
+  if (token) {
+    const found = await findToken(db(c.env), token);
+    if (found) {
+      auth = { tokenId: found.token.id, scopes: found.token.scopes.split(" "), app: found.app, account: found.account, user: found.user };
+    }
+  } else {
+    const creds = basic(c);
+    if (creds) {
+      const found = await findLocalByLogin(db(c.env), creds.login);
+      const ok = await verifyPassword(creds.password, found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
+      if (found && ok) auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
+    }
+  }
+  if (auth?.account && auth.user) assertActive(auth.account, auth.user);
+  c.set("auth", auth);
+  return auth;
+}
+
+/** Refuses disabled and unconfirmed users with Pleroma's identifiers. */
+export function assertActive(account: AccountRow, user: UserRow): void {
+  if (account.deactivated) {
+    throw forbidden("Your account is currently disabled", { identifier: "account_is_disabled" });
+  }
+  if (!user.confirmed) {
+    throw forbidden("Your login is missing a confirmed e-mail address", { identifier: "missing_confirmed_email" });
+  }
+}
+
+/** Token scope `held` grants `required` when equal or when `required` is a narrower form (`read` ⊇ `read:accounts`). */
+export function scopeGrants(held: string, required: string): boolean {
+  return required === held || required.startsWith(held + ":");
+}
+
+export function hasAnyScope(held: string[], alternatives: string[]): boolean {
+  return alternatives.some((req) => held.some((h) => scopeGrants(h, req)));
+}
+
+export function insufficientScopes(alternatives: string[]) {
+  return forbidden(`Insufficient permissions: ${alternatives.join(" | ")}.`);
+}
+
+export type AuthMode = "none" | "optional" | "required" | "user";
+
+/**
+ * Applies a route's auth rule:
+ * - `optional`: a caller without the scopes is treated as anonymous (Pleroma's proceed_unauthenticated);
+ * - `required`: a token is needed (an app-only one will do);
+ * - `user`: a token belonging to a user is needed.
+ */
+export async function authorize(c: Context<AppEnv>, mode: AuthMode, scopes: string[]): Promise<Auth | null> {
+  if (mode === "none") return null;
+  const auth = await authenticate(c);
+  if (mode === "optional") {
+    if (!auth || (scopes.length > 0 && !hasAnyScope(auth.scopes, scopes))) return null;
+    return auth;
+  }
+  if (!auth) throw forbidden("Invalid credentials.");
+  if (scopes.length > 0 && !hasAnyScope(auth.scopes, scopes)) throw insufficientScopes(scopes);
+  if (mode === "user" && !auth.account) throw forbidden("Invalid credentials.");
+  return auth;
+}

@@ -1,0 +1,68 @@
+/**
+ * The one paginator: `max_id`/`since_id`/`min_id`/`limit` over a lexically ordered id column, newest first,
+ * and the `Link` header that points at the next (older) and previous (newer) pages.
+ * For Link-only lists the cursor column is the row of the relation (a follow, a block), not the entity shown.
+ */
+import type { Context } from "hono";
+import { and, asc, desc, gt, lt, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { z } from "@hono/zod-openapi";
+import { intParam } from "./params";
+
+export interface Page {
+  max_id?: string;
+  since_id?: string;
+  min_id?: string;
+  limit: number;
+}
+
+/** Page parameters; `limit` defaults to `defaultLimit` and is capped at twice that, as Mastodon does. */
+export function pageParams(defaultLimit: number) {
+  const max = defaultLimit * 2;
+  return {
+    max_id: z.string().optional(),
+    since_id: z.string().optional(),
+    min_id: z.string().optional(),
+    limit: intParam()
+      .optional()
+      .transform((n) => (n === undefined || n < 1 ? defaultLimit : Math.min(n, max))),
+  };
+}
+
+export interface PageQuery {
+  where: SQL | undefined;
+  orderBy: SQL;
+  limit: number;
+  /** With `min_id` rows are read oldest first; reverse them before answering. */
+  reversed: boolean;
+}
+
+/** Conditions and order for one page over `column`. */
+export function pageQuery(column: SQLiteColumn, page: Page): PageQuery {
+  const conds: SQL[] = [];
+  if (page.max_id) conds.push(lt(column, page.max_id));
+  if (page.min_id) conds.push(gt(column, page.min_id));
+  else if (page.since_id) conds.push(gt(column, page.since_id));
+  const reversed = Boolean(page.min_id);
+  return { where: conds.length ? and(...conds) : undefined, orderBy: reversed ? asc(column) : desc(column), limit: page.limit, reversed };
+}
+
+/** Rows of a page in the answer's order (newest first). */
+export function inOrder<T>(rows: T[], q: PageQuery): T[] {
+  return q.reversed ? rows.slice().reverse() : rows;
+}
+
+/**
+ * Sets `Link: <…max_id=oldest>; rel="next", <…min_id=newest>; rel="prev"` from the cursors of the rows
+ * answered (newest first), keeping the request's other parameters. No rows, no header.
+ */
+export function setLinkHeader(c: Context, cursors: string[]): void {
+  if (cursors.length === 0) return;
+  const url = new URL(c.req.url);
+  for (const key of ["max_id", "since_id", "min_id", "access_token"]) url.searchParams.delete(key);
+  const next = new URL(url);
+  next.searchParams.set("max_id", cursors[cursors.length - 1]);
+  const prev = new URL(url);
+  prev.searchParams.set("min_id", cursors[0]);
+  c.header("Link", `<${next}>; rel="next", <${prev}>; rel="prev"`);
+}

@@ -1,0 +1,185 @@
+/**
+ * The one parameter reader: query string, urlencoded form, multipart and JSON bodies merged into one object
+ * (body over query), with Rails/Plug-style `name[]=` arrays and `a[b]` nesting, then checked by a zod schema.
+ * Helpers below build schemas that accept what form-encoding clients send (`"true"`, `"1"`, `"on"`, numbers
+ * as strings, a lone value where an array is expected).
+ */
+import type { Context } from "hono";
+import { z } from "@hono/zod-openapi";
+import { ApiError, badRequest } from "./errors";
+
+export type ParamValue = string | File | ParamValue[] | { [key: string]: ParamValue } | unknown;
+export type Params = Record<string, ParamValue>;
+
+/** Splits `a[b][]` into ["a", "b", ""]. A key without brackets is a single segment. */
+function splitKey(key: string): string[] {
+  const open = key.indexOf("[");
+  if (open <= 0 || !key.endsWith("]")) return [key];
+  const head = key.slice(0, open);
+  const rest = key.slice(open + 1, -1).split("][");
+  return [head, ...rest];
+}
+
+const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** Puts `value` into `target` at the path the bracketed key names. */
+export function assign(target: Params, key: string, value: ParamValue): void {
+  const path = splitKey(key);
+  if (path.some((p) => UNSAFE_KEYS.has(p))) return;
+  let node: any = target;
+  for (let i = 0; i < path.length; i++) {
+    const part = path[i];
+    const last = i === path.length - 1;
+    if (part === "") {
+      // `a[]`: append; `a[][b]` is not a form clients use, so it appends an object.
+      if (!Array.isArray(node)) return;
+      if (last) node.push(value);
+      else {
+        const child = {};
+        node.push(child);
+        node = child;
+      }
+      continue;
+    }
+    if (last) {
+      node[part] = value;
+      return;
+    }
+    const nextIsArray = path[i + 1] === "";
+    const existing = node[part];
+    if (nextIsArray ? !Array.isArray(existing) : typeof existing !== "object" || existing === null || Array.isArray(existing) || existing instanceof File) {
+      node[part] = nextIsArray ? [] : {};
+    }
+    node = node[part];
+  }
+}
+
+function fromEntries(entries: Iterable<[string, ParamValue]>, into: Params = {}): Params {
+  for (const [k, v] of entries) assign(into, k, v);
+  return into;
+}
+
+const bodyCache = new WeakMap<Request, Promise<Params>>();
+
+/** The request body as parameters; parsed once per request. */
+export function readBody(c: Context): Promise<Params> {
+  const req = c.req.raw;
+  let cached = bodyCache.get(req);
+  if (!cached) {
+    cached = parseBody(req);
+    bodyCache.set(req, cached);
+  }
+  return cached;
+}
+
+async function parseBody(req: Request): Promise<Params> {
+  if (req.method === "GET" || req.method === "HEAD" || !req.body) return {};
+  const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (type === "application/json" || type.endsWith("+json")) {
+    const text = await req.text();
+    if (text.trim() === "") return {};
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw badRequest("Invalid JSON in request body");
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      throw badRequest("The JSON body must be an object");
+    }
+    // JSON keys may still use the bracket form (`"ids[]": [...]`); normalise them like form keys.
+    const out: Params = {};
+    for (const [k, v] of Object.entries(parsed)) {
+      if (k.endsWith("[]") && Array.isArray(v)) for (const item of v) assign(out, k, item);
+      else assign(out, k, v as ParamValue);
+    }
+    return out;
+  }
+  if (type === "application/x-www-form-urlencoded") {
+    return fromEntries(new URLSearchParams(await req.text()));
+  }
+  if (type === "multipart/form-data") {
+    let form: FormData;
+    try {
+      form = await req.formData();
+    } catch {
+      throw badRequest("Malformed multipart body");
+    }
+    return fromEntries(form.entries() as Iterable<[string, string | File]>);
+  }
+  const text = await req.text();
+  if (text.length === 0) return {};
+  throw new ApiError(415, `Unsupported content type: ${type || "none"}`);
+}
+
+/** Query string and body merged; body values win. */
+export async function readParams(c: Context): Promise<Params> {
+  const url = new URL(c.req.url);
+  const params = fromEntries(url.searchParams);
+  const body = await readBody(c);
+  // Path parameters (`:id`) win over anything of the same name in the query or body.
+  return { ...params, ...body, ...c.req.param() };
+}
+
+/** Turns a zod failure into Pleroma's 400: `{"error": "...", "errors": [...]}`. */
+export function validationError(error: z.ZodError): ApiError {
+  const first = error.issues[0];
+  const field = first.path.map(String).join(".");
+  const missing = first.code === "invalid_type" && (first as { input?: unknown }).input === undefined;
+  const message = missing
+    ? `Missing field: ${field}.`
+    : field
+      ? `Invalid value for field ${field}: ${first.message}.`
+      : first.message;
+  return badRequest(message, {
+    errors: error.issues.map((i) => ({ field: i.path.map(String).join("."), message: i.message })),
+  });
+}
+
+/** Parameters of this request checked against a schema. */
+export async function parseParams<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const result = schema.safeParse(await readParams(c));
+  if (!result.success) throw validationError(result.error);
+  return result.data;
+}
+
+// ---- schema helpers for form-encoded input ----
+
+const TRUE = new Set(["true", "1", "on", "yes", "t"]);
+const FALSE = new Set(["false", "0", "off", "no", "f", ""]);
+
+/** A boolean that also accepts "true"/"1"/"on" and "false"/"0"/"off"/"". */
+export const boolParam = () =>
+  z.preprocess((v) => {
+    if (typeof v === "string") {
+      const s = v.trim().toLowerCase();
+      if (TRUE.has(s)) return true;
+      if (FALSE.has(s)) return false;
+    }
+    if (v === 1) return true;
+    if (v === 0) return false;
+    return v;
+  }, z.boolean());
+
+/** An integer that also accepts its decimal string form. */
+export const intParam = () =>
+  z.preprocess((v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number().int());
+
+/** An array that also accepts a single value (`ids=1` as well as `ids[]=1`) or a newline/comma-free list. */
+export const arrayParam = <T extends z.ZodType>(item: T) =>
+  z.preprocess((v) => {
+    if (v === undefined || v === null) return v;
+    if (Array.isArray(v)) return v;
+    // `a[0]=x&a[1]=y` arrives as an object with numeric keys.
+    if (typeof v === "object" && !(v instanceof File)) {
+      const keys = Object.keys(v as object);
+      if (keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => +a - +b).map((k) => (v as any)[k]);
+    }
+    return [v];
+  }, z.array(item));
+
+/** A string that treats "" as absent. */
+export const optionalString = () => z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
+
+/** An uploaded file. */
+export const fileParam = () => z.instanceof(File);

@@ -1,0 +1,92 @@
+/**
+ * Declaring an endpoint: path, auth rule, scopes, parameter schema, response schema and handler in one
+ * place. The same zod schemas validate the request and describe it in the OpenAPI document at
+ * `/api/openapi`, so the document cannot drift from the code. `/api/v1/pleroma/*` paths are also served
+ * as `/api/pleroma/*`.
+ */
+import type { Context } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../app";
+import { authorize, type Auth, type AuthMode, type UserAuth } from "./auth";
+import { parseParams } from "./params";
+
+type Method = "get" | "post" | "put" | "patch" | "delete";
+export type Ctx = Context<AppEnv>;
+
+type AuthFor<M extends AuthMode> = M extends "user" ? UserAuth : M extends "required" ? Auth : Auth | null;
+
+export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
+  method: Method;
+  path: string;
+  summary: string;
+  tags?: string[];
+  auth: M;
+  /** Alternatives: holding any one is enough. */
+  scopes?: string[];
+  params?: P;
+  /** Schema of a successful answer, for the OpenAPI document (tests validate answers against it). */
+  response?: z.ZodType;
+  /** Media type of the success answer when not JSON. */
+  produces?: string;
+  handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
+}
+
+const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)(\{[^}]*\})?/g, "{$1}");
+
+export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode = "none">(
+  app: OpenAPIHono<AppEnv>,
+  spec: RouteSpec<P, M>,
+): void {
+  const scopes = spec.scopes ?? [];
+  const handler = async (c: Ctx) => {
+    const auth = await authorize(c, spec.auth, scopes);
+    const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
+    return spec.handler(c, params, auth as AuthFor<M>);
+  };
+  const paths = [spec.path];
+  if (spec.path.startsWith("/api/v1/pleroma/")) paths.push(spec.path.replace("/api/v1/pleroma/", "/api/pleroma/"));
+  for (const path of paths) {
+    app.on(spec.method.toUpperCase(), path, handler);
+    register(app, spec, path, scopes);
+  }
+}
+
+function register(app: OpenAPIHono<AppEnv>, spec: RouteSpec<any, any>, path: string, scopes: string[]) {
+  const pathParams = [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
+  const params = spec.params instanceof z.ZodObject ? spec.params : undefined;
+  const shape = params ? { ...params.shape } : {};
+  for (const p of pathParams) delete shape[p];
+  const fields = z.object(shape);
+  const request: Record<string, unknown> = {};
+  if (pathParams.length) request.params = z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()])));
+  if (params && Object.keys(shape).length) {
+    if (spec.method === "get" || spec.method === "delete") request.query = fields;
+    else
+      request.body = {
+        content: {
+          "application/json": { schema: fields },
+          "application/x-www-form-urlencoded": { schema: fields },
+          "multipart/form-data": { schema: fields },
+        },
+      };
+  }
+  const success = spec.produces
+    ? { description: "Success", content: { [spec.produces]: { schema: z.string() } } }
+    : { description: "Success", content: { "application/json": { schema: spec.response ?? z.object({}) } } };
+  app.openAPIRegistry.registerPath({
+    method: spec.method,
+    path: openApiPath(path),
+    summary: spec.summary,
+    tags: spec.tags,
+    security: spec.auth === "none" ? [] : [{ OAuth2: scopes }],
+    request: request as any,
+    responses: {
+      200: success,
+      400: { description: "Invalid parameters", content: { "application/json": { schema: ErrorSchema } } },
+      ...(spec.auth === "none" ? {} : { 403: { description: "Missing credentials or scope", content: { "application/json": { schema: ErrorSchema } } } }),
+    },
+  });
+}
+
+export const ErrorSchema = z.object({ error: z.string() }).passthrough().openapi("Error");

@@ -1,0 +1,61 @@
+/** WebCrypto helpers: random tokens, digests, password hashing. Nothing here keeps a secret in memory. */
+const encoder = new TextEncoder();
+
+export function base64url(bytes: ArrayBuffer | Uint8Array): string {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  let s = "";
+  for (const b of u8) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function fromBase64(text: string): Uint8Array {
+  const b64 = text.replace(/-/g, "+").replace(/_/g, "/").replace(/\s+/g, "");
+  const padded = b64 + "=".repeat((4 - (b64.length % 4)) % 4);
+  const bin = atob(padded);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** A random URL-safe secret of `bytes` bytes of entropy. */
+export function randomToken(bytes = 32): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+export async function sha256(text: string): Promise<string> {
+  return base64url(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+}
+
+/** Compares two strings in time independent of where they differ. */
+export function safeEqual(a: string, b: string): boolean {
+  const x = encoder.encode(a);
+  const y = encoder.encode(b);
+  if (x.length !== y.length) return false;
+  return crypto.subtle.timingSafeEqual(x, y);
+}
+
+// workerd caps PBKDF2 at 100,000 iterations.
+const PBKDF2_ITERATIONS = 100_000;
+
+async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);
+  const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, 256);
+  return new Uint8Array(bits);
+}
+
+/** `pbkdf2-sha256$<iterations>$<salt>$<hash>`, with a fresh 16-byte salt per password. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.getRandomValues(new Uint8Array(16));
+  const hash = await pbkdf2(password, salt, PBKDF2_ITERATIONS);
+  return `pbkdf2-sha256$${PBKDF2_ITERATIONS}$${base64url(salt)}$${base64url(hash)}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, iter, salt, hash] = stored.split("$");
+  if (scheme !== "pbkdf2-sha256" || !iter || !salt || !hash) return false;
+  const derived = await pbkdf2(password, fromBase64(salt), Number(iter));
+  return safeEqual(base64url(derived), hash);
+}
+
+/** A hash to compare against when the user does not exist, so both paths cost the same. */
+export const DUMMY_PASSWORD_HASH = "pbkdf2-sha256$100000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";

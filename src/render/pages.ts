@@ -1,0 +1,65 @@
+/** Server-rendered HTML pages (OAuth authorize, e-mail confirmation). Values are escaped by `html`. */
+import { html, raw } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+
+type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1b1f23;display:flex;justify-content:center;padding:3rem 1rem;margin:0}
+main{background:#fff;border-radius:10px;box-shadow:0 2px 12px #0002;padding:2rem;max-width:24rem;width:100%}
+h1{font-size:1.3rem;margin-top:0}label{display:block;margin:.8rem 0 .3rem;font-weight:600}
+input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;border:1px solid #c8ccd1;border-radius:6px;font-size:1rem}
+.actions{display:flex;gap:.6rem;margin-top:1.2rem}button{flex:1;padding:.7rem;border:0;border-radius:6px;font-size:1rem;cursor:pointer}
+button[value=approve]{background:#5b4cdb;color:#fff}button[value=deny]{background:#e4e6ea}
+.error{background:#fde8e8;color:#9b1c1c;padding:.6rem;border-radius:6px}.scopes{color:#555}code{font-size:1.1rem;word-break:break-all;background:#f0f0f3;padding:.4rem;display:block}`;
+
+export function page(title: string, body: Body) {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${title}</title><style>${raw(STYLE)}</style></head>
+<body><main>${body}</main></body></html>`;
+}
+
+export interface AuthorizeForm {
+  instance: string;
+  appName: string;
+  scopes: string[];
+  csrf: string;
+  hidden: Record<string, string | undefined>;
+  /** Signed-in user, when the session cookie is valid; otherwise a login form is shown. */
+  user: string | null;
+  error?: string;
+  forceLoginUrl?: string;
+}
+
+export function authorizePage(f: AuthorizeForm) {
+  const hidden = Object.entries(f.hidden)
+    .filter(([, v]) => v !== undefined && v !== "")
+    .map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return page(
+    `Authorize ${f.appName}`,
+    html`<h1>${f.appName} wants to use your ${f.instance} account</h1>
+<p class="scopes">Permissions: ${f.scopes.join(", ")}</p>
+${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
+<form method="post" action="/oauth/authorize">
+<input type="hidden" name="csrf_token" value="${f.csrf}">${hidden}
+${
+  f.user
+    ? html`<p>Signed in as <strong>@${f.user}</strong>. <a href="${f.forceLoginUrl ?? "#"}">Not you?</a></p>`
+    : html`<label for="username">Nickname or e-mail</label><input type="text" id="username" name="username" autocomplete="username" required autofocus>
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>`
+}
+<div class="actions"><button type="submit" name="decision" value="deny">Deny</button><button type="submit" name="decision" value="approve">Authorize</button></div>
+</form>`,
+  );
+}
+
+export function codePage(appName: string, code: string) {
+  return page(
+    "Authorization code",
+    html`<h1>Authorization code</h1><p>Copy this code and paste it into ${appName}:</p><code id="code">${code}</code>`,
+  );
+}
+
+export function messagePage(title: string, message: string) {
+  return page(title, html`<h1>${title}</h1><p>${message}</p>`);
+}

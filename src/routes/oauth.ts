@@ -1,0 +1,304 @@
+/** OAuth 2: the authorize page, the token endpoint (four grants) and revocation. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { getCookie, setCookie } from "hono/cookie";
+import type { AppEnv } from "../app";
+import { config } from "../env";
+import { db } from "../db/client";
+import { assertActive, authenticate, SESSION_COOKIE } from "../http/auth";
+import { ApiError, badRequest } from "../http/errors";
+import { parseParams } from "../http/params";
+import { route, type Ctx } from "../http/route";
+import { hostOf } from "../http/urls";
+import { authorizePage, codePage, messagePage } from "../render/pages";
+import { renderToken } from "../render/oauth";
+import { TokenSchema } from "../schemas/oauth";
+import { confirmEmail, findLocalByLogin } from "../services/accounts";
+import { authenticateClient, findAppByClientId, OOB_URI, redirectUriList, type AppRow } from "../services/apps";
+import { consumeCode, createCode, createSession, SESSION_SECONDS, verifyPkce } from "../services/oauth";
+import { parseScopes, withinScopes } from "../services/scopes";
+import { issueToken, refreshToken, revokeToken } from "../services/tokens";
+import { randomToken, safeEqual, verifyPassword, DUMMY_PASSWORD_HASH } from "../lib/crypto";
+import { eq } from "drizzle-orm";
+import { accounts } from "../db/schema";
+
+const CSRF_COOKIE = "starling_csrf";
+const invalidCredentials = () => badRequest("Invalid credentials");
+
+const authorizeParams = z.object({
+  response_type: z.string().optional(),
+  client_id: z.string().optional(),
+  redirect_uri: z.string().optional(),
+  scope: z.string().optional(),
+  state: z.string().optional(),
+  code_challenge: z.string().optional(),
+  code_challenge_method: z.enum(["S256", "plain"]).optional(),
+  force_login: z.string().optional(),
+});
+
+const decisionParams = authorizeParams.extend({
+  csrf_token: z.string().optional(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  decision: z.enum(["approve", "deny"]).optional(),
+});
+
+type AuthorizeRequest = z.infer<typeof authorizeParams>;
+
+interface Checked {
+  app: AppRow;
+  redirectUri: string;
+  scopes: string[];
+}
+
+/** Errors that cannot be sent back to the client (unknown app or redirect URI) are shown to the user instead. */
+async function checkRequest(c: Ctx, p: AuthorizeRequest): Promise<Checked | Response> {
+  const fail = (message: string) => c.html(messagePage("Authorization failed", message), 400) as Response;
+  if (!p.client_id) return fail("The application did not say who it is (client_id is missing).");
+  const app = await findAppByClientId(db(c.env), p.client_id);
+  if (!app) return fail("Unknown application.");
+  const registered = redirectUriList(app);
+  const redirectUri = p.redirect_uri ?? (registered.length === 1 ? registered[0] : undefined);
+  if (!redirectUri || !registered.includes(redirectUri)) return fail("The redirect URI is not one the application registered.");
+  if (p.response_type !== undefined && p.response_type !== "code") {
+    return redirectError(c, redirectUri, "unsupported_response_type", p.state);
+  }
+  const appScopes = app.scopes.split(" ");
+  const scopes = p.scope ? parseScopes(p.scope) : appScopes;
+  if (!withinScopes(scopes, appScopes)) return redirectError(c, redirectUri, "invalid_scope", p.state);
+  return { app, redirectUri, scopes };
+}
+
+function redirectError(c: Ctx, redirectUri: string, error: string, state?: string): Response {
+  if (redirectUri === OOB_URI) return c.html(messagePage("Authorization failed", error), 400) as Response;
+  const url = new URL(redirectUri);
+  url.searchParams.set("error", error);
+  if (state) url.searchParams.set("state", state);
+  return c.redirect(url.toString(), 302);
+}
+
+function hiddenFields(p: AuthorizeRequest, checked: Checked) {
+  return {
+    response_type: "code",
+    client_id: checked.app.clientId,
+    redirect_uri: checked.redirectUri,
+    scope: checked.scopes.join(" "),
+    state: p.state,
+    code_challenge: p.code_challenge,
+    code_challenge_method: p.code_challenge_method,
+  };
+}
+
+const secure = (c: Ctx) => new URL(c.req.url).protocol === "https:";
+
+function csrfToken(c: Ctx): string {
+  const existing = getCookie(c, CSRF_COOKIE);
+  if (existing && existing.length >= 32) return existing;
+  const token = randomToken(24);
+  setCookie(c, CSRF_COOKIE, token, { path: "/oauth", httpOnly: true, sameSite: "Strict", secure: secure(c) });
+  return token;
+}
+
+/** The account behind the session cookie, unless the user asked to sign in afresh. */
+async function sessionUser(c: Ctx, forceLogin: boolean) {
+  if (forceLogin || !getCookie(c, SESSION_COOKIE)) return null;
+  try {
+    const auth = await authenticate(c);
+    return auth?.account && auth.user && !auth.app ? { account: auth.account, user: auth.user } : null;
+  } catch {
+    return null; // a disabled or unconfirmed session just shows the login form
+  }
+}
+
+export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
+  app.get("/oauth/authorize", async (c) => {
+    const p = await parseParams(c, authorizeParams);
+    const checked = await checkRequest(c, p);
+    if (checked instanceof Response) return checked;
+    const session = await sessionUser(c, p.force_login === "true");
+    const forceLogin = new URL(c.req.url);
+    forceLogin.searchParams.set("force_login", "true");
+    return c.html(
+      authorizePage({
+        instance: config(c.env).name,
+        appName: checked.app.name,
+        scopes: checked.scopes,
+        csrf: csrfToken(c),
+        hidden: { ...hiddenFields(p, checked), force_login: p.force_login },
+        user: session?.account.username ?? null,
+        forceLoginUrl: forceLogin.pathname + forceLogin.search,
+      }),
+    );
+  });
+
+  app.post("/oauth/authorize", async (c) => {
+    const p = await parseParams(c, decisionParams);
+    const cookie = getCookie(c, CSRF_COOKIE);
+    if (!cookie || !p.csrf_token || !safeEqual(cookie, p.csrf_token)) {
+      return c.html(messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."), 403);
+    }
+    const checked = await checkRequest(c, p);
+    if (checked instanceof Response) return checked;
+    if (p.decision !== "approve") return redirectError(c, checked.redirectUri, "access_denied", p.state);
+
+    const d = db(c.env);
+    const again = (error: string, status: 401 | 403) =>
+      c.html(
+        authorizePage({
+          instance: config(c.env).name,
+          appName: checked.app.name,
+          scopes: checked.scopes,
+          csrf: cookie,
+          hidden: hiddenFields(p, checked),
+          user: null,
+          error,
+        }),
+        status,
+      );
+
+    let who = p.username ? null : await sessionUser(c, p.force_login === "true");
+    if (!who) {
+      const found = p.username ? await findLocalByLogin(d, p.username) : null;
+      const ok = await verifyPassword(p.password ?? "", found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
+      if (!found || !ok) return again("Invalid nickname or password.", 401);
+      try {
+        assertActive(found.account, found.user);
+      } catch (e) {
+        if (e instanceof ApiError) return again(e.message, 403);
+        throw e;
+      }
+      who = found;
+      const session = await createSession(d, found.account.id);
+      setCookie(c, SESSION_COOKIE, session.accessToken, {
+        path: "/",
+        httpOnly: true,
+        sameSite: "Lax",
+        secure: secure(c),
+        maxAge: SESSION_SECONDS,
+      });
+    }
+
+    const code = await createCode(d, {
+      appId: checked.app.id,
+      accountId: who.account.id,
+      scopes: checked.scopes,
+      redirectUri: checked.redirectUri,
+      codeChallenge: p.code_challenge,
+      codeChallengeMethod: p.code_challenge_method,
+    });
+    if (checked.redirectUri === OOB_URI) return c.html(codePage(checked.app.name, code));
+    const url = new URL(checked.redirectUri);
+    url.searchParams.set("code", code);
+    if (p.state) url.searchParams.set("state", p.state);
+    return c.redirect(url.toString(), 302);
+  });
+
+  route(app, {
+    method: "post",
+    path: "/oauth/token",
+    summary: "Obtain a token (authorization_code, password, client_credentials, refresh_token)",
+    tags: ["OAuth"],
+    auth: "none",
+    params: z.object({
+      grant_type: z.string(),
+      client_id: z.string().optional(),
+      client_secret: z.string().optional(),
+      code: z.string().optional(),
+      redirect_uri: z.string().optional(),
+      code_verifier: z.string().optional(),
+      username: z.string().optional(),
+      password: z.string().optional(),
+      refresh_token: z.string().optional(),
+      scope: z.string().optional(),
+    }),
+    response: TokenSchema,
+    handler: async (c, p) => {
+      const d = db(c.env);
+      const creds = clientCredentials(c, p);
+      const client = await authenticateClient(d, creds.id, creds.secret);
+      if (!client) throw invalidCredentials();
+      const appScopes = client.scopes.split(" ");
+      const requested = p.scope ? parseScopes(p.scope) : null;
+      if (requested && !withinScopes(requested, appScopes)) throw badRequest("Invalid credentials");
+
+      switch (p.grant_type) {
+        case "authorization_code": {
+          if (!p.code) throw invalidCredentials();
+          const grant = await consumeCode(d, client.id, p.code);
+          if (!grant) throw invalidCredentials();
+          if (p.redirect_uri && p.redirect_uri !== grant.redirectUri) throw invalidCredentials();
+          if (!(await verifyPkce(grant.codeChallenge, grant.codeChallengeMethod, p.code_verifier))) throw invalidCredentials();
+          const account = await d.select().from(accounts).where(eq(accounts.id, grant.accountId)).get();
+          if (!account) throw invalidCredentials();
+          const issued = await issueToken(d, { appId: client.id, accountId: account.id, scopes: grant.scopes.split(" ") });
+          return c.json(renderToken(issued, account.uri));
+        }
+        case "password": {
+          if (!p.username || !p.password) throw invalidCredentials();
+          const found = await findLocalByLogin(d, p.username);
+          const ok = await verifyPassword(p.password, found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
+          if (!found || !ok) throw invalidCredentials();
+          assertActive(found.account, found.user);
+          const issued = await issueToken(d, { appId: client.id, accountId: found.account.id, scopes: requested ?? appScopes });
+          return c.json(renderToken(issued, found.account.uri));
+        }
+        case "client_credentials": {
+          const issued = await issueToken(d, { appId: client.id, accountId: null, scopes: requested ?? appScopes });
+          return c.json(renderToken(issued, null));
+        }
+        case "refresh_token": {
+          if (!p.refresh_token) throw invalidCredentials();
+          const issued = await refreshToken(d, client.id, p.refresh_token, requested ?? undefined);
+          if (!issued) throw invalidCredentials();
+          const me = issued.row.accountId
+            ? (await d.select({ uri: accounts.uri }).from(accounts).where(eq(accounts.id, issued.row.accountId)).get())?.uri ?? null
+            : null;
+          return c.json(renderToken(issued, me));
+        }
+        default:
+          throw badRequest("Unsupported grant_type");
+      }
+    },
+  });
+
+  route(app, {
+    method: "post",
+    path: "/oauth/revoke",
+    summary: "Revoke a token (RFC 7009)",
+    tags: ["OAuth"],
+    auth: "none",
+    params: z.object({ token: z.string().optional(), client_id: z.string().optional(), client_secret: z.string().optional() }),
+    response: z.object({}),
+    handler: async (c, p) => {
+      const d = db(c.env);
+      const creds = clientCredentials(c, p);
+      const client = await authenticateClient(d, creds.id, creds.secret);
+      // RFC 7009: answering the same whatever the token was tells an attacker nothing.
+      if (client && p.token) await revokeToken(d, client.id, p.token);
+      return c.json({});
+    },
+  });
+
+  app.get("/api/account/confirm_email/:id/:token", async (c) => {
+    const ok = await confirmEmail(db(c.env), c.req.param("id"), c.req.param("token"));
+    return ok
+      ? c.html(messagePage("Account confirmed", `Your account on ${hostOf(c)} is confirmed. You can sign in from your app now.`))
+      : c.html(messagePage("Confirmation failed", "This confirmation link is invalid or was already used."), 404);
+  });
+}
+
+/** Client id and secret from the form, or from HTTP Basic as RFC 6749 prefers. */
+function clientCredentials(c: Ctx, p: { client_id?: string; client_secret?: string }) {
+  const header = c.req.header("authorization");
+  const m = header && /^Basic\s+(.+)$/i.exec(header);
+  if (m) {
+    try {
+      const [id, secret] = atob(m[1]).split(":");
+      return { id: decodeURIComponent(id), secret: decodeURIComponent(secret ?? "") };
+    } catch {
+      return { id: undefined, secret: undefined };
+    }
+  }
+  return { id: p.client_id, secret: p.client_secret };
+}
+

@@ -1,0 +1,297 @@
+/** Accounts and local users: registration, look-up, profile changes, e-mail confirmation. */
+import { and, eq, isNull, or, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now } from "../db/client";
+import { isId, newId } from "../db/ids";
+import { accounts, invites, tokens, users, type AccountField } from "../db/schema";
+import { plainTextToHtml } from "../content/text";
+import { ApiError, badRequest } from "../http/errors";
+import { hashPassword, randomToken, sha256 } from "../lib/crypto";
+import { generateActorKeyPair } from "../lib/keys";
+import type { Config } from "../env";
+import type { AppRow } from "./apps";
+import { buildToken, type IssuedToken } from "./tokens";
+
+export type AccountRow = typeof accounts.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type { AppRow };
+
+/** An account with its local user row, when it has one. */
+export interface AccountWithUser {
+  account: AccountRow;
+  user: UserRow | null;
+}
+
+/** Names that would collide with routes or mislead, as Pleroma reserves them. */
+export const RESERVED_NICKNAMES = (
+    ".well-known ~ about activities api auth check_password dev friend-requests inbox internal main media nodeinfo " +
+    "notice oauth objects ostatus_subscribe pleroma proxy push registration relay settings status tag user-search " +
+    "user_exists users web verify_credentials update_credentials relationships search confirmation_resend mfa " +
+  "admin administrator root starling instance images static"
+).split(" ");
+const RESERVED = new Set(RESERVED_NICKNAMES);
+
+export const NICKNAME_PATTERN = /^[a-zA-Z0-9_]{1,30}$/;
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Actor URLs of a local account. */
+export function localActorUrls(base: string, username: string) {
+  const uri = `${base}/users/${username}`;
+  return {
+    uri,
+    url: uri,
+    inboxUrl: `${uri}/inbox`,
+    outboxUrl: `${uri}/outbox`,
+    followersUrl: `${uri}/followers`,
+    sharedInboxUrl: `${base}/inbox`,
+  };
+}
+
+const withUser = (d: DB) =>
+  d.select({ account: accounts, user: users }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
+
+/** A local user by nickname or e-mail address (case-insensitive); each form has its own index. */
+export async function findLocalByLogin(d: DB, login: string) {
+  const key = login.trim().toLowerCase();
+  const row = await withUser(d)
+    .where(key.includes("@") ? sql`lower(${users.email}) = ${key}` : eq(accounts.acctKey, key))
+    .get();
+  return row && row.user ? { account: row.account, user: row.user } : null;
+}
+
+/** An account by id, or by nickname (`alice`, `alice@remote.example`; `alice@<this host>` is local). */
+export async function findAccount(d: DB, idOrNickname: string, localHost: string): Promise<AccountWithUser | null> {
+  if (isId(idOrNickname)) {
+    return (await withUser(d).where(eq(accounts.id, idOrNickname)).get()) ?? null;
+  }
+  const [username, domain] = idOrNickname.replace(/^@/, "").split("@");
+  if (!username) return null;
+  const local = !domain || domain.toLowerCase() === localHost.toLowerCase();
+  const key = local ? username.toLowerCase() : `${username}@${domain}`.toLowerCase();
+  return (await withUser(d).where(eq(accounts.acctKey, key)).get()) ?? null;
+}
+
+// ---- registration ----
+
+export interface RegistrationInput {
+  username: string;
+  email: string;
+  password: string;
+  locale?: string;
+  language?: string;
+  fullname?: string;
+  bio?: string;
+  token?: string;
+}
+
+/** Pleroma reports field errors as a JSON-encoded map inside `error`, which Pleroma-FE parses. */
+export function fieldErrors(errors: Record<string, string[]>): ApiError {
+  return badRequest(JSON.stringify(errors));
+}
+
+export interface Registered {
+  account: AccountRow;
+  user: UserRow;
+  token: IssuedToken | null;
+  /** The clear confirmation token when one must be mailed. */
+  confirmationToken: string | null;
+}
+
+export async function register(
+  d: DB,
+  cfg: Config,
+  base: string,
+  app: AppRow,
+  input: RegistrationInput,
+): Promise<Registered> {
+  const errors: Record<string, string[]> = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  if (!NICKNAME_PATTERN.test(input.username)) add("nickname", "has invalid format");
+  else if (RESERVED.has(input.username.toLowerCase())) add("nickname", "is reserved");
+  if (!EMAIL_PATTERN.test(input.email)) add("email", "has invalid format");
+  if (input.password.length < 8) add("password", "should be at least 8 character(s)");
+  if (input.password.length > 256) add("password", "should be at most 256 character(s)");
+  if ((input.fullname ?? "").length > cfg.maxNameLength) add("name", `should be at most ${cfg.maxNameLength} character(s)`);
+  if ((input.bio ?? "").length > cfg.maxBioLength) add("bio", `should be at most ${cfg.maxBioLength} character(s)`);
+  if (Object.keys(errors).length) throw fieldErrors(errors);
+
+  const t = now();
+  const [nickTaken, emailTaken, invite] = await d.batch([
+    d.select({ id: accounts.id }).from(accounts).where(eq(accounts.acctKey, input.username.toLowerCase())),
+    d.select({ id: users.accountId }).from(users).where(sql`lower(${users.email}) = ${input.email.toLowerCase()}`),
+    d
+      .select()
+      .from(invites)
+      .where(eq(invites.tokenHash, input.token ? await sha256(input.token) : "")),
+  ]);
+  if (nickTaken.length) add("nickname", "has already been taken");
+  if (emailTaken.length) add("email", "has already been taken");
+  if (Object.keys(errors).length) throw fieldErrors(errors);
+
+  let inviteId: string | null = null;
+  if (!cfg.registrationsOpen) {
+    const inv = invite[0];
+    if (!inv) throw badRequest("Invalid token");
+    if ((inv.expiresAt !== null && inv.expiresAt < t) || (inv.maxUses !== null && inv.uses >= inv.maxUses)) {
+      throw badRequest("Expired token");
+    }
+    inviteId = inv.id;
+  }
+
+  const id = newId(t);
+  const keys = await generateActorKeyPair();
+  const confirmationToken = cfg.activationRequired ? randomToken(24) : null;
+  const account: AccountRow = {
+    ...emptyAccount(id, input.username, t),
+    ...localActorUrls(base, input.username),
+    displayName: input.fullname ?? "",
+    note: plainTextToHtml(input.bio ?? ""),
+    publicKey: keys.publicKey,
+  };
+  const user: UserRow = {
+    accountId: id,
+    email: input.email,
+    passwordHash: await hashPassword(input.password),
+    confirmed: !cfg.activationRequired,
+    confirmationTokenHash: confirmationToken ? await sha256(confirmationToken) : null,
+    confirmationSentAt: confirmationToken ? t : null,
+    locale: input.language || input.locale || "en",
+    defaultScope: "public",
+    sensitive: false,
+    postingLanguage: null,
+    noteSource: input.bio ?? "",
+    fieldsSource: [],
+    noRichText: false,
+    showRole: true,
+    skipThreadContainment: false,
+    allowFollowingMove: true,
+    isAdmin: false,
+    isModerator: false,
+    settingsStore: {},
+    notificationSettings: { block_from_strangers: false, hide_notification_contents: false },
+    privateKey: keys.privateKey,
+    inviteId,
+    lastActiveAt: t,
+    createdAt: t,
+  };
+  const token = user.confirmed ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") }) : null;
+
+  try {
+    await d.batch([
+      d.insert(accounts).values(account),
+      d.insert(users).values(user),
+      ...(token ? [d.insert(tokens).values(token.row)] : []),
+      ...(inviteId ? [d.update(invites).set({ uses: sql`${invites.uses} + 1` }).where(eq(invites.id, inviteId))] : []),
+    ]);
+  } catch (e) {
+    // Two registrations racing for one name: the unique index decides.
+    if (String(e).includes("UNIQUE")) {
+      throw fieldErrors(String(e).includes("email") ? { email: ["has already been taken"] } : { nickname: ["has already been taken"] });
+    }
+    throw e;
+  }
+  return { account, user, token, confirmationToken };
+}
+
+/** A local account row with defaults; callers fill in what they know. */
+export function emptyAccount(id: string, username: string, t: number): AccountRow {
+  return {
+    id,
+    username,
+    domain: null,
+    displayName: "",
+    note: "",
+    avatar: null,
+    header: null,
+    background: null,
+    locked: false,
+    actorType: "Person",
+    discoverable: false,
+    fields: [],
+    emojis: [],
+    alsoKnownAs: [],
+    tags: [],
+    uri: "",
+    url: "",
+    inboxUrl: null,
+    sharedInboxUrl: null,
+    outboxUrl: null,
+    followersUrl: null,
+    publicKey: null,
+    followersCount: 0,
+    followingCount: 0,
+    statusesCount: 0,
+    lastStatusAt: null,
+    movedToAccountId: null,
+    hideFollowers: false,
+    hideFollows: false,
+    hideFollowersCount: false,
+    hideFollowsCount: false,
+    hideFavorites: true,
+    acceptsChatMessages: true,
+    deactivated: false,
+    createdAt: t,
+    updatedAt: t,
+    acctKey: username.toLowerCase(),
+  };
+}
+
+// ---- e-mail confirmation ----
+
+/** Marks the user confirmed when the token matches; false otherwise. */
+export async function confirmEmail(d: DB, accountId: string, token: string): Promise<boolean> {
+  const rows = await d
+    .update(users)
+    .set({ confirmed: true, confirmationTokenHash: null })
+    .where(and(eq(users.accountId, accountId), eq(users.confirmationTokenHash, await sha256(token))))
+    .returning({ id: users.accountId });
+  return rows.length > 0;
+}
+
+/** A fresh confirmation token for an unconfirmed user with this e-mail or nickname; null if there is none. */
+export async function renewConfirmation(d: DB, login: string): Promise<{ found: { account: AccountRow; user: UserRow }; token: string } | null> {
+  const found = await findLocalByLogin(d, login);
+  if (!found || found.user.confirmed) return null;
+  const token = randomToken(24);
+  await d
+    .update(users)
+    .set({ confirmationTokenHash: await sha256(token), confirmationSentAt: now() })
+    .where(eq(users.accountId, found.account.id));
+  return { found, token };
+}
+
+export function confirmationMail(cfg: Config, base: string, account: AccountRow, email: string, token: string) {
+  const link = `${base}/api/account/confirm_email/${account.id}/${token}`;
+  return {
+    to: email,
+    subject: `${cfg.name} account confirmation`,
+    text: `Hello ${account.username},\n\nConfirm your account on ${cfg.name} by opening this link:\n${link}\n`,
+    html: `<p>Hello ${account.username},</p><p>Confirm your account on ${cfg.name} by opening this link:</p><p><a href="${link}">${link}</a></p>`,
+  };
+}
+
+// ---- profile updates ----
+
+export type FieldInput = { name?: string; value?: string };
+
+export interface CredentialsUpdate {
+  account: Partial<AccountRow>;
+  user: Partial<UserRow>;
+}
+
+/** Renders profile fields; values become HTML with links, names stay text. */
+export function renderFields(fields: { name: string; value: string }[]): AccountField[] {
+  return fields.map((f) => ({ name: f.name, value: plainTextToHtml(f.value), verified_at: null }));
+}
+
+/** Applies an update to the account and user rows in one batch. */
+export async function saveCredentials(d: DB, accountId: string, update: CredentialsUpdate): Promise<AccountWithUser> {
+  const t = now();
+  const [acc, usr] = await d.batch([
+    d.update(accounts).set({ ...update.account, updatedAt: t }).where(eq(accounts.id, accountId)).returning(),
+    Object.keys(update.user).length
+      ? d.update(users).set(update.user).where(eq(users.accountId, accountId)).returning()
+      : d.select().from(users).where(eq(users.accountId, accountId)),
+  ]);
+  return { account: acc[0], user: usr[0] ?? null };
+}

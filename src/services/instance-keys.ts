@@ -1,0 +1,62 @@
+/** Instance-wide keys made once and kept in D1: the VAPID key pair for Web Push, a signing secret. */
+import { eq, sql } from "drizzle-orm";
+import type { Env } from "../env";
+import { db, now } from "../db/client";
+import { instanceKeys } from "../db/schema";
+import { base64url, randomToken } from "../lib/crypto";
+
+/** Reads `name`, creating it with `make()` on first use; concurrent first uses agree on one value. */
+async function getOrCreate(env: Env, name: string, make: () => Promise<string>): Promise<string> {
+  const d = db(env);
+  const existing = await d.select().from(instanceKeys).where(eq(instanceKeys.name, name)).get();
+  if (existing) return existing.value;
+  const value = await make();
+  const row = await d
+    .insert(instanceKeys)
+    .values({ name, value, createdAt: now() })
+    .onConflictDoUpdate({ target: instanceKeys.name, set: { name: sql`${instanceKeys.name}` } })
+    .returning()
+    .get();
+  return row!.value;
+}
+
+export interface VapidKeys {
+  /** Uncompressed P-256 point, base64url: what clients pass to `PushManager.subscribe`. */
+  publicKey: string;
+  /** JWK of the private key. */
+  privateJwk: JsonWebKey;
+}
+
+const memo = new WeakMap<object, Promise<VapidKeys>>();
+
+export function vapidKeys(env: Env): Promise<VapidKeys> {
+  let hit = memo.get(env.DB);
+  if (!hit) {
+    hit = loadVapid(env);
+    hit.catch(() => memo.delete(env.DB));
+    memo.set(env.DB, hit);
+  }
+  return hit;
+}
+
+async function loadVapid(env: Env): Promise<VapidKeys> {
+  if (env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY) {
+    const pub = Uint8Array.from(atob(env.VAPID_PUBLIC_KEY.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+    return {
+      publicKey: env.VAPID_PUBLIC_KEY,
+      privateJwk: { kty: "EC", crv: "P-256", d: env.VAPID_PRIVATE_KEY, x: base64url(pub.slice(1, 33)), y: base64url(pub.slice(33, 65)) },
+    };
+  }
+  const stored = await getOrCreate(env, "vapid", async () => {
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const raw = (await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer;
+    const jwk = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
+    return JSON.stringify({ publicKey: base64url(raw), privateJwk: jwk });
+  });
+  return JSON.parse(stored) as VapidKeys;
+}
+
+/** A random secret for signing short-lived values (captcha answers). */
+export function instanceSecret(env: Env): Promise<string> {
+  return getOrCreate(env, "secret", async () => randomToken(32));
+}

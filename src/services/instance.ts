@@ -1,0 +1,44 @@
+/** Figures about the instance, read in one D1 round trip. */
+import { and, count, eq, gt, isNotNull, isNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now } from "../db/client";
+import { accounts, users } from "../db/schema";
+
+const DAY = 24 * 3600 * 1000;
+
+export interface InstanceStats {
+  userCount: number;
+  statusCount: number;
+  domainCount: number;
+  activeMonth: number;
+  activeHalfyear: number;
+  staff: string[];
+}
+
+export async function instanceStats(d: DB): Promise<InstanceStats> {
+  const t = now();
+  const [local, domains, month, halfyear, staff] = await d.batch([
+    d
+      .select({ users: count(), statuses: sql<number>`coalesce(sum(${accounts.statusesCount}), 0)` })
+      .from(accounts)
+      .where(and(isNull(accounts.domain), eq(accounts.deactivated, false))),
+    d.select({ n: sql<number>`count(distinct ${accounts.domain})` }).from(accounts).where(isNotNull(accounts.domain)),
+    d.select({ n: count() }).from(users).where(gt(users.lastActiveAt, t - 30 * DAY)),
+    d.select({ n: count() }).from(users).where(gt(users.lastActiveAt, t - 180 * DAY)),
+    d.select({ uri: accounts.uri }).from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.isAdmin, true)),
+  ]);
+  return {
+    userCount: local[0]?.users ?? 0,
+    statusCount: Number(local[0]?.statuses ?? 0),
+    domainCount: domains[0]?.n ?? 0,
+    activeMonth: month[0]?.n ?? 0,
+    activeHalfyear: halfyear[0]?.n ?? 0,
+    staff: staff.map((s) => s.uri),
+  };
+}
+
+/** Remote domains this instance knows of. */
+export async function peers(d: DB): Promise<string[]> {
+  const rows = await d.selectDistinct({ domain: accounts.domain }).from(accounts).where(isNotNull(accounts.domain)).orderBy(accounts.domain);
+  return rows.map((r) => r.domain!);
+}

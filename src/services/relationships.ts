@@ -1,0 +1,67 @@
+/** The viewer's relationship to many accounts, read in one statement whatever their number. */
+import { sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import type { Relationship } from "../schemas/account";
+
+interface RelationshipRow {
+  id: string;
+  following: number;
+  followed_by: number;
+  blocking: number;
+  blocked_by: number;
+  muting: number;
+  muting_notifications: number;
+  subscribing: number;
+  requested: number;
+  domain_blocking: number;
+  showing_reblogs: number;
+  endorsed: number;
+}
+
+/** The query, so callers can put it in a `batch` with others. */
+export function relationshipsQuery(d: DB, viewerId: string, targetIds: string[]) {
+  const v = viewerId;
+  return d.all<RelationshipRow>(sql`
+    SELECT a.id,
+      EXISTS(SELECT 1 FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = a.id) AS following,
+      EXISTS(SELECT 1 FROM follows f WHERE f.account_id = a.id AND f.target_account_id = ${v}) AS followed_by,
+      EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = ${v} AND b.target_account_id = a.id) AS blocking,
+      EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${v}) AS blocked_by,
+      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id) AS muting,
+      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id AND m.hide_notifications) AS muting_notifications,
+      EXISTS(SELECT 1 FROM subscriptions s WHERE s.account_id = ${v} AND s.target_account_id = a.id) AS subscribing,
+      EXISTS(SELECT 1 FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = a.id) AS requested,
+      (a.domain IS NOT NULL AND EXISTS(SELECT 1 FROM domain_blocks d WHERE d.account_id = ${v} AND d.domain = a.domain)) AS domain_blocking,
+      COALESCE((SELECT f.show_reblogs FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = a.id),
+               (SELECT r.show_reblogs FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = a.id), 1) AS showing_reblogs,
+      EXISTS(SELECT 1 FROM endorsements e WHERE e.account_id = ${v} AND e.target_account_id = a.id) AS endorsed
+    FROM accounts a WHERE a.id IN (SELECT value FROM json_each(${JSON.stringify(targetIds)}))`);
+}
+
+export function toRelationship(r: RelationshipRow): Relationship {
+  const subscribing = Boolean(r.subscribing);
+  const following = Boolean(r.following);
+  return {
+    id: r.id,
+    following,
+    followed_by: Boolean(r.followed_by),
+    blocking: Boolean(r.blocking),
+    blocked_by: Boolean(r.blocked_by),
+    muting: Boolean(r.muting),
+    muting_notifications: Boolean(r.muting_notifications),
+    subscribing,
+    notifying: subscribing,
+    requested: !following && Boolean(r.requested),
+    domain_blocking: Boolean(r.domain_blocking),
+    showing_reblogs: Boolean(r.showing_reblogs),
+    endorsed: Boolean(r.endorsed),
+    note: "",
+  };
+}
+
+/** Relationships keyed by target id. */
+export async function loadRelationships(d: DB, viewerId: string, targetIds: string[]): Promise<Map<string, Relationship>> {
+  if (targetIds.length === 0) return new Map();
+  const rows = await relationshipsQuery(d, viewerId, targetIds);
+  return new Map(rows.map((r) => [r.id, toRelationship(r)]));
+}

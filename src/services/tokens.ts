@@ -1,0 +1,88 @@
+/** Access and refresh tokens. Only digests are stored; the clear value is shown once, when issued. */
+import { and, eq, gt, or } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now } from "../db/client";
+import { newId } from "../db/ids";
+import { accounts, apps, tokens, users } from "../db/schema";
+import { randomToken, sha256 } from "../lib/crypto";
+
+export type TokenRow = typeof tokens.$inferSelect;
+
+/** Tokens live long, as in Pleroma and Mastodon; clients keep them until revoked. */
+export const TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+
+export interface IssuedToken {
+  row: TokenRow;
+  accessToken: string;
+  refreshToken: string;
+}
+
+export interface TokenInput {
+  appId: string | null;
+  accountId: string | null;
+  scopes: string[];
+  lifetimeSeconds?: number;
+}
+
+/** Makes a token; the caller inserts `row` (alone or inside a batch). */
+export async function buildToken(input: TokenInput): Promise<IssuedToken> {
+  const accessToken = randomToken(32);
+  const refreshToken = randomToken(32);
+  const created = now();
+  return {
+    accessToken,
+    refreshToken,
+    row: {
+      id: newId(created),
+      tokenHash: await sha256(accessToken),
+      refreshHash: await sha256(refreshToken),
+      appId: input.appId,
+      accountId: input.accountId,
+      scopes: input.scopes.join(" "),
+      createdAt: created,
+      expiresAt: created + (input.lifetimeSeconds ?? TOKEN_LIFETIME_SECONDS) * 1000,
+    },
+  };
+}
+
+export async function issueToken(d: DB, input: TokenInput) {
+  const issued = await buildToken(input);
+  await d.insert(tokens).values(issued.row);
+  return issued;
+}
+
+/** The live token with its app, account and user, in one query. */
+export async function findToken(d: DB, token: string) {
+  const row = await d
+    .select({ token: tokens, app: apps, account: accounts, user: users })
+    .from(tokens)
+    .leftJoin(apps, eq(apps.id, tokens.appId))
+    .leftJoin(accounts, eq(accounts.id, tokens.accountId))
+    .leftJoin(users, eq(users.accountId, tokens.accountId))
+    .where(and(eq(tokens.tokenHash, await sha256(token)), gt(tokens.expiresAt, now())))
+    .get();
+  return row ?? null;
+}
+
+/** Revokes an access or refresh token of this app (RFC 7009: unknown tokens are not an error). */
+export async function revokeToken(d: DB, appId: string, token: string): Promise<void> {
+  const hash = await sha256(token);
+  await d.delete(tokens).where(and(eq(tokens.appId, appId), or(eq(tokens.tokenHash, hash), eq(tokens.refreshHash, hash))));
+}
+
+/** Exchanges a refresh token for a new token with the same scopes; the old one stops working. */
+export async function refreshToken(d: DB, appId: string, refresh: string, scopes?: string[]): Promise<IssuedToken | null> {
+  const old = await d
+    .select()
+    .from(tokens)
+    .where(and(eq(tokens.appId, appId), eq(tokens.refreshHash, await sha256(refresh))))
+    .get();
+  if (!old) return null;
+  const issued = await buildToken({ appId, accountId: old.accountId, scopes: scopes ?? old.scopes.split(" ") });
+  // Delete-then-insert in one batch: a refresh token works once.
+  const [deleted] = await d.batch([
+    d.delete(tokens).where(eq(tokens.id, old.id)).returning({ id: tokens.id }),
+    d.insert(tokens).values(issued.row),
+  ]);
+  return deleted.length ? issued : null;
+}

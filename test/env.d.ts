@@ -1,0 +1,8 @@
+type StarlingEnv = import("../src/env").Env;
+type Migration = import("cloudflare:test").D1Migration;
+
+declare namespace Cloudflare {
+  interface Env extends StarlingEnv {
+    TEST_MIGRATIONS: Migration[];
+  }
+}

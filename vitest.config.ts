@@ -1,0 +1,22 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  // The real migrations, applied inside workerd by test/setup.ts before any test runs.
+  const migrations = await readD1Migrations(`${import.meta.dirname}/migrations`);
+  return {
+    plugins: [
+      cloudflareTest({
+        main: "./src/index.ts",
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: { TEST_MIGRATIONS: migrations, MAILER: "outbox" },
+        },
+      }),
+    ],
+    test: {
+      setupFiles: ["./test/setup.ts"],
+      testTimeout: 30_000,
+    },
+  };
+});
