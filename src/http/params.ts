@@ -96,7 +96,7 @@ async function parseBody(req: Request): Promise<Params> {
     return out;
   }
   if (type === "application/x-www-form-urlencoded") {
-    return fromEntries(new URLSearchParams(await req.text()));
+    return fromEntries(new URLSearchParams(new TextDecoder().decode(await req.arrayBuffer())));
   }
   if (type === "multipart/form-data") {
     let form: FormData;
@@ -107,8 +107,7 @@ async function parseBody(req: Request): Promise<Params> {
     }
     return fromEntries(form.entries() as Iterable<[string, string | File]>);
   }
-  const text = await req.text();
-  if (text.length === 0) return {};
+  if ((await req.arrayBuffer()).byteLength === 0) return {};
   throw new ApiError(415, `Unsupported content type: ${type || "none"}`);
 }
 

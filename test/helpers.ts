@@ -1,0 +1,134 @@
+/** Test helpers that behave like a client app: they go through HTTP with real tokens. */
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { expect } from "vitest";
+import type { z } from "zod";
+import worker from "../src/index";
+import { AppSchema, TokenSchema } from "../src/schemas/oauth";
+import { AccountSchema } from "../src/schemas/account";
+
+export const BASE = "http://localhost";
+
+type Body = Record<string, unknown> | FormData | URLSearchParams | string | undefined;
+
+export interface CallOptions {
+  method?: string;
+  token?: string;
+  /** Plain objects are sent as JSON, unless `form` is set. */
+  body?: Body;
+  form?: boolean;
+  headers?: Record<string, string>;
+  /** Call the Worker with these configuration variables changed (as a deployment with other `[vars]`). */
+  vars?: Partial<Record<string, string>>;
+}
+
+let ipCounter = 0;
+/** A fresh client address, so per-IP limits of one test do not spill into another. */
+export const freshIp = () => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter++ & 255}`;
+
+function encode(body: Body, form?: boolean): { body?: BodyInit; type?: string } {
+  if (body === undefined) return {};
+  if (body instanceof FormData) return { body };
+  if (body instanceof URLSearchParams) return { body, type: "application/x-www-form-urlencoded" };
+  if (typeof body === "string") return { body, type: "application/x-www-form-urlencoded" };
+  if (form) {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(body)) {
+      if (Array.isArray(v)) for (const item of v) p.append(`${k}[]`, String(item));
+      else if (v !== undefined) p.append(k, String(v));
+    }
+    return { body: p, type: "application/x-www-form-urlencoded" };
+  }
+  return { body: JSON.stringify(body), type: "application/json" };
+}
+
+export async function call(path: string, opts: CallOptions = {}): Promise<Response> {
+  const headers = new Headers(opts.headers);
+  if (opts.token) headers.set("Authorization", `Bearer ${opts.token}`);
+  if (!headers.has("cf-connecting-ip")) headers.set("cf-connecting-ip", "192.0.2.1");
+  const { body, type } = encode(opts.body, opts.form);
+  if (type) headers.set("Content-Type", type);
+  const request = new Request(path.startsWith("http") ? path : BASE + path, {
+    method: opts.method ?? (opts.body !== undefined ? "POST" : "GET"),
+    headers,
+    body,
+    redirect: "manual",
+  });
+  if (!opts.vars) return SELF.fetch(request);
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(request, { ...env, ...opts.vars } as typeof env, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+/** Calls and checks the status and the JSON content type; returns the parsed body. */
+export async function json<T = any>(path: string, opts: CallOptions & { status?: number } = {}): Promise<T> {
+  const res = await call(path, opts);
+  const text = await res.text();
+  expect(res.status, `${opts.method ?? "GET"} ${path} -> ${text.slice(0, 500)}`).toBe(opts.status ?? 200);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  return JSON.parse(text) as T;
+}
+
+/** Checks a value against an entity schema, failing with zod's explanation. */
+export function valid<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new Error(`schema mismatch: ${JSON.stringify(result.error.issues, null, 1)}\n${JSON.stringify(value).slice(0, 1500)}`);
+  return result.data;
+}
+
+export interface TestApp {
+  client_id: string;
+  client_secret: string;
+  id: string;
+}
+
+export async function makeApp(scopes = "read write follow push", redirect = "urn:ietf:wg:oauth:2.0:oob"): Promise<TestApp> {
+  const app = await json("/api/v1/apps", { body: { client_name: "Test client", redirect_uris: redirect, scopes } });
+  return valid(AppSchema, app);
+}
+
+export async function appToken(app: TestApp, scope?: string): Promise<string> {
+  const token = await json("/oauth/token", {
+    body: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, ...(scope ? { scope } : {}) },
+  });
+  return valid(TokenSchema, token).access_token;
+}
+
+let userCounter = 0;
+export const uniqueName = (prefix = "user") => `${prefix}${Date.now().toString(36)}${userCounter++}`;
+
+export interface TestUser {
+  id: string;
+  username: string;
+  password: string;
+  email: string;
+  token: string;
+  app: TestApp;
+}
+
+/** Registers a user the way a client does (app, app token, POST /api/v1/accounts) and returns its token. */
+export async function registerUser(opts: { username?: string; scopes?: string } = {}): Promise<TestUser> {
+  const app = await makeApp(opts.scopes);
+  const appTok = await appToken(app);
+  const username = opts.username ?? uniqueName();
+  const password = "correct horse battery";
+  const email = `${username}@example.com`;
+  const token = await json("/api/v1/accounts", {
+    token: appTok,
+    headers: { "cf-connecting-ip": freshIp() },
+    body: { username, email, password, agreement: true, locale: "en" },
+  });
+  valid(TokenSchema, token);
+  const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
+  return { id: me.id, username, password, email, token: token.access_token, app };
+}
+
+/** Makes a local user an administrator (what `npm run admin:create` does for a deployment). */
+export async function makeAdmin(accountId: string) {
+  await env.DB.prepare("UPDATE users SET is_admin = 1 WHERE account_id = ?").bind(accountId).run();
+}
+
+export const PNG_1PX = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="),
+  (c) => c.charCodeAt(0),
+);
