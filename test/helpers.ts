@@ -46,7 +46,7 @@ export async function call(path: string, opts: CallOptions = {}): Promise<Respon
   if (opts.token) headers.set("Authorization", `Bearer ${opts.token}`);
   if (!headers.has("cf-connecting-ip")) headers.set("cf-connecting-ip", "192.0.2.1");
   const { body, type } = encode(opts.body, opts.form);
-  if (type) headers.set("Content-Type", type);
+  if (type && !headers.has("content-type")) headers.set("Content-Type", type);
   const request = new Request(path.startsWith("http") ? path : BASE + path, {
     method: opts.method ?? (opts.body !== undefined ? "POST" : "GET"),
     headers,

@@ -120,11 +120,17 @@ export async function readParams(c: Context): Promise<Params> {
   return { ...params, ...body, ...c.req.param() };
 }
 
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let node: any = input;
+  for (const key of path) node = node == null ? undefined : node[key as any];
+  return node;
+}
+
 /** Turns a zod failure into Pleroma's 400: `{"error": "...", "errors": [...]}`. */
-export function validationError(error: z.ZodError): ApiError {
+export function validationError(error: z.ZodError, input?: unknown): ApiError {
   const first = error.issues[0];
   const field = first.path.map(String).join(".");
-  const missing = first.code === "invalid_type" && (first as { input?: unknown }).input === undefined;
+  const missing = first.code === "invalid_type" && input !== undefined && valueAt(input, first.path) === undefined;
   const message = missing
     ? `Missing field: ${field}.`
     : field
@@ -137,8 +143,9 @@ export function validationError(error: z.ZodError): ApiError {
 
 /** Parameters of this request checked against a schema. */
 export async function parseParams<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const result = schema.safeParse(await readParams(c));
-  if (!result.success) throw validationError(result.error);
+  const input = await readParams(c);
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationError(result.error, input);
   return result.data;
 }
 
@@ -181,4 +188,4 @@ export const arrayParam = <T extends z.ZodType>(item: T) =>
 export const optionalString = () => z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
 /** An uploaded file. */
-export const fileParam = () => z.instanceof(File);
+export const fileParam = () => z.instanceof(File).openapi({ type: "string", format: "binary" });

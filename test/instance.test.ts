@@ -1,0 +1,105 @@
+import { createScheduledController, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { HealthcheckSchema, InstanceSchema, NodeinfoSchema } from "../src/schemas/instance";
+import { newId } from "../src/db/ids";
+import { call, json, makeAdmin, registerUser, valid } from "./helpers";
+
+describe("instance information", () => {
+  it("describes the instance with Pleroma's extra fields and real figures", async () => {
+    const user = await registerUser();
+    await makeAdmin(user.id);
+    const inst = valid(InstanceSchema, await json("/api/v1/instance"));
+    expect(inst.version).toBe("2.7.2 (compatible; Pleroma 2.5.0; Starling 0.1.0)");
+    expect(inst.uri).toBe("localhost");
+    expect(inst.urls.streaming_api).toBe("ws://localhost");
+    expect(inst.max_toot_chars).toBe(5000);
+    expect(inst.poll_limits).toEqual({ max_options: 20, max_option_chars: 200, min_expiration: 0, max_expiration: 31536000 });
+    expect(inst.pleroma.metadata.fields_limits.max_fields).toBe(4);
+    expect(inst.pleroma.metadata.features).toContain("pleroma_api");
+    expect(inst.vapid_public_key).toBe(inst.pleroma.vapid_public_key);
+    expect(inst.stats.user_count).toBeGreaterThanOrEqual(1);
+    expect(inst.pleroma.stats.mau).toBeGreaterThanOrEqual(1);
+    // The VAPID key is the one apps are given.
+    const app = await json("/api/v1/apps", { body: { client_name: "x", redirect_uris: "urn:ietf:wg:oauth:2.0:oob" } });
+    expect(app.vapid_key).toBe(inst.vapid_public_key);
+    // The thumbnail is a real image.
+    expect((await call(inst.thumbnail)).headers.get("content-type")).toBe("image/png");
+  });
+
+  it("counts remote domains as peers", async () => {
+    const t = Date.now();
+    for (const domain of ["remote-a.example", "remote-b.example"]) {
+      await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'someone', ?, ?, ?, ?, ?)")
+        .bind(newId(), domain, `https://${domain}/users/someone`, `https://${domain}/@someone`, t, t)
+        .run();
+    }
+    const peers = await json<string[]>("/api/v1/instance/peers");
+    expect(peers).toEqual(expect.arrayContaining(["remote-a.example", "remote-b.example"]));
+    const inst = await json("/api/v1/instance");
+    expect(inst.stats.domain_count).toBe(peers.length);
+    // A remote account is found by its full acct.
+    const remote = await json("/api/v1/accounts/someone@remote-a.example");
+    expect(remote).toMatchObject({ acct: "someone@remote-a.example", fqn: "someone@remote-a.example", url: "https://remote-a.example/@someone" });
+  });
+
+  it("answers the unsupported Mastodon endpoints as the spec says", async () => {
+    for (const path of ["/api/v1/suggestions", "/api/v1/trends", "/api/v1/identity_proofs"]) expect(await json(path)).toEqual([]);
+    await json("/api/v1/featured_tags", { status: 404 });
+  });
+});
+
+describe("nodeinfo", () => {
+  it("links both versions from the host the client reached", async () => {
+    const links = await json("https://social.example/.well-known/nodeinfo");
+    expect(links.links).toEqual([
+      { rel: "http://nodeinfo.diaspora.software/ns/schema/2.0", href: "https://social.example/nodeinfo/2.0.json" },
+      { rel: "http://nodeinfo.diaspora.software/ns/schema/2.1", href: "https://social.example/nodeinfo/2.1.json" },
+    ]);
+  });
+
+  it("names the software pleroma so clients speak its dialect", async () => {
+    for (const path of ["/nodeinfo/2.0.json", "/nodeinfo/2.1.json", "/nodeinfo/2.0", "/nodeinfo/2.1"]) {
+      const doc = valid(NodeinfoSchema, await json(path));
+      expect(doc.software).toMatchObject({ name: "pleroma", version: "2.5.0+starling.0.1.0" });
+      expect(doc.protocols).toEqual(["activitypub"]);
+      expect(doc.openRegistrations).toBe(true);
+      expect(doc.usage.users.total).toBeGreaterThanOrEqual(0);
+    }
+    const closed = await json("/nodeinfo/2.0.json", { vars: { REGISTRATIONS_OPEN: "false" } });
+    expect(closed.openRegistrations).toBe(false);
+  });
+});
+
+describe("healthcheck", () => {
+  it("reports healthy with the cron's last run", async () => {
+    const controller = createScheduledController({ scheduledTime: new Date("2026-11-21T10:00:00Z"), cron: "* * * * *" });
+    const ctx = createExecutionContext();
+    await worker.scheduled(controller, env, ctx);
+    await waitOnExecutionContext(ctx);
+    for (const path of ["/api/v1/pleroma/healthcheck", "/api/pleroma/healthcheck"]) {
+      const health = valid(HealthcheckSchema, await json(path));
+      expect(health.healthy).toBe(true);
+      expect(health.pool_size).toBe(1);
+      expect(health.job_queue_stats.cron_last_run_at).toBe("2026-11-21T10:00:00.000Z");
+    }
+  });
+
+  it("answers 503 when the database does not answer", async () => {
+    const broken = { prepare() { throw new Error("D1 is down"); }, batch() { throw new Error("D1 is down"); } };
+    const res = await call("/api/v1/pleroma/healthcheck", { vars: { DB: broken } as never });
+    expect(res.status).toBe(503);
+    expect((await res.json()) as object).toMatchObject({ healthy: false });
+  });
+});
+
+describe("OpenAPI description", () => {
+  it("is generated from the route schemas", async () => {
+    const doc = await json("/api/openapi");
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v1/apps", "/oauth/token", "/api/v1/accounts/{id}", "/api/v1/accounts/update_credentials", "/api/pleroma/captcha"]));
+    expect(doc.paths["/api/v1/apps"].post.requestBody.content["application/json"].schema.required).toEqual(expect.arrayContaining(["client_name", "redirect_uris"]));
+    expect(doc.components.schemas.Account.properties.pleroma).toBeDefined();
+    expect(doc.paths["/api/v1/accounts/verify_credentials"].get.security).toEqual([{ OAuth2: ["read:accounts"] }]);
+  });
+});
