@@ -199,6 +199,19 @@ describe("credentials and scopes", () => {
     await json("/api/v1/accounts/verify_credentials", { headers: { authorization: `Basic ${wrong}` }, status: 403 });
   });
 
+  it("records activity for monthly active users, at most hourly", async () => {
+    const user = await registerUser();
+    const lastActive = () => env.DB.prepare("SELECT last_active_at AS t FROM users WHERE account_id = ?").bind(user.id).first<{ t: number }>().then((r) => r!.t);
+    const longAgo = Date.now() - 40 * 86400_000;
+    await env.DB.prepare("UPDATE users SET last_active_at = ? WHERE account_id = ?").bind(longAgo, user.id).run();
+    await json("/api/v1/accounts/verify_credentials", { token: user.token });
+    await expect.poll(lastActive).toBeGreaterThan(Date.now() - 60_000);
+    const recent = Date.now() - 10 * 60_000;
+    await env.DB.prepare("UPDATE users SET last_active_at = ? WHERE account_id = ?").bind(recent, user.id).run();
+    await json("/api/v1/accounts/verify_credentials", { token: user.token });
+    expect(await lastActive()).toBe(recent);
+  });
+
   it("refuses a disabled account's token", async () => {
     const user = await registerUser();
     await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(user.id).run();

@@ -5,7 +5,9 @@
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../app";
+import { eq } from "drizzle-orm";
 import { db } from "../db/client";
+import { users } from "../db/schema";
 import { type AccountRow, type UserRow, findLocalByLogin, type AppRow } from "../services/accounts";
 import { findToken } from "../services/tokens";
 import { verifyPassword, DUMMY_PASSWORD_HASH } from "../lib/crypto";
@@ -70,9 +72,26 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
       if (found && ok) auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
     }
   }
-  if (auth?.account && auth.user) assertActive(auth.account, auth.user);
+  if (auth?.account && auth.user) {
+    assertActive(auth.account, auth.user);
+    touchActivity(c, auth.user);
+  }
   c.set("auth", auth);
   return auth;
+}
+
+const ACTIVITY_GRANULARITY_MS = 3600_000;
+
+/** Keeps `last_active_at` (monthly active users) within an hour, writing at most hourly and after the response. */
+function touchActivity(c: Context<AppEnv>, user: UserRow): void {
+  const t = Date.now();
+  if (user.lastActiveAt !== null && t - user.lastActiveAt < ACTIVITY_GRANULARITY_MS) return;
+  const write = db(c.env).update(users).set({ lastActiveAt: t }).where(eq(users.accountId, user.accountId)).run();
+  try {
+    c.executionCtx.waitUntil(write);
+  } catch {
+    // No execution context (called outside a request): the write still runs, unawaited.
+  }
 }
 
 /** Refuses disabled and unconfirmed users with Pleroma's identifiers. */

@@ -1,0 +1,101 @@
+/**
+ * Instance administration from the command line, locally or against the deployed database:
+ *
+ *   npm run admin -- create-admin --username alice --email alice@example.com [--password …] [--remote] [--domain social.example]
+ *   npm run admin -- invite [--max-uses 1] [--days 7] [--remote]
+ *   npm run admin -- mail [--remote]            (the newest messages of the development outbox)
+ *
+ * It writes through `wrangler d1 execute`, so it needs no running server, and uses the Worker's own code
+ * for ids, password hashes and keys, so what it writes is what registration would have written.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { newId } from "../src/db/ids";
+import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
+import { generateActorKeyPair } from "../src/lib/keys";
+import { localActorUrls, NICKNAME_PATTERN } from "../src/services/accounts";
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    username: { type: "string" },
+    email: { type: "string" },
+    password: { type: "string" },
+    remote: { type: "boolean", default: false },
+    domain: { type: "string" },
+    "max-uses": { type: "string" },
+    days: { type: "string" },
+  },
+});
+
+const q = (v: string | number | null) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${v.replace(/'/g, "''")}'`);
+
+function d1(args: string[]): string {
+  const target = values.remote ? "--remote" : "--local";
+  return execFileSync("npx", ["wrangler", "d1", "execute", "DB", target, "--yes", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+}
+
+function runSql(statements: string[]) {
+  const dir = mkdtempSync(join(tmpdir(), "starling-"));
+  const file = join(dir, "admin.sql");
+  writeFileSync(file, statements.join(";\n") + ";\n");
+  d1(["--file", file]);
+}
+
+/** The public host: `--domain`, else DOMAIN from wrangler.toml, else the local dev address. */
+function base(): string {
+  if (values.domain) return `https://${values.domain}`;
+  const toml = readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8");
+  const domain = /^DOMAIN\s*=\s*"([^"]*)"/m.exec(toml)?.[1];
+  if (domain) return `https://${domain}`;
+  if (values.remote) throw new Error("Pass --domain (or set DOMAIN in wrangler.toml) for a deployed instance.");
+  return `http://localhost:${process.env.PORT ?? "8787"}`;
+}
+
+async function createAdmin() {
+  const username = values.username;
+  const email = values.email;
+  if (!username || !NICKNAME_PATTERN.test(username)) throw new Error("--username is required: letters, digits and _ only");
+  if (!email || !email.includes("@")) throw new Error("--email is required");
+  const password = values.password ?? randomToken(12);
+  const t = Date.now();
+  const id = newId(t);
+  const keys = await generateActorKeyPair();
+  const urls = localActorUrls(base(), username);
+  runSql([
+    `INSERT INTO accounts (id, username, domain, display_name, note, uri, url, inbox_url, outbox_url, followers_url, shared_inbox_url, public_key, accepts_chat_messages, created_at, updated_at)
+     VALUES (${q(id)}, ${q(username)}, NULL, ${q(username)}, '', ${q(urls.uri)}, ${q(urls.url)}, ${q(urls.inboxUrl)}, ${q(urls.outboxUrl)}, ${q(urls.followersUrl)}, ${q(urls.sharedInboxUrl)}, ${q(keys.publicKey)}, 1, ${t}, ${t})`,
+    `INSERT INTO users (account_id, email, password_hash, confirmed, is_admin, is_moderator, private_key, last_active_at, created_at)
+     VALUES (${q(id)}, ${q(email)}, ${q(await hashPassword(password))}, 1, 1, 1, ${q(keys.privateKey)}, ${t}, ${t})`,
+  ]);
+  console.log(`Created admin @${username} (${urls.uri})`);
+  if (!values.password) console.log(`Password: ${password}`);
+}
+
+async function invite() {
+  const token = randomToken(16);
+  const maxUses = values["max-uses"] ? Number(values["max-uses"]) : 1;
+  const expires = values.days ? Date.now() + Number(values.days) * 86400_000 : null;
+  runSql([
+    `INSERT INTO invites (id, token_hash, max_uses, uses, expires_at, created_at) VALUES (${q(newId())}, ${q(await sha256(token))}, ${maxUses}, 0, ${q(expires)}, ${Date.now()})`,
+  ]);
+  console.log(`Invite token (register with token=…): ${token}`);
+}
+
+function mail() {
+  console.log(d1(["--command", "SELECT created_at, \"to\", subject, text FROM mail_outbox ORDER BY id DESC LIMIT 5"]));
+}
+
+const commands: Record<string, () => unknown> = { "create-admin": createAdmin, invite, mail };
+const command = commands[positionals[0] ?? ""];
+if (!command) {
+  console.error("usage: npm run admin -- <create-admin|invite|mail> [options]  (see scripts/admin.ts)");
+  process.exit(2);
+}
+Promise.resolve(command()).catch((e) => {
+  console.error(String(e instanceof Error ? e.message : e));
+  process.exit(1);
+});
