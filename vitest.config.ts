@@ -16,6 +16,7 @@ export default defineConfig(async () => {
     ],
     test: {
       setupFiles: ["./test/setup.ts"],
+      reporters: ["default", "./scripts/summary-reporter.ts"],
       testTimeout: 30_000,
     },
   };
