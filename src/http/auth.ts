@@ -8,9 +8,8 @@ import type { AppEnv } from "../app";
 import { eq } from "drizzle-orm";
 import { db } from "../db/client";
 import { users } from "../db/schema";
-import { type AccountRow, type UserRow, findLocalByLogin, type AppRow } from "../services/accounts";
+import { type AccountRow, type UserRow, checkLogin, type AppRow } from "../services/accounts";
 import { findToken } from "../services/tokens";
-import { verifyPassword, DUMMY_PASSWORD_HASH } from "../lib/crypto";
 import { forbidden } from "./errors";
 
 export const SESSION_COOKIE = "_pleroma_key";
@@ -67,9 +66,8 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
   } else {
     const creds = basic(c);
     if (creds) {
-      const found = await findLocalByLogin(db(c.env), creds.login);
-      const ok = await verifyPassword(creds.password, found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
-      if (found && ok) auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
+      const found = await checkLogin(db(c.env), creds.login, creds.password);
+      if (found) auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
     }
   }
   if (auth?.account && auth.user) {

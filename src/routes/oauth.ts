@@ -13,12 +13,12 @@ import { hostOf } from "../http/urls";
 import { authorizePage, codePage, messagePage } from "../render/pages";
 import { renderToken } from "../render/oauth";
 import { TokenSchema } from "../schemas/oauth";
-import { confirmEmail, findLocalByLogin } from "../services/accounts";
+import { checkLogin, confirmEmail } from "../services/accounts";
 import { authenticateClient, findAppByClientId, OOB_URI, redirectUriList, type AppRow } from "../services/apps";
 import { consumeCode, createCode, createSession, SESSION_SECONDS, verifyPkce } from "../services/oauth";
 import { parseScopes, withinScopes } from "../services/scopes";
 import { issueToken, refreshToken, revokeToken } from "../services/tokens";
-import { randomToken, safeEqual, verifyPassword, DUMMY_PASSWORD_HASH } from "../lib/crypto";
+import { randomToken, safeEqual } from "../lib/crypto";
 import { eq } from "drizzle-orm";
 import { accounts } from "../db/schema";
 
@@ -158,9 +158,8 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
 
     let who = p.username ? null : await sessionUser(c, p.force_login === "true");
     if (!who) {
-      const found = p.username ? await findLocalByLogin(d, p.username) : null;
-      const ok = await verifyPassword(p.password ?? "", found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
-      if (!found || !ok) return again("Invalid nickname or password.", 401);
+      const found = await checkLogin(d, p.username ?? "", p.password ?? "");
+      if (!found) return again("Invalid nickname or password.", 401);
       try {
         assertActive(found.account, found.user);
       } catch (e) {
@@ -235,9 +234,8 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         }
         case "password": {
           if (!p.username || !p.password) throw invalidCredentials();
-          const found = await findLocalByLogin(d, p.username);
-          const ok = await verifyPassword(p.password, found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
-          if (!found || !ok) throw invalidCredentials();
+          const found = await checkLogin(d, p.username, p.password);
+          if (!found) throw invalidCredentials();
           assertActive(found.account, found.user);
           const issued = await issueToken(d, { appId: client.id, accountId: found.account.id, scopes: requested ?? appScopes });
           return c.json(renderToken(issued, found.account.uri));

@@ -70,7 +70,7 @@ export const HealthcheckSchema = z
     pool_size: z.number().int(),
     active: z.number().int(),
     idle: z.number().int(),
-    memory_used: z.number(),
+    memory_used: z.number().nullable(),
     healthy: z.boolean(),
     job_queue_stats: z.record(z.string(), z.unknown()),
   })

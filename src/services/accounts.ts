@@ -6,7 +6,7 @@ import { isId, newId } from "../db/ids";
 import { accounts, invites, tokens, users, type AccountField } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
 import { ApiError, badRequest } from "../http/errors";
-import { hashPassword, randomToken, sha256 } from "../lib/crypto";
+import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from "../lib/crypto";
 import { generateActorKeyPair } from "../lib/keys";
 import type { Config } from "../env";
 import type { AppRow } from "./apps";
@@ -57,6 +57,16 @@ export async function findLocalByLogin(d: DB, login: string) {
     .where(key.includes("@") ? sql`lower(${users.email}) = ${key}` : eq(accounts.acctKey, key))
     .get();
   return row && row.user ? { account: row.account, user: row.user } : null;
+}
+
+/**
+ * The local user whose nickname or e-mail and password match, or null. The password is checked even when no
+ * such user exists, so the answer takes as long either way.
+ */
+export async function checkLogin(d: DB, login: string, password: string) {
+  const found = await findLocalByLogin(d, login);
+  const ok = await verifyPassword(password, found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
+  return found && ok ? found : null;
 }
 
 /** An account by id, or by nickname (`alice`, `alice@remote.example`; `alice@<this host>` is local). */

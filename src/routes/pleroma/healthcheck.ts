@@ -9,10 +9,13 @@ import { CRON_HEARTBEAT } from "../../cron";
 
 const DB_TIMEOUT_MS = 2000;
 
-/** Isolate heap in MB where the runtime reports it; null where it does not. */
-function memoryUsedMb(): number {
+/**
+ * Isolate heap in MB where the runtime reports it. workerd's `process.memoryUsage()` is a stub that answers
+ * zeros, and Workers expose no other figure, so a zero means "not measurable here" and is reported as null.
+ */
+function memoryUsedMb(): number | null {
   const mem = (globalThis as { process?: { memoryUsage?: () => { heapUsed: number } } }).process?.memoryUsage?.();
-  return mem ? Math.round((mem.heapUsed / 1048576) * 100) / 100 : 0;
+  return mem && mem.heapUsed > 0 ? Math.round((mem.heapUsed / 1048576) * 100) / 100 : null;
 }
 
 export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
