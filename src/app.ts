@@ -16,6 +16,12 @@ import { registerOAuthRoutes } from "./routes/oauth";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
 import { registerHealthcheckRoutes } from "./routes/pleroma/healthcheck";
+import { registerDomainBlockRoutes } from "./routes/domain-blocks";
+import { registerFilterRoutes } from "./routes/filters";
+import { registerGraphRoutes } from "./routes/graph";
+import { registerListRoutes } from "./routes/lists";
+import { registerImportRoutes } from "./routes/pleroma/imports";
+import { registerReportRoutes } from "./routes/reports";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -36,7 +42,14 @@ export function createApp() {
 
   registerAppRoutes(app);
   registerOAuthRoutes(app);
+  // Before the account routes: `/accounts/relationships` must not be read as `/accounts/:id`.
+  registerGraphRoutes(app);
   registerAccountRoutes(app);
+  registerListRoutes(app);
+  registerFilterRoutes(app);
+  registerDomainBlockRoutes(app);
+  registerReportRoutes(app);
+  registerImportRoutes(app);
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);
   registerNodeinfoRoutes(app);

@@ -8,6 +8,6 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
-    ctx.waitUntil(runScheduled(env, controller.scheduledTime));
+    ctx.waitUntil(runScheduled(env, controller.scheduledTime, ctx));
   },
 } satisfies ExportedHandler<Env>;

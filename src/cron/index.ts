@@ -4,17 +4,23 @@ import { db, now } from "../db/client";
 import { instanceKeys, rateLimits } from "../db/schema";
 import { lt } from "drizzle-orm";
 import { pruneUsedCaptchas } from "../services/captcha";
+import { deleteExpiredFilters } from "../services/filters";
+import { deleteExpiredMutes } from "../services/graph";
+import { publish } from "../services/events";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
 const DAY = 24 * 3600 * 1000;
 
-export async function runScheduled(env: Env, time: number = now()): Promise<void> {
+export async function runScheduled(env: Env, time: number = now(), ctx?: { waitUntil(p: Promise<unknown>): void }): Promise<void> {
   const d = db(env);
-  await Promise.all([
+  const [, , filterOwners] = await Promise.all([
     pruneUsedCaptchas(env),
     // Windows older than a day are over whatever limit they served.
     d.delete(rateLimits).where(lt(rateLimits.windowStart, time - DAY)),
+    deleteExpiredFilters(d, time),
+    deleteExpiredMutes(d, time),
   ]);
+  if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
   const at = new Date(time).toISOString();
   await d
     .insert(instanceKeys)

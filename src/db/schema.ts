@@ -277,3 +277,98 @@ export const usedCaptchas = sqliteTable("used_captchas", {
   token: text("token").primaryKey(),
   expiresAt: time("expires_at").notNull(),
 });
+
+/** Lists of followed accounts (`list_accounts` holds the members). */
+export const lists = sqliteTable(
+  "lists",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("lists_account").on(t.accountId, t.id)],
+);
+
+export const listAccounts = sqliteTable(
+  "list_accounts",
+  {
+    id: text("id").primaryKey(),
+    listId: text("list_id")
+      .notNull()
+      .references(() => lists.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("list_accounts_pair").on(t.listId, t.accountId), index("list_accounts_account").on(t.accountId)],
+);
+
+export type FilterContext = "home" | "notifications" | "public" | "thread";
+
+/** Keyword filters. Expired ones are ignored on read and deleted by the cron. */
+export const filters = sqliteTable(
+  "filters",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    phrase: text("phrase").notNull(),
+    context: json<FilterContext[]>("context").notNull(),
+    irreversible: bool("irreversible").notNull().default(false),
+    wholeWord: bool("whole_word").notNull().default(true),
+    expiresAt: time("expires_at"),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [index("filters_account").on(t.accountId), index("filters_expires").on(t.expiresAt)],
+);
+
+/** Reports for moderators. */
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetAccountId: text("target_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    statusIds: json<string[]>("status_ids").notNull().default([]),
+    comment: text("comment").notNull().default(""),
+    forward: bool("forward").notNull().default(false),
+    state: text("state").notNull().default("open"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("reports_target").on(t.targetAccountId)],
+);
+
+/**
+ * Notifications of a user, newest first by id. `type` is the API's (`follow`, `pleroma:report`, …); the other
+ * columns are set according to it.
+ */
+export const notifications = sqliteTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: text("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    statusId: text("status_id"),
+    reportId: text("report_id").references(() => reports.id, { onDelete: "cascade" }),
+    targetAccountId: text("target_account_id"),
+    emoji: text("emoji"),
+    isSeen: bool("is_seen").notNull().default(false),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("notifications_account").on(t.accountId, t.id), index("notifications_from").on(t.fromAccountId)],
+);

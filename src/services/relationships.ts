@@ -21,14 +21,16 @@ interface RelationshipRow {
 /** The query, so callers can put it in a `batch` with others. */
 export function relationshipsQuery(d: DB, viewerId: string, targetIds: string[]) {
   const v = viewerId;
+  // A mute past its expiry no longer counts, even before the cron removes it.
+  const t = Date.now();
   return d.all<RelationshipRow>(sql`
     SELECT a.id,
       EXISTS(SELECT 1 FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = a.id) AS following,
       EXISTS(SELECT 1 FROM follows f WHERE f.account_id = a.id AND f.target_account_id = ${v}) AS followed_by,
       EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = ${v} AND b.target_account_id = a.id) AS blocking,
       EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${v}) AS blocked_by,
-      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id) AS muting,
-      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id AND m.hide_notifications) AS muting_notifications,
+      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id AND (m.expires_at IS NULL OR m.expires_at > ${t})) AS muting,
+      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id AND m.hide_notifications AND (m.expires_at IS NULL OR m.expires_at > ${t})) AS muting_notifications,
       EXISTS(SELECT 1 FROM subscriptions s WHERE s.account_id = ${v} AND s.target_account_id = a.id) AS subscribing,
       EXISTS(SELECT 1 FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = a.id) AS requested,
       (a.domain IS NOT NULL AND EXISTS(SELECT 1 FROM domain_blocks d WHERE d.account_id = ${v} AND d.domain = a.domain)) AS domain_blocking,

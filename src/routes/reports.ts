@@ -1,0 +1,38 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../app";
+import { db } from "../db/client";
+import { arrayParam, boolParam } from "../http/params";
+import { route } from "../http/route";
+import { createReport } from "../services/reports";
+import { accountById } from "./graph";
+
+const ReportSchema = z.object({ id: z.string(), action_taken: z.boolean() }).openapi("Report");
+
+export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "post",
+    path: "/api/v1/reports",
+    summary: "Report an account (and some of its statuses) to the moderators",
+    tags: ["Reports"],
+    auth: "user",
+    scopes: ["write:reports"],
+    params: z.object({
+      account_id: z.string(),
+      status_ids: arrayParam(z.string()).optional(),
+      comment: z.string().max(1000).optional(),
+      forward: boolParam().optional(),
+    }),
+    response: ReportSchema,
+    handler: async (c, p, auth) => {
+      const target = await accountById(c, p.account_id);
+      const report = await createReport(db(c.env), auth.account.id, {
+        accountId: target.account.id,
+        statusIds: [...new Set(p.status_ids ?? [])],
+        comment: p.comment ?? "",
+        forward: p.forward ?? false,
+      });
+      return c.json({ id: report.id, action_taken: false });
+    },
+  });
+}

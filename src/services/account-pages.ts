@@ -1,0 +1,53 @@
+/** Pages of accounts related to one account through a pair table, paged by the relation's own row id. */
+import { and, eq, type SQL } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, blocks, endorsements, followRequests, follows, listAccounts, mutes, subscriptions, users } from "../db/schema";
+import { pageQuery, inOrder, type Page } from "../http/pagination";
+import type { AccountWithUser } from "./accounts";
+
+type PairTable = typeof follows | typeof followRequests | typeof blocks | typeof mutes | typeof endorsements | typeof subscriptions;
+
+export interface PagedAccount extends AccountWithUser {
+  /** The relation row's id: the Link header cursor. */
+  cursor: string;
+  /** The relation row, for extras such as a mute's expiry. */
+  relation: Record<string, unknown>;
+}
+
+/**
+ * Accounts on the `show` side of `table` whose `by` side is `ownerId` (`by: "targetAccountId", show:
+ * "accountId"` on follows are the followers). Deactivated accounts are left out.
+ */
+export async function relatedAccounts(
+  d: DB,
+  table: PairTable,
+  by: "accountId" | "targetAccountId",
+  ownerId: string,
+  page: Page,
+  extra?: SQL,
+): Promise<PagedAccount[]> {
+  const show = by === "accountId" ? table.targetAccountId : table.accountId;
+  const q = pageQuery(table.id, page);
+  const rows = await d
+    .select({ relation: table, account: accounts, user: users })
+    .from(table as typeof follows)
+    .innerJoin(accounts, eq(accounts.id, show))
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .where(and(eq(table[by], ownerId), eq(accounts.deactivated, false), q.where, extra))
+    .orderBy(q.orderBy)
+    .limit(q.limit);
+  return inOrder(rows, q).map((r) => ({ cursor: r.relation.id, relation: r.relation, account: r.account, user: r.user }));
+}
+
+/** Members of a list, paged by membership row; `limit: null` gives all of them. */
+export async function listMembers(d: DB, listId: string, page: Page | null): Promise<PagedAccount[]> {
+  const q = page ? pageQuery(listAccounts.id, page) : null;
+  const base = d
+    .select({ relation: listAccounts, account: accounts, user: users })
+    .from(listAccounts)
+    .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .where(and(eq(listAccounts.listId, listId), eq(accounts.deactivated, false), q?.where));
+  const rows = q ? inOrder(await base.orderBy(q.orderBy).limit(q.limit), q) : await base.orderBy(listAccounts.id);
+  return rows.map((r) => ({ cursor: r.relation.id, relation: r.relation, account: r.account, user: r.user }));
+}

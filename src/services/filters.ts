@@ -1,0 +1,92 @@
+/** Keyword filters (Mastodon v1). Expired filters are left out on read; the cron deletes them. */
+import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { iso, now } from "../db/client";
+import { newId } from "../db/ids";
+import { filters, type FilterContext } from "../db/schema";
+import { notFound } from "../http/errors";
+
+export type FilterRow = typeof filters.$inferSelect;
+export const FILTER_CONTEXTS = ["home", "notifications", "public", "thread"] as const;
+
+export const renderFilter = (f: FilterRow) => ({
+  id: f.id,
+  phrase: f.phrase,
+  context: f.context,
+  whole_word: f.wholeWord,
+  irreversible: f.irreversible,
+  expires_at: f.expiresAt === null ? null : iso(f.expiresAt),
+});
+
+const live = (t: number) => or(isNull(filters.expiresAt), gt(filters.expiresAt, t));
+
+/** The user's filters in force now. */
+export function activeFilters(d: DB, ownerId: string) {
+  return d.select().from(filters).where(and(eq(filters.accountId, ownerId), live(now()))).orderBy(asc(filters.id));
+}
+
+export async function getFilter(d: DB, ownerId: string, id: string): Promise<FilterRow> {
+  const row = await d.select().from(filters).where(and(eq(filters.id, id), eq(filters.accountId, ownerId), live(now()))).get();
+  if (!row) throw notFound();
+  return row;
+}
+
+export interface FilterInput {
+  phrase: string;
+  context: FilterContext[];
+  irreversible?: boolean;
+  whole_word?: boolean;
+  /** Seconds from now; null clears the expiry; undefined leaves it (on update) or means none (on create). */
+  expires_in?: number | null;
+}
+
+export async function createFilter(d: DB, ownerId: string, input: FilterInput): Promise<FilterRow> {
+  const t = now();
+  const row: FilterRow = {
+    id: newId(t),
+    accountId: ownerId,
+    phrase: input.phrase,
+    context: [...new Set(input.context)],
+    irreversible: input.irreversible ?? false,
+    wholeWord: input.whole_word ?? true,
+    expiresAt: input.expires_in ? t + input.expires_in * 1000 : null,
+    createdAt: t,
+    updatedAt: t,
+  };
+  await d.insert(filters).values(row);
+  return row;
+}
+
+export async function updateFilter(d: DB, ownerId: string, id: string, input: FilterInput): Promise<FilterRow> {
+  const existing = await getFilter(d, ownerId, id);
+  const t = now();
+  const row = await d
+    .update(filters)
+    .set({
+      phrase: input.phrase,
+      context: [...new Set(input.context)],
+      irreversible: input.irreversible ?? existing.irreversible,
+      wholeWord: input.whole_word ?? existing.wholeWord,
+      expiresAt: input.expires_in === undefined ? existing.expiresAt : input.expires_in === null ? null : t + input.expires_in * 1000,
+      updatedAt: t,
+    })
+    .where(eq(filters.id, existing.id))
+    .returning()
+    .get();
+  return row!;
+}
+
+export async function deleteFilter(d: DB, ownerId: string, id: string): Promise<void> {
+  const rows = await d.delete(filters).where(and(eq(filters.id, id), eq(filters.accountId, ownerId))).returning({ id: filters.id });
+  if (rows.length === 0) throw notFound();
+}
+
+/** Deletes filters past their expiry; returns their owners (whose streams learn of the change). */
+export async function deleteExpiredFilters(d: DB, t: number, max = 500): Promise<string[]> {
+  // Bounded per run: a backlog drains over several runs.
+  const rows = await d
+    .delete(filters)
+    .where(sql`${filters.id} IN (SELECT id FROM filters WHERE expires_at < ${t} LIMIT ${max})`)
+    .returning({ accountId: filters.accountId });
+  return [...new Set(rows.map((r) => r.accountId))];
+}

@@ -1,0 +1,241 @@
+/**
+ * The social graph: follows and follow requests, blocks, mutes, endorsements, subscriptions and domain blocks.
+ * Every action is one D1 batch that also recounts the follower/following figures it touched (counted from
+ * the rows, so they stay exact under concurrent writes) and reads back the resulting relationship.
+ */
+import { and, eq, inArray, or, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now } from "../db/client";
+import { newId } from "../db/ids";
+import { accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, subscriptions } from "../db/schema";
+import { badRequest, forbidden, notFound } from "../http/errors";
+import type { Relationship } from "../schemas/account";
+import type { AccountRow } from "./accounts";
+import type { FollowCounts, StreamEvent } from "./events";
+import { relationshipsQuery, toRelationship } from "./relationships";
+
+export const MAX_ENDORSEMENTS = 20;
+
+export interface GraphResult {
+  relationship: Relationship;
+  events: StreamEvent[];
+}
+
+/** Statements that set both counters of an account from the follow rows. */
+export function recount(d: DB, accountId: string) {
+  return d
+    .update(accounts)
+    .set({
+      followersCount: sql`(SELECT count(*) FROM follows WHERE target_account_id = ${accountId})`,
+      followingCount: sql`(SELECT count(*) FROM follows WHERE account_id = ${accountId})`,
+    })
+    .where(eq(accounts.id, accountId));
+}
+
+const countsOf = (d: DB, ids: string[]) =>
+  d.select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount }).from(accounts).where(inArray(accounts.id, ids));
+
+/** Removes `member` from every list owned by `owner`. */
+const leaveLists = (d: DB, owner: string, member: string) =>
+  d.delete(listAccounts).where(and(eq(listAccounts.accountId, member), sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${owner})`));
+
+/** Runs writes, then reads the viewer's relationship to the target, in one round trip. */
+async function writeAndRead(d: DB, viewerId: string, targetId: string, writes: any[]): Promise<{ relationship: Relationship; counts: FollowCounts[] }> {
+  const results = (await d.batch([...writes, countsOf(d, [viewerId, targetId]), relationshipsQuery(d, viewerId, [targetId])] as any)) as unknown[];
+  const rel = results[results.length - 1] as Parameters<typeof toRelationship>[0][];
+  const counts = results[results.length - 2] as FollowCounts[];
+  return { relationship: toRelationship(rel[0]), counts };
+}
+
+function followEvent(state: "follow_pending" | "follow_accept" | "follow_reject", followerId: string, followingId: string, counts: FollowCounts[], notify: string[]): StreamEvent[] {
+  const find = (id: string) => counts.find((c) => c.id === id) ?? { id, follower_count: 0, following_count: 0 };
+  const payload = { state, follower: find(followerId), following: find(followingId) };
+  return notify.map((accountId) => ({ accountId, event: "pleroma:follow_relationships_update" as const, payload }));
+}
+
+async function isBlockedBy(d: DB, actorId: string, targetId: string): Promise<boolean> {
+  const row = await d.select({ id: blocks.id }).from(blocks).where(and(eq(blocks.accountId, targetId), eq(blocks.targetAccountId, actorId))).get();
+  return Boolean(row);
+}
+
+const isLocal = (a: AccountRow) => a.domain === null;
+
+export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { reblogs?: boolean; notify?: boolean }): Promise<GraphResult> {
+  if (me.id === target.id) throw badRequest("Can not follow yourself");
+  if (await isBlockedBy(d, me.id, target.id)) throw forbidden(`Could not follow user: ${target.username} blocked you.`);
+  const t = now();
+  const existing = await d.select().from(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))).get();
+  const writes: any[] = [];
+  // Pleroma's `notify` is a subscription: subscribing and notifying change together.
+  if (opts.notify === true) writes.push(d.insert(subscriptions).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing());
+  if (opts.notify === false) writes.push(d.delete(subscriptions).where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))));
+  if (existing) {
+    if (opts.reblogs !== undefined) writes.push(d.update(follows).set({ showReblogs: opts.reblogs }).where(eq(follows.id, existing.id)));
+    return { ...(await writeAndRead(d, me.id, target.id, writes)), events: [] };
+  }
+  // Locked accounts approve followers; remote accounts answer with an Accept, so the follow waits for it.
+  const pending = target.locked || !isLocal(target);
+  if (pending) {
+    writes.push(
+      d
+        .insert(followRequests)
+        .values({ id: newId(t), accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t })
+        .onConflictDoUpdate({ target: [followRequests.accountId, followRequests.targetAccountId], set: { showReblogs: opts.reblogs ?? true } }),
+    );
+    const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes);
+    return { relationship, events: followEvent("follow_pending", me.id, target.id, counts, [me.id, ...(isLocal(target) ? [target.id] : [])]) };
+  }
+  writes.push(
+    d.insert(follows).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t }).onConflictDoNothing(),
+    recount(d, me.id),
+    recount(d, target.id),
+  );
+  const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes);
+  return { relationship, events: followEvent("follow_accept", me.id, target.id, counts, [me.id, target.id]) };
+}
+
+export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  if (me.id === target.id) throw badRequest("Can not unfollow yourself");
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d.delete(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
+    d.delete(followRequests).where(and(eq(followRequests.accountId, me.id), eq(followRequests.targetAccountId, target.id))),
+    leaveLists(d, me.id, target.id),
+    recount(d, me.id),
+    recount(d, target.id),
+  ]);
+  return { relationship, events: [] };
+}
+
+/** Accepts a pending request of `requesterId` to follow `me`. */
+export async function authorizeRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
+  const request = await d.select().from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
+  if (!request) throw notFound();
+  const t = now();
+  const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
+    d.insert(follows).values({ id: newId(t), accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t }).onConflictDoNothing(),
+    d.delete(followRequests).where(eq(followRequests.id, request.id)),
+    recount(d, me.id),
+    recount(d, requesterId),
+  ]);
+  return { relationship, events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]) };
+}
+
+export async function rejectRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
+  const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
+    d.delete(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).returning({ id: followRequests.id }),
+  ]);
+  return { relationship, events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]) };
+}
+
+/** Blocking ends every tie between the two: follows and requests both ways, subscriptions, endorsements, lists. */
+export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  if (me.id === target.id) throw badRequest("Can not block yourself");
+  const t = now();
+  const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(table: T) =>
+    d.delete(table).where(or(and(eq(table.accountId, me.id), eq(table.targetAccountId, target.id)), and(eq(table.accountId, target.id), eq(table.targetAccountId, me.id))));
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d.insert(blocks).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing(),
+    pair(follows),
+    pair(followRequests),
+    pair(subscriptions),
+    pair(endorsements),
+    leaveLists(d, me.id, target.id),
+    leaveLists(d, target.id, me.id),
+    recount(d, me.id),
+    recount(d, target.id),
+  ]);
+  return { relationship, events: [] };
+}
+
+export async function unblock(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  const { relationship } = await writeAndRead(d, me.id, target.id, [d.delete(blocks).where(and(eq(blocks.accountId, me.id), eq(blocks.targetAccountId, target.id)))]);
+  return { relationship, events: [] };
+}
+
+export async function mute(d: DB, me: AccountRow, target: AccountRow, opts: { notifications: boolean; expiresIn?: number }): Promise<GraphResult> {
+  if (me.id === target.id) throw badRequest("Can not mute yourself");
+  const t = now();
+  const expiresAt = opts.expiresIn ? t + opts.expiresIn * 1000 : null;
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d
+      .insert(mutes)
+      .values({ id: newId(t), accountId: me.id, targetAccountId: target.id, hideNotifications: opts.notifications, expiresAt, createdAt: t })
+      .onConflictDoUpdate({ target: [mutes.accountId, mutes.targetAccountId], set: { hideNotifications: opts.notifications, expiresAt } }),
+  ]);
+  return { relationship, events: [] };
+}
+
+export async function unmute(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  const { relationship } = await writeAndRead(d, me.id, target.id, [d.delete(mutes).where(and(eq(mutes.accountId, me.id), eq(mutes.targetAccountId, target.id)))]);
+  return { relationship, events: [] };
+}
+
+export async function endorse(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  if (me.id === target.id) throw badRequest("Can not endorse yourself");
+  const [following, count] = await d.batch([
+    d.select({ id: follows.id }).from(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
+    d.select({ n: sql<number>`count(*)` }).from(endorsements).where(eq(endorsements.accountId, me.id)),
+  ]);
+  if (following.length === 0) throw badRequest(`Could not endorse user: You are not following ${target.username}`);
+  if ((count[0]?.n ?? 0) >= MAX_ENDORSEMENTS) throw badRequest("You have already pinned the maximum number of users");
+  const t = now();
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d.insert(endorsements).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing(),
+  ]);
+  return { relationship, events: [] };
+}
+
+export async function unendorse(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d.delete(endorsements).where(and(eq(endorsements.accountId, me.id), eq(endorsements.targetAccountId, target.id))),
+  ]);
+  return { relationship, events: [] };
+}
+
+export async function subscribe(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  if (me.id === target.id) throw badRequest("Can not subscribe to yourself");
+  if (await isBlockedBy(d, me.id, target.id)) throw forbidden(`Could not subscribe: ${target.username} blocked you.`);
+  const t = now();
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d.insert(subscriptions).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing(),
+  ]);
+  return { relationship, events: [] };
+}
+
+export async function unsubscribe(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d.delete(subscriptions).where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
+  ]);
+  return { relationship, events: [] };
+}
+
+/** A valid, normalised domain name or null. */
+export function normaliseDomain(input: string): string | null {
+  const domain = input.trim().toLowerCase().replace(/^https?:\/\//, "").replace(/\/.*$/, "");
+  return /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}(:\d{1,5})?$/.test(domain) ? domain : null;
+}
+
+/** Blocks a domain: hides it and removes the followers the user has there. */
+export async function blockDomain(d: DB, me: AccountRow, domain: string): Promise<void> {
+  const t = now();
+  await d.batch([
+    d.insert(domainBlocks).values({ id: newId(t), accountId: me.id, domain, createdAt: t }).onConflictDoNothing(),
+    d.delete(follows).where(and(eq(follows.targetAccountId, me.id), sql`${follows.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`)),
+    d.delete(followRequests).where(and(eq(followRequests.targetAccountId, me.id), sql`${followRequests.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`)),
+    recount(d, me.id),
+    d
+      .update(accounts)
+      .set({ followingCount: sql`(SELECT count(*) FROM follows WHERE follows.account_id = ${accounts.id})` })
+      .where(eq(accounts.domain, domain)),
+  ]);
+}
+
+export async function unblockDomain(d: DB, me: AccountRow, domain: string): Promise<void> {
+  await d.delete(domainBlocks).where(and(eq(domainBlocks.accountId, me.id), eq(domainBlocks.domain, domain)));
+}
+
+
+/** Deletes mutes past their expiry, a bounded number per run. */
+export async function deleteExpiredMutes(d: DB, t: number, max = 500): Promise<void> {
+  await d.delete(mutes).where(sql`${mutes.id} IN (SELECT id FROM mutes WHERE expires_at < ${t} LIMIT ${max})`);
+}

@@ -1,0 +1,72 @@
+/** Lists: a user's named groups of accounts they follow. */
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now } from "../db/client";
+import { newId } from "../db/ids";
+import { follows, listAccounts, lists } from "../db/schema";
+import { notFound, unprocessable } from "../http/errors";
+
+export type ListRow = typeof lists.$inferSelect;
+
+export const renderList = (l: ListRow) => ({ id: l.id, title: l.title });
+
+export function ownLists(d: DB, ownerId: string) {
+  return d.select().from(lists).where(eq(lists.accountId, ownerId)).orderBy(asc(lists.id));
+}
+
+/** The owner's list, or 404: another user's list does not exist for this caller. */
+export async function ownList(d: DB, ownerId: string, listId: string): Promise<ListRow> {
+  const list = await d.select().from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).get();
+  if (!list) throw notFound();
+  return list;
+}
+
+export async function createList(d: DB, ownerId: string, title: string): Promise<ListRow> {
+  const t = now();
+  const row = { id: newId(t), accountId: ownerId, title, createdAt: t };
+  await d.insert(lists).values(row);
+  return row;
+}
+
+export async function renameList(d: DB, ownerId: string, listId: string, title: string): Promise<ListRow> {
+  const row = await d.update(lists).set({ title }).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).returning().get();
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function deleteList(d: DB, ownerId: string, listId: string): Promise<void> {
+  const list = await ownList(d, ownerId, listId);
+  // Members go with the list, in the same batch (the foreign key cascade needs PRAGMA foreign_keys).
+  await d.batch([d.delete(listAccounts).where(eq(listAccounts.listId, list.id)), d.delete(lists).where(eq(lists.id, list.id))]);
+}
+
+/** Adds accounts the owner follows; any account not followed refuses the whole request. */
+export async function addToList(d: DB, ownerId: string, listId: string, accountIds: string[]): Promise<void> {
+  const list = await ownList(d, ownerId, listId);
+  const followed = await d
+    .select({ id: follows.targetAccountId })
+    .from(follows)
+    .where(and(eq(follows.accountId, ownerId), inArray(follows.targetAccountId, accountIds)));
+  const ok = new Set(followed.map((f) => f.id));
+  const missing = accountIds.filter((id) => !ok.has(id));
+  if (missing.length) throw unprocessable(`You can only add accounts you follow to a list (not followed: ${missing.join(", ")})`);
+  const t = now();
+  await d
+    .insert(listAccounts)
+    .values([...ok].map((accountId) => ({ id: newId(t), listId: list.id, accountId, createdAt: t })))
+    .onConflictDoNothing();
+}
+
+export async function removeFromList(d: DB, ownerId: string, listId: string, accountIds: string[]): Promise<void> {
+  const list = await ownList(d, ownerId, listId);
+  await d.delete(listAccounts).where(and(eq(listAccounts.listId, list.id), inArray(listAccounts.accountId, accountIds)));
+}
+
+/** The owner's lists that contain `accountId`. */
+export function listsContaining(d: DB, ownerId: string, accountId: string) {
+  return d
+    .select({ id: lists.id, accountId: lists.accountId, title: lists.title, createdAt: lists.createdAt })
+    .from(lists)
+    .where(and(eq(lists.accountId, ownerId), sql`${lists.id} IN (SELECT list_id FROM list_accounts WHERE account_id = ${accountId})`))
+    .orderBy(asc(lists.id));
+}
