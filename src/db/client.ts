@@ -1,8 +1,10 @@
+import type { SQL } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
+import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
 import * as schema from "./schema";
 
-export type DB = DrizzleD1Database<typeof schema>;
+export type DB = DrizzleD1Database<typeof schema> & { $client: D1Database };
 
 const cache = new WeakMap<D1Database, DB>();
 
@@ -20,3 +22,14 @@ export function db(env: Pick<Env, "DB">): DB {
 export const now = () => Date.now();
 
 export const iso = (ms: number) => new Date(ms).toISOString();
+
+const dialect = new SQLiteSyncDialect();
+
+/**
+ * A hand-written statement (set-based inserts over `json_each`, bulk updates) as a D1 statement, so it can go
+ * into `d.$client.batch([...])`: drizzle's raw `sql` queries cannot join a drizzle batch.
+ */
+export function statement(d: DB, query: SQL): D1PreparedStatement {
+  const q = dialect.sqlToQuery(query);
+  return d.$client.prepare(q.sql).bind(...q.params);
+}

@@ -16,12 +16,33 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-/** A new identifier for the given time (now by default). */
+let lastTime = -1;
+let lastRandom: number[] = [];
+
+/**
+ * A new identifier for the given time (now by default). Within one isolate, ids made in the same millisecond
+ * increase (the random part is incremented, as ULID's monotonic mode does), so rows written together keep the
+ * order they were made in.
+ */
 export function newId(time: number = Date.now()): string {
-  const random = crypto.getRandomValues(new Uint8Array(16));
-  let out = encodeTime(time);
-  for (let i = 0; i < 16; i++) out += ALPHABET[random[i] & 31];
-  return out;
+  let random: number[];
+  if (time === lastTime) {
+    random = lastRandom.slice();
+    for (let i = 15; i >= 0; i--) {
+      if (random[i] < 31) {
+        random[i]++;
+        break;
+      }
+      random[i] = 0;
+    }
+  } else {
+    random = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b & 31);
+    // Leave headroom so increments within a millisecond never wrap around.
+    random[0] &= 15;
+  }
+  lastTime = time;
+  lastRandom = random;
+  return encodeTime(time) + random.map((r) => ALPHABET[r]).join("");
 }
 
 /** The smallest identifier of a given time: a cursor for "everything since this moment". */

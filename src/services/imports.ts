@@ -5,7 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now } from "../db/client";
+import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import type { AccountRow } from "./accounts";
 
@@ -19,6 +19,7 @@ const NICK = /^[a-zA-Z0-9_.-]+$/;
 export function parseImportList(text: string, localHost: string): string[] {
   const out = new Set<string>();
   for (const rawLine of text.split(/\r?\n/)) {
+    if (/^\s*account address\s*(,|$)/i.test(rawLine)) continue; // the CSV header
     const line = rawLine.includes(",") ? rawLine.split(",")[0] : rawLine;
     for (const token of line.trim().split(/\s+/)) {
       const key = toAcctKey(token, localHost);
@@ -29,7 +30,7 @@ export function parseImportList(text: string, localHost: string): string[] {
 }
 
 function toAcctKey(token: string, localHost: string): string | null {
-  if (!token || /^account$/i.test(token)) return null;
+  if (!token) return null;
   let user: string;
   let host: string | undefined;
   if (/^https?:\/\//i.test(token)) {
@@ -80,57 +81,57 @@ const pairs = (targets: Target[], t: number) => JSON.stringify(targets.map((x) =
 export async function importFollows(d: DB, me: AccountRow, keys: string[]): Promise<number> {
   const targets = await resolve(d, me, keys);
   const t = now();
-  const statements: any[] = [];
+  const statements: D1PreparedStatement[] = [];
   for (const chunk of chunks(targets)) {
     // Locked and remote accounts get a request; the others are followed at once.
     const direct = chunk.filter((x) => !x.locked && x.domain === null);
     const pending = chunk.filter((x) => x.locked || x.domain !== null);
     statements.push(
-      d.run(sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
+      statement(d, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
         SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t} FROM json_each(${pairs(direct, t)})`),
-      d.run(sql`INSERT OR IGNORE INTO follow_requests (id, account_id, target_account_id, show_reblogs, notify, created_at)
+      statement(d, sql`INSERT OR IGNORE INTO follow_requests (id, account_id, target_account_id, show_reblogs, notify, created_at)
         SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t} FROM json_each(${pairs(pending, t)})
         WHERE NOT EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me.id} AND f.target_account_id = json_extract(value, '$.target'))`),
-      d.run(sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id)
+      statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id)
         WHERE id IN (SELECT value FROM json_each(${JSON.stringify(direct.map((x) => x.id))}))`),
     );
   }
-  statements.push(d.run(sql`UPDATE accounts SET following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`));
-  await d.batch(statements as [any, ...any[]]);
+  statements.push(statement(d, sql`UPDATE accounts SET following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`));
+  await d.$client.batch(statements);
   return targets.length;
 }
 
 export async function importBlocks(d: DB, me: AccountRow, keys: string[]): Promise<number> {
   const targets = await resolve(d, me, keys);
   const t = now();
-  const statements: any[] = [];
+  const statements: D1PreparedStatement[] = [];
   for (const chunk of chunks(targets)) {
     const ids = JSON.stringify(chunk.map((x) => x.id));
     statements.push(
-      d.run(sql`INSERT OR IGNORE INTO blocks (id, account_id, target_account_id, created_at)
+      statement(d, sql`INSERT OR IGNORE INTO blocks (id, account_id, target_account_id, created_at)
         SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), ${t} FROM json_each(${pairs(chunk, t)})`),
     );
     // As a single block does: every tie between the two ends, both ways.
     for (const table of ["follows", "follow_requests", "subscriptions", "endorsements"]) {
       statements.push(
-        d.run(sql`DELETE FROM ${sql.identifier(table)} WHERE (account_id = ${me.id} AND target_account_id IN (SELECT value FROM json_each(${ids})))
+        statement(d, sql`DELETE FROM ${sql.identifier(table)} WHERE (account_id = ${me.id} AND target_account_id IN (SELECT value FROM json_each(${ids})))
           OR (target_account_id = ${me.id} AND account_id IN (SELECT value FROM json_each(${ids})))`),
       );
     }
     statements.push(
-      d.run(sql`DELETE FROM list_accounts WHERE
+      statement(d, sql`DELETE FROM list_accounts WHERE
         (account_id IN (SELECT value FROM json_each(${ids})) AND list_id IN (SELECT id FROM lists WHERE account_id = ${me.id}))
         OR (account_id = ${me.id} AND list_id IN (SELECT id FROM lists WHERE account_id IN (SELECT value FROM json_each(${ids}))))`),
-      d.run(sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
+      statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
         following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id)
         WHERE id IN (SELECT value FROM json_each(${ids}))`),
     );
   }
   statements.push(
-    d.run(sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = ${me.id}),
+    statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = ${me.id}),
       following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`),
   );
-  await d.batch(statements as [any, ...any[]]);
+  await d.$client.batch(statements);
   return targets.length;
 }
 
@@ -138,9 +139,9 @@ export async function importMutes(d: DB, me: AccountRow, keys: string[]): Promis
   const targets = await resolve(d, me, keys);
   const t = now();
   const statements = chunks(targets).map((chunk) =>
-    d.run(sql`INSERT OR IGNORE INTO mutes (id, account_id, target_account_id, hide_notifications, expires_at, created_at)
+    statement(d, sql`INSERT OR IGNORE INTO mutes (id, account_id, target_account_id, hide_notifications, expires_at, created_at)
       SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, NULL, ${t} FROM json_each(${pairs(chunk, t)})`),
   );
-  if (statements.length) await d.batch(statements as [any, ...any[]]);
+  if (statements.length) await d.$client.batch(statements);
   return targets.length;
 }

@@ -1,5 +1,6 @@
 /** The viewer's relationship to many accounts, read in one statement whatever their number. */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
+import { accounts } from "../db/schema";
 import type { DB } from "../db/client";
 import type { Relationship } from "../schemas/account";
 
@@ -18,26 +19,34 @@ interface RelationshipRow {
   endorsed: number;
 }
 
-/** The query, so callers can put it in a `batch` with others. */
+/** The query, built so callers can put it in a `batch` with others. */
 export function relationshipsQuery(d: DB, viewerId: string, targetIds: string[]) {
   const v = viewerId;
+  const a = accounts.id;
   // A mute past its expiry no longer counts, even before the cron removes it.
   const t = Date.now();
-  return d.all<RelationshipRow>(sql`
-    SELECT a.id,
-      EXISTS(SELECT 1 FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = a.id) AS following,
-      EXISTS(SELECT 1 FROM follows f WHERE f.account_id = a.id AND f.target_account_id = ${v}) AS followed_by,
-      EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = ${v} AND b.target_account_id = a.id) AS blocking,
-      EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${v}) AS blocked_by,
-      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id AND (m.expires_at IS NULL OR m.expires_at > ${t})) AS muting,
-      EXISTS(SELECT 1 FROM mutes m WHERE m.account_id = ${v} AND m.target_account_id = a.id AND m.hide_notifications AND (m.expires_at IS NULL OR m.expires_at > ${t})) AS muting_notifications,
-      EXISTS(SELECT 1 FROM subscriptions s WHERE s.account_id = ${v} AND s.target_account_id = a.id) AS subscribing,
-      EXISTS(SELECT 1 FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = a.id) AS requested,
-      (a.domain IS NOT NULL AND EXISTS(SELECT 1 FROM domain_blocks d WHERE d.account_id = ${v} AND d.domain = a.domain)) AS domain_blocking,
-      COALESCE((SELECT f.show_reblogs FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = a.id),
-               (SELECT r.show_reblogs FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = a.id), 1) AS showing_reblogs,
-      EXISTS(SELECT 1 FROM endorsements e WHERE e.account_id = ${v} AND e.target_account_id = a.id) AS endorsed
-    FROM accounts a WHERE a.id IN (SELECT value FROM json_each(${JSON.stringify(targetIds)}))`);
+  const liveMute = sql`m.account_id = ${v} AND m.target_account_id = ${a} AND (m.expires_at IS NULL OR m.expires_at > ${t})`;
+  const flag = (expr: SQL) => sql<number>`${expr}`;
+  return d
+    .select({
+      id: accounts.id,
+      following: flag(sql`EXISTS(SELECT 1 FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = ${a})`),
+      followed_by: flag(sql`EXISTS(SELECT 1 FROM follows f WHERE f.account_id = ${a} AND f.target_account_id = ${v})`),
+      blocking: flag(sql`EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = ${v} AND b.target_account_id = ${a})`),
+      blocked_by: flag(sql`EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = ${a} AND b.target_account_id = ${v})`),
+      muting: flag(sql`EXISTS(SELECT 1 FROM mutes m WHERE ${liveMute})`),
+      muting_notifications: flag(sql`EXISTS(SELECT 1 FROM mutes m WHERE ${liveMute} AND m.hide_notifications)`),
+      subscribing: flag(sql`EXISTS(SELECT 1 FROM subscriptions s WHERE s.account_id = ${v} AND s.target_account_id = ${a})`),
+      requested: flag(sql`EXISTS(SELECT 1 FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = ${a})`),
+      domain_blocking: flag(
+        sql`(${accounts.domain} IS NOT NULL AND EXISTS(SELECT 1 FROM domain_blocks db WHERE db.account_id = ${v} AND db.domain = ${accounts.domain}))`,
+      ),
+      showing_reblogs: flag(sql`COALESCE((SELECT f.show_reblogs FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = ${a}),
+        (SELECT r.show_reblogs FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = ${a}), 1)`),
+      endorsed: flag(sql`EXISTS(SELECT 1 FROM endorsements e WHERE e.account_id = ${v} AND e.target_account_id = ${a})`),
+    })
+    .from(accounts)
+    .where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(targetIds)}))`);
 }
 
 export function toRelationship(r: RelationshipRow): Relationship {
