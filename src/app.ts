@@ -22,6 +22,10 @@ import { registerGraphRoutes } from "./routes/graph";
 import { registerListRoutes } from "./routes/lists";
 import { registerImportRoutes } from "./routes/pleroma/imports";
 import { registerReportRoutes } from "./routes/reports";
+import { registerPollRoutes } from "./routes/polls";
+import { registerScheduledRoutes } from "./routes/scheduled";
+import { registerStatusRoutes } from "./routes/statuses";
+import { registerUploadRoutes } from "./routes/uploads";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -50,6 +54,10 @@ export function createApp() {
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);
   registerImportRoutes(app);
+  registerStatusRoutes(app);
+  registerUploadRoutes(app);
+  registerPollRoutes(app);
+  registerScheduledRoutes(app);
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);
   registerNodeinfoRoutes(app);

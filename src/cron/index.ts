@@ -7,6 +7,12 @@ import { pruneUsedCaptchas } from "../services/captcha";
 import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
 import { publish } from "../services/events";
+import { postDue } from "../services/scheduled";
+import { deleteStatuses } from "../services/statuses";
+import { statuses } from "../db/schema";
+import { config } from "../env";
+import { POST_FORMATS } from "../render/instance";
+import { asc, lte } from "drizzle-orm";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
 const DAY = 24 * 3600 * 1000;
@@ -21,9 +27,19 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
     deleteExpiredMutes(d, time),
   ]);
   if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
+  await postDue(d, config(env), POST_FORMATS, time);
+  await deleteExpiredStatuses(env, time);
   const at = new Date(time).toISOString();
   await d
     .insert(instanceKeys)
     .values({ name: CRON_HEARTBEAT, value: at, createdAt: time })
     .onConflictDoUpdate({ target: instanceKeys.name, set: { value: at } });
+}
+
+/** Deletes statuses whose `expires_at` has passed, as their author deleting them would, a bounded number a run. */
+async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise<void> {
+  const d = db(env);
+  const due = await d.select({ id: statuses.id }).from(statuses).where(lte(statuses.expiresAt, time)).orderBy(asc(statuses.expiresAt)).limit(max);
+  const files = await deleteStatuses(d, due.map((r) => r.id));
+  if (files.length) await env.MEDIA.delete(files);
 }

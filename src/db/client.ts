@@ -26,10 +26,11 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 const dialect = new SQLiteSyncDialect();
 
 /**
- * A hand-written statement (set-based inserts over `json_each`, bulk updates) as a D1 statement, so it can go
- * into `d.$client.batch([...])`: drizzle's raw `sql` queries cannot join a drizzle batch.
+ * A hand-written statement (set-based inserts over `json_each`, upserts drizzle cannot express) or a drizzle
+ * builder query, as a D1 statement, so that they can share one `d.$client.batch([...])`: drizzle's raw `sql`
+ * queries cannot join a drizzle batch.
  */
-export function statement(d: DB, query: SQL): D1PreparedStatement {
-  const q = dialect.sqlToQuery(query);
+export function statement(d: DB, query: SQL | { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
+  const q = "toSQL" in query ? query.toSQL() : dialect.sqlToQuery(query);
   return d.$client.prepare(q.sql).bind(...q.params);
 }

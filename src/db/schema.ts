@@ -372,3 +372,273 @@ export const notifications = sqliteTable(
   },
   (t) => [index("notifications_account").on(t.accountId, t.id), index("notifications_from").on(t.fromAccountId)],
 );
+
+// ---- statuses ----
+
+export type Visibility = "public" | "unlisted" | "private" | "direct" | "local" | "list";
+
+/**
+ * Statuses and reblogs (a reblog is a row with `reblog_of_id`). `thread_id` is the root of the thread (for
+ * context, thread mutes and conversations); `local` and `has_media` are kept for timeline filters.
+ */
+export const statuses = sqliteTable(
+  "statuses",
+  {
+    id: text("id").primaryKey(),
+    uri: text("uri").notNull(),
+    url: text("url").notNull(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    inReplyToId: text("in_reply_to_id"),
+    inReplyToAccountId: text("in_reply_to_account_id"),
+    reblogOfId: text("reblog_of_id"),
+    threadId: text("thread_id").notNull(),
+    /** ActivityPub context of the thread. */
+    context: text("context").notNull(),
+    content: text("content").notNull().default(""),
+    /** The text as written, for `/source` and `text`. */
+    text: text("text").notNull().default(""),
+    contentType: text("content_type").notNull().default("text/plain"),
+    spoilerText: text("spoiler_text").notNull().default(""),
+    visibility: text("visibility").$type<Visibility>().notNull(),
+    /** For `list` visibility: the list whose members were addressed. */
+    listId: text("list_id"),
+    sensitive: bool("sensitive").notNull().default(false),
+    language: text("language"),
+    appId: text("app_id"),
+    local: bool("local").notNull(),
+    hasMedia: bool("has_media").notNull().default(false),
+    /** The first link of the text, whose preview card `GET /card` shows. */
+    cardUrl: text("card_url"),
+    /** Custom emoji shortcodes used in the text and spoiler, resolved against `custom_emojis` when rendered. */
+    emojiShortcodes: json<string[]>("emoji_shortcodes").notNull().default([]),
+    repliesCount: integer("replies_count").notNull().default(0),
+    reblogsCount: integer("reblogs_count").notNull().default(0),
+    favouritesCount: integer("favourites_count").notNull().default(0),
+    pinnedAt: time("pinned_at"),
+    expiresAt: time("expires_at"),
+    createdAt: time("created_at").notNull(),
+    editedAt: time("edited_at"),
+  },
+  (t) => [
+    uniqueIndex("statuses_uri").on(t.uri),
+    index("statuses_account").on(t.accountId, t.id),
+    index("statuses_reply").on(t.inReplyToId),
+    index("statuses_thread").on(t.threadId, t.id),
+    index("statuses_public").on(t.visibility, t.id),
+    index("statuses_expires").on(t.expiresAt),
+    // One reblog per account and status.
+    uniqueIndex("statuses_reblog").on(t.accountId, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
+    index("statuses_reblog_of").on(t.reblogOfId),
+  ],
+);
+
+/** Accounts a status is addressed to: mentioned (`mention`) or addressed without a mention (`to[]`, lists). */
+export const statusRecipients = sqliteTable(
+  "status_recipients",
+  {
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    mention: bool("mention").notNull().default(true),
+  },
+  (t) => [uniqueIndex("status_recipients_pair").on(t.statusId, t.accountId), index("status_recipients_account").on(t.accountId, t.statusId)],
+);
+
+export const statusTags = sqliteTable(
+  "status_tags",
+  {
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    tag: text("tag").notNull(),
+  },
+  (t) => [uniqueIndex("status_tags_pair").on(t.statusId, t.tag), index("status_tags_tag").on(t.tag, t.statusId)],
+);
+
+export const mediaAttachments = sqliteTable(
+  "media_attachments",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    statusId: text("status_id").references(() => statuses.id, { onDelete: "cascade" }),
+    scheduledStatusId: text("scheduled_status_id"),
+    /** R2 key (local) or absolute URL (remote). */
+    file: text("file").notNull(),
+    remoteUrl: text("remote_url"),
+    mimeType: text("mime_type").notNull(),
+    type: text("type").$type<"image" | "gifv" | "video" | "audio" | "unknown">().notNull(),
+    description: text("description"),
+    size: integer("size").notNull().default(0),
+    position: integer("position").notNull().default(0),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("media_status").on(t.statusId), index("media_account").on(t.accountId, t.id)],
+);
+
+export const polls = sqliteTable(
+  "polls",
+  {
+    id: text("id").primaryKey(),
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    options: json<string[]>("options").notNull(),
+    multiple: bool("multiple").notNull().default(false),
+    hideTotals: bool("hide_totals").notNull().default(false),
+    expiresAt: time("expires_at"),
+    /** Set once the end has been handled (notifications of the poll's end). */
+    closedAt: time("closed_at"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("polls_status").on(t.statusId), index("polls_expires").on(t.expiresAt)],
+);
+
+export const pollVotes = sqliteTable(
+  "poll_votes",
+  {
+    id: text("id").primaryKey(),
+    pollId: text("poll_id")
+      .notNull()
+      .references(() => polls.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    choice: integer("choice").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("poll_votes_choice").on(t.pollId, t.accountId, t.choice), index("poll_votes_poll").on(t.pollId)],
+);
+
+/** Favourites and bookmarks: one row per account and status, paged by row id. */
+const statusPairTable = (name: string) =>
+  sqliteTable(
+    name,
+    {
+      id: text("id").primaryKey(),
+      accountId: text("account_id")
+        .notNull()
+        .references(() => accounts.id, { onDelete: "cascade" }),
+      statusId: text("status_id")
+        .notNull()
+        .references(() => statuses.id, { onDelete: "cascade" }),
+      createdAt: time("created_at").notNull(),
+    },
+    (t) => [uniqueIndex(`${name}_pair`).on(t.accountId, t.statusId), index(`${name}_status`).on(t.statusId, t.id), index(`${name}_account`).on(t.accountId, t.id)],
+  );
+export const favourites = statusPairTable("favourites");
+export const bookmarks = statusPairTable("bookmarks");
+
+export const emojiReactions = sqliteTable(
+  "emoji_reactions",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    /** A unicode emoji, or a custom emoji's shortcode without colons. */
+    emoji: text("emoji").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("emoji_reactions_triple").on(t.statusId, t.accountId, t.emoji), index("emoji_reactions_account").on(t.accountId)],
+);
+
+export const threadMutes = sqliteTable(
+  "thread_mutes",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    threadId: text("thread_id").notNull(),
+    expiresAt: time("expires_at"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("thread_mutes_pair").on(t.accountId, t.threadId), index("thread_mutes_expires").on(t.expiresAt)],
+);
+
+/** `Idempotency-Key`s of recent posts, per user. */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** What the first request made: `status:<id>` or `scheduled:<id>`. */
+    result: text("result").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("idempotency_keys_pair").on(t.accountId, t.key), index("idempotency_keys_created").on(t.createdAt)],
+);
+
+export const scheduledStatuses = sqliteTable(
+  "scheduled_statuses",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    scheduledAt: time("scheduled_at").notNull(),
+    /** The posting parameters, as validated, for the cron to post. */
+    params: json<Record<string, unknown>>("params").notNull(),
+    appId: text("app_id"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("scheduled_due").on(t.scheduledAt), index("scheduled_account").on(t.accountId, t.scheduledAt)],
+);
+
+/** Direct-message conversations: one per thread, and a participation per local account in it. */
+export const conversations = sqliteTable(
+  "conversations",
+  {
+    id: text("id").primaryKey(),
+    threadId: text("thread_id").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("conversations_thread").on(t.threadId)],
+);
+
+export const participations = sqliteTable(
+  "participations",
+  {
+    id: text("id").primaryKey(),
+    conversationId: text("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Accounts addressed when this user replies; changed only by the user. */
+    recipients: json<string[]>("recipients").notNull().default([]),
+    unread: bool("unread").notNull().default(true),
+    lastStatusId: text("last_status_id"),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("participations_pair").on(t.conversationId, t.accountId), index("participations_account").on(t.accountId, t.updatedAt)],
+);
+
+export const customEmojis = sqliteTable("custom_emojis", {
+  shortcode: text("shortcode").primaryKey(),
+  /** R2 key or absolute URL. */
+  file: text("file").notNull(),
+  category: text("category"),
+  visibleInPicker: bool("visible_in_picker").notNull().default(true),
+  createdAt: time("created_at").notNull(),
+});
+
+/** Link previews, fetched once per URL. `title` null means the page gave no card. */
+export const linkCards = sqliteTable("link_cards", {
+  url: text("url").primaryKey(),
+  data: json<Record<string, unknown>>("data"),
+  fetchedAt: time("fetched_at").notNull(),
+});

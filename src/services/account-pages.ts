@@ -1,7 +1,8 @@
 /** Pages of accounts related to one account through a pair table, paged by the relation's own row id. */
 import { and, eq, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, blocks, endorsements, followRequests, follows, listAccounts, mutes, subscriptions, users } from "../db/schema";
+import { accounts, blocks, endorsements, favourites, followRequests, follows, listAccounts, mutes, statuses, subscriptions, users } from "../db/schema";
+import { notSilenced } from "./visibility";
 import { pageQuery, inOrder, type Page } from "../http/pagination";
 import type { AccountWithUser } from "./accounts";
 
@@ -50,4 +51,23 @@ export async function listMembers(d: DB, listId: string, page: Page | null): Pro
     .where(and(eq(listAccounts.listId, listId), eq(accounts.deactivated, false), q?.where));
   const rows = q ? inOrder(await base.orderBy(q.orderBy).limit(q.limit), q) : await base.orderBy(listAccounts.id);
   return rows.map((r) => ({ cursor: r.relation.id, relation: r.relation, account: r.account, user: r.user }));
+}
+
+/**
+ * Accounts that reblogged or favourited a status, paged by the reblog's or favourite's id, without accounts
+ * the viewer blocks or mutes.
+ */
+export async function relatedStatusAccounts(d: DB, kind: "reblogs" | "favourites", statusId: string, viewerId: string | null, page: Page): Promise<PagedAccount[]> {
+  const rel = kind === "reblogs" ? { id: statuses.id, account: statuses.accountId, status: statuses.reblogOfId } : { id: favourites.id, account: favourites.accountId, status: favourites.statusId };
+  const table = kind === "reblogs" ? statuses : favourites;
+  const q = pageQuery(rel.id, page);
+  const rows = await d
+    .select({ cursor: rel.id, account: accounts, user: users })
+    .from(table as typeof favourites)
+    .innerJoin(accounts, eq(accounts.id, rel.account))
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .where(and(eq(rel.status, statusId), eq(accounts.deactivated, false), notSilenced(viewerId, false, rel.account), q.where))
+    .orderBy(q.orderBy)
+    .limit(q.limit);
+  return inOrder(rows, q).map((r) => ({ cursor: r.cursor, relation: {}, account: r.account, user: r.user }));
 }

@@ -20,10 +20,40 @@ export function sniffImage(b: Uint8Array): Sniffed | null {
   return null;
 }
 
+export type MediaType = "image" | "gifv" | "video" | "audio" | "unknown";
+
+/** Type of any upload from its bytes; files that are none of the known kinds are stored as opaque data. */
+export function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
+  const image = sniffImage(b);
+  if (image) return { ...image, type: "image" };
+  if (ascii(b, 4, 8) === "ftyp") {
+    const brand = ascii(b, 8, 12);
+    if (brand === "M4A ") return { mime: "audio/mp4", ext: "m4a", type: "audio" };
+    if (brand === "qt  ") return { mime: "video/quicktime", ext: "mov", type: "video" };
+    return { mime: "video/mp4", ext: "mp4", type: "video" };
+  }
+  if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return { mime: "video/webm", ext: "webm", type: "video" };
+  if (ascii(b, 0, 4) === "OggS") return { mime: "audio/ogg", ext: "ogg", type: "audio" };
+  if (ascii(b, 0, 4) === "fLaC") return { mime: "audio/flac", ext: "flac", type: "audio" };
+  if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 12) === "WAVE") return { mime: "audio/wav", ext: "wav", type: "audio" };
+  if (ascii(b, 0, 3) === "ID3" || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0)) return { mime: "audio/mpeg", ext: "mp3", type: "audio" };
+  return { mime: "application/octet-stream", ext: "bin", type: "unknown" };
+}
+
 export interface StoredFile {
   key: string;
   mime: string;
   size: number;
+}
+
+/** Stores any upload under `prefix` with its sniffed type, refusing files over `limit` bytes (413). */
+export async function storeUpload(bucket: R2Bucket, prefix: string, file: File, limit: number): Promise<StoredFile & { type: MediaType }> {
+  if (file.size > limit) throw new ApiError(413, "File is too large");
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const kind = sniffMedia(bytes.subarray(0, 32));
+  const key = `${prefix}/${newId().toLowerCase()}.${kind.ext}`;
+  await bucket.put(key, bytes, { httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" } });
+  return { key, mime: kind.mime, size: bytes.byteLength, type: kind.type };
 }
 
 /** Stores an uploaded image under `prefix`, refusing non-images (415) and files over `limit` bytes (413). */

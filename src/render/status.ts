@@ -1,0 +1,152 @@
+/** The Status entity (and its media, poll, card and reactions) from hydrated rows; no queries here. */
+import { iso } from "../db/client";
+import { htmlToText } from "../content/format";
+import type { BaseStatus, Card, MediaAttachment, Poll, Status } from "../schemas/status";
+import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate";
+import { mediaUrl } from "../services/media";
+import { renderAccount, type RenderContext } from "./account";
+
+export interface StatusRenderOptions {
+  /** Include `text` (the source), as DELETE and `/source` answers do. */
+  withSource?: boolean;
+}
+
+export function renderMedia(ctx: RenderContext, m: MediaRow): MediaAttachment {
+  const url = mediaUrl(ctx.base, m.file);
+  return {
+    id: m.id,
+    type: m.type,
+    url,
+    remote_url: m.remoteUrl,
+    preview_url: url,
+    text_url: url,
+    description: m.description,
+    pleroma: { mime_type: m.mimeType },
+  };
+}
+
+export function renderPoll(h: Pick<Hydrated, "pollCounts" | "pollVoters" | "ownVotes" | "viewerId">, p: PollRow, authorId: string): Poll {
+  const counts = h.pollCounts.get(p.id) ?? new Map<number, number>();
+  const expired = p.expiresAt !== null && p.expiresAt <= Date.now();
+  // Totals stay hidden until the end when the author asked, except from the author.
+  const hidden = p.hideTotals && !expired && h.viewerId !== authorId;
+  const votes = [...counts.values()].reduce((a, b) => a + b, 0);
+  const own = h.ownVotes.get(p.id) ?? [];
+  return {
+    id: p.id,
+    expires_at: p.expiresAt === null ? null : iso(p.expiresAt),
+    expired,
+    multiple: p.multiple,
+    votes_count: hidden ? 0 : votes,
+    voters_count: hidden ? 0 : (h.pollVoters.get(p.id) ?? 0),
+    options: p.options.map((title, i) => ({ title, votes_count: hidden ? null : (counts.get(i) ?? 0) })),
+    voted: own.length > 0 || h.viewerId === authorId,
+    own_votes: own,
+    emojis: [],
+    pleroma: { non_anonymous: false },
+  };
+}
+
+export function renderCard(data: Record<string, unknown>): Card {
+  const d = data as Partial<Card> & { opengraph?: Record<string, string> };
+  return {
+    url: String(d.url ?? ""),
+    title: String(d.title ?? ""),
+    description: String(d.description ?? ""),
+    image: (d.image as string | null) ?? null,
+    type: (d.type as Card["type"]) ?? "link",
+    provider_name: String(d.provider_name ?? ""),
+    provider_url: String(d.provider_url ?? ""),
+    author_name: String(d.author_name ?? ""),
+    author_url: "",
+    html: "",
+    width: Number(d.width ?? 0),
+    height: Number(d.height ?? 0),
+    pleroma: { opengraph: d.opengraph ?? {} },
+  };
+}
+
+function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRenderOptions): BaseStatus | null {
+  const author = h.accounts.get(s.accountId);
+  if (!author) return null;
+  const replyTo = s.inReplyToAccountId ? h.accounts.get(s.inReplyToAccountId) : undefined;
+  const poll = h.polls.get(s.id);
+  const card = s.cardUrl ? h.cards.get(s.cardUrl) : undefined;
+  const emoji = (shortcode: string) => {
+    const e = h.emojis.get(shortcode);
+    return e && { shortcode, url: mediaUrl(ctx.base, e.file), static_url: mediaUrl(ctx.base, e.file), visible_in_picker: e.visibleInPicker };
+  };
+  const muted = h.mutedThreads.has(s.threadId);
+  return {
+    id: s.id,
+    uri: s.uri,
+    url: s.url,
+    account: renderAccount(ctx, author),
+    in_reply_to_id: s.inReplyToId,
+    in_reply_to_account_id: s.inReplyToAccountId,
+    reblog: null,
+    content: s.content,
+    text: opts.withSource ? s.text : null,
+    created_at: iso(s.createdAt),
+    edited_at: s.editedAt === null ? null : iso(s.editedAt),
+    emojis: s.emojiShortcodes.flatMap((code) => emoji(code) || []),
+    replies_count: s.repliesCount,
+    reblogs_count: s.reblogsCount,
+    favourites_count: s.favouritesCount,
+    reblogged: h.reblogged.has(s.id),
+    favourited: h.favourited.has(s.id),
+    muted,
+    bookmarked: h.bookmarked.has(s.id),
+    pinned: s.pinnedAt !== null,
+    sensitive: s.sensitive,
+    spoiler_text: s.spoilerText,
+    visibility: s.visibility,
+    media_attachments: (h.media.get(s.id) ?? []).map((m) => renderMedia(ctx, m)),
+    mentions: (h.mentions.get(s.id) ?? []).flatMap((id) => {
+      const a = h.accounts.get(id)?.account;
+      return a ? [{ id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url }] : [];
+    }),
+    tags: (h.tags.get(s.id) ?? []).map((name) => ({ name, url: `${ctx.base}/tag/${encodeURIComponent(name)}` })),
+    card: card ? renderCard(card) : null,
+    poll: poll ? renderPoll(h, poll, s.accountId) : null,
+    application: s.appId ? (h.apps.get(s.appId) ?? null) : null,
+    language: s.language,
+    pleroma: {
+      local: s.local,
+      conversation_id: s.threadId,
+      context: s.context,
+      direct_conversation_id: h.participations.get(s.threadId) ?? null,
+      in_reply_to_account_acct: replyTo ? (replyTo.account.domain ? `${replyTo.account.username}@${replyTo.account.domain}` : replyTo.account.username) : null,
+      content: { "text/plain": htmlToText(s.content) },
+      spoiler_text: { "text/plain": s.spoilerText },
+      // Only the author learns when a post will disappear.
+      expires_at: s.expiresAt !== null && h.viewerId === s.accountId ? iso(s.expiresAt) : null,
+      thread_muted: muted,
+      emoji_reactions: (h.reactions.get(s.id) ?? []).map((r) => {
+        const custom = emoji(r.name);
+        return custom ? { ...r, url: custom.url } : r;
+      }),
+      parent_visible: s.inReplyToId === null || h.visibleParents.has(s.inReplyToId),
+      pinned_at: s.pinnedAt === null ? null : iso(s.pinnedAt),
+    },
+  };
+}
+
+/** Statuses in the order of `ids`, those that could not be loaded left out; reblogs carry their original. */
+export function renderStatuses(ctx: RenderContext, h: Hydrated, ids: string[], opts: StatusRenderOptions = {}): Status[] {
+  const out: Status[] = [];
+  for (const id of ids) {
+    const s = h.statuses.get(id);
+    if (!s) continue;
+    const base = renderOne(ctx, h, s, opts);
+    if (!base) continue;
+    if (s.reblogOfId) {
+      const original = h.statuses.get(s.reblogOfId);
+      const inner = original && renderOne(ctx, h, original, opts);
+      if (!inner) continue;
+      // A reblog shows the original's flags and counts, as Mastodon does.
+      out.push({ ...base, reblog: inner, reblogged: inner.reblogged, favourited: inner.favourited, bookmarked: inner.bookmarked, content: "", emojis: [], mentions: [], tags: [], media_attachments: [], poll: null, card: null });
+    } else out.push(base);
+  }
+  return out;
+}

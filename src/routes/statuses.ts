@@ -1,0 +1,364 @@
+/** Posting, reading, deleting and acting on statuses; emoji reactions; bookmarks. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { and, eq, sql } from "drizzle-orm";
+import type { AppEnv } from "../app";
+import { config } from "../env";
+import { db } from "../db/client";
+import { isId } from "../db/ids";
+import { accounts, bookmarks, emojiReactions, statuses, users } from "../db/schema";
+import type { UserAuth } from "../http/auth";
+import { inOrder, pageParams, pageQuery, setLinkHeader } from "../http/pagination";
+import { arrayParam, boolParam, intParam, optionalString } from "../http/params";
+import { route, type Ctx } from "../http/route";
+import { baseUrl, hostOf, renderContext } from "../http/urls";
+import { renderAccount } from "../render/account";
+import { POST_FORMATS } from "../render/instance";
+import { renderCard, renderStatuses } from "../render/status";
+import { AccountSchema } from "../schemas/account";
+import { CardSchema, ContextSchema, EmojiReactionSchema, ScheduledStatusSchema, StatusSchema, StatusSourceSchema } from "../schemas/status";
+import { relatedStatusAccounts } from "../services/account-pages";
+import { ensureCard } from "../services/cards";
+import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
+import * as actions from "../services/status-actions";
+import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
+import { notSilenced, visibleTo } from "../services/visibility";
+import { answerAccounts } from "./account-list";
+import { loadStatus, loadStatuses } from "./status-answer";
+import { notFound } from "../http/errors";
+
+export const postParams = z.object({
+  status: z.string().optional(),
+  in_reply_to_id: optionalString(),
+  media_ids: arrayParam(z.string()).optional(),
+  poll: z
+    .object({
+      options: arrayParam(z.string()),
+      expires_in: intParam(),
+      multiple: boolParam().optional(),
+      hide_totals: boolParam().optional(),
+    })
+    .optional(),
+  sensitive: boolParam().optional(),
+  spoiler_text: z.string().optional(),
+  visibility: optionalString(),
+  scheduled_at: optionalString(),
+  language: optionalString(),
+  preview: boolParam().optional(),
+  content_type: optionalString(),
+  to: arrayParam(z.string()).optional(),
+  expires_in: intParam().optional(),
+  in_reply_to_conversation_id: optionalString(),
+});
+
+export function postContext(c: Ctx, auth: UserAuth): PostContext {
+  return {
+    d: db(c.env),
+    cfg: config(c.env),
+    base: baseUrl(c),
+    host: hostOf(c),
+    author: { account: auth.account, user: auth.user },
+    appId: auth.app?.id ?? null,
+    postFormats: POST_FORMATS,
+  };
+}
+
+const idParam = z.object({ id: z.string() });
+const viewer = (auth: { account: { id: string } | null } | null) => auth?.account?.id ?? null;
+
+export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "post",
+    path: "/api/v1/statuses",
+    summary: "Post a status (or schedule it, or preview it)",
+    tags: ["Statuses"],
+    auth: "user",
+    scopes: ["write:statuses"],
+    params: postParams,
+    response: z.union([StatusSchema, ScheduledStatusSchema]),
+    handler: async (c, p, auth) => {
+      const ctx = postContext(c, auth);
+      const key = c.req.header("idempotency-key") || undefined;
+      if (p.scheduled_at) {
+        const scheduled = await scheduleStatus(ctx, p, p.scheduled_at, key);
+        return c.json(renderScheduled(renderContext(c, auth.account.id), scheduled.row, scheduled.media));
+      }
+      if (p.preview) {
+        const prepared = await preparePost(ctx, p);
+        const h = previewHydrated(prepared, { account: auth.account, user: auth.user });
+        return c.json(renderStatuses(renderContext(c, auth.account.id), h, [prepared.status.id])[0]);
+      }
+      const result = await createStatus(ctx, p, key);
+      const [kind, id] = result.split(":");
+      if (kind === "scheduled") {
+        // A retry of a request that scheduled: answer the same scheduled status.
+        const s = await scheduledById(ctx.d, auth.account.id, id);
+        return c.json(renderScheduled(renderContext(c, auth.account.id), s.row, s.media));
+      }
+      const status = await loadStatus(c, id, auth.account.id);
+      const cardUrl = (await ctx.d.select({ url: statuses.cardUrl }).from(statuses).where(eq(statuses.id, id)).get())?.url;
+      if (cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, cardUrl));
+      return c.json(status);
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/statuses",
+    summary: "Several statuses by id (at most 100; those you may not see are left out)",
+    tags: ["Statuses"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: z.object({ ids: arrayParam(z.string()).pipe(z.array(z.string()).max(100, "at most 100 ids")) }),
+    response: z.array(StatusSchema),
+    handler: async (c, p, auth) => {
+      const me = viewer(auth);
+      const ids = [...new Set(p.ids.filter(isId))];
+      const d = db(c.env);
+      const visible = ids.length
+        ? await d
+            .select({ id: statuses.id })
+            .from(statuses)
+            .where(and(sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, visibleTo(me), notSilenced(me, true)))
+        : [];
+      const ok = new Set(visible.map((r) => r.id));
+      return c.json(await loadStatuses(c, ids.filter((id) => ok.has(id)), me));
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/statuses/:id",
+    summary: "A status",
+    tags: ["Statuses"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: idParam,
+    response: StatusSchema,
+    handler: async (c, p, auth) => {
+      const s = await visibleStatus(db(c.env), p.id, viewer(auth));
+      return c.json(await loadStatus(c, s.id, viewer(auth)));
+    },
+  });
+
+  route(app, {
+    method: "delete",
+    path: "/api/v1/statuses/:id",
+    summary: "Delete your status (answers it with its source, for redrafting)",
+    tags: ["Statuses"],
+    auth: "user",
+    scopes: ["write:statuses"],
+    params: idParam,
+    response: StatusSchema,
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const s = await visibleStatus(d, p.id, auth.account.id);
+      if (s.accountId !== auth.account.id) throw notFound();
+      const rendered = await loadStatus(c, s.id, auth.account.id, { withSource: true });
+      const files = await deleteStatuses(d, [s.id]);
+      if (files.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(files));
+      return c.json(rendered);
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/statuses/:id/context",
+    summary: "The statuses a status replies to, and the replies to it, that you may see",
+    tags: ["Statuses"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: idParam,
+    response: ContextSchema,
+    handler: async (c, p, auth) => {
+      const me = viewer(auth);
+      const d = db(c.env);
+      const s = await visibleStatus(d, p.id, me);
+      // The whole thread in one indexed read; the tree is walked here.
+      const thread = await d
+        .select({ id: statuses.id, parent: statuses.inReplyToId, ok: sql<number>`(${visibleTo(me)} AND ${notSilenced(me)})` })
+        .from(statuses)
+        .where(and(eq(statuses.threadId, s.threadId), sql`${statuses.reblogOfId} IS NULL`));
+      const byId = new Map(thread.map((r) => [r.id, r]));
+      const ancestors: string[] = [];
+      for (let at = byId.get(s.id)?.parent; at && byId.has(at) && ancestors.length < 200; at = byId.get(at)!.parent) ancestors.unshift(at);
+      const children = new Map<string, string[]>();
+      for (const r of [...thread].sort((a, b) => (a.id < b.id ? -1 : 1))) if (r.parent) children.set(r.parent, [...(children.get(r.parent) ?? []), r.id]);
+      const descendants: string[] = [];
+      const walk = (id: string) => {
+        for (const child of children.get(id) ?? []) {
+          descendants.push(child);
+          walk(child);
+        }
+      };
+      walk(s.id);
+      const shown = (id: string) => Boolean(byId.get(id)?.ok);
+      const a = ancestors.filter(shown);
+      const dsc = descendants.filter(shown);
+      const rendered = await loadStatuses(c, [...a, ...dsc], me);
+      return c.json({ ancestors: rendered.slice(0, a.length), descendants: rendered.slice(a.length) });
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/statuses/:id/source",
+    summary: "The text of a status as written, with its content type",
+    tags: ["Statuses"],
+    auth: "user",
+    scopes: ["read:statuses"],
+    params: idParam,
+    response: StatusSourceSchema,
+    handler: async (c, p, auth) => {
+      const s = await visibleStatus(db(c.env), p.id, auth.account.id);
+      return c.json({ id: s.id, text: s.text, spoiler_text: s.spoilerText, content_type: s.contentType });
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/statuses/:id/card",
+    summary: "The preview card of the status's first link ({} when there is none)",
+    tags: ["Statuses"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: idParam,
+    response: z.union([CardSchema, z.object({})]),
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const s = await visibleStatus(d, p.id, viewer(auth));
+      const data = s.cardUrl ? await ensureCard(d, s.cardUrl) : null;
+      return c.json(data ? renderCard(data) : {});
+    },
+  });
+
+  for (const [name, table] of [
+    ["reblogged_by", "reblogs"],
+    ["favourited_by", "favourites"],
+  ] as const) {
+    route(app, {
+      method: "get",
+      path: `/api/v1/statuses/:id/${name}`,
+      summary: name === "reblogged_by" ? "Accounts that reblogged the status" : "Accounts that favourited the status",
+      tags: ["Statuses"],
+      auth: "optional",
+      scopes: ["read:statuses"],
+      params: z.object({ id: z.string(), ...pageParams(40) }),
+      response: z.array(AccountSchema),
+      handler: async (c, p, auth) => {
+        const me = viewer(auth);
+        const s = await visibleStatus(db(c.env), p.id, me);
+        const rows = await relatedStatusAccounts(db(c.env), table, s.reblogOfId ?? s.id, me, p);
+        return answerAccounts(c, rows, { viewerId: me });
+      },
+    });
+  }
+
+  // ---- actions ----
+  const action = (name: string, scopes: string[], run: (c: Ctx, p: any, auth: UserAuth) => Promise<string>, params: z.ZodRawShape = {}) =>
+    route(app, {
+      method: "post",
+      path: `/api/v1/statuses/:id/${name}`,
+      summary: `${name[0].toUpperCase()}${name.slice(1)} a status`,
+      tags: ["Statuses"],
+      auth: "user",
+      scopes,
+      params: z.object({ id: z.string(), ...params }),
+      response: StatusSchema,
+      handler: async (c, p, auth) => c.json(await loadStatus(c, await run(c, p, auth), auth.account.id)),
+    });
+  const d = (c: Ctx) => db(c.env);
+  action("reblog", ["write:statuses"], (c, p, a) => actions.reblog(d(c), a.account, p.id, baseUrl(c), p.visibility), { visibility: optionalString() });
+  action("unreblog", ["write:statuses"], (c, p, a) => actions.unreblog(d(c), a.account, p.id));
+  action("favourite", ["write:favourites"], (c, p, a) => actions.favourite(d(c), a.account, p.id, true));
+  action("unfavourite", ["write:favourites"], (c, p, a) => actions.favourite(d(c), a.account, p.id, false));
+  action("bookmark", ["write:bookmarks"], (c, p, a) => actions.bookmark(d(c), a.account, p.id, true));
+  action("unbookmark", ["write:bookmarks"], (c, p, a) => actions.bookmark(d(c), a.account, p.id, false));
+  action("pin", ["write:accounts"], (c, p, a) => actions.pin(d(c), a.account, p.id, true));
+  action("unpin", ["write:accounts"], (c, p, a) => actions.pin(d(c), a.account, p.id, false));
+  action("mute", ["write:mutes"], (c, p, a) => actions.muteThread(d(c), a.account, p.id, true, p.expires_in), { expires_in: intParam().pipe(z.number().int().min(0)).optional() });
+  action("unmute", ["write:mutes"], (c, p, a) => actions.muteThread(d(c), a.account, p.id, false));
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/bookmarks",
+    summary: "The user's bookmarked statuses",
+    tags: ["Statuses"],
+    auth: "user",
+    scopes: ["read:bookmarks"],
+    params: z.object(pageParams(20)),
+    response: z.array(StatusSchema),
+    handler: async (c, p, auth) => {
+      const me = auth.account.id;
+      const q = pageQuery(bookmarks.id, p);
+      const rows = inOrder(
+        await db(c.env)
+          .select({ cursor: bookmarks.id, statusId: bookmarks.statusId })
+          .from(bookmarks)
+          .innerJoin(statuses, eq(statuses.id, bookmarks.statusId))
+          .where(and(eq(bookmarks.accountId, me), q.where, visibleTo(me)))
+          .orderBy(q.orderBy)
+          .limit(q.limit),
+        q,
+      );
+      setLinkHeader(c, rows.map((r) => r.cursor));
+      return c.json(await loadStatuses(c, rows.map((r) => r.statusId), me));
+    },
+  });
+
+  // ---- emoji reactions ----
+  for (const prefix of ["/api/v1/pleroma/statuses/:id/reactions", "/api/v1/statuses/:id/reactions"]) {
+    for (const path of [prefix, `${prefix}/:emoji`]) {
+      route(app, {
+        method: "get",
+        path,
+        summary: "Emoji reactions to a status, with the accounts behind them",
+        tags: ["Reactions"],
+        auth: "optional",
+        scopes: ["read:statuses"],
+        params: z.object({ id: z.string(), emoji: z.string().optional(), with_muted: boolParam().optional() }),
+        response: z.array(EmojiReactionSchema.extend({ accounts: z.array(AccountSchema) })),
+        handler: async (c, p, auth) => {
+          const me = viewer(auth);
+          const dd = db(c.env);
+          const s = await visibleStatus(dd, p.id, me);
+          const name = p.emoji === undefined ? undefined : await actions.reactionName(dd, p.emoji);
+          const rows = await dd
+            .select({ emoji: emojiReactions.emoji, account: accounts, user: users })
+            .from(emojiReactions)
+            .innerJoin(accounts, eq(accounts.id, emojiReactions.accountId))
+            .leftJoin(users, eq(users.accountId, accounts.id))
+            .where(and(eq(emojiReactions.statusId, s.id), name ? eq(emojiReactions.emoji, name) : undefined, eq(accounts.deactivated, false), notSilenced(me, p.with_muted ?? false, emojiReactions.accountId)))
+            .orderBy(emojiReactions.id);
+          const ctx = renderContext(c, me);
+          const groups = new Map<string, { name: string; count: number; me: boolean; accounts: ReturnType<typeof renderAccount>[] }>();
+          for (const r of rows) {
+            const g = groups.get(r.emoji) ?? { name: r.emoji, count: 0, me: false, accounts: [] };
+            g.count++;
+            g.me ||= r.account.id === me;
+            g.accounts.push(renderAccount(ctx, r));
+            groups.set(r.emoji, g);
+          }
+          return c.json([...groups.values()]);
+        },
+      });
+    }
+  }
+  for (const [method, on] of [
+    ["put", true],
+    ["delete", false],
+  ] as const) {
+    route(app, {
+      method,
+      path: "/api/v1/pleroma/statuses/:id/reactions/:emoji",
+      summary: on ? "React to a status with an emoji" : "Remove your emoji reaction",
+      tags: ["Reactions"],
+      auth: "user",
+      scopes: ["write:statuses"],
+      params: z.object({ id: z.string(), emoji: z.string() }),
+      response: StatusSchema,
+      handler: async (c, p, auth) => c.json(await loadStatus(c, await actions.react(db(c.env), auth.account, p.id, p.emoji, on), auth.account.id)),
+    });
+  }
+}
+

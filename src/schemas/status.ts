@@ -1,0 +1,139 @@
+import { z } from "@hono/zod-openapi";
+import { AccountSchema, EmojiSchema } from "./account";
+
+export const VISIBILITIES = ["public", "unlisted", "private", "direct", "local", "list"] as const;
+
+export const MediaAttachmentSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(["image", "gifv", "video", "audio", "unknown"]),
+    url: z.string(),
+    remote_url: z.string().nullable(),
+    preview_url: z.string(),
+    text_url: z.string().nullable(),
+    description: z.string().nullable(),
+    pleroma: z.object({ mime_type: z.string() }),
+  })
+  .openapi("MediaAttachment");
+
+export const PollSchema = z
+  .object({
+    id: z.string(),
+    expires_at: z.string().nullable(),
+    expired: z.boolean(),
+    multiple: z.boolean(),
+    votes_count: z.number().int(),
+    voters_count: z.number().int(),
+    options: z.array(z.object({ title: z.string(), votes_count: z.number().int().nullable() })),
+    voted: z.boolean(),
+    own_votes: z.array(z.number().int()),
+    emojis: z.array(EmojiSchema),
+    pleroma: z.object({ non_anonymous: z.boolean() }).optional(),
+  })
+  .openapi("Poll");
+
+export const CardSchema = z
+  .object({
+    url: z.string(),
+    title: z.string(),
+    description: z.string(),
+    image: z.string().nullable(),
+    type: z.enum(["link", "photo", "video", "rich"]),
+    provider_name: z.string(),
+    provider_url: z.string(),
+    author_name: z.string(),
+    author_url: z.string(),
+    html: z.string(),
+    width: z.number().int(),
+    height: z.number().int(),
+    pleroma: z.object({ opengraph: z.record(z.string(), z.string()) }),
+  })
+  .openapi("Card");
+
+export const MentionSchema = z.object({ id: z.string(), username: z.string(), acct: z.string(), url: z.string() });
+export const TagSchema = z.object({ name: z.string(), url: z.string() });
+export const EmojiReactionSchema = z.object({ name: z.string(), count: z.number().int(), me: z.boolean(), url: z.string().nullable().optional() });
+
+const statusFields = {
+  id: z.string(),
+  uri: z.string(),
+  url: z.string(),
+  account: AccountSchema,
+  in_reply_to_id: z.string().nullable(),
+  in_reply_to_account_id: z.string().nullable(),
+  content: z.string(),
+  text: z.string().nullable(),
+  created_at: z.string(),
+  edited_at: z.string().nullable(),
+  emojis: z.array(EmojiSchema),
+  replies_count: z.number().int(),
+  reblogs_count: z.number().int(),
+  favourites_count: z.number().int(),
+  reblogged: z.boolean(),
+  favourited: z.boolean(),
+  muted: z.boolean(),
+  bookmarked: z.boolean(),
+  pinned: z.boolean(),
+  sensitive: z.boolean(),
+  spoiler_text: z.string(),
+  visibility: z.enum(VISIBILITIES),
+  media_attachments: z.array(MediaAttachmentSchema),
+  mentions: z.array(MentionSchema),
+  tags: z.array(TagSchema),
+  card: CardSchema.nullable(),
+  poll: PollSchema.nullable(),
+  application: z.object({ name: z.string(), website: z.string().nullable() }).nullable(),
+  language: z.string().nullable(),
+  pleroma: z.object({
+    local: z.boolean(),
+    conversation_id: z.string(),
+    context: z.string(),
+    direct_conversation_id: z.string().nullable(),
+    in_reply_to_account_acct: z.string().nullable(),
+    content: z.object({ "text/plain": z.string() }),
+    spoiler_text: z.object({ "text/plain": z.string() }),
+    expires_at: z.string().nullable(),
+    thread_muted: z.boolean(),
+    emoji_reactions: z.array(EmojiReactionSchema),
+    parent_visible: z.boolean(),
+    pinned_at: z.string().nullable(),
+  }),
+};
+
+export const BaseStatusSchema = z.object({ ...statusFields, reblog: z.null() });
+export const StatusSchema = z.object({ ...statusFields, reblog: BaseStatusSchema.nullable() }).openapi("Status");
+
+export const ContextSchema = z.object({ ancestors: z.array(StatusSchema), descendants: z.array(StatusSchema) }).openapi("Context");
+
+export const StatusSourceSchema = z
+  .object({ id: z.string(), text: z.string(), spoiler_text: z.string(), content_type: z.string() })
+  .openapi("StatusSource");
+
+export const ScheduledStatusSchema = z
+  .object({
+    id: z.string(),
+    scheduled_at: z.string(),
+    params: z.object({
+      text: z.string().nullable(),
+      media_ids: z.array(z.string()).nullable(),
+      sensitive: z.boolean().nullable(),
+      spoiler_text: z.string().nullable(),
+      visibility: z.string(),
+      scheduled_at: z.string().nullable(),
+      poll: z.unknown().nullable(),
+      idempotency: z.string().nullable(),
+      in_reply_to_id: z.string().nullable(),
+      application_id: z.string().nullable(),
+      expires_in: z.number().int().nullable(),
+      content_type: z.string().nullable(),
+      language: z.string().nullable(),
+    }),
+    media_attachments: z.array(MediaAttachmentSchema),
+  })
+  .openapi("ScheduledStatus");
+
+export type Status = z.infer<typeof StatusSchema>;
+export type BaseStatus = z.infer<typeof BaseStatusSchema>;
+export type MediaAttachment = z.infer<typeof MediaAttachmentSchema>;
+export type Poll = z.infer<typeof PollSchema>;
+export type Card = z.infer<typeof CardSchema>;

@@ -1,0 +1,170 @@
+/**
+ * Scheduled statuses: validated like a post, stored with their parameters and media, posted by the cron when
+ * due. Posting a scheduled status and removing it are one batch guarded by the idempotency key
+ * `scheduled:<id>`, so overlapping or repeated cron runs post it once.
+ */
+import { and, asc, count, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { iso, now, statement } from "../db/client";
+import { newId } from "../db/ids";
+import { accounts, idempotencyKeys, mediaAttachments, scheduledStatuses, users } from "../db/schema";
+import type { Config } from "../env";
+import { notFound, unprocessable } from "../http/errors";
+import type { RenderContext } from "../render/account";
+import { renderMedia } from "../render/status";
+import type { MediaRow } from "./hydrate";
+import { findIdempotent, preparePost, validatePost, writePost, type PostContext, type PostInput } from "./statuses";
+
+export const MIN_LEAD_MS = 5 * 60_000;
+export const MAX_PENDING = 300;
+export const MAX_PER_DAY = 50;
+const DAY = 86_400_000;
+
+export type ScheduledRow = typeof scheduledStatuses.$inferSelect;
+
+/** What is stored: the post's parameters, and where it was posted from (for links in its content). */
+interface StoredParams extends PostInput {
+  base: string;
+  host: string;
+  idempotency: string | null;
+}
+
+function scheduledTime(input: string): number {
+  const t = Date.parse(input);
+  if (Number.isNaN(t)) throw unprocessable("Invalid scheduled_at: expected an ISO 8601 time");
+  if (t < now() + MIN_LEAD_MS) throw unprocessable("Scheduled time must be at least 5 minutes in the future");
+  return t;
+}
+
+/** Refuses a time that would exceed 300 pending or 50 in its UTC day (not counting `except`). */
+async function checkLimits(d: DB, accountId: string, at: number, except: string | null = null) {
+  const dayStart = Math.floor(at / DAY) * DAY;
+  const others = except ? sql`${scheduledStatuses.id} <> ${except}` : sql`1`;
+  const [pending, sameDay] = await d.batch([
+    d.select({ n: count() }).from(scheduledStatuses).where(and(eq(scheduledStatuses.accountId, accountId), others)),
+    d
+      .select({ n: count() })
+      .from(scheduledStatuses)
+      .where(and(eq(scheduledStatuses.accountId, accountId), others, sql`${scheduledStatuses.scheduledAt} >= ${dayStart} AND ${scheduledStatuses.scheduledAt} < ${dayStart + DAY}`)),
+  ]);
+  if ((pending[0]?.n ?? 0) >= MAX_PENDING) throw unprocessable("total limit exceeded");
+  if ((sameDay[0]?.n ?? 0) >= MAX_PER_DAY) throw unprocessable("daily limit exceeded");
+}
+
+export async function scheduleStatus(ctx: PostContext, p: PostInput & { scheduled_at?: string; preview?: boolean }, at: string, key?: string): Promise<{ row: ScheduledRow; media: MediaRow[] }> {
+  const me = ctx.author.account.id;
+  if (key) {
+    const earlier = await findIdempotent(ctx.d, me, key);
+    if (earlier?.startsWith("scheduled:")) return scheduledById(ctx.d, me, earlier.slice("scheduled:".length));
+  }
+  const t = scheduledTime(at);
+  validatePost(ctx, p);
+  const mediaIds = [...new Set(p.media_ids ?? [])];
+  const media = mediaIds.length
+    ? await ctx.d
+        .select()
+        .from(mediaAttachments)
+        .where(and(inArray(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
+    : [];
+  if (media.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
+  await checkLimits(ctx.d, me, t);
+  const { scheduled_at: _s, preview: _p, ...post } = p;
+  const params: StoredParams = { ...post, base: ctx.base, host: ctx.host, idempotency: key ?? null };
+  const row: ScheduledRow = { id: newId(), accountId: me, scheduledAt: t, params: params as unknown as Record<string, unknown>, appId: ctx.appId, createdAt: now() };
+  await ctx.d.$client.batch([
+    statement(ctx.d, ctx.d.insert(scheduledStatuses).values(row)),
+    ...media.map((m) => statement(ctx.d, ctx.d.update(mediaAttachments).set({ scheduledStatusId: row.id }).where(eq(mediaAttachments.id, m.id)))),
+    ...(key ? [statement(ctx.d, ctx.d.insert(idempotencyKeys).values({ accountId: me, key, result: `scheduled:${row.id}`, createdAt: now() }))] : []),
+  ]);
+  return { row, media: media.map((m) => ({ ...m, scheduledStatusId: row.id })) };
+}
+
+export async function scheduledById(d: DB, accountId: string, id: string): Promise<{ row: ScheduledRow; media: MediaRow[] }> {
+  const [rows, media] = await d.batch([
+    d.select().from(scheduledStatuses).where(and(eq(scheduledStatuses.id, id), eq(scheduledStatuses.accountId, accountId))),
+    d.select().from(mediaAttachments).where(eq(mediaAttachments.scheduledStatusId, id)).orderBy(asc(mediaAttachments.id)),
+  ]);
+  if (!rows[0]) throw notFound();
+  return { row: rows[0], media };
+}
+
+export async function listScheduled(d: DB, accountId: string) {
+  const [rows, media] = await d.batch([
+    d.select().from(scheduledStatuses).where(eq(scheduledStatuses.accountId, accountId)).orderBy(asc(scheduledStatuses.scheduledAt)),
+    d.select().from(mediaAttachments).where(and(eq(mediaAttachments.accountId, accountId), sql`${mediaAttachments.scheduledStatusId} IS NOT NULL`)),
+  ]);
+  return rows.map((row) => ({ row, media: media.filter((m) => m.scheduledStatusId === row.id) }));
+}
+
+export async function reschedule(d: DB, accountId: string, id: string, at: string) {
+  await scheduledById(d, accountId, id);
+  const t = scheduledTime(at);
+  await checkLimits(d, accountId, t, id);
+  await d.update(scheduledStatuses).set({ scheduledAt: t }).where(eq(scheduledStatuses.id, id));
+  return scheduledById(d, accountId, id);
+}
+
+export async function unschedule(d: DB, accountId: string, id: string) {
+  await scheduledById(d, accountId, id);
+  // The media stay the user's, free for another post.
+  await d.batch([
+    d.update(mediaAttachments).set({ scheduledStatusId: null }).where(eq(mediaAttachments.scheduledStatusId, id)),
+    d.delete(scheduledStatuses).where(eq(scheduledStatuses.id, id)),
+  ]);
+}
+
+export function renderScheduled(ctx: RenderContext, row: ScheduledRow, media: MediaRow[]) {
+  const p = row.params as unknown as StoredParams;
+  return {
+    id: row.id,
+    scheduled_at: iso(row.scheduledAt),
+    params: {
+      text: p.status ?? null,
+      media_ids: p.media_ids ?? null,
+      sensitive: p.sensitive ?? null,
+      spoiler_text: p.spoiler_text ?? null,
+      visibility: p.visibility ?? "public",
+      scheduled_at: null,
+      poll: p.poll ?? null,
+      idempotency: p.idempotency ?? null,
+      in_reply_to_id: p.in_reply_to_id ?? null,
+      application_id: row.appId,
+      expires_in: p.expires_in ?? null,
+      content_type: p.content_type ?? null,
+      language: p.language ?? null,
+    },
+    media_attachments: media.map((m) => renderMedia(ctx, m)),
+  };
+}
+
+/**
+ * Posts the scheduled statuses that are due, at most `max` a run (a backlog drains over runs). One that can no
+ * longer be posted (its reply target gone, say) is dropped. Returns the ids of the statuses posted.
+ */
+export async function postDue(d: DB, cfg: Config, postFormats: string[], t: number, max = 25): Promise<string[]> {
+  const due = await d
+    .select({ row: scheduledStatuses, account: accounts, user: users })
+    .from(scheduledStatuses)
+    .innerJoin(accounts, eq(accounts.id, scheduledStatuses.accountId))
+    .innerJoin(users, eq(users.accountId, scheduledStatuses.accountId))
+    .where(lte(scheduledStatuses.scheduledAt, t))
+    .orderBy(asc(scheduledStatuses.scheduledAt))
+    .limit(max);
+  const posted: string[] = [];
+  for (const { row, account, user } of due) {
+    const p = row.params as unknown as StoredParams;
+    const ctx: PostContext = { d, cfg, base: p.base, host: p.host, author: { account, user }, appId: row.appId, postFormats };
+    const claim = statement(d, d.delete(scheduledStatuses).where(eq(scheduledStatuses.id, row.id)));
+    try {
+      const { base: _b, host: _h, idempotency: _i, ...input } = p;
+      const prepared = await preparePost(ctx, input, Math.max(t, row.scheduledAt));
+      await writePost(d, prepared, { accountId: account.id, key: `scheduled:${row.id}` }, [claim]);
+      posted.push(prepared.status.id);
+    } catch (e) {
+      // Another run posted it (the key is taken), or it cannot be posted any more: either way it is done.
+      console.warn(`scheduled status ${row.id}: ${e instanceof Error ? e.message : e}`);
+      await d.$client.batch([statement(d, d.update(mediaAttachments).set({ scheduledStatusId: null }).where(eq(mediaAttachments.scheduledStatusId, row.id))), claim]);
+    }
+  }
+  return posted;
+}

@@ -1,0 +1,166 @@
+/**
+ * What users do to statuses: reblog, favourite, bookmark, pin, mute the thread, react with an emoji, vote.
+ * Each checks that the status is visible to the actor (a stranger gets 404, as if it did not exist), writes one
+ * batch, and recounts the counters it touches from the rows.
+ */
+import { and, count, eq, isNotNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now, statement } from "../db/client";
+import { newId } from "../db/ids";
+import { bookmarks, customEmojis, emojiReactions, favourites, polls, statuses, threadMutes } from "../db/schema";
+import { badRequest, notFound, unprocessable } from "../http/errors";
+import type { AccountRow } from "./accounts";
+import type { StatusRow } from "./hydrate";
+import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
+
+export const MAX_PINNED = 5;
+
+/** Reblogs a status (once; again returns the same reblog). Direct statuses, and others' private ones, cannot be. */
+export async function reblog(d: DB, me: AccountRow, id: string, base: string, visibility?: string): Promise<string> {
+  const original = await visibleStatus(d, id, me.id);
+  const target = original.reblogOfId ? await visibleStatus(d, original.reblogOfId, me.id) : original;
+  const rebloggable = ["public", "unlisted", "local"].includes(target.visibility) || (target.visibility === "private" && target.accountId === me.id);
+  if (!rebloggable) throw unprocessable("This status cannot be reblogged");
+  const existing = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id))).get();
+  if (existing) return existing.id;
+  const t = now();
+  const rid = newId(t);
+  // A reblog never reaches further than the status it shares.
+  const order = ["direct", "list", "private", "local", "unlisted", "public"];
+  const wanted = visibility && order.includes(visibility) && order.indexOf(visibility) < order.indexOf(target.visibility) ? visibility : target.visibility;
+  const row: StatusRow = {
+    ...target,
+    id: rid,
+    uri: `${base}/activities/${rid}`,
+    url: `${base}/notice/${rid}`,
+    accountId: me.id,
+    inReplyToId: null,
+    inReplyToAccountId: null,
+    reblogOfId: target.id,
+    content: "",
+    text: "",
+    spoilerText: "",
+    visibility: wanted as StatusRow["visibility"],
+    local: me.domain === null,
+    cardUrl: null,
+    emojiShortcodes: [],
+    repliesCount: 0,
+    reblogsCount: 0,
+    favouritesCount: 0,
+    pinnedAt: null,
+    expiresAt: null,
+    createdAt: t,
+    editedAt: null,
+    appId: null,
+  };
+  try {
+    await d.$client.batch([statement(d, d.insert(statuses).values(row)), statement(d, recountReblogs(target.id))]);
+  } catch (e) {
+    // Two reblogs racing: the unique index keeps one; answer it.
+    if (!String(e).includes("UNIQUE")) throw e;
+  }
+  const made = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id))).get();
+  return made!.id;
+}
+
+/** Removes the user's reblog; answers the original. */
+export async function unreblog(d: DB, me: AccountRow, id: string): Promise<string> {
+  const original = await visibleStatus(d, id, me.id);
+  const targetId = original.reblogOfId ?? original.id;
+  const mine = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId))).all();
+  await deleteStatuses(d, mine.map((r) => r.id));
+  return targetId;
+}
+
+/** The status actions apply to: a reblog stands for its original. */
+async function actionTarget(d: DB, me: AccountRow, id: string): Promise<StatusRow> {
+  const s = await visibleStatus(d, id, me.id);
+  return s.reblogOfId ? visibleStatus(d, s.reblogOfId, me.id) : s;
+}
+
+export async function favourite(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
+  const s = await actionTarget(d, me, id);
+  const write = on
+    ? d.insert(favourites).values({ id: newId(), accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing()
+    : d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)));
+  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id))]);
+  return s.id;
+}
+
+export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
+  const s = await actionTarget(d, me, id);
+  if (on) await d.insert(bookmarks).values({ id: newId(), accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing();
+  else await d.delete(bookmarks).where(and(eq(bookmarks.accountId, me.id), eq(bookmarks.statusId, s.id)));
+  return s.id;
+}
+
+export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
+  const s = await actionTarget(d, me, id);
+  if (!on) {
+    await d.update(statuses).set({ pinnedAt: null }).where(and(eq(statuses.id, s.id), eq(statuses.accountId, me.id)));
+    return s.id;
+  }
+  if (s.accountId !== me.id) throw unprocessable("Someone else's status cannot be pinned");
+  if (!["public", "unlisted"].includes(s.visibility)) throw unprocessable("Non-public status cannot be pinned");
+  if (s.pinnedAt !== null) return s.id;
+  const pinned = await d.select({ n: count() }).from(statuses).where(and(eq(statuses.accountId, me.id), isNotNull(statuses.pinnedAt))).get();
+  if ((pinned?.n ?? 0) >= MAX_PINNED) throw unprocessable("You have already pinned the maximum number of statuses");
+  await d.update(statuses).set({ pinnedAt: now() }).where(eq(statuses.id, s.id));
+  return s.id;
+}
+
+export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean, expiresIn?: number): Promise<string> {
+  const s = await visibleStatus(d, id, me.id);
+  if (on) {
+    const expiresAt = expiresIn ? now() + expiresIn * 1000 : null;
+    await d
+      .insert(threadMutes)
+      .values({ id: newId(), accountId: me.id, threadId: s.threadId, expiresAt, createdAt: now() })
+      .onConflictDoUpdate({ target: [threadMutes.accountId, threadMutes.threadId], set: { expiresAt } });
+  } else await d.delete(threadMutes).where(and(eq(threadMutes.accountId, me.id), eq(threadMutes.threadId, s.threadId)));
+  return s.id;
+}
+
+const SINGLE_EMOJI = /^(\p{Extended_Pictographic}|\p{Regional_Indicator}{2}|[#*0-9]\uFE0F?\u20E3)(\uFE0F|\p{Emoji_Modifier}|\u200D(\p{Extended_Pictographic}|\p{Emoji_Component})\uFE0F?)*$/u;
+
+/** A reaction's name: one unicode emoji, or an existing custom emoji's shortcode (`:blob:` or `blob`). */
+export async function reactionName(d: DB, input: string): Promise<string> {
+  const emoji = decodeURIComponent(input).trim();
+  if (SINGLE_EMOJI.test(emoji)) return emoji;
+  const shortcode = emoji.replace(/^:|:$/g, "");
+  const custom = /^[a-zA-Z0-9_]+$/.test(shortcode) ? await d.select().from(customEmojis).where(eq(customEmojis.shortcode, shortcode)).get() : undefined;
+  if (!custom) throw badRequest("Invalid emoji: use one unicode emoji or a custom emoji of this instance");
+  return shortcode;
+}
+
+export async function react(d: DB, me: AccountRow, id: string, emoji: string, on: boolean): Promise<string> {
+  const s = await actionTarget(d, me, id);
+  const name = await reactionName(d, emoji);
+  if (on) await d.insert(emojiReactions).values({ id: newId(), accountId: me.id, statusId: s.id, emoji: name, createdAt: now() }).onConflictDoNothing();
+  else await d.delete(emojiReactions).where(and(eq(emojiReactions.accountId, me.id), eq(emojiReactions.statusId, s.id), eq(emojiReactions.emoji, name)));
+  return s.id;
+}
+
+/** Votes in a poll: not its author, not after the end, not twice, choices in range and one unless multiple. */
+export async function vote(d: DB, me: AccountRow, pollId: string, choices: number[]): Promise<string> {
+  const poll = await d.select().from(polls).where(eq(polls.id, pollId)).get();
+  if (!poll) throw notFound();
+  const s = await visibleStatus(d, poll.statusId, me.id);
+  if (s.accountId === me.id) throw unprocessable("Poll's author can't vote");
+  if (poll.expiresAt !== null && poll.expiresAt <= now()) throw unprocessable("Poll's closed");
+  const unique = [...new Set(choices)];
+  if (unique.length === 0 || unique.some((c) => c < 0 || c >= poll.options.length)) throw unprocessable("Invalid indices");
+  if (!poll.multiple && unique.length > 1) throw unprocessable("Too many choices");
+  const t = now();
+  // One conditional insert: a second vote (even a racing one) finds the first and writes nothing.
+  const rows = JSON.stringify(unique.map((choice) => ({ id: newId(t), choice })));
+  const result = await statement(
+    d,
+    sql`INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at)
+      SELECT json_extract(value, '$.id'), ${poll.id}, ${me.id}, json_extract(value, '$.choice'), ${t} FROM json_each(${rows})
+      WHERE NOT EXISTS (SELECT 1 FROM poll_votes WHERE poll_id = ${poll.id} AND account_id = ${me.id})`,
+  ).run();
+  if (!result.meta.changes) throw unprocessable("Already voted");
+  return poll.id;
+}
+

@@ -1,0 +1,389 @@
+/**
+ * Posting and deleting statuses. A post is validated, its references (reply, media, list, conversation,
+ * mentioned accounts, idempotency key) are read in one batch, and everything it writes (status, recipients,
+ * tags, media, poll, conversation participations, counters, idempotency key) is one batch.
+ */
+import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now, statement } from "../db/client";
+import { isId, newId } from "../db/ids";
+import {
+  accounts,
+  conversations,
+  idempotencyKeys,
+  listAccounts,
+  lists,
+  mediaAttachments,
+  participations,
+  polls,
+  statusRecipients,
+  statuses,
+  statusTags,
+  users,
+  type Visibility,
+} from "../db/schema";
+import { extract, renderContent, type ContentType, type MentionTarget } from "../content/format";
+import type { Config } from "../env";
+import { notFound, unprocessable } from "../http/errors";
+import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
+import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
+import { visibleTo } from "./visibility";
+
+export const IDEMPOTENCY_HOURS = 6;
+const MIN_EXPIRY_SECONDS = 3600;
+
+export interface PollInput {
+  options: string[];
+  expires_in: number;
+  multiple?: boolean;
+  hide_totals?: boolean;
+}
+
+export interface PostInput {
+  status?: string;
+  in_reply_to_id?: string;
+  media_ids?: string[];
+  poll?: PollInput;
+  sensitive?: boolean;
+  spoiler_text?: string;
+  visibility?: string;
+  language?: string;
+  content_type?: string;
+  to?: string[];
+  expires_in?: number;
+  in_reply_to_conversation_id?: string;
+}
+
+export interface PostContext {
+  d: DB;
+  cfg: Config;
+  base: string;
+  host: string;
+  author: { account: AccountRow; user: UserRow };
+  appId: string | null;
+  postFormats: string[];
+}
+
+/** Checks that need no database: the same for posting now, scheduling and previews. */
+export function validatePost(ctx: Pick<PostContext, "cfg" | "postFormats">, p: PostInput): void {
+  const text = p.status ?? "";
+  const media = p.media_ids ?? [];
+  if (text.trim() === "" && media.length === 0) throw unprocessable("Validation failed: Text can't be blank");
+  if (p.poll && media.length > 0) throw unprocessable("Validation failed: Polls can't have media attached");
+  if (p.poll && text.trim() === "") throw unprocessable("Validation failed: Text can't be blank");
+  if (text.length + (p.spoiler_text ?? "").length > ctx.cfg.maxTootChars) throw unprocessable("The status is over the character limit");
+  if (p.expires_in !== undefined && p.expires_in <= MIN_EXPIRY_SECONDS) throw unprocessable("Expiry date is too soon");
+  if (p.content_type && !ctx.postFormats.includes(p.content_type)) throw unprocessable(`Unsupported content type: ${p.content_type}`);
+  if (p.visibility && !/^(public|unlisted|private|direct|local|list:.+)$/.test(p.visibility)) throw unprocessable(`Invalid visibility: ${p.visibility}`);
+  if (p.poll) validatePoll(ctx.cfg, p.poll);
+}
+
+function validatePoll(cfg: Config, poll: PollInput): void {
+  const l = cfg.pollLimits;
+  if (poll.options.length < 2) throw unprocessable("Poll must contain at least 2 options");
+  if (poll.options.length > l.max_options) throw unprocessable(`Poll can't contain more than ${l.max_options} options`);
+  if (poll.options.some((o) => o.trim() === "")) throw unprocessable("Poll options can't be blank");
+  if (poll.options.some((o) => o.length > l.max_option_chars)) throw unprocessable(`Poll options cannot be longer than ${l.max_option_chars} characters each`);
+  if (new Set(poll.options).size !== poll.options.length) throw unprocessable("Poll options must be unique");
+  if (poll.expires_in < Math.max(l.min_expiration, 1)) throw unprocessable("Expiration date is too soon");
+  if (poll.expires_in > l.max_expiration) throw unprocessable("Expiration date is too far in the future");
+}
+
+interface Prepared {
+  status: StatusRow;
+  recipients: { accountId: string; mention: boolean }[];
+  mentioned: AccountWithUser[];
+  addressed: AccountWithUser[];
+  tags: string[];
+  media: MediaRow[];
+  poll: PollRow | null;
+  parent: StatusRow | null;
+  /** Accounts taking part in a direct conversation (author first); local ones get a participation. */
+  participants: string[];
+}
+
+/** Reads what a post refers to and builds its rows, without writing anything. */
+export async function preparePost(ctx: PostContext, p: PostInput, t: number = now()): Promise<Prepared> {
+  validatePost(ctx, p);
+  const { d, author } = ctx;
+  const me = author.account.id;
+  const contentType = (p.content_type ?? "text/plain") as ContentType;
+  const text = p.status ?? "";
+  const found = extract(text, contentType, ctx.host);
+  const explicit = p.to?.map((n) => n.replace(/^@/, "").toLowerCase());
+  const listId = p.visibility?.startsWith("list:") ? p.visibility.slice(5) : null;
+  const acctKeys = [...new Set([...found.mentions, ...(explicit ?? [])])];
+  const mediaIds = [...new Set(p.media_ids ?? [])];
+
+  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows] = await d.batch([
+    d
+      .select()
+      .from(statuses)
+      .where(and(eq(statuses.id, p.in_reply_to_id && isId(p.in_reply_to_id) ? p.in_reply_to_id : ""), visibleTo(me))),
+    d
+      .select()
+      .from(mediaAttachments)
+      .where(and(inArray(mediaAttachments.id, mediaIds.length ? mediaIds : [""]), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId))),
+    d.select().from(lists).where(and(eq(lists.id, listId ?? ""), eq(lists.accountId, me))),
+    d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId ?? "")),
+    d
+      .select({ p: participations, threadId: conversations.threadId })
+      .from(participations)
+      .innerJoin(conversations, eq(conversations.id, participations.conversationId))
+      .where(and(eq(participations.id, p.in_reply_to_conversation_id ?? ""), eq(participations.accountId, me))),
+    d
+      .select({ account: accounts, user: users })
+      .from(accounts)
+      .leftJoin(users, eq(users.accountId, accounts.id))
+      .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false))),
+  ]);
+
+  const parent = parentRows[0] ?? null;
+  if (p.in_reply_to_id && !parent) throw notFound();
+  if (mediaRows.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
+  if (listId && listRows.length === 0) throw notFound();
+  const participation = participationRows[0] ?? null;
+  if (p.in_reply_to_conversation_id && !participation) throw notFound();
+
+  // Direct stays direct: a reply in a direct thread, or to a conversation, cannot widen the audience.
+  let visibility: Visibility;
+  if (participation || parent?.visibility === "direct") visibility = "direct";
+  else if (listId) visibility = "list";
+  else visibility = (p.visibility as Visibility | undefined) ?? (author.user.defaultScope as Visibility);
+
+  const byKey = new Map(mentionRows.map((r) => [r.account.acctKey!, r]));
+  const mentioned = found.mentions.flatMap((k) => byKey.get(k) ?? []);
+  const recipients = new Map<string, boolean>();
+  if (explicit) {
+    // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients.
+    for (const k of explicit) {
+      const a = byKey.get(k);
+      if (a) recipients.set(a.account.id, found.mentions.includes(k));
+    }
+  } else {
+    for (const a of mentioned) recipients.set(a.account.id, true);
+    if (parent && !recipients.has(parent.accountId)) recipients.set(parent.accountId, false);
+  }
+  if (visibility === "list") for (const m of memberRows) if (!recipients.has(m.accountId)) recipients.set(m.accountId, false);
+  if (participation) for (const id of participation.p.recipients) if (!recipients.has(id)) recipients.set(id, false);
+  recipients.delete(me);
+
+  const mentionTargets = new Map<string, MentionTarget>(
+    mentioned.map((a) => [a.account.acctKey!, { id: a.account.id, username: a.account.username, acct: a.account.domain ? `${a.account.username}@${a.account.domain}` : a.account.username, url: a.account.url }]),
+  );
+  const content = await renderContent(text, contentType, { base: ctx.base, localHost: ctx.host, mentions: mentionTargets });
+  const spoiler = p.spoiler_text ?? "";
+  const spoilerEmojis = extract(spoiler, "text/plain", ctx.host).emojis;
+
+  const id = newId(t);
+  const threadId = participation?.threadId ?? parent?.threadId ?? id;
+  const status: StatusRow = {
+    id,
+    uri: `${ctx.base}/objects/${id}`,
+    url: `${ctx.base}/notice/${id}`,
+    accountId: me,
+    inReplyToId: parent?.id ?? null,
+    inReplyToAccountId: parent?.accountId ?? null,
+    reblogOfId: null,
+    threadId,
+    context: parent?.context ?? `${ctx.base}/contexts/${threadId}`,
+    content,
+    text,
+    contentType,
+    spoilerText: spoiler,
+    visibility,
+    listId,
+    sensitive: p.sensitive ?? (spoiler !== "" || (mediaRows.length > 0 && author.user.sensitive)),
+    language: p.language ?? author.user.postingLanguage ?? null,
+    appId: ctx.appId,
+    local: true,
+    hasMedia: mediaRows.length > 0,
+    cardUrl: found.links[0] ?? null,
+    emojiShortcodes: [...new Set([...found.emojis, ...spoilerEmojis])],
+    repliesCount: 0,
+    reblogsCount: 0,
+    favouritesCount: 0,
+    pinnedAt: null,
+    expiresAt: p.expires_in ? t + p.expires_in * 1000 : null,
+    createdAt: t,
+    editedAt: null,
+  };
+  const order = new Map(mediaIds.map((m, i) => [m, i]));
+  const media = mediaRows
+    .map((m) => ({ ...m, statusId: id, position: order.get(m.id) ?? 0 }))
+    .sort((a, b) => a.position - b.position);
+  const poll: PollRow | null = p.poll
+    ? {
+        id: newId(t),
+        statusId: id,
+        options: p.poll.options,
+        multiple: p.poll.multiple ?? false,
+        hideTotals: p.poll.hide_totals ?? false,
+        expiresAt: t + p.poll.expires_in * 1000,
+        closedAt: null,
+        createdAt: t,
+      }
+    : null;
+  const addressedIds = new Set(recipients.keys());
+  return {
+    status,
+    recipients: [...recipients].map(([accountId, mention]) => ({ accountId, mention })),
+    mentioned,
+    addressed: mentionRows.filter((r) => addressedIds.has(r.account.id)),
+    tags: found.tags,
+    media,
+    poll,
+    parent,
+    participants: visibility === "direct" ? [me, ...addressedIds] : [],
+  };
+}
+
+/** Writes a prepared post in one batch; `extra` statements (claiming a scheduled post) join it. */
+export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<void> {
+  const s = prepared.status;
+  const t = s.createdAt;
+  const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
+  if (prepared.recipients.length) stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
+  if (prepared.tags.length) stmts.push(statement(d, d.insert(statusTags).values(prepared.tags.map((tag) => ({ statusId: s.id, tag })))));
+  for (const m of prepared.media) stmts.push(statement(d, d.update(mediaAttachments).set({ statusId: s.id, position: m.position, scheduledStatusId: null }).where(eq(mediaAttachments.id, m.id))));
+  if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
+  if (idempotency) stmts.push(statement(d, d.insert(idempotencyKeys).values({ ...idempotency, result: `status:${s.id}`, createdAt: t })));
+  if (prepared.participants.length) {
+    stmts.push(statement(d, sql`INSERT OR IGNORE INTO conversations (id, thread_id, created_at) VALUES (${newId(t)}, ${s.threadId}, ${t})`));
+    const everyone = prepared.participants;
+    for (const accountId of everyone) {
+      // Recipients are set when a participation starts; later they change only when its owner changes them.
+      const others = JSON.stringify(everyone.filter((x) => x !== accountId));
+      stmts.push(
+        statement(
+          d,
+          sql`INSERT INTO participations (id, conversation_id, account_id, recipients, unread, last_status_id, updated_at)
+            SELECT ${newId(t)}, c.id, ${accountId}, ${others}, ${accountId === s.accountId ? 0 : 1}, ${s.id}, ${t}
+            FROM conversations c JOIN accounts a ON a.id = ${accountId} AND a.domain IS NULL WHERE c.thread_id = ${s.threadId}
+            ON CONFLICT (conversation_id, account_id) DO UPDATE SET unread = excluded.unread, last_status_id = excluded.last_status_id, updated_at = excluded.updated_at`,
+        ),
+      );
+    }
+  }
+  stmts.push(
+    statement(
+      d,
+      sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${s.accountId} AND reblog_of_id IS NULL), last_status_at = ${t} WHERE id = ${s.accountId}`,
+    ),
+  );
+  if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
+  await d.$client.batch([...stmts, ...extra]);
+}
+
+const recountReplies = (id: string) => sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = ${id}) WHERE id = ${id}`;
+
+/** The status an earlier request with this key made, if it is recent. */
+export async function findIdempotent(d: DB, accountId: string, key: string): Promise<string | null> {
+  const row = await d
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), gt(idempotencyKeys.createdAt, now() - IDEMPOTENCY_HOURS * 3600_000)))
+    .get();
+  return row?.result ?? null;
+}
+
+/**
+ * Posts now. With an idempotency key, a retry returns what the first request made; two racing requests
+ * are settled by the key's unique index (the loser's whole batch fails and it answers the winner's result).
+ */
+export async function createStatus(ctx: PostContext, p: PostInput, idempotencyKey?: string): Promise<string> {
+  const me = ctx.author.account.id;
+  if (idempotencyKey) {
+    const earlier = await findIdempotent(ctx.d, me, idempotencyKey);
+    if (earlier) return earlier;
+  }
+  const prepared = await preparePost(ctx, p);
+  try {
+    await writePost(ctx.d, prepared, idempotencyKey ? { accountId: me, key: idempotencyKey } : null);
+  } catch (e) {
+    if (idempotencyKey && String(e).includes("idempotency_keys")) {
+      const earlier = await findIdempotent(ctx.d, me, idempotencyKey);
+      if (earlier) return earlier;
+    }
+    throw e;
+  }
+  return `status:${prepared.status.id}`;
+}
+
+/** What a preview renders: the prepared rows in the shape hydration gives. */
+export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hydrated {
+  const s = prepared.status;
+  return {
+    viewerId: s.accountId,
+    statuses: new Map([[s.id, s]]),
+    accounts: new Map([[author.account.id, author], ...prepared.mentioned.map((a) => [a.account.id, a] as const), ...prepared.addressed.map((a) => [a.account.id, a] as const)]),
+    mentions: new Map([[s.id, prepared.recipients.filter((r) => r.mention).map((r) => r.accountId)]]),
+    tags: new Map([[s.id, prepared.tags]]),
+    media: new Map([[s.id, prepared.media]]),
+    polls: prepared.poll ? new Map([[s.id, prepared.poll]]) : new Map(),
+    pollCounts: new Map(),
+    pollVoters: new Map(),
+    ownVotes: new Map(),
+    favourited: new Set(),
+    bookmarked: new Set(),
+    reblogged: new Set(),
+    mutedThreads: new Set(),
+    reactions: new Map(),
+    apps: new Map(),
+    cards: new Map(),
+    visibleParents: new Set(prepared.parent ? [prepared.parent.id] : []),
+    participations: new Map(),
+    emojis: new Map(),
+  };
+}
+
+// ---- deleting ----
+
+/**
+ * Deletes statuses and everything hanging off them (reblogs of them, recipients, tags, media rows, polls,
+ * favourites, bookmarks, reactions) and recounts the counters they contributed to, in one batch. Deleting a
+ * status that is already gone does nothing, so repeated or overlapping runs are harmless.
+ * Returns the R2 keys of media files to remove.
+ */
+export async function deleteStatuses(d: DB, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const json = JSON.stringify(ids);
+  const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
+  const [rows, media] = await d.batch([
+    d.select({ id: statuses.id, accountId: statuses.accountId, inReplyToId: statuses.inReplyToId, reblogOfId: statuses.reblogOfId }).from(statuses).where(sql`${statuses.id} IN ${targets}`),
+    d.select({ file: mediaAttachments.file }).from(mediaAttachments).where(sql`${mediaAttachments.statusId} IN (SELECT value FROM json_each(${json}))`),
+  ]);
+  if (rows.length === 0) return [];
+  const all = JSON.stringify(rows.map((r) => r.id));
+  const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
+  const stmts: D1PreparedStatement[] = [
+    statement(d, sql`DELETE FROM status_recipients WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM status_tags WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM media_attachments WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
+    statement(d, sql`DELETE FROM polls WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM favourites WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM bookmarks WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM emoji_reactions WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM notifications WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM statuses WHERE ${inAll("id")}`),
+  ];
+  for (const accountId of new Set(rows.map((r) => r.accountId))) {
+    stmts.push(statement(d, sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId}`));
+  }
+  for (const parent of new Set(rows.flatMap((r) => (r.inReplyToId ? [r.inReplyToId] : [])))) stmts.push(statement(d, recountReplies(parent)));
+  for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : [])))) stmts.push(statement(d, recountReblogs(original)));
+  await d.$client.batch(stmts);
+  return media.map((m) => m.file).filter((f) => !/^https?:/.test(f));
+}
+
+export const recountReblogs = (id: string) => sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id}`;
+export const recountFavourites = (id: string) => sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id}`;
+
+/** A status the viewer may see, or 404. */
+export async function visibleStatus(d: DB, id: string, viewerId: string | null): Promise<StatusRow> {
+  const row = isId(id) ? await d.select().from(statuses).where(and(eq(statuses.id, id), visibleTo(viewerId))).get() : undefined;
+  if (!row) throw notFound();
+  return row;
+}
+

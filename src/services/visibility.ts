@@ -1,0 +1,33 @@
+/**
+ * Who may see a status: the one rule every read uses (GET, context, multi-get, lists of statuses, timelines).
+ * - `public`, `unlisted`: everyone; `local`: signed-in users of this instance (every viewer here is local);
+ * - `private`: the author, followers, and addressed accounts; `direct` and `list`: the author and the addressed
+ *   (a list status addresses the list's members when posted);
+ * - never a viewer the author blocks.
+ * Reblogs carry the visibility of the status they reblog.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { statuses } from "../db/schema";
+
+/** SQL condition on `statuses` (the table itself, not an alias) for `viewerId` (null: anonymous). */
+export function visibleTo(viewerId: string | null, s: { id: SQL | typeof statuses.id; accountId: SQL | typeof statuses.accountId; visibility: SQL | typeof statuses.visibility } = statuses): SQL {
+  if (viewerId === null) return sql`${s.visibility} IN ('public', 'unlisted')`;
+  return sql`((${s.visibility} IN ('public', 'unlisted', 'local')
+      OR ${s.accountId} = ${viewerId}
+      OR (${s.visibility} = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${viewerId} AND vf.target_account_id = ${s.accountId}))
+      OR EXISTS (SELECT 1 FROM status_recipients vr WHERE vr.status_id = ${s.id} AND vr.account_id = ${viewerId}))
+    AND NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s.accountId} AND vb.target_account_id = ${viewerId}))`;
+}
+
+/**
+ * For lists of statuses (context, timelines, multi-get shown to a user): also leave out authors the viewer blocks
+ * or mutes (mutes unless `withMuted`), and authors on domains the viewer blocks.
+ */
+export function notSilenced(viewerId: string | null, withMuted = false, accountId: SQL | SQLiteColumn = statuses.accountId): SQL {
+  if (viewerId === null) return sql`1`;
+  const t = Date.now();
+  return sql`(NOT EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${viewerId} AND sb.target_account_id = ${accountId})
+    ${withMuted ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${viewerId} AND sm.target_account_id = ${accountId} AND (sm.expires_at IS NULL OR sm.expires_at > ${t}))`}
+    AND NOT EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${viewerId} AND sa.id = ${accountId}))`;
+}
