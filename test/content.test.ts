@@ -206,7 +206,7 @@ describe("markdown rendering", () => {
     expect(await md("![a *cat*](https://img.example/cat.png) ![](javascript:alert(1))")).toBe(
       `<p><a href="https://img.example/cat.png" rel="nofollow noopener noreferrer">a cat</a> <a rel="nofollow noopener noreferrer">javascript:alert(1)</a></p>`,
     );
-    expect(await md("| a | b |\n|---|---|\n| 1 | 2 |")).toBe("a\nb\n1\n2\n");
+    expect(await md("| a | b |\n|---|---|\n| 1 | 2 |")).toBe("a\nb\n1\n2");
     expect(extract("![x](https://img.example/x.png)", "text/markdown", HOST).links).toEqual(["https://img.example/x.png"]);
   });
 
@@ -301,6 +301,13 @@ describe("html rendering and sanitising", () => {
     }
   });
 
+  it("is idempotent on its own output", async () => {
+    for (const payload of payloads) {
+      const once = await sanitizeHtml(payload);
+      expect(await sanitizeHtml(once)).toBe(once);
+    }
+  });
+
   it("keeps the text of an escaped payload as text", async () => {
     expect(await sanitizeHtml(`&lt;img src=x onerror=alert(1)&gt;`)).toBe("&lt;img src=x onerror=alert(1)&gt;");
     expect(await sanitizeHtml(`<scr<script>ipt>alert(1)</script>`)).toBe("ipt&gt;alert(1)");
@@ -337,6 +344,10 @@ describe("htmlToText", () => {
     expect(htmlToText(`<p>\n  Hi ${ALICE} ${tag("cats", "Cats")}\n</p>\n\n<p>second</p>\n<script>x()</script><!-- c -->`)).toBe(
       "Hi @alice #Cats\n\nsecond",
     );
+  });
+
+  it("treats <!--> as an empty comment, as browsers do", () => {
+    expect(htmlToText("a<!-->b<!--->c<!-- x -->d")).toBe("abcd");
   });
 
   it("collapses runs of blank lines and trims the end", () => {

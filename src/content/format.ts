@@ -256,7 +256,6 @@ async function rewriteHtml(html: string, options: SanitizeOptions = {}): Promise
   const stack: Frame[] = [];
   let pendingText = "";
   let pendingSpace = "";
-  let afterBlock = true;
 
   const dropping = () => stack.some((f) => f.drop);
   const within = (names: Set<string>) => stack.some((f) => f.emit && names.has(f.name));
@@ -264,7 +263,6 @@ async function rewriteHtml(html: string, options: SanitizeOptions = {}): Promise
     if (pendingSpace && !block) out += pendingSpace;
     pendingSpace = "";
     out += markup;
-    afterBlock = block;
   };
   const flush = () => {
     if (!pendingText) return;
@@ -275,9 +273,8 @@ async function rewriteHtml(html: string, options: SanitizeOptions = {}): Promise
     if (!text) return;
     const literal = within(NO_LINK);
     if (options.compact && !within(PRE) && /^[\t\n\f\r ]*$/.test(text) && text.includes("\n")) {
-      // Insignificant: kept as one newline, and only if the next thing is not a block.
-      if (afterBlock) pendingSpace = "\n";
-      else if (!/\s$/.test(out)) write("\n", false);
+      // Insignificant: kept as one newline, and only between inline content.
+      if (out && !/\s$/.test(out)) pendingSpace = "\n";
       return;
     }
     write(options.linker && !literal ? options.linker(text) : escapeHtml(text), false);

@@ -36,11 +36,18 @@ export function tokenizeHtml(html: string): HtmlToken[] {
     pos = lt;
     const next = html[pos + 1] ?? "";
     if (html.startsWith("<!--", pos)) {
+      pushText(); // text either side of a comment is two text nodes
+      const abrupt = /^<!--->?|^<!-->/.exec(html.slice(pos, pos + 6)); // <!--> and <!---> are empty comments
+      if (abrupt && abrupt[0].endsWith(">")) {
+        pos += abrupt[0].length;
+        continue;
+      }
       const end = html.indexOf("-->", pos + 4);
       pos = end < 0 ? html.length : end + 3;
       continue;
     }
     if (next === "!" || next === "?") {
+      pushText();
       const end = html.indexOf(">", pos);
       pos = end < 0 ? html.length : end + 1;
       continue;
