@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decodeEntities, fetchCard, isFetchableUrl } from "../src/content/cards";
+import { fetchCard, isFetchableUrl } from "../src/content/cards";
+import { decodeEntities } from "../src/content/entities";
 
 const HTML = { "content-type": "text/html; charset=utf-8" };
 

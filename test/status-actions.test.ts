@@ -250,3 +250,37 @@ describe("link cards", () => {
     expect(spy.mock.calls.some(([i]) => /127\.0\.0\.1|localhost/.test(i instanceof Request ? i.url : String(i)))).toBe(false);
   });
 });
+
+describe("custom emoji and delete events", () => {
+  it("turns known :shortcodes: into emojis and accepts them as reactions", async () => {
+    const code = `blob${Date.now()}`;
+    await env.DB.prepare("INSERT INTO custom_emojis (shortcode, file, category, visible_in_picker, created_at) VALUES (?, ?, 'blobs', 1, ?)").bind(code, `emoji/${code}.png`, Date.now()).run();
+    const [a, b] = [await registerUser(), await registerUser()];
+    const s = await post(a, { status: `hello :${code}: and :unknown_thing:` });
+    expect(s.emojis).toEqual([{ shortcode: code, url: `http://localhost/media/emoji/${code}.png`, static_url: `http://localhost/media/emoji/${code}.png`, visible_in_picker: true }]);
+    const reacted = await json(`/api/v1/pleroma/statuses/${s.id}/reactions/:${code}:`, { method: "PUT", token: b.token });
+    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: `http://localhost/media/emoji/${code}.png` }]);
+    await json(`/api/v1/pleroma/statuses/${s.id}/reactions/:unknown_thing:`, { method: "PUT", token: b.token, status: 400 });
+  });
+
+  it("publishes a delete event for a deleted status and its reblogs", async () => {
+    const { eventSinks } = await import("../src/services/events");
+    const seen: unknown[] = [];
+    const sink = (events: unknown[]) => void seen.push(...events);
+    eventSinks.push(sink);
+    try {
+      const [a, b] = [await registerUser(), await registerUser()];
+      const s = await post(a, { status: "short-lived" });
+      const r = await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: b.token });
+      await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: a.token });
+      await expect.poll(() => seen).toEqual(
+        expect.arrayContaining([
+          { accountId: null, event: "delete", payload: s.id },
+          { accountId: null, event: "delete", payload: r.id },
+        ]),
+      );
+    } finally {
+      eventSinks.splice(eventSinks.indexOf(sink), 1);
+    }
+  });
+});

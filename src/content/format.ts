@@ -203,14 +203,14 @@ const FORCED_REL = ["nofollow", "noopener", "noreferrer"];
 
 /** The href as the browser would see it if it is http:, https: or mailto:, else null. */
 function safeHref(raw: string): string | null {
-  const value = decodeEntities(raw)
+  const value = decodeEntities(raw, true)
     .replace(/[\t\n\r]/g, "")
     .replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "");
   return /^(?:https?|mailto):/i.test(value) ? value : null;
 }
 
 function words(value: string | undefined): string[] {
-  return value === undefined ? [] : [...new Set(decodeEntities(value).toLowerCase().split(/[\t\n\f\r ]+/).filter(Boolean))];
+  return value === undefined ? [] : [...new Set(decodeEntities(value, true).toLowerCase().split(/[\t\n\f\r ]+/).filter(Boolean))];
 }
 
 function allowedAttributes(name: string, attributes: Iterable<string[]>): string {
@@ -226,7 +226,7 @@ function allowedAttributes(name: string, attributes: Iterable<string[]>): string
     const classes = words(given.get("class")).filter((c) => A_CLASSES.has(c));
     if (classes.length) kept.push(["class", classes.join(" ")]);
     for (const data of ["data-user", "data-tag"]) {
-      if (given.has(data)) kept.push([data, decodeEntities(given.get(data)!)]);
+      if (given.has(data)) kept.push([data, decodeEntities(given.get(data)!, true)]);
     }
     kept.push(["rel", [...words(given.get("rel")).filter((r) => A_RELS.has(r)), ...FORCED_REL].join(" ")]);
   } else if (name === "span") {

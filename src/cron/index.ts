@@ -8,7 +8,7 @@ import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
 import { publish } from "../services/events";
 import { postDue } from "../services/scheduled";
-import { deleteStatuses } from "../services/statuses";
+import { deleteEvents, deleteStatuses } from "../services/statuses";
 import { statuses } from "../db/schema";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
@@ -28,7 +28,8 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
   ]);
   if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
   await postDue(d, config(env), POST_FORMATS, time);
-  await deleteExpiredStatuses(env, time);
+  const gone = await deleteExpiredStatuses(env, time);
+  if (ctx) publish(env, ctx, deleteEvents(gone));
   const at = new Date(time).toISOString();
   await d
     .insert(instanceKeys)
@@ -37,9 +38,10 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
 }
 
 /** Deletes statuses whose `expires_at` has passed, as their author deleting them would, a bounded number a run. */
-async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise<void> {
+async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise<string[]> {
   const d = db(env);
   const due = await d.select({ id: statuses.id }).from(statuses).where(lte(statuses.expiresAt, time)).orderBy(asc(statuses.expiresAt)).limit(max);
-  const files = await deleteStatuses(d, due.map((r) => r.id));
+  const { deleted, files } = await deleteStatuses(d, due.map((r) => r.id));
   if (files.length) await env.MEDIA.delete(files);
+  return deleted;
 }

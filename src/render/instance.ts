@@ -2,6 +2,7 @@
 import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../services/accounts";
+import { CONTENT_TYPES } from "../content/format";
 
 export const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
 export const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
@@ -10,10 +11,10 @@ export const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
  * Capabilities clients switch features on by. Only what this server really does is listed: each capability
  * adds its flag when it lands (e.g. `polls`, `pleroma_emoji_reactions`, `mastodon_api_streaming`).
  */
-export const FEATURES = ["pleroma_api", "mastodon_api"];
+export const FEATURES = ["pleroma_api", "mastodon_api", "polls", "pleroma_explicit_addressing", "multifetch", "pleroma_emoji_reactions"];
 
-/** Content types accepted for posts (`content_type`). */
-export const POST_FORMATS = ["text/plain", "text/html", "text/markdown"];
+/** Content types accepted for posts (`content_type`): those the content pipeline renders. */
+export const POST_FORMATS: string[] = CONTENT_TYPES;
 
 function fieldsLimits(env: Env) {
   return config(env).fieldsLimits;

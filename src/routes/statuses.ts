@@ -19,7 +19,8 @@ import { AccountSchema } from "../schemas/account";
 import { CardSchema, ContextSchema, EmojiReactionSchema, ScheduledStatusSchema, StatusSchema, StatusSourceSchema } from "../schemas/status";
 import { relatedStatusAccounts } from "../services/account-pages";
 import { ensureCard } from "../services/cards";
-import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
+import { previewHydrated, preparePost, createStatus, deleteEvents, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
+import { publish } from "../services/events";
 import * as actions from "../services/status-actions";
 import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
 import { notSilenced, visibleTo } from "../services/visibility";
@@ -155,8 +156,9 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const s = await visibleStatus(d, p.id, auth.account.id);
       if (s.accountId !== auth.account.id) throw notFound();
       const rendered = await loadStatus(c, s.id, auth.account.id, { withSource: true });
-      const files = await deleteStatuses(d, [s.id]);
+      const { deleted, files } = await deleteStatuses(d, [s.id]);
       if (files.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(files));
+      publish(c.env, c.executionCtx, deleteEvents(deleted));
       return c.json(rendered);
     },
   });
@@ -269,7 +271,11 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     });
   const d = (c: Ctx) => db(c.env);
   action("reblog", ["write:statuses"], (c, p, a) => actions.reblog(d(c), a.account, p.id, baseUrl(c), p.visibility), { visibility: optionalString() });
-  action("unreblog", ["write:statuses"], (c, p, a) => actions.unreblog(d(c), a.account, p.id));
+  action("unreblog", ["write:statuses"], async (c, p, a) => {
+    const { id, deleted } = await actions.unreblog(d(c), a.account, p.id);
+    publish(c.env, c.executionCtx, deleteEvents(deleted));
+    return id;
+  });
   action("favourite", ["write:favourites"], (c, p, a) => actions.favourite(d(c), a.account, p.id, true));
   action("unfavourite", ["write:favourites"], (c, p, a) => actions.favourite(d(c), a.account, p.id, false));
   action("bookmark", ["write:bookmarks"], (c, p, a) => actions.bookmark(d(c), a.account, p.id, true));

@@ -18,7 +18,9 @@ export type StreamEvent =
       event: "pleroma:follow_relationships_update";
       payload: { state: "follow_pending" | "follow_accept" | "follow_reject"; follower: FollowCounts; following: FollowCounts };
     }
-  | { accountId: string; event: "filters_changed"; payload: null };
+  | { accountId: string; event: "filters_changed"; payload: null }
+  /** A deleted status: `accountId` null means every stream that may have shown it (the payload is its id). */
+  | { accountId: null; event: "delete"; payload: string };
 
 export type EventSink = (events: StreamEvent[], env: Env) => Promise<void> | void;
 

@@ -63,13 +63,13 @@ export async function reblog(d: DB, me: AccountRow, id: string, base: string, vi
   return made!.id;
 }
 
-/** Removes the user's reblog; answers the original. */
-export async function unreblog(d: DB, me: AccountRow, id: string): Promise<string> {
+/** Removes the user's reblog; answers the original and the reblogs deleted. */
+export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id: string; deleted: string[] }> {
   const original = await visibleStatus(d, id, me.id);
   const targetId = original.reblogOfId ?? original.id;
   const mine = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId))).all();
-  await deleteStatuses(d, mine.map((r) => r.id));
-  return targetId;
+  const { deleted } = await deleteStatuses(d, mine.map((r) => r.id));
+  return { id: targetId, deleted };
 }
 
 /** The status actions apply to: a reblog stands for its original. */

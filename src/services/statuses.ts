@@ -28,6 +28,7 @@ import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
 import { visibleTo } from "./visibility";
+import type { StreamEvent } from "./events";
 
 export const IDEMPOTENCY_HOURS = 6;
 const MIN_EXPIRY_SECONDS = 3600;
@@ -343,17 +344,17 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
  * Deletes statuses and everything hanging off them (reblogs of them, recipients, tags, media rows, polls,
  * favourites, bookmarks, reactions) and recounts the counters they contributed to, in one batch. Deleting a
  * status that is already gone does nothing, so repeated or overlapping runs are harmless.
- * Returns the R2 keys of media files to remove.
+ * Returns the ids deleted (reblogs included) and the R2 keys of media files to remove.
  */
-export async function deleteStatuses(d: DB, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
+export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: string[]; files: string[] }> {
+  if (ids.length === 0) return { deleted: [], files: [] };
   const json = JSON.stringify(ids);
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
   const [rows, media] = await d.batch([
     d.select({ id: statuses.id, accountId: statuses.accountId, inReplyToId: statuses.inReplyToId, reblogOfId: statuses.reblogOfId }).from(statuses).where(sql`${statuses.id} IN ${targets}`),
     d.select({ file: mediaAttachments.file }).from(mediaAttachments).where(sql`${mediaAttachments.statusId} IN (SELECT value FROM json_each(${json}))`),
   ]);
-  if (rows.length === 0) return [];
+  if (rows.length === 0) return { deleted: [], files: [] };
   const all = JSON.stringify(rows.map((r) => r.id));
   const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
   const stmts: D1PreparedStatement[] = [
@@ -374,8 +375,11 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<string[]> {
   for (const parent of new Set(rows.flatMap((r) => (r.inReplyToId ? [r.inReplyToId] : [])))) stmts.push(statement(d, recountReplies(parent)));
   for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : [])))) stmts.push(statement(d, recountReblogs(original)));
   await d.$client.batch(stmts);
-  return media.map((m) => m.file).filter((f) => !/^https?:/.test(f));
+  return { deleted: rows.map((r) => r.id), files: media.map((m) => m.file).filter((f) => !/^https?:/.test(f)) };
 }
+
+/** Stream events for deleted statuses. */
+export const deleteEvents = (ids: string[]): StreamEvent[] => ids.map((id) => ({ accountId: null, event: "delete" as const, payload: id }));
 
 export const recountReblogs = (id: string) => sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id}`;
 export const recountFavourites = (id: string) => sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id}`;
