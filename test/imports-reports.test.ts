@@ -75,8 +75,15 @@ describe("reports", () => {
   it("are stored and notify the moderators, not the reporter nor the reported", async () => {
     const [reporter, target, admin] = [await registerUser(), await registerUser(), await registerUser()];
     await makeAdmin(admin.id);
-    const statusId = newId();
-    const report = await json("/api/v1/reports", { method: "POST", token: reporter.token, body: { account_id: target.id, status_ids: [statusId], comment: "spam", forward: false } });
+    const bad = await json("/api/v1/statuses", { method: "POST", token: target.token, body: { status: "spam spam" } });
+    const own = await json("/api/v1/statuses", { method: "POST", token: reporter.token, body: { status: "mine" } });
+    const secret = await json("/api/v1/statuses", { method: "POST", token: target.token, body: { status: "hidden", visibility: "direct" } });
+    const statusId = bad.id;
+    const report = await json("/api/v1/reports", {
+      method: "POST",
+      token: reporter.token,
+      body: { account_id: target.id, status_ids: [statusId, own.id, secret.id, newId()], comment: "spam", forward: false },
+    });
     expect(report).toEqual({ id: expect.any(String), action_taken: false });
     const stored = await env.DB.prepare("SELECT * FROM reports WHERE id = ?").bind(report.id).first<any>();
     expect(stored).toMatchObject({ account_id: reporter.id, target_account_id: target.id, comment: "spam", status_ids: JSON.stringify([statusId]) });
