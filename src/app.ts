@@ -25,6 +25,7 @@ import { registerReportRoutes } from "./routes/reports";
 import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
 import { registerStatusRoutes } from "./routes/statuses";
+import { registerTimelineRoutes } from "./routes/timelines";
 import { registerUploadRoutes } from "./routes/uploads";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
@@ -55,6 +56,7 @@ export function createApp() {
   registerReportRoutes(app);
   registerImportRoutes(app);
   registerStatusRoutes(app);
+  registerTimelineRoutes(app);
   registerUploadRoutes(app);
   registerPollRoutes(app);
   registerScheduledRoutes(app);

@@ -420,13 +420,18 @@ export const statuses = sqliteTable(
     expiresAt: time("expires_at"),
     createdAt: time("created_at").notNull(),
     editedAt: time("edited_at"),
+    /** The row of this status in the `statuses_fts` full-text index. */
+    searchRowid: integer("search_rowid"),
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),
+    index("statuses_search").on(t.searchRowid),
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reply").on(t.inReplyToId),
     index("statuses_thread").on(t.threadId, t.id),
-    index("statuses_public").on(t.visibility, t.id),
+    // Public and local timelines: walk ids newest first over just the statuses they can show.
+    index("statuses_public_tl").on(t.id).where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
+    index("statuses_public_local_tl").on(t.local, t.id).where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
     index("statuses_expires").on(t.expiresAt),
     // One reblog per account and status.
     uniqueIndex("statuses_reblog").on(t.accountId, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
@@ -642,3 +647,21 @@ export const linkCards = sqliteTable("link_cards", {
   data: json<Record<string, unknown>>("data"),
   fetchedAt: time("fetched_at").notNull(),
 });
+
+/**
+ * Home timelines, fanned out on write: one row per (owner, status) for the author, local followers and
+ * addressed local users. `author_id` is who put it there (the reblogger for a reblog), for list timelines.
+ */
+export const homeFeed = sqliteTable(
+  "home_feed",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    authorId: text("author_id").notNull(),
+  },
+  (t) => [uniqueIndex("home_feed_pair").on(t.accountId, t.statusId), index("home_feed_status").on(t.statusId)],
+);

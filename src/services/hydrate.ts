@@ -5,7 +5,7 @@
  * parent visibility and custom emojis. Every statement selects by the same id set, so the cost is fixed
  * whatever the page size.
  */
-import { and, asc, count, eq, sql } from "drizzle-orm";
+import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import {
   accounts,
@@ -36,6 +36,8 @@ export type EmojiRow = typeof customEmojis.$inferSelect;
 
 export interface Hydrated {
   viewerId: string | null;
+  /** With a page query as the source: the page's ids, newest first. */
+  page: string[];
   statuses: Map<string, StatusRow>;
   accounts: Map<string, AccountWithUser>;
   mentions: Map<string, string[]>;
@@ -68,14 +70,19 @@ const group = <T, K, V>(rows: T[], key: (r: T) => K, value: (r: T) => V) => {
   return m;
 };
 
-export async function hydrate(d: DB, ids: string[], viewerId: string | null, opts: { withMuted?: boolean } = {}): Promise<Hydrated> {
-  const json = JSON.stringify([...new Set(ids)]);
+/**
+ * `source` is either status ids, or a query selecting one column of status ids (a timeline page): then the page
+ * is read in the same batch as everything it needs, and `page` holds its ids newest first.
+ */
+export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | null, opts: { withMuted?: boolean } = {}): Promise<Hydrated> {
+  const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
   // The requested statuses and the statuses they reblog.
-  const all = sql`(SELECT value FROM json_each(${json}) UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT value FROM json_each(${json})) AND reblog_of_id IS NOT NULL)`;
+  const all = sql`(SELECT * FROM (${src}) UNION SELECT reblog_of_id FROM statuses WHERE id IN (${src}) AND reblog_of_id IS NOT NULL)`;
   const viewer = viewerId ?? "";
   const t = Date.now();
 
   const [
+    pageRows,
     statusRows,
     accountRows,
     mentionRows,
@@ -96,6 +103,7 @@ export async function hydrate(d: DB, ids: string[], viewerId: string | null, opt
     participationRows,
     emojiRows,
   ] = await d.batch([
+    d.select({ id: statuses.id }).from(statuses).where(Array.isArray(source) ? sql`0` : sql`${statuses.id} IN (${src})`),
     d.select().from(statuses).where(sql`${statuses.id} IN ${all}`),
     d
       .select({ account: accounts, user: users })
@@ -172,6 +180,7 @@ export async function hydrate(d: DB, ids: string[], viewerId: string | null, opt
   }
   return {
     viewerId,
+    page: pageRows.map((r) => r.id).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0)),
     statuses: new Map(statusRows.map((s) => [s.id, s])),
     accounts: new Map(accountRows.map((a) => [a.account.id, a])),
     mentions: group(mentionRows, (r) => r.statusId, (r) => r.accountId),

@@ -12,6 +12,7 @@ import { badRequest, notFound, unprocessable } from "../http/errors";
 import type { AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
+import { fanOut } from "./feeds";
 
 export const MAX_PINNED = 5;
 
@@ -52,9 +53,10 @@ export async function reblog(d: DB, me: AccountRow, id: string, base: string, vi
     createdAt: t,
     editedAt: null,
     appId: null,
+    searchRowid: null,
   };
   try {
-    await d.$client.batch([statement(d, d.insert(statuses).values(row)), statement(d, recountReblogs(target.id))]);
+    await d.$client.batch([statement(d, d.insert(statuses).values(row)), statement(d, recountReblogs(target.id)), fanOut(d, row)]);
   } catch (e) {
     // Two reblogs racing: the unique index keeps one; answer it.
     if (!String(e).includes("UNIQUE")) throw e;

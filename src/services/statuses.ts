@@ -22,7 +22,8 @@ import {
   users,
   type Visibility,
 } from "../db/schema";
-import { extract, renderContent, type ContentType, type MentionTarget } from "../content/format";
+import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
+import { fanOut, indexForSearch } from "./feeds";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
@@ -208,6 +209,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     expiresAt: p.expires_in ? t + p.expires_in * 1000 : null,
     createdAt: t,
     editedAt: null,
+    searchRowid: null,
   };
   const order = new Map(mediaIds.map((m, i) => [m, i]));
   const media = mediaRows
@@ -273,6 +275,7 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
     ),
   );
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
+  stmts.push(fanOut(d, s), ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")));
   await d.$client.batch([...stmts, ...extra]);
 }
 
@@ -316,6 +319,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
   const s = prepared.status;
   return {
     viewerId: s.accountId,
+    page: [],
     statuses: new Map([[s.id, s]]),
     accounts: new Map([[author.account.id, author], ...prepared.mentioned.map((a) => [a.account.id, a] as const), ...prepared.addressed.map((a) => [a.account.id, a] as const)]),
     mentions: new Map([[s.id, prepared.recipients.filter((r) => r.mention).map((r) => r.accountId)]]),
@@ -358,6 +362,8 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
   const all = JSON.stringify(rows.map((r) => r.id));
   const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
   const stmts: D1PreparedStatement[] = [
+    statement(d, sql`DELETE FROM home_feed WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM statuses_fts WHERE rowid IN (SELECT search_rowid FROM statuses WHERE ${inAll("id")} AND search_rowid IS NOT NULL)`),
     statement(d, sql`DELETE FROM status_recipients WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM status_tags WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM media_attachments WHERE ${inAll("status_id")}`),

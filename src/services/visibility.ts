@@ -9,15 +9,21 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { statuses } from "../db/schema";
+import { idLiteral } from "../db/ids";
+
+/** Viewer ids and times are inlined (see `idLiteral`): these fragments repeat many times in one statement. */
+const v = (viewerId: string) => sql.raw(idLiteral(viewerId));
+const now = () => sql.raw(String(Date.now()));
 
 /** SQL condition on `statuses` (the table itself, not an alias) for `viewerId` (null: anonymous). */
 export function visibleTo(viewerId: string | null, s: { id: SQL | typeof statuses.id; accountId: SQL | typeof statuses.accountId; visibility: SQL | typeof statuses.visibility } = statuses): SQL {
   if (viewerId === null) return sql`${s.visibility} IN ('public', 'unlisted')`;
+  const me = v(viewerId);
   return sql`((${s.visibility} IN ('public', 'unlisted', 'local')
-      OR ${s.accountId} = ${viewerId}
-      OR (${s.visibility} = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${viewerId} AND vf.target_account_id = ${s.accountId}))
-      OR EXISTS (SELECT 1 FROM status_recipients vr WHERE vr.status_id = ${s.id} AND vr.account_id = ${viewerId}))
-    AND NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s.accountId} AND vb.target_account_id = ${viewerId}))`;
+      OR ${s.accountId} = ${me}
+      OR (${s.visibility} = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${me} AND vf.target_account_id = ${s.accountId}))
+      OR EXISTS (SELECT 1 FROM status_recipients vr WHERE vr.status_id = ${s.id} AND vr.account_id = ${me}))
+    AND NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s.accountId} AND vb.target_account_id = ${me}))`;
 }
 
 /**
@@ -26,8 +32,8 @@ export function visibleTo(viewerId: string | null, s: { id: SQL | typeof statuse
  */
 export function notSilenced(viewerId: string | null, withMuted = false, accountId: SQL | SQLiteColumn = statuses.accountId): SQL {
   if (viewerId === null) return sql`1`;
-  const t = Date.now();
-  return sql`(NOT EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${viewerId} AND sb.target_account_id = ${accountId})
-    ${withMuted ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${viewerId} AND sm.target_account_id = ${accountId} AND (sm.expires_at IS NULL OR sm.expires_at > ${t}))`}
-    AND NOT EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${viewerId} AND sa.id = ${accountId}))`;
+  const me = v(viewerId);
+  return sql`(NOT EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${me} AND sb.target_account_id = ${accountId})
+    ${withMuted ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} AND (sm.expires_at IS NULL OR sm.expires_at > ${now()}))`}
+    AND NOT EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId}))`;
 }

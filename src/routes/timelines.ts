@@ -1,0 +1,189 @@
+/** Timelines (home, public, tag, list), an account's statuses, and favourites. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { and, eq, type SQL } from "drizzle-orm";
+import type { AppEnv } from "../app";
+import { db } from "../db/client";
+import { favourites, statuses } from "../db/schema";
+import { forbidden } from "../http/errors";
+import { inOrder, pageParams, pageQuery, setLinkHeader, type Page } from "../http/pagination";
+import { arrayParam, boolParam } from "../http/params";
+import { route, type Ctx } from "../http/route";
+import { hostOf, renderContext } from "../http/urls";
+import { renderStatuses } from "../render/status";
+import { StatusSchema, VISIBILITIES } from "../schemas/status";
+import { findAccount } from "../services/accounts";
+import { hydrate } from "../services/hydrate";
+import { ownList } from "../services/lists";
+import { accountPage, homePage, publicPage, tagPage, type TimelineFilters } from "../services/timelines";
+import { visibleTo } from "../services/visibility";
+import { notFound } from "../http/errors";
+import { accountById } from "./graph";
+import { loadStatuses } from "./status-answer";
+
+const timelineParams = {
+  ...pageParams(20),
+  with_muted: boolParam().optional(),
+  exclude_visibilities: arrayParam(z.enum(VISIBILITIES)).optional(),
+  reply_visibility: z.enum(["following", "self"]).optional(),
+  only_media: boolParam().optional(),
+  local: boolParam().optional(),
+  remote: boolParam().optional(),
+};
+
+type TimelineParams = z.infer<z.ZodObject<typeof timelineParams>>;
+
+const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters => ({
+  withMuted: p.with_muted,
+  excludeVisibilities: p.exclude_visibilities,
+  replyVisibility: p.reply_visibility,
+  onlyMedia: p.only_media,
+  local: p.local,
+  remote: p.remote,
+  instance: p.instance,
+});
+
+/** One batch: the page and everything its statuses need. Link header from the page's ids. */
+async function answerPage(c: Ctx, page: SQL, viewerId: string | null, withMuted?: boolean, reorder?: (ids: string[], h: Awaited<ReturnType<typeof hydrate>>) => string[]) {
+  const h = await hydrate(db(c.env), page, viewerId, { withMuted });
+  const ids = reorder ? reorder(h.page, h) : h.page;
+  setLinkHeader(c, ids);
+  return c.json(renderStatuses(renderContext(c, viewerId), h, ids));
+}
+
+export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/timelines/home",
+    summary: "The user's home timeline",
+    tags: ["Timelines"],
+    auth: "user",
+    scopes: ["read:statuses"],
+    params: z.object(timelineParams),
+    response: z.array(StatusSchema),
+    handler: (c, p, auth) => answerPage(c, homePage(auth.account.id, p, filtersOf(p)), auth.account.id, p.with_muted),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/timelines/public",
+    summary: "Public statuses of this instance and others (local: this instance only)",
+    tags: ["Timelines"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: z.object({ ...timelineParams, instance: z.string().optional() }),
+    response: z.array(StatusSchema),
+    handler: (c, p, auth) => {
+      const me = auth?.account?.id ?? null;
+      return answerPage(c, publicPage(me, p, filtersOf(p)), me, p.with_muted);
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/timelines/tag/:hashtag",
+    summary: "Public statuses with a hashtag",
+    tags: ["Timelines"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: z.object({ hashtag: z.string().min(1), ...timelineParams }),
+    response: z.array(StatusSchema),
+    handler: (c, p, auth) => {
+      const me = auth?.account?.id ?? null;
+      return answerPage(c, tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), me, p.with_muted);
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/timelines/list/:list_id",
+    summary: "Statuses of a list's members",
+    tags: ["Timelines"],
+    auth: "user",
+    scopes: ["read:lists"],
+    params: z.object({ list_id: z.string(), ...timelineParams }),
+    response: z.array(StatusSchema),
+    handler: async (c, p, auth) => {
+      const list = await ownList(db(c.env), auth.account.id, p.list_id);
+      return answerPage(c, homePage(auth.account.id, p, filtersOf(p), list.id), auth.account.id, p.with_muted);
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/accounts/:id/statuses",
+    summary: "An account's statuses (id or nickname); pinned=true gives the pinned ones",
+    tags: ["Accounts"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: z.object({
+      id: z.string(),
+      ...timelineParams,
+      pinned: boolParam().optional(),
+      exclude_replies: boolParam().optional(),
+      exclude_reblogs: boolParam().optional(),
+      tagged: z.string().optional(),
+    }),
+    response: z.array(StatusSchema),
+    handler: async (c, p, auth) => {
+      const me = auth?.account?.id ?? null;
+      const target = await findAccount(db(c.env), p.id, hostOf(c));
+      if (!target || (target.account.deactivated && me !== target.account.id)) throw notFound("Can't find user");
+      const page = accountPage(me, target.account.id, p, {
+        ...filtersOf(p),
+        excludeReplies: p.exclude_replies,
+        excludeReblogs: p.exclude_reblogs,
+        tagged: p.tagged?.replace(/^#/, ""),
+        pinned: p.pinned,
+      });
+      // Pinned statuses come in the order they were pinned, newest pin first.
+      const byPin = p.pinned ? (ids: string[], h: Awaited<ReturnType<typeof hydrate>>) => [...ids].sort((a, b) => (h.statuses.get(b)?.pinnedAt ?? 0) - (h.statuses.get(a)?.pinnedAt ?? 0)) : undefined;
+      return answerPage(c, page, me, true, byPin);
+    },
+  });
+
+  const favouritesOf = async (c: Ctx, ownerId: string, viewerId: string | null, p: Page) => {
+    const q = pageQuery(favourites.id, p);
+    const rows = inOrder(
+      await db(c.env)
+        .select({ cursor: favourites.id, statusId: favourites.statusId })
+        .from(favourites)
+        .innerJoin(statuses, eq(statuses.id, favourites.statusId))
+        .where(and(eq(favourites.accountId, ownerId), q.where, visibleTo(viewerId)))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+      q,
+    );
+    setLinkHeader(c, rows.map((r) => r.cursor));
+    return c.json(await loadStatuses(c, rows.map((r) => r.statusId), viewerId));
+  };
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/favourites",
+    summary: "Statuses the user favourited, newest favourite first",
+    tags: ["Timelines"],
+    auth: "user",
+    scopes: ["read:favourites"],
+    params: z.object(pageParams(20)),
+    response: z.array(StatusSchema),
+    handler: (c, p, auth) => favouritesOf(c, auth.account.id, auth.account.id, p),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/accounts/:id/favourites",
+    summary: "Statuses an account favourited, unless it hides them",
+    tags: ["Timelines"],
+    auth: "optional",
+    scopes: ["read:favourites"],
+    params: z.object({ id: z.string(), ...pageParams(20) }),
+    response: z.array(StatusSchema),
+    handler: async (c, p, auth) => {
+      const me = auth?.account?.id ?? null;
+      const target = await accountById(c, p.id);
+      if (target.account.hideFavorites && me !== target.account.id) throw forbidden("Can't get favorites");
+      return favouritesOf(c, target.account.id, me, p);
+    },
+  });
+}

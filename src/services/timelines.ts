@@ -1,0 +1,130 @@
+/**
+ * Timeline pages as SQL: each returns ONE query selecting the page's status ids, with every filter applied in
+ * the query so a page is full after filtering. `hydrate` embeds it, so page + rendering data is one batch.
+ * Each walks an index newest first: home_feed (owner, status), the partial public-timeline indexes,
+ * status_tags (tag, status), statuses (account, id).
+ */
+import { sql, type SQL } from "drizzle-orm";
+import type { Page } from "../http/pagination";
+import { notSilenced, visibleTo } from "./visibility";
+import { idLiteral } from "../db/ids";
+
+// Internal values are inlined (see `idLiteral`); client input (cursors, tags, domains) stays bound.
+const lit = (id: string) => sql.raw(idLiteral(id));
+const num = (n: number) => sql.raw(String(Math.trunc(n)));
+
+export interface TimelineFilters {
+  withMuted?: boolean;
+  excludeVisibilities?: string[];
+  replyVisibility?: "following" | "self";
+  onlyMedia?: boolean;
+  local?: boolean;
+  remote?: boolean;
+  instance?: string;
+}
+
+const s = { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` };
+const o = { id: sql`o.id`, accountId: sql`o.account_id`, visibility: sql`o.visibility` };
+
+/** Conditions on `s` (the status or reblog) for what the viewer may see and wants to see. */
+function shown(viewerId: string | null, f: TimelineFilters, context: "home" | "public" | "thread" | "account"): SQL {
+  const t = Date.now();
+  const parts: SQL[] = [
+    visibleTo(viewerId, s),
+    notSilenced(viewerId, f.withMuted ?? false, sql`s.account_id`),
+    // A reblog shows only if its original may be seen too, and its author is not silenced either.
+    sql`(s.reblog_of_id IS NULL OR EXISTS (SELECT 1 FROM statuses o WHERE o.id = s.reblog_of_id AND ${visibleTo(viewerId, o)} AND ${notSilenced(viewerId, f.withMuted ?? false, sql`o.account_id`)}))`,
+  ];
+  if (viewerId) {
+    parts.push(sql`NOT EXISTS (SELECT 1 FROM thread_mutes tm WHERE tm.account_id = ${lit(viewerId)} AND tm.thread_id = s.thread_id AND (tm.expires_at IS NULL OR tm.expires_at > ${num(t)}))`);
+    if (context === "home") parts.push(notFilteredOut(viewerId, "home", t));
+  }
+  if (f.excludeVisibilities?.length) parts.push(sql`s.visibility NOT IN (SELECT value FROM json_each(${JSON.stringify(f.excludeVisibilities)}))`);
+  if (f.onlyMedia) parts.push(sql`s.has_media = 1`);
+  if (f.local) parts.push(sql`s.local = 1`);
+  if (f.remote) parts.push(sql`s.local = 0`);
+  if (f.instance) parts.push(sql`s.account_id IN (SELECT id FROM accounts WHERE domain = ${f.instance.toLowerCase()})`);
+  if (f.replyVisibility && viewerId) {
+    const toFollowed = f.replyVisibility === "following" ? sql`OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${lit(viewerId)} AND rf.target_account_id = s.in_reply_to_account_id)` : sql``;
+    parts.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = ${lit(viewerId)} OR s.in_reply_to_account_id = s.account_id ${toFollowed})`);
+  }
+  return sql.join(parts, sql` AND `);
+}
+
+/**
+ * Irreversible keyword filters of a context drop matching statuses outright. A whole-word phrase must stand
+ * between non-alphanumeric characters (GLOB with the phrase's own GLOB characters escaped).
+ */
+export function notFilteredOut(viewerId: string, context: "home" | "notifications", t: number, status: SQL = sql`s`): SQL {
+  const body = sql`lower(' ' || ${status}.spoiler_text || ' ' || CASE WHEN ${status}.text <> '' THEN ${status}.text ELSE ${status}.content END || ' ')`;
+  const phrase = sql`lower(replace(replace(replace(kf.phrase, '[', '[[]'), '*', '[*]'), '?', '[?]'))`;
+  return sql`NOT EXISTS (SELECT 1 FROM filters kf WHERE kf.account_id = ${lit(viewerId)} AND kf.irreversible = 1
+    AND (kf.expires_at IS NULL OR kf.expires_at > ${num(t)})
+    AND EXISTS (SELECT 1 FROM json_each(kf.context) WHERE value = ${sql.raw(`'${context}'`)})
+    AND CASE WHEN kf.whole_word THEN ${body} GLOB '*[^a-z0-9]' || ${phrase} || '[^a-z0-9]*'
+             ELSE instr(${body}, lower(kf.phrase)) > 0 END)`;
+}
+
+function pageConds(column: SQL, page: Page): { where: SQL; order: SQL } {
+  const parts: SQL[] = [];
+  if (page.max_id) parts.push(sql`${column} < ${page.max_id}`);
+  if (page.min_id) parts.push(sql`${column} > ${page.min_id}`);
+  else if (page.since_id) parts.push(sql`${column} > ${page.since_id}`);
+  return { where: parts.length ? sql.join(parts, sql` AND `) : sql`1`, order: page.min_id ? sql`${column} ASC` : sql`${column} DESC` };
+}
+
+export function homePage(viewerId: string, page: Page, f: TimelineFilters, listId?: string): SQL {
+  const p = pageConds(sql`h.status_id`, page);
+  // Unfollowing takes effect at once: a status stays only while its author is followed, or it is yours or
+  // addressed to you.
+  const me = lit(viewerId);
+  const stillFollowed = sql`(s.account_id = ${me}
+    OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${me} AND hf.target_account_id = s.account_id)
+    OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${me}))`;
+  const list = listId ? sql`AND h.author_id IN (SELECT account_id FROM list_accounts WHERE list_id = ${lit(listId)})` : sql``;
+  return sql`SELECT h.status_id FROM home_feed h JOIN statuses s ON s.id = h.status_id
+    WHERE h.account_id = ${me} AND ${p.where} ${list} AND ${stillFollowed} AND ${shown(viewerId, f, "home")}
+    ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
+}
+
+/** Public statuses, and local-only ones for signed-in viewers; never unlisted; no reblogs. */
+export function publicPage(viewerId: string | null, page: Page, f: TimelineFilters): SQL {
+  const p = pageConds(sql`s.id`, page);
+  const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
+  const localIndex = f.local ? sql`AND s.local = 1` : f.remote ? sql`AND s.local = 0` : sql``;
+  // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order.
+  const index = sql.raw(f.local || f.remote ? "statuses_public_local_tl" : "statuses_public_tl");
+  return sql`SELECT s.id FROM statuses s INDEXED BY ${index}
+    WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shown(viewerId, f, "public")}
+    ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
+}
+
+export function tagPage(viewerId: string | null, tag: string, page: Page, f: TimelineFilters): SQL {
+  const p = pageConds(sql`st.status_id`, page);
+  const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
+  return sql`SELECT st.status_id FROM status_tags st JOIN statuses s ON s.id = st.status_id
+    WHERE st.tag = ${tag.toLowerCase()} AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} AND ${p.where} AND ${shown(viewerId, f, "public")}
+    ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
+}
+
+export interface AccountStatusFilters extends TimelineFilters {
+  excludeReplies?: boolean;
+  excludeReblogs?: boolean;
+  tagged?: string;
+  pinned?: boolean;
+}
+
+export function accountPage(viewerId: string | null, accountId: string, page: Page, f: AccountStatusFilters): SQL {
+  const p = pageConds(sql`s.id`, page);
+  const extra: SQL[] = [];
+  // Replies to others are left out; a thread of one's own stays.
+  if (f.excludeReplies) extra.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)`);
+  if (f.excludeReblogs) extra.push(sql`s.reblog_of_id IS NULL`);
+  if (f.tagged) extra.push(sql`EXISTS (SELECT 1 FROM status_tags tt WHERE tt.status_id = s.id AND tt.tag = ${f.tagged.toLowerCase()})`);
+  if (f.pinned) extra.push(sql`s.pinned_at IS NOT NULL`);
+  const more = extra.length ? sql`AND ${sql.join(extra, sql` AND `)}` : sql``;
+  // Visiting a profile shows it even when muted; blocks still hold.
+  return sql`SELECT s.id FROM statuses s
+    WHERE s.account_id = ${lit(accountId)} AND ${p.where} ${more} AND ${shown(viewerId, { ...f, withMuted: true }, "account")}
+    ORDER BY ${f.pinned ? sql`s.pinned_at DESC` : p.order} LIMIT ${num(page.limit)}`;
+}
