@@ -26,6 +26,7 @@ import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
 import { registerStatusRoutes } from "./routes/statuses";
 import { registerTimelineRoutes } from "./routes/timelines";
+import { registerConversationRoutes } from "./routes/conversations";
 import { registerUploadRoutes } from "./routes/uploads";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
@@ -57,6 +58,7 @@ export function createApp() {
   registerImportRoutes(app);
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
+  registerConversationRoutes(app);
   registerUploadRoutes(app);
   registerPollRoutes(app);
   registerScheduledRoutes(app);

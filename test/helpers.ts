@@ -132,3 +132,14 @@ export const PNG_1PX = Uint8Array.from(
   atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="),
   (c) => c.charCodeAt(0),
 );
+
+/** Posts a status as `user` (a JSON body), expecting `status`. */
+export const post = async (user: TestUser, body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}) =>
+  json("/api/v1/statuses", { method: "POST", token: user.token, body, status, headers });
+
+/** Uploads a file (a 1-pixel PNG by default) as `user`. */
+export async function upload(user: TestUser, bytes: Uint8Array = PNG_1PX, name = "a.png") {
+  const form = new FormData();
+  form.set("file", new File([bytes], name));
+  return json("/api/v1/media", { method: "POST", token: user.token, body: form });
+}

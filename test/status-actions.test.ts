@@ -3,8 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
 import { AccountSchema } from "../src/schemas/account";
 import { CardSchema, MediaAttachmentSchema, PollSchema, ScheduledStatusSchema, StatusSchema } from "../src/schemas/status";
-import { call, json, registerUser, valid, type TestUser } from "./helpers";
-import { post, upload } from "./statuses.test";
+import { call, json, post, registerUser, type TestUser, upload, valid } from "./helpers";
 
 const act = (u: TestUser, id: string, action: string, body?: Record<string, unknown>, status = 200) =>
   json(`/api/v1/statuses/${id}/${action}`, { method: "POST", token: u.token, body, status });

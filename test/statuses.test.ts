@@ -2,18 +2,11 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ContextSchema, StatusSchema, StatusSourceSchema } from "../src/schemas/status";
 import { countingD1 } from "./d1-counter";
-import { BASE, call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
+import { BASE, call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
 
-export const post = async (user: TestUser, body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}) =>
-  json("/api/v1/statuses", { method: "POST", token: user.token, body, status, headers });
 const get = (path: string, user?: TestUser, status = 200) => json(path, { token: user?.token, status });
 const follow = (a: TestUser, b: TestUser) => json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: a.token });
 
-export async function upload(user: TestUser, bytes: Uint8Array = PNG_1PX, name = "a.png") {
-  const form = new FormData();
-  form.set("file", new File([bytes], name));
-  return json("/api/v1/media", { method: "POST", token: user.token, body: form });
-}
 
 describe("posting", () => {
   it("posts text with a mention, a hashtag and a link, and renders the whole Status", async () => {

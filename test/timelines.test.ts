@@ -6,8 +6,7 @@ import type { SQL } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { newId } from "../src/db/ids";
 import { accountPage, homePage, publicPage, tagPage } from "../src/services/timelines";
-import { call, json, registerUser, valid, type TestUser } from "./helpers";
-import { post, upload } from "./statuses.test";
+import { call, json, post, registerUser, type TestUser, upload, valid } from "./helpers";
 
 const ids = async (path: string, u?: TestUser) => {
   const list = await json(path, { token: u?.token });

@@ -1,11 +1,11 @@
 /** Registration, the user's own account, and reading any account. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { count, eq } from "drizzle-orm";
+import { and, count, eq } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
-import { followRequests } from "../db/schema";
+import { followRequests, participations } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
@@ -183,11 +183,15 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
 
 /** The owner's view: source, settings store and owner counters. */
 async function renderOwn(c: Ctx, account: AccountRow, user: UserRow) {
-  const row = await db(c.env).select({ n: count() }).from(followRequests).where(eq(followRequests.targetAccountId, account.id)).get();
+  const d = db(c.env);
+  const [requests, unread] = await d.batch([
+    d.select({ n: count() }).from(followRequests).where(eq(followRequests.targetAccountId, account.id)),
+    d.select({ n: count() }).from(participations).where(and(eq(participations.accountId, account.id), eq(participations.unread, true))),
+  ]);
   return renderAccount(
     renderContext(c, account.id),
     { account, user },
-    { source: true, settingsStore: true, followRequestsCount: row?.n ?? 0 },
+    { source: true, settingsStore: true, followRequestsCount: requests[0]?.n ?? 0, unreadConversationCount: unread[0]?.n ?? 0 },
   );
 }
 

@@ -1,0 +1,167 @@
+/** Direct-message conversations (Mastodon's and Pleroma's endpoints). */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { sql } from "drizzle-orm";
+import type { AppEnv } from "../app";
+import { db } from "../db/client";
+import { pageParams, setLinkHeader } from "../http/pagination";
+import { arrayParam, boolParam } from "../http/params";
+import { route, type Ctx } from "../http/route";
+import { renderContext } from "../http/urls";
+import { renderAccount } from "../render/account";
+import { renderStatuses } from "../render/status";
+import { AccountSchema } from "../schemas/account";
+import { StatusSchema } from "../schemas/status";
+import * as conv from "../services/conversations";
+import { hydrate } from "../services/hydrate";
+import { notSilenced, visibleTo } from "../services/visibility";
+
+const ConversationSchema = z
+  .object({
+    id: z.string(),
+    accounts: z.array(AccountSchema),
+    unread: z.boolean(),
+    last_status: StatusSchema.nullable(),
+    pleroma: z.object({ recipients: z.array(AccountSchema) }),
+  })
+  .openapi("Conversation");
+
+/** Conversations with their last statuses and accounts: two reads whatever their number. */
+async function render(c: Ctx, parts: conv.ParticipationRow[], me: string) {
+  const d = db(c.env);
+  const lastIds = parts.flatMap((p) => (p.lastStatusId ? [p.lastStatusId] : []));
+  const [h, people] = await Promise.all([hydrate(d, lastIds, me), conv.accountsById(d, [me, ...parts.flatMap((p) => p.recipients)])]);
+  const ctx = renderContext(c, me);
+  const last = new Map(renderStatuses(ctx, h, lastIds).map((s) => [s.id, s]));
+  const acc = (id: string) => {
+    const a = people.get(id);
+    return a ? [renderAccount(ctx, a)] : [];
+  };
+  return parts.map((p) => ({
+    id: p.id,
+    accounts: p.recipients.flatMap(acc),
+    unread: p.unread,
+    last_status: (p.lastStatusId && last.get(p.lastStatusId)) || null,
+    pleroma: { recipients: [me, ...p.recipients].flatMap(acc) },
+  }));
+}
+
+export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/conversations",
+    summary: "The user's direct conversations, most recent first",
+    tags: ["Conversations"],
+    auth: "user",
+    scopes: ["read:statuses"],
+    params: z.object({ ...pageParams(20), recipients: arrayParam(z.string()).optional() }),
+    response: z.array(ConversationSchema),
+    handler: async (c, p, auth) => {
+      const parts = await conv.listParticipations(db(c.env), auth.account.id, p, p.recipients);
+      setLinkHeader(c, parts.flatMap((x) => (x.lastStatusId ? [x.lastStatusId] : [])));
+      return c.json(await render(c, parts, auth.account.id));
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/conversations/:id",
+    summary: "A conversation",
+    tags: ["Conversations"],
+    auth: "user",
+    scopes: ["read:statuses"],
+    params: z.object({ id: z.string() }),
+    response: ConversationSchema,
+    handler: async (c, p, auth) => c.json((await render(c, [await conv.ownParticipation(db(c.env), auth.account.id, p.id)], auth.account.id))[0]),
+  });
+
+  route(app, {
+    method: "delete",
+    path: "/api/v1/conversations/:id",
+    summary: "Leave a conversation (its statuses stay)",
+    tags: ["Conversations"],
+    auth: "user",
+    scopes: ["write:conversations"],
+    params: z.object({ id: z.string() }),
+    response: z.object({}),
+    handler: async (c, p, auth) => {
+      await conv.deleteParticipation(db(c.env), auth.account.id, p.id);
+      return c.json({});
+    },
+  });
+
+  route(app, {
+    method: "post",
+    path: "/api/v1/conversations/:id/read",
+    summary: "Mark a conversation read",
+    tags: ["Conversations"],
+    auth: "user",
+    scopes: ["write:conversations"],
+    params: z.object({ id: z.string() }),
+    response: ConversationSchema,
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const part = await conv.ownParticipation(d, auth.account.id, p.id);
+      await conv.markRead(d, auth.account.id, [part.id]);
+      return c.json((await render(c, [{ ...part, unread: false }], auth.account.id))[0]);
+    },
+  });
+
+  route(app, {
+    method: "post",
+    path: "/api/v1/pleroma/conversations/read",
+    summary: "Mark every conversation read; answers those that were unread",
+    tags: ["Conversations"],
+    auth: "user",
+    scopes: ["write:conversations"],
+    response: z.array(ConversationSchema),
+    handler: async (c, _p, auth) => {
+      const d = db(c.env);
+      const ids = await conv.markRead(d, auth.account.id, "all");
+      const parts = await Promise.all(ids.map((id) => conv.ownParticipation(d, auth.account.id, id)));
+      return c.json(await render(c, parts, auth.account.id));
+    },
+  });
+
+  route(app, {
+    method: "patch",
+    path: "/api/v1/pleroma/conversations/:id",
+    summary: "Replace whom your replies in a conversation address (you always stay)",
+    tags: ["Conversations"],
+    auth: "user",
+    scopes: ["write:conversations"],
+    params: z.object({ id: z.string(), recipients: arrayParam(z.string()) }),
+    response: ConversationSchema,
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      await conv.setRecipients(d, auth.account.id, p.id, p.recipients);
+      return c.json((await render(c, [await conv.ownParticipation(d, auth.account.id, p.id)], auth.account.id))[0]);
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/conversations/:id/statuses",
+    summary: "Statuses of a conversation you may see, newest first",
+    tags: ["Conversations"],
+    auth: "user",
+    scopes: ["read:statuses"],
+    params: z.object({ id: z.string(), ...pageParams(20), with_muted: boolParam().optional() }),
+    response: z.array(StatusSchema),
+    handler: async (c, p, auth) => {
+      const me = auth.account.id;
+      const part = await conv.ownParticipation(db(c.env), me, p.id);
+      const conds = [sql`s.thread_id = ${part.threadId}`, sql`s.reblog_of_id IS NULL`];
+      if (p.max_id) conds.push(sql`s.id < ${p.max_id}`);
+      if (p.min_id) conds.push(sql`s.id > ${p.min_id}`);
+      else if (p.since_id) conds.push(sql`s.id > ${p.since_id}`);
+      const page = sql`SELECT s.id FROM statuses s WHERE ${sql.join(conds, sql` AND `)}
+        AND ${visibleTo(me, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(me, p.with_muted ?? false, sql`s.account_id`)}
+        ORDER BY s.id ${sql.raw(p.min_id ? "ASC" : "DESC")} LIMIT ${sql.raw(String(p.limit))}`;
+      const h = await hydrate(db(c.env), page, me);
+      setLinkHeader(c, h.page);
+      return c.json(renderStatuses(renderContext(c, me), h, h.page));
+    },
+  });
+
+}

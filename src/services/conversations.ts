@@ -1,0 +1,77 @@
+/**
+ * Direct-message conversations, as participations: one per local user and thread, made when a direct status
+ * is posted (src/services/statuses.ts). `recipients` are whom the user's replies address; only the user
+ * changes them. Ids are the participation ids (`pleroma.direct_conversation_id`).
+ */
+import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, conversations, participations, users } from "../db/schema";
+import { notFound } from "../http/errors";
+import type { Page } from "../http/pagination";
+import type { AccountWithUser } from "./accounts";
+
+export type ParticipationRow = typeof participations.$inferSelect & { threadId: string };
+
+const withThread = (d: DB) =>
+  d
+    .select({ p: participations, threadId: conversations.threadId })
+    .from(participations)
+    .innerJoin(conversations, eq(conversations.id, participations.conversationId));
+
+const flatten = (r: { p: typeof participations.$inferSelect; threadId: string }): ParticipationRow => ({ ...r.p, threadId: r.threadId });
+
+export async function ownParticipation(d: DB, ownerId: string, id: string): Promise<ParticipationRow> {
+  const row = await withThread(d).where(and(eq(participations.id, id), eq(participations.accountId, ownerId))).get();
+  if (!row) throw notFound();
+  return flatten(row);
+}
+
+/** The user's conversations whose last status still exists, most recent first; paged by last status id. */
+export async function listParticipations(d: DB, ownerId: string, page: Page, recipients?: string[]): Promise<ParticipationRow[]> {
+  const rows = await withThread(d)
+    .where(
+      and(
+        eq(participations.accountId, ownerId),
+        sql`${participations.lastStatusId} IN (SELECT id FROM statuses)`,
+        page.max_id ? lt(participations.lastStatusId, page.max_id) : undefined,
+        page.since_id ? sql`${participations.lastStatusId} > ${page.since_id}` : undefined,
+        page.min_id ? sql`${participations.lastStatusId} > ${page.min_id}` : undefined,
+        recipients?.length
+          ? sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify(recipients)}) want WHERE want.value NOT IN (SELECT value FROM json_each(${participations.recipients})))`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(participations.lastStatusId))
+    .limit(page.limit);
+  return rows.map(flatten);
+}
+
+export async function markRead(d: DB, ownerId: string, ids: string[] | "all"): Promise<string[]> {
+  const rows = await d
+    .update(participations)
+    .set({ unread: false })
+    .where(and(eq(participations.accountId, ownerId), eq(participations.unread, true), ids === "all" ? undefined : inArray(participations.id, ids.length ? ids : [""])))
+    .returning({ id: participations.id });
+  return rows.map((r) => r.id);
+}
+
+export async function deleteParticipation(d: DB, ownerId: string, id: string): Promise<void> {
+  const p = await ownParticipation(d, ownerId, id);
+  await d.delete(participations).where(eq(participations.id, p.id));
+}
+
+/** Replaces the recipients with the accounts among `ids` that exist (the owner is always one: not stored). */
+export async function setRecipients(d: DB, ownerId: string, id: string, ids: string[]): Promise<void> {
+  const p = await ownParticipation(d, ownerId, id);
+  const wanted = [...new Set(ids)].filter((x) => x !== ownerId);
+  const known = wanted.length ? await d.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, wanted)) : [];
+  const ok = new Set(known.map((a) => a.id));
+  await d.update(participations).set({ recipients: wanted.filter((x) => ok.has(x)) }).where(eq(participations.id, p.id));
+}
+
+/** Accounts of the given ids (with users), keyed by id. */
+export async function accountsById(d: DB, ids: string[]): Promise<Map<string, AccountWithUser>> {
+  if (ids.length === 0) return new Map();
+  const rows = await d.select({ account: accounts, user: users }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(inArray(accounts.id, [...new Set(ids)]));
+  return new Map(rows.map((r) => [r.account.id, r]));
+}
