@@ -26,6 +26,7 @@ import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
 import { registerStatusRoutes } from "./routes/statuses";
 import { registerTimelineRoutes } from "./routes/timelines";
+import { registerSearchRoutes } from "./routes/search";
 import { registerConversationRoutes } from "./routes/conversations";
 import { registerUploadRoutes } from "./routes/uploads";
 
@@ -48,8 +49,9 @@ export function createApp() {
 
   registerAppRoutes(app);
   registerOAuthRoutes(app);
-  // Before the account routes: `/accounts/relationships` must not be read as `/accounts/:id`.
+  // Before the account routes: `/accounts/relationships` and `/accounts/search` are not `/accounts/:id`.
   registerGraphRoutes(app);
+  registerSearchRoutes(app);
   registerAccountRoutes(app);
   registerListRoutes(app);
   registerFilterRoutes(app);

@@ -1,0 +1,79 @@
+/**
+ * Search: accounts by acct or display name, hashtags by prefix, statuses by full text (SQLite FTS5 in D1).
+ * Statuses found are only those the viewer may see; unlisted ones count as public here.
+ */
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { idLiteral } from "../db/ids";
+import { accounts, statusTags, users } from "../db/schema";
+import type { AccountWithUser } from "./accounts";
+import { notSilenced, visibleTo } from "./visibility";
+
+/** The end of a prefix range: every string starting with `prefix` is below it. */
+const upper = (prefix: string) => prefix + "\uffff";
+
+export interface AccountSearch {
+  q: string;
+  limit: number;
+  offset: number;
+  following?: boolean;
+  viewerId: string | null;
+  localHost: string;
+}
+
+export async function searchAccounts(d: DB, s: AccountSearch): Promise<AccountWithUser[]> {
+  const q = s.q.trim().replace(/^@/, "").toLowerCase();
+  if (!q) return [];
+  const [user, host] = q.split("@");
+  const key = host && host !== s.localHost.toLowerCase() ? `${user}@${host}` : user;
+  const me = s.viewerId ? sql.raw(idLiteral(s.viewerId)) : null;
+  const rows = await d
+    .select({ account: accounts, user: users })
+    .from(accounts)
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .where(
+      and(
+        eq(accounts.deactivated, false),
+        sql`(${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} OR instr(lower(${accounts.displayName}), ${q}) > 0)`,
+        me ? sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = ${me} AND b.target_account_id = ${accounts.id}) OR (b.account_id = ${accounts.id} AND b.target_account_id = ${me}))` : undefined,
+        me && s.following ? sql`EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me} AND f.target_account_id = ${accounts.id})` : undefined,
+      ),
+    )
+    // The exact acct first, then acct prefixes, then display names; the most followed first within each.
+    .orderBy(sql`${accounts.acctKey} = ${key} DESC`, sql`${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} DESC`, desc(accounts.followersCount), accounts.id)
+    .limit(s.limit)
+    .offset(s.offset);
+  return rows;
+}
+
+export async function searchHashtags(d: DB, q: string, limit: number, offset: number): Promise<string[]> {
+  const prefix = q.trim().replace(/^#/, "").toLowerCase();
+  if (!prefix) return [];
+  const rows = await d
+    .select({ tag: statusTags.tag, n: sql<number>`count(*)` })
+    .from(statusTags)
+    .where(sql`${statusTags.tag} >= ${prefix} AND ${statusTags.tag} < ${upper(prefix)}`)
+    .groupBy(statusTags.tag)
+    .orderBy(sql`${statusTags.tag} = ${prefix} DESC`, sql`count(*) DESC`, statusTags.tag)
+    .limit(limit)
+    .offset(offset);
+  return rows.map((r) => r.tag);
+}
+
+/** An FTS5 query from what a person typed: every word must appear (as a word or a word's start). */
+export function ftsQuery(q: string): string | null {
+  const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
+  if (words.length === 0) return null;
+  return words.slice(0, 16).map((w) => `"${w}"*`).join(" ");
+}
+
+/** The page query of matching statuses, newest first, for `hydrate`. */
+export function statusSearchPage(viewerId: string | null, q: string, limit: number, offset: number, accountId?: string): ReturnType<typeof sql> | null {
+  const match = ftsQuery(q);
+  if (!match) return null;
+  const s = { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` };
+  const author = accountId ? sql`AND s.account_id = ${accountId}` : sql``;
+  return sql`SELECT s.id FROM statuses_fts f JOIN statuses s ON s.search_rowid = f.rowid
+    WHERE statuses_fts MATCH ${match} AND s.reblog_of_id IS NULL ${author} AND ${visibleTo(viewerId, s)} AND ${notSilenced(viewerId, false, sql`s.account_id`)}
+    ORDER BY s.id DESC LIMIT ${sql.raw(String(limit))} OFFSET ${sql.raw(String(offset))}`;
+}
