@@ -43,7 +43,7 @@ const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters =
   instance: p.instance,
 });
 
-/** One batch: the page and everything its statuses need. Link header from the page's ids. */
+/** The page and everything its statuses need, in one statement. Link header from the page's ids. */
 async function answerPage(c: Ctx, page: SQL, viewerId: string | null, withMuted?: boolean, reorder?: (ids: string[], h: Awaited<ReturnType<typeof hydrate>>) => string[]) {
   const h = await hydrate(db(c.env), page, viewerId, { withMuted });
   const ids = reorder ? reorder(h.page, h) : h.page;

@@ -2,30 +2,13 @@
  * Loads everything needed to render a set of statuses for a viewer in ONE D1 round trip: the statuses and the
  * ones they reblog, authors and mentioned accounts, tags, media, polls and votes, the viewer's favourites,
  * reblogs, bookmarks, thread mutes and conversation participations, emoji reactions, applications, cards,
- * parent visibility and custom emojis. Every statement selects by the same id set, so the cost is fixed
- * whatever the page size.
+ * parent visibility and custom emojis. The cost is fixed whatever the page size.
  */
-import { and, asc, count, eq, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
+import { fromJson, jsonObject, unionAll } from "../db/json-rows";
+import { idLiteral } from "../db/ids";
 import type { DB } from "../db/client";
-import {
-  accounts,
-  apps,
-  bookmarks,
-  conversations,
-  customEmojis,
-  emojiReactions,
-  favourites,
-  linkCards,
-  mediaAttachments,
-  participations,
-  pollVotes,
-  polls,
-  statusRecipients,
-  statuses,
-  statusTags,
-  threadMutes,
-  users,
-} from "../db/schema";
+import { accounts, customEmojis, mediaAttachments, polls, statuses, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
 import { notSilenced, visibleTo } from "./visibility";
 
@@ -71,107 +54,108 @@ const group = <T, K, V>(rows: T[], key: (r: T) => K, value: (r: T) => V) => {
 };
 
 /**
- * `source` is either status ids, or a query selecting one column of status ids (a timeline page): then the page
- * is read in the same batch as everything it needs, and `page` holds its ids newest first.
+ * `source` is either status ids, or a query selecting one column of status ids (a timeline page). Everything is
+ * read by ONE statement: the page is a materialised CTE evaluated once, and each kind of row comes back as a
+ * tagged JSON object (`UNION ALL`), so the cost is one round trip whatever the page holds.
  */
 export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | null, opts: { withMuted?: boolean } = {}): Promise<Hydrated> {
   const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
-  // The requested statuses and the statuses they reblog.
-  const all = sql`(SELECT * FROM (${src}) UNION SELECT reblog_of_id FROM statuses WHERE id IN (${src}) AND reblog_of_id IS NOT NULL)`;
-  const viewer = viewerId ?? "";
-  const t = Date.now();
+  // Viewer-specific parts match no row for anonymous viewers, keeping the statement's shape fixed.
+  const me = sql.raw(viewerId ? idLiteral(viewerId) : "''");
+  const t = sql.raw(String(Date.now()));
+  const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
+  const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
+  const parts: SQL[] = [
+    part("page", sql`json_object('id', id)`, sql`FROM page`),
+    part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
+    part(
+      "account",
+      sql`json_object('account', ${jsonObject(accounts, "a")}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u")} END)`,
+      sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (
+        SELECT account_id FROM statuses WHERE ${inAll("id")}
+        UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1
+        UNION SELECT in_reply_to_account_id FROM statuses WHERE ${inAll("id")})`,
+    ),
+    part("mention", sql`json_object('s', status_id, 'a', account_id)`, sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`),
+    part("tag", sql`json_object('s', status_id, 't', tag)`, sql`FROM status_tags WHERE ${inAll("status_id")}`),
+    part("media", jsonObject(mediaAttachments, "m"), sql`FROM media_attachments m WHERE ${inAll("m.status_id")}`),
+    part("poll", jsonObject(polls, "p"), sql`FROM polls p WHERE ${inAll("p.status_id")}`),
+    part(
+      "pollCount",
+      sql`json_object('p', poll_id, 'c', choice, 'n', count(*))`,
+      sql`FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")}) GROUP BY poll_id, choice`,
+    ),
+    part(
+      "pollVoters",
+      sql`json_object('p', poll_id, 'n', count(DISTINCT account_id))`,
+      sql`FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")}) GROUP BY poll_id`,
+    ),
+    part("ownVote", sql`json_object('p', poll_id, 'c', choice)`, sql`FROM poll_votes WHERE account_id = ${me} AND poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
+    part("fav", sql`json_object('s', status_id)`, sql`FROM favourites WHERE account_id = ${me} AND ${inAll("status_id")}`),
+    part("bookmark", sql`json_object('s', status_id)`, sql`FROM bookmarks WHERE account_id = ${me} AND ${inAll("status_id")}`),
+    part("reblogged", sql`json_object('s', reblog_of_id)`, sql`FROM statuses WHERE account_id = ${me} AND ${inAll("reblog_of_id")}`),
+    part(
+      "threadMute",
+      sql`json_object('t', thread_id)`,
+      sql`FROM thread_mutes WHERE account_id = ${me} AND thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")}) AND (expires_at IS NULL OR expires_at > ${t})`,
+    ),
+    part(
+      "reaction",
+      sql`json_object('s', status_id, 'e', emoji, 'n', count(*), 'me', max(account_id = ${me}), 'first', min(id))`,
+      sql`FROM emoji_reactions WHERE ${inAll("status_id")} AND ${notSilenced(viewerId, opts.withMuted, sql`emoji_reactions.account_id`)} GROUP BY status_id, emoji`,
+    ),
+    part("app", sql`json_object('id', id, 'name', name, 'website', website)`, sql`FROM apps WHERE id IN (SELECT app_id FROM statuses WHERE ${inAll("id")})`),
+    part("card", sql`json_object('url', url, 'data', data)`, sql`FROM link_cards WHERE url IN (SELECT card_url FROM statuses WHERE ${inAll("id")})`),
+    part(
+      "parent",
+      sql`json_object('id', p.id)`,
+      sql`FROM statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")}) AND ${visibleTo(viewerId, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
+    ),
+    part(
+      "participation",
+      sql`json_object('id', pa.id, 't', c.thread_id)`,
+      sql`FROM participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")})`,
+    ),
+    part(
+      "emoji",
+      jsonObject(customEmojis, "e"),
+      sql`FROM custom_emojis e WHERE e.shortcode IN (SELECT j.value FROM statuses s, json_each(s.emoji_shortcodes) j WHERE ${inAll("s.id")}
+        UNION SELECT emoji FROM emoji_reactions WHERE ${inAll("status_id")})`,
+    ),
+  ];
+  const rows = await d.all<{ k: string; v: string }>(sql`WITH page(id) AS MATERIALIZED (${src}),
+    all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL)
+    ${unionAll(parts)}`);
 
-  const [
-    pageRows,
-    statusRows,
-    accountRows,
-    mentionRows,
-    tagRows,
-    mediaRows,
-    pollRows,
-    pollCountRows,
-    voterRows,
-    ownVoteRows,
-    favRows,
-    bookmarkRows,
-    reblogRows,
-    muteRows,
-    reactionRows,
-    appRows,
-    cardRows,
-    parentRows,
-    participationRows,
-    emojiRows,
-  ] = await d.batch([
-    d.select({ id: statuses.id }).from(statuses).where(Array.isArray(source) ? sql`0` : sql`${statuses.id} IN (${src})`),
-    d.select().from(statuses).where(sql`${statuses.id} IN ${all}`),
-    d
-      .select({ account: accounts, user: users })
-      .from(accounts)
-      .leftJoin(users, eq(users.accountId, accounts.id))
-      .where(
-        sql`${accounts.id} IN (SELECT account_id FROM statuses WHERE id IN ${all}
-          UNION SELECT account_id FROM status_recipients WHERE status_id IN ${all} AND mention = 1
-          UNION SELECT in_reply_to_account_id FROM statuses WHERE id IN ${all})`,
-      ),
-    d.select().from(statusRecipients).where(and(sql`${statusRecipients.statusId} IN ${all}`, eq(statusRecipients.mention, true))),
-    d.select().from(statusTags).where(sql`${statusTags.statusId} IN ${all}`),
-    d.select().from(mediaAttachments).where(sql`${mediaAttachments.statusId} IN ${all}`).orderBy(asc(mediaAttachments.position), asc(mediaAttachments.id)),
-    d.select().from(polls).where(sql`${polls.statusId} IN ${all}`),
-    d
-      .select({ pollId: pollVotes.pollId, choice: pollVotes.choice, n: count() })
-      .from(pollVotes)
-      .where(sql`${pollVotes.pollId} IN (SELECT id FROM polls WHERE status_id IN ${all})`)
-      .groupBy(pollVotes.pollId, pollVotes.choice),
-    d
-      .select({ pollId: pollVotes.pollId, n: sql<number>`count(DISTINCT ${pollVotes.accountId})` })
-      .from(pollVotes)
-      .where(sql`${pollVotes.pollId} IN (SELECT id FROM polls WHERE status_id IN ${all})`)
-      .groupBy(pollVotes.pollId),
-    d
-      .select({ pollId: pollVotes.pollId, choice: pollVotes.choice })
-      .from(pollVotes)
-      .where(and(eq(pollVotes.accountId, viewer), sql`${pollVotes.pollId} IN (SELECT id FROM polls WHERE status_id IN ${all})`)),
-    d.select({ statusId: favourites.statusId }).from(favourites).where(and(eq(favourites.accountId, viewer), sql`${favourites.statusId} IN ${all}`)),
-    d.select({ statusId: bookmarks.statusId }).from(bookmarks).where(and(eq(bookmarks.accountId, viewer), sql`${bookmarks.statusId} IN ${all}`)),
-    d.select({ statusId: statuses.reblogOfId }).from(statuses).where(and(eq(statuses.accountId, viewer), sql`${statuses.reblogOfId} IN ${all}`)),
-    d
-      .select({ threadId: threadMutes.threadId })
-      .from(threadMutes)
-      .where(
-        and(
-          eq(threadMutes.accountId, viewer),
-          sql`${threadMutes.threadId} IN (SELECT thread_id FROM statuses WHERE id IN ${all})`,
-          sql`(${threadMutes.expiresAt} IS NULL OR ${threadMutes.expiresAt} > ${t})`,
-        ),
-      ),
-    d
-      .select({
-        statusId: emojiReactions.statusId,
-        emoji: emojiReactions.emoji,
-        n: count(),
-        me: sql<number>`max(${emojiReactions.accountId} = ${viewer})`,
-      })
-      .from(emojiReactions)
-      .where(and(sql`${emojiReactions.statusId} IN ${all}`, notSilenced(viewerId, opts.withMuted, emojiReactions.accountId)))
-      .groupBy(emojiReactions.statusId, emojiReactions.emoji)
-      .orderBy(sql`min(${emojiReactions.id})`),
-    d.select({ id: apps.id, name: apps.name, website: apps.website }).from(apps).where(sql`${apps.id} IN (SELECT app_id FROM statuses WHERE id IN ${all})`),
-    d.select().from(linkCards).where(sql`${linkCards.url} IN (SELECT card_url FROM statuses WHERE id IN ${all})`),
-    d.select({ id: statuses.id }).from(statuses).where(and(sql`${statuses.id} IN (SELECT in_reply_to_id FROM statuses WHERE id IN ${all})`, visibleTo(viewerId))),
-    d
-      .select({ id: participations.id, threadId: conversations.threadId })
-      .from(participations)
-      .innerJoin(conversations, eq(conversations.id, participations.conversationId))
-      .where(and(eq(participations.accountId, viewer), sql`${conversations.threadId} IN (SELECT thread_id FROM statuses WHERE id IN ${all})`)),
-    d
-      .select()
-      .from(customEmojis)
-      .where(
-        sql`${customEmojis.shortcode} IN (SELECT j.value FROM statuses s, json_each(s.emoji_shortcodes) j WHERE s.id IN ${all}
-          UNION SELECT emoji FROM emoji_reactions WHERE status_id IN ${all})`,
-      ),
-  ]);
+  const by = new Map<string, any[]>();
+  for (const r of rows) {
+    const list = by.get(r.k) ?? [];
+    list.push(JSON.parse(r.v));
+    by.set(r.k, list);
+  }
+  const of = (k: string) => by.get(k) ?? [];
+  const statusRows = of("status").map((o) => fromJson(statuses, o));
+  const accountRows = of("account").map((o) => ({ account: fromJson(accounts, o.account), user: o.user ? fromJson(users, o.user) : null }));
+  const mentionRows = of("mention").map((o) => ({ statusId: o.s as string, accountId: o.a as string }));
+  const tagRows = of("tag").map((o) => ({ statusId: o.s as string, tag: o.t as string }));
+  const mediaRows = of("media").map((o) => fromJson(mediaAttachments, o)).sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
+  const pollRows = of("poll").map((o) => fromJson(polls, o));
+  const pollCountRows = of("pollCount").map((o) => ({ pollId: o.p as string, choice: o.c as number, n: o.n as number }));
+  const voterRows = of("pollVoters").map((o) => ({ pollId: o.p as string, n: o.n as number }));
+  const ownVoteRows = of("ownVote").map((o) => ({ pollId: o.p as string, choice: o.c as number }));
+  const favRows = of("fav").map((o) => ({ statusId: o.s as string }));
+  const bookmarkRows = of("bookmark").map((o) => ({ statusId: o.s as string }));
+  const reblogRows = of("reblogged").map((o) => ({ statusId: o.s as string }));
+  const muteRows = of("threadMute").map((o) => ({ threadId: o.t as string }));
+  const reactionRows = of("reaction")
+    .sort((a, b) => (a.first < b.first ? -1 : 1))
+    .map((o) => ({ statusId: o.s as string, emoji: o.e as string, n: o.n as number, me: o.me as number }));
+  const appRows = of("app") as { id: string; name: string; website: string | null }[];
+  const cardRows = of("card").map((o) => ({ url: o.url as string, data: o.data === null ? null : (JSON.parse(o.data) as Record<string, unknown>) }));
+  const parentRows = of("parent") as { id: string }[];
+  const participationRows = of("participation").map((o) => ({ id: o.id as string, threadId: o.t as string }));
+  const emojiRows = of("emoji").map((o) => fromJson(customEmojis, o));
+  const pageRows = of("page") as { id: string }[];
 
   const pollCounts = new Map<string, Map<number, number>>();
   for (const r of pollCountRows) {

@@ -1,0 +1,181 @@
+/**
+ * Timeline and posting benchmark against `wrangler dev` (see bench/README.md).
+ *
+ *   npm run bench            # seed, start wrangler dev on a spare port, measure, stop
+ *   BENCH_SECONDS=20 npm run bench
+ *
+ * Seeds its own local database (under .wrangler/bench, apart from `npm start`'s): 1,000 users; follows with a
+ * long tail (everyone follows bench0; user i follows 5-60 others); 100,000 statuses (80% public, 10% unlisted,
+ * 10% private; every 10th tagged #bench) fanned out to home feeds as posting would. Then, at 20 concurrent
+ * connections, it measures a trivial route (a built-in image: no D1), home, public and tag timelines, and
+ * posting by bench0 (followed by everyone), and checks that home timelines are never stale: right after each
+ * post is answered, a follower's home timeline shows it.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
+
+const USERS = 1000;
+const STATUSES = Number(process.env.BENCH_STATUSES ?? 100_000);
+const CONCURRENCY = 20;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const PORT = Number(process.env.BENCH_PORT ?? 8791);
+const PERSIST = ".wrangler/bench";
+const BASE = `http://127.0.0.1:${PORT}`;
+const TOKENS = 100;
+
+const id = (n: number) => String(n).padStart(26, "0"); // digits are valid id characters and sort by value
+const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+function wrangler(args: string[]) {
+  execFileSync("npx", ["wrangler", ...args, "--persist-to", PERSIST], { stdio: ["ignore", "ignore", "inherit"] });
+}
+
+async function seed(): Promise<string[]> {
+  const saved = join(PERSIST, "tokens.json");
+  // BENCH_REUSE=1 measures again on the last seeded database (posts from earlier runs stay in it).
+  if (process.env.BENCH_REUSE && existsSync(saved)) return JSON.parse(readFileSync(saved, "utf8"));
+  rmSync(PERSIST, { recursive: true, force: true });
+  mkdirSync(PERSIST, { recursive: true });
+  wrangler(["d1", "migrations", "apply", "DB", "--local"]);
+  const hash = await hashPassword("bench password");
+  const t0 = Date.now() - STATUSES * 1000;
+  const tokens: string[] = [];
+  const tokenRows: string[] = [];
+  for (let i = 0; i < TOKENS; i++) {
+    const token = randomToken(32);
+    tokens.push(token);
+    tokenRows.push(`(${q(id(9_000_000 + i))}, ${q(await sha256(token))}, NULL, ${q(id(1_000_000 + i))}, 'read write follow push', ${t0}, ${t0 + 10 * 365 * 86400_000})`);
+  }
+  const sql = `
+WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${USERS - 1})
+INSERT INTO accounts (id, username, display_name, uri, url, created_at, updated_at)
+SELECT printf('%026d', 1000000 + i), 'bench' || i, 'Bench ' || i, 'http://localhost/users/bench' || i, 'http://localhost/users/bench' || i, ${t0}, ${t0} FROM n;
+INSERT INTO users (account_id, email, password_hash, created_at) SELECT id, username || '@example.com', ${q(hash)}, ${t0} FROM accounts WHERE username LIKE 'bench%';
+INSERT INTO tokens (id, token_hash, app_id, account_id, scopes, created_at, expires_at) VALUES ${tokenRows.join(",\n")};
+-- Everyone follows bench0; user i follows a long tail of 5 to 60 others.
+INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
+SELECT printf('%026d', 3000000 + i), printf('%026d', 1000000 + i), printf('%026d', 1000000), 1, 0, ${t0} FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${USERS - 1}) SELECT i FROM n);
+WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${USERS - 1}), k(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM k WHERE j < 60)
+INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
+SELECT printf('%026d', 4000000 + i * 100 + j), printf('%026d', 1000000 + i), printf('%026d', 1000000 + 1 + (i * 37 + j * j * 7) % ${USERS - 1}), 1, 0, ${t0}
+FROM n, k WHERE j <= 5 + (i % 56) AND 1 + (i * 37 + j * j * 7) % ${USERS - 1} <> i;
+-- 100,000 statuses over time; bench0 writes one in 250.
+WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ${STATUSES - 1})
+INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, has_media, created_at)
+SELECT printf('%026d', 2000000000 + i), 'http://localhost/objects/b' || i, 'http://localhost/notice/b' || i,
+  printf('%026d', 1000000 + CASE WHEN i % 250 = 0 THEN 0 ELSE 1 + (i * 7919) % ${USERS - 1} END),
+  printf('%026d', 2000000000 + i), 'http://localhost/contexts/b' || i,
+  'Status number ' || i || CASE WHEN i % 10 = 0 THEN ' #bench' ELSE '' END, 'Status number ' || i,
+  CASE i % 10 WHEN 7 THEN 'unlisted' WHEN 8 THEN 'private' ELSE 'public' END, 1, 0, ${t0} + i * 1000
+FROM s;
+INSERT INTO status_tags (status_id, tag) SELECT id, 'bench' FROM statuses WHERE content LIKE '%#bench';
+-- Fan-out as posting does it: the author and every local follower.
+INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id) SELECT account_id, id, account_id FROM statuses;
+INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id)
+SELECT f.account_id, s.id, s.account_id FROM statuses s JOIN follows f ON f.target_account_id = s.account_id;
+UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
+  following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id),
+  statuses_count = (SELECT count(*) FROM statuses WHERE account_id = accounts.id);
+`;
+  const file = join(PERSIST, "seed.sql");
+  writeFileSync(file, sql);
+  const started = Date.now();
+  wrangler(["d1", "execute", "DB", "--local", "--yes", "--file", file]);
+  console.log(`seeded ${USERS} users and ${STATUSES} statuses in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  writeFileSync(saved, JSON.stringify(tokens));
+  return tokens;
+}
+
+interface Result {
+  name: string;
+  requests: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+async function load(name: string, request: (n: number) => Promise<Response>): Promise<Result> {
+  const deadline = Date.now() + SECONDS * 1000;
+  const latencies: number[] = [];
+  let errors = 0;
+  let n = 0;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < deadline) {
+        const t = performance.now();
+        const res = await request(n++).catch(() => null);
+        if (!res || !res.ok) errors++;
+        await res?.arrayBuffer().catch(() => null);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const elapsed = (Date.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { name, requests: latencies.length, errors, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+async function waitForServer() {
+  for (let i = 0; i < 120; i++) {
+    try {
+      if ((await fetch(`${BASE}/api/v1/instance`)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error("wrangler dev did not start");
+}
+
+async function main() {
+  const tokens = await seed();
+  const server = spawn("npx", ["wrangler", "dev", "--port", String(PORT), "--ip", "127.0.0.1", "--persist-to", PERSIST], { stdio: ["ignore", "ignore", "inherit"], detached: true });
+  try {
+    await waitForServer();
+    const auth = (n: number) => ({ authorization: `Bearer ${tokens[1 + (n % (TOKENS - 1))]}` });
+    const celebrity = { authorization: `Bearer ${tokens[0]}`, "content-type": "application/json" };
+    // Warm up the isolate and the page cache.
+    await load("warm-up", (n) => fetch(`${BASE}/api/v1/timelines/home`, { headers: auth(n) }));
+
+    const results: Result[] = [];
+    results.push(await load("trivial route (GET /images/avi.png)", () => fetch(`${BASE}/images/avi.png`)));
+    results.push(await load("home timeline", (n) => fetch(`${BASE}/api/v1/timelines/home`, { headers: auth(n) })));
+    results.push(await load("public timeline", (n) => fetch(`${BASE}/api/v1/timelines/public`, { headers: auth(n) })));
+    results.push(await load("tag timeline (#bench)", (n) => fetch(`${BASE}/api/v1/timelines/tag/bench`, { headers: auth(n) })));
+    let stale = 0;
+    let checked = 0;
+    results.push(
+      await load("post by bench0 (999 followers)", async (n) => {
+        const res = await fetch(`${BASE}/api/v1/statuses`, { method: "POST", headers: celebrity, body: JSON.stringify({ status: `bench post ${n}` }) });
+        if (res.ok && n % 10 === 0) {
+          const posted = (await res.clone().json()) as { id: string };
+          const home = (await (await fetch(`${BASE}/api/v1/timelines/home?limit=40`, { headers: auth(n) })).json()) as { id: string }[];
+          checked++;
+          if (!home.some((s) => s.id === posted.id)) stale++;
+        }
+        return res;
+      }),
+    );
+    const trivial = results[0].rps;
+    console.log(`\n${CONCURRENCY} concurrent connections, ${SECONDS} s per route, ${STATUSES} statuses\n`);
+    console.log("| route | requests | errors | req/s | p50 ms | p99 ms | vs trivial |");
+    console.log("|---|---|---|---|---|---|---|");
+    for (const r of results) {
+      console.log(`| ${r.name} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${((r.rps / trivial) * 100).toFixed(0)}% |`);
+    }
+    console.log(`\nhome timelines checked right after a post: ${checked}, stale: ${stale}`);
+  } finally {
+    if (server.pid) process.kill(-server.pid, "SIGTERM");
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
