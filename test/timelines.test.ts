@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { StatusSchema } from "../src/schemas/status";
 import { countingD1 } from "./d1-counter";
-import type { SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
+import { paramsCte } from "../src/services/visibility";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { newId } from "../src/db/ids";
 import { accountPage, homePage, publicPage, tagPage } from "../src/services/timelines";
@@ -238,7 +239,8 @@ describe("cost", () => {
   it("serves timeline reads from indexes, without sorting", async () => {
     const dialect = new SQLiteSyncDialect();
     const plan = async (query: SQL) => {
-      const q = dialect.sqlToQuery(query);
+      // Pages run inside the hydration statement, which binds the viewer in a `params` CTE.
+      const q = dialect.sqlToQuery(sql`WITH ${paramsCte(me)} ${query}`);
       const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all<{ detail: string }>();
       return rows.results.map((r) => r.detail).join(" | ");
     };

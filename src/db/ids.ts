@@ -61,12 +61,3 @@ export function isId(value: string): boolean {
   return ID_PATTERN.test(value);
 }
 
-/**
- * An id as an SQL string literal. Only for ids this server made (checked against the id alphabet), so that
- * fragments repeated in one statement (visibility checks embedded in timeline pages) stay under D1's limit of
- * 100 bound parameters. Input from clients is always bound, never inlined.
- */
-export function idLiteral(id: string): string {
-  if (!ID_PATTERN.test(id)) throw new Error(`not an id: ${JSON.stringify(id).slice(0, 40)}`);
-  return `'${id}'`;
-}

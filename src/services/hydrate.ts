@@ -6,11 +6,10 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { fromJson, jsonObject, unionAll } from "../db/json-rows";
-import { idLiteral } from "../db/ids";
 import type { DB } from "../db/client";
 import { accounts, customEmojis, mediaAttachments, polls, statuses, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
-import { notSilenced, visibleTo } from "./visibility";
+import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
 
 export type StatusRow = typeof statuses.$inferSelect;
 export type MediaRow = typeof mediaAttachments.$inferSelect;
@@ -59,10 +58,18 @@ const group = <T, K, V>(rows: T[], key: (r: T) => K, value: (r: T) => V) => {
  * tagged JSON object (`UNION ALL`), so the cost is one round trip whatever the page holds.
  */
 export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | null, opts: { withMuted?: boolean } = {}): Promise<Hydrated> {
+  const q = hydrationQuery(source, viewerId, opts);
+  const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll(q.parts)}`);
+  return fromRows(rows, viewerId);
+}
+
+/** The statement's pieces: the page and id CTEs, and one tagged part per kind of row. */
+export function hydrationQuery(source: string[] | SQL, viewerId: string | null, opts: { withMuted?: boolean } = {}) {
   const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
-  // Viewer-specific parts match no row for anonymous viewers, keeping the statement's shape fixed.
-  const me = sql.raw(viewerId ? idLiteral(viewerId) : "''");
-  const t = sql.raw(String(Date.now()));
+  // The viewer and the time are bound once (`params`); viewer-specific parts match nothing for anonymous viewers.
+  const me = ME;
+  const t = NOW;
+  const viewer = viewerId ? ME : null;
   const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
   const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
   const parts: SQL[] = [
@@ -102,14 +109,14 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
     part(
       "reaction",
       sql`json_object('s', status_id, 'e', emoji, 'n', count(*), 'me', max(account_id = ${me}), 'first', min(id))`,
-      sql`FROM emoji_reactions WHERE ${inAll("status_id")} AND ${notSilenced(viewerId, opts.withMuted, sql`emoji_reactions.account_id`)} GROUP BY status_id, emoji`,
+      sql`FROM emoji_reactions WHERE ${inAll("status_id")} AND ${notSilenced(viewer, opts.withMuted, sql`emoji_reactions.account_id`)} GROUP BY status_id, emoji`,
     ),
     part("app", sql`json_object('id', id, 'name', name, 'website', website)`, sql`FROM apps WHERE id IN (SELECT app_id FROM statuses WHERE ${inAll("id")})`),
     part("card", sql`json_object('url', url, 'data', data)`, sql`FROM link_cards WHERE url IN (SELECT card_url FROM statuses WHERE ${inAll("id")})`),
     part(
       "parent",
       sql`json_object('id', p.id)`,
-      sql`FROM statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")}) AND ${visibleTo(viewerId, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
+      sql`FROM statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")}) AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
     ),
     part(
       "participation",
@@ -123,10 +130,12 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
         UNION SELECT emoji FROM emoji_reactions WHERE ${inAll("status_id")})`,
     ),
   ];
-  const rows = await d.all<{ k: string; v: string }>(sql`WITH page(id) AS MATERIALIZED (${src}),
-    all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL)
-    ${unionAll(parts)}`);
+  const preamble = sql`WITH ${paramsCte(viewerId)}, page(id) AS MATERIALIZED (${src}),
+    all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL)`;
+  return { preamble, parts };
+}
 
+function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hydrated {
   const by = new Map<string, any[]>();
   for (const r of rows) {
     const list = by.get(r.k) ?? [];

@@ -4,7 +4,6 @@
  */
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { idLiteral } from "../db/ids";
 import { accounts, statusTags, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
 import { notSilenced, visibleTo } from "./visibility";
@@ -26,7 +25,7 @@ export async function searchAccounts(d: DB, s: AccountSearch): Promise<AccountWi
   if (!q) return [];
   const [user, host] = q.split("@");
   const key = host && host !== s.localHost.toLowerCase() ? `${user}@${host}` : user;
-  const me = s.viewerId ? sql.raw(idLiteral(s.viewerId)) : null;
+  const me = s.viewerId ? sql`${s.viewerId}` : null;
   const rows = await d
     .select({ account: accounts, user: users })
     .from(accounts)

@@ -6,11 +6,10 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
-import { notSilenced, visibleTo } from "./visibility";
-import { idLiteral } from "../db/ids";
+import { ME, NOW, notSilenced, visibleTo } from "./visibility";
 
-// Internal values are inlined (see `idLiteral`); client input (cursors, tags, domains) stays bound.
-const lit = (id: string) => sql.raw(idLiteral(id));
+// Pages run inside the hydration statement, whose `params` CTE binds the viewer (ME) and the time (NOW).
+// `viewerId` only chooses between the signed-in and anonymous forms of a query.
 const num = (n: number) => sql.raw(String(Math.trunc(n)));
 
 export interface TimelineFilters {
@@ -28,16 +27,16 @@ const o = { id: sql`o.id`, accountId: sql`o.account_id`, visibility: sql`o.visib
 
 /** Conditions on `s` (the status or reblog) for what the viewer may see and wants to see. */
 function shown(viewerId: string | null, f: TimelineFilters, context: "home" | "public" | "thread" | "account"): SQL {
-  const t = Date.now();
+  const viewer = viewerId ? ME : null;
   const parts: SQL[] = [
-    visibleTo(viewerId, s),
-    notSilenced(viewerId, f.withMuted ?? false, sql`s.account_id`),
+    visibleTo(viewer, s),
+    notSilenced(viewer, f.withMuted ?? false, sql`s.account_id`),
     // A reblog shows only if its original may be seen too, and its author is not silenced either.
-    sql`(s.reblog_of_id IS NULL OR EXISTS (SELECT 1 FROM statuses o WHERE o.id = s.reblog_of_id AND ${visibleTo(viewerId, o)} AND ${notSilenced(viewerId, f.withMuted ?? false, sql`o.account_id`)}))`,
+    sql`(s.reblog_of_id IS NULL OR EXISTS (SELECT 1 FROM statuses o WHERE o.id = s.reblog_of_id AND ${visibleTo(viewer, o)} AND ${notSilenced(viewer, f.withMuted ?? false, sql`o.account_id`)}))`,
   ];
   if (viewerId) {
-    parts.push(sql`NOT EXISTS (SELECT 1 FROM thread_mutes tm WHERE tm.account_id = ${lit(viewerId)} AND tm.thread_id = s.thread_id AND (tm.expires_at IS NULL OR tm.expires_at > ${num(t)}))`);
-    if (context === "home") parts.push(notFilteredOut(viewerId, "home", t));
+    parts.push(sql`NOT EXISTS (SELECT 1 FROM thread_mutes tm WHERE tm.account_id = ${ME} AND tm.thread_id = s.thread_id AND (tm.expires_at IS NULL OR tm.expires_at > ${NOW}))`);
+    if (context === "home") parts.push(notFilteredOut(ME, "home", NOW));
   }
   if (f.excludeVisibilities?.length) parts.push(sql`s.visibility NOT IN (SELECT value FROM json_each(${JSON.stringify(f.excludeVisibilities)}))`);
   if (f.onlyMedia) parts.push(sql`s.has_media = 1`);
@@ -45,8 +44,8 @@ function shown(viewerId: string | null, f: TimelineFilters, context: "home" | "p
   if (f.remote) parts.push(sql`s.local = 0`);
   if (f.instance) parts.push(sql`s.account_id IN (SELECT id FROM accounts WHERE domain = ${f.instance.toLowerCase()})`);
   if (f.replyVisibility && viewerId) {
-    const toFollowed = f.replyVisibility === "following" ? sql`OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${lit(viewerId)} AND rf.target_account_id = s.in_reply_to_account_id)` : sql``;
-    parts.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = ${lit(viewerId)} OR s.in_reply_to_account_id = s.account_id ${toFollowed})`);
+    const toFollowed = f.replyVisibility === "following" ? sql`OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${ME} AND rf.target_account_id = s.in_reply_to_account_id)` : sql``;
+    parts.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = ${ME} OR s.in_reply_to_account_id = s.account_id ${toFollowed})`);
   }
   return sql.join(parts, sql` AND `);
 }
@@ -55,11 +54,11 @@ function shown(viewerId: string | null, f: TimelineFilters, context: "home" | "p
  * Irreversible keyword filters of a context drop matching statuses outright. A whole-word phrase must stand
  * between non-alphanumeric characters (GLOB with the phrase's own GLOB characters escaped).
  */
-export function notFilteredOut(viewerId: string, context: "home" | "notifications", t: number, status: SQL = sql`s`): SQL {
+export function notFilteredOut(viewer: SQL, context: "home" | "notifications", now: SQL, status: SQL = sql`s`): SQL {
   const body = sql`lower(' ' || ${status}.spoiler_text || ' ' || CASE WHEN ${status}.text <> '' THEN ${status}.text ELSE ${status}.content END || ' ')`;
   const phrase = sql`lower(replace(replace(replace(kf.phrase, '[', '[[]'), '*', '[*]'), '?', '[?]'))`;
-  return sql`NOT EXISTS (SELECT 1 FROM filters kf WHERE kf.account_id = ${lit(viewerId)} AND kf.irreversible = 1
-    AND (kf.expires_at IS NULL OR kf.expires_at > ${num(t)})
+  return sql`NOT EXISTS (SELECT 1 FROM filters kf WHERE kf.account_id = ${viewer} AND kf.irreversible = 1
+    AND (kf.expires_at IS NULL OR kf.expires_at > ${now})
     AND EXISTS (SELECT 1 FROM json_each(kf.context) WHERE value = ${sql.raw(`'${context}'`)})
     AND CASE WHEN kf.whole_word THEN ${body} GLOB '*[^a-z0-9]' || ${phrase} || '[^a-z0-9]*'
              ELSE instr(${body}, lower(kf.phrase)) > 0 END)`;
@@ -77,11 +76,11 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
   const p = pageConds(sql`h.status_id`, page);
   // Unfollowing takes effect at once: a status stays only while its author is followed, or it is yours or
   // addressed to you.
-  const me = lit(viewerId);
+  const me = ME;
   const stillFollowed = sql`(s.account_id = ${me}
     OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${me} AND hf.target_account_id = s.account_id)
     OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${me}))`;
-  const list = listId ? sql`AND h.author_id IN (SELECT account_id FROM list_accounts WHERE list_id = ${lit(listId)})` : sql``;
+  const list = listId ? sql`AND h.author_id IN (SELECT account_id FROM list_accounts WHERE list_id = ${listId})` : sql``;
   return sql`SELECT h.status_id FROM home_feed h JOIN statuses s ON s.id = h.status_id
     WHERE h.account_id = ${me} AND ${p.where} ${list} AND ${stillFollowed} AND ${shown(viewerId, f, "home")}
     ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
@@ -125,6 +124,6 @@ export function accountPage(viewerId: string | null, accountId: string, page: Pa
   const more = extra.length ? sql`AND ${sql.join(extra, sql` AND `)}` : sql``;
   // Visiting a profile shows it even when muted; blocks still hold.
   return sql`SELECT s.id FROM statuses s
-    WHERE s.account_id = ${lit(accountId)} AND ${p.where} ${more} AND ${shown(viewerId, { ...f, withMuted: true }, "account")}
+    WHERE s.account_id = ${accountId} AND ${p.where} ${more} AND ${shown(viewerId, { ...f, withMuted: true }, "account")}
     ORDER BY ${f.pinned ? sql`s.pinned_at DESC` : p.order} LIMIT ${num(page.limit)}`;
 }

@@ -9,14 +9,23 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { statuses } from "../db/schema";
-import { idLiteral } from "../db/ids";
 
-/** Viewer ids and times are inlined (see `idLiteral`): these fragments repeat many times in one statement. */
-const v = (viewerId: string) => sql.raw(idLiteral(viewerId));
-const now = () => sql.raw(String(Date.now()));
+/**
+ * Inside big statements (hydration, timeline pages) the viewer and the time are bound once, in a `params` CTE
+ * (`WITH params(me, now) AS (SELECT ?, ?)`), and referred to everywhere: the SQL text stays the same for every
+ * viewer, so D1 reuses the prepared statement, and the statement stays far below D1's 100 bound parameters.
+ */
+export const ME = sql`(SELECT me FROM params)`;
+export const NOW = sql`(SELECT now FROM params)`;
+export const paramsCte = (viewerId: string | null) => sql`params(me, now) AS (SELECT ${viewerId ?? ""}, ${Date.now()})`;
+
+/** A viewer as a statement refers to it: a bound id in small queries, or `ME` inside a `params` statement. */
+export type ViewerRef = string | SQL;
+const v = (viewer: ViewerRef) => (typeof viewer === "string" ? sql`${viewer}` : viewer);
+const nowOf = (viewer: ViewerRef) => (typeof viewer === "string" ? sql`${Date.now()}` : NOW);
 
 /** SQL condition on `statuses` (the table itself, not an alias) for `viewerId` (null: anonymous). */
-export function visibleTo(viewerId: string | null, s: { id: SQL | typeof statuses.id; accountId: SQL | typeof statuses.accountId; visibility: SQL | typeof statuses.visibility } = statuses): SQL {
+export function visibleTo(viewerId: ViewerRef | null, s: { id: SQL | typeof statuses.id; accountId: SQL | typeof statuses.accountId; visibility: SQL | typeof statuses.visibility } = statuses): SQL {
   if (viewerId === null) return sql`${s.visibility} IN ('public', 'unlisted')`;
   const me = v(viewerId);
   return sql`((${s.visibility} IN ('public', 'unlisted', 'local')
@@ -30,10 +39,10 @@ export function visibleTo(viewerId: string | null, s: { id: SQL | typeof statuse
  * For lists of statuses (context, timelines, multi-get shown to a user): also leave out authors the viewer blocks
  * or mutes (mutes unless `withMuted`), and authors on domains the viewer blocks.
  */
-export function notSilenced(viewerId: string | null, withMuted = false, accountId: SQL | SQLiteColumn = statuses.accountId): SQL {
+export function notSilenced(viewerId: ViewerRef | null, withMuted = false, accountId: SQL | SQLiteColumn = statuses.accountId): SQL {
   if (viewerId === null) return sql`1`;
   const me = v(viewerId);
   return sql`(NOT EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${me} AND sb.target_account_id = ${accountId})
-    ${withMuted ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} AND (sm.expires_at IS NULL OR sm.expires_at > ${now()}))`}
+    ${withMuted ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} AND (sm.expires_at IS NULL OR sm.expires_at > ${nowOf(viewerId)}))`}
     AND NOT EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId}))`;
 }
