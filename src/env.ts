@@ -35,6 +35,7 @@ export interface Env {
   REGISTRATIONS_PER_IP?: string;
   REGISTRATIONS_WINDOW_SECONDS?: string;
   LANGUAGES?: string;
+  FANOUT_INLINE_MAX?: string;
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
@@ -67,6 +68,8 @@ export interface Config {
   registrationsPerIp: number;
   registrationsWindowSeconds: number;
   languages: string[];
+  /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
+  inlineFanoutMax: number;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -121,6 +124,7 @@ export function config(env: Env): Config {
     registrationsPerIp: int(env.REGISTRATIONS_PER_IP, 5),
     registrationsWindowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60),
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
+    inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
   };
   cache.set(env, c);
   return c;

@@ -422,10 +422,14 @@ export const statuses = sqliteTable(
     editedAt: time("edited_at"),
     /** The row of this status in the `statuses_fts` full-text index. */
     searchRowid: integer("search_rowid"),
+    /** Set while the status is still being fanned out to followers' home feeds (after the response). */
+    fanoutPending: bool("fanout_pending").notNull().default(false),
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),
     index("statuses_search").on(t.searchRowid),
+    // Home reads pull the few statuses whose fan-out is still running, so no home is ever stale.
+    index("statuses_fanout_pending").on(t.accountId, t.id).where(sql`fanout_pending = 1`),
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reply").on(t.inReplyToId),
     index("statuses_thread").on(t.threadId, t.id),

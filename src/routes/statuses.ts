@@ -21,6 +21,7 @@ import { relatedStatusAccounts } from "../services/account-pages";
 import { ensureCard } from "../services/cards";
 import { previewHydrated, preparePost, createStatus, deleteEvents, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
 import { publish } from "../services/events";
+import { fanOutToFollowers } from "../services/feeds";
 import * as actions from "../services/status-actions";
 import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
 import { notSilenced, visibleTo } from "../services/visibility";
@@ -89,17 +90,25 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
         const h = previewHydrated(prepared, { account: auth.account, user: auth.user });
         return c.json(renderStatuses(renderContext(c, auth.account.id), h, [prepared.status.id])[0]);
       }
-      const result = await createStatus(ctx, p, key);
-      const [kind, id] = result.split(":");
-      if (kind === "scheduled") {
-        // A retry of a request that scheduled: answer the same scheduled status.
-        const s = await scheduledById(ctx.d, auth.account.id, id);
-        return c.json(renderScheduled(renderContext(c, auth.account.id), s.row, s.media));
+      const created = await createStatus(ctx, p, key);
+      if ("earlier" in created) {
+        // A retry: answer what the first request made.
+        const [kind, id] = created.earlier.split(":");
+        if (kind === "scheduled") {
+          const s = await scheduledById(ctx.d, auth.account.id, id);
+          return c.json(renderScheduled(renderContext(c, auth.account.id), s.row, s.media));
+        }
+        return c.json(await loadStatus(c, id, auth.account.id));
       }
-      const status = await loadStatus(c, id, auth.account.id);
-      const cardUrl = (await ctx.d.select({ url: statuses.cardUrl }).from(statuses).where(eq(statuses.id, id)).get())?.url;
-      if (cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, cardUrl));
-      return c.json(status);
+      const { prepared, participationId, author } = created;
+      const s = prepared.status;
+      // The answer is rendered from what was just written: no second read.
+      const h = previewHydrated(prepared, { account: { ...auth.account, ...author }, user: auth.user });
+      if (participationId) h.participations.set(s.threadId, participationId);
+      if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
+      if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl));
+      if (s.fanoutPending) c.executionCtx.waitUntil(fanOutToFollowers(ctx.d, s));
+      return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },
   });
 
@@ -270,7 +279,18 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       handler: async (c, p, auth) => c.json(await loadStatus(c, await run(c, p, auth), auth.account.id)),
     });
   const d = (c: Ctx) => db(c.env);
-  action("reblog", ["write:statuses"], (c, p, a) => actions.reblog(d(c), a.account, p.id, baseUrl(c), p.visibility), { visibility: optionalString() });
+  action(
+    "reblog",
+    ["write:statuses"],
+    (c, p, a) =>
+      actions.reblog(d(c), a.account, p.id, {
+        base: baseUrl(c),
+        inlineFanoutMax: config(c.env).inlineFanoutMax,
+        visibility: p.visibility,
+        after: (work) => c.executionCtx.waitUntil(work),
+      }),
+    { visibility: optionalString() },
+  );
   action("unreblog", ["write:statuses"], async (c, p, a) => {
     const { id, deleted } = await actions.unreblog(d(c), a.account, p.id);
     publish(c.env, c.executionCtx, deleteEvents(deleted));

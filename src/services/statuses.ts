@@ -10,6 +10,7 @@ import { isId, newId } from "../db/ids";
 import {
   accounts,
   conversations,
+  customEmojis,
   idempotencyKeys,
   listAccounts,
   lists,
@@ -23,11 +24,11 @@ import {
   type Visibility,
 } from "../db/schema";
 import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
-import { fanOut, indexForSearch } from "./feeds";
+import { fanOut, fanOutLater, indexForSearch } from "./feeds";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
-import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
+import type { EmojiRow, Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
 import { visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 
@@ -102,6 +103,9 @@ interface Prepared {
   parent: StatusRow | null;
   /** Accounts taking part in a direct conversation (author first); local ones get a participation. */
   participants: string[];
+  authorFollowers: number;
+  inlineFanoutMax: number;
+  emojis: EmojiRow[];
 }
 
 /** Reads what a post refers to and builds its rows, without writing anything. */
@@ -117,7 +121,8 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const acctKeys = [...new Set([...found.mentions, ...(explicit ?? [])])];
   const mediaIds = [...new Set(p.media_ids ?? [])];
 
-  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows] = await d.batch([
+  const shortcodes = [...new Set([...found.emojis, ...extract(p.spoiler_text ?? "", "text/plain", ctx.host).emojis])];
+  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] = await d.batch([
     d
       .select()
       .from(statuses)
@@ -138,6 +143,12 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
       .from(accounts)
       .leftJoin(users, eq(users.accountId, accounts.id))
       .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false))),
+    d.select().from(customEmojis).where(sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify(shortcodes)}))`),
+    d
+      .select({ account: accounts, user: users })
+      .from(accounts)
+      .leftJoin(users, eq(users.accountId, accounts.id))
+      .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id ?? ""})`),
   ]);
 
   const parent = parentRows[0] ?? null;
@@ -175,7 +186,6 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   );
   const content = await renderContent(text, contentType, { base: ctx.base, localHost: ctx.host, mentions: mentionTargets });
   const spoiler = p.spoiler_text ?? "";
-  const spoilerEmojis = extract(spoiler, "text/plain", ctx.host).emojis;
 
   const id = newId(t);
   const threadId = participation?.threadId ?? parent?.threadId ?? id;
@@ -201,7 +211,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     local: true,
     hasMedia: mediaRows.length > 0,
     cardUrl: found.links[0] ?? null,
-    emojiShortcodes: [...new Set([...found.emojis, ...spoilerEmojis])],
+    emojiShortcodes: shortcodes,
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
@@ -210,6 +220,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     createdAt: t,
     editedAt: null,
     searchRowid: null,
+    fanoutPending: false,
   };
   const order = new Map(mediaIds.map((m, i) => [m, i]));
   const media = mediaRows
@@ -232,18 +243,32 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     status,
     recipients: [...recipients].map(([accountId, mention]) => ({ accountId, mention })),
     mentioned,
-    addressed: mentionRows.filter((r) => addressedIds.has(r.account.id)),
+    addressed: [...mentionRows.filter((r) => addressedIds.has(r.account.id)), ...replyToRows],
     tags: found.tags,
     media,
     poll,
     parent,
     participants: visibility === "direct" ? [me, ...addressedIds] : [],
+    authorFollowers: author.account.followersCount,
+    inlineFanoutMax: ctx.cfg.inlineFanoutMax,
+    emojis: emojiRows,
   };
 }
 
-/** Writes a prepared post in one batch; `extra` statements (claiming a scheduled post) join it. */
-export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<void> {
+/**
+ * Writes a prepared post in one batch; `extra` statements (claiming a scheduled post) join it. Answers the
+ * author's participation id when the post is direct.
+ */
+export interface Written {
+  /** The author's participation, for a direct post. */
+  participationId: string | null;
+  /** The author's counters after the post. */
+  author: { statusesCount: number; lastStatusAt: number };
+}
+
+export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<Written> {
   const s = prepared.status;
+  s.fanoutPending = fanOutLater(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
   const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
   if (prepared.recipients.length) stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
@@ -263,20 +288,29 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
           sql`INSERT INTO participations (id, conversation_id, account_id, recipients, unread, last_status_id, updated_at)
             SELECT ${newId(t)}, c.id, ${accountId}, ${others}, ${accountId === s.accountId ? 0 : 1}, ${s.id}, ${t}
             FROM conversations c JOIN accounts a ON a.id = ${accountId} AND a.domain IS NULL WHERE c.thread_id = ${s.threadId}
-            ON CONFLICT (conversation_id, account_id) DO UPDATE SET unread = excluded.unread, last_status_id = excluded.last_status_id, updated_at = excluded.updated_at`,
+            ON CONFLICT (conversation_id, account_id) DO UPDATE SET unread = excluded.unread, last_status_id = excluded.last_status_id, updated_at = excluded.updated_at
+            RETURNING id`,
         ),
       );
     }
   }
+  // The author's participation is the first one written, right after the conversation.
+  const authorParticipation = prepared.participants.length ? stmts.length - prepared.participants.length : -1;
+  const counters = stmts.length;
   stmts.push(
     statement(
       d,
-      sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${s.accountId} AND reblog_of_id IS NULL), last_status_at = ${t} WHERE id = ${s.accountId}`,
+      sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${s.accountId} AND reblog_of_id IS NULL), last_status_at = ${t}
+        WHERE id = ${s.accountId} RETURNING statuses_count AS statusesCount, last_status_at AS lastStatusAt`,
     ),
   );
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
-  stmts.push(fanOut(d, s), ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")));
-  await d.$client.batch([...stmts, ...extra]);
+  stmts.push(fanOut(d, s, s.fanoutPending), ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")));
+  const results = await d.$client.batch<Record<string, any>>([...stmts, ...extra]);
+  return {
+    participationId: authorParticipation >= 0 ? (results[authorParticipation].results[0]?.id ?? null) : null,
+    author: results[counters].results[0] as Written["author"],
+  };
 }
 
 const recountReplies = (id: string) => sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = ${id}) WHERE id = ${id}`;
@@ -295,33 +329,36 @@ export async function findIdempotent(d: DB, accountId: string, key: string): Pro
  * Posts now. With an idempotency key, a retry returns what the first request made; two racing requests
  * are settled by the key's unique index (the loser's whole batch fails and it answers the winner's result).
  */
-export async function createStatus(ctx: PostContext, p: PostInput, idempotencyKey?: string): Promise<string> {
+export type Created = { earlier: string } | ({ prepared: Prepared } & Written);
+
+export async function createStatus(ctx: PostContext, p: PostInput, idempotencyKey?: string): Promise<Created> {
   const me = ctx.author.account.id;
   if (idempotencyKey) {
     const earlier = await findIdempotent(ctx.d, me, idempotencyKey);
-    if (earlier) return earlier;
+    if (earlier) return { earlier };
   }
   const prepared = await preparePost(ctx, p);
   try {
-    await writePost(ctx.d, prepared, idempotencyKey ? { accountId: me, key: idempotencyKey } : null);
+    const written = await writePost(ctx.d, prepared, idempotencyKey ? { accountId: me, key: idempotencyKey } : null);
+    return { prepared, ...written };
   } catch (e) {
     if (idempotencyKey && String(e).includes("idempotency_keys")) {
       const earlier = await findIdempotent(ctx.d, me, idempotencyKey);
-      if (earlier) return earlier;
+      if (earlier) return { earlier };
     }
     throw e;
   }
-  return `status:${prepared.status.id}`;
 }
 
-/** What a preview renders: the prepared rows in the shape hydration gives. */
+/** What a preview (or the answer to a post) renders: the prepared rows in the shape hydration gives. */
 export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hydrated {
   const s = prepared.status;
   return {
     viewerId: s.accountId,
     page: [],
     statuses: new Map([[s.id, s]]),
-    accounts: new Map([[author.account.id, author], ...prepared.mentioned.map((a) => [a.account.id, a] as const), ...prepared.addressed.map((a) => [a.account.id, a] as const)]),
+    // The author last: its row (with the post's counters) wins over an older copy among the addressed.
+    accounts: new Map([...prepared.mentioned.map((a) => [a.account.id, a] as const), ...prepared.addressed.map((a) => [a.account.id, a] as const), [author.account.id, author]]),
     mentions: new Map([[s.id, prepared.recipients.filter((r) => r.mention).map((r) => r.accountId)]]),
     tags: new Map([[s.id, prepared.tags]]),
     media: new Map([[s.id, prepared.media]]),
@@ -338,7 +375,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     cards: new Map(),
     visibleParents: new Set(prepared.parent ? [prepared.parent.id] : []),
     participations: new Map(),
-    emojis: new Map(),
+    emojis: new Map(prepared.emojis.map((e) => [e.shortcode, e])),
   };
 }
 

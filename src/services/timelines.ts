@@ -73,17 +73,26 @@ function pageConds(column: SQL, page: Page): { where: SQL; order: SQL } {
 }
 
 export function homePage(viewerId: string, page: Page, f: TimelineFilters, listId?: string): SQL {
-  const p = pageConds(sql`h.status_id`, page);
+  const fed = pageConds(sql`h.status_id`, page);
+  const pend = pageConds(sql`s.id`, page);
+  const n = num(page.limit);
+  const shownHere = shown(viewerId, f, "home");
   // Unfollowing takes effect at once: a status stays only while its author is followed, or it is yours or
   // addressed to you.
-  const me = ME;
-  const stillFollowed = sql`(s.account_id = ${me}
-    OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${me} AND hf.target_account_id = s.account_id)
-    OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${me}))`;
-  const list = listId ? sql`AND h.author_id IN (SELECT account_id FROM list_accounts WHERE list_id = ${listId})` : sql``;
-  return sql`SELECT h.status_id FROM home_feed h JOIN statuses s ON s.id = h.status_id
-    WHERE h.account_id = ${me} AND ${p.where} ${list} AND ${stillFollowed} AND ${shown(viewerId, f, "home")}
-    ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
+  const stillFollowed = sql`(s.account_id = ${ME}
+    OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${ME} AND hf.target_account_id = s.account_id)
+    OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${ME}))`;
+  const members = (col: SQL) => (listId ? sql`AND ${col} IN (SELECT account_id FROM list_accounts WHERE list_id = ${listId})` : sql``);
+  const fromFeed = sql`SELECT h.status_id AS id FROM home_feed h JOIN statuses s ON s.id = h.status_id
+    WHERE h.account_id = ${ME} AND ${fed.where} ${members(sql`h.author_id`)} AND ${stillFollowed} AND ${shownHere}
+    ORDER BY ${fed.order} LIMIT ${n}`;
+  // Statuses still being fanned out reach followers' homes through this branch until their rows are written.
+  const pending = sql`SELECT s.id AS id FROM statuses s
+    WHERE s.fanout_pending = 1 AND s.account_id IN (SELECT target_account_id FROM follows WHERE account_id = ${ME})
+      AND (s.reblog_of_id IS NULL OR EXISTS (SELECT 1 FROM follows sr WHERE sr.account_id = ${ME} AND sr.target_account_id = s.account_id AND sr.show_reblogs = 1))
+      AND ${pend.where} ${members(sql`s.account_id`)} AND ${shownHere}
+    ORDER BY ${pend.order} LIMIT ${n}`;
+  return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pending})) ORDER BY id ${sql.raw(page.min_id ? "ASC" : "DESC")} LIMIT ${n}`;
 }
 
 /** Public statuses, and local-only ones for signed-in viewers; never unlisted; no reblogs. */
