@@ -71,10 +71,12 @@ SELECT printf('%026d', 2000000000 + i), 'http://localhost/objects/b' || i, 'http
   CASE i % 10 WHEN 7 THEN 'unlisted' WHEN 8 THEN 'private' ELSE 'public' END, 1, 0, ${t0} + i * 1000
 FROM s;
 INSERT INTO status_tags (status_id, tag) SELECT id, 'bench' FROM statuses WHERE content LIKE '%#bench';
--- Fan-out as posting does it: the author and every local follower.
+-- Fan-out as posting does it: the author and every local follower, except for accounts over the inline limit
+-- (200 followers), whose statuses home timelines pull instead.
+UPDATE statuses SET home_pull = 1 WHERE account_id IN (SELECT target_account_id FROM follows GROUP BY target_account_id HAVING count(*) > 200);
 INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id) SELECT account_id, id, account_id FROM statuses;
 INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id)
-SELECT f.account_id, s.id, s.account_id FROM statuses s JOIN follows f ON f.target_account_id = s.account_id;
+SELECT f.account_id, s.id, s.account_id FROM statuses s JOIN follows f ON f.target_account_id = s.account_id WHERE s.home_pull = 0;
 UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
   following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id),
   statuses_count = (SELECT count(*) FROM statuses WHERE account_id = accounts.id);

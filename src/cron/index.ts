@@ -8,7 +8,6 @@ import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
 import { publish } from "../services/events";
 import { postDue } from "../services/scheduled";
-import { resumeFanOuts } from "../services/feeds";
 import { deleteEvents, deleteStatuses } from "../services/statuses";
 import { statuses } from "../db/schema";
 import { config } from "../env";
@@ -29,8 +28,6 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
   ]);
   if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
   await postDue(d, config(env), POST_FORMATS, time);
-  // Fan-outs interrupted (the Worker stopped after answering) are finished here.
-  await resumeFanOuts(d, time - 60_000);
   const gone = await deleteExpiredStatuses(env, time);
   if (ctx) publish(env, ctx, deleteEvents(gone));
   const at = new Date(time).toISOString();

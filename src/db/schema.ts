@@ -422,14 +422,17 @@ export const statuses = sqliteTable(
     editedAt: time("edited_at"),
     /** The row of this status in the `statuses_fts` full-text index. */
     searchRowid: integer("search_rowid"),
-    /** Set while the status is still being fanned out to followers' home feeds (after the response). */
-    fanoutPending: bool("fanout_pending").notNull().default(false),
+    /**
+     * Set for statuses of accounts with many followers: they are not copied into followers' home feeds;
+     * home reads pull them per followed account instead (src/services/feeds.ts).
+     */
+    homePull: bool("home_pull").notNull().default(false),
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),
     index("statuses_search").on(t.searchRowid),
-    // Home reads pull the few statuses whose fan-out is still running, so no home is ever stale.
-    index("statuses_fanout_pending").on(t.accountId, t.id).where(sql`fanout_pending = 1`),
+    // Home reads walk a followed account's pulled statuses newest first.
+    index("statuses_home_pull").on(t.accountId, t.id).where(sql`home_pull = 1`),
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reply").on(t.inReplyToId),
     index("statuses_thread").on(t.threadId, t.id),

@@ -21,7 +21,6 @@ import { relatedStatusAccounts } from "../services/account-pages";
 import { ensureCard } from "../services/cards";
 import { previewHydrated, preparePost, createStatus, deleteEvents, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
 import { publish } from "../services/events";
-import { fanOutToFollowers } from "../services/feeds";
 import * as actions from "../services/status-actions";
 import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
 import { notSilenced, visibleTo } from "../services/visibility";
@@ -107,7 +106,6 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       if (participationId) h.participations.set(s.threadId, participationId);
       if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
       if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl));
-      if (s.fanoutPending) c.executionCtx.waitUntil(fanOutToFollowers(ctx.d, s));
       return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },
   });
@@ -287,7 +285,6 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
         base: baseUrl(c),
         inlineFanoutMax: config(c.env).inlineFanoutMax,
         visibility: p.visibility,
-        after: (work) => c.executionCtx.waitUntil(work),
       }),
     { visibility: optionalString() },
   );

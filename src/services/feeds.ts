@@ -1,13 +1,11 @@
 /**
- * Home feeds, fanned out on write. A post adds one row per reader to `home_feed` with set-based statements:
- * the author, local followers (for a reblog, those who show the booster's reblogs) and the local accounts it
- * addresses.
- * - Up to FANOUT_INLINE_MAX followers (configuration, 200 by default), everything is written in the post's
- *   own batch.
- * - Beyond, the post's batch writes the author's and the addressed accounts' rows and marks the status
- *   `fanout_pending`; the followers' rows are written after the response, in chunks of FANOUT_CHUNK, and the
- *   mark is cleared. Home reads also pull pending statuses of followed accounts (a partial index holds only
- *   those), so no home timeline is ever stale, and the cron finishes any fan-out that was interrupted.
+ * Home feeds: fanned out on write, pulled on read for accounts with many followers (the hybrid model of large
+ * services). A post adds one row per reader to `home_feed` with ONE set-based statement in the post's own
+ * batch: the author, local followers (for a reblog, those who show the booster's reblogs) and the local
+ * accounts it addresses. When the author has more than FANOUT_INLINE_MAX followers (configuration, 200 by
+ * default), the followers get no rows: the status is marked `home_pull`, and home reads pull such statuses per
+ * followed account, newest first, from a partial index (src/services/timelines.ts). Posting then costs the
+ * same whatever the audience, and no home timeline is ever stale.
  * Reads re-check visibility, blocks, mutes and follows, so unfollowing, blocking or muting takes effect at once
  * without rewriting feeds.
  */
@@ -16,17 +14,15 @@ import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import type { StatusRow } from "./hydrate";
 
-export const FANOUT_CHUNK = 500;
-
 type FanOutStatus = Pick<StatusRow, "id" | "accountId" | "visibility" | "reblogOfId">;
 const reachesFollowers = (s: Pick<StatusRow, "visibility">) => ["public", "unlisted", "private", "local"].includes(s.visibility);
 
-/** Whether a status by an account with this many followers is fanned out after the response. */
-export const fanOutLater = (s: Pick<StatusRow, "visibility">, followers: number, inlineMax: number) => reachesFollowers(s) && followers > inlineMax;
+/** Whether a status by an account with this many followers is pulled by readers rather than fanned out. */
+export const pulledByReaders = (s: Pick<StatusRow, "visibility">, followers: number, inlineMax: number) => reachesFollowers(s) && followers > inlineMax;
 
-/** The statement that fans a new status (or reblog) out to its readers' home feeds (followers unless `later`). */
-export function fanOut(d: DB, s: FanOutStatus, later = false): D1PreparedStatement {
-  const toFollowers = reachesFollowers(s) && !later;
+/** The statement that fans a new status (or reblog) out to its readers' home feeds (followers unless pulled). */
+export function fanOut(d: DB, s: FanOutStatus, pulled = false): D1PreparedStatement {
+  const toFollowers = reachesFollowers(s) && !pulled;
   const followers = toFollowers
     ? sql`UNION SELECT f.account_id FROM follows f JOIN accounts a ON a.id = f.account_id AND a.domain IS NULL
           WHERE f.target_account_id = ${s.accountId} ${s.reblogOfId ? sql`AND f.show_reblogs = 1` : sql``}`
@@ -50,33 +46,3 @@ export function indexForSearch(d: DB, statusId: string, body: string): D1Prepare
   ];
 }
 
-const followerInsert = (s: FanOutStatus, after: string, upTo: ReturnType<typeof sql>) =>
-  sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id)
-    SELECT f.account_id, ${s.id}, ${s.accountId} FROM follows f JOIN accounts a ON a.id = f.account_id AND a.domain IS NULL
-    WHERE f.target_account_id = ${s.accountId} ${s.reblogOfId ? sql`AND f.show_reblogs = 1` : sql``} AND f.id > ${after} AND f.id <= ${upTo}`;
-
-/**
- * Writes the followers' home rows of a status marked `fanout_pending`, FANOUT_CHUNK followers a batch, then
- * clears the mark. Idempotent: run again (by the cron) it writes nothing twice.
- */
-export async function fanOutToFollowers(d: DB, s: FanOutStatus): Promise<void> {
-  let after = "";
-  for (;;) {
-    const boundary = sql`coalesce((SELECT id FROM follows WHERE target_account_id = ${s.accountId} AND id > ${after} ORDER BY id LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}), '~')`;
-    const next = sql`SELECT id FROM follows WHERE target_account_id = ${s.accountId} AND id > ${after} ORDER BY id LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}`;
-    const [, rows] = await d.$client.batch<{ id: string }>([statement(d, followerInsert(s, after, boundary)), statement(d, next)]);
-    const last = rows.results[0]?.id;
-    if (!last) break;
-    after = last;
-  }
-  await statement(d, sql`UPDATE statuses SET fanout_pending = 0 WHERE id = ${s.id}`).run();
-}
-
-/** Fan-outs left unfinished (the Worker stopped mid-way), oldest first, for the cron. */
-export async function resumeFanOuts(d: DB, olderThan: number, max = 5): Promise<void> {
-  const { results } = await statement(
-    d,
-    sql`SELECT id, account_id AS accountId, visibility, reblog_of_id AS reblogOfId FROM statuses WHERE fanout_pending = 1 AND created_at < ${olderThan} ORDER BY id LIMIT ${max}`,
-  ).all<FanOutStatus>();
-  for (const s of results) await fanOutToFollowers(d, s);
-}

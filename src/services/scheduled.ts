@@ -14,7 +14,6 @@ import type { RenderContext } from "../render/account";
 import { renderMedia } from "../render/status";
 import type { MediaRow } from "./hydrate";
 import { findIdempotent, preparePost, validatePost, writePost, type PostContext, type PostInput } from "./statuses";
-import { fanOutToFollowers } from "./feeds";
 
 export const MIN_LEAD_MS = 5 * 60_000;
 export const MAX_PENDING = 300;
@@ -160,7 +159,6 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
       const { base: _b, host: _h, idempotency: _i, ...input } = p;
       const prepared = await preparePost(ctx, input, Math.max(t, row.scheduledAt));
       await writePost(d, prepared, { accountId: account.id, key: `scheduled:${row.id}` }, [claim]);
-      if (prepared.status.fanoutPending) await fanOutToFollowers(d, prepared.status);
       posted.push(prepared.status.id);
     } catch (e) {
       // Another run posted it (the key is taken), or it cannot be posted any more: either way it is done.

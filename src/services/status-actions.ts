@@ -12,7 +12,7 @@ import { badRequest, notFound, unprocessable } from "../http/errors";
 import type { AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
-import { fanOut, fanOutLater, fanOutToFollowers } from "./feeds";
+import { fanOut, pulledByReaders } from "./feeds";
 
 export const MAX_PINNED = 5;
 
@@ -21,9 +21,9 @@ export async function reblog(
   d: DB,
   me: AccountRow,
   id: string,
-  opts: { base: string; inlineFanoutMax: number; visibility?: string; after?: (work: Promise<unknown>) => void },
+  opts: { base: string; inlineFanoutMax: number; visibility?: string },
 ): Promise<string> {
-  const { base, visibility, after } = opts;
+  const { base, visibility } = opts;
   const original = await visibleStatus(d, id, me.id);
   const target = original.reblogOfId ? await visibleStatus(d, original.reblogOfId, me.id) : original;
   const rebloggable = ["public", "unlisted", "local"].includes(target.visibility) || (target.visibility === "private" && target.accountId === me.id);
@@ -60,11 +60,10 @@ export async function reblog(
     editedAt: null,
     appId: null,
     searchRowid: null,
-    fanoutPending: fanOutLater(target, me.followersCount, opts.inlineFanoutMax),
+    homePull: pulledByReaders(target, me.followersCount, opts.inlineFanoutMax),
   };
   try {
-    await d.$client.batch([statement(d, d.insert(statuses).values(row)), statement(d, recountReblogs(target.id)), fanOut(d, row, row.fanoutPending)]);
-    if (row.fanoutPending) after?.(fanOutToFollowers(d, row));
+    await d.$client.batch([statement(d, d.insert(statuses).values(row)), statement(d, recountReblogs(target.id)), fanOut(d, row, row.homePull)]);
   } catch (e) {
     // Two reblogs racing: the unique index keeps one; answer it.
     if (!String(e).includes("UNIQUE")) throw e;

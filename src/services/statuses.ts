@@ -24,7 +24,7 @@ import {
   type Visibility,
 } from "../db/schema";
 import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
-import { fanOut, fanOutLater, indexForSearch } from "./feeds";
+import { fanOut, indexForSearch, pulledByReaders } from "./feeds";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
@@ -220,7 +220,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     createdAt: t,
     editedAt: null,
     searchRowid: null,
-    fanoutPending: false,
+    homePull: false,
   };
   const order = new Map(mediaIds.map((m, i) => [m, i]));
   const media = mediaRows
@@ -268,7 +268,7 @@ export interface Written {
 
 export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<Written> {
   const s = prepared.status;
-  s.fanoutPending = fanOutLater(s, prepared.authorFollowers, prepared.inlineFanoutMax);
+  s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
   const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
   if (prepared.recipients.length) stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
@@ -305,7 +305,7 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
     ),
   );
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
-  stmts.push(fanOut(d, s, s.fanoutPending), ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")));
+  stmts.push(fanOut(d, s, s.homePull), ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")));
   const results = await d.$client.batch<Record<string, any>>([...stmts, ...extra]);
   return {
     participationId: authorParticipation >= 0 ? (results[authorParticipation].results[0]?.id ?? null) : null,

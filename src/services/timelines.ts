@@ -86,13 +86,15 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
   const fromFeed = sql`SELECT h.status_id AS id FROM home_feed h JOIN statuses s ON s.id = h.status_id
     WHERE h.account_id = ${ME} AND ${fed.where} ${members(sql`h.author_id`)} AND ${stillFollowed} AND ${shownHere}
     ORDER BY ${fed.order} LIMIT ${n}`;
-  // Statuses still being fanned out reach followers' homes through this branch until their rows are written.
-  const pending = sql`SELECT s.id AS id FROM statuses s
-    WHERE s.fanout_pending = 1 AND s.account_id IN (SELECT target_account_id FROM follows WHERE account_id = ${ME})
-      AND (s.reblog_of_id IS NULL OR EXISTS (SELECT 1 FROM follows sr WHERE sr.account_id = ${ME} AND sr.target_account_id = s.account_id AND sr.show_reblogs = 1))
-      AND ${pend.where} ${members(sql`s.account_id`)} AND ${shownHere}
-    ORDER BY ${pend.order} LIMIT ${n}`;
-  return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pending})) ORDER BY id ${sql.raw(page.min_id ? "ASC" : "DESC")} LIMIT ${n}`;
+  // Statuses of accounts with many followers are pulled: for each followed account, its newest pulled
+  // statuses that pass the filters, at most a page, walked on the partial index. Filtering inside the per-account
+  // walk keeps paging exact (nothing is skipped between pages).
+  const pulled = sql`SELECT q.id AS id FROM follows pf JOIN statuses q ON q.id IN (
+      SELECT s.id FROM statuses s WHERE s.home_pull = 1 AND s.account_id = pf.target_account_id
+        AND (s.reblog_of_id IS NULL OR pf.show_reblogs = 1) AND ${pend.where} AND ${shownHere}
+      ORDER BY ${pend.order} LIMIT ${n})
+    WHERE pf.account_id = ${ME} ${members(sql`pf.target_account_id`)}`;
+  return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pulled})) ORDER BY id ${sql.raw(page.min_id ? "ASC" : "DESC")} LIMIT ${n}`;
 }
 
 /** Public statuses, and local-only ones for signed-in viewers; never unlisted; no reblogs. */
