@@ -27,7 +27,8 @@ export interface Auth {
 /** Auth with a user, as routes that need one receive it. */
 export type UserAuth = Auth & { account: AccountRow; user: UserRow };
 
-function bearer(c: Context): string | null {
+/** The bearer token of the request (header, `?access_token=` or session cookie), if any. */
+export function bearer(c: Context): string | null {
   const header = c.req.header("authorization");
   if (header) {
     const m = /^Bearer\s+(.+)$/i.exec(header.trim());
@@ -59,10 +60,7 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
   let auth: Auth | null = null;
   const token = bearer(c);
   if (token) {
-    const found = await findToken(db(c.env), token);
-    if (found) {
-      auth = { tokenId: found.token.id, scopes: found.token.scopes.split(" "), app: found.app, account: found.account, user: found.user };
-    }
+    return settleToken(c, await findToken(db(c.env), token));
   } else {
     const creds = basic(c);
     if (creds) {
@@ -77,6 +75,24 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
   c.set("auth", auth);
   return auth;
 }
+
+/**
+ * The caller behind a token row (found by `findToken`, or read inside another statement by routes that fold
+ * the token look-up into their own query): refuses disabled and unconfirmed users, records activity.
+ */
+export function settleToken(c: Context<AppEnv>, found: TokenFound | null): Auth | null {
+  const auth: Auth | null = found
+    ? { tokenId: found.token.id, scopes: found.token.scopes.split(" "), app: found.app, account: found.account, user: found.user }
+    : null;
+  if (auth?.account && auth.user) {
+    assertActive(auth.account, auth.user);
+    touchActivity(c, auth.user);
+  }
+  c.set("auth", auth);
+  return auth;
+}
+
+export type TokenFound = NonNullable<Awaited<ReturnType<typeof findToken>>>;
 
 const ACTIVITY_GRANULARITY_MS = 3600_000;
 
@@ -125,7 +141,12 @@ export type AuthMode = "none" | "optional" | "required" | "user";
  */
 export async function authorize(c: Context<AppEnv>, mode: AuthMode, scopes: string[]): Promise<Auth | null> {
   if (mode === "none") return null;
-  const auth = await authenticate(c);
+  return admit(mode, scopes, await authenticate(c));
+}
+
+/** Applies a route's auth rule to a resolved caller (see `authorize`). */
+export function admit(mode: AuthMode, scopes: string[], auth: Auth | null): Auth | null {
+  if (mode === "none") return null;
   if (mode === "optional") {
     if (!auth || (scopes.length > 0 && !hasAnyScope(auth.scopes, scopes))) return null;
     return auth;

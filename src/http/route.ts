@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
-import { authorize, type Auth, type AuthMode, type UserAuth } from "./auth";
+import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -29,6 +29,11 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
   response?: z.ZodType;
   /** Media type of the success answer when not JSON. */
   produces?: string;
+  /**
+   * The handler resolves a bearer token itself, inside its own query (see `readWithAuth`): route() checks
+   * nothing first and passes no auth. Basic auth and token-less requests are still handled here.
+   */
+  authInQuery?: boolean;
   handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
 }
 
@@ -40,7 +45,7 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
 ): void {
   const scopes = spec.scopes ?? [];
   const handler = async (c: Ctx) => {
-    const auth = await authorize(c, spec.auth, scopes);
+    const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     return spec.handler(c, params, auth as AuthFor<M>);
   };

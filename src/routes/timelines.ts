@@ -13,7 +13,9 @@ import { hostOf, renderContext } from "../http/urls";
 import { renderStatuses } from "../render/status";
 import { StatusSchema, VISIBILITIES } from "../schemas/status";
 import { findAccount } from "../services/accounts";
-import { hydrate } from "../services/hydrate";
+import { hydrate, hydrateForToken, type Hydrated } from "../services/hydrate";
+import { admit, bearer, settleToken, type Auth } from "../http/auth";
+import { sha256 } from "../lib/crypto";
 import { ownList } from "../services/lists";
 import { accountPage, homePage, publicPage, tagPage, type TimelineFilters } from "../services/timelines";
 import { visibleTo } from "../services/visibility";
@@ -43,9 +45,28 @@ const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters =
   instance: p.instance,
 });
 
-/** The page and everything its statuses need, in one statement. Link header from the page's ids. */
-async function answerPage(c: Ctx, page: SQL, viewerId: string | null, withMuted?: boolean, reorder?: (ids: string[], h: Awaited<ReturnType<typeof hydrate>>) => string[]) {
-  const h = await hydrate(db(c.env), page, viewerId, { withMuted });
+type Reorder = (ids: string[], h: Hydrated) => string[];
+
+/**
+ * The page and everything its statuses need, in one statement. With a bearer token the statement also reads
+ * the token (route() skipped its own look-up: `authInQuery`), so a signed-in read is one round trip; the
+ * route's auth rule is applied to what was read before anything is answered. A token that does not qualify
+ * on an optional route reads again as anonymous. Link header from the page's ids.
+ */
+async function answerPage(c: Ctx, rule: { mode: "user" | "optional"; scopes: string[]; auth: Auth | null }, build: (viewerId: string | null) => SQL, withMuted?: boolean, reorder?: Reorder) {
+  const d = db(c.env);
+  // Folded only when route() left the token to this read; otherwise the caller is already known.
+  const token = c.get("auth") === undefined ? bearer(c) : null;
+  if (token) {
+    const { h, token: found } = await hydrateForToken(d, build("token"), await sha256(token), { withMuted });
+    const who = admit(rule.mode, rule.scopes, settleToken(c, found));
+    if (who?.account) return respond(c, h, who.account.id, reorder);
+  }
+  const viewerId = token ? null : (rule.auth?.account?.id ?? (c.get("auth")?.account?.id ?? null));
+  return respond(c, await hydrate(d, build(viewerId), viewerId, { withMuted }), viewerId, reorder);
+}
+
+function respond(c: Ctx, h: Hydrated, viewerId: string | null, reorder?: Reorder) {
   const ids = reorder ? reorder(h.page, h) : h.page;
   setLinkHeader(c, ids);
   return c.json(renderStatuses(renderContext(c, viewerId), h, ids));
@@ -61,7 +82,8 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:statuses"],
     params: z.object(timelineParams),
     response: z.array(StatusSchema),
-    handler: (c, p, auth) => answerPage(c, homePage(auth.account.id, p, filtersOf(p)), auth.account.id, p.with_muted),
+    authInQuery: true,
+    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, () => homePage("token", p, filtersOf(p)), p.with_muted),
   });
 
   route(app, {
@@ -73,10 +95,8 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:statuses"],
     params: z.object({ ...timelineParams, instance: z.string().optional() }),
     response: z.array(StatusSchema),
-    handler: (c, p, auth) => {
-      const me = auth?.account?.id ?? null;
-      return answerPage(c, publicPage(me, p, filtersOf(p)), me, p.with_muted);
-    },
+    authInQuery: true,
+    handler: (c, p, auth) => answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, (me) => publicPage(me, p, filtersOf(p)), p.with_muted),
   });
 
   route(app, {
@@ -88,10 +108,9 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:statuses"],
     params: z.object({ hashtag: z.string().min(1), ...timelineParams }),
     response: z.array(StatusSchema),
-    handler: (c, p, auth) => {
-      const me = auth?.account?.id ?? null;
-      return answerPage(c, tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), me, p.with_muted);
-    },
+    authInQuery: true,
+    handler: (c, p, auth) =>
+      answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, (me) => tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), p.with_muted),
   });
 
   route(app, {
@@ -105,7 +124,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(StatusSchema),
     handler: async (c, p, auth) => {
       const list = await ownList(db(c.env), auth.account.id, p.list_id);
-      return answerPage(c, homePage(auth.account.id, p, filtersOf(p), list.id), auth.account.id, p.with_muted);
+      return answerPage(c, { mode: "user", scopes: ["read:lists"], auth }, () => homePage(auth.account.id, p, filtersOf(p), list.id), p.with_muted);
     },
   });
 
@@ -129,16 +148,17 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
       const me = auth?.account?.id ?? null;
       const target = await findAccount(db(c.env), p.id, hostOf(c));
       if (!target || (target.account.deactivated && me !== target.account.id)) throw notFound("Can't find user");
-      const page = accountPage(me, target.account.id, p, {
-        ...filtersOf(p),
-        excludeReplies: p.exclude_replies,
-        excludeReblogs: p.exclude_reblogs,
-        tagged: p.tagged?.replace(/^#/, ""),
-        pinned: p.pinned,
-      });
+      const page = (viewer: string | null) =>
+        accountPage(viewer, target.account.id, p, {
+          ...filtersOf(p),
+          excludeReplies: p.exclude_replies,
+          excludeReblogs: p.exclude_reblogs,
+          tagged: p.tagged?.replace(/^#/, ""),
+          pinned: p.pinned,
+        });
       // Pinned statuses come in the order they were pinned, newest pin first.
-      const byPin = p.pinned ? (ids: string[], h: Awaited<ReturnType<typeof hydrate>>) => [...ids].sort((a, b) => (h.statuses.get(b)?.pinnedAt ?? 0) - (h.statuses.get(a)?.pinnedAt ?? 0)) : undefined;
-      return answerPage(c, page, me, true, byPin);
+      const byPin = p.pinned ? (ids: string[], h: Hydrated) => [...ids].sort((a, b) => (h.statuses.get(b)?.pinnedAt ?? 0) - (h.statuses.get(a)?.pinnedAt ?? 0)) : undefined;
+      return answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, page, true, byPin);
     },
   });
 

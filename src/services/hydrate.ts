@@ -7,7 +7,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import { fromJson, jsonObject, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
-import { accounts, customEmojis, mediaAttachments, polls, statuses, users } from "../db/schema";
+import { accounts, apps, customEmojis, mediaAttachments, polls, statuses, tokens, users } from "../db/schema";
+import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
 import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
 
@@ -63,8 +64,36 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
   return fromRows(rows, viewerId);
 }
 
+/**
+ * Hydration for a viewer known only by a bearer token: the same single statement also reads the token (with its
+ * app, account and user), so the request costs one round trip. The caller checks the token before using the
+ * result, and sets `viewerId` from it.
+ */
+export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opts: { withMuted?: boolean } = {}): Promise<{ h: Hydrated; token: TokenFound | null }> {
+  const q = hydrationQuery(source, { tokenHash }, opts);
+  const t = Date.now();
+  const authPart = sql`SELECT 'auth' AS k, json_object('token', ${jsonObject(tokens, "tk")}, 'app', CASE WHEN ap.id IS NULL THEN NULL ELSE ${jsonObject(apps, "ap")} END,
+      'account', CASE WHEN a.id IS NULL THEN NULL ELSE ${jsonObject(accounts, "a")} END, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u")} END) AS v
+    FROM tokens tk LEFT JOIN apps ap ON ap.id = tk.app_id LEFT JOIN accounts a ON a.id = tk.account_id LEFT JOIN users u ON u.account_id = tk.account_id
+    WHERE tk.token_hash = ${tokenHash} AND tk.expires_at > ${t}`;
+  const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll([...q.parts, authPart])}`);
+  const found = rows.find((r) => r.k === "auth");
+  let token: TokenFound | null = null;
+  if (found) {
+    const o = JSON.parse(found.v);
+    token = {
+      token: fromJson(tokens, o.token),
+      app: o.app ? fromJson(apps, o.app) : null,
+      account: o.account ? fromJson(accounts, o.account) : null,
+      user: o.user ? fromJson(users, o.user) : null,
+    };
+  }
+  return { h: fromRows(rows.filter((r) => r.k !== "auth"), token?.account?.id ?? null), token };
+}
+
 /** The statement's pieces: the page and id CTEs, and one tagged part per kind of row. */
-export function hydrationQuery(source: string[] | SQL, viewerId: string | null, opts: { withMuted?: boolean } = {}) {
+export function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: { withMuted?: boolean } = {}) {
+  const viewerId = who === null ? null : typeof who === "string" ? who : "token";
   const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
   // The viewer and the time are bound once (`params`); viewer-specific parts match nothing for anonymous viewers.
   const me = ME;
@@ -130,7 +159,7 @@ export function hydrationQuery(source: string[] | SQL, viewerId: string | null, 
         UNION SELECT emoji FROM emoji_reactions WHERE ${inAll("status_id")})`,
     ),
   ];
-  const preamble = sql`WITH ${paramsCte(viewerId)}, page(id) AS MATERIALIZED (${src}),
+  const preamble = sql`WITH ${paramsCte(who)}, page(id) AS MATERIALIZED (${src}),
     all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL)`;
   return { preamble, parts };
 }

@@ -17,7 +17,12 @@ import { statuses } from "../db/schema";
  */
 export const ME = sql`(SELECT me FROM params)`;
 export const NOW = sql`(SELECT now FROM params)`;
-export const paramsCte = (viewerId: string | null) => sql`params(me, now) AS (SELECT ${viewerId ?? ""}, ${Date.now()})`;
+export function paramsCte(viewer: string | null | { tokenHash: string }) {
+  const t = Date.now();
+  // A viewer known only by token: the statement reads the account from the token itself (one round trip).
+  const me = viewer !== null && typeof viewer === "object" ? sql`(SELECT account_id FROM tokens WHERE token_hash = ${viewer.tokenHash} AND expires_at > ${t})` : sql`${viewer ?? ""}`;
+  return sql`params(me, now) AS (SELECT ${me}, ${t})`;
+}
 
 /** A viewer as a statement refers to it: a bound id in small queries, or `ME` inside a `params` statement. */
 export type ViewerRef = string | SQL;
