@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AccountSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
-import { json, post, registerUser, type TestUser, upload, valid } from "./helpers";
+import { json, post, registerUser, type TestUser, valid } from "./helpers";
 
 const ConversationSchema = z.object({
   id: z.string(),

@@ -19,7 +19,7 @@ async function authorize(app: TestApp, user: TestUser, query: Record<string, str
   expect(page.status).toBe(200);
   expect(page.headers.get("content-type")).toMatch(/^text\/html/);
   const html = await page.text();
-  const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)![1];
+  expect(html).toMatch(/name="csrf_token" value="[^"]{32,}"/);
   const cookie = page.headers.get("set-cookie")!.split(";")[0];
   const fields = new URLSearchParams();
   for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1], m[2].replace(/&amp;/g, "&"));

@@ -4,7 +4,6 @@
  * `min_id` are plain comparisons on an index.
  */
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-export const ID_LENGTH = 26;
 export const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 function encodeTime(ms: number): string {

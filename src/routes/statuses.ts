@@ -8,7 +8,7 @@ import { db } from "../db/client";
 import { isId } from "../db/ids";
 import { accounts, bookmarks, emojiReactions, statuses, users } from "../db/schema";
 import type { UserAuth } from "../http/auth";
-import { inOrder, pageParams, pageQuery, setLinkHeader } from "../http/pagination";
+import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam, optionalString } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
@@ -25,7 +25,7 @@ import * as actions from "../services/status-actions";
 import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
 import { notSilenced, visibleTo } from "../services/visibility";
 import { answerAccounts } from "./account-list";
-import { loadStatus, loadStatuses } from "./status-answer";
+import { answerMarked, loadStatus, loadStatuses } from "./status-answer";
 import { notFound } from "../http/errors";
 
 export const postParams = z.object({
@@ -311,22 +311,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:bookmarks"],
     params: z.object(pageParams(20)),
     response: z.array(StatusSchema),
-    handler: async (c, p, auth) => {
-      const me = auth.account.id;
-      const q = pageQuery(bookmarks.id, p);
-      const rows = inOrder(
-        await db(c.env)
-          .select({ cursor: bookmarks.id, statusId: bookmarks.statusId })
-          .from(bookmarks)
-          .innerJoin(statuses, eq(statuses.id, bookmarks.statusId))
-          .where(and(eq(bookmarks.accountId, me), q.where, visibleTo(me)))
-          .orderBy(q.orderBy)
-          .limit(q.limit),
-        q,
-      );
-      setLinkHeader(c, rows.map((r) => r.cursor));
-      return c.json(await loadStatuses(c, rows.map((r) => r.statusId), me));
-    },
+    handler: (c, p, auth) => answerMarked(c, bookmarks, auth.account.id, auth.account.id, p),
   });
 
   // ---- emoji reactions ----

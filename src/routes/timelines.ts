@@ -1,12 +1,12 @@
 /** Timelines (home, public, tag, list), an account's statuses, and favourites. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { and, eq, type SQL } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { favourites, statuses } from "../db/schema";
+import { favourites } from "../db/schema";
 import { forbidden } from "../http/errors";
-import { inOrder, pageParams, pageQuery, setLinkHeader, type Page } from "../http/pagination";
+import { pageParams, setLinkHeader } from "../http/pagination";
 import { arrayParam, boolParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
@@ -18,10 +18,9 @@ import { admit, bearer, settleToken, type Auth } from "../http/auth";
 import { sha256 } from "../lib/crypto";
 import { ownList } from "../services/lists";
 import { accountPage, homePage, publicPage, tagPage, type TimelineFilters } from "../services/timelines";
-import { visibleTo } from "../services/visibility";
 import { notFound } from "../http/errors";
 import { accountById } from "./graph";
-import { loadStatuses } from "./status-answer";
+import { answerMarked } from "./status-answer";
 
 const timelineParams = {
   ...pageParams(20),
@@ -162,22 +161,6 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     },
   });
 
-  const favouritesOf = async (c: Ctx, ownerId: string, viewerId: string | null, p: Page) => {
-    const q = pageQuery(favourites.id, p);
-    const rows = inOrder(
-      await db(c.env)
-        .select({ cursor: favourites.id, statusId: favourites.statusId })
-        .from(favourites)
-        .innerJoin(statuses, eq(statuses.id, favourites.statusId))
-        .where(and(eq(favourites.accountId, ownerId), q.where, visibleTo(viewerId)))
-        .orderBy(q.orderBy)
-        .limit(q.limit),
-      q,
-    );
-    setLinkHeader(c, rows.map((r) => r.cursor));
-    return c.json(await loadStatuses(c, rows.map((r) => r.statusId), viewerId));
-  };
-
   route(app, {
     method: "get",
     path: "/api/v1/favourites",
@@ -187,7 +170,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:favourites"],
     params: z.object(pageParams(20)),
     response: z.array(StatusSchema),
-    handler: (c, p, auth) => favouritesOf(c, auth.account.id, auth.account.id, p),
+    handler: (c, p, auth) => answerMarked(c, favourites, auth.account.id, auth.account.id, p),
   });
 
   route(app, {
@@ -203,7 +186,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
       const me = auth?.account?.id ?? null;
       const target = await accountById(c, p.id);
       if (target.account.hideFavorites && me !== target.account.id) throw forbidden("Can't get favorites");
-      return favouritesOf(c, target.account.id, me, p);
+      return answerMarked(c, favourites, target.account.id, me, p);
     },
   });
 }

@@ -1,5 +1,5 @@
 /** Accounts and local users: registration, look-up, profile changes, e-mail confirmation. */
-import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { isId, newId } from "../db/ids";
