@@ -8,6 +8,7 @@ import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
 import { publish } from "../services/events";
 import { postDue } from "../services/scheduled";
+import { closeEndedPolls } from "../services/notifications";
 import { deleteEvents, deleteStatuses } from "../services/statuses";
 import { statuses } from "../db/schema";
 import { config } from "../env";
@@ -28,6 +29,7 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
   ]);
   if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
   await postDue(d, config(env), POST_FORMATS, time);
+  await closeEndedPolls(d, time);
   const gone = await deleteExpiredStatuses(env, time);
   if (ctx) publish(env, ctx, deleteEvents(gone));
   const at = new Date(time).toISOString();

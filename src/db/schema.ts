@@ -672,3 +672,18 @@ export const homeFeed = sqliteTable(
   },
   (t) => [uniqueIndex("home_feed_pair").on(t.accountId, t.statusId), index("home_feed_status").on(t.statusId)],
 );
+
+/** Reading positions (`home`, `notifications`) per user. */
+export const markers = sqliteTable(
+  "markers",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    timeline: text("timeline").notNull(),
+    lastReadId: text("last_read_id").notNull(),
+    version: integer("version").notNull().default(0),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("markers_pair").on(t.accountId, t.timeline)],
+);

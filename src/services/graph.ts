@@ -7,7 +7,8 @@ import { and, eq, inArray, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, subscriptions } from "../db/schema";
+import { accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, notifications, subscriptions } from "../db/schema";
+import { notify, unnotify } from "./notifications";
 import { badRequest, forbidden, notFound } from "../http/errors";
 import type { Relationship } from "../schemas/account";
 import type { AccountRow } from "./accounts";
@@ -39,9 +40,13 @@ const countsOf = (d: DB, ids: string[]) =>
 const leaveLists = (d: DB, owner: string, member: string) =>
   d.delete(listAccounts).where(and(eq(listAccounts.accountId, member), sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${owner})`));
 
-/** Runs writes, then reads the viewer's relationship to the target, in one round trip. */
-async function writeAndRead(d: DB, viewerId: string, targetId: string, writes: any[]): Promise<{ relationship: Relationship; counts: FollowCounts[] }> {
+/**
+ * Runs writes, then reads the viewer's relationship to the target, in one round trip; notification statements
+ * (which drizzle cannot batch) follow in a second.
+ */
+async function writeAndRead(d: DB, viewerId: string, targetId: string, writes: any[], notes: D1PreparedStatement[] = []): Promise<{ relationship: Relationship; counts: FollowCounts[] }> {
   const results = (await d.batch([...writes, countsOf(d, [viewerId, targetId]), relationshipsQuery(d, viewerId, [targetId])] as any)) as unknown[];
+  if (notes.length) await d.$client.batch(notes);
   const rel = results[results.length - 1] as Parameters<typeof toRelationship>[0][];
   const counts = results[results.length - 2] as FollowCounts[];
   return { relationship: toRelationship(rel[0]), counts };
@@ -82,7 +87,7 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
         .values({ id: newId(t), accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t })
         .onConflictDoUpdate({ target: [followRequests.accountId, followRequests.targetAccountId], set: { showReblogs: opts.reblogs ?? true } }),
     );
-    const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes);
+    const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [notify(d, { type: "follow_request", to: target.id, from: me.id })]);
     return { relationship, events: followEvent("follow_pending", me.id, target.id, counts, [me.id, ...(isLocal(target) ? [target.id] : [])]) };
   }
   writes.push(
@@ -90,7 +95,7 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
     recount(d, me.id),
     recount(d, target.id),
   );
-  const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes);
+  const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [notify(d, { type: "follow", to: target.id, from: me.id })]);
   return { relationship, events: followEvent("follow_accept", me.id, target.id, counts, [me.id, target.id]) };
 }
 
@@ -102,7 +107,7 @@ export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promi
     leaveLists(d, me.id, target.id),
     recount(d, me.id),
     recount(d, target.id),
-  ]);
+  ], [unnotify(d, { type: "follow", to: target.id, from: me.id }), unnotify(d, { type: "follow_request", to: target.id, from: me.id })]);
   return { relationship, events: [] };
 }
 
@@ -116,14 +121,14 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
     recount(d, me.id),
     recount(d, requesterId),
-  ]);
+  ], [unnotify(d, { type: "follow_request", to: me.id, from: requesterId }), notify(d, { type: "follow", to: me.id, from: requesterId })]);
   return { relationship, events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]) };
 }
 
 export async function rejectRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
   const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
     d.delete(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).returning({ id: followRequests.id }),
-  ]);
+  ], [unnotify(d, { type: "follow_request", to: me.id, from: requesterId })]);
   return { relationship, events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]) };
 }
 
@@ -143,6 +148,8 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
     leaveLists(d, target.id, me.id),
     recount(d, me.id),
     recount(d, target.id),
+    // What the blocked account caused is no longer shown.
+    d.delete(notifications).where(and(eq(notifications.accountId, me.id), eq(notifications.fromAccountId, target.id))),
   ]);
   return { relationship, events: [] };
 }

@@ -13,6 +13,7 @@ import type { AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
 import { fanOut, pulledByReaders } from "./feeds";
+import { notify, unnotify } from "./notifications";
 
 export const MAX_PINNED = 5;
 
@@ -63,7 +64,12 @@ export async function reblog(
     homePull: pulledByReaders(target, me.followersCount, opts.inlineFanoutMax),
   };
   try {
-    await d.$client.batch([statement(d, d.insert(statuses).values(row)), statement(d, recountReblogs(target.id)), fanOut(d, row, row.homePull)]);
+    await d.$client.batch([
+      statement(d, d.insert(statuses).values(row)),
+      statement(d, recountReblogs(target.id)),
+      fanOut(d, row, row.homePull),
+      notify(d, { type: "reblog", to: target.accountId, from: me.id, statusId: target.id }),
+    ]);
   } catch (e) {
     // Two reblogs racing: the unique index keeps one; answer it.
     if (!String(e).includes("UNIQUE")) throw e;
@@ -78,6 +84,8 @@ export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id:
   const targetId = original.reblogOfId ?? original.id;
   const mine = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId))).all();
   const { deleted } = await deleteStatuses(d, mine.map((r) => r.id));
+  const author = original.reblogOfId ? (await d.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, targetId)).get())?.accountId : original.accountId;
+  if (author) await unnotify(d, { type: "reblog", to: author, from: me.id, statusId: targetId }).run();
   return { id: targetId, deleted };
 }
 
@@ -92,7 +100,8 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
   const write = on
     ? d.insert(favourites).values({ id: newId(), accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing()
     : d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)));
-  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id))]);
+  const note = { type: "favourite" as const, to: s.accountId, from: me.id, statusId: s.id };
+  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id)), on ? notify(d, note) : unnotify(d, note)]);
   return s.id;
 }
 
@@ -145,8 +154,16 @@ export async function reactionName(d: DB, input: string): Promise<string> {
 export async function react(d: DB, me: AccountRow, id: string, emoji: string, on: boolean): Promise<string> {
   const s = await actionTarget(d, me, id);
   const name = await reactionName(d, emoji);
-  if (on) await d.insert(emojiReactions).values({ id: newId(), accountId: me.id, statusId: s.id, emoji: name, createdAt: now() }).onConflictDoNothing();
-  else await d.delete(emojiReactions).where(and(eq(emojiReactions.accountId, me.id), eq(emojiReactions.statusId, s.id), eq(emojiReactions.emoji, name)));
+  const note = { type: "pleroma:emoji_reaction" as const, to: s.accountId, from: me.id, statusId: s.id, emoji: name };
+  if (on) {
+    const added = await d.insert(emojiReactions).values({ id: newId(), accountId: me.id, statusId: s.id, emoji: name, createdAt: now() }).onConflictDoNothing().returning({ id: emojiReactions.id });
+    if (added.length) await notify(d, note).run();
+  } else {
+    await d.$client.batch([
+      statement(d, d.delete(emojiReactions).where(and(eq(emojiReactions.accountId, me.id), eq(emojiReactions.statusId, s.id), eq(emojiReactions.emoji, name)))),
+      unnotify(d, note),
+    ]);
+  }
   return s.id;
 }
 

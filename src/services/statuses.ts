@@ -25,6 +25,7 @@ import {
 } from "../db/schema";
 import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
 import { fanOut, indexForSearch, pulledByReaders } from "./feeds";
+import { notifyMentions } from "./notifications";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
@@ -271,7 +272,10 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
   const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
-  if (prepared.recipients.length) stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
+  if (prepared.recipients.length) {
+    stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
+    stmts.push(...notifyMentions(d, s, prepared.recipients));
+  }
   if (prepared.tags.length) stmts.push(statement(d, d.insert(statusTags).values(prepared.tags.map((tag) => ({ statusId: s.id, tag })))));
   for (const m of prepared.media) stmts.push(statement(d, d.update(mediaAttachments).set({ statusId: s.id, position: m.position, scheduledStatusId: null }).where(eq(mediaAttachments.id, m.id))));
   if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
