@@ -28,6 +28,7 @@ import { registerStatusRoutes } from "./routes/statuses";
 import { registerTimelineRoutes } from "./routes/timelines";
 import { registerSearchRoutes } from "./routes/search";
 import { registerConversationRoutes } from "./routes/conversations";
+import { registerNotificationRoutes } from "./routes/notifications";
 import { registerUploadRoutes } from "./routes/uploads";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
@@ -61,6 +62,7 @@ export function createApp() {
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
   registerConversationRoutes(app);
+  registerNotificationRoutes(app);
   registerUploadRoutes(app);
   registerPollRoutes(app);
   registerScheduledRoutes(app);

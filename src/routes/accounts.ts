@@ -5,7 +5,7 @@ import { and, count, eq } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
-import { followRequests, participations } from "../db/schema";
+import { followRequests, notifications, participations } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
@@ -184,14 +184,21 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
 /** The owner's view: source, settings store and owner counters. */
 async function renderOwn(c: Ctx, account: AccountRow, user: UserRow) {
   const d = db(c.env);
-  const [requests, unread] = await d.batch([
+  const [requests, unread, unseen] = await d.batch([
     d.select({ n: count() }).from(followRequests).where(eq(followRequests.targetAccountId, account.id)),
     d.select({ n: count() }).from(participations).where(and(eq(participations.accountId, account.id), eq(participations.unread, true))),
+    d.select({ n: count() }).from(notifications).where(and(eq(notifications.accountId, account.id), eq(notifications.isSeen, false))),
   ]);
   return renderAccount(
     renderContext(c, account.id),
     { account, user },
-    { source: true, settingsStore: true, followRequestsCount: requests[0]?.n ?? 0, unreadConversationCount: unread[0]?.n ?? 0 },
+    {
+      source: true,
+      settingsStore: true,
+      followRequestsCount: requests[0]?.n ?? 0,
+      unreadConversationCount: unread[0]?.n ?? 0,
+      unreadNotificationsCount: unseen[0]?.n ?? 0,
+    },
   );
 }
 
