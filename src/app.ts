@@ -29,6 +29,7 @@ import { registerTimelineRoutes } from "./routes/timelines";
 import { registerSearchRoutes } from "./routes/search";
 import { registerConversationRoutes } from "./routes/conversations";
 import { registerNotificationRoutes } from "./routes/notifications";
+import { registerPushRoutes } from "./routes/push";
 import { registerUploadRoutes } from "./routes/uploads";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
@@ -63,6 +64,7 @@ export function createApp() {
   registerTimelineRoutes(app);
   registerConversationRoutes(app);
   registerNotificationRoutes(app);
+  registerPushRoutes(app);
   registerUploadRoutes(app);
   registerPollRoutes(app);
   registerScheduledRoutes(app);

@@ -9,6 +9,7 @@ import { deleteExpiredMutes } from "../services/graph";
 import { publish } from "../services/events";
 import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
+import { deliverPending } from "../services/push";
 import { deleteEvents, deleteStatuses } from "../services/statuses";
 import { statuses } from "../db/schema";
 import { config } from "../env";
@@ -30,6 +31,9 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
   if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
   await postDue(d, config(env), POST_FORMATS, time);
   await closeEndedPolls(d, time);
+  // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
+  const domain = config(env).domain;
+  await deliverPending(env, domain ? `https://${domain}` : "");
   const gone = await deleteExpiredStatuses(env, time);
   if (ctx) publish(env, ctx, deleteEvents(gone));
   const at = new Date(time).toISOString();

@@ -368,9 +368,15 @@ export const notifications = sqliteTable(
     targetAccountId: text("target_account_id"),
     emoji: text("emoji"),
     isSeen: bool("is_seen").notNull().default(false),
+    /** Set once Web Push delivery has taken the notification (src/services/push.ts claims it atomically). */
+    pushed: bool("pushed").notNull().default(false),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [index("notifications_account").on(t.accountId, t.id), index("notifications_from").on(t.fromAccountId)],
+  (t) => [
+    index("notifications_account").on(t.accountId, t.id),
+    index("notifications_from").on(t.fromAccountId),
+    index("notifications_unpushed").on(t.id).where(sql`pushed = 0`),
+  ],
 );
 
 // ---- statuses ----
@@ -686,4 +692,24 @@ export const markers = sqliteTable(
     updatedAt: time("updated_at").notNull(),
   },
   (t) => [uniqueIndex("markers_pair").on(t.accountId, t.timeline)],
+);
+
+/** Web Push subscriptions: one per access token (a new one replaces the old; revoking the token removes it). */
+export const pushSubscriptions = sqliteTable(
+  "push_subscriptions",
+  {
+    id: text("id").primaryKey(),
+    tokenId: text("token_id")
+      .notNull()
+      .references(() => tokens.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpoint: text("endpoint").notNull(),
+    p256dh: text("p256dh").notNull(),
+    auth: text("auth").notNull(),
+    alerts: json<Record<string, boolean>>("alerts").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("push_subscriptions_token").on(t.tokenId), index("push_subscriptions_account").on(t.accountId)],
 );

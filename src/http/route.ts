@@ -10,6 +10,8 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";
+import { baseUrl } from "./urls";
+import { deliverPending } from "../services/push";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 export type Ctx = Context<AppEnv>;
@@ -34,6 +36,8 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
    * nothing first and passes no auth. Basic auth and token-less requests are still handled here.
    */
   authInQuery?: boolean;
+  /** The action may create notifications: push them after the response. */
+  notifies?: boolean;
   handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
 }
 
@@ -47,7 +51,9 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
   const handler = async (c: Ctx) => {
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
-    return spec.handler(c, params, auth as AuthFor<M>);
+    const res = await spec.handler(c, params, auth as AuthFor<M>);
+    if (spec.notifies) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
+    return res;
   };
   const paths = [spec.path];
   if (spec.path.startsWith("/api/v1/pleroma/")) paths.push(spec.path.replace("/api/v1/pleroma/", "/api/pleroma/"));

@@ -1,0 +1,174 @@
+/**
+ * Web Push (RFC 8030), encrypted with RFC 8291 `aes128gcm` and signed with RFC 8292 VAPID by
+ * @block65/webcrypto-web-push. Delivery happens after the response: `deliverPending` atomically claims
+ * notifications not yet pushed (a partial index holds only those), so concurrent or repeated runs never send
+ * one twice; it is triggered after actions that notify, and by the cron.
+ */
+import { buildPushPayload } from "@block65/webcrypto-web-push";
+import { eq, inArray, sql } from "drizzle-orm";
+import type { Env } from "../env";
+import { config } from "../env";
+import { db, now, type DB } from "../db/client";
+import { newId } from "../db/ids";
+import { accounts, notifications, pushSubscriptions, statuses, users } from "../db/schema";
+import { htmlToText } from "../content/format";
+import { unprocessable } from "../http/errors";
+import { fromBase64 } from "../lib/crypto";
+import { vapidKeys } from "./instance-keys";
+import { mediaUrl } from "./media";
+import { DEFAULT_AVATAR } from "../render/account";
+
+export const ALERTS = ["follow", "favourite", "reblog", "mention", "poll", "pleroma:chat_mention", "pleroma:emoji_reaction"] as const;
+export type Alerts = Record<(typeof ALERTS)[number], boolean>;
+
+/** Which alert a notification type is sent under. */
+const ALERT_OF: Record<string, (typeof ALERTS)[number] | undefined> = {
+  follow: "follow",
+  follow_request: "follow",
+  favourite: "favourite",
+  reblog: "reblog",
+  mention: "mention",
+  poll: "poll",
+  "pleroma:chat_mention": "pleroma:chat_mention",
+  "pleroma:emoji_reaction": "pleroma:emoji_reaction",
+};
+
+const MAX_ATTEMPTS = 3;
+
+export type SubscriptionRow = typeof pushSubscriptions.$inferSelect;
+
+function decodeKey(value: string): Uint8Array | null {
+  try {
+    return fromBase64(value);
+  } catch {
+    return null;
+  }
+}
+
+/** The client's keys must be a P-256 public point and a 16-byte secret, or nothing can be encrypted to it. */
+export async function checkKeys(p256dh: string, auth: string): Promise<void> {
+  const point = decodeKey(p256dh);
+  if (!point || point.length !== 65 || point[0] !== 4) throw unprocessable("Invalid subscription[keys][p256dh]: expected the base64url of an uncompressed P-256 point (65 bytes)");
+  try {
+    await crypto.subtle.importKey("raw", point, { name: "ECDH", namedCurve: "P-256" }, false, []);
+  } catch {
+    throw unprocessable("Invalid subscription[keys][p256dh]: not a point on P-256");
+  }
+  const secret = decodeKey(auth);
+  if (!secret || secret.length !== 16) throw unprocessable("Invalid subscription[keys][auth]: expected the base64url of 16 bytes");
+}
+
+export const alertsFrom = (given: Partial<Record<string, boolean>> | undefined, base?: Record<string, boolean>): Alerts =>
+  Object.fromEntries(ALERTS.map((a) => [a, given?.[a] ?? base?.[a] ?? false])) as Alerts;
+
+/** Stores a subscription for the token, replacing the token's previous one (one batch). */
+export async function subscribe(d: DB, tokenId: string, accountId: string, input: { endpoint: string; p256dh: string; auth: string; alerts: Alerts }): Promise<SubscriptionRow> {
+  await checkKeys(input.p256dh, input.auth);
+  const row: SubscriptionRow = { id: newId(), tokenId, accountId, ...input, createdAt: now() };
+  await d.batch([d.delete(pushSubscriptions).where(eq(pushSubscriptions.tokenId, tokenId)), d.insert(pushSubscriptions).values(row)]);
+  return row;
+}
+
+export async function renderSubscription(env: Env, s: SubscriptionRow) {
+  return { id: s.id, endpoint: s.endpoint, alerts: alertsFrom(s.alerts), server_key: (await vapidKeys(env)).publicKey };
+}
+
+function title(type: string, name: string, emoji: string | null): string {
+  switch (type) {
+    case "mention":
+      return `${name} mentioned you`;
+    case "follow":
+      return `${name} followed you`;
+    case "follow_request":
+      return `${name} requested to follow you`;
+    case "reblog":
+      return `${name} boosted your post`;
+    case "favourite":
+      return `${name} favourited your post`;
+    case "poll":
+      return "A poll has ended";
+    case "pleroma:emoji_reaction":
+      return `${name} reacted with ${emoji ?? ""}`.trim();
+    default:
+      return `New notification from ${name}`;
+  }
+}
+
+/** Sends one message, retrying transient failures; answers whether the subscription is gone (404/410). */
+async function send(request: () => Promise<Request>): Promise<"sent" | "gone" | "failed"> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    try {
+      const res = await fetch(await request());
+      await res.body?.cancel();
+      if (res.status === 404 || res.status === 410) return "gone";
+      if (res.ok) return "sent";
+      if (res.status < 500 && res.status !== 429) return "failed";
+    } catch {
+      // A network failure: try again.
+    }
+    if (attempt < MAX_ATTEMPTS) await new Promise((r) => setTimeout(r, 250 * attempt));
+  }
+  return "failed";
+}
+
+/**
+ * Pushes the notifications not yet pushed (at most `max` a run) to their recipients' subscriptions that want
+ * them. A subscription whose push service answers 404 or 410 is deleted.
+ */
+export async function deliverPending(env: Env, base: string, max = 50): Promise<number> {
+  const d = db(env);
+  const claimed = await d
+    .update(notifications)
+    .set({ pushed: true })
+    .where(sql`${notifications.id} IN (SELECT id FROM notifications WHERE pushed = 0 ORDER BY id LIMIT ${max})`)
+    .returning();
+  if (claimed.length === 0) return 0;
+  const recipients = [...new Set(claimed.map((n) => n.accountId))];
+  const [subs, senders, settings, texts] = await d.batch([
+    d.select().from(pushSubscriptions).where(inArray(pushSubscriptions.accountId, recipients)),
+    d.select({ id: accounts.id, username: accounts.username, displayName: accounts.displayName, avatar: accounts.avatar }).from(accounts).where(inArray(accounts.id, [...new Set(claimed.map((n) => n.fromAccountId))])),
+    d.select({ id: users.accountId, locale: users.locale, settings: users.notificationSettings }).from(users).where(inArray(users.accountId, recipients)),
+    d.select({ id: statuses.id, content: statuses.content, spoiler: statuses.spoilerText }).from(statuses).where(inArray(statuses.id, [...new Set(claimed.flatMap((n) => (n.statusId ? [n.statusId] : [])))].concat(""))),
+  ]);
+  if (subs.length === 0) return 0;
+  const keys = await vapidKeys(env);
+  const cfg = config(env);
+  const vapid = { subject: cfg.email ? `mailto:${cfg.email}` : base, publicKey: keys.publicKey, privateKey: keys.privateJwk.d! };
+  const senderOf = new Map(senders.map((s) => [s.id, s]));
+  const userOf = new Map(settings.map((u) => [u.id, u]));
+  const textOf = new Map(texts.map((t) => [t.id, t.spoiler || htmlToText(t.content)]));
+  const gone = new Set<string>();
+  let sent = 0;
+  await Promise.all(
+    claimed.flatMap((n) => {
+      const alert = ALERT_OF[n.type];
+      const sender = senderOf.get(n.fromAccountId);
+      const user = userOf.get(n.accountId);
+      if (!alert || !sender || !user) return [];
+      const hidden = user.settings.hide_notification_contents;
+      const name = sender.displayName || sender.username;
+      const payload = {
+        notification_id: n.id,
+        notification_type: n.type,
+        title: hidden ? "New notification" : title(n.type, name, n.emoji),
+        body: hidden ? "" : (n.statusId ? (textOf.get(n.statusId) ?? "") : "").slice(0, 140),
+        icon: sender.avatar ? mediaUrl(base, sender.avatar) : `${base}/${DEFAULT_AVATAR}`,
+        preferred_locale: user.locale,
+      };
+      return subs
+        .filter((s) => s.accountId === n.accountId && s.alerts[alert])
+        .map(async (s) => {
+          const subscription = { endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } };
+          const result = await send(async () => {
+            const msg = await buildPushPayload({ data: payload, options: { ttl: 86400, urgency: "normal" } }, subscription, vapid);
+            return new Request(s.endpoint, { method: "POST", headers: msg.headers, body: msg.body });
+          });
+          if (result === "gone") gone.add(s.id);
+          if (result === "sent") sent++;
+        });
+    }),
+  );
+  if (gone.size) await d.delete(pushSubscriptions).where(inArray(pushSubscriptions.id, [...gone]));
+  return sent;
+}
+
