@@ -228,3 +228,14 @@ describe("reading", () => {
     expect(await trips(`/api/v1/statuses?${ten.map((id) => `ids[]=${id}`).join("&")}`)).toBe(await trips(`/api/v1/statuses?ids[]=${ten[0]}`));
   });
 });
+
+describe("secrets", () => {
+  it("never appear in answers, even the owner's", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const s = await post(a, { status: `@${b.username} hello` });
+    for (const [path, u] of [[`/api/v1/statuses/${s.id}`, a], ["/api/v1/timelines/home", a], ["/api/v1/accounts/verify_credentials", a], [`/api/v1/statuses/${s.id}`, b]] as const) {
+      const text = await (await call(path, { token: u.token })).text();
+      expect(text).not.toMatch(/pbkdf2|PRIVATE KEY|password_hash|passwordHash|privateKey|token_hash/);
+    }
+  });
+});

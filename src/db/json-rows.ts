@@ -6,9 +6,9 @@
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 
-/** `json_object('id', alias.id, 'username', alias.username, …)` over every column of `table`. */
-export function jsonObject(table: SQLiteTable, alias: string): SQL {
-  const cols = Object.values(getTableColumns(table));
+/** `json_object('id', alias.id, 'username', alias.username, …)` over the columns of `table`, less `omit`. */
+export function jsonObject(table: SQLiteTable, alias: string, omit: string[] = []): SQL {
+  const cols = Object.values(getTableColumns(table)).filter((c) => !omit.includes(c.name));
   return sql.raw(`json_object(${cols.map((c) => `'${c.name}', ${alias}."${c.name}"`).join(", ")})`);
 }
 

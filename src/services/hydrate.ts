@@ -13,6 +13,9 @@ import type { AccountWithUser } from "./accounts";
 import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
 
 export type StatusRow = typeof statuses.$inferSelect;
+
+/** Columns no rendering needs: they stay in the database. */
+const SECRETS = ["password_hash", "private_key", "confirmation_token_hash"];
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
 export type EmojiRow = typeof customEmojis.$inferSelect;
@@ -73,7 +76,7 @@ export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opt
   const q = hydrationQuery(source, { tokenHash }, opts);
   const t = Date.now();
   const authPart = sql`SELECT 'auth' AS k, json_object('token', ${jsonObject(tokens, "tk")}, 'app', CASE WHEN ap.id IS NULL THEN NULL ELSE ${jsonObject(apps, "ap")} END,
-      'account', CASE WHEN a.id IS NULL THEN NULL ELSE ${jsonObject(accounts, "a")} END, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u")} END) AS v
+      'account', CASE WHEN a.id IS NULL THEN NULL ELSE ${jsonObject(accounts, "a")} END, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END) AS v
     FROM tokens tk LEFT JOIN apps ap ON ap.id = tk.app_id LEFT JOIN accounts a ON a.id = tk.account_id LEFT JOIN users u ON u.account_id = tk.account_id
     WHERE tk.token_hash = ${tokenHash} AND tk.expires_at > ${t}`;
   const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll([...q.parts, authPart])}`);
@@ -106,7 +109,7 @@ export function hydrationQuery(source: string[] | SQL, who: string | null | { to
     part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
     part(
       "account",
-      sql`json_object('account', ${jsonObject(accounts, "a")}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u")} END)`,
+      sql`json_object('account', ${jsonObject(accounts, "a")}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
       sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (
         SELECT account_id FROM statuses WHERE ${inAll("id")}
         UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1
