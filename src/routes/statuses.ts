@@ -21,6 +21,7 @@ import { relatedStatusAccounts } from "../services/account-pages";
 import { ensureCard } from "../services/cards";
 import { previewHydrated, preparePost, createStatus, deleteEvents, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
 import { publish } from "../services/events";
+import { deliverPending } from "../services/push";
 import * as actions from "../services/status-actions";
 import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
 import { notSilenced, visibleTo } from "../services/visibility";
@@ -72,7 +73,6 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     method: "post",
     path: "/api/v1/statuses",
     summary: "Post a status (or schedule it, or preview it)",
-    notifies: true,
     tags: ["Statuses"],
     auth: "user",
     scopes: ["write:statuses"],
@@ -107,6 +107,8 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       if (participationId) h.participations.set(s.threadId, participationId);
       if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
       if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl));
+      // Only a post that addresses someone notifies anyone.
+      if (prepared.recipients.length) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
       return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },
   });
