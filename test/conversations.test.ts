@@ -1,16 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { AccountSchema } from "../src/schemas/account";
-import { StatusSchema } from "../src/schemas/status";
+import { ConversationSchema } from "../src/schemas/social";
 import { json, post, registerUser, type TestUser, valid } from "./helpers";
 
-const ConversationSchema = z.object({
-  id: z.string(),
-  accounts: z.array(AccountSchema),
-  unread: z.boolean(),
-  last_status: StatusSchema.nullable(),
-  pleroma: z.object({ recipients: z.array(AccountSchema) }),
-});
 const convs = async (u: TestUser, query = "") => (await json(`/api/v1/conversations${query}`, { token: u.token })).map((c: unknown) => valid(ConversationSchema, c));
 
 describe("conversations", () => {

@@ -1,14 +1,13 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import { FilterSchema as Filter, ListSchema as List } from "../src/schemas/social";
 import worker from "../src/index";
 import { eventSinks, type StreamEvent } from "../src/services/events";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 
-const ListSchema = z.object({ id: z.string(), title: z.string() }).strict();
-const FilterSchema = z
-  .object({ id: z.string(), phrase: z.string(), context: z.array(z.enum(["home", "notifications", "public", "thread"])), whole_word: z.boolean(), irreversible: z.boolean(), expires_at: z.string().nullable() })
-  .strict();
+// The shared entity schemas, made strict: no field beyond those of the entity.
+const ListSchema = List.strict();
+const FilterSchema = Filter.strict();
 
 const post = (path: string, user: TestUser, body: Record<string, unknown> = {}, status = 200) => json(path, { method: "POST", token: user.token, body, status });
 

@@ -1,22 +1,9 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import worker from "../src/index";
-import { AccountSchema } from "../src/schemas/account";
-import { StatusSchema } from "../src/schemas/status";
+import { NotificationSchema } from "../src/schemas/social";
 import { call, json, makeAdmin, post, registerUser, valid, type TestUser } from "./helpers";
 
-const NotificationSchema = z.object({
-  id: z.string(),
-  type: z.string(),
-  created_at: z.string(),
-  account: AccountSchema,
-  status: StatusSchema.optional(),
-  emoji: z.string().optional(),
-  target: AccountSchema.optional(),
-  report: z.object({ id: z.string(), action_taken: z.boolean(), comment: z.string(), created_at: z.string() }).optional(),
-  pleroma: z.object({ is_seen: z.boolean(), is_muted: z.boolean() }),
-});
 const notes = async (u: TestUser, query = "") => (await json(`/api/v1/notifications${query}`, { token: u.token })).map((n: unknown) => valid(NotificationSchema, n));
 const kinds = async (u: TestUser, query = "") => (await notes(u, query)).map((n: any) => [n.type, n.account.id]);
 const act = (u: TestUser, path: string, body?: Record<string, unknown>, method = "POST") => json(path, { method, token: u.token, body });

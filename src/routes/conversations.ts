@@ -1,4 +1,5 @@
 /** Direct-message conversations (Mastodon's and Pleroma's endpoints). */
+import { ConversationSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
@@ -10,21 +11,11 @@ import { route, type Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { renderStatuses } from "../render/status";
-import { AccountSchema } from "../schemas/account";
 import { StatusSchema } from "../schemas/status";
 import * as conv from "../services/conversations";
 import { hydrate } from "../services/hydrate";
 import { notSilenced, visibleTo } from "../services/visibility";
 
-const ConversationSchema = z
-  .object({
-    id: z.string(),
-    accounts: z.array(AccountSchema),
-    unread: z.boolean(),
-    last_status: StatusSchema.nullable(),
-    pleroma: z.object({ recipients: z.array(AccountSchema) }),
-  })
-  .openapi("Conversation");
 
 /** Conversations with their last statuses and accounts: two reads whatever their number. */
 async function render(c: Ctx, parts: conv.ParticipationRow[], me: string) {

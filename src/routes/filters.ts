@@ -1,4 +1,5 @@
 /** Keyword filters (Mastodon v1 API). Every change is a `filters_changed` event for the user's streams. */
+import { FilterSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -9,16 +10,6 @@ import { route, type Ctx } from "../http/route";
 import { publish } from "../services/events";
 import * as filters from "../services/filters";
 
-const FilterSchema = z
-  .object({
-    id: z.string(),
-    phrase: z.string(),
-    context: z.array(z.enum(filters.FILTER_CONTEXTS)),
-    whole_word: z.boolean(),
-    irreversible: z.boolean(),
-    expires_at: z.string().nullable(),
-  })
-  .openapi("Filter");
 
 const filterParams = z.object({
   phrase: z.string().trim().min(1, "can't be blank").max(1000),

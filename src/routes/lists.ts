@@ -1,4 +1,5 @@
 /** Lists and their members. Another user's list answers 404, as if it did not exist. */
+import { ListSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -12,7 +13,6 @@ import * as lists from "../services/lists";
 import { answerAccounts } from "./account-list";
 import { accountById } from "./graph";
 
-const ListSchema = z.object({ id: z.string(), title: z.string() }).openapi("List");
 const title = z.string().trim().min(1, "can't be blank").max(200);
 const accountIds = arrayParam(z.string()).pipe(z.array(z.string()).min(1).max(250));
 

@@ -1,4 +1,5 @@
 /** Notifications, their read state, markers and notification settings. */
+import { MarkerSchema, NotificationSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { and, desc, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
@@ -12,26 +13,13 @@ import { route, type Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { renderStatuses } from "../render/status";
-import { AccountSchema, NotificationSettingsSchema } from "../schemas/account";
-import { StatusSchema, VISIBILITIES } from "../schemas/status";
+import { NotificationSettingsSchema } from "../schemas/account";
+import { VISIBILITIES } from "../schemas/status";
 import { accountsById } from "../services/conversations";
 import { hydrate } from "../services/hydrate";
 import { NOTIFICATION_TYPES, OPT_IN_TYPES } from "../services/notifications";
 import { visibleTo } from "../services/visibility";
 
-const NotificationSchema = z
-  .object({
-    id: z.string(),
-    type: z.enum(NOTIFICATION_TYPES),
-    created_at: z.string(),
-    account: AccountSchema,
-    status: StatusSchema.optional(),
-    emoji: z.string().optional(),
-    target: AccountSchema.optional(),
-    report: z.object({ id: z.string(), action_taken: z.boolean(), comment: z.string(), created_at: z.string() }).optional(),
-    pleroma: z.object({ is_seen: z.boolean(), is_muted: z.boolean() }),
-  })
-  .openapi("Notification");
 
 type Row = typeof notifications.$inferSelect & { isMuted: number };
 
@@ -98,7 +86,6 @@ async function own(c: Ctx, me: string, id: string): Promise<Row> {
   return flat([row])[0];
 }
 
-const MarkerSchema = z.object({ last_read_id: z.string(), version: z.number().int(), updated_at: z.string() });
 
 export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

@@ -1,4 +1,5 @@
 /** Web Push subscription of the current access token. */
+import { PushSubscriptionSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
@@ -11,9 +12,6 @@ import { boolParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { ALERTS, alertsFrom, renderSubscription, subscribe } from "../services/push";
 
-const SubscriptionSchema = z
-  .object({ id: z.string(), endpoint: z.string(), alerts: z.record(z.string(), z.boolean()), server_key: z.string() })
-  .openapi("PushSubscription");
 const alertsParam = z.object({ alerts: z.object(Object.fromEntries(ALERTS.map((a) => [a, boolParam().optional()]))).optional() }).optional();
 
 /** The subscription belongs to the token: a password (Basic) login has none. */
@@ -38,7 +36,7 @@ export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
       subscription: z.object({ endpoint: z.url(), keys: z.object({ p256dh: z.string(), auth: z.string() }) }),
       data: alertsParam,
     }),
-    response: SubscriptionSchema,
+    response: PushSubscriptionSchema,
     handler: async (c, p, auth) => {
       const row = await subscribe(db(c.env), tokenOf(auth), auth.account.id, {
         endpoint: p.subscription.endpoint,
@@ -53,7 +51,7 @@ export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
     ...common,
     method: "get",
     summary: "This token's push subscription",
-    response: SubscriptionSchema,
+    response: PushSubscriptionSchema,
     handler: async (c, _p, auth) => c.json(await renderSubscription(c.env, await current(c, auth))),
   });
   route(app, {
@@ -61,7 +59,7 @@ export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
     method: "put",
     summary: "Change which alerts this token's subscription receives (only data[alerts] can change)",
     params: z.object({ data: alertsParam }),
-    response: SubscriptionSchema,
+    response: PushSubscriptionSchema,
     handler: async (c, p, auth) => {
       const row = await current(c, auth);
       const alerts = alertsFrom(p.data?.alerts, row.alerts);

@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { ReportSchema } from "../schemas/social";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
@@ -7,7 +8,6 @@ import { route } from "../http/route";
 import { createReport } from "../services/reports";
 import { accountById } from "./graph";
 
-const ReportSchema = z.object({ id: z.string(), action_taken: z.boolean() }).openapi("Report");
 
 export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

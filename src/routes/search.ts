@@ -1,4 +1,5 @@
 /** Search (v1 and v2) and account search. `resolve` looks up this instance's database only for now. */
+import { HashtagSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -23,7 +24,6 @@ const searchParams = z.object({
   offset: intParam().pipe(z.number().int().min(0)).optional(),
 });
 
-const TagSchema = z.object({ name: z.string(), url: z.string(), history: z.array(z.unknown()) });
 
 async function search(c: Ctx, p: z.infer<typeof searchParams>, viewerId: string | null) {
   const d = db(c.env);
@@ -52,7 +52,7 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "optional",
     scopes: ["read:search"],
     params: searchParams,
-    response: z.object({ accounts: z.array(AccountSchema), statuses: z.array(StatusSchema), hashtags: z.array(TagSchema) }),
+    response: z.object({ accounts: z.array(AccountSchema), statuses: z.array(StatusSchema), hashtags: z.array(HashtagSchema) }),
     handler: async (c, p, auth) => {
       const r = await search(c, p, auth?.account?.id ?? null);
       const base = baseUrl(c);

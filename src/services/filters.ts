@@ -5,9 +5,10 @@ import { iso, now } from "../db/client";
 import { newId } from "../db/ids";
 import { filters, type FilterContext } from "../db/schema";
 import { notFound } from "../http/errors";
+import { FILTER_CONTEXTS } from "../schemas/social";
 
 export type FilterRow = typeof filters.$inferSelect;
-export const FILTER_CONTEXTS = ["home", "notifications", "public", "thread"] as const;
+export { FILTER_CONTEXTS };
 
 export const renderFilter = (f: FilterRow) => ({
   id: f.id,

@@ -11,19 +11,9 @@ import { sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import { newId } from "../db/ids";
+import { NOTIFICATION_TYPES } from "../schemas/social";
 
-export const NOTIFICATION_TYPES = [
-  "mention",
-  "follow",
-  "follow_request",
-  "reblog",
-  "favourite",
-  "poll",
-  "move",
-  "pleroma:emoji_reaction",
-  "pleroma:chat_mention",
-  "pleroma:report",
-] as const;
+export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 /** Shown only when asked for with `include_types[]`. */
 export const OPT_IN_TYPES: NotificationType[] = ["pleroma:chat_mention", "pleroma:report"];

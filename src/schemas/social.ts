@@ -1,0 +1,68 @@
+/** Schemas of the social entities: lists, filters, reports, conversations, notifications, markers, push. */
+import { z } from "@hono/zod-openapi";
+import { AccountSchema } from "./account";
+import { StatusSchema } from "./status";
+
+export const NOTIFICATION_TYPES = [
+  "mention",
+  "follow",
+  "follow_request",
+  "reblog",
+  "favourite",
+  "poll",
+  "move",
+  "pleroma:emoji_reaction",
+  "pleroma:chat_mention",
+  "pleroma:report",
+] as const;
+
+export const FILTER_CONTEXTS = ["home", "notifications", "public", "thread"] as const;
+
+export const ListSchema = z.object({ id: z.string(), title: z.string() }).openapi("List");
+
+export const FilterSchema = z
+  .object({
+    id: z.string(),
+    phrase: z.string(),
+    context: z.array(z.enum(FILTER_CONTEXTS)),
+    whole_word: z.boolean(),
+    irreversible: z.boolean(),
+    expires_at: z.string().nullable(),
+  })
+  .openapi("Filter");
+
+export const ReportSchema = z.object({ id: z.string(), action_taken: z.boolean() }).openapi("Report");
+
+export const ConversationSchema = z
+  .object({
+    id: z.string(),
+    accounts: z.array(AccountSchema),
+    unread: z.boolean(),
+    last_status: StatusSchema.nullable(),
+    pleroma: z.object({ recipients: z.array(AccountSchema) }),
+  })
+  .openapi("Conversation");
+
+export const NotificationSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(NOTIFICATION_TYPES),
+    created_at: z.string(),
+    account: AccountSchema,
+    status: StatusSchema.optional(),
+    emoji: z.string().optional(),
+    target: AccountSchema.optional(),
+    report: z.object({ id: z.string(), action_taken: z.boolean(), comment: z.string(), created_at: z.string() }).optional(),
+    pleroma: z.object({ is_seen: z.boolean(), is_muted: z.boolean() }),
+  })
+  .openapi("Notification");
+
+export const MarkerSchema = z.object({ last_read_id: z.string(), version: z.number().int(), updated_at: z.string() });
+
+export const PushSubscriptionSchema = z
+  .object({ id: z.string(), endpoint: z.string(), alerts: z.record(z.string(), z.boolean()), server_key: z.string() })
+  .openapi("PushSubscription");
+
+/** A hashtag as v2 search answers it. */
+export const HashtagSchema = z.object({ name: z.string(), url: z.string(), history: z.array(z.unknown()) });
+
