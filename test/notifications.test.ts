@@ -155,3 +155,19 @@ describe("reading notifications", () => {
     expect(await notes(me)).toEqual([]);
   });
 });
+
+describe("after the author blocks you", () => {
+  it("the status of an earlier mention can no longer be read through the notification or the conversation", async () => {
+    const [author, me] = [await registerUser(), await registerUser()];
+    const dm = await post(author, { status: `@${me.username} before the block`, visibility: "direct" });
+    const [n] = await notes(me);
+    expect(n.status.id).toBe(dm.id);
+    await act(author, `/api/v1/accounts/${me.id}/block`);
+    await json(`/api/v1/notifications/${n.id}`, { token: me.token, status: 404 });
+    await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: { id: n.id }, status: 404 });
+    expect(await notes(me)).toEqual([]);
+    const conversations = await json("/api/v1/conversations", { token: me.token });
+    expect(conversations.every((c: any) => c.last_status === null)).toBe(true);
+    expect(JSON.stringify(conversations)).not.toContain("before the block");
+  });
+});

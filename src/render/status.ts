@@ -132,16 +132,19 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
   };
 }
 
-/** Statuses in the order of `ids`, those that could not be loaded left out; reblogs carry their original. */
+/**
+ * Statuses in the order of `ids`; reblogs carry their original. Statuses the viewer may not see (or that could
+ * not be loaded) are left out, whatever the caller asked for: callers filter pages, this is the last guard.
+ */
 export function renderStatuses(ctx: RenderContext, h: Hydrated, ids: string[], opts: StatusRenderOptions = {}): Status[] {
   const out: Status[] = [];
   for (const id of ids) {
     const s = h.statuses.get(id);
-    if (!s) continue;
+    if (!s || !h.visible.has(id)) continue;
     const base = renderOne(ctx, h, s, opts);
     if (!base) continue;
     if (s.reblogOfId) {
-      const original = h.statuses.get(s.reblogOfId);
+      const original = h.visible.has(s.reblogOfId) ? h.statuses.get(s.reblogOfId) : undefined;
       const inner = original && renderOne(ctx, h, original, opts);
       if (!inner) continue;
       // A reblog shows the original's flags and counts, as Mastodon does.

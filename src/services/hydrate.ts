@@ -24,6 +24,8 @@ export interface Hydrated {
   viewerId: string | null;
   /** With a page query as the source: the page's ids, newest first. */
   page: string[];
+  /** The loaded statuses the viewer may see: the renderer shows no other. */
+  visible: Set<string>;
   statuses: Map<string, StatusRow>;
   accounts: Map<string, AccountWithUser>;
   mentions: Map<string, string[]>;
@@ -107,6 +109,11 @@ export function hydrationQuery(source: string[] | SQL, who: string | null | { to
   const parts: SQL[] = [
     part("page", sql`json_object('id', id)`, sql`FROM page`),
     part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
+    part(
+      "visible",
+      sql`json_object('id', v.id)`,
+      sql`FROM statuses v WHERE ${inAll("v.id")} AND ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })}`,
+    ),
     part(
       "account",
       sql`json_object('account', ${jsonObject(accounts, "a")}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
@@ -206,6 +213,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   return {
     viewerId,
     page: pageRows.map((r) => r.id).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0)),
+    visible: new Set((of("visible") as { id: string }[]).map((r) => r.id)),
     statuses: new Map(statusRows.map((s) => [s.id, s])),
     accounts: new Map(accountRows.map((a) => [a.account.id, a])),
     mentions: group(mentionRows, (r) => r.statusId, (r) => r.accountId),

@@ -360,6 +360,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
   return {
     viewerId: s.accountId,
     page: [],
+    visible: new Set([s.id]),
     statuses: new Map([[s.id, s]]),
     // The author last: its row (with the post's counters) wins over an older copy among the addressed.
     accounts: new Map([...prepared.mentioned.map((a) => [a.account.id, a] as const), ...prepared.addressed.map((a) => [a.account.id, a] as const), [author.account.id, author]]),
