@@ -31,6 +31,7 @@ import { registerConversationRoutes } from "./routes/conversations";
 import { registerNotificationRoutes } from "./routes/notifications";
 import { registerPushRoutes } from "./routes/push";
 import { registerUploadRoutes } from "./routes/uploads";
+import { registerStreamingRoutes } from "./routes/streaming";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -73,6 +74,7 @@ export function createApp() {
   registerNodeinfoRoutes(app);
   registerCaptchaRoutes(app);
   registerHealthcheckRoutes(app);
+  registerStreamingRoutes(app);
   registerMediaRoutes(app);
 
   app.doc31("/api/openapi", (c) => ({

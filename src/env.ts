@@ -2,6 +2,10 @@
 export interface Env {
   DB: D1Database;
   MEDIA: R2Bucket;
+  /** Streaming: one object per user holding that user's connections (src/objects/streams.ts). */
+  USER_STREAMS: DurableObjectNamespace<import("./objects/streams").UserStream>;
+  /** Streaming: one object per public or hashtag stream holding its anonymous connections. */
+  TOPIC_STREAMS: DurableObjectNamespace<import("./objects/streams").TopicStream>;
   /** Cloudflare Email Routing binding; present only when configured. */
   EMAIL?: SendEmail;
 

@@ -1,7 +1,14 @@
-/** The Worker: the HTTP app and the clocked jobs. Durable Object classes are exported here as they appear. */
+/** The Worker: the HTTP app, the clocked jobs and the Durable Object classes. */
 import { createApp } from "./app";
 import { runScheduled } from "./cron";
 import type { Env } from "./env";
+import { eventSinks } from "./services/events";
+import { deliverToStreams } from "./services/stream-delivery";
+
+export { UserStream, TopicStream } from "./objects/streams";
+
+// Published events go to the streaming objects.
+eventSinks.push(deliverToStreams);
 
 const app = createApp();
 

@@ -274,8 +274,8 @@ describe("custom emoji and delete events", () => {
       await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: a.token });
       await expect.poll(() => seen).toEqual(
         expect.arrayContaining([
-          { accountId: null, event: "delete", payload: s.id },
-          { accountId: null, event: "delete", payload: r.id },
+          { accountId: null, event: "delete", payload: s.id, audience: { authorId: a.id, visibility: "public", recipients: [] } },
+          { accountId: null, event: "delete", payload: r.id, audience: { authorId: b.id, visibility: "public", recipients: [] } },
         ]),
       );
     } finally {

@@ -6,11 +6,11 @@ import { lt } from "drizzle-orm";
 import { pruneUsedCaptchas } from "../services/captcha";
 import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
-import { publish } from "../services/events";
+import { publish, type StreamEvent } from "../services/events";
 import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
-import { deleteEvents, deleteStatuses } from "../services/statuses";
+import { deleteStatuses } from "../services/statuses";
 import { statuses } from "../db/schema";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
@@ -29,13 +29,14 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
     deleteExpiredMutes(d, time),
   ]);
   if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
-  await postDue(d, config(env), POST_FORMATS, time);
+  const posted = await postDue(d, config(env), POST_FORMATS, time);
+  if (ctx) publish(env, ctx, posted.map((id) => ({ accountId: null, event: "update" as const, payload: id })));
   await closeEndedPolls(d, time);
   // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
   const domain = config(env).domain;
   await deliverPending(env, domain ? `https://${domain}` : "");
   const gone = await deleteExpiredStatuses(env, time);
-  if (ctx) publish(env, ctx, deleteEvents(gone));
+  if (ctx) publish(env, ctx, gone);
   const at = new Date(time).toISOString();
   await d
     .insert(instanceKeys)
@@ -44,10 +45,10 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
 }
 
 /** Deletes statuses whose `expires_at` has passed, as their author deleting them would, a bounded number a run. */
-async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise<string[]> {
+async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise<StreamEvent[]> {
   const d = db(env);
   const due = await d.select({ id: statuses.id }).from(statuses).where(lte(statuses.expiresAt, time)).orderBy(asc(statuses.expiresAt)).limit(max);
-  const { deleted, files } = await deleteStatuses(d, due.map((r) => r.id));
+  const { files, events } = await deleteStatuses(d, due.map((r) => r.id));
   if (files.length) await env.MEDIA.delete(files);
-  return deleted;
+  return events;
 }

@@ -713,3 +713,23 @@ export const pushSubscriptions = sqliteTable(
   },
   (t) => [uniqueIndex("push_subscriptions_token").on(t.tokenId), index("push_subscriptions_account").on(t.accountId)],
 );
+
+/**
+ * Who is listening, as the streaming Durable Objects report it: one row per object and subscribed stream
+ * (`stream` a stream name such as `user` or `hashtag`, `arg` its tag, list id or instance, else ''), with the
+ * listening account and token ('' for anonymous connections): a revoked token's connections get nothing more. Publishing joins this table with the timeline rules, so an
+ * event reaches only objects with a connection that may see it, and users with none cost no object call.
+ * Rows of an object that restarted without closing its sockets are removed when a delivery finds no listener.
+ */
+export const streamPresence = sqliteTable(
+  "stream_presence",
+  {
+    object: text("object").notNull(),
+    accountId: text("account_id").notNull(),
+    tokenId: text("token_id").notNull(),
+    stream: text("stream").notNull(),
+    arg: text("arg").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("stream_presence_key").on(t.object, t.tokenId, t.stream, t.arg), index("stream_presence_stream").on(t.stream, t.arg), index("stream_presence_account").on(t.accountId, t.stream)],
+);

@@ -7,35 +7,15 @@ import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { arrayParam, boolParam } from "../http/params";
-import { route, type Ctx } from "../http/route";
+import { route } from "../http/route";
 import { renderContext } from "../http/urls";
-import { renderAccount } from "../render/account";
+import { renderConversations } from "../render/conversation";
 import { renderStatuses } from "../render/status";
 import { StatusSchema } from "../schemas/status";
 import * as conv from "../services/conversations";
 import { hydrate } from "../services/hydrate";
 import { notSilenced, visibleTo } from "../services/visibility";
 
-
-/** Conversations with their last statuses and accounts: two reads whatever their number. */
-async function render(c: Ctx, parts: conv.ParticipationRow[], me: string) {
-  const d = db(c.env);
-  const lastIds = parts.flatMap((p) => (p.lastStatusId ? [p.lastStatusId] : []));
-  const [h, people] = await Promise.all([hydrate(d, lastIds, me), conv.accountsById(d, [me, ...parts.flatMap((p) => p.recipients)])]);
-  const ctx = renderContext(c, me);
-  const last = new Map(renderStatuses(ctx, h, lastIds).map((s) => [s.id, s]));
-  const acc = (id: string) => {
-    const a = people.get(id);
-    return a ? [renderAccount(ctx, a)] : [];
-  };
-  return parts.map((p) => ({
-    id: p.id,
-    accounts: p.recipients.flatMap(acc),
-    unread: p.unread,
-    last_status: (p.lastStatusId && last.get(p.lastStatusId)) || null,
-    pleroma: { recipients: [me, ...p.recipients].flatMap(acc) },
-  }));
-}
 
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -50,7 +30,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const parts = await conv.listParticipations(db(c.env), auth.account.id, p, p.recipients);
       setLinkHeader(c, parts.flatMap((x) => (x.lastStatusId ? [x.lastStatusId] : [])));
-      return c.json(await render(c, parts, auth.account.id));
+      return c.json(await renderConversations(db(c.env), renderContext(c, auth.account.id), parts));
     },
   });
 
@@ -63,7 +43,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:statuses"],
     params: z.object({ id: z.string() }),
     response: ConversationSchema,
-    handler: async (c, p, auth) => c.json((await render(c, [await conv.ownParticipation(db(c.env), auth.account.id, p.id)], auth.account.id))[0]),
+    handler: async (c, p, auth) => c.json((await renderConversations(db(c.env), renderContext(c, auth.account.id), [await conv.ownParticipation(db(c.env), auth.account.id, p.id)]))[0]),
   });
 
   route(app, {
@@ -94,7 +74,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const part = await conv.ownParticipation(d, auth.account.id, p.id);
       await conv.markRead(d, auth.account.id, [part.id]);
-      return c.json((await render(c, [{ ...part, unread: false }], auth.account.id))[0]);
+      return c.json((await renderConversations(db(c.env), renderContext(c, auth.account.id), [{ ...part, unread: false }]))[0]);
     },
   });
 
@@ -110,7 +90,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const ids = await conv.markRead(d, auth.account.id, "all");
       const parts = await Promise.all(ids.map((id) => conv.ownParticipation(d, auth.account.id, id)));
-      return c.json(await render(c, parts, auth.account.id));
+      return c.json(await renderConversations(db(c.env), renderContext(c, auth.account.id), parts));
     },
   });
 
@@ -126,7 +106,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       await conv.setRecipients(d, auth.account.id, p.id, p.recipients);
-      return c.json((await render(c, [await conv.ownParticipation(d, auth.account.id, p.id)], auth.account.id))[0]);
+      return c.json((await renderConversations(db(c.env), renderContext(c, auth.account.id), [await conv.ownParticipation(d, auth.account.id, p.id)]))[0]);
     },
   });
 

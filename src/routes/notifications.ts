@@ -5,23 +5,20 @@ import { z } from "@hono/zod-openapi";
 import { and, desc, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { db, iso, now } from "../db/client";
-import { markers, notifications, reports, users } from "../db/schema";
+import { markers, notifications, users } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
 import { inOrder, pageParams, pageQuery, setLinkHeader } from "../http/pagination";
 import { arrayParam, boolParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
-import { renderAccount } from "../render/account";
-import { renderStatuses } from "../render/status";
+import { renderNotifications, type NotificationRow } from "../render/notification";
 import { NotificationSettingsSchema } from "../schemas/account";
 import { VISIBILITIES } from "../schemas/status";
-import { accountsById } from "../services/conversations";
-import { hydrate } from "../services/hydrate";
 import { NOTIFICATION_TYPES, OPT_IN_TYPES } from "../services/notifications";
 import { visibleTo } from "../services/visibility";
 
 
-type Row = typeof notifications.$inferSelect & { isMuted: number };
+type Row = NotificationRow;
 
 /**
  * The user's notifications that still make sense: from accounts not blocked either way since, about statuses
@@ -41,42 +38,6 @@ const selectRows = (c: Ctx, me: string) =>
       isMuted: sql<number>`EXISTS (SELECT 1 FROM mutes im WHERE im.account_id = ${me} AND im.target_account_id = ${notifications.fromAccountId})`,
     })
     .from(notifications);
-
-/** Notifications with their accounts, statuses and reports: three reads whatever their number. */
-async function render(c: Ctx, rows: Row[], me: string) {
-  const d = db(c.env);
-  const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
-  const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
-  const [h, people, reportRows] = await Promise.all([
-    hydrate(d, statusIds, me),
-    accountsById(d, rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])])),
-    reportIds.length ? d.select().from(reports).where(inArray(reports.id, reportIds)) : Promise.resolve([]),
-  ]);
-  const ctx = renderContext(c, me);
-  const statuses = new Map(renderStatuses(ctx, h, statusIds).map((s) => [s.id, s]));
-  const reportsById = new Map(reportRows.map((r) => [r.id, r]));
-  return rows.flatMap((r) => {
-    const from = people.get(r.fromAccountId);
-    if (!from) return [];
-    const status = r.statusId ? statuses.get(r.statusId) : undefined;
-    if (r.statusId && !status) return [];
-    const target = r.targetAccountId ? people.get(r.targetAccountId) : undefined;
-    const report = r.reportId ? reportsById.get(r.reportId) : undefined;
-    return [
-      {
-        id: r.id,
-        type: r.type as (typeof NOTIFICATION_TYPES)[number],
-        created_at: iso(r.createdAt),
-        account: renderAccount(ctx, from),
-        ...(status ? { status } : {}),
-        ...(r.emoji ? { emoji: r.emoji } : {}),
-        ...(target ? { target: renderAccount(ctx, target) } : {}),
-        ...(report ? { report: { id: report.id, action_taken: report.state !== "open", comment: report.comment, created_at: iso(report.createdAt) } } : {}),
-        pleroma: { is_seen: r.isSeen, is_muted: Boolean(r.isMuted) },
-      },
-    ];
-  });
-}
 
 const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[]): Row[] => rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
 
@@ -120,7 +81,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       ];
       const rows = inOrder(flat(await selectRows(c, me).where(and(...conds)).orderBy(q.orderBy).limit(q.limit)), q);
       setLinkHeader(c, rows.map((r) => r.id));
-      return c.json(await render(c, rows, me));
+      return c.json(await renderNotifications(db(c.env), renderContext(c, me), rows));
     },
   });
 
@@ -134,7 +95,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: NotificationSchema,
     handler: async (c, p, auth) => {
-      const [rendered] = await render(c, [await own(c, auth.account.id, p.id)], auth.account.id);
+      const [rendered] = await renderNotifications(db(c.env), renderContext(c, auth.account.id), [await own(c, auth.account.id, p.id)]);
       if (!rendered) throw notFound();
       return c.json(rendered);
     },
@@ -201,7 +162,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       if (p.id) {
         const row = await own(c, me, p.id);
         await d.update(notifications).set({ isSeen: true }).where(eq(notifications.id, row.id));
-        const [rendered] = await render(c, [{ ...row, isSeen: true }], me);
+        const [rendered] = await renderNotifications(db(c.env), renderContext(c, me), [{ ...row, isSeen: true }]);
         if (!rendered) throw notFound();
         return c.json(rendered);
       }
@@ -213,7 +174,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         .returning({ id: notifications.id });
       const ids = marked.map((m) => m.id).sort().reverse().slice(0, 80);
       const rows = ids.length ? flat(await selectRows(c, me).where(inArray(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
-      return c.json(await render(c, rows, me));
+      return c.json(await renderNotifications(db(c.env), renderContext(c, me), rows));
     },
   });
 

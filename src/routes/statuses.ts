@@ -19,7 +19,7 @@ import { AccountSchema } from "../schemas/account";
 import { CardSchema, ContextSchema, EmojiReactionSchema, ScheduledStatusSchema, StatusSchema, StatusSourceSchema } from "../schemas/status";
 import { relatedStatusAccounts } from "../services/account-pages";
 import { ensureCard } from "../services/cards";
-import { previewHydrated, preparePost, createStatus, deleteEvents, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
+import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
 import * as actions from "../services/status-actions";
@@ -109,6 +109,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl));
       // Only a post that addresses someone notifies anyone.
       if (prepared.recipients.length) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
+      publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: s.id }], baseUrl(c));
       return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },
   });
@@ -166,9 +167,9 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const s = await visibleStatus(d, p.id, auth.account.id);
       if (s.accountId !== auth.account.id) throw notFound();
       const rendered = await loadStatus(c, s.id, auth.account.id, { withSource: true });
-      const { deleted, files } = await deleteStatuses(d, [s.id]);
+      const { files, events } = await deleteStatuses(d, [s.id]);
       if (files.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(files));
-      publish(c.env, c.executionCtx, deleteEvents(deleted));
+      publish(c.env, c.executionCtx, events, baseUrl(c));
       return c.json(rendered);
     },
   });
@@ -284,17 +285,16 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
   action(
     "reblog",
     ["write:statuses"],
-    (c, p, a) =>
-      actions.reblog(d(c), a.account, p.id, {
-        base: baseUrl(c),
-        inlineFanoutMax: config(c.env).inlineFanoutMax,
-        visibility: p.visibility,
-      }),
+    async (c, p, a) => {
+      const made = await actions.reblog(d(c), a.account, p.id, { base: baseUrl(c), inlineFanoutMax: config(c.env).inlineFanoutMax, visibility: p.visibility });
+      if (made.created) publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: made.id }], baseUrl(c));
+      return made.id;
+    },
     { visibility: optionalString() },
   );
   action("unreblog", ["write:statuses"], async (c, p, a) => {
-    const { id, deleted } = await actions.unreblog(d(c), a.account, p.id);
-    publish(c.env, c.executionCtx, deleteEvents(deleted));
+    const { id, events } = await actions.unreblog(d(c), a.account, p.id);
+    publish(c.env, c.executionCtx, events, baseUrl(c));
     return id;
   });
   action("favourite", ["write:favourites"], (c, p, a) => actions.favourite(d(c), a.account, p.id, true));

@@ -46,6 +46,12 @@ export async function listParticipations(d: DB, ownerId: string, page: Page, rec
   return rows.map(flatten);
 }
 
+/** Participations by id (any owner): for publishing, which renders each for its owner. */
+export async function participationsByIds(d: DB, ids: string[]): Promise<ParticipationRow[]> {
+  if (ids.length === 0) return [];
+  return (await withThread(d).where(inArray(participations.id, [...new Set(ids)]))).map(flatten);
+}
+
 export async function markRead(d: DB, ownerId: string, ids: string[] | "all"): Promise<string[]> {
   const rows = await d
     .update(participations)

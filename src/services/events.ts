@@ -1,14 +1,24 @@
 /**
  * Events for live streams. Services describe what happened; `publish` hands the events, after the response, to
- * every registered sink. The streaming Durable Objects register the sink that delivers them to connections;
- * until then events have no receiver. Tests register a sink to see exactly what was published.
+ * every registered sink. The Worker registers the sink that delivers them to the streaming Durable Objects
+ * (src/services/stream-delivery.ts), which decides who may receive each one. Tests register a sink to see
+ * exactly what was published.
  */
 import type { Env } from "../env";
+import { config } from "../env";
 
 export interface FollowCounts {
   id: string;
   follower_count: number;
   following_count: number;
+}
+
+/** Who could have seen a deleted status: decided before it is gone, since afterwards nothing says. */
+export interface DeletedAudience {
+  authorId: string;
+  visibility: string;
+  /** Local accounts it addressed. */
+  recipients: string[];
 }
 
 export type StreamEvent =
@@ -19,14 +29,32 @@ export type StreamEvent =
       payload: { state: "follow_pending" | "follow_accept" | "follow_reject"; follower: FollowCounts; following: FollowCounts };
     }
   | { accountId: string; event: "filters_changed"; payload: null }
-  /** A deleted status: `accountId` null means every stream that may have shown it (the payload is its id). */
-  | { accountId: null; event: "delete"; payload: string };
+  /** A new status or reblog (its id): every stream whose timeline would show it, to each listener allowed to see it. */
+  | { accountId: null; event: "update"; payload: string }
+  /** A notification created for `accountId` (its id). */
+  | { accountId: string; event: "notification"; payload: string }
+  /** A deleted status (its id), to the streams of those who could have seen it. */
+  | { accountId: null; event: "delete"; payload: string; audience: DeletedAudience };
 
-export type EventSink = (events: StreamEvent[], env: Env) => Promise<void> | void;
+/** `base`: the instance origin the rendered entities' links hang off. */
+export type EventSink = (events: StreamEvent[], env: Env, base: string) => Promise<void> | void;
 
 export const eventSinks: EventSink[] = [];
 
-export function publish(env: Env, ctx: { waitUntil(p: Promise<unknown>): void }, events: StreamEvent[]): void {
+/** The configured origin, for work outside a request (the cron). */
+export const configuredBase = (env: Env) => {
+  const domain = config(env).domain;
+  return domain ? `https://${domain}` : "";
+};
+
+/** Hands events to the sinks after the response. */
+export function publish(env: Env, ctx: { waitUntil(p: Promise<unknown>): void }, events: StreamEvent[], base: string = configuredBase(env)): void {
   if (events.length === 0 || eventSinks.length === 0) return;
-  ctx.waitUntil(Promise.all(eventSinks.map(async (sink) => sink(events, env))).then(() => undefined));
+  ctx.waitUntil(dispatch(env, events, base));
+}
+
+/** Hands events to the sinks now (for work that already runs after the response). A failing sink is logged. */
+export async function dispatch(env: Env, events: StreamEvent[], base: string = configuredBase(env)): Promise<void> {
+  if (events.length === 0) return;
+  await Promise.all(eventSinks.map(async (sink) => sink(events, env, base))).catch((e) => console.error("stream events", e));
 }

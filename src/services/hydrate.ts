@@ -7,6 +7,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { fromJson, jsonObject, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
+import { statement } from "../db/client";
 import { accounts, apps, customEmojis, mediaAttachments, polls, statuses, tokens, users } from "../db/schema";
 import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
@@ -67,6 +68,23 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
   const q = hydrationQuery(source, viewerId, opts);
   const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll(q.parts)}`);
   return fromRows(rows, viewerId);
+}
+
+/**
+ * The same statuses hydrated for each of several viewers ('' for anonymous): one statement per viewer, all in
+ * one batch (the statement text is the same for every viewer, so D1 prepares it once).
+ */
+export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Promise<Map<string, Hydrated>> {
+  const out = new Map<string, Hydrated>();
+  const unique = [...new Set(viewers)];
+  if (unique.length === 0) return out;
+  const stmts = unique.map((v) => {
+    const q = hydrationQuery(ids, v || null);
+    return statement(d, sql`${q.preamble} ${unionAll(q.parts)}`);
+  });
+  const results = await d.$client.batch<{ k: string; v: string }>(stmts);
+  unique.forEach((v, i) => out.set(v, fromRows(results[i].results, v || null)));
+  return out;
 }
 
 /**

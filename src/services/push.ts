@@ -14,6 +14,7 @@ import { accounts, notifications, pushSubscriptions, statuses, users } from "../
 import { htmlToText } from "../content/format";
 import { unprocessable } from "../http/errors";
 import { fromBase64 } from "../lib/crypto";
+import { dispatch } from "./events";
 import { vapidKeys } from "./instance-keys";
 import { mediaUrl } from "./media";
 import { DEFAULT_AVATAR } from "../render/account";
@@ -112,8 +113,9 @@ async function send(request: () => Promise<Request>): Promise<"sent" | "gone" | 
 }
 
 /**
- * Pushes the notifications not yet pushed (at most `max` a run) to their recipients' subscriptions that want
- * them. A subscription whose push service answers 404 or 410 is deleted.
+ * Delivers the notifications not yet delivered (at most `max` a run): to their recipients' open streams, and
+ * pushed to their subscriptions that want them. A subscription whose push service answers 404 or 410 is
+ * deleted.
  */
 export async function deliverPending(env: Env, base: string, max = 50): Promise<number> {
   const d = db(env);
@@ -123,6 +125,7 @@ export async function deliverPending(env: Env, base: string, max = 50): Promise<
     .where(sql`${notifications.id} IN (SELECT id FROM notifications WHERE pushed = 0 ORDER BY id LIMIT ${max})`)
     .returning();
   if (claimed.length === 0) return 0;
+  const streamed = dispatch(env, claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })), base);
   const recipients = [...new Set(claimed.map((n) => n.accountId))];
   const [subs, senders, settings, texts] = await d.batch([
     d.select().from(pushSubscriptions).where(inArray(pushSubscriptions.accountId, recipients)),
@@ -130,7 +133,10 @@ export async function deliverPending(env: Env, base: string, max = 50): Promise<
     d.select({ id: users.accountId, locale: users.locale, settings: users.notificationSettings }).from(users).where(inArray(users.accountId, recipients)),
     d.select({ id: statuses.id, content: statuses.content, spoiler: statuses.spoilerText }).from(statuses).where(inArray(statuses.id, [...new Set(claimed.flatMap((n) => (n.statusId ? [n.statusId] : [])))].concat(""))),
   ]);
-  if (subs.length === 0) return 0;
+  if (subs.length === 0) {
+    await streamed;
+    return 0;
+  }
   const keys = await vapidKeys(env);
   const cfg = config(env);
   const vapid = { subject: cfg.email ? `mailto:${cfg.email}` : base, publicKey: keys.publicKey, privateKey: keys.privateJwk.d! };
@@ -169,6 +175,7 @@ export async function deliverPending(env: Env, base: string, max = 50): Promise<
     }),
   );
   if (gone.size) await d.delete(pushSubscriptions).where(inArray(pushSubscriptions.id, [...gone]));
+  await streamed;
   return sent;
 }
 

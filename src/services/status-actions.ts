@@ -11,26 +11,30 @@ import { bookmarks, customEmojis, emojiReactions, favourites, polls, statuses, t
 import { badRequest, notFound, unprocessable } from "../http/errors";
 import type { AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
+import type { StreamEvent } from "./events";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
 import { fanOut, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
 
 export const MAX_PINNED = 5;
 
-/** Reblogs a status (once; again returns the same reblog). Direct statuses, and others' private ones, cannot be. */
+/**
+ * Reblogs a status (once; again returns the same reblog, `created` false). Direct statuses, and others' private
+ * ones, cannot be.
+ */
 export async function reblog(
   d: DB,
   me: AccountRow,
   id: string,
   opts: { base: string; inlineFanoutMax: number; visibility?: string },
-): Promise<string> {
+): Promise<{ id: string; created: boolean }> {
   const { base, visibility } = opts;
   const original = await visibleStatus(d, id, me.id);
   const target = original.reblogOfId ? await visibleStatus(d, original.reblogOfId, me.id) : original;
   const rebloggable = ["public", "unlisted", "local"].includes(target.visibility) || (target.visibility === "private" && target.accountId === me.id);
   if (!rebloggable) throw unprocessable("This status cannot be reblogged");
   const existing = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id))).get();
-  if (existing) return existing.id;
+  if (existing) return { id: existing.id, created: false };
   const t = now();
   const rid = newId(t);
   // A reblog never reaches further than the status it shares.
@@ -75,18 +79,18 @@ export async function reblog(
     if (!String(e).includes("UNIQUE")) throw e;
   }
   const made = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id))).get();
-  return made!.id;
+  return { id: made!.id, created: made!.id === rid };
 }
 
-/** Removes the user's reblog; answers the original and the reblogs deleted. */
-export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id: string; deleted: string[] }> {
+/** Removes the user's reblog; answers the original and the stream events of the reblogs deleted. */
+export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id: string; events: StreamEvent[] }> {
   const original = await visibleStatus(d, id, me.id);
   const targetId = original.reblogOfId ?? original.id;
   const mine = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId))).all();
-  const { deleted } = await deleteStatuses(d, mine.map((r) => r.id));
+  const { events } = await deleteStatuses(d, mine.map((r) => r.id));
   const author = original.reblogOfId ? (await d.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, targetId)).get())?.accountId : original.accountId;
   if (author) await unnotify(d, { type: "reblog", to: author, from: me.id, statusId: targetId }).run();
-  return { id: targetId, deleted };
+  return { id: targetId, events };
 }
 
 /** The status actions apply to: a reblog stands for its original. */

@@ -390,17 +390,26 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
  * Deletes statuses and everything hanging off them (reblogs of them, recipients, tags, media rows, polls,
  * favourites, bookmarks, reactions) and recounts the counters they contributed to, in one batch. Deleting a
  * status that is already gone does nothing, so repeated or overlapping runs are harmless.
- * Returns the ids deleted (reblogs included) and the R2 keys of media files to remove.
+ * Returns the ids deleted (reblogs included), the R2 keys of media files to remove, and the stream events.
  */
-export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: string[]; files: string[] }> {
-  if (ids.length === 0) return { deleted: [], files: [] };
+export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[] }> {
+  if (ids.length === 0) return { deleted: [], files: [], events: [] };
   const json = JSON.stringify(ids);
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
-  const [rows, media] = await d.batch([
-    d.select({ id: statuses.id, accountId: statuses.accountId, inReplyToId: statuses.inReplyToId, reblogOfId: statuses.reblogOfId }).from(statuses).where(sql`${statuses.id} IN ${targets}`),
+  const [rows, media, addressed] = await d.batch([
+    d
+      .select({ id: statuses.id, accountId: statuses.accountId, visibility: statuses.visibility, inReplyToId: statuses.inReplyToId, reblogOfId: statuses.reblogOfId })
+      .from(statuses)
+      .where(sql`${statuses.id} IN ${targets}`),
     d.select({ file: mediaAttachments.file }).from(mediaAttachments).where(sql`${mediaAttachments.statusId} IN (SELECT value FROM json_each(${json}))`),
+    // A reblog reached those its original addressed.
+    d
+      .select({ statusId: statuses.id, accountId: statusRecipients.accountId })
+      .from(statuses)
+      .innerJoin(statusRecipients, sql`${statusRecipients.statusId} = coalesce(${statuses.reblogOfId}, ${statuses.id})`)
+      .where(sql`${statuses.id} IN ${targets}`),
   ]);
-  if (rows.length === 0) return { deleted: [], files: [] };
+  if (rows.length === 0) return { deleted: [], files: [], events: [] };
   const all = JSON.stringify(rows.map((r) => r.id));
   const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
   const stmts: D1PreparedStatement[] = [
@@ -423,11 +432,14 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
   for (const parent of new Set(rows.flatMap((r) => (r.inReplyToId ? [r.inReplyToId] : [])))) stmts.push(statement(d, recountReplies(parent)));
   for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : [])))) stmts.push(statement(d, recountReblogs(original)));
   await d.$client.batch(stmts);
-  return { deleted: rows.map((r) => r.id), files: media.map((m) => m.file).filter((f) => !/^https?:/.test(f)) };
+  const events: StreamEvent[] = rows.map((r) => ({
+    accountId: null,
+    event: "delete",
+    payload: r.id,
+    audience: { authorId: r.accountId, visibility: r.visibility, recipients: addressed.filter((a) => a.statusId === r.id).map((a) => a.accountId) },
+  }));
+  return { deleted: rows.map((r) => r.id), files: media.map((m) => m.file).filter((f) => !/^https?:/.test(f)), events };
 }
-
-/** Stream events for deleted statuses. */
-export const deleteEvents = (ids: string[]): StreamEvent[] => ids.map((id) => ({ accountId: null, event: "delete" as const, payload: id }));
 
 export const recountReblogs = (id: string) => sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id}`;
 export const recountFavourites = (id: string) => sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id}`;

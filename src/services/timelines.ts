@@ -25,27 +25,29 @@ export interface TimelineFilters {
 const s = { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` };
 const o = { id: sql`o.id`, accountId: sql`o.account_id`, visibility: sql`o.visibility` };
 
-/** Conditions on `s` (the status or reblog) for what the viewer may see and wants to see. */
-function shown(viewerId: string | null, f: TimelineFilters, context: "home" | "public" | "thread" | "account"): SQL {
-  const viewer = viewerId ? ME : null;
+/**
+ * Conditions on `s` (the status or reblog) for what the viewer may see and wants to see. `viewer` is how the
+ * statement refers to the viewer: `ME` in pages, a listener's column when publishing to streams.
+ */
+export function shown(viewer: SQL | null, f: TimelineFilters, context: "home" | "public" | "thread" | "account"): SQL {
   const parts: SQL[] = [
     visibleTo(viewer, s),
     notSilenced(viewer, f.withMuted ?? false, sql`s.account_id`),
     // A reblog shows only if its original may be seen too, and its author is not silenced either.
     sql`(s.reblog_of_id IS NULL OR EXISTS (SELECT 1 FROM statuses o WHERE o.id = s.reblog_of_id AND ${visibleTo(viewer, o)} AND ${notSilenced(viewer, f.withMuted ?? false, sql`o.account_id`)}))`,
   ];
-  if (viewerId) {
-    parts.push(sql`NOT EXISTS (SELECT 1 FROM thread_mutes tm WHERE tm.account_id = ${ME} AND tm.thread_id = s.thread_id AND (tm.expires_at IS NULL OR tm.expires_at > ${NOW}))`);
-    if (context === "home") parts.push(notFilteredOut(ME, "home", NOW));
+  if (viewer) {
+    parts.push(sql`NOT EXISTS (SELECT 1 FROM thread_mutes tm WHERE tm.account_id = ${viewer} AND tm.thread_id = s.thread_id AND (tm.expires_at IS NULL OR tm.expires_at > ${NOW}))`);
+    if (context === "home") parts.push(notFilteredOut(viewer, "home", NOW));
   }
   if (f.excludeVisibilities?.length) parts.push(sql`s.visibility NOT IN (SELECT value FROM json_each(${JSON.stringify(f.excludeVisibilities)}))`);
   if (f.onlyMedia) parts.push(sql`s.has_media = 1`);
   if (f.local) parts.push(sql`s.local = 1`);
   if (f.remote) parts.push(sql`s.local = 0`);
   if (f.instance) parts.push(sql`s.account_id IN (SELECT id FROM accounts WHERE domain = ${f.instance.toLowerCase()})`);
-  if (f.replyVisibility && viewerId) {
-    const toFollowed = f.replyVisibility === "following" ? sql`OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${ME} AND rf.target_account_id = s.in_reply_to_account_id)` : sql``;
-    parts.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = ${ME} OR s.in_reply_to_account_id = s.account_id ${toFollowed})`);
+  if (f.replyVisibility && viewer) {
+    const toFollowed = f.replyVisibility === "following" ? sql`OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${viewer} AND rf.target_account_id = s.in_reply_to_account_id)` : sql``;
+    parts.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = ${viewer} OR s.in_reply_to_account_id = s.account_id ${toFollowed})`);
   }
   return sql.join(parts, sql` AND `);
 }
@@ -76,7 +78,7 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
   const fed = pageConds(sql`h.status_id`, page);
   const pend = pageConds(sql`s.id`, page);
   const n = num(page.limit);
-  const shownHere = shown(viewerId, f, "home");
+  const shownHere = shown(ME, f, "home");
   // Unfollowing takes effect at once: a status stays only while its author is followed, or it is yours or
   // addressed to you.
   const stillFollowed = sql`(s.account_id = ${ME}
@@ -105,7 +107,7 @@ export function publicPage(viewerId: string | null, page: Page, f: TimelineFilte
   // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order.
   const index = sql.raw(f.local || f.remote ? "statuses_public_local_tl" : "statuses_public_tl");
   return sql`SELECT s.id FROM statuses s INDEXED BY ${index}
-    WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shown(viewerId, f, "public")}
+    WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shown(viewerId ? ME : null, f, "public")}
     ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
 }
 
@@ -113,7 +115,7 @@ export function tagPage(viewerId: string | null, tag: string, page: Page, f: Tim
   const p = pageConds(sql`st.status_id`, page);
   const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
   return sql`SELECT st.status_id FROM status_tags st JOIN statuses s ON s.id = st.status_id
-    WHERE st.tag = ${tag.toLowerCase()} AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} AND ${p.where} AND ${shown(viewerId, f, "public")}
+    WHERE st.tag = ${tag.toLowerCase()} AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} AND ${p.where} AND ${shown(viewerId ? ME : null, f, "public")}
     ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
 }
 
@@ -135,6 +137,6 @@ export function accountPage(viewerId: string | null, accountId: string, page: Pa
   const more = extra.length ? sql`AND ${sql.join(extra, sql` AND `)}` : sql``;
   // Visiting a profile shows it even when muted; blocks still hold.
   return sql`SELECT s.id FROM statuses s
-    WHERE s.account_id = ${accountId} AND ${p.where} ${more} AND ${shown(viewerId, { ...f, withMuted: true }, "account")}
+    WHERE s.account_id = ${accountId} AND ${p.where} ${more} AND ${shown(viewerId ? ME : null, { ...f, withMuted: true }, "account")}
     ORDER BY ${f.pinned ? sql`s.pinned_at DESC` : p.order} LIMIT ${num(page.limit)}`;
 }

@@ -1,0 +1,216 @@
+/**
+ * The streaming Durable Objects. A `UserStream` (one per user, named by account id) holds every connection made
+ * with that user's token; a `TopicStream` (one per public or hashtag stream, named by it) holds the anonymous
+ * connections opened on that stream. Both work the same way:
+ * - WebSockets are accepted with the Hibernation API: an idle socket costs nothing, its subscriptions live in
+ *   its attachment, and a text `ping` is answered `pong` by the runtime without waking the object.
+ * - Server-sent event streams cannot hibernate; the object keeps them in memory and an alarm writes the
+ *   `:thump` heartbeat every 15 seconds while any is open.
+ * - Every change of subscriptions rewrites the object's rows in `stream_presence`, which publishing reads to
+ *   choose the objects an event goes to (src/services/stream-delivery.ts).
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { db } from "../db/client";
+import { findToken } from "../services/tokens";
+import {
+  isRefusal,
+  presenceStatements,
+  resolveStream,
+  sameSubscription,
+  streamField,
+  type Listener,
+  type PresenceRow,
+  type Subscription,
+} from "../services/streams";
+
+export const HEARTBEAT_MS = 15_000;
+/** Header carrying the connection the Worker authorised (objects are reachable only through the Worker). */
+export const CONNECTION_HEADER = "x-starling-connection";
+
+/** What the Worker hands an object with a new connection. */
+export interface ConnectionInfo {
+  object: string;
+  listener: Listener;
+  subscriptions: Subscription[];
+  /** The `Sec-WebSocket-Protocol` the client offered (its token), echoed on the upgrade. */
+  protocol?: string;
+}
+
+interface Connection extends Listener {
+  object: string;
+  subscriptions: Subscription[];
+}
+
+/** One event for the connections of one listener (token) subscribed to one stream. */
+export interface Frame extends Subscription {
+  tokenId: string;
+  event: string;
+  /** The payload as sent: a JSON document as a string, a status id, or nothing (`filters_changed`). */
+  payload?: string;
+}
+
+const encoder = new TextEncoder();
+
+export const webSocketFrame = (f: Frame) => JSON.stringify({ event: f.event, payload: f.payload, stream: streamField(f) });
+// Mastodon writes `data: undefined` for an event without payload.
+export const sseFrame = (f: Frame) => `event: ${f.event}\ndata: ${f.payload ?? "undefined"}\n\n`;
+const respond = (type: string, result: "success" | "ignored" | "error", error?: string) =>
+  JSON.stringify({ event: "pleroma:respond", payload: JSON.stringify({ result, type, ...(error ? { error } : {}) }) });
+
+const wants = (c: Connection, f: Frame) => c.tokenId === f.tokenId && c.subscriptions.some((s) => sameSubscription(s, f));
+
+class StreamObject extends DurableObject<Env> {
+  /** Open event streams: in memory, since they keep the object awake anyway. */
+  private readonly sse = new Map<WritableStreamDefaultWriter<Uint8Array>, Connection>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    const info = JSON.parse(request.headers.get(CONNECTION_HEADER) ?? "null") as ConnectionInfo | null;
+    if (!info) return new Response("Not found", { status: 404 });
+    const connection: Connection = { ...info.listener, object: info.object, subscriptions: info.subscriptions };
+    if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+      const { 0: client, 1: server } = new WebSocketPair();
+      this.ctx.acceptWebSocket(server);
+      server.serializeAttachment(connection);
+      // Presence is written before the client sees the socket open: whatever it does next reaches it.
+      await this.syncPresence(connection.object);
+      return new Response(null, { status: 101, webSocket: client, headers: info.protocol ? { "Sec-WebSocket-Protocol": info.protocol } : {} });
+    }
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    this.sse.set(writer, connection);
+    writer.closed.catch(() => this.dropStream(writer));
+    void writer.write(encoder.encode(":)\n")).catch(() => this.dropStream(writer));
+    await this.syncPresence(connection.object);
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+    return new Response(readable, {
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" },
+    });
+  }
+
+  /** Sends frames to the connections that listen for them; answers how many sends were made. */
+  async deliver(object: string, frames: Frame[]): Promise<number> {
+    let sent = 0;
+    const heard = new Set<Frame>();
+    for (const ws of this.ctx.getWebSockets()) {
+      const c = ws.deserializeAttachment() as Connection | null;
+      if (!c) continue;
+      for (const f of frames) {
+        if (!wants(c, f)) continue;
+        try {
+          ws.send(webSocketFrame(f));
+          heard.add(f);
+          sent++;
+        } catch {
+          // Closing: its close handler updates presence.
+        }
+      }
+    }
+    for (const [writer, c] of this.sse) {
+      const text = frames.filter((f) => wants(c, f));
+      if (text.length === 0) continue;
+      text.forEach((f) => heard.add(f));
+      sent += text.length;
+      writer.write(encoder.encode(text.map(sseFrame).join(""))).catch(() => this.dropStream(writer));
+    }
+    // Someone was reported listening who is not here (the object restarted without closing): correct the table.
+    if (heard.size < frames.length) await this.syncPresence(object);
+    return sent;
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (typeof message !== "string") return;
+    let msg: Record<string, unknown>;
+    try {
+      msg = JSON.parse(message);
+    } catch {
+      return;
+    }
+    if (!msg || typeof msg !== "object") return;
+    const c = ws.deserializeAttachment() as Connection;
+    const text = (k: string) => (typeof msg[k] === "string" ? (msg[k] as string) : undefined);
+    const type = text("type");
+    if (type === "subscribe" || type === "unsubscribe") {
+      const sub = await resolveStream(db(this.env), c, text("stream"), { tag: text("tag"), list: text("list"), instance: text("instance") });
+      if (isRefusal(sub)) return ws.send(respond(type, "error", sub.error));
+      const has = c.subscriptions.some((s) => sameSubscription(s, sub));
+      if (type === "subscribe" ? has : !has) return ws.send(respond(type, "ignored"));
+      c.subscriptions = type === "subscribe" ? [...c.subscriptions, sub] : c.subscriptions.filter((s) => !sameSubscription(s, sub));
+      ws.serializeAttachment(c);
+      await this.syncPresence(c.object);
+      return ws.send(respond(type, "success"));
+    }
+    if (type === "pleroma:authenticate") {
+      // An anonymous socket may sign in once; its later subscriptions are checked against the token.
+      if (c.accountId) return ws.send(respond(type, "error", "already_authenticated"));
+      const found = text("token") ? await findToken(db(this.env), text("token")!) : null;
+      if (!found?.account || found.account.deactivated || !found.user?.confirmed) return ws.send(respond(type, "error", "unauthorized"));
+      Object.assign(c, { accountId: found.account.id, tokenId: found.token.id, scopes: found.token.scopes.split(" ") } satisfies Listener);
+      ws.serializeAttachment(c);
+      await this.syncPresence(c.object);
+      return ws.send(respond(type, "success"));
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    const c = ws.deserializeAttachment() as Connection | null;
+    try {
+      ws.close(code === 1005 ? 1000 : code, reason);
+    } catch {
+      // Already closed.
+    }
+    if (c) await this.syncPresence(c.object, ws);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    const c = ws.deserializeAttachment() as Connection | null;
+    if (c) await this.syncPresence(c.object, ws);
+  }
+
+  override async alarm(): Promise<void> {
+    const beat = encoder.encode(":thump\n");
+    await Promise.all([...this.sse.keys()].map((w) => w.write(beat).catch(() => this.dropStream(w))));
+    if (this.sse.size > 0) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+  }
+
+  private dropStream(writer: WritableStreamDefaultWriter<Uint8Array>): void {
+    const c = this.sse.get(writer);
+    if (!c) return;
+    this.sse.delete(writer);
+    writer.abort().catch(() => undefined);
+    this.ctx.waitUntil(this.syncPresence(c.object));
+  }
+
+  /** Rewrites the object's presence rows from its open connections (`closing` excluded). */
+  private async syncPresence(object: string, closing?: WebSocket): Promise<void> {
+    const open: Connection[] = [...this.sse.values()];
+    for (const ws of this.ctx.getWebSockets()) {
+      if (ws === closing || ws.readyState > WebSocket.OPEN) continue;
+      const c = ws.deserializeAttachment() as Connection | null;
+      if (c) open.push(c);
+    }
+    const rows: PresenceRow[] = open.flatMap((c) => c.subscriptions.map((s) => ({ ...s, accountId: c.accountId, tokenId: c.tokenId })));
+    await db(this.env).$client.batch(presenceStatements(db(this.env), object, rows));
+  }
+}
+
+/** A user's connections, whatever streams they listen to. */
+export class UserStream extends StreamObject {}
+
+/** Anonymous connections to one public or hashtag stream. */
+export class TopicStream extends StreamObject {}
+
+/** The object an object name (`user:<account id>` or `topic:<stream>`) stands for. */
+export function streamObject(env: Env, object: string): DurableObjectStub<StreamObject> {
+  const [kind, name] = [object.slice(0, object.indexOf(":")), object.slice(object.indexOf(":") + 1)];
+  const ns = kind === "user" ? env.USER_STREAMS : env.TOPIC_STREAMS;
+  return ns.get(ns.idFromName(name));
+}
+
+export const userObject = (accountId: string) => `user:${accountId}`;
+export const topicObject = (s: Subscription) => `topic:${streamField(s).join(":")}`;

@@ -1,0 +1,53 @@
+/** The Notification entity. */
+import { inArray } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { iso } from "../db/client";
+import { notifications, reports } from "../db/schema";
+import type { z } from "@hono/zod-openapi";
+import type { NotificationSchema } from "../schemas/social";
+
+type Notification = z.infer<typeof NotificationSchema>;
+import { accountsById } from "../services/conversations";
+import { hydrate } from "../services/hydrate";
+import type { NotificationType } from "../services/notifications";
+import { renderAccount, type RenderContext } from "./account";
+import { renderStatuses } from "./status";
+
+/** A notification row, with whether its recipient mutes its sender. */
+export type NotificationRow = typeof notifications.$inferSelect & { isMuted: number };
+
+/** Notifications with their accounts, statuses and reports: three reads whatever their number. */
+export async function renderNotifications(d: DB, ctx: RenderContext, rows: NotificationRow[]): Promise<Notification[]> {
+  const me = ctx.viewerId;
+  const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
+  const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
+  const [h, people, reportRows] = await Promise.all([
+    hydrate(d, statusIds, me),
+    accountsById(d, rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])])),
+    reportIds.length ? d.select().from(reports).where(inArray(reports.id, reportIds)) : Promise.resolve([]),
+  ]);
+  const statuses = new Map(renderStatuses(ctx, h, statusIds).map((s) => [s.id, s]));
+  const reportsById = new Map(reportRows.map((r) => [r.id, r]));
+  return rows.flatMap((r) => {
+    const from = people.get(r.fromAccountId);
+    if (!from) return [];
+    const status = r.statusId ? statuses.get(r.statusId) : undefined;
+    if (r.statusId && !status) return [];
+    const target = r.targetAccountId ? people.get(r.targetAccountId) : undefined;
+    const report = r.reportId ? reportsById.get(r.reportId) : undefined;
+    return [
+      {
+        id: r.id,
+        type: r.type as NotificationType,
+        created_at: iso(r.createdAt),
+        account: renderAccount(ctx, from),
+        ...(status ? { status } : {}),
+        ...(r.emoji ? { emoji: r.emoji } : {}),
+        ...(target ? { target: renderAccount(ctx, target) } : {}),
+        ...(report ? { report: { id: report.id, action_taken: report.state !== "open", comment: report.comment, created_at: iso(report.createdAt) } } : {}),
+        pleroma: { is_seen: r.isSeen, is_muted: Boolean(r.isMuted) },
+      },
+    ];
+  });
+}
+

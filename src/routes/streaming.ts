@@ -1,0 +1,97 @@
+/**
+ * Streaming: WebSocket at `/api/v1/streaming` (the stream in `?stream=`, more by subscribe messages) and
+ * server-sent events at `/api/v1/streaming/<stream path>`. The Worker authenticates the request and checks
+ * the stream before any upgrade (bad token 401, unknown stream 404, missing tag or list 400), then hands the
+ * connection to its Durable Object: the user's `UserStream`, or for anonymous listeners the stream's
+ * `TopicStream`.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../app";
+import { db } from "../db/client";
+import { ApiError } from "../http/errors";
+import { bearer, settleToken } from "../http/auth";
+import { boolParam, optionalString } from "../http/params";
+import { route, type Ctx } from "../http/route";
+import { CONNECTION_HEADER, streamObject, topicObject, userObject, type ConnectionInfo } from "../objects/streams";
+import { ANONYMOUS, isRefusal, resolveStream, type Listener } from "../services/streams";
+import { findToken } from "../services/tokens";
+
+const StreamParams = z.object({
+  stream: optionalString(),
+  tag: optionalString(),
+  list: optionalString(),
+  instance: optionalString(),
+  /** Mastodon's event-stream form of the media streams: `/public?only_media=true`. */
+  only_media: boolParam().optional(),
+  access_token: optionalString(),
+});
+type StreamParams = z.output<typeof StreamParams>;
+
+/** Event-stream paths, as stream names (`/public/local` is `public:local`). */
+const SSE_PATHS = ["user", "user/notification", "public", "public/local", "public/remote", "hashtag", "hashtag/local", "list", "direct"];
+
+/** The listener behind the request's token (query, header, cookie, or the WebSocket protocol); anonymous without. */
+async function listener(c: Ctx, p: StreamParams): Promise<Listener> {
+  const token = bearer(c) ?? p.access_token ?? c.req.header("sec-websocket-protocol")?.split(",")[0]?.trim();
+  if (!token) return ANONYMOUS;
+  const found = await findToken(db(c.env), token);
+  if (!found) throw new ApiError(401, "Invalid access token");
+  const auth = settleToken(c, found)!;
+  // An app-only token listens as nobody in particular.
+  return auth.account ? { accountId: auth.account.id, tokenId: auth.tokenId ?? "", scopes: auth.scopes } : ANONYMOUS;
+}
+
+async function open(c: Ctx, p: StreamParams, name: string | undefined): Promise<Response> {
+  const websocket = c.req.header("upgrade")?.toLowerCase() === "websocket";
+  const who = await listener(c, p);
+  if (!websocket && !name) throw new ApiError(400, "Unknown stream type");
+  const sub = await resolveStream(db(c.env), who, name, p);
+  if (isRefusal(sub)) throw new ApiError(sub.status, sub.message);
+  const object = who.accountId ? userObject(who.accountId) : topicObject(sub);
+  const info: ConnectionInfo = { object, listener: who, subscriptions: [sub], protocol: c.req.header("sec-websocket-protocol") };
+  const headers = new Headers({ [CONNECTION_HEADER]: JSON.stringify(info) });
+  if (websocket) headers.set("upgrade", "websocket");
+  const res = await streamObject(c.env, object).fetch(new Request(c.req.url, { headers, signal: c.req.raw.signal }));
+  // A fresh response: the object's headers are immutable, and the CORS middleware adds its own.
+  return res.webSocket ? new Response(null, { status: 101, webSocket: res.webSocket, headers: res.headers }) : new Response(res.body, res);
+}
+
+export function registerStreamingRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/streaming/health",
+    summary: "Whether streaming works",
+    tags: ["Streaming"],
+    auth: "none",
+    produces: "text/plain",
+    handler: (c) => c.text("OK"),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/streaming",
+    summary: "WebSocket streaming (stream, tag, list, instance; token by access_token, Authorization or Sec-WebSocket-Protocol)",
+    tags: ["Streaming"],
+    auth: "none",
+    params: StreamParams,
+    produces: "text/event-stream",
+    handler: (c, p) => open(c, p, p.stream),
+  });
+
+  for (const path of SSE_PATHS) {
+    route(app, {
+      method: "get",
+      path: `/api/v1/streaming/${path}`,
+      summary: `Server-sent events of the ${path.replace("/", ":")} stream`,
+      tags: ["Streaming"],
+      auth: "none",
+      params: StreamParams,
+      produces: "text/event-stream",
+      handler: (c, p) => {
+        const name = path.replace("/", ":");
+        return open(c, p, p.only_media && name.startsWith("public") ? `${name}:media` : name);
+      },
+    });
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * Delivery of stream events to the streaming Durable Objects (the sink `src/index.ts` registers).
+ * For a batch of events:
+ * 1. one D1 round trip finds every listener (a `stream_presence` row: object, account, token, stream) that may
+ *    receive each event: for a new status the timeline rules of the stream in SQL (the same `shown` conditions
+ *    as the timeline pages: visibility, blocks, mutes, domain blocks, thread mutes, irreversible filters, list
+ *    membership, home feed), for a deleted one those who could have seen it, for a personal event its account;
+ *    a revoked token's listeners match nothing;
+ * 2. payloads are rendered once per listening account (the status hydrations of all of them in one batch);
+ * 3. each object with a listener gets one call with all its frames.
+ * Nobody listening costs the first query and nothing else.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import type { Env } from "../env";
+import { db, statement, type DB } from "../db/client";
+import { streamObject, type Frame } from "../objects/streams";
+import { renderConversations } from "../render/conversation";
+import { renderNotifications, type NotificationRow } from "../render/notification";
+import { renderStatuses } from "../render/status";
+import type { RenderContext } from "../render/account";
+import { notifications } from "../db/schema";
+import { participationsByIds } from "./conversations";
+import type { StreamEvent } from "./events";
+import { hydrateEach } from "./hydrate";
+import { PUBLIC_STREAMS, type StreamName } from "./streams";
+import { shown } from "./timelines";
+import { NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
+
+/** A listener that may receive something: `ref` says what (a status, participation or event index). */
+interface Recipient {
+  object: string;
+  accountId: string;
+  tokenId: string;
+  stream: StreamName;
+  arg: string;
+  ref: string;
+}
+
+const LISTENER = sql`p.account_id`;
+const list = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(", "));
+const columns = (ref: SQL) => sql`SELECT p.object, p.account_id AS accountId, p.token_id AS tokenId, p.stream, p.arg, ${ref} AS ref`;
+// A listener whose token was revoked or expired hears nothing more.
+const liveToken = sql`(p.token_id = '' OR EXISTS (SELECT 1 FROM tokens tk WHERE tk.id = p.token_id AND tk.expires_at > ${NOW}))`;
+
+/** Listeners of new statuses: public and hashtag streams, and the home (`user`) and list streams they enter. */
+function updateListeners(ids: string[]): SQL {
+  const topic = sql`CASE p.stream
+    WHEN 'public' THEN 1
+    WHEN 'public:local' THEN s.local = 1
+    WHEN 'public:media' THEN s.has_media = 1
+    WHEN 'public:local:media' THEN s.local = 1 AND s.has_media = 1
+    WHEN 'public:remote' THEN EXISTS (SELECT 1 FROM accounts ra WHERE ra.id = s.account_id AND ra.domain = p.arg)
+    WHEN 'public:remote:media' THEN s.has_media = 1 AND EXISTS (SELECT 1 FROM accounts ra WHERE ra.id = s.account_id AND ra.domain = p.arg)
+    WHEN 'hashtag' THEN EXISTS (SELECT 1 FROM status_tags st WHERE st.status_id = s.id AND st.tag = p.arg)
+    WHEN 'hashtag:local' THEN s.local = 1 AND EXISTS (SELECT 1 FROM status_tags st WHERE st.status_id = s.id AND st.tag = p.arg)
+    ELSE 0 END`;
+  // As the public and tag timelines: no reblogs, never unlisted; local-only statuses for signed-in listeners.
+  const onTopic = sql`p.stream IN (${list(PUBLIC_STREAMS)}) AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') AND ${topic}
+    AND CASE WHEN p.account_id = '' THEN s.visibility = 'public' AND ${shown(null, {}, "public")} ELSE ${shown(LISTENER, {}, "public")} END`;
+  // As the home timeline: the status is in the listener's feed (or pulled from a followed account), and for a
+  // list stream its author is a member of the listener's list.
+  const inHome = sql`(EXISTS (SELECT 1 FROM home_feed h WHERE h.account_id = p.account_id AND h.status_id = s.id)
+    OR (s.home_pull = 1 AND EXISTS (SELECT 1 FROM follows hp WHERE hp.account_id = p.account_id AND hp.target_account_id = s.account_id AND (s.reblog_of_id IS NULL OR hp.show_reblogs = 1))))`;
+  const ofList = sql`EXISTS (SELECT 1 FROM lists l JOIN list_accounts la ON la.list_id = l.id WHERE l.id = p.arg AND l.account_id = p.account_id AND la.account_id = s.account_id)`;
+  const atHome = sql`p.account_id <> '' AND (p.stream = 'user' OR (p.stream = 'list' AND ${ofList})) AND ${inHome} AND ${shown(LISTENER, {}, "home")}`;
+  return sql`WITH ${paramsCte(null)}
+    ${columns(sql`s.id`)} FROM statuses s JOIN stream_presence p ON p.stream IN (${list([...PUBLIC_STREAMS, "user", "list"])})
+    WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND ${liveToken} AND ((${onTopic}) OR (${atHome}))`;
+}
+
+/** Listeners of `direct` streams whose conversation a new direct status updated. */
+function conversationListeners(ids: string[]): SQL {
+  return sql`WITH ${paramsCte(null)}
+    ${columns(sql`pa.id`)} FROM statuses s
+      JOIN conversations c ON c.thread_id = s.thread_id
+      JOIN participations pa ON pa.conversation_id = c.id AND pa.last_status_id = s.id
+      JOIN stream_presence p ON p.account_id = pa.account_id AND p.stream = 'direct'
+    WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND s.visibility = 'direct' AND ${liveToken}
+      AND ${visibleTo(LISTENER, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(LISTENER, false, sql`s.account_id`)}`;
+}
+
+/** Listeners who could have seen deleted statuses: public ones everywhere, others on the streams of their audience. */
+function deleteListeners(deletes: Extract<StreamEvent, { event: "delete" }>[]): SQL {
+  const json = JSON.stringify(deletes.map((e) => [e.payload, e.audience.authorId, e.audience.visibility, e.audience.recipients]));
+  const [id, author, visibility, recipients] = ["$[0]", "$[1]", "$[2]", "$[3]"].map((path) => sql`json_extract(e.value, ${sql.raw(`'${path}'`)})`);
+  return sql`WITH ${paramsCte(null)}
+    ${columns(id)} FROM json_each(${json}) e JOIN stream_presence p ON p.stream NOT IN ('user:notification', 'user:pleroma_chat')
+    WHERE ${liveToken} AND (${visibility} = 'public' OR (p.account_id <> '' AND (${visibility} = 'local'
+      OR (p.stream IN ('user', 'list', 'direct') AND (${visibility} = 'unlisted' OR p.account_id = ${author}
+        OR p.account_id IN (SELECT value FROM json_each(${recipients}))
+        OR (${visibility} = 'private' AND EXISTS (SELECT 1 FROM follows f WHERE f.account_id = p.account_id AND f.target_account_id = ${author})))))))`;
+}
+
+/** Listeners of personal events: the account's `user` stream, and `user:notification` for notifications. */
+function personalListeners(events: Extract<StreamEvent, { accountId: string }>[]): SQL {
+  const json = JSON.stringify(events.map((e, i) => [String(i), e.accountId, e.event]));
+  return sql`WITH ${paramsCte(null)}
+    ${columns(sql`json_extract(e.value, '$[0]')`)} FROM json_each(${json}) e JOIN stream_presence p ON p.account_id = json_extract(e.value, '$[1]')
+    WHERE ${liveToken} AND (p.stream = 'user' OR (p.stream = 'user:notification' AND json_extract(e.value, '$[2]') = 'notification'))`;
+}
+
+const by = <T, K>(items: T[], key: (t: T) => K) => {
+  const m = new Map<K, T[]>();
+  for (const t of items) m.set(key(t), [...(m.get(key(t)) ?? []), t]);
+  return m;
+};
+
+export async function deliverToStreams(events: StreamEvent[], env: Env, base: string): Promise<void> {
+  const d = db(env);
+  const updates = [...new Set(events.flatMap((e) => (e.event === "update" ? [e.payload] : [])))];
+  const deletes = events.filter((e): e is Extract<StreamEvent, { event: "delete" }> => e.event === "delete");
+  const personal = events.filter((e): e is Extract<StreamEvent, { accountId: string }> => e.accountId !== null);
+  const queries: [string, SQL][] = [];
+  if (updates.length) queries.push(["update", updateListeners(updates)], ["conversation", conversationListeners(updates)]);
+  if (deletes.length) queries.push(["delete", deleteListeners(deletes)]);
+  if (personal.length) queries.push(["personal", personalListeners(personal)]);
+  if (queries.length === 0) return;
+  const results = await d.$client.batch<Recipient>(queries.map(([, q]) => statement(d, q)));
+  const found = new Map(queries.map(([kind], i) => [kind, results[i].results]));
+  if ([...found.values()].every((rows) => rows.length === 0)) return;
+
+  const host = base ? new URL(base).host : "";
+  const ctxFor = (viewer: string): RenderContext => ({ base, host, viewerId: viewer || null });
+  const frames: (Frame & { object: string })[] = [];
+  const frame = (r: Recipient, event: string, payload?: string) => frames.push({ object: r.object, tokenId: r.tokenId, stream: r.stream, arg: r.arg, event, payload });
+
+  const updateRows = found.get("update") ?? [];
+  const conversationRows = found.get("conversation") ?? [];
+  const personalRows = found.get("personal") ?? [];
+  const notificationIds = personalRows.flatMap((r) => {
+    const e = personal[Number(r.ref)];
+    return e.event === "notification" ? [e.payload] : [];
+  });
+  const [hydrated, participations, notificationRows] = await Promise.all([
+    updateRows.length ? hydrateEach(d, updates, updateRows.map((r) => r.accountId)) : new Map(),
+    participationsByIds(d, conversationRows.map((r) => r.ref)),
+    loadNotifications(d, notificationIds),
+  ]);
+
+  // Each status rendered once per listening account.
+  for (const [viewer, rows] of by(updateRows, (r) => r.accountId)) {
+    const rendered = new Map(renderStatuses(ctxFor(viewer), hydrated.get(viewer)!, updates).map((s) => [s.id, JSON.stringify(s)]));
+    for (const r of rows) {
+      const payload = rendered.get(r.ref);
+      if (payload) frame(r, "update", payload);
+    }
+  }
+  for (const r of found.get("delete") ?? []) frame(r, "delete", r.ref);
+
+  await Promise.all([
+    ...[...by(conversationRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
+      const mine = participations.filter((p) => p.accountId === viewer);
+      const rendered = new Map((await renderConversations(d, ctxFor(viewer), mine)).map((c) => [c.id, JSON.stringify(c)]));
+      for (const r of rows) if (rendered.has(r.ref)) frame(r, "conversation", rendered.get(r.ref));
+    }),
+    ...[...by(personalRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
+      const own = notificationRows.filter((n) => n.accountId === viewer && !n.isMuted);
+      const rendered = new Map((own.length ? await renderNotifications(d, ctxFor(viewer), own) : []).map((n) => [n.id, JSON.stringify(n)]));
+      for (const r of rows) {
+        const e = personal[Number(r.ref)];
+        if (e.event === "notification") {
+          if (rendered.has(e.payload)) frame(r, "notification", rendered.get(e.payload));
+        } else if (r.stream === "user") frame(r, e.event, e.payload === null ? undefined : JSON.stringify(e.payload));
+      }
+    }),
+  ]);
+
+  await Promise.all(
+    [...by(frames, (f) => f.object)].map(([object, list]) =>
+      streamObject(env, object)
+        .deliver(object, list.map(({ object: _o, ...f }) => f))
+        .catch((e: unknown) => console.error("stream delivery", object, e)),
+    ),
+  );
+}
+
+/** Notifications by id, with whether the recipient mutes the sender (a muted sender's are not streamed). */
+async function loadNotifications(d: DB, ids: string[]): Promise<NotificationRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await d
+    .select({
+      n: notifications,
+      isMuted: sql<number>`EXISTS (SELECT 1 FROM mutes im WHERE im.account_id = ${notifications.accountId} AND im.target_account_id = ${notifications.fromAccountId}
+        AND (im.expires_at IS NULL OR im.expires_at > ${Date.now()}))`,
+    })
+    .from(notifications)
+    .where(sql`${notifications.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
+  return rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
+}
