@@ -1,42 +1,449 @@
+import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { AccountSchema } from "../src/schemas/account";
+import { ConversationSchema, NotificationSchema } from "../src/schemas/social";
 import { StatusSchema } from "../src/schemas/status";
-import { call, json, post, registerUser, valid } from "./helpers";
-import { openSocket, payloads } from "./streams";
+import { call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
+import { openEventStream, openSocket, payloads, settled, type WsFrame } from "./streams";
 
-describe("streaming: WebSocket basics", () => {
+/** A further token of `user` with exactly `scope` (password grant). */
+async function tokenWith(user: TestUser, scope: string): Promise<string> {
+  const t = await json("/oauth/token", {
+    body: { grant_type: "password", username: user.username, password: user.password, client_id: user.app.client_id, client_secret: user.app.client_secret, scope },
+  });
+  return t.access_token;
+}
+
+const follow = (who: TestUser, target: TestUser) => json(`/api/v1/accounts/${target.id}/follow`, { method: "POST", token: who.token });
+const updates = (frames: WsFrame[]) => payloads(frames, "update").map((s) => valid(StatusSchema, s).id);
+const isUpdate = (id: string) => (f: WsFrame) => f.event === "update" && JSON.parse(f.payload!).id === id;
+
+describe("streaming: connecting", () => {
+  it("answers 401 for a bad token, 404 for an unknown stream, 400 for a missing tag, before any upgrade", async () => {
+    const ws = { Upgrade: "websocket" };
+    const bad = await call("/api/v1/streaming?stream=public&access_token=nope", { headers: ws });
+    expect(bad.status).toBe(401);
+    expect(await bad.json()).toEqual({ error: "Invalid access token" });
+    expect(await json("/api/v1/streaming?stream=nonsense", { headers: ws, status: 404 })).toEqual({ error: "Unknown stream type" });
+    expect(await json("/api/v1/streaming", { headers: ws, status: 404 })).toEqual({ error: "Unknown stream type" });
+    expect(await json("/api/v1/streaming?stream=user", { headers: ws, status: 401 })).toEqual({ error: "Missing access token" });
+    expect(await json("/api/v1/streaming?stream=hashtag", { headers: ws, status: 400 })).toEqual({ error: "No tag for stream provided" });
+    expect(await json("/api/v1/streaming?stream=public:remote", { headers: ws, status: 400 })).toEqual({ error: "No instance for stream provided" });
+  });
+
+  it("checks scopes per stream, and lists belong to their owner", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const ws = { Upgrade: "websocket" };
+    const writeOnly = await tokenWith(a, "write");
+    expect(await json(`/api/v1/streaming?stream=user&access_token=${writeOnly}`, { headers: ws, status: 401 })).toEqual({
+      error: "Insufficient permissions: read:statuses.",
+    });
+    const notificationsOnly = await tokenWith(a, "read:notifications");
+    expect((await json(`/api/v1/streaming?stream=direct&access_token=${notificationsOnly}`, { headers: ws, status: 401 })).error).toMatch(/read:statuses/);
+    const ok = await openSocket(`stream=user:notification&access_token=${notificationsOnly}`);
+    await ok.close();
+    // Public streams need no scope, whatever the token.
+    const pub = await openSocket(`stream=public&access_token=${writeOnly}`);
+    await pub.close();
+    await follow(b, a);
+    const list = await json("/api/v1/lists", { method: "POST", token: b.token, body: { title: "b's" } });
+    expect(await json(`/api/v1/streaming?stream=list&list=${list.id}&access_token=${a.token}`, { headers: ws, status: 404 })).toEqual({ error: "Record not found" });
+    expect(await json(`/api/v1/streaming?stream=list&list=${list.id}`, { headers: ws, status: 401 })).toEqual({ error: "Missing access token" });
+    const own = await openSocket(`stream=list&list=${list.id}&access_token=${b.token}`);
+    await own.close();
+  });
+
+  it("takes the token from the Authorization header or Sec-WebSocket-Protocol, echoing the protocol", async () => {
+    const a = await registerUser();
+    const byHeader = await openSocket("stream=user", { Authorization: `Bearer ${a.token}` });
+    const byProtocol = await openSocket("stream=user", { "Sec-WebSocket-Protocol": a.token });
+    expect(byProtocol.response.headers.get("sec-websocket-protocol")).toBe(a.token);
+    const s = await post(a, { status: "both hear it" });
+    await byHeader.next(isUpdate(s.id));
+    await byProtocol.next(isUpdate(s.id));
+    await Promise.all([byHeader.close(), byProtocol.close()]);
+  });
+
+  it("answers a text ping with pong", async () => {
+    const socket = await openSocket("stream=public");
+    socket.send("ping");
+    await expect.poll(() => socket.texts).toEqual(["pong"]);
+    await socket.close();
+  });
+
+  it("records who listens while a socket is open, and forgets it once closed", async () => {
+    const a = await registerUser();
+    const socket = await openSocket(`stream=user&access_token=${a.token}`);
+    const rows = () => env.DB.prepare("SELECT stream, arg FROM stream_presence WHERE account_id = ?").bind(a.id).all();
+    expect((await rows()).results).toEqual([{ stream: "user", arg: "" }]);
+    await socket.close();
+    await expect.poll(async () => (await rows()).results).toEqual([]);
+  });
+});
+
+describe("streaming: update", () => {
   it("delivers a new public status to an anonymous public listener, as a Status in a JSON string", async () => {
     const a = await registerUser();
     const socket = await openSocket("stream=public");
     const s = await post(a, { status: "hello stream" });
-    const frame = await socket.next((f) => f.event === "update");
+    const frame = await socket.next(isUpdate(s.id));
     expect(frame.stream).toEqual(["public"]);
     expect(typeof frame.payload).toBe("string");
-    const status = valid(StatusSchema, JSON.parse(frame.payload!));
-    expect(status.id).toBe(s.id);
-    expect(status.content).toContain("hello stream");
+    expect(valid(StatusSchema, JSON.parse(frame.payload!)).content).toContain("hello stream");
     await socket.close();
   });
 
-  it("answers 401 for a bad token and 404 for an unknown stream, before any upgrade", async () => {
-    const bad = await call("/api/v1/streaming?stream=public&access_token=nope", { headers: { Upgrade: "websocket" } });
-    expect(bad.status).toBe(401);
-    expect(await bad.json()).toEqual({ error: "Invalid access token" });
-    const unknown = await call("/api/v1/streaming?stream=nonsense", { headers: { Upgrade: "websocket" } });
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ error: "Unknown stream type" });
-    const user = await json("/api/v1/streaming?stream=user", { headers: { Upgrade: "websocket" }, status: 401 });
-    expect(user).toEqual({ error: "Missing access token" });
-  });
-
-  it("a user stream gets the user's own post and followed accounts' posts", async () => {
-    const [a, b] = [await registerUser(), await registerUser()];
-    await json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: a.token });
+  it("a user stream gets the user's own posts and followed accounts' posts, nobody else's", async () => {
+    const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
+    await follow(a, b);
     const socket = await openSocket(`stream=user&access_token=${a.token}`);
     const mine = await post(a, { status: "mine", visibility: "private" });
     const theirs = await post(b, { status: "theirs", visibility: "private" });
+    await post(c, { status: "a stranger's public post" });
     await socket.fence();
-    expect(payloads(socket.frames, "update").map((s) => s.id).sort()).toEqual([mine.id, theirs.id].sort());
-    expect(socket.frames.every((f) => f.stream[0] === "user")).toBe(true);
+    expect(updates(socket.frames).sort()).toEqual([mine.id, theirs.id].sort());
+    expect(socket.frames.every((f) => f.stream.join() === "user")).toBe(true);
     await socket.close();
+  });
+
+  it("renders the status for the listener (their own relationship to it)", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    await follow(a, b);
+    const socket = await openSocket(`stream=user&access_token=${a.token}`);
+    const s = await post(b, { status: "boost me" });
+    await socket.next(isUpdate(s.id));
+    // a reblogs it: the reblog arrives on a's stream with a's flags.
+    const r = await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: a.token });
+    const frame = await socket.next(isUpdate(r.id));
+    const status = valid(StatusSchema, JSON.parse(frame.payload!));
+    expect(status.reblog?.id).toBe(s.id);
+    expect(status.reblogged).toBe(true);
+    await socket.close();
+  });
+
+  it("a private status never reaches a stranger's stream, nor anonymous ones; a direct one only its addressees", async () => {
+    const [a, b, stranger] = [await registerUser(), await registerUser(), await registerUser()];
+    await follow(stranger, b); // follows b only
+    const anon = await openSocket("stream=public");
+    const strangerUser = await openSocket(`stream=user&access_token=${stranger.token}`);
+    const strangerPublic = await openSocket(`stream=public&access_token=${stranger.token}`);
+    const bUser = await openSocket(`stream=user&access_token=${b.token}`);
+    const priv = await post(a, { status: "followers only", visibility: "private" });
+    const dm = await post(a, { status: `@${b.username} just you`, visibility: "direct" });
+    const unlisted = await post(a, { status: "quiet public", visibility: "unlisted" });
+    await bUser.next(isUpdate(dm.id));
+    const fence = await post(b, { status: "everyone" });
+    for (const s of [anon, strangerUser, strangerPublic]) await s.next(isUpdate(fence.id));
+    for (const s of [anon, strangerUser, strangerPublic, bUser]) await s.fence();
+    for (const s of [anon, strangerUser, strangerPublic]) expect(updates(s.frames)).toEqual([fence.id]);
+    expect(updates(bUser.frames).sort()).toEqual([dm.id, fence.id].sort());
+    expect([priv.id, unlisted.id].some((id) => updates(bUser.frames).includes(id))).toBe(false);
+    await Promise.all([anon, strangerUser, strangerPublic, bUser].map((s) => s.close()));
+  });
+
+  it("a local-only status reaches signed-in public listeners, never anonymous ones", async () => {
+    const a = await registerUser();
+    const anon = await openSocket("stream=public:local");
+    const signedIn = await openSocket(`stream=public:local&access_token=${a.token}`);
+    const local = await post(a, { status: "for this instance", visibility: "local" });
+    await signedIn.next(isUpdate(local.id));
+    const fence = await post(a, { status: "for all" });
+    await anon.next(isUpdate(fence.id));
+    await anon.fence();
+    expect(updates(anon.frames)).toEqual([fence.id]);
+    await Promise.all([anon.close(), signedIn.close()]);
+  });
+
+  it("a muted or blocked account's post never reaches the user stream; the mute's notification-only form does not hide it", async () => {
+    const [me, muted, blocked, friend] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    for (const t of [muted, blocked, friend]) await follow(me, t);
+    await json(`/api/v1/accounts/${muted.id}/mute`, { method: "POST", token: me.token });
+    await json(`/api/v1/accounts/${blocked.id}/block`, { method: "POST", token: me.token });
+    const user = await openSocket(`stream=user&access_token=${me.token}`);
+    const pub = await openSocket(`stream=public&access_token=${me.token}`);
+    await post(muted, { status: "muted talk" });
+    await post(blocked, { status: "blocked talk" });
+    const ok = await post(friend, { status: "friend talk" });
+    await user.next(isUpdate(ok.id));
+    await pub.next(isUpdate(ok.id));
+    await user.fence();
+    await pub.fence();
+    expect(updates(user.frames)).toEqual([ok.id]);
+    expect(updates(pub.frames)).toEqual([ok.id]);
+    await Promise.all([user.close(), pub.close()]);
+  });
+
+  it("irreversible home filters drop matching statuses from the user stream; others pass", async () => {
+    const [me, b] = [await registerUser(), await registerUser()];
+    await follow(me, b);
+    await json("/api/v1/filters", { method: "POST", token: me.token, body: { phrase: "spoiler", context: ["home"], irreversible: true, whole_word: true } });
+    const user = await openSocket(`stream=user&access_token=${me.token}`);
+    await post(b, { status: "huge spoiler ahead" });
+    const ok = await post(b, { status: "nothing to hide" });
+    await user.next(isUpdate(ok.id));
+    await user.fence();
+    expect(updates(user.frames)).toEqual([ok.id]);
+    await user.close();
+  });
+
+  it("list streams carry posts of the list's members only", async () => {
+    const [me, member, other] = [await registerUser(), await registerUser(), await registerUser()];
+    await follow(me, member);
+    await follow(me, other);
+    const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "close" } });
+    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [member.id] } });
+    const socket = await openSocket(`stream=list&list=${list.id}&access_token=${me.token}`);
+    await post(other, { status: "not on the list" });
+    const s = await post(member, { status: "on the list" });
+    const frame = await socket.next(isUpdate(s.id));
+    expect(frame.stream).toEqual(["list", list.id]);
+    await socket.fence();
+    expect(updates(socket.frames)).toEqual([s.id]);
+    await socket.close();
+  });
+
+  it("hashtag, local and media streams carry what their timelines show; reblogs stay off public streams", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const tag = `t${Date.now().toString(36)}`;
+    const hashtag = await openSocket(`stream=hashtag&tag=${tag.toUpperCase()}`);
+    const localTag = await openSocket(`stream=hashtag:local&tag=${tag}`);
+    const media = await openSocket("stream=public:media");
+    const local = await openSocket("stream=public:local");
+    const tagged = await post(a, { status: `about #${tag}` });
+    const m = await upload(a);
+    const withMedia = await post(a, { status: "a picture", media_ids: [m.id] });
+    await json(`/api/v1/statuses/${tagged.id}/reblog`, { method: "POST", token: b.token });
+    const h = await hashtag.next(isUpdate(tagged.id));
+    expect(h.stream).toEqual(["hashtag", tag]);
+    expect((await localTag.next(isUpdate(tagged.id))).stream).toEqual(["hashtag:local", tag]);
+    expect((await media.next(isUpdate(withMedia.id))).stream).toEqual(["public:media"]);
+    await local.next(isUpdate(withMedia.id));
+    for (const s of [hashtag, localTag, media, local]) await s.fence();
+    expect(updates(hashtag.frames)).toEqual([tagged.id]);
+    expect(updates(media.frames)).toEqual([withMedia.id]);
+    expect(updates(local.frames).sort()).toEqual([tagged.id, withMedia.id].sort());
+    await Promise.all([hashtag, localTag, media, local].map((s) => s.close()));
+  });
+
+  it("a remote-instance stream hears nothing of local posts", async () => {
+    const a = await registerUser();
+    const remote = await openSocket("stream=public:remote&instance=example.org");
+    const pub = await openSocket("stream=public");
+    const s = await post(a, { status: "local news" });
+    await pub.next(isUpdate(s.id));
+    await remote.fence();
+    expect(remote.frames).toEqual([]);
+    await Promise.all([remote.close(), pub.close()]);
+  });
+
+  it("a revoked token's socket hears nothing more", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    await follow(a, b);
+    const extra = await tokenWith(a, "read");
+    const revoked = await openSocket(`stream=user&access_token=${extra}`);
+    const kept = await openSocket(`stream=user&access_token=${a.token}`);
+    await json("/oauth/revoke", { body: { client_id: a.app.client_id, client_secret: a.app.client_secret, token: extra } });
+    const s = await post(b, { status: "after the revocation" });
+    await kept.next(isUpdate(s.id));
+    await revoked.fence();
+    expect(revoked.frames).toEqual([]);
+    await Promise.all([revoked.close(), kept.close()]);
+  });
+});
+
+describe("streaming: other events", () => {
+  it("delete: the id as payload, to those who could have seen the status", async () => {
+    const [a, b, stranger] = [await registerUser(), await registerUser(), await registerUser()];
+    await follow(b, a);
+    const pub = await openSocket("stream=public");
+    const bUser = await openSocket(`stream=user&access_token=${b.token}`);
+    const strangerUser = await openSocket(`stream=user&access_token=${stranger.token}`);
+    const open = await post(a, { status: "public, then gone" });
+    const priv = await post(a, { status: "private, then gone", visibility: "private" });
+    await bUser.next(isUpdate(priv.id));
+    await json(`/api/v1/statuses/${priv.id}`, { method: "DELETE", token: a.token });
+    await json(`/api/v1/statuses/${open.id}`, { method: "DELETE", token: a.token });
+    expect(await pub.next((f) => f.event === "delete")).toEqual({ event: "delete", payload: open.id, stream: ["public"] });
+    await bUser.next((f) => f.event === "delete" && f.payload === priv.id);
+    await strangerUser.next((f) => f.event === "delete" && f.payload === open.id);
+    for (const s of [pub, strangerUser]) await s.fence();
+    expect(pub.frames.filter((f) => f.event === "delete").map((f) => f.payload)).toEqual([open.id]);
+    expect(strangerUser.frames.filter((f) => f.event === "delete").map((f) => f.payload)).toEqual([open.id]);
+    await Promise.all([pub, bUser, strangerUser].map((s) => s.close()));
+  });
+
+  it("notification: on user and user:notification streams, as a Notification in a JSON string", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const user = await openSocket(`stream=user&access_token=${a.token}`);
+    const only = await openSocket(`stream=user:notification&access_token=${a.token}`);
+    const s = await post(b, { status: `hey @${a.username}` });
+    for (const socket of [user, only]) {
+      const frame = await socket.next((f) => f.event === "notification");
+      const n = valid(NotificationSchema, JSON.parse(frame.payload!));
+      expect(n.type).toBe("mention");
+      expect(n.status?.id).toBe(s.id);
+      expect(frame.stream).toEqual(socket === user ? ["user"] : ["user:notification"]);
+    }
+    await only.fence();
+    // The notification stream carries notifications only.
+    expect(only.frames.map((f) => f.event)).toEqual(["notification"]);
+    await Promise.all([user.close(), only.close()]);
+  });
+
+  it("a favourite from an account the user muted (with notifications) is not streamed", async () => {
+    const [a, muted, other] = [await registerUser(), await registerUser(), await registerUser()];
+    await json(`/api/v1/accounts/${muted.id}/mute`, { method: "POST", token: a.token, body: { notifications: true } });
+    const s = await post(a, { status: "like me" });
+    const socket = await openSocket(`stream=user:notification&access_token=${a.token}`);
+    await json(`/api/v1/statuses/${s.id}/favourite`, { method: "POST", token: muted.token });
+    await json(`/api/v1/statuses/${s.id}/favourite`, { method: "POST", token: other.token });
+    const frame = await socket.next((f) => f.event === "notification");
+    expect(JSON.parse(frame.payload!).account.id).toBe(other.id);
+    await socket.fence();
+    expect(socket.frames).toHaveLength(1);
+    await socket.close();
+  });
+
+  it("filters_changed on the user stream, without payload", async () => {
+    const a = await registerUser();
+    const socket = await openSocket(`stream=user&access_token=${a.token}`);
+    await json("/api/v1/filters", { method: "POST", token: a.token, body: { phrase: "x", context: ["home"] } });
+    expect(await socket.next((f) => f.event === "filters_changed")).toEqual({ event: "filters_changed", stream: ["user"] });
+    await socket.close();
+  });
+
+  it("pleroma:follow_relationships_update on the follower's user stream", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const socket = await openSocket(`stream=user&access_token=${a.token}`);
+    await follow(a, b);
+    const frame = await socket.next((f) => f.event === "pleroma:follow_relationships_update");
+    expect(JSON.parse(frame.payload!)).toEqual({
+      state: "follow_accept",
+      follower: { id: a.id, follower_count: 0, following_count: 1 },
+      following: { id: b.id, follower_count: 1, following_count: 0 },
+    });
+    await socket.close();
+  });
+
+  it("conversation on the direct stream of each participant", async () => {
+    const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
+    const bDirect = await openSocket(`stream=direct&access_token=${b.token}`);
+    const aDirect = await openSocket(`stream=direct&access_token=${a.token}`);
+    const cDirect = await openSocket(`stream=direct&access_token=${c.token}`);
+    const dm = await post(a, { status: `@${b.username} secret`, visibility: "direct" });
+    const frame = await bDirect.next((f) => f.event === "conversation");
+    expect(frame.stream).toEqual(["direct"]);
+    const conversation = valid(ConversationSchema, JSON.parse(frame.payload!));
+    expect(conversation.last_status?.id).toBe(dm.id);
+    expect(conversation.unread).toBe(true);
+    expect(conversation.accounts.map((x: { id: string }) => x.id)).toEqual([a.id]);
+    const own = valid(ConversationSchema, JSON.parse((await aDirect.next((f) => f.event === "conversation")).payload!));
+    expect(own.accounts.map((x: { id: string }) => x.id)).toEqual([b.id]);
+    await cDirect.fence();
+    expect(cDirect.frames).toEqual([]);
+    // Public posts never reach a direct stream.
+    await post(a, { status: "public" });
+    await bDirect.fence();
+    expect(bDirect.frames.map((f) => f.event)).toEqual(["conversation"]);
+    await Promise.all([aDirect, bDirect, cDirect].map((s) => s.close()));
+  });
+});
+
+describe("streaming: client messages", () => {
+  it("subscribe and unsubscribe on an open socket, answered with pleroma:respond", async () => {
+    const a = await registerUser();
+    const tag = `s${Date.now().toString(36)}`;
+    const socket = await openSocket(`stream=user&access_token=${a.token}`);
+    const respond = async () => JSON.parse((await socket.next((f) => f.event === "pleroma:respond")).payload!);
+    socket.send({ type: "subscribe", stream: "hashtag", tag });
+    expect(await respond()).toEqual({ type: "subscribe", result: "success" });
+    socket.send({ type: "subscribe", stream: "hashtag", tag });
+    expect(await respond()).toEqual({ type: "subscribe", result: "ignored" });
+    socket.send({ type: "subscribe", stream: "nonsense" });
+    expect(await respond()).toEqual({ type: "subscribe", result: "error", error: "bad_topic" });
+    const b = await registerUser();
+    const s = await post(b, { status: `#${tag} news` });
+    expect((await socket.next(isUpdate(s.id))).stream).toEqual(["hashtag", tag]);
+    socket.send({ type: "unsubscribe", stream: "hashtag", tag });
+    expect(await respond()).toEqual({ type: "unsubscribe", result: "success" });
+    const later = await post(b, { status: `#${tag} more news` });
+    const fence = await post(a, { status: "my own" });
+    await socket.next(isUpdate(fence.id));
+    await socket.fence();
+    expect(updates(socket.frames)).not.toContain(later.id);
+    await socket.close();
+  });
+
+  it("an anonymous socket may not subscribe to user streams until it authenticates", async () => {
+    const a = await registerUser();
+    const socket = await openSocket("stream=public");
+    const respond = async () => JSON.parse((await socket.next((f) => f.event === "pleroma:respond")).payload!);
+    socket.send({ type: "subscribe", stream: "user" });
+    expect(await respond()).toEqual({ type: "subscribe", result: "error", error: "unauthorized" });
+    socket.send({ type: "pleroma:authenticate", token: "wrong" });
+    expect(await respond()).toEqual({ type: "pleroma:authenticate", result: "error", error: "unauthorized" });
+    socket.send({ type: "pleroma:authenticate", token: a.token });
+    expect(await respond()).toEqual({ type: "pleroma:authenticate", result: "success" });
+    socket.send({ type: "subscribe", stream: "user:notification" });
+    expect(await respond()).toEqual({ type: "subscribe", result: "success" });
+    const b = await registerUser();
+    await post(b, { status: `@${a.username} found you` });
+    const n = await socket.next((f) => f.event === "notification");
+    expect(n.stream).toEqual(["user:notification"]);
+    await socket.close();
+  });
+});
+
+describe("streaming: server-sent events", () => {
+  it("health answers OK", async () => {
+    const res = await call("/api/v1/streaming/health");
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("OK");
+  });
+
+  it("public: event and data lines; the heartbeat comment every 15 seconds", async () => {
+    const a = await registerUser();
+    const stream = await openEventStream("/api/v1/streaming/public/local");
+    const s = await post(a, { status: "over SSE" });
+    const text = await stream.read((t) => t.includes("event: update"));
+    const m = /event: update\ndata: (.+)\n\n/.exec(text);
+    expect(m, text).not.toBeNull();
+    expect(valid(StatusSchema, JSON.parse(m![1])).id).toBe(s.id);
+    const topic = env.TOPIC_STREAMS.get(env.TOPIC_STREAMS.idFromName("public:local"));
+    expect(await runDurableObjectAlarm(topic)).toBe(true);
+    await stream.read((t) => t.includes(":thump\n"));
+    await stream.close();
+  });
+
+  it("user: notifications, filters_changed with an undefined payload; errors as JSON", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const stream = await openEventStream("/api/v1/streaming/user", a.token);
+    await json(`/api/v1/accounts/${a.id}/follow`, { method: "POST", token: b.token });
+    const text = await stream.read((t) => t.includes("event: notification"));
+    const n = valid(NotificationSchema, JSON.parse(/event: notification\ndata: (.+)\n\n/.exec(text)![1]));
+    expect(n.type).toBe("follow");
+    valid(AccountSchema, n.account);
+    await json("/api/v1/filters", { method: "POST", token: a.token, body: { phrase: "y", context: ["home"] } });
+    await stream.read((t) => t.includes("event: filters_changed\ndata: undefined\n\n"));
+    await stream.close();
+    expect(await json("/api/v1/streaming/user", { status: 401 })).toEqual({ error: "Missing access token" });
+    expect(await json("/api/v1/streaming/hashtag", { status: 400 })).toEqual({ error: "No tag for stream provided" });
+  });
+
+  it("hashtag and list streams by query parameter", async () => {
+    const [me, member] = [await registerUser(), await registerUser()];
+    await follow(me, member);
+    const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "l" } });
+    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [member.id] } });
+    const tag = `e${Date.now().toString(36)}`;
+    const tagStream = await openEventStream(`/api/v1/streaming/hashtag?tag=${tag}`);
+    const listStream = await openEventStream(`/api/v1/streaming/list?list=${list.id}`, me.token);
+    const s = await post(member, { status: `#${tag}` });
+    for (const stream of [tagStream, listStream]) {
+      const text = await stream.read((t) => t.includes("event: update"));
+      expect(JSON.parse(/event: update\ndata: (.+)\n\n/.exec(text)![1]).id).toBe(s.id);
+    }
+    await Promise.all([tagStream.close(), listStream.close()]);
+    await settled();
   });
 });
