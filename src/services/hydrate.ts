@@ -72,7 +72,7 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
 
 /**
  * The same statuses hydrated for each of several viewers ('' for anonymous): one statement per viewer, all in
- * one batch (the statement text is the same for every viewer, so D1 prepares it once).
+ * batches of 100 (the statement text is the same for every viewer, so D1 prepares it once).
  */
 export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Promise<Map<string, Hydrated>> {
   const out = new Map<string, Hydrated>();
@@ -82,7 +82,10 @@ export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Prom
     const q = hydrationQuery(ids, v || null);
     return statement(d, sql`${q.preamble} ${unionAll(q.parts)}`);
   });
-  const results = await d.$client.batch<{ k: string; v: string }>(stmts);
+  // Batches of a bounded size, run side by side: one huge batch would hold the database for its whole length.
+  const size = 100;
+  const chunks = await Promise.all(Array.from({ length: Math.ceil(stmts.length / size) }, (_, c) => d.$client.batch<{ k: string; v: string }>(stmts.slice(c * size, (c + 1) * size))));
+  const results = chunks.flat();
   unique.forEach((v, i) => out.set(v, fromRows(results[i].results, v || null)));
   return out;
 }
