@@ -16,7 +16,7 @@ describe("instance information", () => {
     expect(inst.max_toot_chars).toBe(5000);
     expect(inst.poll_limits).toEqual({ max_options: 20, max_option_chars: 200, min_expiration: 0, max_expiration: 31536000 });
     expect(inst.pleroma.metadata.fields_limits.max_fields).toBe(4);
-    expect(inst.pleroma.metadata.features).toContain("pleroma_api");
+    expect(inst.pleroma.metadata.features).toEqual(expect.arrayContaining(["pleroma_api", "mastodon_api", "mastodon_api_streaming"]));
     expect(inst.vapid_public_key).toBe(inst.pleroma.vapid_public_key);
     expect(inst.stats.user_count).toBeGreaterThanOrEqual(1);
     expect(inst.pleroma.stats.mau).toBeGreaterThanOrEqual(1);

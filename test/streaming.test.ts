@@ -404,6 +404,9 @@ describe("streaming: server-sent events", () => {
   it("public: event and data lines; the heartbeat comment every 15 seconds", async () => {
     const a = await registerUser();
     const stream = await openEventStream("/api/v1/streaming/public/local");
+    // Browser clients on other origins read it too.
+    expect(stream.response.headers.get("access-control-allow-origin")).toBe("*");
+    expect(stream.response.headers.get("cache-control")).toBe("no-store");
     const s = await post(a, { status: "over SSE" });
     const text = await stream.read((t) => t.includes("event: update"));
     const m = /event: update\ndata: (.+)\n\n/.exec(text);
@@ -413,6 +416,17 @@ describe("streaming: server-sent events", () => {
     expect(await runDurableObjectAlarm(topic)).toBe(true);
     await stream.read((t) => t.includes(":thump\n"));
     await stream.close();
+  });
+
+  it("a client that went away is forgotten by the next heartbeat at the latest", async () => {
+    const tag = `gone${Date.now().toString(36)}`;
+    const stream = await openEventStream(`/api/v1/streaming/hashtag?tag=${tag}`);
+    const rows = async () => (await env.DB.prepare("SELECT object FROM stream_presence WHERE arg = ?").bind(tag).all()).results;
+    expect(await rows()).toEqual([{ object: `topic:hashtag:${tag}` }]);
+    await stream.close();
+    const topic = env.TOPIC_STREAMS.get(env.TOPIC_STREAMS.idFromName(`hashtag:${tag}`));
+    await runDurableObjectAlarm(topic);
+    await expect.poll(rows).toEqual([]);
   });
 
   it("user: notifications, filters_changed with an undefined payload; errors as JSON", async () => {

@@ -63,6 +63,8 @@ const wants = (c: Connection, f: Frame) => c.tokenId === f.tokenId && c.subscrip
 class StreamObject extends DurableObject<Env> {
   /** Open event streams: in memory, since they keep the object awake anyway. */
   private readonly sse = new Map<WritableStreamDefaultWriter<Uint8Array>, Connection>();
+  /** Per event stream: writes the client has not read yet, and since when it has read nothing. */
+  private readonly unread = new Map<WritableStreamDefaultWriter<Uint8Array>, { count: number; since: number }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -81,11 +83,14 @@ class StreamObject extends DurableObject<Env> {
       await this.syncPresence(connection.object);
       return new Response(null, { status: 101, webSocket: client, headers: info.protocol ? { "Sec-WebSocket-Protocol": info.protocol } : {} });
     }
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const writer = writable.getWriter();
+    const { readable, writable } = new IdentityTransformStream();
+    const writer = writable.getWriter() as WritableStreamDefaultWriter<Uint8Array>;
     this.sse.set(writer, connection);
+    // The client going away aborts the request (`enable_request_signal`); a client that stopped reading is
+    // caught by the heartbeat.
+    request.signal.addEventListener("abort", () => this.dropStream(writer));
     writer.closed.catch(() => this.dropStream(writer));
-    void writer.write(encoder.encode(":)\n")).catch(() => this.dropStream(writer));
+    this.write(writer, ":)\n");
     await this.syncPresence(connection.object);
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
     return new Response(readable, {
@@ -116,7 +121,7 @@ class StreamObject extends DurableObject<Env> {
       if (text.length === 0) continue;
       text.forEach((f) => heard.add(f));
       sent += text.length;
-      writer.write(encoder.encode(text.map(sseFrame).join(""))).catch(() => this.dropStream(writer));
+      this.write(writer, text.map(sseFrame).join(""));
     }
     // Someone was reported listening who is not here (the object restarted without closing): correct the table.
     if (heard.size < frames.length) await this.syncPresence(object);
@@ -173,15 +178,34 @@ class StreamObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const beat = encoder.encode(":thump\n");
-    await Promise.all([...this.sse.keys()].map((w) => w.write(beat).catch(() => this.dropStream(w))));
+    for (const writer of [...this.sse.keys()]) {
+      const u = this.unread.get(writer);
+      // Nothing read for a whole heartbeat period: the client is gone or stuck.
+      if (u && u.count > 0 && Date.now() - u.since >= HEARTBEAT_MS) this.dropStream(writer);
+      else this.write(writer, ":thump\n");
+    }
     if (this.sse.size > 0) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+  }
+
+  /** Writes to an event stream without waiting: a client that does not read must not hold up the others. */
+  private write(writer: WritableStreamDefaultWriter<Uint8Array>, text: string): void {
+    const u = this.unread.get(writer) ?? { count: 0, since: Date.now() };
+    if (u.count++ === 0) u.since = Date.now();
+    this.unread.set(writer, u);
+    writer.write(encoder.encode(text)).then(
+      () => {
+        u.count--;
+        u.since = Date.now();
+      },
+      () => this.dropStream(writer),
+    );
   }
 
   private dropStream(writer: WritableStreamDefaultWriter<Uint8Array>): void {
     const c = this.sse.get(writer);
     if (!c) return;
     this.sse.delete(writer);
+    this.unread.delete(writer);
     writer.abort().catch(() => undefined);
     this.ctx.waitUntil(this.syncPresence(c.object));
   }

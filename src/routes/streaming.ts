@@ -52,9 +52,7 @@ async function open(c: Ctx, p: StreamParams, name: string | undefined): Promise<
   const info: ConnectionInfo = { object, listener: who, subscriptions: [sub], protocol: c.req.header("sec-websocket-protocol") };
   const headers = new Headers({ [CONNECTION_HEADER]: JSON.stringify(info) });
   if (websocket) headers.set("upgrade", "websocket");
-  const res = await streamObject(c.env, object).fetch(new Request(c.req.url, { headers, signal: c.req.raw.signal }));
-  // A fresh response: the object's headers are immutable, and the CORS middleware adds its own.
-  return res.webSocket ? new Response(null, { status: 101, webSocket: res.webSocket, headers: res.headers }) : new Response(res.body, res);
+  return streamObject(c.env, object).fetch(new Request(c.req.url, { headers, signal: c.req.raw.signal }));
 }
 
 export function registerStreamingRoutes(app: OpenAPIHono<AppEnv>) {
