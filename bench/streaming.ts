@@ -171,17 +171,17 @@ async function waitForServer() {
 
 async function main() {
   const tokens = await seed();
-  const server = spawn("npx", ["wrangler", "dev", "--port", String(PORT), "--ip", "127.0.0.1", "--persist-to", PERSIST], { stdio: ["ignore", "ignore", "inherit"], detached: true });
+  const server = spawn("npx", ["wrangler", "dev", "--port", String(PORT), "--ip", "127.0.0.1", "--persist-to", PERSIST], { stdio: ["ignore", process.env.BENCH_SERVER_LOG ? "inherit" : "ignore", "inherit"], detached: true });
   try {
     await waitForServer();
     // Warm the isolate and the statements.
     for (let k = 0; k < 3; k++) {
       await fetch(`${BASE}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${tokens[0]}`, "content-type": "application/json" }, body: JSON.stringify({ status: "warm-up" }) });
     }
-    const results = [
-      await scenario("anonymous, public:local (1 TopicStream)", tokens[0], () => "stream=public:local", 1),
-      await scenario("signed in, user (1 UserStream each)", tokens[0], (i) => `stream=user&access_token=${tokens[i]}`, 2),
-    ];
+    const only = process.env.BENCH_SCENARIO;
+    const results = [];
+    if (!only || only === "anonymous") results.push(await scenario("anonymous, public:local (1 TopicStream)", tokens[0], () => "stream=public:local", 1));
+    if (!only || only === "user") results.push(await scenario("signed in, user (1 UserStream each)", tokens[0], (i) => `stream=user&access_token=${tokens[i]}`, 2));
     console.log(`\n${LISTENERS} WebSocket listeners, ${POSTS} posts by bench0 (followed by all) per scenario\n`);
     console.log("| scenario | listeners | connect s | events | missed | p50 ms | p99 ms | max ms | workerd MiB idle / open / after |");
     console.log("|---|---|---|---|---|---|---|---|---|");

@@ -121,6 +121,22 @@ describe("streaming: update", () => {
     await socket.close();
   });
 
+  it("each listener gets the status rendered for them: one's favourite is not another's", async () => {
+    const [fan, other, booster, author] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    await follow(fan, booster);
+    await follow(other, booster);
+    const s = await post(author, { status: "worth a boost" });
+    await json(`/api/v1/statuses/${s.id}/favourite`, { method: "POST", token: fan.token });
+    const fanStream = await openSocket(`stream=user&access_token=${fan.token}`);
+    const otherStream = await openSocket(`stream=user&access_token=${other.token}`);
+    const r = await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: booster.token });
+    const forFan = valid(StatusSchema, JSON.parse((await fanStream.next(isUpdate(r.id))).payload!));
+    const forOther = valid(StatusSchema, JSON.parse((await otherStream.next(isUpdate(r.id))).payload!));
+    expect([forFan.favourited, forFan.reblog?.favourited, forFan.reblog?.favourites_count]).toEqual([true, true, 1]);
+    expect([forOther.favourited, forOther.reblog?.favourited, forOther.reblog?.favourites_count]).toEqual([false, false, 1]);
+    await Promise.all([fanStream.close(), otherStream.close()]);
+  });
+
   it("a private status never reaches a stranger's stream, nor anonymous ones; a direct one only its addressees", async () => {
     const [a, b, stranger] = [await registerUser(), await registerUser(), await registerUser()];
     await follow(stranger, b); // follows b only

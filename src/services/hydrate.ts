@@ -71,26 +71,6 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
 }
 
 /**
- * The same statuses hydrated for each of several viewers ('' for anonymous): one statement per viewer, all in
- * batches of 100 (the statement text is the same for every viewer, so D1 prepares it once).
- */
-export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Promise<Map<string, Hydrated>> {
-  const out = new Map<string, Hydrated>();
-  const unique = [...new Set(viewers)];
-  if (unique.length === 0) return out;
-  const stmts = unique.map((v) => {
-    const q = hydrationQuery(ids, v || null);
-    return statement(d, sql`${q.preamble} ${unionAll(q.parts)}`);
-  });
-  // Batches of a bounded size, run side by side: one huge batch would hold the database for its whole length.
-  const size = 100;
-  const chunks = await Promise.all(Array.from({ length: Math.ceil(stmts.length / size) }, (_, c) => d.$client.batch<{ k: string; v: string }>(stmts.slice(c * size, (c + 1) * size))));
-  const results = chunks.flat();
-  unique.forEach((v, i) => out.set(v, fromRows(results[i].results, v || null)));
-  return out;
-}
-
-/**
  * Hydration for a viewer known only by a bearer token: the same single statement also reads the token (with its
  * app, account and user), so the request costs one round trip. The caller checks the token before using the
  * result, and sets `viewerId` from it.
@@ -120,28 +100,32 @@ export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opt
 /** The statement's pieces: the page and id CTEs, and one tagged part per kind of row. */
 export function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: { withMuted?: boolean } = {}) {
   const viewerId = who === null ? null : typeof who === "string" ? who : "token";
-  const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
   // The viewer and the time are bound once (`params`); viewer-specific parts match nothing for anonymous viewers.
-  const me = ME;
-  const t = NOW;
-  const viewer = viewerId ? ME : null;
-  const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
-  const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
-  const parts: SQL[] = [
+  const parts = [...sharedParts(), ...viewerParts({ me: ME, viewer: viewerId ? ME : null, from: sql``, by: sql``, tag: (v) => v }, opts)];
+  return { preamble: sql`WITH ${paramsCte(who)}, ${idCtes(source)}`, parts };
+}
+
+const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
+const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
+
+function idCtes(source: string[] | SQL): SQL {
+  const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
+  return sql`page(id) AS MATERIALIZED (${src}),
+    all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL)`;
+}
+
+/** Parts every viewer sees alike. */
+function sharedParts(): SQL[] {
+  return [
     part("page", sql`json_object('id', id)`, sql`FROM page`),
     part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
-    part(
-      "visible",
-      sql`json_object('id', v.id)`,
-      sql`FROM statuses v WHERE ${inAll("v.id")} AND ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })}`,
-    ),
     part(
       "account",
       sql`json_object('account', ${jsonObject(accounts, "a")}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
       sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (
-        SELECT account_id FROM statuses WHERE ${inAll("id")}
-        UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1
-        UNION SELECT in_reply_to_account_id FROM statuses WHERE ${inAll("id")})`,
+    SELECT account_id FROM statuses WHERE ${inAll("id")}
+    UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1
+    UNION SELECT in_reply_to_account_id FROM statuses WHERE ${inAll("id")})`,
     ),
     part("mention", sql`json_object('s', status_id, 'a', account_id)`, sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`),
     part("tag", sql`json_object('s', status_id, 't', tag)`, sql`FROM status_tags WHERE ${inAll("status_id")}`),
@@ -157,32 +141,8 @@ export function hydrationQuery(source: string[] | SQL, who: string | null | { to
       sql`json_object('p', poll_id, 'n', count(DISTINCT account_id))`,
       sql`FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")}) GROUP BY poll_id`,
     ),
-    part("ownVote", sql`json_object('p', poll_id, 'c', choice)`, sql`FROM poll_votes WHERE account_id = ${me} AND poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
-    part("fav", sql`json_object('s', status_id)`, sql`FROM favourites WHERE account_id = ${me} AND ${inAll("status_id")}`),
-    part("bookmark", sql`json_object('s', status_id)`, sql`FROM bookmarks WHERE account_id = ${me} AND ${inAll("status_id")}`),
-    part("reblogged", sql`json_object('s', reblog_of_id)`, sql`FROM statuses WHERE account_id = ${me} AND ${inAll("reblog_of_id")}`),
-    part(
-      "threadMute",
-      sql`json_object('t', thread_id)`,
-      sql`FROM thread_mutes WHERE account_id = ${me} AND thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")}) AND (expires_at IS NULL OR expires_at > ${t})`,
-    ),
-    part(
-      "reaction",
-      sql`json_object('s', status_id, 'e', emoji, 'n', count(*), 'me', max(account_id = ${me}), 'first', min(id))`,
-      sql`FROM emoji_reactions WHERE ${inAll("status_id")} AND ${notSilenced(viewer, opts.withMuted, sql`emoji_reactions.account_id`)} GROUP BY status_id, emoji`,
-    ),
     part("app", sql`json_object('id', id, 'name', name, 'website', website)`, sql`FROM apps WHERE id IN (SELECT app_id FROM statuses WHERE ${inAll("id")})`),
     part("card", sql`json_object('url', url, 'data', data)`, sql`FROM link_cards WHERE url IN (SELECT card_url FROM statuses WHERE ${inAll("id")})`),
-    part(
-      "parent",
-      sql`json_object('id', p.id)`,
-      sql`FROM statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")}) AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
-    ),
-    part(
-      "participation",
-      sql`json_object('id', pa.id, 't', c.thread_id)`,
-      sql`FROM participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")})`,
-    ),
     part(
       "emoji",
       jsonObject(customEmojis, "e"),
@@ -190,9 +150,81 @@ export function hydrationQuery(source: string[] | SQL, who: string | null | { to
         UNION SELECT emoji FROM emoji_reactions WHERE ${inAll("status_id")})`,
     ),
   ];
-  const preamble = sql`WITH ${paramsCte(who)}, page(id) AS MATERIALIZED (${src}),
-    all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL)`;
-  return { preamble, parts };
+}
+
+/**
+ * How the viewer-specific parts name their viewer: one viewer (`ME`), or every row of a `viewers` CTE (`w.id`,
+ * joined in by `from`, grouped by `by`, and written into each row as `w` by `tag`).
+ */
+interface ViewerScope {
+  me: SQL;
+  /** Null for an anonymous viewer. */
+  viewer: SQL | null;
+  from: SQL;
+  by: SQL;
+  tag: (value: SQL) => SQL;
+}
+
+const VIEWER_KINDS = new Set(["visible", "ownVote", "fav", "bookmark", "reblogged", "threadMute", "reaction", "parent", "participation"]);
+
+/** Parts that depend on who looks: what they may see, their own favourites, votes, mutes, reactions... */
+function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMuted?: boolean }): SQL[] {
+  const t = NOW;
+  return [
+    part(
+      "visible",
+      tag(sql`json_object('id', v.id)`),
+      sql`FROM ${from} statuses v WHERE ${inAll("v.id")} AND ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })}`,
+    ),
+    part("ownVote", tag(sql`json_object('p', pv.poll_id, 'c', pv.choice)`), sql`FROM ${from} poll_votes pv WHERE pv.account_id = ${me} AND pv.poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
+    part("fav", tag(sql`json_object('s', fa.status_id)`), sql`FROM ${from} favourites fa WHERE fa.account_id = ${me} AND ${inAll("fa.status_id")}`),
+    part("bookmark", tag(sql`json_object('s', bm.status_id)`), sql`FROM ${from} bookmarks bm WHERE bm.account_id = ${me} AND ${inAll("bm.status_id")}`),
+    part("reblogged", tag(sql`json_object('s', rb.reblog_of_id)`), sql`FROM ${from} statuses rb WHERE rb.account_id = ${me} AND ${inAll("rb.reblog_of_id")}`),
+    part(
+      "threadMute",
+      tag(sql`json_object('t', tmu.thread_id)`),
+      sql`FROM ${from} thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")}) AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})`,
+    ),
+    part(
+      "reaction",
+      tag(sql`json_object('s', er.status_id, 'e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id))`),
+      sql`FROM ${from} emoji_reactions er WHERE ${inAll("er.status_id")} AND ${notSilenced(viewer, opts.withMuted, sql`er.account_id`)} GROUP BY ${by} er.status_id, er.emoji`,
+    ),
+    part(
+      "parent",
+      tag(sql`json_object('id', p.id)`),
+      sql`FROM ${from} statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")}) AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
+    ),
+    part(
+      "participation",
+      tag(sql`json_object('id', pa.id, 't', c.thread_id)`),
+      sql`FROM ${from} participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")})`,
+    ),
+  ];
+}
+
+/**
+ * The same statuses hydrated for each of several signed-in viewers ('' for anonymous), for publishing to
+ * streams: the parts alike for everyone are read once (anonymously), and the viewer-specific parts for all
+ * viewers by one more statement over a `viewers` CTE; both in one batch. A viewer's `Hydrated` is the shared
+ * rows plus their own.
+ */
+export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Promise<Map<string, Hydrated>> {
+  const out = new Map<string, Hydrated>();
+  const unique = [...new Set(viewers)];
+  if (unique.length === 0) return out;
+  const signedIn = unique.filter(Boolean);
+  const shared = hydrationQuery(ids, null);
+  const many: ViewerScope = { me: sql`w.id`, viewer: sql`w.id`, from: sql`viewers w,`, by: sql`w.id,`, tag: (v) => sql`json_set(${v}, '$.w', w.id)` };
+  const perViewer = sql`WITH ${paramsCte(null)}, viewers(id) AS (SELECT value FROM json_each(${JSON.stringify(signedIn)})), ${idCtes(ids)}
+    ${unionAll(viewerParts(many, {}))}`;
+  const [base, own] = await d.$client.batch<{ k: string; v: string }>([statement(d, sql`${shared.preamble} ${unionAll(shared.parts)}`), statement(d, perViewer)]);
+  if (unique.includes("")) out.set("", fromRows(base.results, null));
+  const alike = base.results.filter((r) => !VIEWER_KINDS.has(r.k));
+  const mine = new Map<string, { k: string; v: string }[]>(signedIn.map((v) => [v, []]));
+  for (const r of own.results) mine.get((JSON.parse(r.v) as { w: string }).w)?.push(r);
+  for (const v of signedIn) out.set(v, fromRows([...alike, ...mine.get(v)!], v));
+  return out;
 }
 
 function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hydrated {
