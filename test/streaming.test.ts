@@ -4,6 +4,8 @@ import { AccountSchema } from "../src/schemas/account";
 import { ConversationSchema, NotificationSchema } from "../src/schemas/social";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
+import { dispatch } from "../src/services/events";
+import { deliverToStreams } from "../src/services/stream-delivery";
 import { openEventStream, openSocket, payloads, settled, type WsFrame } from "./streams";
 
 /** A further token of `user` with exactly `scope` (password grant). */
@@ -264,6 +266,59 @@ describe("streaming: update", () => {
     await revoked.fence();
     expect(revoked.frames).toEqual([]);
     await Promise.all([revoked.close(), kept.close()]);
+  });
+});
+
+describe("streaming: statuses from other instances", () => {
+  /** A remote account's public status, as federation will store it, published as posting does. */
+  async function remoteStatus(domain: string, text: string, media = false) {
+    const t = Date.now();
+    const suffix = String(Math.floor(Math.random() * 1e9)).padStart(9, "0");
+    const account = `0${t}${suffix}`.padEnd(26, "1");
+    const id = `0${t}${suffix}`.padEnd(26, "2");
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)").bind(account, domain, `https://${domain}/users/far${suffix}`, `https://${domain}/@far${suffix}`, t, t),
+      env.DB.prepare(
+        "INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, has_media, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, '', 'public', 0, ?, ?)",
+      ).bind(id, `https://${domain}/objects/${id}`, `https://${domain}/notice/${id}`, account, id, `https://${domain}/contexts/${id}`, `<p>${text}</p>`, media ? 1 : 0, t),
+    ]);
+    await dispatch(env as never, [{ accountId: null, event: "update", payload: id }], "http://localhost");
+    return id;
+  }
+
+  it("public:remote streams carry their instance's statuses; domain blocks hold on every stream", async () => {
+    const domain = `far${Date.now().toString(36)}.example`;
+    const blocker = await registerUser();
+    await json("/api/v1/domain_blocks", { method: "POST", token: blocker.token, body: { domain } });
+    const remote = await openSocket(`stream=public:remote&instance=${domain.toUpperCase()}`);
+    const elsewhere = await openSocket("stream=public:remote&instance=elsewhere.example");
+    const local = await openSocket("stream=public:local");
+    const blocked = await openSocket(`stream=public&access_token=${blocker.token}`);
+    const pub = await openSocket("stream=public");
+    const id = await remoteStatus(domain, "from afar");
+    expect((await remote.next(isUpdate(id))).stream).toEqual(["public:remote", domain]);
+    await pub.next(isUpdate(id));
+    for (const s of [elsewhere, local, blocked]) await s.fence();
+    for (const s of [elsewhere, local, blocked]) expect(s.frames).toEqual([]);
+    await Promise.all([remote, elsewhere, local, blocked, pub].map((s) => s.close()));
+  });
+
+  it("an event nobody listens for calls no Durable Object; one listener, one call", async () => {
+    const gets: string[] = [];
+    const counting = (ns: DurableObjectNamespace) =>
+      new Proxy(ns, { get: (target, key) => (key === "get" ? (id: DurableObjectId) => (gets.push(id.toString()), target.get(id)) : Reflect.get(target, key).bind?.(target) ?? Reflect.get(target, key)) });
+    const counted = { ...env, USER_STREAMS: counting(env.USER_STREAMS), TOPIC_STREAMS: counting(env.TOPIC_STREAMS) };
+    const [a, b] = [await registerUser(), await registerUser()];
+    await follow(b, a);
+    const s = await post(a, { status: "into the void", visibility: "private" });
+    await settled();
+    await deliverToStreams([{ accountId: null, event: "update", payload: s.id }], counted as never, "http://localhost");
+    expect(gets).toEqual([]);
+    const socket = await openSocket(`stream=user&access_token=${b.token}`);
+    await deliverToStreams([{ accountId: null, event: "update", payload: s.id }], counted as never, "http://localhost");
+    expect(gets).toHaveLength(1);
+    await socket.next(isUpdate(s.id));
+    await socket.close();
   });
 });
 
