@@ -121,6 +121,7 @@ async function scenario(name: string, authorToken: string, query: (i: number) =>
   await new Promise((r) => setTimeout(r, 1000));
   const connected = workerdMemory();
   const delays: number[] = [];
+  const answered: number[] = [];
   let missed = 0;
   for (let k = 0; k < POSTS; k++) {
     const sent = performance.now();
@@ -130,6 +131,7 @@ async function scenario(name: string, authorToken: string, query: (i: number) =>
       body: JSON.stringify({ status: `streambench ${run * 1000 + k} post`, visibility: "public" }),
     });
     if (!res.ok) throw new Error(`post failed: ${res.status} ${await res.text()}`);
+    answered.push(performance.now() - sent);
     const deadline = Date.now() + 15_000;
     while (listeners.some((l) => !l.heard.has(run * 1000 + k)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     for (const l of listeners) {
@@ -142,7 +144,9 @@ async function scenario(name: string, authorToken: string, query: (i: number) =>
   const after = workerdMemory();
   for (const l of listeners) l.ws.close();
   delays.sort((a, b) => a - b);
+  answered.sort((a, b) => a - b);
   return {
+    post: percentile(answered, 50),
     name,
     listeners: listeners.length,
     openSeconds,
@@ -183,11 +187,11 @@ async function main() {
     if (!only || only === "anonymous") results.push(await scenario("anonymous, public:local (1 TopicStream)", tokens[0], () => "stream=public:local", 1));
     if (!only || only === "user") results.push(await scenario("signed in, user (1 UserStream each)", tokens[0], (i) => `stream=user&access_token=${tokens[i]}`, 2));
     console.log(`\n${LISTENERS} WebSocket listeners, ${POSTS} posts by bench0 (followed by all) per scenario\n`);
-    console.log("| scenario | listeners | connect s | events | missed | p50 ms | p99 ms | max ms | workerd MiB idle / open / after |");
-    console.log("|---|---|---|---|---|---|---|---|---|");
+    console.log("| scenario | listeners | connect s | post answered p50 ms | events | missed | p50 ms | p99 ms | max ms | workerd MiB idle / open / after |");
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
       console.log(
-        `| ${r.name} | ${r.listeners} | ${r.openSeconds.toFixed(1)} | ${r.events} | ${r.missed} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.max.toFixed(0)} | ${r.idle.toFixed(0)} / ${r.connected.toFixed(0)} / ${r.after.toFixed(0)} |`,
+        `| ${r.name} | ${r.listeners} | ${r.openSeconds.toFixed(1)} | ${r.post.toFixed(0)} | ${r.events} | ${r.missed} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.max.toFixed(0)} | ${r.idle.toFixed(0)} / ${r.connected.toFixed(0)} / ${r.after.toFixed(0)} |`,
       );
     }
   } finally {

@@ -305,7 +305,7 @@ describe("streaming: statuses from other instances", () => {
 
   it("an event nobody listens for calls no Durable Object; one listener, one call", async () => {
     const gets: string[] = [];
-    const counting = (ns: DurableObjectNamespace) =>
+    const counting = <T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>) =>
       new Proxy(ns, { get: (target, key) => (key === "get" ? (id: DurableObjectId) => (gets.push(id.toString()), target.get(id)) : Reflect.get(target, key).bind?.(target) ?? Reflect.get(target, key)) });
     const counted = { ...env, USER_STREAMS: counting(env.USER_STREAMS), TOPIC_STREAMS: counting(env.TOPIC_STREAMS) };
     const [a, b] = [await registerUser(), await registerUser()];

@@ -210,8 +210,19 @@ class StreamObject extends DurableObject<Env> {
     this.ctx.waitUntil(this.syncPresence(c.object));
   }
 
-  /** Rewrites the object's presence rows from its open connections (`closing` excluded). */
-  private async syncPresence(object: string, closing?: WebSocket): Promise<void> {
+  private syncing: Promise<void> = Promise.resolve();
+
+  /**
+   * Rewrites the object's presence rows from its open connections (`closing` excluded). Writes run one after
+   * another, each reading the connections when it starts, so the last one written is the latest state.
+   */
+  private syncPresence(object: string, closing?: WebSocket): Promise<void> {
+    const run = this.syncing.then(() => this.writePresence(object, closing));
+    this.syncing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writePresence(object: string, closing?: WebSocket): Promise<void> {
     const open: Connection[] = [...this.sse.values()];
     for (const ws of this.ctx.getWebSockets()) {
       if (ws === closing || ws.readyState > WebSocket.OPEN) continue;
