@@ -40,6 +40,8 @@ export interface Env {
   REGISTRATIONS_WINDOW_SECONDS?: string;
   LANGUAGES?: string;
   FANOUT_INLINE_MAX?: string;
+  /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
+  STREAM_FANOUT?: string;
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
@@ -74,6 +76,7 @@ export interface Config {
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
   inlineFanoutMax: number;
+  streamFanout: number;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -129,6 +132,7 @@ export function config(env: Env): Config {
     registrationsWindowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60),
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
+    streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),
   };
   cache.set(env, c);
   return c;

@@ -303,6 +303,18 @@ describe("streaming: statuses from other instances", () => {
     await Promise.all([remote, elsewhere, local, blocked, pub].map((s) => s.close()));
   });
 
+  it("beyond STREAM_FANOUT listening objects, delivery goes through relays and still reaches everyone", async () => {
+    const author = await registerUser();
+    const fans = await Promise.all(Array.from({ length: 5 }, () => registerUser()));
+    for (const f of fans) await follow(f, author);
+    const sockets = await Promise.all(fans.map((f) => openSocket(`stream=user&access_token=${f.token}`)));
+    const res = await call("/api/v1/statuses", { method: "POST", token: author.token, body: { status: "relayed" }, vars: { STREAM_FANOUT: "2" } });
+    expect(res.status).toBe(200);
+    const s = await res.json<{ id: string }>();
+    for (const socket of sockets) await socket.next(isUpdate(s.id));
+    await Promise.all(sockets.map((socket) => socket.close()));
+  });
+
   it("an event nobody listens for calls no Durable Object; one listener, one call", async () => {
     const gets: string[] = [];
     const counting = <T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>) =>

@@ -128,6 +128,18 @@ class StreamObject extends DurableObject<Env> {
     return sent;
   }
 
+  /**
+   * Delivers the first batch here and passes the others on, one call each: a post reaching more objects than one
+   * invocation may call (the Workers Free plan allows 50 subrequests) fans out through relays.
+   */
+  async relay(batches: { object: string; frames: Frame[] }[]): Promise<void> {
+    const [mine, ...others] = batches;
+    await Promise.all([
+      this.deliver(mine.object, mine.frames),
+      ...others.map((b) => streamObject(this.env, b.object).deliver(b.object, b.frames).catch((e: unknown) => console.error("stream relay", b.object, e))),
+    ]);
+  }
+
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     if (typeof message !== "string") return;
     let msg: Record<string, unknown>;

@@ -7,11 +7,13 @@
  *    membership, home feed), for a deleted one those who could have seen it, for a personal event its account;
  *    a revoked token's listeners match nothing;
  * 2. payloads are rendered once per listening account (the status hydrations of all of them in one batch);
- * 3. each object with a listener gets one call with all its frames.
+ * 3. each object with a listener gets one call with all its frames (through a relay object when there are more
+ *    than STREAM_FANOUT of them).
  * Nobody listening costs the first query and nothing else.
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
+import { config } from "../env";
 import { db, statement, type DB } from "../db/client";
 import { streamObject, type Frame } from "../objects/streams";
 import { renderConversations } from "../render/conversation";
@@ -165,12 +167,17 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     }),
   ]);
 
+  const batches = [...by(frames, (f) => f.object)].map(([object, list]) => ({ object, frames: list.map(({ object: _o, ...f }) => f) }));
+  // Up to STREAM_FANOUT objects are called directly; more, in groups through the group's first object, so no
+  // invocation calls more than STREAM_FANOUT objects.
+  const fanout = config(env).streamFanout;
+  const groups = batches.length <= fanout ? batches.map((b) => [b]) : Array.from({ length: Math.ceil(batches.length / fanout) }, (_, i) => batches.slice(i * fanout, (i + 1) * fanout));
   await Promise.all(
-    [...by(frames, (f) => f.object)].map(([object, list]) =>
-      streamObject(env, object)
-        .deliver(object, list.map(({ object: _o, ...f }) => f))
-        .catch((e: unknown) => console.error("stream delivery", object, e)),
-    ),
+    groups.map((group) => {
+      const head = streamObject(env, group[0].object);
+      const call = group.length === 1 ? head.deliver(group[0].object, group[0].frames) : head.relay(group);
+      return call.catch((e: unknown) => console.error("stream delivery", group[0].object, e));
+    }),
   );
 }
 
