@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { AccountSchema } from "../src/schemas/account";
 import { ConversationSchema, NotificationSchema } from "../src/schemas/social";
 import { StatusSchema } from "../src/schemas/status";
-import { call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
+import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser } from "./helpers";
 import { dispatch } from "../src/services/events";
 import { deliverToStreams } from "../src/services/stream-delivery";
 import { openEventStream, openSocket, payloads, settled, type WsFrame } from "./streams";
@@ -371,6 +371,16 @@ describe("streaming: other events", () => {
     // The notification stream carries notifications only.
     expect(only.frames.map((f) => f.event)).toEqual(["notification"]);
     await Promise.all([user.close(), only.close()]);
+  });
+
+  it("moderators hear of a new report at once", async () => {
+    const [mod, reporter, troll] = [await registerUser(), await registerUser(), await registerUser()];
+    await makeAdmin(mod.id);
+    const socket = await openSocket(`stream=user:notification&access_token=${mod.token}`);
+    const report = await json("/api/v1/reports", { method: "POST", token: reporter.token, body: { account_id: troll.id, comment: "spam" } });
+    const n = valid(NotificationSchema, JSON.parse((await socket.next((f) => f.event === "notification")).payload!));
+    expect([n.type, n.report?.id, n.account.id]).toEqual(["pleroma:report", report.id, reporter.id]);
+    await socket.close();
   });
 
   it("a favourite from an account the user muted (with notifications) is not streamed", async () => {

@@ -24,6 +24,7 @@ export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
       forward: boolParam().optional(),
     }),
     response: ReportSchema,
+    notifies: true,
     handler: async (c, p, auth) => {
       const target = await accountById(c, p.account_id);
       const report = await createReport(db(c.env), auth.account.id, {
