@@ -102,13 +102,16 @@ class StreamObject extends DurableObject<Env> {
   async deliver(object: string, frames: Frame[]): Promise<number> {
     let sent = 0;
     const heard = new Set<Frame>();
+    // Encoded once, however many sockets receive it.
+    const encoded = new Map<Frame, string>();
+    const text = (f: Frame) => encoded.get(f) ?? encoded.set(f, webSocketFrame(f)).get(f)!;
     for (const ws of this.ctx.getWebSockets()) {
       const c = ws.deserializeAttachment() as Connection | null;
       if (!c) continue;
       for (const f of frames) {
         if (!wants(c, f)) continue;
         try {
-          ws.send(webSocketFrame(f));
+          ws.send(text(f));
           heard.add(f);
           sent++;
         } catch {
@@ -117,11 +120,11 @@ class StreamObject extends DurableObject<Env> {
       }
     }
     for (const [writer, c] of this.sse) {
-      const text = frames.filter((f) => wants(c, f));
-      if (text.length === 0) continue;
-      text.forEach((f) => heard.add(f));
-      sent += text.length;
-      this.write(writer, text.map(sseFrame).join(""));
+      const wanted = frames.filter((f) => wants(c, f));
+      if (wanted.length === 0) continue;
+      wanted.forEach((f) => heard.add(f));
+      sent += wanted.length;
+      this.write(writer, wanted.map(sseFrame).join(""));
     }
     // Someone was reported listening who is not here (the object restarted without closing): correct the table.
     if (heard.size < frames.length) await this.syncPresence(object);
