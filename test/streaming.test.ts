@@ -267,6 +267,20 @@ describe("streaming: update", () => {
     expect(revoked.frames).toEqual([]);
     await Promise.all([revoked.close(), kept.close()]);
   });
+
+  it("a disabled account's sockets hear nothing more", async () => {
+    const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
+    await follow(a, b);
+    await follow(c, b);
+    const disabled = await openSocket(`stream=user&access_token=${a.token}`);
+    const other = await openSocket(`stream=user&access_token=${c.token}`);
+    await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(a.id).run();
+    const s = await post(b, { status: "after the suspension" });
+    await other.next(isUpdate(s.id));
+    await disabled.fence();
+    expect(disabled.frames).toEqual([]);
+    await Promise.all([disabled.close(), other.close()]);
+  });
 });
 
 describe("streaming: statuses from other instances", () => {

@@ -5,7 +5,7 @@
  *    receive each event: for a new status the timeline rules of the stream in SQL (the same `shown` conditions
  *    as the timeline pages: visibility, blocks, mutes, domain blocks, thread mutes, irreversible filters, list
  *    membership, home feed), for a deleted one those who could have seen it, for a personal event its account;
- *    a revoked token's listeners match nothing;
+ *    a revoked token's listeners, and a disabled account's, match nothing;
  * 2. payloads are rendered once per listening account (the status hydrations of all of them in one batch);
  * 3. each object with a listener gets one call with all its frames (through a relay object when there are more
  *    than STREAM_FANOUT of them).
@@ -41,8 +41,9 @@ interface Recipient {
 const LISTENER = sql`p.account_id`;
 const list = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(", "));
 const columns = (ref: SQL) => sql`SELECT p.object, p.account_id AS accountId, p.token_id AS tokenId, p.stream, p.arg, ${ref} AS ref`;
-// A listener whose token was revoked or expired hears nothing more.
-const liveToken = sql`(p.token_id = '' OR EXISTS (SELECT 1 FROM tokens tk WHERE tk.id = p.token_id AND tk.expires_at > ${NOW}))`;
+// A listener whose token was revoked or expired, or whose account was disabled, hears nothing more.
+const liveToken = sql`(p.token_id = '' OR EXISTS (SELECT 1 FROM tokens tk JOIN accounts ta ON ta.id = tk.account_id
+  WHERE tk.id = p.token_id AND tk.expires_at > ${NOW} AND ta.deactivated = 0))`;
 
 /** Listeners of new statuses: public and hashtag streams, and the home (`user`) and list streams they enter. */
 function updateListeners(ids: string[]): SQL {
