@@ -7,7 +7,7 @@ import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { arrayParam, boolParam } from "../http/params";
-import { route } from "../http/route";
+import { route, type Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderConversations } from "../render/conversation";
 import { renderStatuses } from "../render/status";
@@ -16,6 +16,7 @@ import * as conv from "../services/conversations";
 import { hydrate } from "../services/hydrate";
 import { notSilenced, visibleTo } from "../services/visibility";
 
+const render = (c: Ctx, me: string, parts: conv.ParticipationRow[]) => renderConversations(db(c.env), renderContext(c, me), parts);
 
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -30,7 +31,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const parts = await conv.listParticipations(db(c.env), auth.account.id, p, p.recipients);
       setLinkHeader(c, parts.flatMap((x) => (x.lastStatusId ? [x.lastStatusId] : [])));
-      return c.json(await renderConversations(db(c.env), renderContext(c, auth.account.id), parts));
+      return c.json(await render(c, auth.account.id, parts));
     },
   });
 
@@ -43,7 +44,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:statuses"],
     params: z.object({ id: z.string() }),
     response: ConversationSchema,
-    handler: async (c, p, auth) => c.json((await renderConversations(db(c.env), renderContext(c, auth.account.id), [await conv.ownParticipation(db(c.env), auth.account.id, p.id)]))[0]),
+    handler: async (c, p, auth) => c.json((await render(c, auth.account.id, [await conv.ownParticipation(db(c.env), auth.account.id, p.id)]))[0]),
   });
 
   route(app, {
@@ -74,7 +75,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const part = await conv.ownParticipation(d, auth.account.id, p.id);
       await conv.markRead(d, auth.account.id, [part.id]);
-      return c.json((await renderConversations(db(c.env), renderContext(c, auth.account.id), [{ ...part, unread: false }]))[0]);
+      return c.json((await render(c, auth.account.id, [{ ...part, unread: false }]))[0]);
     },
   });
 
@@ -90,7 +91,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const ids = await conv.markRead(d, auth.account.id, "all");
       const parts = await Promise.all(ids.map((id) => conv.ownParticipation(d, auth.account.id, id)));
-      return c.json(await renderConversations(db(c.env), renderContext(c, auth.account.id), parts));
+      return c.json(await render(c, auth.account.id, parts));
     },
   });
 
@@ -106,7 +107,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       await conv.setRecipients(d, auth.account.id, p.id, p.recipients);
-      return c.json((await renderConversations(db(c.env), renderContext(c, auth.account.id), [await conv.ownParticipation(d, auth.account.id, p.id)]))[0]);
+      return c.json((await render(c, auth.account.id, [await conv.ownParticipation(d, auth.account.id, p.id)]))[0]);
     },
   });
 

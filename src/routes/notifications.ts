@@ -39,6 +39,8 @@ const selectRows = (c: Ctx, me: string) =>
     })
     .from(notifications);
 
+const render = (c: Ctx, me: string, rows: Row[]) => renderNotifications(db(c.env), renderContext(c, me), rows);
+
 const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[]): Row[] => rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
 
 async function own(c: Ctx, me: string, id: string): Promise<Row> {
@@ -81,7 +83,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       ];
       const rows = inOrder(flat(await selectRows(c, me).where(and(...conds)).orderBy(q.orderBy).limit(q.limit)), q);
       setLinkHeader(c, rows.map((r) => r.id));
-      return c.json(await renderNotifications(db(c.env), renderContext(c, me), rows));
+      return c.json(await render(c, me, rows));
     },
   });
 
@@ -95,7 +97,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: NotificationSchema,
     handler: async (c, p, auth) => {
-      const [rendered] = await renderNotifications(db(c.env), renderContext(c, auth.account.id), [await own(c, auth.account.id, p.id)]);
+      const [rendered] = await render(c, auth.account.id, [await own(c, auth.account.id, p.id)]);
       if (!rendered) throw notFound();
       return c.json(rendered);
     },
@@ -162,7 +164,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       if (p.id) {
         const row = await own(c, me, p.id);
         await d.update(notifications).set({ isSeen: true }).where(eq(notifications.id, row.id));
-        const [rendered] = await renderNotifications(db(c.env), renderContext(c, me), [{ ...row, isSeen: true }]);
+        const [rendered] = await render(c, me, [{ ...row, isSeen: true }]);
         if (!rendered) throw notFound();
         return c.json(rendered);
       }
@@ -174,7 +176,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         .returning({ id: notifications.id });
       const ids = marked.map((m) => m.id).sort().reverse().slice(0, 80);
       const rows = ids.length ? flat(await selectRows(c, me).where(inArray(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
-      return c.json(await renderNotifications(db(c.env), renderContext(c, me), rows));
+      return c.json(await render(c, me, rows));
     },
   });
 
