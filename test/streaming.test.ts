@@ -6,6 +6,7 @@ import { StatusSchema } from "../src/schemas/status";
 import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser } from "./helpers";
 import { dispatch } from "../src/services/events";
 import { deliverToStreams } from "../src/services/stream-delivery";
+import { countingD1 } from "./d1-counter";
 import { openEventStream, openSocket, payloads, settled, type WsFrame } from "./streams";
 
 /** A further token of `user` with exactly `scope` (password grant). */
@@ -327,6 +328,25 @@ describe("streaming: statuses from other instances", () => {
     const s = await res.json<{ id: string }>();
     for (const socket of sockets) await socket.next(isUpdate(s.id));
     await Promise.all(sockets.map((socket) => socket.close()));
+  });
+
+  it("publishing costs the same D1 round trips for one listener as for many", async () => {
+    const author = await registerUser();
+    const fans = await Promise.all(Array.from({ length: 6 }, () => registerUser()));
+    for (const f of fans) await follow(f, author);
+    const s = await post(author, { status: "counted", visibility: "private" });
+    await settled();
+    const trips = async (listeners: TestUser[]) => {
+      const sockets = await Promise.all(listeners.map((f) => openSocket(`stream=user&access_token=${f.token}`)));
+      const d1 = countingD1();
+      await deliverToStreams([{ accountId: null, event: "update", payload: s.id }], { ...env, DB: d1.db } as never, "http://localhost");
+      for (const socket of sockets) await socket.next(isUpdate(s.id));
+      await Promise.all(sockets.map((socket) => socket.close()));
+      return d1.count();
+    };
+    const one = await trips(fans.slice(0, 1));
+    expect(one).toBe(2);
+    expect(await trips(fans)).toBe(one);
   });
 
   it("an event nobody listens for calls no Durable Object; one listener, one call", async () => {
