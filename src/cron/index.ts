@@ -6,7 +6,7 @@ import { lt } from "drizzle-orm";
 import { pruneUsedCaptchas } from "../services/captcha";
 import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
-import { publish, type StreamEvent } from "../services/events";
+import { configuredBase, publish, type StreamEvent } from "../services/events";
 import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
@@ -33,8 +33,7 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
   if (ctx) publish(env, ctx, posted.map((id) => ({ accountId: null, event: "update" as const, payload: id })));
   await closeEndedPolls(d, time);
   // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
-  const domain = config(env).domain;
-  await deliverPending(env, domain ? `https://${domain}` : "");
+  await deliverPending(env, configuredBase(env));
   const gone = await deleteExpiredStatuses(env, time);
   if (ctx) publish(env, ctx, gone);
   const at = new Date(time).toISOString();

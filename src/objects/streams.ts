@@ -98,9 +98,8 @@ class StreamObject extends DurableObject<Env> {
     });
   }
 
-  /** Sends frames to the connections that listen for them; answers how many sends were made. */
-  async deliver(object: string, frames: Frame[]): Promise<number> {
-    let sent = 0;
+  /** Sends frames to the connections that listen for them. */
+  async deliver(object: string, frames: Frame[]): Promise<void> {
     const heard = new Set<Frame>();
     // Encoded once, however many sockets receive it.
     const encoded = new Map<Frame, string>();
@@ -113,7 +112,6 @@ class StreamObject extends DurableObject<Env> {
         try {
           ws.send(text(f));
           heard.add(f);
-          sent++;
         } catch {
           // Closing: its close handler updates presence.
         }
@@ -123,12 +121,10 @@ class StreamObject extends DurableObject<Env> {
       const wanted = frames.filter((f) => wants(c, f));
       if (wanted.length === 0) continue;
       wanted.forEach((f) => heard.add(f));
-      sent += wanted.length;
       this.write(writer, wanted.map(sseFrame).join(""));
     }
     // Someone was reported listening who is not here (the object restarted without closing): correct the table.
     if (heard.size < frames.length) await this.syncPresence(object);
-    return sent;
   }
 
   /**

@@ -14,7 +14,7 @@ import { renderContext } from "../http/urls";
 import { renderNotifications, type NotificationRow } from "../render/notification";
 import { NotificationSettingsSchema } from "../schemas/account";
 import { VISIBILITIES } from "../schemas/status";
-import { NOTIFICATION_TYPES, OPT_IN_TYPES } from "../services/notifications";
+import { NOTIFICATION_TYPES, OPT_IN_TYPES, senderMuted } from "../services/notifications";
 import { visibleTo } from "../services/visibility";
 
 
@@ -31,11 +31,11 @@ function shownTo(me: string, withMuted: boolean): SQL {
     AND (${notifications.statusId} IS NULL OR EXISTS (SELECT 1 FROM statuses WHERE statuses.id = ${notifications.statusId} AND ${visibleTo(me)}))`;
 }
 
-const selectRows = (c: Ctx, me: string) =>
+const selectRows = (c: Ctx) =>
   db(c.env)
     .select({
       n: notifications,
-      isMuted: sql<number>`EXISTS (SELECT 1 FROM mutes im WHERE im.account_id = ${me} AND im.target_account_id = ${notifications.fromAccountId})`,
+      isMuted: senderMuted(Date.now()),
     })
     .from(notifications);
 
@@ -44,7 +44,7 @@ const render = (c: Ctx, me: string, rows: Row[]) => renderNotifications(db(c.env
 const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[]): Row[] => rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
 
 async function own(c: Ctx, me: string, id: string): Promise<Row> {
-  const row = await selectRows(c, me).where(and(eq(notifications.id, id), eq(notifications.accountId, me))).get();
+  const row = await selectRows(c).where(and(eq(notifications.id, id), eq(notifications.accountId, me))).get();
   if (!row) throw notFound();
   return flat([row])[0];
 }
@@ -81,7 +81,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
           : undefined,
         shownTo(me, p.with_muted ?? false),
       ];
-      const rows = inOrder(flat(await selectRows(c, me).where(and(...conds)).orderBy(q.orderBy).limit(q.limit)), q);
+      const rows = inOrder(flat(await selectRows(c).where(and(...conds)).orderBy(q.orderBy).limit(q.limit)), q);
       setLinkHeader(c, rows.map((r) => r.id));
       return c.json(await render(c, me, rows));
     },
@@ -175,7 +175,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         .where(and(eq(notifications.accountId, me), lte(notifications.id, p.max_id), eq(notifications.isSeen, false)))
         .returning({ id: notifications.id });
       const ids = marked.map((m) => m.id).sort().reverse().slice(0, 80);
-      const rows = ids.length ? flat(await selectRows(c, me).where(inArray(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
+      const rows = ids.length ? flat(await selectRows(c).where(inArray(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
       return c.json(await render(c, me, rows));
     },
   });

@@ -24,6 +24,7 @@ const StreamParams = z.object({
   instance: optionalString(),
   /** Mastodon's event-stream form of the media streams: `/public?only_media=true`. */
   only_media: boolParam().optional(),
+  /** Read with the other credentials (`bearer`); declared for the API description. */
   access_token: optionalString(),
 });
 type StreamParams = z.output<typeof StreamParams>;
@@ -32,8 +33,8 @@ type StreamParams = z.output<typeof StreamParams>;
 const SSE_PATHS = ["user", "user/notification", "public", "public/local", "public/remote", "hashtag", "hashtag/local", "list", "direct"];
 
 /** The listener behind the request's token (query, header, cookie, or the WebSocket protocol); anonymous without. */
-async function listener(c: Ctx, p: StreamParams): Promise<Listener> {
-  const token = bearer(c) ?? p.access_token ?? c.req.header("sec-websocket-protocol")?.split(",")[0]?.trim();
+async function listener(c: Ctx): Promise<Listener> {
+  const token = bearer(c) ?? c.req.header("sec-websocket-protocol")?.split(",")[0]?.trim();
   if (!token) return ANONYMOUS;
   const found = await findToken(db(c.env), token);
   if (!found) throw new ApiError(401, "Invalid access token");
@@ -44,7 +45,7 @@ async function listener(c: Ctx, p: StreamParams): Promise<Listener> {
 
 async function open(c: Ctx, p: StreamParams, name: string | undefined): Promise<Response> {
   const websocket = c.req.header("upgrade")?.toLowerCase() === "websocket";
-  const who = await listener(c, p);
+  const who = await listener(c);
   if (!websocket && !name) throw new ApiError(400, "Unknown stream type");
   const sub = await resolveStream(db(c.env), who, name, p);
   if (isRefusal(sub)) throw new ApiError(sub.status, sub.message);

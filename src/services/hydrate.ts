@@ -7,6 +7,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { fromJson, jsonObject, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
+import { group } from "../lib/group";
 import { statement } from "../db/client";
 import { accounts, apps, customEmojis, mediaAttachments, polls, statuses, tokens, users } from "../db/schema";
 import type { TokenFound } from "../http/auth";
@@ -48,16 +49,6 @@ export interface Hydrated {
   emojis: Map<string, EmojiRow>;
 }
 
-const group = <T, K, V>(rows: T[], key: (r: T) => K, value: (r: T) => V) => {
-  const m = new Map<K, V[]>();
-  for (const r of rows) {
-    const k = key(r);
-    const list = m.get(k);
-    if (list) list.push(value(r));
-    else m.set(k, [value(r)]);
-  }
-  return m;
-};
 
 /**
  * `source` is either status ids, or a query selecting one column of status ids (a timeline page). Everything is

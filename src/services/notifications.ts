@@ -11,6 +11,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import { newId } from "../db/ids";
+import { notifications } from "../db/schema";
 import { NOTIFICATION_TYPES } from "../schemas/social";
 
 export { NOTIFICATION_TYPES };
@@ -55,6 +56,11 @@ function allowed(to: SQL, from: SQL, statusId: SQL, t: SQL, settings: SQL): SQL 
     AND (coalesce(json_extract(${settings}, '$.block_from_strangers'), 0) = 0
       OR EXISTS (SELECT 1 FROM follows sf WHERE sf.account_id = ${to} AND sf.target_account_id = ${from}))`;
 }
+
+/** Whether a notification's recipient mutes its sender now (an expired mute does not count). */
+export const senderMuted = (t: number) =>
+  sql<number>`EXISTS (SELECT 1 FROM mutes im WHERE im.account_id = ${notifications.accountId} AND im.target_account_id = ${notifications.fromAccountId}
+    AND (im.expires_at IS NULL OR im.expires_at > ${t}))`;
 
 /** The statement that removes what an undone action caused. */
 export function unnotify(d: DB, n: Omit<NotificationInput, "targetAccountId">): D1PreparedStatement {

@@ -21,6 +21,8 @@ import { renderNotifications, type NotificationRow } from "../render/notificatio
 import { renderStatuses } from "../render/status";
 import type { RenderContext } from "../render/account";
 import { notifications } from "../db/schema";
+import { group } from "../lib/group";
+import { senderMuted } from "./notifications";
 import { participationsByIds } from "./conversations";
 import type { StreamEvent } from "./events";
 import { hydrateEach } from "./hydrate";
@@ -102,12 +104,6 @@ function personalListeners(events: Extract<StreamEvent, { accountId: string }>[]
     WHERE ${liveToken} AND (p.stream = 'user' OR (p.stream = 'user:notification' AND json_extract(e.value, '$[2]') = 'notification'))`;
 }
 
-const by = <T, K>(items: T[], key: (t: T) => K) => {
-  const m = new Map<K, T[]>();
-  for (const t of items) m.set(key(t), [...(m.get(key(t)) ?? []), t]);
-  return m;
-};
-
 export async function deliverToStreams(events: StreamEvent[], env: Env, base: string): Promise<void> {
   const d = db(env);
   const updates = [...new Set(events.flatMap((e) => (e.event === "update" ? [e.payload] : [])))];
@@ -141,7 +137,7 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   ]);
 
   // Each status rendered once per listening account.
-  for (const [viewer, rows] of by(updateRows, (r) => r.accountId)) {
+  for (const [viewer, rows] of group(updateRows, (r) => r.accountId)) {
     const rendered = new Map(renderStatuses(ctxFor(viewer), hydrated.get(viewer)!, updates).map((s) => [s.id, JSON.stringify(s)]));
     for (const r of rows) {
       const payload = rendered.get(r.ref);
@@ -151,12 +147,12 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   for (const r of found.get("delete") ?? []) frame(r, "delete", r.ref);
 
   await Promise.all([
-    ...[...by(conversationRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
+    ...[...group(conversationRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
       const mine = participations.filter((p) => p.accountId === viewer);
       const rendered = new Map((await renderConversations(d, ctxFor(viewer), mine)).map((c) => [c.id, JSON.stringify(c)]));
       for (const r of rows) if (rendered.has(r.ref)) frame(r, "conversation", rendered.get(r.ref));
     }),
-    ...[...by(personalRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
+    ...[...group(personalRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
       const own = notificationRows.filter((n) => n.accountId === viewer && !n.isMuted);
       const rendered = new Map((own.length ? await renderNotifications(d, ctxFor(viewer), own) : []).map((n) => [n.id, JSON.stringify(n)]));
       for (const r of rows) {
@@ -168,7 +164,7 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     }),
   ]);
 
-  const batches = [...by(frames, (f) => f.object)].map(([object, list]) => ({ object, frames: list.map(({ object: _o, ...f }) => f) }));
+  const batches = [...group(frames, (f) => f.object)].map(([object, list]) => ({ object, frames: list.map(({ object: _o, ...f }) => f) }));
   // Up to STREAM_FANOUT objects are called directly; more, in groups through the group's first object, so no
   // invocation calls more than STREAM_FANOUT objects.
   const fanout = config(env).streamFanout;
@@ -188,8 +184,7 @@ async function loadNotifications(d: DB, ids: string[]): Promise<NotificationRow[
   const rows = await d
     .select({
       n: notifications,
-      isMuted: sql<number>`EXISTS (SELECT 1 FROM mutes im WHERE im.account_id = ${notifications.accountId} AND im.target_account_id = ${notifications.fromAccountId}
-        AND (im.expires_at IS NULL OR im.expires_at > ${Date.now()}))`,
+      isMuted: senderMuted(Date.now()),
     })
     .from(notifications)
     .where(sql`${notifications.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
