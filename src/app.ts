@@ -36,7 +36,8 @@ import { registerStreamingRoutes } from "./routes/streaming";
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>();
+  // `strict: false`: every route answers with or without a trailing slash (Pleroma-FE asks for `/api/v1/mutes/`).
+  const app = new OpenAPIHono<AppEnv>({ strict: false });
 
   // Browser clients (Elk, Phanpy, Pleroma-FE on another host) call the API cross-origin with bearer tokens.
   app.use(

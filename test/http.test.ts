@@ -77,6 +77,24 @@ describe("errors and headers", () => {
     expect(await json("/api/v1/pleroma/captcha")).toEqual({ type: "none" });
   });
 
+  it("answers every route with or without a trailing slash, as Pleroma-FE writes its paths", async () => {
+    const user = await registerUser();
+    const other = await registerUser();
+    await json(`/api/v1/accounts/${other.id}/block`, { method: "POST", token: user.token });
+    // Pleroma-FE's own paths.
+    const blocks = await json<any[]>("/api/v1/blocks/", { token: user.token });
+    expect(blocks.map((a) => a.id)).toEqual([other.id]);
+    expect(await json("/api/v1/mutes/", { token: user.token })).toEqual([]);
+    const rels = await json<any[]>(`/api/v1/accounts/relationships/?id=${other.id}`, { token: user.token });
+    expect(rels).toMatchObject([{ id: other.id, blocking: true }]);
+    // Writes too, and the /api/pleroma alias.
+    await json(`/api/v1/accounts/${other.id}/unblock/`, { method: "POST", token: user.token });
+    expect(await json("/api/v1/blocks/", { token: user.token })).toEqual([]);
+    expect(await json("/api/pleroma/captcha/")).toEqual({ type: "none" });
+    // The root and unknown paths are unchanged.
+    expect((await call("/api/v1/nothing/here/")).status).toBe(404);
+  });
+
   it("never answers 500 for a malformed body on a real endpoint", async () => {
     const user = await registerUser();
     const res = await call("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: "{not json", headers: { "content-type": "application/json" } });

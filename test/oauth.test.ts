@@ -25,7 +25,9 @@ async function authorize(app: TestApp, user: TestUser, query: Record<string, str
   for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1], m[2].replace(/&amp;/g, "&"));
   fields.set("username", user.username);
   fields.set("password", user.password);
-  fields.set("decision", "approve");
+  // Pressing Enter in the password field submits the form with its first submit button, as a browser does.
+  const [, name, value] = /<button type="submit" name="([^"]+)" value="([^"]+)"/.exec(html)!;
+  fields.set(name, value);
   for (const [k, v] of Object.entries(form)) fields.set(k, v);
   return call("/oauth/authorize", { body: fields, headers: { cookie } });
 }
@@ -201,6 +203,18 @@ describe("authorization code flow", () => {
 
     const denied = await authorize(app, user, { redirect_uri: REDIRECT, state: "d" }, { decision: "deny" });
     expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
+  });
+
+  it("pressing Enter on the sign-in page approves the app (Authorize is the form's first submit button)", async () => {
+    const user = await registerUser();
+    const app = await makeApp("read", REDIRECT);
+    const page = await call(`/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT })}`);
+    const buttons = [...(await page.text()).matchAll(/<button type="submit" name="decision" value="([^"]+)"/g)].map((m) => m[1]);
+    expect(buttons).toEqual(["approve", "deny"]);
+    // `authorize` submits with the first button, as implicit submission does.
+    const res = await authorize(app, user, { redirect_uri: REDIRECT });
+    expect(res.status).toBe(302);
+    expect(new URL(res.headers.get("location")!).searchParams.get("code")).toBeTruthy();
   });
 
   it("a code issued to one app cannot be exchanged by another", async () => {

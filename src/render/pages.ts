@@ -8,7 +8,7 @@ const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1
 main{background:#fff;border-radius:10px;box-shadow:0 2px 12px #0002;padding:2rem;max-width:24rem;width:100%}
 h1{font-size:1.3rem;margin-top:0}label{display:block;margin:.8rem 0 .3rem;font-weight:600}
 input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;border:1px solid #c8ccd1;border-radius:6px;font-size:1rem}
-.actions{display:flex;gap:.6rem;margin-top:1.2rem}button{flex:1;padding:.7rem;border:0;border-radius:6px;font-size:1rem;cursor:pointer}
+.actions{display:flex;flex-direction:row-reverse;gap:.6rem;margin-top:1.2rem}button{flex:1;padding:.7rem;border:0;border-radius:6px;font-size:1rem;cursor:pointer}
 button[value=approve]{background:#5b4cdb;color:#fff}button[value=deny]{background:#e4e6ea}
 .error{background:#fde8e8;color:#9b1c1c;padding:.6rem;border-radius:6px}.scopes{color:#555}code{font-size:1.1rem;word-break:break-all;background:#f0f0f3;padding:.4rem;display:block}`;
 
@@ -31,6 +31,10 @@ export interface AuthorizeForm {
   forceLoginUrl?: string;
 }
 
+/**
+ * Pressing Enter submits a form with its first submit button, so Authorize comes first in the markup (and is
+ * drawn on the right, where sign-in pages put it).
+ */
 export function authorizePage(f: AuthorizeForm) {
   const hidden = Object.entries(f.hidden)
     .filter(([, v]) => v !== undefined && v !== "")
@@ -48,7 +52,7 @@ ${
     : html`<label for="username">Nickname or e-mail</label><input type="text" id="username" name="username" autocomplete="username" required autofocus>
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>`
 }
-<div class="actions"><button type="submit" name="decision" value="deny">Deny</button><button type="submit" name="decision" value="approve">Authorize</button></div>
+<div class="actions"><button type="submit" name="decision" value="approve">Authorize</button><button type="submit" name="decision" value="deny">Deny</button></div>
 </form>`,
   );
 }
