@@ -7,7 +7,8 @@ import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser
 import { dispatch } from "../src/services/events";
 import { deliverToStreams } from "../src/services/stream-delivery";
 import { countingD1 } from "./d1-counter";
-import { openEventStream, openSocket, payloads, settled, type WsFrame } from "./streams";
+import { encodeConnection } from "../src/objects/streams";
+import { expectClientsParse, openEventStream, openSocket, payloads, settled, type Socket, type WsFrame } from "./streams";
 
 /** A further token of `user` with exactly `scope` (password grant). */
 async function tokenWith(user: TestUser, scope: string): Promise<string> {
@@ -28,7 +29,10 @@ describe("streaming: connecting", () => {
     expect(bad.status).toBe(401);
     expect(await bad.json()).toEqual({ error: "Invalid access token" });
     expect(await json("/api/v1/streaming?stream=nonsense", { headers: ws, status: 404 })).toEqual({ error: "Unknown stream type" });
-    expect(await json("/api/v1/streaming", { headers: ws, status: 404 })).toEqual({ error: "Unknown stream type" });
+    // Without a stream a WebSocket opens (see "sockets opened without a stream"); an event stream needs one.
+    expect(await json("/api/v1/streaming", { status: 400 })).toEqual({ error: "Unknown stream type" });
+    expect(await json("/api/v1/streaming?access_token=nope", { headers: ws, status: 401 })).toEqual({ error: "Invalid access token" });
+    expect(await json("/api/v1/streaming", { headers: { ...ws, "Sec-WebSocket-Protocol": "nope" }, status: 401 })).toEqual({ error: "Invalid access token" });
     expect(await json("/api/v1/streaming?stream=user", { headers: ws, status: 401 })).toEqual({ error: "Missing access token" });
     expect(await json("/api/v1/streaming?stream=hashtag", { headers: ws, status: 400 })).toEqual({ error: "No tag for stream provided" });
     expect(await json("/api/v1/streaming?stream=public:remote", { headers: ws, status: 400 })).toEqual({ error: "No instance for stream provided" });
@@ -518,6 +522,240 @@ describe("streaming: client messages", () => {
     const n = await socket.next((f) => f.event === "notification");
     expect(n.stream).toEqual(["user:notification"]);
     await socket.close();
+  });
+});
+
+/** The next `pleroma:respond` frame, checked whole: payload parsed, `stream` empty. */
+async function responded(socket: Socket) {
+  const frame = await socket.next((f) => f.event === "pleroma:respond");
+  expect(frame.stream).toEqual([]);
+  expect(Object.keys(frame).sort()).toEqual(["event", "payload", "stream"]);
+  return JSON.parse(frame.payload!);
+}
+
+const presenceOf = async (accountId: string) =>
+  (await env.DB.prepare("SELECT object, stream, arg FROM stream_presence WHERE account_id = ? ORDER BY stream").bind(accountId).all()).results;
+
+describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", () => {
+  it("Pleroma-FE 2.7: bare socket, pleroma:authenticate, then subscribe by message; events arrive as it parses them", async () => {
+    const [me, friend, member] = [await registerUser(), await registerUser(), await registerUser()];
+    await follow(me, friend);
+    await follow(me, member);
+    const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "fe" } });
+    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [member.id] } });
+    // `new WebSocket(new URL("/api/v1/streaming", "wss://…"))`: no stream, no token.
+    const socket = await openSocket("");
+    expect(socket.response.headers.get("sec-websocket-protocol")).toBeNull();
+    await socket.fence();
+    expect(socket.frames).toEqual([]);
+    // On open it sends the token, and subscribes once told success.
+    socket.send({ type: "pleroma:authenticate", token: me.token });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "success" });
+    for (const [stream, args] of [["user", {}], ["user:notification", {}], ["direct", {}], ["list", { list: list.id }]] as const) {
+      socket.send({ type: "subscribe", stream, ...args });
+      expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
+    }
+    const s = await post(friend, { status: "for my followers", visibility: "private" });
+    expect((await socket.next(isUpdate(s.id))).stream).toEqual(["user"]);
+    const onList = await post(member, { status: "list news" });
+    await socket.next((f) => isUpdate(onList.id)(f) && f.stream.join() === `list,${list.id}`);
+    const dm = await post(friend, { status: `@${me.username} psst`, visibility: "direct" });
+    valid(ConversationSchema, JSON.parse((await socket.next((f) => f.event === "conversation")).payload!));
+    const n = await socket.next((f) => f.event === "notification" && f.stream.join() === "user:notification");
+    expect(valid(NotificationSchema, JSON.parse(n.payload!)).status?.id).toBe(dm.id);
+    await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: friend.token });
+    // Pleroma-FE special-cases `delete`: its payload is the plain id.
+    expect(await socket.next((f) => f.event === "delete")).toEqual({ event: "delete", payload: s.id, stream: ["user"] });
+    await socket.fence();
+    expectClientsParse(socket.frames);
+    // The socket was anonymous when it opened, so it lives in an object of its own; presence follows it exactly.
+    const rows = await presenceOf(me.id);
+    expect(rows.map((r) => [r.stream, r.arg])).toEqual([["direct", ""], ["list", list.id], ["user", ""], ["user:notification", ""]]);
+    expect(new Set(rows.map((r) => r.object)).size).toBe(1);
+    expect(String(rows[0].object)).toMatch(/^topic:socket:/);
+    await socket.close();
+    await expect.poll(() => presenceOf(me.id)).toEqual([]);
+  });
+
+  it("masto.js 8: bare socket with the token as its protocol, subscribe by message", async () => {
+    const [me, friend] = [await registerUser(), await registerUser()];
+    await follow(me, friend);
+    const tag = `mj${Date.now().toString(36)}`;
+    // `new WebSocket("wss://…/api/v1/streaming", [accessToken])`
+    const socket = await openSocket("", { "Sec-WebSocket-Protocol": me.token });
+    expect(socket.response.headers.get("sec-websocket-protocol")).toBe(me.token);
+    // Signed in from the start: the user's own object, listening to nothing yet.
+    expect(await presenceOf(me.id)).toEqual([]);
+    socket.send({ type: "subscribe", stream: "user" });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
+    socket.send({ type: "subscribe", stream: "hashtag", tag });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
+    expect(await presenceOf(me.id)).toEqual([
+      { object: `user:${me.id}`, stream: "hashtag", arg: tag },
+      { object: `user:${me.id}`, stream: "user", arg: "" },
+    ]);
+    const s = await post(friend, { status: `#${tag} for everyone` });
+    // masto.js keeps a frame for subscribe("hashtag", { tag }) when its stream includes "hashtag" and the tag.
+    await socket.next((f) => isUpdate(s.id)(f) && f.stream.includes("hashtag") && f.stream.includes(tag));
+    await socket.next((f) => isUpdate(s.id)(f) && f.stream.join() === "user");
+    socket.send({ type: "unsubscribe", stream: "hashtag", tag });
+    expect(await responded(socket)).toEqual({ type: "unsubscribe", result: "success" });
+    await socket.fence();
+    expectClientsParse(socket.frames);
+    await socket.close();
+    await expect.poll(() => presenceOf(me.id)).toEqual([]);
+  });
+
+  it("a token in the query or header and no stream: the user's object, no subscriptions until asked", async () => {
+    const [me, friend] = [await registerUser(), await registerUser()];
+    await follow(me, friend);
+    const byQuery = await openSocket(`access_token=${me.token}`);
+    const byHeader = await openSocket("", { Authorization: `Bearer ${me.token}` });
+    const before = await post(friend, { status: "nobody subscribed yet" });
+    await settled();
+    for (const socket of [byQuery, byHeader]) {
+      await socket.fence();
+      expect(socket.frames).toEqual([]);
+    }
+    expect(await presenceOf(me.id)).toEqual([]);
+    byQuery.send({ type: "subscribe", stream: "user" });
+    expect(await responded(byQuery)).toEqual({ type: "subscribe", result: "success" });
+    expect(await presenceOf(me.id)).toEqual([{ object: `user:${me.id}`, stream: "user", arg: "" }]);
+    const after = await post(friend, { status: "now it is" });
+    await byQuery.next(isUpdate(after.id));
+    await byHeader.fence();
+    expect(byHeader.frames).toEqual([]);
+    expect(updates(byQuery.frames)).toEqual([after.id]);
+    expect(updates(byQuery.frames)).not.toContain(before.id);
+    await Promise.all([byQuery.close(), byHeader.close()]);
+    await expect.poll(() => presenceOf(me.id)).toEqual([]);
+  });
+
+  it("an anonymous bare socket may subscribe to public streams only; each lives in an object of its own", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const tag = `an${Date.now().toString(36)}`;
+    const [one, two] = [await openSocket(""), await openSocket("")];
+    for (const [stream, args] of [["user", {}], ["user:notification", {}], ["direct", {}], ["list", { list: "1" }], ["user:pleroma_chat", {}]] as const) {
+      one.send({ type: "subscribe", stream, ...args });
+      expect(await responded(one)).toEqual({ type: "subscribe", result: "error", error: "unauthorized" });
+    }
+    const socketRows = async (where: string, arg = "") =>
+      (await env.DB.prepare(`SELECT object FROM stream_presence WHERE object LIKE 'topic:socket:%' AND ${where}`).bind(arg).all()).results.map((r) => String(r.object));
+    const publicBefore = await socketRows("stream = 'public' AND ? = ''");
+    one.send({ type: "subscribe", stream: "public" });
+    expect(await responded(one)).toEqual({ type: "subscribe", result: "success" });
+    const [oneObject] = (await socketRows("stream = 'public' AND ? = ''")).filter((o) => !publicBefore.includes(o));
+    two.send({ type: "subscribe", stream: "hashtag", tag });
+    expect(await responded(two)).toEqual({ type: "subscribe", result: "success" });
+    const [twoObject] = await socketRows("arg = ?", tag);
+    expect([oneObject, twoObject].every((o) => o?.startsWith("topic:socket:"))).toBe(true);
+    expect(oneObject).not.toBe(twoObject);
+    // Nothing private reaches them; public posts do, as the public timeline shows them.
+    const priv = await post(a, { status: `@${b.username} #${tag} private`, visibility: "private" });
+    const pub = await post(a, { status: `#${tag} public` });
+    await one.next(isUpdate(pub.id));
+    await two.next(isUpdate(pub.id));
+    for (const s of [one, two]) {
+      await s.fence();
+      expect(updates(s.frames)).toEqual([pub.id]);
+      expect(updates(s.frames)).not.toContain(priv.id);
+      expectClientsParse(s.frames);
+    }
+    await Promise.all([one.close(), two.close()]);
+    // Closed: no row of theirs is left.
+    const left = async () => (await env.DB.prepare("SELECT object FROM stream_presence WHERE object IN (?, ?)").bind(oneObject, twoObject).all()).results;
+    await expect.poll(left).toEqual([]);
+  });
+
+  it("pleroma:authenticate answers as Pleroma does: bad token, another account, then the socket's scopes are the token's", async () => {
+    const [me, other] = [await registerUser(), await registerUser()];
+    const notificationsOnly = await tokenWith(me, "read:notifications");
+    const socket = await openSocket("");
+    socket.send({ type: "pleroma:authenticate", token: "not a token" });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "error", error: "unauthorized" });
+    socket.send({ type: "pleroma:authenticate" });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "error", error: "unauthorized" });
+    socket.send({ type: "pleroma:authenticate", token: notificationsOnly });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "success" });
+    socket.send({ type: "subscribe", stream: "user" });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "error", error: "unauthorized" });
+    socket.send({ type: "pleroma:authenticate", token: other.token });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "error", error: "already_authenticated" });
+    socket.send({ type: "subscribe", stream: "user:notification" });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
+    // Still me, not the other account: the other's notifications never arrive.
+    await post(me, { status: `@${other.username} hi` });
+    const mention = await post(other, { status: `@${me.username} hello` });
+    const n = await socket.next((f) => f.event === "notification");
+    expect(valid(NotificationSchema, JSON.parse(n.payload!)).status?.id).toBe(mention.id);
+    await socket.fence();
+    expect(socket.frames.filter((f) => f.event === "notification")).toHaveLength(1);
+    expectClientsParse(socket.frames);
+    await socket.close();
+  });
+
+  it("a socket signed in by its browser's cookie or URL takes a later pleroma:authenticate of the same account (Pleroma-FE closes on any error)", async () => {
+    const [me, friend] = [await registerUser(), await registerUser()];
+    await follow(me, friend);
+    const other = await tokenWith(me, "read");
+    const socket = await openSocket("", { Cookie: `_pleroma_key=${other}` });
+    socket.send({ type: "pleroma:authenticate", token: me.token });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "success" });
+    socket.send({ type: "subscribe", stream: "user" });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
+    // Listening under the token it authenticated with: revoking the cookie's token silences nothing.
+    await json("/oauth/revoke", { body: { client_id: me.app.client_id, client_secret: me.app.client_secret, token: other } });
+    const s = await post(friend, { status: "still heard" });
+    await socket.next(isUpdate(s.id));
+    await socket.close();
+  });
+
+  it("a stale session cookie leaves the bare socket anonymous (it may still sign in); a bad token the client names is 401", async () => {
+    const me = await registerUser();
+    const socket = await openSocket("", { Cookie: "_pleroma_key=long-gone" });
+    socket.send({ type: "subscribe", stream: "user" });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "error", error: "unauthorized" });
+    socket.send({ type: "pleroma:authenticate", token: me.token });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "success" });
+    socket.send({ type: "subscribe", stream: "user" });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
+    await socket.close();
+    const ws = { Upgrade: "websocket", Cookie: `_pleroma_key=${me.token}` };
+    expect(await json("/api/v1/streaming?access_token=long-gone", { headers: ws, status: 401 })).toEqual({ error: "Invalid access token" });
+    expect(await json("/api/v1/streaming", { headers: { ...ws, "Sec-WebSocket-Protocol": "long-gone" }, status: 401 })).toEqual({ error: "Invalid access token" });
+  });
+});
+
+describe("streaming: non-ASCII hashtags", () => {
+  it("#café and #日本 over WebSocket (by URL and by message) and event stream open and receive their posts", async () => {
+    const a = await registerUser();
+    const suffix = Date.now().toString(36).replace(/\d/g, "");
+    const [cafe, nihon] = [`café${suffix}`, `日本${suffix}`];
+    const byUrl = await openSocket(`stream=hashtag&tag=${encodeURIComponent(cafe)}`);
+    // Decomposed (NFD) as some keyboards type it: the same tag.
+    const decomposed = await openSocket(`stream=hashtag&tag=${encodeURIComponent(`#${cafe.normalize("NFD").toUpperCase()}`)}`);
+    const byMessage = await openSocket("");
+    byMessage.send({ type: "subscribe", stream: "hashtag", tag: nihon });
+    expect(await responded(byMessage)).toEqual({ type: "subscribe", result: "success" });
+    const sse = await openEventStream(`/api/v1/streaming/hashtag?tag=${encodeURIComponent(nihon)}`);
+    const signedIn = await openEventStream(`/api/v1/streaming/hashtag/local?tag=${encodeURIComponent(cafe)}`, a.token);
+    const s = await post(a, { status: `#${cafe} #${nihon}` });
+    expect((await byUrl.next(isUpdate(s.id))).stream).toEqual(["hashtag", cafe]);
+    expect((await decomposed.next(isUpdate(s.id))).stream).toEqual(["hashtag", cafe]);
+    expect((await byMessage.next(isUpdate(s.id))).stream).toEqual(["hashtag", nihon]);
+    for (const stream of [sse, signedIn]) {
+      const text = await stream.read((t) => t.includes("event: update"));
+      expect(valid(StatusSchema, JSON.parse(/event: update\ndata: (.+)\n\n/.exec(text)![1])).id).toBe(s.id);
+    }
+    expectClientsParse([...byUrl.frames, ...decomposed.frames, ...byMessage.frames]);
+    // Local workerd lets a non-ASCII header through with a warning, where the Fetch standard throws: the
+    // connection header the objects receive is plain ASCII.
+    const info = { object: `topic:hashtag:${nihon}`, listener: { accountId: "", tokenId: "", scopes: [] }, subscriptions: [{ stream: "hashtag" as const, arg: nihon }] };
+    expect(encodeConnection(info)).toMatch(/^[\x21-\x7e]+$/);
+    expect(JSON.parse(decodeURIComponent(encodeConnection(info)))).toEqual(info);
+    await Promise.all([byUrl.close(), decomposed.close(), byMessage.close(), sse.close(), signedIn.close()]);
+    const rows = async () => (await env.DB.prepare("SELECT arg FROM stream_presence WHERE arg IN (?, ?)").bind(cafe, nihon).all()).results;
+    await expect.poll(rows).toEqual([]);
   });
 });
 

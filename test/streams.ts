@@ -59,10 +59,10 @@ export interface Socket {
   close(): Promise<void>;
 }
 
-/** Opens a WebSocket at `/api/v1/streaming?<query>`; expects the upgrade. */
+/** Opens a WebSocket at `/api/v1/streaming?<query>` (bare `/api/v1/streaming` for ""); expects the upgrade. */
 export async function openSocket(query: string, headers: Record<string, string> = {}): Promise<Socket> {
   track();
-  const response = await SELF.fetch(`${BASE}/api/v1/streaming?${query}`, { headers: { Upgrade: "websocket", ...headers } });
+  const response = await SELF.fetch(`${BASE}/api/v1/streaming${query ? `?${query}` : ""}`, { headers: { Upgrade: "websocket", ...headers } });
   expect(response.status, await (response.status === 101 ? "" : response.clone().text())).toBe(101);
   const ws = response.webSocket!;
   ws.accept();
@@ -111,6 +111,20 @@ export async function openSocket(query: string, headers: Record<string, string> 
     },
   };
   return socket;
+}
+
+/**
+ * Fails unless every frame parses as the clients parse it: masto.js 8 throws on a frame with an `error` field and
+ * reads `stream` (an array) of every frame; it and Pleroma-FE parse every payload but `delete`'s as JSON.
+ */
+export function expectClientsParse(frames: WsFrame[]): void {
+  for (const f of frames) {
+    expect(f, JSON.stringify(f)).not.toHaveProperty("error");
+    expect(Array.isArray(f.stream), JSON.stringify(f)).toBe(true);
+    expect(typeof f.event).toBe("string");
+    if (f.event === "delete") expect(typeof f.payload).toBe("string");
+    else if (f.payload !== undefined) expect(() => JSON.parse(f.payload!), JSON.stringify(f)).not.toThrow();
+  }
 }
 
 /** `frames` of an event, their payloads parsed. */

@@ -1,7 +1,8 @@
 /**
  * The streaming Durable Objects. A `UserStream` (one per user, named by account id) holds every connection made
  * with that user's token; a `TopicStream` (one per public or hashtag stream, named by it) holds the anonymous
- * connections opened on that stream. Both work the same way:
+ * connections opened on that stream, and an anonymous WebSocket opened without a stream gets a `TopicStream` of
+ * its own (named by a random id), so no one object takes every such socket. They all work the same way:
  * - WebSockets are accepted with the Hibernation API: an idle socket costs nothing, its subscriptions live in
  *   its attachment, and a text `ping` is answered `pong` by the runtime without waking the object.
  * - Server-sent event streams cannot hibernate; the object keeps them in memory and an alarm writes the
@@ -28,12 +29,22 @@ export const HEARTBEAT_MS = 15_000;
 /** Header carrying the connection the Worker authorised (objects are reachable only through the Worker). */
 export const CONNECTION_HEADER = "x-starling-connection";
 
+// Header values must be ASCII (a tag may be `café` or `日本`): the JSON travels percent-encoded.
+export const encodeConnection = (info: ConnectionInfo) => encodeURIComponent(JSON.stringify(info));
+const decodeConnection = (header: string | null): ConnectionInfo | null => {
+  try {
+    return header ? (JSON.parse(decodeURIComponent(header)) as ConnectionInfo) : null;
+  } catch {
+    return null;
+  }
+};
+
 /** What the Worker hands an object with a new connection. */
 export interface ConnectionInfo {
   object: string;
   listener: Listener;
   subscriptions: Subscription[];
-  /** The `Sec-WebSocket-Protocol` the client offered (its token), echoed on the upgrade. */
+  /** The first `Sec-WebSocket-Protocol` the client offered (its token), echoed on the upgrade as the one chosen. */
   protocol?: string;
 }
 
@@ -55,8 +66,10 @@ const encoder = new TextEncoder();
 export const webSocketFrame = (f: Frame) => JSON.stringify({ event: f.event, payload: f.payload, stream: streamField(f) });
 // Mastodon writes `data: undefined` for an event without payload.
 export const sseFrame = (f: Frame) => `event: ${f.event}\ndata: ${f.payload ?? "undefined"}\n\n`;
+// `stream: []`: masto.js reads `stream` of every frame (a frame without one ends its subscription) and an empty
+// one matches none of its subscriptions; Pleroma-FE parses the payload as JSON.
 const respond = (type: string, result: "success" | "ignored" | "error", error?: string) =>
-  JSON.stringify({ event: "pleroma:respond", payload: JSON.stringify({ result, type, ...(error ? { error } : {}) }) });
+  JSON.stringify({ event: "pleroma:respond", payload: JSON.stringify({ result, type, ...(error ? { error } : {}) }), stream: [] });
 
 const wants = (c: Connection, f: Frame) => c.tokenId === f.tokenId && c.subscriptions.some((s) => sameSubscription(s, f));
 
@@ -72,7 +85,7 @@ class StreamObject extends DurableObject<Env> {
   }
 
   override async fetch(request: Request): Promise<Response> {
-    const info = JSON.parse(request.headers.get(CONNECTION_HEADER) ?? "null") as ConnectionInfo | null;
+    const info = decodeConnection(request.headers.get(CONNECTION_HEADER));
     if (!info) return new Response("Not found", { status: 404 });
     const connection: Connection = { ...info.listener, object: info.object, subscriptions: info.subscriptions };
     if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
@@ -149,7 +162,8 @@ class StreamObject extends DurableObject<Env> {
     }
     if (!msg || typeof msg !== "object") return;
     const c = ws.deserializeAttachment() as Connection;
-    const text = (k: string) => (typeof msg[k] === "string" ? (msg[k] as string) : undefined);
+    // A list id may come as a number.
+    const text = (k: string) => (typeof msg[k] === "string" ? (msg[k] as string) : typeof msg[k] === "number" ? String(msg[k]) : undefined);
     const type = text("type");
     if (type === "subscribe" || type === "unsubscribe") {
       const sub = await resolveStream(db(this.env), c, text("stream"), { tag: text("tag"), list: text("list"), instance: text("instance") });
@@ -162,10 +176,13 @@ class StreamObject extends DurableObject<Env> {
       return ws.send(respond(type, "success"));
     }
     if (type === "pleroma:authenticate") {
-      // An anonymous socket may sign in once; its later subscriptions are checked against the token.
-      if (c.accountId) return ws.send(respond(type, "error", "already_authenticated"));
-      const found = text("token") ? await findToken(db(this.env), text("token")!) : null;
+      // An anonymous socket may sign in; its later subscriptions are checked against the token.
+      const found = text("token") ? await findToken(db(this.env), text("token")!.trim()) : null;
       if (!found?.account || found.account.deactivated || !found.user?.confirmed) return ws.send(respond(type, "error", "unauthorized"));
+      // Signed in as someone else: refused, as Pleroma does. Signed in as the same account (a browser sends its
+      // session cookie with the upgrade, then Pleroma-FE authenticates, and closes the socket on any error): the
+      // socket takes the new token.
+      if (c.accountId && c.accountId !== found.account.id) return ws.send(respond(type, "error", "already_authenticated"));
       Object.assign(c, { accountId: found.account.id, tokenId: found.token.id, scopes: found.token.scopes.split(" ") } satisfies Listener);
       ws.serializeAttachment(c);
       await this.syncPresence(c.object);
@@ -260,3 +277,5 @@ export function streamObject(env: Env, object: string): DurableObjectStub<Stream
 
 export const userObject = (accountId: string) => `user:${accountId}`;
 export const topicObject = (s: Subscription) => `topic:${streamField(s).join(":")}`;
+/** An anonymous WebSocket opened without a stream: an object of its own (no stream name starts with `socket:`). */
+export const socketObject = () => `topic:socket:${crypto.randomUUID()}`;

@@ -1,9 +1,9 @@
 /**
- * Streaming: WebSocket at `/api/v1/streaming` (the stream in `?stream=`, more by subscribe messages) and
- * server-sent events at `/api/v1/streaming/<stream path>`. The Worker authenticates the request and checks
- * the stream before any upgrade (bad token 401, unknown stream 404, missing tag or list 400), then hands the
- * connection to its Durable Object: the user's `UserStream`, or for anonymous listeners the stream's
- * `TopicStream`.
+ * Streaming: WebSocket at `/api/v1/streaming` (the stream in `?stream=`, or none: Pleroma-FE and masto.js open
+ * it bare and subscribe by message) and server-sent events at `/api/v1/streaming/<stream path>`. The Worker
+ * authenticates the request and checks the stream before any upgrade (bad token 401, unknown stream 404,
+ * missing tag or list 400), then hands the connection to its Durable Object: the user's `UserStream`, or for
+ * anonymous listeners the stream's `TopicStream` (a socket's own one when it names no stream).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -13,8 +13,8 @@ import { ApiError } from "../http/errors";
 import { bearer, settleToken } from "../http/auth";
 import { boolParam, optionalString } from "../http/params";
 import { route, type Ctx } from "../http/route";
-import { CONNECTION_HEADER, streamObject, topicObject, userObject, type ConnectionInfo } from "../objects/streams";
-import { ANONYMOUS, isRefusal, resolveStream, type Listener } from "../services/streams";
+import { CONNECTION_HEADER, encodeConnection, socketObject, streamObject, topicObject, userObject, type ConnectionInfo } from "../objects/streams";
+import { ANONYMOUS, isRefusal, resolveStream, type Listener, type Subscription } from "../services/streams";
 import { findToken } from "../services/tokens";
 
 const StreamParams = z.object({
@@ -32,11 +32,20 @@ type StreamParams = z.output<typeof StreamParams>;
 /** Event-stream paths, as stream names (`/public/local` is `public:local`). */
 const SSE_PATHS = ["user", "user/notification", "public", "public/local", "public/remote", "hashtag", "hashtag/local", "list", "direct"];
 
-/** The listener behind the request's token (query, header, cookie, or the WebSocket protocol); anonymous without. */
+/** The first protocol a WebSocket client offers: masto.js puts the token there. */
+const offeredProtocol = (c: Ctx) => c.req.header("sec-websocket-protocol")?.split(",")[0]?.trim() || undefined;
+
+/**
+ * The listener behind the request's token (header, query, the WebSocket protocol, or the session cookie, in
+ * that order: a token the client names wins over the cookie its browser sends anyway); anonymous without.
+ * A stale cookie is no token: the browser sends it unasked, and Pleroma-FE signs in by message afterwards.
+ */
 async function listener(c: Ctx): Promise<Listener> {
-  const token = bearer(c) ?? c.req.header("sec-websocket-protocol")?.split(",")[0]?.trim();
+  const named = c.req.header("authorization") || c.req.query("access_token") ? bearer(c) : offeredProtocol(c);
+  const token = named ?? bearer(c);
   if (!token) return ANONYMOUS;
   const found = await findToken(db(c.env), token);
+  if (!found && !named) return ANONYMOUS;
   if (!found) throw new ApiError(401, "Invalid access token");
   const auth = settleToken(c, found)!;
   // An app-only token listens as nobody in particular.
@@ -47,11 +56,16 @@ async function open(c: Ctx, p: StreamParams, name: string | undefined): Promise<
   const websocket = c.req.header("upgrade")?.toLowerCase() === "websocket";
   const who = await listener(c);
   if (!websocket && !name) throw new ApiError(400, "Unknown stream type");
-  const sub = await resolveStream(db(c.env), who, name, p);
-  if (isRefusal(sub)) throw new ApiError(sub.status, sub.message);
-  const object = who.accountId ? userObject(who.accountId) : topicObject(sub);
-  const info: ConnectionInfo = { object, listener: who, subscriptions: [sub], protocol: c.req.header("sec-websocket-protocol") };
-  const headers = new Headers({ [CONNECTION_HEADER]: JSON.stringify(info) });
+  // A WebSocket without a stream opens with no subscription; its messages subscribe it.
+  let sub: Subscription | undefined;
+  if (name || !websocket) {
+    const resolved = await resolveStream(db(c.env), who, name, p);
+    if (isRefusal(resolved)) throw new ApiError(resolved.status, resolved.message);
+    sub = resolved;
+  }
+  const object = who.accountId ? userObject(who.accountId) : sub ? topicObject(sub) : socketObject();
+  const info: ConnectionInfo = { object, listener: who, subscriptions: sub ? [sub] : [], protocol: offeredProtocol(c) };
+  const headers = new Headers({ [CONNECTION_HEADER]: encodeConnection(info) });
   if (websocket) headers.set("upgrade", "websocket");
   return streamObject(c.env, object).fetch(new Request(c.req.url, { headers, signal: c.req.raw.signal }));
 }
@@ -70,7 +84,7 @@ export function registerStreamingRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/streaming",
-    summary: "WebSocket streaming (stream, tag, list, instance; token by access_token, Authorization or Sec-WebSocket-Protocol)",
+    summary: "WebSocket streaming (stream, tag, list, instance, or none and subscribe by message; token by access_token, Authorization, Sec-WebSocket-Protocol or pleroma:authenticate)",
     tags: ["Streaming"],
     auth: "none",
     params: StreamParams,

@@ -75,7 +75,8 @@ export async function resolveStream(
   let arg = "";
   if (argName) {
     arg = (params[argName] ?? "").trim();
-    if (argName === "tag") arg = arg.replace(/^#/, "").toLowerCase();
+    // As statuses store their tags (src/content/format.ts).
+    if (argName === "tag") arg = arg.replace(/^#/, "").normalize("NFC").toLowerCase();
     if (argName === "instance") arg = arg.toLowerCase();
     if (!arg) return refuse("bad_topic", 400, `No ${argName} for stream provided`);
   }
