@@ -154,6 +154,9 @@ describe("password checks are throttled", () => {
     for (let i = 0; i < 5; i++) expect((await send(freshIp(), { email: user.email.toUpperCase() })).status).toBeLessThan(300);
     await expectThrottled(await send(freshIp(), { email: user.email }), 8640);
     expect((await send(freshIp(), { nickname: `someone_else_${Date.now()}` })).status).toBeLessThan(300);
+    // The OpenAPI document says so.
+    const doc = await json("/api/openapi");
+    expect(doc.paths["/api/v1/pleroma/accounts/confirmation_resend"].post.responses["429"]).toBeDefined();
   });
 });
 

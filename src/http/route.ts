@@ -113,6 +113,7 @@ function register(app: OpenAPIHono<AppEnv>, spec: RouteSpec<any, any>, path: str
       200: success,
       400: { description: "Invalid parameters", content: { "application/json": { schema: ErrorSchema } } },
       ...(spec.auth === "none" ? {} : { 403: { description: "Missing credentials or scope", content: { "application/json": { schema: ErrorSchema } } } }),
+      ...(spec.rateLimit ? { 429: { description: "Throttled (see Retry-After)", content: { "application/json": { schema: ErrorSchema } } } } : {}),
     },
   });
 }
