@@ -112,6 +112,20 @@ describe("password checks are throttled", () => {
     expect((await passwordGrant(user, user.password, freshIp(), {}, vars)).status).toBe(200);
   });
 
+  it("a huge login is an ordinary failure, not a 500", async () => {
+    const user = await registerUser();
+    const ip = freshIp();
+    const huge = "x".repeat(200_000);
+    const grant = await call("/oauth/token", {
+      body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: huge, password: "p" },
+      headers: { "cf-connecting-ip": ip },
+    });
+    expect(grant.status).toBe(400);
+    expect((await basic("y".repeat(20_000), "p", ip)).status).toBe(403);
+    const resend = await call("/api/v1/pleroma/accounts/confirmation_resend", { body: { email: huge }, headers: { "cf-connecting-ip": ip } });
+    expect(resend.status).toBeLessThan(500);
+  });
+
   it("successful checks do not count", async () => {
     const user = await registerUser();
     const ip = freshIp();

@@ -76,7 +76,8 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
 function throttle(c: Ctx, name: keyof Config["rateLimits"], key: string | undefined) {
   const limit = config(c.env).rateLimits[name];
   const hits = [{ key: `${name}:ip:${clientIp(c)}`, limit }];
-  if (key) hits.push({ key: `${name}:key:${key.trim().toLowerCase()}`, limit });
+  // Bounded: the key becomes a row key.
+  if (key) hits.push({ key: `${name}:key:${key.trim().toLowerCase().slice(0, 320)}`, limit });
   return hitAll(db(c.env), hits);
 }
 

@@ -25,8 +25,9 @@ export interface LoginThrottle {
  */
 export async function checkLogin(d: DB, login: string, password: string, throttle: LoginThrottle) {
   const found = await findLocalByLogin(d, login);
-  // Unknown logins are counted under their own name: guessing at non-existent accounts is limited too.
-  const keys = [`login:ip:${throttle.ip}`, `login:account:${found?.account.id ?? login.trim().toLowerCase()}`];
+  // Unknown logins are counted under their own name (bounded: it becomes a row key): guessing at non-existent
+  // accounts is limited too.
+  const keys = [`login:ip:${throttle.ip}`, `login:account:${found?.account.id ?? login.trim().toLowerCase().slice(0, 320)}`];
   await hitAll(d, [
     { key: keys[0], limit: throttle.perIp },
     { key: keys[1], limit: throttle.perAccount },
