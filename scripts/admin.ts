@@ -6,7 +6,7 @@
  *   npm run admin -- mail [--remote]            (the newest messages of the development outbox)
  *
  * It writes through `wrangler d1 execute`, so it needs no running server, and uses the Worker's own code
- * for ids, password hashes and keys, so what it writes is what registration would have written.
+ * for ids and password hashes, so what it writes is what registration would have written.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -15,7 +15,6 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { newId } from "../src/db/ids";
 import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
-import { generateActorKeyPair } from "../src/lib/keys";
 import { localActorUrls, NICKNAME_PATTERN } from "../src/services/accounts";
 
 const { positionals, values } = parseArgs({
@@ -63,13 +62,14 @@ async function createAdmin() {
   const password = values.password ?? randomToken(12);
   const t = Date.now();
   const id = newId(t);
-  const keys = await generateActorKeyPair();
+  // No signing key: the Worker makes one when the account first signs (services/credentials.ts `signingKey`).
   const urls = localActorUrls(base(), username);
   runSql([
-    `INSERT INTO accounts (id, username, domain, display_name, note, uri, url, inbox_url, outbox_url, followers_url, shared_inbox_url, public_key, accepts_chat_messages, created_at, updated_at)
-     VALUES (${q(id)}, ${q(username)}, NULL, ${q(username)}, '', ${q(urls.uri)}, ${q(urls.url)}, ${q(urls.inboxUrl)}, ${q(urls.outboxUrl)}, ${q(urls.followersUrl)}, ${q(urls.sharedInboxUrl)}, ${q(keys.publicKey)}, 1, ${t}, ${t})`,
-    `INSERT INTO users (account_id, email, password_hash, confirmed, is_admin, is_moderator, private_key, last_active_at, created_at)
-     VALUES (${q(id)}, ${q(email)}, ${q(await hashPassword(password))}, 1, 1, 1, ${q(keys.privateKey)}, ${t}, ${t})`,
+    `INSERT INTO accounts (id, username, domain, display_name, note, uri, url, inbox_url, outbox_url, followers_url, shared_inbox_url, accepts_chat_messages, created_at, updated_at)
+     VALUES (${q(id)}, ${q(username)}, NULL, ${q(username)}, '', ${q(urls.uri)}, ${q(urls.url)}, ${q(urls.inboxUrl)}, ${q(urls.outboxUrl)}, ${q(urls.followersUrl)}, ${q(urls.sharedInboxUrl)}, 1, ${t}, ${t})`,
+    `INSERT INTO users (account_id, email, confirmed, is_admin, is_moderator, last_active_at, created_at)
+     VALUES (${q(id)}, ${q(email)}, 1, 1, 1, ${t}, ${t})`,
+    `INSERT INTO credentials (account_id, password_hash) VALUES (${q(id)}, ${q(await hashPassword(password))})`,
   ]);
   console.log(`Created admin @${username} (${urls.uri})`);
   if (!values.password) console.log(`Password: ${password}`);

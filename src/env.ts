@@ -38,6 +38,12 @@ export interface Env {
   MAX_NAME_LENGTH?: string;
   REGISTRATIONS_PER_IP?: string;
   REGISTRATIONS_WINDOW_SECONDS?: string;
+  LOGIN_FAILURES_PER_IP?: string;
+  LOGIN_FAILURES_PER_IP_WINDOW_SECONDS?: string;
+  LOGIN_FAILURES_PER_ACCOUNT?: string;
+  LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS?: string;
+  CONFIRMATION_RESENDS?: string;
+  CONFIRMATION_RESENDS_WINDOW_SECONDS?: string;
   LANGUAGES?: string;
   FANOUT_INLINE_MAX?: string;
   /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
@@ -45,6 +51,11 @@ export interface Env {
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
+}
+
+export interface Limit {
+  max: number;
+  windowSeconds: number;
 }
 
 export const VERSION = "0.1.0";
@@ -71,8 +82,16 @@ export interface Config {
   fieldsLimits: { max_fields: number; max_remote_fields: number; name_length: number; value_length: number };
   maxBioLength: number;
   maxNameLength: number;
-  registrationsPerIp: number;
-  registrationsWindowSeconds: number;
+  /** Throttles (docs/security.md): each a number of hits per fixed window. */
+  rateLimits: {
+    /** Registrations per address. */
+    registration: Limit;
+    /** Failed password checks (HTTP Basic, password grant, authorize form) per address, and per account. */
+    loginPerIp: Limit;
+    loginPerAccount: Limit;
+    /** Confirmation mails asked for, per address and per e-mail/nickname. */
+    confirmationResend: Limit;
+  };
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
   inlineFanoutMax: number;
@@ -128,8 +147,14 @@ export function config(env: Env): Config {
     },
     maxBioLength: int(env.MAX_BIO_LENGTH, 5000),
     maxNameLength: int(env.MAX_NAME_LENGTH, 100),
-    registrationsPerIp: int(env.REGISTRATIONS_PER_IP, 5),
-    registrationsWindowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60),
+    rateLimits: {
+      registration: { max: int(env.REGISTRATIONS_PER_IP, 5), windowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60) },
+      // Pleroma's `authentication` limit: 15 a minute per address.
+      loginPerIp: { max: int(env.LOGIN_FAILURES_PER_IP, 15), windowSeconds: int(env.LOGIN_FAILURES_PER_IP_WINDOW_SECONDS, 60) },
+      loginPerAccount: { max: int(env.LOGIN_FAILURES_PER_ACCOUNT, 30), windowSeconds: int(env.LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600) },
+      // Pleroma's `account_confirmation_resend`: 5 per 8,640 s.
+      confirmationResend: { max: int(env.CONFIRMATION_RESENDS, 5), windowSeconds: int(env.CONFIRMATION_RESENDS_WINDOW_SECONDS, 8640) },
+    },
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),

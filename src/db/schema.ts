@@ -2,7 +2,7 @@
  * The relational model. Times are integer milliseconds since the epoch; booleans are 0/1 integers;
  * JSON columns hold only data no query filters on. Hot fields have their own indexed columns.
  */
-import { sql } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const bool = (name: string) => integer(name, { mode: "boolean" });
@@ -78,7 +78,7 @@ export const accounts = sqliteTable(
   ],
 );
 
-/** Local users: credentials and private settings of a local account (same id). */
+/** Local users: e-mail and private settings of a local account (same id). Secrets live in `credentials`. */
 export const users = sqliteTable(
   "users",
   {
@@ -86,7 +86,6 @@ export const users = sqliteTable(
       .primaryKey()
       .references(() => accounts.id, { onDelete: "cascade" }),
     email: text("email").notNull(),
-    passwordHash: text("password_hash").notNull(),
     confirmed: bool("confirmed").notNull().default(true),
     confirmationTokenHash: text("confirmation_token_hash"),
     confirmationSentAt: time("confirmation_sent_at"),
@@ -110,14 +109,31 @@ export const users = sqliteTable(
     )
       .notNull()
       .default({ block_from_strangers: false, hide_notification_contents: false }),
-    /** PKCS#8 PEM of the account's signing key for federation. */
-    privateKey: text("private_key"),
     inviteId: text("invite_id"),
     lastActiveAt: time("last_active_at"),
     createdAt: time("created_at").notNull(),
   },
   (t) => [uniqueIndex("users_email").on(sql`lower(${t.email})`), index("users_last_active").on(t.lastActiveAt)],
 );
+
+/**
+ * The `users` columns code outside login, confirmation and signing may read (every authenticated request, hydration):
+ * an allowlist, so a secret added to `users` later is not loaded by default.
+ */
+export const userColumns = (({ confirmationTokenHash: _hidden, ...visible }) => visible)(getTableColumns(users));
+
+/**
+ * A local account's secrets, read only by the password check, password changes and signing (`services/credentials.ts`):
+ * the password hash and the PKCS#8 PEM of the signing key (made when first needed). TOTP secrets and backup codes
+ * belong here too.
+ */
+export const credentials = sqliteTable("credentials", {
+  accountId: text("account_id")
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  passwordHash: text("password_hash").notNull(),
+  privateKey: text("private_key"),
+});
 
 export const apps = sqliteTable(
   "apps",

@@ -8,9 +8,12 @@ import type { AppEnv } from "../app";
 import { eq } from "drizzle-orm";
 import { db } from "../db/client";
 import { users } from "../db/schema";
-import { type AccountRow, type UserRow, checkLogin, type AppRow } from "../services/accounts";
+import { config } from "../env";
+import type { AccountRow, UserRow, AppRow } from "../services/accounts";
+import { checkLogin, type LoginThrottle } from "../services/credentials";
 import { findToken } from "../services/tokens";
 import { forbidden } from "./errors";
+import { clientIp } from "./urls";
 
 export const SESSION_COOKIE = "_pleroma_key";
 /** What a password (Basic) login may do: everything a full-scope token may. */
@@ -64,7 +67,7 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
   } else {
     const creds = basic(c);
     if (creds) {
-      const found = await checkLogin(db(c.env), creds.login, creds.password);
+      const found = await checkLogin(db(c.env), creds.login, creds.password, loginThrottle(c));
       if (found) auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
     }
   }
@@ -90,6 +93,12 @@ export function settleToken(c: Context<AppEnv>, found: TokenFound | null): Auth 
   }
   c.set("auth", auth);
   return auth;
+}
+
+/** The limits on failed password checks for this request's caller (config `rateLimits`). */
+export function loginThrottle(c: Context<AppEnv>): LoginThrottle {
+  const limits = config(c.env).rateLimits;
+  return { ip: clientIp(c), perIp: limits.loginPerIp, perAccount: limits.loginPerAccount };
 }
 
 export type TokenFound = NonNullable<Awaited<ReturnType<typeof findToken>>>;

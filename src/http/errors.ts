@@ -10,6 +10,8 @@ export class ApiError extends Error {
     readonly status: ContentfulStatusCode,
     message: string,
     readonly extra: Record<string, unknown> = {},
+    /** Response headers the answer carries (`Retry-After`). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -22,8 +24,9 @@ export const forbidden = (message = "Invalid credentials.", extra?: Record<strin
 export const notFound = (message = "Record not found") => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);
 export const unprocessable = (message: string, extra?: Record<string, unknown>) => new ApiError(422, message, extra);
-export const tooManyRequests = (message = "Throttled") => new ApiError(429, message);
+export const tooManyRequests = (message = "Throttled", retryAfterSeconds?: number) =>
+  new ApiError(429, message, {}, retryAfterSeconds ? { "Retry-After": String(Math.max(1, retryAfterSeconds)) } : {});
 
 export function errorResponse(c: Context, err: ApiError): Response {
-  return c.json({ error: err.message, ...err.extra }, err.status);
+  return c.json({ error: err.message, ...err.extra }, err.status, err.headers);
 }

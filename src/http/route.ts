@@ -10,8 +10,11 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";
-import { baseUrl } from "./urls";
+import { baseUrl, clientIp } from "./urls";
 import { deliverPending } from "../services/push";
+import { config, type Config } from "../env";
+import { db } from "../db/client";
+import { hitAll } from "../services/rate-limit";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 export type Ctx = Context<AppEnv>;
@@ -36,6 +39,12 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
    * nothing first and passes no auth. Basic auth and token-less requests are still handled here.
    */
   authInQuery?: boolean;
+  /**
+   * Throttle (one of the configured `rateLimits`): each call counts against the caller's address and, when `by`
+   * names one, against that key too (the address a mail goes to); over either limit the answer is 429
+   * `Throttled` with `Retry-After`, before the handler runs.
+   */
+  rateLimit?: { name: keyof Config["rateLimits"]; by?: (params: z.output<P>) => string | undefined };
   /** The action may create notifications: push them after the response. */
   notifies?: boolean;
   handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
@@ -51,6 +60,7 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
   const handler = async (c: Ctx) => {
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
+    if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
     const res = await spec.handler(c, params, auth as AuthFor<M>);
     if (spec.notifies) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
     return res;
@@ -61,6 +71,14 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     app.on(spec.method.toUpperCase(), path, handler);
     register(app, spec, path, scopes);
   }
+}
+
+function throttle(c: Ctx, name: keyof Config["rateLimits"], key: string | undefined) {
+  const limit = config(c.env).rateLimits[name];
+  const hits = [{ key: `${name}:ip:${clientIp(c)}`, limit }];
+  // Bounded: the key becomes a row key.
+  if (key) hits.push({ key: `${name}:key:${key.trim().toLowerCase().slice(0, 320)}`, limit });
+  return hitAll(db(c.env), hits);
 }
 
 function register(app: OpenAPIHono<AppEnv>, spec: RouteSpec<any, any>, path: string, scopes: string[]) {
@@ -96,6 +114,7 @@ function register(app: OpenAPIHono<AppEnv>, spec: RouteSpec<any, any>, path: str
       200: success,
       400: { description: "Invalid parameters", content: { "application/json": { schema: ErrorSchema } } },
       ...(spec.auth === "none" ? {} : { 403: { description: "Missing credentials or scope", content: { "application/json": { schema: ErrorSchema } } } }),
+      ...(spec.rateLimit ? { 429: { description: "Throttled (see Retry-After)", content: { "application/json": { schema: ErrorSchema } } } } : {}),
     },
   });
 }

@@ -9,7 +9,7 @@ import { followRequests, notifications, participations } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../http/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
-import { baseUrl, clientIp, hostOf, renderContext } from "../http/urls";
+import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { renderToken } from "../render/oauth";
 import { AccountSchema } from "../schemas/account";
@@ -28,7 +28,6 @@ import {
 import { verifyCaptcha } from "../services/captcha";
 import { mailer } from "../services/mailer";
 import { isStoredKey, storeImage } from "../services/media";
-import { hit } from "../services/rate-limit";
 import { loadRelationships } from "../services/relationships";
 import { plainTextToHtml } from "../content/text";
 
@@ -93,12 +92,12 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       language: z.string().max(16).optional(),
     }),
     response: z.union([TokenSchema, RegistrationPendingSchema]),
+    rateLimit: { name: "registration" },
     handler: async (c, p, auth) => {
       // Only an app acting for nobody registers users: a signed-in user has an account already.
       if (!auth.app || auth.account) throw forbidden("Invalid credentials");
       const cfg = config(c.env);
       const d = db(c.env);
-      await hit(d, `register:${clientIp(c)}`, cfg.registrationsPerIp, cfg.registrationsWindowSeconds);
       if (!p.agreement) throw fieldErrors({ agreement: ["must be accepted"] });
       if (cfg.captcha !== "none") await verifyCaptcha(c.env, p.captcha_token, p.captcha_solution, p.captcha_answer_data);
       const base = baseUrl(c);

@@ -5,7 +5,7 @@ import { getCookie, setCookie } from "hono/cookie";
 import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
-import { assertActive, authenticate, SESSION_COOKIE } from "../http/auth";
+import { assertActive, authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";
 import { ApiError, badRequest } from "../http/errors";
 import { parseParams } from "../http/params";
 import { route, type Ctx } from "../http/route";
@@ -13,7 +13,8 @@ import { hostOf } from "../http/urls";
 import { authorizePage, codePage, messagePage } from "../render/pages";
 import { renderToken } from "../render/oauth";
 import { TokenSchema } from "../schemas/oauth";
-import { checkLogin, confirmEmail } from "../services/accounts";
+import { confirmEmail } from "../services/accounts";
+import { checkLogin } from "../services/credentials";
 import { authenticateClient, findAppByClientId, OOB_URI, redirectUriList, type AppRow } from "../services/apps";
 import { consumeCode, createCode, createSession, SESSION_SECONDS, verifyPkce } from "../services/oauth";
 import { parseScopes, withinScopes } from "../services/scopes";
@@ -89,7 +90,8 @@ function hiddenFields(p: AuthorizeRequest, checked: Checked) {
   };
 }
 
-const secure = (c: Ctx) => new URL(c.req.url).protocol === "https:";
+/** Cookies are `Secure` when the page is served over https, or the instance has a public DOMAIN (always https). */
+const secure = (c: Ctx) => new URL(c.req.url).protocol === "https:" || config(c.env).domain !== null;
 
 function csrfToken(c: Ctx): string {
   const existing = getCookie(c, CSRF_COOKIE);
@@ -111,6 +113,12 @@ async function sessionUser(c: Ctx, forceLogin: boolean) {
 }
 
 export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
+  // The authorize page must not be framed: a remembered session would let another site click "Approve".
+  app.use("/oauth/authorize", async (c, next) => {
+    await next();
+    c.header("X-Frame-Options", "DENY");
+    c.header("Content-Security-Policy", "frame-ancestors 'none'");
+  });
   app.get("/oauth/authorize", async (c) => {
     const p = await parseParams(c, authorizeParams);
     const checked = await checkRequest(c, p);
@@ -142,7 +150,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
     if (p.decision !== "approve") return redirectError(c, checked.redirectUri, "access_denied", p.state);
 
     const d = db(c.env);
-    const again = (error: string, status: 401 | 403) =>
+    const again = (error: string, status: 401 | 403 | 429, headers: Record<string, string> = {}) =>
       c.html(
         authorizePage({
           instance: config(c.env).name,
@@ -154,16 +162,21 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
           error,
         }),
         status,
-      );
+        headers,
+      ) as Response;
 
     let who = p.username ? null : await sessionUser(c, p.force_login === "true");
     if (!who) {
-      const found = await checkLogin(d, p.username ?? "", p.password ?? "");
-      if (!found) return again("Invalid nickname or password.", 401);
+      let found;
       try {
+        found = await checkLogin(d, p.username ?? "", p.password ?? "", loginThrottle(c));
+        if (!found) return again("Invalid nickname or password.", 401);
         assertActive(found.account, found.user);
       } catch (e) {
-        if (e instanceof ApiError) return again(e.message, 403);
+        // Throttled or refused: the form again with the reason (and Retry-After when throttled).
+        if (e instanceof ApiError && (e.status === 403 || e.status === 429)) {
+          return again(e.status === 429 ? "Too many attempts. Wait a moment and try again." : e.message, e.status, e.headers);
+        }
         throw e;
       }
       who = found;
@@ -234,7 +247,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         }
         case "password": {
           if (!p.username || !p.password) throw invalidCredentials();
-          const found = await checkLogin(d, p.username, p.password);
+          const found = await checkLogin(d, p.username, p.password, loginThrottle(c));
           if (!found) throw invalidCredentials();
           assertActive(found.account, found.user);
           const issued = await issueToken(d, { appId: client.id, accountId: found.account.id, scopes: requested ?? appScopes });

@@ -6,7 +6,7 @@ import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
 import { isId } from "../db/ids";
-import { accounts, bookmarks, emojiReactions, statuses, users } from "../db/schema";
+import { accounts, bookmarks, emojiReactions, statuses, userColumns, users } from "../db/schema";
 import type { UserAuth } from "../http/auth";
 import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam, optionalString } from "../http/params";
@@ -336,7 +336,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
           const s = await visibleStatus(dd, p.id, me);
           const name = p.emoji === undefined ? undefined : await actions.reactionName(dd, p.emoji);
           const rows = await dd
-            .select({ emoji: emojiReactions.emoji, account: accounts, user: users })
+            .select({ emoji: emojiReactions.emoji, account: accounts, user: userColumns })
             .from(emojiReactions)
             .innerJoin(accounts, eq(accounts.id, emojiReactions.accountId))
             .leftJoin(users, eq(users.accountId, accounts.id))

@@ -1,7 +1,7 @@
 /** Pages of accounts related to one account through a pair table, paged by the relation's own row id. */
 import { and, eq, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, blocks, endorsements, favourites, followRequests, follows, listAccounts, mutes, statuses, subscriptions, users } from "../db/schema";
+import { accounts, blocks, endorsements, favourites, followRequests, follows, listAccounts, mutes, statuses, subscriptions, userColumns, users } from "../db/schema";
 import { notSilenced } from "./visibility";
 import { pageQuery, inOrder, type Page } from "../http/pagination";
 import type { AccountWithUser } from "./accounts";
@@ -30,7 +30,7 @@ export async function relatedAccounts(
   const show = by === "accountId" ? table.targetAccountId : table.accountId;
   const q = pageQuery(table.id, page);
   const rows = await d
-    .select({ relation: table, account: accounts, user: users })
+    .select({ relation: table, account: accounts, user: userColumns })
     .from(table as typeof follows)
     .innerJoin(accounts, eq(accounts.id, show))
     .leftJoin(users, eq(users.accountId, accounts.id))
@@ -44,7 +44,7 @@ export async function relatedAccounts(
 export async function listMembers(d: DB, listId: string, page: Page | null): Promise<PagedAccount[]> {
   const q = page ? pageQuery(listAccounts.id, page) : null;
   const base = d
-    .select({ relation: listAccounts, account: accounts, user: users })
+    .select({ relation: listAccounts, account: accounts, user: userColumns })
     .from(listAccounts)
     .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))
     .leftJoin(users, eq(users.accountId, accounts.id))
@@ -62,7 +62,7 @@ export async function relatedStatusAccounts(d: DB, kind: "reblogs" | "favourites
   const table = kind === "reblogs" ? statuses : favourites;
   const q = pageQuery(rel.id, page);
   const rows = await d
-    .select({ cursor: rel.id, account: accounts, user: users })
+    .select({ cursor: rel.id, account: accounts, user: userColumns })
     .from(table as typeof favourites)
     .innerJoin(accounts, eq(accounts.id, rel.account))
     .leftJoin(users, eq(users.accountId, accounts.id))

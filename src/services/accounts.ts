@@ -3,17 +3,17 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { isId, newId } from "../db/ids";
-import { accounts, invites, tokens, users, type AccountField } from "../db/schema";
+import { accounts, credentials, invites, tokens, userColumns, users, type AccountField } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
 import { ApiError, badRequest } from "../http/errors";
-import { DUMMY_PASSWORD_HASH, hashPassword, randomToken, sha256, verifyPassword } from "../lib/crypto";
-import { generateActorKeyPair } from "../lib/keys";
+import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import type { Config } from "../env";
 import type { AppRow } from "./apps";
 import { buildToken, type IssuedToken } from "./tokens";
 
 export type AccountRow = typeof accounts.$inferSelect;
-export type UserRow = typeof users.$inferSelect;
+/** A user as code outside login and signing sees it: the `userColumns` allowlist, no secrets. */
+export type UserRow = { [K in keyof typeof userColumns]: (typeof users.$inferSelect)[K] };
 export type { AppRow };
 
 /** An account with its local user row, when it has one. */
@@ -48,7 +48,7 @@ export function localActorUrls(base: string, username: string) {
 }
 
 const withUser = (d: DB) =>
-  d.select({ account: accounts, user: users }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
+  d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
 
 /** A local user by nickname or e-mail address (case-insensitive); each form has its own index. */
 export async function findLocalByLogin(d: DB, login: string) {
@@ -57,16 +57,6 @@ export async function findLocalByLogin(d: DB, login: string) {
     .where(key.includes("@") ? sql`lower(${users.email}) = ${key}` : eq(accounts.acctKey, key))
     .get();
   return row && row.user ? { account: row.account, user: row.user } : null;
-}
-
-/**
- * The local user whose nickname or e-mail and password match, or null. The password is checked even when no
- * such user exists, so the answer takes as long either way.
- */
-export async function checkLogin(d: DB, login: string, password: string) {
-  const found = await findLocalByLogin(d, login);
-  const ok = await verifyPassword(password, found?.user.passwordHash ?? DUMMY_PASSWORD_HASH);
-  return found && ok ? found : null;
 }
 
 /** An account by id, or by nickname (`alice`, `alice@remote.example`; `alice@<this host>` is local). */
@@ -149,21 +139,18 @@ export async function register(
   }
 
   const id = newId(t);
-  const keys = await generateActorKeyPair();
+  // No signing key yet: `signingKey` makes one when something first signs (RSA generation costs 90–270 ms).
   const confirmationToken = cfg.activationRequired ? randomToken(24) : null;
   const account: AccountRow = {
     ...emptyAccount(id, input.username, t),
     ...localActorUrls(base, input.username),
     displayName: input.fullname ?? "",
     note: plainTextToHtml(input.bio ?? ""),
-    publicKey: keys.publicKey,
   };
   const user: UserRow = {
     accountId: id,
     email: input.email,
-    passwordHash: await hashPassword(input.password),
     confirmed: !cfg.activationRequired,
-    confirmationTokenHash: confirmationToken ? await sha256(confirmationToken) : null,
     confirmationSentAt: confirmationToken ? t : null,
     locale: input.language || input.locale || "en",
     defaultScope: "public",
@@ -179,17 +166,19 @@ export async function register(
     isModerator: false,
     settingsStore: {},
     notificationSettings: { block_from_strangers: false, hide_notification_contents: false },
-    privateKey: keys.privateKey,
     inviteId,
     lastActiveAt: t,
     createdAt: t,
   };
+  const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
+  const passwordHash = await hashPassword(input.password);
   const token = user.confirmed ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") }) : null;
 
   try {
     await d.batch([
       d.insert(accounts).values(account),
-      d.insert(users).values(user),
+      d.insert(users).values({ ...user, confirmationTokenHash }),
+      d.insert(credentials).values({ accountId: id, passwordHash, privateKey: null }),
       ...(token ? [d.insert(tokens).values(token.row)] : []),
       ...(inviteId ? [d.update(invites).set({ uses: sql`${invites.uses} + 1` }).where(eq(invites.id, inviteId))] : []),
     ]);
@@ -300,8 +289,8 @@ export async function saveCredentials(d: DB, accountId: string, update: Credenti
   const [acc, usr] = await d.batch([
     d.update(accounts).set({ ...update.account, updatedAt: t }).where(eq(accounts.id, accountId)).returning(),
     Object.keys(update.user).length
-      ? d.update(users).set(update.user).where(eq(users.accountId, accountId)).returning()
-      : d.select().from(users).where(eq(users.accountId, accountId)),
+      ? d.update(users).set(update.user).where(eq(users.accountId, accountId)).returning(userColumns)
+      : d.select(userColumns).from(users).where(eq(users.accountId, accountId)),
   ]);
   return { account: acc[0], user: usr[0] ?? null };
 }

@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, conversations, participations, users } from "../db/schema";
+import { accounts, conversations, participations, userColumns, users } from "../db/schema";
 import { notFound } from "../http/errors";
 import type { Page } from "../http/pagination";
 import type { AccountWithUser } from "./accounts";
@@ -78,6 +78,6 @@ export async function setRecipients(d: DB, ownerId: string, id: string, ids: str
 /** Accounts of the given ids (with users), keyed by id. */
 export async function accountsById(d: DB, ids: string[]): Promise<Map<string, AccountWithUser>> {
   if (ids.length === 0) return new Map();
-  const rows = await d.select({ account: accounts, user: users }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(inArray(accounts.id, [...new Set(ids)]));
+  const rows = await d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(inArray(accounts.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.account.id, r]));
 }

@@ -4,20 +4,23 @@
  * reblogs, bookmarks, thread mutes and conversation participations, emoji reactions, applications, cards,
  * parent visibility and custom emojis. The cost is fixed whatever the page size.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { fromJson, jsonObject, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
 import { group } from "../lib/group";
 import { statement } from "../db/client";
-import { accounts, apps, customEmojis, mediaAttachments, polls, statuses, tokens, users } from "../db/schema";
+import { accounts, apps, customEmojis, mediaAttachments, polls, statuses, tokens, userColumns, users } from "../db/schema";
 import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
 import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
 
 export type StatusRow = typeof statuses.$inferSelect;
 
-/** Columns no rendering needs: they stay in the database. */
-const SECRETS = ["password_hash", "private_key", "confirmation_token_hash"];
+/** `users` columns outside the `userColumns` allowlist: they stay in the database. */
+const visibleUserColumns = new Set<unknown>(Object.values(userColumns));
+const SECRETS = Object.values(getTableColumns(users))
+  .filter((col) => !visibleUserColumns.has(col))
+  .map((col) => col.name);
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
 export type EmojiRow = typeof customEmojis.$inferSelect;

@@ -7,7 +7,7 @@ import { and, asc, count, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { iso, now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, idempotencyKeys, mediaAttachments, scheduledStatuses, users } from "../db/schema";
+import { accounts, idempotencyKeys, mediaAttachments, scheduledStatuses, userColumns, users } from "../db/schema";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { RenderContext } from "../render/account";
@@ -143,7 +143,7 @@ export function renderScheduled(ctx: RenderContext, row: ScheduledRow, media: Me
  */
 export async function postDue(d: DB, cfg: Config, postFormats: string[], t: number, max = 25): Promise<string[]> {
   const due = await d
-    .select({ row: scheduledStatuses, account: accounts, user: users })
+    .select({ row: scheduledStatuses, account: accounts, user: userColumns })
     .from(scheduledStatuses)
     .innerJoin(accounts, eq(accounts.id, scheduledStatuses.accountId))
     .innerJoin(users, eq(users.accountId, scheduledStatuses.accountId))

@@ -4,7 +4,7 @@
  */
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, statusTags, users } from "../db/schema";
+import { accounts, statusTags, userColumns, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
 import { notSilenced, visibleTo } from "./visibility";
 
@@ -27,7 +27,7 @@ export async function searchAccounts(d: DB, s: AccountSearch): Promise<AccountWi
   const key = host && host !== s.localHost.toLowerCase() ? `${user}@${host}` : user;
   const me = s.viewerId ? sql`${s.viewerId}` : null;
   const rows = await d
-    .select({ account: accounts, user: users })
+    .select({ account: accounts, user: userColumns })
     .from(accounts)
     .leftJoin(users, eq(users.accountId, accounts.id))
     .where(

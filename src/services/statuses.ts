@@ -20,6 +20,7 @@ import {
   statusRecipients,
   statuses,
   statusTags,
+  userColumns,
   users,
   type Visibility,
 } from "../db/schema";
@@ -140,13 +141,13 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
       .innerJoin(conversations, eq(conversations.id, participations.conversationId))
       .where(and(eq(participations.id, p.in_reply_to_conversation_id ?? ""), eq(participations.accountId, me))),
     d
-      .select({ account: accounts, user: users })
+      .select({ account: accounts, user: userColumns })
       .from(accounts)
       .leftJoin(users, eq(users.accountId, accounts.id))
       .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false))),
     d.select().from(customEmojis).where(sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify(shortcodes)}))`),
     d
-      .select({ account: accounts, user: users })
+      .select({ account: accounts, user: userColumns })
       .from(accounts)
       .leftJoin(users, eq(users.accountId, accounts.id))
       .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id ?? ""})`),

@@ -3,8 +3,10 @@ import { and, eq, gt, or } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, apps, tokens, users } from "../db/schema";
+import { accounts, apps, tokens, userColumns, users } from "../db/schema";
 import { randomToken, sha256 } from "../lib/crypto";
+import { badRequest } from "../http/errors";
+import { withinScopes } from "./scopes";
 
 export type TokenRow = typeof tokens.$inferSelect;
 
@@ -54,7 +56,7 @@ export async function issueToken(d: DB, input: TokenInput) {
 /** The live token with its app, account and user, in one query. */
 export async function findToken(d: DB, token: string) {
   const row = await d
-    .select({ token: tokens, app: apps, account: accounts, user: users })
+    .select({ token: tokens, app: apps, account: accounts, user: userColumns })
     .from(tokens)
     .leftJoin(apps, eq(apps.id, tokens.appId))
     .leftJoin(accounts, eq(accounts.id, tokens.accountId))
@@ -70,7 +72,10 @@ export async function revokeToken(d: DB, appId: string, token: string): Promise<
   await d.delete(tokens).where(and(eq(tokens.appId, appId), or(eq(tokens.tokenHash, hash), eq(tokens.refreshHash, hash))));
 }
 
-/** Exchanges a refresh token for a new token with the same scopes; the old one stops working. */
+/**
+ * Exchanges a refresh token for a new token with the same scopes, or the narrower `scopes` asked for; the old one
+ * stops working. RFC 6749 §6: the new scopes must be granted by the old token's, or the answer is `invalid_scope`.
+ */
 export async function refreshToken(d: DB, appId: string, refresh: string, scopes?: string[]): Promise<IssuedToken | null> {
   const old = await d
     .select()
@@ -78,7 +83,11 @@ export async function refreshToken(d: DB, appId: string, refresh: string, scopes
     .where(and(eq(tokens.appId, appId), eq(tokens.refreshHash, await sha256(refresh))))
     .get();
   if (!old) return null;
-  const issued = await buildToken({ appId, accountId: old.accountId, scopes: scopes ?? old.scopes.split(" ") });
+  const held = old.scopes.split(" ");
+  if (scopes && !withinScopes(scopes, held)) {
+    throw badRequest("invalid_scope", { error_description: "The requested scope exceeds the scope granted by the refresh token." });
+  }
+  const issued = await buildToken({ appId, accountId: old.accountId, scopes: scopes ?? held });
   // Delete-then-insert in one batch: a refresh token works once.
   const [deleted] = await d.batch([
     d.delete(tokens).where(eq(tokens.id, old.id)).returning({ id: tokens.id }),

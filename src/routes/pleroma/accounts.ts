@@ -17,6 +17,8 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "none",
     params: z.object({ email: z.string().optional(), nickname: z.string().optional() }),
     response: z.object({}),
+    // Each call may send a mail: limited per address and per recipient (e-mail or nickname).
+    rateLimit: { name: "confirmationResend", by: (p) => p.email ?? p.nickname },
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
       // The same answer whether or not such a user exists: the endpoint must not reveal addresses.

@@ -1,0 +1,77 @@
+/**
+ * The only readers of `credentials`: the password check (throttled) and the signing key. Nothing else selects
+ * a password hash or a private key, so no other query can leak one.
+ */
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, credentials } from "../db/schema";
+import type { Limit } from "../env";
+import { DUMMY_PASSWORD_HASH, verifyPassword } from "../lib/crypto";
+import { generateActorKeyPair } from "../lib/keys";
+import { findLocalByLogin } from "./accounts";
+import { hitAll, unhit } from "./rate-limit";
+
+export interface LoginThrottle {
+  ip: string;
+  perIp: Limit;
+  perAccount: Limit;
+}
+
+/**
+ * The local user whose nickname or e-mail and password match, or null. Each check counts first against the
+ * caller's address and the account (atomically, so parallel guesses cannot pass together) and answers 429 over
+ * either limit, before any hashing; a success takes its count back, so only failures add up. The password is
+ * checked even when no such user exists, so the answer takes as long either way.
+ */
+export async function checkLogin(d: DB, login: string, password: string, throttle: LoginThrottle) {
+  const found = await findLocalByLogin(d, login);
+  // Unknown logins are counted under their own name (bounded: it becomes a row key): guessing at non-existent
+  // accounts is limited too.
+  const keys = [`login:ip:${throttle.ip}`, `login:account:${found?.account.id ?? login.trim().toLowerCase().slice(0, 320)}`];
+  await hitAll(d, [
+    { key: keys[0], limit: throttle.perIp },
+    { key: keys[1], limit: throttle.perAccount },
+  ]);
+  const stored = found
+    ? (await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, found.account.id)).get())?.hash
+    : undefined;
+  const ok = await verifyPassword(password, stored ?? DUMMY_PASSWORD_HASH);
+  if (!found || !ok || !stored) return null;
+  await unhit(d, keys);
+  return found;
+}
+
+export interface SigningKey {
+  /** PKCS#8 PEM. */
+  privateKey: string;
+  /** SPKI PEM, also on the account row for the actor document. */
+  publicKey: string;
+}
+
+/**
+ * The account's signing key pair, made the first time something signs (not at registration: RSA generation
+ * costs 90–270 ms of CPU). Racing first calls settle in one batch: the private key is written only while none
+ * exists, the public key only with the private key that won, and both are read back.
+ */
+export async function signingKey(d: DB, accountId: string): Promise<SigningKey | null> {
+  const read = () =>
+    d
+      .select({ privateKey: credentials.privateKey, publicKey: accounts.publicKey })
+      .from(credentials)
+      .innerJoin(accounts, eq(accounts.id, credentials.accountId))
+      .where(eq(credentials.accountId, accountId));
+  const existing = (await read())[0];
+  if (!existing) return null;
+  if (existing.privateKey && existing.publicKey) return { privateKey: existing.privateKey, publicKey: existing.publicKey };
+  const made = await generateActorKeyPair();
+  const [, , rows] = await d.batch([
+    d.update(credentials).set({ privateKey: made.privateKey }).where(and(eq(credentials.accountId, accountId), isNull(credentials.privateKey))),
+    d
+      .update(accounts)
+      .set({ publicKey: made.publicKey })
+      .where(and(eq(accounts.id, accountId), sql`(SELECT private_key FROM credentials WHERE account_id = ${accountId}) = ${made.privateKey}`)),
+    read(),
+  ]);
+  const row = rows[0];
+  return row?.privateKey && row.publicKey ? { privateKey: row.privateKey, publicKey: row.publicKey } : null;
+}
