@@ -17,7 +17,7 @@ import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
 import { registerHealthcheckRoutes } from "./routes/pleroma/healthcheck";
 import { registerDomainBlockRoutes } from "./routes/domain-blocks";
-import { registerFilterRoutes } from "./routes/filters";
+import { registerFilterRoutes, registerFilterV2Routes } from "./routes/filters";
 import { registerGraphRoutes } from "./routes/graph";
 import { registerListRoutes } from "./routes/lists";
 import { registerImportRoutes } from "./routes/pleroma/imports";
@@ -32,6 +32,15 @@ import { registerNotificationRoutes } from "./routes/notifications";
 import { registerPushRoutes } from "./routes/push";
 import { registerUploadRoutes } from "./routes/uploads";
 import { registerStreamingRoutes } from "./routes/streaming";
+import { registerAnnouncementRoutes } from "./routes/announcements";
+import { registerDirectoryRoutes } from "./routes/directory";
+import { registerOAuthMetadataRoutes } from "./routes/oauth-metadata";
+import { registerOAuthTokenRoutes } from "./routes/oauth-tokens";
+import { registerPreferenceRoutes } from "./routes/preferences";
+import { registerTagRoutes } from "./routes/tags";
+import { registerBookmarkFolderRoutes } from "./routes/pleroma/bookmark-folders";
+import { registerFrontendRoutes } from "./routes/pleroma/frontend";
+import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -53,12 +62,23 @@ export function createApp() {
 
   registerAppRoutes(app);
   registerOAuthRoutes(app);
-  // Before the account routes: `/accounts/relationships` and `/accounts/search` are not `/accounts/:id`.
+  registerOAuthMetadataRoutes(app);
+  registerOAuthTokenRoutes(app);
+  // Before the account routes: `/accounts/relationships`, `/accounts/search` and `/accounts/lookup` are not
+  // `/accounts/:id`.
   registerGraphRoutes(app);
   registerSearchRoutes(app);
+  registerDirectoryRoutes(app);
   registerAccountRoutes(app);
   registerListRoutes(app);
   registerFilterRoutes(app);
+  registerFilterV2Routes(app);
+  registerPreferenceRoutes(app);
+  registerTagRoutes(app);
+  registerAnnouncementRoutes(app);
+  registerBookmarkFolderRoutes(app);
+  registerScrobbleRoutes(app);
+  registerFrontendRoutes(app);
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);
   registerImportRoutes(app);

@@ -11,7 +11,8 @@ describe("instance information", () => {
     await makeAdmin(user.id);
     const inst = valid(InstanceSchema, await json("/api/v1/instance"));
     expect(inst.version).toBe("2.7.2 (compatible; Pleroma 2.5.0; Starling 0.1.0)");
-    expect(inst.uri).toBe("localhost");
+    // The full URL (Phanpy builds the server's URLs from it), as Pleroma answers.
+    expect(inst.uri).toBe("http://localhost");
     expect(inst.urls.streaming_api).toBe("ws://localhost");
     expect(inst.max_toot_chars).toBe(5000);
     expect(inst.poll_limits).toEqual({ max_options: 20, max_option_chars: 200, min_expiration: 0, max_expiration: 31536000 });

@@ -3,8 +3,12 @@ import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../services/accounts";
 import { CONTENT_TYPES } from "../content/format";
+import { RECOGNISED_MEDIA_TYPES } from "../services/media";
+import { MAX_PINNED } from "../services/status-actions";
 
 export const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
+/** Where the source is published: not yet recorded anywhere, so empty rather than made up. */
+export const SOURCE_URL = "";
 export const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
 
 /**
@@ -28,7 +32,8 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
   const c = config(env);
   const streaming = base.replace(/^http/, "ws");
   return {
-    uri: host,
+    // The full URL, as Pleroma answers: Phanpy builds the server's URLs from it.
+    uri: base,
     title: c.name,
     description: c.description,
     short_description: c.shortDescription,
@@ -61,6 +66,57 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
       },
       stats: { mau: stats.activeMonth },
       vapid_public_key: vapidKey,
+    },
+  };
+}
+
+/**
+ * Mastodon 4's Instance (`/api/v2/instance`), made from the v1 answer so both tell the same facts, with
+ * Pleroma's extra `pleroma` object as Pleroma 2.5 adds it.
+ */
+export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: string) {
+  return {
+    domain: host,
+    title: v1.title,
+    version: v1.version,
+    source_url: SOURCE_URL,
+    description: v1.short_description || v1.description,
+    usage: { users: { active_month: v1.pleroma.stats.mau } },
+    thumbnail: { url: v1.thumbnail },
+    languages: v1.languages,
+    configuration: {
+      urls: { streaming: v1.urls.streaming_api },
+      vapid: { public_key: v1.vapid_public_key },
+      accounts: { max_featured_tags: 0, max_pinned_statuses: MAX_PINNED },
+      statuses: { max_characters: v1.max_toot_chars, characters_reserved_per_url: 0 },
+      media_attachments: {
+        supported_mime_types: RECOGNISED_MEDIA_TYPES,
+        image_size_limit: v1.upload_limit,
+        video_size_limit: v1.upload_limit,
+        description_limit: v1.description_limit,
+      },
+      polls: {
+        max_options: v1.poll_limits.max_options,
+        max_characters_per_option: v1.poll_limits.max_option_chars,
+        min_expiration: v1.poll_limits.min_expiration,
+        max_expiration: v1.poll_limits.max_expiration,
+      },
+      translation: { enabled: false },
+    },
+    registrations: { enabled: v1.registrations, approval_required: v1.approval_required, message: null, url: null },
+    contact: { email: v1.email, account: null },
+    rules: [] as never[],
+    pleroma: {
+      ...v1.pleroma,
+      metadata: {
+        ...v1.pleroma.metadata,
+        avatar_upload_limit: v1.avatar_upload_limit,
+        background_upload_limit: v1.background_upload_limit,
+        banner_upload_limit: v1.banner_upload_limit,
+        background_image: v1.background_image,
+        chat_limit: v1.chat_limit,
+        description_limit: v1.description_limit,
+      },
     },
   };
 }

@@ -1,7 +1,7 @@
 /** App and Token entities. */
 import type { AppRow } from "../services/apps";
 import type { IssuedToken } from "../services/tokens";
-import type { App, Token } from "../schemas/oauth";
+import type { App, OAuthTokenEntry, Token } from "../schemas/oauth";
 
 export function renderApp(app: AppRow, clientSecret: string, vapidKey: string): App {
   return {
@@ -28,4 +28,12 @@ export function renderToken(issued: IssuedToken, me: string | null): Token {
     created_at: Math.floor(t.createdAt / 1000),
     ...(me ? { me } : {}),
   };
+}
+
+/** Tokens without an app are sessions of the sign-in page. */
+export const SESSION_APP_NAME = "Browser session";
+
+/** One entry of Pleroma's token management list. */
+export function renderTokenEntry(t: { id: string; expiresAt: number; appName: string | null }): OAuthTokenEntry {
+  return { id: t.id, app_name: t.appName ?? SESSION_APP_NAME, valid_until: new Date(t.expiresAt).toISOString() };
 }

@@ -1,5 +1,9 @@
-/** Keyword filters (Mastodon v1 API). Every change is a `filters_changed` event for the user's streams. */
-import { FilterSchema } from "../schemas/social";
+/**
+ * Keyword filters: Mastodon's v1 API, and v2 over the same rows (each filter one v2 filter with one keyword).
+ * Every change is a `filters_changed` event for the user's streams.
+ */
+import { FilterKeywordSchema, FilterSchema, FilterV2Schema } from "../schemas/social";
+import { renderFilterKeyword, renderFilterV2 } from "../render/filter";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -26,6 +30,55 @@ function contexts(values: string[]): filters.FilterInput["context"] {
   if (values.length === 0) throw unprocessable("Validation failed: Context can't be blank");
   if (bad.length) throw unprocessable(`Validation failed: Context ${bad.join(", ")} is not a valid context (home, notifications, public, thread)`);
   return values as filters.FilterInput["context"];
+}
+
+/**
+ * `keywords_attributes` as clients send it: a JSON array, an indexed object (`[0][keyword]`), or Rails' form
+ * `[][keyword]=a&[][whole_word]=1`, whose fields arrive as separate objects and belong to one entry until a
+ * field repeats.
+ */
+const keywordAttributes = z.preprocess(
+  (v) => {
+    const list = Array.isArray(v) ? v : v && typeof v === "object" ? Object.values(v) : v;
+    if (!Array.isArray(list)) return list;
+    // Only the form style gives one field per object; JSON entries are taken as they are.
+    if (!list.every((item) => item && typeof item === "object" && Object.keys(item).length === 1)) return list;
+    const merged: Record<string, unknown>[] = [];
+    for (const item of list) {
+      const last = merged[merged.length - 1];
+      if (item && typeof item === "object" && last && Object.keys(item).every((k) => !(k in last))) Object.assign(last, item);
+      else merged.push({ ...item });
+    }
+    return merged;
+  },
+  z.array(
+    z.object({
+      id: z.string().optional(),
+      keyword: z.string().trim().max(1000).optional(),
+      whole_word: boolParam().optional(),
+      _destroy: boolParam().optional(),
+    }),
+  ),
+);
+
+const filterV2Params = z.object({
+  title: z.string().trim().max(1000).optional(),
+  context: arrayParam(z.string()).optional(),
+  // Unknown actions are ignored; `blur` (Mastodon 4.4) is a warning here.
+  filter_action: z.string().optional(),
+  expires_in: z.union([z.literal(""), z.null(), intParam().pipe(z.number().int().min(1))]).optional(),
+  keywords_attributes: keywordAttributes.optional(),
+});
+
+const irreversibleOf = (action: string | undefined) => (action === "hide" ? true : action === "warn" || action === "blur" ? false : undefined);
+
+/** The one keyword a v2 request leaves (Starling filters hold exactly one), or null when it names none. */
+function oneKeyword(attrs: z.infer<typeof keywordAttributes> | undefined) {
+  const all = attrs ?? [];
+  const kept = all.filter((k) => !k._destroy);
+  if (kept.length > 1) throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
+  if (kept.length === 0 && all.length > 0) throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
+  return kept[0] ?? null;
 }
 
 const changed = (c: Ctx, accountId: string) => publish(c.env, c.executionCtx, [{ accountId, event: "filters_changed", payload: null }]);
@@ -93,6 +146,119 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "delete",
     path: "/api/v1/filters/:id",
+    summary: "Delete a filter",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.object({}),
+    handler: async (c, p, auth) => {
+      await filters.deleteFilter(db(c.env), auth.account.id, p.id);
+      changed(c, auth.account.id);
+      return c.json({});
+    },
+  });
+}
+
+export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v2/filters",
+    summary: "The user's filters (Mastodon 4 shape)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["read:filters"],
+    response: z.array(FilterV2Schema),
+    handler: async (c, _p, auth) => c.json((await filters.activeFilters(db(c.env), auth.account.id)).map(renderFilterV2)),
+  });
+  route(app, {
+    method: "get",
+    path: "/api/v2/filters/:id",
+    summary: "A filter (Mastodon 4 shape)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["read:filters"],
+    params: z.object({ id: z.string() }),
+    response: FilterV2Schema,
+    handler: async (c, p, auth) => c.json(renderFilterV2(await filters.getFilter(db(c.env), auth.account.id, p.id))),
+  });
+  route(app, {
+    method: "get",
+    path: "/api/v2/filters/:id/keywords",
+    summary: "A filter's keywords (its one phrase)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["read:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.array(FilterKeywordSchema),
+    handler: async (c, p, auth) => c.json([renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))]),
+  });
+  route(app, {
+    method: "get",
+    path: "/api/v2/filters/:id/statuses",
+    summary: "Statuses a filter names (Starling filters name none)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["read:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.array(z.object({ id: z.string(), status_id: z.string() })),
+    handler: async (c, p, auth) => {
+      await filters.getFilter(db(c.env), auth.account.id, p.id);
+      return c.json([]);
+    },
+  });
+  route(app, {
+    method: "post",
+    path: "/api/v2/filters",
+    summary: "Create a filter with one keyword (without keywords, the title is the phrase)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: filterV2Params,
+    response: FilterV2Schema,
+    handler: async (c, p, auth) => {
+      const keyword = oneKeyword(p.keywords_attributes);
+      const phrase = keyword?.keyword || p.title;
+      if (!phrase) throw unprocessable("Validation failed: Title can't be blank");
+      const row = await filters.createFilter(db(c.env), auth.account.id, {
+        phrase,
+        context: contexts(p.context ?? []),
+        irreversible: irreversibleOf(p.filter_action),
+        whole_word: keyword?.whole_word,
+        expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
+      });
+      changed(c, auth.account.id);
+      return c.json(renderFilterV2(row));
+    },
+  });
+  route(app, {
+    method: "put",
+    path: "/api/v2/filters/:id",
+    summary: "Change a filter; its keyword is its phrase (the title follows the keyword)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: filterV2Params.extend({ id: z.string() }),
+    response: FilterV2Schema,
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const existing = await filters.getFilter(d, auth.account.id, p.id);
+      const keyword = oneKeyword(p.keywords_attributes);
+      if (keyword?.id && keyword.id !== existing.id) throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
+      const row = await filters.updateFilter(d, auth.account.id, existing.id, {
+        phrase: keyword?.keyword || existing.phrase,
+        context: p.context === undefined ? existing.context : contexts(p.context),
+        irreversible: irreversibleOf(p.filter_action),
+        whole_word: keyword?.whole_word,
+        expires_in: typeof p.expires_in === "number" ? p.expires_in : p.expires_in === null || p.expires_in === "" ? null : undefined,
+      });
+      changed(c, auth.account.id);
+      return c.json(renderFilterV2(row));
+    },
+  });
+  route(app, {
+    method: "delete",
+    path: "/api/v2/filters/:id",
     summary: "Delete a filter",
     tags: ["Filters"],
     auth: "user",

@@ -1,4 +1,4 @@
-/** Instance information and the empty-by-design Mastodon endpoints. */
+/** Instance information (v1 and v2), rules, trends, and the empty-by-design Mastodon endpoints. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -6,10 +6,25 @@ import { db } from "../db/client";
 import { notFound } from "../http/errors";
 import { route } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
-import { renderInstance } from "../render/instance";
-import { InstanceSchema } from "../schemas/instance";
+import { intParam } from "../http/params";
+import { renderInstance, renderInstanceV2 } from "../render/instance";
+import { renderTrendTag } from "../render/tag";
+import { InstanceSchema, InstanceV2Schema, RuleSchema, TrendTagSchema } from "../schemas/instance";
+import { StatusSchema } from "../schemas/status";
 import { instanceStats, peers } from "../services/instance";
 import { vapidKeys } from "../services/instance-keys";
+import { trendingTags } from "../services/trends";
+import type { Ctx } from "../http/route";
+
+async function instanceV1(c: Ctx) {
+  const [stats, vapid] = await Promise.all([instanceStats(db(c.env)), vapidKeys(c.env)]);
+  return renderInstance(c.env, baseUrl(c), hostOf(c), stats, vapid.publicKey);
+}
+
+const trendParams = z.object({
+  limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 10 : Math.min(n, 20))),
+  offset: intParam().pipe(z.number().int().min(0)).optional(),
+});
 
 export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -19,10 +34,64 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Instance"],
     auth: "none",
     response: InstanceSchema,
-    handler: async (c) => {
-      const [stats, vapid] = await Promise.all([instanceStats(db(c.env)), vapidKeys(c.env)]);
-      return c.json(renderInstance(c.env, baseUrl(c), hostOf(c), stats, vapid.publicKey));
+    handler: async (c) => c.json(await instanceV1(c)),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v2/instance",
+    summary: "Information about this instance (Mastodon 4 shape)",
+    tags: ["Instance"],
+    auth: "none",
+    response: InstanceV2Schema,
+    handler: async (c) => c.json(renderInstanceV2(await instanceV1(c), hostOf(c))),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/instance/rules",
+    summary: "The instance's rules (none are configured)",
+    tags: ["Instance"],
+    auth: "none",
+    response: z.array(RuleSchema),
+    handler: (c) => c.json([]),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/trends/tags",
+    summary: "Hashtags used by the most accounts in public statuses of the last days",
+    tags: ["Trends"],
+    auth: "none",
+    params: trendParams,
+    response: z.array(TrendTagSchema),
+    handler: async (c, p) => {
+      const tags = await trendingTags(db(c.env), Date.now(), p.limit, p.offset ?? 0);
+      return c.json(tags.map((t) => renderTrendTag(baseUrl(c), t)));
     },
+  });
+
+  // Trending statuses and links are not computed: well-formed empty answers.
+  route(app, {
+    method: "get",
+    path: "/api/v1/trends/statuses",
+    summary: "Trending statuses (not computed: always empty)",
+    tags: ["Trends"],
+    auth: "none",
+    params: trendParams,
+    response: z.array(StatusSchema).max(0),
+    handler: (c) => c.json([]),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/trends/links",
+    summary: "Trending links (not computed: always empty)",
+    tags: ["Trends"],
+    auth: "none",
+    params: trendParams,
+    response: z.array(z.unknown()).max(0),
+    handler: (c) => c.json([]),
   });
 
   route(app, {

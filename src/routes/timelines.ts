@@ -17,7 +17,7 @@ import { hydrate, hydrateForToken, type Hydrated } from "../services/hydrate";
 import { admit, bearer, settleToken, type Auth } from "../http/auth";
 import { sha256 } from "../lib/crypto";
 import { ownList } from "../services/lists";
-import { accountPage, homePage, publicPage, tagPage, type TimelineFilters } from "../services/timelines";
+import { accountPage, directPage, homePage, publicPage, tagPage, type TimelineFilters } from "../services/timelines";
 import { notFound } from "../http/errors";
 import { accountById } from "./graph";
 import { answerMarked } from "./status-answer";
@@ -83,6 +83,19 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(StatusSchema),
     authInQuery: true,
     handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, () => homePage("token", p, filtersOf(p)), p.with_muted),
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/timelines/direct",
+    summary: "Direct statuses the user wrote or is addressed in",
+    tags: ["Timelines"],
+    auth: "user",
+    scopes: ["read:statuses"],
+    params: z.object(timelineParams),
+    response: z.array(StatusSchema),
+    authInQuery: true,
+    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, () => directPage(p, filtersOf(p)), p.with_muted),
   });
 
   route(app, {

@@ -108,3 +108,14 @@ export const AccountSchema = z
 
 export type Account = z.infer<typeof AccountSchema>;
 export type Relationship = z.infer<typeof RelationshipSchema>;
+
+/** `/api/v1/preferences`: the user's posting and reading defaults, under Mastodon's keys. */
+export const PreferencesSchema = z
+  .object({
+    "posting:default:visibility": z.string(),
+    "posting:default:sensitive": z.boolean(),
+    "posting:default:language": z.string().nullable(),
+    "reading:expand:media": z.enum(["default", "show_all", "hide_all"]),
+    "reading:expand:spoilers": z.boolean(),
+  })
+  .openapi("Preferences");

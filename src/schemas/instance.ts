@@ -75,3 +75,78 @@ export const HealthcheckSchema = z
     job_queue_stats: z.record(z.string(), z.unknown()),
   })
   .openapi("Healthcheck");
+
+/** Mastodon 4's Instance (`/api/v2/instance`), with Pleroma's `pleroma` extension. */
+export const InstanceV2Schema = z
+  .object({
+    domain: z.string(),
+    title: z.string(),
+    version: z.string(),
+    source_url: z.string(),
+    description: z.string(),
+    usage: z.object({ users: z.object({ active_month: z.number().int() }) }),
+    thumbnail: z.object({ url: z.string() }),
+    languages: z.array(z.string()),
+    configuration: z.object({
+      urls: z.object({ streaming: z.string() }),
+      vapid: z.object({ public_key: z.string() }),
+      accounts: z.object({ max_featured_tags: z.number().int(), max_pinned_statuses: z.number().int() }),
+      statuses: z.object({ max_characters: z.number().int(), characters_reserved_per_url: z.number().int() }),
+      media_attachments: z.object({
+        supported_mime_types: z.array(z.string()),
+        image_size_limit: z.number().int(),
+        video_size_limit: z.number().int(),
+        description_limit: z.number().int(),
+      }),
+      polls: z.object({
+        max_options: z.number().int(),
+        max_characters_per_option: z.number().int(),
+        min_expiration: z.number().int(),
+        max_expiration: z.number().int(),
+      }),
+      translation: z.object({ enabled: z.boolean() }),
+    }),
+    registrations: z.object({ enabled: z.boolean(), approval_required: z.boolean(), message: z.string().nullable(), url: z.string().nullable() }),
+    contact: z.object({ email: z.string(), account: z.null() }),
+    rules: z.array(z.lazy(() => RuleSchema)),
+    pleroma: z.object({
+      metadata: z.object({ features: z.array(z.string()), post_formats: z.array(z.string()) }).passthrough(),
+      stats: z.object({ mau: z.number().int() }),
+      vapid_public_key: z.string(),
+    }),
+  })
+  .openapi("InstanceV2");
+
+export const RuleSchema = z.object({ id: z.string(), text: z.string(), hint: z.string() }).openapi("Rule");
+
+/** An announcement by the administrators (none exist yet: the list is empty). */
+export const AnnouncementSchema = z
+  .object({
+    id: z.string(),
+    content: z.string(),
+    starts_at: z.string().nullable(),
+    ends_at: z.string().nullable(),
+    all_day: z.boolean(),
+    published_at: z.string(),
+    updated_at: z.string(),
+    read: z.boolean(),
+    mentions: z.array(z.unknown()),
+    statuses: z.array(z.unknown()),
+    tags: z.array(z.unknown()),
+    emojis: z.array(z.unknown()),
+    reactions: z.array(z.unknown()),
+  })
+  .openapi("Announcement");
+
+/** A hashtag with its daily use (trends, followed tags). Figures are strings, as Mastodon sends them. */
+export const TagHistorySchema = z.object({ day: z.string(), uses: z.string(), accounts: z.string() });
+export const TrendTagSchema = z
+  .object({ name: z.string(), url: z.string(), history: z.array(TagHistorySchema), following: z.boolean().optional() })
+  .openapi("Tag");
+
+export const FeaturedTagSchema = z
+  .object({ id: z.string(), name: z.string(), url: z.string(), statuses_count: z.number().int(), last_status_at: z.string().nullable() })
+  .openapi("FeaturedTag");
+
+/** `/api/pleroma/frontend_configurations`: settings per front-end, by its name. */
+export const FrontendConfigurationsSchema = z.record(z.string(), z.record(z.string(), z.unknown())).openapi("FrontendConfigurations");

@@ -66,3 +66,17 @@ export const PushSubscriptionSchema = z
 /** A hashtag as v2 search answers it. */
 export const HashtagSchema = z.object({ name: z.string(), url: z.string(), history: z.array(z.unknown()) });
 
+
+/** Mastodon 4's filter (`/api/v2/filters`): each Starling filter is one with a single keyword. */
+export const FilterKeywordSchema = z.object({ id: z.string(), keyword: z.string(), whole_word: z.boolean() }).openapi("FilterKeyword");
+export const FilterV2Schema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    context: z.array(z.enum(FILTER_CONTEXTS)),
+    expires_at: z.string().nullable(),
+    filter_action: z.enum(["warn", "hide"]),
+    keywords: z.array(FilterKeywordSchema),
+    statuses: z.array(z.object({ id: z.string(), status_id: z.string() })),
+  })
+  .openapi("FilterV2");

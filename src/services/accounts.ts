@@ -1,5 +1,6 @@
 /** Accounts and local users: registration, look-up, profile changes, e-mail confirmation. */
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, ne, or, sql } from "drizzle-orm";
+import { notSilenced } from "./visibility";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { isId, newId } from "../db/ids";
@@ -64,11 +65,33 @@ export async function findAccount(d: DB, idOrNickname: string, localHost: string
   if (isId(idOrNickname)) {
     return (await withUser(d).where(eq(accounts.id, idOrNickname)).get()) ?? null;
   }
-  const [username, domain] = idOrNickname.replace(/^@/, "").split("@");
+  return findByAcct(d, idOrNickname, localHost);
+}
+
+/** An account by nickname only (`alice`, `@alice`, `alice@remote.example`; `alice@<this host>` is local). */
+export async function findByAcct(d: DB, acct: string, localHost: string): Promise<AccountWithUser | null> {
+  const [username, domain] = acct.trim().replace(/^@/, "").split("@");
   if (!username) return null;
   const local = !domain || domain.toLowerCase() === localHost.toLowerCase();
   const key = local ? username.toLowerCase() : `${username}@${domain}`.toLowerCase();
   return (await withUser(d).where(eq(accounts.acctKey, key)).get()) ?? null;
+}
+
+/**
+ * The profile directory (Pleroma's rule): discoverable, active accounts, newest activity (`active`) or newest
+ * account (`new`) first, without the viewer and accounts the viewer blocks, mutes or whose domain they block.
+ */
+export function directory(d: DB, q: { viewerId: string | null; order: "active" | "new"; local: boolean; limit: number; offset: number }) {
+  // Unconfirmed local users are not active yet.
+  const conds = [eq(accounts.discoverable, true), eq(accounts.deactivated, false), or(isNull(users.accountId), eq(users.confirmed, true))!];
+  if (q.local) conds.push(isNull(accounts.domain));
+  if (q.viewerId) conds.push(ne(accounts.id, q.viewerId), notSilenced(q.viewerId, false, accounts.id));
+  const order = q.order === "new" ? [desc(accounts.createdAt), desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
+  return withUser(d)
+    .where(and(...conds))
+    .orderBy(...order)
+    .limit(q.limit)
+    .offset(q.offset);
 }
 
 // ---- registration ----

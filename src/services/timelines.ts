@@ -99,6 +99,24 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
   return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pulled})) ORDER BY id ${sql.raw(page.min_id ? "ASC" : "DESC")} LIMIT ${n}`;
 }
 
+/**
+ * Direct statuses the viewer wrote or is addressed in: the viewer's own statuses (`statuses_account`) and those
+ * addressed to them (`status_recipients_account`), each walked newest first, merged.
+ */
+export function directPage(page: Page, f: TimelineFilters): SQL {
+  const own = pageConds(sql`s.id`, page);
+  const addressed = pageConds(sql`r.status_id`, page);
+  const n = num(page.limit);
+  const shownHere = shown(ME, f, "thread");
+  const mine = sql`SELECT s.id AS id FROM statuses s
+    WHERE s.account_id = ${ME} AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND ${own.where} AND ${shownHere}
+    ORDER BY ${own.order} LIMIT ${n}`;
+  const toMe = sql`SELECT r.status_id AS id FROM status_recipients r JOIN statuses s ON s.id = r.status_id
+    WHERE r.account_id = ${ME} AND ${addressed.where} AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND ${shownHere}
+    ORDER BY ${addressed.order} LIMIT ${n}`;
+  return sql`SELECT id FROM (SELECT * FROM (${mine}) UNION SELECT * FROM (${toMe})) ORDER BY id ${sql.raw(page.min_id ? "ASC" : "DESC")} LIMIT ${n}`;
+}
+
 /** Public statuses, and local-only ones for signed-in viewers; never unlisted; no reblogs. */
 export function publicPage(viewerId: string | null, page: Page, f: TimelineFilters): SQL {
   const p = pageConds(sql`s.id`, page);

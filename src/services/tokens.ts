@@ -95,3 +95,22 @@ export async function refreshToken(d: DB, appId: string, refresh: string, scopes
   ]);
   return deleted.length ? issued : null;
 }
+
+/** The user's live tokens with their app's name (null for browser sessions), oldest first. */
+export function userTokens(d: DB, accountId: string) {
+  return d
+    .select({ id: tokens.id, expiresAt: tokens.expiresAt, appName: apps.name })
+    .from(tokens)
+    .leftJoin(apps, eq(apps.id, tokens.appId))
+    .where(and(eq(tokens.accountId, accountId), gt(tokens.expiresAt, now())))
+    .orderBy(tokens.id);
+}
+
+/**
+ * Revokes one of the user's own tokens by id (its push subscription goes with it: foreign key); false when the
+ * user holds no such token.
+ */
+export async function revokeUserToken(d: DB, accountId: string, id: string): Promise<boolean> {
+  const rows = await d.delete(tokens).where(and(eq(tokens.id, id), eq(tokens.accountId, accountId))).returning({ id: tokens.id });
+  return rows.length > 0;
+}

@@ -1,0 +1,40 @@
+/** Pleroma's token management: the user's tokens (apps and browser sessions), and revoking one of them. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../app";
+import { db } from "../db/client";
+import { notFound } from "../http/errors";
+import { route } from "../http/route";
+import { renderTokenEntry } from "../render/oauth";
+import { OAuthTokenEntrySchema } from "../schemas/oauth";
+import { revokeUserToken, userTokens } from "../services/tokens";
+
+export function registerOAuthTokenRoutes(app: OpenAPIHono<AppEnv>) {
+  // Pleroma-FE asks for the `.json` form; Pleroma serves both. Like Pleroma, any user token will do (no scope).
+  for (const path of ["/api/oauth_tokens", "/api/oauth_tokens.json"]) {
+    route(app, {
+      method: "get",
+      path,
+      summary: "The user's tokens with their apps' names",
+      tags: ["OAuth"],
+      auth: "user",
+      response: z.array(OAuthTokenEntrySchema),
+      handler: async (c, _p, auth) => c.json((await userTokens(db(c.env), auth.account.id)).map(renderTokenEntry)),
+    });
+  }
+
+  route(app, {
+    method: "delete",
+    path: "/api/oauth_tokens/:id",
+    summary: "Revoke one of the user's tokens (201, as Pleroma); another's or an unknown id is 404",
+    tags: ["OAuth"],
+    auth: "user",
+    params: z.object({ id: z.string() }),
+    response: z.object({}),
+    handler: async (c, p, auth) => {
+      if (!(await revokeUserToken(db(c.env), auth.account.id, p.id))) throw notFound();
+      // Pleroma answers 201 with an empty body; `{}` reads the same to clients that ignore it and parses for those that don't.
+      return c.json({}, 201);
+    },
+  });
+}

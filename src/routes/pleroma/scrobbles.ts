@@ -1,0 +1,25 @@
+/** Pleroma's scrobbles ("now listening"). Starling records none: an existing account's list is empty. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app";
+import { pageParams } from "../../http/pagination";
+import { route } from "../../http/route";
+import { ScrobbleSchema } from "../../schemas/pleroma";
+import { accountById } from "../graph";
+
+export function registerScrobbleRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/accounts/:id/scrobbles",
+    summary: "An account's scrobbles (none are recorded)",
+    tags: ["Accounts"],
+    auth: "optional",
+    scopes: ["read"],
+    params: z.object({ id: z.string(), ...pageParams(20) }),
+    response: z.array(ScrobbleSchema),
+    handler: async (c, p) => {
+      await accountById(c, p.id);
+      return c.json([]);
+    },
+  });
+}
