@@ -7,7 +7,7 @@ import { db } from "../db/client";
 import { favourites } from "../db/schema";
 import { forbidden } from "../http/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";
-import { arrayParam, boolParam } from "../http/params";
+import { boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
 import { renderStatuses } from "../render/status";
@@ -25,7 +25,7 @@ import { answerMarked } from "./status-answer";
 const timelineParams = {
   ...pageParams(20),
   with_muted: boolParam().optional(),
-  exclude_visibilities: arrayParam(z.enum(VISIBILITIES)).optional(),
+  exclude_visibilities: enumArrayParam(VISIBILITIES).optional(),
   reply_visibility: z.enum(["following", "self"]).optional(),
   only_media: boolParam().optional(),
   local: boolParam().optional(),
