@@ -679,7 +679,11 @@ export const homeFeed = sqliteTable(
   (t) => [uniqueIndex("home_feed_pair").on(t.accountId, t.statusId), index("home_feed_status").on(t.statusId)],
 );
 
-/** Reading positions (`home`, `notifications`) per user. */
+/**
+ * Reading positions (`home`, `notifications`) per user. The trigger `notifications_marker` (migration
+ * 0009_notifications.sql, not expressible here) creates the `notifications` marker with the user's first
+ * notification, as Pleroma does.
+ */
 export const markers = sqliteTable(
   "markers",
   {

@@ -25,7 +25,7 @@ import {
 } from "../db/schema";
 import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
 import { fanOut, indexForSearch, pulledByReaders } from "./feeds";
-import { notifyMentions } from "./notifications";
+import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
@@ -265,6 +265,8 @@ export interface Written {
   participationId: string | null;
   /** The author's counters after the post. */
   author: { statusesCount: number; lastStatusAt: number };
+  /** Whether the post created any notification (then delivery is worth starting). */
+  notified: boolean;
 }
 
 export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<Written> {
@@ -272,10 +274,12 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
   const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
-  if (prepared.recipients.length) {
-    stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
-    stmts.push(...notifyMentions(d, s, prepared.recipients));
-  }
+  if (prepared.recipients.length) stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
+  const notifying = stmts.length;
+  if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
+  // Subscribers hear of new threads, not of replies (Pleroma 2.7).
+  if (!s.inReplyToId) stmts.push(notifySubscribers(d, s));
+  const notifyingEnd = stmts.length;
   if (prepared.tags.length) stmts.push(statement(d, d.insert(statusTags).values(prepared.tags.map((tag) => ({ statusId: s.id, tag })))));
   for (const m of prepared.media) stmts.push(statement(d, d.update(mediaAttachments).set({ statusId: s.id, position: m.position, scheduledStatusId: null }).where(eq(mediaAttachments.id, m.id))));
   if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
@@ -314,6 +318,7 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   return {
     participationId: authorParticipation >= 0 ? (results[authorParticipation].results[0]?.id ?? null) : null,
     author: results[counters].results[0] as Written["author"],
+    notified: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
   };
 }
 
