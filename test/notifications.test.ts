@@ -247,6 +247,17 @@ describe("subscriptions notify of new posts (type status)", () => {
     expect((await notes(fan)).length).toBe(3);
   });
 
+  it("is streamed on user:notification at once", async () => {
+    const { openSocket } = await import("./streams");
+    const [author, sub] = [await registerUser(), await registerUser()];
+    await json(`/api/v1/pleroma/accounts/${author.id}/subscribe`, { method: "POST", token: sub.token });
+    const socket = await openSocket(`stream=user:notification&access_token=${sub.token}`);
+    const s = await post(author, { status: "live" });
+    const n = valid(NotificationSchema, JSON.parse((await socket.next((f) => f.event === "notification")).payload!));
+    expect([n.type, n.account.id, n.status?.id]).toEqual(["status", author.id, s.id]);
+    await socket.close();
+  });
+
   it("no status notification from an account the subscriber blocks or mutes with notifications, or that blocks them", async () => {
     const [author, muter, blocked] = [await registerUser(), await registerUser(), await registerUser()];
     for (const u of [muter, blocked]) await json(`/api/v1/pleroma/accounts/${author.id}/subscribe`, { method: "POST", token: u.token });
