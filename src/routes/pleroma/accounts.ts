@@ -16,7 +16,7 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Pleroma"],
     auth: "none",
     params: z.object({ email: z.string().optional(), nickname: z.string().optional() }),
-    response: z.object({}),
+    noContent: true,
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
       // The same answer whether or not such a user exists: the endpoint must not reveal addresses.
@@ -25,7 +25,7 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
         const mail = confirmationMail(config(c.env), baseUrl(c), renewed.found.account, renewed.found.user.email, renewed.token);
         c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(mail));
       }
-      return c.json({}, 200);
+      return c.body(null, 204);
     },
   });
 }
