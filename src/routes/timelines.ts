@@ -32,6 +32,8 @@ const timelineParams = {
   remote: boolParam().optional(),
 };
 
+const LIST_TIMELINE_SCOPES = ["read:statuses", "read:lists"];
+
 type TimelineParams = z.infer<z.ZodObject<typeof timelineParams>>;
 
 const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters => ({
@@ -118,12 +120,13 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Statuses of a list's members",
     tags: ["Timelines"],
     auth: "user",
-    scopes: ["read:lists"],
+    // The spec's scope is read:statuses (it is a timeline); read:lists is also accepted, as before.
+    scopes: LIST_TIMELINE_SCOPES,
     params: z.object({ list_id: z.string(), ...timelineParams }),
     response: z.array(StatusSchema),
     handler: async (c, p, auth) => {
       const list = await ownList(db(c.env), auth.account.id, p.list_id);
-      return answerPage(c, { mode: "user", scopes: ["read:lists"], auth }, () => homePage(auth.account.id, p, filtersOf(p), list.id), p.with_muted);
+      return answerPage(c, { mode: "user", scopes: LIST_TIMELINE_SCOPES, auth }, () => homePage(auth.account.id, p, filtersOf(p), list.id), p.with_muted);
     },
   });
 
