@@ -133,6 +133,19 @@ describe("privacy", () => {
     await get(`/api/v1/statuses/${s.id}`, c, 404);
   });
 
+  it("to[] recipients appear in mentions, in the answer and when read, and are notified (Pleroma)", async () => {
+    const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
+    // Pleroma-FE and megalodon send to[] form-encoded; the text need not name them.
+    const s = valid(StatusSchema, await json("/api/v1/statuses", { token: a.token, form: true, body: { status: "for your eyes", visibility: "public", to: [b.username, c.username] } }));
+    const ids = (m: { id: string }[]) => m.map((x) => x.id).sort();
+    expect(ids(s.mentions)).toEqual([b.id, c.id].sort());
+    expect(s.mentions.find((m) => m.id === b.id)).toMatchObject({ username: b.username, acct: b.username });
+    expect(ids(valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, c)).mentions)).toEqual([b.id, c.id].sort());
+    expect(ids(valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`)).mentions)).toEqual([b.id, c.id].sort());
+    const [n] = await json("/api/v1/notifications", { token: b.token });
+    expect([n.type, n.status.id]).toEqual(["mention", s.id]);
+  });
+
   it("local-only statuses need a signed-in viewer; list statuses reach the list's members", async () => {
     const [a, member, outsider] = [await registerUser(), await registerUser(), await registerUser()];
     const local = await post(a, { status: "just us", visibility: "local" });

@@ -452,7 +452,10 @@ export const statuses = sqliteTable(
   ],
 );
 
-/** Accounts a status is addressed to: mentioned (`mention`) or addressed without a mention (`to[]`, lists). */
+/**
+ * Accounts a status is addressed to: mentioned (`mention`: in the text, or addressed with `to[]`) or addressed
+ * without a mention (the replied-to author, list members, conversation participants).
+ */
 export const statusRecipients = sqliteTable(
   "status_recipients",
   {

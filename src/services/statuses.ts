@@ -169,10 +169,11 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const mentioned = found.mentions.flatMap((k) => byKey.get(k) ?? []);
   const recipients = new Map<string, boolean>();
   if (explicit) {
-    // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients.
+    // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients. Every `to`
+    // recipient is mentioned (in `mentions`, and notified), as Pleroma lists an object's `to` in its mentions.
     for (const k of explicit) {
       const a = byKey.get(k);
-      if (a) recipients.set(a.account.id, found.mentions.includes(k));
+      if (a) recipients.set(a.account.id, true);
     }
   } else {
     for (const a of mentioned) recipients.set(a.account.id, true);
