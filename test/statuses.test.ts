@@ -146,6 +146,38 @@ describe("privacy", () => {
     expect([n.type, n.status.id]).toEqual(["mention", s.id]);
   });
 
+  it("a deactivated account's statuses are hidden wherever its profile is: by id, timelines, context, search, notifications, reblogs", async () => {
+    const [author, viewer, other] = [await registerUser(), await registerUser(), await registerUser()];
+    await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: viewer.token });
+    const word = `zq${author.username}`;
+    const tag = `t${author.username}`;
+    const s = await post(author, { status: `${word} #${tag} hello @${viewer.username}` });
+    const reply = await post(other, { status: "a reply", in_reply_to_id: s.id });
+    const boost = await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: other.token });
+    const seen = async () => {
+      const ids = (list: { id: string; reblog?: { id: string } | null }[]) => list.flatMap((x) => [x.id, ...(x.reblog ? [x.reblog.id] : [])]);
+      const byId = [(await call(`/api/v1/statuses/${s.id}`)).status, (await call(`/api/v1/statuses/${s.id}`, { token: viewer.token })).status];
+      const pub = [...ids(await get("/api/v1/timelines/public?limit=40")), ...ids(await get("/api/v1/timelines/public?limit=40", viewer))];
+      const home = ids(await get("/api/v1/timelines/home", viewer));
+      const tagged = ids(await get(`/api/v1/timelines/tag/${tag}`, viewer));
+      const ctx = valid(ContextSchema, await get(`/api/v1/statuses/${reply.id}/context`, viewer)).ancestors.map((x) => x.id);
+      const found = (await get(`/api/v2/search?q=${word}&type=statuses`, viewer)).statuses.map((x: { id: string }) => x.id);
+      const notes = (await get("/api/v1/notifications", viewer)).map((n: { type: string }) => n.type);
+      const multi = ids(await get(`/api/v1/statuses?ids[]=${s.id}&ids[]=${boost.id}`, viewer));
+      const boosts = ids(await get(`/api/v1/accounts/${other.id}/statuses`, viewer));
+      return { byId, pub: pub.includes(s.id), boostShown: boosts.includes(boost.id), home: home.includes(s.id), tagged, ctx, found, notes, multi };
+    };
+    expect(await seen()).toEqual({ byId: [200, 200], pub: true, boostShown: true, home: true, tagged: [s.id], ctx: [s.id], found: [s.id], notes: ["mention"], multi: [s.id, boost.id, s.id] });
+    await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(author.id).run();
+    await get(`/api/v1/accounts/${author.id}`, viewer, 404);
+    expect(await seen()).toEqual({ byId: [404, 404], pub: false, boostShown: false, home: false, tagged: [], ctx: [], found: [], notes: [], multi: [] });
+    await json(`/api/v1/statuses/${s.id}/favourite`, { method: "POST", token: viewer.token, status: 404 });
+    // The other account's reply is still there, its parent hidden.
+    expect(valid(StatusSchema, await get(`/api/v1/statuses/${reply.id}`, viewer)).in_reply_to_id).toBe(s.id);
+    await env.DB.prepare("UPDATE accounts SET deactivated = 0 WHERE id = ?").bind(author.id).run();
+    expect((await seen()).byId).toEqual([200, 200]);
+  });
+
   it("local-only statuses need a signed-in viewer; list statuses reach the list's members", async () => {
     const [a, member, outsider] = [await registerUser(), await registerUser(), await registerUser()];
     const local = await post(a, { status: "just us", visibility: "local" });
