@@ -178,6 +178,42 @@ describe("privacy", () => {
     expect((await seen()).byId).toEqual([200, 200]);
   });
 
+  it("no_rich_text: statuses come to that user with only paragraphs, breaks and links (Pleroma's StatusView), everywhere", async () => {
+    const [author, plain, rich] = [await registerUser(), await registerUser(), await registerUser()];
+    // Pleroma-FE's settings save: a form-encoded PATCH.
+    const me = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: plain.token, body: new URLSearchParams({ no_rich_text: "true" }) });
+    expect(me.source.pleroma.no_rich_text).toBe(true);
+    await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: plain.token });
+    const s = await post(author, { status: `**bold** @${plain.username} #plaintag\n\n- one\n- two\n\n\`x < y\``, content_type: "text/markdown" });
+    expect(s.content).toContain("<strong>bold</strong>");
+    const stripped = (html: string) => {
+      expect(html).not.toMatch(/<(strong|ul|li|code)\b/);
+      expect(html).toMatch(/^<p>bold <span class="h-card"><a [^>]*class="[^"]*mention/);
+      expect(html).toMatch(/<a [^>]*class="[^"]*hashtag[^"]*"[^>]*>#(<span>)?plaintag(<\/span>)?<\/a>/);
+      expect(html).toContain("x &lt; y");
+      return html;
+    };
+    const byId = valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, plain));
+    stripped(byId.content);
+    expect(byId.pleroma.content["text/plain"]).toBe(valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, rich)).pleroma.content["text/plain"]);
+    stripped((await get("/api/v1/timelines/home", plain)).find((x: { id: string }) => x.id === s.id).content);
+    const [n] = await json("/api/v1/notifications", { token: plain.token });
+    stripped(n.status.content);
+    // Others, and anonymous readers, get the rich text.
+    expect((await get(`/api/v1/statuses/${s.id}`, rich)).content).toBe(s.content);
+    expect((await get(`/api/v1/statuses/${s.id}`)).content).toBe(s.content);
+    // Streams render per listener: the user's stream brings it stripped.
+    const { openSocket } = await import("./streams");
+    const socket = await openSocket(`stream=user&access_token=${plain.token}`);
+    const live = await post(author, { status: `**live** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``, content_type: "text/markdown" });
+    const frame = await socket.next((f) => f.event === "update" && JSON.parse(f.payload!).id === live.id);
+    expect(JSON.parse(frame.payload!).content).not.toContain("<strong>");
+    expect(JSON.parse(frame.payload!).content).toMatch(/^<p>live <span class="h-card">/);
+    await socket.close();
+    // The user's own post is answered stripped too.
+    stripped((await post(plain, { status: `**bold** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``, content_type: "text/markdown" })).content);
+  });
+
   it("local-only statuses need a signed-in viewer; list statuses reach the list's members", async () => {
     const [a, member, outsider] = [await registerUser(), await registerUser(), await registerUser()];
     const local = await post(a, { status: "just us", visibility: "local" });

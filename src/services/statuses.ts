@@ -387,6 +387,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     visibleParents: new Set(prepared.parent ? [prepared.parent.id] : []),
     participations: new Map(),
     emojis: new Map(prepared.emojis.map((e) => [e.shortcode, e])),
+    plainText: author.user?.noRichText ?? false,
   };
 }
 
