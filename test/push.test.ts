@@ -113,6 +113,24 @@ describe("Web Push", () => {
     expect(payload.icon).toMatch(/^http:\/\/localhost\//);
   });
 
+  it("a subscribed account's new post is pushed under the status alert (Tusky, Phanpy)", async () => {
+    const received = receiver();
+    const [me, author] = [await registerUser(), await registerUser()];
+    const sub = await subscriber();
+    // Tusky sends data[alerts][status] form-encoded; it is stored and answered.
+    const created = await json("/api/v1/push/subscription", {
+      method: "POST",
+      token: me.token,
+      body: new URLSearchParams({ "subscription[endpoint]": `${ENDPOINT}${me.id}`, "subscription[keys][p256dh]": sub.p256dh, "subscription[keys][auth]": sub.authB64, "data[alerts][status]": "true", "data[alerts][mention]": "false" }),
+    });
+    expect(created.alerts).toMatchObject({ status: true, mention: false });
+    await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: me.token, body: { notify: true } });
+    await post(author, { status: "fresh news" });
+    await expect.poll(() => received.length).toBe(1);
+    const [n] = await json("/api/v1/notifications", { token: me.token });
+    expect(await decrypt(received[0].body, sub)).toMatchObject({ notification_id: n.id, notification_type: "status", title: `${author.username} just posted`, body: "fresh news" });
+  });
+
   it("hides the contents when asked, and removes a subscription the push service says is gone", async () => {
     const received = receiver(410);
     const [me, fan] = [await registerUser(), await registerUser()];

@@ -189,6 +189,25 @@ describe("scheduled and expiring statuses", () => {
     await get(`/api/v1/scheduled_statuses/${sch.id}`, a, 404);
   });
 
+  it("lists scheduled statuses in pages with limit and a Link header, newest first", async () => {
+    const a = await registerUser();
+    const m = await upload(a);
+    const made = [];
+    for (let i = 0; i < 3; i++) {
+      made.push(await post(a, { status: `later ${i}`, scheduled_at: new Date(Date.now() + (3 - i) * 3600_000).toISOString(), ...(i === 0 ? { media_ids: [m.id] } : {}) }));
+    }
+    const res = await call("/api/v1/scheduled_statuses?limit=2", { token: a.token });
+    expect(res.status).toBe(200);
+    const first = ((await res.json()) as unknown[]).map((x) => valid(ScheduledStatusSchema, x));
+    expect(first.map((x) => x.id)).toEqual([made[2].id, made[1].id]);
+    const next = /<([^>]+)>; rel="next"/.exec(res.headers.get("link")!)![1];
+    expect(new URL(next).searchParams.get("limit")).toBe("2");
+    const second = (await json(next.replace("http://localhost", ""), { token: a.token })).map((x: unknown) => valid(ScheduledStatusSchema, x));
+    expect(second.map((x: any) => [x.id, x.media_attachments.map((ma: any) => ma.id)])).toEqual([[made[0].id, [m.id]]]);
+    expect(await json(`/api/v1/scheduled_statuses?min_id=${made[0].id}`, { token: a.token }).then((r) => r.map((x: any) => x.id))).toEqual([made[2].id, made[1].id]);
+    expect(await json("/api/v1/scheduled_statuses", { token: (await registerUser()).token })).toEqual([]);
+  });
+
   it("refuses the 51st of a day and the 301st in all", async () => {
     const a = await registerUser();
     const day = Date.UTC(2030, 0, 1, 12);

@@ -133,6 +133,87 @@ describe("privacy", () => {
     await get(`/api/v1/statuses/${s.id}`, c, 404);
   });
 
+  it("to[] recipients appear in mentions, in the answer and when read, and are notified (Pleroma)", async () => {
+    const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
+    // Pleroma-FE and megalodon send to[] form-encoded; the text need not name them.
+    const s = valid(StatusSchema, await json("/api/v1/statuses", { token: a.token, form: true, body: { status: "for your eyes", visibility: "public", to: [b.username, c.username] } }));
+    const ids = (m: { id: string }[]) => m.map((x) => x.id).sort();
+    expect(ids(s.mentions)).toEqual([b.id, c.id].sort());
+    expect(s.mentions.find((m) => m.id === b.id)).toMatchObject({ username: b.username, acct: b.username });
+    expect(ids(valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, c)).mentions)).toEqual([b.id, c.id].sort());
+    expect(ids(valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`)).mentions)).toEqual([b.id, c.id].sort());
+    const [n] = await json("/api/v1/notifications", { token: b.token });
+    expect([n.type, n.status.id]).toEqual(["mention", s.id]);
+  });
+
+  it("a deactivated account's statuses are hidden wherever its profile is: by id, timelines, context, search, notifications, reblogs", async () => {
+    const [author, viewer, other] = [await registerUser(), await registerUser(), await registerUser()];
+    await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: viewer.token });
+    const word = `zq${author.username}`;
+    const tag = `t${author.username}`;
+    const s = await post(author, { status: `${word} #${tag} hello @${viewer.username}` });
+    const reply = await post(other, { status: "a reply", in_reply_to_id: s.id });
+    const boost = await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: other.token });
+    const seen = async () => {
+      const ids = (list: { id: string; reblog?: { id: string } | null }[]) => list.flatMap((x) => [x.id, ...(x.reblog ? [x.reblog.id] : [])]);
+      const byId = [(await call(`/api/v1/statuses/${s.id}`)).status, (await call(`/api/v1/statuses/${s.id}`, { token: viewer.token })).status];
+      const pub = [...ids(await get("/api/v1/timelines/public?limit=40")), ...ids(await get("/api/v1/timelines/public?limit=40", viewer))];
+      const home = ids(await get("/api/v1/timelines/home", viewer));
+      const tagged = ids(await get(`/api/v1/timelines/tag/${tag}`, viewer));
+      const ctx = valid(ContextSchema, await get(`/api/v1/statuses/${reply.id}/context`, viewer)).ancestors.map((x) => x.id);
+      const found = (await get(`/api/v2/search?q=${word}&type=statuses`, viewer)).statuses.map((x: { id: string }) => x.id);
+      const notes = (await get("/api/v1/notifications", viewer)).map((n: { type: string }) => n.type);
+      const multi = ids(await get(`/api/v1/statuses?ids[]=${s.id}&ids[]=${boost.id}`, viewer));
+      const boosts = ids(await get(`/api/v1/accounts/${other.id}/statuses`, viewer));
+      return { byId, pub: pub.includes(s.id), boostShown: boosts.includes(boost.id), home: home.includes(s.id), tagged, ctx, found, notes, multi };
+    };
+    expect(await seen()).toEqual({ byId: [200, 200], pub: true, boostShown: true, home: true, tagged: [s.id], ctx: [s.id], found: [s.id], notes: ["mention"], multi: [s.id, boost.id, s.id] });
+    await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(author.id).run();
+    await get(`/api/v1/accounts/${author.id}`, viewer, 404);
+    expect(await seen()).toEqual({ byId: [404, 404], pub: false, boostShown: false, home: false, tagged: [], ctx: [], found: [], notes: [], multi: [] });
+    await json(`/api/v1/statuses/${s.id}/favourite`, { method: "POST", token: viewer.token, status: 404 });
+    // The other account's reply is still there, its parent hidden.
+    expect(valid(StatusSchema, await get(`/api/v1/statuses/${reply.id}`, viewer)).in_reply_to_id).toBe(s.id);
+    await env.DB.prepare("UPDATE accounts SET deactivated = 0 WHERE id = ?").bind(author.id).run();
+    expect((await seen()).byId).toEqual([200, 200]);
+  });
+
+  it("no_rich_text: statuses come to that user with only paragraphs, breaks and links (Pleroma's StatusView), everywhere", async () => {
+    const [author, plain, rich] = [await registerUser(), await registerUser(), await registerUser()];
+    // Pleroma-FE's settings save: a form-encoded PATCH.
+    const me = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: plain.token, body: new URLSearchParams({ no_rich_text: "true" }) });
+    expect(me.source.pleroma.no_rich_text).toBe(true);
+    await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: plain.token });
+    const s = await post(author, { status: `**bold** @${plain.username} #plaintag\n\n- one\n- two\n\n\`x < y\``, content_type: "text/markdown" });
+    expect(s.content).toContain("<strong>bold</strong>");
+    const stripped = (html: string) => {
+      expect(html).not.toMatch(/<(strong|ul|li|code)\b/);
+      expect(html).toMatch(/^<p>bold <span class="h-card"><a [^>]*class="[^"]*mention/);
+      expect(html).toMatch(/<a [^>]*class="[^"]*hashtag[^"]*"[^>]*>#(<span>)?plaintag(<\/span>)?<\/a>/);
+      expect(html).toContain("x &lt; y");
+      return html;
+    };
+    const byId = valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, plain));
+    stripped(byId.content);
+    expect(byId.pleroma.content["text/plain"]).toBe(valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, rich)).pleroma.content["text/plain"]);
+    stripped((await get("/api/v1/timelines/home", plain)).find((x: { id: string }) => x.id === s.id).content);
+    const [n] = await json("/api/v1/notifications", { token: plain.token });
+    stripped(n.status.content);
+    // Others, and anonymous readers, get the rich text.
+    expect((await get(`/api/v1/statuses/${s.id}`, rich)).content).toBe(s.content);
+    expect((await get(`/api/v1/statuses/${s.id}`)).content).toBe(s.content);
+    // Streams render per listener: the user's stream brings it stripped.
+    const { openSocket } = await import("./streams");
+    const socket = await openSocket(`stream=user&access_token=${plain.token}`);
+    const live = await post(author, { status: `**live** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``, content_type: "text/markdown" });
+    const frame = await socket.next((f) => f.event === "update" && JSON.parse(f.payload!).id === live.id);
+    expect(JSON.parse(frame.payload!).content).not.toContain("<strong>");
+    expect(JSON.parse(frame.payload!).content).toMatch(/^<p>live <span class="h-card">/);
+    await socket.close();
+    // The user's own post is answered stripped too.
+    stripped((await post(plain, { status: `**bold** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``, content_type: "text/markdown" })).content);
+  });
+
   it("local-only statuses need a signed-in viewer; list statuses reach the list's members", async () => {
     const [a, member, outsider] = [await registerUser(), await registerUser(), await registerUser()];
     const local = await post(a, { status: "just us", visibility: "local" });

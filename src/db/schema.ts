@@ -468,7 +468,10 @@ export const statuses = sqliteTable(
   ],
 );
 
-/** Accounts a status is addressed to: mentioned (`mention`) or addressed without a mention (`to[]`, lists). */
+/**
+ * Accounts a status is addressed to: mentioned (`mention`: in the text, or addressed with `to[]`) or addressed
+ * without a mention (the replied-to author, list members, conversation participants).
+ */
 export const statusRecipients = sqliteTable(
   "status_recipients",
   {
@@ -695,7 +698,11 @@ export const homeFeed = sqliteTable(
   (t) => [uniqueIndex("home_feed_pair").on(t.accountId, t.statusId), index("home_feed_status").on(t.statusId)],
 );
 
-/** Reading positions (`home`, `notifications`) per user. */
+/**
+ * Reading positions (`home`, `notifications`) per user. The trigger `notifications_marker` (migration
+ * 0009_notifications.sql, not expressible here) creates the `notifications` marker with the user's first
+ * notification, as Pleroma does.
+ */
 export const markers = sqliteTable(
   "markers",
   {

@@ -184,6 +184,15 @@ export const arrayParam = <T extends z.ZodType>(item: T) =>
     return [v];
   }, z.array(item));
 
+/**
+ * A list filter over known values (`include_types[]`, `exclude_visibilities[]`…): values this server does not
+ * know are dropped, never a 400, because clients send the types of newer servers. Known values pass unchanged.
+ */
+export const enumArrayParam = <const V extends readonly [string, ...string[]]>(values: V) =>
+  arrayParam(z.unknown())
+    .transform((list) => list.filter((x): x is V[number] => typeof x === "string" && (values as readonly string[]).includes(x)))
+    .openapi({ type: "array", items: { type: "string", enum: [...values] } });
+
 /** A string that treats "" as absent. */
 export const optionalString = () => z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 

@@ -34,6 +34,8 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
   response?: z.ZodType;
   /** Media type of the success answer when not JSON. */
   produces?: string;
+  /** The success answer is 204 without a body (where the spec says so). */
+  noContent?: boolean;
   /**
    * The handler resolves a bearer token itself, inside its own query (see `readWithAuth`): route() checks
    * nothing first and passes no auth. Basic auth and token-less requests are still handled here.
@@ -111,7 +113,7 @@ function register(app: OpenAPIHono<AppEnv>, spec: RouteSpec<any, any>, path: str
     security: spec.auth === "none" ? [] : [{ OAuth2: scopes }],
     request: request as any,
     responses: {
-      200: success,
+      ...(spec.noContent ? { 204: { description: "No Content" } } : { 200: success }),
       400: { description: "Invalid parameters", content: { "application/json": { schema: ErrorSchema } } },
       ...(spec.auth === "none" ? {} : { 403: { description: "Missing credentials or scope", content: { "application/json": { schema: ErrorSchema } } } }),
       ...(spec.rateLimit ? { 429: { description: "Throttled (see Retry-After)", content: { "application/json": { schema: ErrorSchema } } } } : {}),

@@ -1,6 +1,7 @@
 /** The Status entity (and its media, poll, card and reactions) from hydrated rows; no queries here. */
 import { iso } from "../db/client";
 import { htmlToText } from "../content/format";
+import { stripRichText } from "../content/rich-text";
 import type { BaseStatus, Card, MediaAttachment, Poll, Status } from "../schemas/status";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate";
 import { mediaUrl } from "../services/media";
@@ -85,7 +86,7 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     in_reply_to_id: s.inReplyToId,
     in_reply_to_account_id: s.inReplyToAccountId,
     reblog: null,
-    content: s.content,
+    content: h.plainText ? stripRichText(s.content) : s.content,
     text: opts.withSource ? s.text : null,
     created_at: iso(s.createdAt),
     edited_at: s.editedAt === null ? null : iso(s.editedAt),

@@ -8,7 +8,7 @@ import { db, iso, now } from "../db/client";
 import { markers, notifications, users } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
 import { inOrder, pageParams, pageQuery, setLinkHeader } from "../http/pagination";
-import { arrayParam, boolParam } from "../http/params";
+import { arrayParam, boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderNotifications, type NotificationRow } from "../render/notification";
@@ -60,16 +60,19 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:notifications"],
     params: z.object({
       ...pageParams(20),
-      exclude_types: arrayParam(z.enum(NOTIFICATION_TYPES)).optional(),
-      include_types: arrayParam(z.enum(NOTIFICATION_TYPES)).optional(),
+      exclude_types: enumArrayParam(NOTIFICATION_TYPES).optional(),
+      include_types: enumArrayParam(NOTIFICATION_TYPES).optional(),
+      // Mastodon 3.5's name for include_types.
+      types: enumArrayParam(NOTIFICATION_TYPES).optional(),
       account_id: z.string().optional(),
-      exclude_visibilities: arrayParam(z.enum(VISIBILITIES)).optional(),
+      exclude_visibilities: enumArrayParam(VISIBILITIES).optional(),
       with_muted: boolParam().optional(),
     }),
     response: z.array(NotificationSchema),
     handler: async (c, p, auth) => {
       const me = auth.account.id;
-      const types = (p.include_types?.length ? p.include_types : NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t))).filter((t) => !p.exclude_types?.includes(t));
+      const included = [...(p.include_types ?? []), ...(p.types ?? [])];
+      const types = (included.length ? included : NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t))).filter((t) => !p.exclude_types?.includes(t));
       const q = pageQuery(notifications.id, p);
       const conds: (SQL | undefined)[] = [
         eq(notifications.accountId, me),
@@ -187,7 +190,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Markers"],
     auth: "user",
     scopes: ["read:statuses"],
-    params: z.object({ timeline: arrayParam(z.enum(["home", "notifications"])).optional() }),
+    params: z.object({ timeline: enumArrayParam(["home", "notifications"]).optional() }),
     response: z.record(z.string(), MarkerSchema.extend({ pleroma: z.object({ unread_count: z.number().int() }).optional() })),
     handler: async (c, p, auth) => c.json(await markersOf(c, auth.account.id, p.timeline ?? ["home", "notifications"])),
   });

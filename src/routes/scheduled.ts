@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
+import { pageParams, setLinkHeader } from "../http/pagination";
 import { route } from "../http/route";
 import { renderContext } from "../http/urls";
 import { ScheduledStatusSchema } from "../schemas/status";
@@ -11,14 +12,17 @@ export function registerScheduledRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/scheduled_statuses",
-    summary: "Your scheduled statuses, soonest first",
+    summary: "Your scheduled statuses, newest first (max_id, since_id, min_id, limit; Link header)",
     tags: ["Statuses"],
     auth: "user",
     scopes: ["read:statuses"],
+    params: z.object(pageParams(20)),
     response: z.array(ScheduledStatusSchema),
-    handler: async (c, _p, auth) => {
+    handler: async (c, p, auth) => {
       const ctx = renderContext(c, auth.account.id);
-      return c.json((await listScheduled(db(c.env), auth.account.id)).map((s) => renderScheduled(ctx, s.row, s.media)));
+      const page = await listScheduled(db(c.env), auth.account.id, p);
+      setLinkHeader(c, page.map((s) => s.row.id));
+      return c.json(page.map((s) => renderScheduled(ctx, s.row, s.media)));
     },
   });
   route(app, {

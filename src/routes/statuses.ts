@@ -100,15 +100,15 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
         }
         return c.json(await loadStatus(c, id, auth.account.id));
       }
-      const { prepared, participationId, author } = created;
+      const { prepared, participationId, author, notified } = created;
       const s = prepared.status;
       // The answer is rendered from what was just written: no second read.
       const h = previewHydrated(prepared, { account: { ...auth.account, ...author }, user: auth.user });
       if (participationId) h.participations.set(s.threadId, participationId);
       if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
       if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl));
-      // Only a post that addresses someone notifies anyone.
-      if (prepared.recipients.length) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
+      // Delivery starts only when the post notified someone (a mention, a subscriber).
+      if (notified) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
       publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: s.id }], baseUrl(c));
       return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },

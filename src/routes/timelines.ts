@@ -7,7 +7,7 @@ import { db } from "../db/client";
 import { favourites } from "../db/schema";
 import { forbidden } from "../http/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";
-import { arrayParam, boolParam } from "../http/params";
+import { boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
 import { renderStatuses } from "../render/status";
@@ -25,12 +25,14 @@ import { answerMarked } from "./status-answer";
 const timelineParams = {
   ...pageParams(20),
   with_muted: boolParam().optional(),
-  exclude_visibilities: arrayParam(z.enum(VISIBILITIES)).optional(),
+  exclude_visibilities: enumArrayParam(VISIBILITIES).optional(),
   reply_visibility: z.enum(["following", "self"]).optional(),
   only_media: boolParam().optional(),
   local: boolParam().optional(),
   remote: boolParam().optional(),
 };
+
+const LIST_TIMELINE_SCOPES = ["read:statuses", "read:lists"];
 
 type TimelineParams = z.infer<z.ZodObject<typeof timelineParams>>;
 
@@ -131,12 +133,13 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Statuses of a list's members",
     tags: ["Timelines"],
     auth: "user",
-    scopes: ["read:lists"],
+    // The spec's scope is read:statuses (it is a timeline); read:lists is also accepted, as before.
+    scopes: LIST_TIMELINE_SCOPES,
     params: z.object({ list_id: z.string(), ...timelineParams }),
     response: z.array(StatusSchema),
     handler: async (c, p, auth) => {
       const list = await ownList(db(c.env), auth.account.id, p.list_id);
-      return answerPage(c, { mode: "user", scopes: ["read:lists"], auth }, () => homePage(auth.account.id, p, filtersOf(p), list.id), p.with_muted);
+      return answerPage(c, { mode: "user", scopes: LIST_TIMELINE_SCOPES, auth }, () => homePage(auth.account.id, p, filtersOf(p), list.id), p.with_muted);
     },
   });
 

@@ -5,6 +5,8 @@ import { StatusSchema } from "./status";
 
 export const NOTIFICATION_TYPES = [
   "mention",
+  // A post by an account the user subscribed to (Mastodon 3.3, Pleroma 2.7).
+  "status",
   "follow",
   "follow_request",
   "reblog",

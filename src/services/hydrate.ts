@@ -50,6 +50,8 @@ export interface Hydrated {
   visibleParents: Set<string>;
   participations: Map<string, string>;
   emojis: Map<string, EmojiRow>;
+  /** The viewer asked for statuses without rich text (Pleroma's `no_rich_text`). */
+  plainText: boolean;
 }
 
 
@@ -159,7 +161,7 @@ interface ViewerScope {
   tag: (value: SQL) => SQL;
 }
 
-const VIEWER_KINDS = new Set(["visible", "ownVote", "fav", "bookmark", "reblogged", "threadMute", "reaction", "parent", "participation"]);
+const VIEWER_KINDS = new Set(["visible", "ownVote", "fav", "bookmark", "reblogged", "threadMute", "reaction", "parent", "participation", "plainText"]);
 
 /** Parts that depend on who looks: what they may see, their own favourites, votes, mutes, reactions... */
 function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMuted?: boolean }): SQL[] {
@@ -194,6 +196,7 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
       tag(sql`json_object('id', pa.id, 't', c.thread_id)`),
       sql`FROM ${from} participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")})`,
     ),
+    part("plainText", tag(sql`json_object()`), sql`FROM ${from} users nr WHERE nr.account_id = ${me} AND nr.no_rich_text = 1`),
   ];
 }
 
@@ -280,5 +283,6 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     visibleParents: new Set(parentRows.map((r) => r.id)),
     participations: new Map(participationRows.map((r) => [r.threadId, r.id])),
     emojis: new Map(emojiRows.map((e) => [e.shortcode, e])),
+    plainText: of("plainText").length > 0,
   };
 }

@@ -13,6 +13,7 @@ import { statement } from "../db/client";
 import { newId } from "../db/ids";
 import { notifications } from "../db/schema";
 import { NOTIFICATION_TYPES } from "../schemas/social";
+import { visibleTo } from "./visibility";
 
 export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -76,6 +77,32 @@ export function notifyMentions(d: DB, status: { id: string; accountId: string; v
   return recipients
     .filter((r) => r.mention || status.visibility === "direct")
     .map((r) => notify(d, { type: "mention", to: r.accountId, from: status.accountId, statusId: status.id }));
+}
+
+/**
+ * `status` notifications of a new post to the author's subscribers (Pleroma's subscriptions, also made by
+ * `follow` with `notify`), as Pleroma 2.7 does: not for replies (the caller leaves those out; reblogs never come
+ * here), only to subscribers who may see the post, and not to those it mentions (they get the `mention`).
+ * ONE set-based statement, after the status and its recipients in the post's batch: any number of subscribers
+ * costs the same.
+ */
+export function notifySubscribers(d: DB, status: { id: string; accountId: string; createdAt: number }): D1PreparedStatement {
+  const t = status.createdAt;
+  // One id per row: this statement's time and random head, then the subscription's own random tail, so the
+  // ids are unique, well-formed and in time order with every other notification.
+  const head = newId(t).slice(0, 16);
+  return statement(
+    d,
+    sql`INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, is_seen, created_at)
+    SELECT ${head} || substr(sub.id, 17, 10), sub.account_id, statuses.account_id, 'status', statuses.id, NULL, NULL, NULL, 0, ${t}
+    FROM statuses
+      JOIN subscriptions sub ON sub.target_account_id = statuses.account_id
+      JOIN users u ON u.account_id = sub.account_id
+    WHERE statuses.id = ${status.id} AND sub.account_id <> statuses.account_id
+      AND ${visibleTo(sql`sub.account_id`)}
+      AND NOT EXISTS (SELECT 1 FROM status_recipients mr WHERE mr.status_id = statuses.id AND mr.account_id = sub.account_id AND (mr.mention = 1 OR statuses.visibility = 'direct'))
+      AND ${allowed(sql`sub.account_id`, sql`statuses.account_id`, sql`statuses.id`, sql`${t}`, sql`u.notification_settings`)}`,
+  );
 }
 
 /**

@@ -19,7 +19,7 @@ import { vapidKeys } from "./instance-keys";
 import { mediaUrl } from "./media";
 import { DEFAULT_AVATAR } from "../render/account";
 
-export const ALERTS = ["follow", "favourite", "reblog", "mention", "poll", "pleroma:chat_mention", "pleroma:emoji_reaction"] as const;
+export const ALERTS = ["follow", "favourite", "reblog", "mention", "status", "poll", "pleroma:chat_mention", "pleroma:emoji_reaction"] as const;
 export type Alerts = Record<(typeof ALERTS)[number], boolean>;
 
 /** Which alert a notification type is sent under. */
@@ -29,6 +29,7 @@ const ALERT_OF: Record<string, (typeof ALERTS)[number] | undefined> = {
   favourite: "favourite",
   reblog: "reblog",
   mention: "mention",
+  status: "status",
   poll: "poll",
   "pleroma:chat_mention": "pleroma:chat_mention",
   "pleroma:emoji_reaction": "pleroma:emoji_reaction",
@@ -78,6 +79,8 @@ function title(type: string, name: string, emoji: string | null): string {
   switch (type) {
     case "mention":
       return `${name} mentioned you`;
+    case "status":
+      return `${name} just posted`;
     case "follow":
       return `${name} followed you`;
     case "follow_request":

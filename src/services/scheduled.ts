@@ -10,6 +10,7 @@ import { newId } from "../db/ids";
 import { accounts, idempotencyKeys, mediaAttachments, scheduledStatuses, userColumns, users } from "../db/schema";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
+import { inOrder, pageQuery, type Page } from "../http/pagination";
 import type { RenderContext } from "../render/account";
 import { renderMedia } from "../render/status";
 import type { MediaRow } from "./hydrate";
@@ -88,12 +89,16 @@ export async function scheduledById(d: DB, accountId: string, id: string): Promi
   return { row: rows[0], media };
 }
 
-export async function listScheduled(d: DB, accountId: string) {
+/** A page of the user's scheduled statuses, newest first by id (as Pleroma and Mastodon page them), with their media: one round trip. */
+export async function listScheduled(d: DB, accountId: string, page: Page) {
+  const q = pageQuery(scheduledStatuses.id, page);
+  const where = and(eq(scheduledStatuses.accountId, accountId), q.where);
+  const ids = d.select({ id: scheduledStatuses.id }).from(scheduledStatuses).where(where).orderBy(q.orderBy).limit(q.limit);
   const [rows, media] = await d.batch([
-    d.select().from(scheduledStatuses).where(eq(scheduledStatuses.accountId, accountId)).orderBy(asc(scheduledStatuses.scheduledAt)),
-    d.select().from(mediaAttachments).where(and(eq(mediaAttachments.accountId, accountId), sql`${mediaAttachments.scheduledStatusId} IS NOT NULL`)),
+    d.select().from(scheduledStatuses).where(where).orderBy(q.orderBy).limit(q.limit),
+    d.select().from(mediaAttachments).where(and(eq(mediaAttachments.accountId, accountId), inArray(mediaAttachments.scheduledStatusId, ids))).orderBy(asc(mediaAttachments.id)),
   ]);
-  return rows.map((row) => ({ row, media: media.filter((m) => m.scheduledStatusId === row.id) }));
+  return inOrder(rows, q).map((row) => ({ row, media: media.filter((m) => m.scheduledStatusId === row.id) }));
 }
 
 export async function reschedule(d: DB, accountId: string, id: string, at: string) {

@@ -26,7 +26,7 @@ import {
 } from "../db/schema";
 import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
 import { fanOut, indexForSearch, pulledByReaders } from "./feeds";
-import { notifyMentions } from "./notifications";
+import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
@@ -170,10 +170,11 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const mentioned = found.mentions.flatMap((k) => byKey.get(k) ?? []);
   const recipients = new Map<string, boolean>();
   if (explicit) {
-    // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients.
+    // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients. Every `to`
+    // recipient is mentioned (in `mentions`, and notified), as Pleroma lists an object's `to` in its mentions.
     for (const k of explicit) {
       const a = byKey.get(k);
-      if (a) recipients.set(a.account.id, found.mentions.includes(k));
+      if (a) recipients.set(a.account.id, true);
     }
   } else {
     for (const a of mentioned) recipients.set(a.account.id, true);
@@ -266,6 +267,8 @@ export interface Written {
   participationId: string | null;
   /** The author's counters after the post. */
   author: { statusesCount: number; lastStatusAt: number };
+  /** Whether the post created any notification (then delivery is worth starting). */
+  notified: boolean;
 }
 
 export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<Written> {
@@ -273,10 +276,12 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
   const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
-  if (prepared.recipients.length) {
-    stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
-    stmts.push(...notifyMentions(d, s, prepared.recipients));
-  }
+  if (prepared.recipients.length) stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
+  const notifying = stmts.length;
+  if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
+  // Subscribers hear of new threads, not of replies (Pleroma 2.7).
+  if (!s.inReplyToId) stmts.push(notifySubscribers(d, s));
+  const notifyingEnd = stmts.length;
   if (prepared.tags.length) stmts.push(statement(d, d.insert(statusTags).values(prepared.tags.map((tag) => ({ statusId: s.id, tag })))));
   for (const m of prepared.media) stmts.push(statement(d, d.update(mediaAttachments).set({ statusId: s.id, position: m.position, scheduledStatusId: null }).where(eq(mediaAttachments.id, m.id))));
   if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
@@ -315,6 +320,7 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   return {
     participationId: authorParticipation >= 0 ? (results[authorParticipation].results[0]?.id ?? null) : null,
     author: results[counters].results[0] as Written["author"],
+    notified: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
   };
 }
 
@@ -382,6 +388,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     visibleParents: new Set(prepared.parent ? [prepared.parent.id] : []),
     participations: new Map(),
     emojis: new Map(prepared.emojis.map((e) => [e.shortcode, e])),
+    plainText: author.user?.noRichText ?? false,
   };
 }
 

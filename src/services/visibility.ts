@@ -3,8 +3,10 @@
  * - `public`, `unlisted`: everyone; `local`: signed-in users of this instance (every viewer here is local);
  * - `private`: the author, followers, and addressed accounts; `direct` and `list`: the author and the addressed
  *   (a list status addresses the list's members when posted);
- * - never a viewer the author blocks.
- * Reblogs carry the visibility of the status they reblog.
+ * - never a viewer the author blocks;
+ * - never anyone while the author's account is deactivated (its statuses go wherever its profile goes: 404).
+ * Reblogs carry the visibility of the status they reblog (so a reblog of a deactivated account's status is hidden
+ * too; the callers check the original with this same rule).
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
@@ -31,13 +33,16 @@ const nowOf = (viewer: ViewerRef) => (typeof viewer === "string" ? sql`${Date.no
 
 /** SQL condition on `statuses` (the table itself, not an alias) for `viewerId` (null: anonymous). */
 export function visibleTo(viewerId: ViewerRef | null, s: { id: SQL | typeof statuses.id; accountId: SQL | typeof statuses.accountId; visibility: SQL | typeof statuses.visibility } = statuses): SQL {
-  if (viewerId === null) return sql`${s.visibility} IN ('public', 'unlisted')`;
+  // A primary-key look-up per status: pages still walk their own index.
+  const active = sql`NOT EXISTS (SELECT 1 FROM accounts vd WHERE vd.id = ${s.accountId} AND vd.deactivated = 1)`;
+  if (viewerId === null) return sql`(${s.visibility} IN ('public', 'unlisted') AND ${active})`;
   const me = v(viewerId);
   return sql`((${s.visibility} IN ('public', 'unlisted', 'local')
       OR ${s.accountId} = ${me}
       OR (${s.visibility} = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${me} AND vf.target_account_id = ${s.accountId}))
       OR EXISTS (SELECT 1 FROM status_recipients vr WHERE vr.status_id = ${s.id} AND vr.account_id = ${me}))
-    AND NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s.accountId} AND vb.target_account_id = ${me}))`;
+    AND NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s.accountId} AND vb.target_account_id = ${me})
+    AND ${active})`;
 }
 
 /**

@@ -16,7 +16,7 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Pleroma"],
     auth: "none",
     params: z.object({ email: z.string().optional(), nickname: z.string().optional() }),
-    response: z.object({}),
+    noContent: true,
     // Each call may send a mail: limited per address and per recipient (e-mail or nickname).
     rateLimit: { name: "confirmationResend", by: (p) => p.email ?? p.nickname },
     handler: async (c, p) => {
@@ -27,7 +27,7 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
         const mail = confirmationMail(config(c.env), baseUrl(c), renewed.found.account, renewed.found.user.email, renewed.token);
         c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(mail));
       }
-      return c.json({}, 200);
+      return c.body(null, 204);
     },
   });
 }
