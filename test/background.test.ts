@@ -70,8 +70,6 @@ describe("cron isolation and heartbeats", () => {
 });
 
 describe("scheduled statuses that fail", () => {
-  const schedule = (u: TestUser, body: Record<string, unknown>, at: number) => valid(ScheduledStatusSchema, post(u, { ...body, scheduled_at: new Date(at).toISOString() }) as never);
-
   it("keeps a post that failed for a transient reason, with its attempts, and posts it on a later run", async () => {
     const a = await registerUser();
     const m = await upload(a);
@@ -117,7 +115,6 @@ describe("scheduled statuses that fail", () => {
     expect(await count("media_attachments WHERE id = ? AND scheduled_status_id IS NULL", m.id)).toBe(1);
     expect(await count("scheduled_statuses WHERE id = ?", sch.id)).toBe(0);
   });
-  void schedule;
 });
 
 describe("collection", () => {
@@ -176,9 +173,8 @@ describe("collection", () => {
     expect(await count("mail_outbox WHERE id = ?", oldMail!.id)).toBe(0);
     expect(await count("mail_outbox WHERE id = ?", newMail!.id)).toBe(1);
     // The key still answers within its window.
-    const again = await post(a, { status: "twice" }, 200, { "Idempotency-Key": newKey });
+    await post(a, { status: "twice" }, 200, { "Idempotency-Key": newKey });
     expect(await json(`/api/v1/accounts/${a.id}/statuses`, { token: a.token })).toHaveLength(2);
-    void again;
   });
 
   it("removes presence rows of connections that died with their object, and keeps live ones", async () => {
@@ -334,5 +330,34 @@ describe("notifications written with their action", () => {
     await Promise.all(Array.from({ length: 3 }, () => json(path, { method: "PUT", token: a.token })));
     expect(await count("emoji_reactions WHERE status_id = ?", s.id)).toBe(1);
     expect(await count("notifications WHERE account_id = ? AND type = 'pleroma:emoji_reaction' AND status_id = ?", b.id, s.id)).toBe(1);
+  });
+
+  it("repeated or racing favourites notify once; an accepted request notifies one follow however often it is accepted", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const s = valid(StatusSchema, await post(b, { status: "fave me" }));
+    await Promise.all(Array.from({ length: 5 }, () => json(`/api/v1/statuses/${s.id}/favourite`, { method: "POST", token: a.token })));
+    expect(await count("notifications WHERE account_id = ? AND type = 'favourite' AND status_id = ?", b.id, s.id)).toBe(1);
+    expect(valid(StatusSchema, await json(`/api/v1/statuses/${s.id}`, { token: b.token })).favourites_count).toBe(1);
+    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: b.token, body: { locked: true } });
+    await json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: a.token });
+    const accepted = await Promise.all(Array.from({ length: 3 }, () => call(`/api/v1/follow_requests/${a.id}/authorize`, { method: "POST", token: b.token })));
+    expect(accepted.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(1);
+    expect(await count("notifications WHERE account_id = ? AND from_account_id = ? AND type = 'follow'", b.id, a.id)).toBe(1);
+    expect(await count("notifications WHERE account_id = ? AND from_account_id = ? AND type = 'follow_request'", b.id, a.id)).toBe(0);
+  });
+
+  it("undoing a reblog removes its notification in the reblog's delete batch", async () => {
+    const [a, b] = [await registerUser(), await registerUser()];
+    const s = valid(StatusSchema, await post(b, { status: "share me" }));
+    await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: a.token });
+    expect(await count("notifications WHERE account_id = ? AND type = 'reblog' AND status_id = ?", b.id, s.id)).toBe(1);
+    // The reblog and its notification go together or not at all.
+    const res = await call(`/api/v1/statuses/${s.id}/unreblog`, { method: "POST", token: a.token, vars: { DB: failingD1(/DELETE FROM notifications WHERE rowid IN/) } as never });
+    expect(res.status).toBe(500);
+    expect(await count("statuses WHERE reblog_of_id = ? AND account_id = ?", s.id, a.id)).toBe(1);
+    const un = valid(StatusSchema, await json(`/api/v1/statuses/${s.id}/unreblog`, { method: "POST", token: a.token }));
+    expect(un.reblogged).toBe(false);
+    expect(await count("notifications WHERE account_id = ? AND type = 'reblog' AND status_id = ?", b.id, s.id)).toBe(0);
+    expect(await count("statuses WHERE reblog_of_id = ?", s.id)).toBe(0);
   });
 });

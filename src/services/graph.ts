@@ -122,12 +122,16 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
   const request = await d.select().from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
   if (!request) throw notFound();
   const t = now();
+  const followId = newId(t);
   const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
-    d.insert(follows).values({ id: newId(t), accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t }).onConflictDoNothing(),
+    d.insert(follows).values({ id: followId, accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t }).onConflictDoNothing(),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
     recount(d, me.id),
     recount(d, requesterId),
-  ], [unnotify(d, { type: "follow_request", to: me.id, from: requesterId }), notify(d, { type: "follow", to: me.id, from: requesterId })]);
+  ], [
+    unnotify(d, { type: "follow_request", to: me.id, from: requesterId }),
+    notify(d, { type: "follow", to: me.id, from: requesterId, onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})` }),
+  ]);
   return { relationship, events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]) };
 }
 

@@ -87,9 +87,8 @@ export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id:
   const original = await visibleStatus(d, id, me.id);
   const targetId = original.reblogOfId ?? original.id;
   const mine = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId))).all();
+  // Deleting the reblog also deletes its notification, in the same batch.
   const { events } = await deleteStatuses(d, mine.map((r) => r.id));
-  const author = original.reblogOfId ? (await d.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, targetId)).get())?.accountId : original.accountId;
-  if (author) await unnotify(d, { type: "reblog", to: author, from: me.id, statusId: targetId }).run();
   return { id: targetId, events };
 }
 
@@ -101,11 +100,14 @@ async function actionTarget(d: DB, me: AccountRow, id: string): Promise<StatusRo
 
 export async function favourite(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
   const s = await actionTarget(d, me, id);
+  const favId = newId();
   const write = on
-    ? d.insert(favourites).values({ id: newId(), accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing()
+    ? d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing()
     : d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)));
   const note = { type: "favourite" as const, to: s.accountId, from: me.id, statusId: s.id };
-  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id)), on ? notify(d, note) : unnotify(d, note)]);
+  // Only a new favourite (this batch's row) notifies: favouriting again, or racing, does not notify twice.
+  const noteStmt = on ? notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }) : unnotify(d, note);
+  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id)), noteStmt]);
   return s.id;
 }
 
