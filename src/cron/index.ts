@@ -6,7 +6,7 @@
 import type { Env } from "../env";
 import { db, now, statement, type DB } from "../db/client";
 import { instanceKeys, jobHeartbeats, rateLimits } from "../db/schema";
-import { asc, lt, lte, sql } from "drizzle-orm";
+import { asc, lt, lte } from "drizzle-orm";
 import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
 import { configuredBase, publish, type StreamEvent } from "../services/events";
@@ -92,7 +92,7 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
             target: jobHeartbeats.name,
             set: o.error
               ? { lastRunAt: time, lastError: o.error, lastErrorAt: time }
-              : { lastRunAt: time, lastSuccessAt: time, lastError: sql`${jobHeartbeats.lastError}` },
+              : { lastRunAt: time, lastSuccessAt: time },
           }),
       ),
     ),
