@@ -8,7 +8,7 @@ import { RelationshipSchema } from "../src/schemas/account";
 import { ScheduledStatusSchema, StatusSchema } from "../src/schemas/status";
 import { TokenSchema } from "../src/schemas/oauth";
 import { sha256 } from "../src/lib/crypto";
-import { call, freshIp, json, makeApp, appToken, post, registerUser, uniqueName, upload, valid, type TestUser } from "./helpers";
+import { call, freshIp, json, makeApp, appToken, post, registerUser, uniqueName, upload, valid } from "./helpers";
 import { failingD1 } from "./failing-d1";
 import { openSocket } from "./streams";
 
