@@ -136,4 +136,28 @@ describe("uploads", () => {
     const u = await registerUser();
     expect(valid(MediaAttachmentSchema, await send(u, OPAQUE)).type).toBe("unknown");
   });
+
+  it("avatar, header and background limits are reported and enforced", async () => {
+    const vars = { AVATAR_UPLOAD_LIMIT: "100", BANNER_UPLOAD_LIMIT: "120", BACKGROUND_UPLOAD_LIMIT: "140" };
+    const inst = valid(InstanceSchema, await json("/api/v1/instance", { vars }));
+    expect(inst).toMatchObject({ avatar_upload_limit: 100, banner_upload_limit: 120, background_upload_limit: 140 });
+    const u = await registerUser();
+    const png = (size: number) => {
+      const b = new Uint8Array(size);
+      b.set(PNG_1PX.subarray(0, Math.min(size, PNG_1PX.length)));
+      return b;
+    };
+    const send = (field: string, size: number, status: number) => {
+      const form = new FormData();
+      form.set("display_name", "renamed");
+      form.set(field, new File([png(size)], "a.png"));
+      return json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body: form, vars, status });
+    };
+    for (const [field, limit] of [["avatar", 100], ["header", 120], ["pleroma_background_image", 140]] as const) {
+      expect((await send(field, limit + 1, 413)).error).toBe("File is too large");
+      expect(valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: u.token })).display_name).not.toBe("renamed");
+    }
+    const ok = valid(AccountSchema, await send("avatar", 100, 200));
+    expect(ok.avatar).toMatch(/\/media\//);
+  });
 });
