@@ -27,6 +27,8 @@ export interface Env {
   AVATAR_UPLOAD_LIMIT?: string;
   BACKGROUND_UPLOAD_LIMIT?: string;
   BANNER_UPLOAD_LIMIT?: string;
+  /** MIME types accepted by media uploads (comma or space separated); the type is sniffed from the bytes. */
+  UPLOAD_TYPES?: string;
   POLL_MAX_OPTIONS?: string;
   POLL_MAX_OPTION_CHARS?: string;
   POLL_MIN_EXPIRATION?: string;
@@ -60,6 +62,14 @@ export interface Limit {
 
 export const VERSION = "0.1.0";
 
+/** Every type an upload is recognised as (src/services/media.ts); `application/octet-stream` is any other file. */
+export const DEFAULT_UPLOAD_TYPES = [
+  "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
+  "video/mp4", "video/quicktime", "video/webm",
+  "audio/mp4", "audio/ogg", "audio/flac", "audio/wav", "audio/mpeg",
+  "application/octet-stream",
+];
+
 export interface Config {
   name: string;
   description: string;
@@ -78,6 +88,7 @@ export interface Config {
   avatarUploadLimit: number;
   backgroundUploadLimit: number;
   bannerUploadLimit: number;
+  uploadTypes: string[];
   pollLimits: { max_options: number; max_option_chars: number; min_expiration: number; max_expiration: number };
   fieldsLimits: { max_fields: number; max_remote_fields: number; name_length: number; value_length: number };
   maxBioLength: number;
@@ -133,6 +144,7 @@ export function config(env: Env): Config {
     avatarUploadLimit: int(env.AVATAR_UPLOAD_LIMIT, 2_000_000),
     backgroundUploadLimit: int(env.BACKGROUND_UPLOAD_LIMIT, 4_000_000),
     bannerUploadLimit: int(env.BANNER_UPLOAD_LIMIT, 4_000_000),
+    uploadTypes: env.UPLOAD_TYPES ? env.UPLOAD_TYPES.toLowerCase().split(/[\s,]+/).filter(Boolean) : DEFAULT_UPLOAD_TYPES,
     pollLimits: {
       max_options: int(env.POLL_MAX_OPTIONS, 20),
       max_option_chars: int(env.POLL_MAX_OPTION_CHARS, 200),

@@ -1,9 +1,12 @@
-/** Clocked work, run by the Cron Trigger every minute. Each job is idempotent and bounded. */
+/**
+ * Clocked work, run by the Cron Trigger every minute. Each job is idempotent and bounded, and runs isolated: a
+ * job that throws is logged with its name and recorded in its heartbeat (`job_heartbeats`), and the others
+ * still run. The healthcheck reports every job's heartbeat.
+ */
 import type { Env } from "../env";
-import { db, now } from "../db/client";
-import { instanceKeys, rateLimits } from "../db/schema";
-import { lt } from "drizzle-orm";
-import { pruneUsedCaptchas } from "../services/captcha";
+import { db, now, statement, type DB } from "../db/client";
+import { instanceKeys, jobHeartbeats, rateLimits } from "../db/schema";
+import { asc, lt, lte } from "drizzle-orm";
 import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
 import { configuredBase, publish, type StreamEvent } from "../services/events";
@@ -11,36 +14,89 @@ import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
 import { deleteStatuses } from "../services/statuses";
+import { collectCodes, collectIdempotencyKeys, collectOutbox, collectPresence, collectUnattachedMedia } from "../services/collect";
 import { statuses } from "../db/schema";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
-import { asc, lte } from "drizzle-orm";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
 const DAY = 24 * 3600 * 1000;
 
+type Ctx = { waitUntil(p: Promise<unknown>): void } | undefined;
+type Job = (env: Env, d: DB, t: number, ctx: Ctx) => Promise<unknown>;
+
+/** Clean-up jobs: independent of each other, run side by side. */
+const CLEANUP: Record<string, Job> = {
+  // Windows older than a day are over whatever limit they served.
+  rate_limits: (_env, d, t) => d.delete(rateLimits).where(lt(rateLimits.windowStart, t - DAY)),
+  expired_filters: async (env, d, t, ctx) => {
+    const owners = await deleteExpiredFilters(d, t);
+    if (ctx) publish(env, ctx, owners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
+  },
+  expired_mutes: (_env, d, t) => deleteExpiredMutes(d, t),
+  collect_media: (env, _d, t) => collectUnattachedMedia(env, t),
+  collect_idempotency_keys: (_env, d, t) => collectIdempotencyKeys(d, t),
+  collect_codes: (_env, d, t) => collectCodes(d, t),
+  collect_outbox: (_env, d, t) => collectOutbox(d, t),
+  collect_presence: (env, _d, t) => collectPresence(env, t),
+};
+
+/** Jobs run one after another, in this order (poll endings made by `polls` are pushed by `push`). */
+const SEQUENCE: Record<string, Job> = {
+  scheduled_statuses: async (env, d, t, ctx) => {
+    const posted = await postDue(d, config(env), POST_FORMATS, t);
+    if (ctx) publish(env, ctx, posted.map((id) => ({ accountId: null, event: "update" as const, payload: id })));
+  },
+  polls: (_env, d, t) => closeEndedPolls(d, t),
+  // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
+  push: (env) => deliverPending(env, configuredBase(env)),
+  expired_statuses: async (env, _d, t, ctx) => {
+    const gone = await deleteExpiredStatuses(env, t);
+    if (ctx) publish(env, ctx, gone);
+  },
+};
+
+export const JOB_NAMES = [...Object.keys(CLEANUP), ...Object.keys(SEQUENCE)];
+
+interface Outcome {
+  name: string;
+  error: string | null;
+}
+
+async function runJob(name: string, job: Job, env: Env, d: DB, t: number, ctx: Ctx): Promise<Outcome> {
+  try {
+    await job(env, d, t, ctx);
+    return { name, error: null };
+  } catch (e) {
+    const error = (e instanceof Error ? e.message : String(e)).slice(0, 500);
+    console.error(`cron job ${name} failed: ${error}`);
+    return { name, error };
+  }
+}
+
 export async function runScheduled(env: Env, time: number = now(), ctx?: { waitUntil(p: Promise<unknown>): void }): Promise<void> {
   const d = db(env);
-  const [, , filterOwners] = await Promise.all([
-    pruneUsedCaptchas(env),
-    // Windows older than a day are over whatever limit they served.
-    d.delete(rateLimits).where(lt(rateLimits.windowStart, time - DAY)),
-    deleteExpiredFilters(d, time),
-    deleteExpiredMutes(d, time),
-  ]);
-  if (ctx) publish(env, ctx, filterOwners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
-  const posted = await postDue(d, config(env), POST_FORMATS, time);
-  if (ctx) publish(env, ctx, posted.map((id) => ({ accountId: null, event: "update" as const, payload: id })));
-  await closeEndedPolls(d, time);
-  // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
-  await deliverPending(env, configuredBase(env));
-  const gone = await deleteExpiredStatuses(env, time);
-  if (ctx) publish(env, ctx, gone);
+  const outcomes = await Promise.all(Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)));
+  for (const [name, job] of Object.entries(SEQUENCE)) outcomes.push(await runJob(name, job, env, d, time, ctx));
   const at = new Date(time).toISOString();
-  await d
-    .insert(instanceKeys)
-    .values({ name: CRON_HEARTBEAT, value: at, createdAt: time })
-    .onConflictDoUpdate({ target: instanceKeys.name, set: { value: at } });
+  // Every heartbeat in one round trip: a success moves `last_success_at`, a failure records the error and its time.
+  await d.$client.batch([
+    statement(d, d.insert(instanceKeys).values({ name: CRON_HEARTBEAT, value: at, createdAt: time }).onConflictDoUpdate({ target: instanceKeys.name, set: { value: at } })),
+    ...outcomes.map((o) =>
+      statement(
+        d,
+        d
+          .insert(jobHeartbeats)
+          .values({ name: o.name, lastRunAt: time, lastSuccessAt: o.error ? null : time, lastError: o.error, lastErrorAt: o.error ? time : null })
+          .onConflictDoUpdate({
+            target: jobHeartbeats.name,
+            set: o.error
+              ? { lastRunAt: time, lastError: o.error, lastErrorAt: time }
+              : { lastRunAt: time, lastSuccessAt: time },
+          }),
+      ),
+    ),
+  ]);
 }
 
 /** Deletes statuses whose `expires_at` has passed, as their author deleting them would, a bounded number a run. */

@@ -34,3 +34,22 @@ export function statement(d: DB, query: SQL | { toSQL(): { sql: string; params: 
   const q = "toSQL" in query ? query.toSQL() : dialect.sqlToQuery(query);
   return d.$client.prepare(q.sql).bind(...q.params);
 }
+
+/** A drizzle builder query, as `d.batch` takes them. */
+type BuilderQuery = { _prepare(): { getQuery(): { sql: string; params: unknown[] }; mapResult(result: unknown, isFromBatch?: boolean): unknown } };
+
+/**
+ * One round trip holding drizzle builder queries and hand-written statements (`notify`, set-based SQL) together:
+ * builder queries answer as in `d.batch` (typed, mapped rows), statements as D1 results.
+ */
+export async function mixedBatch(d: DB, items: (object | D1PreparedStatement)[]): Promise<unknown[]> {
+  const prepared = items.map((item) => ("_prepare" in item ? (item as BuilderQuery)._prepare() : null));
+  const stmts = items.map((item, i) => {
+    const p = prepared[i];
+    if (!p) return item as D1PreparedStatement;
+    const q = p.getQuery();
+    return d.$client.prepare(q.sql).bind(...q.params);
+  });
+  const results = await d.$client.batch(stmts);
+  return results.map((r, i) => (prepared[i] ? prepared[i]!.mapResult(r, true) : r));
+}

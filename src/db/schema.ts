@@ -192,7 +192,7 @@ export const authorizationCodes = sqliteTable(
     createdAt: time("created_at").notNull(),
     expiresAt: time("expires_at").notNull(),
   },
-  (t) => [uniqueIndex("authorization_codes_code_hash").on(t.codeHash)],
+  (t) => [uniqueIndex("authorization_codes_code_hash").on(t.codeHash), index("authorization_codes_expires").on(t.expiresAt)],
 );
 
 /** A directed pair table: `account_id` acts on `target_account_id`. */
@@ -271,14 +271,27 @@ export const rateLimits = sqliteTable("rate_limits", {
 });
 
 /** Mail kept by the development mailer instead of being sent; tests and `npm run mail` read it. */
-export const mailOutbox = sqliteTable("mail_outbox", {
-  id: text("id").primaryKey(),
-  to: text("to").notNull(),
-  from: text("from").notNull(),
-  subject: text("subject").notNull(),
-  text: text("text").notNull(),
-  html: text("html").notNull(),
-  createdAt: time("created_at").notNull(),
+export const mailOutbox = sqliteTable(
+  "mail_outbox",
+  {
+    id: text("id").primaryKey(),
+    to: text("to").notNull(),
+    from: text("from").notNull(),
+    subject: text("subject").notNull(),
+    text: text("text").notNull(),
+    html: text("html").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("mail_outbox_created").on(t.createdAt)],
+);
+
+/** One row per cron job: when it last ran, last succeeded, and its last error (the healthcheck reports them). */
+export const jobHeartbeats = sqliteTable("job_heartbeats", {
+  name: text("name").primaryKey(),
+  lastRunAt: time("last_run_at").notNull(),
+  lastSuccessAt: time("last_success_at"),
+  lastError: text("last_error"),
+  lastErrorAt: time("last_error_at"),
 });
 
 /** Instance-wide secrets and keys generated once (VAPID key pair, signing secret). */
@@ -516,7 +529,12 @@ export const mediaAttachments = sqliteTable(
     position: integer("position").notNull().default(0),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [index("media_status").on(t.statusId), index("media_account").on(t.accountId, t.id)],
+  (t) => [
+    index("media_status").on(t.statusId),
+    index("media_account").on(t.accountId, t.id),
+    // What the collector walks: uploads never attached to a status or a scheduled status.
+    index("media_unattached").on(t.createdAt).where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL`),
+  ],
 );
 
 export const polls = sqliteTable(
@@ -630,6 +648,9 @@ export const scheduledStatuses = sqliteTable(
     params: json<Record<string, unknown>>("params").notNull(),
     appId: text("app_id"),
     createdAt: time("created_at").notNull(),
+    /** Runs that failed to post it for a transient reason; it is dropped after `MAX_ATTEMPTS`. */
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
   },
   (t) => [index("scheduled_due").on(t.scheduledAt), index("scheduled_account").on(t.accountId, t.scheduledAt)],
 );
@@ -753,6 +774,13 @@ export const streamPresence = sqliteTable(
     stream: text("stream").notNull(),
     arg: text("arg").notNull(),
     createdAt: time("created_at").notNull(),
+    /** When the object last wrote its presence (every sync refreshes all its rows); the collector asks objects silent for long. */
+    seenAt: time("seen_at").notNull().default(0),
   },
-  (t) => [uniqueIndex("stream_presence_key").on(t.object, t.tokenId, t.stream, t.arg), index("stream_presence_stream").on(t.stream, t.arg), index("stream_presence_account").on(t.accountId, t.stream)],
+  (t) => [
+    uniqueIndex("stream_presence_key").on(t.object, t.tokenId, t.stream, t.arg),
+    index("stream_presence_stream").on(t.stream, t.arg),
+    index("stream_presence_account").on(t.accountId, t.stream),
+    index("stream_presence_seen").on(t.seenAt),
+  ],
 );

@@ -152,6 +152,14 @@ class StreamObject extends DurableObject<Env> {
     ]);
   }
 
+  /**
+   * Rewrites this object's presence from the connections it really holds (the collector asks objects whose
+   * rows were not written for long: an object that died with its sockets leaves rows nobody listens on).
+   */
+  async refreshPresence(object: string): Promise<void> {
+    await this.syncPresence(object);
+  }
+
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     if (typeof message !== "string") return;
     let msg: Record<string, unknown>;

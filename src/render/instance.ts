@@ -55,6 +55,18 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     background_upload_limit: c.backgroundUploadLimit,
     banner_upload_limit: c.bannerUploadLimit,
     background_image: `${base}/images/banner.png`,
+    // Mastodon's shape, which current clients read for limits: only what is enforced is reported.
+    configuration: {
+      statuses: { max_characters: c.maxTootChars },
+      media_attachments: { supported_mime_types: c.uploadTypes, image_size_limit: c.uploadLimit, video_size_limit: c.uploadLimit, description_limit: c.descriptionLimit },
+      polls: {
+        max_options: c.pollLimits.max_options,
+        max_characters_per_option: c.pollLimits.max_option_chars,
+        min_expiration: c.pollLimits.min_expiration,
+        max_expiration: c.pollLimits.max_expiration,
+      },
+      accounts: { max_profile_fields: c.fieldsLimits.max_fields },
+    },
     vapid_public_key: vapidKey,
     pleroma: {
       metadata: {

@@ -31,6 +31,10 @@ import { isStoredKey, storeImage } from "../services/media";
 import { loadRelationships } from "../services/relationships";
 import { plainTextToHtml } from "../content/text";
 
+/** The settings store is opaque to the server, but bounded: 64 KB of JSON per frontend, 16 frontends. */
+export const SETTINGS_STORE_FRONTEND_BYTES = 64 * 1024;
+export const SETTINGS_STORE_FRONTENDS = 16;
+
 const VISIBILITY = z.enum(["public", "unlisted", "private", "direct", "local"]);
 const ACTOR_TYPES = z.enum(["Person", "Service", "Group", "Application"]);
 const imageParam = () => z.union([fileParam(), z.literal("")]).optional();
@@ -257,8 +261,15 @@ function credentialsUpdate(c: Ctx, p: z.infer<typeof updateParams>, user: UserRo
   if (p.source?.language !== undefined) u.postingLanguage = p.source.language || null;
   if (p.language !== undefined) u.locale = p.language;
   if (p.pleroma_settings_store !== undefined) {
+    for (const [frontend, value] of Object.entries(p.pleroma_settings_store)) {
+      if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > SETTINGS_STORE_FRONTEND_BYTES) {
+        throw new ApiError(400, `Settings store entry too large: ${frontend.slice(0, 100)} holds more than ${SETTINGS_STORE_FRONTEND_BYTES / 1024} KB`);
+      }
+    }
     // Each frontend's entry is replaced whole; other frontends keep theirs.
-    u.settingsStore = { ...user.settingsStore, ...p.pleroma_settings_store };
+    const store = { ...user.settingsStore, ...p.pleroma_settings_store };
+    if (Object.keys(store).length > SETTINGS_STORE_FRONTENDS) throw new ApiError(400, `Settings store holds at most ${SETTINGS_STORE_FRONTENDS} frontends`);
+    u.settingsStore = store;
   }
   return { account, user: u };
 }

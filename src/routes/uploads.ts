@@ -32,7 +32,7 @@ export function registerUploadRoutes(app: OpenAPIHono<AppEnv>) {
       response: MediaAttachmentSchema,
       handler: async (c, p, auth) => {
         checkDescription(c, p.description);
-        const stored = await storeUpload(c.env.MEDIA, `media/${auth.account.id.toLowerCase()}`, p.file, config(c.env).uploadLimit);
+        const stored = await storeUpload(c.env.MEDIA, `media/${auth.account.id.toLowerCase()}`, p.file, config(c.env).uploadLimit, config(c.env).uploadTypes);
         const row = {
           id: newId(),
           accountId: auth.account.id,

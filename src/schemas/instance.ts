@@ -34,6 +34,17 @@ export const InstanceSchema = z
     invites_enabled: z.boolean(),
     poll_limits: PollLimitsSchema,
     background_image: z.string(),
+    configuration: z.object({
+      statuses: z.object({ max_characters: z.number().int() }),
+      media_attachments: z.object({
+        supported_mime_types: z.array(z.string()),
+        image_size_limit: z.number().int(),
+        video_size_limit: z.number().int(),
+        description_limit: z.number().int(),
+      }),
+      polls: z.object({ max_options: z.number().int(), max_characters_per_option: z.number().int(), min_expiration: z.number().int(), max_expiration: z.number().int() }),
+      accounts: z.object({ max_profile_fields: z.number().int() }),
+    }),
     vapid_public_key: z.string(),
     ...limits,
     pleroma: z.object({

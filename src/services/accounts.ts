@@ -206,6 +206,8 @@ export async function register(
       ...(inviteId ? [d.update(invites).set({ uses: sql`${invites.uses} + 1` }).where(eq(invites.id, inviteId))] : []),
     ]);
   } catch (e) {
+    // Racing registrations on one invite: its `invites_max_uses` trigger aborts the batch that would overuse it.
+    if (String(e).includes("invite_exhausted")) throw badRequest("Expired token");
     // Two registrations racing for one name: the unique index decides.
     if (String(e).includes("UNIQUE")) {
       throw fieldErrors(String(e).includes("email") ? { email: ["has already been taken"] } : { nickname: ["has already been taken"] });

@@ -3,7 +3,6 @@
  * `answer_data`, an HMAC over the token, the answer and the expiry, and sends it back with the solution.
  * Each token works once (kept in `used_captchas` until it would have expired).
  */
-import { lt } from "drizzle-orm";
 import type { Env } from "../env";
 import { db, now } from "../db/client";
 import { usedCaptchas } from "../db/schema";
@@ -69,9 +68,4 @@ export async function verifyCaptcha(env: Env, token?: string, solution?: string,
   const d = db(env);
   const inserted = await d.insert(usedCaptchas).values({ token, expiresAt: expires }).onConflictDoNothing().returning();
   if (inserted.length === 0) throw captchaError("CAPTCHA already used");
-}
-
-/** Forgets tokens whose captcha has expired anyway (run by the cron). */
-export async function pruneUsedCaptchas(env: Env): Promise<void> {
-  await db(env).delete(usedCaptchas).where(lt(usedCaptchas.expiresAt, now()));
 }

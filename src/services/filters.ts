@@ -1,10 +1,10 @@
 /** Keyword filters (Mastodon v1). Expired filters are left out on read; the cron deletes them. */
 import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { iso, now } from "../db/client";
+import { iso, now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { filters, type FilterContext } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound, unprocessable } from "../http/errors";
 import { FILTER_CONTEXTS } from "../schemas/social";
 
 export type FilterRow = typeof filters.$inferSelect;
@@ -41,6 +41,9 @@ export interface FilterInput {
   expires_in?: number | null;
 }
 
+/** Filters in force per user: every read and every status checks them, so they are bounded. */
+export const MAX_FILTERS = 100;
+
 export async function createFilter(d: DB, ownerId: string, input: FilterInput): Promise<FilterRow> {
   const t = now();
   const row: FilterRow = {
@@ -54,7 +57,14 @@ export async function createFilter(d: DB, ownerId: string, input: FilterInput): 
     createdAt: t,
     updatedAt: t,
   };
-  await d.insert(filters).values(row);
+  // Counted by the insert itself: racing requests cannot pass the limit together.
+  const { meta } = await statement(
+    d,
+    sql`INSERT INTO filters (id, account_id, phrase, context, irreversible, whole_word, expires_at, created_at, updated_at)
+      SELECT ${row.id}, ${ownerId}, ${row.phrase}, ${JSON.stringify(row.context)}, ${row.irreversible ? 1 : 0}, ${row.wholeWord ? 1 : 0}, ${row.expiresAt}, ${t}, ${t}
+      WHERE (SELECT count(*) FROM filters WHERE account_id = ${ownerId} AND (expires_at IS NULL OR expires_at > ${t})) < ${MAX_FILTERS}`,
+  ).run();
+  if (!meta.changes) throw unprocessable("Validation failed: You have reached the maximum number of filters");
   return row;
 }
 

@@ -5,7 +5,7 @@
  */
 import { and, eq, inArray, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now } from "../db/client";
+import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, notifications, subscriptions } from "../db/schema";
 import { notify, unnotify } from "./notifications";
@@ -41,12 +41,11 @@ const leaveLists = (d: DB, owner: string, member: string) =>
   d.delete(listAccounts).where(and(eq(listAccounts.accountId, member), sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${owner})`));
 
 /**
- * Runs writes, then reads the viewer's relationship to the target, in one round trip; notification statements
- * (which drizzle cannot batch) follow in a second.
+ * Runs writes and the notification statements they cause, then reads the viewer's relationship to the target,
+ * all in one round trip (one transaction: no action without its notification, nor the reverse).
  */
 async function writeAndRead(d: DB, viewerId: string, targetId: string, writes: any[], notes: D1PreparedStatement[] = []): Promise<{ relationship: Relationship; counts: FollowCounts[] }> {
-  const results = (await d.batch([...writes, countsOf(d, [viewerId, targetId]), relationshipsQuery(d, viewerId, [targetId])] as any)) as unknown[];
-  if (notes.length) await d.$client.batch(notes);
+  const results = await mixedBatch(d, [...writes, ...notes, countsOf(d, [viewerId, targetId]), relationshipsQuery(d, viewerId, [targetId])]);
   const rel = results[results.length - 1] as Parameters<typeof toRelationship>[0][];
   const counts = results[results.length - 2] as FollowCounts[];
   return { relationship: toRelationship(rel[0]), counts };
@@ -81,21 +80,28 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
   // Locked accounts approve followers; remote accounts answer with an Accept, so the follow waits for it.
   const pending = target.locked || !isLocal(target);
   if (pending) {
+    const requestId = newId(t);
     writes.push(
       d
         .insert(followRequests)
-        .values({ id: newId(t), accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t })
+        .values({ id: requestId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t })
         .onConflictDoUpdate({ target: [followRequests.accountId, followRequests.targetAccountId], set: { showReblogs: opts.reblogs ?? true } }),
     );
-    const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [notify(d, { type: "follow_request", to: target.id, from: me.id })]);
+    const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
+      // Only a new request notifies (not a repeated or racing one).
+      notify(d, { type: "follow_request", to: target.id, from: me.id, onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})` }),
+    ]);
     return { relationship, events: followEvent("follow_pending", me.id, target.id, counts, [me.id, ...(isLocal(target) ? [target.id] : [])]) };
   }
+  const followId = newId(t);
   writes.push(
-    d.insert(follows).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t }).onConflictDoNothing(),
+    d.insert(follows).values({ id: followId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t }).onConflictDoNothing(),
     recount(d, me.id),
     recount(d, target.id),
   );
-  const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [notify(d, { type: "follow", to: target.id, from: me.id })]);
+  const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
+    notify(d, { type: "follow", to: target.id, from: me.id, onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})` }),
+  ]);
   return { relationship, events: followEvent("follow_accept", me.id, target.id, counts, [me.id, target.id]) };
 }
 
@@ -116,12 +122,16 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
   const request = await d.select().from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
   if (!request) throw notFound();
   const t = now();
+  const followId = newId(t);
   const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
-    d.insert(follows).values({ id: newId(t), accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t }).onConflictDoNothing(),
+    d.insert(follows).values({ id: followId, accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t }).onConflictDoNothing(),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
     recount(d, me.id),
     recount(d, requesterId),
-  ], [unnotify(d, { type: "follow_request", to: me.id, from: requesterId }), notify(d, { type: "follow", to: me.id, from: requesterId })]);
+  ], [
+    unnotify(d, { type: "follow_request", to: me.id, from: requesterId }),
+    notify(d, { type: "follow", to: me.id, from: requesterId, onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})` }),
+  ]);
   return { relationship, events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]) };
 }
 
@@ -186,9 +196,23 @@ export async function endorse(d: DB, me: AccountRow, target: AccountRow): Promis
   if (following.length === 0) throw badRequest(`Could not endorse user: You are not following ${target.username}`);
   if ((count[0]?.n ?? 0) >= MAX_ENDORSEMENTS) throw badRequest("You have already pinned the maximum number of users");
   const t = now();
+  // One conditional insert: following and the count are checked by the write itself, so racing requests
+  // cannot pass the limit together.
   const { relationship } = await writeAndRead(d, me.id, target.id, [
-    d.insert(endorsements).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing(),
+    d
+      .insert(endorsements)
+      .select(
+        d
+          .select({ id: sql`${newId(t)}`.as("id"), accountId: sql`${me.id}`.as("account_id"), targetAccountId: follows.targetAccountId, createdAt: sql`${t}`.as("created_at") })
+          .from(follows)
+          .where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id), sql`(SELECT count(*) FROM endorsements WHERE account_id = ${me.id}) < ${MAX_ENDORSEMENTS}`)),
+      )
+      .onConflictDoNothing(),
   ]);
+  if (!relationship.endorsed) {
+    if (!relationship.following) throw badRequest(`Could not endorse user: You are not following ${target.username}`);
+    throw badRequest("You have already pinned the maximum number of users");
+  }
   return { relationship, events: [] };
 }
 

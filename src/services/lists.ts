@@ -1,7 +1,7 @@
 /** Lists: a user's named groups of accounts they follow. */
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now } from "../db/client";
+import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { follows, listAccounts, lists } from "../db/schema";
 import { notFound, unprocessable } from "../http/errors";
@@ -21,10 +21,19 @@ export async function ownList(d: DB, ownerId: string, listId: string): Promise<L
   return list;
 }
 
+/** Lists per user (Mastodon's limit). */
+export const MAX_LISTS = 50;
+
 export async function createList(d: DB, ownerId: string, title: string): Promise<ListRow> {
   const t = now();
   const row = { id: newId(t), accountId: ownerId, title, createdAt: t };
-  await d.insert(lists).values(row);
+  // Counted by the insert itself: racing requests cannot pass the limit together.
+  const { meta } = await statement(
+    d,
+    sql`INSERT INTO lists (id, account_id, title, created_at) SELECT ${row.id}, ${ownerId}, ${title}, ${t}
+      WHERE (SELECT count(*) FROM lists WHERE account_id = ${ownerId}) < ${MAX_LISTS}`,
+  ).run();
+  if (!meta.changes) throw unprocessable("Validation failed: You have reached the maximum number of lists");
   return row;
 }
 

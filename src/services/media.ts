@@ -52,11 +52,15 @@ export interface StoredFile {
   size: number;
 }
 
-/** Stores any upload under `prefix` with its sniffed type, refusing files over `limit` bytes (413). */
-export async function storeUpload(bucket: R2Bucket, prefix: string, file: File, limit: number): Promise<StoredFile & { type: MediaType }> {
+/**
+ * Stores an upload under `prefix` with its sniffed type, refusing files over `limit` bytes (413) and types not
+ * in `types` (415).
+ */
+export async function storeUpload(bucket: R2Bucket, prefix: string, file: File, limit: number, types: string[]): Promise<StoredFile & { type: MediaType }> {
   if (file.size > limit) throw new ApiError(413, "File is too large");
   const bytes = new Uint8Array(await file.arrayBuffer());
   const kind = sniffMedia(bytes.subarray(0, 32));
+  if (!types.includes(kind.mime)) throw new ApiError(415, `Unsupported media type: ${kind.mime} files are not accepted`);
   const key = `${prefix}/${newId().toLowerCase()}.${kind.ext}`;
   await bucket.put(key, bytes, { httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" } });
   return { key, mime: kind.mime, size: bytes.byteLength, type: kind.type };

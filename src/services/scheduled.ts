@@ -7,9 +7,9 @@ import { and, asc, count, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { iso, now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, idempotencyKeys, mediaAttachments, scheduledStatuses, userColumns, users } from "../db/schema";
+import { accounts, mediaAttachments, scheduledStatuses, userColumns, users } from "../db/schema";
 import type { Config } from "../env";
-import { notFound, unprocessable } from "../http/errors";
+import { ApiError, notFound, unprocessable } from "../http/errors";
 import { inOrder, pageQuery, type Page } from "../http/pagination";
 import type { RenderContext } from "../render/account";
 import { renderMedia } from "../render/status";
@@ -35,6 +35,22 @@ function scheduledTime(input: string): number {
   if (Number.isNaN(t)) throw unprocessable("Invalid scheduled_at: expected an ISO 8601 time");
   if (t < now() + MIN_LEAD_MS) throw unprocessable("Scheduled time must be at least 5 minutes in the future");
   return t;
+}
+
+/**
+ * The condition that a time keeps the account within 300 pending and 50 in its UTC day (not counting `except`),
+ * for the write itself: checked where the row is written, two racing requests cannot both pass it.
+ */
+function withinLimits(accountId: string, at: number, except: string | null = null) {
+  const dayStart = Math.floor(at / DAY) * DAY;
+  return sql`(SELECT count(*) FROM scheduled_statuses WHERE account_id = ${accountId} AND id IS NOT ${except}) < ${MAX_PENDING}
+    AND (SELECT count(*) FROM scheduled_statuses WHERE account_id = ${accountId} AND id IS NOT ${except} AND scheduled_at >= ${dayStart} AND scheduled_at < ${dayStart + DAY}) < ${MAX_PER_DAY}`;
+}
+
+/** After a conditional write lost: the limit it hit, as the error the client gets. */
+async function limitError(d: DB, accountId: string, at: number, except: string | null = null): Promise<never> {
+  await checkLimits(d, accountId, at, except);
+  throw unprocessable("total limit exceeded");
 }
 
 /** Refuses a time that would exceed 300 pending or 50 in its UTC day (not counting `except`). */
@@ -68,15 +84,21 @@ export async function scheduleStatus(ctx: PostContext, p: PostInput & { schedule
         .where(and(inArray(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
     : [];
   if (media.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
-  await checkLimits(ctx.d, me, t);
   const { scheduled_at: _s, preview: _p, ...post } = p;
   const params: StoredParams = { ...post, base: ctx.base, host: ctx.host, idempotency: key ?? null };
-  const row: ScheduledRow = { id: newId(), accountId: me, scheduledAt: t, params: params as unknown as Record<string, unknown>, appId: ctx.appId, createdAt: now() };
-  await ctx.d.$client.batch([
-    statement(ctx.d, ctx.d.insert(scheduledStatuses).values(row)),
-    ...media.map((m) => statement(ctx.d, ctx.d.update(mediaAttachments).set({ scheduledStatusId: row.id }).where(eq(mediaAttachments.id, m.id)))),
-    ...(key ? [statement(ctx.d, ctx.d.insert(idempotencyKeys).values({ accountId: me, key, result: `scheduled:${row.id}`, createdAt: now() }))] : []),
+  const row: ScheduledRow = { id: newId(), accountId: me, scheduledAt: t, params: params as unknown as Record<string, unknown>, appId: ctx.appId, createdAt: now(), attempts: 0, lastError: null };
+  // The row is written only within the limits (counted by the insert itself); media and key follow it only if it was.
+  const made = sql`EXISTS (SELECT 1 FROM scheduled_statuses WHERE id = ${row.id})`;
+  const [inserted] = await ctx.d.$client.batch([
+    statement(
+      ctx.d,
+      sql`INSERT INTO scheduled_statuses (id, account_id, scheduled_at, params, app_id, created_at)
+        SELECT ${row.id}, ${me}, ${t}, ${JSON.stringify(params)}, ${row.appId}, ${row.createdAt} WHERE ${withinLimits(me, t)}`,
+    ),
+    ...media.map((m) => statement(ctx.d, ctx.d.update(mediaAttachments).set({ scheduledStatusId: row.id }).where(and(eq(mediaAttachments.id, m.id), made)))),
+    ...(key ? [statement(ctx.d, sql`INSERT INTO idempotency_keys (account_id, key, result, created_at) SELECT ${me}, ${key}, ${`scheduled:${row.id}`}, ${now()} WHERE ${made}`)] : []),
   ]);
+  if (!inserted.meta.changes) await limitError(ctx.d, me, t);
   return { row, media: media.map((m) => ({ ...m, scheduledStatusId: row.id })) };
 }
 
@@ -104,8 +126,8 @@ export async function listScheduled(d: DB, accountId: string, page: Page) {
 export async function reschedule(d: DB, accountId: string, id: string, at: string) {
   await scheduledById(d, accountId, id);
   const t = scheduledTime(at);
-  await checkLimits(d, accountId, t, id);
-  await d.update(scheduledStatuses).set({ scheduledAt: t }).where(eq(scheduledStatuses.id, id));
+  const moved = await d.update(scheduledStatuses).set({ scheduledAt: t }).where(and(eq(scheduledStatuses.id, id), withinLimits(accountId, t, id))).returning({ id: scheduledStatuses.id });
+  if (!moved.length) await limitError(d, accountId, t, id);
   return scheduledById(d, accountId, id);
 }
 
@@ -142,9 +164,14 @@ export function renderScheduled(ctx: RenderContext, row: ScheduledRow, media: Me
   };
 }
 
+/** Runs that may fail to post a scheduled status for a transient reason before it is given up. */
+export const MAX_ATTEMPTS = 10;
+
 /**
- * Posts the scheduled statuses that are due, at most `max` a run (a backlog drains over runs). One that can no
- * longer be posted (its reply target gone, say) is dropped. Returns the ids of the statuses posted.
+ * Posts the scheduled statuses that are due, at most `max` a run (a backlog drains over runs). One that can
+ * never be posted (refused as a post would be: its reply target gone, say) is dropped with its media released;
+ * any other failure (D1 unavailable, ...) keeps it for the next run with its attempt counted, until
+ * `MAX_ATTEMPTS`. Returns the ids of the statuses posted.
  */
 export async function postDue(d: DB, cfg: Config, postFormats: string[], t: number, max = 25): Promise<string[]> {
   const due = await d
@@ -166,9 +193,17 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
       await writePost(d, prepared, { accountId: account.id, key: `scheduled:${row.id}` }, [claim]);
       posted.push(prepared.status.id);
     } catch (e) {
-      // Another run posted it (the key is taken), or it cannot be posted any more: either way it is done.
-      console.warn(`scheduled status ${row.id}: ${e instanceof Error ? e.message : e}`);
-      await d.$client.batch([statement(d, d.update(mediaAttachments).set({ scheduledStatusId: null }).where(eq(mediaAttachments.scheduledStatusId, row.id))), claim]);
+      const message = (e instanceof Error ? e.message : String(e)).slice(0, 500);
+      // Another run posted it: its batch removed the row too.
+      if (message.includes("idempotency_keys")) continue;
+      const permanent = e instanceof ApiError && e.status < 500;
+      if (permanent || row.attempts + 1 >= MAX_ATTEMPTS) {
+        console.warn(`scheduled status ${row.id} dropped after ${row.attempts + 1} attempt(s): ${message}`);
+        await d.$client.batch([statement(d, d.update(mediaAttachments).set({ scheduledStatusId: null }).where(eq(mediaAttachments.scheduledStatusId, row.id))), claim]);
+      } else {
+        console.warn(`scheduled status ${row.id} kept for the next run (attempt ${row.attempts + 1}): ${message}`);
+        await d.update(scheduledStatuses).set({ attempts: sql`${scheduledStatuses.attempts} + 1`, lastError: message }).where(eq(scheduledStatuses.id, row.id));
+      }
     }
   }
   return posted;

@@ -3,7 +3,7 @@
  * Each checks that the status is visible to the actor (a stranger gets 404, as if it did not exist), writes one
  * batch, and recounts the counters it touches from the rows.
  */
-import { and, count, eq, isNotNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
@@ -87,9 +87,8 @@ export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id:
   const original = await visibleStatus(d, id, me.id);
   const targetId = original.reblogOfId ?? original.id;
   const mine = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId))).all();
+  // Deleting the reblog also deletes its notification, in the same batch.
   const { events } = await deleteStatuses(d, mine.map((r) => r.id));
-  const author = original.reblogOfId ? (await d.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, targetId)).get())?.accountId : original.accountId;
-  if (author) await unnotify(d, { type: "reblog", to: author, from: me.id, statusId: targetId }).run();
   return { id: targetId, events };
 }
 
@@ -101,11 +100,14 @@ async function actionTarget(d: DB, me: AccountRow, id: string): Promise<StatusRo
 
 export async function favourite(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
   const s = await actionTarget(d, me, id);
+  const favId = newId();
   const write = on
-    ? d.insert(favourites).values({ id: newId(), accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing()
+    ? d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing()
     : d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)));
   const note = { type: "favourite" as const, to: s.accountId, from: me.id, statusId: s.id };
-  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id)), on ? notify(d, note) : unnotify(d, note)]);
+  // Only a new favourite (this batch's row) notifies: favouriting again, or racing, does not notify twice.
+  const noteStmt = on ? notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }) : unnotify(d, note);
+  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id)), noteStmt]);
   return s.id;
 }
 
@@ -125,9 +127,16 @@ export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promi
   if (s.accountId !== me.id) throw unprocessable("Someone else's status cannot be pinned");
   if (!["public", "unlisted"].includes(s.visibility)) throw unprocessable("Non-public status cannot be pinned");
   if (s.pinnedAt !== null) return s.id;
-  const pinned = await d.select({ n: count() }).from(statuses).where(and(eq(statuses.accountId, me.id), isNotNull(statuses.pinnedAt))).get();
-  if ((pinned?.n ?? 0) >= MAX_PINNED) throw unprocessable("You have already pinned the maximum number of statuses");
-  await d.update(statuses).set({ pinnedAt: now() }).where(eq(statuses.id, s.id));
+  // One conditional write: the count is taken by the update itself, so racing pins cannot pass the limit together.
+  const done = await d
+    .update(statuses)
+    .set({ pinnedAt: now() })
+    .where(and(eq(statuses.id, s.id), isNull(statuses.pinnedAt), sql`(SELECT count(*) FROM statuses WHERE account_id = ${me.id} AND pinned_at IS NOT NULL) < ${MAX_PINNED}`))
+    .returning({ id: statuses.id });
+  if (done.length) return s.id;
+  // Lost: either a racing request pinned this very status (done), or the limit is reached.
+  const again = await d.select({ pinnedAt: statuses.pinnedAt }).from(statuses).where(eq(statuses.id, s.id)).get();
+  if (again?.pinnedAt == null) throw unprocessable("You have already pinned the maximum number of statuses");
   return s.id;
 }
 
@@ -160,8 +169,12 @@ export async function react(d: DB, me: AccountRow, id: string, emoji: string, on
   const name = await reactionName(d, emoji);
   const note = { type: "pleroma:emoji_reaction" as const, to: s.accountId, from: me.id, statusId: s.id, emoji: name };
   if (on) {
-    const added = await d.insert(emojiReactions).values({ id: newId(), accountId: me.id, statusId: s.id, emoji: name, createdAt: now() }).onConflictDoNothing().returning({ id: emojiReactions.id });
-    if (added.length) await notify(d, note).run();
+    // One batch; only a new reaction (this batch's row) notifies, not a repeated or racing one.
+    const id = newId();
+    await d.$client.batch([
+      statement(d, d.insert(emojiReactions).values({ id, accountId: me.id, statusId: s.id, emoji: name, createdAt: now() }).onConflictDoNothing()),
+      notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM emoji_reactions WHERE id = ${id})` }),
+    ]);
   } else {
     await d.$client.batch([
       statement(d, d.delete(emojiReactions).where(and(eq(emojiReactions.accountId, me.id), eq(emojiReactions.statusId, s.id), eq(emojiReactions.emoji, name)))),

@@ -432,6 +432,12 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
     statement(d, sql`DELETE FROM bookmarks WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM emoji_reactions WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM notifications WHERE ${inAll("status_id")}`),
+    // A reblog going takes its `reblog` notification (about the original) with it, in the same batch.
+    statement(
+      d,
+      sql`DELETE FROM notifications WHERE rowid IN (SELECT n.rowid FROM statuses r JOIN notifications n ON n.from_account_id = r.account_id
+        AND n.status_id = r.reblog_of_id AND n.type = 'reblog' WHERE r.id IN (SELECT value FROM json_each(${all})) AND r.reblog_of_id IS NOT NULL)`,
+    ),
     statement(d, sql`DELETE FROM statuses WHERE ${inAll("id")}`),
   ];
   for (const accountId of new Set(rows.map((r) => r.accountId))) {

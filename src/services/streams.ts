@@ -108,12 +108,15 @@ export function presenceStatements(d: DB, object: string, rows: PresenceRow[]): 
   const keyed = [...new Map(rows.map((r) => [`${r.tokenId}\n${r.stream}\n${r.arg}`, r])).values()];
   const json = JSON.stringify(keyed.map((r) => [r.accountId, r.tokenId, r.stream, r.arg]));
   const keys = JSON.stringify(keyed.map((r) => `${r.tokenId}\n${r.stream}\n${r.arg}`));
+  const t = Date.now();
   return [
     statement(d, sql`DELETE FROM stream_presence WHERE object = ${object} AND token_id || char(10) || stream || char(10) || arg NOT IN (SELECT value FROM json_each(${keys}))`),
     statement(
       d,
-      sql`INSERT OR IGNORE INTO stream_presence (object, account_id, token_id, stream, arg, created_at)
-        SELECT ${object}, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), ${Date.now()} FROM json_each(${json})`,
+      // Every row the object still holds is marked seen now: rows not seen for long are checked by the collector.
+      sql`INSERT INTO stream_presence (object, account_id, token_id, stream, arg, created_at, seen_at)
+        SELECT ${object}, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), ${t}, ${t} FROM json_each(${json}) WHERE true
+        ON CONFLICT (object, token_id, stream, arg) DO UPDATE SET seen_at = excluded.seen_at`,
     ),
   ];
 }

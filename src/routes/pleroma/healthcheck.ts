@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import type { AppEnv } from "../../app";
 import { db } from "../../db/client";
-import { instanceKeys } from "../../db/schema";
+import { instanceKeys, jobHeartbeats } from "../../db/schema";
 import { route } from "../../http/route";
 import { HealthcheckSchema } from "../../schemas/instance";
 import { CRON_HEARTBEAT } from "../../cron";
@@ -30,13 +30,20 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
       // D1 is the one connection this Worker depends on: healthy means it answers, in time.
       const started = Date.now();
       let heartbeat: string | null = null;
+      const jobs: Record<string, { last_run_at: string; last_success_at: string | null; last_error: string | null; last_error_at: string | null; ok: boolean }> = {};
       let healthy = true;
       try {
-        const row = await Promise.race([
-          db(c.env).select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)).get(),
+        const d = db(c.env);
+        const [row, beats] = await Promise.race([
+          d.batch([d.select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)), d.select().from(jobHeartbeats).orderBy(jobHeartbeats.name)]),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error("D1 timeout")), DB_TIMEOUT_MS)),
         ]);
-        heartbeat = row?.value ?? null;
+        heartbeat = row[0]?.value ?? null;
+        const at = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+        for (const b of beats) {
+          // A job is ok when its last run succeeded; an old error stays visible next to the later success.
+          jobs[b.name] = { last_run_at: at(b.lastRunAt)!, last_success_at: at(b.lastSuccessAt), last_error: b.lastError, last_error_at: at(b.lastErrorAt), ok: b.lastSuccessAt === b.lastRunAt };
+        }
       } catch {
         healthy = false;
       }
@@ -46,7 +53,7 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         idle: healthy ? 1 : 0,
         memory_used: memoryUsedMb(),
         healthy,
-        job_queue_stats: { cron_last_run_at: heartbeat, database_latency_ms: Date.now() - started },
+        job_queue_stats: { cron_last_run_at: heartbeat, database_latency_ms: Date.now() - started, jobs },
       };
       c.header("Cache-Control", "no-store");
       return c.json(body, healthy ? 200 : 503);

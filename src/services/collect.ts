@@ -1,0 +1,91 @@
+/**
+ * Collection of what nothing refers to any more, run by the cron. Each function is bounded per run (a backlog
+ * drains over runs) and idempotent (a repeated or overlapping run deletes nothing twice and nothing in use).
+ */
+import { inArray, lt, sql } from "drizzle-orm";
+import type { Env } from "../env";
+import type { DB } from "../db/client";
+import { db, statement } from "../db/client";
+import { authorizationCodes, mailOutbox, mediaAttachments, streamPresence, usedCaptchas } from "../db/schema";
+import { IDEMPOTENCY_HOURS } from "./statuses";
+import { isStoredKey } from "./media";
+import { streamObject } from "../objects/streams";
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+/** Uploads not attached to a status (or a scheduled one) within a day are abandoned. */
+export const UNATTACHED_MEDIA_TTL = DAY;
+/** Mail kept by the outbox mailer is development material: a week is plenty. */
+export const OUTBOX_TTL = 7 * DAY;
+/** An object that wrote no presence for this long is asked what it really holds. */
+export const PRESENCE_CHECK_AFTER = HOUR;
+/** Objects asked per run: each is one subrequest. */
+export const PRESENCE_CHECKS_PER_RUN = 10;
+
+/**
+ * Deletes uploads never attached that are older than a day, with their files. Rows go first (one statement that
+ * re-checks they are unattached, RETURNING the files), so a file is only deleted once nothing can point at it.
+ */
+export async function collectUnattachedMedia(env: Env, t: number, max = 200): Promise<number> {
+  const d = db(env);
+  const gone = await d
+    .delete(mediaAttachments)
+    .where(
+      sql`${mediaAttachments.id} IN (SELECT id FROM media_attachments INDEXED BY media_unattached
+        WHERE status_id IS NULL AND scheduled_status_id IS NULL AND created_at < ${t - UNATTACHED_MEDIA_TTL} ORDER BY created_at LIMIT ${max})
+        AND ${mediaAttachments.statusId} IS NULL AND ${mediaAttachments.scheduledStatusId} IS NULL`,
+    )
+    .returning({ file: mediaAttachments.file });
+  const files = gone.map((r) => r.file).filter(isStoredKey);
+  if (files.length) await env.MEDIA.delete(files);
+  return gone.length;
+}
+
+/** Idempotency keys past the window in which they answer (`IDEMPOTENCY_HOURS`). */
+export async function collectIdempotencyKeys(d: DB, t: number, max = 1000): Promise<number> {
+  const { meta } = await statement(
+    d,
+    sql`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ${t - IDEMPOTENCY_HOURS * HOUR} ORDER BY created_at LIMIT ${max})`,
+  ).run();
+  return meta.changes;
+}
+
+/** Authorization codes used or expired (a code is single use and short lived), and answered captchas past expiry. */
+export async function collectCodes(d: DB, t: number, max = 1000): Promise<number> {
+  const [codes, captchas] = await d.batch([
+    d
+      .delete(authorizationCodes)
+      .where(inArray(authorizationCodes.id, d.select({ id: authorizationCodes.id }).from(authorizationCodes).where(sql`${authorizationCodes.usedAt} IS NOT NULL OR ${authorizationCodes.expiresAt} < ${t}`).limit(max)))
+      .returning({ id: authorizationCodes.id }),
+    d.delete(usedCaptchas).where(inArray(usedCaptchas.token, d.select({ token: usedCaptchas.token }).from(usedCaptchas).where(lt(usedCaptchas.expiresAt, t)).limit(max))).returning({ token: usedCaptchas.token }),
+  ]);
+  return codes.length + captchas.length;
+}
+
+/** Mail in the development outbox older than `OUTBOX_TTL`. */
+export async function collectOutbox(d: DB, t: number, max = 1000): Promise<number> {
+  const gone = await d
+    .delete(mailOutbox)
+    .where(inArray(mailOutbox.id, d.select({ id: mailOutbox.id }).from(mailOutbox).where(lt(mailOutbox.createdAt, t - OUTBOX_TTL)).limit(max)))
+    .returning({ id: mailOutbox.id });
+  return gone.length;
+}
+
+/**
+ * Presence rows whose object wrote nothing for `PRESENCE_CHECK_AFTER`: each such object (a few a run) rewrites
+ * its rows from the connections it really holds, which refreshes live rows and removes those of connections
+ * that died with an object that could not close them. An object that cannot be reached keeps its rows for the
+ * next run.
+ */
+export async function collectPresence(env: Env, t: number, max = PRESENCE_CHECKS_PER_RUN): Promise<number> {
+  const d = db(env);
+  const stale = await d
+    .selectDistinct({ object: streamPresence.object })
+    .from(streamPresence)
+    .where(lt(streamPresence.seenAt, t - PRESENCE_CHECK_AFTER))
+    .limit(max);
+  const results = await Promise.allSettled(stale.map(({ object }) => streamObject(env, object).refreshPresence(object)));
+  const failed = results.filter((r) => r.status === "rejected");
+  if (failed.length) throw new Error(`${failed.length} of ${stale.length} stream objects did not answer: ${(failed[0] as PromiseRejectedResult).reason}`);
+  return stale.length;
+}
