@@ -1,6 +1,6 @@
-import type { SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
-import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { SQLiteSyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
 import * as schema from "./schema";
 
@@ -34,3 +34,10 @@ export function statement(d: DB, query: SQL | { toSQL(): { sql: string; params: 
   const q = "toSQL" in query ? query.toSQL() : dialect.sqlToQuery(query);
   return d.$client.prepare(q.sql).bind(...q.params);
 }
+
+/**
+ * `column IN (the values)` with the whole list bound as ONE JSON parameter (`json_each`), never one parameter per
+ * item: D1 allows 100 bound parameters per statement, and the statement text stays the same whatever the length.
+ */
+export const inJson = (column: SQL | SQLiteColumn, values: readonly unknown[]): SQL =>
+  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;

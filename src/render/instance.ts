@@ -42,6 +42,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     approval_required: false,
     invites_enabled: !c.registrationsOpen,
     max_toot_chars: c.maxTootChars,
+    max_media_attachments: c.maxMediaAttachments,
     chat_limit: c.chatLimit,
     description_limit: c.descriptionLimit,
     poll_limits: c.pollLimits,
@@ -51,6 +52,8 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     banner_upload_limit: c.bannerUploadLimit,
     background_image: `${base}/images/banner.png`,
     vapid_public_key: vapidKey,
+    // Mastodon 3.x+ clients read their limits here.
+    configuration: { statuses: { max_characters: c.maxTootChars, max_media_attachments: c.maxMediaAttachments } },
     pleroma: {
       metadata: {
         account_activation_required: c.activationRequired,

@@ -102,7 +102,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Conversations"],
     auth: "user",
     scopes: ["write:conversations"],
-    params: z.object({ id: z.string(), recipients: arrayParam(z.string()) }),
+    params: z.object({ id: z.string(), recipients: arrayParam(z.string(), 100) }),
     response: ConversationSchema,
     handler: async (c, p, auth) => {
       const d = db(c.env);

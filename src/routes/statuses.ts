@@ -48,7 +48,7 @@ export const postParams = z.object({
   language: optionalString(),
   preview: boolParam().optional(),
   content_type: optionalString(),
-  to: arrayParam(z.string()).optional(),
+  to: arrayParam(z.string(), 100).optional(),
   expires_in: intParam().optional(),
   in_reply_to_conversation_id: optionalString(),
 });
@@ -121,7 +121,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Statuses"],
     auth: "optional",
     scopes: ["read:statuses"],
-    params: z.object({ ids: arrayParam(z.string()).pipe(z.array(z.string()).max(100, "at most 100 ids")) }),
+    params: z.object({ ids: arrayParam(z.string(), 100) }),
     response: z.array(StatusSchema),
     handler: async (c, p, auth) => {
       const me = viewer(auth);

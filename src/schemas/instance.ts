@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 
 const limits = {
   max_toot_chars: z.number().int(),
+  max_media_attachments: z.number().int(),
   chat_limit: z.number().int(),
   description_limit: z.number().int(),
   upload_limit: z.number().int(),
@@ -35,6 +36,7 @@ export const InstanceSchema = z
     poll_limits: PollLimitsSchema,
     background_image: z.string(),
     vapid_public_key: z.string(),
+    configuration: z.object({ statuses: z.object({ max_characters: z.number().int(), max_media_attachments: z.number().int() }) }),
     ...limits,
     pleroma: z.object({
       metadata: z.object({

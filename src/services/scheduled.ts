@@ -3,9 +3,9 @@
  * due. Posting a scheduled status and removing it are one batch guarded by the idempotency key
  * `scheduled:<id>`, so overlapping or repeated cron runs post it once.
  */
-import { and, asc, count, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, count, eq, isNull, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { iso, now, statement } from "../db/client";
+import { iso, now, statement, inJson } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, idempotencyKeys, mediaAttachments, scheduledStatuses, users } from "../db/schema";
 import type { Config } from "../env";
@@ -64,7 +64,7 @@ export async function scheduleStatus(ctx: PostContext, p: PostInput & { schedule
     ? await ctx.d
         .select()
         .from(mediaAttachments)
-        .where(and(inArray(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
+        .where(and(inJson(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
     : [];
   if (media.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
   await checkLimits(ctx.d, me, t);
