@@ -10,7 +10,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";
-import { baseUrl } from "./urls";
+import { baseUrl, decodePath } from "./urls";
 import { deliverPending } from "../services/push";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -49,6 +49,8 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
 ): void {
   const scopes = spec.scopes ?? [];
   const handler = async (c: Ctx) => {
+    // hono leaves a malformed segment undecoded in `c.req.param()`: refuse it rather than guess.
+    decodePath(new URL(c.req.url).pathname);
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     const res = await spec.handler(c, params, auth as AuthFor<M>);

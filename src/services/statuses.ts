@@ -116,13 +116,13 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const me = author.account.id;
   const contentType = (p.content_type ?? "text/plain") as ContentType;
   const text = p.status ?? "";
-  const found = extract(text, contentType, ctx.host);
+  const found = await extract(text, contentType, ctx.host);
   const explicit = p.to?.map((n) => n.replace(/^@/, "").toLowerCase());
   const listId = p.visibility?.startsWith("list:") ? p.visibility.slice(5) : null;
   const acctKeys = [...new Set([...found.mentions, ...(explicit ?? [])])];
   const mediaIds = [...new Set(p.media_ids ?? [])];
 
-  const shortcodes = [...new Set([...found.emojis, ...extract(p.spoiler_text ?? "", "text/plain", ctx.host).emojis])];
+  const shortcodes = [...new Set([...found.emojis, ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis])];
   const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] = await d.batch([
     d
       .select()
