@@ -21,6 +21,8 @@ export interface Env {
   MAILER?: string;
   MAIL_FROM?: string;
   MAX_TOOT_CHARS?: string;
+  /** Media attachments per post (1 to 40). */
+  MAX_MEDIA_ATTACHMENTS?: string;
   CHAT_LIMIT?: string;
   DESCRIPTION_LIMIT?: string;
   UPLOAD_LIMIT?: string;
@@ -82,6 +84,7 @@ export interface Config {
   mailer: "outbox" | "cloudflare";
   mailFrom: string;
   maxTootChars: number;
+  maxMediaAttachments: number;
   chatLimit: number;
   descriptionLimit: number;
   uploadLimit: number;
@@ -138,6 +141,8 @@ export function config(env: Env): Config {
     mailer: env.MAILER === "cloudflare" ? "cloudflare" : "outbox",
     mailFrom: env.MAIL_FROM || "",
     maxTootChars: int(env.MAX_TOOT_CHARS, 5000),
+    // At most the cap of an array parameter (ARRAY_MAX in http/params.ts), which `media_ids` has.
+    maxMediaAttachments: Math.min(40, Math.max(1, int(env.MAX_MEDIA_ATTACHMENTS, 20))),
     chatLimit: int(env.CHAT_LIMIT, 5000),
     descriptionLimit: int(env.DESCRIPTION_LIMIT, 5000),
     uploadLimit: int(env.UPLOAD_LIMIT, 16_000_000),

@@ -54,8 +54,8 @@ describe("content types", () => {
 });
 
 describe("extract", () => {
-  it("finds mentions, hashtags, emoji and links in plain text", () => {
-    const found = extract(
+  it("finds mentions, hashtags, emoji and links in plain text", async () => {
+    const found = await extract(
       "Hi @Alice and @bob@Remote.Example, also @alice@social.example and @carol! #Cats #cats #café :blob: :blob_cat: https://news.example/a?b=1. See https://x.org/#anchor",
       "text/plain",
       HOST,
@@ -66,8 +66,8 @@ describe("extract", () => {
     expect(found.links).toEqual(["https://news.example/a?b=1", "https://x.org/#anchor"]);
   });
 
-  it("does not take e-mail addresses, paths, numbers or times for mentions, tags or emoji", () => {
-    const found = extract(
+  it("does not take e-mail addresses, paths, numbers or times for mentions, tags or emoji", async () => {
+    const found = await extract(
       "mail a@b.com or me@social.example, see https://remote.example/@bob and example.org/@eve; #123 #1st; at 12:30:45; x#y",
       "text/plain",
       HOST,
@@ -78,23 +78,23 @@ describe("extract", () => {
     expect(found.links).toEqual(["https://remote.example/@bob"]);
   });
 
-  it("handles hosts with ports, dotted remote usernames and a local host with a port", () => {
-    expect(extract("@al.ice@remote.example:8443 @bob-x@other.example.", "text/plain", HOST).mentions).toEqual([
+  it("handles hosts with ports, dotted remote usernames and a local host with a port", async () => {
+    expect((await extract("@al.ice@remote.example:8443 @bob-x@other.example.", "text/plain", HOST)).mentions).toEqual([
       "al.ice@remote.example:8443",
       "bob-x@other.example",
     ]);
-    expect(extract("@Alice@localhost:8787 @bob@localhost:8787", "text/plain", "localhost:8787").mentions).toEqual(["alice", "bob"]);
-    expect(extract("@alice@localhost", "text/plain", "localhost").mentions).toEqual(["alice"]);
+    expect((await extract("@Alice@localhost:8787 @bob@localhost:8787", "text/plain", "localhost:8787")).mentions).toEqual(["alice", "bob"]);
+    expect((await extract("@alice@localhost", "text/plain", "localhost")).mentions).toEqual(["alice"]);
     // A bare word after a second @ is no server.
-    expect(extract("@alice@home", "text/plain", HOST).mentions).toEqual([]);
+    expect((await extract("@alice@home", "text/plain", HOST)).mentions).toEqual([]);
   });
 
-  it("finds adjacent custom emoji", () => {
-    expect(extract(":blob::cat: and :Party_Parrot:", "text/plain", HOST).emojis).toEqual(["blob", "cat", "Party_Parrot"]);
+  it("finds adjacent custom emoji", async () => {
+    expect((await extract(":blob::cat: and :Party_Parrot:", "text/plain", HOST)).emojis).toEqual(["blob", "cat", "Party_Parrot"]);
   });
 
-  it("reads Markdown: links count, code does not", () => {
-    const found = extract(
+  it("reads Markdown: links count, code does not", async () => {
+    const found = await extract(
       "**Hi** @alice #Tag [site](https://site.example/page) `@bob@remote.example #code https://code.example`\n\n```\n#block @carol\n```\n\nhttps://bare.example :wave:",
       "text/markdown",
       HOST,
@@ -105,8 +105,8 @@ describe("extract", () => {
     expect(found.links).toEqual(["https://site.example/page", "https://bare.example"]);
   });
 
-  it("reads HTML: skips mention and hashtag links, code and scripts", () => {
-    const found = extract(
+  it("reads HTML: skips mention and hashtag links, code and scripts", async () => {
+    const found = await extract(
       `<p>${BOB} ${tag("cats")} <a href="https://link.example/x?a=1&amp;b=2">a link</a> <a href="javascript:alert(1)">no</a> ` +
         `@alice #Dogs <code>@carol #code</code> https://bare.example</p><script>@dave #script https://script.example</script>` +
         `<a class="hashtag" href="https://remote.example/tags/x">#x</a> <a rel="tag" href="https://remote.example/tags/y">#y</a> &#64;erin`,
@@ -118,10 +118,10 @@ describe("extract", () => {
     expect(found.links).toEqual(["https://link.example/x?a=1&b=2", "https://bare.example"]);
   });
 
-  it("finds the same things in the same text whatever the content type", () => {
+  it("finds the same things in the same text whatever the content type", async () => {
     const text = "Hello @alice, #Tag https://a.example :e:";
     const expected = { mentions: ["alice"], tags: ["tag"], emojis: ["e"], links: ["https://a.example"] };
-    for (const type of CONTENT_TYPES) expect(extract(text, type as ContentType, HOST)).toEqual(expected);
+    for (const type of CONTENT_TYPES) expect((await extract(text, type as ContentType, HOST))).toEqual(expected);
   });
 });
 
@@ -207,7 +207,7 @@ describe("markdown rendering", () => {
       `<p><a href="https://img.example/cat.png" rel="nofollow noopener noreferrer">a cat</a> <a rel="nofollow noopener noreferrer">javascript:alert(1)</a></p>`,
     );
     expect(await md("| a | b |\n|---|---|\n| 1 | 2 |")).toBe("a\nb\n1\n2");
-    expect(extract("![x](https://img.example/x.png)", "text/markdown", HOST).links).toEqual(["https://img.example/x.png"]);
+    expect((await extract("![x](https://img.example/x.png)", "text/markdown", HOST)).links).toEqual(["https://img.example/x.png"]);
   });
 
   it("does not turn mentions into mailto links", async () => {
@@ -306,6 +306,31 @@ describe("html rendering and sanitising", () => {
       const once = await sanitizeHtml(payload);
       expect(await sanitizeHtml(once)).toBe(once);
     }
+  });
+
+  // Payloads aimed at the mention set (who a direct post is addressed to) rather than at script execution.
+  const mentionPayloads: [string, string[]][] = [
+    [`<p>@alice <a href="https://x.example">@bob</a> <code>@carol</code> <pre>@dave</pre></p>`, ["alice"]],
+    [`<script>@erin</script><style>@frank{}</style><textarea>@gus</textarea><title>@hal</title><noscript>@ivy</noscript>@jo`, ["jo"]],
+    [`<!-- @kim --><!--> @lee --> <xmp>@mo</xmp><template>@ned</template><svg><text>@ole</text></svg>`, ["lee"]],
+    [`&#64;pam &commat;quinn &#x40;rob @s&#97;m`, ["pam", "quinn", "rob", "sam"]],
+    [`<p title="@tom">x</p><a href="https://y.example" title="@una">u</a><img alt="@vic">`, []],
+    [`<plaintext>@wes`, []],
+    [`<b>@xa</b><i>vi</i> <span>@yo</span>@zed@social.example`, ["xa", "yo", "zed"]],
+    [`<a href="https://x.example">@in<a href="https://y.example">@also</a>@after</a>`, ["after"]],
+  ];
+
+  it("extracts mentions the way it renders: the same set from the source, its sanitised form and that again", async () => {
+    const mentions = async (html: string) => (await extract(html, "text/html", HOST)).mentions;
+    for (const payload of [...payloads, ...mentionPayloads.map(([p]) => p)]) {
+      const once = await sanitizeHtml(payload);
+      const twice = await sanitizeHtml(once);
+      expect(twice, payload).toBe(once);
+      const found = await mentions(payload);
+      expect(await mentions(once), payload).toEqual(found);
+      expect(await mentions(twice), payload).toEqual(found);
+    }
+    for (const [payload, expected] of mentionPayloads) expect(await mentions(payload), payload).toEqual(expected);
   });
 
   it("keeps the text of an escaped payload as text", async () => {

@@ -10,7 +10,7 @@ import { arrayParam, boolParam, intParam, parseParams } from "../src/http/params
 import { inOrder, pageParams, pageQuery, setLinkHeader } from "../src/http/pagination";
 import { ApiError } from "../src/http/errors";
 import { idFloor, idTime, isId, newId } from "../src/db/ids";
-import { call, json, registerUser } from "./helpers";
+import { call, freshIp, json, registerUser } from "./helpers";
 
 describe("parameter reader", () => {
   const schema = z.object({
@@ -159,5 +159,143 @@ describe("paginator", () => {
     // limit caps at twice the default.
     expect((await page("?limit=100")).ids).toHaveLength(4);
     expect((await page("")).ids).toHaveLength(2);
+  });
+});
+
+/**
+ * The fuzzer: every operation of the OpenAPI document, called as a hostile client with a valid token of full
+ * scopes, must answer below 500, and every 4xx must be JSON `{"error": "..."}`. Inputs per operation: each
+ * parameter of the wrong type, 100 KB strings, arrays of 1,000 items, malformed JSON and multipart bodies,
+ * unknown ids and another user's ids in the path, malformed percent-encoding in path segments. Deterministic:
+ * the same requests every run.
+ */
+describe("never answers 500 for any input on any route", () => {
+  type Schema = { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; $ref?: string; enum?: unknown[] };
+  type Operation = { method: string; path: string; fields: Record<string, Schema>; body: boolean };
+
+  const HUGE = "x".repeat(100_000);
+  const THOUSAND = Array.from({ length: 1000 }, (_, i) => `id${i}`);
+
+  function kindOf(s: Schema | undefined): string {
+    if (!s) return "unknown";
+    if (s.anyOf || s.oneOf) return kindOf((s.anyOf ?? s.oneOf)!.find((x) => x.type !== "null"));
+    const t = Array.isArray(s.type) ? s.type.find((x) => x !== "null") : s.type;
+    return t ?? (s.properties ? "object" : "unknown");
+  }
+
+  /** For a field of this kind: [a value of the wrong type, an oversized value]. */
+  function wrongValues(s: Schema): [unknown, unknown] {
+    switch (kindOf(s)) {
+      case "string":
+        return [{ nested: { deep: [1] } }, HUGE];
+      case "integer":
+      case "number":
+        return ["not a number", 1e300];
+      case "boolean":
+        return ["perhaps", HUGE];
+      case "array":
+        return [[{ a: { b: 1 } }], THOUSAND];
+      case "object":
+        return ["not an object", { [HUGE.slice(0, 1000)]: HUGE }];
+      default:
+        return [{ a: 1 }, HUGE];
+    }
+  }
+
+  function operations(doc: any): Operation[] {
+    const ops: Operation[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      // `/api/pleroma/*` serves the same handlers as `/api/v1/pleroma/*`.
+      if (path.startsWith("/api/pleroma/") && doc.paths[path.replace("/api/pleroma/", "/api/v1/pleroma/")]) continue;
+      for (const [method, op] of Object.entries<any>(item)) {
+        const fields: Record<string, Schema> = {};
+        for (const p of op.parameters ?? []) if (p.in === "query") fields[p.name] = p.schema ?? {};
+        const schema = op.requestBody?.content?.["application/json"]?.schema;
+        for (const [k, v] of Object.entries<Schema>(schema?.properties ?? {})) fields[k] = v;
+        ops.push({ method: method.toUpperCase(), path, fields, body: Boolean(op.requestBody) || !["GET", "DELETE"].includes(method.toUpperCase()) });
+      }
+    }
+    return ops;
+  }
+
+  it("walks every route of /api/openapi with wrong types, huge values and malformed bodies", { timeout: 240_000 }, async () => {
+    const doc = await json("/api/openapi");
+    const [me, other] = [await registerUser(), await registerUser()];
+    const theirs = await json("/api/v1/statuses", { token: other.token, body: { status: `secret for @${other.username}`, visibility: "direct" } });
+    const theirList = await json("/api/v1/lists", { token: other.token, body: { title: "theirs" } });
+    const theirPublic = await json("/api/v1/statuses", { token: other.token, body: { status: "hello" } });
+    const ids = [newId(), theirs.id, other.id, theirList.id];
+    const segments = ["%E0%A4%A", "%ZZ", "%25", "%"];
+    const ops = operations(doc);
+    expect(ops.length).toBeGreaterThan(100);
+
+    const failures: string[] = [];
+    let requests = 0;
+    const send = async (method: string, path: string, init: { body?: BodyInit; type?: string; query?: string } = {}) => {
+      const headers: Record<string, string> = { "cf-connecting-ip": freshIp() };
+      if (init.type) headers["content-type"] = init.type;
+      requests++;
+      const url = `${path}${init.query ? `?${init.query}` : ""}`;
+      let res: Response;
+      try {
+        // A hang is a failure too: no answer within 10 s.
+        const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no answer in 10 s")), 10_000));
+        res = await Promise.race([call(url, { method, token: me.token, headers, body: init.body as any }), timeout]);
+      } catch (e) {
+        failures.push(`${method} ${url.slice(0, 120)} threw ${e}`);
+        return;
+      }
+      const type = res.headers.get("content-type") ?? "";
+      if (res.status >= 500) failures.push(`${method} ${url.slice(0, 120)} (${init.type ?? "-"}) -> ${res.status} ${(await res.text()).slice(0, 200)}`);
+      else if (res.status >= 400 && res.status !== 404 && !type.startsWith("application/json")) failures.push(`${method} ${url.slice(0, 120)} -> ${res.status} not JSON (${type})`);
+      else if (res.status >= 400 && type.startsWith("application/json")) {
+        const body = (await res.json()) as any;
+        if (typeof body?.error !== "string") failures.push(`${method} ${url.slice(0, 120)} -> ${res.status} without error: ${JSON.stringify(body).slice(0, 200)}`);
+      } else await res.body?.cancel();
+    };
+
+    const malformed: { body: string; type: string }[] = [
+      { body: "{not json", type: "application/json" },
+      { body: "[1,2,3]", type: "application/json" },
+      { body: `{"a":${"[".repeat(5000)}`, type: "application/json" },
+      { body: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb', type: "multipart/form-data; boundary=y" },
+      { body: "garbage", type: "multipart/form-data" },
+      { body: "%%%&&&===", type: "application/x-www-form-urlencoded" },
+      { body: "<x/>", type: "text/xml" },
+    ];
+    const pick = <T,>(list: T[], n: number) => list[n % list.length];
+
+    /** The requests for one operation; `n` rotates the choices so that every kind of input is used across routes. */
+    const run = async (op: Operation, n: number) => {
+      const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      // Every parameter but the last gets a status the caller may see, so the last one is what is checked.
+      const fill = (last: string) => op.path.replace(/\{(\w+)\}/g, (_, name) => (name === params[params.length - 1] ? last : theirPublic.id));
+      // Path parameters: an unknown id and another user's ids (status, account, list); malformed encodings.
+      const base = params.length ? fill(pick(ids, n)) : op.path;
+      if (params.length) for (const value of [pick(ids, n), pick(ids, n + 1), pick(segments, n), pick(segments, n + 1)]) await send(op.method, fill(value));
+      // Every field at once with a value of the wrong type, then with oversized values (100 KB strings, 1,000
+      // items): as JSON, and as a form body or query string.
+      const names = Object.keys(op.fields);
+      for (const round of [0, 1]) {
+        if (!names.length) break;
+        const values: Record<string, unknown> = {};
+        for (const name of names) values[name] = wrongValues(op.fields[name])[round];
+        if (op.body) await send(op.method, base, { body: JSON.stringify(values), type: "application/json" });
+        const q = new URLSearchParams();
+        for (const [k, v] of Object.entries(values)) {
+          if (Array.isArray(v)) for (const item of v) q.append(`${k}[]`, typeof item === "string" ? item : JSON.stringify(item));
+          else if (v && typeof v === "object") for (const [kk, vv] of Object.entries(v)) q.append(`${k}[${kk}]`, JSON.stringify(vv));
+          else q.append(k, String(v));
+        }
+        await send(op.method, base, op.body ? { body: q.toString(), type: "application/x-www-form-urlencoded" } : { query: q.toString() });
+      }
+      if (!names.length && !params.length) await send(op.method, base);
+      if (op.body) await send(op.method, base, pick(malformed, n));
+    };
+
+    // A few operations at a time; the order is fixed, so the run is the same every time.
+    for (let i = 0; i < ops.length; i += 6) await Promise.all(ops.slice(i, i + 6).map((op, j) => run(op, i + j)));
+    expect(requests).toBeGreaterThan(ops.length * 3);
+    expect(failures).toEqual([]);
   });
 });

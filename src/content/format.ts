@@ -249,7 +249,15 @@ interface SanitizeOptions {
   linker?: (text: string) => string;
   /** Drops whitespace-only text with a newline between block elements (Markdown's output). */
   compact?: boolean;
+  /**
+   * Receives what the output refers to: the text and links exactly as the sanitiser emits them, so mentions (who
+   * a direct post is addressed to) are read by the same parser that makes the HTML, never by a second one.
+   */
+  collect?: Collector;
 }
+
+const ANCHOR = new Set(["a"]);
+const CODE = new Set(["code", "pre"]);
 
 async function rewriteHtml(html: string, options: SanitizeOptions = {}): Promise<string> {
   let out = "";
@@ -271,6 +279,7 @@ async function rewriteHtml(html: string, options: SanitizeOptions = {}): Promise
     if (dropping()) return;
     const text = decodeEntities(raw).replace(/\u0000/g, "");
     if (!text) return;
+    if (options.collect && !within(CODE)) options.collect.text(text, !within(ANCHOR));
     const literal = within(NO_LINK);
     if (options.compact && !within(PRE) && /^[\t\n\f\r ]*$/.test(text) && text.includes("\n")) {
       // Insignificant: kept as one newline, and only between inline content.
@@ -345,6 +354,7 @@ async function rewriteHtml(html: string, options: SanitizeOptions = {}): Promise
           return;
         }
         closeImplied(name);
+        if (name === "a" && options.collect) collectLink(options.collect, el);
         const attrs = allowedAttributes(name, el.attributes);
         if (name === "br" || name === "hr") {
           write(`<${name}/>`, true);
@@ -423,27 +433,24 @@ class Collector {
   }
 }
 
-function extractHtml(html: string, into: Collector) {
-  walkHtml(html, (token, open) => {
-    if (open.some((name) => DROP.has(name))) return;
-    if (token.type === "start" && token.name === "a") {
-      const href = token.attrs.has("href") ? safeHref(token.attrs.get("href")!) : null;
-      if (!href || !/^https?:/i.test(href)) return;
-      const classes = words(token.attrs.get("class"));
-      if (classes.includes("mention") || classes.includes("hashtag") || words(token.attrs.get("rel")).includes("tag")) return;
-      into.link(href);
-    } else if (token.type === "text") {
-      if (open.includes("code") || open.includes("pre")) return;
-      into.text(decodeEntities(token.text), !open.includes("a"));
-    }
-  });
+/** An existing http(s) link of the source, unless it is a mention or hashtag link. */
+function collectLink(into: Collector, el: Element) {
+  const raw = el.getAttribute("href");
+  const href = raw === null ? null : safeHref(raw);
+  if (!href || !/^https?:/i.test(href)) return;
+  const classes = words(el.getAttribute("class") ?? undefined);
+  if (classes.includes("mention") || classes.includes("hashtag") || words(el.getAttribute("rel") ?? undefined).includes("tag")) return;
+  into.link(href);
 }
 
-/** What a status text refers to, before any database look-up. */
-export function extract(text: string, contentType: ContentType, localHost: string): Extracted {
+/**
+ * What a status text refers to, before any database look-up. HTML and Markdown are read by the sanitiser itself
+ * (its output is discarded here): what it would show is exactly what is extracted.
+ */
+export async function extract(text: string, contentType: ContentType, localHost: string): Promise<Extracted> {
   const into = new Collector(localHost);
-  if (contentType === "text/markdown") extractHtml(markdownToHtml(text), into);
-  else if (contentType === "text/html") extractHtml(text, into);
+  if (contentType === "text/markdown") await rewriteHtml(markdownToHtml(text), { compact: true, collect: into });
+  else if (contentType === "text/html") await rewriteHtml(text, { collect: into });
   else into.text(text, true);
   return into.result();
 }

@@ -1,6 +1,7 @@
 /**
- * A small synchronous HTML tokenizer, for reading (never for producing) HTML: finding what a
- * status refers to and turning HTML into plain text. The sanitiser uses HTMLRewriter instead.
+ * A small synchronous HTML tokenizer, for reading (never for producing) HTML that the sanitiser already
+ * wrote: turning rendered content into plain text (`htmlToText`). Untrusted HTML is read by the sanitiser
+ * (HTMLRewriter) alone, extraction of mentions included.
  */
 
 export type HtmlToken =

@@ -1,6 +1,6 @@
-import type { SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
-import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { SQLiteSyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
 import * as schema from "./schema";
 
@@ -53,3 +53,10 @@ export async function mixedBatch(d: DB, items: (object | D1PreparedStatement)[])
   const results = await d.$client.batch(stmts);
   return results.map((r, i) => (prepared[i] ? prepared[i]!.mapResult(r, true) : r));
 }
+
+/**
+ * `column IN (the values)` with the whole list bound as ONE JSON parameter (`json_each`), never one parameter per
+ * item: D1 allows 100 bound parameters per statement, and the statement text stays the same whatever the length.
+ */
+export const inJson = (column: SQL | SQLiteColumn, values: readonly unknown[]): SQL =>
+  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;

@@ -171,8 +171,14 @@ export const boolParam = () =>
 export const intParam = () =>
   z.preprocess((v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number().int());
 
-/** An array that also accepts a single value (`ids=1` as well as `ids[]=1`) or a newline/comma-free list. */
-export const arrayParam = <T extends z.ZodType>(item: T) =>
+/** The default cap of an array parameter: Mastodon's multi-gets take 40 ids. */
+export const ARRAY_MAX = 40;
+
+/**
+ * An array that also accepts a single value (`ids=1` as well as `ids[]=1`) or a newline/comma-free list. At most
+ * `max` items (400 beyond): every list a request carries is bounded here, in one place.
+ */
+export const arrayParam = <T extends z.ZodType>(item: T, max = ARRAY_MAX) =>
   z.preprocess((v) => {
     if (v === undefined || v === null) return v;
     if (Array.isArray(v)) return v;
@@ -182,7 +188,7 @@ export const arrayParam = <T extends z.ZodType>(item: T) =>
       if (keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => +a - +b).map((k) => (v as any)[k]);
     }
     return [v];
-  }, z.array(item));
+  }, z.array(item).max(max, `at most ${max} items`));
 
 /**
  * A list filter over known values (`include_types[]`, `exclude_visibilities[]`…): values this server does not

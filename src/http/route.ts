@@ -10,7 +10,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";
-import { baseUrl, clientIp } from "./urls";
+import { baseUrl, clientIp, decodePath } from "./urls";
 import { deliverPending } from "../services/push";
 import { config, type Config } from "../env";
 import { db } from "../db/client";
@@ -60,6 +60,8 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
 ): void {
   const scopes = spec.scopes ?? [];
   const handler = async (c: Ctx) => {
+    // hono leaves a malformed segment undecoded in `c.req.param()`: refuse it rather than guess.
+    decodePath(new URL(c.req.url).pathname);
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));

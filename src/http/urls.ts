@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app";
 import { config } from "../env";
+import { badRequest } from "./errors";
 import type { RenderContext } from "../render/account";
 
 /** The instance origin: `https://DOMAIN` when configured, else the origin the client reached. */
@@ -16,6 +17,18 @@ export function hostOf(c: Context<AppEnv>): string {
 
 export function renderContext(c: Context<AppEnv>, viewerId: string | null): RenderContext {
   return { base: baseUrl(c), host: hostOf(c), viewerId };
+}
+
+/**
+ * The one percent-decoder of a path: malformed encoding (`%ZZ`, `%E0%A4%A`, a lone `%`) is a 400, never a
+ * URIError. Path parameters come decoded ONCE from hono (`c.req.param()`): nothing decodes them again.
+ */
+export function decodePath(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw badRequest("Malformed percent-encoding in the path");
+  }
 }
 
 /** The client's address, as Cloudflare reports it. */

@@ -47,6 +47,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     approval_required: false,
     invites_enabled: !c.registrationsOpen,
     max_toot_chars: c.maxTootChars,
+    max_media_attachments: c.maxMediaAttachments,
     chat_limit: c.chatLimit,
     description_limit: c.descriptionLimit,
     poll_limits: c.pollLimits,
@@ -57,7 +58,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     background_image: `${base}/images/banner.png`,
     // Mastodon's shape, which current clients read for limits: only what is enforced is reported.
     configuration: {
-      statuses: { max_characters: c.maxTootChars },
+      statuses: { max_characters: c.maxTootChars, max_media_attachments: c.maxMediaAttachments },
       media_attachments: { supported_mime_types: c.uploadTypes, image_size_limit: c.uploadLimit, video_size_limit: c.uploadLimit, description_limit: c.descriptionLimit },
       polls: {
         max_options: c.pollLimits.max_options,
@@ -100,7 +101,7 @@ export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: st
       urls: { streaming: v1.urls.streaming_api },
       vapid: { public_key: v1.vapid_public_key },
       accounts: { max_featured_tags: 0, max_pinned_statuses: MAX_PINNED },
-      statuses: { max_characters: v1.max_toot_chars, characters_reserved_per_url: 0 },
+      statuses: { max_characters: v1.max_toot_chars, max_media_attachments: v1.max_media_attachments, characters_reserved_per_url: 0 },
       media_attachments: {
         supported_mime_types: RECOGNISED_MEDIA_TYPES,
         image_size_limit: v1.upload_limit,

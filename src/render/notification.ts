@@ -1,7 +1,6 @@
 /** The Notification entity. */
-import { inArray } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { iso } from "../db/client";
+import { iso, inJson } from "../db/client";
 import { notifications, reports } from "../db/schema";
 import type { z } from "@hono/zod-openapi";
 import type { NotificationSchema } from "../schemas/social";
@@ -24,7 +23,7 @@ export async function renderNotifications(d: DB, ctx: RenderContext, rows: Notif
   const [h, people, reportRows] = await Promise.all([
     hydrate(d, statusIds, me),
     accountsById(d, rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])])),
-    reportIds.length ? d.select().from(reports).where(inArray(reports.id, reportIds)) : Promise.resolve([]),
+    reportIds.length ? d.select().from(reports).where(inJson(reports.id, reportIds)) : Promise.resolve([]),
   ]);
   const statuses = new Map(renderStatuses(ctx, h, statusIds).map((s) => [s.id, s]));
   const reportsById = new Map(reportRows.map((r) => [r.id, r]));

@@ -90,7 +90,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, _p, auth) => {
       const d = db(c.env);
       const ids = await conv.markRead(d, auth.account.id, "all");
-      const parts = await Promise.all(ids.map((id) => conv.ownParticipation(d, auth.account.id, id)));
+      // One read for all of them (not one per conversation), newest first as in the list.
+      const parts = (await conv.participationsByIds(d, ids)).sort((a, b) => ((a.lastStatusId ?? "") < (b.lastStatusId ?? "") ? 1 : -1));
       return c.json(await render(c, auth.account.id, parts));
     },
   });
@@ -102,7 +103,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Conversations"],
     auth: "user",
     scopes: ["write:conversations"],
-    params: z.object({ id: z.string(), recipients: arrayParam(z.string()) }),
+    params: z.object({ id: z.string(), recipients: arrayParam(z.string(), 100) }),
     response: ConversationSchema,
     handler: async (c, p, auth) => {
       const d = db(c.env);

@@ -96,7 +96,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Relationships"],
     auth: "user",
     scopes: ["read:follows"],
-    params: z.object({ id: arrayParam(z.string()).optional() }),
+    params: z.object({ id: arrayParam(z.string(), 100).optional() }),
     response: z.array(RelationshipSchema),
     handler: async (c, p, auth) => {
       const ids = [...new Set((p.id ?? []).filter(isId))].slice(0, 100);

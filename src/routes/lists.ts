@@ -14,7 +14,7 @@ import { answerAccounts } from "./account-list";
 import { accountById } from "./graph";
 
 const title = z.string().trim().min(1, "can't be blank").max(200);
-const accountIds = arrayParam(z.string()).pipe(z.array(z.string()).min(1).max(250));
+const accountIds = arrayParam(z.string(), 250).pipe(z.array(z.string()).min(1));
 
 export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
   const read = ["read:lists"];

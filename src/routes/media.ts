@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { fromBase64 } from "../lib/crypto";
+import { decodePath } from "../http/urls";
 import { DEFAULT_AVATAR_PNG, DEFAULT_BANNER_PNG } from "../render/images";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
@@ -19,7 +20,7 @@ export function registerMediaRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.on(["GET", "HEAD"], "/media/*", async (c) => {
-    const key = decodeURIComponent(new URL(c.req.url).pathname.slice("/media/".length));
+    const key = decodePath(new URL(c.req.url).pathname.slice("/media/".length));
     if (!key || key.includes("..")) return c.json({ error: "Not found" }, 404);
     const object = await c.env.MEDIA.get(key, { onlyIf: c.req.raw.headers, range: c.req.raw.headers });
     if (!object) return c.json({ error: "Not found" }, 404);

@@ -2,9 +2,9 @@
 import { MarkerSchema, NotificationSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { and, desc, eq, inArray, lte, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { AppEnv } from "../app";
-import { db, iso, now } from "../db/client";
+import { db, iso, now, inJson } from "../db/client";
 import { markers, notifications, users } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
 import { inOrder, pageParams, pageQuery, setLinkHeader } from "../http/pagination";
@@ -143,10 +143,10 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Notifications"],
     auth: "user",
     scopes: ["write:notifications"],
-    params: z.object({ ids: arrayParam(z.string()).pipe(z.array(z.string()).min(1)) }),
+    params: z.object({ ids: arrayParam(z.string(), 100).pipe(z.array(z.string()).min(1)) }),
     response: z.object({}),
     handler: async (c, p, auth) => {
-      await db(c.env).delete(notifications).where(and(eq(notifications.accountId, auth.account.id), inArray(notifications.id, p.ids)));
+      await db(c.env).delete(notifications).where(and(eq(notifications.accountId, auth.account.id), inJson(notifications.id, p.ids)));
       return c.json({});
     },
   });
@@ -178,7 +178,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         .where(and(eq(notifications.accountId, me), lte(notifications.id, p.max_id), eq(notifications.isSeen, false)))
         .returning({ id: notifications.id });
       const ids = marked.map((m) => m.id).sort().reverse().slice(0, 80);
-      const rows = ids.length ? flat(await selectRows(c).where(inArray(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
+      const rows = ids.length ? flat(await selectRows(c).where(inJson(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
       return c.json(await render(c, me, rows));
     },
   });
@@ -240,7 +240,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
 async function markersOf(c: Ctx, me: string, timelines: string[]) {
   const d = db(c.env);
   const [rows, unread] = await d.batch([
-    d.select().from(markers).where(and(eq(markers.accountId, me), inArray(markers.timeline, timelines))),
+    d.select().from(markers).where(and(eq(markers.accountId, me), inJson(markers.timeline, timelines))),
     d.select({ n: sql<number>`count(*)` }).from(notifications).where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false))),
   ]);
   const out: Record<string, unknown> = {};

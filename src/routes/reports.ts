@@ -19,7 +19,7 @@ export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["write:reports"],
     params: z.object({
       account_id: z.string(),
-      status_ids: arrayParam(z.string()).optional(),
+      status_ids: arrayParam(z.string(), 100).optional(),
       comment: z.string().max(1000).optional(),
       forward: boolParam().optional(),
     }),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 
 const limits = {
   max_toot_chars: z.number().int(),
+  max_media_attachments: z.number().int(),
   chat_limit: z.number().int(),
   description_limit: z.number().int(),
   upload_limit: z.number().int(),
@@ -35,7 +36,7 @@ export const InstanceSchema = z
     poll_limits: PollLimitsSchema,
     background_image: z.string(),
     configuration: z.object({
-      statuses: z.object({ max_characters: z.number().int() }),
+      statuses: z.object({ max_characters: z.number().int(), max_media_attachments: z.number().int() }),
       media_attachments: z.object({
         supported_mime_types: z.array(z.string()),
         image_size_limit: z.number().int(),
@@ -102,7 +103,7 @@ export const InstanceV2Schema = z
       urls: z.object({ streaming: z.string() }),
       vapid: z.object({ public_key: z.string() }),
       accounts: z.object({ max_featured_tags: z.number().int(), max_pinned_statuses: z.number().int() }),
-      statuses: z.object({ max_characters: z.number().int(), characters_reserved_per_url: z.number().int() }),
+      statuses: z.object({ max_characters: z.number().int(), max_media_attachments: z.number().int(), characters_reserved_per_url: z.number().int() }),
       media_attachments: z.object({
         supported_mime_types: z.array(z.string()),
         image_size_limit: z.number().int(),

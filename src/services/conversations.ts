@@ -3,8 +3,8 @@
  * is posted (src/services/statuses.ts). `recipients` are whom the user's replies address; only the user
  * changes them. Ids are the participation ids (`pleroma.direct_conversation_id`).
  */
-import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
-import type { DB } from "../db/client";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { inJson, type DB } from "../db/client";
 import { accounts, conversations, participations, userColumns, users } from "../db/schema";
 import { notFound } from "../http/errors";
 import type { Page } from "../http/pagination";
@@ -49,14 +49,14 @@ export async function listParticipations(d: DB, ownerId: string, page: Page, rec
 /** Participations by id (any owner): for publishing, which renders each for its owner. */
 export async function participationsByIds(d: DB, ids: string[]): Promise<ParticipationRow[]> {
   if (ids.length === 0) return [];
-  return (await withThread(d).where(inArray(participations.id, [...new Set(ids)]))).map(flatten);
+  return (await withThread(d).where(inJson(participations.id, [...new Set(ids)]))).map(flatten);
 }
 
 export async function markRead(d: DB, ownerId: string, ids: string[] | "all"): Promise<string[]> {
   const rows = await d
     .update(participations)
     .set({ unread: false })
-    .where(and(eq(participations.accountId, ownerId), eq(participations.unread, true), ids === "all" ? undefined : inArray(participations.id, ids.length ? ids : [""])))
+    .where(and(eq(participations.accountId, ownerId), eq(participations.unread, true), ids === "all" ? undefined : inJson(participations.id, ids.length ? ids : [""])))
     .returning({ id: participations.id });
   return rows.map((r) => r.id);
 }
@@ -70,7 +70,7 @@ export async function deleteParticipation(d: DB, ownerId: string, id: string): P
 export async function setRecipients(d: DB, ownerId: string, id: string, ids: string[]): Promise<void> {
   const p = await ownParticipation(d, ownerId, id);
   const wanted = [...new Set(ids)].filter((x) => x !== ownerId);
-  const known = wanted.length ? await d.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, wanted)) : [];
+  const known = wanted.length ? await d.select({ id: accounts.id }).from(accounts).where(inJson(accounts.id, wanted)) : [];
   const ok = new Set(known.map((a) => a.id));
   await d.update(participations).set({ recipients: wanted.filter((x) => ok.has(x)) }).where(eq(participations.id, p.id));
 }
@@ -78,6 +78,6 @@ export async function setRecipients(d: DB, ownerId: string, id: string, ids: str
 /** Accounts of the given ids (with users), keyed by id. */
 export async function accountsById(d: DB, ids: string[]): Promise<Map<string, AccountWithUser>> {
   if (ids.length === 0) return new Map();
-  const rows = await d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(inArray(accounts.id, [...new Set(ids)]));
+  const rows = await d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(inJson(accounts.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.account.id, r]));
 }

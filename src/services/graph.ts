@@ -3,9 +3,9 @@
  * Every action is one D1 batch that also recounts the follower/following figures it touched (counted from
  * the rows, so they stay exact under concurrent writes) and reads back the resulting relationship.
  */
-import { and, eq, inArray, or, sql } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { mixedBatch, now } from "../db/client";
+import { inJson, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, notifications, subscriptions } from "../db/schema";
 import { notify, unnotify } from "./notifications";
@@ -34,7 +34,7 @@ export function recount(d: DB, accountId: string) {
 }
 
 const countsOf = (d: DB, ids: string[]) =>
-  d.select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount }).from(accounts).where(inArray(accounts.id, ids));
+  d.select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount }).from(accounts).where(inJson(accounts.id, ids));
 
 /** Removes `member` from every list owned by `owner`. */
 const leaveLists = (d: DB, owner: string, member: string) =>

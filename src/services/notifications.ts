@@ -22,7 +22,8 @@ export const OPT_IN_TYPES: NotificationType[] = ["pleroma:chat_mention", "plerom
 
 export interface NotificationInput {
   type: NotificationType;
-  to: string;
+  /** One recipient, or several (one statement whatever their number: they are bound as one JSON parameter). */
+  to: string | string[];
   from: string;
   statusId?: string | null;
   emoji?: string | null;
@@ -36,12 +37,13 @@ export interface NotificationInput {
 /** The statement that creates the notification unless a rule suppresses it. */
 export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
   const t = Date.now();
+  const rows = JSON.stringify((Array.isArray(n.to) ? n.to : [n.to]).map((to) => [newId(t), to]));
   const rules = n.toSelf ? sql`n.to_id = n.from_id` : sql`n.to_id <> n.from_id AND ${allowed(sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_settings`)}`;
   return statement(
     d,
-    sql`WITH n(to_id, from_id, status_id, t) AS (SELECT ${n.to}, ${n.from}, ${n.statusId ?? null}, ${t})
+    sql`WITH n(id, to_id, from_id, status_id, t) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${n.from}, ${n.statusId ?? null}, ${t} FROM json_each(${rows}))
     INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, is_seen, created_at)
-    SELECT ${newId(t)}, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, 0, n.t
+    SELECT n.id, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, 0, n.t
     FROM n JOIN users u ON u.account_id = n.to_id
     WHERE ${rules} ${n.onlyIf ? sql`AND ${n.onlyIf}` : sql``}`,
   );
@@ -74,9 +76,8 @@ export function unnotify(d: DB, n: Omit<NotificationInput, "targetAccountId">): 
 
 /** Mention notifications of a new status: its mentioned recipients, and every recipient of a direct status. */
 export function notifyMentions(d: DB, status: { id: string; accountId: string; visibility: string }, recipients: { accountId: string; mention: boolean }[]): D1PreparedStatement[] {
-  return recipients
-    .filter((r) => r.mention || status.visibility === "direct")
-    .map((r) => notify(d, { type: "mention", to: r.accountId, from: status.accountId, statusId: status.id }));
+  const to = recipients.filter((r) => r.mention || status.visibility === "direct").map((r) => r.accountId);
+  return to.length ? [notify(d, { type: "mention", to, from: status.accountId, statusId: status.id })] : [];
 }
 
 /**

@@ -5,10 +5,10 @@
  * one twice; it is triggered after actions that notify, and by the cron.
  */
 import { buildPushPayload } from "@block65/webcrypto-web-push";
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { config } from "../env";
-import { db, now, type DB } from "../db/client";
+import { db, now, type DB, inJson } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, notifications, pushSubscriptions, statuses, users } from "../db/schema";
 import { htmlToText } from "../content/format";
@@ -131,10 +131,10 @@ export async function deliverPending(env: Env, base: string, max = 50): Promise<
   const streamed = dispatch(env, claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })), base);
   const recipients = [...new Set(claimed.map((n) => n.accountId))];
   const [subs, senders, settings, texts] = await d.batch([
-    d.select().from(pushSubscriptions).where(inArray(pushSubscriptions.accountId, recipients)),
-    d.select({ id: accounts.id, username: accounts.username, displayName: accounts.displayName, avatar: accounts.avatar }).from(accounts).where(inArray(accounts.id, [...new Set(claimed.map((n) => n.fromAccountId))])),
-    d.select({ id: users.accountId, locale: users.locale, settings: users.notificationSettings }).from(users).where(inArray(users.accountId, recipients)),
-    d.select({ id: statuses.id, content: statuses.content, spoiler: statuses.spoilerText }).from(statuses).where(inArray(statuses.id, [...new Set(claimed.flatMap((n) => (n.statusId ? [n.statusId] : [])))].concat(""))),
+    d.select().from(pushSubscriptions).where(inJson(pushSubscriptions.accountId, recipients)),
+    d.select({ id: accounts.id, username: accounts.username, displayName: accounts.displayName, avatar: accounts.avatar }).from(accounts).where(inJson(accounts.id, [...new Set(claimed.map((n) => n.fromAccountId))])),
+    d.select({ id: users.accountId, locale: users.locale, settings: users.notificationSettings }).from(users).where(inJson(users.accountId, recipients)),
+    d.select({ id: statuses.id, content: statuses.content, spoiler: statuses.spoilerText }).from(statuses).where(inJson(statuses.id, [...new Set(claimed.flatMap((n) => (n.statusId ? [n.statusId] : [])))].concat(""))),
   ]);
   if (subs.length === 0) {
     await streamed;
@@ -177,7 +177,7 @@ export async function deliverPending(env: Env, base: string, max = 50): Promise<
         });
     }),
   );
-  if (gone.size) await d.delete(pushSubscriptions).where(inArray(pushSubscriptions.id, [...gone]));
+  if (gone.size) await d.delete(pushSubscriptions).where(inJson(pushSubscriptions.id, [...gone]));
   await streamed;
   return sent;
 }

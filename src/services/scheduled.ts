@@ -5,7 +5,7 @@
  */
 import { and, asc, count, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { iso, now, statement } from "../db/client";
+import { iso, now, statement, inJson } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, mediaAttachments, scheduledStatuses, userColumns, users } from "../db/schema";
 import type { Config } from "../env";
@@ -81,7 +81,7 @@ export async function scheduleStatus(ctx: PostContext, p: PostInput & { schedule
     ? await ctx.d
         .select()
         .from(mediaAttachments)
-        .where(and(inArray(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
+        .where(and(inJson(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
     : [];
   if (media.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
   const { scheduled_at: _s, preview: _p, ...post } = p;

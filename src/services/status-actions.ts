@@ -156,7 +156,8 @@ const SINGLE_EMOJI = /^(\p{Extended_Pictographic}|\p{Regional_Indicator}{2}|[#*0
 
 /** A reaction's name: one unicode emoji, or an existing custom emoji's shortcode (`:blob:` or `blob`). */
 export async function reactionName(d: DB, input: string): Promise<string> {
-  const emoji = decodeURIComponent(input).trim();
+  // Already decoded once (path by hono, query by URLSearchParams): decoding again would read `%25` as `%`.
+  const emoji = input.trim();
   if (SINGLE_EMOJI.test(emoji)) return emoji;
   const shortcode = emoji.replace(/^:|:$/g, "");
   const custom = /^[a-zA-Z0-9_]+$/.test(shortcode) ? await d.select().from(customEmojis).where(eq(customEmojis.shortcode, shortcode)).get() : undefined;

@@ -3,9 +3,9 @@
  * mentioned accounts, idempotency key) are read in one batch, and everything it writes (status, recipients,
  * tags, media, poll, conversation participations, counters, idempotency key) is one batch.
  */
-import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now, statement } from "../db/client";
+import { now, statement, inJson } from "../db/client";
 import { isId, newId } from "../db/ids";
 import {
   accounts,
@@ -19,7 +19,6 @@ import {
   polls,
   statusRecipients,
   statuses,
-  statusTags,
   userColumns,
   users,
   type Visibility,
@@ -74,6 +73,7 @@ export function validatePost(ctx: Pick<PostContext, "cfg" | "postFormats">, p: P
   const text = p.status ?? "";
   const media = p.media_ids ?? [];
   if (text.trim() === "" && media.length === 0) throw unprocessable("Validation failed: Text can't be blank");
+  if (media.length > ctx.cfg.maxMediaAttachments) throw unprocessable(`Cannot attach more than ${ctx.cfg.maxMediaAttachments} files`);
   if (p.poll && media.length > 0) throw unprocessable("Validation failed: Polls can't have media attached");
   if (p.poll && text.trim() === "") throw unprocessable("Validation failed: Text can't be blank");
   if (text.length + (p.spoiler_text ?? "").length > ctx.cfg.maxTootChars) throw unprocessable("The status is over the character limit");
@@ -117,13 +117,13 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const me = author.account.id;
   const contentType = (p.content_type ?? "text/plain") as ContentType;
   const text = p.status ?? "";
-  const found = extract(text, contentType, ctx.host);
+  const found = await extract(text, contentType, ctx.host);
   const explicit = p.to?.map((n) => n.replace(/^@/, "").toLowerCase());
   const listId = p.visibility?.startsWith("list:") ? p.visibility.slice(5) : null;
   const acctKeys = [...new Set([...found.mentions, ...(explicit ?? [])])];
   const mediaIds = [...new Set(p.media_ids ?? [])];
 
-  const shortcodes = [...new Set([...found.emojis, ...extract(p.spoiler_text ?? "", "text/plain", ctx.host).emojis])];
+  const shortcodes = [...new Set([...found.emojis, ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis])];
   const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] = await d.batch([
     d
       .select()
@@ -132,7 +132,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     d
       .select()
       .from(mediaAttachments)
-      .where(and(inArray(mediaAttachments.id, mediaIds.length ? mediaIds : [""]), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId))),
+      .where(and(inJson(mediaAttachments.id, mediaIds.length ? mediaIds : [""]), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId))),
     d.select().from(lists).where(and(eq(lists.id, listId ?? ""), eq(lists.accountId, me))),
     d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId ?? "")),
     d
@@ -276,36 +276,44 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
   const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
-  if (prepared.recipients.length) stmts.push(statement(d, d.insert(statusRecipients).values(prepared.recipients.map((r) => ({ statusId: s.id, ...r })))));
+  if (prepared.recipients.length) {
+    // Lists of rows are bound as one JSON parameter each: a VALUES list would pass D1's 100 parameters.
+    const rows = JSON.stringify(prepared.recipients.map((r) => [r.accountId, r.mention ? 1 : 0]));
+    stmts.push(statement(d, sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${s.id}, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows})`));
+  }
   const notifying = stmts.length;
   if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
   if (!s.inReplyToId) stmts.push(notifySubscribers(d, s));
   const notifyingEnd = stmts.length;
-  if (prepared.tags.length) stmts.push(statement(d, d.insert(statusTags).values(prepared.tags.map((tag) => ({ statusId: s.id, tag })))));
-  for (const m of prepared.media) stmts.push(statement(d, d.update(mediaAttachments).set({ statusId: s.id, position: m.position, scheduledStatusId: null }).where(eq(mediaAttachments.id, m.id))));
+  if (prepared.tags.length) stmts.push(statement(d, sql`INSERT INTO status_tags (status_id, tag) SELECT ${s.id}, value FROM json_each(${JSON.stringify(prepared.tags)})`));
+  if (prepared.media.length) {
+    const media = JSON.stringify(Object.fromEntries(prepared.media.map((m) => [m.id, m.position])));
+    stmts.push(
+      statement(d, sql`UPDATE media_attachments SET status_id = ${s.id}, scheduled_status_id = NULL, position = json_extract(${media}, '$."' || id || '"')
+        WHERE id IN (SELECT key FROM json_each(${media}))`),
+    );
+  }
   if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
   if (idempotency) stmts.push(statement(d, d.insert(idempotencyKeys).values({ ...idempotency, result: `status:${s.id}`, createdAt: t })));
   if (prepared.participants.length) {
     stmts.push(statement(d, sql`INSERT OR IGNORE INTO conversations (id, thread_id, created_at) VALUES (${newId(t)}, ${s.threadId}, ${t})`));
     const everyone = prepared.participants;
-    for (const accountId of everyone) {
-      // Recipients are set when a participation starts; later they change only when its owner changes them.
-      const others = JSON.stringify(everyone.filter((x) => x !== accountId));
-      stmts.push(
-        statement(
-          d,
-          sql`INSERT INTO participations (id, conversation_id, account_id, recipients, unread, last_status_id, updated_at)
-            SELECT ${newId(t)}, c.id, ${accountId}, ${others}, ${accountId === s.accountId ? 0 : 1}, ${s.id}, ${t}
-            FROM conversations c JOIN accounts a ON a.id = ${accountId} AND a.domain IS NULL WHERE c.thread_id = ${s.threadId}
-            ON CONFLICT (conversation_id, account_id) DO UPDATE SET unread = excluded.unread, last_status_id = excluded.last_status_id, updated_at = excluded.updated_at
-            RETURNING id`,
-        ),
-      );
-    }
+    // Recipients are set when a participation starts; later they change only when its owner changes them.
+    const rows = JSON.stringify(everyone.map((accountId) => [newId(t), accountId, JSON.stringify(everyone.filter((x) => x !== accountId)), accountId === s.accountId ? 0 : 1]));
+    stmts.push(
+      statement(
+        d,
+        sql`INSERT INTO participations (id, conversation_id, account_id, recipients, unread, last_status_id, updated_at)
+          SELECT json_extract(e.value, '$[0]'), c.id, a.id, json_extract(e.value, '$[2]'), json_extract(e.value, '$[3]'), ${s.id}, ${t}
+          FROM json_each(${rows}) e JOIN conversations c ON c.thread_id = ${s.threadId} JOIN accounts a ON a.id = json_extract(e.value, '$[1]') AND a.domain IS NULL WHERE true
+          ON CONFLICT (conversation_id, account_id) DO UPDATE SET unread = excluded.unread, last_status_id = excluded.last_status_id, updated_at = excluded.updated_at
+          RETURNING id, account_id AS accountId`,
+      ),
+    );
   }
-  // The author's participation is the first one written, right after the conversation.
-  const authorParticipation = prepared.participants.length ? stmts.length - prepared.participants.length : -1;
+  // The participations are written by the statement right after the conversation.
+  const participationsAt = prepared.participants.length ? stmts.length - 1 : -1;
   const counters = stmts.length;
   stmts.push(
     statement(
@@ -318,7 +326,7 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   stmts.push(fanOut(d, s, s.homePull), ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")));
   const results = await d.$client.batch<Record<string, any>>([...stmts, ...extra]);
   return {
-    participationId: authorParticipation >= 0 ? (results[authorParticipation].results[0]?.id ?? null) : null,
+    participationId: participationsAt >= 0 ? (results[participationsAt].results.find((r) => r.accountId === s.accountId)?.id ?? null) : null,
     author: results[counters].results[0] as Written["author"],
     notified: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
   };
