@@ -108,8 +108,35 @@ describe("password checks are throttled", () => {
     // Another account from the same addresses is not locked.
     expect((await passwordGrant(bystander, bystander.password, ips[0], {}, vars)).status).toBe(200);
     // The window is bounded: once it has passed, the owner signs in again.
-    await env.DB.prepare("UPDATE rate_limits SET window_start = window_start - 301000 WHERE key = ?").bind(`login:account:${user.id}`).run();
+    await env.DB.prepare("UPDATE rate_limits SET window_start = window_start - 301000 WHERE key = ?").bind(`login:name:${user.username.toLowerCase()}`).run();
     expect((await passwordGrant(user, user.password, freshIp(), {}, vars)).status).toBe(200);
+  });
+
+  it("a guess spread over many addresses cannot lock the owner out of an address they signed in from", async () => {
+    const user = await registerUser();
+    const vars = { LOGIN_FAILURES_PER_ACCOUNT: "4", LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS: "300" };
+    const home = freshIp();
+    expect((await passwordGrant(user, user.password, home, {}, vars)).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await passwordGrant(user, "guess", freshIp(), {}, vars)).status).toBe(400);
+    // The login is over its limit: new addresses wait, even with the right password...
+    await expectThrottled(await passwordGrant(user, "guess", freshIp(), {}, vars), 300);
+    await expectThrottled(await passwordGrant(user, user.password, freshIp(), {}, vars), 300);
+    // ...but the owner's own address still signs in, and a wrong password from it is an ordinary failure.
+    expect((await passwordGrant(user, "typo", home, {}, vars)).status).toBe(400);
+    expect((await passwordGrant(user, user.password, home, {}, vars)).status).toBe(200);
+  });
+
+  it("counts the login as typed, so a 429 tells nothing about which accounts exist", async () => {
+    const user = await registerUser();
+    const vars = { LOGIN_FAILURES_PER_ACCOUNT: "3", LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS: "300" };
+    for (let i = 0; i < 3; i++) expect((await passwordGrant(user, "guess", freshIp(), {}, vars)).status).toBe(400);
+    await expectThrottled(await passwordGrant(user, "guess", freshIp(), {}, vars), 300);
+    // The same account by its e-mail is another login: not throttled by the nickname's failures.
+    expect((await passwordGrant(user, "guess", freshIp(), { username: user.email }, vars)).status).toBe(400);
+    // A login that names nobody is throttled exactly alike.
+    const nobody = `nobody${Date.now()}`;
+    for (let i = 0; i < 3; i++) expect((await passwordGrant(user, "guess", freshIp(), { username: nobody }, vars)).status).toBe(400);
+    await expectThrottled(await passwordGrant(user, "guess", freshIp(), { username: nobody }, vars), 300);
   });
 
   it("a huge login is an ordinary failure, not a 500", async () => {

@@ -6,7 +6,8 @@
 import type { Env } from "../env";
 import { db, now, statement, type DB } from "../db/client";
 import { instanceKeys, jobHeartbeats, rateLimits } from "../db/schema";
-import { asc, lt, lte } from "drizzle-orm";
+import { and, asc, lt, lte, notLike, or } from "drizzle-orm";
+import { KNOWN_ADDRESS_MS } from "../services/credentials";
 import { deleteExpiredFilters } from "../services/filters";
 import { deleteExpiredMutes } from "../services/graph";
 import { configuredBase, publish, type StreamEvent } from "../services/events";
@@ -28,7 +29,9 @@ type Job = (env: Env, d: DB, t: number, ctx: Ctx) => Promise<unknown>;
 /** Clean-up jobs: independent of each other, run side by side. */
 const CLEANUP: Record<string, Job> = {
   // Windows older than a day are over whatever limit they served.
-  rate_limits: (_env, d, t) => d.delete(rateLimits).where(lt(rateLimits.windowStart, t - DAY)),
+  // Windows last a day at most; the addresses a user signed in from are kept for as long as they count.
+  rate_limits: (_env, d, t) =>
+    d.delete(rateLimits).where(or(and(lt(rateLimits.windowStart, t - DAY), notLike(rateLimits.key, "login:known:%")), lt(rateLimits.windowStart, t - KNOWN_ADDRESS_MS))),
   expired_filters: async (env, d, t, ctx) => {
     const owners = await deleteExpiredFilters(d, t);
     if (ctx) publish(env, ctx, owners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));

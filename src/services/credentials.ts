@@ -2,14 +2,15 @@
  * The only readers of `credentials`: the password check (throttled) and the signing key. Nothing else selects
  * a password hash or a private key, so no other query can leak one.
  */
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, credentials } from "../db/schema";
+import { now } from "../db/client";
+import { accounts, credentials, rateLimits } from "../db/schema";
 import type { Limit } from "../env";
 import { DUMMY_PASSWORD_HASH, verifyPassword } from "../lib/crypto";
 import { generateActorKeyPair } from "../lib/keys";
 import { findLocalByLogin } from "./accounts";
-import { hitAll, unhit } from "./rate-limit";
+import { countHits, throwIfOver, unhit } from "./rate-limit";
 
 export interface LoginThrottle {
   ip: string;
@@ -17,27 +18,43 @@ export interface LoginThrottle {
   perAccount: Limit;
 }
 
+/** An address that signed in to an account stays known to it this long (see `checkLogin`). */
+export const KNOWN_ADDRESS_MS = 30 * 24 * 3600 * 1000;
+const knownKey = (accountId: string, ip: string) => `login:known:${accountId}:${ip}`;
+
 /**
- * The local user whose nickname or e-mail and password match, or null. Each check counts first against the
- * caller's address and the account (atomically, so parallel guesses cannot pass together) and answers 429 over
- * either limit, before any hashing; a success takes its count back, so only failures add up. The password is
- * checked even when no such user exists, so the answer takes as long either way.
+ * The local user whose nickname or e-mail and password match, or null. Each check counts first (atomically, so
+ * parallel guesses cannot pass together, and before any hashing) against the caller's address and against the
+ * login as typed, and answers 429:
+ * - when the address is over its limit, whatever the login;
+ * - when the login is over its limit (a guess spread over many addresses) and the address has not signed in to
+ *   that account before: a stranger cannot lock the owner out of the places they sign in from. The login is
+ *   counted as typed, not as the account it names, so a 429 never tells whether a nickname or e-mail exists.
+ * A success takes its counts back (only failures add up) and remembers the address for `KNOWN_ADDRESS_MS`. The
+ * password is checked even when no such user exists, so the answer takes as long either way.
  */
 export async function checkLogin(d: DB, login: string, password: string, throttle: LoginThrottle) {
   const found = await findLocalByLogin(d, login);
-  // Unknown logins are counted under their own name (bounded: it becomes a row key): guessing at non-existent
-  // accounts is limited too.
-  const keys = [`login:ip:${throttle.ip}`, `login:account:${found?.account.id ?? login.trim().toLowerCase().slice(0, 320)}`];
-  await hitAll(d, [
+  const keys = [`login:ip:${throttle.ip}`, `login:name:${login.trim().toLowerCase().slice(0, 320)}`];
+  const [byIp, byLogin] = await countHits(d, [
     { key: keys[0], limit: throttle.perIp },
     { key: keys[1], limit: throttle.perAccount },
   ]);
+  const known =
+    found && byLogin.retryAfter > 0
+      ? await d
+          .select({ key: rateLimits.key })
+          .from(rateLimits)
+          .where(and(eq(rateLimits.key, knownKey(found.account.id, throttle.ip)), gt(rateLimits.windowStart, now() - KNOWN_ADDRESS_MS)))
+          .get()
+      : undefined;
+  throwIfOver(known ? [byIp] : [byIp, byLogin]);
   const stored = found
     ? (await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, found.account.id)).get())?.hash
     : undefined;
   const ok = await verifyPassword(password, stored ?? DUMMY_PASSWORD_HASH);
   if (!found || !ok || !stored) return null;
-  await unhit(d, keys);
+  await unhit(d, keys, { key: knownKey(found.account.id, throttle.ip), at: now() });
   return found;
 }
 

@@ -32,34 +32,46 @@ function upsert(d: DB, key: string, limit: Limit, t: number) {
     .returning({ count: rateLimits.count, windowStart: rateLimits.windowStart });
 }
 
+/** How long a window still has to run, in whole seconds, when its key is over its limit; 0 when it is not. */
+export type HitResult = { retryAfter: number };
+
+/** Counts one hit on every key (one batch) and says, per key, whether it is now over its `max`. */
+export async function countHits(d: DB, hits: Hit[]): Promise<HitResult[]> {
+  if (!hits.length) return [];
+  const t = now();
+  const [first, ...rest] = hits.map((h) => upsert(d, h.key, h.limit, t));
+  const rows = await d.batch([first, ...rest]);
+  return rows.map(([row], i) => ({
+    retryAfter: row && row.count > hits[i].limit.max ? Math.max(1, Math.ceil((row.windowStart + hits[i].limit.windowSeconds * 1000 - t) / 1000)) : 0,
+  }));
+}
+
+/** Throws 429 `Throttled` with `Retry-After` (the longest of the exceeded windows) when any result is over. */
+export function throwIfOver(results: HitResult[]): void {
+  const retryAfter = Math.max(0, ...results.map((r) => r.retryAfter));
+  if (retryAfter > 0) throw tooManyRequests("Throttled", retryAfter);
+}
+
 /**
  * Counts one hit on every key (one batch); throws 429 `Throttled` with `Retry-After` (seconds until the last
  * exceeded window ends) when any key now holds more than its `max`.
  */
 export async function hitAll(d: DB, hits: Hit[]): Promise<void> {
-  if (!hits.length) return;
-  const t = now();
-  const [first, ...rest] = hits.map((h) => upsert(d, h.key, h.limit, t));
-  const rows = await d.batch([first, ...rest]);
-  let retryAfter = 0;
-  rows.forEach(([row], i) => {
-    if (row && row.count > hits[i].limit.max) {
-      retryAfter = Math.max(retryAfter, Math.ceil((row.windowStart + hits[i].limit.windowSeconds * 1000 - t) / 1000));
-    }
-  });
-  if (retryAfter > 0) throw tooManyRequests("Throttled", retryAfter);
+  throwIfOver(await countHits(d, hits));
 }
 
-/** Counts one hit on `key`; throws 429 when the window already holds `max` hits. */
-export function hit(d: DB, key: string, max: number, windowSeconds: number): Promise<void> {
-  return hitAll(d, [{ key, limit: { max, windowSeconds } }]);
-}
-
-/** Takes back one hit on each key (a password check that succeeded does not count as a failure). */
-export async function unhit(d: DB, keys: string[]): Promise<void> {
-  if (!keys.length) return;
-  await d
+/**
+ * Takes back one hit on each key (a password check that succeeded does not count as a failure), and writes
+ * `remember` (a key with no limit, dated `at`) in the same batch.
+ */
+export async function unhit(d: DB, keys: string[], remember?: { key: string; at: number }): Promise<void> {
+  const back = d
     .update(rateLimits)
     .set({ count: sql`max(${rateLimits.count} - 1, 0)` })
     .where(inArray(rateLimits.key, keys));
+  if (!remember) return void (await back);
+  await d.batch([
+    back,
+    d.insert(rateLimits).values({ key: remember.key, windowStart: remember.at, count: 0 }).onConflictDoUpdate({ target: rateLimits.key, set: { windowStart: remember.at } }),
+  ]);
 }
