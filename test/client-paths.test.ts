@@ -466,5 +466,17 @@ describe("Pleroma's token management", () => {
     expect((await json("/api/oauth_tokens", { token: u.token })).map((e: { app_name: string }) => e.app_name)).toEqual(["Test client", "Browser session"]);
     // The user's other tokens are untouched.
     await json("/api/v1/accounts/verify_credentials", { token: u.token });
+
+    // Listing needs a read scope and revoking a write scope: a token granted only `push` and `read:statuses`
+    // cannot list them, and a read-only token cannot end another session.
+    const grant = (scope: string) =>
+      json("/oauth/token", { body: { grant_type: "password", client_id: u.app.client_id, client_secret: u.app.client_secret, username: u.username, password: u.password, scope } });
+    const narrow = await grant("push read:statuses");
+    expect((await json("/api/oauth_tokens", { token: narrow.access_token, status: 403 })).error).toMatch(/Insufficient permissions/);
+    const readOnly = await grant("read");
+    const listed = await json("/api/oauth_tokens", { token: readOnly.access_token });
+    const victim = listed.find((e: { id: string }) => e.id !== readOnly.access_token && e.app_name === "Browser session");
+    await json(`/api/oauth_tokens/${victim.id}`, { method: "DELETE", token: readOnly.access_token, status: 403 });
+    expect((await json("/api/oauth_tokens", { token: u.token })).map((e: { id: string }) => e.id)).toContain(victim.id);
   });
 });

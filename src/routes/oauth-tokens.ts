@@ -10,7 +10,8 @@ import { OAuthTokenEntrySchema } from "../schemas/oauth";
 import { revokeUserToken, userTokens } from "../services/tokens";
 
 export function registerOAuthTokenRoutes(app: OpenAPIHono<AppEnv>) {
-  // Pleroma-FE asks for the `.json` form; Pleroma serves both. Like Pleroma, any user token will do (no scope).
+  // Pleroma-FE asks for the `.json` form; Pleroma serves both. Listing needs a read scope and revoking a write scope:
+  // a token granted only `push` or `read:statuses` must not see or end the user's other sessions.
   for (const path of ["/api/oauth_tokens", "/api/oauth_tokens.json"]) {
     route(app, {
       method: "get",
@@ -18,6 +19,7 @@ export function registerOAuthTokenRoutes(app: OpenAPIHono<AppEnv>) {
       summary: "The user's tokens with their apps' names",
       tags: ["OAuth"],
       auth: "user",
+      scopes: ["read:accounts"],
       response: z.array(OAuthTokenEntrySchema),
       handler: async (c, _p, auth) => c.json((await userTokens(db(c.env), auth.account.id)).map(renderTokenEntry)),
     });
@@ -29,6 +31,7 @@ export function registerOAuthTokenRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Revoke one of the user's tokens (201, as Pleroma); another's or an unknown id is 404",
     tags: ["OAuth"],
     auth: "user",
+    scopes: ["write:accounts"],
     params: z.object({ id: z.string() }),
     response: z.object({}),
     handler: async (c, p, auth) => {
