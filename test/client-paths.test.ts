@@ -475,7 +475,7 @@ describe("Pleroma's token management", () => {
     expect((await json("/api/oauth_tokens", { token: narrow.access_token, status: 403 })).error).toMatch(/Insufficient permissions/);
     const readOnly = await grant("read");
     const listed = await json("/api/oauth_tokens", { token: readOnly.access_token });
-    const victim = listed.find((e: { id: string }) => e.id !== readOnly.access_token && e.app_name === "Browser session");
+    const victim = listed.find((e: { id: string; app_name: string }) => e.id !== readOnly.access_token && e.app_name === "Browser session");
     await json(`/api/oauth_tokens/${victim.id}`, { method: "DELETE", token: readOnly.access_token, status: 403 });
     expect((await json("/api/oauth_tokens", { token: u.token })).map((e: { id: string }) => e.id)).toContain(victim.id);
   });

@@ -247,6 +247,29 @@ describe("subscriptions notify of new posts (type status)", () => {
     expect((await notes(fan)).length).toBe(3);
   });
 
+  it("a follow request with notify=true subscribes only once accepted, and unfollowing ends it", async () => {
+    const [author, rejected, accepted] = [await registerUser(), await registerUser(), await registerUser()];
+    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: author.token, body: { locked: true } });
+    for (const u of [rejected, accepted]) {
+      const rel = await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: u.token, body: { notify: true } });
+      expect(rel).toMatchObject({ following: false, requested: true });
+    }
+    // Pending: nobody hears yet.
+    await post(author, { status: "while pending" });
+    for (const u of [rejected, accepted]) expect(await notes(u, "?types[]=status")).toEqual([]);
+    await json(`/api/v1/follow_requests/${rejected.id}/reject`, { method: "POST", token: author.token });
+    await json(`/api/v1/follow_requests/${accepted.id}/authorize`, { method: "POST", token: author.token });
+    const after = await post(author, { status: "after the answer" });
+    expect(await notes(rejected, "?types[]=status")).toEqual([]);
+    expect((await notes(accepted, "?types[]=status")).map((n: any) => n.status.id)).toEqual([after.id]);
+    expect(await json(`/api/v1/accounts/relationships?id[]=${author.id}`, { token: accepted.token })).toMatchObject([{ following: true, notifying: true }]);
+    // Unfollowing ends the subscription that came with the follow.
+    const rel = await json(`/api/v1/accounts/${author.id}/unfollow`, { method: "POST", token: accepted.token });
+    expect(rel).toMatchObject({ following: false, notifying: false, subscribing: false });
+    await post(author, { status: "after the unfollow" });
+    expect((await notes(accepted, "?types[]=status")).length).toBe(1);
+  });
+
   it("is streamed on user:notification at once", async () => {
     const { openSocket } = await import("./streams");
     const [author, sub] = [await registerUser(), await registerUser()];

@@ -64,28 +64,36 @@ async function isBlockedBy(d: DB, actorId: string, targetId: string): Promise<bo
 
 const isLocal = (a: AccountRow) => a.domain === null;
 
+const subscribeWrite = (d: DB, accountId: string, targetAccountId: string, t: number) =>
+  d.insert(subscriptions).values({ id: newId(t), accountId, targetAccountId, createdAt: t }).onConflictDoNothing();
+
 export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { reblogs?: boolean; notify?: boolean }): Promise<GraphResult> {
   if (me.id === target.id) throw badRequest("Can not follow yourself");
   if (await isBlockedBy(d, me.id, target.id)) throw forbidden(`Could not follow user: ${target.username} blocked you.`);
   const t = now();
   const existing = await d.select().from(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))).get();
   const writes: any[] = [];
-  // Pleroma's `notify` is a subscription: subscribing and notifying change together.
-  if (opts.notify === true) writes.push(d.insert(subscriptions).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing());
+  // Locked accounts approve followers; remote accounts answer with an Accept, so the follow waits for it.
+  const pending = !existing && (target.locked || !isLocal(target));
+  // Pleroma's `notify` is a subscription: subscribing and notifying change together. Asked with a follow request,
+  // it waits on the request (`follow_requests.notify`) and starts only if the request is accepted: a rejected
+  // follower must not hear of the account's posts.
+  if (opts.notify === true && !pending) writes.push(subscribeWrite(d, me.id, target.id, t));
   if (opts.notify === false) writes.push(d.delete(subscriptions).where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))));
   if (existing) {
     if (opts.reblogs !== undefined) writes.push(d.update(follows).set({ showReblogs: opts.reblogs }).where(eq(follows.id, existing.id)));
     return { ...(await writeAndRead(d, me.id, target.id, writes)), events: [] };
   }
-  // Locked accounts approve followers; remote accounts answer with an Accept, so the follow waits for it.
-  const pending = target.locked || !isLocal(target);
   if (pending) {
     const requestId = newId(t);
     writes.push(
       d
         .insert(followRequests)
-        .values({ id: requestId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t })
-        .onConflictDoUpdate({ target: [followRequests.accountId, followRequests.targetAccountId], set: { showReblogs: opts.reblogs ?? true } }),
+        .values({ id: requestId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: opts.notify === true, createdAt: t })
+        .onConflictDoUpdate({
+          target: [followRequests.accountId, followRequests.targetAccountId],
+          set: { showReblogs: opts.reblogs ?? true, ...(opts.notify === undefined ? {} : { notify: opts.notify }) },
+        }),
     );
     const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
       // Only a new request notifies (not a repeated or racing one).
@@ -110,6 +118,8 @@ export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promi
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     d.delete(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
     d.delete(followRequests).where(and(eq(followRequests.accountId, me.id), eq(followRequests.targetAccountId, target.id))),
+    // `notify` belongs to the follow (Mastodon): unfollowing ends the new-post notifications too.
+    d.delete(subscriptions).where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
     leaveLists(d, me.id, target.id),
     recount(d, me.id),
     recount(d, target.id),
@@ -126,6 +136,7 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
   const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
     d.insert(follows).values({ id: followId, accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t }).onConflictDoNothing(),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
+    ...(request.notify ? [subscribeWrite(d, requesterId, me.id, t)] : []),
     recount(d, me.id),
     recount(d, requesterId),
   ], [
@@ -228,7 +239,7 @@ export async function subscribe(d: DB, me: AccountRow, target: AccountRow): Prom
   if (await isBlockedBy(d, me.id, target.id)) throw forbidden(`Could not subscribe: ${target.username} blocked you.`);
   const t = now();
   const { relationship } = await writeAndRead(d, me.id, target.id, [
-    d.insert(subscriptions).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing(),
+    subscribeWrite(d, me.id, target.id, t),
   ]);
   return { relationship, events: [] };
 }
