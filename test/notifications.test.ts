@@ -281,6 +281,27 @@ describe("subscriptions notify of new posts (type status)", () => {
     await socket.close();
   });
 
+  it("what an action causes is delivered at once even behind a backlog of undelivered notifications", async () => {
+    const { openSocket } = await import("./streams");
+    const [author, crowd, reader] = [await registerUser(), await registerUser(), await registerUser()];
+    // A backlog larger than one delivery run (as a post to thousands of subscribers leaves), older than the mention.
+    const backlog = Array.from({ length: 60 }, (_, i) => `01A${String(i).padStart(2, "0")}${crowd.id.slice(5)}`.slice(0, 26));
+    await env.DB.batch(
+      backlog.map((id) =>
+        env.DB.prepare("INSERT INTO notifications (id, account_id, from_account_id, type, is_seen, pushed, created_at) VALUES (?, ?, ?, 'follow', 0, 0, ?)").bind(id, crowd.id, author.id, Date.now()),
+      ),
+    );
+    try {
+      const socket = await openSocket(`stream=user:notification&access_token=${reader.token}`);
+      const s = await post(author, { status: `@${reader.username} are you there?` });
+      const n = valid(NotificationSchema, JSON.parse((await socket.next((f) => f.event === "notification")).payload!));
+      expect([n.type, n.status?.id]).toEqual(["mention", s.id]);
+      await socket.close();
+    } finally {
+      await env.DB.prepare(`UPDATE notifications SET pushed = 1 WHERE account_id = ?`).bind(crowd.id).run();
+    }
+  });
+
   it("no status notification from an account the subscriber blocks or mutes with notifications, or that blocks them", async () => {
     const [author, muter, blocked] = [await registerUser(), await registerUser(), await registerUser()];
     for (const u of [muter, blocked]) await json(`/api/v1/pleroma/accounts/${author.id}/subscribe`, { method: "POST", token: u.token });

@@ -66,7 +66,7 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
     const res = await spec.handler(c, params, auth as AuthFor<M>);
-    if (spec.notifies) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
+    if (spec.notifies) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)));
     return res;
   };
   const paths = [spec.path];

@@ -117,7 +117,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
       if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl));
       // Delivery starts only when the post notified someone (a mention, a subscriber).
-      if (notified) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c)).catch((e) => console.error("push delivery", e)));
+      if (notified) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)));
       publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: s.id }], baseUrl(c));
       return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },

@@ -118,14 +118,20 @@ async function send(request: () => Promise<Request>): Promise<"sent" | "gone" | 
 /**
  * Delivers the notifications not yet delivered (at most `max` a run): to their recipients' open streams, and
  * pushed to their subscriptions that want them. A subscription whose push service answers 404 or 410 is
- * deleted.
+ * deleted. After an action (`fresh`) the newest are claimed first, so what the action just caused goes out at
+ * once even behind a backlog (a post to thousands of subscribers); the cron claims the oldest first and drains
+ * the backlog. A run is bounded because each delivery is a subrequest, which a plan limits per invocation.
  */
-export async function deliverPending(env: Env, base: string, max = 50): Promise<number> {
+export async function deliverPending(env: Env, base: string, max = 50, fresh = false): Promise<number> {
   const d = db(env);
   const claimed = await d
     .update(notifications)
     .set({ pushed: true })
-    .where(sql`${notifications.id} IN (SELECT id FROM notifications WHERE pushed = 0 ORDER BY id LIMIT ${max})`)
+    .where(
+      fresh
+        ? sql`${notifications.id} IN (SELECT id FROM notifications WHERE pushed = 0 ORDER BY id DESC LIMIT ${max})`
+        : sql`${notifications.id} IN (SELECT id FROM notifications WHERE pushed = 0 ORDER BY id LIMIT ${max})`,
+    )
     .returning();
   if (claimed.length === 0) return 0;
   const streamed = dispatch(env, claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })), base);
