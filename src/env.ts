@@ -64,7 +64,7 @@ export interface Limit {
 
 export const VERSION = "0.1.0";
 
-/** Every type an upload is recognised as (src/services/media.ts); `application/octet-stream` is any other file. */
+/** Every type an upload is recognised as (`sniffMedia` in src/services/media.ts: keep in step with it); `application/octet-stream` is any other file. */
 export const DEFAULT_UPLOAD_TYPES = [
   "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
   "video/mp4", "video/quicktime", "video/webm",

@@ -116,6 +116,9 @@ describe("uploads", () => {
     const inst = valid(InstanceSchema, await json("/api/v1/instance", { vars }));
     expect(inst.configuration.media_attachments).toMatchObject({ supported_mime_types: ["image/png", "video/webm"], image_size_limit: 1000, video_size_limit: 1000 });
     expect(inst.upload_limit).toBe(1000);
+    // Mastodon 4's v2 answer tells the same facts (Phanpy reads it there).
+    const v2 = await json("/api/v2/instance", { vars });
+    expect(v2.configuration.media_attachments).toMatchObject({ supported_mime_types: ["image/png", "video/webm"], image_size_limit: 1000 });
     const u = await registerUser();
     expect(valid(MediaAttachmentSchema, await send(u, PNG_1PX, vars)).type).toBe("image");
     expect(valid(MediaAttachmentSchema, await send(u, WEBM, vars)).type).toBe("video");

@@ -3,7 +3,6 @@ import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../services/accounts";
 import { CONTENT_TYPES } from "../content/format";
-import { RECOGNISED_MEDIA_TYPES } from "../services/media";
 import { MAX_PINNED } from "../services/status-actions";
 
 export const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
@@ -103,7 +102,8 @@ export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: st
       accounts: { max_featured_tags: 0, max_pinned_statuses: MAX_PINNED },
       statuses: { max_characters: v1.max_toot_chars, max_media_attachments: v1.max_media_attachments, characters_reserved_per_url: 0 },
       media_attachments: {
-        supported_mime_types: RECOGNISED_MEDIA_TYPES,
+        // What uploads accept (UPLOAD_TYPES), as v1 says: one fact, one source.
+        supported_mime_types: v1.configuration.media_attachments.supported_mime_types,
         image_size_limit: v1.upload_limit,
         video_size_limit: v1.upload_limit,
         description_limit: v1.description_limit,

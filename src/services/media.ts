@@ -22,12 +22,6 @@ export function sniffImage(b: Uint8Array): Sniffed | null {
 
 export type MediaType = "image" | "gifv" | "video" | "audio" | "unknown";
 
-/** The types `sniffMedia` recognises (instance configuration tells clients); keep in step with it. */
-export const RECOGNISED_MEDIA_TYPES = [
-  "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
-  "video/mp4", "video/quicktime", "video/webm", "audio/mp4", "audio/ogg", "audio/flac", "audio/wav", "audio/mpeg",
-];
-
 /** Type of any upload from its bytes; files that are none of the known kinds are stored as opaque data. */
 export function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
   const image = sniffImage(b);
