@@ -339,6 +339,12 @@ describe("profile directory", () => {
     const whole = all(AccountSchema, await json("/api/v1/directory?limit=80")).map((a) => a.id);
     const page = all(AccountSchema, await json("/api/v1/directory?limit=2&offset=1")).map((a) => a.id);
     expect(page).toEqual(whole.slice(1, 3));
+    // An offset past any page is an empty page, not a 500; trends and search alike. Past 2^53 it is no integer: 400.
+    const far = String(Number.MAX_SAFE_INTEGER);
+    expect(await json(`/api/v1/directory?offset=${far}`)).toEqual([]);
+    expect(await json(`/api/v1/trends/tags?offset=${far}`)).toEqual([]);
+    expect(await json(`/api/v2/search?q=directory&type=accounts&offset=${far}`, { token: (await registerUser()).token })).toMatchObject({ accounts: [] });
+    await json("/api/v1/directory?offset=99999999999999999999", { status: 400 });
   });
 });
 

@@ -45,7 +45,9 @@ describe("instance information", () => {
   });
 
   it("answers the unsupported Mastodon endpoints as the spec says", async () => {
-    for (const path of ["/api/v1/suggestions", "/api/v1/trends", "/api/v1/identity_proofs"]) expect(await json(path)).toEqual([]);
+    for (const path of ["/api/v1/suggestions", "/api/v1/identity_proofs"]) expect(await json(path)).toEqual([]);
+    // Mastodon 3.0's trends are the trending tags of `/api/v1/trends/tags`.
+    expect(await json("/api/v1/trends?limit=5")).toEqual(await json("/api/v1/trends/tags?limit=5"));
     await json("/api/v1/featured_tags", { status: 404 });
   });
 });

@@ -171,6 +171,16 @@ export const boolParam = () =>
 export const intParam = () =>
   z.preprocess((v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number().int());
 
+/**
+ * A paging offset: never negative, and anything past `OFFSET_MAX` counts as `OFFSET_MAX` (a page that far is
+ * empty anyway), so a huge number never reaches SQL (SQLite refuses an OFFSET beyond 64 bits).
+ */
+export const OFFSET_MAX = 100_000;
+export const offsetParam = () =>
+  intParam()
+    .pipe(z.number().int().min(0))
+    .transform((n) => Math.min(n, OFFSET_MAX));
+
 /** The default cap of an array parameter: Mastodon's multi-gets take 40 ids. */
 export const ARRAY_MAX = 40;
 

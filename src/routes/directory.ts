@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { notFound } from "../http/errors";
-import { boolParam, intParam } from "../http/params";
+import { boolParam, intParam, offsetParam } from "../http/params";
 import { route } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
@@ -20,7 +20,7 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "optional",
     scopes: ["read:accounts"],
     params: z.object({
-      offset: intParam().optional().transform((n) => Math.max(n ?? 0, 0)),
+      offset: offsetParam().optional().transform((n) => n ?? 0),
       limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
       // Unknown orders fall back to `active`, as Mastodon does.
       order: z.string().optional().transform((o) => (o === "new" ? "new" : "active") as "active" | "new"),

@@ -6,7 +6,7 @@ import { db } from "../db/client";
 import { notFound } from "../http/errors";
 import { route } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
-import { intParam } from "../http/params";
+import { intParam, offsetParam } from "../http/params";
 import { renderInstance, renderInstanceV2 } from "../render/instance";
 import { renderTrendTag } from "../render/tag";
 import { InstanceSchema, InstanceV2Schema, RuleSchema, TrendTagSchema } from "../schemas/instance";
@@ -23,7 +23,7 @@ async function instanceV1(c: Ctx) {
 
 const trendParams = z.object({
   limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 10 : Math.min(n, 20))),
-  offset: intParam().pipe(z.number().int().min(0)).optional(),
+  offset: offsetParam().optional(),
 });
 
 export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
@@ -57,19 +57,22 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     handler: (c) => c.json([]),
   });
 
-  route(app, {
-    method: "get",
-    path: "/api/v1/trends/tags",
-    summary: "Hashtags used by the most accounts in public statuses of the last days",
-    tags: ["Trends"],
-    auth: "none",
-    params: trendParams,
-    response: z.array(TrendTagSchema),
-    handler: async (c, p) => {
-      const tags = await trendingTags(db(c.env), Date.now(), p.limit, p.offset ?? 0);
-      return c.json(tags.map((t) => renderTrendTag(baseUrl(c), t)));
-    },
-  });
+  // `/api/v1/trends` is Mastodon 3.0's name for the same list.
+  for (const path of ["/api/v1/trends/tags", "/api/v1/trends"]) {
+    route(app, {
+      method: "get",
+      path,
+      summary: "Hashtags used by the most accounts in public statuses of the last days",
+      tags: ["Trends"],
+      auth: "none",
+      params: trendParams,
+      response: z.array(TrendTagSchema),
+      handler: async (c, p) => {
+        const tags = await trendingTags(db(c.env), Date.now(), p.limit, p.offset ?? 0);
+        return c.json(tags.map((t) => renderTrendTag(baseUrl(c), t)));
+      },
+    });
+  }
 
   // Trending statuses and links are not computed: well-formed empty answers.
   route(app, {
@@ -105,7 +108,7 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   // Accepted so clients that ask get a well-formed empty answer (the spec lists them as unsupported).
-  for (const path of ["/api/v1/suggestions", "/api/v1/trends", "/api/v1/identity_proofs"]) {
+  for (const path of ["/api/v1/suggestions", "/api/v1/identity_proofs"]) {
     route(app, {
       method: "get",
       path,

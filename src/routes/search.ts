@@ -4,7 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { boolParam, intParam } from "../http/params";
+import { boolParam, intParam, offsetParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
@@ -21,7 +21,7 @@ const searchParams = z.object({
   following: boolParam().optional(),
   account_id: z.string().optional(),
   limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 20 : Math.min(n, 40))),
-  offset: intParam().pipe(z.number().int().min(0)).optional(),
+  offset: offsetParam().optional(),
 });
 
 
@@ -82,7 +82,7 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({
       q: z.string().trim().min(1, "can't be blank"),
       limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
-      offset: intParam().pipe(z.number().int().min(0)).optional(),
+      offset: offsetParam().optional(),
       resolve: boolParam().optional(),
       following: boolParam().optional(),
     }),
