@@ -66,7 +66,7 @@ export const senderMuted = (t: number) =>
     AND (im.expires_at IS NULL OR im.expires_at > ${t}))`;
 
 /** The statement that removes what an undone action caused. */
-export function unnotify(d: DB, n: Omit<NotificationInput, "targetAccountId">): D1PreparedStatement {
+export function unnotify(d: DB, n: Omit<NotificationInput, "targetAccountId" | "to"> & { to: string }): D1PreparedStatement {
   return statement(
     d,
     sql`DELETE FROM notifications WHERE account_id = ${n.to} AND from_account_id = ${n.from} AND type = ${n.type}
