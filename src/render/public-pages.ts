@@ -22,7 +22,7 @@ h1{font-size:1.4rem;margin:.3rem 0 0}h2{font-size:1.1rem;margin:1.2rem 0 .6rem}.
 .badge{font-size:.75rem;border:1px solid #999;border-radius:4px;padding:0 .3rem;margin-left:.4rem;vertical-align:middle}
 dl.fields{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.3rem .8rem;margin:.8rem 0}dl.fields dt{font-weight:600}dl.fields dd{margin:0}
 .status header{display:flex;gap:.6rem;align-items:center}.status header a.who{display:flex;gap:.6rem;align-items:center;text-decoration:none;color:inherit;min-width:0;flex:1}
-.who strong{display:block}.who .acct{font-size:.9rem}.status time{white-space:nowrap;font-size:.85rem}.content{margin:.6rem 0}.content p{margin:.4rem 0}
+.who strong{display:block}.who .acct{font-size:.9rem}.status time{white-space:nowrap}.status p.meta{font-size:.85rem;margin:.4rem 0 0}section>h2:first-child{margin-top:0}.content{margin:.6rem 0}.content p{margin:.4rem 0}
 .media{display:grid;gap:.4rem;margin:.6rem 0}.media img,.media video{width:100%;max-height:32rem;object-fit:contain;background:#000;border-radius:6px;display:block}
 details>summary{cursor:pointer;font-weight:600;margin:.4rem 0}.poll{padding-left:1.2rem}.card{display:block;border:1px solid #dde;border-radius:6px;padding:.6rem;text-decoration:none;color:inherit}
 .stats{display:flex;gap:1.2rem;flex-wrap:wrap;padding:0;list-style:none}.stats strong{font-size:1.2rem;display:block}.more{text-align:center}code{background:#f0f0f3;padding:.1rem .3rem;border-radius:4px}`;
@@ -108,10 +108,13 @@ function statusArticle(s: Status, full: boolean) {
     ? html`<p class="meta">In reply to <a href="/notice/${s.in_reply_to_id}">${s.pleroma.in_reply_to_account_acct ? `@${s.pleroma.in_reply_to_account_acct}` : "a post"}</a></p>`
     : "";
   return html`<article class="status" ${s.language ? html`lang="${s.language}"` : ""}>
-<header><a class="who" href="${safeUrl(a.url)}"><img class="avatar" src="${safeUrl(a.avatar)}" alt="" width="44" height="44"><span><strong>${a.display_name}</strong><span class="acct">@${a.fqn}</span></span></a>
-<a href="${safeUrl(s.url)}"><time datetime="${s.created_at}">${when(s.created_at)}</time></a></header>
+<header><a class="who" href="${safeUrl(a.url)}"><img class="avatar" src="${safeUrl(a.avatar)}" alt="" width="44" height="44"><span><strong>${a.display_name}</strong><span class="acct">@${a.fqn}</span></span></a></header>
 ${reply}${statusBody(s)}
-${full ? html`<p class="meta">${s.replies_count} replies · ${s.reblogs_count} reposts · ${s.favourites_count} favourites${s.visibility === "unlisted" ? " · unlisted" : ""}${s.edited_at ? html` · edited <time datetime="${s.edited_at}">${when(s.edited_at)}</time>` : ""}</p>` : ""}
+<p class="meta"><a href="${safeUrl(s.url)}"><time datetime="${s.created_at}">${when(s.created_at)}</time></a>${
+    full
+      ? html` · ${s.replies_count} replies · ${s.reblogs_count} reposts · ${s.favourites_count} favourites${s.visibility === "unlisted" ? " · unlisted" : ""}${s.edited_at ? html` · edited <time datetime="${s.edited_at}">${when(s.edited_at)}</time>` : ""}`
+      : ""
+  }</p>
 </article>`;
 }
 
