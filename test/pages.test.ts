@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { countingD1 } from "./d1-counter";
-import { BASE, call, json, post, registerUser, upload, type TestUser } from "./helpers";
+import { BASE, call, json, post, registerUser, uniqueName, upload, type TestUser } from "./helpers";
+import { newId } from "../src/db/ids";
 import { wantsActivityJson } from "../src/http/negotiate";
 
 const BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
@@ -278,12 +279,71 @@ describe("status pages", () => {
     await page(`/notice/${rb.id}`, { status: 404 });
   });
 
+  it("a remote status leads to where it lives; one with a non-http url has no page", async () => {
+    const id = newId();
+    const domain = `${uniqueName("r")}.example`;
+    const t = Date.now();
+    await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)")
+      .bind(id, domain, `https://${domain}/users/far`, `https://${domain}/@far`, t, t)
+      .run();
+    const insert = (sid: string, url: string) =>
+      env.DB.prepare("INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, visibility, local, created_at) VALUES (?, ?, ?, ?, ?, ?, 'far away', 'public', 0, ?)")
+        .bind(sid, `https://${domain}/objects/${sid}`, url, id, sid, `https://${domain}/contexts/${sid}`, t)
+        .run();
+    const [ok, evil] = [newId(), newId()];
+    await insert(ok, `https://${domain}/@far/1`);
+    await insert(evil, "javascript:alert(1)");
+    const { res } = await page(`/notice/${ok}`, { status: 302 });
+    expect(res.headers.get("location")).toBe(`https://${domain}/@far/1`);
+    await page(`/notice/${evil}`, { status: 404 });
+    // Remote accounts have no profile page here.
+    await page(`/users/far@${domain}`, { status: 404 });
+  });
+
+  it("answers HEAD with the headers and no body", async () => {
+    const u = await registerUser();
+    const s = await post(u, { status: "head", visibility: "public" });
+    const res = await call(`/notice/${s.id}`, { method: "HEAD", headers: { Accept: BROWSER } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.headers.get("cache-control")).toBe("public, max-age=60");
+    expect(await res.text()).toBe("");
+  });
+
   it("costs one D1 round trip", async () => {
     const u = await registerUser();
     const media = await upload(u);
     const s = await post(u, { status: "counted", visibility: "public", media_ids: [media.id] });
     const counter = countingD1();
     await page(`/notice/${s.id}`, { vars: { DB: counter.db } });
+    expect(counter.count()).toBe(1);
+  });
+});
+
+describe("hashtag pages", () => {
+  it("show public posts with the tag only, where hashtag links lead", async () => {
+    const u = await registerUser();
+    const tag = uniqueName("tag");
+    const s = await post(u, { status: `public #${tag} post`, visibility: "public" });
+    for (const visibility of ["unlisted", "private", "local"]) await post(u, { status: `${visibility} #${tag} hidden`, visibility });
+    await post(u, { status: "no tag here", visibility: "public" });
+    const link = s.tags[0].url;
+    expect(link).toBe(`${BASE}/tag/${tag}`);
+    const { text } = await page(link.slice(BASE.length));
+    expect(text).toContain(`<h1>#${tag}</h1>`);
+    expect(text).toContain(`href="${s.url}"`);
+    expect(text.match(/<article/g)?.length).toBe(1);
+    expect(text).not.toContain("hidden");
+    expect(meta(text, "og:url")).toBe(link);
+    expect((await page(`/tag/${tag.toUpperCase()}`)).text).toContain(s.url);
+    const odd = await page("/tag/%3Cb%3Ex%3C%2Fb%3E");
+    expect(odd.text).toContain("<h1>#&lt;b&gt;x&lt;/b&gt;</h1>");
+    expect(odd.text).toContain("No public posts with this hashtag");
+  });
+
+  it("costs one D1 round trip", async () => {
+    const counter = countingD1();
+    await page("/tag/anything", { vars: { DB: counter.db } });
     expect(counter.count()).toBe(1);
   });
 });

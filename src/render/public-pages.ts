@@ -168,6 +168,29 @@ ${v.olderUrl ? html`<p class="more"><a rel="next" href="${v.olderUrl}">Older pos
   );
 }
 
+export interface TagView {
+  siteName: string;
+  tag: string;
+  url: string;
+  statuses: Status[];
+  olderUrl: string | null;
+}
+
+export function tagPage(v: TagView) {
+  return document(
+    {
+      siteName: v.siteName,
+      title: `#${v.tag}`,
+      description: `Public posts with #${v.tag} on ${v.siteName}`,
+      canonical: v.url,
+      ogType: "website",
+    },
+    html`<h1>#${v.tag}</h1>
+${v.statuses.length ? v.statuses.map((s) => statusArticle(s, false)) : html`<section><p class="meta">No public posts with this hashtag${v.olderUrl === null ? "" : " here"}.</p></section>`}
+${v.olderUrl ? html`<p class="more"><a rel="next" href="${v.olderUrl}">Older posts</a></p>` : ""}`,
+  );
+}
+
 export function statusPage(siteName: string, s: Status, noindex: boolean) {
   const a = s.account;
   const text = clip(s.spoiler_text ? `CW: ${s.spoiler_text}` : plain(s), 300);

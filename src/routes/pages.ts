@@ -1,8 +1,9 @@
 /**
  * Public HTML pages for people at the permanent URLs: `/` (the instance), an actor's `url` (`/users/:nickname`)
- * and a status's `url`/`uri` (`/notice/:id`, `/objects/:id`; `/activities/:id` of a reblog). Servers asking for
- * ActivityStreams at these URLs are answered by federation in front of the app; a request that reaches these
- * routes asking for it gets 406, never HTML pretending to be an object.
+ * and a status's `url`/`uri` (`/notice/:id`, `/objects/:id`; `/activities/:id` of a reblog), and `/tag/:name`,
+ * where hashtag links in content lead. Servers asking for ActivityStreams at these URLs are answered by federation
+ * in front of the app; a request that reaches these routes asking for it gets 406, never HTML pretending to be an
+ * object.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
@@ -15,10 +16,10 @@ import { wantsActivityJson } from "../http/negotiate";
 import { parseParams } from "../http/params";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
-import { instancePage, profilePage, safeUrl, statusPage } from "../render/public-pages";
+import { instancePage, profilePage, safeUrl, statusPage, tagPage } from "../render/public-pages";
 import { renderStatuses } from "../render/status";
 import { instanceStats } from "../services/instance";
-import { PROFILE_PAGE_SIZE, publicProfile, publicStatus } from "../services/public-pages";
+import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../services/public-pages";
 
 /** Short enough that a deleted post or a changed profile drops out of caches within a minute. */
 const CACHE = "public, max-age=60";
@@ -39,7 +40,7 @@ const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
 };
 
-export const PAGE_PATHS = ["/", "/users/:username", "/notice/:id", "/objects/:id", "/activities/:id"];
+export const PAGE_PATHS = ["/", "/users/:username", "/notice/:id", "/objects/:id", "/activities/:id", "/tag/:tag"];
 
 export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
   for (const path of PAGE_PATHS) app.use(path, pageHeaders);
@@ -79,6 +80,22 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
         statuses: renderStatuses(ctx, found.h, found.ids),
         olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
         noindex: !account.discoverable,
+      }),
+    );
+  });
+
+  // Where hashtag links in content lead (`${base}/tag/<name>`).
+  app.get("/tag/:tag", async (c) => {
+    const p = await parseParams(c, z.object({ tag: z.string().min(1).max(200), max_id: z.string().optional() }));
+    const found = await publicTag(db(c.env), p.tag, p.max_id);
+    const name = p.tag.replace(/^#/, "").toLowerCase();
+    return c.html(
+      tagPage({
+        siteName: config(c.env).name,
+        tag: name,
+        url: `${baseUrl(c)}/tag/${encodeURIComponent(name)}`,
+        statuses: renderStatuses(renderContext(c, null), found.h, found.ids),
+        olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
       }),
     );
   });

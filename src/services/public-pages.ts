@@ -2,16 +2,19 @@
  * What the public HTML pages may show, for a visitor nobody knows (a browser, a search engine, a link preview):
  * always the anonymous viewer of the one visibility rule (`visibleTo(null)`, through `accountPage` and
  * `hydrate`), so a page never shows more than an anonymous API client could read. Each page costs a fixed number
- * of D1 round trips: a profile 2 (the account, then its page of statuses hydrated in one statement), a status 1.
+ * of D1 round trips: a profile 2 (the account, then its page of statuses hydrated in one statement), a status or
+ * a hashtag 1.
  */
 import type { DB } from "../db/client";
 import { isId } from "../db/ids";
 import type { Page } from "../http/pagination";
 import { findByAcct, NICKNAME_PATTERN, type AccountWithUser } from "./accounts";
 import { hydrate, type Hydrated } from "./hydrate";
-import { accountPage } from "./timelines";
+import { accountPage, tagPage } from "./timelines";
 
 export const PROFILE_PAGE_SIZE = 20;
+
+const pageBefore = (maxId?: string): Page => ({ limit: PROFILE_PAGE_SIZE, ...(maxId && isId(maxId) ? { max_id: maxId } : {}) });
 
 export interface PublicProfile {
   account: AccountWithUser;
@@ -28,8 +31,7 @@ export async function publicProfile(d: DB, username: string, localHost: string, 
   if (!NICKNAME_PATTERN.test(username)) return null;
   const found = await findByAcct(d, username, localHost);
   if (!found || found.account.domain !== null || found.account.deactivated) return null;
-  const page: Page = { limit: PROFILE_PAGE_SIZE, ...(maxId && isId(maxId) ? { max_id: maxId } : {}) };
-  const source = accountPage(null, found.account.id, page, { excludeReplies: true, excludeReblogs: true, excludeVisibilities: ["unlisted"] });
+  const source = accountPage(null, found.account.id, pageBefore(maxId), { excludeReplies: true, excludeReblogs: true, excludeVisibilities: ["unlisted"] });
   const h = await hydrate(d, source, null);
   return { account: found, h, ids: h.page };
 }
@@ -38,4 +40,10 @@ export async function publicProfile(d: DB, username: string, localHost: string, 
 export async function publicStatus(d: DB, id: string): Promise<Hydrated | null> {
   if (!isId(id)) return null;
   return hydrate(d, [id], null);
+}
+
+/** The newest public statuses with a hashtag (the anonymous public tag timeline): where hashtag links lead. */
+export async function publicTag(d: DB, tag: string, maxId?: string): Promise<{ h: Hydrated; ids: string[] }> {
+  const h = await hydrate(d, tagPage(null, tag.replace(/^#/, ""), pageBefore(maxId), {}), null);
+  return { h, ids: h.page };
 }
