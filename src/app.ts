@@ -13,6 +13,7 @@ import { registerInstanceRoutes } from "./routes/instance";
 import { registerMediaRoutes } from "./routes/media";
 import { registerNodeinfoRoutes } from "./routes/nodeinfo";
 import { registerOAuthRoutes } from "./routes/oauth";
+import { registerPageRoutes } from "./routes/pages";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
 import { registerHealthcheckRoutes } from "./routes/pleroma/healthcheck";
@@ -97,6 +98,8 @@ export function createApp() {
   registerHealthcheckRoutes(app);
   registerStreamingRoutes(app);
   registerMediaRoutes(app);
+  // Public HTML pages for people: `/`, actors and statuses (federation answers servers at the same URLs).
+  registerPageRoutes(app);
 
   app.doc31("/api/openapi", (c) => ({
     openapi: "3.1.0",

@@ -1,0 +1,120 @@
+/**
+ * Public HTML pages for people at the permanent URLs: `/` (the instance), an actor's `url` (`/users/:nickname`)
+ * and a status's `url`/`uri` (`/notice/:id`, `/objects/:id`; `/activities/:id` of a reblog), and `/tag/:name`,
+ * where hashtag links in content lead. Servers asking for ActivityStreams at these URLs are answered by federation
+ * in front of the app; a request that reaches these routes asking for it gets 406, never HTML pretending to be an
+ * object.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app";
+import { db } from "../db/client";
+import { config } from "../env";
+import { ApiError, notFound } from "../http/errors";
+import { wantsActivityJson } from "../http/negotiate";
+import { parseParams } from "../http/params";
+import { baseUrl, hostOf, renderContext } from "../http/urls";
+import { renderAccount } from "../render/account";
+import { instancePage, profilePage, safeUrl, statusPage, tagPage } from "../render/public-pages";
+import { renderStatuses } from "../render/status";
+import { instanceStats } from "../services/instance";
+import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../services/public-pages";
+
+/** Short enough that a deleted post or a changed profile drops out of caches within a minute. */
+const CACHE = "public, max-age=60";
+/** No script anywhere; images and media from anywhere (remote media are shown by URL). */
+const CSP = "default-src 'none'; img-src http: https: data:; media-src http: https:; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
+  // The same URL answers JSON to servers: caches must keep the two apart.
+  c.header("Vary", "Accept");
+  if (wantsActivityJson(c.req.header("Accept"))) {
+    throw new ApiError(406, "ActivityStreams representation not available here", {}, { Vary: "Accept" });
+  }
+  await next();
+  if (c.res.status === 200 && c.res.headers.get("Content-Type")?.startsWith("text/html")) {
+    c.header("Cache-Control", CACHE);
+    c.header("Content-Security-Policy", CSP);
+    c.header("X-Content-Type-Options", "nosniff");
+  }
+};
+
+export const PAGE_PATHS = ["/", "/users/:username", "/notice/:id", "/objects/:id", "/activities/:id", "/tag/:tag"];
+
+export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
+  for (const path of PAGE_PATHS) app.use(path, pageHeaders);
+
+  app.get("/", async (c) => {
+    const cfg = config(c.env);
+    const stats = await instanceStats(db(c.env));
+    const base = baseUrl(c);
+    return c.html(
+      instancePage({
+        name: cfg.name,
+        description: cfg.description,
+        host: hostOf(c),
+        // Closed registrations still admit invited users (`invites_enabled` in /api/v1/instance).
+        registrations: cfg.registrationsOpen ? "open" : "invite",
+        activationRequired: cfg.activationRequired,
+        users: stats.userCount,
+        statuses: stats.statusCount,
+        domains: stats.domainCount,
+        email: cfg.email,
+        thumbnail: `${base}/images/banner.png`,
+        base,
+      }),
+    );
+  });
+
+  app.get("/users/:username", async (c) => {
+    const p = await parseParams(c, z.object({ username: z.string(), max_id: z.string().optional() }));
+    const found = await publicProfile(db(c.env), p.username, hostOf(c), p.max_id);
+    if (!found) throw notFound("Can't find user");
+    const ctx = renderContext(c, null);
+    const account = renderAccount(ctx, found.account);
+    return c.html(
+      profilePage({
+        siteName: config(c.env).name,
+        account,
+        statuses: renderStatuses(ctx, found.h, found.ids),
+        olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
+        noindex: !account.discoverable,
+      }),
+    );
+  });
+
+  // Where hashtag links in content lead (`${base}/tag/<name>`).
+  app.get("/tag/:tag", async (c) => {
+    const p = await parseParams(c, z.object({ tag: z.string().min(1).max(200), max_id: z.string().optional() }));
+    const found = await publicTag(db(c.env), p.tag, p.max_id);
+    const name = p.tag.replace(/^#/, "").toLowerCase();
+    return c.html(
+      tagPage({
+        siteName: config(c.env).name,
+        tag: name,
+        url: `${baseUrl(c)}/tag/${encodeURIComponent(name)}`,
+        statuses: renderStatuses(renderContext(c, null), found.h, found.ids),
+        olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
+      }),
+    );
+  });
+
+  const showStatus = async (c: Context<AppEnv>) => {
+    const id = c.req.param("id") ?? "";
+    const h = await publicStatus(db(c.env), id);
+    const [s] = h ? renderStatuses(renderContext(c, null), h, [id]) : [];
+    if (!s) throw notFound();
+    // A reblog has no page of its own: it leads to what it shares. A remote post is shown where it lives.
+    const target = s.reblog ?? s;
+    if (s.reblog || !target.pleroma.local) {
+      const to = safeUrl(target.url ?? target.uri);
+      if (to === "#") throw notFound();
+      return c.redirect(to, 302);
+    }
+    return c.html(statusPage(config(c.env).name, s, !s.account.discoverable || s.visibility !== "public"));
+  };
+  app.get("/notice/:id", showStatus);
+  app.get("/objects/:id", showStatus);
+  app.get("/activities/:id", showStatus);
+}
