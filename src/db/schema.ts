@@ -20,6 +20,16 @@ export interface EmojiRef {
   static_url: string;
   visible_in_picker: boolean;
 }
+/**
+ * A custom emoji as a status resolved it when written: `domain` null for this instance's, `file` an R2 key (local)
+ * or absolute URL (remote). Statuses render these, never a look-up by shortcode alone.
+ */
+export interface StatusEmoji {
+  shortcode: string;
+  domain: string | null;
+  file: string;
+  visible_in_picker: boolean;
+}
 
 /** Every actor, local or remote. Local accounts have `domain` null and a row in `users`. */
 export const accounts = sqliteTable(
@@ -50,6 +60,7 @@ export const accounts = sqliteTable(
     outboxUrl: text("outbox_url"),
     followersUrl: text("followers_url"),
     publicKey: text("public_key"),
+    /** Counters: recounted from rows for local accounts; a remote account keeps what its server reports. */
     followersCount: integer("followers_count").notNull().default(0),
     followingCount: integer("following_count").notNull().default(0),
     statusesCount: integer("statuses_count").notNull().default(0),
@@ -64,6 +75,8 @@ export const accounts = sqliteTable(
     deactivated: bool("deactivated").notNull().default(false),
     createdAt: time("created_at").notNull(),
     updatedAt: time("updated_at").notNull(),
+    /** When a remote account was last fetched from its server; null for local accounts. */
+    fetchedAt: time("fetched_at"),
     /** `alice` for local accounts, `alice@remote.example` for remote ones, lower-cased: the look-up key. */
     acctKey: text("acct_key").generatedAlwaysAs(
       sql`lower(username) || CASE WHEN domain IS NULL THEN '' ELSE '@' || lower(domain) END`,
@@ -195,6 +208,13 @@ export const authorizationCodes = sqliteTable(
   (t) => [uniqueIndex("authorization_codes_code_hash").on(t.codeHash), index("authorization_codes_expires").on(t.expiresAt)],
 );
 
+/**
+ * The ActivityPub id of the activity a row stands for (Follow, Block, Like, EmojiReact): Accept, Reject and Undo
+ * from other servers name it. Local rows get `localActivityUri` (src/services/accounts.ts); null only for rows
+ * written before the id was known. Tables with it get a unique `<name>_uri` index.
+ */
+const activityUri = () => ({ uri: text("uri") });
+
 /** A directed pair table: `account_id` acts on `target_account_id`. */
 const pairTable = <C extends Record<string, any>>(name: string, extra: C) =>
   sqliteTable(
@@ -214,18 +234,22 @@ const pairTable = <C extends Record<string, any>>(name: string, extra: C) =>
       uniqueIndex(`${name}_pair`).on(t.accountId, t.targetAccountId),
       index(`${name}_target`).on(t.targetAccountId, t.id),
       index(`${name}_account`).on(t.accountId, t.id),
+      ...("uri" in extra ? [uniqueIndex(`${name}_uri`).on((t as any).uri)] : []),
     ],
   );
 
 export const follows = pairTable("follows", {
   showReblogs: bool("show_reblogs").notNull().default(true),
   notify: bool("notify").notNull().default(false),
+  /** The Follow's id; a follow made by accepting a request keeps the request's. */
+  ...activityUri(),
 });
 export const followRequests = pairTable("follow_requests", {
   showReblogs: bool("show_reblogs").notNull().default(true),
   notify: bool("notify").notNull().default(false),
+  ...activityUri(),
 });
-export const blocks = pairTable("blocks", {});
+export const blocks = pairTable("blocks", { ...activityUri() });
 export const mutes = pairTable("mutes", {
   hideNotifications: bool("hide_notifications").notNull().default(true),
   expiresAt: time("expires_at"),
@@ -446,8 +470,9 @@ export const statuses = sqliteTable(
     hasMedia: bool("has_media").notNull().default(false),
     /** The first link of the text, whose preview card `GET /card` shows. */
     cardUrl: text("card_url"),
-    /** Custom emoji shortcodes used in the text and spoiler, resolved against `custom_emojis` when rendered. */
-    emojiShortcodes: json<string[]>("emoji_shortcodes").notNull().default([]),
+    /** The custom emoji of the text and spoiler as resolved when the status was written; rendered as they are. */
+    emojis: json<StatusEmoji[]>("emojis").notNull().default([]),
+    /** Counters: recounted from rows for local statuses; a remote status keeps what its server reports. */
     repliesCount: integer("replies_count").notNull().default(0),
     reblogsCount: integer("reblogs_count").notNull().default(0),
     favouritesCount: integer("favourites_count").notNull().default(0),
@@ -572,7 +597,7 @@ export const pollVotes = sqliteTable(
 );
 
 /** Favourites and bookmarks: one row per account and status, paged by row id. */
-const statusPairTable = (name: string) =>
+const statusPairTable = <C extends Record<string, any>>(name: string, extra: C) =>
   sqliteTable(
     name,
     {
@@ -584,11 +609,18 @@ const statusPairTable = (name: string) =>
         .notNull()
         .references(() => statuses.id, { onDelete: "cascade" }),
       createdAt: time("created_at").notNull(),
+      ...extra,
     },
-    (t) => [uniqueIndex(`${name}_pair`).on(t.accountId, t.statusId), index(`${name}_status`).on(t.statusId, t.id), index(`${name}_account`).on(t.accountId, t.id)],
+    (t) => [
+      uniqueIndex(`${name}_pair`).on(t.accountId, t.statusId),
+      index(`${name}_status`).on(t.statusId, t.id),
+      index(`${name}_account`).on(t.accountId, t.id),
+      ...("uri" in extra ? [uniqueIndex(`${name}_uri`).on((t as any).uri)] : []),
+    ],
   );
-export const favourites = statusPairTable("favourites");
-export const bookmarks = statusPairTable("bookmarks");
+/** A favourite is a Like. */
+export const favourites = statusPairTable("favourites", { ...activityUri() });
+export const bookmarks = statusPairTable("bookmarks", {});
 
 export const emojiReactions = sqliteTable(
   "emoji_reactions",
@@ -603,8 +635,13 @@ export const emojiReactions = sqliteTable(
     /** A unicode emoji, or a custom emoji's shortcode without colons. */
     emoji: text("emoji").notNull(),
     createdAt: time("created_at").notNull(),
+    ...activityUri(),
   },
-  (t) => [uniqueIndex("emoji_reactions_triple").on(t.statusId, t.accountId, t.emoji), index("emoji_reactions_account").on(t.accountId)],
+  (t) => [
+    uniqueIndex("emoji_reactions_triple").on(t.statusId, t.accountId, t.emoji),
+    index("emoji_reactions_account").on(t.accountId),
+    uniqueIndex("emoji_reactions_uri").on(t.uri),
+  ],
 );
 
 export const threadMutes = sqliteTable(
@@ -685,12 +722,33 @@ export const participations = sqliteTable(
   (t) => [uniqueIndex("participations_pair").on(t.conversationId, t.accountId), index("participations_account").on(t.accountId, t.updatedAt)],
 );
 
-export const customEmojis = sqliteTable("custom_emojis", {
-  shortcode: text("shortcode").primaryKey(),
-  /** R2 key or absolute URL. */
-  file: text("file").notNull(),
-  category: text("category"),
-  visibleInPicker: bool("visible_in_picker").notNull().default(true),
+/** Custom emoji, one per (shortcode, domain): `domain` null for this instance's, else the server it came from. */
+export const customEmojis = sqliteTable(
+  "custom_emojis",
+  {
+    shortcode: text("shortcode").notNull(),
+    domain: text("domain"),
+    /** R2 key (local) or absolute URL (remote). */
+    file: text("file").notNull(),
+    /** A remote emoji's image URL as its server names it; null for local ones. */
+    url: text("url"),
+    category: text("category"),
+    visibleInPicker: bool("visible_in_picker").notNull().default(true),
+    createdAt: time("created_at").notNull(),
+  },
+  // NULLs are distinct in a unique index: the local domain is keyed as ''.
+  (t) => [uniqueIndex("custom_emojis_key").on(t.shortcode, sql`ifnull(${t.domain}, '')`)],
+);
+
+/** Other servers: their shared inbox, software, and how delivery to them goes (failures since the last success). */
+export const instances = sqliteTable("instances", {
+  domain: text("domain").primaryKey(),
+  sharedInbox: text("shared_inbox"),
+  softwareName: text("software_name"),
+  softwareVersion: text("software_version"),
+  failureCount: integer("failure_count").notNull().default(0),
+  lastFailureAt: time("last_failure_at"),
+  lastSuccessAt: time("last_success_at"),
   createdAt: time("created_at").notNull(),
 });
 

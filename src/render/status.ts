@@ -90,7 +90,8 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     text: opts.withSource ? s.text : null,
     created_at: iso(s.createdAt),
     edited_at: s.editedAt === null ? null : iso(s.editedAt),
-    emojis: s.emojiShortcodes.flatMap((code) => emoji(code) || []),
+    // As resolved when the status was written (a remote status's emoji are its server's, never ours by name).
+    emojis: s.emojis.map((e) => ({ shortcode: e.shortcode, url: mediaUrl(ctx.base, e.file), static_url: mediaUrl(ctx.base, e.file), visible_in_picker: e.visible_in_picker })),
     replies_count: s.repliesCount,
     reblogs_count: s.reblogsCount,
     favourites_count: s.favouritesCount,

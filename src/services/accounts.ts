@@ -48,6 +48,19 @@ export function localActorUrls(base: string, username: string) {
   };
 }
 
+/** What a local activity row stands for: Follow (follows and follow requests), Block, Like, EmojiReact. */
+export type ActivityKind = "follows" | "blocks" | "likes" | "reactions";
+
+/**
+ * The ActivityPub id of a local account's activity, stored in the row's `uri` in the batch that writes it:
+ * `<actor uri>#<kind>/<row id>` (as Mastodon names likes and blocks). The actor's uri was made from the
+ * instance's base URL (`localActorUrls`, given `baseUrl`), so the activity lives where its actor does, and
+ * migration 0012 could backfill existing rows in SQL with the same form. Reblogs are statuses with their own uri.
+ */
+export function localActivityUri(actor: { uri: string }, kind: ActivityKind, rowId: string): string {
+  return `${actor.uri}#${kind}/${rowId}`;
+}
+
 const withUser = (d: DB) =>
   d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
 
@@ -256,6 +269,7 @@ export function emptyAccount(id: string, username: string, t: number): AccountRo
     deactivated: false,
     createdAt: t,
     updatedAt: t,
+    fetchedAt: null,
     acctKey: username.toLowerCase(),
   };
 }

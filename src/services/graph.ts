@@ -1,9 +1,11 @@
 /**
  * The social graph: follows and follow requests, blocks, mutes, endorsements, subscriptions and domain blocks.
  * Every action is one D1 batch that also recounts the follower/following figures it touched (counted from
- * the rows, so they stay exact under concurrent writes) and reads back the resulting relationship.
+ * the rows, so they stay exact under concurrent writes; local accounts only: a remote account's figures are what
+ * its server reports) and reads back the resulting relationship. Rows standing for an activity (follows,
+ * requests, blocks) get their ActivityPub id (`localActivityUri`) in the same batch.
  */
-import { and, eq, or, sql } from "drizzle-orm";
+import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
@@ -11,7 +13,7 @@ import { accounts, blocks, domainBlocks, endorsements, followRequests, follows, 
 import { notify, unnotify } from "./notifications";
 import { badRequest, forbidden, notFound } from "../http/errors";
 import type { Relationship } from "../schemas/account";
-import type { AccountRow } from "./accounts";
+import { localActivityUri, type AccountRow } from "./accounts";
 import type { FollowCounts, StreamEvent } from "./events";
 import { relationshipsQuery, toRelationship } from "./relationships";
 
@@ -22,7 +24,10 @@ export interface GraphResult {
   events: StreamEvent[];
 }
 
-/** Statements that set both counters of an account from the follow rows. */
+/**
+ * Sets both counters of a local account from the follow rows. A remote account's counters are left as its
+ * server reported them: local rows know only a part of its followers.
+ */
 export function recount(d: DB, accountId: string) {
   return d
     .update(accounts)
@@ -30,7 +35,7 @@ export function recount(d: DB, accountId: string) {
       followersCount: sql`(SELECT count(*) FROM follows WHERE target_account_id = ${accountId})`,
       followingCount: sql`(SELECT count(*) FROM follows WHERE account_id = ${accountId})`,
     })
-    .where(eq(accounts.id, accountId));
+    .where(and(eq(accounts.id, accountId), isNull(accounts.domain)));
 }
 
 const countsOf = (d: DB, ids: string[]) =>
@@ -89,7 +94,8 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
     writes.push(
       d
         .insert(followRequests)
-        .values({ id: requestId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: opts.notify === true, createdAt: t })
+        .values({ id: requestId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: opts.notify === true, createdAt: t, uri: localActivityUri(me, "follows", requestId) })
+        // A repeated request keeps its first id: the remote Accept will name that one.
         .onConflictDoUpdate({
           target: [followRequests.accountId, followRequests.targetAccountId],
           set: { showReblogs: opts.reblogs ?? true, ...(opts.notify === undefined ? {} : { notify: opts.notify }) },
@@ -103,7 +109,10 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
   }
   const followId = newId(t);
   writes.push(
-    d.insert(follows).values({ id: followId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t }).onConflictDoNothing(),
+    d
+      .insert(follows)
+      .values({ id: followId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t, uri: localActivityUri(me, "follows", followId) })
+      .onConflictDoNothing(),
     recount(d, me.id),
     recount(d, target.id),
   );
@@ -134,7 +143,11 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
   const t = now();
   const followId = newId(t);
   const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
-    d.insert(follows).values({ id: followId, accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t }).onConflictDoNothing(),
+    // The follow is the requested Follow: it keeps the request's id (Undo names it).
+    d
+      .insert(follows)
+      .values({ id: followId, accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t, uri: request.uri })
+      .onConflictDoNothing(),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
     ...(request.notify ? [subscribeWrite(d, requesterId, me.id, t)] : []),
     recount(d, me.id),
@@ -157,10 +170,11 @@ export async function rejectRequest(d: DB, me: AccountRow, requesterId: string):
 export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
   if (me.id === target.id) throw badRequest("Can not block yourself");
   const t = now();
+  const blockId = newId(t);
   const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(table: T) =>
     d.delete(table).where(or(and(eq(table.accountId, me.id), eq(table.targetAccountId, target.id)), and(eq(table.accountId, target.id), eq(table.targetAccountId, me.id))));
   const { relationship } = await writeAndRead(d, me.id, target.id, [
-    d.insert(blocks).values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t }).onConflictDoNothing(),
+    d.insert(blocks).values({ id: blockId, accountId: me.id, targetAccountId: target.id, createdAt: t, uri: localActivityUri(me, "blocks", blockId) }).onConflictDoNothing(),
     pair(follows),
     pair(followRequests),
     pair(subscriptions),
@@ -264,11 +278,8 @@ export async function blockDomain(d: DB, me: AccountRow, domain: string): Promis
     d.insert(domainBlocks).values({ id: newId(t), accountId: me.id, domain, createdAt: t }).onConflictDoNothing(),
     d.delete(follows).where(and(eq(follows.targetAccountId, me.id), sql`${follows.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`)),
     d.delete(followRequests).where(and(eq(followRequests.targetAccountId, me.id), sql`${followRequests.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`)),
+    // The accounts of that domain are remote: their following counts are their server's, not recounted here.
     recount(d, me.id),
-    d
-      .update(accounts)
-      .set({ followingCount: sql`(SELECT count(*) FROM follows WHERE follows.account_id = ${accounts.id})` })
-      .where(eq(accounts.domain, domain)),
   ]);
 }
 

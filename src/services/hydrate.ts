@@ -49,6 +49,7 @@ export interface Hydrated {
   cards: Map<string, Record<string, unknown> | null>;
   visibleParents: Set<string>;
   participations: Map<string, string>;
+  /** This instance's custom emoji named by the loaded reactions, by shortcode. */
   emojis: Map<string, EmojiRow>;
   /** The viewer asked for statuses without rich text (Pleroma's `no_rich_text`). */
   plainText: boolean;
@@ -142,8 +143,8 @@ function sharedParts(): SQL[] {
     part(
       "emoji",
       jsonObject(customEmojis, "e"),
-      sql`FROM custom_emojis e WHERE e.shortcode IN (SELECT j.value FROM statuses s, json_each(s.emoji_shortcodes) j WHERE ${inAll("s.id")}
-        UNION SELECT emoji FROM emoji_reactions WHERE ${inAll("status_id")})`,
+      // Statuses carry their own resolved emoji (`statuses.emojis`); reactions name this instance's.
+      sql`FROM custom_emojis e WHERE e.domain IS NULL AND e.shortcode IN (SELECT emoji FROM emoji_reactions WHERE ${inAll("status_id")})`,
     ),
   ];
 }

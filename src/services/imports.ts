@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import type { AccountRow } from "./accounts";
+import { localActivityUri, type ActivityKind, type AccountRow } from "./accounts";
 
 const CHUNK = 1000;
 const NICK = /^[a-zA-Z0-9_.-]+$/;
@@ -78,6 +78,15 @@ async function resolve(d: DB, me: AccountRow, keys: string[]): Promise<Target[]>
 /** Rows `{id, target}` with fresh ids, as one JSON parameter. */
 const pairs = (targets: Target[], t: number) => JSON.stringify(targets.map((x) => ({ id: newId(t), target: x.id })));
 
+/** Rows `{id, target, uri}` of activities of `me`: each with its ActivityPub id. */
+const activities = (me: AccountRow, kind: ActivityKind, targets: Target[], t: number) =>
+  JSON.stringify(
+    targets.map((x) => {
+      const id = newId(t);
+      return { id, target: x.id, uri: localActivityUri(me, kind, id) };
+    }),
+  );
+
 export async function importFollows(d: DB, me: AccountRow, keys: string[]): Promise<number> {
   const targets = await resolve(d, me, keys);
   const t = now();
@@ -87,13 +96,13 @@ export async function importFollows(d: DB, me: AccountRow, keys: string[]): Prom
     const direct = chunk.filter((x) => !x.locked && x.domain === null);
     const pending = chunk.filter((x) => x.locked || x.domain !== null);
     statements.push(
-      statement(d, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
-        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t} FROM json_each(${pairs(direct, t)})`),
-      statement(d, sql`INSERT OR IGNORE INTO follow_requests (id, account_id, target_account_id, show_reblogs, notify, created_at)
-        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t} FROM json_each(${pairs(pending, t)})
+      statement(d, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at, uri)
+        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "follows", direct, t)})`),
+      statement(d, sql`INSERT OR IGNORE INTO follow_requests (id, account_id, target_account_id, show_reblogs, notify, created_at, uri)
+        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "follows", pending, t)})
         WHERE NOT EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me.id} AND f.target_account_id = json_extract(value, '$.target'))`),
       statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id)
-        WHERE id IN (SELECT value FROM json_each(${JSON.stringify(direct.map((x) => x.id))}))`),
+        WHERE id IN (SELECT value FROM json_each(${JSON.stringify(direct.map((x) => x.id))})) AND domain IS NULL`),
     );
   }
   statements.push(statement(d, sql`UPDATE accounts SET following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`));
@@ -108,8 +117,8 @@ export async function importBlocks(d: DB, me: AccountRow, keys: string[]): Promi
   for (const chunk of chunks(targets)) {
     const ids = JSON.stringify(chunk.map((x) => x.id));
     statements.push(
-      statement(d, sql`INSERT OR IGNORE INTO blocks (id, account_id, target_account_id, created_at)
-        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), ${t} FROM json_each(${pairs(chunk, t)})`),
+      statement(d, sql`INSERT OR IGNORE INTO blocks (id, account_id, target_account_id, created_at, uri)
+        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "blocks", chunk, t)})`),
     );
     // As a single block does: every tie between the two ends, both ways.
     for (const table of ["follows", "follow_requests", "subscriptions", "endorsements"]) {
@@ -124,7 +133,7 @@ export async function importBlocks(d: DB, me: AccountRow, keys: string[]): Promi
         OR (account_id = ${me.id} AND list_id IN (SELECT id FROM lists WHERE account_id IN (SELECT value FROM json_each(${ids}))))`),
       statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
         following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id)
-        WHERE id IN (SELECT value FROM json_each(${ids}))`),
+        WHERE id IN (SELECT value FROM json_each(${ids})) AND domain IS NULL`),
     );
   }
   statements.push(

@@ -1,7 +1,8 @@
 /**
  * What users do to statuses: reblog, favourite, bookmark, pin, mute the thread, react with an emoji, vote.
  * Each checks that the status is visible to the actor (a stranger gets 404, as if it did not exist), writes one
- * batch, and recounts the counters it touches from the rows.
+ * batch, and recounts the counters it touches from the rows (of local statuses; a remote status's are its server's).
+ * Favourites and reactions get their ActivityPub id (`localActivityUri`) in that batch; a reblog is a status with its uri.
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -9,7 +10,7 @@ import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { bookmarks, customEmojis, emojiReactions, favourites, polls, statuses, threadMutes } from "../db/schema";
 import { badRequest, notFound, unprocessable } from "../http/errors";
-import type { AccountRow } from "./accounts";
+import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import type { StreamEvent } from "./events";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
@@ -55,7 +56,7 @@ export async function reblog(
     visibility: wanted as StatusRow["visibility"],
     local: me.domain === null,
     cardUrl: null,
-    emojiShortcodes: [],
+    emojis: [],
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
@@ -102,7 +103,7 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
   const s = await actionTarget(d, me, id);
   const favId = newId();
   const write = on
-    ? d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing()
+    ? d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: now(), uri: localActivityUri(me, "likes", favId) }).onConflictDoNothing()
     : d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)));
   const note = { type: "favourite" as const, to: s.accountId, from: me.id, statusId: s.id };
   // Only a new favourite (this batch's row) notifies: favouriting again, or racing, does not notify twice.
@@ -154,13 +155,13 @@ export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean,
 
 const SINGLE_EMOJI = /^(\p{Extended_Pictographic}|\p{Regional_Indicator}{2}|[#*0-9]\uFE0F?\u20E3)(\uFE0F|\p{Emoji_Modifier}|\u200D(\p{Extended_Pictographic}|\p{Emoji_Component})\uFE0F?)*$/u;
 
-/** A reaction's name: one unicode emoji, or an existing custom emoji's shortcode (`:blob:` or `blob`). */
+/** A reaction's name: one unicode emoji, or an existing custom emoji of this instance (`:blob:` or `blob`). */
 export async function reactionName(d: DB, input: string): Promise<string> {
   // Already decoded once (path by hono, query by URLSearchParams): decoding again would read `%25` as `%`.
   const emoji = input.trim();
   if (SINGLE_EMOJI.test(emoji)) return emoji;
   const shortcode = emoji.replace(/^:|:$/g, "");
-  const custom = /^[a-zA-Z0-9_]+$/.test(shortcode) ? await d.select().from(customEmojis).where(eq(customEmojis.shortcode, shortcode)).get() : undefined;
+  const custom = /^[a-zA-Z0-9_]+$/.test(shortcode) ? await d.select().from(customEmojis).where(and(eq(customEmojis.shortcode, shortcode), isNull(customEmojis.domain))).get() : undefined;
   if (!custom) throw badRequest("Invalid emoji: use one unicode emoji or a custom emoji of this instance");
   return shortcode;
 }
@@ -173,7 +174,7 @@ export async function react(d: DB, me: AccountRow, id: string, emoji: string, on
     // One batch; only a new reaction (this batch's row) notifies, not a repeated or racing one.
     const id = newId();
     await d.$client.batch([
-      statement(d, d.insert(emojiReactions).values({ id, accountId: me.id, statusId: s.id, emoji: name, createdAt: now() }).onConflictDoNothing()),
+      statement(d, d.insert(emojiReactions).values({ id, accountId: me.id, statusId: s.id, emoji: name, createdAt: now(), uri: localActivityUri(me, "reactions", id) }).onConflictDoNothing()),
       notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM emoji_reactions WHERE id = ${id})` }),
     ]);
   } else {

@@ -29,7 +29,7 @@ import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
-import type { EmojiRow, Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
+import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
 import { visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 
@@ -107,7 +107,6 @@ interface Prepared {
   participants: string[];
   authorFollowers: number;
   inlineFanoutMax: number;
-  emojis: EmojiRow[];
 }
 
 /** Reads what a post refers to and builds its rows, without writing anything. */
@@ -145,7 +144,8 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
       .from(accounts)
       .leftJoin(users, eq(users.accountId, accounts.id))
       .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false))),
-    d.select().from(customEmojis).where(sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify(shortcodes)}))`),
+    // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
+    d.select().from(customEmojis).where(and(sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify(shortcodes)}))`, isNull(customEmojis.domain))),
     d
       .select({ account: accounts, user: userColumns })
       .from(accounts)
@@ -214,7 +214,10 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     local: true,
     hasMedia: mediaRows.length > 0,
     cardUrl: found.links[0] ?? null,
-    emojiShortcodes: shortcodes,
+    emojis: shortcodes.flatMap((code) => {
+      const e = emojiRows.find((r) => r.shortcode === code);
+      return e ? [{ shortcode: code, domain: null, file: e.file, visible_in_picker: e.visibleInPicker }] : [];
+    }),
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
@@ -254,7 +257,6 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     participants: visibility === "direct" ? [me, ...addressedIds] : [],
     authorFollowers: author.account.followersCount,
     inlineFanoutMax: ctx.cfg.inlineFanoutMax,
-    emojis: emojiRows,
   };
 }
 
@@ -332,7 +334,8 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   };
 }
 
-const recountReplies = (id: string) => sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = ${id}) WHERE id = ${id}`;
+// Recounts apply to local statuses and accounts only: a remote one keeps the figures its server reports.
+const recountReplies = (id: string) => sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = ${id}) WHERE id = ${id} AND local = 1`;
 
 /** The status an earlier request with this key made, if it is recent. */
 export async function findIdempotent(d: DB, accountId: string, key: string): Promise<string | null> {
@@ -395,7 +398,8 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     cards: new Map(),
     visibleParents: new Set(prepared.parent ? [prepared.parent.id] : []),
     participations: new Map(),
-    emojis: new Map(prepared.emojis.map((e) => [e.shortcode, e])),
+    // Only reactions use these; a preview has none (its own emoji are in the status row).
+    emojis: new Map(),
     plainText: author.user?.noRichText ?? false,
   };
 }
@@ -449,7 +453,7 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
     statement(d, sql`DELETE FROM statuses WHERE ${inAll("id")}`),
   ];
   for (const accountId of new Set(rows.map((r) => r.accountId))) {
-    stmts.push(statement(d, sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId}`));
+    stmts.push(statement(d, sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId} AND domain IS NULL`));
   }
   for (const parent of new Set(rows.flatMap((r) => (r.inReplyToId ? [r.inReplyToId] : [])))) stmts.push(statement(d, recountReplies(parent)));
   for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : [])))) stmts.push(statement(d, recountReblogs(original)));
@@ -463,8 +467,8 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
   return { deleted: rows.map((r) => r.id), files: media.map((m) => m.file).filter((f) => !/^https?:/.test(f)), events };
 }
 
-export const recountReblogs = (id: string) => sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id}`;
-export const recountFavourites = (id: string) => sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id}`;
+export const recountReblogs = (id: string) => sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id} AND local = 1`;
+export const recountFavourites = (id: string) => sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id} AND local = 1`;
 
 /** A status the viewer may see, or 404. */
 export async function visibleStatus(d: DB, id: string, viewerId: string | null): Promise<StatusRow> {
