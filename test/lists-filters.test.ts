@@ -130,6 +130,43 @@ describe("filters", () => {
     expect(await json("/api/v1/filters", { token: other.token })).toEqual([]);
   });
 
+  it("statuses carry the viewer's matching filters in `filtered` (Mastodon 4: how Tusky and Phanpy apply v2 filters)", async () => {
+    const { StatusSchema } = await import("../src/schemas/status");
+    const [u, author] = [await registerUser(), await registerUser()];
+    await followAll(u, [author]);
+    const warn = await post("/api/v1/filters", u, { phrase: "Spoiler", context: ["home", "thread"], whole_word: true });
+    const hide = await post("/api/v1/filters", u, { phrase: "crypto", context: ["public"], whole_word: false, irreversible: true });
+    // Profiles are a context too (Mastodon 3.1), as v2 clients send it.
+    const profiles = await post("/api/v2/filters", u, { title: "ads", context: ["account"], filter_action: "warn", keywords_attributes: [{ keyword: "advert", whole_word: true }] });
+    expect(profiles.context).toEqual(["account"]);
+    const hit = await post("/api/v1/statuses", author, { status: "big spoiler: it was cryptocurrency all along" });
+    const cw = await post("/api/v1/statuses", author, { status: "nothing here", spoiler_text: "Spoiler" });
+    const partial = await post("/api/v1/statuses", author, { status: "a spoilersport and an advertiser" });
+    const own = await post("/api/v1/statuses", u, { status: "my own spoiler" });
+    const byId = async (id: string) => valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { token: u.token }));
+    const s = await byId(hit.id);
+    expect(s.filtered!.map((r) => [r.filter.id, r.filter.filter_action, r.keyword_matches])).toEqual([
+      [warn.id, "warn", ["Spoiler"]],
+      [hide.id, "hide", ["crypto"]],
+    ]);
+    expect(s.filtered![0].filter.context).toEqual(["home", "thread"]);
+    expect((await byId(cw.id)).filtered!.map((r) => r.filter.id)).toEqual([warn.id]);
+    // Whole words only where asked: "spoilersport" and "advertiser" match nothing.
+    expect((await byId(partial.id)).filtered).toEqual([]);
+    // Never on the viewer's own posts, and nothing for anonymous readers or other users.
+    expect((await byId(own.id)).filtered).toBeUndefined();
+    expect((await json(`/api/v1/statuses/${hit.id}`)).filtered).toBeUndefined();
+    expect((await json(`/api/v1/statuses/${hit.id}`, { token: author.token })).filtered).toBeUndefined();
+    // Timelines carry it too, and a reblog carries its original's.
+    const home = await json("/api/v1/timelines/home", { token: u.token });
+    expect(home.find((x: any) => x.id === hit.id).filtered.map((r: any) => r.filter.id)).toEqual([warn.id, hide.id]);
+    const reblogger = await registerUser();
+    await followAll(u, [reblogger]);
+    const rb = await post(`/api/v1/statuses/${hit.id}/reblog`, reblogger);
+    const again = await json("/api/v1/timelines/home", { token: u.token });
+    expect(again.find((x: any) => x.id === rb.id).filtered.map((r: any) => r.filter.id)).toEqual([warn.id, hide.id]);
+  });
+
   it("expired filters are not shown, and the cron deletes them and tells the owner's streams", async () => {
     const u = await registerUser();
     const f = await post("/api/v1/filters", u, { phrase: "brief", context: ["home"], expires_in: 60 });

@@ -16,3 +16,23 @@ export function renderFilterV2(f: FilterRow) {
     statuses: [] as { id: string; status_id: string }[],
   };
 }
+
+/**
+ * The viewer's filters that match a status's text (content, content warning, poll options, media
+ * descriptions), as Mastodon 4 reports them in `Status.filtered`: clients warn (`warn`) or hide (`hide`) in the
+ * filter's contexts. A whole-word phrase must stand between word boundaries, as Mastodon matches it.
+ */
+export function filterResults(list: FilterRow[], text: string) {
+  const haystack = text.toLowerCase();
+  return list.flatMap((f) => {
+    const phrase = f.phrase.toLowerCase();
+    if (!phrase) return [];
+    const hit = f.wholeWord ? wholeWord(phrase).test(haystack) : haystack.includes(phrase);
+    return hit ? [{ filter: renderFilterV2(f), keyword_matches: [f.phrase], status_matches: null }] : [];
+  });
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** Boundaries only where the phrase itself starts or ends with a word character (Mastodon's rule). */
+const wholeWord = (phrase: string) =>
+  new RegExp(`${/^[\p{L}\p{N}_]/u.test(phrase) ? "(?<![\\p{L}\\p{N}_])" : ""}${escape(phrase)}${/[\p{L}\p{N}_]$/u.test(phrase) ? "(?![\\p{L}\\p{N}_])" : ""}`, "u");

@@ -6,6 +6,7 @@ import type { BaseStatus, Card, MediaAttachment, Poll, Status } from "../schemas
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate";
 import { mediaUrl } from "../services/media";
 import { renderAccount, type RenderContext } from "./account";
+import { filterResults } from "./filter";
 
 export interface StatusRenderOptions {
   /** Include `text` (the source), as DELETE and `/source` answers do. */
@@ -67,6 +68,12 @@ export function renderCard(data: Record<string, unknown>): Card {
   };
 }
 
+/** The text filters are matched against: content, content warning, poll options and media descriptions. */
+function filterableText(h: Hydrated, s: StatusRow, poll: PollRow | undefined): string {
+  const media = (h.media.get(s.id) ?? []).map((m) => m.description ?? "");
+  return [s.spoilerText, htmlToText(s.content), ...(poll?.options ?? []), ...media].filter(Boolean).join("\n");
+}
+
 function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRenderOptions): BaseStatus | null {
   const author = h.accounts.get(s.accountId);
   if (!author) return null;
@@ -113,6 +120,8 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     poll: poll ? renderPoll(h, poll, s.accountId) : null,
     application: s.appId ? (h.apps.get(s.appId) ?? null) : null,
     language: s.language,
+    // Only for a signed-in viewer, and never on their own posts.
+    ...(h.viewerId && h.viewerId !== s.accountId ? { filtered: filterResults(h.filters, filterableText(h, s, poll)) } : {}),
     pleroma: {
       local: s.local,
       conversation_id: s.threadId,
@@ -150,7 +159,7 @@ export function renderStatuses(ctx: RenderContext, h: Hydrated, ids: string[], o
       const inner = original && renderOne(ctx, h, original, opts);
       if (!inner) continue;
       // A reblog shows the original's flags and counts, as Mastodon does.
-      out.push({ ...base, reblog: inner, reblogged: inner.reblogged, favourited: inner.favourited, bookmarked: inner.bookmarked, content: "", emojis: [], mentions: [], tags: [], media_attachments: [], poll: null, card: null });
+      out.push({ ...base, reblog: inner, reblogged: inner.reblogged, favourited: inner.favourited, bookmarked: inner.bookmarked, content: "", emojis: [], mentions: [], tags: [], media_attachments: [], poll: null, card: null, filtered: inner.filtered });
     } else out.push(base);
   }
   return out;

@@ -18,7 +18,8 @@ export const NOTIFICATION_TYPES = [
   "pleroma:report",
 ] as const;
 
-export const FILTER_CONTEXTS = ["home", "notifications", "public", "thread"] as const;
+import { FILTER_CONTEXTS } from "./filter";
+export { FILTER_CONTEXTS };
 
 export const ListSchema = z.object({ id: z.string(), title: z.string() }).openapi("List");
 
@@ -69,16 +70,4 @@ export const PushSubscriptionSchema = z
 export const HashtagSchema = z.object({ name: z.string(), url: z.string(), history: z.array(z.unknown()) });
 
 
-/** Mastodon 4's filter (`/api/v2/filters`): each Starling filter is one with a single keyword. */
-export const FilterKeywordSchema = z.object({ id: z.string(), keyword: z.string(), whole_word: z.boolean() }).openapi("FilterKeyword");
-export const FilterV2Schema = z
-  .object({
-    id: z.string(),
-    title: z.string(),
-    context: z.array(z.enum(FILTER_CONTEXTS)),
-    expires_at: z.string().nullable(),
-    filter_action: z.enum(["warn", "hide"]),
-    keywords: z.array(FilterKeywordSchema),
-    statuses: z.array(z.object({ id: z.string(), status_id: z.string() })),
-  })
-  .openapi("FilterV2");
+export { FilterKeywordSchema, FilterResultSchema, FilterV2Schema } from "./filter";

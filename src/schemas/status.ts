@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AccountSchema, EmojiSchema } from "./account";
+import { FilterResultSchema } from "./filter";
 
 export const VISIBILITIES = ["public", "unlisted", "private", "direct", "local", "list"] as const;
 
@@ -84,6 +85,8 @@ const statusFields = {
   poll: PollSchema.nullable(),
   application: z.object({ name: z.string(), website: z.string().nullable() }).nullable(),
   language: z.string().nullable(),
+  /** The viewer's filters that match (Mastodon 4): v2 clients warn or hide by them. Absent for anonymous viewers. */
+  filtered: z.array(FilterResultSchema).optional(),
   pleroma: z.object({
     local: z.boolean(),
     conversation_id: z.string(),

@@ -9,7 +9,7 @@ import { fromJson, jsonObject, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
 import { group } from "../lib/group";
 import { statement } from "../db/client";
-import { accounts, apps, customEmojis, mediaAttachments, polls, statuses, tokens, userColumns, users } from "../db/schema";
+import { accounts, apps, customEmojis, filters, mediaAttachments, polls, statuses, tokens, userColumns, users } from "../db/schema";
 import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
 import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
@@ -53,6 +53,8 @@ export interface Hydrated {
   emojis: Map<string, EmojiRow>;
   /** The viewer asked for statuses without rich text (Pleroma's `no_rich_text`). */
   plainText: boolean;
+  /** The viewer's filters in force (rendered as `filtered` where they match). */
+  filters: (typeof filters.$inferSelect)[];
 }
 
 
@@ -162,7 +164,7 @@ interface ViewerScope {
   tag: (value: SQL) => SQL;
 }
 
-const VIEWER_KINDS = new Set(["visible", "ownVote", "fav", "bookmark", "reblogged", "threadMute", "reaction", "parent", "participation", "plainText"]);
+const VIEWER_KINDS = new Set(["visible", "ownVote", "fav", "bookmark", "reblogged", "threadMute", "reaction", "parent", "participation", "plainText", "filter"]);
 
 /** Parts that depend on who looks: what they may see, their own favourites, votes, mutes, reactions... */
 function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMuted?: boolean }): SQL[] {
@@ -198,6 +200,7 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
       sql`FROM ${from} participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")})`,
     ),
     part("plainText", tag(sql`json_object()`), sql`FROM ${from} users nr WHERE nr.account_id = ${me} AND nr.no_rich_text = 1`),
+    part("filter", tag(jsonObject(filters, "fl")), sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${t})`),
   ];
 }
 
@@ -285,5 +288,6 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     participations: new Map(participationRows.map((r) => [r.threadId, r.id])),
     emojis: new Map(emojiRows.map((e) => [e.shortcode, e])),
     plainText: of("plainText").length > 0,
+    filters: of("filter").map((o) => fromJson(filters, o)),
   };
 }

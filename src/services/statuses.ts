@@ -397,6 +397,8 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     apps: new Map(),
     cards: new Map(),
     visibleParents: new Set(prepared.parent ? [prepared.parent.id] : []),
+    // Filters never apply to the viewer's own posts.
+    filters: [],
     participations: new Map(),
     // Only reactions use these; a preview has none (its own emoji are in the status row).
     emojis: new Map(),
