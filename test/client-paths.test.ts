@@ -18,7 +18,7 @@ import {
 } from "../src/schemas/instance";
 import { OAuthServerMetadataSchema, OAuthTokenEntrySchema, TokenSchema } from "../src/schemas/oauth";
 import { BookmarkFolderSchema, ScrobbleSchema } from "../src/schemas/pleroma";
-import { FilterSchema, FilterV2Schema } from "../src/schemas/social";
+import { FilterSchema, FilterKeywordSchema, FilterV2Schema } from "../src/schemas/social";
 import { StatusSchema } from "../src/schemas/status";
 import { countingD1 } from "./d1-counter";
 import { sql, type SQL } from "drizzle-orm";
@@ -413,6 +413,23 @@ describe("v2 filters over the v1 filters", () => {
     expect(await json(`/api/v2/filters/${made.id}`, { method: "DELETE", token: u.token })).toEqual({});
     await json(`/api/v1/filters/${made.id}`, { token: u.token, status: 404 });
     expect((await json("/api/v2/filters", { token: u.token })).map((f: { id: string }) => f.id)).toEqual([v1.id, fromForm.id, titled.id]);
+  });
+
+  it("takes keywords on their own, as Tusky adds them after creating the filter", async () => {
+    const [u, other] = await Promise.all([registerUser(), registerUser()]);
+    const made = valid(FilterV2Schema, await json("/api/v2/filters", { token: u.token, body: { title: "ads", context: ["home"], filter_action: "warn" } }));
+    const kw = valid(FilterKeywordSchema, await json(`/api/v2/filters/${made.id}/keywords`, { token: u.token, body: { keyword: "advert", whole_word: false }, form: true }));
+    expect(kw).toEqual({ id: made.id, keyword: "advert", whole_word: false });
+    expect(valid(FilterV2Schema, await json(`/api/v2/filters/${made.id}`, { token: u.token })).keywords).toEqual([kw]);
+    expect(await json(`/api/v2/filter_keywords/${kw.id}`, { token: u.token })).toEqual(kw);
+    const changed = await json(`/api/v2/filter_keywords/${kw.id}`, { method: "PUT", token: u.token, body: { keyword: "adverts", whole_word: true } });
+    expect(changed).toEqual({ id: made.id, keyword: "adverts", whole_word: true });
+    expect((await json(`/api/v1/filters/${made.id}`, { token: u.token })).phrase).toBe("adverts");
+    // A filter keeps its one keyword; other users' filters do not exist for them; an empty keyword is refused.
+    expect((await json(`/api/v2/filter_keywords/${kw.id}`, { method: "DELETE", token: u.token, status: 422 })).error).toMatch(/one keyword/);
+    await json(`/api/v2/filter_keywords/${kw.id}`, { token: other.token, status: 404 });
+    await json(`/api/v2/filters/${made.id}/keywords`, { token: other.token, body: { keyword: "mine now" }, status: 404 });
+    await json(`/api/v2/filters/${made.id}/keywords`, { token: u.token, body: { keyword: "  " }, status: 400 });
   });
 });
 

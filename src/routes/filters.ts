@@ -28,7 +28,7 @@ const filterParams = z.object({
 function contexts(values: string[]): filters.FilterInput["context"] {
   const bad = values.filter((v) => !(filters.FILTER_CONTEXTS as readonly string[]).includes(v));
   if (values.length === 0) throw unprocessable("Validation failed: Context can't be blank");
-  if (bad.length) throw unprocessable(`Validation failed: Context ${bad.join(", ")} is not a valid context (home, notifications, public, thread)`);
+  if (bad.length) throw unprocessable(`Validation failed: Context ${bad.join(", ")} is not a valid context (${filters.FILTER_CONTEXTS.join(", ")})`);
   return values as filters.FilterInput["context"];
 }
 
@@ -269,6 +269,64 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
       await filters.deleteFilter(db(c.env), auth.account.id, p.id);
       changed(c, auth.account.id);
       return c.json({});
+    },
+  });
+
+  // Keywords by themselves (Tusky creates a filter, then adds its keywords). A Starling filter holds one keyword,
+  // its phrase, under the filter's id: adding or changing a keyword sets that phrase.
+  const keywordParams = z.object({ keyword: z.string().trim().min(1), whole_word: boolParam().optional() });
+  const setKeyword = async (c: Ctx, accountId: string, id: string, k: z.output<typeof keywordParams>) => {
+    const d = db(c.env);
+    const existing = await filters.getFilter(d, accountId, id);
+    const row = await filters.updateFilter(d, accountId, existing.id, { phrase: k.keyword, context: existing.context, whole_word: k.whole_word ?? existing.wholeWord });
+    changed(c, accountId);
+    return c.json(renderFilterKeyword(row));
+  };
+  route(app, {
+    method: "post",
+    path: "/api/v2/filters/:id/keywords",
+    summary: "Give a filter its keyword (a filter holds one: this sets it)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: keywordParams.extend({ id: z.string() }),
+    response: FilterKeywordSchema,
+    handler: (c, p, auth) => setKeyword(c, auth.account.id, p.id, p),
+  });
+  route(app, {
+    method: "get",
+    path: "/api/v2/filter_keywords/:id",
+    summary: "A filter keyword (its id is the filter's)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["read:filters"],
+    params: z.object({ id: z.string() }),
+    response: FilterKeywordSchema,
+    handler: async (c, p, auth) => c.json(renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))),
+  });
+  route(app, {
+    method: "put",
+    path: "/api/v2/filter_keywords/:id",
+    summary: "Change a filter keyword",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: keywordParams.extend({ id: z.string() }),
+    response: FilterKeywordSchema,
+    handler: (c, p, auth) => setKeyword(c, auth.account.id, p.id, p),
+  });
+  route(app, {
+    method: "delete",
+    path: "/api/v2/filter_keywords/:id",
+    summary: "Refused: a filter keeps its one keyword (delete the filter instead)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.object({}),
+    handler: async (c, p, auth) => {
+      await filters.getFilter(db(c.env), auth.account.id, p.id);
+      throw unprocessable("Validation failed: a filter on this server holds exactly one keyword; delete the filter instead");
     },
   });
 }
