@@ -13,6 +13,7 @@ import { route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { POST_FORMATS } from "../render/instance";
 import { renderReactions } from "../render/reaction";
+import { renderScheduled } from "../render/scheduled";
 import { renderCard, renderStatuses } from "../render/status";
 import { AccountSchema } from "../schemas/account";
 import { CardSchema, ContextSchema, EmojiReactionAccountsSchema, ScheduledStatusSchema, StatusSchema, StatusSourceSchema } from "../schemas/status";
@@ -24,7 +25,7 @@ import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleAmon
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
 import * as actions from "../services/status-actions";
-import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
+import { scheduledById, scheduleStatus } from "../services/scheduled";
 import { answerAccounts } from "./account-list";
 import { answerMarked, loadStatus, loadStatuses } from "./status-answer";
 import { notFound } from "../http/errors";
