@@ -483,3 +483,10 @@ export async function visibleAmong(d: DB, ids: string[], viewerId: string | null
     .where(and(sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, visibleTo(viewerId), notSilenced(viewerId, true)));
   return new Set(rows.map((r) => r.id));
 }
+
+/** The status of a poll, when the viewer may see it (404 otherwise, as for the status itself). */
+export async function visiblePollStatus(d: DB, pollId: string, viewerId: string | null): Promise<StatusRow> {
+  const poll = await d.select({ statusId: polls.statusId }).from(polls).where(eq(polls.id, pollId)).get();
+  if (!poll) throw notFound();
+  return visibleStatus(d, poll.statusId, viewerId);
+}
