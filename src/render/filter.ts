@@ -1,6 +1,18 @@
-/** Mastodon 4's Filter (v2): a Starling filter is one filter with one keyword, both under the filter's id. */
+/**
+ * Filters: Mastodon's v1 Filter as stored, and Mastodon 4's Filter (v2), where a Starling filter is one filter
+ * with one keyword, both under the filter's id.
+ */
 import { iso } from "../db/client";
 import type { FilterRow } from "../services/filters";
+
+export const renderFilter = (f: FilterRow) => ({
+  id: f.id,
+  phrase: f.phrase,
+  context: f.context,
+  whole_word: f.wholeWord,
+  irreversible: f.irreversible,
+  expires_at: f.expiresAt === null ? null : iso(f.expiresAt),
+});
 
 export const renderFilterKeyword = (f: FilterRow) => ({ id: f.id, keyword: f.phrase, whole_word: f.wholeWord });
 

@@ -1,19 +1,18 @@
 /** The Notification entity. */
 import type { DB } from "../db/client";
 import { iso, inJson } from "../db/client";
-import { notifications, reports } from "../db/schema";
+import { reports } from "../db/schema";
 import type { z } from "@hono/zod-openapi";
 import type { NotificationSchema } from "../schemas/social";
 
 type Notification = z.infer<typeof NotificationSchema>;
 import { accountsById } from "../services/conversations";
 import { hydrate } from "../services/hydrate";
-import type { NotificationType } from "../services/notifications";
+import type { NotificationRow, NotificationType } from "../services/notifications";
 import { renderAccount, type RenderContext } from "./account";
 import { renderStatuses } from "./status";
 
-/** A notification row, with whether its recipient mutes its sender. */
-export type NotificationRow = typeof notifications.$inferSelect & { isMuted: number };
+export type { NotificationRow };
 
 /** Notifications with their accounts, statuses and reports: three reads whatever their number. */
 export async function renderNotifications(d: DB, ctx: RenderContext, rows: NotificationRow[]): Promise<Notification[]> {

@@ -1,12 +1,10 @@
 /** Registration, the user's own account, and reading any account. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { and, count, eq } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
-import { followRequests, notifications, participations } from "../db/schema";
-import { ApiError, forbidden, notFound } from "../http/errors";
+import { forbidden, notFound } from "../http/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
@@ -19,21 +17,14 @@ import {
   fieldErrors,
   findAccount,
   register,
-  renderFields,
-  saveCredentials,
+  ownerCounters,
+  updateCredentials,
   type AccountRow,
-  type CredentialsUpdate,
   type UserRow,
 } from "../services/accounts";
 import { verifyCaptcha } from "../services/captcha";
 import { mailer } from "../services/mailer";
-import { isStoredKey, storeImage } from "../services/media";
 import { loadRelationships } from "../services/relationships";
-import { plainTextToHtml } from "../content/text";
-
-/** The settings store is opaque to the server, but bounded: 64 KB of JSON per frontend, 16 frontends. */
-export const SETTINGS_STORE_FRONTEND_BYTES = 64 * 1024;
-export const SETTINGS_STORE_FRONTENDS = 16;
 
 const VISIBILITY = z.enum(["public", "unlisted", "private", "direct", "local"]);
 const ACTOR_TYPES = z.enum(["Person", "Service", "Group", "Application"]);
@@ -139,22 +130,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
     params: updateParams,
     response: AccountSchema,
     handler: async (c, p, auth) => {
-      const update = credentialsUpdate(c, p, auth.user);
-      const cfg = config(c.env);
-      const prefix = `accounts/${auth.account.id.toLowerCase()}`;
-      const images = [
-        ["avatar", p.avatar, cfg.avatarUploadLimit],
-        ["header", p.header, cfg.bannerUploadLimit],
-        ["background", p.pleroma_background_image, cfg.backgroundUploadLimit],
-      ] as const;
-      const replaced: string[] = [];
-      for (const [column, value, limit] of images) {
-        if (value === undefined) continue;
-        update.account[column] = value === "" ? null : (await storeImage(c.env.MEDIA, prefix, value, limit)).key;
-        const old = auth.account[column];
-        if (isStoredKey(old)) replaced.push(old);
-      }
-      const saved = await saveCredentials(db(c.env), auth.account.id, update);
+      const { saved, replaced } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, p);
       // The old files go once the new profile is saved; nobody waits for it.
       if (replaced.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(replaced));
       return c.json(await renderOwn(c, saved.account, saved.user!));
@@ -186,90 +162,11 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
 
 /** The owner's view: source, settings store and owner counters. */
 async function renderOwn(c: Ctx, account: AccountRow, user: UserRow) {
-  const d = db(c.env);
-  const [requests, unread, unseen] = await d.batch([
-    d.select({ n: count() }).from(followRequests).where(eq(followRequests.targetAccountId, account.id)),
-    d.select({ n: count() }).from(participations).where(and(eq(participations.accountId, account.id), eq(participations.unread, true))),
-    d.select({ n: count() }).from(notifications).where(and(eq(notifications.accountId, account.id), eq(notifications.isSeen, false))),
-  ]);
-  return renderAccount(
-    renderContext(c, account.id),
-    { account, user },
-    {
-      source: true,
-      settingsStore: true,
-      followRequestsCount: requests[0]?.n ?? 0,
-      unreadConversationCount: unread[0]?.n ?? 0,
-      unreadNotificationsCount: unseen[0]?.n ?? 0,
-    },
-  );
+  const counters = await ownerCounters(db(c.env), account.id);
+  return renderAccount(renderContext(c, account.id), { account, user }, { source: true, settingsStore: true, ...counters });
 }
 
 function acceptLanguage(c: Ctx): string | undefined {
   const header = c.req.header("accept-language");
   return header?.split(",")[0]?.split(";")[0]?.trim() || undefined;
-}
-
-/** The column changes an update asks for, after Pleroma's length and count checks (413 when exceeded). */
-function credentialsUpdate(c: Ctx, p: z.infer<typeof updateParams>, user: UserRow): CredentialsUpdate {
-  const cfg = config(c.env);
-  const tooLarge = (message: string) => new ApiError(413, message);
-  const account: CredentialsUpdate["account"] = {};
-  const u: CredentialsUpdate["user"] = {};
-  if (p.display_name !== undefined) {
-    if (p.display_name.length > cfg.maxNameLength) throw tooLarge("Name is too long");
-    account.displayName = p.display_name;
-  }
-  if (p.note !== undefined) {
-    if (p.note.length > cfg.maxBioLength) throw tooLarge("Bio is too long");
-    account.note = plainTextToHtml(p.note);
-    u.noteSource = p.note;
-  }
-  if (p.fields_attributes !== undefined) {
-    const fields = p.fields_attributes.filter((f) => f.name !== "" || f.value !== "");
-    if (fields.length > cfg.fieldsLimits.max_fields) throw tooLarge("Too many field entries");
-    if (fields.some((f) => f.name.length > cfg.fieldsLimits.name_length || f.value.length > cfg.fieldsLimits.value_length)) {
-      throw tooLarge("One or more field entries are too long");
-    }
-    account.fields = renderFields(fields);
-    u.fieldsSource = fields;
-  }
-  const flags = [
-    ["locked", "locked"],
-    ["discoverable", "discoverable"],
-    ["hide_followers", "hideFollowers"],
-    ["hide_follows", "hideFollows"],
-    ["hide_followers_count", "hideFollowersCount"],
-    ["hide_follows_count", "hideFollowsCount"],
-    ["hide_favorites", "hideFavorites"],
-    ["accepts_chat_messages", "acceptsChatMessages"],
-  ] as const;
-  for (const [param, column] of flags) if (p[param] !== undefined) account[column] = p[param];
-  const userFlags = [
-    ["no_rich_text", "noRichText"],
-    ["show_role", "showRole"],
-    ["skip_thread_containment", "skipThreadContainment"],
-    ["allow_following_move", "allowFollowingMove"],
-  ] as const;
-  for (const [param, column] of userFlags) if (p[param] !== undefined) u[column] = p[param];
-  if (p.bot !== undefined) account.actorType = p.bot ? "Service" : "Person";
-  if (p.actor_type !== undefined) account.actorType = p.actor_type;
-  if (p.also_known_as !== undefined) account.alsoKnownAs = p.also_known_as;
-  const privacy = p.source?.privacy ?? p.default_scope;
-  if (privacy !== undefined) u.defaultScope = privacy;
-  if (p.source?.sensitive !== undefined) u.sensitive = p.source.sensitive;
-  if (p.source?.language !== undefined) u.postingLanguage = p.source.language || null;
-  if (p.language !== undefined) u.locale = p.language;
-  if (p.pleroma_settings_store !== undefined) {
-    for (const [frontend, value] of Object.entries(p.pleroma_settings_store)) {
-      if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > SETTINGS_STORE_FRONTEND_BYTES) {
-        throw new ApiError(400, `Settings store entry too large: ${frontend.slice(0, 100)} holds more than ${SETTINGS_STORE_FRONTEND_BYTES / 1024} KB`);
-      }
-    }
-    // Each frontend's entry is replaced whole; other frontends keep theirs.
-    const store = { ...user.settingsStore, ...p.pleroma_settings_store };
-    if (Object.keys(store).length > SETTINGS_STORE_FRONTENDS) throw new ApiError(400, `Settings store holds at most ${SETTINGS_STORE_FRONTENDS} frontends`);
-    u.settingsStore = store;
-  }
-  return { account, user: u };
 }

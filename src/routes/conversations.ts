@@ -2,7 +2,6 @@
 import { ConversationSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { sql } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";
@@ -14,7 +13,6 @@ import { renderStatuses } from "../render/status";
 import { StatusSchema } from "../schemas/status";
 import * as conv from "../services/conversations";
 import { hydrate } from "../services/hydrate";
-import { notSilenced, visibleTo } from "../services/visibility";
 
 const render = (c: Ctx, me: string, parts: conv.ParticipationRow[]) => renderConversations(db(c.env), renderContext(c, me), parts);
 
@@ -124,13 +122,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const me = auth.account.id;
       const part = await conv.ownParticipation(db(c.env), me, p.id);
-      const conds = [sql`s.thread_id = ${part.threadId}`, sql`s.reblog_of_id IS NULL`];
-      if (p.max_id) conds.push(sql`s.id < ${p.max_id}`);
-      if (p.min_id) conds.push(sql`s.id > ${p.min_id}`);
-      else if (p.since_id) conds.push(sql`s.id > ${p.since_id}`);
-      const page = sql`SELECT s.id FROM statuses s WHERE ${sql.join(conds, sql` AND `)}
-        AND ${visibleTo(me, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(me, p.with_muted ?? false, sql`s.account_id`)}
-        ORDER BY s.id ${sql.raw(p.min_id ? "ASC" : "DESC")} LIMIT ${sql.raw(String(p.limit))}`;
+      const page = conv.conversationStatusesPage(part.threadId, me, p, p.with_muted ?? false);
       const h = await hydrate(db(c.env), page, me);
       setLinkHeader(c, h.page);
       return c.json(renderStatuses(renderContext(c, me), h, h.page));

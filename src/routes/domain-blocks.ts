@@ -1,14 +1,12 @@
 /** Domains the user blocks. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { domainBlocks } from "../db/schema";
 import { badRequest } from "../http/errors";
-import { inOrder, pageParams, pageQuery, setLinkHeader } from "../http/pagination";
+import { pageParams, setLinkHeader } from "../http/pagination";
 import { route } from "../http/route";
-import { and } from "drizzle-orm";
+import { blockedDomains } from "../services/account-pages";
 import { blockDomain, normaliseDomain, unblockDomain } from "../services/graph";
 
 const domainParam = z.object({ domain: z.string() });
@@ -30,11 +28,7 @@ export function registerDomainBlockRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object(pageParams(40)),
     response: z.array(z.string()),
     handler: async (c, p, auth) => {
-      const q = pageQuery(domainBlocks.id, p);
-      const rows = inOrder(
-        await db(c.env).select().from(domainBlocks).where(and(eq(domainBlocks.accountId, auth.account.id), q.where)).orderBy(q.orderBy).limit(q.limit),
-        q,
-      );
+      const rows = await blockedDomains(db(c.env), auth.account.id, p);
       setLinkHeader(c, rows.map((r) => r.id));
       return c.json(rows.map((r) => r.domain));
     },

@@ -3,7 +3,7 @@
  * Every change is a `filters_changed` event for the user's streams.
  */
 import { FilterKeywordSchema, FilterSchema, FilterV2Schema } from "../schemas/social";
-import { renderFilterKeyword, renderFilterV2 } from "../render/filter";
+import { renderFilter, renderFilterKeyword, renderFilterV2 } from "../render/filter";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -92,7 +92,7 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["read:filters"],
     response: z.array(FilterSchema),
-    handler: async (c, _p, auth) => c.json((await filters.activeFilters(db(c.env), auth.account.id)).map(filters.renderFilter)),
+    handler: async (c, _p, auth) => c.json((await filters.activeFilters(db(c.env), auth.account.id)).map(renderFilter)),
   });
   route(app, {
     method: "get",
@@ -103,7 +103,7 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:filters"],
     params: z.object({ id: z.string() }),
     response: FilterSchema,
-    handler: async (c, p, auth) => c.json(filters.renderFilter(await filters.getFilter(db(c.env), auth.account.id, p.id))),
+    handler: async (c, p, auth) => c.json(renderFilter(await filters.getFilter(db(c.env), auth.account.id, p.id))),
   });
   route(app, {
     method: "post",
@@ -121,7 +121,7 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
         expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
       });
       changed(c, auth.account.id);
-      return c.json(filters.renderFilter(row));
+      return c.json(renderFilter(row));
     },
   });
   route(app, {
@@ -140,7 +140,7 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
         expires_in: typeof p.expires_in === "number" ? p.expires_in : p.expires_in === null ? null : undefined,
       });
       changed(c, auth.account.id);
-      return c.json(filters.renderFilter(row));
+      return c.json(renderFilter(row));
     },
   });
   route(app, {

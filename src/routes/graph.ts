@@ -1,7 +1,6 @@
 /** Follows, follow requests, blocks, mutes, endorsements, subscriptions, relationships and the account lists. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { isId } from "../db/ids";
@@ -191,14 +190,6 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       response: RelationshipSchema,
       handler: async (c, p, auth) => {
         const requester = await accountById(c, p.id);
-        if (name === "reject") {
-          const pending = await db(c.env)
-            .select({ id: followRequests.id })
-            .from(followRequests)
-            .where(and(eq(followRequests.accountId, requester.account.id), eq(followRequests.targetAccountId, auth.account.id)))
-            .get();
-          if (!pending) throw notFound();
-        }
         const result = await run(db(c.env), auth.account, requester.account.id);
         publish(c.env, c.executionCtx, result.events);
         return c.json(result.relationship);

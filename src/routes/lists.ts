@@ -9,6 +9,7 @@ import { arrayParam, intParam } from "../http/params";
 import { route } from "../http/route";
 import { AccountSchema } from "../schemas/account";
 import { listMembers } from "../services/account-pages";
+import { renderList } from "../render/list";
 import * as lists from "../services/lists";
 import { answerAccounts } from "./account-list";
 import { accountById } from "./graph";
@@ -27,7 +28,7 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: read,
     response: z.array(ListSchema),
-    handler: async (c, _p, auth) => c.json((await lists.ownLists(db(c.env), auth.account.id)).map(lists.renderList)),
+    handler: async (c, _p, auth) => c.json((await lists.ownLists(db(c.env), auth.account.id)).map(renderList)),
   });
   route(app, {
     method: "post",
@@ -38,7 +39,7 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: write,
     params: z.object({ title }),
     response: ListSchema,
-    handler: async (c, p, auth) => c.json(lists.renderList(await lists.createList(db(c.env), auth.account.id, p.title))),
+    handler: async (c, p, auth) => c.json(renderList(await lists.createList(db(c.env), auth.account.id, p.title))),
   });
   route(app, {
     method: "get",
@@ -49,7 +50,7 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: read,
     params: z.object({ id: z.string() }),
     response: ListSchema,
-    handler: async (c, p, auth) => c.json(lists.renderList(await lists.ownList(db(c.env), auth.account.id, p.id))),
+    handler: async (c, p, auth) => c.json(renderList(await lists.ownList(db(c.env), auth.account.id, p.id))),
   });
   route(app, {
     method: "put",
@@ -60,7 +61,7 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: write,
     params: z.object({ id: z.string(), title }),
     response: ListSchema,
-    handler: async (c, p, auth) => c.json(lists.renderList(await lists.renameList(db(c.env), auth.account.id, p.id, p.title))),
+    handler: async (c, p, auth) => c.json(renderList(await lists.renameList(db(c.env), auth.account.id, p.id, p.title))),
   });
   route(app, {
     method: "delete",
@@ -121,7 +122,7 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(ListSchema),
     handler: async (c, p, auth) => {
       const target = await accountById(c, p.id);
-      return c.json((await lists.listsContaining(db(c.env), auth.account.id, target.account.id)).map(lists.renderList));
+      return c.json((await lists.listsContaining(db(c.env), auth.account.id, target.account.id)).map(renderList));
     },
   });
 }

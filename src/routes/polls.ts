@@ -1,22 +1,17 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { polls } from "../db/schema";
-import { notFound } from "../http/errors";
 import { arrayParam, intParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { PollSchema } from "../schemas/status";
 import { vote } from "../services/status-actions";
-import { visibleStatus } from "../services/statuses";
+import { visiblePollStatus } from "../services/statuses";
 import { loadStatus } from "./status-answer";
 
 /** The poll as its status shows it to the viewer (one hydration, same renderer). */
 async function pollAnswer(c: Ctx, pollId: string, viewerId: string | null) {
-  const poll = await db(c.env).select({ statusId: polls.statusId }).from(polls).where(eq(polls.id, pollId)).get();
-  if (!poll) throw notFound();
-  const s = await visibleStatus(db(c.env), poll.statusId, viewerId);
+  const s = await visiblePollStatus(db(c.env), pollId, viewerId);
   return (await loadStatus(c, s.id, viewerId)).poll;
 }
 

@@ -2,15 +2,14 @@
 import { PushSubscriptionSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { pushSubscriptions } from "../db/schema";
 import type { UserAuth } from "../http/auth";
-import { forbidden, notFound } from "../http/errors";
+import { forbidden } from "../http/errors";
 import { boolParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
-import { ALERTS, alertsFrom, renderSubscription, subscribe } from "../services/push";
+import { renderPushSubscription } from "../render/push";
+import { ALERTS, alertsFrom, serverKey, setAlerts, subscribe, tokenSubscription, unsubscribe, type SubscriptionRow } from "../services/push";
 
 const alertsParam = z.object({ alerts: z.object(Object.fromEntries(ALERTS.map((a) => [a, boolParam().optional()]))).optional() }).optional();
 
@@ -20,10 +19,8 @@ function tokenOf(auth: UserAuth): string {
   return auth.tokenId;
 }
 
-async function current(c: Ctx, auth: UserAuth) {
-  const row = await db(c.env).select().from(pushSubscriptions).where(eq(pushSubscriptions.tokenId, tokenOf(auth))).get();
-  if (!row) throw notFound();
-  return row;
+async function render(c: Ctx, row: SubscriptionRow) {
+  return renderPushSubscription(row, await serverKey(c.env));
 }
 
 export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
@@ -44,7 +41,7 @@ export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
         auth: p.subscription.keys.auth,
         alerts: alertsFrom(p.data?.alerts),
       });
-      return c.json(await renderSubscription(c.env, row));
+      return c.json(await render(c, row));
     },
   });
   route(app, {
@@ -52,7 +49,7 @@ export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
     method: "get",
     summary: "This token's push subscription",
     response: PushSubscriptionSchema,
-    handler: async (c, _p, auth) => c.json(await renderSubscription(c.env, await current(c, auth))),
+    handler: async (c, _p, auth) => c.json(await render(c, await tokenSubscription(db(c.env), tokenOf(auth)))),
   });
   route(app, {
     ...common,
@@ -61,10 +58,7 @@ export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ data: alertsParam }),
     response: PushSubscriptionSchema,
     handler: async (c, p, auth) => {
-      const row = await current(c, auth);
-      const alerts = alertsFrom(p.data?.alerts, row.alerts);
-      await db(c.env).update(pushSubscriptions).set({ alerts }).where(eq(pushSubscriptions.id, row.id));
-      return c.json(await renderSubscription(c.env, { ...row, alerts }));
+      return c.json(await render(c, await setAlerts(db(c.env), tokenOf(auth), p.data?.alerts)));
     },
   });
   route(app, {
@@ -73,7 +67,7 @@ export function registerPushRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Remove this token's push subscription",
     response: z.object({}),
     handler: async (c, _p, auth) => {
-      await db(c.env).delete(pushSubscriptions).where(eq(pushSubscriptions.tokenId, tokenOf(auth)));
+      await unsubscribe(db(c.env), tokenOf(auth));
       return c.json({});
     },
   });

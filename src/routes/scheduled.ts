@@ -6,7 +6,8 @@ import { pageParams, setLinkHeader } from "../http/pagination";
 import { route } from "../http/route";
 import { renderContext } from "../http/urls";
 import { ScheduledStatusSchema } from "../schemas/status";
-import { listScheduled, renderScheduled, reschedule, scheduledById, unschedule } from "../services/scheduled";
+import { renderScheduled } from "../render/scheduled";
+import { listScheduled, reschedule, scheduledById, unschedule } from "../services/scheduled";
 
 export function registerScheduledRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

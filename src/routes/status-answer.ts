@@ -1,9 +1,8 @@
 /** Answering with statuses: one hydration round trip for the whole set, one renderer. */
-import { and, eq } from "drizzle-orm";
 import { db } from "../db/client";
-import { bookmarks, favourites, statuses } from "../db/schema";
-import { inOrder, pageQuery, setLinkHeader, type Page } from "../http/pagination";
-import { visibleTo } from "../services/visibility";
+import type { bookmarks, favourites } from "../db/schema";
+import { setLinkHeader, type Page } from "../http/pagination";
+import { markedStatuses } from "../services/account-pages";
 import type { Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderStatuses, type StatusRenderOptions } from "../render/status";
@@ -23,21 +22,11 @@ export async function loadStatus(c: Ctx, id: string, viewerId: string | null, op
 }
 
 /**
- * The statuses an account favourited or bookmarked that the viewer may see, newest mark first, paged by the
- * mark's id (Link-only).
+ * Answers the statuses an account favourited or bookmarked that the viewer may see (`markedStatuses`), with
+ * the Link header.
  */
 export async function answerMarked(c: Ctx, table: typeof favourites | typeof bookmarks, ownerId: string, viewerId: string | null, page: Page) {
-  const q = pageQuery(table.id, page);
-  const rows = inOrder(
-    await db(c.env)
-      .select({ cursor: table.id, statusId: table.statusId })
-      .from(table as typeof favourites)
-      .innerJoin(statuses, eq(statuses.id, table.statusId))
-      .where(and(eq(table.accountId, ownerId), q.where, visibleTo(viewerId)))
-      .orderBy(q.orderBy)
-      .limit(q.limit),
-    q,
-  );
+  const rows = await markedStatuses(db(c.env), table, ownerId, viewerId, page);
   setLinkHeader(c, rows.map((r) => r.cursor));
   return c.json(await loadStatuses(c, rows.map((r) => r.statusId), viewerId));
 }

@@ -1,30 +1,31 @@
 /** Posting, reading, deleting and acting on statuses; emoji reactions; bookmarks. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { and, eq, lte, sql } from "drizzle-orm";
 import type { AppEnv } from "../app";
 import { config } from "../env";
-import { db, statement } from "../db/client";
+import { db } from "../db/client";
 import { isId } from "../db/ids";
-import { accounts, bookmarks, emojiReactions, statuses, userColumns, users } from "../db/schema";
+import { bookmarks } from "../db/schema";
 import type { UserAuth } from "../http/auth";
 import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam, optionalString } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
-import { renderAccount } from "../render/account";
 import { POST_FORMATS } from "../render/instance";
+import { renderReactions } from "../render/reaction";
+import { renderScheduled } from "../render/scheduled";
 import { renderCard, renderStatuses } from "../render/status";
 import { AccountSchema } from "../schemas/account";
-import { CardSchema, ContextSchema, EmojiReactionSchema, ScheduledStatusSchema, StatusSchema, StatusSourceSchema } from "../schemas/status";
+import { CardSchema, ContextSchema, EmojiReactionAccountsSchema, ScheduledStatusSchema, StatusSchema, StatusSourceSchema } from "../schemas/status";
 import { relatedStatusAccounts } from "../services/account-pages";
+import { contextIds } from "../services/context";
+import { listReactions } from "../services/reactions";
 import { ensureCard } from "../services/cards";
-import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleStatus, type PostContext } from "../services/statuses";
+import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleAmong, visibleStatus, type PostContext } from "../services/statuses";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
 import * as actions from "../services/status-actions";
-import { renderScheduled, scheduledById, scheduleStatus } from "../services/scheduled";
-import { ME, notSilenced, paramsCte, visibleTo } from "../services/visibility";
+import { scheduledById, scheduleStatus } from "../services/scheduled";
 import { answerAccounts } from "./account-list";
 import { answerMarked, loadStatus, loadStatuses } from "./status-answer";
 import { notFound } from "../http/errors";
@@ -67,14 +68,6 @@ export function postContext(c: Ctx, auth: UserAuth): PostContext {
 
 const idParam = z.object({ id: z.string() });
 
-/** Mastodon's context limits (StatusesController): 4,096 each way signed in; 40 up, 60 down, 20 deep anonymously. */
-const CONTEXT_LIMITS = {
-  signedIn: { ancestors: 4096, descendants: 4096, depth: 4096 },
-  anonymous: { ancestors: 40, descendants: 60, depth: 20 },
-};
-
-/** Accounts listed per emoji in a reaction list (the count stays exact). */
-export const REACTION_ACCOUNTS_MAX = 80;
 const viewer = (auth: { account: { id: string } | null } | null) => auth?.account?.id ?? null;
 
 export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
@@ -135,14 +128,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const me = viewer(auth);
       const ids = [...new Set(p.ids.filter(isId))];
-      const d = db(c.env);
-      const visible = ids.length
-        ? await d
-            .select({ id: statuses.id })
-            .from(statuses)
-            .where(and(sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, visibleTo(me), notSilenced(me, true)))
-        : [];
-      const ok = new Set(visible.map((r) => r.id));
+      const ok = await visibleAmong(db(c.env), ids, me);
       return c.json(await loadStatuses(c, ids.filter((id) => ok.has(id)), me));
     },
   });
@@ -196,28 +182,9 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const me = viewer(auth);
       const d = db(c.env);
       const s = await visibleStatus(d, p.id, me);
-      // One statement walks up and down the reply tree on the reply index, within Mastodon's limits: ancestors
-      // up to `ancestors` levels; descendants depth first (replies in id order, the recursion queue ordered by
-      // path), at most `descendants` of them and `depth` levels down. Hidden statuses are walked through, not shown.
-      const lim = me ? CONTEXT_LIMITS.signedIn : CONTEXT_LIMITS.anonymous;
-      const viewerRef = me ? ME : null;
-      const ok = sql`(${visibleTo(viewerRef, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(viewerRef, false, sql`s.account_id`)})`;
-      const { results } = await statement(
-        d,
-        sql`WITH RECURSIVE ${paramsCte(me)},
-          up(id, depth) AS (SELECT in_reply_to_id, 1 FROM statuses WHERE id = ${s.id} AND in_reply_to_id IS NOT NULL
-            UNION ALL SELECT p.in_reply_to_id, up.depth + 1 FROM up JOIN statuses p ON p.id = up.id WHERE p.in_reply_to_id IS NOT NULL AND up.depth < ${lim.ancestors}),
-          down(id, path, depth) AS (SELECT ${s.id}, '', 0
-            UNION ALL SELECT r.id, down.path || '/' || r.id, down.depth + 1 FROM down JOIN statuses r ON r.in_reply_to_id = down.id
-              WHERE r.reblog_of_id IS NULL AND down.depth < ${lim.depth} ORDER BY 2 LIMIT ${lim.descendants + 1})
-        SELECT s.id AS id, up.depth AS depth, NULL AS path, ${ok} AS ok FROM up JOIN statuses s ON s.id = up.id
-        UNION ALL SELECT s.id, NULL, down.path, ${ok} FROM down JOIN statuses s ON s.id = down.id WHERE down.depth > 0`,
-      ).all<{ id: string; depth: number | null; path: string | null; ok: number }>();
-      const shown = results.filter((r) => r.ok);
-      const a = shown.filter((r) => r.depth !== null).sort((x, y) => y.depth! - x.depth!).map((r) => r.id);
-      const dsc = shown.filter((r) => r.path !== null).sort((x, y) => (x.path! < y.path! ? -1 : 1)).map((r) => r.id);
-      const rendered = await loadStatuses(c, [...a, ...dsc], me);
-      return c.json({ ancestors: rendered.slice(0, a.length), descendants: rendered.slice(a.length) });
+      const { ancestors, descendants } = await contextIds(d, s.id, me);
+      const rendered = await loadStatuses(c, [...ancestors, ...descendants], me);
+      return c.json({ ancestors: rendered.slice(0, ancestors.length), descendants: rendered.slice(ancestors.length) });
     },
   });
 
@@ -337,43 +304,13 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
         auth: "optional",
         scopes: ["read:statuses"],
         params: z.object({ id: z.string(), emoji: z.string().optional(), with_muted: boolParam().optional() }),
-        response: z.array(EmojiReactionSchema.extend({ accounts: z.array(AccountSchema) })),
+        response: z.array(EmojiReactionAccountsSchema),
         handler: async (c, p, auth) => {
           const me = viewer(auth);
-          const dd = db(c.env);
-          const s = await visibleStatus(dd, p.id, me);
-          const name = p.emoji === undefined ? undefined : await actions.reactionName(dd, p.emoji);
-          // Counts are exact; the accounts shown are the first REACTION_ACCOUNTS_MAX per emoji, so a popular
-          // status costs a bounded answer (one statement: window functions rank and count each emoji's rows).
-          const per = sql`PARTITION BY ${emojiReactions.emoji}`;
-          const ranked = dd
-            .select({
-              id: emojiReactions.id,
-              emoji: emojiReactions.emoji,
-              accountId: emojiReactions.accountId,
-              rank: sql<number>`row_number() OVER (${per} ORDER BY ${emojiReactions.id})`.as("rank"),
-              total: sql<number>`count(*) OVER (${per})`.as("total"),
-              mine: sql<number>`coalesce(max(${emojiReactions.accountId} = ${me}) OVER (${per}), 0)`.as("mine"),
-            })
-            .from(emojiReactions)
-            .innerJoin(accounts, eq(accounts.id, emojiReactions.accountId))
-            .where(and(eq(emojiReactions.statusId, s.id), name ? eq(emojiReactions.emoji, name) : undefined, eq(accounts.deactivated, false), notSilenced(me, p.with_muted ?? false, emojiReactions.accountId)))
-            .as("ranked");
-          const rows = await dd
-            .select({ emoji: ranked.emoji, total: ranked.total, mine: ranked.mine, account: accounts, user: userColumns })
-            .from(ranked)
-            .innerJoin(accounts, eq(accounts.id, ranked.accountId))
-            .leftJoin(users, eq(users.accountId, accounts.id))
-            .where(lte(ranked.rank, REACTION_ACCOUNTS_MAX))
-            .orderBy(ranked.id);
-          const ctx = renderContext(c, me);
-          const groups = new Map<string, { name: string; count: number; me: boolean; accounts: ReturnType<typeof renderAccount>[] }>();
-          for (const r of rows) {
-            const g = groups.get(r.emoji) ?? { name: r.emoji, count: Number(r.total), me: Boolean(r.mine), accounts: [] };
-            g.accounts.push(renderAccount(ctx, r));
-            groups.set(r.emoji, g);
-          }
-          return c.json([...groups.values()]);
+          const d = db(c.env);
+          const s = await visibleStatus(d, p.id, me);
+          const groups = await listReactions(d, s.id, me, { emoji: p.emoji, withMuted: p.with_muted });
+          return c.json(renderReactions(renderContext(c, me), groups));
         },
       });
     }

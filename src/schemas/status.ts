@@ -54,6 +54,8 @@ export const CardSchema = z
 export const MentionSchema = z.object({ id: z.string(), username: z.string(), acct: z.string(), url: z.string() });
 export const TagSchema = z.object({ name: z.string(), url: z.string() });
 export const EmojiReactionSchema = z.object({ name: z.string(), count: z.number().int(), me: z.boolean(), url: z.string().nullable().optional() });
+/** A reaction list entry (`GET …/reactions`): the reaction with the accounts behind it. */
+export const EmojiReactionAccountsSchema = EmojiReactionSchema.extend({ accounts: z.array(AccountSchema) });
 
 const statusFields = {
   id: z.string(),

@@ -1,8 +1,8 @@
-/** Pages of accounts related to one account through a pair table, paged by the relation's own row id. */
+/** Pages through relation tables (accounts related to one account, marked statuses, blocked domains), paged by the relation's own row id. */
 import { and, eq, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, blocks, endorsements, favourites, followRequests, follows, listAccounts, mutes, statuses, subscriptions, userColumns, users } from "../db/schema";
-import { notSilenced } from "./visibility";
+import { accounts, blocks, bookmarks, domainBlocks, endorsements, favourites, followRequests, follows, listAccounts, mutes, statuses, subscriptions, userColumns, users } from "../db/schema";
+import { notSilenced, visibleTo } from "./visibility";
 import { pageQuery, inOrder, type Page } from "../http/pagination";
 import type { AccountWithUser } from "./accounts";
 
@@ -70,4 +70,28 @@ export async function relatedStatusAccounts(d: DB, kind: "reblogs" | "favourites
     .orderBy(q.orderBy)
     .limit(q.limit);
   return inOrder(rows, q).map((r) => ({ cursor: r.cursor, relation: {}, account: r.account, user: r.user }));
+}
+
+/**
+ * The statuses an account favourited or bookmarked that the viewer may see, newest mark first, paged by the
+ * mark's id (Link-only): the cursors and the status ids.
+ */
+export async function markedStatuses(d: DB, table: typeof favourites | typeof bookmarks, ownerId: string, viewerId: string | null, page: Page): Promise<{ cursor: string; statusId: string }[]> {
+  const q = pageQuery(table.id, page);
+  return inOrder(
+    await d
+      .select({ cursor: table.id, statusId: table.statusId })
+      .from(table as typeof favourites)
+      .innerJoin(statuses, eq(statuses.id, table.statusId))
+      .where(and(eq(table.accountId, ownerId), q.where, visibleTo(viewerId)))
+      .orderBy(q.orderBy)
+      .limit(q.limit),
+    q,
+  );
+}
+
+/** The domains the user blocks, newest first, paged by the block's id (Link-only). */
+export async function blockedDomains(d: DB, ownerId: string, page: Page): Promise<{ id: string; domain: string }[]> {
+  const q = pageQuery(domainBlocks.id, page);
+  return inOrder(await d.select({ id: domainBlocks.id, domain: domainBlocks.domain }).from(domainBlocks).where(and(eq(domainBlocks.accountId, ownerId), q.where)).orderBy(q.orderBy).limit(q.limit), q);
 }

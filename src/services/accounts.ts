@@ -1,15 +1,16 @@
 /** Accounts and local users: registration, look-up, profile changes, e-mail confirmation. */
-import { and, desc, eq, isNull, ne, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, ne, or, sql } from "drizzle-orm";
 import { notSilenced } from "./visibility";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { isId, newId } from "../db/ids";
-import { accounts, credentials, invites, tokens, userColumns, users, type AccountField } from "../db/schema";
+import { accounts, credentials, followRequests, invites, notifications, participations, tokens, userColumns, users, type AccountField } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
 import { ApiError, badRequest } from "../http/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import type { Config } from "../env";
 import type { AppRow } from "./apps";
+import { isStoredKey, storeImage } from "./media";
 import { buildToken, type IssuedToken } from "./tokens";
 
 export type AccountRow = typeof accounts.$inferSelect;
@@ -332,4 +333,145 @@ export async function saveCredentials(d: DB, accountId: string, update: Credenti
       : d.select(userColumns).from(users).where(eq(users.accountId, accountId)),
   ]);
   return { account: acc[0], user: usr[0] ?? null };
+}
+
+// ---- credential updates ----
+
+/** The settings store is opaque to the server, but bounded: 64 KB of JSON per frontend, 16 frontends. */
+export const SETTINGS_STORE_FRONTEND_BYTES = 64 * 1024;
+export const SETTINGS_STORE_FRONTENDS = 16;
+
+type Visibility = "public" | "unlisted" | "private" | "direct" | "local";
+type ActorType = "Person" | "Service" | "Group" | "Application";
+
+/** What `update_credentials` may change (absent: unchanged; `""` for an image: removed). */
+export interface CredentialsInput {
+  display_name?: string;
+  note?: string;
+  avatar?: File | "";
+  header?: File | "";
+  pleroma_background_image?: File | "";
+  locked?: boolean;
+  bot?: boolean;
+  discoverable?: boolean;
+  actor_type?: ActorType;
+  source?: { privacy?: Visibility; sensitive?: boolean; language?: string };
+  fields_attributes?: { name: string; value: string }[];
+  no_rich_text?: boolean;
+  hide_followers?: boolean;
+  hide_follows?: boolean;
+  hide_followers_count?: boolean;
+  hide_follows_count?: boolean;
+  hide_favorites?: boolean;
+  show_role?: boolean;
+  default_scope?: Visibility;
+  pleroma_settings_store?: Record<string, unknown>;
+  skip_thread_containment?: boolean;
+  allow_following_move?: boolean;
+  also_known_as?: string[];
+  accepts_chat_messages?: boolean;
+  language?: string;
+}
+
+/**
+ * Updates the user's profile and settings: Pleroma's length and count checks (413), new images stored first,
+ * then account and user rows in one batch. Answers the saved rows and the keys of the images replaced, which
+ * the caller deletes once the answer is on its way.
+ */
+export async function updateCredentials(
+  d: DB,
+  cfg: Config,
+  media: R2Bucket,
+  me: { account: AccountRow; user: UserRow },
+  input: CredentialsInput,
+): Promise<{ saved: AccountWithUser; replaced: string[] }> {
+  const update = credentialsUpdate(cfg, input, me.user);
+  const prefix = `accounts/${me.account.id.toLowerCase()}`;
+  const images = [
+    ["avatar", input.avatar, cfg.avatarUploadLimit],
+    ["header", input.header, cfg.bannerUploadLimit],
+    ["background", input.pleroma_background_image, cfg.backgroundUploadLimit],
+  ] as const;
+  const replaced: string[] = [];
+  for (const [column, value, limit] of images) {
+    if (value === undefined) continue;
+    update.account[column] = value === "" ? null : (await storeImage(media, prefix, value, limit)).key;
+    const old = me.account[column];
+    if (isStoredKey(old)) replaced.push(old);
+  }
+  const saved = await saveCredentials(d, me.account.id, update);
+  return { saved, replaced };
+}
+
+/** The column changes an update asks for, after Pleroma's length and count checks (413 when exceeded). */
+function credentialsUpdate(cfg: Config, p: CredentialsInput, user: UserRow): CredentialsUpdate {
+  const tooLarge = (message: string) => new ApiError(413, message);
+  const account: CredentialsUpdate["account"] = {};
+  const u: CredentialsUpdate["user"] = {};
+  if (p.display_name !== undefined) {
+    if (p.display_name.length > cfg.maxNameLength) throw tooLarge("Name is too long");
+    account.displayName = p.display_name;
+  }
+  if (p.note !== undefined) {
+    if (p.note.length > cfg.maxBioLength) throw tooLarge("Bio is too long");
+    account.note = plainTextToHtml(p.note);
+    u.noteSource = p.note;
+  }
+  if (p.fields_attributes !== undefined) {
+    const fields = p.fields_attributes.filter((f) => f.name !== "" || f.value !== "");
+    if (fields.length > cfg.fieldsLimits.max_fields) throw tooLarge("Too many field entries");
+    if (fields.some((f) => f.name.length > cfg.fieldsLimits.name_length || f.value.length > cfg.fieldsLimits.value_length)) {
+      throw tooLarge("One or more field entries are too long");
+    }
+    account.fields = renderFields(fields);
+    u.fieldsSource = fields;
+  }
+  const flags = [
+    ["locked", "locked"],
+    ["discoverable", "discoverable"],
+    ["hide_followers", "hideFollowers"],
+    ["hide_follows", "hideFollows"],
+    ["hide_followers_count", "hideFollowersCount"],
+    ["hide_follows_count", "hideFollowsCount"],
+    ["hide_favorites", "hideFavorites"],
+    ["accepts_chat_messages", "acceptsChatMessages"],
+  ] as const;
+  for (const [param, column] of flags) if (p[param] !== undefined) account[column] = p[param];
+  const userFlags = [
+    ["no_rich_text", "noRichText"],
+    ["show_role", "showRole"],
+    ["skip_thread_containment", "skipThreadContainment"],
+    ["allow_following_move", "allowFollowingMove"],
+  ] as const;
+  for (const [param, column] of userFlags) if (p[param] !== undefined) u[column] = p[param];
+  if (p.bot !== undefined) account.actorType = p.bot ? "Service" : "Person";
+  if (p.actor_type !== undefined) account.actorType = p.actor_type;
+  if (p.also_known_as !== undefined) account.alsoKnownAs = p.also_known_as;
+  const privacy = p.source?.privacy ?? p.default_scope;
+  if (privacy !== undefined) u.defaultScope = privacy;
+  if (p.source?.sensitive !== undefined) u.sensitive = p.source.sensitive;
+  if (p.source?.language !== undefined) u.postingLanguage = p.source.language || null;
+  if (p.language !== undefined) u.locale = p.language;
+  if (p.pleroma_settings_store !== undefined) {
+    for (const [frontend, value] of Object.entries(p.pleroma_settings_store)) {
+      if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > SETTINGS_STORE_FRONTEND_BYTES) {
+        throw new ApiError(400, `Settings store entry too large: ${frontend.slice(0, 100)} holds more than ${SETTINGS_STORE_FRONTEND_BYTES / 1024} KB`);
+      }
+    }
+    // Each frontend's entry is replaced whole; other frontends keep theirs.
+    const store = { ...user.settingsStore, ...p.pleroma_settings_store };
+    if (Object.keys(store).length > SETTINGS_STORE_FRONTENDS) throw new ApiError(400, `Settings store holds at most ${SETTINGS_STORE_FRONTENDS} frontends`);
+    u.settingsStore = store;
+  }
+  return { account, user: u };
+}
+
+/** The owner's counters shown on their own account: pending follow requests, unread conversations and notifications (one batch). */
+export async function ownerCounters(d: DB, accountId: string) {
+  const [requests, unread, unseen] = await d.batch([
+    d.select({ n: count() }).from(followRequests).where(eq(followRequests.targetAccountId, accountId)),
+    d.select({ n: count() }).from(participations).where(and(eq(participations.accountId, accountId), eq(participations.unread, true))),
+    d.select({ n: count() }).from(notifications).where(and(eq(notifications.accountId, accountId), eq(notifications.isSeen, false))),
+  ]);
+  return { followRequestsCount: requests[0]?.n ?? 0, unreadConversationCount: unread[0]?.n ?? 0, unreadNotificationsCount: unseen[0]?.n ?? 0 };
 }

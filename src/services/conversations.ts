@@ -3,11 +3,12 @@
  * is posted (src/services/statuses.ts). `recipients` are whom the user's replies address; only the user
  * changes them. Ids are the participation ids (`pleroma.direct_conversation_id`).
  */
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import { inJson, type DB } from "../db/client";
 import { accounts, conversations, participations, userColumns, users } from "../db/schema";
 import { notFound } from "../http/errors";
-import type { Page } from "../http/pagination";
+import { rawPage, type Page } from "../http/pagination";
+import { notSilenced, visibleTo } from "./visibility";
 import type { AccountWithUser } from "./accounts";
 
 export type ParticipationRow = typeof participations.$inferSelect & { threadId: string };
@@ -80,4 +81,12 @@ export async function accountsById(d: DB, ids: string[]): Promise<Map<string, Ac
   if (ids.length === 0) return new Map();
   const rows = await d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(inJson(accounts.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.account.id, r]));
+}
+
+/** The page query of a conversation's statuses the viewer may see, newest first, for `hydrate`. */
+export function conversationStatusesPage(threadId: string, viewerId: string, page: Page, withMuted: boolean): SQL {
+  const p = rawPage(sql`s.id`, page);
+  return sql`SELECT s.id FROM statuses s WHERE s.thread_id = ${threadId} AND s.reblog_of_id IS NULL AND ${p.where}
+    AND ${visibleTo(viewerId, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(viewerId, withMuted, sql`s.account_id`)}
+    ORDER BY ${p.order} LIMIT ${p.limit}`;
 }

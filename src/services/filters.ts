@@ -1,7 +1,7 @@
 /** Keyword filters (Mastodon v1). Expired filters are left out on read; the cron deletes them. */
 import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { iso, now, statement } from "../db/client";
+import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { filters, type FilterContext } from "../db/schema";
 import { notFound, unprocessable } from "../http/errors";
@@ -9,15 +9,6 @@ import { FILTER_CONTEXTS } from "../schemas/social";
 
 export type FilterRow = typeof filters.$inferSelect;
 export { FILTER_CONTEXTS };
-
-export const renderFilter = (f: FilterRow) => ({
-  id: f.id,
-  phrase: f.phrase,
-  context: f.context,
-  whole_word: f.wholeWord,
-  irreversible: f.irreversible,
-  expires_at: f.expiresAt === null ? null : iso(f.expiresAt),
-});
 
 const live = (t: number) => or(isNull(filters.expiresAt), gt(filters.expiresAt, t));
 

@@ -160,6 +160,9 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
 }
 
 export async function rejectRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
+  // Only a pending request can be refused (404 otherwise), as `authorizeRequest`.
+  const pending = await d.select({ id: followRequests.id }).from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
+  if (!pending) throw notFound();
   const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
     d.delete(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).returning({ id: followRequests.id }),
   ], [unnotify(d, { type: "follow_request", to: me.id, from: requesterId })]);

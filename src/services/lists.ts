@@ -8,8 +8,6 @@ import { notFound, unprocessable } from "../http/errors";
 
 export type ListRow = typeof lists.$inferSelect;
 
-export const renderList = (l: ListRow) => ({ id: l.id, title: l.title });
-
 export function ownLists(d: DB, ownerId: string) {
   return d.select().from(lists).where(eq(lists.accountId, ownerId)).orderBy(asc(lists.id));
 }

@@ -7,13 +7,16 @@
  * - with `block_from_strangers`, never from an account the recipient does not follow.
  * Undoing the action (unfavourite, unreblog, unfollow, removing a reaction, deleting the status) removes it.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { statement } from "../db/client";
+import { inJson, now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { notifications } from "../db/schema";
+import { markers, notifications, users } from "../db/schema";
+import { badRequest, notFound } from "../http/errors";
+import { inOrder, pageQuery, type Page } from "../http/pagination";
+import { NotificationSettingsSchema } from "../schemas/account";
 import { NOTIFICATION_TYPES } from "../schemas/social";
-import { visibleTo } from "./visibility";
+import { silenced, visibleTo } from "./visibility";
 
 export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -51,9 +54,8 @@ export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
 
 /** The suppression rules, as a condition on recipient, sender, status and time. */
 function allowed(to: SQL, from: SQL, statusId: SQL, t: SQL, settings: SQL): SQL {
-  return sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = ${to} AND b.target_account_id = ${from}) OR (b.account_id = ${from} AND b.target_account_id = ${to}))
-    AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = ${to} AND m.target_account_id = ${from} AND m.hide_notifications = 1 AND (m.expires_at IS NULL OR m.expires_at > ${t}))
-    AND NOT EXISTS (SELECT 1 FROM domain_blocks db JOIN accounts fa ON fa.domain = db.domain WHERE db.account_id = ${to} AND fa.id = ${from})
+  // Blocks either way, mutes that hide notifications, blocked domains.
+  return sql`NOT ${silenced(to, from, { blocks: "either", mutes: "notifications", domains: true, now: t })}
     AND (${statusId} IS NULL OR NOT EXISTS (SELECT 1 FROM thread_mutes tm JOIN statuses st ON st.thread_id = tm.thread_id
       WHERE tm.account_id = ${to} AND st.id = ${statusId} AND (tm.expires_at IS NULL OR tm.expires_at > ${t})))
     AND (coalesce(json_extract(${settings}, '$.block_from_strangers'), 0) = 0
@@ -62,8 +64,7 @@ function allowed(to: SQL, from: SQL, statusId: SQL, t: SQL, settings: SQL): SQL 
 
 /** Whether a notification's recipient mutes its sender now (an expired mute does not count). */
 export const senderMuted = (t: number) =>
-  sql<number>`EXISTS (SELECT 1 FROM mutes im WHERE im.account_id = ${notifications.accountId} AND im.target_account_id = ${notifications.fromAccountId}
-    AND (im.expires_at IS NULL OR im.expires_at > ${t}))`;
+  sql<number>`${silenced(sql`${notifications.accountId}`, notifications.fromAccountId, { blocks: "none", mutes: "any", domains: false, now: sql`${t}` })}`;
 
 /** The statement that removes what an undone action caused. */
 export function unnotify(d: DB, n: Omit<NotificationInput, "targetAccountId" | "to"> & { to: string }): D1PreparedStatement {
@@ -132,4 +133,129 @@ export async function closeEndedPolls(d: DB, t: number, max = 50): Promise<numbe
   }
   await d.$client.batch(stmts);
   return results.length;
+}
+
+// ---- reading ----
+
+/** A notification row, with whether its recipient mutes its sender. */
+export type NotificationRow = typeof notifications.$inferSelect & { isMuted: number };
+
+export interface NotificationQuery {
+  /** `include_types[]` and Mastodon 3.5's `types[]`: when given, only these (opt-in types only when named). */
+  include?: NotificationType[];
+  exclude?: NotificationType[];
+  accountId?: string;
+  excludeVisibilities?: string[];
+  withMuted?: boolean;
+}
+
+/** The types a listing shows: those asked for, else all but the opt-in ones; minus the excluded. */
+export function shownTypes(q: NotificationQuery): NotificationType[] {
+  const base = q.include?.length ? q.include : NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t));
+  return base.filter((t) => !q.exclude?.includes(t));
+}
+
+/**
+ * The user's notifications that still make sense: from accounts not blocked either way since, about statuses
+ * the user may still see; from muted accounts only `withMuted`. (Domain blocks are checked when notifying.)
+ */
+function shownTo(me: string, withMuted: boolean): SQL {
+  const t = Date.now();
+  return sql`NOT ${silenced(me, notifications.fromAccountId, { blocks: "either", mutes: withMuted ? "none" : "any", domains: false, now: sql`${t}` })}
+    AND (${notifications.statusId} IS NULL OR EXISTS (SELECT 1 FROM statuses WHERE statuses.id = ${notifications.statusId} AND ${visibleTo(me)}))`;
+}
+
+const selectRows = (d: DB) => d.select({ n: notifications, isMuted: senderMuted(Date.now()) }).from(notifications);
+const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[]): NotificationRow[] => rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
+
+/** A page of the user's notifications, newest first, with every filter in the one query. */
+export async function listNotifications(d: DB, me: string, q: NotificationQuery, page: Page): Promise<NotificationRow[]> {
+  const pq = pageQuery(notifications.id, page);
+  const conds: (SQL | undefined)[] = [
+    eq(notifications.accountId, me),
+    pq.where,
+    sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
+    q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
+    q.excludeVisibilities?.length
+      ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
+      : undefined,
+    shownTo(me, q.withMuted ?? false),
+  ];
+  return inOrder(flat(await selectRows(d).where(and(...conds)).orderBy(pq.orderBy).limit(pq.limit)), pq);
+}
+
+/** One of the user's own notifications (404 for anyone else's). */
+export async function ownNotification(d: DB, me: string, id: string): Promise<NotificationRow> {
+  const row = await selectRows(d).where(and(eq(notifications.id, id), eq(notifications.accountId, me))).get();
+  if (!row) throw notFound();
+  return flat([row])[0];
+}
+
+/** Notifications by id (any recipient): for publishing, which renders each for its recipient. */
+export async function notificationsByIds(d: DB, ids: string[]): Promise<NotificationRow[]> {
+  if (ids.length === 0) return [];
+  return flat(await selectRows(d).where(sql`${notifications.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`));
+}
+
+export async function dismissNotification(d: DB, me: string, id: string): Promise<void> {
+  const gone = await d.delete(notifications).where(and(eq(notifications.id, id), eq(notifications.accountId, me))).returning({ id: notifications.id });
+  if (gone.length === 0) throw notFound();
+}
+
+/** Deletes the user's notifications: all of them, or those among `ids`. */
+export async function clearNotifications(d: DB, me: string, ids?: string[]): Promise<void> {
+  await d.delete(notifications).where(and(eq(notifications.accountId, me), ids ? inJson(notifications.id, ids) : undefined));
+}
+
+/** Marks one notification read and answers it as it now is. */
+export async function markOneRead(d: DB, me: string, id: string): Promise<NotificationRow> {
+  const row = await ownNotification(d, me, id);
+  await d.update(notifications).set({ isSeen: true }).where(eq(notifications.id, row.id));
+  return { ...row, isSeen: true };
+}
+
+/** Marks every unread notification up to `maxId` read; answers the newest `max` of those it marked. */
+export async function markReadUpTo(d: DB, me: string, maxId: string, max = 80): Promise<NotificationRow[]> {
+  const marked = await d
+    .update(notifications)
+    .set({ isSeen: true })
+    .where(and(eq(notifications.accountId, me), lte(notifications.id, maxId), eq(notifications.isSeen, false)))
+    .returning({ id: notifications.id });
+  const ids = marked.map((m) => m.id).sort().reverse().slice(0, max);
+  return ids.length ? flat(await selectRows(d).where(inJson(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
+}
+
+// ---- markers and settings ----
+
+export type MarkerTimeline = "home" | "notifications";
+export type MarkerRow = typeof markers.$inferSelect;
+
+/** The user's markers of the given timelines, and their unread notification count (one batch). */
+export async function markersOf(d: DB, me: string, timelines: string[]): Promise<{ rows: MarkerRow[]; unread: number }> {
+  const [rows, unread] = await d.batch([
+    d.select().from(markers).where(and(eq(markers.accountId, me), inJson(markers.timeline, timelines))),
+    d.select({ n: sql<number>`count(*)` }).from(notifications).where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false))),
+  ]);
+  return { rows, unread: unread[0]?.n ?? 0 };
+}
+
+/** Saves reading positions: each given timeline's marker is created or moved (its version counts the moves). */
+export async function saveMarkers(d: DB, me: string, positions: Partial<Record<MarkerTimeline, string>>): Promise<MarkerTimeline[]> {
+  const t = now();
+  const given = (["home", "notifications"] as const).filter((k) => positions[k] !== undefined);
+  if (given.length === 0) throw badRequest("Give home[last_read_id] or notifications[last_read_id]");
+  for (const timeline of given) {
+    const lastReadId = positions[timeline]!;
+    await d
+      .insert(markers)
+      .values({ accountId: me, timeline, lastReadId, version: 1, updatedAt: t })
+      .onConflictDoUpdate({ target: [markers.accountId, markers.timeline], set: { lastReadId, version: sql`${markers.version} + 1`, updatedAt: t } });
+  }
+  return [...given];
+}
+
+/** Changes the given notification settings, keeping the others. */
+export async function updateNotificationSettings(d: DB, me: string, current: unknown, changes: { block_from_strangers?: boolean; hide_notification_contents?: boolean }): Promise<void> {
+  const next = { ...NotificationSettingsSchema.parse(current), ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
+  await d.update(users).set({ notificationSettings: next }).where(eq(users.accountId, me));
 }

@@ -12,7 +12,7 @@ import { db, now, type DB, inJson } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, notifications, pushSubscriptions, statuses, users } from "../db/schema";
 import { htmlToText } from "../content/format";
-import { unprocessable } from "../http/errors";
+import { notFound, unprocessable } from "../http/errors";
 import { fromBase64 } from "../lib/crypto";
 import { dispatch } from "./events";
 import { vapidKeys } from "./instance-keys";
@@ -71,8 +71,28 @@ export async function subscribe(d: DB, tokenId: string, accountId: string, input
   return row;
 }
 
-export async function renderSubscription(env: Env, s: SubscriptionRow) {
-  return { id: s.id, endpoint: s.endpoint, alerts: alertsFrom(s.alerts), server_key: (await vapidKeys(env)).publicKey };
+/** The token's subscription (404 without one). */
+export async function tokenSubscription(d: DB, tokenId: string): Promise<SubscriptionRow> {
+  const row = await d.select().from(pushSubscriptions).where(eq(pushSubscriptions.tokenId, tokenId)).get();
+  if (!row) throw notFound();
+  return row;
+}
+
+/** Changes which alerts the token's subscription receives; the others stay. */
+export async function setAlerts(d: DB, tokenId: string, given: Partial<Record<string, boolean>> | undefined): Promise<SubscriptionRow> {
+  const row = await tokenSubscription(d, tokenId);
+  const alerts = alertsFrom(given, row.alerts);
+  await d.update(pushSubscriptions).set({ alerts }).where(eq(pushSubscriptions.id, row.id));
+  return { ...row, alerts };
+}
+
+export async function unsubscribe(d: DB, tokenId: string): Promise<void> {
+  await d.delete(pushSubscriptions).where(eq(pushSubscriptions.tokenId, tokenId));
+}
+
+/** The VAPID public key subscriptions are made against (`server_key`). */
+export async function serverKey(env: Env): Promise<string> {
+  return (await vapidKeys(env)).publicKey;
 }
 
 function title(type: string, name: string, emoji: string | null): string {

@@ -5,14 +5,12 @@
  */
 import { and, asc, count, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { iso, now, statement, inJson } from "../db/client";
+import { now, statement, inJson } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, mediaAttachments, scheduledStatuses, userColumns, users } from "../db/schema";
 import type { Config } from "../env";
 import { ApiError, notFound, unprocessable } from "../http/errors";
 import { inOrder, pageQuery, type Page } from "../http/pagination";
-import type { RenderContext } from "../render/account";
-import { renderMedia } from "../render/status";
 import type { MediaRow } from "./hydrate";
 import { findIdempotent, preparePost, validatePost, writePost, type PostContext, type PostInput } from "./statuses";
 
@@ -24,7 +22,7 @@ const DAY = 86_400_000;
 export type ScheduledRow = typeof scheduledStatuses.$inferSelect;
 
 /** What is stored: the post's parameters, and where it was posted from (for links in its content). */
-interface StoredParams extends PostInput {
+export interface StoredParams extends PostInput {
   base: string;
   host: string;
   idempotency: string | null;
@@ -140,29 +138,6 @@ export async function unschedule(d: DB, accountId: string, id: string) {
   ]);
 }
 
-export function renderScheduled(ctx: RenderContext, row: ScheduledRow, media: MediaRow[]) {
-  const p = row.params as unknown as StoredParams;
-  return {
-    id: row.id,
-    scheduled_at: iso(row.scheduledAt),
-    params: {
-      text: p.status ?? null,
-      media_ids: p.media_ids ?? null,
-      sensitive: p.sensitive ?? null,
-      spoiler_text: p.spoiler_text ?? null,
-      visibility: p.visibility ?? "public",
-      scheduled_at: null,
-      poll: p.poll ?? null,
-      idempotency: p.idempotency ?? null,
-      in_reply_to_id: p.in_reply_to_id ?? null,
-      application_id: row.appId,
-      expires_in: p.expires_in ?? null,
-      content_type: p.content_type ?? null,
-      language: p.language ?? null,
-    },
-    media_attachments: media.map((m) => renderMedia(ctx, m)),
-  };
-}
 
 /** Runs that may fail to post a scheduled status for a transient reason before it is given up. */
 export const MAX_ATTEMPTS = 10;

@@ -6,7 +6,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, statusTags, userColumns, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
-import { notSilenced, visibleTo } from "./visibility";
+import { notSilenced, silenced, visibleTo } from "./visibility";
 
 /** The end of a prefix range: every string starting with `prefix` is below it. */
 const upper = (prefix: string) => prefix + "\uffff";
@@ -34,7 +34,8 @@ export async function searchAccounts(d: DB, s: AccountSearch): Promise<AccountWi
       and(
         eq(accounts.deactivated, false),
         sql`(${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} OR instr(lower(${accounts.displayName}), ${q}) > 0)`,
-        me ? sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = ${me} AND b.target_account_id = ${accounts.id}) OR (b.account_id = ${accounts.id} AND b.target_account_id = ${me}))` : undefined,
+        // Accounts blocked either way are not found; muted ones are.
+        s.viewerId ? sql`NOT ${silenced(s.viewerId, accounts.id, { blocks: "either", mutes: "none", domains: false })}` : undefined,
         me && s.following ? sql`EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me} AND f.target_account_id = ${accounts.id})` : undefined,
       ),
     )

@@ -30,7 +30,7 @@ import type { Config } from "../env";
 import { notFound, unprocessable } from "../http/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
-import { visibleTo } from "./visibility";
+import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 
 export const IDEMPOTENCY_HOURS = 6;
@@ -479,3 +479,20 @@ export async function visibleStatus(d: DB, id: string, viewerId: string | null):
   return row;
 }
 
+
+/** Of the given ids, those the viewer may see, without authors they block or on domains they block (muted authors stay: asked for by id). */
+export async function visibleAmong(d: DB, ids: string[], viewerId: string | null): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await d
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, visibleTo(viewerId), notSilenced(viewerId, true)));
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The status of a poll, when the viewer may see it (404 otherwise, as for the status itself). */
+export async function visiblePollStatus(d: DB, pollId: string, viewerId: string | null): Promise<StatusRow> {
+  const poll = await d.select({ statusId: polls.statusId }).from(polls).where(eq(polls.id, pollId)).get();
+  if (!poll) throw notFound();
+  return visibleStatus(d, poll.statusId, viewerId);
+}

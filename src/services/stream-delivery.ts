@@ -14,15 +14,14 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
 import { config } from "../env";
-import { db, statement, type DB } from "../db/client";
+import { db, statement } from "../db/client";
 import { streamObject, type Frame } from "../objects/streams";
 import { renderConversations } from "../render/conversation";
-import { renderNotifications, type NotificationRow } from "../render/notification";
+import { renderNotifications } from "../render/notification";
 import { renderStatuses } from "../render/status";
 import type { RenderContext } from "../render/account";
-import { notifications } from "../db/schema";
 import { group } from "../lib/group";
-import { senderMuted } from "./notifications";
+import { notificationsByIds } from "./notifications";
 import { participationsByIds } from "./conversations";
 import type { StreamEvent } from "./events";
 import { hydrateEach } from "./hydrate";
@@ -133,7 +132,7 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   const [hydrated, participations, notificationRows] = await Promise.all([
     updateRows.length ? hydrateEach(d, updates, updateRows.map((r) => r.accountId)) : new Map(),
     participationsByIds(d, conversationRows.map((r) => r.ref)),
-    loadNotifications(d, notificationIds),
+    notificationsByIds(d, notificationIds),
   ]);
 
   // Each status rendered once per listening account.
@@ -176,17 +175,4 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
       return call.catch((e: unknown) => console.error("stream delivery", group[0].object, e));
     }),
   );
-}
-
-/** Notifications by id, with whether the recipient mutes the sender (a muted sender's are not streamed). */
-async function loadNotifications(d: DB, ids: string[]): Promise<NotificationRow[]> {
-  if (ids.length === 0) return [];
-  const rows = await d
-    .select({
-      n: notifications,
-      isMuted: senderMuted(Date.now()),
-    })
-    .from(notifications)
-    .where(sql`${notifications.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
-  return rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
 }

@@ -5,12 +5,11 @@
  * status_tags (tag, status), statuses (account, id).
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { Page } from "../http/pagination";
+import { rawPage, type Page } from "../http/pagination";
 import { ME, NOW, notSilenced, visibleTo } from "./visibility";
 
 // Pages run inside the hydration statement, whose `params` CTE binds the viewer (ME) and the time (NOW).
 // `viewerId` only chooses between the signed-in and anonymous forms of a query.
-const num = (n: number) => sql.raw(String(Math.trunc(n)));
 
 export interface TimelineFilters {
   withMuted?: boolean;
@@ -66,18 +65,10 @@ export function notFilteredOut(viewer: SQL, context: "home" | "notifications", n
              ELSE instr(${body}, lower(kf.phrase)) > 0 END)`;
 }
 
-function pageConds(column: SQL, page: Page): { where: SQL; order: SQL } {
-  const parts: SQL[] = [];
-  if (page.max_id) parts.push(sql`${column} < ${page.max_id}`);
-  if (page.min_id) parts.push(sql`${column} > ${page.min_id}`);
-  else if (page.since_id) parts.push(sql`${column} > ${page.since_id}`);
-  return { where: parts.length ? sql.join(parts, sql` AND `) : sql`1`, order: page.min_id ? sql`${column} ASC` : sql`${column} DESC` };
-}
-
 export function homePage(viewerId: string, page: Page, f: TimelineFilters, listId?: string): SQL {
-  const fed = pageConds(sql`h.status_id`, page);
-  const pend = pageConds(sql`s.id`, page);
-  const n = num(page.limit);
+  const fed = rawPage(sql`h.status_id`, page);
+  const pend = rawPage(sql`s.id`, page);
+  const n = fed.limit;
   const shownHere = shown(ME, f, "home");
   // Unfollowing takes effect at once: a status stays only while its author is followed, or it is yours or
   // addressed to you.
@@ -96,7 +87,7 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
         AND (s.reblog_of_id IS NULL OR pf.show_reblogs = 1) AND ${pend.where} AND ${shownHere}
       ORDER BY ${pend.order} LIMIT ${n})
     WHERE pf.account_id = ${ME} ${members(sql`pf.target_account_id`)}`;
-  return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pulled})) ORDER BY id ${sql.raw(page.min_id ? "ASC" : "DESC")} LIMIT ${n}`;
+  return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pulled})) ORDER BY ${rawPage(sql`id`, page).order} LIMIT ${n}`;
 }
 
 /**
@@ -104,9 +95,9 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
  * addressed to them (`status_recipients_account`), each walked newest first, merged.
  */
 export function directPage(page: Page, f: TimelineFilters): SQL {
-  const own = pageConds(sql`s.id`, page);
-  const addressed = pageConds(sql`r.status_id`, page);
-  const n = num(page.limit);
+  const own = rawPage(sql`s.id`, page);
+  const addressed = rawPage(sql`r.status_id`, page);
+  const n = own.limit;
   const shownHere = shown(ME, f, "thread");
   const mine = sql`SELECT s.id AS id FROM statuses s
     WHERE s.account_id = ${ME} AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND ${own.where} AND ${shownHere}
@@ -114,27 +105,27 @@ export function directPage(page: Page, f: TimelineFilters): SQL {
   const toMe = sql`SELECT r.status_id AS id FROM status_recipients r JOIN statuses s ON s.id = r.status_id
     WHERE r.account_id = ${ME} AND ${addressed.where} AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND ${shownHere}
     ORDER BY ${addressed.order} LIMIT ${n}`;
-  return sql`SELECT id FROM (SELECT * FROM (${mine}) UNION SELECT * FROM (${toMe})) ORDER BY id ${sql.raw(page.min_id ? "ASC" : "DESC")} LIMIT ${n}`;
+  return sql`SELECT id FROM (SELECT * FROM (${mine}) UNION SELECT * FROM (${toMe})) ORDER BY ${rawPage(sql`id`, page).order} LIMIT ${n}`;
 }
 
 /** Public statuses, and local-only ones for signed-in viewers; never unlisted; no reblogs. */
 export function publicPage(viewerId: string | null, page: Page, f: TimelineFilters): SQL {
-  const p = pageConds(sql`s.id`, page);
+  const p = rawPage(sql`s.id`, page);
   const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
   const localIndex = f.local ? sql`AND s.local = 1` : f.remote ? sql`AND s.local = 0` : sql``;
   // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order.
   const index = sql.raw(f.local || f.remote ? "statuses_public_local_tl" : "statuses_public_tl");
   return sql`SELECT s.id FROM statuses s INDEXED BY ${index}
     WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shown(viewerId ? ME : null, f, "public")}
-    ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
+    ORDER BY ${p.order} LIMIT ${p.limit}`;
 }
 
 export function tagPage(viewerId: string | null, tag: string, page: Page, f: TimelineFilters): SQL {
-  const p = pageConds(sql`st.status_id`, page);
+  const p = rawPage(sql`st.status_id`, page);
   const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
   return sql`SELECT st.status_id FROM status_tags st JOIN statuses s ON s.id = st.status_id
     WHERE st.tag = ${tag.toLowerCase()} AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} AND ${p.where} AND ${shown(viewerId ? ME : null, f, "public")}
-    ORDER BY ${p.order} LIMIT ${num(page.limit)}`;
+    ORDER BY ${p.order} LIMIT ${p.limit}`;
 }
 
 export interface AccountStatusFilters extends TimelineFilters {
@@ -145,7 +136,7 @@ export interface AccountStatusFilters extends TimelineFilters {
 }
 
 export function accountPage(viewerId: string | null, accountId: string, page: Page, f: AccountStatusFilters): SQL {
-  const p = pageConds(sql`s.id`, page);
+  const p = rawPage(sql`s.id`, page);
   const extra: SQL[] = [];
   // Replies to others are left out; a thread of one's own stays.
   if (f.excludeReplies) extra.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)`);
@@ -156,5 +147,5 @@ export function accountPage(viewerId: string | null, accountId: string, page: Pa
   // Visiting a profile shows it even when muted; blocks still hold.
   return sql`SELECT s.id FROM statuses s
     WHERE s.account_id = ${accountId} AND ${p.where} ${more} AND ${shown(viewerId ? ME : null, { ...f, withMuted: true }, "account")}
-    ORDER BY ${f.pinned ? sql`s.pinned_at DESC` : p.order} LIMIT ${num(page.limit)}`;
+    ORDER BY ${f.pinned ? sql`s.pinned_at DESC` : p.order} LIMIT ${p.limit}`;
 }

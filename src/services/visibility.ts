@@ -46,13 +46,44 @@ export function visibleTo(viewerId: ViewerRef | null, s: { id: SQL | typeof stat
 }
 
 /**
+ * What silences an account for a viewer, the one fragment every list that leaves silenced accounts out uses
+ * (timelines, context, search, reactions, streams, the directory, notifications). Each caller keeps its rule:
+ * - `blocks`: `"viewer"` (the viewer blocks the account) or `"either"` (either blocks the other; notifications,
+ *   account search), or `"none"`;
+ * - `mutes`: `"any"` live mute, `"notifications"` only a live mute that also hides notifications, or `"none"`;
+ *   an expired mute never counts;
+ * - `domains`: the account's domain is blocked by the viewer.
+ * The condition is true when the account is silenced.
+ */
+export interface SilenceRules {
+  blocks: "viewer" | "either" | "none";
+  mutes: "any" | "notifications" | "none";
+  domains: boolean;
+  /** How the statement refers to the time (defaults: `NOW` for a `ME` viewer, else the time bound now). */
+  now?: SQL;
+}
+
+export function silenced(viewer: ViewerRef, accountId: SQL | SQLiteColumn, rules: SilenceRules): SQL {
+  const me = v(viewer);
+  const t = rules.now ?? nowOf(viewer);
+  const parts: SQL[] = [];
+  if (rules.blocks === "viewer") parts.push(sql`EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${me} AND sb.target_account_id = ${accountId})`);
+  if (rules.blocks === "either") {
+    parts.push(sql`EXISTS (SELECT 1 FROM blocks sb WHERE (sb.account_id = ${me} AND sb.target_account_id = ${accountId}) OR (sb.account_id = ${accountId} AND sb.target_account_id = ${me}))`);
+  }
+  if (rules.mutes !== "none") {
+    const only = rules.mutes === "notifications" ? sql`AND sm.hide_notifications = 1 ` : sql``;
+    parts.push(sql`EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} ${only}AND (sm.expires_at IS NULL OR sm.expires_at > ${t}))`);
+  }
+  if (rules.domains) parts.push(sql`EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId})`);
+  return parts.length ? sql`(${sql.join(parts, sql` OR `)})` : sql`0`;
+}
+
+/**
  * For lists of statuses (context, timelines, multi-get shown to a user): also leave out authors the viewer blocks
  * or mutes (mutes unless `withMuted`), and authors on domains the viewer blocks.
  */
 export function notSilenced(viewerId: ViewerRef | null, withMuted = false, accountId: SQL | SQLiteColumn = statuses.accountId): SQL {
   if (viewerId === null) return sql`1`;
-  const me = v(viewerId);
-  return sql`(NOT EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${me} AND sb.target_account_id = ${accountId})
-    ${withMuted ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} AND (sm.expires_at IS NULL OR sm.expires_at > ${nowOf(viewerId)}))`}
-    AND NOT EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId}))`;
+  return sql`NOT ${silenced(viewerId, accountId, { blocks: "viewer", mutes: withMuted ? "none" : "any", domains: true })}`;
 }

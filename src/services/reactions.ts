@@ -1,0 +1,58 @@
+/**
+ * Reading emoji reactions: per emoji, its exact count, whether the viewer reacted, and the first
+ * REACTION_ACCOUNTS_MAX accounts behind it (deactivated and silenced reactors left out). Reacting is in
+ * `status-actions.ts`.
+ */
+import { and, eq, lte, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { accounts, emojiReactions, userColumns, users } from "../db/schema";
+import type { AccountWithUser } from "./accounts";
+import { reactionName } from "./status-actions";
+import { notSilenced } from "./visibility";
+
+/** Accounts listed per emoji in a reaction list (the count stays exact). */
+export const REACTION_ACCOUNTS_MAX = 80;
+
+export interface ReactionGroup {
+  name: string;
+  count: number;
+  me: boolean;
+  accounts: AccountWithUser[];
+}
+
+/**
+ * The reactions to a status the caller already checked the viewer may see, of one emoji when `emoji` is given,
+ * in the order of their first reaction. One statement: window functions rank and count each emoji's rows, so a
+ * popular status costs a bounded answer.
+ */
+export async function listReactions(d: DB, statusId: string, viewerId: string | null, opts: { emoji?: string; withMuted?: boolean }): Promise<ReactionGroup[]> {
+  const name = opts.emoji === undefined ? undefined : await reactionName(d, opts.emoji);
+  const per = sql`PARTITION BY ${emojiReactions.emoji}`;
+  const ranked = d
+    .select({
+      id: emojiReactions.id,
+      emoji: emojiReactions.emoji,
+      accountId: emojiReactions.accountId,
+      rank: sql<number>`row_number() OVER (${per} ORDER BY ${emojiReactions.id})`.as("rank"),
+      total: sql<number>`count(*) OVER (${per})`.as("total"),
+      mine: sql<number>`coalesce(max(${emojiReactions.accountId} = ${viewerId}) OVER (${per}), 0)`.as("mine"),
+    })
+    .from(emojiReactions)
+    .innerJoin(accounts, eq(accounts.id, emojiReactions.accountId))
+    .where(and(eq(emojiReactions.statusId, statusId), name ? eq(emojiReactions.emoji, name) : undefined, eq(accounts.deactivated, false), notSilenced(viewerId, opts.withMuted ?? false, emojiReactions.accountId)))
+    .as("ranked");
+  const rows = await d
+    .select({ emoji: ranked.emoji, total: ranked.total, mine: ranked.mine, account: accounts, user: userColumns })
+    .from(ranked)
+    .innerJoin(accounts, eq(accounts.id, ranked.accountId))
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .where(lte(ranked.rank, REACTION_ACCOUNTS_MAX))
+    .orderBy(ranked.id);
+  const groups = new Map<string, ReactionGroup>();
+  for (const r of rows) {
+    const g = groups.get(r.emoji) ?? { name: r.emoji, count: Number(r.total), me: Boolean(r.mine), accounts: [] };
+    g.accounts.push({ account: r.account, user: r.user });
+    groups.set(r.emoji, g);
+  }
+  return [...groups.values()];
+}
