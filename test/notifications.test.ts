@@ -189,6 +189,8 @@ describe("what real clients send and need (issue 11)", () => {
     expect(await kinds(me, PLEROMA_FE.slice("/api/v1/notifications".length))).toEqual([["mention", a.id], ["favourite", a.id]]);
     // Mastodon 3.5's `types[]` and unknown values in every list filter: dropped, the rest applies.
     expect(await kinds(me, "?types[]=favourite&types[]=admin.report")).toEqual([["favourite", a.id]]);
+    // Only types this server does not know: "only these" still holds, so none (as Mastodon answers).
+    expect(await kinds(me, "?types[]=admin.sign_up&include_types[]=severed_relationships")).toEqual([]);
     expect(await kinds(me, "?exclude_types[]=severed_relationships&exclude_types[]=favourite")).toEqual([["mention", a.id]]);
     expect(await kinds(me, "?exclude_visibilities[]=public&exclude_visibilities[]=everyone")).toEqual([["mention", a.id]]);
     const markers = await json("/api/v1/markers?timeline[]=notifications&timeline[]=compose", { token: me.token });

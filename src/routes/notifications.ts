@@ -39,7 +39,8 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const me = auth.account.id;
       const query = {
-        include: [...(p.include_types ?? []), ...(p.types ?? [])],
+        // Given, even if every value was unknown here (and so dropped), it still means "only these": then none.
+        include: p.include_types || p.types ? [...(p.include_types ?? []), ...(p.types ?? [])] : undefined,
         exclude: p.exclude_types,
         accountId: p.account_id,
         excludeVisibilities: p.exclude_visibilities,

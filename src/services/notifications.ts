@@ -151,7 +151,7 @@ export interface NotificationQuery {
 
 /** The types a listing shows: those asked for, else all but the opt-in ones; minus the excluded. */
 export function shownTypes(q: NotificationQuery): NotificationType[] {
-  const base = q.include?.length ? q.include : NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t));
+  const base = q.include ?? NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t));
   return base.filter((t) => !q.exclude?.includes(t));
 }
 
