@@ -525,6 +525,32 @@ describe("streaming: client messages", () => {
   });
 });
 
+describe("streaming: a socket that changes tokens", () => {
+  it("keeps only the subscriptions the new token's scopes allow", async () => {
+    const a = await registerUser();
+    const b = await registerUser();
+    const narrow = await json("/oauth/token", {
+      body: { grant_type: "password", client_id: a.app.client_id, client_secret: a.app.client_secret, username: a.username, password: a.password, scope: "read:statuses" },
+    });
+    // Signed in with the full token, subscribed to notifications; then the same account signs in with a token
+    // that may read statuses only.
+    const socket = await openSocket(`stream=user:notification&access_token=${a.token}`);
+    socket.send({ type: "subscribe", stream: "user" });
+    expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
+    socket.send({ type: "pleroma:authenticate", token: narrow.access_token });
+    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "success" });
+    expect((await presenceOf(a.id)).map((r: any) => r.stream)).toEqual(["user"]);
+    await json(`/api/v1/accounts/${a.id}/follow`, { method: "POST", token: b.token });
+    const s = await post(b, { status: `@${a.username} still there?` });
+    // Statuses still come on `user`; the mention's notification does not come on `user:notification`.
+    const update = await socket.next((f) => f.event === "update" && JSON.parse(f.payload!).id === s.id);
+    expect(update.stream).toEqual(["user"]);
+    await socket.fence();
+    expect(socket.frames.filter((f) => f.stream?.[0] === "user:notification")).toEqual([]);
+    await socket.close();
+  });
+});
+
 /** The next `pleroma:respond` frame, checked whole: payload parsed, `stream` empty. */
 async function responded(socket: Socket) {
   const frame = await socket.next((f) => f.event === "pleroma:respond");

@@ -19,6 +19,7 @@ import {
   presenceStatements,
   resolveStream,
   sameSubscription,
+  scopesAllow,
   streamField,
   type Listener,
   type PresenceRow,
@@ -192,6 +193,8 @@ class StreamObject extends DurableObject<Env> {
       // socket takes the new token.
       if (c.accountId && c.accountId !== found.account.id) return ws.send(respond(type, "error", "already_authenticated"));
       Object.assign(c, { accountId: found.account.id, tokenId: found.token.id, scopes: found.token.scopes.split(" ") } satisfies Listener);
+      // Subscriptions made under the earlier credential keep only what the new token's scopes allow.
+      c.subscriptions = c.subscriptions.filter((sub) => scopesAllow(c, sub));
       ws.serializeAttachment(c);
       await this.syncPresence(c.object);
       return ws.send(respond(type, "success"));

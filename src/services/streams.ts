@@ -94,6 +94,12 @@ export async function resolveStream(
 
 export const isRefusal = (r: Subscription | StreamRefusal): r is StreamRefusal => "error" in r;
 
+/** Whether a listener's scopes still allow a subscription it holds (after its socket changed tokens). */
+export function scopesAllow(who: Listener, s: Subscription): boolean {
+  const scopes = SCOPES_OF[s.stream];
+  return !scopes || (Boolean(who.accountId) && hasAnyScope(who.scopes, scopes));
+}
+
 /** A connection's subscriptions as the presence table holds them. */
 export interface PresenceRow extends Subscription {
   accountId: string;
