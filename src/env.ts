@@ -6,6 +6,8 @@ export interface Env {
   USER_STREAMS: DurableObjectNamespace<import("./objects/streams").UserStream>;
   /** Streaming: one object per public or hashtag stream holding its anonymous connections. */
   TOPIC_STREAMS: DurableObjectNamespace<import("./objects/streams").TopicStream>;
+  /** Fedify's message queue: messages in the object's storage, drained by its alarm (src/objects/federation-queue.ts). */
+  FEDERATION_QUEUE: DurableObjectNamespace<import("./objects/federation-queue").FederationQueue>;
   /** Cloudflare Email Routing binding; present only when configured. */
   EMAIL?: SendEmail;
 

@@ -4,8 +4,10 @@ import { runScheduled } from "./cron";
 import type { Env } from "./env";
 import { eventSinks } from "./services/events";
 import { deliverToStreams } from "./services/stream-delivery";
+import { handleFederated } from "./federation";
 
 export { UserStream, TopicStream } from "./objects/streams";
+export { FederationQueue } from "./objects/federation-queue";
 
 // Published events go to the streaming objects.
 eventSinks.push(deliverToStreams);
@@ -13,7 +15,8 @@ eventSinks.push(deliverToStreams);
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
+  // Fedify answers federation requests (WebFinger, actors, inboxes); everything else goes to the hono app.
+  fetch: (req: Request, env: Env, ctx: ExecutionContext) => handleFederated(req, env, ctx, app.fetch),
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
     ctx.waitUntil(runScheduled(env, controller.scheduledTime, ctx));
   },

@@ -17,6 +17,7 @@ import { deliverPending } from "../services/push";
 import { deleteStatuses } from "../services/statuses";
 import { collectCodes, collectIdempotencyKeys, collectOutbox, collectPresence, collectUnattachedMedia } from "../services/collect";
 import { statuses } from "../db/schema";
+import { collectFedifyKv } from "../federation/kv";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
 
@@ -42,6 +43,7 @@ const CLEANUP: Record<string, Job> = {
   collect_codes: (_env, d, t) => collectCodes(d, t),
   collect_outbox: (_env, d, t) => collectOutbox(d, t),
   collect_presence: (env, _d, t) => collectPresence(env, t),
+  collect_fedify_kv: (_env, d, t) => collectFedifyKv(d, t),
 };
 
 /** Jobs run one after another, in this order (poll endings made by `polls` are pushed by `push`). */

@@ -146,6 +146,8 @@ export const credentials = sqliteTable("credentials", {
     .references(() => accounts.id, { onDelete: "cascade" }),
   passwordHash: text("password_hash").notNull(),
   privateKey: text("private_key"),
+  /** Ed25519 private JWK for Object Integrity Proofs (it includes the public point `x`). */
+  proofKey: text("proof_key"),
 });
 
 export const apps = sqliteTable(
@@ -324,6 +326,17 @@ export const instanceKeys = sqliteTable("instance_keys", {
   value: text("value").notNull(),
   createdAt: time("created_at").notNull(),
 });
+
+/** Fedify's key-value store (src/federation/kv.ts): key = JSON array of its parts, value = JSON, expiry in ms. */
+export const fedifyKv = sqliteTable(
+  "fedify_kv",
+  {
+    key: text("key").primaryKey(),
+    value: text("value").notNull(),
+    expiresAt: time("expires_at"),
+  },
+  (t) => [index("fedify_kv_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`)],
+);
 
 /** Captcha tokens already answered, kept until they would have expired anyway. */
 export const usedCaptchas = sqliteTable("used_captchas", {

@@ -18,3 +18,9 @@ export async function generateActorKeyPair(): Promise<{ publicKey: string; priva
   const pkcs8 = (await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer;
   return { publicKey: pem("PUBLIC KEY", spki), privateKey: pem("PRIVATE KEY", pkcs8) };
 }
+
+/** An Ed25519 key for Object Integrity Proofs, as a private JWK (it carries `x`, the public key). */
+export async function generateProofKey(): Promise<JsonWebKey> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  return (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
+}

@@ -8,7 +8,7 @@ import { now } from "../db/client";
 import { accounts, credentials, rateLimits } from "../db/schema";
 import type { Limit } from "../env";
 import { DUMMY_PASSWORD_HASH, verifyPassword } from "../lib/crypto";
-import { generateActorKeyPair } from "../lib/keys";
+import { generateActorKeyPair, generateProofKey } from "../lib/keys";
 import { findLocalByLogin } from "./accounts";
 import { countHits, throwIfOver, unhit } from "./rate-limit";
 
@@ -92,3 +92,35 @@ export async function signingKey(d: DB, accountId: string): Promise<SigningKey |
   const row = rows[0];
   return row?.privateKey && row.publicKey ? { privateKey: row.privateKey, publicKey: row.publicKey } : null;
 }
+
+export interface ActorKeys extends SigningKey {
+  /** Ed25519 private JWK (with the public point `x`) for Object Integrity Proofs. */
+  proofKey: JsonWebKey;
+}
+
+/**
+ * Both keys of an actor for federation: the RSA pair of `signingKey` (HTTP Signatures) and an Ed25519 key
+ * (Object Integrity Proofs), read in one query and made on first need like `signingKey` (each written only
+ * while absent, then read back, so racing first calls agree).
+ */
+export async function actorKeys(d: DB, accountId: string): Promise<ActorKeys | null> {
+  const read = () =>
+    d
+      .select({ privateKey: credentials.privateKey, proofKey: credentials.proofKey, publicKey: accounts.publicKey })
+      .from(credentials)
+      .innerJoin(accounts, eq(accounts.id, credentials.accountId))
+      .where(eq(credentials.accountId, accountId));
+  const done = (row: { privateKey: string | null; proofKey: string | null; publicKey: string | null } | undefined) =>
+    row?.privateKey && row.publicKey && row.proofKey ? { privateKey: row.privateKey, publicKey: row.publicKey, proofKey: JSON.parse(row.proofKey) as JsonWebKey } : null;
+  const existing = (await read())[0];
+  if (!existing) return null;
+  const ready = done(existing);
+  if (ready) return ready;
+  if (!existing.privateKey || !existing.publicKey) await signingKey(d, accountId);
+  if (!existing.proofKey) {
+    const made = JSON.stringify(await generateProofKey());
+    await d.update(credentials).set({ proofKey: made }).where(and(eq(credentials.accountId, accountId), isNull(credentials.proofKey)));
+  }
+  return done((await read())[0]);
+}
+

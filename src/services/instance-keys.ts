@@ -4,6 +4,7 @@ import type { Env } from "../env";
 import { db, now } from "../db/client";
 import { instanceKeys } from "../db/schema";
 import { base64url, randomToken } from "../lib/crypto";
+import { generateActorKeyPair, generateProofKey } from "../lib/keys";
 
 /** Reads `name`, creating it with `make()` on first use; concurrent first uses agree on one value. */
 async function getOrCreate(env: Env, name: string, make: () => Promise<string>): Promise<string> {
@@ -59,4 +60,15 @@ async function loadVapid(env: Env): Promise<VapidKeys> {
 /** A random secret for signing short-lived values (captcha answers). */
 export function instanceSecret(env: Env): Promise<string> {
   return getOrCreate(env, "secret", async () => randomToken(32));
+}
+
+/**
+ * The instance actor's keys (it signs fetches for the instance): an RSA pair as PEM and an Ed25519 private JWK,
+ * made once and kept, like every instance key.
+ */
+export async function instanceActorKeys(env: Env): Promise<{ privateKey: string; publicKey: string; proofKey: JsonWebKey }> {
+  const stored = await getOrCreate(env, "instance_actor", async () => {
+    return JSON.stringify({ ...(await generateActorKeyPair()), proofKey: await generateProofKey() });
+  });
+  return JSON.parse(stored);
 }

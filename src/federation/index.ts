@@ -1,0 +1,293 @@
+/**
+ * Fedify (@fedify/fedify 2.3.6) mounted in front of the hono app: WebFinger, actors (local accounts and the
+ * instance actor), their key pairs, followers/following collections and the inboxes. Anything Fedify does not
+ * answer (or answers only for ActivityPub clients, when a browser asks) falls through to the hono app.
+ *
+ * Dispatchers are registered once per isolate on a builder; the `Federation` itself is built from the
+ * bindings (KvStore on D1, MessageQueue on a Durable Object) and cached per bindings object.
+ */
+import {
+  createFederationBuilder,
+  type Context,
+  type Federation,
+  type Message,
+  type MessageQueue,
+} from "@fedify/fedify";
+import { Application, Endpoints, Group, Image, Person, PropertyValue, Service, Tombstone } from "@fedify/vocab";
+import { Temporal } from "@js-temporal/polyfill";
+import { and, sql } from "drizzle-orm";
+import { db, type DB } from "../db/client";
+import { accounts, follows } from "../db/schema";
+import { config, type Env } from "../env";
+import { relatedAccounts } from "../services/account-pages";
+import { actorKeys } from "../services/credentials";
+import { instanceActorKeys } from "../services/instance-keys";
+import { mediaUrl } from "../services/media";
+import { hostMeta } from "./host-meta";
+import { D1KvStore } from "./kv";
+import { DurableObjectMessageQueue } from "./queue";
+
+export interface FederationData {
+  env: Env;
+  d: DB;
+}
+
+/**
+ * The instance actor's identifier (`/users/internal.fetch`, Pleroma's name for it): local nicknames are
+ * `[a-zA-Z0-9_]`, so it can never be a user's.
+ */
+export const INSTANCE_ACTOR = "internal.fetch";
+/** Accounts per page of a followers/following collection. */
+export const COLLECTION_PAGE = 40;
+/** The first page's cursor (pages after it are cursored by the relation row's id). */
+const FIRST = "first";
+
+const builder = createFederationBuilder<FederationData>();
+
+/** A local account by nickname, case-insensitively (as WebFinger and the client API look nicknames up). */
+async function localAccount(d: DB, username: string) {
+  return (
+    (await d
+      .select()
+      .from(accounts)
+      .where(and(sql`${accounts.acctKey} = lower(${username})`, sql`${accounts.domain} IS NULL`))
+      .get()) ?? null
+  );
+}
+
+async function importKeys(keys: { privateKey: string; publicKey: string; proofKey: JsonWebKey }): Promise<CryptoKeyPair[]> {
+  const der = (pem: string) => Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, "")), (c) => c.charCodeAt(0));
+  const rsa = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
+  const { d: _secret, key_ops: _ops, ...publicJwk } = keys.proofKey;
+  return [
+    {
+      privateKey: await crypto.subtle.importKey("pkcs8", der(keys.privateKey), rsa, true, ["sign"]),
+      publicKey: await crypto.subtle.importKey("spki", der(keys.publicKey), rsa, true, ["verify"]),
+    },
+    {
+      privateKey: await crypto.subtle.importKey("jwk", keys.proofKey, { name: "Ed25519" }, true, ["sign"]),
+      publicKey: await crypto.subtle.importKey("jwk", publicJwk, { name: "Ed25519" }, true, ["verify"]),
+    },
+  ];
+}
+
+const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
+
+async function instanceActor(ctx: Context<FederationData>) {
+  const keys = await ctx.getActorKeyPairs(INSTANCE_ACTOR);
+  const cfg = config(ctx.data.env);
+  return new Application({
+    id: ctx.getActorUri(INSTANCE_ACTOR),
+    preferredUsername: INSTANCE_ACTOR,
+    name: cfg.name,
+    summary: "The instance actor: it signs this instance's requests to other servers.",
+    url: new URL("/", ctx.canonicalOrigin),
+    inbox: ctx.getInboxUri(INSTANCE_ACTOR),
+    endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+    manuallyApprovesFollowers: true,
+    publicKey: keys[0]?.cryptographicKey ?? null,
+    assertionMethods: keys.map((k) => k.multikey),
+  });
+}
+
+builder
+  .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+    if (identifier === INSTANCE_ACTOR) return instanceActor(ctx);
+    const a = await localAccount(ctx.data.d, identifier);
+    if (!a || a.username !== identifier) return null;
+    const id = ctx.getActorUri(a.username);
+    // Mastodon answers 410 Gone for an account that no longer acts; Fedify turns a Tombstone into that.
+    if (a.deactivated) return new Tombstone({ id });
+    const keys = await ctx.getActorKeyPairs(a.username);
+    const base = ctx.canonicalOrigin;
+    const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
+    return new Actor({
+      id,
+      preferredUsername: a.username,
+      name: a.displayName || null,
+      summary: a.note || null,
+      url: new URL(a.url),
+      published: instant(a.createdAt),
+      icon: a.avatar ? new Image({ url: new URL(mediaUrl(base, a.avatar)) }) : null,
+      image: a.header ? new Image({ url: new URL(mediaUrl(base, a.header)) }) : null,
+      attachments: a.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
+      manuallyApprovesFollowers: a.locked,
+      discoverable: a.discoverable,
+      aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
+      inbox: ctx.getInboxUri(a.username),
+      endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+      followers: ctx.getFollowersUri(a.username),
+      following: ctx.getFollowingUri(a.username),
+      publicKey: keys[0]?.cryptographicKey ?? null,
+      assertionMethods: keys.map((k) => k.multikey),
+    });
+  })
+  .mapHandle(async (ctx, username) => {
+    if (username === INSTANCE_ACTOR) return INSTANCE_ACTOR;
+    return (await localAccount(ctx.data.d, username))?.username ?? null;
+  })
+  .setKeyPairsDispatcher(async (ctx, identifier) => {
+    if (identifier === INSTANCE_ACTOR) return importKeys(await instanceActorKeys(ctx.data.env));
+    const a = await localAccount(ctx.data.d, identifier);
+    if (!a || a.deactivated) return [];
+    const keys = await actorKeys(ctx.data.d, a.id);
+    return keys ? importKeys(keys) : [];
+  });
+
+/**
+ * Followers and following as ActivityPub collections: real rows (local and remote accounts, deactivated ones
+ * left out), newest first. A user who hides the list shows no items; one who hides the count shows no total.
+ */
+const url = (u: string | null) => (u ? new URL(u) : null);
+
+/** A follower as Fedify's `Recipient` (what delivery to "followers" needs); the collection shows its id. */
+function recipient(a: { uri: string; inboxUrl: string | null; sharedInboxUrl: string | null }) {
+  return { id: new URL(a.uri), inboxId: url(a.inboxUrl), endpoints: { sharedInbox: url(a.sharedInboxUrl) } };
+}
+
+function relationCollection<T>(side: "followers" | "following", item: (a: typeof accounts.$inferSelect) => T) {
+  const by = side === "followers" ? "targetAccountId" : "accountId";
+  const hideItems = side === "followers" ? "hideFollowers" : "hideFollows";
+  const hideCount = side === "followers" ? "hideFollowersCount" : "hideFollowsCount";
+  return {
+    async dispatcher(ctx: Context<FederationData>, identifier: string, cursor: string | null) {
+      const a = await localAccount(ctx.data.d, identifier);
+      if (!a || a.deactivated || a.username !== identifier || cursor === null) return null;
+      if (a[hideItems]) return { items: [] as T[] };
+      const rows = await relatedAccounts(ctx.data.d, follows, by, a.id, {
+        max_id: cursor === FIRST ? undefined : cursor,
+        limit: COLLECTION_PAGE + 1,
+      });
+      const page = rows.slice(0, COLLECTION_PAGE);
+      return {
+        items: page.map((r) => item(r.account)),
+        nextCursor: rows.length > COLLECTION_PAGE ? page[page.length - 1]!.cursor : null,
+      };
+    },
+    /** Pages exist for a live local account; for anyone else the dispatcher answers null (404). */
+    async firstCursor(ctx: Context<FederationData>, identifier: string) {
+      const a = await localAccount(ctx.data.d, identifier);
+      return a && !a.deactivated && a.username === identifier ? FIRST : null;
+    },
+    async counter(ctx: Context<FederationData>, identifier: string) {
+      const a = await localAccount(ctx.data.d, identifier);
+      if (!a || a.deactivated || a[hideCount]) return null;
+      return side === "followers" ? a.followersCount : a.followingCount;
+    },
+  };
+}
+
+const followers = relationCollection("followers", recipient);
+builder
+  .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) => followers.dispatcher(ctx, identifier, cursor))
+  .setCounter((ctx, identifier) => followers.counter(ctx, identifier))
+  .setFirstCursor((ctx, identifier) => followers.firstCursor(ctx, identifier));
+const following = relationCollection("following", (a) => new URL(a.uri));
+builder
+  .setFollowingDispatcher("/users/{identifier}/following", (ctx, identifier, cursor) => following.dispatcher(ctx, identifier, cursor))
+  .setCounter((ctx, identifier) => following.counter(ctx, identifier))
+  .setFirstCursor((ctx, identifier) => following.firstCursor(ctx, identifier));
+
+// The inboxes exist so that the actor documents can name them and Fedify verifies every POST's signature (an
+// unsigned or forged one is 401). No activity type is handled yet: see `refuseUnhandled`.
+builder.setInboxListeners("/users/{identifier}/inbox", "/inbox");
+
+const built = new WeakMap<object, Promise<Federation<FederationData>>>();
+
+/** The Federation for these bindings, with `queue` (the Worker's, or the queue object's own when draining). */
+function buildFederation(env: Env, queue: MessageQueue): Promise<Federation<FederationData>> {
+  const domain = config(env).domain;
+  return builder.build({
+    kv: new D1KvStore(db(env)),
+    // Only delivery goes through the queue: with no inbox queue, an incoming activity is handled (or refused)
+    // while its sender waits, and nothing is stored for a type Starling does not handle.
+    queue: { outbox: queue, fanout: queue },
+    manuallyStartQueue: true,
+    // Ids are https://DOMAIN/… whatever host a request reached; without DOMAIN (local development only, see
+    // `federationRefused`) they are made from the request's origin.
+    origin: domain ? `https://${domain}` : undefined,
+    userAgent: { software: "Starling" },
+  });
+}
+
+function federationFor(env: Env): Promise<Federation<FederationData>> {
+  // Cached per bindings object: the builder's dispatchers are stateless and the stores only hold bindings.
+  let hit = built.get(env);
+  if (!hit) {
+    hit = buildFederation(env, new DurableObjectMessageQueue(env.FEDERATION_QUEUE));
+    hit.catch(() => built.delete(env));
+    built.set(env, hit);
+  }
+  return hit;
+}
+
+/** What the queue object does with each message: Fedify's own processing (signing, delivery). */
+export async function processQueued(env: Env, queue: MessageQueue, message: Message): Promise<void> {
+  const federation = await buildFederation(env, queue);
+  await federation.processQueuedTask({ env, d: db(env) }, message);
+}
+
+/** A context for code outside a request (tests, later the outbox). */
+export async function federationContext(env: Env, base: string) {
+  return (await federationFor(env)).createContext(new URL(base), { env, d: db(env) });
+}
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** Paths only federation answers (or answers first): discovery, and the inboxes. */
+function isFederationPath(req: Request, url: URL): boolean {
+  const p = url.pathname.replace(/\/+$/, "");
+  if (p === "/.well-known/webfinger" || p === "/.well-known/host-meta" || p === "/.well-known/host-meta.json") return true;
+  if (p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p)) return req.method === "POST";
+  if (/^\/users\/[^/]+(\/followers|\/following)?$/.test(p)) return /activity\+json|ld\+json/i.test(req.headers.get("accept") ?? "");
+  return false;
+}
+
+/**
+ * Ids are permanent, so without DOMAIN the instance federates only on a local host (development): anywhere
+ * else federation answers 503 telling the admin to set it, and the client API keeps working.
+ */
+function federationRefused(env: Env, url: URL): boolean {
+  return !config(env).domain && !LOCAL_HOSTS.has(url.hostname) && !url.hostname.endsWith(".localhost");
+}
+
+function jsonError(status: number, error: string): Response {
+  return new Response(JSON.stringify({ error }), { status, headers: { "Content-Type": "application/json; charset=utf-8" } });
+}
+
+/**
+ * Fedify answers an activity of a type no listener handles with 202 and drops it. Starling handles none yet,
+ * so a verified activity is answered 501 instead: the sender keeps it and may retry later, rather than
+ * believing it was delivered.
+ */
+async function refuseUnhandled(req: Request, url: URL, res: Response): Promise<Response> {
+  const p = url.pathname.replace(/\/+$/, "");
+  if (req.method !== "POST" || res.status !== 202 || !(p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p))) return res;
+  await res.body?.cancel();
+  return jsonError(501, "Starling does not process incoming activities yet");
+}
+
+/** The Worker's fetch: federation first, then the hono app. */
+export async function handleFederated(
+  req: Request,
+  env: Env,
+  ctx: ExecutionContext,
+  app: (req: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>,
+): Promise<Response> {
+  const url = new URL(req.url);
+  // Most requests (the client API) never build the federation object.
+  const p = url.pathname;
+  if (!(p.startsWith("/users/") || p.startsWith("/.well-known/webfinger") || p.startsWith("/.well-known/host-meta") || /^\/inbox\/?$/.test(p))) {
+    return app(req, env, ctx);
+  }
+  if (federationRefused(env, url)) {
+    if (!isFederationPath(req, url)) return app(req, env, ctx);
+    return jsonError(503, "Federation is disabled: set DOMAIN to this instance's public host name (see docs/configuration.md)");
+  }
+  const meta = hostMeta(req, url, config(env).domain ? `https://${config(env).domain}` : url.origin);
+  if (meta) return meta;
+  const federation = await federationFor(env);
+  const fallback = (r: Request) => Promise.resolve(app(r, env, ctx));
+  const res = await federation.fetch(req, { contextData: { env, d: db(env) }, onNotFound: fallback, onNotAcceptable: fallback });
+  return refuseUnhandled(req, url, res);
+}
