@@ -30,6 +30,8 @@ const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   // The same URL answers JSON to servers: caches must keep the two apart.
   c.header("Vary", "Accept");
   if (wantsActivityJson(c.req.header("Accept"))) {
+    // Actors are answered by federation before the app: one that reaches here does not exist.
+    if (c.req.routePath === "/users/:username") throw new ApiError(404, "Record not found", {}, { Vary: "Accept" });
     throw new ApiError(406, "ActivityStreams representation not available here", {}, { Vary: "Accept" });
   }
   await next();
