@@ -8,7 +8,7 @@ import { RelationshipSchema } from "../src/schemas/account";
 import { ScheduledStatusSchema, StatusSchema } from "../src/schemas/status";
 import { TokenSchema } from "../src/schemas/oauth";
 import { sha256 } from "../src/lib/crypto";
-import { call, freshIp, json, makeAdmin, makeApp, appToken, post, registerUser, uniqueName, upload, valid } from "./helpers";
+import { call, freshIp, json, makeAdmin, makeApp, appToken, post, registerUser, remoteAccount, uniqueName, upload, valid } from "./helpers";
 import { failingD1 } from "./failing-d1";
 import { openSocket } from "./streams";
 
@@ -23,16 +23,6 @@ async function runCron(at: number, db: D1Database = env.DB) {
 const one = async <T = any>(sql: string, ...args: unknown[]) => env.DB.prepare(sql).bind(...args).first<T>();
 const count = async (sql: string, ...args: unknown[]) => (await one<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...args))!.n;
 
-/** A remote account (no registration, no keys): cheap targets for graph tests. */
-async function remoteAccount(): Promise<string> {
-  const id = newId();
-  const domain = `${uniqueName("r")}.example`;
-  const t = Date.now();
-  await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)")
-    .bind(id, domain, `https://${domain}/users/far`, `https://${domain}/@far`, t, t)
-    .run();
-  return id;
-}
 
 describe("cron isolation and heartbeats", () => {
   it("runs every job when one fails, and the healthcheck shows each job's heartbeat", async () => {
@@ -225,7 +215,7 @@ describe("limits hold under concurrency", () => {
 
   it("10 parallel endorsements with 2 places left: exactly 2 succeed", async () => {
     const a = await registerUser();
-    const targets = await Promise.all(Array.from({ length: 28 }, () => remoteAccount()));
+    const targets = await Promise.all(Array.from({ length: 28 }, async () => (await remoteAccount()).id));
     const t = Date.now();
     await env.DB.batch(
       targets.flatMap((id, i) => [

@@ -3,6 +3,7 @@ import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloud
 import { expect } from "vitest";
 import type { z } from "zod";
 import worker from "../src/index";
+import { newId } from "../src/db/ids";
 import { AppSchema, TokenSchema } from "../src/schemas/oauth";
 import { AccountSchema } from "../src/schemas/account";
 
@@ -126,6 +127,17 @@ export async function registerUser(opts: { username?: string; scopes?: string } 
 /** Makes a local user an administrator (what `npm run admin:create` does for a deployment). */
 export async function makeAdmin(accountId: string) {
   await env.DB.prepare("UPDATE users SET is_admin = 1 WHERE account_id = ?").bind(accountId).run();
+}
+
+/** A remote account written straight into D1 (no federation needed): a cheap target for graph and privacy tests. */
+export async function remoteAccount(): Promise<{ id: string; domain: string }> {
+  const id = newId();
+  const domain = `${uniqueName("r")}.example`;
+  const t = Date.now();
+  await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)")
+    .bind(id, domain, `https://${domain}/users/far`, `https://${domain}/@far`, t, t)
+    .run();
+  return { id, domain };
 }
 
 export const PNG_1PX = Uint8Array.from(

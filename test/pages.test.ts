@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { countingD1 } from "./d1-counter";
-import { BASE, call, json, post, registerUser, uniqueName, upload, type TestUser } from "./helpers";
+import { BASE, call, json, post, registerUser, remoteAccount, uniqueName, upload, type TestUser } from "./helpers";
 import { newId } from "../src/db/ids";
 import { wantsActivityJson } from "../src/http/negotiate";
 
@@ -287,12 +287,8 @@ describe("status pages", () => {
   });
 
   it("a remote status leads to where it lives; one with a non-http url has no page", async () => {
-    const id = newId();
-    const domain = `${uniqueName("r")}.example`;
+    const { id, domain } = await remoteAccount();
     const t = Date.now();
-    await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)")
-      .bind(id, domain, `https://${domain}/users/far`, `https://${domain}/@far`, t, t)
-      .run();
     const insert = (sid: string, url: string) =>
       env.DB.prepare("INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, visibility, local, created_at) VALUES (?, ?, ?, ?, ?, ?, 'far away', 'public', 0, ?)")
         .bind(sid, `https://${domain}/objects/${sid}`, url, id, sid, `https://${domain}/contexts/${sid}`, t)

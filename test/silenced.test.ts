@@ -8,7 +8,7 @@ import { newId } from "../src/db/ids";
 import { AccountSchema } from "../src/schemas/account";
 import { NotificationSchema } from "../src/schemas/social";
 import { EmojiReactionAccountsSchema } from "../src/schemas/status";
-import { json, post, registerUser, valid, type TestUser } from "./helpers";
+import { json, post, registerUser, remoteAccount, valid, type TestUser } from "./helpers";
 
 const act = (u: TestUser, path: string, body?: Record<string, unknown>, method = "POST") => json(path, { method, token: u.token, body });
 const senders = async (u: TestUser, query = "") =>
@@ -16,15 +16,6 @@ const senders = async (u: TestUser, query = "") =>
 const expireMute = (from: TestUser, to: TestUser) =>
   env.DB.prepare("UPDATE mutes SET expires_at = ? WHERE account_id = ? AND target_account_id = ?").bind(Date.now() - 1000, from.id, to.id).run();
 
-async function remoteAccount(): Promise<{ id: string; domain: string }> {
-  const id = newId();
-  const domain = `silenced-${id.toLowerCase()}.example`;
-  const t = Date.now();
-  await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)")
-    .bind(id, domain, `https://${domain}/users/far`, `https://${domain}/@far`, t, t)
-    .run();
-  return { id, domain };
-}
 
 describe("silenced accounts, per caller", () => {
   it("notifications: an expired mute neither suppresses nor hides, and is not shown as muted", async () => {

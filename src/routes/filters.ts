@@ -143,21 +143,24 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
       return c.json(renderFilter(row));
     },
   });
-  route(app, {
-    method: "delete",
-    path: "/api/v1/filters/:id",
-    summary: "Delete a filter",
-    tags: ["Filters"],
-    auth: "user",
-    scopes: ["write:filters"],
-    params: z.object({ id: z.string() }),
-    response: z.object({}),
-    handler: async (c, p, auth) => {
-      await filters.deleteFilter(db(c.env), auth.account.id, p.id);
-      changed(c, auth.account.id);
-      return c.json({});
-    },
-  });
+  // v1 and v2 filters are the same rows: one deletion for both paths.
+  for (const path of ["/api/v1/filters/:id", "/api/v2/filters/:id"]) {
+    route(app, {
+      method: "delete",
+      path,
+      summary: "Delete a filter",
+      tags: ["Filters"],
+      auth: "user",
+      scopes: ["write:filters"],
+      params: z.object({ id: z.string() }),
+      response: z.object({}),
+      handler: async (c, p, auth) => {
+        await filters.deleteFilter(db(c.env), auth.account.id, p.id);
+        changed(c, auth.account.id);
+        return c.json({});
+      },
+    });
+  }
 }
 
 export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
@@ -254,21 +257,6 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
       });
       changed(c, auth.account.id);
       return c.json(renderFilterV2(row));
-    },
-  });
-  route(app, {
-    method: "delete",
-    path: "/api/v2/filters/:id",
-    summary: "Delete a filter",
-    tags: ["Filters"],
-    auth: "user",
-    scopes: ["write:filters"],
-    params: z.object({ id: z.string() }),
-    response: z.object({}),
-    handler: async (c, p, auth) => {
-      await filters.deleteFilter(db(c.env), auth.account.id, p.id);
-      changed(c, auth.account.id);
-      return c.json({});
     },
   });
 
