@@ -315,7 +315,8 @@ function federationRefused(env: Env, url: URL): boolean {
   return !config(env).domain && !LOCAL_HOSTS.has(url.hostname) && !url.hostname.endsWith(".localhost");
 }
 
-const isStatusObjectPath = (url: URL) => /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname);
+const isDocumentPath = (url: URL) =>
+  /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname) || /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?\/?$/.test(url.pathname);
 const wantsActivityStreams = (req: Request) => /activity\+json|ld\+json/i.test(req.headers.get("accept") ?? "");
 
 function jsonError(status: number, error: string): Response {
@@ -355,8 +356,9 @@ export async function handleFederated(
   if (meta) return meta;
   const federation = await federationFor(env);
   const fallback = (r: Request) => Promise.resolve(app(r, env, ctx));
-  // A status Fedify does not serve (not public, not local, gone) is a 404 to servers; browsers still get its page.
-  const notFound = (r: Request) => (isStatusObjectPath(url) && wantsActivityStreams(r) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
+  // An actor, collection or status Fedify does not serve (unknown; not public, not local, gone) is a 404 to
+  // servers, not the web app's 406; browsers still get the pages.
+  const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityStreams(r) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
   const res = await federation.fetch(req, { contextData: { env, d: db(env) }, onNotFound: notFound, onNotAcceptable: fallback });
   return refuseUnhandled(req, url, res);
 }
