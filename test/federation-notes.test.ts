@@ -75,6 +75,8 @@ describe("status objects", () => {
     const q = await object(unl.id);
     expect(q.parsed.toIds.map(String)).toEqual([followersOf(u)]);
     expect(q.parsed.ccIds.map(String)).toEqual([PUBLIC_COLLECTION]);
+    // A trailing slash is the same object.
+    expect((await ap(`/objects/${pub.id}/`)).id).toBe(pub.uri);
     // The other ActivityStreams media type too.
     expect((await ap(`/objects/${pub.id}`, 200, LD)).id).toBe(pub.uri);
 

@@ -271,6 +271,8 @@ function buildFederation(env: Env, queue: MessageQueue): Promise<Federation<Fede
     // `federationRefused`) they are made from the request's origin.
     origin: domain ? `https://${domain}` : undefined,
     userAgent: { software: "Starling" },
+    // Liberal in what is accepted: `/objects/<id>/` is the same object (the ids Starling hands out have none).
+    trailingSlashInsensitive: true,
   });
 }
 
