@@ -50,14 +50,16 @@ describe("content negotiation", () => {
   it("answers 406 JSON, never HTML, to a request asking for ActivityStreams", async () => {
     const u = await registerUser();
     const s = await post(u, { status: "hello", visibility: "public" });
-    // An account's URL answers servers with its actor (federation, test/federation.test.ts), never with HTML.
+    // The actor (`/users/<nickname>`) and the status object (`/objects/<id>`) are answered by federation
+    // (test/federation.test.ts, test/federation-notes.test.ts), never with HTML; the other pages have no
+    // ActivityStreams form.
     for (const accept of [AS, LD]) {
       const actor = await call(`/users/${u.username}`, { headers: { Accept: accept } });
       expect(actor.status).toBe(200);
       expect(actor.headers.get("content-type")).toMatch(/^application\/(activity|ld)\+json/);
       expect(((await actor.json()) as { type: string }).type).toBe("Person");
     }
-    for (const path of ["/", `/notice/${s.id}`, `/objects/${s.id}`]) {
+    for (const path of ["/", `/notice/${s.id}`, `/tag/birds`]) {
       for (const accept of [AS, LD]) {
         const res = await call(path, { headers: { Accept: accept } });
         expect(res.status, path).toBe(406);

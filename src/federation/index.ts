@@ -13,7 +13,7 @@ import {
   type Message,
   type MessageQueue,
 } from "@fedify/fedify";
-import { Application, Endpoints, Group, Image, Person, PropertyValue, Service, Tombstone } from "@fedify/vocab";
+import { Announce, Application, Endpoints, Group, Image, Note, Person, PropertyValue, Service, Tombstone } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { and, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
@@ -23,6 +23,8 @@ import { relatedAccounts } from "../services/account-pages";
 import { actorKeys } from "../services/credentials";
 import { instanceActorKeys } from "../services/instance-keys";
 import { mediaUrl } from "../services/media";
+import { featuredCount, featuredStatuses, federatedStatus, outboxCount, outboxPage } from "../services/federated-statuses";
+import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
 import { hostMeta } from "./host-meta";
 import { D1KvStore } from "./kv";
 import { DurableObjectMessageQueue } from "./queue";
@@ -118,6 +120,8 @@ builder
       endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
       followers: ctx.getFollowersUri(a.username),
       following: ctx.getFollowingUri(a.username),
+      outbox: ctx.getOutboxUri(a.username),
+      featured: ctx.getFeaturedUri(a.username),
       publicKey: keys[0]?.cryptographicKey ?? null,
       assertionMethods: keys.map((k) => k.multikey),
     });
@@ -188,6 +192,66 @@ builder
   .setCounter((ctx, identifier) => following.counter(ctx, identifier))
   .setFirstCursor((ctx, identifier) => following.firstCursor(ctx, identifier));
 
+/** What the status objects are built with: ids and links hang off the canonical origin (`https://DOMAIN`). */
+function noteContext(ctx: Context<FederationData>): NoteContext {
+  return { base: ctx.canonicalOrigin, followersOf: (username) => ctx.getFollowersUri(username) };
+}
+
+/** A live local account whose nickname is exactly `identifier` (collections of anyone else: 404). */
+async function liveAccount(ctx: Context<FederationData>, identifier: string) {
+  const a = await localAccount(ctx.data.d, identifier);
+  return a && !a.deactivated && a.username === identifier ? a : null;
+}
+
+// Statuses at their uri (`/objects/<id>`): only public and unlisted statuses of active local accounts. There is no
+// authorized fetch yet, so followers-only, direct and list statuses are not served (404), even to a signed
+// request; local-only ones never are. A poll is a `Question` served from the same path (Fedify only uses the
+// class to build ids).
+builder.setObjectDispatcher(Note, "/objects/{id}", async (ctx, { id }) => {
+  const found = await federatedStatus(ctx.data.d, id);
+  if (!found || found.h.statuses.get(id)!.reblogOfId) return null;
+  return statusObject(noteContext(ctx), found.h, found.parentUris, id) as Note | null;
+});
+// A reblog's uri (`/activities/<id>`) answers its `Announce`.
+builder.setObjectDispatcher(Announce, "/activities/{id}", async (ctx, { id }) => {
+  const found = await federatedStatus(ctx.data.d, id);
+  if (!found || !found.h.statuses.get(id)!.reblogOfId) return null;
+  return announceActivity(noteContext(ctx), found.h, id);
+});
+
+// The outbox: `Create` of each public and unlisted status and `Announce` of each reblog, newest first, paged by
+// status id (one D1 round trip per page); the count is one more statement on the collection itself.
+builder
+  .setOutboxDispatcher("/users/{identifier}/outbox", async (ctx, identifier, cursor) => {
+    const a = await liveAccount(ctx, identifier);
+    if (!a || cursor === null) return null;
+    const page = await outboxPage(ctx.data.d, a.id, cursor === FIRST ? undefined : cursor);
+    const nc = noteContext(ctx);
+    return {
+      items: page.ids.flatMap((sid) => outboxActivity(nc, page.h, page.parentUris, sid) ?? []),
+      nextCursor: page.next,
+    };
+  })
+  .setCounter(async (ctx, identifier) => {
+    const a = await liveAccount(ctx, identifier);
+    return a ? outboxCount(ctx.data.d, a.id) : null;
+  })
+  .setFirstCursor(async (ctx, identifier) => ((await liveAccount(ctx, identifier)) ? FIRST : null));
+
+// Featured: the pinned statuses as objects, one unpaged collection (pins are capped at a handful).
+builder
+  .setFeaturedDispatcher("/users/{identifier}/collections/featured", async (ctx, identifier) => {
+    const a = await liveAccount(ctx, identifier);
+    if (!a) return null;
+    const found = await featuredStatuses(ctx.data.d, a.id);
+    const nc = noteContext(ctx);
+    return { items: found.ids.flatMap((sid) => statusObject(nc, found.h, found.parentUris, sid) ?? []) };
+  })
+  .setCounter(async (ctx, identifier) => {
+    const a = await liveAccount(ctx, identifier);
+    return a ? featuredCount(ctx.data.d, a.id) : null;
+  });
+
 // The inboxes exist so that the actor documents can name them and Fedify verifies every POST's signature (an
 // unsigned or forged one is 401). No activity type is handled yet: see `refuseUnhandled`.
 builder.setInboxListeners("/users/{identifier}/inbox", "/inbox");
@@ -207,6 +271,8 @@ function buildFederation(env: Env, queue: MessageQueue): Promise<Federation<Fede
     // `federationRefused`) they are made from the request's origin.
     origin: domain ? `https://${domain}` : undefined,
     userAgent: { software: "Starling" },
+    // Liberal in what is accepted: `/objects/<id>/` is the same object (the ids Starling hands out have none).
+    trailingSlashInsensitive: true,
   });
 }
 
@@ -239,7 +305,7 @@ function isFederationPath(req: Request, url: URL): boolean {
   const p = url.pathname.replace(/\/+$/, "");
   if (p === "/.well-known/webfinger" || p === "/.well-known/host-meta" || p === "/.well-known/host-meta.json") return true;
   if (p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p)) return req.method === "POST";
-  if (/^\/users\/[^/]+(\/followers|\/following)?$/.test(p)) return /activity\+json|ld\+json/i.test(req.headers.get("accept") ?? "");
+  if (/^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?$/.test(p) || /^\/(objects|activities)\/[^/]+$/.test(p)) return /activity\+json|ld\+json/i.test(req.headers.get("accept") ?? "");
   return false;
 }
 
@@ -250,6 +316,10 @@ function isFederationPath(req: Request, url: URL): boolean {
 function federationRefused(env: Env, url: URL): boolean {
   return !config(env).domain && !LOCAL_HOSTS.has(url.hostname) && !url.hostname.endsWith(".localhost");
 }
+
+const isDocumentPath = (url: URL) =>
+  /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname) || /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?\/?$/.test(url.pathname);
+const wantsActivityStreams = (req: Request) => /activity\+json|ld\+json/i.test(req.headers.get("accept") ?? "");
 
 function jsonError(status: number, error: string): Response {
   return new Response(JSON.stringify({ error }), { status, headers: { "Content-Type": "application/json; charset=utf-8" } });
@@ -277,7 +347,7 @@ export async function handleFederated(
   const url = new URL(req.url);
   // Most requests (the client API) never build the federation object.
   const p = url.pathname;
-  if (!(p.startsWith("/users/") || p.startsWith("/.well-known/webfinger") || p.startsWith("/.well-known/host-meta") || /^\/inbox\/?$/.test(p))) {
+  if (!(p.startsWith("/users/") || p.startsWith("/objects/") || p.startsWith("/activities/") || p.startsWith("/.well-known/webfinger") || p.startsWith("/.well-known/host-meta") || /^\/inbox\/?$/.test(p))) {
     return app(req, env, ctx);
   }
   if (federationRefused(env, url)) {
@@ -288,6 +358,9 @@ export async function handleFederated(
   if (meta) return meta;
   const federation = await federationFor(env);
   const fallback = (r: Request) => Promise.resolve(app(r, env, ctx));
-  const res = await federation.fetch(req, { contextData: { env, d: db(env) }, onNotFound: fallback, onNotAcceptable: fallback });
+  // An actor, collection or status Fedify does not serve (unknown; not public, not local, gone) is a 404 to
+  // servers, not the web app's 406; browsers still get the pages.
+  const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityStreams(r) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
+  const res = await federation.fetch(req, { contextData: { env, d: db(env) }, onNotFound: notFound, onNotAcceptable: fallback });
   return refuseUnhandled(req, url, res);
 }

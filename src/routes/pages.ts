@@ -1,9 +1,9 @@
 /**
  * Public HTML pages for people at the permanent URLs: `/` (the instance), an actor's `url` (`/users/:nickname`)
  * and a status's `url`/`uri` (`/notice/:id`, `/objects/:id`; `/activities/:id` of a reblog), and `/tag/:name`,
- * where hashtag links in content lead. Servers asking for ActivityStreams at these URLs are answered by federation
- * in front of the app; a request that reaches these routes asking for it gets 406, never HTML pretending to be an
- * object.
+ * where hashtag links in content lead. Servers asking for ActivityStreams at actor and object URLs are answered
+ * by federation in front of the app (404 there for what it does not serve); a request that reaches these routes
+ * asking for it (`/`, `/notice/:id`, `/tag/:name`) gets 406, never HTML pretending to be an object.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
@@ -30,8 +30,6 @@ const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   // The same URL answers JSON to servers: caches must keep the two apart.
   c.header("Vary", "Accept");
   if (wantsActivityJson(c.req.header("Accept"))) {
-    // Actors are answered by federation before the app: one that reaches here does not exist.
-    if (c.req.routePath === "/users/:username") throw new ApiError(404, "Record not found", {}, { Vary: "Accept" });
     throw new ApiError(406, "ActivityStreams representation not available here", {}, { Vary: "Accept" });
   }
   await next();

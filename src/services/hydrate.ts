@@ -70,6 +70,23 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
 }
 
 /**
+ * `hydrate` for the anonymous viewer plus the uri of each loaded status's parent (ActivityPub `inReplyTo`, which
+ * names the parent whatever its visibility), in the same one statement: federation's objects and outbox pages.
+ */
+export async function hydrateWithParentUris(d: DB, source: string[] | SQL): Promise<{ h: Hydrated; parentUris: Map<string, string> }> {
+  const q = hydrationQuery(source, null);
+  const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")})`;
+  const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll([...q.parts, parents])}`);
+  const parentUris = new Map<string, string>();
+  for (const r of rows) {
+    if (r.k !== "parentUri") continue;
+    const o = JSON.parse(r.v) as { id: string; uri: string };
+    parentUris.set(o.id, o.uri);
+  }
+  return { h: fromRows(rows.filter((r) => r.k !== "parentUri"), null), parentUris };
+}
+
+/**
  * Hydration for a viewer known only by a bearer token: the same single statement also reads the token (with its
  * app, account and user), so the request costs one round trip. The caller checks the token before using the
  * result, and sets `viewerId` from it.
