@@ -219,6 +219,16 @@ function capped(res: Response, max: number): Response {
   return new Response(res.body.pipeThrough(limiter), { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
+/** `work`, or the signal's reason once it aborts: a fetch that ignores its signal cannot hold us past the deadline. */
+function settleBy<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}
+
 /**
  * `fetch` through the guard: the URL and every redirect target checked, redirects followed by hand (a 303, or
  * a 301/302 after a POST, becomes a GET without body, as browsers do), a timeout for the whole exchange, the
@@ -236,7 +246,7 @@ export async function outboundFetch(input: Request | URL | string, init: Request
   let url = first.url;
   for (let hop = 0; ; hop++) {
     await checkOutboundUrl(url, opts.allowPrivate);
-    const res = await fetch(url, { method, headers: first.headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal });
+    const res = await settleBy(fetch(url, { method, headers: first.headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal }), signal);
     const location = res.headers.get("location");
     if (!REDIRECTS.has(res.status) || !location || maxRedirects === 0) return capped(res, opts.maxBytes ?? 5_000_000);
     await res.body?.cancel().catch(() => {});
