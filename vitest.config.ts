@@ -11,6 +11,9 @@ export default defineConfig(async () => {
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           bindings: { TEST_MIGRATIONS: migrations, MAILER: "outbox" },
+          // Instance B of the two-instance federation harness (test/instances.ts) keeps its data here; the
+          // Worker sees it as its own DB.
+          d1Databases: { DB_B: "starling-b" },
         },
       }),
     ],

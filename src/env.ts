@@ -17,6 +17,8 @@ export interface Env {
   INSTANCE_EMAIL?: string;
   /** The public host name; when empty, the host the client reached is used. */
   DOMAIN?: string;
+  /** Development only: "true" lets outbound requests reach private and loopback addresses (src/lib/outbound.ts). */
+  ALLOW_PRIVATE_ADDRESS?: string;
   REGISTRATIONS_OPEN?: string;
   ACCOUNT_ACTIVATION_REQUIRED?: string;
   CAPTCHA?: string;

@@ -20,6 +20,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Call the Worker with these configuration variables changed (as a deployment with other `[vars]`). */
   vars?: Partial<Record<string, string>>;
+  /** Call this instance of the two-instance harness (test/instances.ts): its origin and its bindings. */
+  instance?: { origin: string; bindings: typeof env };
 }
 
 let ipCounter = 0;
@@ -48,15 +50,17 @@ export async function call(path: string, opts: CallOptions = {}): Promise<Respon
   if (!headers.has("cf-connecting-ip")) headers.set("cf-connecting-ip", "192.0.2.1");
   const { body, type } = encode(opts.body, opts.form);
   if (type && !headers.has("content-type")) headers.set("Content-Type", type);
-  const request = new Request(path.startsWith("http") ? path : BASE + path, {
+  const request = new Request(path.startsWith("http") ? path : (opts.instance?.origin ?? BASE) + path, {
     method: opts.method ?? (opts.body !== undefined ? "POST" : "GET"),
     headers,
     body,
     redirect: "manual",
   });
-  if (!opts.vars) return SELF.fetch(request);
+  if (!opts.vars && !opts.instance) return SELF.fetch(request);
   const ctx = createExecutionContext();
-  const res = await worker.fetch(request, { ...env, ...opts.vars } as typeof env, ctx);
+  // An instance's bindings object is passed as is (the Worker caches per bindings object, as in production).
+  const bindings = opts.vars ? ({ ...(opts.instance?.bindings ?? env), ...opts.vars } as typeof env) : opts.instance!.bindings;
+  const res = await worker.fetch(request, bindings, ctx);
   await waitOnExecutionContext(ctx);
   return res;
 }
@@ -83,13 +87,14 @@ export interface TestApp {
   id: string;
 }
 
-export async function makeApp(scopes = "read write follow push", redirect = "urn:ietf:wg:oauth:2.0:oob"): Promise<TestApp> {
-  const app = await json("/api/v1/apps", { body: { client_name: "Test client", redirect_uris: redirect, scopes } });
+export async function makeApp(scopes = "read write follow push", redirect = "urn:ietf:wg:oauth:2.0:oob", instance?: CallOptions["instance"]): Promise<TestApp> {
+  const app = await json("/api/v1/apps", { instance, body: { client_name: "Test client", redirect_uris: redirect, scopes } });
   return valid(AppSchema, app);
 }
 
-export async function appToken(app: TestApp, scope?: string): Promise<string> {
+export async function appToken(app: TestApp, scope?: string, instance?: CallOptions["instance"]): Promise<string> {
   const token = await json("/oauth/token", {
+    instance,
     body: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, ...(scope ? { scope } : {}) },
   });
   return valid(TokenSchema, token).access_token;
@@ -108,19 +113,21 @@ export interface TestUser {
 }
 
 /** Registers a user the way a client does (app, app token, POST /api/v1/accounts) and returns its token. */
-export async function registerUser(opts: { username?: string; scopes?: string } = {}): Promise<TestUser> {
-  const app = await makeApp(opts.scopes);
-  const appTok = await appToken(app);
+export async function registerUser(opts: { username?: string; scopes?: string; instance?: CallOptions["instance"] } = {}): Promise<TestUser> {
+  const { instance } = opts;
+  const app = await makeApp(opts.scopes, undefined, instance);
+  const appTok = await appToken(app, undefined, instance);
   const username = opts.username ?? uniqueName();
   const password = "correct horse battery";
   const email = `${username}@example.com`;
   const token = await json("/api/v1/accounts", {
+    instance,
     token: appTok,
     headers: { "cf-connecting-ip": freshIp() },
     body: { username, email, password, agreement: true, locale: "en" },
   });
   valid(TokenSchema, token);
-  const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
+  const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { instance, token: token.access_token }));
   return { id: me.id, username, password, email, token: token.access_token, app };
 }
 

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { base64url, fromBase64 } from "../src/lib/crypto";
 import { json, post, registerUser, type TestUser } from "./helpers";
+import { dnsAnswer } from "./outbound";
 
 const ENDPOINT = "https://push.example/send/";
 const enc = new TextEncoder();
@@ -67,6 +68,9 @@ function receiver(status = 201) {
   const received: Received[] = [];
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const req = new Request(input as RequestInfo, init);
+    // The SSRF guard resolves the endpoint's host: a public address.
+    const dns = dnsAnswer(req.url, { "push.example": ["93.184.215.14"] });
+    if (dns) return dns;
     if (!req.url.startsWith(ENDPOINT)) throw new Error(`unexpected fetch ${req.url}`);
     received.push({ url: req.url, headers: req.headers, body: new Uint8Array(await req.arrayBuffer()) });
     return new Response(null, { status });

@@ -4,6 +4,7 @@ import worker from "../src/index";
 import { AccountSchema } from "../src/schemas/account";
 import { CardSchema, MediaAttachmentSchema, PollSchema, ScheduledStatusSchema, StatusSchema } from "../src/schemas/status";
 import { call, json, post, registerUser, type TestUser, upload, valid } from "./helpers";
+import { dnsAnswer } from "./outbound";
 
 const act = (u: TestUser, id: string, action: string, body?: Record<string, unknown>, status = 200) =>
   json(`/api/v1/statuses/${id}/${action}`, { method: "POST", token: u.token, body, status });
@@ -252,7 +253,10 @@ describe("link cards", () => {
     const page = `<html><head><title>Fallback</title><meta property="og:title" content="A good read"><meta property="og:description" content="About things"><meta property="og:image" content="/img.png"><meta property="og:site_name" content="News"></head><body></body></html>`;
     const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
       const url = input instanceof Request ? input.url : String(input);
-      if (url === "https://news.example/story") return new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } });
+      // The SSRF guard resolves names: news.example is public, intranet.example is not.
+      const dns = dnsAnswer(url, { "news.example": ["93.184.215.14"], "intranet.example": ["192.168.10.2"] });
+      if (dns) return dns;
+      if (url === "https://news.example/story" || url === "https://intranet.example/secret") return new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } });
       return new Response("nope", { status: 404 });
     });
     const a = await registerUser();
@@ -266,6 +270,13 @@ describe("link cards", () => {
     const local = await post(a, { status: "http://127.0.0.1/admin and http://localhost:8787/x" });
     expect(await get(`/api/v1/statuses/${local.id}/card`, a)).toEqual({});
     expect(spy.mock.calls.some(([i]) => /127\.0\.0\.1|localhost/.test(i instanceof Request ? i.url : String(i)))).toBe(false);
+
+    // A public-looking name that resolves to a private address: resolved, never fetched.
+    const inside = await post(a, { status: "look https://intranet.example/secret" });
+    expect(await get(`/api/v1/statuses/${inside.id}/card`, a)).toEqual({});
+    const urls = spy.mock.calls.map(([i]) => (i instanceof Request ? i.url : String(i)));
+    expect(urls.some((u) => u.startsWith("https://cloudflare-dns.com/dns-query?name=intranet.example"))).toBe(true);
+    expect(urls).not.toContain("https://intranet.example/secret");
   });
 });
 

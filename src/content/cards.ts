@@ -7,7 +7,10 @@
  * whole thing, and any failure yields null instead of throwing.
  */
 
+import { isFetchableUrl } from "../lib/outbound";
 import { decodeEntities } from "./entities";
+
+export { isFetchableUrl };
 
 export interface CardData {
   /** Canonical URL: og:url when it is a same-site http(s) URL, else the fetched URL after redirects. */
@@ -43,6 +46,8 @@ export interface FetchCardOptions {
   timeoutMs?: number;
   /** Only this many bytes of the body are read and parsed. Default 1 000 000. */
   maxBytes?: number;
+  /** The development switch: private and loopback hosts pass the URL checks (ALLOW_PRIVATE_ADDRESS). */
+  allowPrivate?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
@@ -58,132 +63,6 @@ const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
 const REQUEST_HEADERS = { Accept: "text/html,application/xhtml+xml", "User-Agent": "Starling (link preview)" };
 
 // ---------------------------------------------------------------------------------------------------------
-// Which URLs may be fetched
-// ---------------------------------------------------------------------------------------------------------
-
-/** True only for http(s) URLs whose host is a public name or a public IP address. */
-export function isFetchableUrl(url: string): boolean {
-  if (typeof url !== "string") return false;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return false;
-  if (u.username !== "" || u.password !== "") return false;
-  return isPublicHost(u.hostname);
-}
-
-/** `hostname` as serialised by the WHATWG URL parser (lowercase, IPv4 numeric forms already dotted, IPv6 in brackets). */
-function isPublicHost(hostname: string): boolean {
-  if (hostname.startsWith("[")) {
-    if (!hostname.endsWith("]")) return false;
-    const groups = parseIPv6(hostname.slice(1, -1));
-    return groups !== null && isPublicIPv6(groups);
-  }
-  const host = hostname.toLowerCase().replace(/\.+$/, "");
-  if (host === "") return false;
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) {
-    const ip = parseIPv4(host);
-    return ip !== null && isPublicIPv4(ip);
-  }
-  if (!host.includes(".")) return false; // bare single-label names (and "localhost")
-  for (const suffix of ["localhost", "local", "internal", "home.arpa"]) {
-    if (host === suffix || host.endsWith(`.${suffix}`)) return false;
-  }
-  return true;
-}
-
-function parseIPv4(text: string): number | null {
-  const parts = text.split(".");
-  if (parts.length !== 4) return null;
-  let ip = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return null;
-    const n = Number(part);
-    if (n > 255) return null;
-    ip = ip * 256 + n;
-  }
-  return ip;
-}
-
-/** [network, prefix length] pairs that are not publicly routable. */
-const REFUSED_IPV4: ReadonlyArray<readonly [string, number]> = [
-  ["0.0.0.0", 8], // "this" network
-  ["10.0.0.0", 8], // private
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8], // loopback
-  ["169.254.0.0", 16], // link-local
-  ["172.16.0.0", 12], // private
-  ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.0.2.0", 24], // TEST-NET-1
-  ["192.168.0.0", 16], // private
-  ["198.18.0.0", 15], // benchmarking
-  ["198.51.100.0", 24], // TEST-NET-2
-  ["203.0.113.0", 24], // TEST-NET-3
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, includes 255.255.255.255
-  ["255.255.255.255", 32], // limited broadcast
-];
-
-const REFUSED_IPV4_RANGES = REFUSED_IPV4.map(([net, bits]) => {
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return { net: parseIPv4(net)! & mask, mask };
-});
-
-function isPublicIPv4(ip: number): boolean {
-  return !REFUSED_IPV4_RANGES.some(({ net, mask }) => ((ip & mask) >>> 0) === net >>> 0);
-}
-
-/** Eight 16-bit groups, or null. Accepts the compressed form and a dotted IPv4 tail. No zone ids. */
-function parseIPv6(text: string): number[] | null {
-  let s = text.toLowerCase();
-  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (dotted) {
-    const v4 = parseIPv4(dotted[2]);
-    if (v4 === null) return null;
-    s = `${dotted[1]}${Math.floor(v4 / 0x10000).toString(16)}:${(v4 % 0x10000).toString(16)}`;
-  }
-  const halves = s.split("::");
-  if (halves.length > 2) return null;
-  const toGroups = (part: string): number[] | null => {
-    if (part === "") return [];
-    const out: number[] = [];
-    for (const g of part.split(":")) {
-      if (!/^[0-9a-f]{1,4}$/.test(g)) return null;
-      out.push(parseInt(g, 16));
-    }
-    return out;
-  };
-  const head = toGroups(halves[0]);
-  const tail = halves.length === 2 ? toGroups(halves[1]) : [];
-  if (head === null || tail === null) return null;
-  if (halves.length === 1) return head.length === 8 ? head : null;
-  const missing = 8 - head.length - tail.length;
-  if (missing < 1) return null;
-  return [...head, ...new Array<number>(missing).fill(0), ...tail];
-}
-
-function isPublicIPv6(g: number[]): boolean {
-  const v4At = (i: number) => g[i] * 0x10000 + g[i + 1];
-  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  // ::ffff:a.b.c.d, IPv4-mapped: as public as the IPv4 address inside.
-  if (zero(0, 5) && g[5] === 0xffff) return isPublicIPv4(v4At(6));
-  // 64:ff9b::a.b.c.d, well-known NAT64 prefix: likewise.
-  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return isPublicIPv4(v4At(6));
-  // Everything outside 2000::/3 (global unicast) is special: ::, ::1, ::/96, fc00::/7, fe80::/10, fec0::/10,
-  // ff00::/8, 100::/64, 64:ff9b:1::/48…
-  if ((g[0] & 0xe000) !== 0x2000) return false;
-  if (g[0] === 0x2001 && g[1] === 0x0000) return false; // Teredo
-  if (g[0] === 0x2001 && g[1] === 0x0002 && g[2] === 0) return false; // benchmarking
-  if (g[0] === 0x2001 && g[1] === 0x0db8) return false; // documentation
-  if (g[0] === 0x3fff && g[1] < 0x1000) return false; // documentation (3fff::/20)
-  if (g[0] === 0x2002) return isPublicIPv4(v4At(1)); // 6to4 embeds an IPv4 address
-  return true;
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Fetching
 // ---------------------------------------------------------------------------------------------------------
 
@@ -196,7 +75,8 @@ function isPublicIPv6(g: number[]): boolean {
 export async function fetchCard(url: string, opts?: FetchCardOptions): Promise<CardData | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    if (!isFetchableUrl(url)) return null;
+    const allowPrivate = opts?.allowPrivate === true;
+    if (!isFetchableUrl(url, allowPrivate)) return null;
     const fetcher = opts?.fetcher ?? ((req: Request) => fetch(req));
     const timeoutMs = finiteOr(opts?.timeoutMs, DEFAULT_TIMEOUT_MS);
     const maxBytes = finiteOr(opts?.maxBytes, DEFAULT_MAX_BYTES);
@@ -208,7 +88,7 @@ export async function fetchCard(url: string, opts?: FetchCardOptions): Promise<C
       }, Math.max(0, timeoutMs));
     });
     // A fetcher that ignores the signal cannot hold us past the deadline: the race settles on the timer.
-    const work = fetchAndParse(url, fetcher, controller.signal, Math.max(0, Math.floor(maxBytes))).catch(() => null);
+    const work = fetchAndParse(url, fetcher, controller.signal, Math.max(0, Math.floor(maxBytes)), allowPrivate).catch(() => null);
     return await Promise.race([work, expired]);
   } catch {
     return null;
@@ -234,6 +114,7 @@ async function fetchAndParse(
   fetcher: (input: Request) => Promise<Response>,
   signal: AbortSignal,
   maxBytes: number,
+  allowPrivate: boolean,
 ): Promise<CardData | null> {
   let current = new URL(startUrl).href;
   let res: Response | undefined;
@@ -256,7 +137,7 @@ async function fetchAndParse(
     } catch {
       return null;
     }
-    if (!isFetchableUrl(next)) return null;
+    if (!isFetchableUrl(next, allowPrivate)) return null;
     current = next;
   }
 

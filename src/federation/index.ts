@@ -19,6 +19,7 @@ import { and, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
 import { accounts, follows } from "../db/schema";
 import { config, type Env } from "../env";
+import { allowPrivateAddress } from "../lib/outbound";
 import { relatedAccounts } from "../services/account-pages";
 import { actorKeys } from "../services/credentials";
 import { instanceActorKeys } from "../services/instance-keys";
@@ -27,6 +28,7 @@ import { featuredCount, featuredStatuses, federatedStatus, outboxCount, outboxPa
 import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
 import { hostMeta } from "./host-meta";
 import { D1KvStore } from "./kv";
+import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 
 export interface FederationData {
@@ -259,10 +261,13 @@ builder.setInboxListeners("/users/{identifier}/inbox", "/inbox");
 const built = new WeakMap<object, Promise<Federation<FederationData>>>();
 
 /** The Federation for these bindings, with `queue` (the Worker's, or the queue object's own when draining). */
-function buildFederation(env: Env, queue: MessageQueue): Promise<Federation<FederationData>> {
+async function buildFederation(env: Env, queue: MessageQueue): Promise<Federation<FederationData>> {
   const domain = config(env).domain;
-  return builder.build({
-    kv: new D1KvStore(db(env)),
+  const kv = new D1KvStore(db(env));
+  const allowPrivate = allowPrivateAddress(env);
+  const userAgent = { software: "Starling" };
+  const federation = await builder.build({
+    kv,
     // Only delivery goes through the queue: with no inbox queue, an incoming activity is handled (or refused)
     // while its sender waits, and nothing is stored for a type Starling does not handle.
     queue: { outbox: queue, fanout: queue },
@@ -270,10 +275,19 @@ function buildFederation(env: Env, queue: MessageQueue): Promise<Federation<Fede
     // Ids are https://DOMAIN/… whatever host a request reached; without DOMAIN (local development only, see
     // `federationRefused`) they are made from the request's origin.
     origin: domain ? `https://${domain}` : undefined,
-    userAgent: { software: "Starling" },
     // Liberal in what is accepted: `/objects/<id>/` is the same object (the ids Starling hands out have none).
     trailingSlashInsensitive: true,
+    // Every document Fedify loads (actors, objects, keys, contexts; signed or not) goes through the SSRF guard.
+    // (Fedify refuses `allowPrivateAddress` or `userAgent` together with these factories: the loaders carry both.)
+    documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent),
+    contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
+    authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
   });
+  // WebFinger lookups and inbox deliveries are made by Fedify's own code with the global fetch, and only
+  // WebFinger checks addresses (its own check, same rule: private, loopback, link-local refused). It reads
+  // the switch (and the User-Agent) from these fields, which the constructor takes only without the factories.
+  Object.assign(federation as object, { allowPrivateAddress: allowPrivate, userAgent });
+  return federation;
 }
 
 function federationFor(env: Env): Promise<Federation<FederationData>> {

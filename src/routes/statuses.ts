@@ -21,6 +21,7 @@ import { relatedStatusAccounts } from "../services/account-pages";
 import { contextIds } from "../services/context";
 import { listReactions } from "../services/reactions";
 import { ensureCard } from "../services/cards";
+import { allowPrivateAddress } from "../lib/outbound";
 import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleAmong, visibleStatus, type PostContext } from "../services/statuses";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
@@ -108,7 +109,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const h = previewHydrated(prepared, { account: { ...auth.account, ...author }, user: auth.user });
       if (participationId) h.participations.set(s.threadId, participationId);
       if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
-      if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl));
+      if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl, allowPrivateAddress(c.env)));
       // Delivery starts only when the post notified someone (a mention, a subscriber).
       if (notified) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)));
       publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: s.id }], baseUrl(c));
@@ -215,7 +216,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       const s = await visibleStatus(d, p.id, viewer(auth));
-      const data = s.cardUrl ? await ensureCard(d, s.cardUrl) : null;
+      const data = s.cardUrl ? await ensureCard(d, s.cardUrl, allowPrivateAddress(c.env)) : null;
       return c.json(data ? renderCard(data) : {});
     },
   });

@@ -14,6 +14,7 @@ import { accounts, notifications, pushSubscriptions, statuses, users } from "../
 import { htmlToText } from "../content/format";
 import { notFound, unprocessable } from "../http/errors";
 import { fromBase64 } from "../lib/crypto";
+import { allowPrivateAddress, OutboundRefused, outboundFetch } from "../lib/outbound";
 import { dispatch } from "./events";
 import { vapidKeys } from "./instance-keys";
 import { mediaUrl } from "./media";
@@ -119,16 +120,19 @@ function title(type: string, name: string, emoji: string | null): string {
 }
 
 /** Sends one message, retrying transient failures; answers whether the subscription is gone (404/410). */
-async function send(request: () => Promise<Request>): Promise<"sent" | "gone" | "failed"> {
+async function send(request: () => Promise<Request>, allowPrivate: boolean): Promise<"sent" | "gone" | "failed"> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      const res = await fetch(await request());
+      // Endpoints are URLs a client gave: through the SSRF guard, no redirects (a push service answers, it
+      // does not redirect), 10 s.
+      const res = await outboundFetch(await request(), undefined, { allowPrivate, maxRedirects: 0, timeoutMs: 10_000, maxBytes: 64_000 });
       await res.body?.cancel();
       if (res.status === 404 || res.status === 410) return "gone";
       if (res.ok) return "sent";
       if (res.status < 500 && res.status !== 429) return "failed";
-    } catch {
-      // A network failure: try again.
+    } catch (e) {
+      // A refused address never becomes acceptable: give up. A network failure: try again.
+      if (e instanceof OutboundRefused) return "failed";
     }
     if (attempt < MAX_ATTEMPTS) await new Promise((r) => setTimeout(r, 250 * attempt));
   }
@@ -144,6 +148,7 @@ async function send(request: () => Promise<Request>): Promise<"sent" | "gone" | 
  */
 export async function deliverPending(env: Env, base: string, max = 50, fresh = false): Promise<number> {
   const d = db(env);
+  const allowPrivate = allowPrivateAddress(env);
   const claimed = await d
     .update(notifications)
     .set({ pushed: true })
@@ -197,7 +202,7 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
           const result = await send(async () => {
             const msg = await buildPushPayload({ data: payload, options: { ttl: 86400, urgency: "normal" } }, subscription, vapid);
             return new Request(s.endpoint, { method: "POST", headers: msg.headers, body: msg.body });
-          });
+          }, allowPrivate);
           if (result === "gone") gone.add(s.id);
           if (result === "sent") sent++;
         });

@@ -1,0 +1,56 @@
+/**
+ * Two Starling instances in one test: A (`https://a.example`, the pool's `DB`) and B (`https://b.example`, its
+ * own D1 `DB_B`, migrated by test/setup.ts). Each is the Worker called with its own bindings object (its
+ * `DOMAIN`, its database, the SSRF development switch on since neither name resolves); R2 and the Durable
+ * Object namespaces are shared. `routeFetch()` replaces the global `fetch` so that a request for
+ * `https://a.example/…` is handled by A and `https://b.example/…` by B; anything else goes to the fetch it
+ * replaced (in tests: a refusal). Call `restore()` (afterEach) to put it back.
+ */
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../src/index";
+
+export interface Instance {
+  domain: string;
+  origin: string;
+  bindings: typeof env;
+}
+
+function instance(domain: string, db: D1Database): Instance {
+  return { domain, origin: `https://${domain}`, bindings: { ...env, DB: db, DOMAIN: domain, ALLOW_PRIVATE_ADDRESS: "true" } };
+}
+
+export const A = instance("a.example", env.DB);
+export const B = instance("b.example", env.DB_B);
+
+/** One request handled by `inst`'s Worker, background work (waitUntil) included. */
+export async function instanceFetch(inst: Instance, req: Request): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(req, inst.bindings, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+export interface Routed {
+  /** Every request routed to an instance, in order (clones: their bodies can still be read). */
+  requests: Request[];
+  restore(): void;
+}
+
+export function routeFetch(instances: Instance[] = [A, B]): Routed {
+  const previous = globalThis.fetch;
+  const requests: Request[] = [];
+  globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const req = new Request(input, init);
+    const url = new URL(req.url);
+    const target = instances.find((i) => url.protocol === "https:" && url.host === i.domain);
+    if (!target) return previous(input, init);
+    requests.push(req.clone());
+    return instanceFetch(target, req);
+  }) as typeof fetch;
+  return {
+    requests,
+    restore() {
+      globalThis.fetch = previous;
+    },
+  };
+}
