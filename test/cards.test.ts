@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fetchCard, isFetchableUrl } from "../src/content/cards";
+import { fetchCard } from "../src/content/cards";
+import { isFetchableUrl } from "../src/lib/outbound";
 import { decodeEntities } from "../src/content/entities";
 
 const HTML = { "content-type": "text/html; charset=utf-8" };

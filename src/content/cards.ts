@@ -10,7 +10,6 @@
 import { isFetchableUrl } from "../lib/outbound";
 import { decodeEntities } from "./entities";
 
-export { isFetchableUrl };
 
 export interface CardData {
   /** Canonical URL: og:url when it is a same-site http(s) URL, else the fetched URL after redirects. */
