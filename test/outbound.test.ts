@@ -19,6 +19,8 @@ const DNS = {
   "cgnat.example": ["100.64.0.9"],
   "linklocal.example": ["169.254.169.254"],
   "empty.example": [],
+  "victim.example": ["93.184.215.20"],
+  "evil.example": ["93.184.215.21"],
 };
 
 /** A fake network: DNS from the table, pages by URL; records every non-DNS URL fetched. */
@@ -168,6 +170,18 @@ describe("Fedify's document loaders go through the guard", () => {
     const found = await dev.lookupObject(id);
     expect(found?.id?.href).toBe(id);
     expect(fetched).toEqual([id]);
+  });
+
+  it("takes a redirected document as coming from where it was served, not from the URL asked for", async () => {
+    const asked = `https://victim.example/redirect?to=${Date.now()}`;
+    const served = `https://evil.example/doc${Date.now()}`;
+    const forged = `https://victim.example/objects/${Date.now()}`;
+    network({ [asked]: () => new Response(null, { status: 302, headers: { Location: served } }), [served]: actor(forged) });
+    const ctx = await federationContext(env, "https://localhost");
+    const doc = await ctx.documentLoader(asked);
+    // Fedify checks an object's id against this URL: the evil server cannot pass its document off as the victim's.
+    expect(doc.documentUrl).toBe(served);
+    expect((await ctx.lookupObject(asked))?.id?.href).not.toBe(forged);
   });
 
   it("loads a public actor, and signed fetches are guarded too", async () => {

@@ -6,7 +6,7 @@
  */
 import { createActivityPubRequest, getRemoteDocument, kvCache, preloadedContexts, signRequest } from "@fedify/fedify";
 import type { DocumentLoader, GetUserAgentOptions, KvStore, RemoteDocument } from "@fedify/fedify";
-import { outboundFetch, OutboundRefused, type OutboundOptions } from "../lib/outbound";
+import { outboundFetch, OutboundRefused } from "../lib/outbound";
 
 /** A remote ActivityPub document or context: 10 s, 2 MB (Mastodon's own cap on fetched JSON is 1 MB). */
 const LIMITS = { timeoutMs: 10_000, maxBytes: 2_000_000, maxRedirects: 3 } as const;
@@ -15,15 +15,27 @@ function preloaded(url: string): RemoteDocument | null {
   return url in preloadedContexts ? { contextUrl: null, documentUrl: url, document: preloadedContexts[url] } : null;
 }
 
+/**
+ * Loads a document following redirects by hand, each hop checked by the guard and its request made anew (a
+ * signed one signs the new target). The document is taken as coming from the LAST hop: Fedify checks that an
+ * object's id shares its document's origin, so naming the first URL would let a redirect pass one server's
+ * document off as another's.
+ */
+async function loadFollowing(url: string, request: (url: string) => Request | Promise<Request>, signal: AbortSignal | undefined, allowPrivate: boolean, load: DocumentLoader): Promise<RemoteDocument> {
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const res = await outboundFetch(await request(current), { signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
+    const location = res.headers.get("location");
+    if (![301, 302, 303, 307, 308].includes(res.status) || !location) return getRemoteDocument(current, res, load);
+    await res.body?.cancel().catch(() => {});
+    if (hop >= LIMITS.maxRedirects) throw new OutboundRefused(`more than ${LIMITS.maxRedirects} redirects`);
+    current = new URL(location, current).href;
+  }
+}
+
 export function guardedDocumentLoader(allowPrivate: boolean, userAgent: GetUserAgentOptions | string | undefined): DocumentLoader {
-  const opts: OutboundOptions = { allowPrivate, ...LIMITS };
-  const load: DocumentLoader = async (url, options) => {
-    const hit = preloaded(url);
-    if (hit) return hit;
-    const req = createActivityPubRequest(url, { userAgent });
-    const res = await outboundFetch(req, { signal: options?.signal }, opts);
-    return getRemoteDocument(url, res, load);
-  };
+  const load: DocumentLoader = async (url, options) =>
+    preloaded(url) ?? loadFollowing(url, (u) => createActivityPubRequest(u, { userAgent }), options?.signal, allowPrivate, load);
   return load;
 }
 
@@ -42,21 +54,8 @@ export function signedDocumentLoader(
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
 ): DocumentLoader {
-  const load: DocumentLoader = async (url, options) => {
-    const hit = preloaded(url);
-    if (hit) return hit;
-    let current = url;
-    for (let hop = 0; ; hop++) {
-      const req = await signRequest(createActivityPubRequest(current, { userAgent }), identity.privateKey, identity.keyId, {
-        spec: "draft-cavage-http-signatures-12",
-      });
-      const res = await outboundFetch(req, { signal: options?.signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
-      const location = res.headers.get("location");
-      if (![301, 302, 303, 307, 308].includes(res.status) || !location) return getRemoteDocument(current, res, load);
-      await res.body?.cancel().catch(() => {});
-      if (hop >= LIMITS.maxRedirects) throw new OutboundRefused(`more than ${LIMITS.maxRedirects} redirects`);
-      current = new URL(location, current).href;
-    }
-  };
+  const sign = (u: string) =>
+    signRequest(createActivityPubRequest(u, { userAgent }), identity.privateKey, identity.keyId, { spec: "draft-cavage-http-signatures-12" });
+  const load: DocumentLoader = async (url, options) => preloaded(url) ?? loadFollowing(url, sign, options?.signal, allowPrivate, load);
   return load;
 }
