@@ -159,7 +159,9 @@ function relationCollection<T>(side: "followers" | "following", item: (a: typeof
     async dispatcher(ctx: Context<FederationData>, identifier: string, cursor: string | null) {
       const a = await localAccount(ctx.data.d, identifier);
       if (!a || a.deactivated || a.username !== identifier || cursor === null) return null;
-      if (a[hideItems]) return { items: [] as T[] };
+      // Hidden from whoever asks over HTTP; delivery (`sendActivity(…, "followers")` reads this same dispatcher
+      // without a request) still needs the real followers.
+      if (a[hideItems] && "request" in ctx) return { items: [] as T[] };
       const rows = await relatedAccounts(ctx.data.d, follows, by, a.id, {
         max_id: cursor === FIRST ? undefined : cursor,
         limit: COLLECTION_PAGE + 1,
