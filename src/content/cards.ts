@@ -39,8 +39,11 @@ export interface CardData {
 }
 
 export interface FetchCardOptions {
-  /** Used instead of the global fetch (tests, service bindings). Called once per hop with a GET Request. */
-  fetcher?: (input: Request) => Promise<Response>;
+  /**
+   * How each hop is fetched (a GET Request, redirects not followed): the SSRF guard's `outboundFetch` in the
+   * Worker (which also checks the name's addresses), a fake in tests. Required, so nothing fetches unguarded.
+   */
+  fetcher: (input: Request) => Promise<Response>;
   /** Budget for the whole operation, redirects and body included. Default 5000. */
   timeoutMs?: number;
   /** Only this many bytes of the body are read and parsed. Default 1 000 000. */
@@ -71,14 +74,14 @@ const REQUEST_HEADERS = { Accept: "text/html,application/xhtml+xml", "User-Agent
  * type is not text/html or application/xhtml+xml, the page has no title at all, or the time budget runs out.
  * Never throws.
  */
-export async function fetchCard(url: string, opts?: FetchCardOptions): Promise<CardData | null> {
+export async function fetchCard(url: string, opts: FetchCardOptions): Promise<CardData | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const allowPrivate = opts?.allowPrivate === true;
+    const allowPrivate = opts.allowPrivate === true;
     if (!isFetchableUrl(url, allowPrivate)) return null;
-    const fetcher = opts?.fetcher ?? ((req: Request) => fetch(req));
-    const timeoutMs = finiteOr(opts?.timeoutMs, DEFAULT_TIMEOUT_MS);
-    const maxBytes = finiteOr(opts?.maxBytes, DEFAULT_MAX_BYTES);
+    const fetcher = opts.fetcher;
+    const timeoutMs = finiteOr(opts.timeoutMs, DEFAULT_TIMEOUT_MS);
+    const maxBytes = finiteOr(opts.maxBytes, DEFAULT_MAX_BYTES);
     const controller = new AbortController();
     const expired = new Promise<null>((resolve) => {
       timer = setTimeout(() => {

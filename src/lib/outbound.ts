@@ -1,6 +1,8 @@
 /**
- * The one way out: every request Starling makes to another server (link cards, Web Push, Fedify's document
- * loaders, WebFinger and signed deliveries) goes through `outboundFetch`, which refuses URLs that reach
+ * The one way out: link cards, Web Push and Fedify's document loaders (plain and signed) go through
+ * `outboundFetch`. Not yet: WebFinger lookups (Fedify's own, equivalent address check) and inbox deliveries
+ * (Fedify sends them with the global fetch: check the inbox with `checkOutboundUrl` before delivery lands).
+ * `outboundFetch` refuses URLs that reach
  * private, loopback, link-local, CGNAT, unique-local or otherwise non-public addresses, checks every redirect
  * hop, bounds the time and caps the body. `ALLOW_PRIVATE_ADDRESS=true` (development only) lifts the address
  * check, nothing else.
