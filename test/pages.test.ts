@@ -68,6 +68,10 @@ describe("content negotiation", () => {
         expect(((await res.json()) as { error: string }).error).toMatch(/ActivityStreams/);
       }
     }
+    // A browser that names ActivityStreams at a lower weight gets the page, from federation's side too.
+    const browser = await call(`/objects/${s.id}`, { headers: { Accept: "text/html, application/activity+json;q=0.1" } });
+    expect(browser.status).toBe(200);
+    expect(browser.headers.get("content-type")).toMatch(/^text\/html/);
     // Without an Accept header (curl) or with a JSON API client's, the page is HTML.
     expect((await call(`/users/${u.username}`)).headers.get("content-type")).toMatch(/^text\/html/);
   });

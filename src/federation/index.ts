@@ -27,6 +27,7 @@ import { mediaUrl } from "../services/media";
 import { featuredCount, featuredStatuses, federatedStatus, outboxCount, outboxPage } from "../services/federated-statuses";
 import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
 import { hostMeta } from "./host-meta";
+import { wantsActivityJson } from "../http/negotiate";
 import { D1KvStore } from "./kv";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
@@ -321,7 +322,7 @@ function isFederationPath(req: Request, url: URL): boolean {
   const p = url.pathname.replace(/\/+$/, "");
   if (p === "/.well-known/webfinger" || p === "/.well-known/host-meta" || p === "/.well-known/host-meta.json") return true;
   if (p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p)) return req.method === "POST";
-  if (/^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?$/.test(p) || /^\/(objects|activities)\/[^/]+$/.test(p)) return /activity\+json|ld\+json/i.test(req.headers.get("accept") ?? "");
+  if (isDocumentPath(url)) return wantsActivityJson(req.headers.get("accept"));
   return false;
 }
 
@@ -333,9 +334,9 @@ function federationRefused(env: Env, url: URL): boolean {
   return !config(env).domain && !LOCAL_HOSTS.has(url.hostname) && !url.hostname.endsWith(".localhost");
 }
 
+/** Actors, their collections and objects: ActivityStreams to servers, HTML pages (or 404) to people. */
 const isDocumentPath = (url: URL) =>
   /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname) || /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?\/?$/.test(url.pathname);
-const wantsActivityStreams = (req: Request) => /activity\+json|ld\+json/i.test(req.headers.get("accept") ?? "");
 
 function jsonError(status: number, error: string): Response {
   return new Response(JSON.stringify({ error }), { status, headers: { "Content-Type": "application/json; charset=utf-8" } });
@@ -376,7 +377,7 @@ export async function handleFederated(
   const fallback = (r: Request) => Promise.resolve(app(r, env, ctx));
   // An actor, collection or status Fedify does not serve (unknown; not public, not local, gone) is a 404 to
   // servers, not the web app's 406; browsers still get the pages.
-  const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityStreams(r) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
+  const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
   const res = await federation.fetch(req, { contextData: { env, d: db(env) }, onNotFound: notFound, onNotAcceptable: fallback });
   return refuseUnhandled(req, url, res);
 }
