@@ -338,6 +338,42 @@ export const fedifyKv = sqliteTable(
   (t) => [index("fedify_kv_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`)],
 );
 
+/**
+ * The transactional outbox: one row per activity a local account sends, written in the action's own batch.
+ * `activity` is an `OutboxActivity` (src/services/outbox.ts); `body` the built JSON-LD once expanded.
+ */
+export const federationOutbox = sqliteTable(
+  "federation_outbox",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    activity: text("activity").notNull(),
+    body: text("body"),
+    createdAt: time("created_at").notNull(),
+    expandedAt: time("expanded_at"),
+  },
+  (t) => [index("federation_outbox_pending").on(t.id).where(sql`${t.expandedAt} IS NULL`)],
+);
+
+/** What remains to deliver: one row per (outbox row, inbox), drained per destination host. */
+export const federationDeliveries = sqliteTable(
+  "federation_deliveries",
+  {
+    id: text("id").primaryKey(),
+    outboxId: text("outbox_id").notNull(),
+    host: text("host").notNull(),
+    inbox: text("inbox").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: time("next_at").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("federation_deliveries_inbox").on(t.outboxId, t.inbox),
+    index("federation_deliveries_due").on(t.host, t.nextAt),
+    index("federation_deliveries_next").on(t.nextAt),
+  ],
+);
+
 /** Captcha tokens already answered, kept until they would have expired anyway. */
 export const usedCaptchas = sqliteTable("used_captchas", {
   token: text("token").primaryKey(),

@@ -1,0 +1,138 @@
+/**
+ * Remote accounts: an ActivityPub actor (already fetched and parsed by Fedify) becomes, or refreshes, an
+ * `accounts` row keyed by its id. The one place an actor document is turned into a row: the inbox, WebFinger
+ * look-ups, mentions and search all come here.
+ */
+import { Application, Emoji, Group, Image, Link, PropertyValue, Service, type Actor } from "@fedify/vocab";
+import { eq } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now } from "../db/client";
+import { newId } from "../db/ids";
+import { accounts, type AccountField, type EmojiRef } from "../db/schema";
+import { sanitizeHtml } from "../content/format";
+
+export type AccountRow = typeof accounts.$inferSelect;
+
+/** How long a remote actor's row is trusted before it is fetched again when next needed. */
+export const ACTOR_STALE_MS = 24 * 3600_000;
+
+/** Caps on what a remote actor may put in a row (its server decides the rest). */
+const MAX_NAME = 200;
+const MAX_NOTE = 20_000;
+const MAX_FIELDS = 16;
+const MAX_EMOJIS = 64;
+
+const text = (v: unknown): string => (v == null ? "" : String(v));
+const href = (v: URL | Link | null | undefined): string | null => (v instanceof URL ? v.href : v instanceof Link ? (v.href?.href ?? null) : null);
+const httpUrl = (u: string | null): string | null => (u && /^https?:\/\//i.test(u) ? u : null);
+
+/**
+ * The `domain` of a remote account: the host of its id, with the port when it is not the default (issue 13:
+ * `user@host:port`). WebFinger may name another domain; Starling shows where the actor lives.
+ */
+export function actorDomain(id: URL): string {
+  return id.host.toLowerCase();
+}
+
+/** Fedify's actor classes, as `actor_type`. */
+function actorType(actor: Actor): string {
+  if (actor instanceof Service) return "Service";
+  if (actor instanceof Application) return "Application";
+  if (actor instanceof Group) return "Group";
+  return "Person";
+}
+
+async function imageUrl(get: () => Promise<Image | null>): Promise<string | null> {
+  try {
+    const img = await get();
+    if (!img) return null;
+    return httpUrl(href(img.url as URL | Link | null));
+  } catch {
+    return null;
+  }
+}
+
+/** The actor's custom emoji (its `tag` of type `Emoji`), as the account entity lists them. */
+export async function actorEmojis(object: { getTags(): AsyncIterable<unknown> }): Promise<EmojiRef[]> {
+  const out: EmojiRef[] = [];
+  try {
+    for await (const tag of object.getTags()) {
+      if (!(tag instanceof Emoji) || out.length >= MAX_EMOJIS) continue;
+      const shortcode = text(tag.name).replace(/^:|:$/g, "");
+      const icon = await tag.getIcon().catch(() => null);
+      const url = httpUrl(href(icon?.url as URL | Link | null));
+      if (!/^[a-zA-Z0-9_]{1,64}$/.test(shortcode) || !url) continue;
+      out.push({ shortcode, url, static_url: url, visible_in_picker: false });
+    }
+  } catch {
+    // A tag that cannot be loaded is left out, not the whole actor.
+  }
+  return out;
+}
+
+/** The row an actor document describes (counters and identity fields excepted: see `upsertActor`). */
+export async function actorFields(actor: Actor) {
+  const fields: AccountField[] = [];
+  try {
+    for await (const a of actor.getAttachments()) {
+      if (!(a instanceof PropertyValue) || fields.length >= MAX_FIELDS) continue;
+      fields.push({ name: text(a.name).slice(0, 255), value: await sanitizeHtml(text(a.value).slice(0, 2048)), verified_at: null });
+    }
+  } catch {
+    // Unloadable attachments are left out.
+  }
+  const summary = text(actor.summary);
+  const id = actor.id!;
+  return {
+    username: text(actor.preferredUsername) || id.pathname.split("/").filter(Boolean).pop() || id.host,
+    domain: actorDomain(id),
+    displayName: text(actor.name).slice(0, MAX_NAME),
+    note: summary ? await sanitizeHtml(summary.slice(0, MAX_NOTE)) : "",
+    avatar: await imageUrl(() => actor.getIcon()),
+    header: await imageUrl(() => actor.getImage()),
+    locked: actor.manuallyApprovesFollowers ?? false,
+    actorType: actorType(actor),
+    discoverable: actor.discoverable ?? false,
+    fields,
+    emojis: await actorEmojis(actor),
+    alsoKnownAs: actor.aliasIds.map((u) => u.href).slice(0, 16),
+    uri: id.href,
+    url: httpUrl(href(actor.url as URL | Link | null)) ?? id.href,
+    inboxUrl: actor.inboxId?.href ?? null,
+    sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
+    outboxUrl: actor.outboxId?.href ?? null,
+    followersUrl: actor.followersId?.href ?? null,
+    createdAt: actor.published ? actor.published.epochMilliseconds : null,
+  };
+}
+
+/** Counters as the actor's server reports them (totalItems of its collections), when it shows them. */
+export interface ReportedCounts {
+  followersCount?: number;
+  followingCount?: number;
+  statusesCount?: number;
+}
+
+/**
+ * Stores the actor (insert, or refresh the row with the same uri) and returns its row. Only actors with an id
+ * and an inbox are accounts; anything else is refused with null.
+ */
+export async function upsertActor(d: DB, actor: Actor, counts: ReportedCounts = {}, t: number = now()): Promise<AccountRow | null> {
+  if (!actor.id || !actor.inboxId || !/^https?:$/.test(actor.id.protocol)) return null;
+  const { createdAt, ...f } = await actorFields(actor);
+  const row = await d
+    .insert(accounts)
+    .values({ id: newId(t), ...f, ...counts, createdAt: createdAt ?? t, updatedAt: t, fetchedAt: t })
+    .onConflictDoUpdate({ target: accounts.uri, set: { ...f, ...counts, updatedAt: t, fetchedAt: t } })
+    .returning()
+    .get();
+  return row ?? null;
+}
+
+/** A stored account by its ActivityPub id. */
+export async function accountByUri(d: DB, uri: string): Promise<AccountRow | null> {
+  return (await d.select().from(accounts).where(eq(accounts.uri, uri)).get()) ?? null;
+}
+
+/** Whether a remote row should be fetched again before it is relied on. */
+export const isStale = (a: AccountRow, t: number = now()) => a.domain !== null && (a.fetchedAt === null || t - a.fetchedAt > ACTOR_STALE_MS);
