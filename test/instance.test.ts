@@ -72,6 +72,16 @@ describe("nodeinfo", () => {
     const closed = await json("/nodeinfo/2.0.json", { vars: { REGISTRATIONS_OPEN: "false" } });
     expect(closed.openRegistrations).toBe(false);
   });
+
+  it("says federation is enabled only when DOMAIN is set (without it the federation endpoints refuse)", async () => {
+    const off = await json("/nodeinfo/2.1.json", { vars: { DOMAIN: "" } });
+    expect(off.metadata.federation.enabled).toBe(false);
+    const on = await json("/nodeinfo/2.1.json", { vars: { DOMAIN: "social.example" } });
+    expect(on.metadata.federation.enabled).toBe(true);
+    const instance = await json("/api/v1/instance", { vars: { DOMAIN: "social.example" } });
+    expect(instance.pleroma.metadata.federation.enabled).toBe(true);
+    expect((await json("/api/v1/instance", { vars: { DOMAIN: "" } })).pleroma.metadata.federation.enabled).toBe(false);
+  });
 });
 
 describe("healthcheck", () => {

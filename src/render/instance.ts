@@ -23,8 +23,12 @@ function fieldsLimits(env: Env) {
   return config(env).fieldsLimits;
 }
 
-function federation() {
-  return { enabled: true, exclusions: false, mrf_policies: [] as string[], quarantined_instances: [] as string[] };
+/**
+ * Federation as Pleroma reports it. Enabled only when `DOMAIN` is set: without it the federation endpoints
+ * answer 503 on any public host (src/federation/index.ts), so claiming otherwise would invite followers in vain.
+ */
+function federation(env: Env) {
+  return { enabled: Boolean(config(env).domain), exclusions: false, mrf_policies: [] as string[], quarantined_instances: [] as string[] };
 }
 
 export function renderInstance(env: Env, base: string, host: string, stats: InstanceStats, vapidKey: string) {
@@ -72,7 +76,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
       metadata: {
         account_activation_required: c.activationRequired,
         features: FEATURES,
-        federation: federation(),
+        federation: federation(env),
         fields_limits: fieldsLimits(env),
         post_formats: POST_FORMATS,
       },
@@ -152,7 +156,7 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
       nodeDescription: c.description,
       private: false,
       features: FEATURES,
-      federation: federation(),
+      federation: federation(env),
       accountActivationRequired: c.activationRequired,
       invitesEnabled: !c.registrationsOpen,
       mailerEnabled: c.activationRequired || c.mailer === "cloudflare",
