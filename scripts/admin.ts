@@ -33,8 +33,9 @@ const { positionals, values } = parseArgs({
 const q = (v: string | number | null) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${v.replace(/'/g, "''")}'`);
 
 function d1(args: string[]): string {
-  const target = values.remote ? "--remote" : "--local";
-  return execFileSync("npx", ["wrangler", "d1", "execute", "DB", target, "--yes", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  // A local database lives where `npm start` keeps it: $STATE (a second local instance has its own).
+  const target = values.remote ? ["--remote"] : ["--local", "--persist-to", process.env.STATE || ".wrangler/state"];
+  return execFileSync("npx", ["wrangler", "d1", "execute", "DB", ...target, "--yes", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
 }
 
 function runSql(statements: string[]) {
