@@ -5,12 +5,15 @@
  * counters its collections report. A stale row is refreshed; when its server does not answer, the stored row is
  * kept. Every fetch is bounded in time: a slow server cannot hold a request for long.
  */
+import type { DocumentLoader } from "@fedify/fedify";
 import { isActor, type Actor, type Object as APObject } from "@fedify/vocab";
 import { eq, or, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
 import { accounts, userColumns, users } from "../db/schema";
 import type { Env } from "../env";
 import { federationContext } from "../federation";
+import { guardedDocumentLoader } from "../federation/loaders";
+import { allowPrivateAddress } from "../lib/outbound";
 import type { AccountWithUser } from "./accounts";
 import { findByAcct } from "./accounts";
 import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
@@ -73,16 +76,19 @@ function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
  * document whose id is on another origin than where it was fetched from (it is not stored under a wrong id),
  * and WebFinger answers pointing at private addresses are refused by its own check (loaders: ours).
  */
-async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ object: APObject | null; ctx: Awaited<ReturnType<typeof federationContext>> }> {
+async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ object: APObject | null; loader: DocumentLoader }> {
   const ctx = await federationContext(r.env, r.base);
+  // Not the context's cached loader: resolving is when a stale row is refreshed, so it reads what the server
+  // says now (and its collections' counts with it).
+  const loader = guardedDocumentLoader(allowPrivateAddress(r.env), { software: "Starling" });
   const signal = AbortSignal.timeout(ms);
-  const object = await within(ctx.lookupObject(target, { signal }), ms);
-  return { object, ctx };
+  const object = await within(ctx.lookupObject(target, { signal, documentLoader: loader }), ms);
+  return { object, loader };
 }
 
 /** The counters the actor's followers/following/outbox collections report (`totalItems`), best effort. */
-async function reportedCounts(actor: Actor, ctx: Awaited<ReturnType<typeof federationContext>>, ms: number): Promise<ReportedCounts> {
-  const opts = { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader, suppressError: true };
+async function reportedCounts(actor: Actor, loader: DocumentLoader, ms: number): Promise<ReportedCounts> {
+  const opts = { documentLoader: loader, suppressError: true };
   const total = async (get: () => Promise<{ totalItems: number | null } | null>) => {
     const c = await within(get(), ms);
     const n = c?.totalItems;
@@ -101,8 +107,8 @@ async function reportedCounts(actor: Actor, ctx: Awaited<ReturnType<typeof feder
 }
 
 /** Stores a fetched actor with its counters; null when it is not an account or cannot be stored. */
-async function storeActor(d: DB, actor: Actor, ctx: Awaited<ReturnType<typeof federationContext>>): Promise<AccountWithUser | null> {
-  const counts = await reportedCounts(actor, ctx, COUNTS_MS);
+async function storeActor(d: DB, actor: Actor, loader: DocumentLoader): Promise<AccountWithUser | null> {
+  const counts = await reportedCounts(actor, loader, COUNTS_MS);
   try {
     const row = await upsertActor(d, actor, counts);
     return row ? { account: row, user: null } : null;
@@ -165,8 +171,8 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
   // A known account is refreshed from its id (no WebFinger needed); an unknown one looked up by what was typed.
   const target = stored ? stored.account.uri : h.kind === "acct" ? `acct:${h.username}@${h.host}` : h.url.href;
   try {
-    const { object, ctx } = await lookup(r, target, ms);
-    if (object && isActor(object)) return (await storeActor(d, object, ctx)) ?? stored;
+    const { object, loader } = await lookup(r, target, ms);
+    if (object && isActor(object)) return (await storeActor(d, object, loader)) ?? stored;
     if (object && !stored && h.kind === "url") {
       const statusId = await storeFetchedStatus(r, object);
       if (statusId) return { statusId };
