@@ -10,7 +10,7 @@ import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { AccountSchema } from "../schemas/account";
 import { directory, findByAcct } from "../services/accounts";
-import { resolveAccount, resolveEnv } from "../services/resolve";
+import { parseHandle, resolveAccount, resolveEnv } from "../services/resolve";
 
 export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -49,8 +49,9 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const viewerId = auth?.account?.id ?? null;
       // With a user token, an unknown or stale remote account is fetched from its server (as search resolves).
-      const found =
-        (await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, { fetch: viewerId !== null })) ?? (await findByAcct(db(c.env), p.acct, hostOf(c)));
+      const found = parseHandle(p.acct, hostOf(c))
+        ? await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, { fetch: viewerId !== null })
+        : await findByAcct(db(c.env), p.acct, hostOf(c));
       if (!found || (found.account.deactivated && viewerId !== found.account.id)) throw notFound();
       return c.json(renderAccount(renderContext(c, viewerId), found));
     },
