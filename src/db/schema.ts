@@ -87,6 +87,7 @@ export const accounts = sqliteTable(
     // Nicknames are case-insensitive: one `alice` per domain however it is spelt.
     uniqueIndex("accounts_acct_key").on(t.acctKey),
     uniqueIndex("accounts_uri").on(t.uri),
+    index("accounts_url").on(t.url),
     index("accounts_domain").on(t.domain),
   ],
 );
@@ -539,6 +540,7 @@ export const statuses = sqliteTable(
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),
+    index("statuses_url").on(t.url),
     index("statuses_search").on(t.searchRowid),
     // Home reads walk a followed account's pulled statuses newest first.
     index("statuses_home_pull").on(t.accountId, t.id).where(sql`home_pull = 1`),

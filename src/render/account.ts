@@ -76,6 +76,7 @@ export function renderAccount(ctx: RenderContext, { account: a, user: u }: Accou
       skip_thread_containment: u ? u.skipThreadContainment : false,
       accepts_chat_messages: a.acceptsChatMessages,
       favicon: null,
+      is_local: a.domain === null,
     },
   };
   if (u && showRole) {

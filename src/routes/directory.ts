@@ -6,10 +6,11 @@ import { db } from "../db/client";
 import { notFound } from "../http/errors";
 import { boolParam, intParam, offsetParam } from "../http/params";
 import { route } from "../http/route";
-import { hostOf, renderContext } from "../http/urls";
+import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { AccountSchema } from "../schemas/account";
 import { directory, findByAcct } from "../services/accounts";
+import { parseHandle, resolveAccount, resolveEnv } from "../services/resolve";
 
 export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -39,15 +40,18 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/accounts/lookup",
-    summary: "An account by its acct (`alice`, `alice@remote.example`); 404 when unknown",
+    summary: "An account by its acct (`alice`, `alice@remote.example`; unknown remote ones are fetched with a user token); 404 when unknown",
     tags: ["Accounts"],
     auth: "optional",
     scopes: ["read:accounts"],
     params: z.object({ acct: z.string().trim().min(1, "can't be blank") }),
     response: AccountSchema,
     handler: async (c, p, auth) => {
-      const found = await findByAcct(db(c.env), p.acct, hostOf(c));
       const viewerId = auth?.account?.id ?? null;
+      // With a user token, an unknown or stale remote account is fetched from its server (as search resolves).
+      const found = parseHandle(p.acct, hostOf(c))
+        ? await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, { fetch: viewerId !== null })
+        : await findByAcct(db(c.env), p.acct, hostOf(c));
       if (!found || (found.account.deactivated && viewerId !== found.account.id)) throw notFound();
       return c.json(renderAccount(renderContext(c, viewerId), found));
     },

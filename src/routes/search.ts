@@ -1,4 +1,7 @@
-/** Search (v1 and v2) and account search. `resolve` looks up this instance's database only for now. */
+/**
+ * Search (v1 and v2) and account search. `resolve=true` with a user token also finds remote accounts by
+ * `user@domain` or URL (`services/resolve.ts`); a URL query then answers only what the URL names.
+ */
 import { HashtagSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -12,7 +15,8 @@ import { renderStatuses } from "../render/status";
 import { AccountSchema } from "../schemas/account";
 import { StatusSchema } from "../schemas/status";
 import { hydrate } from "../services/hydrate";
-import { searchAccounts, searchHashtags, statusSearchPage } from "../services/search";
+import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../services/resolve";
+import { searchAccounts, searchHashtags, statusByUrlPage, statusSearchPage } from "../services/search";
 
 const searchParams = z.object({
   q: z.string().trim().min(1, "can't be blank"),
@@ -25,16 +29,33 @@ const searchParams = z.object({
 });
 
 
+/**
+ * What resolving adds to a search: the account `q` names, fetched when unknown or stale. Fetching from other
+ * servers takes a user token (as Mastodon); otherwise, and past the first page, stored rows only.
+ */
+async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerId: string | null, offset: number) {
+  const r = resolveEnv(c.env, baseUrl(c), hostOf(c));
+  const handle = resolve ? parseHandle(q, r.localHost) : null;
+  if (!handle) return { url: null, accountId: null };
+  const fetch = viewerId !== null && offset === 0;
+  if (handle.kind === "url") {
+    const found = await resolveAny(r, q, { fetch });
+    return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };
+  }
+  const found = fetch && isResolvable(q, r.localHost) ? await resolveAccount(r, q) : null;
+  return { url: null, accountId: found?.account.id ?? null };
+}
+
 async function search(c: Ctx, p: z.infer<typeof searchParams>, viewerId: string | null) {
   const d = db(c.env);
   const want = (t: string) => !p.type || p.type === t;
   const offset = p.offset ?? 0;
-  const page = want("statuses") ? statusSearchPage(viewerId, p.q, p.limit, offset, p.account_id) : null;
-  const [found, tags, h] = await Promise.all([
-    want("accounts") ? searchAccounts(d, { q: p.q, limit: p.limit, offset, following: p.following, viewerId, localHost: hostOf(c) }) : [],
-    want("hashtags") ? searchHashtags(d, p.q, p.limit, offset) : [],
-    page ? hydrate(d, page, viewerId) : null,
-  ]);
+  const r = want("accounts") || want("statuses") ? await resolved(c, p.q, p.resolve, viewerId, offset) : { url: null, accountId: null };
+  // A URL with resolve=true names one thing (Mastodon): that account or that status, no text search.
+  const page = !want("statuses") ? null : r.url ? (offset === 0 ? statusByUrlPage(viewerId, r.url) : null) : statusSearchPage(viewerId, p.q, p.limit, offset, p.account_id);
+  const accountsFound =
+    !want("accounts") ? [] : r.url && !r.accountId ? [] : searchAccounts(d, { q: r.url ? "" : p.q, limit: p.limit, offset, following: p.following, viewerId, localHost: hostOf(c), include: r.accountId });
+  const [found, tags, h] = await Promise.all([accountsFound, want("hashtags") && !r.url ? searchHashtags(d, p.q, p.limit, offset) : [], page ? hydrate(d, page, viewerId) : null]);
   const ctx = renderContext(c, viewerId);
   return {
     accounts: found.map((a) => renderAccount(ctx, a)),
@@ -75,7 +96,7 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/accounts/search",
-    summary: "Search accounts (no token needed; following=true needs one)",
+    summary: "Search accounts (no token needed; following=true and resolving remote accounts need one)",
     tags: ["Search"],
     auth: "optional",
     scopes: ["read:accounts"],
@@ -89,7 +110,10 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(AccountSchema),
     handler: async (c, p, auth) => {
       const viewerId = auth?.account?.id ?? null;
-      const found = await searchAccounts(db(c.env), { q: p.q, limit: p.limit, offset: p.offset ?? 0, following: p.following, viewerId, localHost: hostOf(c) });
+      const offset = p.offset ?? 0;
+      const r = await resolved(c, p.q, p.resolve, viewerId, offset);
+      const found =
+        r.url && !r.accountId ? [] : await searchAccounts(db(c.env), { q: r.url ? "" : p.q, limit: p.limit, offset, following: p.following, viewerId, localHost: hostOf(c), include: r.accountId });
       const ctx = renderContext(c, viewerId);
       return c.json(found.map((a) => renderAccount(ctx, a)));
     },

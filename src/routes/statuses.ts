@@ -22,6 +22,7 @@ import { contextIds } from "../services/context";
 import { listReactions } from "../services/reactions";
 import { ensureCard } from "../services/cards";
 import { allowPrivateAddress } from "../lib/outbound";
+import { resolveEnv, resolveMentions } from "../services/resolve";
 import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleAmong, visibleStatus, type PostContext } from "../services/statuses";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
@@ -64,6 +65,7 @@ export function postContext(c: Ctx, auth: UserAuth): PostContext {
     author: { account: auth.account, user: auth.user },
     appId: auth.app?.id ?? null,
     postFormats: POST_FORMATS,
+    resolveMentions: (keys) => resolveMentions(resolveEnv(c.env, baseUrl(c), hostOf(c)), keys),
   };
 }
 

@@ -65,6 +65,8 @@ export const AccountPleromaSchema = z.object({
   skip_thread_containment: z.boolean(),
   accepts_chat_messages: z.boolean().nullable(),
   favicon: z.string().nullable(),
+  /** Whether the account is this instance's (false for remote accounts). */
+  is_local: z.boolean(),
   // Owner only:
   allow_following_move: z.boolean().optional(),
   unread_conversation_count: z.number().int().optional(),

@@ -18,11 +18,13 @@ export interface AccountSearch {
   following?: boolean;
   viewerId: string | null;
   localHost: string;
+  /** An account found by resolving the query (`services/resolve.ts`): listed first, under the same rules. */
+  include?: string | null;
 }
 
 export async function searchAccounts(d: DB, s: AccountSearch): Promise<AccountWithUser[]> {
   const q = s.q.trim().replace(/^@/, "").toLowerCase();
-  if (!q) return [];
+  if (!q && !s.include) return [];
   const [user, host] = q.split("@");
   const key = host && host !== s.localHost.toLowerCase() ? `${user}@${host}` : user;
   const me = s.viewerId ? sql`${s.viewerId}` : null;
@@ -33,14 +35,16 @@ export async function searchAccounts(d: DB, s: AccountSearch): Promise<AccountWi
     .where(
       and(
         eq(accounts.deactivated, false),
-        sql`(${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} OR instr(lower(${accounts.displayName}), ${q}) > 0)`,
+        q
+          ? sql`(${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} OR instr(lower(${accounts.displayName}), ${q}) > 0 OR ${accounts.id} = ${s.include ?? ""})`
+          : eq(accounts.id, s.include ?? ""),
         // Accounts blocked either way are not found; muted ones are.
         s.viewerId ? sql`NOT ${silenced(s.viewerId, accounts.id, { blocks: "either", mutes: "none", domains: false })}` : undefined,
         me && s.following ? sql`EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me} AND f.target_account_id = ${accounts.id})` : undefined,
       ),
     )
     // The exact acct first, then acct prefixes, then display names; the most followed first within each.
-    .orderBy(sql`${accounts.acctKey} = ${key} DESC`, sql`${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} DESC`, desc(accounts.followersCount), accounts.id)
+    .orderBy(sql`${accounts.id} = ${s.include ?? ""} DESC`, sql`${accounts.acctKey} = ${key} DESC`, sql`${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} DESC`, desc(accounts.followersCount), accounts.id)
     .limit(s.limit)
     .offset(s.offset);
   return rows;
@@ -76,4 +80,12 @@ export function statusSearchPage(viewerId: string | null, q: string, limit: numb
   return sql`SELECT s.id FROM statuses_fts f JOIN statuses s ON s.search_rowid = f.rowid
     WHERE statuses_fts MATCH ${match} AND s.reblog_of_id IS NULL ${author} AND ${visibleTo(viewerId, s)} AND ${notSilenced(viewerId, false, sql`s.account_id`)}
     ORDER BY s.id DESC LIMIT ${sql.raw(String(limit))} OFFSET ${sql.raw(String(offset))}`;
+}
+
+/** The page query of the status whose ActivityPub id or URL is `url`, if the viewer may see it, for `hydrate`. */
+export function statusByUrlPage(viewerId: string | null, url: string): ReturnType<typeof sql> {
+  const s = { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` };
+  return sql`SELECT s.id FROM statuses s
+    WHERE (s.uri = ${url} OR s.url = ${url}) AND s.reblog_of_id IS NULL AND ${visibleTo(viewerId, s)} AND ${notSilenced(viewerId, false, sql`s.account_id`)}
+    ORDER BY s.id DESC LIMIT 1`;
 }

@@ -66,6 +66,11 @@ export interface PostContext {
   author: { account: AccountRow; user: UserRow };
   appId: string | null;
   postFormats: string[];
+  /**
+   * Finds mentioned remote accounts this instance does not know yet (`services/resolve.ts`, bounded in number
+   * and time); those it cannot find stay plain text. Absent (e.g. the cron), unknown mentions stay text.
+   */
+  resolveMentions?: (acctKeys: string[]) => Promise<Map<string, AccountWithUser>>;
 }
 
 /** Checks that need no database: the same for posting now, scheduling and previews. */
@@ -166,8 +171,12 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   else if (listId) visibility = "list";
   else visibility = (p.visibility as Visibility | undefined) ?? (author.user.defaultScope as Visibility);
 
-  const byKey = new Map(mentionRows.map((r) => [r.account.acctKey!, r]));
-  const mentioned = found.mentions.flatMap((k) => byKey.get(k) ?? []);
+  const byKey = new Map<string, AccountWithUser>(mentionRows.map((r) => [r.account.acctKey!, r]));
+  // Unknown remote mentions are looked up on their servers (the keyed row may live on another host than typed).
+  const unknown = acctKeys.filter((k) => k.includes("@") && !byKey.has(k));
+  const resolvedRows = unknown.length && ctx.resolveMentions ? [...(await ctx.resolveMentions(unknown))] : [];
+  for (const [k, a] of resolvedRows) byKey.set(k, a);
+  const mentioned = [...new Map(found.mentions.flatMap((k) => byKey.get(k) ?? []).map((a) => [a.account.id, a])).values()];
   const recipients = new Map<string, boolean>();
   if (explicit) {
     // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients. Every `to`
@@ -185,7 +194,10 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   recipients.delete(me);
 
   const mentionTargets = new Map<string, MentionTarget>(
-    mentioned.map((a) => [a.account.acctKey!, { id: a.account.id, username: a.account.username, acct: a.account.domain ? `${a.account.username}@${a.account.domain}` : a.account.username, url: a.account.url }]),
+    found.mentions.flatMap((k) => {
+      const a = byKey.get(k)?.account;
+      return a ? [[k, { id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url }] as const] : [];
+    }),
   );
   const content = await renderContent(text, contentType, { base: ctx.base, localHost: ctx.host, mentions: mentionTargets });
   const spoiler = p.spoiler_text ?? "";
@@ -249,7 +261,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     status,
     recipients: [...recipients].map(([accountId, mention]) => ({ accountId, mention })),
     mentioned,
-    addressed: [...mentionRows.filter((r) => addressedIds.has(r.account.id)), ...replyToRows],
+    addressed: [...mentionRows, ...resolvedRows.map(([, a]) => a)].filter((r) => addressedIds.has(r.account.id)).concat(replyToRows),
     tags: found.tags,
     media,
     poll,

@@ -1,0 +1,208 @@
+/**
+ * Finding remote accounts (issue 13, "Resolving"): `user@domain`, `@user@domain` or an actor URL becomes an
+ * `accounts` row. Local accounts first; a stored remote row that is fresh is used as it is; otherwise Fedify
+ * looks it up (WebFinger, then the actor, through the guarded loaders) and `upsertActor` stores it with the
+ * counters its collections report. A stale row is refreshed; when its server does not answer, the stored row is
+ * kept. Every fetch is bounded in time: a slow server cannot hold a request for long.
+ */
+import type { DocumentLoader } from "@fedify/fedify";
+import { isActor, type Actor, type Object as APObject } from "@fedify/vocab";
+import { eq, or, sql } from "drizzle-orm";
+import { db, type DB } from "../db/client";
+import { accounts, userColumns, users } from "../db/schema";
+import type { Env } from "../env";
+import { federationContext } from "../federation";
+import { guardedDocumentLoader } from "../federation/loaders";
+import { allowPrivateAddress } from "../lib/outbound";
+import type { AccountWithUser } from "./accounts";
+import { findByAcct } from "./accounts";
+import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
+
+/** How long one look-up (WebFinger + actor) may take. */
+export const LOOKUP_MS = 5_000;
+/** How long the counters (three collections, in parallel) may add to it. */
+export const COUNTS_MS = 2_000;
+
+/** Where Starling is: its origin (`https://DOMAIN`) and host (`DOMAIN`, with a port if any). */
+export interface ResolveEnv {
+  env: Env;
+  base: string;
+  localHost: string;
+}
+
+export type Handle = { kind: "acct"; username: string; host: string | null } | { kind: "url"; url: URL };
+
+const ACCT = /^([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?:@((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?))?$/;
+
+/** What a person typed: `alice`, `@alice@host`, `acct:alice@host[:port]`, or an http(s) URL; else null. */
+export function parseHandle(q: string, localHost: string): Handle | null {
+  const s = q.trim();
+  if (/^https?:\/\//i.test(s)) {
+    try {
+      const url = new URL(s);
+      return url.username || url.password ? null : { kind: "url", url };
+    } catch {
+      return null;
+    }
+  }
+  const m = ACCT.exec(s.replace(/^acct:/i, "").replace(/^@/, ""));
+  if (!m) return null;
+  const host = m[2]?.toLowerCase() ?? null;
+  return { kind: "acct", username: m[1]!, host: host === null || host === localHost.toLowerCase() ? null : host };
+}
+
+/** True when `q` names something outside this instance that resolving could fetch (a remote acct or a URL). */
+export function isResolvable(q: string, localHost: string): boolean {
+  const h = parseHandle(q, localHost);
+  return h !== null && (h.kind === "url" || h.host !== null);
+}
+
+const withUser = (d: DB) => d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
+
+/** A stored account (local or remote) whose ActivityPub id or profile URL is `url`. */
+async function storedByUrl(d: DB, url: string): Promise<AccountWithUser | null> {
+  return (await withUser(d).where(or(eq(accounts.uri, url), eq(accounts.url, url))).orderBy(sql`${accounts.uri} = ${url} DESC`).get()) ?? null;
+}
+
+/** `work`, or null once `ms` have passed (the work is abandoned, not awaited). */
+function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const deadline = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  return Promise.race([work.catch(() => null), deadline]).finally(() => clearTimeout(timer!));
+}
+
+/**
+ * Fetches whatever `target` names (an `acct:` URI or a URL) through Fedify, bounded in time. Fedify refuses a
+ * document whose id is on another origin than where it was fetched from (it is not stored under a wrong id),
+ * and WebFinger answers pointing at private addresses are refused by its own check (loaders: ours).
+ */
+async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ object: APObject | null; loader: DocumentLoader }> {
+  const ctx = await federationContext(r.env, r.base);
+  // Not the context's cached loader: resolving is when a stale row is refreshed, so it reads what the server
+  // says now (and its collections' counts with it).
+  const loader = guardedDocumentLoader(allowPrivateAddress(r.env), { software: "Starling" });
+  const signal = AbortSignal.timeout(ms);
+  const object = await within(ctx.lookupObject(target, { signal, documentLoader: loader }), ms);
+  return { object, loader };
+}
+
+/** The counters the actor's followers/following/outbox collections report (`totalItems`), best effort. */
+async function reportedCounts(actor: Actor, loader: DocumentLoader, ms: number): Promise<ReportedCounts> {
+  const opts = { documentLoader: loader, suppressError: true };
+  const total = async (get: () => Promise<{ totalItems: number | null } | null>) => {
+    const c = await within(get(), ms);
+    const n = c?.totalItems;
+    return typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+  };
+  const [followersCount, followingCount, statusesCount] = await Promise.all([
+    actor.followersId ? total(() => actor.getFollowers(opts)) : undefined,
+    actor.followingId ? total(() => actor.getFollowing(opts)) : undefined,
+    actor.outboxId ? total(() => actor.getOutbox(opts)) : undefined,
+  ]);
+  const out: ReportedCounts = {};
+  if (followersCount !== undefined) out.followersCount = followersCount;
+  if (followingCount !== undefined) out.followingCount = followingCount;
+  if (statusesCount !== undefined) out.statusesCount = statusesCount;
+  return out;
+}
+
+/** Stores a fetched actor with its counters; null when it is not an account or cannot be stored. */
+async function storeActor(d: DB, actor: Actor, loader: DocumentLoader): Promise<AccountWithUser | null> {
+  const counts = await reportedCounts(actor, loader, COUNTS_MS);
+  try {
+    const row = await upsertActor(d, actor, counts);
+    return row ? { account: row, user: null } : null;
+  } catch (e) {
+    // e.g. another actor already holds this user@host (a renamed or re-created account): keep what is stored.
+    console.warn(`resolve: cannot store ${actor.id?.href}: ${(e as Error)?.message ?? e}`);
+    return null;
+  }
+}
+
+/**
+ * A status fetched while resolving a URL (a `Note`, `Question`, `Article`…), to be stored and returned. Not
+ * wired yet: remote statuses are stored by the inbox's Note ingestion (issue 13, INBOUND); until it exists
+ * only statuses already stored are found by URL. The one place to connect it.
+ */
+export async function storeFetchedStatus(_r: ResolveEnv, _object: APObject): Promise<string | null> {
+  return null;
+}
+
+export interface ResolveOptions {
+  /** Fetch from the remote server when unknown or stale (false: stored rows only). Default true. */
+  fetch?: boolean;
+  /** Time budget for the remote look-up. */
+  timeoutMs?: number;
+}
+
+/**
+ * An account by handle or actor URL: local accounts, then a fresh stored remote row, else fetched (and stored
+ * or refreshed). A stale row whose server fails is returned as stored. Null when nothing is found.
+ */
+export async function resolveAccount(r: ResolveEnv, q: string, opts: ResolveOptions = {}): Promise<AccountWithUser | null> {
+  const found = await resolveAny(r, q, opts);
+  return found && "account" in found ? found : null;
+}
+
+/**
+ * Like `resolveAccount`, but a URL may also name a status: `{ statusId }` when the URL is a stored status
+ * (visibility is the caller's to check) or a fetched one that could be stored (`storeFetchedStatus`).
+ */
+export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions = {}): Promise<AccountWithUser | { statusId: string } | null> {
+  const h = parseHandle(q, r.localHost);
+  if (!h) return null;
+  const d = db(r.env);
+  const fetch = opts.fetch ?? true;
+  const ms = opts.timeoutMs ?? LOOKUP_MS;
+  let stored: AccountWithUser | null;
+  if (h.kind === "acct") {
+    stored = await findByAcct(d, h.host ? `${h.username}@${h.host}` : h.username, r.localHost);
+    if (!h.host) return stored;
+  } else {
+    stored = await storedByUrl(d, h.url.href);
+    if (!stored) {
+      const status = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE (uri = ${h.url.href} OR url = ${h.url.href}) AND reblog_of_id IS NULL LIMIT 1`);
+      if (status) return { statusId: status.id };
+    }
+    if (h.url.host.toLowerCase() === r.localHost.toLowerCase()) return stored;
+  }
+  if (stored && (stored.account.domain === null || !isStale(stored.account))) return stored;
+  if (!fetch) return stored;
+  // A known account is refreshed from its id (no WebFinger needed); an unknown one looked up by what was typed.
+  const target = stored ? stored.account.uri : h.kind === "acct" ? `acct:${h.username}@${h.host}` : h.url.href;
+  try {
+    const { object, loader } = await lookup(r, target, ms);
+    if (object && isActor(object)) return (await storeActor(d, object, loader)) ?? stored;
+    if (object && !stored && h.kind === "url") {
+      const statusId = await storeFetchedStatus(r, object);
+      if (statusId) return { statusId };
+    }
+  } catch (e) {
+    console.warn(`resolve: ${target}: ${(e as Error)?.message ?? e}`);
+  }
+  return stored;
+}
+
+/** The most unknown remote mentions one post resolves, and the time all of them may take together. */
+export const MENTION_RESOLVE_MAX = 5;
+export const MENTION_RESOLVE_MS = 6_000;
+
+/**
+ * Resolves the mentioned remote accounts a post does not know yet (acct keys `user@host`), the first
+ * `MENTION_RESOLVE_MAX` distinct ones, in parallel, within `MENTION_RESOLVE_MS`. Those that fail stay unknown
+ * (the mention stays plain text, as Mastodon does). Returns the accounts found, keyed by the acct key asked.
+ */
+export async function resolveMentions(r: ResolveEnv, acctKeys: string[]): Promise<Map<string, AccountWithUser>> {
+  const wanted = [...new Set(acctKeys.filter((k) => k.includes("@")))].slice(0, MENTION_RESOLVE_MAX);
+  const out = new Map<string, AccountWithUser>();
+  await Promise.all(
+    wanted.map(async (k) => {
+      const a = await within(resolveAccount(r, k, { timeoutMs: MENTION_RESOLVE_MS - 500 }), MENTION_RESOLVE_MS);
+      if (a && !a.account.deactivated) out.set(k, a);
+    }),
+  );
+  return out;
+}
+
+/** The `ResolveEnv` of a request (its bindings, `baseUrl`, `hostOf`). */
+export const resolveEnv = (env: Env, base: string, localHost: string): ResolveEnv => ({ env, base, localHost });
