@@ -4,7 +4,8 @@
  * A's client API with the entity schemas, and in the rows where the API cannot tell (outbox rows).
  */
 import { env } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { eventSinks, type StreamEvent } from "../src/services/events";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A } from "./instances";
 import { createPeer, type Peer } from "./peer";
@@ -76,6 +77,20 @@ describe("signatures", () => {
     }
   }
 
+  it("accepts a Follow carrying an Object Integrity Proof by the actor's Ed25519 key (no HTTP signature)", async () => {
+    const s = await setup();
+    await expectAccepted(await s.peer.sendWithProof(s.actor, fill(mastodonFollow, s.vars)));
+    const rel = valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${await remoteId(s.actor)}`, { instance: A, token: s.user.token }))[0]);
+    expect(rel.followed_by).toBe(true);
+    // A proof made with another actor's key does not make the activity the claimed actor's: refused, nothing stored.
+    const t = await setup();
+    const mallory = t.peer.actor();
+    const relabelled = await t.peer.sendWithProof(mallory, { ...fill(mastodonFollow, t.vars), actor: t.actor });
+    expect(relabelled.status).toBe(401);
+    expect(await q("SELECT id FROM follows WHERE target_account_id = ?", t.user.id)).toEqual([]);
+    expect(await q("SELECT id FROM notifications WHERE account_id = ?", t.user.id)).toEqual([]);
+  });
+
   it("refuses an activity whose actor is not the key's owner (401), storing nothing", async () => {
     const s = await setup();
     const mallory = s.peer.actor();
@@ -117,7 +132,21 @@ describe("signatures", () => {
   });
 });
 
+/** Collects what services publish for streams. */
+function captureEvents() {
+  const seen: StreamEvent[] = [];
+  const sink = (events: StreamEvent[]) => void seen.push(...events);
+  beforeEach(() => void eventSinks.push(sink));
+  afterEach(() => {
+    const i = eventSinks.indexOf(sink);
+    if (i >= 0) eventSinks.splice(i, 1);
+  });
+  return seen;
+}
+
 describe("follows", () => {
+  const seen = captureEvents();
+
   it("an unlocked account: a follow, recounted, notified, and an Accept in the outbox (Mastodon's Follow)", async () => {
     const s = await setup();
     const follow = fill(mastodonFollow, s.vars);
@@ -189,6 +218,16 @@ describe("follows", () => {
     expect((await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", t.user.id)).map((r) => JSON.parse(r.activity).type)).toEqual(["Reject"]);
   });
 
+  it("refuses a Follow of a deactivated account (Reject, nothing else)", async () => {
+    const s = await setup();
+    await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(s.user.id).run();
+    const f = fill(mastodonFollow, s.vars);
+    await expectAccepted(await s.peer.send(s.actor, f));
+    expect(await q("SELECT id FROM follows WHERE target_account_id = ?", s.user.id)).toEqual([]);
+    expect(await q("SELECT id FROM notifications WHERE account_id = ?", s.user.id)).toEqual([]);
+    expect((await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", s.user.id)).map((r) => JSON.parse(r.activity).type)).toEqual(["Reject"]);
+  });
+
   it("Accept of our follow request starts the follow (Mastodon's Accept with the Follow embedded); Reject ends it", async () => {
     const s = await setup();
     // The peer actor becomes known through a Follow of someone else (its document is fetched then).
@@ -204,7 +243,10 @@ describe("follows", () => {
     await expectAccepted(await s.peer.send(mallory, fill(mastodonAccept, { ...s.vars, ACTOR: mallory, FOLLOW_ID: request!.uri })));
     expect((await q("SELECT id FROM follows WHERE account_id = ?", s.user.id)).length).toBe(0);
 
+    seen.length = 0;
     await expectAccepted(await s.peer.send(s.actor, fill(mastodonAccept, { ...s.vars, FOLLOW_ID: request!.uri })));
+    // The requester's stream hears of it as of a local accept.
+    expect(seen.filter((e) => e.event === "pleroma:follow_relationships_update").map((e) => [e.accountId, (e.payload as { state: string }).state])).toEqual([[s.user.id, "follow_accept"]]);
     const after = valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them}`, { instance: A, token: s.user.token }))[0]);
     expect([after.following, after.requested, after.notifying]).toEqual([true, false, true]);
     expect((await json(`/api/v1/accounts/${s.user.id}`, { instance: A, token: s.user.token })).following_count).toBe(1);
@@ -289,6 +331,26 @@ describe("statuses", () => {
     const note = await user.next((f) => f.event === "notification");
     expect(valid(NotificationSchema, JSON.parse(note.payload!)).type).toBe("mention");
     await Promise.all([remote.close(), user.close()]);
+  });
+
+  it("resolves a mention of an unknown remote actor (fetched, stored) and honours the recipient's domain block", async () => {
+    const s = await setup();
+    const blocker = await registerUser({ instance: A });
+    await json("/api/v1/domain_blocks", { instance: A, token: blocker.token, method: "POST", body: { domain: "peer.example" } });
+    const friend = s.peer.actor();
+    const create = fill(mastodonCreate, s.vars);
+    const blockerUri = `${A.origin}/users/${blocker.username}`;
+    create.object.cc = [...create.object.cc, blockerUri, friend];
+    create.object.tag.push({ type: "Mention", href: friend, name: "@friend@peer.example" }, { type: "Mention", href: blockerUri, name: `@${blocker.username}` });
+    await expectAccepted(await s.peer.send(s.actor, create));
+    const id = (await q<{ id: string }>("SELECT id FROM statuses WHERE uri = ?", create.object.id))[0]!.id;
+    const status = valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
+    const friendId = await remoteId(friend);
+    expect(friendId).toBeTruthy();
+    expect(status.mentions.map((m) => m.id).sort()).toEqual([s.user.id, blocker.id, friendId].sort());
+    // The user who blocks the sender's domain hears nothing of it.
+    expect(await json("/api/v1/notifications", { instance: A, token: blocker.token })).toEqual([]);
+    expect((await json("/api/v1/notifications", { instance: A, token: s.user.token })).length).toBe(1);
   });
 
   it("stores nothing that concerns nobody here (not followed, no local recipient, no local parent)", async () => {

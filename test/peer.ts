@@ -6,8 +6,8 @@
  * recorded, what it receives in `delivered`), `a.example`/`b.example` reach the instances, the rest is refused.
  * `send()` POSTs an activity to an instance's inbox signed with draft-cavage or RFC 9421, as a real server would.
  */
-import { createFederation, MemoryKvStore, generateCryptoKeyPair, signRequest, type Federation } from "@fedify/fedify";
-import { Endpoints, Person } from "@fedify/vocab";
+import { createFederation, MemoryKvStore, generateCryptoKeyPair, signObject, signRequest, type Federation } from "@fedify/fedify";
+import { Activity, Endpoints, Person } from "@fedify/vocab";
 import { A, B, instanceFetch, type Instance } from "./instances";
 
 export type Spec = "draft-cavage-http-signatures-12" | "rfc9421";
@@ -27,6 +27,11 @@ export interface Peer {
   send(actor: string, activity: unknown, opts?: { to?: Instance; inbox?: string; spec?: Spec; signAs?: string }): Promise<Response>;
   /** Answers one request made to the peer's host. */
   handle(req: Request): Promise<Response>;
+  /**
+   * POSTs `activity` (parsed as a Fedify activity) with an Object Integrity Proof made with the actor's Ed25519
+   * key (FEP-8b32) and no HTTP signature.
+   */
+  sendWithProof(actor: string, activity: unknown, opts?: { to?: Instance; inbox?: string }): Promise<Response>;
   /** Routes the global fetch to this peer and the instances; returns the function that puts the previous back. */
   route(others?: Peer[]): () => void;
 }
@@ -110,6 +115,18 @@ export function createPeer(host = "peer.example"): Peer {
       });
       const signed = await signRequest(req, pair.privateKey, pair.keyId, { spec: opts.spec ?? "draft-cavage-http-signatures-12" });
       return instanceFetch(to, signed);
+    },
+    async sendWithProof(actor, activity, opts = {}) {
+      const to = opts.to ?? A;
+      const name = new URL(actor).pathname.split("/").pop()!;
+      const ctx = federation.createContext(new URL(origin), undefined);
+      const pair = (await ctx.getActorKeyPairs(name))[1]!;
+      const parsed = await Activity.fromJsonLd(activity, { contextLoader: ctx.contextLoader, documentLoader: ctx.documentLoader });
+      // The proof names the Multikey (`#multikey-2` in `assertionMethod`), not the CryptographicKey id.
+      const signed = await signObject(parsed, pair.privateKey, pair.multikey.id!, { contextLoader: ctx.contextLoader, documentLoader: ctx.documentLoader });
+      const body = JSON.stringify(await signed.toJsonLd({ contextLoader: ctx.contextLoader }));
+      const req = new Request(`${to.origin}${opts.inbox ?? "/inbox"}`, { method: "POST", headers: { "Content-Type": "application/activity+json" }, body });
+      return instanceFetch(to, req);
     },
     route(others = []) {
       const previous = globalThis.fetch;
