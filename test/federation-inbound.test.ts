@@ -129,6 +129,10 @@ describe("signatures", () => {
     expect((await s.peer.send(s.actor, like)).status).toBe(501);
     const undoLike = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#undo/${s.vars.N}`, type: "Undo", actor: s.actor, object: like };
     expect((await s.peer.send(s.actor, undoLike)).status).toBe(501);
+    // Profile updates and actor deletes are part 2 too.
+    const person = { id: s.actor, type: "Person", inbox: `${s.actor}/inbox`, preferredUsername: s.vars.NAME };
+    expect((await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#update`, type: "Update", actor: s.actor, object: person })).status).toBe(501);
+    expect((await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#delete`, type: "Delete", actor: s.actor, object: s.actor })).status).toBe(501);
   });
 });
 
@@ -351,6 +355,23 @@ describe("statuses", () => {
     // The user who blocks the sender's domain hears nothing of it.
     expect(await json("/api/v1/notifications", { instance: A, token: blocker.token })).toEqual([]);
     expect((await json("/api/v1/notifications", { instance: A, token: s.user.token })).length).toBe(1);
+  });
+
+  it("a Question (Mastodon's poll) mentioning a local user is stored with its poll", async () => {
+    const s = await setup();
+    const create = fill(mastodonCreate, s.vars);
+    create.object.type = "Question";
+    create.object.endTime = "2099-01-01T00:00:00Z";
+    create.object.oneOf = [
+      { type: "Note", name: "yes", replies: { type: "Collection", totalItems: 4 } },
+      { type: "Note", name: "no", replies: { type: "Collection", totalItems: 1 } },
+    ];
+    create["@context"] = [...create["@context"], { oneOf: "as:oneOf", endTime: "as:endTime" }];
+    await expectAccepted(await s.peer.send(s.actor, create));
+    const id = (await q<{ id: string }>("SELECT id FROM statuses WHERE uri = ?", create.object.id))[0]!.id;
+    const status = valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
+    expect(status.poll?.options.map((o) => o.title)).toEqual(["yes", "no"]);
+    expect([status.poll?.multiple, status.poll?.expires_at]).toEqual([false, "2099-01-01T00:00:00.000Z"]);
   });
 
   it("stores nothing that concerns nobody here (not followed, no local recipient, no local parent)", async () => {

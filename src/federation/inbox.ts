@@ -148,22 +148,22 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
     })
     .on(Update, async (ctx, update) => {
-      const from = await sender(ctx, update);
+      // Updates of actors (profiles) and of anything but notes are not part 1's.
       const object = await embedded((o) => update.getObject(o));
       if (object && !isNoteLike(object)) unhandled(ctx, `Update(${object.constructor.name})`);
+      const from = await sender(ctx, update);
       if (!from) return;
       const own = await ownObject(ctx, update, from);
-      if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.id))) return;
+      if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.uri))) return;
       await updateRemoteNote(ctx.data.d, from, await parseNote(own, from, from.domain!));
     })
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;
       // An actor deleting itself is part 2 (issue 18).
       if (!id || id.href === del.actorId?.href) unhandled(ctx, "Delete of an actor");
-      const from = await sender(ctx, del);
-      if (!from) return;
-      // Only the author deletes: a status of anyone else, or unknown, is left alone.
-      const statusId = await authoredStatus(ctx.data.d, id.href, from.id);
+      // Only the author deletes: a status of anyone else, or unknown, is left alone (and the sender is not even
+      // fetched: servers send deletes of statuses nobody here stored).
+      const statusId = await authoredStatus(ctx.data.d, id.href, del.actorId!.href);
       if (!statusId) return;
       const { events } = await deleteStatuses(ctx.data.d, [statusId]);
       after(ctx, { events, notified: false });

@@ -351,8 +351,13 @@ export async function updateRemoteNote(d: DB, author: AccountRow, note: ParsedNo
   return true;
 }
 
-/** The stored status with this uri if `authorId` wrote it (null: unknown, or someone else's). */
-export async function authoredStatus(d: DB, uri: string, authorId: string): Promise<string | null> {
-  const row = await d.select({ id: statuses.id, accountId: statuses.accountId }).from(statuses).where(eq(statuses.uri, uri)).get();
-  return row && row.accountId === authorId ? row.id : null;
+/** The stored status with this uri if the actor `authorUri` wrote it (null: unknown, or someone else's). */
+export async function authoredStatus(d: DB, uri: string, authorUri: string): Promise<string | null> {
+  const row = await d
+    .select({ id: statuses.id })
+    .from(statuses)
+    .innerJoin(accounts, eq(accounts.id, statuses.accountId))
+    .where(and(eq(statuses.uri, uri), eq(accounts.uri, authorUri), sql`${accounts.domain} IS NOT NULL`))
+    .get();
+  return row?.id ?? null;
 }
