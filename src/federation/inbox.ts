@@ -140,10 +140,13 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const base = ctx.canonicalOrigin;
       const note = await parseNote(object, from, from.domain!);
       // Mentioned remote actors not known yet are fetched (a few) so that the mentions resolve.
-      for (const uri of await unknownMentions(d, note, new URL(base).origin)) {
-        const actor = await ctx.lookupObject(uri).catch(() => null);
-        if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
-      }
+      // (In parallel: the sender waits, and each fetch may take up to the guard's 10 s.)
+      await Promise.all(
+        (await unknownMentions(d, note, new URL(base).origin)).map(async (uri) => {
+          const actor = await ctx.lookupObject(uri).catch(() => null);
+          if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
+        }),
+      );
       const stored = await storeRemoteNote(d, from, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base });
       if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
     })

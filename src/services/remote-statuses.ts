@@ -194,7 +194,8 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
 
 /** Remote hrefs of mentions not stored yet (the caller may fetch a few of them as actors before storing). */
 export async function unknownMentions(d: DB, note: ParsedNote, localOrigin: string): Promise<string[]> {
-  const remote = note.mentions.filter((u) => !u.startsWith(`${localOrigin}/`));
+  // Actor ids only (an `acct:` href would mean a WebFinger look-up), and never this instance's.
+  const remote = note.mentions.filter((u) => /^https?:\/\//i.test(u) && !u.startsWith(`${localOrigin}/`));
   if (remote.length === 0) return [];
   const known = await d.select({ uri: accounts.uri }).from(accounts).where(sql`${accounts.uri} IN (SELECT value FROM json_each(${JSON.stringify(remote)}))`);
   const have = new Set(known.map((k) => k.uri));
