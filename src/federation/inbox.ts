@@ -98,10 +98,11 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
   builder
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, async (ctx, follow) => {
-      const from = await sender(ctx, follow);
+      // A Follow of nobody here (or without an id to answer) is acknowledged and dropped, its sender not fetched.
       const target = await localTarget(ctx, follow.objectId);
-      // A Follow of nobody here (or without an id to answer) is acknowledged and dropped.
-      if (!from || !target || !follow.id) return;
+      if (!target || !follow.id) return;
+      const from = await sender(ctx, follow);
+      if (!from) return;
       after(ctx, await receiveFollow(ctx.data.d, from, target, follow.id.href));
     })
     .on(Accept, async (ctx, accept) => {
