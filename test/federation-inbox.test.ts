@@ -1,4 +1,7 @@
-/** Inboxes: Fedify verifies signatures; a verified activity is refused honestly (501), never accepted and dropped. */
+/**
+ * Inboxes: Fedify verifies signatures; a verified activity of a type Starling does not handle yet is refused
+ * honestly (501), never accepted and dropped. (What handled types do: test/federation-inbound.test.ts.)
+ */
 import { env } from "cloudflare:test";
 import { exportSpki, generateCryptoKeyPair, signRequest } from "@fedify/fedify";
 import { afterEach, describe, expect, it } from "vitest";
@@ -56,15 +59,20 @@ function follow(actor: string, target: string) {
   });
 }
 
+/** A Like: part 2 of federation (issue 18), not handled yet. */
+function like(actor: string, object: string) {
+  return JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${actor}/likes/${crypto.randomUUID()}`, type: "Like", actor, object });
+}
+
 describe("inbox signatures", () => {
-  it("answers a correctly signed activity 501 (not handled yet) and stores no relationship", async () => {
+  it("answers a correctly signed activity of an unhandled type 501 and stores nothing", async () => {
     const u = await registerUser();
     const eve = await remoteActor();
     for (const path of [`/users/${u.username}/inbox`, "/inbox"]) {
       const unsigned = new Request(`${BASE}${path}`, {
         method: "POST",
         headers: { "Content-Type": AP, Accept: AP },
-        body: follow(eve.id, `${BASE}/users/${u.username}`),
+        body: like(eve.id, `${BASE}/objects/${u.id}`),
       });
       const signed = await signRequest(unsigned, eve.keys.privateKey, new URL(`${eve.id}#main-key`));
       const res = await call(signed.url, { method: "POST", headers: Object.fromEntries(signed.headers), body: await signed.text() });
@@ -73,6 +81,16 @@ describe("inbox signatures", () => {
       expect(JSON.parse(text).error).toMatch(/does not process/);
     }
     expect(await rowCounts(u.id)).toEqual({ requests: 0, follows: 0, notifications: 0 });
+  });
+
+  it("handles a correctly signed Follow (202): the follow is stored", async () => {
+    const u = await registerUser();
+    const eve = await remoteActor();
+    const unsigned = new Request(`${BASE}/inbox`, { method: "POST", headers: { "Content-Type": AP }, body: follow(eve.id, `${BASE}/users/${u.username}`) });
+    const signed = await signRequest(unsigned, eve.keys.privateKey, new URL(`${eve.id}#main-key`));
+    const res = await call(signed.url, { method: "POST", headers: Object.fromEntries(signed.headers), body: await signed.text() });
+    expect(res.status, await res.text()).toBe(202);
+    expect(await rowCounts(u.id)).toEqual({ requests: 0, follows: 1, notifications: 1 });
   });
 
   it("refuses a signature made with another key than the actor's (401)", async () => {

@@ -31,10 +31,15 @@ import { wantsActivityJson } from "../http/negotiate";
 import { D1KvStore } from "./kv";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
+import { registerInbox } from "./inbox";
 
 export interface FederationData {
   env: Env;
   d: DB;
+  /** The request's execution context (streams and push after the response); absent outside a request. */
+  exec?: { waitUntil(p: Promise<unknown>): void };
+  /** Set by the inbox when the activity is of a type part 1 does not handle (answered 501). */
+  inbound?: { unhandled?: string };
 }
 
 /**
@@ -257,9 +262,9 @@ builder
     return a ? featuredCount(ctx.data.d, a.id) : null;
   });
 
-// The inboxes exist so that the actor documents can name them and Fedify verifies every POST's signature (an
-// unsigned or forged one is 401). No activity type is handled yet: see `refuseUnhandled`.
-builder.setInboxListeners("/users/{identifier}/inbox", "/inbox");
+// The inboxes: Fedify verifies every POST's signature (an unsigned or forged one is 401) and that its key is the
+// actor's; the listeners are in federation/inbox.ts. Types part 1 does not handle: see `refuseUnhandled`.
+registerInbox(builder);
 
 const built = new WeakMap<object, Promise<Federation<FederationData>>>();
 
@@ -343,15 +348,17 @@ function jsonError(status: number, error: string): Response {
 }
 
 /**
- * Fedify answers an activity of a type no listener handles with 202 and drops it. Starling handles none yet,
- * so a verified activity is answered 501 instead: the sender keeps it and may retry later, rather than
- * believing it was delivered.
+ * Fedify answers an activity of a type no listener handles with 202 and drops it. Starling answers a verified
+ * activity of a type it does not handle yet (everything but Follow, Accept/Reject/Undo of a Follow and
+ * Create/Update/Delete of notes: federation/inbox.ts) 501 instead, so the sender keeps it and may retry
+ * later, rather than believing it was delivered. The inbox's catch-all listener marks such a request.
  */
-async function refuseUnhandled(req: Request, url: URL, res: Response): Promise<Response> {
+async function refuseUnhandled(req: Request, url: URL, res: Response, data: FederationData): Promise<Response> {
   const p = url.pathname.replace(/\/+$/, "");
-  if (req.method !== "POST" || res.status !== 202 || !(p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p))) return res;
+  if (req.method !== "POST" || !(p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p))) return res;
+  if (!data.inbound?.unhandled) return res;
   await res.body?.cancel();
-  return jsonError(501, "Starling does not process incoming activities yet");
+  return jsonError(501, `Starling does not process this activity yet (${data.inbound?.unhandled ?? "unknown type"})`);
 }
 
 /** The Worker's fetch: federation first, then the hono app. */
@@ -378,6 +385,7 @@ export async function handleFederated(
   // An actor, collection or status Fedify does not serve (unknown; not public, not local, gone) is a 404 to
   // servers, not the web app's 406; browsers still get the pages.
   const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
-  const res = await federation.fetch(req, { contextData: { env, d: db(env) }, onNotFound: notFound, onNotAcceptable: fallback });
-  return refuseUnhandled(req, url, res);
+  const data: FederationData = { env, d: db(env), exec: ctx, inbound: {} };
+  const res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
+  return refuseUnhandled(req, url, res, data);
 }

@@ -1,0 +1,196 @@
+/**
+ * The inbox listeners (issue 13, part 1): Follow, Accept(Follow), Reject(Follow), Undo(Follow), and Create /
+ * Update / Delete of notes. Fedify has verified the request's signature and that its key belongs to the
+ * activity's `actor` before any listener runs (else 401, nothing stored). Listeners trust only that: the sender
+ * is stored with `upsertActor` from its own document (fetched through the guarded loader), an object is taken as
+ * the sender's only when its `attributedTo` is the sender and it lives on the sender's origin (otherwise it is
+ * fetched from its id and checked again), and updates and deletes apply only to the sender's own statuses.
+ *
+ * Every other activity type (likes, boosts, blocks, actor deletes…: part 2) is answered **501** rather than
+ * accepted and dropped, so the sender keeps it: the catch-all listener marks the request (`inbound.unhandled`)
+ * and `refuseUnhandled` (federation/index.ts) turns that into the 501.
+ */
+import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
+import { Accept, Activity, Article, Create, Delete, Follow, isActor, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { config } from "../env";
+import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
+import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
+import { authoredStatus, parseNote, storeRemoteNote, unknownMentions, updateRemoteNote, type RemoteObject } from "../services/remote-statuses";
+import { deleteStatuses } from "../services/statuses";
+import { publish, type StreamEvent } from "../services/events";
+import { deliverPending } from "../services/push";
+import type { FederationData } from "./index";
+
+/** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
+class Unhandled extends Error {}
+
+function unhandled(ctx: InboxContext<FederationData>, what: string): never {
+  if (ctx.data.inbound) ctx.data.inbound.unhandled = what;
+  throw new Unhandled(what);
+}
+
+/** Reads embedded objects only: nothing is fetched (used to look at what an activity carries). */
+const embeddedOnly = async (url: string): Promise<never> => {
+  throw new Error(`not embedded: ${url}`);
+};
+
+async function embedded(get: (o: { documentLoader: typeof embeddedOnly }) => Promise<APObject | null>): Promise<APObject | null> {
+  try {
+    return await get({ documentLoader: embeddedOnly });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The sender as a stored account: the row, refreshed from its document when stale. Null when the actor cannot
+ * be loaded as an actor with that very id, or names a local account (only this instance speaks for those).
+ */
+async function sender(ctx: InboxContext<FederationData>, activity: Activity): Promise<AccountRow | null> {
+  const id = activity.actorId;
+  if (!id) return null;
+  const d = ctx.data.d;
+  const known = await accountByUri(d, id.href);
+  if (known && known.domain === null) return null;
+  if (known && !isStale(known)) return known;
+  const actor = await activity.getActor({ documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader }).catch(() => null);
+  if (!actor || !isActor(actor) || actor.id?.href !== id.href) return known;
+  return upsertActor(d, actor);
+}
+
+/** A local, stored account by its actor id. */
+async function localTarget(ctx: InboxContext<FederationData>, uri: URL | null): Promise<AccountRow | null> {
+  if (!uri) return null;
+  const a = await accountByUri(ctx.data.d, uri.href);
+  return a && a.domain === null ? a : null;
+}
+
+/** Streams after the response; push (and notification frames) when notifications were made. */
+function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
+  const exec = ctx.data.exec;
+  const base = ctx.canonicalOrigin;
+  if (!exec) return;
+  publish(ctx.data.env, exec, r.events, base);
+  if (r.notified) exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
+}
+
+const isNoteLike = (o: unknown): o is RemoteObject => o instanceof Note || o instanceof Article || o instanceof Question;
+
+/**
+ * The object of a Create/Update as the sender's own: embedded and attributed to the sender on its origin, or
+ * else fetched from its id (through the guarded loader) and checked again. Null when it is not the sender's.
+ */
+async function ownObject(ctx: InboxContext<FederationData>, activity: Create | Update, from: AccountRow): Promise<RemoteObject | "unhandled" | null> {
+  const sameOrigin = (u: URL | null) => u !== null && u.origin === new URL(from.uri).origin;
+  let object: APObject | null = await embedded((o) => activity.getObject(o));
+  if (object && !isNoteLike(object)) return "unhandled";
+  if (!object || object.attributionId?.href !== from.uri || !sameOrigin(object.id)) {
+    const id = object?.id ?? activity.objectId;
+    if (!id) return null;
+    object = await ctx.lookupObject(id.href).catch(() => null);
+    if (object && !isNoteLike(object)) return "unhandled";
+  }
+  if (!object || object.attributionId?.href !== from.uri || !sameOrigin(object.id)) return null;
+  return object as RemoteObject;
+}
+
+export function registerInbox(builder: FederationBuilder<FederationData> | Federation<FederationData>) {
+  builder
+    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    .on(Follow, async (ctx, follow) => {
+      // A Follow of nobody here (or without an id to answer) is acknowledged and dropped, its sender not fetched.
+      const target = await localTarget(ctx, follow.objectId);
+      if (!target || !follow.id) return;
+      const from = await sender(ctx, follow);
+      if (!from) return;
+      after(ctx, await receiveFollow(ctx.data.d, from, target, follow.id.href));
+    })
+    .on(Accept, async (ctx, accept) => {
+      const from = await sender(ctx, accept);
+      if (!from) return;
+      const ref = await followRef(ctx, accept, from);
+      if (ref) after(ctx, await receiveAccept(ctx.data.d, from, ref));
+    })
+    .on(Reject, async (ctx, reject) => {
+      const from = await sender(ctx, reject);
+      if (!from) return;
+      const ref = await followRef(ctx, reject, from);
+      if (ref) after(ctx, await receiveReject(ctx.data.d, from, ref));
+    })
+    .on(Undo, async (ctx, undo) => {
+      const object = await embedded((o) => undo.getObject(o));
+      if (object && !(object instanceof Follow)) unhandled(ctx, `Undo(${object.constructor.name})`);
+      const from = await sender(ctx, undo);
+      if (!from) return;
+      if (object instanceof Follow) {
+        // Only the follower can withdraw its Follow.
+        if (object.actorId?.href !== from.uri) return;
+        const target = await localTarget(ctx, object.objectId);
+        after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: object.id?.href ?? null, targetId: target?.id ?? null }));
+      } else if (undo.objectId) {
+        after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: undo.objectId.href, targetId: null }));
+      }
+    })
+    .on(Create, async (ctx, create) => {
+      const from = await sender(ctx, create);
+      if (!from) return;
+      const object = await ownObject(ctx, create, from);
+      if (object === "unhandled") unhandled(ctx, "Create of this object type");
+      if (!object || !object.id) return;
+      const d = ctx.data.d;
+      const base = ctx.canonicalOrigin;
+      const note = await parseNote(object, from, from.domain!);
+      // Mentioned remote actors not known yet are fetched (a few) so that the mentions resolve.
+      // (In parallel: the sender waits, and each fetch may take up to the guard's 10 s.)
+      await Promise.all(
+        (await unknownMentions(d, note, new URL(base).origin)).map(async (uri) => {
+          const actor = await ctx.lookupObject(uri).catch(() => null);
+          if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
+        }),
+      );
+      const stored = await storeRemoteNote(d, from, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base });
+      if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
+    })
+    .on(Update, async (ctx, update) => {
+      // Updates of actors (profiles) and of anything but notes are not part 1's.
+      const object = await embedded((o) => update.getObject(o));
+      if (object && !isNoteLike(object)) unhandled(ctx, `Update(${object.constructor.name})`);
+      const from = await sender(ctx, update);
+      if (!from) return;
+      const own = await ownObject(ctx, update, from);
+      if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.uri))) return;
+      await updateRemoteNote(ctx.data.d, from, await parseNote(own, from, from.domain!));
+    })
+    .on(Delete, async (ctx, del) => {
+      const id = del.objectId;
+      // An actor deleting itself is part 2 (issue 18).
+      if (!id || id.href === del.actorId?.href) unhandled(ctx, "Delete of an actor");
+      // Only the author deletes: a status of anyone else, or unknown, is left alone (and the sender is not even
+      // fetched: servers send deletes of statuses nobody here stored).
+      const statusId = await authoredStatus(ctx.data.d, id.href, del.actorId!.href);
+      if (!statusId) return;
+      const { events } = await deleteStatuses(ctx.data.d, [statusId]);
+      after(ctx, { events, notified: false });
+    })
+    .on(Activity, async (ctx, activity) => unhandled(ctx, activity.constructor.name))
+    .onError((_ctx, error) => {
+      if (!(error instanceof Unhandled)) console.error("inbox", error);
+    });
+}
+
+/**
+ * What an Accept/Reject answers: the Follow's id, and for an embedded Follow its local actor when the Follow is
+ * of the sender (a Follow of anyone else is not the sender's to answer). An embedded object that is not a
+ * Follow is not part 1's.
+ */
+async function followRef(ctx: InboxContext<FederationData>, activity: Accept | Reject, from: AccountRow) {
+  const object = await embedded((o) => activity.getObject(o));
+  if (object && !(object instanceof Follow)) unhandled(ctx, `${activity.constructor.name}(${object.constructor.name})`);
+  if (object instanceof Follow) {
+    if (object.objectId?.href !== from.uri) return null;
+    const follower = await localTarget(ctx, object.actorId);
+    return { uri: object.id?.href ?? null, followerId: follower?.id ?? null };
+  }
+  return activity.objectId ? { uri: activity.objectId.href, followerId: null } : null;
+}
+
