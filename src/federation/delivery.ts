@@ -120,25 +120,28 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "Accept" || a.type === "Reject") accountIds.add(a.followerId);
     if (a.type === "Delete") a.recipients.forEach((id) => accountIds.add(id));
   }
-  const [{ h, parentUris }, [accountRows, listRows]] = await Promise.all([
+  const [{ h, parentUris }, [accountsRead, listRead]] = await Promise.all([
     hydrateWithParentUris(d, statusIds),
-    d.batch([
-      d.all<{ id: string; uri: string; username: string }>(sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`),
-      d.all<{ status_id: string; uri: string }>(
+    d.$client.batch([
+      statement(d, sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`),
+      statement(
+        d,
         sql`SELECT r.status_id, a.uri FROM status_recipients r JOIN statuses s ON s.id = r.status_id AND s.visibility = 'list' JOIN accounts a ON a.id = r.account_id
           WHERE r.status_id IN (SELECT value FROM json_each(${JSON.stringify(statusIds)}))`,
       ),
     ]),
   ]);
+  const accountRows = accountsRead!.results as { id: string; uri: string; username: string }[];
+  const listRows = listRead!.results as { status_id: string; uri: string }[];
   const ctx = await federationContext(env, base);
   const src: ActivitySources = {
     nc: { base: ctx.canonicalOrigin, followersOf: (username) => ctx.getFollowersUri(username) },
     h,
     parentUris,
-    accounts: new Map((accountRows as { id: string; uri: string; username: string }[]).map((r) => [r.id, r])),
+    accounts: new Map(accountRows.map((r) => [r.id, r])),
     listRecipients: new Map(),
   };
-  for (const r of listRows as { status_id: string; uri: string }[]) src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
+  for (const r of listRows) src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
 
   // Keys are made on first need (the actor document usually made them already): deliveries only read them.
   await Promise.all([...new Set(rows.map((r) => r.row.account_id))].map((id) => signingKey(d, id)));
@@ -219,7 +222,8 @@ function importPem(pem: string): Promise<CryptoKey> {
   let k = pemKeys.get(pem);
   if (!k) {
     const der = Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, "")), (c) => c.charCodeAt(0));
-    k = crypto.subtle.importKey("pkcs8", der, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
+    // Fedify's signRequest insists on an extractable key.
+    k = crypto.subtle.importKey("pkcs8", der, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
     pemKeys.set(pem, k);
   }
   return k;
