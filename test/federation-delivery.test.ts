@@ -4,8 +4,8 @@
  * in this test answers; A's own key is fetched from A (routeFetch) to verify signatures. Waking the delivery
  * objects is replaced by a recorder (they run with the pool's bindings, not A's): `drainFederation` delivers.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createExecutionContext, env, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { verifyRequest } from "@fedify/fedify";
 import worker from "../src/index";
 import { A, routeFetch, type Routed } from "./instances";
@@ -17,10 +17,14 @@ import { runScheduled } from "../src/cron";
 import { outboxWrite } from "../src/services/outbox";
 import { db } from "../src/db/client";
 import { newId } from "../src/db/ids";
+import { signingKey } from "../src/services/credentials";
 import { StatusSchema } from "../src/schemas/status";
 import { RelationshipSchema } from "../src/schemas/account";
 
 type Received = { host: string; url: string; body: any; req: Request };
+
+/** A public address literal (no DNS needed, so the guard passes it without the development switch). */
+const PUBLIC_IP = "93.184.216.34";
 
 let received: Received[] = [];
 let answer: (host: string) => number = () => 202;
@@ -34,11 +38,11 @@ beforeEach(() => {
   woken = [];
   answer = () => 202;
   previousFetch = globalThis.fetch;
-  // The receiver: every `*.test` host answers here and is recorded; a.example is A (routeFetch on top).
+  // The receiver: every `*.test` host (and PUBLIC_IP) answers here and is recorded; a.example is A (routeFetch on top).
   globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = new Request(input, init);
     const url = new URL(req.url);
-    if (!url.hostname.endsWith(".test")) return previousFetch(input, init);
+    if (!url.hostname.endsWith(".test") && url.hostname !== PUBLIC_IP) return previousFetch(input, init);
     const copy = req.clone();
     received.push({ host: url.host, url: req.url, body: await req.clone().json(), req: copy });
     return new Response(null, { status: answer(url.host) });
@@ -336,6 +340,50 @@ describe("retries", () => {
 });
 
 describe("kicks", () => {
+  it("a scheduled post's Create goes out from the cron that publishes it", async () => {
+    const { me, h1 } = await withFollowers();
+    const at = Date.now() + 600_000;
+    const res = await postA(me, { status: "later, to everyone", scheduled_at: new Date(at).toISOString() });
+    expect(res.status).toBe(200);
+    await drainFederation(A.bindings);
+    expect(received).toEqual([]);
+    await runScheduled(A.bindings, at + 1000);
+    expect(woken.flat()).toContain(h1);
+    await drainFederation(A.bindings, at + 1000);
+    expect(received.filter((r) => r.body.type === "Create" && r.body.object.content.includes("later, to everyone")).map((r) => r.host)).toContain(h1);
+  });
+
+  it("a host's delivery object, woken, delivers from its alarm with the Worker's own bindings", async () => {
+    const me = await registerUser({ instance: A });
+    await signingKey(D(), me.id);
+    const t = Date.now();
+    const oid = newId();
+    const marker = `https://a.example/objects/${oid}`;
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, ?, ?, ?, ?, ?)").bind(
+        oid,
+        me.id,
+        JSON.stringify({ type: "Create", statusId: oid }),
+        JSON.stringify({ type: "Create", id: marker }),
+        t,
+        t,
+      ),
+      env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)").bind(
+        `${oid}-1`,
+        oid,
+        PUBLIC_IP,
+        `https://${PUBLIC_IP}/inbox`,
+        t,
+        t,
+      ),
+    ]);
+    await realWake(env as never, [PUBLIC_IP]);
+    await runDurableObjectAlarm(env.DELIVERY.get(env.DELIVERY.idFromName(PUBLIC_IP)));
+    await vi.waitUntil(() => received.some((r) => r.body.id === marker), { timeout: 5000 });
+    expect(received.find((r) => r.body.id === marker)!.req.headers.get("signature")).toContain(`keyId="${A.origin}/users/${me.username}#main-key"`);
+    await vi.waitUntil(async () => (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE outbox_id = ?").bind(oid).first<{ n: number }>())!.n === 0, { timeout: 5000 });
+  });
+
   it("the cron sweep expands a row nobody kicked and wakes its host", async () => {
     const me = await registerUser({ instance: A });
     const r = await remote(host());

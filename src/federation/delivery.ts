@@ -20,7 +20,7 @@ import { signRequest } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
 import { db, statement, type DB } from "../db/client";
 import type { Env } from "../env";
-import { allowPrivateAddress, outboundFetch, OutboundRefused } from "../lib/outbound";
+import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
 import { configuredBase } from "../services/events";
 import { hydrateWithParentUris } from "../services/hydrate";
 import { TO_FOLLOWERS, type OutboxActivity } from "../services/outbox";
@@ -211,8 +211,9 @@ async function post(env: Env, inbox: string, body: string, actorUri: string, key
     if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) return { kind: "drop" };
     return { kind: "retry", error: `HTTP ${res.status}` };
   } catch (e) {
-    // An address the guard refuses will not become acceptable: dropped. Timeouts and network errors are retried.
-    if (e instanceof OutboundRefused) return { kind: "drop" };
+    // An address the guard refuses by itself will not become acceptable: dropped. A name that did not resolve
+    // (or resolved to a private address) may yet; it is retried with timeouts and network errors.
+    if (e instanceof OutboundRefused && !isFetchableUrl(inbox, allowPrivateAddress(env))) return { kind: "drop" };
     return { kind: "retry", error: String((e as Error)?.message ?? e) };
   }
 }
