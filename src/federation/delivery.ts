@@ -148,9 +148,17 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
 
   const stmts: D1PreparedStatement[] = [];
   for (const { row, a } of rows) {
-    const doc = buildActivity(row.id, row.account_id, a, src);
+    let doc: Awaited<ReturnType<typeof buildActivity>> = null;
+    let body = "";
+    try {
+      doc = buildActivity(row.id, row.account_id, a, src);
+      if (doc) body = JSON.stringify(await doc.toJsonLd({ contextLoader: ctx.contextLoader }));
+    } catch (e) {
+      // One row that cannot be built must not hold back the others (nor come back every lease): it is done.
+      console.error("outbox row not built", row.id, e);
+      doc = null;
+    }
     // Nothing to send (the status is gone, a target vanished): the row is done, with an empty body.
-    const body = doc ? JSON.stringify(await doc.toJsonLd({ contextLoader: ctx.contextLoader })) : "";
     stmts.push(statement(d, sql`UPDATE federation_outbox SET body = ${body}, expanded_at = ${t} WHERE id = ${row.id}`));
     if (!doc) continue;
     switch (a.type) {
