@@ -8,6 +8,8 @@ export interface Env {
   TOPIC_STREAMS: DurableObjectNamespace<import("./objects/streams").TopicStream>;
   /** Fedify's message queue: messages in the object's storage, drained by its alarm (src/objects/federation-queue.ts). */
   FEDERATION_QUEUE: DurableObjectNamespace<import("./objects/federation-queue").FederationQueue>;
+  /** Outgoing deliveries, one object per destination host (src/objects/host-delivery.ts). */
+  DELIVERY: DurableObjectNamespace<import("./objects/host-delivery").HostDelivery>;
   /** Cloudflare Email Routing binding; present only when configured. */
   EMAIL?: SendEmail;
 

@@ -8,6 +8,7 @@ import { handleFederated } from "./federation";
 
 export { UserStream, TopicStream } from "./objects/streams";
 export { FederationQueue } from "./objects/federation-queue";
+export { HostDelivery } from "./objects/host-delivery";
 
 // Published events go to the streaming objects.
 eventSinks.push(deliverToStreams);

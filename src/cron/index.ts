@@ -18,6 +18,7 @@ import { deleteStatuses } from "../services/statuses";
 import { collectCodes, collectIdempotencyKeys, collectOutbox, collectPresence, collectUnattachedMedia } from "../services/collect";
 import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
+import { sweepFederation } from "../federation/delivery";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
 
@@ -59,6 +60,8 @@ const SEQUENCE: Record<string, Job> = {
     const gone = await deleteExpiredStatuses(env, t);
     if (ctx) publish(env, ctx, gone);
   },
+  // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
+  federation: (env, _d, t) => sweepFederation(env, t),
 };
 
 export const JOB_NAMES = [...Object.keys(CLEANUP), ...Object.keys(SEQUENCE)];

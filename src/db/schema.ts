@@ -800,6 +800,8 @@ export const instances = sqliteTable("instances", {
   failureCount: integer("failure_count").notNull().default(0),
   lastFailureAt: time("last_failure_at"),
   lastSuccessAt: time("last_success_at"),
+  /** Set when a delivery to the host was given up after its retries (about two days); a success clears it. */
+  failingSince: time("failing_since"),
   createdAt: time("created_at").notNull(),
 });
 

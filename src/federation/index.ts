@@ -291,8 +291,8 @@ async function buildFederation(env: Env, queue: MessageQueue): Promise<Federatio
     contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
     authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
   });
-  // WebFinger lookups and inbox deliveries are made by Fedify's own code with the global fetch, and only
-  // WebFinger checks addresses (its own check, same rule: private, loopback, link-local refused). It reads
+  // WebFinger lookups (and Fedify's own `sendActivity`, unused: deliveries are federation/delivery.ts's, through the
+  // guard) use Fedify's code with the global fetch; WebFinger checks addresses its own way (same rule). It reads
   // the switch (and the User-Agent) from these fields, which the constructor takes only without the factories.
   Object.assign(federation as object, { allowPrivateAddress: allowPrivate, userAgent });
   return federation;

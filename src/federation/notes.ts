@@ -24,24 +24,27 @@ function imageType(file: string): string | null {
   return ext ? ({ png: "image/png", gif: "image/gif", webp: "image/webp", jpg: "image/jpeg", jpeg: "image/jpeg", svg: "image/svg+xml", avif: "image/avif" } as Record<string, string>)[ext] ?? null : null;
 }
 
-/** To/cc of a status (null: local-only, never federated). List recipients are not loaded here: never served. */
-function audience(ctx: NoteContext, h: Hydrated, s: StatusRow) {
+/**
+ * To/cc of a status (null: local-only, never federated). `recipients`: actor ids of a list status's members,
+ * which delivery passes (list statuses are never served, so the dispatchers do not load them).
+ */
+function audience(ctx: NoteContext, h: Hydrated, s: StatusRow, recipients?: string[]) {
   const author = h.accounts.get(s.accountId)!.account;
   const mentioned = (h.mentions.get(s.id) ?? []).flatMap((id) => {
     const a = h.accounts.get(id)?.account;
     return a ? [a.uri] : [];
   });
-  return addressing({ visibility: s.visibility, followers: ctx.followersOf(author.username).href, mentioned });
+  return addressing({ visibility: s.visibility, followers: ctx.followersOf(author.username).href, mentioned, recipients });
 }
 
 const urls = (xs: string[]) => xs.map((x) => new URL(x));
 
 /** The object of status `id` (not a reblog): a `Note`, or a `Question` when it has a poll. */
-export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<string, string>, id: string): Note | Question | null {
+export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<string, string>, id: string, recipients?: string[]): Note | Question | null {
   const s = h.statuses.get(id);
   const author = s && h.accounts.get(s.accountId)?.account;
   if (!s || !author || s.reblogOfId) return null;
-  const to = audience(ctx, h, s);
+  const to = audience(ctx, h, s, recipients);
   if (!to) return null;
   const mentions = (h.mentions.get(s.id) ?? []).flatMap((mid) => {
     const a = h.accounts.get(mid)?.account;
@@ -90,8 +93,8 @@ export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<stri
 }
 
 /** The `Create` of a status: id `<uri>/activity`, as Mastodon names it; same audience as the object. */
-export function createActivity(ctx: NoteContext, h: Hydrated, parentUris: Map<string, string>, id: string): Create | null {
-  const object = statusObject(ctx, h, parentUris, id);
+export function createActivity(ctx: NoteContext, h: Hydrated, parentUris: Map<string, string>, id: string, recipients?: string[]): Create | null {
+  const object = statusObject(ctx, h, parentUris, id, recipients);
   if (!object) return null;
   return new Create({
     id: new URL(`${object.id!.href}/activity`),

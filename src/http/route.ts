@@ -15,6 +15,7 @@ import { deliverPending } from "../services/push";
 import { config, type Config } from "../env";
 import { db } from "../db/client";
 import { hitAll } from "../services/rate-limit";
+import { kickFederation } from "../federation/delivery";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 export type Ctx = Context<AppEnv>;
@@ -49,6 +50,8 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
   rateLimit?: { name: keyof Config["rateLimits"]; by?: (params: z.output<P>) => string | undefined };
   /** The action may create notifications: push them after the response. */
   notifies?: boolean;
+  /** The action may write federation outbox rows: expand them and wake their hosts' delivery after the response. */
+  federates?: boolean;
   handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
 }
 
@@ -67,6 +70,7 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
     const res = await spec.handler(c, params, auth as AuthFor<M>);
     if (spec.notifies) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)));
+    if (spec.federates) c.executionCtx.waitUntil(kickFederation(c.env));
     return res;
   };
   const paths = [spec.path];

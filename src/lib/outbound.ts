@@ -1,7 +1,7 @@
 /**
  * The one way out: link cards, Web Push and Fedify's document loaders (plain and signed) go through
- * `outboundFetch`. Not yet: WebFinger lookups (Fedify's own, equivalent address check) and inbox deliveries
- * (Fedify sends them with the global fetch: check the inbox with `checkOutboundUrl` before delivery lands).
+ * `outboundFetch`, and so do inbox deliveries (src/federation/delivery.ts). Not these: WebFinger lookups (Fedify's
+ * own, equivalent address check).
  * `outboundFetch` refuses URLs that reach
  * private, loopback, link-local, CGNAT, unique-local or otherwise non-public addresses, checks every redirect
  * hop, bounds the time and caps the body. `ALLOW_PRIVATE_ADDRESS=true` (development only) lifts the address

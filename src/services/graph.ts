@@ -16,6 +16,7 @@ import type { Relationship } from "../schemas/account";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { FollowCounts, StreamEvent } from "./events";
 import { relationshipsQuery, toRelationship } from "./relationships";
+import { outboxWrite } from "./outbox";
 
 export const MAX_ENDORSEMENTS = 20;
 
@@ -100,6 +101,10 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
           target: [followRequests.accountId, followRequests.targetAccountId],
           set: { showReblogs: opts.reblogs ?? true, ...(opts.notify === undefined ? {} : { notify: opts.notify }) },
         }),
+      // A remote account hears of a new request as a Follow (its id: the request's uri); a repeated one sends nothing.
+      outboxWrite(d, me.id, { type: "Follow", uri: localActivityUri(me, "follows", requestId), targetId: target.id }, t, {
+        onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
+      }),
     );
     const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
       // Only a new request notifies (not a repeated or racing one).
@@ -125,6 +130,11 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
 export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
   if (me.id === target.id) throw badRequest("Can not unfollow yourself");
   const { relationship } = await writeAndRead(d, me.id, target.id, [
+    // Undo of the Follow (of the follow, or else the pending request), read before the rows go; none if neither.
+    outboxWrite(d, me.id, { type: "Undo", object: "Follow", uri: "", targetId: target.id }, now(), {
+      uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${me.id} AND target_account_id = ${target.id}),
+        (SELECT uri FROM follow_requests WHERE account_id = ${me.id} AND target_account_id = ${target.id}))`,
+    }),
     d.delete(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
     d.delete(followRequests).where(and(eq(followRequests.accountId, me.id), eq(followRequests.targetAccountId, target.id))),
     // `notify` belongs to the follow (Mastodon): unfollowing ends the new-post notifications too.
@@ -150,6 +160,8 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
       .onConflictDoNothing(),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
     ...(request.notify ? [subscribeWrite(d, requesterId, me.id, t)] : []),
+    // A remote requester gets an Accept of their Follow (the request's uri is its id).
+    ...(request.uri ? [outboxWrite(d, me.id, { type: "Accept", uri: request.uri, followerId: requesterId }, t)] : []),
     recount(d, me.id),
     recount(d, requesterId),
   ], [
@@ -161,9 +173,11 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
 
 export async function rejectRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
   // Only a pending request can be refused (404 otherwise), as `authorizeRequest`.
-  const pending = await d.select({ id: followRequests.id }).from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
+  const pending = await d.select({ id: followRequests.id, uri: followRequests.uri }).from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
   if (!pending) throw notFound();
   const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
+    // A remote requester gets a Reject of their Follow.
+    ...(pending.uri ? [outboxWrite(d, me.id, { type: "Reject", uri: pending.uri, followerId: requesterId }, now())] : []),
     d.delete(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).returning({ id: followRequests.id }),
   ], [unnotify(d, { type: "follow_request", to: me.id, from: requesterId })]);
   return { relationship, events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]) };

@@ -3,10 +3,14 @@
  * in the **same D1 batch** as the action, so an action is never stored without its delivery nor delivered without
  * being stored. Rows describe the activity (`OutboxActivity`); building the ActivityStreams document, choosing
  * the inboxes and delivering happen later, off the request path (src/federation/delivery.ts).
+ *
+ * The insert is conditional, decided by SQL inside the batch: a row is written only when the activity has a
+ * remote audience (a remote follower, a remote addressee, a remote target), so an island instance writes nothing.
  */
+import { sql, type SQL } from "drizzle-orm";
 import { newId } from "../db/ids";
-import type { DB } from "../db/client";
-import { federationOutbox, type Visibility } from "../db/schema";
+import { statement, type DB } from "../db/client";
+import type { Visibility } from "../db/schema";
 
 /**
  * What to send. Rows that outlive their subject (a deleted status, an undone follow) carry what the document
@@ -28,7 +32,58 @@ export type OutboxActivity =
   /** The local account's profile changed: the actor document to its followers. */
   | { type: "UpdateActor" };
 
-/** The insert of an outbox row, to put in the action's batch. */
-export function outboxWrite(d: DB, accountId: string, activity: OutboxActivity, t: number) {
-  return d.insert(federationOutbox).values({ id: newId(t), accountId, activity: JSON.stringify(activity), createdAt: t });
+/** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
+export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
+
+const isRemote = (id: string) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
+const hasRemoteFollower = (accountId: string) =>
+  sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ${accountId} AND a.domain IS NOT NULL)`;
+const followerVisibilities = sql.raw(TO_FOLLOWERS.map((v) => `'${v}'`).join(", "));
+
+/** Whether the activity has anyone to go to, as SQL evaluated inside the action's batch (after its writes). */
+function audience(accountId: string, a: OutboxActivity): SQL {
+  switch (a.type) {
+    case "Create":
+    case "Update":
+      // The status as written by the same batch: local, not local-only, and followers or addressees remote.
+      return sql`EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${a.statusId} AND s.local = 1 AND s.reblog_of_id IS NULL AND s.visibility <> 'local'
+        AND ((s.visibility IN (${followerVisibilities}) AND ${hasRemoteFollower(accountId)})
+          OR EXISTS (SELECT 1 FROM status_recipients r JOIN accounts ra ON ra.id = r.account_id WHERE r.status_id = s.id AND ra.domain IS NOT NULL)))`;
+    case "Delete":
+      if (a.visibility === "local") return sql`0`;
+      return sql`((${TO_FOLLOWERS.includes(a.visibility) ? 1 : 0} AND ${hasRemoteFollower(accountId)})
+        OR EXISTS (SELECT 1 FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify(a.recipients)})) AND domain IS NOT NULL))`;
+    case "Follow":
+    case "Undo":
+      return isRemote(a.targetId);
+    case "Accept":
+    case "Reject":
+      return isRemote(a.followerId);
+    case "UpdateActor":
+      return hasRemoteFollower(accountId);
+  }
+}
+
+export interface OutboxWriteOptions {
+  /** A further condition (e.g. "the request was really created"), evaluated in the batch. */
+  onlyIf?: SQL;
+  /**
+   * The activity's `uri` read by the batch itself (e.g. the Follow's id of a row the same batch deletes; put the
+   * write before the delete): no row is written when it reads NULL.
+   */
+  uriFrom?: SQL;
+}
+
+/**
+ * The insert of an outbox row, to put in the action's batch (a D1 statement: it joins drizzle and raw batches).
+ * Nothing is written when the activity has no remote audience.
+ */
+export function outboxWrite(d: DB, accountId: string, activity: OutboxActivity, t: number, opts: OutboxWriteOptions = {}): D1PreparedStatement {
+  const json = JSON.stringify(activity);
+  const value = opts.uriFrom ? sql`json_set(${json}, '$.uri', (${opts.uriFrom}))` : sql`${json}`;
+  const conditions = [audience(accountId, activity), ...(opts.onlyIf ? [opts.onlyIf] : []), ...(opts.uriFrom ? [sql`(${opts.uriFrom}) IS NOT NULL`] : [])];
+  return statement(
+    d,
+    sql`INSERT INTO federation_outbox (id, account_id, activity, created_at) SELECT ${newId(t)}, ${accountId}, ${value}, ${t} WHERE ${sql.join(conditions, sql` AND `)}`,
+  );
 }

@@ -32,6 +32,7 @@ import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
 import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
+import { outboxWrite } from "./outbox";
 
 export const IDEMPOTENCY_HOURS = 6;
 const MIN_EXPIRY_SECONDS = 3600;
@@ -295,6 +296,9 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
     const rows = JSON.stringify(prepared.recipients.map((r) => [r.accountId, r.mention ? 1 : 0]));
     stmts.push(statement(d, sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${s.id}, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows})`));
   }
+  // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
+  // by the statement itself after the status and its recipients are written.
+  stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t));
   const notifying = stmts.length;
   if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
@@ -432,15 +436,16 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
   const [rows, media, addressed] = await d.batch([
     d
-      .select({ id: statuses.id, accountId: statuses.accountId, visibility: statuses.visibility, inReplyToId: statuses.inReplyToId, reblogOfId: statuses.reblogOfId })
+      .select({ id: statuses.id, uri: statuses.uri, local: statuses.local, accountId: statuses.accountId, visibility: statuses.visibility, inReplyToId: statuses.inReplyToId, reblogOfId: statuses.reblogOfId })
       .from(statuses)
       .where(sql`${statuses.id} IN ${targets}`),
     d.select({ file: mediaAttachments.file }).from(mediaAttachments).where(sql`${mediaAttachments.statusId} IN (SELECT value FROM json_each(${json}))`),
     // A reblog reached those its original addressed.
     d
-      .select({ statusId: statuses.id, accountId: statusRecipients.accountId })
+      .select({ statusId: statuses.id, accountId: statusRecipients.accountId, domain: accounts.domain })
       .from(statuses)
       .innerJoin(statusRecipients, sql`${statusRecipients.statusId} = coalesce(${statuses.reblogOfId}, ${statuses.id})`)
+      .innerJoin(accounts, eq(accounts.id, statusRecipients.accountId))
       .where(sql`${statuses.id} IN ${targets}`),
   ]);
   if (rows.length === 0) return { deleted: [], files: [], events: [] };
@@ -466,6 +471,14 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
     ),
     statement(d, sql`DELETE FROM statuses WHERE ${inAll("id")}`),
   ];
+  // Federation: a Delete of each local status (not reblogs: Announces are part 2) to the audience it had, written
+  // before the rows go (the statement reads the author's remote followers; addressees are listed).
+  const t = now();
+  for (const r of rows) {
+    if (!r.local || r.reblogOfId || r.visibility === "local") continue;
+    const recipients = addressed.filter((a) => a.statusId === r.id && a.domain !== null).map((a) => a.accountId);
+    stmts.unshift(outboxWrite(d, r.accountId, { type: "Delete", statusId: r.id, uri: r.uri, visibility: r.visibility, recipients }, t));
+  }
   for (const accountId of new Set(rows.map((r) => r.accountId))) {
     stmts.push(statement(d, sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId} AND domain IS NULL`));
   }

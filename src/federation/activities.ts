@@ -1,0 +1,88 @@
+/**
+ * ActivityStreams documents of outbox rows (`OutboxActivity`), built once when a row is expanded
+ * (src/federation/delivery.ts) with Fedify's vocabulary: `Create` of a status through `createActivity` (the one
+ * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
+ * Addressing is the one rule, `services/addressing.ts`.
+ */
+import { Accept, Delete, Follow, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
+import type { OutboxActivity } from "../services/outbox";
+import { addressing } from "../services/addressing";
+import type { Hydrated } from "../services/hydrate";
+import { createActivity, statusObject, type NoteContext } from "./notes";
+
+/** What the documents are built from, read once for a batch of rows. */
+export interface ActivitySources {
+  nc: NoteContext;
+  /** The statuses of Create/Update rows, hydrated (anonymous viewer: visibility is not re-checked here). */
+  h: Hydrated;
+  parentUris: Map<string, string>;
+  /** Accounts named by the rows (actors, targets, followers, addressees): id → uri and nickname. */
+  accounts: Map<string, { uri: string; username: string }>;
+  /** Actor ids of each list status's addressed members. */
+  listRecipients: Map<string, string[]>;
+}
+
+const url = (u: string) => new URL(u);
+
+/** The document of one outbox row, or null when its subject is gone (nothing to send). */
+export function buildActivity(outboxId: string, actorId: string, a: OutboxActivity, src: ActivitySources): Activity | null {
+  const actor = src.accounts.get(actorId);
+  if (!actor) return null;
+  const me = url(actor.uri);
+  switch (a.type) {
+    case "Create": {
+      if (src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
+      return createActivity(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
+    }
+    case "Update": {
+      const s = src.h.statuses.get(a.statusId);
+      if (s?.accountId !== actorId) return null;
+      const object = statusObject(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
+      if (!object) return null;
+      return new Update({
+        id: url(`${s.uri}#updates/${s.editedAt ?? s.createdAt}`),
+        actor: me,
+        published: object.updated ?? object.published,
+        tos: object.toIds,
+        ccs: object.ccIds,
+        object,
+      });
+    }
+    case "Delete": {
+      const mentioned = a.recipients.flatMap((id) => src.accounts.get(id)?.uri ?? []);
+      const to = addressing({ visibility: a.visibility, followers: src.nc.followersOf(actor.username).href, mentioned, recipients: mentioned });
+      if (!to) return null;
+      return new Delete({
+        id: url(`${a.uri}#delete`),
+        actor: me,
+        object: new Tombstone({ id: url(a.uri) }),
+        tos: to.to.map(url),
+        ccs: to.cc.map(url),
+      });
+    }
+    case "Follow":
+    case "Undo": {
+      const target = src.accounts.get(a.targetId);
+      if (!target || !a.uri) return null;
+      const follow = new Follow({ id: url(a.uri), actor: me, object: url(target.uri), to: url(target.uri) });
+      if (a.type === "Follow") return follow;
+      return new Undo({ id: url(`${a.uri}/undo`), actor: me, object: follow, to: url(target.uri) });
+    }
+    case "Accept":
+    case "Reject": {
+      const follower = src.accounts.get(a.followerId);
+      if (!follower) return null;
+      const Answer = a.type === "Accept" ? Accept : Reject;
+      // Their Follow, as they sent it (its id is theirs); ours is named after the outbox row.
+      return new Answer({
+        id: url(`${actor.uri}#${a.type.toLowerCase()}s/${outboxId}`),
+        actor: me,
+        object: new Follow({ id: url(a.uri), actor: url(follower.uri), object: me }),
+        to: url(follower.uri),
+      });
+    }
+    case "UpdateActor":
+      // Not sent yet (profile updates federate in a later part).
+      return null;
+  }
+}

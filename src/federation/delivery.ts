@@ -1,0 +1,414 @@
+/**
+ * Outgoing federation, off the request path, from the transactional outbox (`services/outbox.ts`):
+ *
+ * 1. **Expansion** (`expandOutbox`): unexpanded outbox rows are claimed atomically, their ActivityStreams document
+ *    is built once (`activities.ts`) and stored as `body`, and their deliveries are written set-based: one
+ *    INSERT … SELECT per row whatever the number of followers, one row per distinct inbox (a follower's shared
+ *    inbox, else its own), minus the hosts the actor blocked.
+ * 2. **Delivery** (`deliverHost`): per destination host, by its `HostDelivery` Durable Object (named by the host,
+ *    woken by `wakeHosts`, then by its own alarm): due deliveries are claimed, each POST is signed
+ *    (draft-cavage, the actor's RSA key, keyId `<actor>#main-key`) and sent through the SSRF guard with a
+ *    10 s timeout, a few inboxes at a time and each inbox's deliveries in order; the bookkeeping of a run is one
+ *    batch. 2xx: delivered; 4xx other than 408/429: dropped; otherwise retried 30 s later, doubling up to 6 h,
+ *    for two days, then dropped and the host marked failing (`instances.failing_since`).
+ * 3. **Kicks**: a federating route (`federates` in its spec) runs `kickFederation` after the response
+ *    (waitUntil); the cron (`sweepFederation`, each minute) expands whatever is left and wakes every host with
+ *    due deliveries, so nothing depends on waitUntil alone. `drainFederation` does all of it at once, in the
+ *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
+ */
+import { signRequest } from "@fedify/fedify";
+import { sql } from "drizzle-orm";
+import { db, statement, type DB } from "../db/client";
+import type { Env } from "../env";
+import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
+import { configuredBase } from "../services/events";
+import { hydrateWithParentUris } from "../services/hydrate";
+import { TO_FOLLOWERS, type OutboxActivity } from "../services/outbox";
+import { signingKey } from "../services/credentials";
+import { buildActivity, type ActivitySources } from "./activities";
+import { federationContext } from "./index";
+
+/** Outbox rows expanded per claim. */
+const EXPAND_BATCH = 20;
+/** A claim (of an outbox row or a delivery) not finished by then is taken again. */
+const LEASE_MS = 5 * 60_000;
+/** Deliveries per host per run: each is a subrequest (the Free plan allows 50 per invocation). */
+export const DELIVERIES_PER_RUN = 40;
+/** Inboxes of one host posted to at the same time. */
+const CONCURRENCY = 6;
+export const RETRY_BASE_MS = 30_000;
+export const RETRY_MAX_MS = 6 * 3600_000;
+/** A delivery is given up once its next try would fall later than this after it was written. */
+export const GIVE_UP_MS = 2 * 24 * 3600_000;
+/** Delivery objects called directly by one invocation; more are woken through relays. */
+const WAKE_FANOUT = 40;
+const TIMEOUT_MS = 10_000;
+
+export function retryDelay(attempts: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
+}
+
+// ---- expansion ----
+
+type OutboxRow = { id: string; account_id: string; activity: string };
+
+/** The authority (host[:port]) of an inbox URL, in SQL. */
+const hostOf = (col: string) =>
+  sql.raw(`lower(CASE WHEN instr(substr(${col}, instr(${col}, '://') + 3), '/') > 0
+    THEN substr(substr(${col}, instr(${col}, '://') + 3), 1, instr(substr(${col}, instr(${col}, '://') + 3), '/') - 1)
+    ELSE substr(${col}, instr(${col}, '://') + 3) END)`);
+
+/**
+ * The deliveries of one expanded row: every distinct inbox of its audience, in one statement. `followers`: the
+ * actor's remote followers are included; `accountsSql`: a subquery of the further remote account ids addressed.
+ */
+function deliveriesInsert(d: DB, row: OutboxRow, followers: boolean, accountsSql: ReturnType<typeof sql>, t: number) {
+  const actor = row.account_id;
+  return statement(
+    d,
+    sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
+      SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${hostOf("inbox")}, inbox, 0, ${t}, ${t}
+      FROM (SELECT DISTINCT x.inbox FROM (
+          SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox, a.domain FROM follows f JOIN accounts a ON a.id = f.account_id
+            WHERE ${followers ? 1 : 0} AND f.target_account_id = ${actor} AND a.domain IS NOT NULL AND NOT a.deactivated
+          UNION ALL
+          SELECT coalesce(a.shared_inbox_url, a.inbox_url), a.domain FROM accounts a WHERE a.id IN ${accountsSql} AND a.domain IS NOT NULL AND NOT a.deactivated
+        ) x
+        WHERE x.inbox LIKE 'http%://%' AND x.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor}))
+      WHERE ${hostOf("inbox")} NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
+      RETURNING host`,
+  );
+}
+
+/** Follow/Undo/Accept/Reject go to the one account's own inbox. */
+function directInsert(d: DB, row: OutboxRow, accountId: string, t: number) {
+  return statement(
+    d,
+    sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
+      SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${hostOf("inbox")}, inbox, 0, ${t}, ${t}
+      FROM (SELECT coalesce(inbox_url, shared_inbox_url) AS inbox FROM accounts WHERE id = ${accountId} AND domain IS NOT NULL)
+      WHERE inbox LIKE 'http%://%'
+      RETURNING host`,
+  );
+}
+
+/**
+ * Claims up to `EXPAND_BATCH` unexpanded rows (or rows whose claim expired), builds their documents and writes
+ * their deliveries. Answers the hosts that got deliveries and how many rows were handled.
+ */
+export async function expandBatch(env: Env, t: number): Promise<{ rows: number; hosts: string[] }> {
+  const base = configuredBase(env);
+  // Ids are https://DOMAIN/…: without DOMAIN nothing is built (the rows wait for it).
+  if (!base) return { rows: 0, hosts: [] };
+  const d = db(env);
+  const claimed = await d.all<OutboxRow>(
+    sql`UPDATE federation_outbox SET expanded_at = ${t} WHERE id IN (
+        SELECT id FROM (SELECT id FROM federation_outbox WHERE expanded_at IS NULL
+          UNION SELECT id FROM federation_outbox WHERE body IS NULL AND expanded_at < ${t - LEASE_MS})
+        ORDER BY id LIMIT ${EXPAND_BATCH})
+      RETURNING id, account_id, activity`,
+  );
+  if (claimed.length === 0) return { rows: 0, hosts: [] };
+  claimed.sort((a, b) => (a.id < b.id ? -1 : 1));
+  const rows = claimed.map((r) => ({ row: r, a: JSON.parse(r.activity) as OutboxActivity }));
+
+  const statusIds = rows.flatMap(({ a }) => (a.type === "Create" || a.type === "Update" ? [a.statusId] : []));
+  const accountIds = new Set<string>();
+  for (const { row, a } of rows) {
+    accountIds.add(row.account_id);
+    if (a.type === "Follow" || a.type === "Undo") accountIds.add(a.targetId);
+    if (a.type === "Accept" || a.type === "Reject") accountIds.add(a.followerId);
+    if (a.type === "Delete") a.recipients.forEach((id) => accountIds.add(id));
+  }
+  const [{ h, parentUris }, [accountsRead, listRead]] = await Promise.all([
+    hydrateWithParentUris(d, statusIds),
+    d.$client.batch([
+      statement(d, sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`),
+      statement(
+        d,
+        sql`SELECT r.status_id, a.uri FROM status_recipients r JOIN statuses s ON s.id = r.status_id AND s.visibility = 'list' JOIN accounts a ON a.id = r.account_id
+          WHERE r.status_id IN (SELECT value FROM json_each(${JSON.stringify(statusIds)}))`,
+      ),
+    ]),
+  ]);
+  const accountRows = accountsRead!.results as { id: string; uri: string; username: string }[];
+  const listRows = listRead!.results as { status_id: string; uri: string }[];
+  const ctx = await federationContext(env, base);
+  const src: ActivitySources = {
+    nc: { base: ctx.canonicalOrigin, followersOf: (username) => ctx.getFollowersUri(username) },
+    h,
+    parentUris,
+    accounts: new Map(accountRows.map((r) => [r.id, r])),
+    listRecipients: new Map(),
+  };
+  for (const r of listRows) src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
+
+  // Keys are made on first need (the actor document usually made them already): deliveries only read them.
+  await Promise.all([...new Set(rows.map((r) => r.row.account_id))].map((id) => signingKey(d, id)));
+
+  const stmts: D1PreparedStatement[] = [];
+  for (const { row, a } of rows) {
+    let doc: Awaited<ReturnType<typeof buildActivity>> = null;
+    let body = "";
+    try {
+      doc = buildActivity(row.id, row.account_id, a, src);
+      if (doc) body = JSON.stringify(await doc.toJsonLd({ contextLoader: ctx.contextLoader }));
+    } catch (e) {
+      // One row that cannot be built must not hold back the others (nor come back every lease): it is done.
+      console.error("outbox row not built", row.id, e);
+      doc = null;
+    }
+    // Nothing to send (the status is gone, a target vanished): the row is done, with an empty body.
+    stmts.push(statement(d, sql`UPDATE federation_outbox SET body = ${body}, expanded_at = ${t} WHERE id = ${row.id}`));
+    if (!doc) continue;
+    switch (a.type) {
+      case "Create":
+      case "Update": {
+        const s = h.statuses.get(a.statusId)!;
+        stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(s.visibility), sql`(SELECT account_id FROM status_recipients WHERE status_id = ${a.statusId})`, t));
+        break;
+      }
+      case "Delete":
+        stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(a.visibility), sql`(SELECT value FROM json_each(${JSON.stringify(a.recipients)}))`, t));
+        break;
+      case "Follow":
+      case "Undo":
+        stmts.push(directInsert(d, row, a.targetId, t));
+        break;
+      case "Accept":
+      case "Reject":
+        stmts.push(directInsert(d, row, a.followerId, t));
+        break;
+      case "UpdateActor":
+        break;
+    }
+  }
+  const results = await d.$client.batch<{ host: string }>(stmts);
+  const hosts = new Set(results.flatMap((r) => (r.results ?? []).map((x) => x.host).filter(Boolean)));
+  return { rows: rows.length, hosts: [...hosts] };
+}
+
+/** Expands until nothing is left (bounded), answering the hosts that got deliveries. */
+export async function expandOutbox(env: Env, t: number = Date.now(), maxBatches = 10): Promise<string[]> {
+  const hosts = new Set<string>();
+  for (let i = 0; i < maxBatches; i++) {
+    const r = await expandBatch(env, t);
+    r.hosts.forEach((x) => hosts.add(x));
+    if (r.rows < EXPAND_BATCH) break;
+  }
+  return [...hosts];
+}
+
+// ---- delivery ----
+
+type Claimed = { id: string; outbox_id: string; inbox: string; attempts: number; created_at: number };
+type Outcome = { kind: "done" } | { kind: "drop" } | { kind: "retry"; error: string } | { kind: "later" };
+
+/** One signed POST; what became of it. */
+async function post(env: Env, inbox: string, body: string, actorUri: string, key: CryptoKey): Promise<Outcome> {
+  try {
+    const req = new Request(inbox, {
+      method: "POST",
+      headers: { "Content-Type": "application/activity+json", Accept: "application/activity+json", "User-Agent": "Starling (+https://github.com/)" },
+      body,
+    });
+    const signed = await signRequest(req, key, new URL(`${actorUri}#main-key`), { body: new TextEncoder().encode(body).buffer as ArrayBuffer });
+    const res = await outboundFetch(signed, undefined, { allowPrivate: allowPrivateAddress(env), timeoutMs: TIMEOUT_MS, maxRedirects: 0, maxBytes: 64_000 });
+    await res.body?.cancel().catch(() => {});
+    if (res.status >= 200 && res.status < 300) return { kind: "done" };
+    if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) return { kind: "drop" };
+    return { kind: "retry", error: `HTTP ${res.status}` };
+  } catch (e) {
+    // An address the guard refuses by itself will not become acceptable: dropped. A name that did not resolve
+    // (or resolved to a private address) may yet; it is retried with timeouts and network errors.
+    if (e instanceof OutboundRefused && !isFetchableUrl(inbox, allowPrivateAddress(env))) return { kind: "drop" };
+    return { kind: "retry", error: String((e as Error)?.message ?? e) };
+  }
+}
+
+const pemKeys = new Map<string, Promise<CryptoKey>>();
+function importPem(pem: string): Promise<CryptoKey> {
+  let k = pemKeys.get(pem);
+  if (!k) {
+    const der = Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, "")), (c) => c.charCodeAt(0));
+    // Fedify's signRequest insists on an extractable key.
+    k = crypto.subtle.importKey("pkcs8", der, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+    pemKeys.set(pem, k);
+  }
+  return k;
+}
+
+/**
+ * One run for one host: claims up to `DELIVERIES_PER_RUN` due deliveries (oldest first), posts them, and writes
+ * the outcome in one batch. Answers how many were delivered and when the host has something due next (or null).
+ */
+export async function deliverHost(env: Env, host: string, t: number = Date.now()): Promise<{ delivered: number; attempted: number; next: number | null }> {
+  const d = db(env);
+  const claimed = await d.all<Claimed>(
+    sql`UPDATE federation_deliveries SET next_at = ${t + LEASE_MS} WHERE id IN (
+        SELECT id FROM federation_deliveries WHERE host = ${host} AND next_at <= ${t} ORDER BY outbox_id, id LIMIT ${DELIVERIES_PER_RUN})
+      RETURNING id, outbox_id, inbox, attempts, created_at`,
+  );
+  if (claimed.length === 0) {
+    const row = await d.get<{ next: number | null }>(sql`SELECT min(next_at) AS next FROM federation_deliveries WHERE host = ${host}`);
+    return { delivered: 0, attempted: 0, next: row?.next ?? null };
+  }
+  const sources = await d.all<{ id: string; body: string | null; uri: string; private_key: string | null }>(
+    sql`SELECT o.id, o.body, a.uri, c.private_key FROM federation_outbox o JOIN accounts a ON a.id = o.account_id LEFT JOIN credentials c ON c.account_id = o.account_id
+      WHERE o.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(claimed.map((c) => c.outbox_id))])}))`,
+  );
+  const byOutbox = new Map(sources.map((s) => [s.id, s]));
+  // Each inbox's deliveries in order (oldest activity first); inboxes side by side, a few at a time.
+  const chains = new Map<string, Claimed[]>();
+  for (const c of claimed.sort((a, b) => (a.outbox_id === b.outbox_id ? (a.id < b.id ? -1 : 1) : a.outbox_id < b.outbox_id ? -1 : 1))) {
+    chains.set(c.inbox, [...(chains.get(c.inbox) ?? []), c]);
+  }
+  const outcomes = new Map<string, Outcome>();
+  const queue = [...chains.values()];
+  const worker = async () => {
+    for (let chain = queue.shift(); chain; chain = queue.shift()) {
+      let held = false;
+      for (const c of chain) {
+        // After a failure the rest of the inbox's chain waits for it, keeping the order.
+        if (held) {
+          outcomes.set(c.id, { kind: "later" });
+          continue;
+        }
+        const src = byOutbox.get(c.outbox_id);
+        if (!src?.body || !src.private_key) {
+          outcomes.set(c.id, { kind: "drop" });
+          continue;
+        }
+        const o = await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key));
+        outcomes.set(c.id, o);
+        if (o.kind === "retry") held = true;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+
+  const gone: string[] = [];
+  const retry: Record<string, number> = {};
+  let gaveUp = false;
+  let delivered = 0;
+  let failed = 0;
+  let heldUntil = t + RETRY_BASE_MS;
+  for (const c of claimed) {
+    const o = outcomes.get(c.id)!;
+    if (o.kind === "done") {
+      delivered++;
+      gone.push(c.id);
+    } else if (o.kind === "drop") gone.push(c.id);
+    else if (o.kind === "retry") {
+      failed++;
+      const next = t + retryDelay(c.attempts + 1);
+      if (next > c.created_at + GIVE_UP_MS) {
+        gaveUp = true;
+        gone.push(c.id);
+      } else {
+        retry[c.id] = next;
+        heldUntil = Math.max(heldUntil, next);
+      }
+    }
+  }
+  // Held deliveries come back with the failure ahead of them, without counting an attempt.
+  const held = claimed.filter((c) => outcomes.get(c.id)!.kind === "later").map((c) => c.id);
+  const stmts = [
+    statement(d, sql`DELETE FROM federation_deliveries WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`),
+    statement(
+      d,
+      sql`UPDATE federation_deliveries SET attempts = attempts + 1, next_at = json_extract(${JSON.stringify(retry)}, '$."' || id || '"')
+        WHERE id IN (SELECT key FROM json_each(${JSON.stringify(retry)}))`,
+    ),
+    statement(d, sql`UPDATE federation_deliveries SET next_at = ${heldUntil} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(held)}))`),
+  ];
+  if (delivered > 0) {
+    stmts.push(
+      statement(
+        d,
+        sql`INSERT INTO instances (domain, failure_count, last_success_at, created_at) VALUES (${host}, 0, ${t}, ${t})
+          ON CONFLICT (domain) DO UPDATE SET failure_count = 0, last_success_at = ${t}, failing_since = NULL`,
+      ),
+    );
+  } else if (failed > 0) {
+    const failing = gaveUp ? t : null;
+    stmts.push(
+      statement(
+        d,
+        sql`INSERT INTO instances (domain, failure_count, last_failure_at, failing_since, created_at) VALUES (${host}, 1, ${t}, ${failing}, ${t})
+          ON CONFLICT (domain) DO UPDATE SET failure_count = failure_count + 1, last_failure_at = ${t}, failing_since = coalesce(failing_since, ${failing})`,
+      ),
+    );
+  }
+  stmts.push(statement(d, sql`SELECT min(next_at) AS next FROM federation_deliveries WHERE host = ${host}`));
+  const results = await d.$client.batch<{ next: number | null }>(stmts);
+  const next = results[results.length - 1]!.results[0]?.next ?? null;
+  return { delivered, attempted: claimed.length - held.length, next };
+}
+
+// ---- waking, kicking, sweeping ----
+
+/** Wakes the delivery objects of these hosts: directly up to `WAKE_FANOUT`, beyond that through relays. */
+export async function wakeHosts(env: Env, hosts: string[]): Promise<void> {
+  if (hosts.length === 0) return;
+  const size = Math.ceil(hosts.length / WAKE_FANOUT);
+  const groups: string[][] = [];
+  for (let i = 0; i < hosts.length; i += size) groups.push(hosts.slice(i, i + size));
+  await Promise.all(
+    groups.map(([first, ...rest]) => env.DELIVERY.get(env.DELIVERY.idFromName(first!)).kick(first!, rest).catch((e: unknown) => console.error("delivery wake", first, e))),
+  );
+}
+
+/**
+ * How hosts are woken. The Worker wakes their objects; tests replace `run` to see which hosts would be woken
+ * (the objects run with the pool's bindings, not an instance's) and drive delivery with `drainFederation`.
+ */
+export const deliveryWake: { run: (env: Env, hosts: string[]) => Promise<void> } = { run: wakeHosts };
+
+/** After a federating action's response: expand what it wrote and wake the hosts that got deliveries. */
+export async function kickFederation(env: Env): Promise<void> {
+  try {
+    const hosts = await expandOutbox(env, Date.now(), 1);
+    await deliveryWake.run(env, hosts);
+  } catch (e) {
+    // The cron's sweep takes over.
+    console.error("federation kick", e);
+  }
+}
+
+/** Expanded rows whose deliveries are all done are removed after this long. */
+const KEEP_EXPANDED_MS = 3600_000;
+
+/** The cron's sweep: expand what nobody expanded, wake every host with due deliveries, clear finished rows. */
+export async function sweepFederation(env: Env, t: number = Date.now()): Promise<void> {
+  const d = db(env);
+  const woken = new Set(await expandOutbox(env, t));
+  const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} LIMIT 1600`);
+  due.forEach((r) => woken.add(r.host));
+  await deliveryWake.run(env, [...woken]);
+  await d.run(
+    sql`DELETE FROM federation_outbox WHERE id IN (SELECT o.id FROM federation_outbox o WHERE o.body IS NOT NULL AND o.expanded_at < ${t - KEEP_EXPANDED_MS}
+      AND NOT EXISTS (SELECT 1 FROM federation_deliveries x WHERE x.outbox_id = o.id) LIMIT 1000)`,
+  );
+}
+
+/**
+ * Everything due for these bindings, now, in the caller: expansion, then each host's deliveries until none is
+ * due at `t`. For tests (and instance B of the harness); the Worker uses the kicks and objects instead.
+ */
+export async function drainFederation(env: Env, t: number = Date.now()): Promise<{ delivered: number; attempted: number }> {
+  const d = db(env);
+  await expandOutbox(env, t, 100);
+  let delivered = 0;
+  let attempted = 0;
+  for (let round = 0; round < 50; round++) {
+    const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t}`);
+    if (due.length === 0) break;
+    const runs = await Promise.all(due.map((r) => deliverHost(env, r.host, t)));
+    for (const r of runs) {
+      delivered += r.delivered;
+      attempted += r.attempted;
+    }
+  }
+  return { delivered, attempted };
+}

@@ -1,0 +1,425 @@
+/**
+ * Outgoing federation (src/federation/delivery.ts): outbox rows written with the action, expanded set-based,
+ * delivered per host, signed, retried. Remote followers are rows seeded in A's DB on hosts that only a receiver
+ * in this test answers; A's own key is fetched from A (routeFetch) to verify signatures. Waking the delivery
+ * objects is replaced by a recorder (they run with the pool's bindings, not A's): `drainFederation` delivers.
+ */
+import { createExecutionContext, env, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { verifyRequest } from "@fedify/fedify";
+import worker from "../src/index";
+import { A, routeFetch, type Routed } from "./instances";
+import { call, uniqueName, valid, type TestUser, registerUser } from "./helpers";
+import { countingD1 } from "./d1-counter";
+import { deliveryWake, drainFederation, GIVE_UP_MS } from "../src/federation/delivery";
+import { federationContext } from "../src/federation";
+import { runScheduled } from "../src/cron";
+import { outboxWrite } from "../src/services/outbox";
+import { db } from "../src/db/client";
+import { newId } from "../src/db/ids";
+import { signingKey } from "../src/services/credentials";
+import { StatusSchema } from "../src/schemas/status";
+import { RelationshipSchema } from "../src/schemas/account";
+
+type Received = { host: string; url: string; body: any; req: Request };
+
+/** A public address literal (no DNS needed, so the guard passes it without the development switch). */
+const PUBLIC_IP = "93.184.216.34";
+
+let received: Received[] = [];
+let answer: (host: string) => number = () => 202;
+let woken: string[][] = [];
+let routed: Routed;
+let previousFetch: typeof fetch;
+const realWake = deliveryWake.run;
+
+beforeEach(() => {
+  received = [];
+  woken = [];
+  answer = () => 202;
+  previousFetch = globalThis.fetch;
+  // The receiver: every `*.test` host (and PUBLIC_IP) answers here and is recorded; a.example is A (routeFetch on top).
+  globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const req = new Request(input, init);
+    const url = new URL(req.url);
+    if (!url.hostname.endsWith(".test") && url.hostname !== PUBLIC_IP) return previousFetch(input, init);
+    const copy = req.clone();
+    received.push({ host: url.host, url: req.url, body: await req.clone().json(), req: copy });
+    return new Response(null, { status: answer(url.host) });
+  }) as typeof fetch;
+  routed = routeFetch([A]);
+  deliveryWake.run = async (_env, hosts) => {
+    woken.push([...hosts].sort());
+  };
+});
+
+afterEach(() => {
+  routed.restore();
+  globalThis.fetch = previousFetch;
+  deliveryWake.run = realWake;
+});
+
+const D = () => db(A.bindings);
+
+/** A host only this test uses. */
+const host = () => `${uniqueName("h")}.test`;
+
+/** A remote account on `domain` (with its inbox, and the host's shared inbox unless `shared` is false). */
+async function remote(domain: string, opts: { shared?: boolean; name?: string } = {}) {
+  const id = newId();
+  const name = opts.name ?? uniqueName("r");
+  const t = Date.now();
+  await env.DB.prepare(
+    "INSERT INTO accounts (id, username, domain, uri, url, inbox_url, shared_inbox_url, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(id, name, domain, `https://${domain}/users/${name}`, `https://${domain}/@${name}`, `https://${domain}/users/${name}/inbox`, opts.shared === false ? null : `https://${domain}/inbox`, t, t)
+    .run();
+  return { id, name, domain, uri: `https://${domain}/users/${name}`, inbox: `https://${domain}/users/${name}/inbox` };
+}
+
+/** `follower` follows `target` (an accepted follow row, as the inbox will write it). */
+async function follows(followerId: string, targetId: string) {
+  const id = newId();
+  await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+    .bind(id, followerId, targetId, Date.now(), `https://x.test/follows/${id}`)
+    .run();
+}
+
+const postA = (user: TestUser, body: Record<string, unknown>) => call("/api/v1/statuses", { instance: A, token: user.token, body });
+
+async function statusOf(res: Response) {
+  expect(res.status).toBe(200);
+  return valid(StatusSchema, await res.json());
+}
+
+/** A user of A with followers on two hosts: two on `h1` (one shared inbox), one on `h2` without a shared inbox. */
+async function withFollowers() {
+  const me = await registerUser({ instance: A });
+  const [h1, h2] = [host(), host()];
+  const f1 = await remote(h1);
+  const f2 = await remote(h1);
+  const f3 = await remote(h2, { shared: false });
+  for (const f of [f1, f2, f3]) await follows(f.id, me.id);
+  return { me, h1, h2, f1, f2, f3 };
+}
+
+const inboxes = () => received.map((r) => r.url).sort();
+const outboxRows = async (accountId: string) => (await env.DB.prepare("SELECT * FROM federation_outbox WHERE account_id = ?").bind(accountId).all()).results;
+
+describe("statuses go to exactly their audience", () => {
+  it("public: each follower host once (shared inbox), mentioned accounts too; the Create is the status", async () => {
+    const { me, h1, h2, f3 } = await withFollowers();
+    const m = await remote(host());
+    const s = await statusOf(await postA(me, { status: `hello @${m.name}@${m.domain}`, visibility: "public" }));
+    expect(woken.flat().sort()).toEqual([h1, h2, m.domain].sort());
+    expect(received).toEqual([]);
+    await drainFederation(A.bindings);
+    expect(inboxes()).toEqual([`https://${h1}/inbox`, f3.inbox, `https://${m.domain}/inbox`].sort());
+    const doc = received[0]!.body;
+    expect(doc.type).toBe("Create");
+    expect(doc.id).toBe(`${s.uri}/activity`);
+    expect(doc.actor).toBe(`${A.origin}/users/${me.username}`);
+    expect(doc.object.id).toBe(s.uri);
+    expect(doc.object.to).toBe("as:Public");
+    expect(doc.object.cc).toEqual(expect.arrayContaining([`${A.origin}/users/${me.username}/followers`, m.uri]));
+    for (const r of received) expect(r.req.headers.get("content-type")).toBe("application/activity+json");
+    // Delivered rows are gone; the host's success is recorded.
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host IN (?, ?)").bind(h1, h2).first())!.n).toBe(0);
+    expect((await env.DB.prepare("SELECT * FROM instances WHERE domain = ?").bind(h1).first())).toMatchObject({ failure_count: 0, failing_since: null });
+  });
+
+  it("unlisted and private go to followers (and the addressed); direct only to the mentioned; local-only nowhere", async () => {
+    const { me, h1, f3 } = await withFollowers();
+    const m = await remote(host());
+    await statusOf(await postA(me, { status: "unlisted", visibility: "unlisted" }));
+    await drainFederation(A.bindings);
+    expect(inboxes()).toEqual([`https://${h1}/inbox`, f3.inbox].sort());
+    expect(received[0]!.body.object.to).toEqual(`${A.origin}/users/${me.username}/followers`);
+
+    received = [];
+    await statusOf(await postA(me, { status: `private @${m.name}@${m.domain}`, visibility: "private" }));
+    await drainFederation(A.bindings);
+    expect(inboxes()).toEqual([`https://${h1}/inbox`, f3.inbox, `https://${m.domain}/inbox`].sort());
+    expect(JSON.stringify(received[0]!.body)).not.toContain("as:Public");
+
+    received = [];
+    await statusOf(await postA(me, { status: `secret @${m.name}@${m.domain}`, visibility: "direct" }));
+    await drainFederation(A.bindings);
+    expect(inboxes()).toEqual([`https://${m.domain}/inbox`]);
+    expect(received[0]!.body.object.to).toBe(m.uri);
+
+    received = [];
+    woken = [];
+    const before = (await outboxRows(me.id)).length;
+    await statusOf(await postA(me, { status: `local @${m.name}@${m.domain}`, visibility: "local" }));
+    await drainFederation(A.bindings);
+    expect(received).toEqual([]);
+    expect(woken.flat()).toEqual([]);
+    expect((await outboxRows(me.id)).length).toBe(before);
+  });
+
+  it("list: only the list's members", async () => {
+    const { me, h1 } = await withFollowers();
+    const member = await remote(host());
+    await follows(me.id, member.id);
+    const list = (await (await call("/api/v1/lists", { instance: A, token: me.token, body: { title: "l" } })).json()) as { id: string };
+    expect((await call(`/api/v1/lists/${list.id}/accounts`, { instance: A, token: me.token, body: { account_ids: [member.id] } })).status).toBe(200);
+    await statusOf(await postA(me, { status: "for the list", visibility: `list:${list.id}` }));
+    await drainFederation(A.bindings);
+    expect(inboxes()).toEqual([`https://${member.domain}/inbox`]);
+    expect(received[0]!.body.object.to).toBe(member.uri);
+    expect(inboxes()).not.toContain(`https://${h1}/inbox`);
+  });
+
+  it("an island writes nothing: no remote follower, no remote addressee, no outbox row", async () => {
+    const me = await registerUser({ instance: A });
+    const fan = await registerUser({ instance: A });
+    expect((await call(`/api/v1/accounts/${me.id}/follow`, { instance: A, token: fan.token, method: "POST" })).status).toBe(200);
+    await statusOf(await postA(me, { status: "just us" }));
+    expect(await outboxRows(me.id)).toEqual([]);
+  });
+
+  it("a host the author blocked gets nothing", async () => {
+    const { me, h1, h2, f3 } = await withFollowers();
+    // Written straight in: blocking through the API also removes that host's followers.
+    await env.DB.prepare("INSERT INTO domain_blocks (id, account_id, domain, created_at) VALUES (?, ?, ?, ?)").bind(newId(), me.id, h1, Date.now()).run();
+    await statusOf(await postA(me, { status: "not for h1" }));
+    await drainFederation(A.bindings);
+    expect(inboxes()).toEqual([f3.inbox]);
+    expect(received.every((r) => r.host === h2)).toBe(true);
+  });
+
+  it("each POST is signed with the author's key, which A's actor publishes", async () => {
+    const { me } = await withFollowers();
+    await statusOf(await postA(me, { status: "signed" }));
+    await drainFederation(A.bindings);
+    expect(received.length).toBe(2);
+    const ctx = await federationContext(A.bindings, A.origin);
+    for (const r of received) {
+      expect(r.req.headers.get("signature")).toContain(`keyId="${A.origin}/users/${me.username}#main-key"`);
+      const key = await verifyRequest(r.req.clone(), { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader });
+      expect(key?.ownerId?.href).toBe(`${A.origin}/users/${me.username}`);
+      // A tampered body does not verify.
+      const forged = new Request(r.req.url, { method: "POST", headers: r.req.headers, body: JSON.stringify({ ...r.body, id: "https://evil.test/x" }) });
+      expect(await verifyRequest(forged, { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader })).toBeNull();
+    }
+  });
+});
+
+describe("deletes", () => {
+  it("deleting a status sends a Delete with a Tombstone to the same inboxes", async () => {
+    const { me, h1, f3 } = await withFollowers();
+    const s = await statusOf(await postA(me, { status: "soon gone" }));
+    await drainFederation(A.bindings);
+    received = [];
+    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(200);
+    expect(woken.at(-1)).toContain(h1);
+    await drainFederation(A.bindings);
+    expect(inboxes()).toEqual([`https://${h1}/inbox`, f3.inbox].sort());
+    const doc = received[0]!.body;
+    expect(doc.type).toBe("Delete");
+    expect(doc.object).toMatchObject({ type: "Tombstone", id: s.uri });
+  });
+
+  it("an expiring post's Delete goes out from the cron that expires it", async () => {
+    const { me, h1 } = await withFollowers();
+    const s = await statusOf(await postA(me, { status: "ephemeral", expires_in: 3700 }));
+    await drainFederation(A.bindings);
+    received = [];
+    woken = [];
+    const later = Date.now() + 3800_000;
+    await runScheduled(A.bindings, later);
+    // The cron expanded the Delete and woke its hosts.
+    expect(woken.flat()).toContain(h1);
+    await drainFederation(A.bindings, later);
+    const deletes = received.filter((r) => r.body.type === "Delete" && r.body.object.id === s.uri);
+    expect(deletes.map((r) => r.host).sort()).toContain(h1);
+  });
+
+  it("deleting a local-only status sends nothing", async () => {
+    const { me } = await withFollowers();
+    const s = await statusOf(await postA(me, { status: "stays here", visibility: "local" }));
+    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(200);
+    expect(await outboxRows(me.id)).toEqual([]);
+  });
+});
+
+describe("follows", () => {
+  it("following a remote account sends Follow; unfollowing sends Undo of that Follow", async () => {
+    const me = await registerUser({ instance: A });
+    const r = await remote(host());
+    const rel = await call(`/api/v1/accounts/${r.id}/follow`, { instance: A, token: me.token, method: "POST" });
+    expect(valid(RelationshipSchema, await rel.json()).requested).toBe(true);
+    await drainFederation(A.bindings);
+    expect(received.map((x) => x.url)).toEqual([r.inbox]);
+    const follow = received[0]!.body;
+    expect(follow).toMatchObject({ type: "Follow", actor: `${A.origin}/users/${me.username}`, object: r.uri });
+    const row = await env.DB.prepare("SELECT uri FROM follow_requests WHERE account_id = ? AND target_account_id = ?").bind(me.id, r.id).first<{ uri: string }>();
+    expect(follow.id).toBe(row!.uri);
+    // A repeated follow sends nothing new.
+    received = [];
+    await call(`/api/v1/accounts/${r.id}/follow`, { instance: A, token: me.token, method: "POST" });
+    await drainFederation(A.bindings);
+    expect(received).toEqual([]);
+
+    expect((await call(`/api/v1/accounts/${r.id}/unfollow`, { instance: A, token: me.token, method: "POST" })).status).toBe(200);
+    await drainFederation(A.bindings);
+    expect(received.map((x) => x.body.type)).toEqual(["Undo"]);
+    expect(received[0]!.body.object).toMatchObject({ type: "Follow", id: follow.id, object: r.uri });
+    // Unfollowing again (nothing left to undo) sends nothing.
+    received = [];
+    await call(`/api/v1/accounts/${r.id}/unfollow`, { instance: A, token: me.token, method: "POST" });
+    await drainFederation(A.bindings);
+    expect(received).toEqual([]);
+  });
+
+  it("authorizing a remote request sends Accept of their Follow; rejecting sends Reject", async () => {
+    const me = await registerUser({ instance: A });
+    const [r1, r2] = [await remote(host()), await remote(host())];
+    for (const r of [r1, r2]) {
+      await env.DB.prepare("INSERT INTO follow_requests (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+        .bind(newId(), r.id, me.id, Date.now(), `${r.uri}/follows/1`)
+        .run();
+    }
+    expect((await call(`/api/v1/follow_requests/${r1.id}/authorize`, { instance: A, token: me.token, method: "POST" })).status).toBe(200);
+    expect((await call(`/api/v1/follow_requests/${r2.id}/reject`, { instance: A, token: me.token, method: "POST" })).status).toBe(200);
+    await drainFederation(A.bindings);
+    const byType = Object.fromEntries(received.map((x) => [x.body.type, x]));
+    expect(byType.Accept!.url).toBe(r1.inbox);
+    expect(byType.Accept!.body.object).toMatchObject({ type: "Follow", id: `${r1.uri}/follows/1`, actor: r1.uri, object: `${A.origin}/users/${me.username}` });
+    expect(byType.Reject!.url).toBe(r2.inbox);
+    expect(byType.Reject!.body.object.id).toBe(`${r2.uri}/follows/1`);
+  });
+});
+
+describe("retries", () => {
+  it("a 5xx is retried with backoff; 410 is dropped; after two days the host is marked failing", async () => {
+    const { me, h1, h2 } = await withFollowers();
+    answer = (h) => (h === h1 ? 500 : 410);
+    await statusOf(await postA(me, { status: "flaky" }));
+    const t = Date.now();
+    await drainFederation(A.bindings, t);
+    expect(received.length).toBe(2);
+    const rows = async (h: string) => (await env.DB.prepare("SELECT * FROM federation_deliveries WHERE host = ?").bind(h).all<any>()).results;
+    expect(await rows(h2)).toEqual([]);
+    const [kept] = await rows(h1);
+    expect(kept).toMatchObject({ attempts: 1, next_at: t + 30_000 });
+    expect(await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failure_count: 1, failing_since: null });
+    // Not due yet: nothing is sent.
+    received = [];
+    await drainFederation(A.bindings, t + 29_000);
+    expect(received).toEqual([]);
+    // Due: tried again and failing again, 60 s later next.
+    await drainFederation(A.bindings, t + 30_000);
+    expect(received.map((r) => r.host)).toEqual([h1]);
+    expect((await rows(h1))[0]).toMatchObject({ attempts: 2, next_at: t + 90_000 });
+    // Two days on, the next failure gives up: the row is dropped and the host marked failing.
+    await drainFederation(A.bindings, kept.created_at + GIVE_UP_MS);
+    expect(await rows(h1)).toEqual([]);
+    expect(await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failing_since: kept.created_at + GIVE_UP_MS });
+    // A later success clears it.
+    answer = () => 202;
+    await statusOf(await postA(me, { status: "back" }));
+    await drainFederation(A.bindings, Date.now() + GIVE_UP_MS);
+    expect(await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failure_count: 0, failing_since: null });
+  });
+
+  it("a recovered 5xx is delivered on the retry", async () => {
+    const { me, h1 } = await withFollowers();
+    let fail = true;
+    answer = (h) => (h === h1 && fail ? 503 : 202);
+    await statusOf(await postA(me, { status: "eventually" }));
+    const t = Date.now();
+    await drainFederation(A.bindings, t);
+    fail = false;
+    received = [];
+    await drainFederation(A.bindings, t + 30_000);
+    expect(received.map((r) => r.url)).toEqual([`https://${h1}/inbox`]);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first())!.n).toBe(0);
+  });
+});
+
+describe("kicks", () => {
+  it("a scheduled post's Create goes out from the cron that publishes it", async () => {
+    const { me, h1 } = await withFollowers();
+    const at = Date.now() + 600_000;
+    const res = await postA(me, { status: "later, to everyone", scheduled_at: new Date(at).toISOString() });
+    expect(res.status).toBe(200);
+    await drainFederation(A.bindings);
+    expect(received).toEqual([]);
+    await runScheduled(A.bindings, at + 1000);
+    expect(woken.flat()).toContain(h1);
+    await drainFederation(A.bindings, at + 1000);
+    expect(received.filter((r) => r.body.type === "Create" && r.body.object.content.includes("later, to everyone")).map((r) => r.host)).toContain(h1);
+  });
+
+  it("a host's delivery object, woken, delivers from its alarm with the Worker's own bindings", async () => {
+    const me = await registerUser({ instance: A });
+    await signingKey(D(), me.id);
+    const t = Date.now();
+    const oid = newId();
+    const marker = `https://a.example/objects/${oid}`;
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, ?, ?, ?, ?, ?)").bind(
+        oid,
+        me.id,
+        JSON.stringify({ type: "Create", statusId: oid }),
+        JSON.stringify({ type: "Create", id: marker }),
+        t,
+        t,
+      ),
+      env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)").bind(
+        `${oid}-1`,
+        oid,
+        PUBLIC_IP,
+        `https://${PUBLIC_IP}/inbox`,
+        t,
+        t,
+      ),
+    ]);
+    await realWake(env as never, [PUBLIC_IP]);
+    await runDurableObjectAlarm(env.DELIVERY.get(env.DELIVERY.idFromName(PUBLIC_IP)));
+    await vi.waitUntil(() => received.some((r) => r.body.id === marker), { timeout: 5000 });
+    expect(received.find((r) => r.body.id === marker)!.req.headers.get("signature")).toContain(`keyId="${A.origin}/users/${me.username}#main-key"`);
+    await vi.waitUntil(async () => (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE outbox_id = ?").bind(oid).first<{ n: number }>())!.n === 0, { timeout: 5000 });
+  });
+
+  it("the cron sweep expands a row nobody kicked and wakes its host", async () => {
+    const me = await registerUser({ instance: A });
+    const r = await remote(host());
+    const t = Date.now();
+    await D().$client.batch([outboxWrite(D(), me.id, { type: "Follow", uri: `${A.origin}/users/${me.username}#follows/x${t}`, targetId: r.id }, t)]);
+    await runScheduled(A.bindings, t);
+    expect(woken.flat()).toContain(r.domain);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(r.domain).first())!.n).toBe(1);
+    await drainFederation(A.bindings);
+    expect(received.map((x) => x.body.type)).toEqual(["Follow"]);
+  });
+
+  it("the post answers before anything is sent, with no more D1 round trips than without remote followers", async () => {
+    const { me, h1 } = await withFollowers();
+    const lonely = await registerUser({ instance: A });
+    // The response: nothing sent, the hosts woken only after it (waitUntil).
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request(`${A.origin}/api/v1/statuses`, { method: "POST", headers: { Authorization: `Bearer ${me.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ status: "fast" }) }),
+      A.bindings,
+      ctx,
+    );
+    expect(res.status).toBe(200);
+    expect(received).toEqual([]);
+    await waitOnExecutionContext(ctx);
+    expect(received).toEqual([]);
+    expect(woken.flat()).toContain(h1);
+    // Round trips of the request itself (DOMAIN unset: the kick after it builds nothing and reads nothing).
+    const trips = async (user: TestUser) => {
+      const counter = countingD1(env.DB);
+      const r = await call("/api/v1/statuses", { token: user.token, body: { status: "count" }, vars: { ...A.bindings, DOMAIN: "", DB: counter.db } as never });
+      expect(r.status).toBe(200);
+      return counter.count();
+    };
+    const withRemote = await trips(me);
+    expect(withRemote).toBe(await trips(lonely));
+    expect((await outboxRows(me.id)).some((o: any) => o.expanded_at === null)).toBe(true);
+  });
+});
