@@ -8,7 +8,7 @@
  * 2. **Delivery** (`deliverHost`): per destination host, by its `HostDelivery` Durable Object (named by the host,
  *    woken by `wakeHosts`, then by its own alarm): due deliveries are claimed, each POST is signed
  *    (draft-cavage, the actor's RSA key, keyId `<actor>#main-key`) and sent through the SSRF guard with a
- *    10 s timeout, a few inboxes at a time and each inbox's deliveries in order; the bookkeeping of a run is one
+ *    10 s timeout, a few actors at a time and each actor's deliveries to the host in order; the bookkeeping of a run is one
  *    batch. 2xx: delivered; 4xx other than 408/429: dropped; otherwise retried 30 s later, doubling up to 6 h,
  *    for two days, then dropped and the host marked failing (`instances.failing_since`).
  * 3. **Kicks**: a federating route (`federates` in its spec) runs `kickFederation` after the response
@@ -258,10 +258,13 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
       WHERE o.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(claimed.map((c) => c.outbox_id))])}))`,
   );
   const byOutbox = new Map(sources.map((s) => [s.id, s]));
-  // Each inbox's deliveries in order (oldest activity first); inboxes side by side, a few at a time.
+  // Each actor's deliveries to this host in order (oldest activity first), whichever of its inboxes they go to:
+  // an Accept to a personal inbox must not be overtaken by the Create that follows it to the shared inbox (the
+  // receiver would drop a post from someone its user does not follow yet). Actors side by side, a few at a time.
   const chains = new Map<string, Claimed[]>();
   for (const c of claimed.sort((a, b) => (a.outbox_id === b.outbox_id ? (a.id < b.id ? -1 : 1) : a.outbox_id < b.outbox_id ? -1 : 1))) {
-    chains.set(c.inbox, [...(chains.get(c.inbox) ?? []), c]);
+    const key = byOutbox.get(c.outbox_id)?.uri ?? c.inbox;
+    chains.set(key, [...(chains.get(key) ?? []), c]);
   }
   const outcomes = new Map<string, Outcome>();
   const queue = [...chains.values()];
@@ -269,7 +272,7 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
     for (let chain = queue.shift(); chain; chain = queue.shift()) {
       let held = false;
       for (const c of chain) {
-        // After a failure the rest of the inbox's chain waits for it, keeping the order.
+        // After a failure the rest of the actor's chain waits for it, keeping the order.
         if (held) {
           outcomes.set(c.id, { kind: "later" });
           continue;

@@ -28,6 +28,7 @@ import { featuredCount, featuredStatuses, federatedStatus, outboxCount, outboxPa
 import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
 import { hostMeta } from "./host-meta";
 import { wantsActivityJson } from "../http/negotiate";
+import { kickFederation } from "./delivery";
 import { D1KvStore } from "./kv";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
@@ -361,6 +362,8 @@ async function refuseUnhandled(req: Request, url: URL, res: Response, data: Fede
   return jsonError(501, `Starling does not process this activity yet (${data.inbound?.unhandled ?? "unknown type"})`);
 }
 
+const isInboxPath = (url: URL) => /^\/(users\/[^/]+\/)?inbox\/?$/.test(url.pathname);
+
 /** The Worker's fetch: federation first, then the hono app. */
 export async function handleFederated(
   req: Request,
@@ -387,5 +390,8 @@ export async function handleFederated(
   const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
   const data: FederationData = { env, d: db(env), exec: ctx, inbound: {} };
   const res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
+  // An accepted activity may have written an answer to the outbox (an Accept, a Reject): send it now rather
+  // than at the next sweep, after the response.
+  if (req.method === "POST" && res.status < 300 && isInboxPath(url)) ctx.waitUntil(kickFederation(env));
   return refuseUnhandled(req, url, res, data);
 }

@@ -47,12 +47,12 @@ export async function receiveFollow(d: DB, actor: AccountRow, target: AccountRow
     d.select({ id: follows.id }).from(follows).where(and(eq(follows.accountId, actor.id), eq(follows.targetAccountId, target.id))),
   ]);
   if (target.deactivated || blocked.length || domainBlocked.length) {
-    await outboxWrite(d, target.id, { type: "Reject", uri, followerId: actor.id }, t);
+    await outboxWrite(d, target.id, { type: "Reject", uri, followerId: actor.id }, t).run();
     return none;
   }
   if (existing.length) {
     // The follow now answers to the latest Follow's id (an Undo will name that one).
-    await d.batch([
+    await mixedBatch(d, [
       d.update(follows).set({ uri }).where(eq(follows.id, existing[0]!.id)),
       outboxWrite(d, target.id, { type: "Accept", uri, followerId: actor.id }, t),
     ]);
