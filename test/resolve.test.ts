@@ -314,6 +314,34 @@ describe("status URLs", () => {
   });
 });
 
+describe("status URLs of other servers", () => {
+  it("A fetches and stores a public status of B named by its URL; a followers-only one stays unknown", async () => {
+    const [me, bob] = await Promise.all([user(), registerUser({ instance: B })]);
+    const pub = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "a post worth finding" } }));
+    const priv = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "followers only", visibility: "private" } }));
+    routed = routeFetch();
+    const found = (await search(me, pub.uri)).statuses;
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ uri: pub.uri, visibility: "public", account: { acct: `${bob.username}@b.example` } });
+    expect(found[0]!.content).toContain("a post worth finding");
+    // Stored: found again without fetching, by anyone, and readable through the API.
+    routed.requests.length = 0;
+    expect((await search(null, pub.uri)).statuses.map((s) => s.id)).toEqual([found[0]!.id]);
+    expect(routed.requests).toEqual([]);
+    valid(StatusSchema, await json(`/api/v1/statuses/${found[0]!.id}`, { instance: A, token: me.token }));
+    // B does not serve a followers-only status to anyone: nothing found, nothing stored.
+    expect((await search(me, priv.uri)).statuses).toEqual([]);
+    // Its page URL (`/notice/<id>`, HTML naming the object as its alternate) finds it too.
+    const paged = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "found by its page" } }));
+    expect((await search(me, paged.url!)).statuses.map((s) => s.uri)).toEqual([paged.uri]);
+    // Without a token nothing is fetched.
+    const other = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "another one" } }));
+    routed.requests.length = 0;
+    expect((await search(null, other.uri)).statuses).toEqual([]);
+    expect(routed.requests).toEqual([]);
+  });
+});
+
 describe("two instances", () => {
   it("A finds B's user by user@b.example with B's counts, and following it makes a pending request", async () => {
     const [me, bob] = await Promise.all([user(), registerUser({ instance: B })]);

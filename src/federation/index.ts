@@ -374,6 +374,12 @@ export async function handleFederated(
   const url = new URL(req.url);
   // Most requests (the client API) never build the federation object.
   const p = url.pathname;
+  // A status's page URL asked for as ActivityStreams (a server resolving a pasted link) leads to the object, as
+  // Pleroma's `/notice/:id` does; people still get the page.
+  const notice = /^\/notice\/([^/]+)\/?$/.exec(p);
+  if (notice && req.method === "GET" && wantsActivityJson(req.headers.get("accept"))) {
+    return new Response(null, { status: 302, headers: { Location: new URL(`/objects/${encodeURIComponent(notice[1]!)}`, url).href } });
+  }
   if (!(p.startsWith("/users/") || p.startsWith("/objects/") || p.startsWith("/activities/") || p.startsWith("/.well-known/webfinger") || p.startsWith("/.well-known/host-meta") || /^\/inbox\/?$/.test(p))) {
     return app(req, env, ctx);
   }

@@ -206,9 +206,10 @@ export type StoreResult = { stored: false; reason: "exists" | "irrelevant" } | {
 
 /**
  * Stores a remote status if it concerns this instance: its author is followed by a local account, or it
- * addresses or mentions a local account, or it replies to a stored local status. Idempotent by uri.
+ * addresses or mentions a local account, or it replies to a stored local status, or a local user asked for it
+ * (`requested`: a search for its URL). Idempotent by uri.
  */
-export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNote, opts: { inlineFanoutMax: number; base: string; t?: number }): Promise<StoreResult> {
+export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNote, opts: { inlineFanoutMax: number; base: string; t?: number; requested?: boolean }): Promise<StoreResult> {
   const t = opts.t ?? now();
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
   const [existing, parentRows, recipientRows, followed, contextRows] = await d.batch([
@@ -231,7 +232,7 @@ export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNot
   const mentioned = new Set(note.mentions);
   for (const r of recipientRows) if (r.id !== author.id) recipients.set(r.id, mentioned.has(r.uri));
   const localRecipient = recipientRows.some((r) => r.local && r.id !== author.id);
-  const relevant = followed.length > 0 || localRecipient || (parent !== null && parent.local);
+  const relevant = opts.requested === true || followed.length > 0 || localRecipient || (parent !== null && parent.local);
   if (!relevant) return { stored: false, reason: "irrelevant" };
   // A reply reaches the parent's author (as a local reply does), when that author is among the addressed.
   if (parent && parent.accountId !== author.id && !recipients.has(parent.accountId) && recipientRows.some((r) => r.id === parent.accountId)) recipients.set(parent.accountId, false);

@@ -6,17 +6,18 @@
  * kept. Every fetch is bounded in time: a slow server cannot hold a request for long.
  */
 import type { DocumentLoader } from "@fedify/fedify";
-import { isActor, type Actor, type Object as APObject } from "@fedify/vocab";
+import { Article, isActor, Note, Question, type Actor, type Object as APObject } from "@fedify/vocab";
 import { eq, or, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
 import { accounts, userColumns, users } from "../db/schema";
-import type { Env } from "../env";
+import { config, type Env } from "../env";
 import { federationContext } from "../federation";
 import { guardedDocumentLoader } from "../federation/loaders";
 import { allowPrivateAddress } from "../lib/outbound";
 import type { AccountWithUser } from "./accounts";
 import { findByAcct } from "./accounts";
 import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
+import { parseNote, storeRemoteNote } from "./remote-statuses";
 
 /** How long one look-up (WebFinger + actor) may take. */
 export const LOOKUP_MS = 5_000;
@@ -120,12 +121,23 @@ async function storeActor(d: DB, actor: Actor, loader: DocumentLoader): Promise<
 }
 
 /**
- * A status fetched while resolving a URL (a `Note`, `Question`, `Article`…), to be stored and returned. Not
- * wired yet: remote statuses are stored by the inbox's Note ingestion (issue 13, INBOUND); until it exists
- * only statuses already stored are found by URL. The one place to connect it.
+ * A status fetched while resolving a URL (a `Note`, `Article` or `Question`), stored as the inbox would store it
+ * and its id returned. Its author must live on the object's origin (as the inbox requires) and is resolved
+ * (stored or refreshed) first. Visibility is the caller's to check, as for a stored status.
  */
-export async function storeFetchedStatus(_r: ResolveEnv, _object: APObject): Promise<string | null> {
-  return null;
+export async function storeFetchedStatus(r: ResolveEnv, object: APObject): Promise<string | null> {
+  if (!(object instanceof Note || object instanceof Article || object instanceof Question)) return null;
+  const id = object.id;
+  const authorId = object.attributionId;
+  if (!id || !authorId || authorId.origin !== id.origin) return null;
+  const author = await resolveAccount(r, authorId.href);
+  if (!author || author.account.domain === null || author.account.uri !== authorId.href) return null;
+  const d = db(r.env);
+  const note = await parseNote(object, author.account, author.account.domain);
+  const stored = await storeRemoteNote(d, author.account, note, { inlineFanoutMax: config(r.env).inlineFanoutMax, base: r.base, requested: true });
+  if (stored.stored) return stored.statusId;
+  const row = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE uri = ${note.uri}`);
+  return row?.id ?? null;
 }
 
 export interface ResolveOptions {
