@@ -7,7 +7,8 @@ import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eventSinks, type StreamEvent } from "../src/services/events";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
-import { A } from "./instances";
+import { A, instanceFetch } from "./instances";
+import { generateCryptoKeyPair, signRequest } from "@fedify/fedify";
 import { createPeer, type Peer } from "./peer";
 import { openSocket, type WsFrame } from "./streams";
 import { StatusSchema } from "../src/schemas/status";
@@ -102,6 +103,32 @@ describe("signatures", () => {
     expect(await q("SELECT id FROM follows WHERE uri = ?", `${s.peer.origin}/${s.vars.N}`)).toEqual([]);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", create.object.id)).toEqual([]);
     expect(await q("SELECT id FROM notifications WHERE account_id = ?", s.user.id)).toEqual([]);
+  });
+
+  it("refuses a key hosted on another origin that claims the actor as its owner (401), storing nothing", async () => {
+    const s = await setup();
+    // evil.example publishes a key document "owned" by the peer's actor and signs as that actor with it.
+    const evil = createPeer("evil.example");
+    unroute?.();
+    unroute = s.peer.route([evil]);
+    const pair = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+    const spki = new Uint8Array((await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer);
+    const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki)).replace(/(.{64})/g, "$1\n")}\n-----END PUBLIC KEY-----\n`;
+    const keyId = "https://evil.example/keys/1";
+    evil.objects.set(keyId, { "@context": "https://w3id.org/security/v1", id: keyId, type: "Key", owner: s.actor, publicKeyPem: pem });
+    for (const spec of ["draft-cavage-http-signatures-12", "rfc9421"] as const) {
+      const follow = fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}${spec}` });
+      const req = new Request(`${A.origin}/users/${s.user.username}/inbox`, {
+        method: "POST",
+        headers: { "Content-Type": "application/activity+json" },
+        body: JSON.stringify(follow),
+      });
+      const res = await instanceFetch(A, await signRequest(req, pair.privateKey, new URL(keyId), { spec }));
+      expect(res.status, spec).toBe(401);
+      expect(await res.json()).toEqual({ error: "The signing key does not belong to the activity's actor" });
+    }
+    expect(await q("SELECT id FROM follows WHERE uri LIKE ?", `${s.peer.origin}/${s.vars.N}%`)).toEqual([]);
+    expect(await q("SELECT id FROM accounts WHERE uri = ?", s.actor)).toEqual([]);
   });
 
   it("refuses unsigned and forged requests (401)", async () => {

@@ -30,6 +30,7 @@ import { hostMeta } from "./host-meta";
 import { wantsActivityJson } from "../http/negotiate";
 import { kickFederation } from "./delivery";
 import { D1KvStore } from "./kv";
+import { signerMatchesActor } from "./signer";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 import { registerInbox } from "./inbox";
@@ -395,6 +396,18 @@ export async function handleFederated(
   // servers, not the web app's 406; browsers still get the pages.
   const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
   const data: FederationData = { env, d: db(env), exec: ctx, inbound: {} };
+  if (req.method === "POST" && isInboxPath(url)) {
+    // Read once, byte for byte (the signature's digest covers these bytes), to check who signs for whom.
+    const bytes = await req.arrayBuffer();
+    let body: unknown = null;
+    try {
+      body = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      // Not JSON: Fedify answers it.
+    }
+    if (!signerMatchesActor(req.headers, body)) return jsonError(401, "The signing key does not belong to the activity's actor");
+    req = new Request(req.url, { method: req.method, headers: req.headers, body: bytes });
+  }
   const res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
   // An accepted activity may have written an answer to the outbox (an Accept, a Reject): send it now rather
   // than at the next sweep, after the response.
