@@ -303,6 +303,25 @@ async function followPeer(s: Setup): Promise<string> {
 }
 
 describe("statuses", () => {
+  it("a note dated before 2000 (or in the future) is dated now: its id stays well-formed and it pages with the rest", async () => {
+    const s = await setup();
+    const before = Date.now();
+    for (const published of ["1960-01-01T00:00:00Z", "2999-01-01T00:00:00Z"]) {
+      const create = fill(mastodonCreate, { ...s.vars, N: `${s.vars.N}${published.slice(0, 4)}` });
+      create.object.id = `${create.object.id}-${published.slice(0, 4)}`;
+      create.object.published = published;
+      await expectAccepted(await s.peer.send(s.actor, create));
+    }
+    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) => valid(NotificationSchema, x)) as any[];
+    expect(notes).toHaveLength(2);
+    for (const n of notes) {
+      expect(n.status.id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+      expect(Date.parse(n.status.created_at)).toBeGreaterThanOrEqual(before - 1000);
+      expect(Date.parse(n.status.created_at)).toBeLessThanOrEqual(Date.now());
+      expect((await call(`/api/v1/statuses/${n.status.id}`, { instance: A, token: s.user.token })).status).toBe(200);
+    }
+  });
+
   it("Mastodon's Create(Note) mentioning a local user: status, mention, tag, remote emoji, image, notification, timelines", async () => {
     const s = await setup();
     const create = fill(mastodonCreate, s.vars);

@@ -6,6 +6,9 @@
  */
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { Person } from "@fedify/vocab";
+import { db } from "../src/db/client";
+import { upsertActor } from "../src/services/remote-accounts";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, registerUser, uniqueName, valid, type TestUser } from "./helpers";
@@ -311,6 +314,40 @@ describe("status URLs", () => {
     expect((await search(null, pub.uri)).statuses.map((s) => s.id)).toEqual([pub.id]);
     expect((await search(other, priv.uri)).statuses).toEqual([]);
     expect((await search(author, priv.uri)).statuses.map((s) => s.id)).toEqual([priv.id]);
+  });
+});
+
+describe("what a remote server cannot claim", () => {
+  it("a profile URL on another host is not kept (search by it must not answer this actor)", async () => {
+    const me = await user();
+    const h = host("claims");
+    const actor: Record<string, any> = { ...actorFixture("mastodon", h), url: "https://famous.example/@someone" };
+    serve(actorServer(actor));
+    const { accounts } = await search(me, `Gargron@${h}`);
+    expect(accounts).toHaveLength(1);
+    expect(accounts[0].url).toBe(actor.id);
+    expect((await search(me, "https://famous.example/@someone", "")).accounts).toEqual([]);
+  });
+
+  it("an actor document claiming a local account's id never rewrites the local account", async () => {
+    const [me, victim] = await Promise.all([user(), user()]);
+    const h = host("takeover");
+    const localId = `${A.origin}/users/${victim.username}`;
+    // WebFinger on h names the local actor's id; the document served there claims to be it.
+    const forged = { ...actorFixture("mastodon", h), id: localId, preferredUsername: "evil", name: "Not the victim" };
+    serve({ docs: { [localId]: forged }, handles: { [`evil@${h}`]: localId } });
+    await search(me, `evil@${h}`);
+    const row = await dbRow(localId);
+    expect(row).toMatchObject({ domain: null, username: victim.username });
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${victim.id}`, { instance: A })).display_name).not.toBe("Not the victim");
+  });
+
+  it("a second actor claiming a stored user@host under a new id is not stored, and storing it does not throw (the inbox would 500)", async () => {
+    const h = host("recreated");
+    const person = (path: string) => new Person({ id: new URL(`https://${h}/users/${path}`), preferredUsername: "Gargron", inbox: new URL(`https://${h}/users/${path}/inbox`) });
+    expect(await upsertActor(db(env), person("Gargron"))).toMatchObject({ username: "Gargron", domain: h });
+    expect(await upsertActor(db(env), person("Gargron2"))).toBeNull();
+    expect(await dbRow(`https://${h}/users/Gargron2`)).toBeNull();
   });
 });
 

@@ -4,7 +4,7 @@
  * look-ups, mentions and search all come here.
  */
 import { Application, Emoji, Group, Image, Link, PropertyValue, Service, type Actor } from "@fedify/vocab";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { newId } from "../db/ids";
@@ -23,6 +23,12 @@ const MAX_FIELDS = 16;
 const MAX_EMOJIS = 64;
 
 const text = (v: unknown): string => (v == null ? "" : String(v));
+
+/**
+ * What an actor document carries is read as embedded: icons, emoji and profile fields are never fetched one by
+ * one (a hostile actor could name dozens of slow URLs and hold the request that stores it).
+ */
+const embeddedOnly = { documentLoader: async (url: string): Promise<never> => Promise.reject(new Error(`not embedded: ${url}`)) };
 const href = (v: URL | Link | null | undefined): string | null => (v instanceof URL ? v.href : v instanceof Link ? (v.href?.href ?? null) : null);
 const httpUrl = (u: string | null): string | null => (u && /^https?:\/\//i.test(u) ? u : null);
 
@@ -32,6 +38,19 @@ const httpUrl = (u: string | null): string | null => (u && /^https?:\/\//i.test(
  */
 export function actorDomain(id: URL): string {
   return id.host.toLowerCase();
+}
+
+/**
+ * A profile or page URL as given, when it is on the host of the object's id. Elsewhere it could name another
+ * server's account or post, and search by URL would answer with this one instead.
+ */
+export function sameHost(url: string | null, id: URL): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).host.toLowerCase() === id.host.toLowerCase() ? url : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Fedify's actor classes, as `actor_type`. */
@@ -53,13 +72,13 @@ async function imageUrl(get: () => Promise<Image | null>): Promise<string | null
 }
 
 /** The actor's custom emoji (its `tag` of type `Emoji`), as the account entity lists them. */
-export async function actorEmojis(object: { getTags(): AsyncIterable<unknown> }): Promise<EmojiRef[]> {
+export async function actorEmojis(object: { getTags(options?: typeof embeddedOnly): AsyncIterable<unknown> }): Promise<EmojiRef[]> {
   const out: EmojiRef[] = [];
   try {
-    for await (const tag of object.getTags()) {
+    for await (const tag of object.getTags(embeddedOnly)) {
       if (!(tag instanceof Emoji) || out.length >= MAX_EMOJIS) continue;
       const shortcode = text(tag.name).replace(/^:|:$/g, "");
-      const icon = await tag.getIcon().catch(() => null);
+      const icon = await tag.getIcon(embeddedOnly).catch(() => null);
       const url = httpUrl(href(icon?.url as URL | Link | null));
       if (!/^[a-zA-Z0-9_]{1,64}$/.test(shortcode) || !url) continue;
       out.push({ shortcode, url, static_url: url, visible_in_picker: false });
@@ -74,7 +93,7 @@ export async function actorEmojis(object: { getTags(): AsyncIterable<unknown> })
 export async function actorFields(actor: Actor) {
   const fields: AccountField[] = [];
   try {
-    for await (const a of actor.getAttachments()) {
+    for await (const a of actor.getAttachments(embeddedOnly)) {
       if (!(a instanceof PropertyValue) || fields.length >= MAX_FIELDS) continue;
       fields.push({ name: text(a.name).slice(0, 255), value: await sanitizeHtml(text(a.value).slice(0, 2048)), verified_at: null });
     }
@@ -88,8 +107,8 @@ export async function actorFields(actor: Actor) {
     domain: actorDomain(id),
     displayName: text(actor.name).slice(0, MAX_NAME),
     note: summary ? await sanitizeHtml(summary.slice(0, MAX_NOTE)) : "",
-    avatar: await imageUrl(() => actor.getIcon()),
-    header: await imageUrl(() => actor.getImage()),
+    avatar: await imageUrl(() => actor.getIcon(embeddedOnly)),
+    header: await imageUrl(() => actor.getImage(embeddedOnly)),
     locked: actor.manuallyApprovesFollowers ?? false,
     actorType: actorType(actor),
     discoverable: actor.discoverable ?? false,
@@ -97,7 +116,7 @@ export async function actorFields(actor: Actor) {
     emojis: await actorEmojis(actor),
     alsoKnownAs: actor.aliasIds.map((u) => u.href).slice(0, 16),
     uri: id.href,
-    url: httpUrl(href(actor.url as URL | Link | null)) ?? id.href,
+    url: sameHost(httpUrl(href(actor.url as URL | Link | null)), id) ?? id.href,
     inboxUrl: actor.inboxId?.href ?? null,
     sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
     outboxUrl: actor.outboxId?.href ?? null,
@@ -120,13 +139,25 @@ export interface ReportedCounts {
 export async function upsertActor(d: DB, actor: Actor, counts: ReportedCounts = {}, t: number = now()): Promise<AccountRow | null> {
   if (!actor.id || !actor.inboxId || !/^https?:$/.test(actor.id.protocol)) return null;
   const { createdAt, ...f } = await actorFields(actor);
-  const row = await d
-    .insert(accounts)
-    .values({ id: newId(t), ...f, ...counts, createdAt: createdAt ?? t, updatedAt: t, fetchedAt: t })
-    .onConflictDoUpdate({ target: accounts.uri, set: { ...f, ...counts, updatedAt: t, fetchedAt: t } })
-    .returning()
-    .get();
-  return row ?? null;
+  try {
+    const row = await d
+      .insert(accounts)
+      .values({ id: newId(t), ...f, ...counts, createdAt: createdAt ?? t, updatedAt: t, fetchedAt: t })
+      // Only a remote row is refreshed: a document claiming a local account's id (reached through a redirect
+      // or a WebFinger answer pointing back here) never rewrites it.
+      .onConflictDoUpdate({ target: accounts.uri, set: { ...f, ...counts, updatedAt: t, fetchedAt: t }, setWhere: sql`${accounts.domain} IS NOT NULL` })
+      .returning()
+      .get();
+    return row ?? null;
+  } catch (e) {
+    // Another actor already holds this user@host (an account re-created under a new id): the stored one stays,
+    // and this actor is not stored (its activities are dropped rather than failing with a 500 forever).
+    if (String((e as Error)?.message ?? e).includes("acct_key")) {
+      console.warn(`remote account ${f.username}@${f.domain} is held by another id; ${f.uri} not stored`);
+      return null;
+    }
+    throw e;
+  }
 }
 
 /** A stored account by its ActivityPub id. */

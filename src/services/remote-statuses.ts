@@ -13,7 +13,7 @@ import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, follows, mediaAttachments, statuses, type StatusEmoji, type Visibility } from "../db/schema";
 import { htmlToText, sanitizeHtml } from "../content/format";
-import type { AccountRow } from "./remote-accounts";
+import { sameHost, type AccountRow } from "./remote-accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import type { StreamEvent } from "./events";
@@ -27,6 +27,8 @@ const MAX_TAGS = 32;
 const MAX_EMOJIS = 64;
 const MAX_MEDIA = 16;
 const MAX_RECIPIENTS = 90;
+/** The earliest publication date taken as given (2000-01-01). */
+const EARLIEST = Date.UTC(2000, 0, 1);
 /** Remote mentioned actors fetched per status when not yet known. */
 export const MAX_MENTION_FETCHES = 5;
 
@@ -168,7 +170,7 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   }
   return {
     uri: object.id!.href,
-    url: httpUrl(href(object.url as URL | Link | null)) ?? object.id!.href,
+    url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,
     content: await sanitizeHtml(html),
     spoilerText: htmlToText(summary).slice(0, MAX_SUMMARY),
     sensitive: object.sensitive ?? summary !== "",
@@ -238,7 +240,9 @@ export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNot
   if (parent && parent.accountId !== author.id && !recipients.has(parent.accountId) && recipientRows.some((r) => r.id === parent.accountId)) recipients.set(parent.accountId, false);
 
   // Remote ids are ordered by their publication (never later than now: a future date cannot pin a status on top).
-  const published = Math.min(note.published ?? t, t);
+  // Ids are made from the time: a date before 2000 (or none) is taken as now, so no id is malformed or sorts
+  // before everything.
+  const published = note.published !== null && note.published >= EARLIEST ? Math.min(note.published, t) : t;
   const id = newId(published);
   const threadId = parent?.threadId ?? contextRows[0]?.threadId ?? id;
   const status: StatusRow = {
