@@ -167,6 +167,33 @@ describe("two Starling instances", () => {
     expect((await homeOf(alice, A)).map((s) => s.uri)).toContain(first.uri);
   });
 
+  it("blocking a follower on B ends the follow on both sides: her followers-only posts stop reaching his server", async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    const carol = await registerUser({ instance: B });
+    const aliceOnB = await find(bob, B, alice, A);
+    const aliceOnBForCarol = await find(carol, B, alice, A);
+    await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
+    await json(`/api/v1/accounts/${aliceOnBForCarol.id}/follow`, { instance: B, token: carol.token, body: {} });
+    await settle();
+    expect(await relationship(bob, B, aliceOnB.id)).toMatchObject({ following: true });
+    // Alice follows Bob too; then blocks him.
+    const bobOnA = await find(alice, A, bob, B);
+    await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} });
+    await settle();
+    expect(await relationship(alice, A, bobOnA.id)).toMatchObject({ following: true });
+    await json(`/api/v1/accounts/${bobOnA.id}/block`, { instance: A, token: alice.token, body: {} });
+    await settle();
+    // B was told both: Bob no longer follows Alice, and Alice no longer follows Bob.
+    expect(await relationship(bob, B, aliceOnB.id)).toMatchObject({ following: false, followed_by: false });
+    expect(await json(`/api/v1/accounts/${bob.id}/followers`, { instance: B, token: bob.token })).toEqual([]);
+    // Her next followers-only post still reaches Carol on B, never Bob.
+    const secret = await post(alice, A, { status: "for followers", visibility: "private" });
+    await settle();
+    expect((await homeOf(carol, B)).map((s) => s.uri)).toContain(secret.uri);
+    expect((await homeOf(bob, B)).map((s) => s.uri)).not.toContain(secret.uri);
+  });
+
   it("a rejected request from B leaves nothing behind on either side", async () => {
     const alice = await registerUser({ instance: A });
     await json("/api/v1/accounts/update_credentials", { instance: A, token: alice.token, method: "PATCH", body: { locked: true } });

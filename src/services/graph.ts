@@ -192,6 +192,16 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
     d.delete(table).where(or(and(eq(table.accountId, me.id), eq(table.targetAccountId, target.id)), and(eq(table.accountId, target.id), eq(table.targetAccountId, me.id))));
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     d.insert(blocks).values({ id: blockId, accountId: me.id, targetAccountId: target.id, createdAt: t, uri: localActivityUri(me, "blocks", blockId) }).onConflictDoNothing(),
+    // A remote account's server must learn that the follows are over, or it keeps showing it what this account
+    // sends to its other followers there (Mastodon sends Reject and Undo with the Block). Read before the rows go.
+    outboxWrite(d, me.id, { type: "Reject", uri: "", followerId: target.id }, t, {
+      uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${target.id} AND target_account_id = ${me.id}),
+        (SELECT uri FROM follow_requests WHERE account_id = ${target.id} AND target_account_id = ${me.id}))`,
+    }),
+    outboxWrite(d, me.id, { type: "Undo", object: "Follow", uri: "", targetId: target.id }, t, {
+      uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${me.id} AND target_account_id = ${target.id}),
+        (SELECT uri FROM follow_requests WHERE account_id = ${me.id} AND target_account_id = ${target.id}))`,
+    }),
     pair(follows),
     pair(followRequests),
     pair(subscriptions),
