@@ -324,6 +324,27 @@ describe("retries", () => {
     expect(await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failure_count: 0, failing_since: null });
   });
 
+  it("a later activity waits for an earlier one of the same actor to the same host: a Delete never overtakes its Create", async () => {
+    const { me, h1, h2 } = await withFollowers();
+    let fail = true;
+    answer = (h) => (h === h1 && fail ? 503 : 202);
+    const s = await statusOf(await postA(me, { status: "soon gone" }));
+    const t = Date.now();
+    await drainFederation(A.bindings, t);
+    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(200);
+    received = [];
+    // The Delete is due at once, but h1 still owes the Create: only h2 (which had it) gets the Delete now.
+    await drainFederation(A.bindings, t + 1_000);
+    expect(received.map((r) => [r.host, r.body.type])).toEqual([[h2, "Delete"]]);
+    fail = false;
+    received = [];
+    await drainFederation(A.bindings, t + 30_000);
+    expect(received.map((r) => [r.host, r.body.type])).toEqual([
+      [h1, "Create"],
+      [h1, "Delete"],
+    ]);
+  });
+
   it("a recovered 5xx is delivered on the retry", async () => {
     const { me, h1 } = await withFollowers();
     let fail = true;

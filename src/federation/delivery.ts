@@ -245,8 +245,14 @@ function importPem(pem: string): Promise<CryptoKey> {
 export async function deliverHost(env: Env, host: string, t: number = Date.now()): Promise<{ delivered: number; attempted: number; next: number | null }> {
   const d = db(env);
   const claimed = await d.all<Claimed>(
+    // A delivery waits while an earlier activity of the same actor to this host is not through yet (retrying,
+    // held, or being sent by another run): a Delete must not overtake its Create, nor a Create its Accept.
     sql`UPDATE federation_deliveries SET next_at = ${t + LEASE_MS} WHERE id IN (
-        SELECT id FROM federation_deliveries WHERE host = ${host} AND next_at <= ${t} ORDER BY outbox_id, id LIMIT ${DELIVERIES_PER_RUN})
+        SELECT d.id FROM federation_deliveries d JOIN federation_outbox o ON o.id = d.outbox_id
+        WHERE d.host = ${host} AND d.next_at <= ${t}
+          AND NOT EXISTS (SELECT 1 FROM federation_deliveries e JOIN federation_outbox eo ON eo.id = e.outbox_id
+            WHERE e.host = d.host AND e.outbox_id < d.outbox_id AND e.next_at > ${t} AND eo.account_id = o.account_id)
+        ORDER BY d.outbox_id, d.id LIMIT ${DELIVERIES_PER_RUN})
       RETURNING id, outbox_id, inbox, attempts, created_at`,
   );
   if (claimed.length === 0) {
