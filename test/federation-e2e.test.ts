@@ -194,6 +194,24 @@ describe("two Starling instances", () => {
     expect((await homeOf(bob, B)).map((s) => s.uri)).not.toContain(secret.uri);
   });
 
+  it("a direct reply that mentions nobody still reaches the conversation's remote participant, addressed to them", async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    await find(bob, B, alice, A);
+    const dm = await post(bob, B, { status: `@${alice.username}@a.example psst`, visibility: "direct" });
+    await settle();
+    const [conversation] = (await json("/api/v1/conversations", { instance: A, token: alice.token })) as any[];
+    expect(conversation.last_status.uri).toBe(dm.uri);
+    const reply = await post(alice, A, { status: "got it", visibility: "direct", in_reply_to_id: conversation.last_status.id });
+    expect(reply.mentions).toEqual([]);
+    await settle();
+    const create = routed.requests.find((r) => r.url.startsWith("https://b.example/") && r.method === "POST");
+    expect(create).toBeDefined();
+    const onB = (await json("/api/v1/conversations", { instance: B, token: bob.token })) as any[];
+    expect(onB.map((c) => c.last_status.uri)).toContain(reply.uri);
+    expect(onB.find((c) => c.last_status.uri === reply.uri).last_status.visibility).toBe("direct");
+  });
+
   it("a rejected request from B leaves nothing behind on either side", async () => {
     const alice = await registerUser({ instance: A });
     await json("/api/v1/accounts/update_credentials", { instance: A, token: alice.token, method: "PATCH", body: { locked: true } });

@@ -18,7 +18,7 @@ export interface ActivitySources {
   parentUris: Map<string, string>;
   /** Accounts named by the rows (actors, targets, followers, addressees): id → uri and nickname. */
   accounts: Map<string, { uri: string; username: string }>;
-  /** Actor ids of each list status's addressed members. */
+  /** Actor ids of everyone a list or direct status addresses (members, participants, the replied-to author). */
   listRecipients: Map<string, string[]>;
 }
 

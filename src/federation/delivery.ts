@@ -126,7 +126,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       statement(d, sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`),
       statement(
         d,
-        sql`SELECT r.status_id, a.uri FROM status_recipients r JOIN statuses s ON s.id = r.status_id AND s.visibility = 'list' JOIN accounts a ON a.id = r.account_id
+        sql`SELECT r.status_id, a.uri FROM status_recipients r JOIN statuses s ON s.id = r.status_id AND s.visibility IN ('list', 'direct') JOIN accounts a ON a.id = r.account_id
           WHERE r.status_id IN (SELECT value FROM json_each(${JSON.stringify(statusIds)}))`,
       ),
     ]),

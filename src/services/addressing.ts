@@ -13,7 +13,11 @@ export interface AddressingInput {
   followers: string;
   /** Actor ids of the accounts mentioned in the status. */
   mentioned: string[];
-  /** For `list` visibility: actor ids of the list members addressed at posting time (the status's recipients). */
+  /**
+   * For `list` and `direct` visibility: actor ids of everyone addressed at posting time (the status's recipients:
+   * list members; for a direct status also conversation participants and the replied-to author, not only the
+   * mentioned), so each server it is delivered to finds its users in `to`.
+   */
   recipients?: string[];
 }
 
@@ -35,7 +39,7 @@ export function addressing(a: AddressingInput): Addressing | null {
     case "private":
       return { to: [a.followers], cc: mentioned };
     case "direct":
-      return { to: mentioned, cc: [] };
+      return { to: uniq([...(a.recipients ?? []), ...mentioned]), cc: [] };
     case "list":
       return { to: uniq([...(a.recipients ?? []), ...mentioned]), cc: [] };
     case "local":
