@@ -43,7 +43,8 @@ describe("addressing by visibility", () => {
     ["public", { to: [PUBLIC_COLLECTION], cc: [followers, ...m] }],
     ["unlisted", { to: [followers], cc: [PUBLIC_COLLECTION, ...m] }],
     ["private", { to: [followers], cc: m }],
-    ["direct", { to: m, cc: [] }],
+    // Direct and list: everyone the status reached (recipients) and the mentioned.
+    ["direct", { to: ["https://z.example/users/d", ...m], cc: [] }],
     ["list", { to: ["https://z.example/users/d", ...m], cc: [] }],
     ["local", null],
   ];
