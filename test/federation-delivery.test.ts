@@ -345,6 +345,16 @@ describe("retries", () => {
     ]);
   });
 
+  it("a 401 is retried (the receiver may not have our key yet), as Mastodon does; the request names Starling", async () => {
+    const { me, h1 } = await withFollowers();
+    answer = (h) => (h === h1 ? 401 : 202);
+    await statusOf(await postA(me, { status: "who are you" }));
+    await drainFederation(A.bindings, Date.now());
+    const kept = (await env.DB.prepare("SELECT attempts FROM federation_deliveries WHERE host = ?").bind(h1).all()).results;
+    expect(kept).toEqual([{ attempts: 1 }]);
+    expect(received[0]!.req.headers.get("user-agent")).toBe("Starling/0.1.0 (+https://a.example/)");
+  });
+
   it("a recovered 5xx is delivered on the retry", async () => {
     const { me, h1 } = await withFollowers();
     let fail = true;

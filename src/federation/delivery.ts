@@ -19,7 +19,7 @@
 import { signRequest } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
 import { db, statement, type DB } from "../db/client";
-import type { Env } from "../env";
+import { config, VERSION, type Env } from "../env";
 import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
 import { configuredBase } from "../services/events";
 import { hydrateWithParentUris } from "../services/hydrate";
@@ -205,18 +205,22 @@ type Claimed = { id: string; outbox_id: string; inbox: string; attempts: number;
 type Outcome = { kind: "done" } | { kind: "drop" } | { kind: "retry"; error: string } | { kind: "later" };
 
 /** One signed POST; what became of it. */
+/** Who is calling, as servers log it: the software and the instance (Mastodon's form). */
+const userAgent = (env: Env) => `Starling/${VERSION} (+https://${config(env).domain || "localhost"}/)`;
+
 async function post(env: Env, inbox: string, body: string, actorUri: string, key: CryptoKey): Promise<Outcome> {
   try {
     const req = new Request(inbox, {
       method: "POST",
-      headers: { "Content-Type": "application/activity+json", Accept: "application/activity+json", "User-Agent": "Starling (+https://github.com/)" },
+      headers: { "Content-Type": "application/activity+json", Accept: "application/activity+json", "User-Agent": userAgent(env) },
       body,
     });
     const signed = await signRequest(req, key, new URL(`${actorUri}#main-key`), { body: new TextEncoder().encode(body).buffer as ArrayBuffer });
     const res = await outboundFetch(signed, undefined, { allowPrivate: allowPrivateAddress(env), timeoutMs: TIMEOUT_MS, maxRedirects: 0, maxBytes: 64_000 });
     await res.body?.cancel().catch(() => {});
     if (res.status >= 200 && res.status < 300) return { kind: "done" };
-    if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) return { kind: "drop" };
+    // As Mastodon: a 4xx will not change, except 401 (the receiver may not have fetched our key yet), 408 and 429.
+    if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 408 && res.status !== 429) return { kind: "drop" };
     return { kind: "retry", error: `HTTP ${res.status}` };
   } catch (e) {
     // An address the guard refuses by itself will not become acceptable: dropped. A name that did not resolve
