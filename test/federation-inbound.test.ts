@@ -468,6 +468,25 @@ describe("statuses", () => {
     expect((await call(`/api/v1/statuses/${dmId}`, { instance: A, token: stranger.token })).status).toBe(404);
   });
 
+  it("a note naming this instance's conversation id (and replying to nothing) does not slip into that thread", async () => {
+    const s = await setup();
+    const parent = await json("/api/v1/statuses", { instance: A, token: s.user.token, method: "POST", body: { status: "my thread" } });
+    const localContext = (await q<{ context: string }>("SELECT context FROM statuses WHERE id = ?", parent.id))[0]!.context;
+    s.peer.objects.set(`${s.peer.origin}/schemas/litepub-0.1.jsonld`, {
+      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1", { litepub: "http://litepub.social/ns#", directMessage: "litepub:directMessage", sensitive: "as:sensitive" }],
+    });
+    const create = fill(pleromaCreate, { ...s.vars, CONTEXT: "x", IN_REPLY_TO: parent.uri });
+    delete create.object.inReplyTo;
+    create.context = create.object.context = create.object.conversation = localContext;
+    await expectAccepted(await s.peer.send(s.actor, create));
+    const stored = await q<{ id: string; context: string; thread_id: string }>("SELECT id, context, thread_id FROM statuses WHERE uri = ?", create.object.id);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.context).not.toBe(localContext);
+    expect(stored[0]!.thread_id).toBe(stored[0]!.id);
+    const ctx = await json(`/api/v1/statuses/${parent.id}/context`, { instance: A, token: s.user.token });
+    expect(ctx.descendants).toEqual([]);
+  });
+
   it("Pleroma's Create(Note): an unlisted reply to a local status, in its thread, counted, notified", async () => {
     const s = await setup();
     const parent = await json("/api/v1/statuses", { instance: A, token: s.user.token, method: "POST", body: { status: "a local post" } });

@@ -27,6 +27,15 @@ const MAX_TAGS = 32;
 const MAX_EMOJIS = 64;
 const MAX_MEDIA = 16;
 const MAX_RECIPIENTS = 90;
+const sameOrigin = (u: string | null, id: URL): string | null => {
+  if (!u) return null;
+  try {
+    return new URL(u).origin === id.origin ? u : null;
+  } catch {
+    return null;
+  }
+};
+
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
 /** Remote mentioned actors fetched per status when not yet known. */
@@ -184,7 +193,9 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
     emojis,
     media,
     inReplyTo: object.replyTargetId?.href ?? null,
-    context: object.contextIds[0]?.href ?? null,
+    // A conversation id groups a thread only when the author's own server made it: anyone could name another
+    // server's (this one's `/contexts/<thread>` included) and slip into a thread it was never part of.
+    context: sameOrigin(object.contextIds[0]?.href ?? null, object.id!),
     poll,
     counts: {
       replies: await totalOf(() => object.getReplies({ documentLoader: embeddedOnly })),
