@@ -59,7 +59,14 @@ describe("content negotiation", () => {
       expect(actor.headers.get("content-type")).toMatch(/^application\/(activity|ld)\+json/);
       expect(((await actor.json()) as { type: string }).type).toBe("Person");
     }
-    for (const path of ["/", `/notice/${s.id}`, `/tag/birds`]) {
+    // A status's page leads servers to its object (as Pleroma's /notice/:id), so a pasted link resolves.
+    for (const accept of [AS, LD]) {
+      const res = await call(`/notice/${s.id}`, { headers: { Accept: accept } });
+      expect(res.status).toBe(302);
+      expect(res.headers.get("location")).toBe(`http://localhost/objects/${s.id}`);
+      expect(res.headers.get("vary")).toMatch(/Accept/);
+    }
+    for (const path of ["/", `/tag/birds`]) {
       for (const accept of [AS, LD]) {
         const res = await call(path, { headers: { Accept: accept } });
         expect(res.status, path).toBe(406);

@@ -379,7 +379,7 @@ export async function handleFederated(
   // Pleroma's `/notice/:id` does; people still get the page.
   const notice = /^\/notice\/([^/]+)\/?$/.exec(p);
   if (notice && req.method === "GET" && wantsActivityJson(req.headers.get("accept"))) {
-    return new Response(null, { status: 302, headers: { Location: new URL(`/objects/${encodeURIComponent(notice[1]!)}`, url).href } });
+    return new Response(null, { status: 302, headers: { Location: new URL(`/objects/${encodeURIComponent(notice[1]!)}`, url).href, Vary: "Accept" } });
   }
   if (!(p.startsWith("/users/") || p.startsWith("/objects/") || p.startsWith("/activities/") || p.startsWith("/.well-known/webfinger") || p.startsWith("/.well-known/host-meta") || /^\/inbox\/?$/.test(p))) {
     return app(req, env, ctx);
