@@ -35,6 +35,7 @@ import { registerUploadRoutes } from "./routes/uploads";
 import { registerStreamingRoutes } from "./routes/streaming";
 import { registerAnnouncementRoutes } from "./routes/announcements";
 import { registerDirectoryRoutes } from "./routes/directory";
+import { registerEmojiRoutes } from "./routes/emoji";
 import { registerOAuthMetadataRoutes } from "./routes/oauth-metadata";
 import { registerOAuthTokenRoutes } from "./routes/oauth-tokens";
 import { registerPreferenceRoutes } from "./routes/preferences";
@@ -93,6 +94,7 @@ export function createApp() {
   registerScheduledRoutes(app);
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);
+  registerEmojiRoutes(app);
   registerNodeinfoRoutes(app);
   registerCaptchaRoutes(app);
   registerHealthcheckRoutes(app);

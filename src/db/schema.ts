@@ -787,8 +787,12 @@ export const customEmojis = sqliteTable(
     visibleInPicker: bool("visible_in_picker").notNull().default(true),
     createdAt: time("created_at").notNull(),
   },
-  // NULLs are distinct in a unique index: the local domain is keyed as ''.
-  (t) => [uniqueIndex("custom_emojis_key").on(t.shortcode, sql`ifnull(${t.domain}, '')`)],
+  (t) => [
+    // NULLs are distinct in a unique index: the local domain is keyed as ''.
+    uniqueIndex("custom_emojis_key").on(t.shortcode, sql`ifnull(${t.domain}, '')`),
+    // The listing reads this instance's emoji in shortcode order without walking remote ones.
+    index("custom_emojis_local").on(t.shortcode).where(sql`domain IS NULL`),
+  ],
 );
 
 /** Other servers: their shared inbox, software, and how delivery to them goes (failures since the last success). */

@@ -73,7 +73,12 @@ export async function storeImage(bucket: R2Bucket, prefix: string, file: File, l
 
 /** Public URL of a stored file; absolute URLs (remote media) pass through. */
 export function mediaUrl(base: string, keyOrUrl: string): string {
-  return /^https?:\/\//.test(keyOrUrl) ? keyOrUrl : `${base}/media/${keyOrUrl}`;
+  return /^https?:\/\//.test(keyOrUrl) ? keyOrUrl : `${base}${mediaPath(keyOrUrl)}`;
+}
+
+/** The same, relative to this instance where the file is ours (`/media/<key>`), for answers that want a path. */
+export function mediaPath(keyOrUrl: string): string {
+  return /^https?:\/\//.test(keyOrUrl) ? keyOrUrl : `/media/${keyOrUrl}`;
 }
 
 /** A key is ours when it is not an absolute URL. */
