@@ -98,6 +98,28 @@ describe("healthcheck", () => {
     }
   });
 
+  it("reports the federation delivery queue: deliveries waiting, their hosts and age, unexpanded activities, failing hosts", async () => {
+    const t = Date.parse("2026-11-20T10:00:00Z");
+    const id = `hc${Date.now()}`;
+    // Storage is shared with other test files that drain the queue: this row is expanded already and its
+    // delivery not due for a century, so no drain touches it.
+    const never = Date.parse("2126-01-01T00:00:00Z");
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, 'nobody', '{}', '{}', ?, ?)").bind(id, t, t),
+      env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at) VALUES (?, ?, ?, ?, ?, ?)").bind(id, id, `${id}.invalid`, `https://${id}.invalid/inbox`, never, t),
+    ]);
+    try {
+      const stats = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats.federation as Record<string, unknown>;
+      expect(stats.pending_deliveries).toBeGreaterThanOrEqual(1);
+      expect(stats.pending_hosts).toBeGreaterThanOrEqual(1);
+      expect(typeof stats.unexpanded_activities).toBe("number");
+      expect(typeof stats.failing_hosts).toBe("number");
+      expect(Date.parse(stats.oldest_pending_at as string)).toBeLessThanOrEqual(t);
+    } finally {
+      await env.DB.batch([env.DB.prepare("DELETE FROM federation_deliveries WHERE id = ?").bind(id), env.DB.prepare("DELETE FROM federation_outbox WHERE id = ?").bind(id)]);
+    }
+  });
+
   it("answers 503 when the database does not answer", async () => {
     const broken = { prepare() { throw new Error("D1 is down"); }, batch() { throw new Error("D1 is down"); } };
     const res = await call("/api/v1/pleroma/healthcheck", { vars: { DB: broken } as never });

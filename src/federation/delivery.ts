@@ -425,3 +425,18 @@ export async function drainFederation(env: Env, t: number = Date.now()): Promise
   }
   return { delivered, attempted };
 }
+
+/**
+ * The delivery queue at a glance, for the healthcheck: deliveries waiting (and to how many hosts, since when),
+ * outbox rows not expanded yet, hosts marked failing. One statement.
+ */
+export function queueStatsQuery(d: DB) {
+  return d.get<{ pending_deliveries: number; pending_hosts: number; oldest_pending_at: number | null; unexpanded_activities: number; failing_hosts: number }>(
+    sql`SELECT (SELECT count(*) FROM federation_deliveries) AS pending_deliveries,
+        (SELECT count(DISTINCT host) FROM federation_deliveries) AS pending_hosts,
+        (SELECT min(created_at) FROM federation_deliveries) AS oldest_pending_at,
+        (SELECT count(*) FROM federation_outbox WHERE expanded_at IS NULL) AS unexpanded_activities,
+        (SELECT count(*) FROM instances WHERE failing_since IS NOT NULL) AS failing_hosts`,
+  );
+}
+

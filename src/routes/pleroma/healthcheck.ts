@@ -6,6 +6,7 @@ import { instanceKeys, jobHeartbeats } from "../../db/schema";
 import { route } from "../../http/route";
 import { HealthcheckSchema } from "../../schemas/instance";
 import { CRON_HEARTBEAT } from "../../cron";
+import { queueStatsQuery } from "../../federation/delivery";
 
 const DB_TIMEOUT_MS = 2000;
 
@@ -35,12 +36,17 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
       let heartbeat: string | null = null;
       const jobs: Record<string, { last_run_at: string; last_success_at: string | null; last_error: string | null; last_error_at: string | null; ok: boolean }> = {};
       let healthy = true;
+      let federation: Record<string, unknown> | null = null;
       try {
         const d = db(c.env);
-        const [row, beats] = await Promise.race([
-          d.batch([d.select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)), d.select().from(jobHeartbeats).orderBy(jobHeartbeats.name)]),
+        const [[row, beats], stats] = await Promise.race([
+          Promise.all([
+            d.batch([d.select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)), d.select().from(jobHeartbeats).orderBy(jobHeartbeats.name)]),
+            queueStatsQuery(d),
+          ]),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error("D1 timeout")), DB_TIMEOUT_MS)),
         ]);
+        federation = stats ? { ...stats, oldest_pending_at: stats.oldest_pending_at === null ? null : new Date(stats.oldest_pending_at).toISOString() } : null;
         heartbeat = row[0]?.value ?? null;
         const at = (t: number | null) => (t === null ? null : new Date(t).toISOString());
         for (const b of beats) {
@@ -56,7 +62,8 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         idle: healthy ? 1 : 0,
         memory_used: memoryUsedMb(),
         healthy,
-        job_queue_stats: { cron_last_run_at: heartbeat, database_latency_ms: Date.now() - started, jobs },
+        // `federation`: the delivery queue (src/federation/delivery.ts), null when the database did not answer.
+        job_queue_stats: { cron_last_run_at: heartbeat, database_latency_ms: Date.now() - started, jobs, federation },
       };
       c.header("Cache-Control", "no-store");
       return c.json(body, healthy ? 200 : 503);
