@@ -16,6 +16,7 @@ import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
 import { authoredStatus, parseNote, storeRemoteNote, unknownMentions, updateRemoteNote, type RemoteObject } from "../services/remote-statuses";
+import { embeddedOnly } from "./loaders";
 import { deleteStatuses } from "../services/statuses";
 import { publish, type StreamEvent } from "../services/events";
 import { deliverPending } from "../services/push";
@@ -28,11 +29,6 @@ function unhandled(ctx: InboxContext<FederationData>, what: string): never {
   if (ctx.data.inbound) ctx.data.inbound.unhandled = what;
   throw new Unhandled(what);
 }
-
-/** Reads embedded objects only: nothing is fetched (used to look at what an activity carries). */
-const embeddedOnly = async (url: string): Promise<never> => {
-  throw new Error(`not embedded: ${url}`);
-};
 
 async function embedded(get: (o: { documentLoader: typeof embeddedOnly }) => Promise<APObject | null>): Promise<APObject | null> {
   try {

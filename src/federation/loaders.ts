@@ -59,3 +59,12 @@ export function signedDocumentLoader(
   const load: DocumentLoader = async (url, options) => preloaded(url) ?? loadFollowing(url, sign, options?.signal, allowPrivate, load);
   return load;
 }
+
+/**
+ * A loader that loads nothing: what an object embeds is read, anything it only links to is not fetched (reading
+ * a remote document must not turn into one request per icon, emoji, option or counter it names).
+ */
+export const embeddedOnly = async (url: string): Promise<never> => {
+  throw new Error(`not embedded: ${url}`);
+};
+

@@ -10,6 +10,7 @@ import { now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, type AccountField, type EmojiRef } from "../db/schema";
 import { sanitizeHtml } from "../content/format";
+import { embeddedOnly } from "../federation/loaders";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
@@ -28,7 +29,7 @@ const text = (v: unknown): string => (v == null ? "" : String(v));
  * What an actor document carries is read as embedded: icons, emoji and profile fields are never fetched one by
  * one (a hostile actor could name dozens of slow URLs and hold the request that stores it).
  */
-const embeddedOnly = { documentLoader: async (url: string): Promise<never> => Promise.reject(new Error(`not embedded: ${url}`)) };
+const embedded = { documentLoader: embeddedOnly };
 const href = (v: URL | Link | null | undefined): string | null => (v instanceof URL ? v.href : v instanceof Link ? (v.href?.href ?? null) : null);
 const httpUrl = (u: string | null): string | null => (u && /^https?:\/\//i.test(u) ? u : null);
 
@@ -72,13 +73,13 @@ async function imageUrl(get: () => Promise<Image | null>): Promise<string | null
 }
 
 /** The actor's custom emoji (its `tag` of type `Emoji`), as the account entity lists them. */
-export async function actorEmojis(object: { getTags(options?: typeof embeddedOnly): AsyncIterable<unknown> }): Promise<EmojiRef[]> {
+export async function actorEmojis(object: { getTags(options?: typeof embedded): AsyncIterable<unknown> }): Promise<EmojiRef[]> {
   const out: EmojiRef[] = [];
   try {
-    for await (const tag of object.getTags(embeddedOnly)) {
+    for await (const tag of object.getTags(embedded)) {
       if (!(tag instanceof Emoji) || out.length >= MAX_EMOJIS) continue;
       const shortcode = text(tag.name).replace(/^:|:$/g, "");
-      const icon = await tag.getIcon(embeddedOnly).catch(() => null);
+      const icon = await tag.getIcon(embedded).catch(() => null);
       const url = httpUrl(href(icon?.url as URL | Link | null));
       if (!/^[a-zA-Z0-9_]{1,64}$/.test(shortcode) || !url) continue;
       out.push({ shortcode, url, static_url: url, visible_in_picker: false });
@@ -93,7 +94,7 @@ export async function actorEmojis(object: { getTags(options?: typeof embeddedOnl
 export async function actorFields(actor: Actor) {
   const fields: AccountField[] = [];
   try {
-    for await (const a of actor.getAttachments(embeddedOnly)) {
+    for await (const a of actor.getAttachments(embedded)) {
       if (!(a instanceof PropertyValue) || fields.length >= MAX_FIELDS) continue;
       fields.push({ name: text(a.name).slice(0, 255), value: await sanitizeHtml(text(a.value).slice(0, 2048)), verified_at: null });
     }
@@ -107,8 +108,8 @@ export async function actorFields(actor: Actor) {
     domain: actorDomain(id),
     displayName: text(actor.name).slice(0, MAX_NAME),
     note: summary ? await sanitizeHtml(summary.slice(0, MAX_NOTE)) : "",
-    avatar: await imageUrl(() => actor.getIcon(embeddedOnly)),
-    header: await imageUrl(() => actor.getImage(embeddedOnly)),
+    avatar: await imageUrl(() => actor.getIcon(embedded)),
+    header: await imageUrl(() => actor.getImage(embedded)),
     locked: actor.manuallyApprovesFollowers ?? false,
     actorType: actorType(actor),
     discoverable: actor.discoverable ?? false,

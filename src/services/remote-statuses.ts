@@ -14,6 +14,7 @@ import { newId } from "../db/ids";
 import { accounts, follows, mediaAttachments, statuses, type StatusEmoji, type Visibility } from "../db/schema";
 import { htmlToText, sanitizeHtml } from "../content/format";
 import { sameHost, type AccountRow } from "./remote-accounts";
+import { embeddedOnly } from "../federation/loaders";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import type { StreamEvent } from "./events";
@@ -68,11 +69,6 @@ export interface ParsedNote {
   poll: { options: string[]; multiple: boolean; expiresAt: number | null } | null;
   counts: { replies: number; reblogs: number; favourites: number };
 }
-
-/** A loader that loads nothing: only counters embedded in the object are read, never fetched. */
-const embeddedOnly = async (url: string): Promise<never> => {
-  throw new Error(`not embedded: ${url}`);
-};
 
 async function totalOf(get: () => Promise<{ totalItems: number | null } | null>): Promise<number> {
   try {
