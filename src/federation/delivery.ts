@@ -20,6 +20,7 @@ import { signRequest } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
 import { db, statement, type DB } from "../db/client";
 import { config, VERSION, type Env } from "../env";
+import { pemToDer } from "../lib/keys";
 import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
 import { configuredBase } from "../services/events";
 import { hydrateWithParentUris } from "../services/hydrate";
@@ -234,9 +235,8 @@ const pemKeys = new Map<string, Promise<CryptoKey>>();
 function importPem(pem: string): Promise<CryptoKey> {
   let k = pemKeys.get(pem);
   if (!k) {
-    const der = Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, "")), (c) => c.charCodeAt(0));
     // Fedify's signRequest insists on an extractable key.
-    k = crypto.subtle.importKey("pkcs8", der, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+    k = crypto.subtle.importKey("pkcs8", pemToDer(pem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
     pemKeys.set(pem, k);
   }
   return k;

@@ -19,6 +19,7 @@ import { and, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
 import { accounts, follows } from "../db/schema";
 import { config, type Env } from "../env";
+import { pemToDer } from "../lib/keys";
 import { allowPrivateAddress } from "../lib/outbound";
 import { relatedAccounts } from "../services/account-pages";
 import { actorKeys } from "../services/credentials";
@@ -31,7 +32,7 @@ import { wantsActivityJson } from "../http/negotiate";
 import { kickFederation } from "./delivery";
 import { D1KvStore } from "./kv";
 import { signerMatchesActor } from "./signer";
-import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader } from "./loaders";
+import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 import { registerInbox } from "./inbox";
 
@@ -68,13 +69,12 @@ async function localAccount(d: DB, username: string) {
 }
 
 async function importKeys(keys: { privateKey: string; publicKey: string; proofKey: JsonWebKey }): Promise<CryptoKeyPair[]> {
-  const der = (pem: string) => Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, "")), (c) => c.charCodeAt(0));
   const rsa = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
   const { d: _secret, key_ops: _ops, ...publicJwk } = keys.proofKey;
   return [
     {
-      privateKey: await crypto.subtle.importKey("pkcs8", der(keys.privateKey), rsa, true, ["sign"]),
-      publicKey: await crypto.subtle.importKey("spki", der(keys.publicKey), rsa, true, ["verify"]),
+      privateKey: await crypto.subtle.importKey("pkcs8", pemToDer(keys.privateKey), rsa, true, ["sign"]),
+      publicKey: await crypto.subtle.importKey("spki", pemToDer(keys.publicKey), rsa, true, ["verify"]),
     },
     {
       privateKey: await crypto.subtle.importKey("jwk", keys.proofKey, { name: "Ed25519" }, true, ["sign"]),
@@ -275,7 +275,7 @@ async function buildFederation(env: Env, queue: MessageQueue): Promise<Federatio
   const domain = config(env).domain;
   const kv = new D1KvStore(db(env));
   const allowPrivate = allowPrivateAddress(env);
-  const userAgent = { software: "Starling" };
+  const userAgent = USER_AGENT;
   const federation = await builder.build({
     kv,
     // Only delivery goes through the queue: with no inbox queue, an incoming activity is handled (or refused)

@@ -68,3 +68,6 @@ export const embeddedOnly = async (url: string): Promise<never> => {
   throw new Error(`not embedded: ${url}`);
 };
 
+/** How Starling's fetches of ActivityPub documents name themselves (Fedify builds the User-Agent from it). */
+export const USER_AGENT: GetUserAgentOptions = { software: "Starling" };
+

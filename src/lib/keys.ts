@@ -7,6 +7,11 @@ function pem(label: string, der: ArrayBuffer): string {
   return `-----BEGIN ${label}-----\n${padded.match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`;
 }
 
+/** The DER bytes of a PEM block (what `crypto.subtle.importKey("spki" | "pkcs8", …)` takes). */
+export function pemToDer(pemText: string): Uint8Array {
+  return Uint8Array.from(atob(pemText.replace(/-----[^-]+-----|\s/g, "")), (c) => c.charCodeAt(0));
+}
+
 /** An RSA-2048 key pair as PEM (SPKI public, PKCS#8 private), as HTTP Signatures in the fediverse expect. */
 export async function generateActorKeyPair(): Promise<{ publicKey: string; privateKey: string }> {
   const pair = (await crypto.subtle.generateKey(

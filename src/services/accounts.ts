@@ -62,7 +62,8 @@ export function localActivityUri(actor: { uri: string }, kind: ActivityKind, row
   return `${actor.uri}#${kind}/${rowId}`;
 }
 
-const withUser = (d: DB) =>
+/** Accounts with their local user (null for remote accounts), the one select every look-up starts from. */
+export const withUser = (d: DB) =>
   d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
 
 /** A local user by nickname or e-mail address (case-insensitive); each form has its own index. */

@@ -3,14 +3,14 @@
  * `accounts` row keyed by its id. The one place an actor document is turned into a row: the inbox, WebFinger
  * look-ups, mentions and search all come here.
  */
-import { Application, Emoji, Group, Image, Link, PropertyValue, Service, type Actor } from "@fedify/vocab";
+import { Application, Group, Image, Link, PropertyValue, Service, type Actor } from "@fedify/vocab";
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, type AccountField, type EmojiRef } from "../db/schema";
 import { sanitizeHtml } from "../content/format";
-import { embeddedOnly } from "../federation/loaders";
+import { embedded, href, httpUrl, readEmoji, sameHost, text } from "./remote-objects";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
@@ -23,15 +23,8 @@ const MAX_NOTE = 20_000;
 const MAX_FIELDS = 16;
 const MAX_EMOJIS = 64;
 
-const text = (v: unknown): string => (v == null ? "" : String(v));
-
-/**
- * What an actor document carries is read as embedded: icons, emoji and profile fields are never fetched one by
- * one (a hostile actor could name dozens of slow URLs and hold the request that stores it).
- */
-const embedded = { documentLoader: embeddedOnly };
-const href = (v: URL | Link | null | undefined): string | null => (v instanceof URL ? v.href : v instanceof Link ? (v.href?.href ?? null) : null);
-const httpUrl = (u: string | null): string | null => (u && /^https?:\/\//i.test(u) ? u : null);
+// What an actor document carries is read as embedded (`embedded`): icons, emoji and profile fields are never
+// fetched one by one (a hostile actor could name dozens of slow URLs and hold the request that stores it).
 
 /**
  * The `domain` of a remote account: the host of its id, with the port when it is not the default (issue 13:
@@ -39,19 +32,6 @@ const httpUrl = (u: string | null): string | null => (u && /^https?:\/\//i.test(
  */
 export function actorDomain(id: URL): string {
   return id.host.toLowerCase();
-}
-
-/**
- * A profile or page URL as given, when it is on the host of the object's id. Elsewhere it could name another
- * server's account or post, and search by URL would answer with this one instead.
- */
-export function sameHost(url: string | null, id: URL): string | null {
-  if (!url) return null;
-  try {
-    return new URL(url).host.toLowerCase() === id.host.toLowerCase() ? url : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Fedify's actor classes, as `actor_type`. */
@@ -77,12 +57,8 @@ export async function actorEmojis(object: { getTags(options?: typeof embedded): 
   const out: EmojiRef[] = [];
   try {
     for await (const tag of object.getTags(embedded)) {
-      if (!(tag instanceof Emoji) || out.length >= MAX_EMOJIS) continue;
-      const shortcode = text(tag.name).replace(/^:|:$/g, "");
-      const icon = await tag.getIcon(embedded).catch(() => null);
-      const url = httpUrl(href(icon?.url as URL | Link | null));
-      if (!/^[a-zA-Z0-9_]{1,64}$/.test(shortcode) || !url) continue;
-      out.push({ shortcode, url, static_url: url, visible_in_picker: false });
+      const emoji = out.length < MAX_EMOJIS ? await readEmoji(tag) : null;
+      if (emoji) out.push({ ...emoji, static_url: emoji.url, visible_in_picker: false });
     }
   } catch {
     // A tag that cannot be loaded is left out, not the whole actor.

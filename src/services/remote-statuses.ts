@@ -5,7 +5,7 @@
  * author's reported counter join that batch. Only what concerns this instance is stored (`relevant`). Updates
  * and deletes come only from the author.
  */
-import { Article, Document, Emoji, Hashtag, Link, Mention, Note, PUBLIC_COLLECTION, Question } from "@fedify/vocab";
+import { Article, Document, Hashtag, Link, Mention, Note, PUBLIC_COLLECTION, Question } from "@fedify/vocab";
 import { LanguageString } from "@fedify/vocab-runtime";
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -13,8 +13,8 @@ import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, follows, mediaAttachments, statuses, type StatusEmoji, type Visibility } from "../db/schema";
 import { htmlToText, sanitizeHtml } from "../content/format";
-import { sameHost, type AccountRow } from "./remote-accounts";
-import { embeddedOnly } from "../federation/loaders";
+import type { AccountRow } from "./remote-accounts";
+import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "./remote-objects";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import type { StreamEvent } from "./events";
@@ -28,24 +28,12 @@ const MAX_TAGS = 32;
 const MAX_EMOJIS = 64;
 const MAX_MEDIA = 16;
 const MAX_RECIPIENTS = 90;
-const sameOrigin = (u: string | null, id: URL): string | null => {
-  if (!u) return null;
-  try {
-    return new URL(u).origin === id.origin ? u : null;
-  } catch {
-    return null;
-  }
-};
-
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
 /** Remote mentioned actors fetched per status when not yet known. */
 export const MAX_MENTION_FETCHES = 5;
 
 const PUBLIC = new Set([PUBLIC_COLLECTION.href, "as:Public", "Public"]);
-const text = (v: unknown): string => (v == null ? "" : String(v));
-const httpUrl = (u: string | null | undefined): string | null => (u && /^https?:\/\//i.test(u) ? u : null);
-const href = (v: URL | Link | null | undefined): string | null => (v instanceof URL ? v.href : v instanceof Link ? (v.href?.href ?? null) : null);
 
 /** What a remote object says, read once (every property the rows need), before anything is stored. */
 export interface ParsedNote {
@@ -121,20 +109,18 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   const tags = new Set<string>();
   const emojis: StatusEmoji[] = [];
   try {
-    for await (const tag of object.getTags({ documentLoader: embeddedOnly })) {
+    for await (const tag of object.getTags(embedded)) {
       if (tag instanceof Mention) {
         const h = tag.href?.href;
         if (h && mentions.length < MAX_RECIPIENTS) mentions.push(h);
       } else if (tag instanceof Hashtag) {
         const name = text(tag.name).replace(/^#/, "").normalize("NFC").toLowerCase();
         if (/^[\p{L}\p{N}_]{1,100}$/u.test(name) && tags.size < MAX_TAGS) tags.add(name);
-      } else if (tag instanceof Emoji) {
-        const shortcode = text(tag.name).replace(/^:|:$/g, "");
-        const icon = await tag.getIcon({ documentLoader: embeddedOnly }).catch(() => null);
-        const url = httpUrl(href(icon?.url as URL | Link | null));
+      } else {
+        const emoji = await readEmoji(tag);
         // Keyed by the remote host: a remote `:blob:` is never this instance's `:blob:`.
-        if (/^[a-zA-Z0-9_]{1,64}$/.test(shortcode) && url && emojis.length < MAX_EMOJIS && !emojis.some((e) => e.shortcode === shortcode)) {
-          emojis.push({ shortcode, domain: host, file: url, visible_in_picker: false });
+        if (emoji && emojis.length < MAX_EMOJIS && !emojis.some((e) => e.shortcode === emoji.shortcode)) {
+          emojis.push({ shortcode: emoji.shortcode, domain: host, file: emoji.url, visible_in_picker: false });
         }
       }
     }
@@ -143,7 +129,7 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   }
   const media: ParsedNote["media"] = [];
   try {
-    for await (const a of object.getAttachments({ documentLoader: embeddedOnly })) {
+    for await (const a of object.getAttachments(embedded)) {
       if (!(a instanceof Document) || media.length >= MAX_MEDIA) continue;
       const url = httpUrl(href(a.url as URL | Link | null));
       if (!url) continue;
@@ -163,8 +149,8 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   if (object instanceof Question) {
     const options: string[] = [];
     // `anyOf` (several choices) or `oneOf` (one).
-    const multiple = object.inclusiveOptionIds.length > 0 || (await hasAny(object.getInclusiveOptions({ documentLoader: embeddedOnly })));
-    const read = multiple ? object.getInclusiveOptions({ documentLoader: embeddedOnly }) : object.getExclusiveOptions({ documentLoader: embeddedOnly });
+    const multiple = object.inclusiveOptionIds.length > 0 || (await hasAny(object.getInclusiveOptions(embedded)));
+    const read = multiple ? object.getInclusiveOptions(embedded) : object.getExclusiveOptions(embedded);
     try {
       for await (const o of read) if (options.length < 20) options.push(text(o.name).slice(0, 200));
     } catch {
@@ -194,9 +180,9 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
     context: sameOrigin(object.contextIds[0]?.href ?? null, object.id!),
     poll,
     counts: {
-      replies: await totalOf(() => object.getReplies({ documentLoader: embeddedOnly })),
-      reblogs: await totalOf(() => object.getShares({ documentLoader: embeddedOnly })),
-      favourites: await totalOf(() => object.getLikes({ documentLoader: embeddedOnly })),
+      replies: await totalOf(() => object.getReplies(embedded)),
+      reblogs: await totalOf(() => object.getShares(embedded)),
+      favourites: await totalOf(() => object.getLikes(embedded)),
     },
   };
 }

@@ -9,13 +9,13 @@ import type { DocumentLoader } from "@fedify/fedify";
 import { Article, isActor, Note, Question, type Actor, type Object as APObject } from "@fedify/vocab";
 import { eq, or, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
-import { accounts, userColumns, users } from "../db/schema";
+import { accounts } from "../db/schema";
 import { config, type Env } from "../env";
 import { federationContext } from "../federation";
-import { guardedDocumentLoader } from "../federation/loaders";
+import { guardedDocumentLoader, USER_AGENT } from "../federation/loaders";
 import { allowPrivateAddress } from "../lib/outbound";
 import type { AccountWithUser } from "./accounts";
-import { findByAcct } from "./accounts";
+import { findByAcct, withUser } from "./accounts";
 import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
 import { parseNote, storeRemoteNote } from "./remote-statuses";
 
@@ -58,7 +58,6 @@ export function isResolvable(q: string, localHost: string): boolean {
   return h !== null && (h.kind === "url" || h.host !== null);
 }
 
-const withUser = (d: DB) => d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
 
 /** A stored account (local or remote) whose ActivityPub id or profile URL is `url`. */
 async function storedByUrl(d: DB, url: string): Promise<AccountWithUser | null> {
@@ -81,7 +80,7 @@ async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ obje
   const ctx = await federationContext(r.env, r.base);
   // Not the context's cached loader: resolving is when a stale row is refreshed, so it reads what the server
   // says now (and its collections' counts with it).
-  const loader = guardedDocumentLoader(allowPrivateAddress(r.env), { software: "Starling" });
+  const loader = guardedDocumentLoader(allowPrivateAddress(r.env), USER_AGENT);
   const signal = AbortSignal.timeout(ms);
   const object = await within(ctx.lookupObject(target, { signal, documentLoader: loader }), ms);
   return { object, loader };
