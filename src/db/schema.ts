@@ -899,3 +899,20 @@ export const streamPresence = sqliteTable(
     index("stream_presence_seen").on(t.seenAt),
   ],
 );
+
+/**
+ * What staff did, for the admin API's moderation log. `data` keeps what the entry is about as it was (nicknames,
+ * ids, values), so an entry still reads correctly after its subject is gone. The actor is kept as an id and a
+ * nickname for the same reason (no foreign key: deleting an admin keeps their log).
+ */
+export const moderationLog = sqliteTable(
+  "moderation_log",
+  {
+    id: text("id").primaryKey(),
+    actorId: text("actor_id").notNull(),
+    action: text("action").notNull(),
+    data: json<Record<string, unknown>>("data").notNull().default({}),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("moderation_log_actor").on(t.actorId, t.id)],
+);

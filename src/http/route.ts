@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
+import { requirePrivilege, type Privilege } from "../services/privileges";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";
 import { baseUrl, clientIp, decodePath } from "./urls";
@@ -50,6 +51,11 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
   rateLimit?: { name: keyof Config["rateLimits"]; by?: (params: z.output<P>) => string | undefined };
   /** The action may create notifications: push them after the response. */
   notifies?: boolean;
+  /**
+   * Staff only (the admin API): the caller must hold this privilege (src/services/privileges.ts), or be an admin
+   * for `superuser`; checked before the parameters are read.
+   */
+  privilege?: Privilege | "superuser";
   /** The action may write federation outbox rows: expand them and wake their hosts' delivery after the response. */
   federates?: boolean;
   handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
@@ -66,6 +72,7 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     // hono leaves a malformed segment undecoded in `c.req.param()`: refuse it rather than guess.
     decodePath(new URL(c.req.url).pathname);
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
+    if (spec.privilege) requirePrivilege(auth?.user, spec.privilege);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
     const res = await spec.handler(c, params, auth as AuthFor<M>);
