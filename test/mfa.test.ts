@@ -5,7 +5,7 @@ import { z } from "zod";
 import { TokenSchema } from "../src/schemas/oauth";
 import { AccountSchema } from "../src/schemas/account";
 import { disableMfa } from "../src/services/mfa";
-import { drizzle } from "drizzle-orm/d1";
+import { db } from "../src/db/client";
 import { call, freshIp, json, makeApp, registerUser, valid, type TestApp, type TestUser } from "./helpers";
 
 const SettingsSchema = z.object({ settings: z.object({ enabled: z.boolean(), totp: z.boolean() }) }).strict();
@@ -193,7 +193,7 @@ describe("signing in with MFA", () => {
     await enableMfa(user);
     const basic = { authorization: `Basic ${btoa(`${user.username}:${user.password}`)}`, "cf-connecting-ip": freshIp() };
     expect(await json("/api/v1/accounts/verify_credentials", { headers: basic, status: 403 })).toEqual({ error: "Invalid credentials." });
-    await disableMfa(drizzle(env.DB), user.id);
+    await disableMfa(db(env), user.id);
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { headers: basic }));
     // Turning MFA off removed the backup codes too.
     const left = await env.DB.prepare("SELECT count(*) AS n FROM mfa_backup_codes WHERE account_id = ?").bind(user.id).first<{ n: number }>();

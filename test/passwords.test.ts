@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { drizzle } from "drizzle-orm/d1";
+import { db } from "../src/db/client";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AccountSchema } from "../src/schemas/account";
@@ -172,7 +172,7 @@ describe("password reset", () => {
 describe("forced password reset", () => {
   it("refuses sign-in with Pleroma's message and ends sessions until the user resets", async () => {
     const user = await registerUser();
-    const d = drizzle(env.DB);
+    const d = db(env);
     const [a, b, c] = forcePasswordReset(d, user.id);
     await d.batch([a, b, c]);
     expect((await call("/api/v1/accounts/verify_credentials", { token: user.token })).status).toBe(403);
