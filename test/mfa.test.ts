@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { TokenSchema } from "../src/schemas/oauth";
 import { AccountSchema } from "../src/schemas/account";
-import { disableMfa } from "../src/services/mfa";
+import { collectMfaTokens, disableMfa } from "../src/services/mfa";
 import { db } from "../src/db/client";
 import { call, freshIp, json, makeApp, registerUser, valid, type TestApp, type TestUser } from "./helpers";
 
@@ -246,5 +246,26 @@ describe("signing in with MFA", () => {
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
     // The MFA token was spent.
     expect((await call("/oauth/mfa/verify", { headers: { cookie }, body: { ...fields, csrf_token: csrf, code: codeFor(key) }, form: true })).status).toBe(401);
+  });
+});
+
+describe("clean-up", () => {
+  it("the cron's collect_mfa_tokens deletes expired MFA tokens and reset links, and keeps live ones", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const live = await mfaToken(user.app, user);
+    const t = Date.now();
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO mfa_tokens (token_hash, account_id, app_id, scopes, created_at, expires_at) SELECT 'old-' || ?, ?, app_id, 'read', ?, ? FROM mfa_tokens WHERE account_id = ? LIMIT 1").bind(user.id, user.id, t - 600_000, t - 1, user.id),
+      env.DB.prepare("INSERT INTO password_reset_tokens (token_hash, account_id, created_at, expires_at) VALUES ('old-' || ?, ?, ?, ?), ('new-' || ?, ?, ?, ?)").bind(user.id, user.id, t - 90_000_000, t - 1, user.id, user.id, t, t + 60_000),
+    ]);
+    await collectMfaTokens(db(env), t);
+    const left = async (table: string) =>
+      (await env.DB.prepare(`SELECT token_hash FROM ${table} WHERE account_id = ?`).bind(user.id).all<{ token_hash: string }>()).results.map((r) => r.token_hash.slice(0, 4));
+    expect(await left("mfa_tokens")).not.toContain("old-");
+    expect(await left("mfa_tokens")).toHaveLength(1);
+    expect(await left("password_reset_tokens")).toEqual(["new-"]);
+    // The live MFA token still works.
+    expect((await challenge(user.app, live, "totp", codeFor(key))).status).toBe(200);
   });
 });
