@@ -43,6 +43,9 @@ import { registerTagRoutes } from "./routes/tags";
 import { registerBookmarkFolderRoutes } from "./routes/pleroma/bookmark-folders";
 import { registerFrontendRoutes } from "./routes/pleroma/frontend";
 import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
+import { registerMfaRoutes } from "./routes/pleroma/mfa";
+import { registerPasswordRoutes } from "./routes/pleroma/passwords";
+import { registerImageRoutes } from "./routes/pleroma/images";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -66,6 +69,9 @@ export function createApp() {
   registerOAuthRoutes(app);
   registerOAuthMetadataRoutes(app);
   registerOAuthTokenRoutes(app);
+  registerMfaRoutes(app);
+  registerPasswordRoutes(app);
+  registerImageRoutes(app);
   // Before the account routes: `/accounts/relationships`, `/accounts/search` and `/accounts/lookup` are not
   // `/accounts/:id`.
   registerGraphRoutes(app);

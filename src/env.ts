@@ -54,6 +54,10 @@ export interface Env {
   LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS?: string;
   CONFIRMATION_RESENDS?: string;
   CONFIRMATION_RESENDS_WINDOW_SECONDS?: string;
+  PASSWORD_RESETS?: string;
+  PASSWORD_RESETS_WINDOW_SECONDS?: string;
+  MFA_FAILURES_PER_ACCOUNT?: string;
+  MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS?: string;
   LANGUAGES?: string;
   FANOUT_INLINE_MAX?: string;
   /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
@@ -61,6 +65,8 @@ export interface Env {
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
+  /** Worker secret: the key TOTP secrets are encrypted with (docs/security.md); else one kept in D1. */
+  SECRETS_KEY?: string;
 }
 
 export interface Limit {
@@ -111,6 +117,10 @@ export interface Config {
     loginPerAccount: Limit;
     /** Confirmation mails asked for, per address and per e-mail/nickname. */
     confirmationResend: Limit;
+    /** Password reset mails asked for (`POST /auth/password`), per address and per e-mail/nickname. */
+    passwordReset: Limit;
+    /** Wrong MFA codes (TOTP or backup) per account, whatever the MFA token. */
+    mfaFailures: Limit;
   };
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
@@ -177,6 +187,9 @@ export function config(env: Env): Config {
       loginPerAccount: { max: int(env.LOGIN_FAILURES_PER_ACCOUNT, 30), windowSeconds: int(env.LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600) },
       // Pleroma's `account_confirmation_resend`: 5 per 8,640 s.
       confirmationResend: { max: int(env.CONFIRMATION_RESENDS, 5), windowSeconds: int(env.CONFIRMATION_RESENDS_WINDOW_SECONDS, 8640) },
+      // Pleroma's `password_reset`: 5 per 3,600 s.
+      passwordReset: { max: int(env.PASSWORD_RESETS, 5), windowSeconds: int(env.PASSWORD_RESETS_WINDOW_SECONDS, 3600) },
+      mfaFailures: { max: int(env.MFA_FAILURES_PER_ACCOUNT, 10), windowSeconds: int(env.MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600) },
     },
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),

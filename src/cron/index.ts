@@ -18,6 +18,7 @@ import { deleteStatuses } from "../services/statuses";
 import { collectCodes, collectIdempotencyKeys, collectOutbox, collectPresence, collectUnattachedMedia } from "../services/collect";
 import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
+import { collectMfaTokens } from "../services/mfa";
 import { sweepFederation } from "../federation/delivery";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
@@ -45,6 +46,8 @@ const CLEANUP: Record<string, Job> = {
   collect_outbox: (_env, d, t) => collectOutbox(d, t),
   collect_presence: (env, _d, t) => collectPresence(env, t),
   collect_fedify_kv: (_env, d, t) => collectFedifyKv(d, t),
+  // Expired MFA sign-in tokens and password reset links.
+  collect_mfa_tokens: (_env, d, t) => collectMfaTokens(d, t),
 };
 
 /** Jobs run one after another, in this order (poll endings made by `polls` are pushed by `push`). */

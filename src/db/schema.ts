@@ -124,6 +124,8 @@ export const users = sqliteTable(
       .notNull()
       .default({ block_from_strangers: false, hide_notification_contents: false }),
     inviteId: text("invite_id"),
+    /** Pleroma-FE's mascot: the attachment JSON `PUT /api/v1/pleroma/mascot` answered (null: the default). */
+    mascot: json<Record<string, unknown>>("mascot"),
     lastActiveAt: time("last_active_at"),
     createdAt: time("created_at").notNull(),
   },
@@ -149,6 +151,12 @@ export const credentials = sqliteTable("credentials", {
   privateKey: text("private_key"),
   /** Ed25519 private JWK for Object Integrity Proofs (it includes the public point `x`). */
   proofKey: text("proof_key"),
+  /** The confirmed TOTP secret, AES-GCM encrypted (`lib/crypto.ts` `sealSecret`); set means MFA is on. */
+  totpSecret: text("totp_secret"),
+  /** A TOTP secret being set up (encrypted likewise), until confirmed with a code. */
+  totpPending: text("totp_pending"),
+  /** Pleroma's `password_reset_pending`: sign-in is refused until the password is reset. */
+  passwordResetPending: bool("password_reset_pending").notNull().default(false),
 });
 
 export const apps = sqliteTable(
@@ -915,4 +923,53 @@ export const moderationLog = sqliteTable(
     createdAt: time("created_at").notNull(),
   },
   (t) => [index("moderation_log_actor").on(t.actorId, t.id)],
+);
+
+/** MFA backup codes: SHA-256 of `account id:code`, one row each, deleted when used (single use). */
+export const mfaBackupCodes = sqliteTable(
+  "mfa_backup_codes",
+  {
+    codeHash: text("code_hash").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("mfa_backup_codes_account").on(t.accountId)],
+);
+
+/**
+ * The second step of an MFA sign-in: a digest of the `mfa_token` the password step answered, bound to the user, the
+ * app and the scopes it asked for; five minutes, a few code attempts, deleted when exchanged.
+ */
+export const mfaTokens = sqliteTable(
+  "mfa_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    scopes: text("scopes").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: time("created_at").notNull(),
+    expiresAt: time("expires_at").notNull(),
+  },
+  (t) => [index("mfa_tokens_expires").on(t.expiresAt)],
+);
+
+/** Password reset links: a digest of the token, single use (deleted when used), expiring. */
+export const passwordResetTokens = sqliteTable(
+  "password_reset_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: time("created_at").notNull(),
+    expiresAt: time("expires_at").notNull(),
+  },
+  (t) => [index("password_reset_tokens_expires").on(t.expiresAt)],
 );

@@ -68,6 +68,9 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
     const creds = basic(c);
     if (creds) {
       const found = await checkLogin(db(c.env), creds.login, creds.password, loginThrottle(c));
+      // A password alone is not enough for MFA users (Pleroma refuses Basic for them), nor while a reset is due.
+      if (found?.mfa) throw forbidden("Invalid credentials.");
+      if (found?.resetPending) throw forbidden("Password reset is required", { identifier: "password_reset_required" });
       if (found) auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
     }
   }

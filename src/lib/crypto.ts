@@ -59,3 +59,30 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 /** A hash to compare against when the user does not exist, so both paths cost the same. */
 export const DUMMY_PASSWORD_HASH = "pbkdf2-sha256$100000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+/**
+ * Secrets that must be read back (TOTP secrets): AES-256-GCM under `key` (32 random bytes, base64url), stored as
+ * `v1.<iv>.<ciphertext>`. `context` (the owner's id) is bound as additional data, so a sealed value copied to
+ * another row does not open.
+ */
+async function aesKey(key: string, use: "encrypt" | "decrypt") {
+  return crypto.subtle.importKey("raw", fromBase64(key), "AES-GCM", false, [use]);
+}
+
+export async function sealSecret(key: string, context: string, plain: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode(context) }, await aesKey(key, "encrypt"), encoder.encode(plain));
+  return `v1.${base64url(iv)}.${base64url(ct)}`;
+}
+
+/** The clear value of `sealSecret`, or null when it does not open (wrong key, context or a damaged value). */
+export async function openSecret(key: string, context: string, sealed: string): Promise<string | null> {
+  const [v, iv, ct] = sealed.split(".");
+  if (v !== "v1" || !iv || !ct) return null;
+  try {
+    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64(iv), additionalData: encoder.encode(context) }, await aesKey(key, "decrypt"), fromBase64(ct));
+    return new TextDecoder().decode(plain);
+  } catch {
+    return null;
+  }
+}

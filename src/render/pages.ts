@@ -67,3 +67,46 @@ export function codePage(appName: string, code: string) {
 export function messagePage(title: string, message: string) {
   return page(title, html`<h1>${title}</h1><p>${message}</p>`);
 }
+
+export interface MfaForm {
+  appName: string;
+  csrf: string;
+  mfaToken: string;
+  /** The authorize request, carried to the code once the second factor passes. */
+  hidden: Record<string, string | undefined>;
+  error?: string;
+}
+
+/** The authorize page's second step: a TOTP or backup code for the `mfa_token` the password step gave. */
+export function mfaPage(f: MfaForm) {
+  const hidden = Object.entries(f.hidden)
+    .filter(([, v]) => v !== undefined && v !== "")
+    .map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return page(
+    "Two-factor authentication",
+    html`<h1>Two-factor authentication</h1>
+<p>Enter the code from your authenticator app to let ${f.appName} in, or one of your backup codes.</p>
+${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
+<form method="post" action="/oauth/mfa/verify">
+<input type="hidden" name="csrf_token" value="${f.csrf}"><input type="hidden" name="mfa_token" value="${f.mfaToken}">${hidden}
+<label for="code">Code</label><input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus>
+<label><input type="checkbox" name="challenge_type" value="recovery"> This is a backup code</label>
+<div class="actions"><button type="submit" name="decision" value="approve">Verify</button></div>
+</form>`,
+  );
+}
+
+/** The password reset page (`/api/v1/pleroma/password_reset/:token`): the form, as Pleroma's `data[...]` fields. */
+export function resetPage(token: string, error?: string) {
+  return page(
+    "Password reset",
+    html`<h1>Choose a new password</h1>
+${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+<form method="post" action="/api/v1/pleroma/password_reset">
+<input type="hidden" name="data[token]" value="${token}">
+<label for="password">New password</label><input type="password" id="password" name="data[password]" autocomplete="new-password" required autofocus>
+<label for="password_confirmation">Confirm the new password</label><input type="password" id="password_confirmation" name="data[password_confirmation]" autocomplete="new-password" required>
+<div class="actions"><button type="submit" name="decision" value="approve">Reset password</button></div>
+</form>`,
+  );
+}

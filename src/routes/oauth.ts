@@ -6,11 +6,11 @@ import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
 import { assertActive, authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";
-import { ApiError, badRequest } from "../http/errors";
+import { ApiError, badRequest, forbidden } from "../http/errors";
 import { parseParams } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf } from "../http/urls";
-import { authorizePage, codePage, messagePage } from "../render/pages";
+import { authorizePage, codePage, messagePage, mfaPage } from "../render/pages";
 import { renderToken } from "../render/oauth";
 import { TokenSchema } from "../schemas/oauth";
 import { confirmEmail } from "../services/accounts";
@@ -22,9 +22,13 @@ import { issueToken, refreshToken, revokeToken } from "../services/tokens";
 import { randomToken, safeEqual } from "../lib/crypto";
 import { eq } from "drizzle-orm";
 import { accounts } from "../db/schema";
+import { createMfaToken, redeemMfaToken } from "../services/mfa";
+import { withUser } from "../services/accounts";
 
 const CSRF_COOKIE = "starling_csrf";
 const invalidCredentials = () => badRequest("Invalid credentials");
+/** Pleroma's answer to a sign-in of a user whose password an admin asked to be reset. */
+export const resetRequired = () => forbidden("Password reset is required", { identifier: "password_reset_required" });
 
 const authorizeParams = z.object({
   response_type: z.string().optional(),
@@ -35,6 +39,13 @@ const authorizeParams = z.object({
   code_challenge: z.string().optional(),
   code_challenge_method: z.enum(["S256", "plain"]).optional(),
   force_login: z.string().optional(),
+});
+
+const mfaVerifyParams = authorizeParams.extend({
+  csrf_token: z.string().optional(),
+  mfa_token: z.string().optional(),
+  code: z.string().optional(),
+  challenge_type: z.string().optional(),
 });
 
 const decisionParams = authorizeParams.extend({
@@ -179,30 +190,67 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         }
         throw e;
       }
+      if (found.resetPending) return again(resetRequired().message, 403);
+      if (found.mfa) {
+        // The second step: no session and no code until a TOTP or backup code passes (POST /oauth/mfa/verify).
+        const mfaToken = await createMfaToken(d, { accountId: found.account.id, appId: checked.app.id, scopes: checked.scopes });
+        return c.html(mfaPage({ appName: checked.app.name, csrf: cookie, mfaToken, hidden: { ...hiddenFields(p, checked), force_login: p.force_login } }));
+      }
+      startSession(c, (await createSession(d, found.account.id)).accessToken);
       who = found;
-      const session = await createSession(d, found.account.id);
-      setCookie(c, SESSION_COOKIE, session.accessToken, {
-        path: "/",
-        httpOnly: true,
-        sameSite: "Lax",
-        secure: secure(c),
-        maxAge: SESSION_SECONDS,
-      });
     }
+    return grantCode(c, checked, p, who.account.id);
+  });
 
-    const code = await createCode(d, {
-      appId: checked.app.id,
-      accountId: who.account.id,
-      scopes: checked.scopes,
-      redirectUri: checked.redirectUri,
-      codeChallenge: p.code_challenge,
-      codeChallengeMethod: p.code_challenge_method,
-    });
-    if (checked.redirectUri === OOB_URI) return c.html(codePage(checked.app.name, code));
-    const url = new URL(checked.redirectUri);
-    url.searchParams.set("code", code);
-    if (p.state) url.searchParams.set("state", p.state);
-    return c.redirect(url.toString(), 302);
+  // The authorize page's second step (Pleroma's `mfa[...]` form at the same path): same CSRF rule as the first.
+  app.post("/oauth/mfa/verify", async (c) => {
+    const p = await parseParams(c, mfaVerifyParams);
+    const cookie = getCookie(c, CSRF_COOKIE);
+    if (!cookie || !p.csrf_token || !safeEqual(cookie, p.csrf_token)) {
+      return c.html(messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."), 403);
+    }
+    const checked = await checkRequest(c, p);
+    if (checked instanceof Response) return checked;
+    const d = db(c.env);
+    let redeemed;
+    try {
+      redeemed = p.mfa_token
+        ? await redeemMfaToken(c.env, d, {
+            token: p.mfa_token,
+            appId: checked.app.id,
+            type: p.challenge_type === "recovery" ? "recovery" : "totp",
+            code: p.code,
+            limit: config(c.env).rateLimits.mfaFailures,
+          })
+        : null;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 429) {
+        return c.html(messagePage("Too many attempts", "Too many wrong codes. Wait a while, then sign in again."), 429, e.headers);
+      }
+      throw e;
+    }
+    if (!redeemed) {
+      return c.html(
+        mfaPage({
+          appName: checked.app.name,
+          csrf: cookie,
+          mfaToken: p.mfa_token ?? "",
+          hidden: { ...hiddenFields(p, checked), force_login: p.force_login },
+          error: "Two-factor authentication failed.",
+        }),
+        401,
+      );
+    }
+    const who = await withUser(d).where(eq(accounts.id, redeemed.accountId)).get();
+    if (!who?.user) return c.html(messagePage("Authorization failed", "This account no longer exists."), 403);
+    try {
+      assertActive(who.account, who.user);
+    } catch (e) {
+      if (e instanceof ApiError) return c.html(messagePage("Authorization failed", e.message), 403);
+      throw e;
+    }
+    startSession(c, (await createSession(d, redeemed.accountId)).accessToken);
+    return grantCode(c, { ...checked, scopes: redeemed.scopes }, p, redeemed.accountId);
   });
 
   route(app, {
@@ -250,6 +298,12 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
           const found = await checkLogin(d, p.username, p.password, loginThrottle(c));
           if (!found) throw invalidCredentials();
           assertActive(found.account, found.user);
+          if (found.resetPending) throw resetRequired();
+          if (found.mfa) {
+            // Pleroma 2.5: 403 with a token for POST /oauth/mfa/challenge; methods as a comma-separated string.
+            const mfaToken = await createMfaToken(d, { accountId: found.account.id, appId: client.id, scopes: requested ?? appScopes });
+            throw forbidden("mfa_required", { mfa_token: mfaToken, supported_challenge_types: "totp" });
+          }
           const issued = await issueToken(d, { appId: client.id, accountId: found.account.id, scopes: requested ?? appScopes });
           return c.json(renderToken(issued, found.account.uri));
         }
@@ -269,6 +323,43 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         default:
           throw badRequest("Unsupported grant_type");
       }
+    },
+  });
+
+  route(app, {
+    method: "post",
+    path: "/oauth/mfa/challenge",
+    summary: "Second step of an MFA sign-in: the mfa_token and a TOTP or backup (recovery) code for a token",
+    tags: ["OAuth"],
+    auth: "none",
+    params: z.object({
+      mfa_token: z.string().optional(),
+      challenge_type: z.string().optional(),
+      code: z.string().optional(),
+      client_id: z.string().optional(),
+      client_secret: z.string().optional(),
+    }),
+    response: TokenSchema,
+    handler: async (c, p) => {
+      const d = db(c.env);
+      // Pleroma answers every failure alike: 400 "Invalid code".
+      const invalidCode = () => badRequest("Invalid code");
+      const creds = clientCredentials(c, p);
+      const client = await authenticateClient(d, creds.id, creds.secret);
+      if (!client || !p.mfa_token) throw invalidCode();
+      const redeemed = await redeemMfaToken(c.env, d, {
+        token: p.mfa_token,
+        appId: client.id,
+        type: p.challenge_type,
+        code: p.code,
+        limit: config(c.env).rateLimits.mfaFailures,
+      });
+      if (!redeemed) throw invalidCode();
+      const who = await withUser(d).where(eq(accounts.id, redeemed.accountId)).get();
+      if (!who?.user) throw invalidCode();
+      assertActive(who.account, who.user);
+      const issued = await issueToken(d, { appId: client.id, accountId: who.account.id, scopes: redeemed.scopes });
+      return c.json(renderToken(issued, who.account.uri));
     },
   });
 
@@ -296,6 +387,28 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
       ? c.html(messagePage("Account confirmed", `Your account on ${hostOf(c)} is confirmed. You can sign in from your app now.`))
       : c.html(messagePage("Confirmation failed", "This confirmation link is invalid or was already used."), 404);
   });
+}
+
+/** Signs the browser in: the `_pleroma_key` session cookie (see docs/security.md). */
+function startSession(c: Ctx, accessToken: string) {
+  setCookie(c, SESSION_COOKIE, accessToken, { path: "/", httpOnly: true, sameSite: "Lax", secure: secure(c), maxAge: SESSION_SECONDS });
+}
+
+/** The authorization code for a signed-in user, sent to the redirect URI (or shown, out of band). */
+async function grantCode(c: Ctx, checked: Checked, p: AuthorizeRequest, accountId: string): Promise<Response> {
+  const code = await createCode(db(c.env), {
+    appId: checked.app.id,
+    accountId,
+    scopes: checked.scopes,
+    redirectUri: checked.redirectUri,
+    codeChallenge: p.code_challenge,
+    codeChallengeMethod: p.code_challenge_method,
+  });
+  if (checked.redirectUri === OOB_URI) return c.html(codePage(checked.app.name, code));
+  const url = new URL(checked.redirectUri);
+  url.searchParams.set("code", code);
+  if (p.state) url.searchParams.set("state", p.state);
+  return c.redirect(url.toString(), 302);
 }
 
 /** Client id and secret from the form, or from HTTP Basic as RFC 6749 prefers. */

@@ -205,6 +205,7 @@ export async function register(
     settingsStore: {},
     notificationSettings: { block_from_strangers: false, hide_notification_contents: false },
     inviteId,
+    mascot: null,
     lastActiveAt: t,
     createdAt: t,
   };

@@ -1,6 +1,6 @@
 /**
- * The only readers of `credentials`: the password check (throttled) and the signing key. Nothing else selects
- * a password hash or a private key, so no other query can leak one.
+ * The only readers of `credentials` (with `mfa.ts` for the sealed TOTP secret): the password checks (throttled)
+ * and the signing key. Nothing else selects a password hash or a private key, so no other query can leak one.
  */
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -49,13 +49,32 @@ export async function checkLogin(d: DB, login: string, password: string, throttl
           .get()
       : undefined;
   throwIfOver(known ? [byIp] : [byIp, byLogin]);
-  const stored = found
-    ? (await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, found.account.id)).get())?.hash
+  const row = found
+    ? await d
+        .select({ hash: credentials.passwordHash, totp: credentials.totpSecret, resetPending: credentials.passwordResetPending })
+        .from(credentials)
+        .where(eq(credentials.accountId, found.account.id))
+        .get()
     : undefined;
+  const stored = row?.hash;
   const ok = await verifyPassword(password, stored ?? DUMMY_PASSWORD_HASH);
   if (!found || !ok || !stored) return null;
   await unhit(d, keys, { key: knownKey(found.account.id, throttle.ip), at: now() });
-  return found;
+  // `mfa`: a second factor is needed before any token (services/mfa.ts); `resetPending`: no sign-in until a reset.
+  return { ...found, mfa: !!row.totp, resetPending: !!row.resetPending };
+}
+
+/**
+ * The signed-in user's own password, re-asked by security actions (MFA, password and e-mail changes). Counted per
+ * account like a login (a stolen token must not buy unlimited guesses), a success taking its count back.
+ */
+export async function checkPassword(d: DB, accountId: string, password: string | undefined, limit: Limit): Promise<boolean> {
+  const key = `password:account:${accountId}`;
+  throwIfOver(await countHits(d, [{ key, limit }]));
+  const row = await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, accountId)).get();
+  if (!row || !(await verifyPassword(password ?? "", row.hash))) return false;
+  await unhit(d, [key]);
+  return true;
 }
 
 export interface SigningKey {

@@ -3,7 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { db, now } from "../db/client";
 import { instanceKeys } from "../db/schema";
-import { base64url, randomToken } from "../lib/crypto";
+import { base64url, randomToken, sha256 } from "../lib/crypto";
 import { generateActorKeyPair, generateProofKey } from "../lib/keys";
 
 /** Reads `name`, creating it with `make()` on first use; concurrent first uses agree on one value. */
@@ -71,4 +71,14 @@ export async function instanceActorKeys(env: Env): Promise<{ privateKey: string;
     return JSON.stringify({ ...(await generateActorKeyPair()), proofKey: await generateProofKey() });
   });
   return JSON.parse(stored);
+}
+
+/**
+ * The AES-256 key TOTP secrets are sealed with (`sealSecret`): the Worker secret `SECRETS_KEY` when set (then a copy
+ * of the database alone opens nothing), else a random key made once and kept in `instance_keys`.
+ */
+export function secretsKey(env: Env): Promise<string> {
+  // Any string will do as the Worker secret: its SHA-256 is the key.
+  if (env.SECRETS_KEY) return sha256(env.SECRETS_KEY);
+  return getOrCreate(env, "secrets_key", async () => randomToken(32));
 }

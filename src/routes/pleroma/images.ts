@@ -1,0 +1,125 @@
+/**
+ * Profile images the Pleroma way: the mascot (Pleroma-FE's corner picture) and `update_avatar` / `update_banner` /
+ * `update_background`, which store through the same code as `update_credentials`.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app";
+import { db } from "../../db/client";
+import { config } from "../../env";
+import { ApiError, badRequest } from "../../http/errors";
+import { fileParam } from "../../http/params";
+import { route, type Ctx } from "../../http/route";
+import { baseUrl } from "../../http/urls";
+import { MediaAttachmentSchema } from "../../schemas/status";
+import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/accounts";
+import { isStoredKey, mediaUrl, storeImage } from "../../services/media";
+import { newId } from "../../db/ids";
+
+/** Pleroma-FE ships this picture; Pleroma's default mascot points at it. */
+const DEFAULT_MASCOT = { id: "default-mascot", path: "/images/pleroma-fox-tan-smol.png", mime: "image/png" };
+
+interface StoredMascot {
+  id: string;
+  key: string;
+  mime: string;
+}
+
+function renderMascot(base: string, m: StoredMascot | null) {
+  const url = m ? mediaUrl(base, m.key) : base + DEFAULT_MASCOT.path;
+  return {
+    id: m?.id ?? DEFAULT_MASCOT.id,
+    type: "image" as const,
+    url,
+    remote_url: null,
+    preview_url: url,
+    text_url: url,
+    description: null,
+    pleroma: { mime_type: m?.mime ?? DEFAULT_MASCOT.mime },
+  };
+}
+
+/** An image as clients send it here: a multipart file, or a `data:image/...;base64,` URL (Pleroma-FE). */
+const imageValue = () => z.union([fileParam(), z.string()]).optional();
+
+function toFile(value: File | string): File | "" {
+  if (typeof value !== "string") return value;
+  if (value === "") return "";
+  const m = /^data:[^;,]*(;[^,]*)?,(.*)$/s.exec(value);
+  if (!m || !(m[1] ?? "").includes("base64")) throw badRequest("Invalid image: expected a file or a base64 data URL");
+  let bytes: Uint8Array;
+  try {
+    bytes = Uint8Array.from(atob(m[2].replace(/\s+/g, "")), (ch) => ch.charCodeAt(0));
+  } catch {
+    throw badRequest("Invalid image: the data URL is not valid base64");
+  }
+  return new File([bytes], "image");
+}
+
+export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/mascot",
+    summary: "The user's mascot (the instance default when none is set)",
+    tags: ["Pleroma"],
+    auth: "user",
+    scopes: ["read:accounts"],
+    response: MediaAttachmentSchema,
+    handler: (c, _p, auth) => c.json(renderMascot(baseUrl(c), auth.user.mascot as StoredMascot | null)),
+  });
+
+  route(app, {
+    method: "put",
+    path: "/api/v1/pleroma/mascot",
+    summary: "Set the mascot from an uploaded image (415 for anything else)",
+    tags: ["Pleroma"],
+    auth: "user",
+    scopes: ["write:accounts"],
+    params: z.object({ file: fileParam() }),
+    response: MediaAttachmentSchema,
+    handler: async (c, p, auth) => {
+      let stored;
+      try {
+        stored = await storeImage(c.env.MEDIA, `accounts/${auth.account.id.toLowerCase()}`, p.file, config(c.env).uploadLimit);
+      } catch (e) {
+        // Pleroma's words for a non-image.
+        if (e instanceof ApiError && e.status === 415) throw new ApiError(415, "mascots can only be images");
+        throw e;
+      }
+      const mascot: StoredMascot = { id: newId(), key: stored.key, mime: stored.mime };
+      await saveCredentials(db(c.env), auth.account.id, { account: {}, user: { mascot: { ...mascot } } });
+      const old = (auth.user.mascot as StoredMascot | null)?.key;
+      if (isStoredKey(old)) c.executionCtx.waitUntil(c.env.MEDIA.delete(old));
+      return c.json(renderMascot(baseUrl(c), mascot));
+    },
+  });
+
+  // Pleroma's field names: `img` for the avatar and background, `banner` for the banner; "" removes the image.
+  const images = [
+    ["update_avatar", "img", "avatar"],
+    ["update_banner", "banner", "header"],
+    ["update_background", "img", "pleroma_background_image"],
+  ] as const;
+  for (const [path, field, input] of images) {
+    route(app, {
+      method: "patch",
+      path: `/api/v1/pleroma/accounts/${path}`,
+      summary: `Set or remove (empty value) the ${input === "header" ? "banner" : input === "avatar" ? "avatar" : "background image"}`,
+      tags: ["Pleroma"],
+      auth: "user",
+      scopes: ["write:accounts"],
+      params: z.object({ [field]: imageValue(), file: fileParam().optional() }),
+      response: z.object({ url: z.string().nullable() }),
+      handler: async (c: Ctx, p: Record<string, File | string | undefined>, auth) => {
+        const value = p[field] ?? p.file;
+        if (value === undefined) throw badRequest(`Missing field: ${field}.`);
+        const change: CredentialsInput = { [input]: toFile(value) };
+        const { saved, replaced } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, change);
+        if (replaced.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(replaced));
+        const column = input === "avatar" ? "avatar" : input === "header" ? "header" : "background";
+        const key = saved.account[column];
+        return c.json({ url: key ? mediaUrl(baseUrl(c), key) : null });
+      },
+    });
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Multi-factor authentication as Pleroma 2.5 has it: one method (TOTP), backup codes, and the `mfa_token` that
+ * carries a password sign-in to its second step. The TOTP secret is sealed (AES-GCM, `secretsKey`) in
+ * `credentials`; backup codes and MFA tokens are SHA-256 digests. MFA is on exactly when a confirmed secret is set.
+ */
+import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { Secret, TOTP } from "otpauth";
+import type { DB } from "../db/client";
+import { now } from "../db/client";
+import { credentials, mfaBackupCodes, mfaTokens, passwordResetTokens } from "../db/schema";
+import type { Env, Limit } from "../env";
+import { unprocessable } from "../http/errors";
+import { openSecret, randomToken, sealSecret, sha256 } from "../lib/crypto";
+import { secretsKey } from "./instance-keys";
+import { countHits, throwIfOver, unhit } from "./rate-limit";
+
+/** Pleroma's defaults: 5 backup codes of 16 hex digits; MFA tokens live 5 minutes. */
+const BACKUP_CODES = 5;
+const MFA_TOKEN_MS = 5 * 60 * 1000;
+/** Wrong codes one MFA token may take before it is spent (the per-account limit also applies). */
+const MFA_TOKEN_ATTEMPTS = 5;
+
+const totp = (secret: string, label = "", issuer = "") =>
+  new TOTP({ secret: Secret.fromBase32(secret), label, issuer, algorithm: "SHA1", digits: 6, period: 30 });
+
+/** A TOTP code against a base32 secret, one step of clock drift either way. */
+export function validTotp(secret: string, code: string): boolean {
+  const clean = code.replace(/\s+/g, "");
+  if (!/^\d{6}$/.test(clean)) return false;
+  return totp(secret).validate({ token: clean, window: 1 }) !== null;
+}
+
+async function readSecrets(d: DB, accountId: string) {
+  return d
+    .select({ totpSecret: credentials.totpSecret, totpPending: credentials.totpPending })
+    .from(credentials)
+    .where(eq(credentials.accountId, accountId))
+    .get();
+}
+
+/** `{enabled, totp}` as Pleroma renders `settings`. */
+export async function mfaSettings(d: DB, accountId: string) {
+  const row = await readSecrets(d, accountId);
+  const on = !!row?.totpSecret;
+  return { enabled: on, totp: on };
+}
+
+/**
+ * Starts (or restarts) TOTP set-up: a fresh secret kept aside as pending, so a confirmed secret keeps working
+ * until the new one is confirmed. Answers the key and its `otpauth://` URI.
+ */
+export async function setupTotp(env: Env, d: DB, accountId: string, label: string, issuer: string) {
+  const secret = new Secret({ size: 20 }).base32;
+  const sealed = await sealSecret(await secretsKey(env), accountId, secret);
+  await d.update(credentials).set({ totpPending: sealed }).where(eq(credentials.accountId, accountId));
+  return { key: secret, provisioning_uri: totp(secret, label, issuer).toString() };
+}
+
+/** Confirms the pending secret with a code from it (422 `invalid_token` otherwise); from then on MFA is on. */
+export async function confirmTotp(env: Env, d: DB, accountId: string, code: string): Promise<void> {
+  const row = await readSecrets(d, accountId);
+  // Pleroma's answer when there is no secret to check against.
+  if (!row?.totpPending) throw unprocessable("invalid_secret_and_token");
+  const secret = await openSecret(await secretsKey(env), accountId, row.totpPending);
+  if (!secret) throw unprocessable("invalid_secret_and_token");
+  if (!validTotp(secret, code)) throw unprocessable("invalid_token");
+  // Only the secret the code was checked against becomes the confirmed one.
+  await d
+    .update(credentials)
+    .set({ totpSecret: row.totpPending, totpPending: null })
+    .where(and(eq(credentials.accountId, accountId), eq(credentials.totpPending, row.totpPending)));
+}
+
+/**
+ * Turns MFA off: the secret (confirmed and pending), the backup codes and pending MFA sign-ins go, in one batch.
+ * For the admin API's `disable_mfa` too (the ADMIN lane logs it in its own batch).
+ */
+export async function disableMfa(d: DB, accountId: string): Promise<void> {
+  await d.batch([
+    d.update(credentials).set({ totpSecret: null, totpPending: null }).where(eq(credentials.accountId, accountId)),
+    d.delete(mfaBackupCodes).where(eq(mfaBackupCodes.accountId, accountId)),
+    d.delete(mfaTokens).where(eq(mfaTokens.accountId, accountId)),
+  ]);
+}
+
+const backupHash = (accountId: string, code: string) => sha256(`${accountId}:${code.trim().toLowerCase()}`);
+
+/** New backup codes, shown once: the old ones stop working in the same batch. */
+export async function generateBackupCodes(d: DB, accountId: string): Promise<string[]> {
+  const codes = Array.from({ length: BACKUP_CODES }, () =>
+    Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join(""),
+  );
+  const t = now();
+  const rows = await Promise.all(codes.map(async (code) => ({ codeHash: await backupHash(accountId, code), accountId, createdAt: t })));
+  await d.batch([d.delete(mfaBackupCodes).where(eq(mfaBackupCodes.accountId, accountId)), d.insert(mfaBackupCodes).values(rows)]);
+  return codes;
+}
+
+/** Spends a backup code: deleted by the statement that finds it, so it works once however close two uses come. */
+async function useBackupCode(d: DB, accountId: string, code: string): Promise<boolean> {
+  const rows = await d
+    .delete(mfaBackupCodes)
+    .where(and(eq(mfaBackupCodes.codeHash, await backupHash(accountId, code)), eq(mfaBackupCodes.accountId, accountId)))
+    .returning({ h: mfaBackupCodes.codeHash });
+  return rows.length > 0;
+}
+
+/** The second step's token for a user who passed the password step, bound to the app and scopes asked for. */
+export async function createMfaToken(d: DB, input: { accountId: string; appId: string; scopes: string[] }): Promise<string> {
+  const token = randomToken(32);
+  const t = now();
+  await d.insert(mfaTokens).values({
+    tokenHash: await sha256(token),
+    accountId: input.accountId,
+    appId: input.appId,
+    scopes: input.scopes.join(" "),
+    createdAt: t,
+    expiresAt: t + MFA_TOKEN_MS,
+  });
+  return token;
+}
+
+export type ChallengeType = "totp" | "recovery";
+
+/**
+ * Checks the second factor for an MFA token of this app and spends the token on success: the user and scopes it
+ * was issued for, or null (unknown, expired or spent token, another app's, a wrong code). Each attempt counts on
+ * the token (spent after `MFA_TOKEN_ATTEMPTS`) and, before any code is checked, on the account (`limit`, 429),
+ * so a known password does not buy unlimited guesses through fresh tokens.
+ */
+export async function redeemMfaToken(
+  env: Env,
+  d: DB,
+  input: { token: string; appId: string; type: string | undefined; code: string | undefined; limit: Limit },
+): Promise<{ accountId: string; scopes: string[] } | null> {
+  const t = now();
+  const hash = await sha256(input.token);
+  const row = await d
+    .update(mfaTokens)
+    .set({ attempts: sql`${mfaTokens.attempts} + 1` })
+    .where(and(eq(mfaTokens.tokenHash, hash), gt(mfaTokens.expiresAt, t), lt(mfaTokens.attempts, MFA_TOKEN_ATTEMPTS)))
+    .returning()
+    .get();
+  if (!row || row.appId !== input.appId || !input.code || (input.type !== "totp" && input.type !== "recovery")) return null;
+  const key = `mfa:account:${row.accountId}`;
+  throwIfOver(await countHits(d, [{ key, limit: input.limit }]));
+  if (!(await checkSecondFactor(env, d, row.accountId, input.type, input.code))) return null;
+  const spent = await d.delete(mfaTokens).where(eq(mfaTokens.tokenHash, hash)).returning({ h: mfaTokens.tokenHash });
+  if (!spent.length) return null;
+  await unhit(d, [key]);
+  return { accountId: row.accountId, scopes: row.scopes.split(" ") };
+}
+
+/** A TOTP code of the confirmed secret, or an unused backup code (then spent). */
+async function checkSecondFactor(env: Env, d: DB, accountId: string, type: ChallengeType, code: string): Promise<boolean> {
+  if (type === "recovery") return useBackupCode(d, accountId, code);
+  const row = await readSecrets(d, accountId);
+  if (!row?.totpSecret) return false;
+  const secret = await openSecret(await secretsKey(env), accountId, row.totpSecret);
+  return !!secret && validTotp(secret, code);
+}
+
+/** Expired MFA tokens and password reset tokens, at most `max` of each (the cron). */
+export async function collectMfaTokens(d: DB, t: number, max = 500) {
+  await d.batch([
+    d.delete(mfaTokens).where(sql`${mfaTokens.tokenHash} IN (SELECT token_hash FROM mfa_tokens WHERE expires_at < ${t} LIMIT ${max})`),
+    d.delete(passwordResetTokens).where(sql`${passwordResetTokens.tokenHash} IN (SELECT token_hash FROM password_reset_tokens WHERE expires_at < ${t} LIMIT ${max})`),
+  ]);
+}

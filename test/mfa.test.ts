@@ -1,0 +1,271 @@
+import { env } from "cloudflare:test";
+import { Secret, TOTP } from "otpauth";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { TokenSchema } from "../src/schemas/oauth";
+import { AccountSchema } from "../src/schemas/account";
+import { collectMfaTokens, disableMfa } from "../src/services/mfa";
+import { db } from "../src/db/client";
+import { call, freshIp, json, makeApp, registerUser, valid, type TestApp, type TestUser } from "./helpers";
+
+const SettingsSchema = z.object({ settings: z.object({ enabled: z.boolean(), totp: z.boolean() }) }).strict();
+const SetupSchema = z.object({ key: z.string().regex(/^[A-Z2-7]+=*$/), provisioning_uri: z.string().startsWith("otpauth://totp/") }).strict();
+const REDIRECT = "https://client.example/callback";
+
+const codeFor = (key: string, at = Date.now()) => new TOTP({ secret: Secret.fromBase32(key) }).generate({ timestamp: at });
+/** A code that is valid for no step near now (neither the current one nor its neighbours). */
+function wrongCode(key: string) {
+  const near = new Set([-60_000, -30_000, 0, 30_000, 60_000].map((d) => codeFor(key, Date.now() + d)));
+  for (let i = 0; ; i++) {
+    const c = String(i).padStart(6, "0");
+    if (!near.has(c)) return c;
+  }
+}
+
+async function enableMfa(user: TestUser): Promise<string> {
+  const setup = valid(SetupSchema, await json("/api/pleroma/accounts/mfa/setup/totp", { token: user.token }));
+  expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: user.password, code: codeFor(setup.key) } })).toEqual({});
+  return setup.key;
+}
+
+const passwordGrant = (app: TestApp, user: TestUser, extra: Record<string, string> = {}) =>
+  call("/oauth/token", {
+    headers: { "cf-connecting-ip": freshIp() },
+    body: { grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: user.username, password: user.password, ...extra },
+  });
+
+async function mfaToken(app: TestApp, user: TestUser): Promise<string> {
+  const res = await passwordGrant(app, user);
+  expect(res.status).toBe(403);
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(Object.keys(body).sort()).toEqual(["error", "mfa_token", "supported_challenge_types"]);
+  expect(body.error).toBe("mfa_required");
+  expect(body.supported_challenge_types).toBe("totp");
+  return body.mfa_token as string;
+}
+
+const challenge = (app: TestApp, token: string, type: string, code: string) =>
+  call("/oauth/mfa/challenge", { body: { client_id: app.client_id, client_secret: app.client_secret, mfa_token: token, challenge_type: type, code } });
+
+describe("MFA settings", () => {
+  it("starts off, sets up TOTP (off until confirmed), confirms with password and code, and turns off with the password", async () => {
+    const user = await registerUser();
+    for (const path of ["/api/pleroma/accounts/mfa", "/api/v1/pleroma/accounts/mfa"]) {
+      expect(valid(SettingsSchema, await json(path, { token: user.token }))).toEqual({ settings: { enabled: false, totp: false } });
+    }
+    const setup = valid(SetupSchema, await json("/api/v1/pleroma/accounts/mfa/setup/totp", { token: user.token }));
+    const uri = new URL(setup.provisioning_uri);
+    expect(uri.searchParams.get("secret")).toBe(setup.key.replace(/=+$/, ""));
+    expect(decodeURIComponent(uri.pathname)).toContain(user.email);
+    // Set up but not confirmed: still off, and a password grant still gives a token.
+    expect((await json("/api/pleroma/accounts/mfa", { token: user.token })).settings).toEqual({ enabled: false, totp: false });
+
+    // Wrong password, wrong code, no code: 422 with Pleroma's messages; nothing changes.
+    expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: "wrong password", code: codeFor(setup.key) }, status: 422 })).toEqual({ error: "Invalid password." });
+    expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: user.password, code: wrongCode(setup.key) }, status: 422 })).toEqual({ error: "invalid_token" });
+    expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: user.password }, status: 422 })).toEqual({ error: "invalid_token" });
+    expect(await json("/api/pleroma/accounts/mfa/confirm/sms", { token: user.token, body: { password: user.password, code: "1" }, status: 400 })).toEqual({ error: "undefined mfa method" });
+    expect(await json("/api/pleroma/accounts/mfa/setup/sms", { token: user.token, status: 400 })).toEqual({ error: "undefined method" });
+    expect((await json("/api/pleroma/accounts/mfa", { token: user.token })).settings.enabled).toBe(false);
+
+    expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: user.password, code: codeFor(setup.key) } })).toEqual({});
+    expect(await json("/api/pleroma/accounts/mfa", { token: user.token })).toEqual({ settings: { enabled: true, totp: true } });
+
+    expect(await json("/api/pleroma/accounts/mfa/totp", { method: "DELETE", token: user.token, body: { password: "nope" }, status: 422 })).toEqual({ error: "Invalid password." });
+    expect((await json("/api/pleroma/accounts/mfa", { token: user.token })).settings.enabled).toBe(true);
+    expect(await json("/api/pleroma/accounts/mfa/totp", { method: "DELETE", token: user.token, body: { password: user.password } })).toEqual({});
+    expect(await json("/api/pleroma/accounts/mfa", { token: user.token })).toEqual({ settings: { enabled: false, totp: false } });
+  });
+
+  it("keeps a confirmed secret working while a new set-up is pending", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const next = valid(SetupSchema, await json("/api/pleroma/accounts/mfa/setup/totp", { token: user.token }));
+    expect(next.key).not.toBe(key);
+    expect((await json("/api/pleroma/accounts/mfa", { token: user.token })).settings.enabled).toBe(true);
+    const token = await mfaToken(user.app, user);
+    const res = await challenge(user.app, token, "totp", codeFor(key));
+    expect(res.status).toBe(200);
+  });
+
+  it("needs the security scopes: read:security to read, write:security to change", async () => {
+    const user = await registerUser({ scopes: "read:accounts write:accounts" });
+    expect(await json("/api/pleroma/accounts/mfa", { token: user.token, status: 403 })).toEqual({ error: "Insufficient permissions: read:security." });
+    expect(await json("/api/pleroma/accounts/mfa/setup/totp", { token: user.token, status: 403 })).toEqual({ error: "Insufficient permissions: write:security." });
+    expect(await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token, status: 403 })).toEqual({ error: "Insufficient permissions: write:security." });
+    expect((await call("/api/pleroma/accounts/mfa")).status).toBe(403);
+  });
+
+  it("stores the TOTP secret sealed and backup codes as digests", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const { codes } = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    const row = await env.DB.prepare("SELECT * FROM credentials WHERE account_id = ?").bind(user.id).first<Record<string, string>>();
+    expect(row!.totp_secret).toMatch(/^v1\./);
+    expect(JSON.stringify(row)).not.toContain(key.replace(/=+$/, ""));
+    const stored = await env.DB.prepare("SELECT code_hash FROM mfa_backup_codes WHERE account_id = ?").bind(user.id).all<{ code_hash: string }>();
+    expect(stored.results).toHaveLength(codes.length);
+    for (const code of codes) expect(JSON.stringify(stored.results)).not.toContain(code);
+    // A sealed secret copied to another account's row does not open there (bound to its owner).
+    const other = await registerUser();
+    await env.DB.prepare("UPDATE credentials SET totp_secret = ? WHERE account_id = ?").bind(row!.totp_secret, other.id).run();
+    const token = await mfaToken(other.app, other);
+    expect((await challenge(other.app, token, "totp", codeFor(key))).status).toBe(400);
+    // No answer shows a secret.
+    const me = await json("/api/v1/accounts/verify_credentials", { token: user.token });
+    expect(JSON.stringify(me)).not.toContain(row!.totp_secret);
+  });
+
+  it("gives five new backup codes each time, the old ones stop working", async () => {
+    const user = await registerUser();
+    await enableMfa(user);
+    const first = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    expect(first.codes).toHaveLength(5);
+    for (const c of first.codes) expect(c).toMatch(/^[0-9a-f]{16}$/);
+    const second = await json("/api/v1/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    expect(second.codes.some((c: string) => first.codes.includes(c))).toBe(false);
+    const token = await mfaToken(user.app, user);
+    expect(await json("/oauth/mfa/challenge", { body: { client_id: user.app.client_id, client_secret: user.app.client_secret, mfa_token: token, challenge_type: "recovery", code: first.codes[0] }, status: 400 })).toEqual({ error: "Invalid code" });
+    const ok = await challenge(user.app, token, "recovery", second.codes[0]);
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe("signing in with MFA", () => {
+  it("password grant answers mfa_required; the challenge with a TOTP code gives a token with the scopes asked for", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const res = await passwordGrant(user.app, user, { scope: "read" });
+    expect(res.status).toBe(403);
+    const body = (await res.json()) as { mfa_token: string };
+    // A wrong code: 400 "Invalid code"; the right one then works.
+    expect(await json("/oauth/mfa/challenge", { body: { client_id: user.app.client_id, client_secret: user.app.client_secret, mfa_token: body.mfa_token, challenge_type: "totp", code: wrongCode(key) }, status: 400 })).toEqual({ error: "Invalid code" });
+    const token = valid(TokenSchema, await json("/oauth/mfa/challenge", { body: { client_id: user.app.client_id, client_secret: user.app.client_secret, mfa_token: body.mfa_token, challenge_type: "totp", code: codeFor(key) } }));
+    expect(token.scope).toBe("read");
+    expect(token.me).toContain(user.username);
+    valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
+    // The MFA token works once.
+    expect((await challenge(user.app, body.mfa_token, "totp", codeFor(key))).status).toBe(400);
+  });
+
+  it("refuses an MFA token for another app, an unknown type, an unknown or expired token, and a bad client", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const token = await mfaToken(user.app, user);
+    const other = await makeApp();
+    expect((await challenge(other, token, "totp", codeFor(key))).status).toBe(400);
+    expect((await challenge(user.app, token, "sms", codeFor(key))).status).toBe(400);
+    expect((await challenge(user.app, "nonsense", "totp", codeFor(key))).status).toBe(400);
+    expect((await challenge({ ...user.app, client_secret: "bad" }, token, "totp", codeFor(key))).status).toBe(400);
+    expect((await call("/oauth/mfa/challenge", { body: {} })).status).toBe(400);
+    // Still usable after those failures (three counted attempts, under the five allowed).
+    expect((await challenge(user.app, token, "totp", codeFor(key))).status).toBe(200);
+    const late = await mfaToken(user.app, user);
+    await env.DB.prepare("UPDATE mfa_tokens SET expires_at = ? WHERE account_id = ?").bind(Date.now() - 1, user.id).run();
+    expect((await challenge(user.app, late, "totp", codeFor(key))).status).toBe(400);
+    // The token is stored as a digest only.
+    const fresh = await mfaToken(user.app, user);
+    const rows = await env.DB.prepare("SELECT * FROM mfa_tokens WHERE account_id = ?").bind(user.id).all();
+    expect(JSON.stringify(rows.results)).not.toContain(fresh);
+  });
+
+  it("spends an MFA token after five wrong codes", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const token = await mfaToken(user.app, user);
+    for (let i = 0; i < 5; i++) expect((await challenge(user.app, token, "totp", wrongCode(key))).status).toBe(400);
+    expect((await challenge(user.app, token, "totp", codeFor(key))).status).toBe(400);
+  });
+
+  it("a backup code works once", async () => {
+    const user = await registerUser();
+    await enableMfa(user);
+    const { codes } = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    const t1 = await mfaToken(user.app, user);
+    valid(TokenSchema, await json("/oauth/mfa/challenge", { body: { client_id: user.app.client_id, client_secret: user.app.client_secret, mfa_token: t1, challenge_type: "recovery", code: codes[1] } }));
+    const t2 = await mfaToken(user.app, user);
+    expect((await challenge(user.app, t2, "recovery", codes[1])).status).toBe(400);
+    expect((await challenge(user.app, t2, "recovery", codes[2])).status).toBe(200);
+  });
+
+  it("refuses HTTP Basic for MFA users, and accepts it again once MFA is off", async () => {
+    const user = await registerUser();
+    await enableMfa(user);
+    const basic = { authorization: `Basic ${btoa(`${user.username}:${user.password}`)}`, "cf-connecting-ip": freshIp() };
+    expect(await json("/api/v1/accounts/verify_credentials", { headers: basic, status: 403 })).toEqual({ error: "Invalid credentials." });
+    await disableMfa(db(env), user.id);
+    valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { headers: basic }));
+    // Turning MFA off removed the backup codes too.
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM mfa_backup_codes WHERE account_id = ?").bind(user.id).first<{ n: number }>();
+    expect(left!.n).toBe(0);
+    // And the password grant gives a token directly.
+    expect((await passwordGrant(user.app, user)).status).toBe(200);
+  });
+
+  it("the authorize page asks for the code as a second step, with its own CSRF-checked form", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const app = await makeApp("read write", REDIRECT);
+    const qs = new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT, state: "s1" });
+    const page = await call(`/oauth/authorize?${qs}`);
+    const html = await page.text();
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)![1];
+    const cookie = page.headers.get("set-cookie")!.split(";")[0];
+    const ip = freshIp();
+    const step1 = await call("/oauth/authorize", {
+      headers: { cookie, "cf-connecting-ip": ip },
+      body: { ...Object.fromEntries(qs), csrf_token: csrf, username: user.username, password: user.password, decision: "approve" },
+      form: true,
+    });
+    expect(step1.status).toBe(200);
+    // No session yet, no code: the second step's form.
+    expect(step1.headers.get("set-cookie") ?? "").not.toContain("_pleroma_key");
+    const form = await step1.text();
+    expect(form).toContain('action="/oauth/mfa/verify"');
+    const mfa = /name="mfa_token" value="([^"]+)"/.exec(form)![1];
+    expect(step1.headers.get("location")).toBeNull();
+    const fields = { ...Object.fromEntries(qs), mfa_token: mfa };
+
+    // Without the CSRF token: refused.
+    expect((await call("/oauth/mfa/verify", { headers: { cookie }, body: { ...fields, code: codeFor(key) }, form: true })).status).toBe(403);
+    // A wrong code: the form again, 401.
+    const wrong = await call("/oauth/mfa/verify", { headers: { cookie }, body: { ...fields, csrf_token: csrf, code: wrongCode(key) }, form: true });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain("Two-factor authentication failed.");
+    // The right code: a session and the code at the redirect URI.
+    const done = await call("/oauth/mfa/verify", { headers: { cookie }, body: { ...fields, csrf_token: csrf, code: codeFor(key) }, form: true });
+    expect(done.status).toBe(302);
+    expect(done.headers.get("set-cookie")).toMatch(/_pleroma_key=[^;]+;.*HttpOnly/i);
+    const location = new URL(done.headers.get("location")!);
+    expect(location.origin + location.pathname).toBe(REDIRECT);
+    expect(location.searchParams.get("state")).toBe("s1");
+    const token = valid(
+      TokenSchema,
+      await json("/oauth/token", { body: { grant_type: "authorization_code", code: location.searchParams.get("code")!, client_id: app.client_id, client_secret: app.client_secret, redirect_uri: REDIRECT } }),
+    );
+    valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
+    // The MFA token was spent.
+    expect((await call("/oauth/mfa/verify", { headers: { cookie }, body: { ...fields, csrf_token: csrf, code: codeFor(key) }, form: true })).status).toBe(401);
+  });
+});
+
+describe("clean-up", () => {
+  it("the cron's collect_mfa_tokens deletes expired MFA tokens and reset links, and keeps live ones", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const live = await mfaToken(user.app, user);
+    const t = Date.now();
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO mfa_tokens (token_hash, account_id, app_id, scopes, created_at, expires_at) SELECT 'old-' || ?, ?, app_id, 'read', ?, ? FROM mfa_tokens WHERE account_id = ? LIMIT 1").bind(user.id, user.id, t - 600_000, t - 1, user.id),
+      env.DB.prepare("INSERT INTO password_reset_tokens (token_hash, account_id, created_at, expires_at) VALUES ('old-' || ?, ?, ?, ?), ('new-' || ?, ?, ?, ?)").bind(user.id, user.id, t - 90_000_000, t - 1, user.id, user.id, t, t + 60_000),
+    ]);
+    await collectMfaTokens(db(env), t);
+    const left = async (table: string) =>
+      (await env.DB.prepare(`SELECT token_hash FROM ${table} WHERE account_id = ?`).bind(user.id).all<{ token_hash: string }>()).results.map((r) => r.token_hash.slice(0, 4));
+    expect(await left("mfa_tokens")).not.toContain("old-");
+    expect(await left("mfa_tokens")).toHaveLength(1);
+    expect(await left("password_reset_tokens")).toEqual(["new-"]);
+    // The live MFA token still works.
+    expect((await challenge(user.app, live, "totp", codeFor(key))).status).toBe(200);
+  });
+});
