@@ -43,6 +43,7 @@ import { registerTagRoutes } from "./routes/tags";
 import { registerBookmarkFolderRoutes } from "./routes/pleroma/bookmark-folders";
 import { registerFrontendRoutes } from "./routes/pleroma/frontend";
 import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
+import { registerChatRoutes } from "./routes/chats";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -91,6 +92,7 @@ export function createApp() {
   registerPushRoutes(app);
   registerUploadRoutes(app);
   registerPollRoutes(app);
+  registerChatRoutes(app);
   registerScheduledRoutes(app);
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);

@@ -84,5 +84,8 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
     case "UpdateActor":
       // Not sent yet (profile updates federate in a later part).
       return null;
+    case "ChatMessage":
+    case "DeleteChatMessage":
+      return null;
   }
 }
