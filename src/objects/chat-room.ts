@@ -26,8 +26,14 @@ export interface SentMessage {
   created: boolean;
 }
 
-export class ChatRoom extends DurableObject<Env> {
+/** The writer itself: what the object runs (and, in the two-instance tests, runs in process: `chatRoomSeam`). */
+export class ChatWriter {
   private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly env: Env,
+    private readonly waitUntil: (p: Promise<unknown>) => void,
+  ) {}
 
   private serial<T>(run: () => Promise<T>): Promise<T> {
     const next = this.chain.then(run, run);
@@ -76,7 +82,7 @@ export class ChatRoom extends DurableObject<Env> {
       if (!draft.uri) stmts.push(outboxWrite(d, draft.senderId, { type: "ChatMessage", messageId: id, recipientId: draft.recipientId }, t));
       await d.$client.batch(stmts);
       const [media] = draft.mediaId ? await d.select().from(mediaAttachments).where(eq(mediaAttachments.id, draft.mediaId)) : [];
-      this.ctx.waitUntil(this.publish(draft.chatId, base));
+      this.waitUntil(this.publish(draft.chatId, base).catch((e: unknown) => console.error("chat update", e)));
       return { message, media: media ?? null, created: true };
     });
   }
@@ -163,5 +169,25 @@ export class ChatRoom extends DurableObject<Env> {
       views.map((v) => ({ accountId: v.viewerId, event: "pleroma:chat_update" as const, payload: renderChat({ base, host, viewerId: v.viewerId }, v) })),
       base,
     );
+  }
+}
+
+export class ChatRoom extends DurableObject<Env> {
+  private readonly writer = new ChatWriter(this.env, (p) => this.ctx.waitUntil(p));
+
+  send(draft: MessageDraft, base: string) {
+    return this.writer.send(draft, base);
+  }
+  read(chatId: string, reader: string, lastReadId: string | null) {
+    return this.writer.read(chatId, reader, lastReadId);
+  }
+  readOne(chatId: string, reader: string, messageId: string) {
+    return this.writer.readOne(chatId, reader, messageId);
+  }
+  deleteMessage(chatId: string, sender: string, recipient: string, messageId: string) {
+    return this.writer.deleteMessage(chatId, sender, recipient, messageId);
+  }
+  clear(chatId: string, who: string) {
+    return this.writer.clear(chatId, who);
   }
 }

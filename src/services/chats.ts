@@ -87,19 +87,25 @@ export async function bothViews(d: DB, chat: Pick<ChatRow, "id" | "aId" | "bId">
   return [...a.map(toView(chat.aId)), ...b.map(toView(chat.bId))];
 }
 
+/** The chat of a pair's id, created if absent (one statement; never more than one per pair); reopened for `reopen`. */
+export async function ensureChat(d: DB, x: string, y: string, reopen: string | null): Promise<string> {
+  const [a, b] = pairOf(x, y);
+  const t = Date.now();
+  const id = newId(t);
+  const set = reopen === a ? sql`a_open = 1` : reopen === b ? sql`b_open = 1` : sql`a_open = a_open`;
+  const row = await statement(
+    d,
+    sql`INSERT INTO chats (id, a_id, b_id, sort_key, created_at, updated_at) VALUES (${id}, ${a}, ${b}, ${id}, ${t}, ${t})
+      ON CONFLICT (a_id, b_id) DO UPDATE SET ${set} RETURNING id`,
+  ).first<{ id: string }>();
+  return row!.id;
+}
+
 /** The chat with `target`, created (or reopened for `me`) on demand: never more than one per pair. */
 export async function chatWith(d: DB, me: string, target: AccountWithUser): Promise<ChatView> {
   if (target.account.id === me) throw notFound();
-  const [a, b] = pairOf(me, target.account.id);
-  const t = Date.now();
-  const id = newId(t);
-  const reopen = me === a ? sql`a_open = 1` : sql`b_open = 1`;
-  await statement(
-    d,
-    sql`INSERT INTO chats (id, a_id, b_id, sort_key, created_at, updated_at) VALUES (${id}, ${a}, ${b}, ${id}, ${t}, ${t})
-      ON CONFLICT (a_id, b_id) DO UPDATE SET ${reopen}`,
-  ).run();
-  const [row] = await chatViewQuery(d, me, and(eq(chats.aId, a), eq(chats.bId, b))).limit(1);
+  const id = await ensureChat(d, me, target.account.id, me);
+  const [row] = await chatViewQuery(d, me, eq(chats.id, id)).limit(1);
   if (!row) throw notFound();
   return toView(me)(row);
 }
@@ -211,8 +217,17 @@ export async function draftMessage(
   };
 }
 
-/** The chat's single writer. */
-export const chatRoom = (env: Pick<Env, "CHAT_ROOMS">, chatId: string) => env.CHAT_ROOMS.get(env.CHAT_ROOMS.idFromName(chatId));
+type Writer = Pick<import("../objects/chat-room").ChatWriter, "send" | "read" | "readOne" | "deleteMessage" | "clear">;
+
+/**
+ * Test seam: the two-instance tests give each instance its own D1, but Durable Objects run with the pool's
+ * bindings; there each chat's writer runs in process, one per database and chat (as HostDelivery is drained).
+ */
+export const chatRoomSeam: { inProcess: ((env: Env, chatId: string) => Writer) | null } = { inProcess: null };
+
+/** The chat's single writer: its ChatRoom object. */
+export const chatRoom = (env: Env, chatId: string): Writer =>
+  chatRoomSeam.inProcess ? chatRoomSeam.inProcess(env, chatId) : env.CHAT_ROOMS.get(env.CHAT_ROOMS.idFromName(chatId));
 
 /** Unread messages of one side, counted from the rows (exact whatever ran before). */
 export function unreadCount(side: "a" | "b"): SQL {
@@ -221,3 +236,65 @@ export function unreadCount(side: "a" | "b"): SQL {
   return sql`(SELECT count(*) FROM chat_messages um WHERE um.chat_id = chats.id AND um.account_id <> ${reader} AND um.unread = 1 AND um.id > coalesce(${cleared}, ''))`;
 }
 
+
+/**
+ * An incoming ChatMessage from a remote account: to exactly one local, active recipient who accepts chat messages
+ * and is not blocked either way; an attachment is kept by URL. Written through the chat's ChatRoom (a repeat of
+ * the same object id is found there). False when refused.
+ */
+export async function receiveChatMessage(
+  d: DB,
+  env: Env,
+  from: { id: string; deactivated: boolean },
+  m: { uri: string; to: string[]; content: string; emojis: StatusEmoji[]; attachment: { url: string; mimeType: string; description: string | null } | null },
+  base: string,
+): Promise<boolean> {
+  if (m.to.length !== 1 || from.deactivated) return false;
+  const [recipient] = await d
+    .select({
+      id: accounts.id,
+      accepts: accounts.acceptsChatMessages,
+      blocked: sql<number>`${silenced(from.id, accounts.id, { blocks: "either", mutes: "none", domains: false })}`,
+    })
+    .from(accounts)
+    .where(and(eq(accounts.uri, m.to[0]), isNull(accounts.domain), eq(accounts.deactivated, false)))
+    .limit(1);
+  if (!recipient || recipient.blocked || recipient.accepts === false) return false;
+  if (m.content.trim() === "" && !m.attachment) return false;
+  const chatId = await ensureChat(d, from.id, recipient.id, null);
+  let mediaId: string | null = null;
+  if (m.attachment) {
+    const t = Date.now();
+    mediaId = newId(t);
+    const kind = m.attachment.mimeType.split("/")[0];
+    await d.insert(mediaAttachments).values({
+      id: mediaId,
+      accountId: from.id,
+      file: m.attachment.url,
+      remoteUrl: m.attachment.url,
+      mimeType: m.attachment.mimeType,
+      type: kind === "image" ? "image" : kind === "video" ? "video" : kind === "audio" ? "audio" : "unknown",
+      description: m.attachment.description,
+      createdAt: t,
+    });
+  }
+  const sent = await chatRoom(env, chatId).send(
+    { chatId, senderId: from.id, recipientId: recipient.id, content: m.content, emojis: m.emojis, mediaId, idempotencyKey: null, uri: m.uri },
+    base,
+  );
+  return sent.created;
+}
+
+/** A remote sender's Delete of its chat message (by the object's id); false when there is no such message. */
+export async function receiveChatMessageDelete(d: DB, env: Env, uri: string, senderUri: string): Promise<boolean> {
+  const [row] = await d
+    .select({ id: chatMessages.id, chatId: chatMessages.chatId, senderId: chatMessages.accountId, aId: chats.aId, bId: chats.bId })
+    .from(chatMessages)
+    .innerJoin(chats, eq(chats.id, chatMessages.chatId))
+    .innerJoin(accounts, eq(accounts.id, chatMessages.accountId))
+    .where(and(eq(chatMessages.uri, uri), eq(accounts.uri, senderUri)))
+    .limit(1);
+  if (!row) return false;
+  await chatRoom(env, row.chatId).deleteMessage(row.chatId, row.senderId, row.aId === row.senderId ? row.bId : row.aId, row.id);
+  return true;
+}
