@@ -46,6 +46,7 @@ import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
 import { registerMfaRoutes } from "./routes/pleroma/mfa";
 import { registerPasswordRoutes } from "./routes/pleroma/passwords";
 import { registerImageRoutes } from "./routes/pleroma/images";
+import { registerChatRoutes } from "./routes/chats";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -97,6 +98,7 @@ export function createApp() {
   registerPushRoutes(app);
   registerUploadRoutes(app);
   registerPollRoutes(app);
+  registerChatRoutes(app);
   registerScheduledRoutes(app);
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);

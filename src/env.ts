@@ -10,6 +10,8 @@ export interface Env {
   FEDERATION_QUEUE: DurableObjectNamespace<import("./objects/federation-queue").FederationQueue>;
   /** Outgoing deliveries, one object per destination host (src/objects/host-delivery.ts). */
   DELIVERY: DurableObjectNamespace<import("./objects/host-delivery").HostDelivery>;
+  /** Chats: one object per chat, the single writer of its messages and unread counts (src/objects/chat-room.ts). */
+  CHAT_ROOMS: DurableObjectNamespace<import("./objects/chat-room").ChatRoom>;
   /** Cloudflare Email Routing binding; present only when configured. */
   EMAIL?: SendEmail;
 

@@ -9,6 +9,7 @@ import { handleFederated } from "./federation";
 export { UserStream, TopicStream } from "./objects/streams";
 export { FederationQueue } from "./objects/federation-queue";
 export { HostDelivery } from "./objects/host-delivery";
+export { ChatRoom } from "./objects/chat-room";
 
 // Published events go to the streaming objects.
 eventSinks.push(deliverToStreams);

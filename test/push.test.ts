@@ -117,6 +117,23 @@ describe("Web Push", () => {
     expect(payload.icon).toMatch(/^http:\/\/localhost\//);
   });
 
+  it("a chat message is pushed under the pleroma:chat_mention alert, with its text", async () => {
+    const received = receiver();
+    const [me, friend] = [await registerUser(), await registerUser()];
+    const sub = await subscriber();
+    await subscribeUser(me, { "pleroma:chat_mention": true, mention: false }, sub);
+    const chat = await json(`/api/v1/pleroma/chats/by-account-id/${me.id}`, { method: "POST", token: friend.token });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", token: friend.token, body: { content: "psst <b>hi</b>" } });
+    await expect.poll(() => received.length).toBe(1);
+    const [n] = await json("/api/v1/notifications?include_types[]=pleroma:chat_mention", { token: me.token });
+    expect(await decrypt(received[0].body, sub)).toMatchObject({
+      notification_id: n.id,
+      notification_type: "pleroma:chat_mention",
+      title: `${friend.username} sent you a chat message`,
+      body: "psst <b>hi</b>",
+    });
+  });
+
   it("a subscribed account's new post is pushed under the status alert (Tusky, Phanpy)", async () => {
     const received = receiver();
     const [me, author] = [await registerUser(), await registerUser()];

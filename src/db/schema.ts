@@ -478,6 +478,8 @@ export const notifications = sqliteTable(
     reportId: text("report_id").references(() => reports.id, { onDelete: "cascade" }),
     targetAccountId: text("target_account_id"),
     emoji: text("emoji"),
+    /** `pleroma:chat_mention`: the chat message. */
+    chatMessageId: text("chat_message_id"),
     isSeen: bool("is_seen").notNull().default(false),
     /** Set once Web Push delivery has taken the notification (src/services/push.ts claims it atomically). */
     pushed: bool("pushed").notNull().default(false),
@@ -612,12 +614,14 @@ export const mediaAttachments = sqliteTable(
     size: integer("size").notNull().default(0),
     position: integer("position").notNull().default(0),
     createdAt: time("created_at").notNull(),
+    /** The chat message it is attached to (chats.ts). */
+    chatMessageId: text("chat_message_id"),
   },
   (t) => [
     index("media_status").on(t.statusId),
     index("media_account").on(t.accountId, t.id),
     // What the collector walks: uploads never attached to a status or a scheduled status.
-    index("media_unattached").on(t.createdAt).where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL`),
+    index("media_unattached").on(t.createdAt).where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL AND ${t.chatMessageId} IS NULL`),
   ],
 );
 
@@ -972,4 +976,64 @@ export const passwordResetTokens = sqliteTable(
     expiresAt: time("expires_at").notNull(),
   },
   (t) => [index("password_reset_tokens_expires").on(t.expiresAt)],
+);
+
+/**
+ * Chats (src/services/chats.ts): one row per unordered pair, `a_id` < `b_id`. Each side has its unread count,
+ * last read message, a `cleared` mark (messages up to it are gone for that side after it deleted the chat) and
+ * `open` (listed). `sort_key` orders the chat lists: an id made at the chat's last update.
+ */
+export const chats = sqliteTable(
+  "chats",
+  {
+    id: text("id").primaryKey(),
+    aId: text("a_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    bId: text("b_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    aUnread: integer("a_unread").notNull().default(0),
+    bUnread: integer("b_unread").notNull().default(0),
+    aLastReadId: text("a_last_read_id"),
+    bLastReadId: text("b_last_read_id"),
+    aClearedId: text("a_cleared_id"),
+    bClearedId: text("b_cleared_id"),
+    aOpen: bool("a_open").notNull().default(true),
+    bOpen: bool("b_open").notNull().default(true),
+    lastMessageId: text("last_message_id"),
+    sortKey: text("sort_key").notNull(),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("chats_pair").on(t.aId, t.bId), index("chats_a").on(t.aId, t.sortKey), index("chats_b").on(t.bId, t.sortKey)],
+);
+
+/** Chat messages, written only by the chat's ChatRoom object (src/objects/chat-room.ts). `unread`: by the recipient. */
+export const chatMessages = sqliteTable(
+  "chat_messages",
+  {
+    id: text("id").primaryKey(),
+    chatId: text("chat_id")
+      .notNull()
+      .references(() => chats.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** HTML: escaped text with links. */
+    content: text("content").notNull().default(""),
+    emojis: json<StatusEmoji[]>("emojis").notNull().default([]),
+    mediaId: text("media_id"),
+    unread: bool("unread").notNull().default(true),
+    /** ActivityPub id of a remote message (local ones derive theirs from the id). */
+    uri: text("uri"),
+    idempotencyKey: text("idempotency_key"),
+    idempotencyAt: time("idempotency_at"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [
+    index("chat_messages_chat").on(t.chatId, t.id),
+    index("chat_messages_idempotency").on(t.chatId, t.accountId, t.idempotencyKey).where(sql`idempotency_key IS NOT NULL`),
+    uniqueIndex("chat_messages_uri").on(t.uri).where(sql`uri IS NOT NULL`),
+  ],
 );

@@ -9,6 +9,9 @@ import type { OutboxActivity } from "../services/outbox";
 import { addressing } from "../services/addressing";
 import type { Hydrated } from "../services/hydrate";
 import { createActivity, statusObject, type NoteContext } from "./notes";
+import type { ChatMessageRow } from "../services/chats";
+import type { MediaRow } from "../services/hydrate";
+import { createChatMessage, deleteChatMessage } from "./chat-messages";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -20,6 +23,8 @@ export interface ActivitySources {
   accounts: Map<string, { uri: string; username: string }>;
   /** Actor ids of everyone a list or direct status addresses (members, participants, the replied-to author). */
   listRecipients: Map<string, string[]>;
+  /** The chat messages of ChatMessage rows, with their attachments. */
+  chatMessages?: Map<string, { message: ChatMessageRow; media: MediaRow | null }>;
 }
 
 const url = (u: string) => new URL(u);
@@ -84,5 +89,15 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
     case "UpdateActor":
       // Not sent yet (profile updates federate in a later part).
       return null;
+    case "ChatMessage": {
+      const m = src.chatMessages?.get(a.messageId);
+      const to = src.accounts.get(a.recipientId);
+      if (!m || !to || m.message.accountId !== actorId) return null;
+      return createChatMessage(src.nc.base, actor.uri, to.uri, m.message, m.media);
+    }
+    case "DeleteChatMessage": {
+      const to = src.accounts.get(a.recipientId);
+      return to ? deleteChatMessage(actor.uri, to.uri, a.messageId) : null;
+    }
   }
 }

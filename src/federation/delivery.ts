@@ -17,8 +17,9 @@
  *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
  */
 import { signRequest } from "@fedify/fedify";
-import { sql } from "drizzle-orm";
-import { db, statement, type DB } from "../db/client";
+import { eq, sql } from "drizzle-orm";
+import { chatMessages, mediaAttachments } from "../db/schema";
+import { db, inJson, statement, type DB } from "../db/client";
 import { config, VERSION, type Env } from "../env";
 import { pemToDer } from "../lib/keys";
 import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
@@ -120,8 +121,10 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "Follow" || a.type === "Undo") accountIds.add(a.targetId);
     if (a.type === "Accept" || a.type === "Reject") accountIds.add(a.followerId);
     if (a.type === "Delete") a.recipients.forEach((id) => accountIds.add(id));
+    if (a.type === "ChatMessage" || a.type === "DeleteChatMessage") accountIds.add(a.recipientId);
   }
-  const [{ h, parentUris }, [accountsRead, listRead]] = await Promise.all([
+  const chatMessageIds = rows.flatMap(({ a }) => (a.type === "ChatMessage" ? [a.messageId] : []));
+  const [{ h, parentUris }, [accountsRead, listRead], chatRows] = await Promise.all([
     hydrateWithParentUris(d, statusIds),
     d.$client.batch([
       statement(d, sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`),
@@ -131,6 +134,9 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
           WHERE r.status_id IN (SELECT value FROM json_each(${JSON.stringify(statusIds)}))`,
       ),
     ]),
+    chatMessageIds.length
+      ? d.select({ message: chatMessages, media: mediaAttachments }).from(chatMessages).leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId)).where(inJson(chatMessages.id, chatMessageIds))
+      : Promise.resolve([]),
   ]);
   const accountRows = accountsRead!.results as { id: string; uri: string; username: string }[];
   const listRows = listRead!.results as { status_id: string; uri: string }[];
@@ -141,6 +147,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     parentUris,
     accounts: new Map(accountRows.map((r) => [r.id, r])),
     listRecipients: new Map(),
+    chatMessages: new Map(chatRows.map((r) => [r.message.id, r])),
   };
   for (const r of listRows) src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
 
@@ -181,6 +188,10 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
         stmts.push(directInsert(d, row, a.followerId, t));
         break;
       case "UpdateActor":
+        break;
+      case "ChatMessage":
+      case "DeleteChatMessage":
+        stmts.push(directInsert(d, row, a.recipientId, t));
         break;
     }
   }

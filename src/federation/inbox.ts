@@ -11,7 +11,7 @@
  * and `refuseUnhandled` (federation/index.ts) turns that into the 501.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Article, Create, Delete, Follow, isActor, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Accept, Activity, Article, ChatMessage, Create, Delete, Follow, isActor, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
@@ -21,6 +21,8 @@ import { deleteStatuses } from "../services/statuses";
 import { publish, type StreamEvent } from "../services/events";
 import { deliverPending } from "../services/push";
 import type { FederationData } from "./index";
+import { parseChatMessage } from "./chat-messages";
+import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
 
 /** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
 class Unhandled extends Error {}
@@ -130,6 +132,14 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Create, async (ctx, create) => {
       const from = await sender(ctx, create);
       if (!from) return;
+      // Pleroma's chat messages (embedded, the sender's own on its origin) land in the chat through its ChatRoom.
+      const chat = await embedded((o) => create.getObject(o));
+      if (chat instanceof ChatMessage) {
+        if (chat.attributionId?.href !== from.uri || !chat.id || chat.id.origin !== new URL(from.uri).origin) return;
+        const parsed = await parseChatMessage(chat, from.domain!);
+        if (await receiveChatMessage(ctx.data.d, ctx.data.env, from, parsed, ctx.canonicalOrigin)) after(ctx, { events: [], notified: true });
+        return;
+      }
       const object = await ownObject(ctx, create, from);
       if (object === "unhandled") unhandled(ctx, "Create of this object type");
       if (!object || !object.id) return;
@@ -164,7 +174,10 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       // Only the author deletes: a status of anyone else, or unknown, is left alone (and the sender is not even
       // fetched: servers send deletes of statuses nobody here stored).
       const statusId = await authoredStatus(ctx.data.d, id.href, del.actorId!.href);
-      if (!statusId) return;
+      if (!statusId) {
+        await receiveChatMessageDelete(ctx.data.d, ctx.data.env, id.href, del.actorId!.href);
+        return;
+      }
       const { events } = await deleteStatuses(ctx.data.d, [statusId]);
       after(ctx, { events, notified: false });
     })

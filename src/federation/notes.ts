@@ -9,7 +9,7 @@ import type { Hydrated, StatusRow } from "../services/hydrate";
 import { addressing } from "../services/addressing";
 import { mediaUrl } from "../services/media";
 
-const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
+export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
 export interface NoteContext {
   /** `https://DOMAIN`: media and hashtag links hang off it. */
@@ -19,7 +19,7 @@ export interface NoteContext {
 }
 
 /** Mime type of an emoji image from its file name (custom emoji are stored by key or URL, without a type). */
-function imageType(file: string): string | null {
+export function imageType(file: string): string | null {
   const ext = /\.([a-z0-9]+)(?:$|\?)/i.exec(file)?.[1]?.toLowerCase();
   return ext ? ({ png: "image/png", gif: "image/gif", webp: "image/webp", jpg: "image/jpeg", jpeg: "image/jpeg", svg: "image/svg+xml", avif: "image/avif" } as Record<string, string>)[ext] ?? null : null;
 }

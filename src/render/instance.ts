@@ -15,6 +15,8 @@ export const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
  * adds its flag when it lands (e.g. `polls`, `pleroma_emoji_reactions`, `mastodon_api_streaming`).
  */
 export const FEATURES = ["pleroma_api", "mastodon_api", "mastodon_api_streaming", "polls", "pleroma_explicit_addressing", "multifetch", "pleroma_emoji_reactions"];
+// Chats (src/routes/chats.ts).
+FEATURES.push("pleroma_chat_messages");
 
 /** Content types accepted for posts (`content_type`): those the content pipeline renders. */
 export const POST_FORMATS: string[] = CONTENT_TYPES;

@@ -1,7 +1,9 @@
 /** The Notification entity. */
 import type { DB } from "../db/client";
 import { iso, inJson } from "../db/client";
-import { reports } from "../db/schema";
+import { chatMessages, mediaAttachments, reports } from "../db/schema";
+import { eq } from "drizzle-orm";
+import { renderChatMessage } from "./chat";
 import type { z } from "@hono/zod-openapi";
 import type { NotificationSchema } from "../schemas/social";
 
@@ -19,11 +21,16 @@ export async function renderNotifications(d: DB, ctx: RenderContext, rows: Notif
   const me = ctx.viewerId;
   const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
   const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
-  const [h, people, reportRows] = await Promise.all([
+  const chatIds = [...new Set(rows.flatMap((r) => (r.chatMessageId ? [r.chatMessageId] : [])))];
+  const [h, people, reportRows, chatRows] = await Promise.all([
     hydrate(d, statusIds, me),
     accountsById(d, rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])])),
     reportIds.length ? d.select().from(reports).where(inJson(reports.id, reportIds)) : Promise.resolve([]),
+    chatIds.length
+      ? d.select({ message: chatMessages, media: mediaAttachments }).from(chatMessages).leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId)).where(inJson(chatMessages.id, chatIds))
+      : Promise.resolve([]),
   ]);
+  const chatById = new Map(chatRows.map((r) => [r.message.id, r]));
   const statuses = new Map(renderStatuses(ctx, h, statusIds).map((s) => [s.id, s]));
   const reportsById = new Map(reportRows.map((r) => [r.id, r]));
   return rows.flatMap((r) => {
@@ -33,6 +40,9 @@ export async function renderNotifications(d: DB, ctx: RenderContext, rows: Notif
     if (r.statusId && !status) return [];
     const target = r.targetAccountId ? people.get(r.targetAccountId) : undefined;
     const report = r.reportId ? reportsById.get(r.reportId) : undefined;
+    const chat = r.chatMessageId ? chatById.get(r.chatMessageId) : undefined;
+    // A chat mention whose message is gone is not shown.
+    if (r.chatMessageId && !chat) return [];
     return [
       {
         id: r.id,
@@ -43,6 +53,7 @@ export async function renderNotifications(d: DB, ctx: RenderContext, rows: Notif
         ...(r.emoji ? { emoji: r.emoji } : {}),
         ...(target ? { target: renderAccount(ctx, target) } : {}),
         ...(report ? { report: { id: report.id, action_taken: report.state !== "open", comment: report.comment, created_at: iso(report.createdAt) } } : {}),
+        ...(chat ? { chat_message: renderChatMessage(ctx, chat.message, chat.media) } : {}),
         pleroma: { is_seen: r.isSeen, is_muted: Boolean(r.isMuted) },
       },
     ];

@@ -1,3 +1,4 @@
+import { ChatMessageSchema } from "./chat";
 /** Schemas of the social entities: lists, filters, reports, conversations, notifications, markers, push. */
 import { z } from "@hono/zod-openapi";
 import { AccountSchema } from "./account";
@@ -56,6 +57,7 @@ export const NotificationSchema = z
     emoji: z.string().optional(),
     target: AccountSchema.optional(),
     report: z.object({ id: z.string(), action_taken: z.boolean(), comment: z.string(), created_at: z.string() }).optional(),
+    chat_message: ChatMessageSchema.optional(),
     pleroma: z.object({ is_seen: z.boolean(), is_muted: z.boolean() }),
   })
   .openapi("Notification");

@@ -32,7 +32,7 @@ export async function collectUnattachedMedia(env: Env, t: number, max = 200): Pr
     .delete(mediaAttachments)
     .where(
       sql`${mediaAttachments.id} IN (SELECT id FROM media_attachments INDEXED BY media_unattached
-        WHERE status_id IS NULL AND scheduled_status_id IS NULL AND created_at < ${t - UNATTACHED_MEDIA_TTL} ORDER BY created_at LIMIT ${max})
+        WHERE status_id IS NULL AND scheduled_status_id IS NULL AND chat_message_id IS NULL AND created_at < ${t - UNATTACHED_MEDIA_TTL} ORDER BY created_at LIMIT ${max})
         AND ${mediaAttachments.statusId} IS NULL AND ${mediaAttachments.scheduledStatusId} IS NULL`,
     )
     .returning({ file: mediaAttachments.file });

@@ -31,6 +31,8 @@ export interface NotificationInput {
   statusId?: string | null;
   emoji?: string | null;
   targetAccountId?: string | null;
+  /** `pleroma:chat_mention`: the chat message. */
+  chatMessageId?: string | null;
   /** A further condition that must hold when the statement runs (e.g. a claim made earlier in the batch). */
   onlyIf?: SQL;
   /** The one case a notification goes to its own cause: the end of your own poll. */
@@ -45,8 +47,8 @@ export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
   return statement(
     d,
     sql`WITH n(id, to_id, from_id, status_id, t) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${n.from}, ${n.statusId ?? null}, ${t} FROM json_each(${rows}))
-    INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, is_seen, created_at)
-    SELECT n.id, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, 0, n.t
+    INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, chat_message_id, is_seen, created_at)
+    SELECT n.id, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, n.t
     FROM n JOIN users u ON u.account_id = n.to_id
     WHERE ${rules} ${n.onlyIf ? sql`AND ${n.onlyIf}` : sql``}`,
   );

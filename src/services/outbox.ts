@@ -30,7 +30,11 @@ export type OutboxActivity =
   /** Answering a remote account's Follow (`uri`: their Follow's id). */
   | { type: "Accept" | "Reject"; uri: string; followerId: string }
   /** The local account's profile changed: the actor document to its followers. */
-  | { type: "UpdateActor" };
+  | { type: "UpdateActor" }
+  /** A chat message to its remote recipient (Pleroma's `Create` of a `ChatMessage`, to that one actor). */
+  | { type: "ChatMessage"; messageId: string; recipientId: string }
+  /** A deleted chat message: its id (the object's uri derives from it) and its remote recipient. */
+  | { type: "DeleteChatMessage"; messageId: string; recipientId: string };
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
@@ -61,6 +65,9 @@ function audience(accountId: string, a: OutboxActivity): SQL {
       return isRemote(a.followerId);
     case "UpdateActor":
       return hasRemoteFollower(accountId);
+    case "ChatMessage":
+    case "DeleteChatMessage":
+      return isRemote(a.recipientId);
   }
 }
 

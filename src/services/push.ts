@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import { config } from "../env";
 import { db, now, type DB, inJson } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, notifications, pushSubscriptions, statuses, users } from "../db/schema";
+import { accounts, chatMessages, notifications, pushSubscriptions, statuses, users } from "../db/schema";
 import { htmlToText } from "../content/format";
 import { notFound, unprocessable } from "../http/errors";
 import { fromBase64 } from "../lib/crypto";
@@ -114,6 +114,8 @@ function title(type: string, name: string, emoji: string | null): string {
       return "A poll has ended";
     case "pleroma:emoji_reaction":
       return `${name} reacted with ${emoji ?? ""}`.trim();
+    case "pleroma:chat_mention":
+      return `${name} sent you a chat message`;
     default:
       return `New notification from ${name}`;
   }
@@ -161,11 +163,12 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
   if (claimed.length === 0) return 0;
   const streamed = dispatch(env, claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })), base);
   const recipients = [...new Set(claimed.map((n) => n.accountId))];
-  const [subs, senders, settings, texts] = await d.batch([
+  const [subs, senders, settings, texts, chatTexts] = await d.batch([
     d.select().from(pushSubscriptions).where(inJson(pushSubscriptions.accountId, recipients)),
     d.select({ id: accounts.id, username: accounts.username, displayName: accounts.displayName, avatar: accounts.avatar }).from(accounts).where(inJson(accounts.id, [...new Set(claimed.map((n) => n.fromAccountId))])),
     d.select({ id: users.accountId, locale: users.locale, settings: users.notificationSettings }).from(users).where(inJson(users.accountId, recipients)),
     d.select({ id: statuses.id, content: statuses.content, spoiler: statuses.spoilerText }).from(statuses).where(inJson(statuses.id, [...new Set(claimed.flatMap((n) => (n.statusId ? [n.statusId] : [])))].concat(""))),
+    d.select({ id: chatMessages.id, content: chatMessages.content }).from(chatMessages).where(inJson(chatMessages.id, claimed.flatMap((n) => (n.chatMessageId ? [n.chatMessageId] : [])).concat(""))),
   ]);
   if (subs.length === 0) {
     await streamed;
@@ -177,6 +180,7 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
   const senderOf = new Map(senders.map((s) => [s.id, s]));
   const userOf = new Map(settings.map((u) => [u.id, u]));
   const textOf = new Map(texts.map((t) => [t.id, t.spoiler || htmlToText(t.content)]));
+  const chatTextOf = new Map(chatTexts.map((t) => [t.id, htmlToText(t.content)]));
   const gone = new Set<string>();
   let sent = 0;
   await Promise.all(
@@ -191,7 +195,7 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
         notification_id: n.id,
         notification_type: n.type,
         title: hidden ? "New notification" : title(n.type, name, n.emoji),
-        body: hidden ? "" : (n.statusId ? (textOf.get(n.statusId) ?? "") : "").slice(0, 140),
+        body: hidden ? "" : (n.statusId ? (textOf.get(n.statusId) ?? "") : n.chatMessageId ? (chatTextOf.get(n.chatMessageId) ?? "") : "").slice(0, 140),
         icon: sender.avatar ? mediaUrl(base, sender.avatar) : `${base}/${DEFAULT_AVATAR}`,
         preferred_locale: user.locale,
       };

@@ -137,7 +137,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     d
       .select()
       .from(mediaAttachments)
-      .where(and(inJson(mediaAttachments.id, mediaIds.length ? mediaIds : [""]), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId))),
+      .where(and(inJson(mediaAttachments.id, mediaIds.length ? mediaIds : [""]), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.chatMessageId))),
     d.select().from(lists).where(and(eq(lists.id, listId ?? ""), eq(lists.accountId, me))),
     d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId ?? "")),
     d

@@ -95,12 +95,16 @@ function deleteListeners(deletes: Extract<StreamEvent, { event: "delete" }>[]): 
         OR (${visibility} = 'private' AND EXISTS (SELECT 1 FROM follows f WHERE f.account_id = p.account_id AND f.target_account_id = ${author})))))))`;
 }
 
-/** Listeners of personal events: the account's `user` stream, and `user:notification` for notifications. */
+/**
+ * Listeners of personal events: the account's `user` stream, `user:notification` for notifications and
+ * `user:pleroma_chat` for chat updates.
+ */
 function personalListeners(events: Extract<StreamEvent, { accountId: string }>[]): SQL {
   const json = JSON.stringify(events.map((e, i) => [String(i), e.accountId, e.event]));
   return sql`WITH ${paramsCte(null)}
     ${columns(sql`json_extract(e.value, '$[0]')`)} FROM json_each(${json}) e JOIN stream_presence p ON p.account_id = json_extract(e.value, '$[1]')
-    WHERE ${liveToken} AND (p.stream = 'user' OR (p.stream = 'user:notification' AND json_extract(e.value, '$[2]') = 'notification'))`;
+    WHERE ${liveToken} AND (p.stream = 'user' OR (p.stream = 'user:notification' AND json_extract(e.value, '$[2]') = 'notification')
+      OR (p.stream = 'user:pleroma_chat' AND json_extract(e.value, '$[2]') = 'pleroma:chat_update'))`;
 }
 
 export async function deliverToStreams(events: StreamEvent[], env: Env, base: string): Promise<void> {
@@ -158,7 +162,7 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
         const e = personal[Number(r.ref)];
         if (e.event === "notification") {
           if (rendered.has(e.payload)) frame(r, "notification", rendered.get(e.payload));
-        } else if (r.stream === "user") frame(r, e.event, e.payload === null ? undefined : JSON.stringify(e.payload));
+        } else if (r.stream === "user" || r.stream === "user:pleroma_chat") frame(r, e.event, e.payload === null ? undefined : JSON.stringify(e.payload));
       }
     }),
   ]);

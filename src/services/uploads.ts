@@ -29,6 +29,7 @@ export async function createUpload(d: DB, cfg: Config, bucket: R2Bucket, account
     size: stored.size,
     position: 0,
     createdAt: now(),
+    chatMessageId: null,
   };
   await d.insert(mediaAttachments).values(row);
   return row;
