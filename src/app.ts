@@ -22,6 +22,7 @@ import { registerFilterRoutes, registerFilterV2Routes } from "./routes/filters";
 import { registerGraphRoutes } from "./routes/graph";
 import { registerListRoutes } from "./routes/lists";
 import { registerImportRoutes } from "./routes/pleroma/imports";
+import { registerAccountLifecycleRoutes } from "./routes/pleroma/account-lifecycle";
 import { registerReportRoutes } from "./routes/reports";
 import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
@@ -84,6 +85,7 @@ export function createApp() {
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);
   registerImportRoutes(app);
+  registerAccountLifecycleRoutes(app);
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
   registerConversationRoutes(app);

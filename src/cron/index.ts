@@ -19,6 +19,7 @@ import { collectCodes, collectIdempotencyKeys, collectOutbox, collectPresence, c
 import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
 import { sweepFederation } from "../federation/delivery";
+import { runAccountDeletions } from "../services/account-deletion";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
 
@@ -60,6 +61,8 @@ const SEQUENCE: Record<string, Job> = {
     const gone = await deleteExpiredStatuses(env, t);
     if (ctx) publish(env, ctx, gone);
   },
+  // Bounded steps of account deletions (after expired statuses: both delete statuses and their files).
+  account_deletions: (env, _d, t) => runAccountDeletions(env, t),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
   federation: (env, _d, t) => sweepFederation(env, t),
 };

@@ -916,3 +916,40 @@ export const moderationLog = sqliteTable(
   },
   (t) => [index("moderation_log_actor").on(t.actorId, t.id)],
 );
+
+/**
+ * Account deletions under way (services/account-deletion.ts): the account is deactivated at once and emptied by
+ * the cron in bounded steps; the row stays, finished, as the record that the account was deleted.
+ */
+export const accountDeletions = sqliteTable(
+  "account_deletions",
+  {
+    accountId: text("account_id").primaryKey(),
+    /** Who asked: the account itself, or the admin who deleted it. */
+    requestedBy: text("requested_by"),
+    statusesDeleted: integer("statuses_deleted").notNull().default(0),
+    requestedAt: time("requested_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+    finishedAt: time("finished_at"),
+  },
+  (t) => [index("account_deletions_pending").on(t.requestedAt).where(sql`${t.finishedAt} IS NULL`)],
+);
+
+/** Pleroma backups: an account's archive (zip of ActivityStreams JSON), built by the cron into R2, kept a week. */
+export const backups = sqliteTable(
+  "backups",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** pending → complete (or failed). */
+    state: text("state").notNull().default("pending"),
+    /** The R2 key of the archive. */
+    fileKey: text("file_key").notNull(),
+    size: integer("size").notNull().default(0),
+    createdAt: time("created_at").notNull(),
+    processedAt: time("processed_at"),
+  },
+  (t) => [index("backups_account").on(t.accountId, t.id), index("backups_pending").on(t.createdAt).where(sql`${t.state} = 'pending'`)],
+);

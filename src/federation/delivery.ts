@@ -120,6 +120,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "Follow" || a.type === "Undo") accountIds.add(a.targetId);
     if (a.type === "Accept" || a.type === "Reject") accountIds.add(a.followerId);
     if (a.type === "Delete") a.recipients.forEach((id) => accountIds.add(id));
+    if (a.type === "Move") accountIds.add(a.targetId);
   }
   const [{ h, parentUris }, [accountsRead, listRead]] = await Promise.all([
     hydrateWithParentUris(d, statusIds),
@@ -179,6 +180,14 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       case "Accept":
       case "Reject":
         stmts.push(directInsert(d, row, a.followerId, t));
+        break;
+      case "DeleteActor":
+        // Followers, and the remote accounts it follows (they hold its follow): read before the deletion job
+        // removes the follows, which waits for this row to be expanded and delivered.
+        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT target_account_id FROM follows WHERE account_id = ${row.account_id})`, t));
+        break;
+      case "Move":
+        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT NULL WHERE 0)`, t));
         break;
       case "UpdateActor":
         break;

@@ -18,6 +18,7 @@ import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "
 import { authoredStatus, parseNote, storeRemoteNote, unknownMentions, updateRemoteNote, type RemoteObject } from "../services/remote-statuses";
 import { embeddedOnly } from "./loaders";
 import { deleteStatuses } from "../services/statuses";
+import { receiveActorDelete } from "../services/account-deletion";
 import { publish, type StreamEvent } from "../services/events";
 import { deliverPending } from "../services/push";
 import type { FederationData } from "./index";
@@ -159,8 +160,13 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     })
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;
-      // An actor deleting itself is part 2 (issue 18).
-      if (!id || id.href === del.actorId?.href) unhandled(ctx, "Delete of an actor");
+      if (!id) return;
+      // An actor deleting itself (the signature is its own): deactivated here, its follows ended.
+      if (id.href === del.actorId?.href) {
+        const known = await accountByUri(ctx.data.d, id.href);
+        if (known && known.domain !== null) await receiveActorDelete(ctx.data.d, known.id, Date.now());
+        return;
+      }
       // Only the author deletes: a status of anyone else, or unknown, is left alone (and the sender is not even
       // fetched: servers send deletes of statuses nobody here stored).
       const statusId = await authoredStatus(ctx.data.d, id.href, del.actorId!.href);

@@ -35,6 +35,7 @@ import { signerMatchesActor } from "./signer";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 import { registerInbox } from "./inbox";
+import { deletionState } from "../services/account-deletion";
 
 export interface FederationData {
   env: Env;
@@ -109,8 +110,12 @@ builder
     if (!a || a.username !== identifier) return null;
     const id = ctx.getActorUri(a.username);
     // Mastodon answers 410 Gone for an account that no longer acts; Fedify turns a Tombstone into that.
-    if (a.deactivated) return new Tombstone({ id });
+    const deleting = a.deactivated && (await deletionState(ctx.data.d, a.id)) === "pending";
+    if (a.deactivated && !deleting) return new Tombstone({ id });
     const keys = await ctx.getActorKeyPairs(a.username);
+    // Being deleted: only what verifies its last signatures (the actor Delete) until the deletion job is done.
+    if (deleting)
+      return new Person({ id, preferredUsername: a.username, inbox: ctx.getInboxUri(a.username), publicKey: keys[0]?.cryptographicKey ?? null, assertionMethods: keys.map((k) => k.multikey) });
     const base = ctx.canonicalOrigin;
     const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
     return new Actor({
@@ -143,7 +148,7 @@ builder
   .setKeyPairsDispatcher(async (ctx, identifier) => {
     if (identifier === INSTANCE_ACTOR) return importKeys(await instanceActorKeys(ctx.data.env));
     const a = await localAccount(ctx.data.d, identifier);
-    if (!a || a.deactivated) return [];
+    if (!a || (a.deactivated && (await deletionState(ctx.data.d, a.id)) !== "pending")) return [];
     const keys = await actorKeys(ctx.data.d, a.id);
     return keys ? importKeys(keys) : [];
   });

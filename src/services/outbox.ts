@@ -30,7 +30,11 @@ export type OutboxActivity =
   /** Answering a remote account's Follow (`uri`: their Follow's id). */
   | { type: "Accept" | "Reject"; uri: string; followerId: string }
   /** The local account's profile changed: the actor document to its followers. */
-  | { type: "UpdateActor" };
+  | { type: "UpdateActor" }
+  /** The local account is being deleted: a Delete of the actor to its remote followers and the remote accounts it follows. */
+  | { type: "DeleteActor" }
+  /** The account moved to `targetId` (its new account): a Move to its remote followers. */
+  | { type: "Move"; targetId: string };
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
@@ -38,6 +42,8 @@ export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "priva
 const isRemote = (id: string) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
 const hasRemoteFollower = (accountId: string) =>
   sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ${accountId} AND a.domain IS NOT NULL)`;
+const hasRemoteFollowee = (accountId: string) =>
+  sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ${accountId} AND a.domain IS NOT NULL)`;
 const followerVisibilities = sql.raw(TO_FOLLOWERS.map((v) => `'${v}'`).join(", "));
 
 /** Whether the activity has anyone to go to, as SQL evaluated inside the action's batch (after its writes). */
@@ -60,7 +66,10 @@ function audience(accountId: string, a: OutboxActivity): SQL {
     case "Reject":
       return isRemote(a.followerId);
     case "UpdateActor":
+    case "Move":
       return hasRemoteFollower(accountId);
+    case "DeleteActor":
+      return sql`(${hasRemoteFollower(accountId)} OR ${hasRemoteFollowee(accountId)})`;
   }
 }
 
