@@ -24,3 +24,6 @@ CREATE TABLE `backups` (
 CREATE INDEX `backups_account` ON `backups` (`account_id`,`id`);
 --> statement-breakpoint
 CREATE INDEX `backups_pending` ON `backups` (`created_at`) WHERE `state` = 'pending';
+--> statement-breakpoint
+-- What the cron's follower-moving job walks: the (few) accounts that moved.
+CREATE INDEX `accounts_moved` ON `accounts` (`moved_to_account_id`) WHERE `moved_to_account_id` IS NOT NULL;

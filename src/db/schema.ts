@@ -89,6 +89,7 @@ export const accounts = sqliteTable(
     uniqueIndex("accounts_uri").on(t.uri),
     index("accounts_url").on(t.url),
     index("accounts_domain").on(t.domain),
+    index("accounts_moved").on(t.movedToAccountId).where(sql`moved_to_account_id IS NOT NULL`),
   ],
 );
 
