@@ -17,6 +17,7 @@ CREATE TABLE `backups` (
 	`state` text DEFAULT 'pending' NOT NULL,
 	`file_key` text NOT NULL,
 	`size` integer DEFAULT 0 NOT NULL,
+	`base` text DEFAULT '' NOT NULL,
 	`created_at` integer NOT NULL,
 	`processed_at` integer
 );

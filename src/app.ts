@@ -23,6 +23,7 @@ import { registerGraphRoutes } from "./routes/graph";
 import { registerListRoutes } from "./routes/lists";
 import { registerImportRoutes } from "./routes/pleroma/imports";
 import { registerAccountLifecycleRoutes } from "./routes/pleroma/account-lifecycle";
+import { registerBackupRoutes } from "./routes/pleroma/backups";
 import { registerReportRoutes } from "./routes/reports";
 import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
@@ -86,6 +87,7 @@ export function createApp() {
   registerReportRoutes(app);
   registerImportRoutes(app);
   registerAccountLifecycleRoutes(app);
+  registerBackupRoutes(app);
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
   registerConversationRoutes(app);

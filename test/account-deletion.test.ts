@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runScheduled } from "../src/cron/index";
 import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import { runAccountDeletions, STEPS_PER_RUN } from "../src/services/account-deletion";
+import { processBackups } from "../src/services/backups";
 import { AccountSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
@@ -86,6 +87,11 @@ describe("delete_account and disable_account", () => {
     await json("/api/v1/lists", { method: "POST", token: u.token, body: { title: "l" } });
     const file = (await env.DB.prepare("SELECT file FROM media_attachments WHERE id = ?").bind(media.id).first<{ file: string }>())!.file;
     expect(await env.MEDIA.head(file)).not.toBeNull();
+    // A backup made before: its archive goes too.
+    await json("/api/v1/pleroma/backups", { method: "POST", token: u.token });
+    await processBackups(env, Date.now());
+    const archive = (await env.DB.prepare("SELECT file_key FROM backups WHERE account_id = ? AND state = 'complete'").bind(u.id).first<{ file_key: string }>())!.file_key;
+    expect(await env.MEDIA.head(archive)).not.toBeNull();
 
     const res = await call(`/api/pleroma/delete_account?password=${encodeURIComponent(u.password)}`, { method: "DELETE", token: u.token });
     expect(res.status).toBe(200);
@@ -112,6 +118,8 @@ describe("delete_account and disable_account", () => {
       expect(await count(`SELECT 1 FROM ${table} WHERE ${where}`, u.id), table).toBe(0);
     }
     expect(await env.MEDIA.head(file)).toBeNull();
+    expect(await env.MEDIA.head(archive)).toBeNull();
+    expect(await count("SELECT 1 FROM backups WHERE account_id = ?", u.id)).toBe(0);
     // The friend's counters no longer count the deleted account; their own status is untouched.
     const f = valid(AccountSchema, await json(`/api/v1/accounts/${friend.id}`, { token: friend.token }));
     expect([f.followers_count, f.following_count]).toEqual([0, 0]);

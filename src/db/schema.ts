@@ -949,6 +949,8 @@ export const backups = sqliteTable(
     /** The R2 key of the archive. */
     fileKey: text("file_key").notNull(),
     size: integer("size").notNull().default(0),
+    /** The origin the client asked through: the mailed link's, when no DOMAIN is configured. */
+    base: text("base").notNull().default(""),
     createdAt: time("created_at").notNull(),
     processedAt: time("processed_at"),
   },

@@ -101,7 +101,6 @@ const OWN_ROWS: [table: string, where: string][] = [
   ["reports", "account_id = ?1"],
   ["push_subscriptions", "account_id = ?1"],
   ["stream_presence", "account_id = ?1"],
-  ["backups", "account_id = ?1"],
 ];
 
 /** One step of one deletion. */
@@ -125,6 +124,13 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
     const stored = media.map((m) => m.file).filter(isStoredKey);
     if (stored.length) await env.MEDIA.delete(stored);
     await d.run(sql`DELETE FROM media_attachments WHERE id IN (SELECT value FROM json_each(${JSON.stringify(media.map((m) => m.id))}))`);
+    return "more";
+  }
+  // Its backups: archives first, then rows.
+  const archives = await d.all<{ id: string; file_key: string }>(sql`SELECT id, file_key FROM backups WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`);
+  if (archives.length) {
+    await env.MEDIA.delete(archives.map((b) => b.file_key));
+    await d.run(sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`);
     return "more";
   }
   // 3. Everything else, one batch: each table's next ROW_BATCH rows, then the counters of the accounts and statuses
