@@ -133,6 +133,9 @@ describe("Move between two instances", () => {
     expect(
       await json("/api/pleroma/move_account", { instance: A, method: "POST", token: alice.token, body: { password: alice.password, target_account: `${aliceNew.username}@b.example` } }),
     ).toEqual({ status: "success" });
+    // The actor document says where it went.
+    const actorDoc = await (await call(`/users/${alice.username}`, { instance: A, headers: { Accept: "application/activity+json" } })).json<{ movedTo: string }>();
+    expect(actorDoc.movedTo).toBe(`https://b.example/users/${aliceNew.username}`);
     routed.requests.length = 0;
     await settle();
     const sent = await Promise.all(routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as Record<string, unknown>));

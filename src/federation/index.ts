@@ -59,6 +59,12 @@ const FIRST = "first";
 const builder = createFederationBuilder<FederationData>();
 
 /** A local account by nickname, case-insensitively (as WebFinger and the client API look nicknames up). */
+/** The actor id of the account an account moved to. */
+async function movedToUri(d: DB, id: string): Promise<URL | null> {
+  const row = await d.select({ uri: accounts.uri }).from(accounts).where(sql`${accounts.id} = ${id}`).get();
+  return row ? new URL(row.uri) : null;
+}
+
 async function localAccount(d: DB, username: string) {
   return (
     (await d
@@ -131,6 +137,8 @@ builder
       manuallyApprovesFollowers: a.locked,
       discoverable: a.discoverable,
       aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
+      // `movedTo`: the account it moved to (move_account).
+      successor: a.movedToAccountId ? await movedToUri(ctx.data.d, a.movedToAccountId) : null,
       inbox: ctx.getInboxUri(a.username),
       endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
       followers: ctx.getFollowersUri(a.username),
