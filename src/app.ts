@@ -22,6 +22,8 @@ import { registerFilterRoutes, registerFilterV2Routes } from "./routes/filters";
 import { registerGraphRoutes } from "./routes/graph";
 import { registerListRoutes } from "./routes/lists";
 import { registerImportRoutes } from "./routes/pleroma/imports";
+import { registerAccountLifecycleRoutes } from "./routes/pleroma/account-lifecycle";
+import { registerBackupRoutes } from "./routes/pleroma/backups";
 import { registerReportRoutes } from "./routes/reports";
 import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
@@ -91,6 +93,8 @@ export function createApp() {
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);
   registerImportRoutes(app);
+  registerAccountLifecycleRoutes(app);
+  registerBackupRoutes(app);
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
   registerConversationRoutes(app);

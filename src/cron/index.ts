@@ -20,6 +20,9 @@ import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
 import { collectMfaTokens } from "../services/mfa";
 import { sweepFederation } from "../federation/delivery";
+import { runAccountDeletions } from "../services/account-deletion";
+import { moveFollowers } from "../services/move";
+import { processBackups } from "../services/backups";
 import { config } from "../env";
 import { POST_FORMATS } from "../render/instance";
 
@@ -63,6 +66,12 @@ const SEQUENCE: Record<string, Job> = {
     const gone = await deleteExpiredStatuses(env, t);
     if (ctx) publish(env, ctx, gone);
   },
+  // Bounded steps of account deletions (after expired statuses: both delete statuses and their files).
+  account_deletions: (env, _d, t) => runAccountDeletions(env, t),
+  // Local followers of moved accounts who allow it follow the new account (before federation: their Follows go out).
+  account_moves: (env) => moveFollowers(env),
+  // One account archive a run; expired archives go.
+  backups: (env, _d, t) => processBackups(env, t),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
   federation: (env, _d, t) => sweepFederation(env, t),
 };

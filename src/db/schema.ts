@@ -89,6 +89,7 @@ export const accounts = sqliteTable(
     uniqueIndex("accounts_uri").on(t.uri),
     index("accounts_url").on(t.url),
     index("accounts_domain").on(t.domain),
+    index("accounts_moved").on(t.movedToAccountId).where(sql`moved_to_account_id IS NOT NULL`),
   ],
 );
 
@@ -1036,4 +1037,43 @@ export const chatMessages = sqliteTable(
     index("chat_messages_idempotency").on(t.chatId, t.accountId, t.idempotencyKey).where(sql`idempotency_key IS NOT NULL`),
     uniqueIndex("chat_messages_uri").on(t.uri).where(sql`uri IS NOT NULL`),
   ],
+);
+
+/**
+ * Account deletions under way (services/account-deletion.ts): the account is deactivated at once and emptied by
+ * the cron in bounded steps; the row stays, finished, as the record that the account was deleted.
+ */
+export const accountDeletions = sqliteTable(
+  "account_deletions",
+  {
+    accountId: text("account_id").primaryKey(),
+    /** Who asked: the account itself, or the admin who deleted it. */
+    requestedBy: text("requested_by"),
+    statusesDeleted: integer("statuses_deleted").notNull().default(0),
+    requestedAt: time("requested_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+    finishedAt: time("finished_at"),
+  },
+  (t) => [index("account_deletions_pending").on(t.requestedAt).where(sql`${t.finishedAt} IS NULL`)],
+);
+
+/** Pleroma backups: an account's archive (zip of ActivityStreams JSON), built by the cron into R2, kept a week. */
+export const backups = sqliteTable(
+  "backups",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** pending → complete (or failed). */
+    state: text("state").notNull().default("pending"),
+    /** The R2 key of the archive. */
+    fileKey: text("file_key").notNull(),
+    size: integer("size").notNull().default(0),
+    /** The origin the client asked through: the mailed link's, when no DOMAIN is configured. */
+    base: text("base").notNull().default(""),
+    createdAt: time("created_at").notNull(),
+    processedAt: time("processed_at"),
+  },
+  (t) => [index("backups_account").on(t.accountId, t.id), index("backups_pending").on(t.createdAt).where(sql`${t.state} = 'pending'`)],
 );

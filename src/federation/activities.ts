@@ -4,7 +4,7 @@
  * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
  * Addressing is the one rule, `services/addressing.ts`.
  */
-import { Accept, Delete, Follow, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
+import { Accept, Delete, Follow, Move, PUBLIC_COLLECTION, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
 import type { OutboxActivity } from "../services/outbox";
 import { addressing } from "../services/addressing";
 import type { Hydrated } from "../services/hydrate";
@@ -84,6 +84,26 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
         actor: me,
         object: new Follow({ id: url(a.uri), actor: url(follower.uri), object: me }),
         to: url(follower.uri),
+      });
+    }
+    case "DeleteActor":
+      // Pleroma's actor Delete: the actor as its object, public and to its followers (each server drops its copy).
+      return new Delete({
+        id: url(`${actor.uri}#delete/${outboxId}`),
+        actor: me,
+        object: me,
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+      });
+    case "Move": {
+      const target = src.accounts.get(a.targetId);
+      if (!target) return null;
+      return new Move({
+        id: url(`${actor.uri}#moves/${outboxId}`),
+        actor: me,
+        object: me,
+        target: url(target.uri),
+        to: src.nc.followersOf(actor.username),
       });
     }
     case "UpdateActor":

@@ -122,6 +122,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "Accept" || a.type === "Reject") accountIds.add(a.followerId);
     if (a.type === "Delete") a.recipients.forEach((id) => accountIds.add(id));
     if (a.type === "ChatMessage" || a.type === "DeleteChatMessage") accountIds.add(a.recipientId);
+    if (a.type === "Move") accountIds.add(a.targetId);
   }
   const chatMessageIds = rows.flatMap(({ a }) => (a.type === "ChatMessage" ? [a.messageId] : []));
   const [{ h, parentUris }, [accountsRead, listRead], chatRows] = await Promise.all([
@@ -186,6 +187,14 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       case "Accept":
       case "Reject":
         stmts.push(directInsert(d, row, a.followerId, t));
+        break;
+      case "DeleteActor":
+        // Followers, and the remote accounts it follows (they hold its follow): read before the deletion job
+        // removes the follows, which waits for this row to be expanded and delivered.
+        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT target_account_id FROM follows WHERE account_id = ${row.account_id})`, t));
+        break;
+      case "Move":
+        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT NULL WHERE 0)`, t));
         break;
       case "UpdateActor":
         break;

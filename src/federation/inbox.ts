@@ -11,13 +11,16 @@
  * and `refuseUnhandled` (federation/index.ts) turns that into the 501.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Article, ChatMessage, Create, Delete, Follow, isActor, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Accept, Activity, Article, ChatMessage, Create, Delete, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
 import { authoredStatus, parseNote, storeRemoteNote, unknownMentions, updateRemoteNote, type RemoteObject } from "../services/remote-statuses";
 import { embeddedOnly } from "./loaders";
 import { deleteStatuses } from "../services/statuses";
+import { receiveActorDelete } from "../services/account-deletion";
+import { moveAccount } from "../services/move";
+import { resolveAccount, resolveEnv } from "../services/resolve";
 import { publish, type StreamEvent } from "../services/events";
 import { deliverPending } from "../services/push";
 import type { FederationData } from "./index";
@@ -169,8 +172,13 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     })
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;
-      // An actor deleting itself is part 2 (issue 18).
-      if (!id || id.href === del.actorId?.href) unhandled(ctx, "Delete of an actor");
+      if (!id) return;
+      // An actor deleting itself (the signature is its own): deactivated here, its follows ended.
+      if (id.href === del.actorId?.href) {
+        const known = await accountByUri(ctx.data.d, id.href);
+        if (known && known.domain !== null) await receiveActorDelete(ctx.data.d, known.id, Date.now());
+        return;
+      }
       // Only the author deletes: a status of anyone else, or unknown, is left alone (and the sender is not even
       // fetched: servers send deletes of statuses nobody here stored).
       const statusId = await authoredStatus(ctx.data.d, id.href, del.actorId!.href);
@@ -180,6 +188,17 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       }
       const { events } = await deleteStatuses(ctx.data.d, [statusId]);
       after(ctx, { events, notified: false });
+    })
+    .on(Move, async (ctx, move) => {
+      // Only an actor moves itself; the target, refetched now, must list it among its aliases (alsoKnownAs).
+      if (!move.objectId || move.objectId.href !== move.actorId?.href || !move.targetId) return;
+      const from = await sender(ctx, move);
+      if (!from || from.deactivated) return;
+      const base = ctx.canonicalOrigin;
+      const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, { refresh: true });
+      if (!target || target.account.deactivated) return;
+      await moveAccount(ctx.data.d, from, target.account, Date.now());
+      after(ctx, { events: [], notified: true });
     })
     .on(Activity, async (ctx, activity) => unhandled(ctx, activity.constructor.name))
     .onError((_ctx, error) => {

@@ -35,6 +35,7 @@ import { signerMatchesActor } from "./signer";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 import { registerInbox } from "./inbox";
+import { deletionState } from "../services/account-deletion";
 
 export interface FederationData {
   env: Env;
@@ -58,6 +59,12 @@ const FIRST = "first";
 const builder = createFederationBuilder<FederationData>();
 
 /** A local account by nickname, case-insensitively (as WebFinger and the client API look nicknames up). */
+/** The actor id of the account an account moved to. */
+async function movedToUri(d: DB, id: string): Promise<URL | null> {
+  const row = await d.select({ uri: accounts.uri }).from(accounts).where(sql`${accounts.id} = ${id}`).get();
+  return row ? new URL(row.uri) : null;
+}
+
 async function localAccount(d: DB, username: string) {
   return (
     (await d
@@ -109,8 +116,12 @@ builder
     if (!a || a.username !== identifier) return null;
     const id = ctx.getActorUri(a.username);
     // Mastodon answers 410 Gone for an account that no longer acts; Fedify turns a Tombstone into that.
-    if (a.deactivated) return new Tombstone({ id });
+    const deleting = a.deactivated && (await deletionState(ctx.data.d, a.id)) === "pending";
+    if (a.deactivated && !deleting) return new Tombstone({ id });
     const keys = await ctx.getActorKeyPairs(a.username);
+    // Being deleted: only what verifies its last signatures (the actor Delete) until the deletion job is done.
+    if (deleting)
+      return new Person({ id, preferredUsername: a.username, inbox: ctx.getInboxUri(a.username), publicKey: keys[0]?.cryptographicKey ?? null, assertionMethods: keys.map((k) => k.multikey) });
     const base = ctx.canonicalOrigin;
     const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
     return new Actor({
@@ -126,6 +137,8 @@ builder
       manuallyApprovesFollowers: a.locked,
       discoverable: a.discoverable,
       aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
+      // `movedTo`: the account it moved to (move_account).
+      successor: a.movedToAccountId ? await movedToUri(ctx.data.d, a.movedToAccountId) : null,
       inbox: ctx.getInboxUri(a.username),
       endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
       followers: ctx.getFollowersUri(a.username),
@@ -143,7 +156,7 @@ builder
   .setKeyPairsDispatcher(async (ctx, identifier) => {
     if (identifier === INSTANCE_ACTOR) return importKeys(await instanceActorKeys(ctx.data.env));
     const a = await localAccount(ctx.data.d, identifier);
-    if (!a || a.deactivated) return [];
+    if (!a || (a.deactivated && (await deletionState(ctx.data.d, a.id)) !== "pending")) return [];
     const keys = await actorKeys(ctx.data.d, a.id);
     return keys ? importKeys(keys) : [];
   });

@@ -20,6 +20,8 @@ export interface AccountExtras {
   source?: boolean;
   /** Include `pleroma.settings_store` (verify_credentials, update_credentials). */
   settingsStore?: boolean;
+  /** The account it moved to, rendered (`moved`). */
+  moved?: Account | null;
   /** Owner counters. */
   followRequestsCount?: number;
   unreadConversationCount?: number;
@@ -79,6 +81,7 @@ export function renderAccount(ctx: RenderContext, { account: a, user: u }: Accou
       is_local: a.domain === null,
     },
   };
+  if (extras.moved) out.moved = extras.moved;
   if (u && showRole) {
     out.pleroma.is_admin = u.isAdmin;
     out.pleroma.is_moderator = u.isModerator;

@@ -1,4 +1,5 @@
 /** Registration, the user's own account, and reading any account. */
+import { movedTarget } from "../services/move";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -155,15 +156,18 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       const viewerId = auth?.account?.id ?? null;
       const relationship =
         p.with_relationships && viewerId ? (await loadRelationships(d, viewerId, [found.account.id])).get(found.account.id) : undefined;
-      return c.json(renderAccount(renderContext(c, viewerId), found, { relationship }));
+      const ctx = renderContext(c, viewerId);
+      const target = await movedTarget(d, found.account);
+      return c.json(renderAccount(ctx, found, { relationship, moved: target ? renderAccount(ctx, target) : null }));
     },
   });
 }
 
 /** The owner's view: source, settings store and owner counters. */
 async function renderOwn(c: Ctx, account: AccountRow, user: UserRow) {
-  const counters = await ownerCounters(db(c.env), account.id);
-  return renderAccount(renderContext(c, account.id), { account, user }, { source: true, settingsStore: true, ...counters });
+  const [counters, target] = await Promise.all([ownerCounters(db(c.env), account.id), movedTarget(db(c.env), account)]);
+  const ctx = renderContext(c, account.id);
+  return renderAccount(ctx, { account, user }, { source: true, settingsStore: true, ...counters, moved: target ? renderAccount(ctx, target) : null });
 }
 
 function acceptLanguage(c: Ctx): string | undefined {

@@ -104,6 +104,8 @@ export const AccountSchema = z
     fields: z.array(FieldSchema),
     source: SourceSchema.optional(),
     follow_requests_count: z.number().int().optional(),
+    /** The account this one moved to (an Account), where shown. */
+    moved: z.object({ id: z.string(), acct: z.string(), url: z.string() }).passthrough().nullable().optional(),
     pleroma: AccountPleromaSchema,
   })
   .openapi("Account");

@@ -17,3 +17,15 @@ export const ScrobbleSchema = z
     created_at: z.string(),
   })
   .openapi("Scrobble");
+
+/** Pleroma's Backup (BackupView). */
+export const BackupSchema = z
+  .object({
+    id: z.string(),
+    content_type: z.string(),
+    url: z.string(),
+    file_size: z.number().int(),
+    processed: z.boolean(),
+    inserted_at: z.string(),
+  })
+  .openapi("Backup");

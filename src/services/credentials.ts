@@ -64,19 +64,6 @@ export async function checkLogin(d: DB, login: string, password: string, throttl
   return { ...found, mfa: !!row.totp, resetPending: !!row.resetPending };
 }
 
-/**
- * The signed-in user's own password, re-asked by security actions (MFA, password and e-mail changes). Counted per
- * account like a login (a stolen token must not buy unlimited guesses), a success taking its count back.
- */
-export async function checkPassword(d: DB, accountId: string, password: string | undefined, limit: Limit): Promise<boolean> {
-  const key = `password:account:${accountId}`;
-  throwIfOver(await countHits(d, [{ key, limit }]));
-  const row = await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, accountId)).get();
-  if (!row || !(await verifyPassword(password ?? "", row.hash))) return false;
-  await unhit(d, [key]);
-  return true;
-}
-
 export interface SigningKey {
   /** PKCS#8 PEM. */
   privateKey: string;
@@ -143,3 +130,18 @@ export async function actorKeys(d: DB, accountId: string): Promise<ActorKeys | n
   return done((await read())[0]);
 }
 
+
+/**
+ * Pleroma's `confirm_current_password` for a signed-in user (delete/disable/move…): whether `password` is the
+ * account's. Failures count against the account like sign-in failures (429 over the limit); a success takes its
+ * count back.
+ */
+export async function confirmPassword(d: DB, accountId: string, password: string, perAccount: Limit): Promise<boolean> {
+  const key = `password:account:${accountId}`;
+  throwIfOver(await countHits(d, [{ key, limit: perAccount }]));
+  const stored = (await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, accountId)).get())?.hash;
+  const ok = await verifyPassword(password, stored ?? DUMMY_PASSWORD_HASH);
+  if (!ok || !stored) return false;
+  await unhit(d, [key]);
+  return true;
+}

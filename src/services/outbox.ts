@@ -34,7 +34,11 @@ export type OutboxActivity =
   /** A chat message to its remote recipient (Pleroma's `Create` of a `ChatMessage`, to that one actor). */
   | { type: "ChatMessage"; messageId: string; recipientId: string }
   /** A deleted chat message: its id (the object's uri derives from it) and its remote recipient. */
-  | { type: "DeleteChatMessage"; messageId: string; recipientId: string };
+  | { type: "DeleteChatMessage"; messageId: string; recipientId: string }
+  /** The local account is being deleted: a Delete of the actor to its remote followers and the remote accounts it follows. */
+  | { type: "DeleteActor" }
+  /** The account moved to `targetId` (its new account): a Move to its remote followers. */
+  | { type: "Move"; targetId: string };
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
@@ -42,6 +46,8 @@ export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "priva
 const isRemote = (id: string) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
 const hasRemoteFollower = (accountId: string) =>
   sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ${accountId} AND a.domain IS NOT NULL)`;
+const hasRemoteFollowee = (accountId: string) =>
+  sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ${accountId} AND a.domain IS NOT NULL)`;
 const followerVisibilities = sql.raw(TO_FOLLOWERS.map((v) => `'${v}'`).join(", "));
 
 /** Whether the activity has anyone to go to, as SQL evaluated inside the action's batch (after its writes). */
@@ -64,10 +70,13 @@ function audience(accountId: string, a: OutboxActivity): SQL {
     case "Reject":
       return isRemote(a.followerId);
     case "UpdateActor":
+    case "Move":
       return hasRemoteFollower(accountId);
     case "ChatMessage":
     case "DeleteChatMessage":
       return isRemote(a.recipientId);
+    case "DeleteActor":
+      return sql`(${hasRemoteFollower(accountId)} OR ${hasRemoteFollowee(accountId)})`;
   }
 }
 

@@ -144,6 +144,8 @@ export interface ResolveOptions {
   fetch?: boolean;
   /** Time budget for the remote look-up. */
   timeoutMs?: number;
+  /** Refetch a known remote account even when fresh (a move checks the target's current aliases). */
+  refresh?: boolean;
 }
 
 /**
@@ -177,7 +179,7 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
     }
     if (h.url.host.toLowerCase() === r.localHost.toLowerCase()) return stored;
   }
-  if (stored && (stored.account.domain === null || !isStale(stored.account))) return stored;
+  if (stored && (stored.account.domain === null || (!isStale(stored.account) && !opts.refresh))) return stored;
   if (!fetch) return stored;
   // A known account is refreshed from its id (no WebFinger needed); an unknown one looked up by what was typed.
   const target = stored ? stored.account.uri : h.kind === "acct" ? `acct:${h.username}@${h.host}` : h.url.href;

@@ -430,7 +430,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
  * status that is already gone does nothing, so repeated or overlapping runs are harmless.
  * Returns the ids deleted (reblogs included), the R2 keys of media files to remove, and the stream events.
  */
-export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[] }> {
+export async function deleteStatuses(d: DB, ids: string[], opts: { federate?: boolean } = {}): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[] }> {
   if (ids.length === 0) return { deleted: [], files: [], events: [] };
   const json = JSON.stringify(ids);
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
@@ -474,7 +474,8 @@ export async function deleteStatuses(d: DB, ids: string[]): Promise<{ deleted: s
   // Federation: a Delete of each local status (not reblogs: Announces are part 2) to the audience it had, written
   // before the rows go (the statement reads the author's remote followers; addressees are listed).
   const t = now();
-  for (const r of rows) {
+  // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
+  for (const r of opts.federate === false ? [] : rows) {
     if (!r.local || r.reblogOfId || r.visibility === "local") continue;
     const recipients = addressed.filter((a) => a.statusId === r.id && a.domain !== null).map((a) => a.accountId);
     stmts.unshift(outboxWrite(d, r.accountId, { type: "Delete", statusId: r.id, uri: r.uri, visibility: r.visibility, recipients }, t));

@@ -6,7 +6,7 @@ import { db } from "../../db/client";
 import { config } from "../../env";
 import { badRequest, unprocessable } from "../../http/errors";
 import { route } from "../../http/route";
-import { checkPassword } from "../../services/credentials";
+import { confirmPassword } from "../../services/credentials";
 import { confirmTotp, disableMfa, generateBackupCodes, mfaSettings, setupTotp } from "../../services/mfa";
 
 const Empty = z.object({});
@@ -50,7 +50,7 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       if (p.method !== "totp") throw badRequest("undefined mfa method");
       const d = db(c.env);
-      if (!(await checkPassword(d, auth.account.id, p.password, config(c.env).rateLimits.loginPerAccount))) throw unprocessable("Invalid password.");
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) throw unprocessable("Invalid password.");
       await confirmTotp(c.env, d, auth.account.id, p.code ?? "");
       return c.json({});
     },
@@ -69,7 +69,7 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
       // TOTP is the only method, so turning it off turns MFA off, as in Pleroma.
       if (p.method !== "totp" && p.method !== "mfa") throw badRequest("undefined mfa method");
       const d = db(c.env);
-      if (!(await checkPassword(d, auth.account.id, p.password, config(c.env).rateLimits.loginPerAccount))) throw unprocessable("Invalid password.");
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) throw unprocessable("Invalid password.");
       await disableMfa(d, auth.account.id);
       return c.json({});
     },

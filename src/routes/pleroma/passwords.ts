@@ -11,7 +11,7 @@ import { parseParams } from "../../http/params";
 import { route, type Ctx } from "../../http/route";
 import { baseUrl, hostOf } from "../../http/urls";
 import { messagePage, resetPage } from "../../render/pages";
-import { checkPassword } from "../../services/credentials";
+import { confirmPassword } from "../../services/credentials";
 import { mailer } from "../../services/mailer";
 import { changeEmail, createResetToken, newPasswordError, resetMail, resetPassword, resetTokenValid, setPassword } from "../../services/passwords";
 
@@ -40,7 +40,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       // Pleroma's order: the confirmation is compared before the current password is checked.
       if ((p.new_password ?? "") !== (p.new_password_confirmation ?? "")) return c.json({ error: "New password does not match confirmation." });
-      if (!(await checkPassword(d, auth.account.id, p.password, config(c.env).rateLimits.loginPerAccount))) return c.json({ error: "Invalid password." });
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) return c.json({ error: "Invalid password." });
       const invalid = newPasswordError(p.new_password, p.new_password_confirmation);
       if (invalid) return c.json({ error: invalid });
       await setPassword(d, auth.account.id, p.new_password!, auth.tokenId);
@@ -59,7 +59,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     response: StatusOrError,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      if (!(await checkPassword(d, auth.account.id, p.password, config(c.env).rateLimits.loginPerAccount))) return c.json({ error: "Invalid password." });
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) return c.json({ error: "Invalid password." });
       const changed = await changeEmail(d, config(c.env), baseUrl(c), auth.account, p.email);
       if ("error" in changed) return c.json({ error: changed.error });
       if (changed.mail) c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(changed.mail));

@@ -1,0 +1,229 @@
+/**
+ * Pleroma's backups (`/api/v1/pleroma/backups`): an account asks for an archive of itself, at most one per
+ * `BACKUP_LIMIT_DAYS` (Pleroma's `limit_days`); the cron builds it (`processBackups`, one archive per run): a zip
+ * (fflate) of ActivityStreams JSON as Pleroma's `User.Backup` writes it — `actor.json`, `outbox.json` (Create and
+ * Announce activities), `likes.json` and `bookmarks.json` (object ids), plus `following.json` (actor ids) — put
+ * in R2 under an unguessable key served by `/media/`, its link mailed to the account's address. Archives are
+ * deleted with their row after `BACKUP_KEEP_DAYS`, and older ones when a newer one is ready (Pleroma's
+ * `remove_outdated`).
+ */
+import { sql } from "drizzle-orm";
+import { strToU8, zipSync } from "fflate";
+import type { Env } from "../env";
+import { db, iso, statement, type DB } from "../db/client";
+import { newId } from "../db/ids";
+import type { Visibility } from "../db/schema";
+import { badRequest } from "../http/errors";
+import { randomToken } from "../lib/crypto";
+import { escapeHtml } from "../content/text";
+import { addressing } from "./addressing";
+import { configuredBase } from "./events";
+import { mailer } from "./mailer";
+import { mediaUrl } from "./media";
+
+/** Pleroma's default `limit_days` (its message: "Last export was less than 7 days ago"). */
+export const BACKUP_LIMIT_DAYS = 7;
+export const BACKUP_KEEP_DAYS = 7;
+const DAY = 24 * 3600_000;
+/** Rows read per query while building (a few queries per thousand statuses). */
+const PAGE = 1000;
+
+export interface BackupRow {
+  id: string;
+  account_id: string;
+  state: string;
+  file_key: string;
+  size: number;
+  base: string;
+  created_at: number;
+  processed_at: number | null;
+}
+
+/** Pleroma's BackupView. */
+export function renderBackup(base: string, b: BackupRow) {
+  return {
+    id: b.id,
+    content_type: "application/zip",
+    url: mediaUrl(base, b.file_key),
+    file_size: b.size,
+    processed: b.state === "complete",
+    inserted_at: iso(b.created_at),
+  };
+}
+
+export function listBackups(d: DB, accountId: string): Promise<BackupRow[]> {
+  return d.all<BackupRow>(sql`SELECT * FROM backups WHERE account_id = ${accountId} ORDER BY id DESC`);
+}
+
+/** Asks for a backup; 400 Pleroma's message when the last one is too recent. */
+export async function requestBackup(d: DB, account: { id: string; username: string }, base: string, t: number): Promise<void> {
+  const last = await d.get<{ created_at: number }>(sql`SELECT created_at FROM backups WHERE account_id = ${account.id} ORDER BY id DESC LIMIT 1`);
+  if (last && t - last.created_at <= BACKUP_LIMIT_DAYS * DAY) {
+    throw badRequest(`Last export was less than ${BACKUP_LIMIT_DAYS} days ago`);
+  }
+  const stamp = new Date(t).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "");
+  const key = `backups/archive-${account.username}-${stamp}-${randomToken(24)}.zip`;
+  await d.run(sql`INSERT INTO backups (id, account_id, state, file_key, base, created_at) VALUES (${newId(t)}, ${account.id}, 'pending', ${key}, ${base}, ${t})`);
+}
+
+const collection = (name: string, items: unknown[]) =>
+  JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${name}.json`, type: "OrderedCollection", orderedItems: items, totalItems: items.length });
+
+interface StatusRow {
+  id: string;
+  uri: string;
+  url: string;
+  content: string;
+  spoiler_text: string;
+  visibility: Visibility;
+  sensitive: number;
+  created_at: number;
+  edited_at: number | null;
+  in_reply_to: string | null;
+  reblog_uri: string | null;
+  recipients: string;
+  media: string;
+}
+
+/** Every row of a keyset-paged query, PAGE at a time. */
+async function allPages<T extends { id: string }>(read: (after: string) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  let after = "";
+  for (;;) {
+    const page = await read(after);
+    out.push(...page);
+    if (page.length < PAGE) return out;
+    after = page[page.length - 1].id;
+  }
+}
+
+/** The archive's files. */
+async function buildArchive(d: DB, accountId: string, base: string): Promise<Record<string, Uint8Array> | null> {
+  const a = await d.get<{ uri: string; url: string; username: string; display_name: string; note: string; avatar: string | null; header: string | null; locked: number; also_known_as: string; created_at: number; fields: string }>(
+    sql`SELECT uri, url, username, display_name, note, avatar, header, locked, also_known_as, created_at, fields FROM accounts WHERE id = ${accountId} AND domain IS NULL`,
+  );
+  if (!a) return null;
+  const followers = `${a.uri}/followers`;
+  const actor = {
+    "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
+    id: a.uri,
+    type: "Person",
+    preferredUsername: a.username,
+    name: a.display_name,
+    summary: a.note,
+    url: a.url,
+    published: iso(a.created_at),
+    manuallyApprovesFollowers: a.locked === 1,
+    alsoKnownAs: JSON.parse(a.also_known_as),
+    attachment: (JSON.parse(a.fields) as { name: string; value: string }[]).map((f) => ({ type: "PropertyValue", name: f.name, value: f.value })),
+    icon: a.avatar ? { type: "Image", url: mediaUrl(base, a.avatar) } : undefined,
+    image: a.header ? { type: "Image", url: mediaUrl(base, a.header) } : undefined,
+    inbox: `${a.uri}/inbox`,
+    outbox: "outbox.json",
+    followers,
+    following: "following.json",
+    likes: "likes.json",
+    bookmarks: "bookmarks.json",
+  };
+  const statuses = await allPages((after) =>
+    d.all<StatusRow>(
+      sql`SELECT s.id, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.created_at, s.edited_at, p.uri AS in_reply_to, r.uri AS reblog_uri,
+          (SELECT json_group_array(ra.uri) FROM status_recipients sr JOIN accounts ra ON ra.id = sr.account_id WHERE sr.status_id = s.id) AS recipients,
+          (SELECT json_group_array(json_object('url', m.file, 'mediaType', m.mime_type, 'name', m.description)) FROM media_attachments m WHERE m.status_id = s.id) AS media
+        FROM statuses s LEFT JOIN statuses p ON p.id = s.in_reply_to_id LEFT JOIN statuses r ON r.id = s.reblog_of_id
+        WHERE s.account_id = ${accountId} AND s.id > ${after} ORDER BY s.id LIMIT ${PAGE}`,
+    ),
+  );
+  const outbox = statuses.map((s) => {
+    const recipients = JSON.parse(s.recipients) as string[];
+    const to = addressing({ visibility: s.visibility, followers, mentioned: recipients, recipients }) ?? { to: [a.uri], cc: [] };
+    const published = iso(s.created_at);
+    if (s.reblog_uri) return { id: s.uri, type: "Announce", actor: a.uri, published, to: to.to, cc: to.cc, object: s.reblog_uri };
+    const media = JSON.parse(s.media) as { url: string; mediaType: string; name: string | null }[];
+    return {
+      id: `${s.uri}/activity`,
+      type: "Create",
+      actor: a.uri,
+      published,
+      to: to.to,
+      cc: to.cc,
+      object: {
+        id: s.uri,
+        type: "Note",
+        attributedTo: a.uri,
+        url: s.url,
+        content: s.content,
+        summary: s.spoiler_text || null,
+        sensitive: s.sensitive === 1,
+        inReplyTo: s.in_reply_to,
+        published,
+        updated: s.edited_at ? iso(s.edited_at) : undefined,
+        to: to.to,
+        cc: to.cc,
+        attachment: media.map((m) => ({ type: "Document", mediaType: m.mediaType, url: mediaUrl(base, m.url), name: m.name })),
+      },
+    };
+  });
+  const pairs = (table: "favourites" | "bookmarks") =>
+    allPages((after) =>
+      d.all<{ id: string; uri: string }>(
+        sql`SELECT x.id, s.uri FROM ${sql.raw(table)} x JOIN statuses s ON s.id = x.status_id WHERE x.account_id = ${accountId} AND x.id > ${after} ORDER BY x.id LIMIT ${PAGE}`,
+      ),
+    );
+  const [likes, bookmarks, following] = await Promise.all([
+    pairs("favourites"),
+    pairs("bookmarks"),
+    allPages((after) =>
+      d.all<{ id: string; uri: string }>(
+        sql`SELECT f.id, a.uri FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ${accountId} AND f.id > ${after} ORDER BY f.id LIMIT ${PAGE}`,
+      ),
+    ),
+  ]);
+  return {
+    "actor.json": strToU8(JSON.stringify(actor)),
+    "outbox.json": strToU8(collection("outbox", outbox)),
+    "likes.json": strToU8(collection("likes", likes.map((l) => l.uri))),
+    "bookmarks.json": strToU8(collection("bookmarks", bookmarks.map((b) => b.uri))),
+    "following.json": strToU8(collection("following", following.map((f) => f.uri))),
+  };
+}
+
+/**
+ * The cron job: builds the oldest pending backup (one a run), mails its link, removes the account's older
+ * archives, and deletes archives past `BACKUP_KEEP_DAYS` (files first, then rows).
+ */
+export async function processBackups(env: Env, t: number): Promise<void> {
+  const d = db(env);
+  const expired = await d.all<{ id: string; file_key: string }>(sql`SELECT id, file_key FROM backups WHERE created_at < ${t - BACKUP_KEEP_DAYS * DAY} LIMIT 100`);
+  if (expired.length) {
+    await env.MEDIA.delete(expired.map((b) => b.file_key));
+    await d.run(sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(expired.map((b) => b.id))}))`);
+  }
+  const b = await d.get<BackupRow>(sql`SELECT * FROM backups WHERE state = 'pending' ORDER BY created_at LIMIT 1`);
+  if (!b) return;
+  const base = configuredBase(env) || b.base;
+  const files = await buildArchive(d, b.account_id, base);
+  if (!files) {
+    await d.run(sql`UPDATE backups SET state = 'failed', processed_at = ${t} WHERE id = ${b.id}`);
+    return;
+  }
+  const zip = zipSync(files, { level: 6 });
+  await env.MEDIA.put(b.file_key, zip, { httpMetadata: { contentType: "application/zip", contentDisposition: `attachment; filename="${b.file_key.split("/").pop()}"` } });
+  const older = await d.all<{ id: string; file_key: string }>(sql`SELECT id, file_key FROM backups WHERE account_id = ${b.account_id} AND id < ${b.id}`);
+  if (older.length) await env.MEDIA.delete(older.map((o) => o.file_key));
+  await d.$client.batch([
+    statement(d, sql`UPDATE backups SET state = 'complete', size = ${zip.byteLength}, processed_at = ${t} WHERE id = ${b.id}`),
+    statement(d, sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(older.map((o) => o.id))}))`),
+  ]);
+  const user = await d.get<{ email: string; username: string }>(sql`SELECT u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = ${b.account_id}`);
+  if (user?.email) {
+    const link = mediaUrl(base, b.file_key);
+    const host = base ? new URL(base).host : "localhost";
+    await mailer(env, host).send({
+      to: user.email,
+      subject: "Your account archive is ready",
+      text: `Hello ${user.username},\n\nThe archive of your account you asked for is ready. Download it here (it is kept for ${BACKUP_KEEP_DAYS} days):\n\n${link}\n`,
+      html: `<p>Hello ${escapeHtml(user.username)},</p><p>The archive of your account you asked for is ready. <a href="${escapeHtml(link)}">Download it</a> (it is kept for ${BACKUP_KEEP_DAYS} days).</p>`,
+    });
+  }
+}

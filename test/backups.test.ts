@@ -1,0 +1,105 @@
+/** Pleroma's backups: request, list, the archive built by the cron job, download, mail, expiry. */
+import { env } from "cloudflare:test";
+import { unzipSync, strFromU8 } from "fflate";
+import { describe, expect, it } from "vitest";
+import { processBackups, BACKUP_KEEP_DAYS } from "../src/services/backups";
+import { BackupSchema } from "../src/schemas/pleroma";
+import { call, json, post, registerUser, upload, valid } from "./helpers";
+
+const DAY = 24 * 3600_000;
+const list = async (token: string) => ((await json("/api/v1/pleroma/backups", { token })) as unknown[]).map((b) => valid(BackupSchema, b));
+
+/** Runs the job until the account's pending backups are built (other tests' backups may come first). */
+async function build(accountId: string, t = Date.now()) {
+  for (let i = 0; i < 20; i++) {
+    const pending = await env.DB.prepare("SELECT count(*) AS n FROM backups WHERE account_id = ? AND state = 'pending'").bind(accountId).first<{ n: number }>();
+    if (!pending!.n) return;
+    await processBackups(env, t);
+  }
+  throw new Error("backup not built");
+}
+
+describe("backups", () => {
+  it("requests a backup (one a week), lists it, builds the archive in the background, mails its link", async () => {
+    const me = await registerUser();
+    const friend = await registerUser();
+    const other = await registerUser();
+    await json(`/api/v1/accounts/${friend.id}/follow`, { method: "POST", token: me.token });
+    const media = await upload(me);
+    const mine = await post(me, { status: "my *first* post", media_ids: [media.id] });
+    const secret = await post(me, { status: `@${friend.username} just us`, visibility: "direct" });
+    const theirs = await post(friend, { status: "friend's post" });
+    await json(`/api/v1/statuses/${theirs.id}/favourite`, { method: "POST", token: me.token });
+    await json(`/api/v1/statuses/${theirs.id}/bookmark`, { method: "POST", token: me.token });
+    await json(`/api/v1/statuses/${theirs.id}/reblog`, { method: "POST", token: me.token });
+
+    expect(await list(me.token)).toEqual([]);
+    const created = ((await json("/api/v1/pleroma/backups", { method: "POST", token: me.token })) as unknown[]).map((b) => valid(BackupSchema, b));
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatchObject({ content_type: "application/zip", file_size: 0, processed: false });
+    expect(created[0].url).toMatch(new RegExp(`^http://localhost/media/backups/archive-${me.username}-\\d{8}T\\d{6}-[A-Za-z0-9_-]+\\.zip$`));
+    // Pleroma's limit, and its message.
+    const again = await call("/api/pleroma/backups", { method: "POST", token: me.token });
+    expect(again.status).toBe(400);
+    expect(await again.json()).toEqual({ error: "Last export was less than 7 days ago" });
+    // Someone else's backups are not listed; no user, no backups.
+    expect(await list(other.token)).toEqual([]);
+    expect((await call("/api/v1/pleroma/backups")).status).toBe(403);
+    // Not built yet: the link does not answer.
+    expect((await call(new URL(created[0].url).pathname)).status).toBe(404);
+
+    await build(me.id);
+    const [done] = await list(me.token);
+    expect(done).toMatchObject({ id: created[0].id, url: created[0].url, processed: true });
+    expect(done.file_size).toBeGreaterThan(0);
+    const res = await call(new URL(done.url).pathname);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/zip");
+    const files = unzipSync(new Uint8Array(await res.arrayBuffer()));
+    expect(Object.keys(files).sort()).toEqual(["actor.json", "bookmarks.json", "following.json", "likes.json", "outbox.json"]);
+    const read = (name: string) => JSON.parse(strFromU8(files[name]));
+    const actor = read("actor.json");
+    expect(actor).toMatchObject({ id: `http://localhost/users/${me.username}`, type: "Person", preferredUsername: me.username, likes: "likes.json", bookmarks: "bookmarks.json" });
+    const outbox = read("outbox.json");
+    expect(outbox).toMatchObject({ type: "OrderedCollection", totalItems: 3 });
+    const create = outbox.orderedItems.find((a: any) => a.object?.id === mine.uri);
+    expect(create).toMatchObject({ type: "Create", actor: actor.id, to: ["https://www.w3.org/ns/activitystreams#Public"] });
+    expect(create.object.content).toContain("first");
+    expect(create.object.attachment).toHaveLength(1);
+    const direct = outbox.orderedItems.find((a: any) => a.object?.id === secret.uri);
+    expect(direct.to).toEqual([`http://localhost/users/${friend.username}`]);
+    expect(outbox.orderedItems.find((a: any) => a.type === "Announce")).toMatchObject({ object: theirs.uri });
+    expect(read("likes.json")).toMatchObject({ orderedItems: [theirs.uri], totalItems: 1 });
+    expect(read("bookmarks.json")).toMatchObject({ orderedItems: [theirs.uri], totalItems: 1 });
+    expect(read("following.json")).toMatchObject({ orderedItems: [`http://localhost/users/${friend.username}`] });
+
+    const mail = await env.DB.prepare("SELECT subject, text FROM mail_outbox WHERE \"to\" = ? ORDER BY id DESC LIMIT 1").bind(me.email).first<{ subject: string; text: string }>();
+    expect(mail?.subject).toMatch(/archive/);
+    expect(mail?.text).toContain(new URL(done.url).pathname);
+  });
+
+  it("a newer backup replaces the older one; archives go after a week, row and file", async () => {
+    const me = await registerUser();
+    await json("/api/v1/pleroma/backups", { method: "POST", token: me.token });
+    await build(me.id);
+    const [first] = await list(me.token);
+    const firstKey = new URL(first.url).pathname.slice("/media/".length);
+    expect(await env.MEDIA.head(firstKey)).not.toBeNull();
+    // Eight days later (moved back in time here), another may be asked for.
+    await env.DB.prepare("UPDATE backups SET created_at = created_at - ? WHERE account_id = ?").bind(8 * DAY, me.id).run();
+    expect(await list(me.token)).toHaveLength(1);
+    const both = ((await json("/api/v1/pleroma/backups", { method: "POST", token: me.token })) as unknown[]).map((b) => valid(BackupSchema, b));
+    expect(both.map((b) => b.processed)).toEqual([false, true]);
+    await build(me.id, Date.now());
+    // The old one expired (and would be replaced anyway): gone with its file.
+    const [second] = await list(me.token);
+    expect(await list(me.token)).toHaveLength(1);
+    expect(second.id).not.toBe(first.id);
+    expect(await env.MEDIA.head(firstKey)).toBeNull();
+    // A week later the newest goes too.
+    const secondKey = new URL(second.url).pathname.slice("/media/".length);
+    await processBackups(env, Date.now() + (BACKUP_KEEP_DAYS + 1) * DAY);
+    expect(await list(me.token)).toEqual([]);
+    expect(await env.MEDIA.head(secondKey)).toBeNull();
+  });
+});
