@@ -85,6 +85,12 @@ describe("delete_account and disable_account", () => {
     const fstatus = valid(StatusSchema, await post(friend, { status: "hi" }));
     await json(`/api/v1/statuses/${fstatus.id}/bookmark`, { method: "POST", token: u.token });
     await json("/api/v1/lists", { method: "POST", token: u.token, body: { title: "l" } });
+    // A chat both ways, and MFA backup codes: they go too.
+    const chat = await json<{ id: string }>(`/api/v1/pleroma/chats/by-account-id/${friend.id}`, { method: "POST", token: u.token });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", token: u.token, body: { content: "bye" } });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", token: friend.token, body: { content: "why?" } });
+    await json("/api/pleroma/accounts/mfa/backup_codes", { token: u.token });
+    expect(await count("SELECT 1 FROM mfa_backup_codes WHERE account_id = ?", u.id)).toBeGreaterThan(0);
     const file = (await env.DB.prepare("SELECT file FROM media_attachments WHERE id = ?").bind(media.id).first<{ file: string }>())!.file;
     expect(await env.MEDIA.head(file)).not.toBeNull();
     // A backup made before: its archive goes too.
@@ -114,6 +120,9 @@ describe("delete_account and disable_account", () => {
       ["tokens", "account_id = ?1"],
       ["credentials", "account_id = ?1"],
       ["users", "account_id = ?1"],
+      ["chats", "a_id = ?1 OR b_id = ?1"],
+      ["chat_messages", `account_id = ?1 OR chat_id = '${chat.id}'`],
+      ["mfa_backup_codes", "account_id = ?1"],
     ]) {
       expect(await count(`SELECT 1 FROM ${table} WHERE ${where}`, u.id), table).toBe(0);
     }
