@@ -240,4 +240,16 @@ describe("custom emoji in reactions", () => {
     const removed = await json(`/api/v1/pleroma/statuses/${status.id}/reactions/:${code}:`, { method: "DELETE", token: me.token });
     expect(removed.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: false, url: `http://localhost/media/emoji/${name}/${code}.png` }]);
   });
+
+  it("renders :shortcode: of the spoiler and the poll options (with a dash) in the status's emojis", async () => {
+    const me = await admin();
+    const name = uniqueName("rs");
+    await json(`/api/v1/pleroma/emoji/pack?${q(name)}`, { method: "POST", token: me.token });
+    const [s1, s2] = [`${name}-one`, `${name}_two`];
+    await json(`/api/v1/pleroma/emoji/packs/files?${q(name)}`, { token: me.token, body: form({ file: png(`${s1}.png`) }) });
+    await json(`/api/v1/pleroma/emoji/packs/files?${q(name)}`, { token: me.token, body: form({ file: png(`${s2}.png`) }) });
+    const status = valid(StatusSchema, await json("/api/v1/statuses", { token: me.token, body: { status: "vote", spoiler_text: `cw :${s1}:`, poll: { options: [`:${s2}:`, "no"], expires_in: 3600 } } }));
+    expect(status.emojis.map((e) => e.shortcode).sort()).toEqual([s1, s2].sort());
+    expect(status.emojis.find((e) => e.shortcode === s1)?.url).toBe(`http://localhost/media/emoji/${name}/${s1}.png`);
+  });
 });
