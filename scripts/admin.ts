@@ -4,6 +4,7 @@
  *   npm run admin -- create-admin --username alice --email alice@example.com [--password …] [--remote] [--domain social.example]
  *   npm run admin -- invite [--max-uses 1] [--days 7] [--remote]
  *   npm run admin -- mail [--remote]            (the newest messages of the development outbox)
+ *   npm run admin -- emoji-upload <folder> [--remote]   (emoji packs into R2; see docs/emoji.md)
  *
  * It writes through `wrangler d1 execute`, so it needs no running server, and uses the Worker's own code
  * for ids and password hashes, so what it writes is what registration would have written.
@@ -16,6 +17,7 @@ import { parseArgs } from "node:util";
 import { newId } from "../src/db/ids";
 import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
 import { localActorUrls, NICKNAME_PATTERN } from "../src/services/accounts";
+import { uploadEmojiFolder } from "./emoji-upload";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -90,10 +92,10 @@ function mail() {
   console.log(d1(["--command", "SELECT created_at, \"to\", subject, text FROM mail_outbox ORDER BY id DESC LIMIT 5"]));
 }
 
-const commands: Record<string, () => unknown> = { "create-admin": createAdmin, invite, mail };
+const commands: Record<string, () => unknown> = { "create-admin": createAdmin, invite, mail, "emoji-upload": () => uploadEmojiFolder(positionals[1], values.remote ?? false) };
 const command = commands[positionals[0] ?? ""];
 if (!command) {
-  console.error("usage: npm run admin -- <create-admin|invite|mail> [options]  (see scripts/admin.ts)");
+  console.error("usage: npm run admin -- <create-admin|invite|mail|emoji-upload> [options]  (see scripts/admin.ts)");
   process.exit(2);
 }
 Promise.resolve(command()).catch((e) => {

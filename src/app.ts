@@ -38,6 +38,7 @@ import { registerStreamingRoutes } from "./routes/streaming";
 import { registerAnnouncementRoutes } from "./routes/announcements";
 import { registerDirectoryRoutes } from "./routes/directory";
 import { registerEmojiRoutes } from "./routes/emoji";
+import { registerEmojiPackRoutes } from "./routes/emoji-packs";
 import { registerOAuthMetadataRoutes } from "./routes/oauth-metadata";
 import { registerOAuthTokenRoutes } from "./routes/oauth-tokens";
 import { registerPreferenceRoutes } from "./routes/preferences";
@@ -107,6 +108,7 @@ export function createApp() {
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);
   registerEmojiRoutes(app);
+  registerEmojiPackRoutes(app);
   registerNodeinfoRoutes(app);
   registerCaptchaRoutes(app);
   registerHealthcheckRoutes(app);

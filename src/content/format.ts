@@ -68,7 +68,8 @@ const MENTION_PATTERN = new RegExp(
 const HASHTAG_PATTERN = /(?<![\p{L}\p{M}\p{N}_&#/])#([\p{L}\p{M}\p{N}_]+)/gu;
 
 /** `:shortcode:` not glued to letters or digits on either side (so not 12:30:45). */
-const EMOJI_PATTERN = /(?<![\p{L}\p{N}]):([A-Za-z0-9_]+):(?![\p{L}\p{N}])/gu;
+// Shortcodes as packs name them (services/emoji-packs.ts SHORTCODE): letters, digits, `_` and `-`.
+const EMOJI_PATTERN = /(?<![\p{L}\p{N}]):([A-Za-z0-9_-]+):(?![\p{L}\p{N}])/gu;
 
 type Segment =
   | { kind: "text"; text: string }

@@ -805,8 +805,26 @@ export const customEmojis = sqliteTable(
     uniqueIndex("custom_emojis_key").on(t.shortcode, sql`ifnull(${t.domain}, '')`),
     // The listing reads this instance's emoji in shortcode order without walking remote ones.
     index("custom_emojis_local").on(t.shortcode).where(sql`domain IS NULL`),
+    // A pack's files (category = pack name) in shortcode order.
+    index("custom_emojis_pack").on(t.category, t.shortcode).where(sql`domain IS NULL`),
   ],
 );
+
+/**
+ * Emoji packs (migration 0020, by hand): a pack's emoji are this instance's `custom_emojis` rows whose
+ * `category` is its name, files under `emoji/<name>/` in R2. Metadata columns are null when unset.
+ */
+export const emojiPacks = sqliteTable("emoji_packs", {
+  name: text("name").primaryKey(),
+  license: text("license"),
+  homepage: text("homepage"),
+  description: text("description"),
+  fallbackSrc: text("fallback_src"),
+  fallbackSrcSha256: text("fallback_src_sha256"),
+  shareFiles: bool("share_files"),
+  createdAt: time("created_at").notNull(),
+  updatedAt: time("updated_at").notNull(),
+});
 
 /** Other servers: their shared inbox, software, and how delivery to them goes (failures since the last success). */
 export const instances = sqliteTable("instances", {

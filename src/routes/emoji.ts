@@ -1,8 +1,11 @@
 /**
  * Custom emoji listings, public: Mastodon's `/api/v1/custom_emojis` (Phanpy, Tusky and Elk ask at start) and
  * Pleroma's `/api/v1/pleroma/emoji` (also `/api/pleroma/emoji` and Pleroma-FE's `/api/pleroma/emoji.json`).
- * One D1 query each; the answer is the same for everyone and changes rarely, so clients and caches may keep it
- * five minutes (as Mastodon does). Purging edge caches when a pack changes comes with the pack endpoints.
+ * The answer is the same for everyone and changes rarely: the Worker keeps it in the edge cache (Cache API)
+ * with the emoji version it was made at, and each request makes ONE D1 round trip that reads the version and,
+ * only when the cached copy is older, the rows (`emojiListing`). A pack change bumps the version, so no stale
+ * copy is served after it, in any data centre. Clients may keep it five minutes (as Mastodon) and revalidate
+ * with the ETag (the version).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -12,9 +15,35 @@ import { route } from "../http/route";
 import { baseUrl } from "../http/urls";
 import { renderCustomEmojis, renderPleromaEmojiMap } from "../render/emoji";
 import { CustomEmojiSchema, PleromaEmojiMapSchema } from "../schemas/emoji";
-import { localEmojis } from "../services/emoji";
+import { emojiListing, type LocalEmoji } from "../services/emoji";
+import type { Ctx } from "../http/route";
 
 export const EMOJI_CACHE_CONTROL = "public, max-age=300";
+
+const edgeCache = (): Cache | null => (typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default);
+
+/** A listing answer from the edge cache when it is current, else rendered from the rows and cached. */
+async function cachedListing(c: Ctx, kind: string, render: (rows: LocalEmoji[]) => unknown): Promise<Response> {
+  const base = baseUrl(c);
+  const key = new Request(`${base}/__edge/emoji/${kind}`);
+  const cache = edgeCache();
+  const hit = await cache?.match(key).catch(() => undefined);
+  const known = hit?.headers.get("x-emoji-version") ?? null;
+  const { version, rows } = await emojiListing(db(c.env), known);
+  const etag = `"emoji-${version}"`;
+  const headers = { "Content-Type": "application/json; charset=UTF-8", "Cache-Control": EMOJI_CACHE_CONTROL, ETag: etag };
+  if (c.req.header("if-none-match") === etag) {
+    await hit?.body?.cancel();
+    return new Response(null, { status: 304, headers });
+  }
+  if (hit && rows === null) return new Response(hit.body, { status: 200, headers });
+  const body = JSON.stringify(render(rows ?? []));
+  if (cache) {
+    const stored = new Response(body, { headers: { "Content-Type": headers["Content-Type"], "Cache-Control": "public, max-age=86400", "X-Emoji-Version": version } });
+    c.executionCtx.waitUntil(cache.put(key, stored).catch(() => {}));
+  }
+  return new Response(body, { status: 200, headers });
+}
 
 export function registerEmojiRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -24,11 +53,7 @@ export function registerEmojiRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Custom emoji"],
     auth: "none",
     response: z.array(CustomEmojiSchema),
-    handler: async (c) => {
-      const rows = await localEmojis(db(c.env));
-      c.header("Cache-Control", EMOJI_CACHE_CONTROL);
-      return c.json(renderCustomEmojis(baseUrl(c), rows));
-    },
+    handler: (c) => cachedListing(c, "mastodon", (rows) => renderCustomEmojis(baseUrl(c), rows)),
   });
 
   // `/api/pleroma/emoji.json`: Pleroma strips the format suffix of this path; Pleroma-FE asks for it.
@@ -40,11 +65,7 @@ export function registerEmojiRoutes(app: OpenAPIHono<AppEnv>) {
       tags: ["Pleroma"],
       auth: "none",
       response: PleromaEmojiMapSchema,
-      handler: async (c) => {
-        const rows = await localEmojis(db(c.env));
-        c.header("Cache-Control", EMOJI_CACHE_CONTROL);
-        return c.json(renderPleromaEmojiMap(rows));
-      },
+      handler: (c) => cachedListing(c, "pleroma", renderPleromaEmojiMap),
     });
   }
 }

@@ -78,7 +78,8 @@ export function mediaUrl(base: string, keyOrUrl: string): string {
 
 /** The same, relative to this instance where the file is ours (`/media/<key>`), for answers that want a path. */
 export function mediaPath(keyOrUrl: string): string {
-  return /^https?:\/\//.test(keyOrUrl) ? keyOrUrl : `/media/${keyOrUrl}`;
+  // Each segment percent-encoded: pack names and emoji file names may hold spaces, `#`, `?` or any character.
+  return /^https?:\/\//.test(keyOrUrl) ? keyOrUrl : `/media/${keyOrUrl.split("/").map(encodeURIComponent).join("/")}`;
 }
 
 /** A key is ours when it is not an absolute URL. */

@@ -161,7 +161,7 @@ export async function reactionName(d: DB, input: string): Promise<string> {
   const emoji = input.trim();
   if (SINGLE_EMOJI.test(emoji)) return emoji;
   const shortcode = emoji.replace(/^:|:$/g, "");
-  const custom = /^[a-zA-Z0-9_]+$/.test(shortcode) ? await d.select().from(customEmojis).where(and(eq(customEmojis.shortcode, shortcode), isNull(customEmojis.domain))).get() : undefined;
+  const custom = /^[a-zA-Z0-9_-]+$/.test(shortcode) ? await d.select().from(customEmojis).where(and(eq(customEmojis.shortcode, shortcode), isNull(customEmojis.domain))).get() : undefined;
   if (!custom) throw badRequest("Invalid emoji: use one unicode emoji or a custom emoji of this instance");
   return shortcode;
 }

@@ -128,7 +128,9 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const acctKeys = [...new Set([...found.mentions, ...(explicit ?? [])])];
   const mediaIds = [...new Set(p.media_ids ?? [])];
 
-  const shortcodes = [...new Set([...found.emojis, ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis])];
+  // Emoji of the text, the spoiler and the poll options: the status's `emojis` must render all of them.
+  const optionEmojis = (await Promise.all((p.poll?.options ?? []).map((o) => extract(o, "text/plain", ctx.host)))).flatMap((x) => x.emojis);
+  const shortcodes = [...new Set([...found.emojis, ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis, ...optionEmojis])];
   const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] = await d.batch([
     d
       .select()
