@@ -43,6 +43,7 @@ import { registerTagRoutes } from "./routes/tags";
 import { registerBookmarkFolderRoutes } from "./routes/pleroma/bookmark-folders";
 import { registerFrontendRoutes } from "./routes/pleroma/frontend";
 import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
+import { registerAdminRoutes } from "./routes/admin";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -83,6 +84,7 @@ export function createApp() {
   registerFrontendRoutes(app);
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);
+  registerAdminRoutes(app);
   registerImportRoutes(app);
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
