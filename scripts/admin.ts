@@ -5,6 +5,10 @@
  *   npm run admin -- invite [--max-uses 1] [--days 7] [--remote]
  *   npm run admin -- mail [--remote]            (the newest messages of the development outbox)
  *   npm run admin -- emoji-upload <folder> [--remote]   (emoji packs into R2; see docs/emoji.md)
+ *   npm run admin -- make-admin|make-moderator|revoke-admin|revoke-moderator --username alice [--remote]
+ *   npm run admin -- reset-password --username alice [--password …] [--remote]   (prints a new one if not given)
+ *   npm run admin -- deactivate|activate --username alice [--remote]
+ *   npm run admin -- migrations [--remote]      (applied vs pending D1 migrations)
  *
  * It writes through `wrangler d1 execute`, so it needs no running server, and uses the Worker's own code
  * for ids and password hashes, so what it writes is what registration would have written.
@@ -83,7 +87,7 @@ async function invite() {
   const maxUses = values["max-uses"] ? Number(values["max-uses"]) : 1;
   const expires = values.days ? Date.now() + Number(values.days) * 86400_000 : null;
   runSql([
-    `INSERT INTO invites (id, token_hash, max_uses, uses, expires_at, created_at) VALUES (${q(newId())}, ${q(await sha256(token))}, ${maxUses}, 0, ${q(expires)}, ${Date.now()})`,
+    `INSERT INTO invites (id, token_hash, token, max_uses, uses, expires_at, created_at) VALUES (${q(newId())}, ${q(await sha256(token))}, ${q(token)}, ${maxUses}, 0, ${q(expires)}, ${Date.now()})`,
   ]);
   console.log(`Invite token (register with token=…): ${token}`);
 }
@@ -92,13 +96,86 @@ function mail() {
   console.log(d1(["--command", "SELECT created_at, \"to\", subject, text FROM mail_outbox ORDER BY id DESC LIMIT 5"]));
 }
 
-const commands: Record<string, () => unknown> = { "create-admin": createAdmin, invite, mail, "emoji-upload": () => uploadEmojiFolder(positionals[1], values.remote ?? false) };
+/** A local user's nickname from --username, validated before it reaches SQL. */
+function nickname(): string {
+  const username = values.username;
+  if (!username || !NICKNAME_PATTERN.test(username)) throw new Error("--username is required: letters, digits and _ only");
+  return username;
+}
+
+/** Runs the statements and fails if they changed no local user (a mistyped nickname). */
+function onLocalUser(username: string, statements: string[], done: string) {
+  const found = d1(["--json", "--command", `SELECT a.id FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.acct_key = ${q(username.toLowerCase())}`]);
+  if (!found.includes('"id"')) throw new Error(`No local user @${username}`);
+  runSql(statements);
+  console.log(done);
+}
+
+const localId = (username: string) => `(SELECT id FROM accounts WHERE acct_key = ${q(username.toLowerCase())} AND domain IS NULL)`;
+
+function role(column: "is_admin" | "is_moderator", on: boolean) {
+  return () => {
+    const u = nickname();
+    onLocalUser(u, [`UPDATE users SET ${column} = ${on ? 1 : 0} WHERE account_id = ${localId(u)}`], `@${u}: ${column} = ${on}`);
+  };
+}
+
+async function resetPassword() {
+  const u = nickname();
+  const password = values.password ?? randomToken(12);
+  // Existing sessions end with the old password.
+  onLocalUser(
+    u,
+    [`UPDATE credentials SET password_hash = ${q(await hashPassword(password))} WHERE account_id = ${localId(u)}`, `DELETE FROM tokens WHERE account_id = ${localId(u)}`],
+    `Password of @${u} reset; signed out everywhere.`,
+  );
+  if (!values.password) console.log(`Password: ${password}`);
+}
+
+function activation(active: boolean) {
+  return () => {
+    const u = nickname();
+    onLocalUser(u, [`UPDATE accounts SET deactivated = ${active ? 0 : 1}, updated_at = ${Date.now()} WHERE id = ${localId(u)}`], `@${u} ${active ? "activated" : "deactivated"}`);
+  };
+}
+
+/** Applied vs pending: `wrangler d1 migrations list` prints the ones not yet applied. */
+function migrations() {
+  const target = values.remote ? ["--remote"] : ["--local", "--persist-to", process.env.STATE || ".wrangler/state"];
+  let applied = "";
+  try {
+    applied = d1(["--json", "--command", "SELECT name FROM d1_migrations ORDER BY id"]);
+  } catch {
+    applied = "[]";
+  }
+  const names = [...applied.matchAll(/"name":\s*"([^"]+)"/g)].map((m) => m[1]);
+  console.log(`Applied (${names.length}):`);
+  for (const n of names) console.log(`  ${n}`);
+  const pending = execFileSync("npx", ["wrangler", "d1", "migrations", "list", "DB", ...target], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  console.log(pending);
+  if (!/No migrations to apply/i.test(pending)) process.exitCode = 3;
+}
+
+const commands: Record<string, () => unknown> = {
+  "create-admin": createAdmin,
+  invite,
+  mail,
+  "make-admin": role("is_admin", true),
+  "revoke-admin": role("is_admin", false),
+  "make-moderator": role("is_moderator", true),
+  "revoke-moderator": role("is_moderator", false),
+  "reset-password": resetPassword,
+  deactivate: activation(false),
+  activate: activation(true),
+  migrations,
+  "emoji-upload": () => uploadEmojiFolder(positionals[1], values.remote ?? false),
+};
 const command = commands[positionals[0] ?? ""];
 if (!command) {
-  console.error("usage: npm run admin -- <create-admin|invite|mail|emoji-upload> [options]  (see scripts/admin.ts)");
+  console.error(`usage: npm run admin -- <${Object.keys(commands).join("|")}> [options]  (see scripts/admin.ts)`);
   process.exit(2);
 }
-Promise.resolve(command()).catch((e) => {
+Promise.resolve().then(command).catch((e) => {
   console.error(String(e instanceof Error ? e.message : e));
   process.exit(1);
 });

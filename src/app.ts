@@ -50,6 +50,7 @@ import { registerMfaRoutes } from "./routes/pleroma/mfa";
 import { registerPasswordRoutes } from "./routes/pleroma/passwords";
 import { registerImageRoutes } from "./routes/pleroma/images";
 import { registerChatRoutes } from "./routes/chats";
+import { registerAdminRoutes } from "./routes/admin";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -93,6 +94,7 @@ export function createApp() {
   registerFrontendRoutes(app);
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);
+  registerAdminRoutes(app);
   registerImportRoutes(app);
   registerAccountLifecycleRoutes(app);
   registerBackupRoutes(app);

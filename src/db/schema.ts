@@ -295,6 +295,10 @@ export const invites = sqliteTable(
     uses: integer("uses").notNull().default(0),
     expiresAt: time("expires_at"),
     createdAt: time("created_at").notNull(),
+    /** The token itself, for invites made through the admin API (its invites list shows them). */
+    token: text("token"),
+    /** Revoked by an admin: admits nobody. */
+    revoked: bool("revoked").notNull().default(false),
   },
   (t) => [uniqueIndex("invites_token_hash").on(t.tokenHash)],
 );
@@ -457,7 +461,7 @@ export const reports = sqliteTable(
     state: text("state").notNull().default("open"),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [index("reports_target").on(t.targetAccountId)],
+  (t) => [index("reports_target").on(t.targetAccountId), index("reports_state").on(t.state, t.id)],
 );
 
 /**
@@ -1094,4 +1098,21 @@ export const backups = sqliteTable(
     processedAt: time("processed_at"),
   },
   (t) => [index("backups_account").on(t.accountId, t.id), index("backups_pending").on(t.createdAt).where(sql`${t.state} = 'pending'`)],
+);
+
+/** Notes staff leave on a report (the admin API; migration 0023). */
+export const reportNotes = sqliteTable(
+  "report_notes",
+  {
+    id: text("id").primaryKey(),
+    reportId: text("report_id")
+      .notNull()
+      .references(() => reports.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    content: text("content").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("report_notes_report").on(t.reportId, t.id)],
 );

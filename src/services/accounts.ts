@@ -170,7 +170,7 @@ export async function register(
   if (!cfg.registrationsOpen) {
     const inv = invite[0];
     if (!inv) throw badRequest("Invalid token");
-    if ((inv.expiresAt !== null && inv.expiresAt < t) || (inv.maxUses !== null && inv.uses >= inv.maxUses)) {
+    if (inv.revoked || (inv.expiresAt !== null && inv.expiresAt < t) || (inv.maxUses !== null && inv.uses >= inv.maxUses)) {
       throw badRequest("Expired token");
     }
     inviteId = inv.id;

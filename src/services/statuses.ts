@@ -430,9 +430,14 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
  * Deletes statuses and everything hanging off them (reblogs of them, recipients, tags, media rows, polls,
  * favourites, bookmarks, reactions) and recounts the counters they contributed to, in one batch. Deleting a
  * status that is already gone does nothing, so repeated or overlapping runs are harmless.
- * Returns the ids deleted (reblogs included), the R2 keys of media files to remove, and the stream events.
+ * `extra` statements join the batch. Returns the ids deleted (reblogs included), the R2 keys of media files to remove, and the stream events.
  */
-export async function deleteStatuses(d: DB, ids: string[], opts: { federate?: boolean } = {}): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[] }> {
+export async function deleteStatuses(
+  d: DB,
+  ids: string[],
+  opts: { federate?: boolean; extra?: D1PreparedStatement[] } = {},
+): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[] }> {
+  const extra = opts.extra ?? [];
   if (ids.length === 0) return { deleted: [], files: [], events: [] };
   const json = JSON.stringify(ids);
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
@@ -487,6 +492,8 @@ export async function deleteStatuses(d: DB, ids: string[], opts: { federate?: bo
   }
   for (const parent of new Set(rows.flatMap((r) => (r.inReplyToId ? [r.inReplyToId] : [])))) stmts.push(statement(d, recountReplies(parent)));
   for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : [])))) stmts.push(statement(d, recountReblogs(original)));
+  // The caller's own writes (a moderation-log entry) go in the same batch.
+  stmts.push(...extra);
   await d.$client.batch(stmts);
   const events: StreamEvent[] = rows.map((r) => ({
     accountId: null,

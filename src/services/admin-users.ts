@@ -1,0 +1,279 @@
+/**
+ * The admin API's rules about users (Pleroma 2.5's `AdminAPI.UserController`): listing with filters, and the
+ * bulk actions on `nicknames[]`, each written with its moderation-log entry in ONE batch.
+ */
+import { accountDeletionStatements } from "./account-deletion";
+import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { mixedBatch, now, statement } from "../db/client";
+import { newId } from "../db/ids";
+import { accounts, credentials, users } from "../db/schema";
+import { badRequest, forbidden, notFound } from "../http/errors";
+import { hashPassword, randomToken, sha256 } from "../lib/crypto";
+import { emptyAccount, localActorUrls, NICKNAME_PATTERN, RESERVED_NICKNAMES, withUser, type AccountRow, type AccountWithUser } from "./accounts";
+import { moderationLog } from "./moderation-log";
+
+export interface Actor {
+  id: string;
+  username: string;
+}
+
+/** Pleroma's `user_to_map`: how the log names a user, kept as it was when the action was done. */
+const userRef = (a: { id: string; username: string; domain?: string | null }) => ({
+  id: a.id,
+  nickname: a.domain ? `${a.username}@${a.domain}` : a.username,
+  type: "user",
+});
+
+/** Writes an entry whose `data` is Pleroma's: the actor, the action, its subject, and the message as of now. */
+export function logEntry(d: DB, actor: Actor, action: string, data: Record<string, unknown>, message: string, t: number) {
+  return moderationLog(d, actor.id, action, { actor: userRef(actor), action, ...data, message }, t);
+}
+
+export const nicknameList = (rows: { account: AccountRow }[]) => rows.map((r) => `@${userRef(r.account).nickname}`).join(", ");
+
+// ---- listing ----
+
+export const USER_FILTERS = ["local", "external", "active", "deactivated", "need_approval", "unconfirmed", "is_admin", "is_moderator"] as const;
+export type UserFilter = (typeof USER_FILTERS)[number];
+
+export interface UserQuery {
+  filters: Set<UserFilter>;
+  query?: string;
+  name?: string;
+  email?: string;
+  tags: string[];
+  actorTypes: string[];
+  page: number;
+  pageSize: number;
+}
+
+const like = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+
+export async function listUsers(d: DB, q: UserQuery): Promise<{ rows: AccountWithUser[]; count: number }> {
+  const where: SQL[] = [];
+  const f = q.filters;
+  if (f.has("local")) where.push(sql`${accounts.domain} IS NULL`);
+  if (f.has("external")) where.push(sql`${accounts.domain} IS NOT NULL`);
+  if (f.has("active")) where.push(sql`${accounts.deactivated} = 0`);
+  if (f.has("deactivated")) where.push(sql`${accounts.deactivated} = 1`);
+  // Nobody waits for approval until approval-required registration (POLICY's half of issue 17) lands.
+  if (f.has("need_approval")) where.push(sql`0`);
+  if (f.has("unconfirmed")) where.push(sql`${users.confirmed} = 0`);
+  if (f.has("is_admin") && f.has("is_moderator")) where.push(sql`(${users.isAdmin} = 1 OR ${users.isModerator} = 1)`);
+  else if (f.has("is_admin")) where.push(sql`${users.isAdmin} = 1`);
+  else if (f.has("is_moderator")) where.push(sql`${users.isModerator} = 1`);
+  if (q.query) {
+    const p = like(q.query);
+    where.push(sql`(${accounts.acctKey} LIKE ${p} ESCAPE '\\' OR lower(${accounts.displayName}) LIKE ${p} ESCAPE '\\' OR lower(${users.email}) LIKE ${p} ESCAPE '\\')`);
+  }
+  if (q.name) where.push(sql`lower(${accounts.displayName}) LIKE ${like(q.name)} ESCAPE '\\'`);
+  if (q.email) where.push(sql`lower(${users.email}) LIKE ${like(q.email)} ESCAPE '\\'`);
+  if (q.tags.length) where.push(sql`EXISTS (SELECT 1 FROM json_each(${accounts.tags}) t WHERE t.value IN (SELECT value FROM json_each(${JSON.stringify(q.tags)})))`);
+  if (q.actorTypes.length) where.push(sql`${accounts.actorType} IN (SELECT value FROM json_each(${JSON.stringify(q.actorTypes)}))`);
+  const cond = where.length ? and(...where) : undefined;
+  const [rows, [total]] = await d.batch([
+    withUser(d)
+      .where(cond)
+      .orderBy(desc(accounts.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize),
+    d.select({ n: sql<number>`count(*)` }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(cond),
+  ]);
+  return { rows, count: total?.n ?? 0 };
+}
+
+// ---- finding the subjects of an action ----
+
+/** Accounts by nickname (`bob`, `bob@remote.example`) or id, as Pleroma's `User.get_cached_by_nickname_or_id`. */
+export async function accountsByNicknames(d: DB, nicknames: string[], localHost: string): Promise<AccountWithUser[]> {
+  const keys = nicknames.map((n) => {
+    const [user, domain] = n.trim().replace(/^@/, "").split("@");
+    return (!domain || domain.toLowerCase() === localHost.toLowerCase() ? user! : `${user}@${domain}`).toLowerCase();
+  });
+  if (keys.length === 0) return [];
+  return withUser(d).where(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(keys)})) OR ${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(nicknames)}))`);
+}
+
+// ---- actions ----
+
+/** Activates or deactivates accounts (local or remote). Returns the accounts as they are now. */
+export async function setActive(d: DB, actor: Actor, found: AccountWithUser[], active: boolean): Promise<AccountWithUser[]> {
+  if (found.length === 0) return [];
+  const t = now();
+  const ids = found.map((f) => f.account.id);
+  const action = active ? "activate" : "deactivate";
+  await mixedBatch(d, [
+    d.update(accounts).set({ deactivated: !active, updatedAt: t }).where(inArray(accounts.id, ids)),
+    logEntry(d, actor, action, { subject: found.map((f) => userRef(f.account)) }, `@${actor.username} ${action}d users: ${nicknameList(found)}`, t),
+  ]);
+  return found.map((f) => ({ ...f, account: { ...f.account, deactivated: !active } }));
+}
+
+/**
+ * Deleting users: for now their accounts are deactivated (and the deletion logged). The full deletion job is
+ * LIFECYCLE's `startAccountDeletion` (issue 16): the lead wires it here.
+ */
+export async function deleteUsers(d: DB, actor: Actor, found: AccountWithUser[]): Promise<string[]> {
+  if (found.length === 0) return [];
+  const t = now();
+  // Local users are deleted for real by the background job (their actor Delete federated); remote accounts are
+  // only deactivated here (their server owns them).
+  const local = found.filter((f) => f.user);
+  const remote = found.filter((f) => !f.user);
+  await mixedBatch(d, [
+    ...local.flatMap((f) => accountDeletionStatements(d, f.account.id, t, actor.id)),
+    ...(remote.length ? [d.update(accounts).set({ deactivated: true, updatedAt: t }).where(inArray(accounts.id, remote.map((f) => f.account.id)))] : []),
+    logEntry(d, actor, "delete", { subject: found.map((f) => userRef(f.account)) }, `@${actor.username} deleted users: ${nicknameList(found)}`, t),
+  ]);
+  return found.map((f) => userRef(f.account).nickname);
+}
+
+/** Approval is POLICY's (approval-required registration): until it lands every user is approved; only logged. */
+export async function approveUsers(d: DB, actor: Actor, found: AccountWithUser[]): Promise<AccountWithUser[]> {
+  const local = found.filter((f) => f.user);
+  if (local.length === 0) return [];
+  const t = now();
+  await mixedBatch(d, [logEntry(d, actor, "approve", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} approved users: ${nicknameList(local)}`, t)]);
+  return local;
+}
+
+export async function confirmEmails(d: DB, actor: Actor, found: AccountWithUser[]): Promise<void> {
+  const local = found.filter((f) => f.user);
+  if (local.length === 0) return;
+  const t = now();
+  await mixedBatch(d, [
+    d.update(users).set({ confirmed: true, confirmationTokenHash: null }).where(inArray(users.accountId, local.map((f) => f.account.id))),
+    logEntry(d, actor, "confirm_email", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} confirmed email for users: ${nicknameList(local)}`, t),
+  ]);
+}
+
+/** Fresh confirmation tokens for the unconfirmed among them, written with the log entry; the caller mails them. */
+export async function renewConfirmations(d: DB, actor: Actor, found: AccountWithUser[]): Promise<{ found: AccountWithUser; token: string }[]> {
+  const pending = await Promise.all(
+    found.filter((f) => f.user && !f.user.confirmed).map(async (f) => {
+      const token = randomToken(24);
+      return { found: f, token, hash: await sha256(token) };
+    }),
+  );
+  const t = now();
+  await mixedBatch(d, [
+    ...pending.map((p) => d.update(users).set({ confirmationTokenHash: p.hash, confirmationSentAt: t }).where(eq(users.accountId, p.found.account.id))),
+    logEntry(d, actor, "resend_confirmation_email", { subject: found.map((f) => userRef(f.account)) }, `@${actor.username} re-sent confirmation email for users: ${nicknameList(found)}`, t),
+  ] );
+  return pending;
+}
+
+export async function tagUsers(d: DB, actor: Actor, found: AccountWithUser[], tags: string[], add: boolean): Promise<void> {
+  if (found.length === 0 || tags.length === 0) return;
+  const t = now();
+  const ids = JSON.stringify(found.map((f) => f.account.id));
+  const list = JSON.stringify(tags);
+  const nicknames = found.map((f) => userRef(f.account).nickname);
+  const set = add
+    ? sql`(SELECT json_group_array(value) FROM (SELECT value FROM json_each(accounts.tags) UNION SELECT value FROM json_each(${list})))`
+    : sql`(SELECT json_group_array(value) FROM (SELECT value FROM json_each(accounts.tags) WHERE value NOT IN (SELECT value FROM json_each(${list}))))`;
+  const message = add
+    ? `@${actor.username} added tags: ${tags.join(", ")} to users: ${nicknames.map((n) => `@${n}`).join(", ")}`
+    : `@${actor.username} removed tags: ${tags.join(", ")} from users: ${nicknames.map((n) => `@${n}`).join(", ")}`;
+  await mixedBatch(d, [
+    statement(d, sql`UPDATE accounts SET tags = ${set} WHERE id IN (SELECT value FROM json_each(${ids}))`),
+    logEntry(d, actor, add ? "tag" : "untag", { nicknames, tags }, message, t),
+  ]);
+}
+
+export const PERMISSION_GROUPS = ["admin", "moderator"] as const;
+
+/** Grants or revokes a role to local users (`POST/DELETE /users/permission_group/:group`). */
+export async function setRole(d: DB, actor: Actor, found: AccountWithUser[], group: string, on: boolean): Promise<void> {
+  if (group !== "admin" && group !== "moderator") throw badRequest("No such permission_group");
+  if (!on && group === "admin" && found.some((f) => f.account.id === actor.id)) throw forbidden("You can't revoke your own admin status.");
+  const local = found.filter((f) => f.user);
+  if (local.length === 0) throw notFound();
+  const t = now();
+  const column = group === "admin" ? { isAdmin: on } : { isModerator: on };
+  await mixedBatch(d, [
+    d.update(users).set(column).where(inArray(users.accountId, local.map((f) => f.account.id))),
+    logEntry(
+      d,
+      actor,
+      on ? "grant" : "revoke",
+      { subject: local.map((f) => userRef(f.account)), permission: group },
+      on ? `@${actor.username} made ${nicknameList(local)} ${group}` : `@${actor.username} revoked ${group} role from ${nicknameList(local)}`,
+      t,
+    ),
+  ]);
+}
+
+export interface NewUser {
+  nickname: string;
+  email: string;
+  password: string;
+}
+
+export type CreateResult =
+  | { type: "success"; code: 200; data: { nickname: string; email: string } }
+  | { type: "error"; code: 409; error: Record<string, string[]>; data: { nickname: string; email: string } };
+
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const RESERVED = new Set(RESERVED_NICKNAMES);
+
+/**
+ * Creates local users, confirmed (`POST /users`). As Pleroma, all or nothing: any invalid or taken nickname or
+ * e-mail answers every item with its errors and creates none.
+ */
+export async function createUsers(d: DB, actor: Actor, base: string, input: NewUser[]): Promise<{ ok: boolean; results: CreateResult[] }> {
+  const t = now();
+  const [nickRows, emailRows] = await d.batch([
+    d.select({ key: accounts.acctKey }).from(accounts).where(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(input.map((u) => u.nickname.toLowerCase()))}))`),
+    d.select({ email: sql<string>`lower(${users.email})` }).from(users).where(sql`lower(${users.email}) IN (SELECT value FROM json_each(${JSON.stringify(input.map((u) => u.email.toLowerCase()))}))`),
+  ]);
+  const takenNick = new Set(nickRows.map((r) => r.key));
+  const takenEmail = new Set(emailRows.map((r) => r.email));
+  const seenNick = new Set<string>();
+  const seenEmail = new Set<string>();
+  let ok = true;
+  const results: CreateResult[] = input.map((u) => {
+    const errors: Record<string, string[]> = {};
+    const add = (k: string, m: string) => (errors[k] ??= []).push(m);
+    const nick = u.nickname.toLowerCase();
+    const mail = u.email.toLowerCase();
+    if (!NICKNAME_PATTERN.test(u.nickname)) add("nickname", "has invalid format");
+    else if (RESERVED.has(nick)) add("nickname", "is reserved");
+    else if (takenNick.has(nick) || seenNick.has(nick)) add("nickname", "has already been taken");
+    if (!EMAIL_PATTERN.test(u.email)) add("email", "has invalid format");
+    else if (takenEmail.has(mail) || seenEmail.has(mail)) add("email", "has already been taken");
+    if (u.password.length < 8) add("password", "should be at least 8 character(s)");
+    seenNick.add(nick);
+    seenEmail.add(mail);
+    const data = { nickname: u.nickname, email: u.email };
+    if (Object.keys(errors).length) {
+      ok = false;
+      return { type: "error", code: 409, error: errors, data };
+    }
+    return { type: "success", code: 200, data };
+  });
+  if (!ok) return { ok, results };
+  const rows = await Promise.all(
+    input.map(async (u) => {
+      const id = newId(t);
+      const account: AccountRow = { ...emptyAccount(id, u.nickname, t), ...localActorUrls(base, u.nickname) };
+      return { account, email: u.email, hash: await hashPassword(u.password) };
+    }),
+  );
+  try {
+    await mixedBatch(d, [
+      ...rows.flatMap((r) => [
+        d.insert(accounts).values(r.account),
+        d.insert(users).values({ accountId: r.account.id, email: r.email, confirmed: true, lastActiveAt: t, createdAt: t }),
+        d.insert(credentials).values({ accountId: r.account.id, passwordHash: r.hash, privateKey: null }),
+      ]),
+      logEntry(d, actor, "create", { subjects: rows.map((r) => userRef(r.account)) }, `@${actor.username} created users: ${rows.map((r) => `@${r.account.username}`).join(", ")}`, t),
+    ] );
+  } catch (e) {
+    // Raced by a registration taking the same name or address.
+    if (String(e).includes("UNIQUE")) return { ok: false, results: results.map((r) => ({ type: "error", code: 409, error: { nickname: ["has already been taken"] }, data: r.data })) };
+    throw e;
+  }
+  return { ok, results };
+}
