@@ -43,6 +43,9 @@ import { registerTagRoutes } from "./routes/tags";
 import { registerBookmarkFolderRoutes } from "./routes/pleroma/bookmark-folders";
 import { registerFrontendRoutes } from "./routes/pleroma/frontend";
 import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
+import { registerAdminConfigRoutes } from "./routes/admin/config";
+import { registerAdminAnnouncementRoutes } from "./routes/admin/announcements";
+import { refreshSettings } from "./services/settings";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -62,6 +65,12 @@ export function createApp() {
     }),
   );
 
+  // Run-time settings (src/services/settings.ts): a D1 read only when this isolate's copy is past its TTL.
+  app.use("*", async (c, next) => {
+    await refreshSettings(c.env);
+    await next();
+  });
+
   registerAppRoutes(app);
   registerOAuthRoutes(app);
   registerOAuthMetadataRoutes(app);
@@ -78,6 +87,8 @@ export function createApp() {
   registerPreferenceRoutes(app);
   registerTagRoutes(app);
   registerAnnouncementRoutes(app);
+  registerAdminConfigRoutes(app);
+  registerAdminAnnouncementRoutes(app);
   registerBookmarkFolderRoutes(app);
   registerScrobbleRoutes(app);
   registerFrontendRoutes(app);

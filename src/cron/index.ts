@@ -20,6 +20,7 @@ import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
 import { sweepFederation } from "../federation/delivery";
 import { config } from "../env";
+import { refreshSettings } from "../services/settings";
 import { POST_FORMATS } from "../render/instance";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
@@ -84,6 +85,8 @@ async function runJob(name: string, job: Job, env: Env, d: DB, t: number, ctx: C
 
 export async function runScheduled(env: Env, time: number = now(), ctx?: { waitUntil(p: Promise<unknown>): void }): Promise<void> {
   const d = db(env);
+  // Jobs read the run-time settings too (src/services/settings.ts).
+  await refreshSettings(env);
   const outcomes = await Promise.all(Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)));
   for (const [name, job] of Object.entries(SEQUENCE)) outcomes.push(await runJob(name, job, env, d, time, ctx));
   const at = new Date(time).toISOString();
