@@ -101,7 +101,16 @@ describe("federation policies between two instances", () => {
       expect(onC2.visibility).toBe("public");
 
       // The instance tells its policies and their reasons, as Pleroma's MRF transparency does.
+      // A delivery to B still queued when B is rejected is dropped with the change.
+      const queued = `q${Date.now()}`;
+      const far = Date.now() + 3600_000;
+      await env.DB_C.batch([
+        env.DB_C.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, ?, '{}', '{}', ?, ?)").bind(queued, carol.id, far, far),
+        env.DB_C.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at) VALUES (?, ?, 'b.example', 'https://b.example/inbox', ?, ?)").bind(queued, queued, far, far),
+      ]);
       await policiesOnC(admin, ["reject", "media_removal"]);
+      expect(await env.DB_C.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE id = ?").bind(queued).first("n")).toBe(0);
+      await env.DB_C.prepare("DELETE FROM federation_outbox WHERE id = ?").bind(queued).run();
       const info = valid(InstanceSchema, await json("/api/v1/instance", { instance: C }));
       const federation = info.pleroma.metadata.federation;
       expect(federation.mrf_policies).toContain("SimplePolicy");

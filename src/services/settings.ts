@@ -331,6 +331,8 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
           );
         }
       }
+      // Deliveries already queued to a domain now refused are dropped with the change (same batch).
+      stmts.push(statement(d, sql`DELETE FROM federation_deliveries WHERE NOT ${deliveryAllowedSql(sql`federation_deliveries.host`)}`));
     } else if (ch.key === "Pleroma.Captcha") {
       if (del) {
         stmts.push(statement(d, sql`DELETE FROM instance_settings WHERE key = ${CAPTCHA_KEY}`));
