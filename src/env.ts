@@ -157,7 +157,9 @@ export function setRuntimeOverrides(binding: object, o: RuntimeOverrides): void 
  */
 export function config(env: Env): Config {
   const base = varsConfig(env);
-  const o = env.DB ? overrides.get(env.DB) : undefined;
+  const binding = env.DB as unknown as Record<symbol, object | undefined> | undefined;
+  // A wrapper of the binding (see WRAPPED_BINDING in src/services/settings.ts) shares the binding's settings.
+  const o = binding ? overrides.get(binding[Symbol.for("starling.wrappedBinding")] ?? binding) : undefined;
   if (!o) return base;
   const hit = merged.get(env);
   if (hit && hit.stamp === o.stamp) return hit.config;

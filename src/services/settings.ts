@@ -77,9 +77,16 @@ interface State {
 const states = new WeakMap<object, State>();
 let stamp = 0;
 
-function install(env: Pick<Env, "DB">, values: Record<string, unknown>, policies: PolicyRow[], t: number) {
-  states.set(env.DB, { loadedAt: t, values, policies });
-  setRuntimeOverrides(env.DB, {
+/**
+ * The database binding itself: a wrapper around it (a test's round-trip counter) names what it wraps under this
+ * symbol, and shares its copy of the settings.
+ */
+const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
+const bindingOf = (b: D1Database): D1Database => ((b as unknown as Record<symbol, D1Database | undefined>)[WRAPPED_BINDING] ?? b);
+
+function install(binding: D1Database, values: Record<string, unknown>, policies: PolicyRow[], t: number) {
+  states.set(binding, { loadedAt: t, values, policies });
+  setRuntimeOverrides(binding, {
     stamp: ++stamp,
     apply: (base) => {
       let c = base;
@@ -99,12 +106,13 @@ function install(env: Pick<Env, "DB">, values: Record<string, unknown>, policies
  */
 export async function refreshSettings(env: Pick<Env, "DB">, force = false, t = Date.now()): Promise<void> {
   if (!env.DB) return;
-  const s = states.get(env.DB);
+  const binding = bindingOf(env.DB);
+  const s = states.get(binding);
   if (!force && s && t - s.loadedAt < SETTINGS_TTL_MS) return;
-  const d = db(env);
+  const d = db({ DB: binding });
   try {
     const [rows, policies] = await d.batch([d.select().from(instanceSettings), d.select().from(federationPolicies)]);
-    install(env, Object.fromEntries(rows.map((r) => [r.key, r.value])), policies as PolicyRow[], t);
+    install(binding, Object.fromEntries(rows.map((r) => [r.key, r.value])), policies as PolicyRow[], t);
   } catch (e) {
     // Not fatal: the last known settings (or `[vars]`) stay in force, and the next request tries again.
     console.error("instance settings not read", e);
@@ -113,7 +121,7 @@ export async function refreshSettings(env: Pick<Env, "DB">, force = false, t = D
 
 /** The federation policies as this isolate last read them. */
 export function policies(env: Pick<Env, "DB">): PolicyRow[] {
-  return states.get(env.DB)?.policies ?? [];
+  return states.get(bindingOf(env.DB))?.policies ?? [];
 }
 
 const norm = (host: string) => host.toLowerCase().replace(/\.$/, "");
@@ -167,7 +175,7 @@ function encode(def: SettingDef, v: unknown): unknown {
 /** The effective settings in ConfigDB's form, with `db` naming those stored (overriding `[vars]`). */
 export function configEntries(env: Env): ConfigEntry[] {
   const c = config(env);
-  const values = states.get(env.DB)?.values ?? {};
+  const values = states.get(bindingOf(env.DB))?.values ?? {};
   const rows = policies(env);
   const captchaStored = CAPTCHA_KEY in values;
   return [
