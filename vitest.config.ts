@@ -12,8 +12,9 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: { TEST_MIGRATIONS: migrations, MAILER: "outbox" },
           // Instance B of the two-instance federation harness (test/instances.ts) keeps its data here; the
-          // Worker sees it as its own DB.
-          d1Databases: { DB_B: "starling-b" },
+          // Worker sees it as its own DB. C (`DB_C`) and D (`DB_D`) are for tests that change instance-wide
+          // policies (C) and settings (D), which must not reach the other files' instances.
+          d1Databases: { DB_B: "starling-b", DB_C: "starling-c", DB_D: "starling-d" },
         },
       }),
     ],

@@ -51,6 +51,9 @@ import { registerPasswordRoutes } from "./routes/pleroma/passwords";
 import { registerImageRoutes } from "./routes/pleroma/images";
 import { registerChatRoutes } from "./routes/chats";
 import { registerAdminRoutes } from "./routes/admin";
+import { registerAdminConfigRoutes } from "./routes/admin/config";
+import { registerAdminAnnouncementRoutes } from "./routes/admin/announcements";
+import { refreshSettings } from "./services/settings";
 
 export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
 
@@ -69,6 +72,12 @@ export function createApp() {
       maxAge: 86400,
     }),
   );
+
+  // Run-time settings (src/services/settings.ts): a D1 read only when this isolate's copy is past its TTL.
+  app.use("*", async (c, next) => {
+    await refreshSettings(c.env);
+    await next();
+  });
 
   registerAppRoutes(app);
   registerOAuthRoutes(app);
@@ -89,6 +98,8 @@ export function createApp() {
   registerPreferenceRoutes(app);
   registerTagRoutes(app);
   registerAnnouncementRoutes(app);
+  registerAdminConfigRoutes(app);
+  registerAdminAnnouncementRoutes(app);
   registerBookmarkFolderRoutes(app);
   registerScrobbleRoutes(app);
   registerFrontendRoutes(app);

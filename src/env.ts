@@ -25,6 +25,10 @@ export interface Env {
   ALLOW_PRIVATE_ADDRESS?: string;
   REGISTRATIONS_OPEN?: string;
   ACCOUNT_ACTIVATION_REQUIRED?: string;
+  /** "true": new accounts wait for an admin's approval and must give a `reason` (docs/configuration.md). */
+  ACCOUNT_APPROVAL_REQUIRED?: string;
+  /** Longest registration `reason` accepted (Pleroma's `registration_reason_length`). */
+  REGISTRATION_REASON_LENGTH?: string;
   CAPTCHA?: string;
   MAILER?: string;
   MAIL_FROM?: string;
@@ -94,6 +98,8 @@ export interface Config {
   domain: string | null;
   registrationsOpen: boolean;
   activationRequired: boolean;
+  approvalRequired: boolean;
+  registrationReasonLength: number;
   captcha: "none" | "native";
   mailer: "outbox" | "cloudflare";
   mailFrom: string;
@@ -142,8 +148,40 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 
 const cache = new WeakMap<Env, Config>();
 
-/** The instance configuration with Pleroma's defaults for anything unset. */
+/**
+ * Settings an admin changed at run time (src/services/settings.ts keeps them fresh per database binding): a
+ * function over the `[vars]` configuration, and a stamp that changes whenever the settings do.
+ */
+export interface RuntimeOverrides {
+  stamp: number;
+  apply: (base: Config) => Config;
+}
+const overrides = new WeakMap<object, RuntimeOverrides>();
+const merged = new WeakMap<Env, { stamp: number; config: Config }>();
+
+export function setRuntimeOverrides(binding: object, o: RuntimeOverrides): void {
+  overrides.set(binding, o);
+}
+
+/**
+ * The instance configuration: `[vars]` with Pleroma's defaults for anything unset, overridden by the settings
+ * an admin saved (instance_settings), as this isolate last read them. Synchronous: no D1 read here.
+ */
 export function config(env: Env): Config {
+  const base = varsConfig(env);
+  const binding = env.DB as unknown as Record<symbol, object | undefined> | undefined;
+  // A wrapper of the binding (see WRAPPED_BINDING in src/services/settings.ts) shares the binding's settings.
+  const o = binding ? overrides.get(binding[Symbol.for("starling.wrappedBinding")] ?? binding) : undefined;
+  if (!o) return base;
+  const hit = merged.get(env);
+  if (hit && hit.stamp === o.stamp) return hit.config;
+  const c = o.apply(base);
+  merged.set(env, { stamp: o.stamp, config: c });
+  return c;
+}
+
+/** The configuration `[vars]` alone (the defaults run-time settings fall back to). */
+export function varsConfig(env: Env): Config {
   const hit = cache.get(env);
   if (hit) return hit;
   const description = env.INSTANCE_DESCRIPTION || "A small federated microblogging instance";
@@ -155,6 +193,8 @@ export function config(env: Env): Config {
     domain: env.DOMAIN ? env.DOMAIN.toLowerCase() : null,
     registrationsOpen: bool(env.REGISTRATIONS_OPEN, true),
     activationRequired: bool(env.ACCOUNT_ACTIVATION_REQUIRED, false),
+    approvalRequired: bool(env.ACCOUNT_APPROVAL_REQUIRED, false),
+    registrationReasonLength: int(env.REGISTRATION_REASON_LENGTH, 500),
     captcha: env.CAPTCHA === "native" ? "native" : "none",
     mailer: env.MAILER === "cloudflare" ? "cloudflare" : "outbox",
     mailFrom: env.MAIL_FROM || "",

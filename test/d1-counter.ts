@@ -8,6 +8,7 @@ export interface CountingD1 {
 }
 
 const REAL = Symbol("real statement");
+const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
 
 export function countingD1(real: D1Database = env.DB): CountingD1 {
   let n = 0;
@@ -29,6 +30,9 @@ export function countingD1(real: D1Database = env.DB): CountingD1 {
     });
   const db = new Proxy(real, {
     get(target, prop) {
+      // The same database: run-time settings (src/services/settings.ts) keep one copy per database, read at
+      // most once per TTL, not per request, so they are not what these tests count.
+      if (prop === WRAPPED_BINDING) return target;
       const value = Reflect.get(target, prop, target);
       if (prop === "prepare") return (query: string) => wrap(target.prepare(query));
       if (prop === "batch") {

@@ -6,5 +6,9 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: Migration[];
     /** Instance B's D1 in the two-instance harness (test/instances.ts). */
     DB_B: D1Database;
+    /** Instance C (test/instances.ts): the one whose federation policies tests change. */
+    DB_C: D1Database;
+    /** Instance D: the one whose run-time settings tests change. */
+    DB_D: D1Database;
   }
 }

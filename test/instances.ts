@@ -21,6 +21,9 @@ function instance(domain: string, db: D1Database): Instance {
 
 export const A = instance("a.example", env.DB);
 export const B = instance("b.example", env.DB_B);
+/** Instances only the tests of federation policies (C) and of run-time settings (D) use, since they change them. */
+export const C = instance("c.example", env.DB_C);
+export const D = instance("d.example", env.DB_D);
 
 /** One request handled by `inst`'s Worker, background work (waitUntil) included. */
 export async function instanceFetch(inst: Instance, req: Request): Promise<Response> {

@@ -24,6 +24,7 @@ import { runAccountDeletions } from "../services/account-deletion";
 import { moveFollowers } from "../services/move";
 import { processBackups } from "../services/backups";
 import { config } from "../env";
+import { refreshSettings } from "../services/settings";
 import { POST_FORMATS } from "../render/instance";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
@@ -96,6 +97,8 @@ async function runJob(name: string, job: Job, env: Env, d: DB, t: number, ctx: C
 
 export async function runScheduled(env: Env, time: number = now(), ctx?: { waitUntil(p: Promise<unknown>): void }): Promise<void> {
   const d = db(env);
+  // Jobs read the run-time settings too (src/services/settings.ts).
+  await refreshSettings(env);
   const outcomes = await Promise.all(Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)));
   for (const [name, job] of Object.entries(SEQUENCE)) outcomes.push(await runJob(name, job, env, d, time, ctx));
   const at = new Date(time).toISOString();

@@ -3,7 +3,7 @@
  * JSON columns hold only data no query filters on. Hot fields have their own indexed columns.
  */
 import { getTableColumns, sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const bool = (name: string) => integer(name, { mode: "boolean" });
 const time = (name: string) => integer(name);
@@ -127,6 +127,10 @@ export const users = sqliteTable(
     inviteId: text("invite_id"),
     /** Pleroma-FE's mascot: the attachment JSON `PUT /api/v1/pleroma/mascot` answered (null: the default). */
     mascot: json<Record<string, unknown>>("mascot"),
+    /** Registered while approval was required and not approved yet: sign-in is refused (src/http/auth.ts). */
+    approvalPending: bool("approval_pending").notNull().default(false),
+    /** What the user wrote when asking to join (`reason`), for the admins who approve. */
+    registrationReason: text("registration_reason"),
     lastActiveAt: time("last_active_at"),
     createdAt: time("created_at").notNull(),
   },
@@ -1115,4 +1119,48 @@ export const reportNotes = sqliteTable(
     createdAt: time("created_at").notNull(),
   },
   (t) => [index("report_notes_report").on(t.reportId, t.id)],
+);
+
+/** Instance settings an admin changed at run time (src/services/settings.ts): they override `[vars]`. */
+export const instanceSettings = sqliteTable("instance_settings", {
+  key: text("key").primaryKey(),
+  value: json<unknown>("value").notNull(),
+  updatedAt: time("updated_at").notNull(),
+});
+
+/** Federation policies per remote domain (Pleroma's `:mrf_simple`): `reject`, `accept`, `media_removal`… */
+export const federationPolicies = sqliteTable(
+  "federation_policies",
+  {
+    domain: text("domain").notNull(),
+    policy: text("policy").notNull(),
+    reason: text("reason").notNull().default(""),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.domain, t.policy] }), index("federation_policies_policy").on(t.policy, t.domain)],
+);
+
+/** Administrators' announcements (`/api/v1/announcements`); `content` is the text as written. */
+export const announcements = sqliteTable("announcements", {
+  id: text("id").primaryKey(),
+  content: text("content").notNull(),
+  startsAt: time("starts_at"),
+  endsAt: time("ends_at"),
+  allDay: bool("all_day").notNull().default(false),
+  createdAt: time("created_at").notNull(),
+  updatedAt: time("updated_at").notNull(),
+});
+
+/** Announcements a user dismissed (`read`). */
+export const announcementReads = sqliteTable(
+  "announcement_reads",
+  {
+    announcementId: text("announcement_id")
+      .notNull()
+      .references(() => announcements.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.announcementId, t.accountId] })],
 );

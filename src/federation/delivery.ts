@@ -16,6 +16,7 @@
  *    due deliveries, so nothing depends on waitUntil alone. `drainFederation` does all of it at once, in the
  *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
  */
+import { deliveryAllowedSql } from "../services/settings";
 import { signRequest } from "@fedify/fedify";
 import { eq, sql } from "drizzle-orm";
 import { chatMessages, mediaAttachments } from "../db/schema";
@@ -78,6 +79,7 @@ function deliveriesInsert(d: DB, row: OutboxRow, followers: boolean, accountsSql
         ) x
         WHERE x.inbox LIKE 'http%://%' AND x.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor}))
       WHERE ${hostOf("inbox")} NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
+        AND ${deliveryAllowedSql(hostOf("inbox"))}
       RETURNING host`,
   );
 }
@@ -89,7 +91,7 @@ function directInsert(d: DB, row: OutboxRow, accountId: string, t: number) {
     sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
       SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${hostOf("inbox")}, inbox, 0, ${t}, ${t}
       FROM (SELECT coalesce(inbox_url, shared_inbox_url) AS inbox FROM accounts WHERE id = ${accountId} AND domain IS NOT NULL)
-      WHERE inbox LIKE 'http%://%'
+      WHERE inbox LIKE 'http%://%' AND ${deliveryAllowedSql(hostOf("inbox"))}
       RETURNING host`,
   );
 }

@@ -17,6 +17,7 @@ import { accountByUri, isStale, upsertActor, type AccountRow } from "../services
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
 import { authoredStatus, parseNote, storeRemoteNote, unknownMentions, updateRemoteNote, type RemoteObject } from "../services/remote-statuses";
 import { embeddedOnly } from "./loaders";
+import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
 import { deleteStatuses } from "../services/statuses";
 import { receiveActorDelete } from "../services/account-deletion";
 import { moveAccount } from "../services/move";
@@ -51,6 +52,8 @@ async function sender(ctx: InboxContext<FederationData>, activity: Activity): Pr
   const id = activity.actorId;
   if (!id) return null;
   const d = ctx.data.d;
+  // A rejected domain's actors are neither fetched nor heard (the inbox door refuses most before this).
+  if (rejectedHost(d, id.hostname)) return null;
   const known = await accountByUri(d, id.href);
   if (known && known.domain === null) return null;
   if (known && !isStale(known)) return known;
@@ -148,7 +151,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (!object || !object.id) return;
       const d = ctx.data.d;
       const base = ctx.canonicalOrigin;
-      const note = await parseNote(object, from, from.domain!);
+      const note = applyNotePolicies(d, from.domain!, await parseNote(object, from, from.domain!));
       // Mentioned remote actors not known yet are fetched (a few) so that the mentions resolve.
       // (In parallel: the sender waits, and each fetch may take up to the guard's 10 s.)
       await Promise.all(
@@ -168,7 +171,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (!from) return;
       const own = await ownObject(ctx, update, from);
       if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.uri))) return;
-      await updateRemoteNote(ctx.data.d, from, await parseNote(own, from, from.domain!));
+      await updateRemoteNote(ctx.data.d, from, applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!)));
     })
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;

@@ -36,6 +36,7 @@ import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER
 import { DurableObjectMessageQueue } from "./queue";
 import { registerInbox } from "./inbox";
 import { deletionState } from "../services/account-deletion";
+import { federationRejected, refreshSettings } from "../services/settings";
 
 export interface FederationData {
   env: Env;
@@ -376,6 +377,17 @@ async function refuseUnhandled(req: Request, url: URL, res: Response, data: Fede
   return jsonError(501, `Starling does not process this activity yet (${data.inbound?.unhandled ?? "unknown type"})`);
 }
 
+/** The host of an incoming activity's `actor` (a string or an object with an id). */
+function actorHost(body: unknown): string | null {
+  const actor = (body as { actor?: unknown } | null)?.actor;
+  const id = typeof actor === "string" ? actor : typeof (actor as { id?: unknown } | null)?.id === "string" ? (actor as { id: string }).id : null;
+  try {
+    return id ? new URL(id).hostname : null;
+  } catch {
+    return null;
+  }
+}
+
 const isInboxPath = (url: URL) => /^\/(users\/[^/]+\/)?inbox\/?$/.test(url.pathname);
 
 /** The Worker's fetch: federation first, then the hono app. */
@@ -397,6 +409,7 @@ export async function handleFederated(
   if (!(p.startsWith("/users/") || p.startsWith("/objects/") || p.startsWith("/activities/") || p.startsWith("/.well-known/webfinger") || p.startsWith("/.well-known/host-meta") || /^\/inbox\/?$/.test(p))) {
     return app(req, env, ctx);
   }
+  await refreshSettings(env);
   if (federationRefused(env, url)) {
     if (!isFederationPath(req, url)) return app(req, env, ctx);
     return jsonError(503, "Federation is disabled: set DOMAIN to this instance's public host name (see docs/configuration.md)");
@@ -419,6 +432,10 @@ export async function handleFederated(
       // Not JSON: Fedify answers it.
     }
     if (!signerMatchesActor(req.headers, body)) return jsonError(401, "The signing key does not belong to the activity's actor");
+    // A rejected domain (federation policy `reject`, or not on the `accept` list) is dropped unread, its key not
+    // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
+    const host = actorHost(body);
+    if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
     req = new Request(req.url, { method: req.method, headers: req.headers, body: bytes });
   }
   const res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });

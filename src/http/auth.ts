@@ -120,10 +120,13 @@ function touchActivity(c: Context<AppEnv>, user: UserRow): void {
   }
 }
 
-/** Refuses disabled and unconfirmed users with Pleroma's identifiers. */
+/** Refuses disabled, unapproved and unconfirmed users with Pleroma's identifiers. */
 export function assertActive(account: AccountRow, user: UserRow): void {
   if (account.deactivated) {
     throw forbidden("Your account is currently disabled", { identifier: "account_is_disabled" });
+  }
+  if (user.approvalPending) {
+    throw forbidden("Your account is awaiting approval.", { identifier: "awaiting_approval" });
   }
   if (!user.confirmed) {
     throw forbidden("Your login is missing a confirmed e-mail address", { identifier: "missing_confirmed_email" });

@@ -187,7 +187,7 @@ class StreamObject extends DurableObject<Env> {
     if (type === "pleroma:authenticate") {
       // An anonymous socket may sign in; its later subscriptions are checked against the token.
       const found = text("token") ? await findToken(db(this.env), text("token")!.trim()) : null;
-      if (!found?.account || found.account.deactivated || !found.user?.confirmed) return ws.send(respond(type, "error", "unauthorized"));
+      if (!found?.account || found.account.deactivated || !found.user?.confirmed || found.user.approvalPending) return ws.send(respond(type, "error", "unauthorized"));
       // Signed in as someone else: refused, as Pleroma does. Signed in as the same account (a browser sends its
       // session cookie with the upgrade, then Pleroma-FE authenticates, and closes the socket on any error): the
       // socket takes the new token.

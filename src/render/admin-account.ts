@@ -21,10 +21,9 @@ export function renderAdminUser(ctx: RenderContext, { account: a, user: u }: Acc
     roles: { admin: u?.isAdmin ?? false, moderator: u?.isModerator ?? false },
     tags: a.tags,
     is_confirmed: u ? u.confirmed : true,
-    // Approval-required registration is POLICY's (issue 17); until it lands every user is approved.
-    is_approved: true,
+    is_approved: u ? !u.approvalPending : true,
     url: a.url || a.uri,
-    registration_reason: null,
+    registration_reason: u?.registrationReason ?? null,
     actor_type: a.actorType,
     created_at: iso(a.createdAt),
   };

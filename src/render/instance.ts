@@ -4,6 +4,7 @@ import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../services/accounts";
 import { CONTENT_TYPES } from "../content/format";
 import { MAX_PINNED } from "../services/status-actions";
+import { policies, POLICIES } from "../services/settings";
 
 export const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
 /** Where the source is published: not yet recorded anywhere, so empty rather than made up. */
@@ -28,7 +29,25 @@ function fieldsLimits(env: Env) {
  * answer 503 on any public host (src/federation/index.ts), so claiming otherwise would invite followers in vain.
  */
 function federation(env: Env) {
-  return { enabled: Boolean(config(env).domain), exclusions: false, mrf_policies: [] as string[], quarantined_instances: [] as string[] };
+  // The federation policies (src/services/settings.ts), told as Pleroma's MRF transparency tells them: the
+  // domains per policy, and the reasons given in `mrf_simple_info`.
+  const rows = policies(env);
+  const mrf_simple: Record<string, string[]> = {};
+  const mrf_simple_info: Record<string, Record<string, { reason: string }>> = {};
+  for (const p of POLICIES) mrf_simple[p] = [];
+  for (const r of rows) {
+    mrf_simple[r.policy]!.push(r.domain);
+    if (r.reason) (mrf_simple_info[r.policy] ??= {})[r.domain] = { reason: r.reason };
+  }
+  return {
+    enabled: Boolean(config(env).domain),
+    exclusions: false,
+    mrf_policies: ["SimplePolicy"],
+    mrf_simple,
+    mrf_simple_info,
+    quarantined_instances: [] as string[],
+    quarantined_instances_info: { quarantined_instances: {} as Record<string, { reason: string }> },
+  };
 }
 
 export function renderInstance(env: Env, base: string, host: string, stats: InstanceStats, vapidKey: string) {
@@ -47,7 +66,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     thumbnail: `${base}/images/banner.png`,
     languages: c.languages,
     registrations: c.registrationsOpen,
-    approval_required: false,
+    approval_required: c.approvalRequired,
     invites_enabled: !c.registrationsOpen,
     max_toot_chars: c.maxTootChars,
     max_media_attachments: c.maxMediaAttachments,

@@ -1,5 +1,6 @@
 /** Registration, the user's own account, and reading any account. */
 import { movedTarget } from "../services/move";
+import { adminEmails } from "../services/registration";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -14,7 +15,7 @@ import { renderToken } from "../render/oauth";
 import { AccountSchema } from "../schemas/account";
 import { RegistrationPendingSchema, TokenSchema } from "../schemas/oauth";
 import {
-  confirmationMail,
+  approvalRequestMail, confirmationMail,
   fieldErrors,
   findAccount,
   register,
@@ -86,6 +87,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       captcha_token: z.string().optional(),
       captcha_answer_data: z.string().optional(),
       language: z.string().max(16).optional(),
+      reason: z.string().max(10_000).optional(),
     }),
     response: z.union([TokenSchema, RegistrationPendingSchema]),
     rateLimit: { name: "registration" },
@@ -101,6 +103,21 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       if (made.confirmationToken) {
         const mail = confirmationMail(cfg, base, made.account, made.user.email, made.confirmationToken);
         c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(mail));
+      }
+      if (made.user.approvalPending) {
+        const reason = made.user.registrationReason ?? "";
+        const send = mailer(c.env, hostOf(c));
+        c.executionCtx.waitUntil(
+          adminEmails(d)
+            .then((to) => Promise.all(to.map((addr) => send.send(approvalRequestMail(cfg, base, made.account, made.user.email, reason, addr)))))
+            .catch((e) => console.error("approval mail", e)),
+        );
+        return c.json({
+          message: "You have been registered. You'll be able to log in once your account is approved.",
+          identifier: "awaiting_approval",
+        });
+      }
+      if (made.confirmationToken) {
         return c.json({
           message: "You have been registered. Please check your email for further instructions.",
           identifier: "missing_confirmed_email",

@@ -1,24 +1,31 @@
-/** Administrators' announcements. None exist yet (the admin API will add them): an empty list, and 404 to dismiss. */
+/** Administrators' announcements as clients see them (src/services/announcements.ts). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
-import { notFound } from "../http/errors";
+import { db } from "../db/client";
 import { boolParam } from "../http/params";
 import { route } from "../http/route";
+import { renderAnnouncement } from "../render/announcement";
 import { AnnouncementSchema } from "../schemas/instance";
+import { dismiss, inForce } from "../services/announcements";
 
 export function registerAnnouncementRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/announcements",
-    summary: "Announcements in force (none yet)",
+    summary: "Announcements in force, with whether the user dismissed each",
     tags: ["Announcements"],
     // Pleroma shows them to anyone; a token with read:accounts marks which the user has read.
     auth: "optional",
     scopes: ["read:accounts"],
     params: z.object({ with_dismissed: boolParam().optional() }),
     response: z.array(AnnouncementSchema),
-    handler: (c) => c.json([]),
+    handler: async (c, p, auth) => {
+      const viewer = auth?.account?.id ?? null;
+      // Mastodon's rule: a user's dismissed announcements only when asked for; anonymous callers get them all.
+      const rows = await inForce(db(c.env), viewer, viewer === null || p.with_dismissed === true);
+      return c.json(rows.map((a) => renderAnnouncement(a, a.read)));
+    },
   });
 
   route(app, {
@@ -30,9 +37,9 @@ export function registerAnnouncementRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["write:accounts"],
     params: z.object({ id: z.string() }),
     response: z.object({}),
-    handler: () => {
-      // No announcement exists, so any id is unknown: Pleroma's answer for one.
-      throw notFound();
+    handler: async (c, p, auth) => {
+      await dismiss(db(c.env), auth.account.id, p.id);
+      return c.json({});
     },
   });
 }

@@ -52,7 +52,15 @@ export const InstanceSchema = z
       metadata: z.object({
         account_activation_required: z.boolean(),
         features: z.array(z.string()),
-        federation: z.object({ enabled: z.boolean(), exclusions: z.boolean(), mrf_policies: z.array(z.string()), quarantined_instances: z.array(z.string()) }),
+        federation: z.object({
+          enabled: z.boolean(),
+          exclusions: z.boolean(),
+          mrf_policies: z.array(z.string()),
+          mrf_simple: z.record(z.string(), z.array(z.string())),
+          mrf_simple_info: z.record(z.string(), z.record(z.string(), z.object({ reason: z.string() }))),
+          quarantined_instances: z.array(z.string()),
+          quarantined_instances_info: z.object({ quarantined_instances: z.record(z.string(), z.object({ reason: z.string() })) }),
+        }),
         fields_limits: z.object({ max_fields: z.number().int(), max_remote_fields: z.number().int(), name_length: z.number().int(), value_length: z.number().int() }),
         post_formats: z.array(z.string()),
       }),
@@ -147,6 +155,7 @@ export const AnnouncementSchema = z
     tags: z.array(z.unknown()),
     emojis: z.array(z.unknown()),
     reactions: z.array(z.unknown()),
+    pleroma: z.object({ raw_content: z.string() }).optional(),
   })
   .openapi("Announcement");
 

@@ -98,7 +98,11 @@ export async function findByAcct(d: DB, acct: string, localHost: string): Promis
  */
 export function directory(d: DB, q: { viewerId: string | null; order: "active" | "new"; local: boolean; limit: number; offset: number }) {
   // Unconfirmed local users are not active yet.
-  const conds = [eq(accounts.discoverable, true), eq(accounts.deactivated, false), or(isNull(users.accountId), eq(users.confirmed, true))!];
+  const conds = [
+    eq(accounts.discoverable, true),
+    eq(accounts.deactivated, false),
+    or(isNull(users.accountId), and(eq(users.confirmed, true), eq(users.approvalPending, false)))!,
+  ];
   if (q.local) conds.push(isNull(accounts.domain));
   if (q.viewerId) conds.push(ne(accounts.id, q.viewerId), notSilenced(q.viewerId, false, accounts.id));
   const order = q.order === "new" ? [desc(accounts.createdAt), desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
@@ -120,6 +124,8 @@ export interface RegistrationInput {
   fullname?: string;
   bio?: string;
   token?: string;
+  /** Why the person wants to join: required while approval is required. */
+  reason?: string;
 }
 
 /** Pleroma reports field errors as a JSON-encoded map inside `error`, which Pleroma-FE parses. */
@@ -151,6 +157,9 @@ export async function register(
   if (input.password.length > 256) add("password", "should be at most 256 character(s)");
   if ((input.fullname ?? "").length > cfg.maxNameLength) add("name", `should be at most ${cfg.maxNameLength} character(s)`);
   if ((input.bio ?? "").length > cfg.maxBioLength) add("bio", `should be at most ${cfg.maxBioLength} character(s)`);
+  const reason = (input.reason ?? "").trim();
+  if (cfg.approvalRequired && !reason) add("reason", "can't be blank");
+  if (reason.length > cfg.registrationReasonLength) add("reason", `should be at most ${cfg.registrationReasonLength} character(s)`);
   if (Object.keys(errors).length) throw fieldErrors(errors);
 
   const t = now();
@@ -206,12 +215,14 @@ export async function register(
     notificationSettings: { block_from_strangers: false, hide_notification_contents: false },
     inviteId,
     mascot: null,
+    approvalPending: cfg.approvalRequired,
+    registrationReason: reason || null,
     lastActiveAt: t,
     createdAt: t,
   };
   const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
   const passwordHash = await hashPassword(input.password);
-  const token = user.confirmed ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") }) : null;
+  const token = user.confirmed && !user.approvalPending ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") }) : null;
 
   try {
     await d.batch([
@@ -299,6 +310,20 @@ export async function renewConfirmation(d: DB, login: string): Promise<{ found: 
     .set({ confirmationTokenHash: await sha256(token), confirmationSentAt: now() })
     .where(eq(users.accountId, found.account.id));
   return { found, token };
+}
+
+/**
+ * What admins are mailed when someone asks to join while approval is required (Pleroma's
+ * `new_unapproved_registration`): who, and the reason they gave.
+ */
+export function approvalRequestMail(cfg: Config, base: string, account: AccountRow, email: string, reason: string, to: string) {
+  const esc = (x: string) => x.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return {
+    to,
+    subject: `New account up for review on ${cfg.name} (@${account.username})`,
+    text: `New account for review: @${account.username} (${email})\n\nReason: ${reason}\n\nApprove or reject it in the admin interface: ${base}/pleroma/admin/\n`,
+    html: `<p>New account for review: @${esc(account.username)} (${esc(email)})</p><blockquote>${esc(reason)}</blockquote><p>Approve or reject it in the admin interface.</p>`,
+  };
 }
 
 export function confirmationMail(cfg: Config, base: string, account: AccountRow, email: string, token: string) {

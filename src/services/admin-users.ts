@@ -3,6 +3,7 @@
  * bulk actions on `nicknames[]`, each written with its moderation-log entry in ONE batch.
  */
 import { accountDeletionStatements } from "./account-deletion";
+import { approveUsers as approvePending } from "./registration";
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
@@ -58,7 +59,7 @@ export async function listUsers(d: DB, q: UserQuery): Promise<{ rows: AccountWit
   if (f.has("active")) where.push(sql`${accounts.deactivated} = 0`);
   if (f.has("deactivated")) where.push(sql`${accounts.deactivated} = 1`);
   // Nobody waits for approval until approval-required registration (POLICY's half of issue 17) lands.
-  if (f.has("need_approval")) where.push(sql`0`);
+  if (f.has("need_approval")) where.push(sql`${users.approvalPending} = 1`);
   if (f.has("unconfirmed")) where.push(sql`${users.confirmed} = 0`);
   if (f.has("is_admin") && f.has("is_moderator")) where.push(sql`(${users.isAdmin} = 1 OR ${users.isModerator} = 1)`);
   else if (f.has("is_admin")) where.push(sql`${users.isAdmin} = 1`);
@@ -129,12 +130,12 @@ export async function deleteUsers(d: DB, actor: Actor, found: AccountWithUser[])
   return found.map((f) => userRef(f.account).nickname);
 }
 
-/** Approval is POLICY's (approval-required registration): until it lands every user is approved; only logged. */
+/** Approves pending registrations (services/registration.ts), logged in the same batch. */
 export async function approveUsers(d: DB, actor: Actor, found: AccountWithUser[]): Promise<AccountWithUser[]> {
   const local = found.filter((f) => f.user);
   if (local.length === 0) return [];
   const t = now();
-  await mixedBatch(d, [logEntry(d, actor, "approve", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} approved users: ${nicknameList(local)}`, t)]);
+  await mixedBatch(d, [approvePending(d, local.map((f) => f.account.id)), logEntry(d, actor, "approve", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} approved users: ${nicknameList(local)}`, t)]);
   return local;
 }
 

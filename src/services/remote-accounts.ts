@@ -3,6 +3,7 @@
  * `accounts` row keyed by its id. The one place an actor document is turned into a row: the inbox, WebFinger
  * look-ups, mentions and search all come here.
  */
+import { applyActorPolicies } from "./federation-policies";
 import { Application, Group, Image, Link, PropertyValue, Service, type Actor } from "@fedify/vocab";
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -115,7 +116,8 @@ export interface ReportedCounts {
  */
 export async function upsertActor(d: DB, actor: Actor, counts: ReportedCounts = {}, t: number = now()): Promise<AccountRow | null> {
   if (!actor.id || !actor.inboxId || !/^https?:$/.test(actor.id.protocol)) return null;
-  const { createdAt, ...f } = await actorFields(actor);
+  const { createdAt, ...fields } = await actorFields(actor);
+  const f = applyActorPolicies(d, fields.domain ?? "", fields);
   try {
     const row = await d
       .insert(accounts)

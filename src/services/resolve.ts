@@ -5,6 +5,7 @@
  * counters its collections report. A stale row is refreshed; when its server does not answer, the stored row is
  * kept. Every fetch is bounded in time: a slow server cannot hold a request for long.
  */
+import { applyNotePolicies, rejectedHost } from "./federation-policies";
 import type { DocumentLoader } from "@fedify/fedify";
 import { Article, isActor, Note, Question, type Actor, type Object as APObject } from "@fedify/vocab";
 import { eq, or, sql } from "drizzle-orm";
@@ -132,7 +133,7 @@ export async function storeFetchedStatus(r: ResolveEnv, object: APObject): Promi
   const author = await resolveAccount(r, authorId.href);
   if (!author || author.account.domain === null || author.account.uri !== authorId.href) return null;
   const d = db(r.env);
-  const note = await parseNote(object, author.account, author.account.domain);
+  const note = applyNotePolicies(d, author.account.domain, await parseNote(object, author.account, author.account.domain));
   const stored = await storeRemoteNote(d, author.account, note, { inlineFanoutMax: config(r.env).inlineFanoutMax, base: r.base, requested: true });
   if (stored.stored) return stored.statusId;
   const row = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE uri = ${note.uri}`);
@@ -183,6 +184,9 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
   if (!fetch) return stored;
   // A known account is refreshed from its id (no WebFinger needed); an unknown one looked up by what was typed.
   const target = stored ? stored.account.uri : h.kind === "acct" ? `acct:${h.username}@${h.host}` : h.url.href;
+  // Nothing is fetched from a rejected domain (federation policies).
+  const targetHost = stored?.account.domain ?? (h.kind === "acct" ? h.host! : h.url.hostname);
+  if (rejectedHost(d, targetHost.replace(/:\d+$/, ""))) return stored;
   try {
     const { object, loader } = await lookup(r, target, ms);
     if (object && isActor(object)) return (await storeActor(d, object, loader)) ?? stored;

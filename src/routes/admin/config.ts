@@ -1,0 +1,78 @@
+/** Pleroma's admin config API (ConfigDB) over Starling's run-time settings and federation policies: admins only. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../app";
+import { db, now } from "../../db/client";
+import { route } from "../../http/route";
+import { moderationLog } from "../../services/moderation-log";
+import { configDescriptions, configEntries, configStatements, refreshSettings } from "../../services/settings";
+
+const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
+const ConfigsSchema = z.object({ configs: z.array(ConfigEntrySchema), need_reboot: z.boolean() }).openapi("AdminConfigs");
+
+export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/admin/config",
+    summary: "Run-time instance settings (ConfigDB form): every known key, with `db` naming those stored",
+    tags: ["Admin"],
+    auth: "user",
+    scopes: ["admin:read"],
+    privilege: "superuser",
+    params: z.object({ only_db: z.string().optional() }),
+    response: ConfigsSchema,
+    handler: async (c, p) => {
+      await refreshSettings(c.env, true);
+      let configs = configEntries(c.env);
+      if (p.only_db === "true" || p.only_db === "1") configs = configs.filter((e) => e.db.length > 0);
+      return c.json({ configs, need_reboot: false });
+    },
+  });
+
+  route(app, {
+    method: "post",
+    path: "/api/v1/pleroma/admin/config",
+    summary: "Change run-time settings: every known key validated, anything unknown refused (400), nothing half-written",
+    tags: ["Admin"],
+    auth: "user",
+    scopes: ["admin:write"],
+    privilege: "superuser",
+    params: z.object({
+      configs: z
+        .array(
+          z.object({
+            group: z.string(),
+            key: z.string(),
+            value: z.unknown().optional(),
+            delete: z.boolean().optional(),
+            subkeys: z.array(z.string()).max(100).optional(),
+          }),
+        )
+        .min(1)
+        .max(20),
+    }),
+    response: ConfigsSchema,
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const t = now();
+      const stmts = configStatements(d, p.configs, t);
+      await d.$client.batch([...stmts, moderationLog(d, auth.account.id, "config_update", { configs: p.configs }, t)]);
+      // This isolate sees the change at once; others within SETTINGS_TTL_MS.
+      await refreshSettings(c.env, true);
+      const changed = new Set(p.configs.map((x) => x.key));
+      return c.json({ configs: configEntries(c.env).filter((e) => changed.has(e.key)), need_reboot: false });
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/admin/config/descriptions",
+    summary: "What each run-time setting holds",
+    tags: ["Admin"],
+    auth: "user",
+    scopes: ["admin:read"],
+    privilege: "superuser",
+    response: z.array(z.record(z.string(), z.unknown())),
+    handler: (c) => c.json(configDescriptions()),
+  });
+}
