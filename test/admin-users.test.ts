@@ -77,13 +77,36 @@ describe("admin users", () => {
     expect(await logMessages(admin, bob.username)).toContain(`@${admin.username} activated users: @${bob.username}`);
   });
 
-  it("deletes (deactivation until the deletion job is wired) and logs it", async () => {
+  it("deletes local users through the account deletion job and logs it", async () => {
     const admin = await staff();
     const bob = await registerUser();
     const res = await json(`${A}/users?nicknames[]=${bob.username}`, { method: "DELETE", token: admin.token });
     expect(res).toEqual([bob.username]);
     expect((await call("/api/v1/accounts/verify_credentials", { token: bob.token })).status).toBe(403);
+    expect(await env.DB.prepare("SELECT requested_by FROM account_deletions WHERE account_id = ?").bind(bob.id).first()).toEqual({ requested_by: admin.id });
     expect(await logMessages(admin, bob.username)).toContain(`@${admin.username} deleted users: @${bob.username}`);
+  });
+
+  it("forces a password reset and turns off a user's MFA, each logged; moderators may not", async () => {
+    const admin = await staff();
+    const mod = await staff("moderator");
+    const bob = await registerUser({ scopes: "read write" });
+    expect((await json(`${A}/users/force_password_reset`, { method: "PATCH", token: mod.token, body: { nicknames: [bob.username] }, status: 403 })).error).toBe("User isn't privileged.");
+    // Bob turns MFA on (a confirmed secret and backup codes), then the admin turns it off.
+    await env.DB.prepare("UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?").bind(bob.id).run();
+    await env.DB.prepare("INSERT INTO mfa_backup_codes (code_hash, account_id, created_at) VALUES (?, ?, 0)").bind(`h-${bob.id}`, bob.id).run();
+    expect(await json(`${A}/users/disable_mfa`, { method: "PUT", token: admin.token, body: { nickname: bob.username } })).toBe(bob.username);
+    expect(await env.DB.prepare("SELECT totp_secret FROM credentials WHERE account_id = ?").bind(bob.id).first()).toEqual({ totp_secret: null });
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM mfa_backup_codes WHERE account_id = ?").bind(bob.id).first()).toEqual({ n: 0 });
+    expect((await json(`${A}/users/disable_mfa`, { method: "PUT", token: admin.token, body: { nickname: "nobody_here" }, status: 404 })).error).toBeTruthy();
+    const res = await call(`${A}/users/force_password_reset`, { method: "PATCH", token: admin.token, body: { nicknames: [bob.username] } });
+    expect(res.status).toBe(204);
+    const me = await call("/api/v1/accounts/verify_credentials", { token: bob.token });
+    expect(me.status).toBe(403);
+    expect(await env.DB.prepare("SELECT password_reset_pending AS p FROM credentials WHERE account_id = ?").bind(bob.id).first()).toEqual({ p: 1 });
+    const messages = await logMessages(admin, bob.username);
+    expect(messages).toContain(`@${admin.username} forced password reset for users: @${bob.username}`);
+    expect(messages).toContain(`@${admin.username} disabled two-factor authentication for @${bob.username}`);
   });
 
   it("creates users all or none, with Pleroma's per-item answers", async () => {

@@ -4,6 +4,8 @@
  */
 import { accountDeletionStatements } from "./account-deletion";
 import { approveUsers as approvePending } from "./registration";
+import { disableMfaStatements } from "./mfa";
+import { forcePasswordReset } from "./passwords";
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
@@ -277,4 +279,24 @@ export async function createUsers(d: DB, actor: Actor, base: string, input: NewU
     throw e;
   }
   return { ok, results };
+}
+
+/** Pleroma's `force_password_reset`: sign-in refused until the user resets the password; their sessions end. */
+export async function forcePasswordResets(d: DB, actor: Actor, found: AccountWithUser[]): Promise<void> {
+  const local = found.filter((f) => f.user);
+  if (local.length === 0) return;
+  const t = now();
+  await mixedBatch(d, [
+    ...local.flatMap((f) => forcePasswordReset(d, f.account.id)),
+    logEntry(d, actor, "force_password_reset", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} forced password reset for users: ${nicknameList(local)}`, t),
+  ]);
+}
+
+/** Turns off a user's second factor (a lost phone), logged in the same batch. */
+export async function disableUserMfa(d: DB, actor: Actor, found: AccountWithUser): Promise<void> {
+  const t = now();
+  await mixedBatch(d, [
+    ...disableMfaStatements(d, found.account.id),
+    logEntry(d, actor, "disable_mfa", { subject: [userRef(found.account)] }, `@${actor.username} disabled two-factor authentication for @${userRef(found.account).nickname}`, t),
+  ]);
 }

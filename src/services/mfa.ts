@@ -76,11 +76,16 @@ export async function confirmTotp(env: Env, d: DB, accountId: string, code: stri
  * For the admin API's `disable_mfa` too (the ADMIN lane logs it in its own batch).
  */
 export async function disableMfa(d: DB, accountId: string): Promise<void> {
-  await d.batch([
+  await d.batch(disableMfaStatements(d, accountId));
+}
+
+/** The writes of `disableMfa`, for a caller's own batch (the admin API logs in the same one). */
+export function disableMfaStatements(d: DB, accountId: string) {
+  return [
     d.update(credentials).set({ totpSecret: null, totpPending: null }).where(eq(credentials.accountId, accountId)),
     d.delete(mfaBackupCodes).where(eq(mfaBackupCodes.accountId, accountId)),
     d.delete(mfaTokens).where(eq(mfaTokens.accountId, accountId)),
-  ]);
+  ] as const;
 }
 
 const backupHash = (accountId: string, code: string) => sha256(`${accountId}:${code.trim().toLowerCase()}`);

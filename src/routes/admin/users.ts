@@ -79,7 +79,7 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "delete",
     path: "/api/v1/pleroma/admin/users",
-    summary: "Delete users (deactivated and logged; the deletion job is wired at merge)",
+    summary: "Delete users (local ones for real, by the account deletion job; remote ones deactivated)",
     tags: ADMIN_TAG,
     auth: "user",
     scopes: WRITE,
@@ -132,6 +132,42 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       await admin.confirmEmails(d, actorOf(auth), await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c)));
       return c.json("");
+    },
+  });
+
+  route(app, {
+    method: "patch",
+    path: "/api/v1/pleroma/admin/users/force_password_reset",
+    summary: "Make users choose a new password before they can sign in again",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: WRITE,
+    privilege: "users_manage_credentials",
+    params: z.object({ nicknames: nicknamesParam() }),
+    noContent: true,
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      await admin.forcePasswordResets(d, actorOf(auth), await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c)));
+      return c.body(null, 204);
+    },
+  });
+
+  route(app, {
+    method: "put",
+    path: "/api/v1/pleroma/admin/users/disable_mfa",
+    summary: "Turn off a user's two-factor authentication",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: WRITE,
+    privilege: "users_manage_credentials",
+    params: z.object({ nickname: z.string().max(320) }),
+    response: z.string(),
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const [found] = (await admin.accountsByNicknames(d, [p.nickname], hostOf(c))).filter((f) => f.user);
+      if (!found) throw notFound();
+      await admin.disableUserMfa(d, actorOf(auth), found);
+      return c.json(p.nickname);
     },
   });
 
