@@ -42,10 +42,17 @@ const otherId = (me: string) => sql`CASE WHEN ${chats.aId} = ${me} THEN ${chats.
 const mine = (me: string) => sql`((${chats.aId} = ${me} AND ${chats.aOpen} = 1) OR (${chats.bId} = ${me} AND ${chats.bOpen} = 1))`;
 const myCleared = (me: string) => sql`coalesce(CASE WHEN ${chats.aId} = ${me} THEN ${chats.aClearedId} ELSE ${chats.bClearedId} END, '')`;
 
+/**
+ * The other side's user columns a chat renders (D1 answers at most 100 columns per row, and chat, account, message
+ * and attachment already take most): the user's own settings and sources are only rendered for themselves.
+ */
+const { settingsStore: _s, notificationSettings: _n, noteSource: _ns, fieldsSource: _fs, mascot: _m, registrationReason: _r, ...otherUserColumns } = userColumns;
+const OMITTED_USER = { settingsStore: {}, notificationSettings: null, noteSource: null, fieldsSource: null, mascot: null, registrationReason: null };
+
 /** The query of chat views for `me` (one statement: chat, other account, last message and its attachment). */
 function chatViewQuery(d: DB, me: string, where: SQL | undefined) {
   return d
-    .select({ chat: chats, account: accounts, user: userColumns, message: chatMessages, media: mediaAttachments })
+    .select({ chat: chats, account: accounts, user: otherUserColumns, message: chatMessages, media: mediaAttachments })
     .from(chats)
     .innerJoin(accounts, eq(accounts.id, otherId(me)))
     .leftJoin(users, eq(users.accountId, accounts.id))
@@ -58,7 +65,7 @@ type ViewRow = Awaited<ReturnType<ReturnType<typeof chatViewQuery>["all"]>>[numb
 const toView = (me: string) => (r: ViewRow): ChatView => ({
   chat: r.chat,
   viewerId: me,
-  other: { account: r.account, user: r.user as AccountWithUser["user"] },
+  other: { account: r.account, user: (r.user ? { ...r.user, ...OMITTED_USER } : null) as AccountWithUser["user"] },
   unread: r.chat.aId === me ? r.chat.aUnread : r.chat.bUnread,
   lastMessage: r.message,
   lastMedia: r.media,
