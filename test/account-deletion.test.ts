@@ -4,15 +4,14 @@
  * ways, tokens…), and a Delete of the actor reaches the other instance.
  */
 import { env } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runScheduled } from "../src/cron/index";
-import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import { runAccountDeletions, STEPS_PER_RUN } from "../src/services/account-deletion";
 import { processBackups } from "../src/services/backups";
 import { AccountSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
-import { A, B, routeFetch, type Instance, type Routed } from "./instances";
+import { A, B, federating, type Instance } from "./instances";
 
 const count = async (sql: string, ...args: unknown[]) =>
   (await (args.length ? env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`).bind(...args) : env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`)).first<{ n: number }>())!.n;
@@ -217,25 +216,8 @@ describe("delete_account and disable_account", () => {
 });
 
 describe("deleting an account federates a Delete of the actor", () => {
-  let routed: Routed;
-  const realWake = deliveryWake.run;
-  beforeEach(() => {
-    routed = routeFetch();
-    deliveryWake.run = async () => {};
-  });
-  afterEach(() => {
-    routed.restore();
-    deliveryWake.run = realWake;
-  });
-
-  async function settle() {
-    for (let round = 0; round < 5; round++) {
-      const a = await drainFederation(A.bindings);
-      const b = await drainFederation(B.bindings);
-      if (a.attempted === 0 && b.attempted === 0) return;
-    }
-    throw new Error("federation did not settle");
-  }
+  const fed = federating();
+  const { settle } = fed;
 
   async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
     const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: from, token: user.token });
@@ -256,10 +238,10 @@ describe("deleting an account federates a Delete of the actor", () => {
     expect((await deletion(alice.id))?.finished_at).toBeNull();
     expect(await count("SELECT 1 FROM credentials WHERE account_id = ?", alice.id)).toBe(1);
 
-    routed.requests.length = 0;
+    fed.routed.requests.length = 0;
     await settle();
     const deletes = await Promise.all(
-      routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as { type: string; object: unknown; actor: string }),
+      fed.routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as { type: string; object: unknown; actor: string }),
     );
     expect(deletes.find((d) => d.type === "Delete")).toMatchObject({ actor: `https://a.example/users/${alice.username}`, object: `https://a.example/users/${alice.username}` });
     // B: Alice is gone, Bob follows no one.

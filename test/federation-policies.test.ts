@@ -4,33 +4,15 @@
  * Applied on the way in (C's inbox, resolving) and out (C's delivery expansion).
  */
 import { env } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery";
+import { describe, expect, it } from "vitest";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { InstanceSchema } from "../src/schemas/instance";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
-import { B, C, routeFetch, type Instance, type Routed } from "./instances";
+import { B, C, federating, type Instance } from "./instances";
 
-let routed: Routed;
-const realWake = deliveryWake.run;
-beforeEach(() => {
-  routed = routeFetch([B, C]);
-  deliveryWake.run = async () => {};
-});
-afterEach(() => {
-  routed.restore();
-  deliveryWake.run = realWake;
-});
-
-async function settle() {
-  for (let round = 0; round < 5; round++) {
-    const b = await drainFederation(B.bindings);
-    const c = await drainFederation(C.bindings);
-    if (b.attempted === 0 && c.attempted === 0) return;
-  }
-  throw new Error("federation did not settle in 5 rounds");
-}
+const fed = federating([B, C]);
+const { settle } = fed;
 
 const ADMIN_SCOPES = "read write follow push admin";
 
@@ -121,27 +103,27 @@ describe("federation policies between two instances", () => {
       expect(nodeinfo.metadata.federation.mrf_simple.reject).toEqual(["b.example"]);
 
       // reject, IN: Bob's next post is dropped at C's inbox (answered 202, nothing stored).
-      const before = routed.requests.length;
+      const before = fed.routed.requests.length;
       const dropped = await post(bob, B, { status: "Rejected on arrival", visibility: "public" });
       await settle();
-      const toC = routed.requests.slice(before).filter((r) => r.url.startsWith("https://c.example/") && r.method === "POST");
+      const toC = fed.routed.requests.slice(before).filter((r) => r.url.startsWith("https://c.example/") && r.method === "POST");
       expect(toC.length).toBeGreaterThan(0);
       expect((await homeOf(carol, C)).map((s) => s.uri)).not.toContain(dropped.uri);
       expect(await env.DB_C.prepare("SELECT count(*) AS n FROM statuses WHERE uri = ?").bind(dropped.uri).first("n")).toBe(0);
 
       // reject, OUT: Carol's post is not delivered to B at all.
-      const sentBefore = routed.requests.length;
+      const sentBefore = fed.routed.requests.length;
       const mine = await post(carol, C, { status: "Not for B", visibility: "public" });
       await settle();
-      expect(routed.requests.slice(sentBefore).some((r) => r.url.startsWith("https://b.example/") && r.method === "POST")).toBe(false);
+      expect(fed.routed.requests.slice(sentBefore).some((r) => r.url.startsWith("https://b.example/") && r.method === "POST")).toBe(false);
       expect((await homeOf(bob, B)).map((s) => s.uri)).not.toContain(mine.uri);
       expect(await env.DB_C.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = 'b.example'").first("n")).toBe(0);
 
       // reject, resolving: a B account not known yet is not fetched.
       const dan = await registerUser({ instance: B });
-      const lookups = routed.requests.length;
+      const lookups = fed.routed.requests.length;
       expect(await find(carol, C, dan, B)).toEqual([]);
-      expect(routed.requests.slice(lookups).some((r) => r.url.startsWith("https://b.example/"))).toBe(false);
+      expect(fed.routed.requests.slice(lookups).some((r) => r.url.startsWith("https://b.example/"))).toBe(false);
 
       // accept (allow-list mode): only listed domains federate; B is not listed, so refused too.
       const all = ["reject", "accept", "media_removal", "media_nsfw", "federated_timeline_removal", "report_removal", "avatar_removal", "banner_removal"];

@@ -7,6 +7,8 @@
  * replaced (in tests: a refusal). Call `restore()` (afterEach) to put it back.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, beforeEach } from "vitest";
+import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import worker from "../src/index";
 
 export interface Instance {
@@ -54,6 +56,38 @@ export function routeFetch(instances: Instance[] = [A, B]): Routed {
     requests,
     restore() {
       globalThis.fetch = previous;
+    },
+  };
+}
+
+/**
+ * For a file or a describe block whose instances talk to each other: outbound fetches routed between them and the
+ * background delivery wake switched off, so that `settle()` delivers everything queued (answers included, such as
+ * an Accept sent while handling a Follow) before the test looks.
+ */
+export function federating(instances: Instance[] = [A, B]): { settle: () => Promise<void>; readonly routed: Routed } {
+  let routed: Routed;
+  const realWake = deliveryWake.run;
+  beforeEach(() => {
+    routed = routeFetch(instances);
+    deliveryWake.run = async () => {};
+  });
+  afterEach(() => {
+    routed.restore();
+    deliveryWake.run = realWake;
+  });
+  async function settle() {
+    for (let round = 0; round < 5; round++) {
+      let attempted = 0;
+      for (const i of instances) attempted += (await drainFederation(i.bindings)).attempted;
+      if (attempted === 0) return;
+    }
+    throw new Error("federation did not settle in 5 rounds");
+  }
+  return {
+    settle,
+    get routed() {
+      return routed;
     },
   };
 }

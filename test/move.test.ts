@@ -1,13 +1,12 @@
 /**
  * Aliases and moves (Pleroma's `aliases`, `move_account`; ActivityPub `Move` both ways between two instances).
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery";
+import { describe, expect, it } from "vitest";
 import { moveFollowers, NOT_ALIASED } from "../src/services/move";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, routeFetch, type Instance, type Routed } from "./instances";
+import { A, B, federating, type Instance } from "./instances";
 
 const aliases = (u: TestUser, inst?: Instance) => json("/api/pleroma/aliases", { token: u.token, instance: inst });
 
@@ -93,25 +92,8 @@ describe("move_account", () => {
 });
 
 describe("Move between two instances", () => {
-  let routed: Routed;
-  const realWake = deliveryWake.run;
-  beforeEach(() => {
-    routed = routeFetch();
-    deliveryWake.run = async () => {};
-  });
-  afterEach(() => {
-    routed.restore();
-    deliveryWake.run = realWake;
-  });
-
-  async function settle() {
-    for (let round = 0; round < 5; round++) {
-      const a = await drainFederation(A.bindings);
-      const b = await drainFederation(B.bindings);
-      if (a.attempted === 0 && b.attempted === 0) return;
-    }
-    throw new Error("federation did not settle");
-  }
+  const fed = federating();
+  const { settle } = fed;
 
   async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
     const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: from, token: user.token });
@@ -136,9 +118,9 @@ describe("Move between two instances", () => {
     // The actor document says where it went.
     const actorDoc = await (await call(`/users/${alice.username}`, { instance: A, headers: { Accept: "application/activity+json" } })).json<{ movedTo: string }>();
     expect(actorDoc.movedTo).toBe(`https://b.example/users/${aliceNew.username}`);
-    routed.requests.length = 0;
+    fed.routed.requests.length = 0;
     await settle();
-    const sent = await Promise.all(routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as Record<string, unknown>));
+    const sent = await Promise.all(fed.routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as Record<string, unknown>));
     expect(sent.find((a) => a.type === "Move")).toMatchObject({
       actor: `https://a.example/users/${alice.username}`,
       object: `https://a.example/users/${alice.username}`,
@@ -170,9 +152,9 @@ describe("Move between two instances", () => {
     await env.DB.prepare("INSERT INTO federation_outbox (id, account_id, activity, created_at) VALUES (?, ?, ?, ?)")
       .bind(`zz${Date.now()}`, carol.id, JSON.stringify({ type: "Move", targetId: strangerOnA.id }), Date.now())
       .run();
-    routed.requests.length = 0;
+    fed.routed.requests.length = 0;
     await settle();
-    const sent = await Promise.all(routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as Record<string, unknown>));
+    const sent = await Promise.all(fed.routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as Record<string, unknown>));
     expect(sent.map((a) => a.type)).toContain("Move");
     const notes = (await json("/api/v1/notifications", { instance: B, token: dan.token })) as { type: string }[];
     expect(notes.map((n) => n.type)).not.toContain("move");
