@@ -6,7 +6,7 @@
  * `https://a.example/…` is handled by A and `https://b.example/…` by B; anything else goes to the fetch it
  * replaced (in tests: a refusal). Call `restore()` (afterEach) to put it back.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { applyD1Migrations, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeEach } from "vitest";
 import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import worker from "../src/index";
@@ -26,6 +26,9 @@ export const B = instance("b.example", env.DB_B);
 /** Instances only the tests of federation policies (C) and of run-time settings (D) use, since they change them. */
 export const C = instance("c.example", env.DB_C);
 export const D = instance("d.example", env.DB_D);
+
+// Their databases get the same migrations as A's (test/setup.ts), here so that only the files using them pay.
+await Promise.all([env.DB_B, env.DB_C, env.DB_D].map((db) => applyD1Migrations(db, env.TEST_MIGRATIONS)));
 
 /** One request handled by `inst`'s Worker, background work (waitUntil) included. */
 export async function instanceFetch(inst: Instance, req: Request): Promise<Response> {
