@@ -11,6 +11,11 @@ import { closeEndedPolls } from "../src/services/notifications";
 import { db } from "../src/db/client";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, type Instance } from "./instances";
+import { createPeer } from "./peer";
+import mastodonVote from "./fixtures/federation/mastodon-vote.json";
+import pleromaAnswer from "./fixtures/federation/pleroma-answer.json";
+import mastodonUpdateQuestion from "./fixtures/federation/mastodon-update-question.json";
+import { env } from "cloudflare:test";
 
 const fed = federating();
 
@@ -138,5 +143,103 @@ describe("polls across instances", () => {
     // A closed poll refuses votes on both sides.
     const late = await call(`/api/v1/polls/${onB.poll!.id}/votes`, { method: "POST", instance: B, token: (await registerUser({ instance: B })).token, body: { choices: [1] } });
     expect(late.status).toBe(422);
+  });
+});
+
+describe("votes and tallies from other servers (fixtures through the test peer)", () => {
+  let n = 0;
+  const fill = (fixture: unknown, vars: Record<string, string>): any =>
+    JSON.parse(
+      JSON.stringify(fixture).replace(/\{\{(\w+)\}\}/g, (_m, k: string) => {
+        if (!(k in vars)) throw new Error(`fixture placeholder {{${k}}} not given`);
+        return vars[k]!;
+      }),
+    );
+  const accepted = async (res: Response) => expect(res.status, await res.text()).toBe(202);
+
+  it("Mastodon's vote and Pleroma's Answer are counted once, within the rules; nothing else is", async () => {
+    const peer = createPeer();
+    const unroute = peer.route();
+    try {
+      const alice = await registerUser({ instance: A });
+      const target = `${A.origin}/users/${alice.username}`;
+      const pollStatus = async (body: Record<string, unknown>) => valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: A, token: alice.token, body }));
+      const single = await pollStatus({ status: "Yes or no?", poll: { options: ["yes", "no"], expires_in: 3600 } });
+      const vars = (actor: string, question: string, option: string) => ({ ACTOR: actor, ORIGIN: peer.origin, TARGET: target, QUESTION: question, OPTION: option, CONTEXT: `${peer.origin}/contexts/${n}`, N: String(Date.now() * 100 + n++) });
+      const [mallory, pat, quinn] = [peer.actor(), peer.actor(), peer.actor()];
+
+      await accepted(await peer.send(mallory, fill(mastodonVote, vars(mallory, single.uri, "yes"))));
+      expect(counts(await poll(alice, A, single.poll!.id))).toEqual([1, 0]);
+      // A second vote in a single-choice poll (a new activity), an unknown option, a vote attributed to someone
+      // else: acknowledged, nothing counted.
+      await accepted(await peer.send(mallory, fill(mastodonVote, vars(mallory, single.uri, "no"))));
+      await accepted(await peer.send(pat, fill(mastodonVote, vars(pat, single.uri, "maybe"))));
+      const forged = fill(mastodonVote, vars(pat, single.uri, "no"));
+      forged.object.attributedTo = quinn;
+      await accepted(await peer.send(pat, forged));
+      // Pleroma's Answer counts.
+      await accepted(await peer.send(quinn, fill(pleromaAnswer, vars(quinn, single.uri, "no"))));
+      const tally = await poll(alice, A, single.poll!.id);
+      expect(counts(tally)).toEqual([1, 1]);
+      expect(tally.voters_count).toBe(2);
+      // Votes are not statuses: no reply, no notification.
+      const ctx = await json(`/api/v1/statuses/${single.id}/context`, { instance: A, token: alice.token });
+      expect(ctx.descendants).toEqual([]);
+      const notes = (await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[];
+      expect(notes).toEqual([]);
+
+      // A followers-only poll: a stranger's vote is refused. An ended poll: refused.
+      const secret = await pollStatus({ status: "Friends only", visibility: "private", poll: { options: ["yes", "no"], expires_in: 3600 } });
+      await accepted(await peer.send(pat, fill(mastodonVote, vars(pat, secret.uri, "yes"))));
+      expect(counts(await poll(alice, A, secret.poll!.id))).toEqual([0, 0]);
+      const ended = await pollStatus({ status: "Over", poll: { options: ["yes", "no"], expires_in: 3600 } });
+      await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?").bind(Date.now() - 1000, ended.poll!.id).run();
+      await accepted(await peer.send(pat, fill(mastodonVote, vars(pat, ended.uri, "yes"))));
+      expect(counts(await poll(alice, A, ended.poll!.id))).toEqual([0, 0]);
+
+      // A counted vote wrote the Update{Question} for the servers that have the poll (here: its voters).
+      const rows = await env.DB.prepare("SELECT activity FROM federation_outbox WHERE account_id = ? AND activity LIKE '%UpdatePoll%'").bind(single.account.id).all();
+      expect(rows.results.length).toBeGreaterThan(0);
+    } finally {
+      unroute();
+    }
+  });
+
+  it("Mastodon's Update{Question} replaces a remote poll's tallies (from its author only) and is no edit", async () => {
+    const peer = createPeer();
+    const unroute = peer.route();
+    try {
+      const alice = await registerUser({ instance: A });
+      const target = `${A.origin}/users/${alice.username}`;
+      const [author, other] = [peer.actor(), peer.actor()];
+      const v = { ACTOR: author, ORIGIN: peer.origin, NAME: "author", N: String(Date.now() * 100 + n++), UPDATED: "1", END: new Date(Date.now() + 3600_000).toISOString() };
+      const update = fill(mastodonUpdateQuestion, v);
+      // First the Create of the Question (addressed to Alice, so it is stored), with no votes yet.
+      const question = structuredClone(update.object);
+      question.cc.push(target);
+      for (const o of question.oneOf) o.replies.totalItems = 0;
+      question.votersCount = 0;
+      await accepted(await peer.send(author, { "@context": update["@context"], id: `${question.id}/activity`, type: "Create", actor: author, to: question.to, cc: question.cc, object: question }));
+      const stored = (await json(`/api/v2/search?q=${encodeURIComponent(question.id)}&type=statuses`, { instance: A, token: alice.token })).statuses[0];
+      const status = valid(StatusSchema, stored ?? (await json("/api/v1/timelines/home", { instance: A, token: alice.token }))[0]);
+      expect(status.uri).toBe(question.id);
+      expect(counts(status.poll!)).toEqual([0, 0]);
+
+      // Someone else's Update changes nothing.
+      const notMine = fill(mastodonUpdateQuestion, { ...v, ACTOR: other });
+      notMine.object.id = question.id;
+      await accepted(await peer.send(other, notMine));
+      expect(counts(await poll(alice, A, status.poll!.id))).toEqual([0, 0]);
+
+      await accepted(await peer.send(author, update));
+      const p = await poll(alice, A, status.poll!.id);
+      expect(counts(p)).toEqual([5, 2]);
+      expect(p).toMatchObject({ votes_count: 7, voters_count: 7, voted: false });
+      const after = valid(StatusSchema, await json(`/api/v1/statuses/${status.id}`, { instance: A, token: alice.token }));
+      expect(after.edited_at).toBeNull();
+      expect(after.content).toContain("Which one?");
+    } finally {
+      unroute();
+    }
   });
 });

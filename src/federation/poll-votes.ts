@@ -13,7 +13,7 @@ import { Create, Note, Object as APObject, Update } from "@fedify/vocab";
 import { sql } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
 import type { Hydrated } from "../services/hydrate";
-import { receiveVote, type InboundVote } from "../services/remote-polls";
+import { isLocalPoll, receiveVote, type InboundVote } from "../services/remote-polls";
 import type { AccountRow } from "../services/remote-accounts";
 import { text } from "../services/remote-objects";
 import { statusObject, type NoteContext } from "./notes";
@@ -82,7 +82,12 @@ export function voteShape(object: APObject | null): InboundVote | null {
 export async function receiveVoteActivity(d: DB, from: AccountRow, object: APObject, ballot: InboundVote): Promise<boolean> {
   const origin = new URL(from.uri).origin;
   const mine = (object.attributionId === null || object.attributionId.href === from.uri) && (object.id === null || object.id.origin === origin);
-  // A Note someone else wrote goes the ordinary way (fetched from its id); a vote is only ever its voter's.
+  // A vote is only ever its voter's: one in a local poll attributed to anyone else is dropped; another Note
+  // someone else wrote goes the ordinary way (fetched from its id).
+  if (!mine && (await isLocalPoll(d, ballot.questionUri))) {
+    console.warn("inbox: vote not attributed to its sender dropped", { from: from.uri, inReplyTo: ballot.questionUri });
+    return true;
+  }
   const outcome = mine ? await receiveVote(d, from, ballot) : ({ kind: "not-a-poll" } as const);
   if (outcome.kind !== "not-a-poll") return true;
   if (object instanceof Note) return false;

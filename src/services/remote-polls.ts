@@ -112,6 +112,11 @@ export async function receiveVote(d: DB, voter: AccountRow, vote: InboundVote, t
   return { kind: "counted", statusId: row.statusId };
 }
 
+/** Whether `uri` is a local status with a poll. */
+export async function isLocalPoll(d: DB, uri: string): Promise<boolean> {
+  return !!(await statement(d, sql`SELECT 1 AS x FROM statuses s JOIN polls p ON p.status_id = s.id WHERE s.uri = ${uri} AND s.local = 1`).first());
+}
+
 /**
  * Whether an `Update` of a remote Question is an edit (as Mastodon tells them apart): its `updated` is later than
  * the stored edit. Otherwise it only carries new tallies (Mastodon sends one after votes, without `updated`).
