@@ -29,6 +29,7 @@ import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
 import { receiveVoteActivity, voteShape } from "./poll-votes";
 import { isEditOf, updateRemoteTallies } from "../services/remote-polls";
+import { fetchAncestors } from "../services/thread-ancestors";
 
 /** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
 class Unhandled extends Error {}
@@ -167,6 +168,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       );
       const stored = await storeRemoteNote(d, from, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base });
       if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
+      // A reply to something not stored here: its ancestors are fetched after the response (bounded).
+      if (stored.stored && note.inReplyTo) ctx.data.exec?.waitUntil(fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo));
     })
     .on(Update, async (ctx, update) => {
       // Updates of actors (profiles) and of anything but notes are not part 1's.
