@@ -77,6 +77,8 @@ export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<stri
     attachments,
     tos: urls(to.to),
     ccs: urls(to.cc),
+    // Its replies seen by anyone (routes/replies.ts), first page by URL as Mastodon's consumers follow it.
+    replies: new Collection({ id: new URL(`${s.uri}/replies`), first: new URL(`${s.uri}/replies?page=true`) }),
   };
   const poll = h.polls.get(s.id);
   if (!poll) return new Note(common);
