@@ -39,6 +39,10 @@ describe("threads across instances", () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
     const original = await postOn(B, bob, { status: "A thought" });
+    const followup = await postOn(B, bob, { status: "A second thought", in_reply_to_id: original.id });
+    // A reply found by its URL brings its parent (fetched after the search's response).
+    const followupOnA = await resolveStatus(alice, A, followup.uri);
+    expect((await context(alice, A, followupOnA.id)).ancestors.map((s) => s.uri)).toEqual([original.uri]);
     const onA = await resolveStatus(alice, A, original.uri);
 
     const withMention = await postOn(A, alice, { status: `@${bob.username}@b.example agreed`, in_reply_to_id: onA.id });
@@ -57,7 +61,7 @@ describe("threads across instances", () => {
 
     // On B: both replies in the thread, a mention notification for the first only.
     const ctx = await context(bob, B, original.id);
-    expect(ctx.descendants.map((s) => s.uri).sort()).toEqual([withMention.uri, plain.uri].sort());
+    expect(ctx.descendants.map((s) => s.uri).sort()).toEqual([followup.uri, withMention.uri, plain.uri].sort());
     const notes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
     expect(notes.map((n) => [n.type, n.status?.uri])).toEqual([["mention", withMention.uri]]);
   });
