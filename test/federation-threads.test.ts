@@ -66,7 +66,7 @@ describe("threads across instances", () => {
     expect(notes.map((n) => [n.type, n.status?.uri])).toEqual([["mention", withMention.uri]]);
   });
 
-  it(`a late reply stored on A brings its missing ancestors from B, at most ${MAX_ANCESTORS} levels`, async () => {
+  it(`a late reply brings its missing ancestors from the other instance (both ways), at most ${MAX_ANCESTORS} levels`, async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
     const carol = await registerUser({ instance: B });
@@ -93,6 +93,16 @@ describe("threads across instances", () => {
     const other = home.find((n) => n.status?.uri === afterHidden.uri)?.status;
     expect(other).toBeTruthy();
     expect((await context(alice, A, other!.id)).ancestors).toEqual([]);
+
+    // The other way: a thread on A, Bob (on B) mentioned two levels down, gets its root and middle on B.
+    const aRoot = await postOn(A, alice, { status: "on A" });
+    const aMid = await postOn(A, alice, { status: "still on A", in_reply_to_id: aRoot.id });
+    const aLeaf = await postOn(A, alice, { status: `@${bob.username}@b.example what do you think`, in_reply_to_id: aMid.id });
+    await fed.settle();
+    const bobNotes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const leafOnB = bobNotes.find((n) => n.status?.uri === aLeaf.uri)?.status;
+    expect(leafOnB).toBeTruthy();
+    expect((await context(bob, B, leafOnB!.id)).ancestors.map((s) => s.uri)).toEqual([aRoot.uri, aMid.uri]);
 
     // The same late reply delivered again fetches nothing more.
     const before = fed.routed.requests.length;
