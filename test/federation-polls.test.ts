@@ -188,6 +188,14 @@ describe("votes and tallies from other servers (fixtures through the test peer)"
       const notes = (await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[];
       expect(notes).toEqual([]);
 
+      // An account the author blocks cannot vote.
+      const blocked = peer.actor();
+      await accepted(await peer.send(blocked, fill(mastodonVote, vars(blocked, single.uri, "maybe"))));
+      const blockedId = (await env.DB.prepare("SELECT id FROM accounts WHERE uri = ?").bind(blocked).first<{ id: string }>())!.id;
+      await json(`/api/v1/accounts/${blockedId}/block`, { method: "POST", instance: A, token: alice.token });
+      await accepted(await peer.send(blocked, fill(mastodonVote, vars(blocked, single.uri, "yes"))));
+      expect(counts(await poll(alice, A, single.poll!.id))).toEqual([1, 1]);
+
       // A followers-only poll: a stranger's vote is refused. An ended poll: refused.
       const secret = await pollStatus({ status: "Friends only", visibility: "private", poll: { options: ["yes", "no"], expires_in: 3600 } });
       await accepted(await peer.send(pat, fill(mastodonVote, vars(pat, secret.uri, "yes"))));
