@@ -14,6 +14,7 @@ import { registerMediaRoutes } from "./routes/media";
 import { registerNodeinfoRoutes } from "./routes/nodeinfo";
 import { registerOAuthRoutes } from "./routes/oauth";
 import { registerPageRoutes } from "./routes/pages";
+import { registerRepliesRoutes } from "./routes/replies";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
 import { registerHealthcheckRoutes } from "./routes/pleroma/healthcheck";
@@ -128,6 +129,7 @@ export function createApp() {
   registerStreamingRoutes(app);
   registerMediaRoutes(app);
   // Public HTML pages for people: `/`, actors and statuses (federation answers servers at the same URLs).
+  registerRepliesRoutes(app);
   registerPageRoutes(app);
 
   app.doc31("/api/openapi", (c) => ({

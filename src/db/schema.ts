@@ -648,6 +648,10 @@ export const polls = sqliteTable(
     /** Set once the end has been handled (notifications of the poll's end). */
     closedAt: time("closed_at"),
     createdAt: time("created_at").notNull(),
+    /** A remote poll's counts per option as its server last reported them (our own votes added since); null: local. */
+    remoteTallies: json<number[]>("remote_tallies"),
+    /** A remote poll's `votersCount` as last reported (our own voters added since). */
+    remoteVoters: integer("remote_voters"),
   },
   (t) => [uniqueIndex("polls_status").on(t.statusId), index("polls_expires").on(t.expiresAt)],
 );

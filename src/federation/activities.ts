@@ -12,6 +12,7 @@ import { createActivity, statusObject, type NoteContext } from "./notes";
 import type { ChatMessageRow } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { createChatMessage, deleteChatMessage } from "./chat-messages";
+import { updatePollActivity, voteActivity, type VoteDoc } from "./poll-votes";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -25,6 +26,8 @@ export interface ActivitySources {
   listRecipients: Map<string, string[]>;
   /** The chat messages of ChatMessage rows, with their attachments. */
   chatMessages?: Map<string, { message: ChatMessageRow; media: MediaRow | null }>;
+  /** The votes of Vote rows (federation/poll-votes.ts). */
+  votes?: Map<string, VoteDoc>;
 }
 
 const url = (u: string) => new URL(u);
@@ -119,5 +122,9 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
       const to = src.accounts.get(a.recipientId);
       return to ? deleteChatMessage(actor.uri, to.uri, a.messageId) : null;
     }
+    case "Vote":
+      return voteActivity(actorId, actor.uri, src.votes?.get(a.voteId));
+    case "UpdatePoll":
+      return updatePollActivity(src.nc, src.h, src.parentUris, outboxId, actorId, actor.uri, a.statusId, src.listRecipients.get(a.statusId));
   }
 }

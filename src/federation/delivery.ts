@@ -30,6 +30,7 @@ import { TO_FOLLOWERS, type OutboxActivity } from "../services/outbox";
 import { signingKey } from "../services/credentials";
 import { buildActivity, type ActivitySources } from "./activities";
 import { federationContext } from "./index";
+import { votesById } from "./poll-votes";
 
 /** Outbox rows expanded per claim. */
 const EXPAND_BATCH = 20;
@@ -116,7 +117,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
   claimed.sort((a, b) => (a.id < b.id ? -1 : 1));
   const rows = claimed.map((r) => ({ row: r, a: JSON.parse(r.activity) as OutboxActivity }));
 
-  const statusIds = rows.flatMap(({ a }) => (a.type === "Create" || a.type === "Update" ? [a.statusId] : []));
+  const statusIds = rows.flatMap(({ a }) => (a.type === "Create" || a.type === "Update" || a.type === "UpdatePoll" ? [a.statusId] : []));
   const accountIds = new Set<string>();
   for (const { row, a } of rows) {
     accountIds.add(row.account_id);
@@ -127,7 +128,8 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "Move") accountIds.add(a.targetId);
   }
   const chatMessageIds = rows.flatMap(({ a }) => (a.type === "ChatMessage" ? [a.messageId] : []));
-  const [{ h, parentUris }, [accountsRead, listRead], chatRows] = await Promise.all([
+  const voteIds = rows.flatMap(({ a }) => (a.type === "Vote" ? [a.voteId] : []));
+  const [{ h, parentUris }, [accountsRead, listRead], chatRows, votes] = await Promise.all([
     hydrateWithParentUris(d, statusIds),
     d.$client.batch([
       statement(d, sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`),
@@ -140,6 +142,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     chatMessageIds.length
       ? d.select({ message: chatMessages, media: mediaAttachments }).from(chatMessages).leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId)).where(inJson(chatMessages.id, chatMessageIds))
       : Promise.resolve([]),
+    votesById(d, voteIds),
   ]);
   const accountRows = accountsRead!.results as { id: string; uri: string; username: string }[];
   const listRows = listRead!.results as { status_id: string; uri: string }[];
@@ -151,6 +154,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     accounts: new Map(accountRows.map((r) => [r.id, r])),
     listRecipients: new Map(),
     chatMessages: new Map(chatRows.map((r) => [r.message.id, r])),
+    votes,
   };
   for (const r of listRows) src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
 
@@ -204,6 +208,18 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       case "DeleteChatMessage":
         stmts.push(directInsert(d, row, a.recipientId, t));
         break;
+      case "Vote":
+        stmts.push(directInsert(d, row, votes.get(a.voteId)!.authorId, t));
+        break;
+      case "UpdatePoll": {
+        // Its Create's audience, and the remote accounts that voted or reblogged it (as Mastodon's DistributePollUpdateWorker).
+        const s = h.statuses.get(a.statusId)!;
+        const others = sql`(SELECT account_id FROM status_recipients WHERE status_id = ${a.statusId}
+          UNION SELECT v.account_id FROM poll_votes v JOIN polls p ON p.id = v.poll_id WHERE p.status_id = ${a.statusId}
+          UNION SELECT account_id FROM statuses WHERE reblog_of_id = ${a.statusId})`;
+        stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(s.visibility), others, t));
+        break;
+      }
     }
   }
   const results = await d.$client.batch<{ host: string }>(stmts);

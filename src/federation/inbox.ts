@@ -27,6 +27,9 @@ import { deliverPending } from "../services/push";
 import type { FederationData } from "./index";
 import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
+import { receiveVoteActivity, voteShape } from "./poll-votes";
+import { isEditOf, updateRemoteTallies } from "../services/remote-polls";
+import { fetchAncestors } from "../services/thread-ancestors";
 
 /** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
 class Unhandled extends Error {}
@@ -146,6 +149,9 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         if (await receiveChatMessage(ctx.data.d, ctx.data.env, from, parsed, ctx.canonicalOrigin)) after(ctx, { events: [], notified: true });
         return;
       }
+      // A poll vote (a Note with a `name`, or Pleroma's Answer) in a local poll is counted, never stored as a status.
+      const ballot = voteShape(chat);
+      if (ballot && (await receiveVoteActivity(ctx.data.d, from, chat!, ballot))) return;
       const object = await ownObject(ctx, create, from);
       if (object === "unhandled") unhandled(ctx, "Create of this object type");
       if (!object || !object.id) return;
@@ -162,6 +168,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       );
       const stored = await storeRemoteNote(d, from, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base });
       if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
+      // A reply to something not stored here: its ancestors are fetched after the response (bounded).
+      if (stored.stored && note.inReplyTo) ctx.data.exec?.waitUntil(fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo));
     })
     .on(Update, async (ctx, update) => {
       // Updates of actors (profiles) and of anything but notes are not part 1's.
@@ -171,7 +179,10 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (!from) return;
       const own = await ownObject(ctx, update, from);
       if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.uri))) return;
-      await updateRemoteNote(ctx.data.d, from, applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!)));
+      const note = applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!));
+      // A poll's Update carries its tallies; it is an edit only when its `updated` is newer (services/remote-polls.ts).
+      if (own instanceof Question && (await updateRemoteTallies(ctx.data.d, from, note)) && !(await isEditOf(ctx.data.d, note.uri, note.updated))) return;
+      await updateRemoteNote(ctx.data.d, from, note);
     })
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;

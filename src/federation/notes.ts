@@ -34,6 +34,10 @@ function audience(ctx: NoteContext, h: Hydrated, s: StatusRow, recipients?: stri
     const a = h.accounts.get(id)?.account;
     return a ? [a.uri] : [];
   });
+  // A reply is addressed to the author it answers too (as Pleroma does), mentioned in its text or not: delivery
+  // reaches that author (a recipient of the status), and its server sees it was meant to.
+  const repliedTo = s.inReplyToAccountId && s.inReplyToAccountId !== s.accountId ? h.accounts.get(s.inReplyToAccountId)?.account : undefined;
+  if (repliedTo) mentioned.push(repliedTo.uri);
   return addressing({ visibility: s.visibility, followers: ctx.followersOf(author.username).href, mentioned, recipients });
 }
 
@@ -73,6 +77,8 @@ export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<stri
     attachments,
     tos: urls(to.to),
     ccs: urls(to.cc),
+    // Its replies seen by anyone (routes/replies.ts), first page by URL as Mastodon's consumers follow it.
+    replies: new Collection({ id: new URL(`${s.uri}/replies`), first: new URL(`${s.uri}/replies?page=true`) }),
   };
   const poll = h.polls.get(s.id);
   if (!poll) return new Note(common);

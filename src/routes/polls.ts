@@ -34,6 +34,8 @@ export function registerPollRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Polls"],
     auth: "user",
     scopes: ["write:statuses"],
+    // A vote in a remote poll is sent to its author.
+    federates: true,
     params: z.object({ id: z.string(), choices: arrayParam(intParam()) }),
     response: PollSchema,
     handler: async (c, p, auth) => {

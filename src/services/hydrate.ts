@@ -281,6 +281,13 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     if (!pollCounts.has(r.pollId)) pollCounts.set(r.pollId, new Map());
     pollCounts.get(r.pollId)!.set(r.choice, r.n);
   }
+  // A remote poll shows its server's tallies (services/remote-polls.ts), not only the votes cast here.
+  const pollVoters = new Map(voterRows.map((r) => [r.pollId, r.n]));
+  for (const p of pollRows) {
+    if (!p.remoteTallies) continue;
+    pollCounts.set(p.id, new Map(p.remoteTallies.map((n, i) => [i, n])));
+    pollVoters.set(p.id, p.remoteVoters ?? p.remoteTallies.reduce((a, b) => a + b, 0));
+  }
   return {
     viewerId,
     page: pageRows.map((r) => r.id).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0)),
@@ -292,7 +299,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     media: group(mediaRows, (r) => r.statusId!, (r) => r),
     polls: new Map(pollRows.map((p) => [p.statusId, p])),
     pollCounts,
-    pollVoters: new Map(voterRows.map((r) => [r.pollId, r.n])),
+    pollVoters,
     ownVotes: group(ownVoteRows, (r) => r.pollId, (r) => r.choice),
     favourited: new Set(favRows.map((r) => r.statusId)),
     bookmarked: new Set(bookmarkRows.map((r) => r.statusId)),

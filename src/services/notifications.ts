@@ -7,6 +7,7 @@
  * - with `block_from_strangers`, never from an account the recipient does not follow.
  * Undoing the action (unfavourite, unreblog, unfollow, removing a reaction, deleting the status) removes it.
  */
+import { outboxWrite } from "./outbox";
 import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, now, statement } from "../db/client";
@@ -129,6 +130,9 @@ export async function closeEndedPolls(d: DB, t: number, max = 50): Promise<numbe
     stmts.push(statement(d, sql`UPDATE polls SET closed_at = ${t} WHERE id = ${p.id} AND closed_at IS NULL`));
     const mine = sql`EXISTS (SELECT 1 FROM polls WHERE id = ${p.id} AND closed_at = ${t})`;
     stmts.push(notify(d, { type: "poll", to: p.authorId, from: p.authorId, statusId: p.statusId, toSelf: true, onlyIf: mine }));
+    // A local poll's final tallies go to the servers that have it (its audience and remote voters), as Mastodon's
+    // PollExpirationNotifyWorker; the outbox row is written only for local statuses with a remote audience.
+    stmts.push(outboxWrite(d, p.authorId, { type: "UpdatePoll", statusId: p.statusId }, t, { onlyIf: mine }));
     for (const voter of JSON.parse(p.voters) as string[]) {
       if (voter !== p.authorId) stmts.push(notify(d, { type: "poll", to: voter, from: p.authorId, statusId: p.statusId, onlyIf: mine }));
     }

@@ -38,7 +38,11 @@ export type OutboxActivity =
   /** The local account is being deleted: a Delete of the actor to its remote followers and the remote accounts it follows. */
   | { type: "DeleteActor" }
   /** The account moved to `targetId` (its new account): a Move to its remote followers. */
-  | { type: "Move"; targetId: string };
+  | { type: "Move"; targetId: string }
+  /** A vote (one choice, `poll_votes` row) in a remote poll: a Create{Note} to the poll's author. */
+  | { type: "Vote"; voteId: string }
+  /** A local poll's tallies changed (a remote vote, the end): Update{Question} to its audience and remote voters. */
+  | { type: "UpdatePoll"; statusId: string };
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
@@ -77,6 +81,15 @@ function audience(accountId: string, a: OutboxActivity): SQL {
       return isRemote(a.recipientId);
     case "DeleteActor":
       return sql`(${hasRemoteFollower(accountId)} OR ${hasRemoteFollowee(accountId)})`;
+    case "Vote":
+      return sql`EXISTS (SELECT 1 FROM poll_votes v JOIN polls p ON p.id = v.poll_id JOIN statuses s ON s.id = p.status_id JOIN accounts a ON a.id = s.account_id
+        WHERE v.id = ${a.voteId} AND a.domain IS NOT NULL)`;
+    case "UpdatePoll":
+      // As its Create's audience, plus the remote voters (who may not follow the author).
+      return sql`EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${a.statusId} AND s.local = 1 AND s.visibility <> 'local'
+        AND ((s.visibility IN (${followerVisibilities}) AND ${hasRemoteFollower(accountId)})
+          OR EXISTS (SELECT 1 FROM status_recipients r JOIN accounts ra ON ra.id = r.account_id WHERE r.status_id = s.id AND ra.domain IS NOT NULL)
+          OR EXISTS (SELECT 1 FROM polls p JOIN poll_votes v ON v.poll_id = p.id JOIN accounts va ON va.id = v.account_id WHERE p.status_id = s.id AND va.domain IS NOT NULL)))`;
   }
 }
 

@@ -18,6 +18,7 @@ import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import type { StreamEvent } from "./events";
+import { votersCount } from "./remote-polls";
 
 export type RemoteObject = Note | Article | Question;
 
@@ -54,7 +55,8 @@ export interface ParsedNote {
   media: { url: string; mimeType: string; description: string | null }[];
   inReplyTo: string | null;
   context: string | null;
-  poll: { options: string[]; multiple: boolean; expiresAt: number | null } | null;
+  /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (services/remote-polls.ts). */
+  poll: { options: string[]; multiple: boolean; expiresAt: number | null; tallies: number[]; voters: number | null } | null;
   counts: { replies: number; reblogs: number; favourites: number };
 }
 
@@ -148,16 +150,21 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   let poll: ParsedNote["poll"] = null;
   if (object instanceof Question) {
     const options: string[] = [];
+    const tallies: number[] = [];
     // `anyOf` (several choices) or `oneOf` (one).
     const multiple = object.inclusiveOptionIds.length > 0 || (await hasAny(object.getInclusiveOptions(embedded)));
     const read = multiple ? object.getInclusiveOptions(embedded) : object.getExclusiveOptions(embedded);
     try {
-      for await (const o of read) if (options.length < 20) options.push(text(o.name).slice(0, 200));
+      for await (const o of read) {
+        if (options.length >= 20) break;
+        options.push(text(o.name).slice(0, 200));
+        tallies.push(await totalOf(() => o.getReplies(embedded)));
+      }
     } catch {
       // Unreadable options: no poll.
     }
     const end = object.endTime ?? object.closed;
-    if (options.length >= 2) poll = { options, multiple, expiresAt: end instanceof Object && "epochMilliseconds" in end ? (end as { epochMilliseconds: number }).epochMilliseconds : null };
+    if (options.length >= 2) poll = { options, multiple, expiresAt: end instanceof Object && "epochMilliseconds" in end ? (end as { epochMilliseconds: number }).epochMilliseconds : null, tallies, voters: votersCount(object) };
   }
   return {
     uri: object.id!.href,
@@ -272,7 +279,7 @@ export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNot
     homePull: false,
   };
   const poll: PollRow | null = note.poll
-    ? { id: newId(t), statusId: id, options: note.poll.options, multiple: note.poll.multiple, hideTotals: false, expiresAt: note.poll.expiresAt, closedAt: null, createdAt: t }
+    ? { id: newId(t), statusId: id, options: note.poll.options, multiple: note.poll.multiple, hideTotals: false, expiresAt: note.poll.expiresAt, closedAt: null, createdAt: t, remoteTallies: note.poll.tallies, remoteVoters: note.poll.voters }
     : null;
   const extra: D1PreparedStatement[] = [
     ...mediaInserts(d, author.id, id, note.media, t),

@@ -162,7 +162,7 @@ export async function resolveAccount(r: ResolveEnv, q: string, opts: ResolveOpti
  * Like `resolveAccount`, but a URL may also name a status: `{ statusId }` when the URL is a stored status
  * (visibility is the caller's to check) or a fetched one that could be stored (`storeFetchedStatus`).
  */
-export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions = {}): Promise<AccountWithUser | { statusId: string } | null> {
+export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions = {}): Promise<AccountWithUser | { statusId: string; parentUri?: string } | null> {
   const h = parseHandle(q, r.localHost);
   if (!h) return null;
   const d = db(r.env);
@@ -192,7 +192,8 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
     if (object && isActor(object)) return (await storeActor(d, object, loader)) ?? stored;
     if (object && !stored && h.kind === "url") {
       const statusId = await storeFetchedStatus(r, object);
-      if (statusId) return { statusId };
+      // The replied-to status's id, for the caller to fetch the missing ancestors after its response.
+      if (statusId) return { statusId, parentUri: object.replyTargetId?.href };
     }
   } catch (e) {
     console.warn(`resolve: ${target}: ${(e as Error)?.message ?? e}`);

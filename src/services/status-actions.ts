@@ -16,6 +16,8 @@ import type { StreamEvent } from "./events";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
 import { fanOut, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
+import { outboxWrite } from "./outbox";
+import { countOwnVote } from "./remote-polls";
 
 export const MAX_PINNED = 5;
 
@@ -198,14 +200,23 @@ export async function vote(d: DB, me: AccountRow, pollId: string, choices: numbe
   if (!poll.multiple && unique.length > 1) throw unprocessable("Too many choices");
   const t = now();
   // One conditional insert: a second vote (even a racing one) finds the first and writes nothing.
-  const rows = JSON.stringify(unique.map((choice) => ({ id: newId(t), choice })));
-  const result = await statement(
+  const votes = unique.map((choice) => ({ id: newId(t), choice }));
+  const insert = statement(
     d,
     sql`INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at)
-      SELECT json_extract(value, '$.id'), ${poll.id}, ${me.id}, json_extract(value, '$.choice'), ${t} FROM json_each(${rows})
+      SELECT json_extract(value, '$.id'), ${poll.id}, ${me.id}, json_extract(value, '$.choice'), ${t} FROM json_each(${JSON.stringify(votes)})
       WHERE NOT EXISTS (SELECT 1 FROM poll_votes WHERE poll_id = ${poll.id} AND account_id = ${me.id})`,
-  ).run();
-  if (!result.meta.changes) throw unprocessable("Already voted");
+  );
+  // In a remote poll: our vote joins its server's tallies here, and goes to the author as one Create per choice
+  // (services/remote-polls.ts), all in the vote's batch and only if the vote was written.
+  const remote = s.local
+    ? []
+    : [
+        countOwnVote(d, poll.id, unique, votes[0]!.id),
+        ...votes.map((v) => outboxWrite(d, me.id, { type: "Vote", voteId: v.id }, t, { onlyIf: sql`EXISTS (SELECT 1 FROM poll_votes WHERE id = ${v.id})` })),
+      ];
+  const [result] = await d.$client.batch([insert, ...remote]);
+  if (!result!.meta.changes) throw unprocessable("Already voted");
   return poll.id;
 }
 

@@ -257,6 +257,8 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
         expiresAt: t + p.poll.expires_in * 1000,
         closedAt: null,
         createdAt: t,
+        remoteTallies: null,
+        remoteVoters: null,
       }
     : null;
   const addressedIds = new Set(recipients.keys());

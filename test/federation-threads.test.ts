@@ -1,0 +1,154 @@
+/**
+ * Threads between two Starling instances (A and B of test/instances.ts): a reply to a remote status reaches and
+ * addresses its author (mention notification there), a stored remote reply's missing ancestors are fetched
+ * (bounded), and the `replies` collection of local statuses.
+ */
+import { describe, expect, it } from "vitest";
+import { StatusSchema } from "../src/schemas/status";
+import { NotificationSchema } from "../src/schemas/social";
+import { MAX_ANCESTORS } from "../src/services/thread-ancestors";
+import { call, json, registerUser, valid, type TestUser } from "./helpers";
+import { A, B, federating, instanceFetch, type Instance } from "./instances";
+
+const fed = federating();
+
+const postOn = async (inst: Instance, user: TestUser, body: Record<string, unknown>) =>
+  valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: inst, token: user.token, body }));
+
+/** A remote status found by its URL (search with resolve, as a client pastes a link). */
+async function resolveStatus(user: TestUser, inst: Instance, uri: string) {
+  const found = await json(`/api/v2/search?q=${encodeURIComponent(uri)}&resolve=true&type=statuses`, { instance: inst, token: user.token });
+  expect(found.statuses, `resolving ${uri}`).toHaveLength(1);
+  return valid(StatusSchema, found.statuses[0]);
+}
+
+async function context(user: TestUser, inst: Instance, id: string) {
+  const c = await json(`/api/v1/statuses/${id}/context`, { instance: inst, token: user.token });
+  return { ancestors: (c.ancestors as unknown[]).map((s) => valid(StatusSchema, s)), descendants: (c.descendants as unknown[]).map((s) => valid(StatusSchema, s)) };
+}
+
+async function posted(host: string) {
+  const reqs = fed.routed.requests.filter((r) => r.method === "POST" && r.url.startsWith(`https://${host}/`) && r.url.includes("inbox"));
+  return Promise.all(reqs.map(async (r) => ({ url: r.url, body: (await r.clone().json()) as any })));
+}
+
+const asJson = (inst: Instance, path: string) => instanceFetch(inst, new Request(`${inst.origin}${path}`, { headers: { Accept: "application/activity+json" } }));
+
+describe("threads across instances", () => {
+  it("a reply from A to B's status (no follow) is delivered to and addresses its author; with a mention, B notifies", async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    const original = await postOn(B, bob, { status: "A thought" });
+    const followup = await postOn(B, bob, { status: "A second thought", in_reply_to_id: original.id });
+    // A reply found by its URL brings its parent (fetched after the search's response).
+    const followupOnA = await resolveStatus(alice, A, followup.uri);
+    expect((await context(alice, A, followupOnA.id)).ancestors.map((s) => s.uri)).toEqual([original.uri]);
+    const onA = await resolveStatus(alice, A, original.uri);
+
+    const withMention = await postOn(A, alice, { status: `@${bob.username}@b.example agreed`, in_reply_to_id: onA.id });
+    const plain = await postOn(A, alice, { status: "and another thing", in_reply_to_id: onA.id });
+    await fed.settle();
+
+    // Both Creates went to Bob's server, each addressing Bob (cc); the first tags him.
+    const creates = (await posted(B.domain)).filter((p) => p.body.type === "Create" && p.body.object?.inReplyTo === original.uri);
+    const bobUri = `https://b.example/users/${bob.username}`;
+    for (const uri of [withMention.uri, plain.uri]) {
+      const c = creates.find((p) => p.body.object.id === uri);
+      expect(c, uri).toBeTruthy();
+      expect(c!.body.object.cc).toContain(bobUri);
+    }
+    expect([creates.find((p) => p.body.object.id === withMention.uri)!.body.object.tag].flat()).toContainEqual(expect.objectContaining({ type: "Mention", href: bobUri }));
+
+    // On B: both replies in the thread, a mention notification for the first only.
+    const ctx = await context(bob, B, original.id);
+    expect(ctx.descendants.map((s) => s.uri).sort()).toEqual([followup.uri, withMention.uri, plain.uri].sort());
+    const notes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    expect(notes.map((n) => [n.type, n.status?.uri])).toEqual([["mention", withMention.uri]]);
+  });
+
+  it(`a late reply brings its missing ancestors from the other instance (both ways), at most ${MAX_ANCESTORS} levels`, async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    const carol = await registerUser({ instance: B });
+    // A thread on B seven deep (root and six replies), Alice (on A) mentioned only in the last one.
+    const root = await postOn(B, bob, { status: "root" });
+    const chain = [root];
+    for (let i = 1; i <= 6; i++) chain.push(await postOn(B, i % 2 ? carol : bob, { status: i === 6 ? `@${alice.username}@a.example look at this thread` : `reply ${i}`, in_reply_to_id: chain[i - 1]!.id }));
+    // A private reply in the thread is never fetched (B does not serve it): the walk stops there, in a second branch.
+    const hidden = await postOn(B, bob, { status: "friends only", visibility: "private", in_reply_to_id: root.id });
+    const afterHidden = await postOn(B, bob, { status: `@${alice.username}@a.example under a private one`, in_reply_to_id: hidden.id });
+    await fed.settle();
+
+    const home = ((await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const last = home.find((n) => n.status?.uri === chain[6]!.uri)?.status;
+    expect(last, "the mention reached A").toBeTruthy();
+    const ctx = await context(alice, A, last!.id);
+    // The five closest ancestors, root first; the root itself is past the bound.
+    expect(ctx.ancestors.map((s) => s.uri)).toEqual(chain.slice(1, 6).map((s) => s.uri));
+    expect(ctx.ancestors[0]!.in_reply_to_id).toBeNull();
+    expect(ctx.ancestors.at(-1)!.account.acct).toBe(`${carol.username}@b.example`);
+    const last2 = await json(`/api/v1/statuses/${last!.id}`, { instance: A, token: alice.token });
+    expect(last2.in_reply_to_id).toBe(ctx.ancestors.at(-1)!.id);
+
+    const other = home.find((n) => n.status?.uri === afterHidden.uri)?.status;
+    expect(other).toBeTruthy();
+    expect((await context(alice, A, other!.id)).ancestors).toEqual([]);
+
+    // The other way: a thread on A, Bob (on B) mentioned two levels down, gets its root and middle on B.
+    const aRoot = await postOn(A, alice, { status: "on A" });
+    const aMid = await postOn(A, alice, { status: "still on A", in_reply_to_id: aRoot.id });
+    const aLeaf = await postOn(A, alice, { status: `@${bob.username}@b.example what do you think`, in_reply_to_id: aMid.id });
+    await fed.settle();
+    const bobNotes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const leafOnB = bobNotes.find((n) => n.status?.uri === aLeaf.uri)?.status;
+    expect(leafOnB).toBeTruthy();
+    expect((await context(bob, B, leafOnB!.id)).ancestors.map((s) => s.uri)).toEqual([aRoot.uri, aMid.uri]);
+
+    // The same late reply delivered again fetches nothing more.
+    const before = fed.routed.requests.length;
+    const resolved = await resolveStatus(alice, A, chain[6]!.uri);
+    expect(resolved.id).toBe(last!.id);
+    expect(fed.routed.requests.length).toBe(before);
+  });
+
+  it("the replies collection of a local status lists the replies anyone may see, paged", async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    const dave = await registerUser({ instance: A });
+    const original = await postOn(A, alice, { status: "Replies welcome" });
+    const onB = await resolveStatus(bob, B, original.uri);
+    const remoteReply = await postOn(B, bob, { status: `@${alice.username}@a.example sure`, in_reply_to_id: onB.id });
+    const localReply = await postOn(A, dave, { status: "me too", in_reply_to_id: original.id, visibility: "unlisted" });
+    const privateReply = await postOn(A, dave, { status: "just followers", in_reply_to_id: original.id, visibility: "private" });
+    await fed.settle();
+    // Bob's reply reached Alice (B → A): a mention notification.
+    const notes = ((await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    expect(notes.some((n) => n.type === "mention" && n.status?.uri === remoteReply.uri)).toBe(true);
+
+    // The Note names its collection.
+    const note = (await (await asJson(A, `/objects/${original.id}`)).json()) as any;
+    expect(note.replies).toMatchObject({ id: `${original.uri}/replies`, type: "Collection", first: `${original.uri}/replies?page=true` });
+
+    const res = await asJson(A, `/objects/${original.id}/replies`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toMatch(/application\/activity\+json/);
+    const collection = (await res.json()) as any;
+    expect(collection).toMatchObject({ id: `${original.uri}/replies`, type: "Collection", first: { type: "CollectionPage", partOf: `${original.uri}/replies` } });
+    expect([...collection.first.items].sort()).toEqual([remoteReply.uri, localReply.uri].sort());
+    expect(collection.first.items).not.toContain(privateReply.uri);
+    expect(collection.first.next).toBeUndefined();
+    // A page after the first reply holds the rest.
+    // (Alice sees the followers-only reply too: it addresses her.)
+    const replies = (await context(alice, A, original.id)).descendants.filter((r) => r.uri !== privateReply.uri);
+    expect(replies.map((r) => r.uri).sort()).toEqual([remoteReply.uri, localReply.uri].sort());
+    const firstId = replies.map((r) => r.id).sort()[0];
+    const page = (await (await asJson(A, `/objects/${original.id}/replies?page=true&min_id=${firstId}`)).json()) as any;
+    expect(page).toMatchObject({ type: "CollectionPage", partOf: `${original.uri}/replies` });
+    expect(page.items).toHaveLength(1);
+
+    // Not served: a followers-only status's replies, an unknown id, a remote status.
+    expect((await asJson(A, `/objects/${privateReply.id}/replies`)).status).toBe(404);
+    expect((await asJson(A, `/objects/01ZZZZZZZZZZZZZZZZZZZZZZZZ/replies`)).status).toBe(404);
+    expect((await call(`/objects/nonsense/replies`, { instance: A })).status).toBe(404);
+  });
+});
