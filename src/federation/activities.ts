@@ -4,7 +4,7 @@
  * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
  * Addressing is the one rule, `services/addressing.ts`.
  */
-import { Accept, Delete, Follow, Move, PUBLIC_COLLECTION, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
+import { Accept, Block, Delete, Flag, Follow, Move, PUBLIC_COLLECTION, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
 import type { OutboxActivity } from "../services/outbox";
 import { addressing } from "../services/addressing";
 import type { Hydrated } from "../services/hydrate";
@@ -12,6 +12,7 @@ import { createActivity, statusObject, type NoteContext } from "./notes";
 import type { ChatMessageRow } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { createChatMessage, deleteChatMessage } from "./chat-messages";
+import { instanceActorUri } from "./instance-actor";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -118,6 +119,29 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
     case "DeleteChatMessage": {
       const to = src.accounts.get(a.recipientId);
       return to ? deleteChatMessage(actor.uri, to.uri, a.messageId) : null;
+    }
+    case "Block":
+    case "UndoBlock": {
+      // Mastodon's shape: the blocked actor as the object, its id the block row's (the Undo embeds it).
+      const target = src.accounts.get(a.targetId);
+      if (!target || !a.uri) return null;
+      const block = new Block({ id: url(a.uri), actor: me, object: url(target.uri), to: url(target.uri) });
+      if (a.type === "Block") return block;
+      return new Undo({ id: url(`${a.uri}/undo`), actor: me, object: block, to: url(target.uri) });
+    }
+    case "Flag": {
+      // As Mastodon forwards a report: by the instance actor (the reporter stays unnamed), the account and the
+      // reported statuses as objects, the comment as content.
+      const target = src.accounts.get(a.targetId);
+      if (!target) return null;
+      const instance = instanceActorUri(src.nc.base);
+      return new Flag({
+        id: url(`${instance}#flags/${a.reportId}`),
+        actor: url(instance),
+        objects: [url(target.uri), ...a.objectUris.map(url)],
+        content: a.comment,
+        to: url(target.uri),
+      });
     }
   }
 }

@@ -34,6 +34,7 @@ import { D1KvStore } from "./kv";
 import { signerMatchesActor } from "./signer";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
+import { instanceSigner } from "./instance-actor";
 import { registerInbox } from "./inbox";
 import { deletionState } from "../services/account-deletion";
 import { federationRejected, refreshSettings } from "../services/settings";
@@ -303,7 +304,8 @@ async function buildFederation(env: Env, queue: MessageQueue): Promise<Federatio
     trailingSlashInsensitive: true,
     // Every document Fedify loads (actors, objects, keys, contexts; signed or not) goes through the SSRF guard.
     // (Fedify refuses `allowPrivateAddress` or `userAgent` together with these factories: the loaders carry both.)
-    documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent),
+    // Signed as the instance actor (servers in authorized-fetch mode answer nothing else); contexts are not.
+    documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent, () => instanceSigner(env)),
     contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
     authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
   });

@@ -38,7 +38,17 @@ export type OutboxActivity =
   /** The local account is being deleted: a Delete of the actor to its remote followers and the remote accounts it follows. */
   | { type: "DeleteActor" }
   /** The account moved to `targetId` (its new account): a Move to its remote followers. */
-  | { type: "Move"; targetId: string };
+  | { type: "Move"; targetId: string }
+  /** A block of a remote account (`uri`: the block row's activity id), and its withdrawal. */
+  | { type: "Block" | "UndoBlock"; uri: string; targetId: string }
+  /**
+   * A report forwarded to the reported remote account's server, sent (and signed) by the instance actor, not the
+   * reporter (`SIGNED_BY_INSTANCE`): `objectUris` are the reported statuses' ids, `reportId` names the Flag.
+   */
+  | { type: "Flag"; reportId: string; targetId: string; objectUris: string[]; comment: string };
+
+/** Activities sent as the instance actor (its id, its key) whichever local account's action wrote them. */
+export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set(["Flag"]);
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
@@ -77,6 +87,10 @@ function audience(accountId: string, a: OutboxActivity): SQL {
       return isRemote(a.recipientId);
     case "DeleteActor":
       return sql`(${hasRemoteFollower(accountId)} OR ${hasRemoteFollowee(accountId)})`;
+    case "Block":
+    case "UndoBlock":
+    case "Flag":
+      return isRemote(a.targetId);
   }
 }
 
