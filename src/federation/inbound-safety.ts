@@ -10,7 +10,7 @@ import { receiveBlock, receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveFlag } from "../services/reports";
 import type { AccountRow } from "../services/remote-accounts";
 import type { FederationData } from "./index";
-import { localTarget, sender } from "./inbox";
+import { after, localTarget, sender } from "./inbox";
 
 /** The activity's id when it is the sender's (same origin), else null: an id is not trusted for anyone else. */
 const ownId = (id: URL | null, from: AccountRow) => (id && id.origin === new URL(from.uri).origin ? id.href : null);
@@ -39,4 +39,6 @@ export async function onFlag(ctx: InboxContext<FederationData>, flag: Flag): Pro
   const comment = typeof content === "string" ? content : (content?.toString() ?? "");
   const n = await receiveFlag(ctx.data.d, from, { uri: ownId(flag.id, from), objectUris: flag.objectIds.map((u) => u.href), comment });
   if (n === 0) console.log("inbox: Flag from", from.uri, "dropped (report_removal, or nobody here named)");
+  // The moderators' `pleroma:report` notifications: pushed and streamed after the response.
+  else after(ctx, { events: [], notified: true });
 }

@@ -72,7 +72,7 @@ export async function localTarget(ctx: InboxContext<FederationData>, uri: URL | 
 }
 
 /** Streams after the response; push (and notification frames) when notifications were made. */
-function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
+export function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
   const exec = ctx.data.exec;
   const base = ctx.canonicalOrigin;
   if (!exec) return;
