@@ -5,7 +5,7 @@
  * and authorized fetch (B answering only signed GETs, which A makes as its instance actor).
  */
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { AdminReportsSchema } from "../src/schemas/admin";
 import { NotificationSchema } from "../src/schemas/social";
@@ -14,6 +14,14 @@ import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
 import { signRequest } from "@fedify/fedify";
 import { instanceSigner } from "../src/federation/instance-actor";
+import { deliveryWake, drainFederation } from "../src/federation/delivery";
+import { createPeer } from "./peer";
+import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
+import mastodonAccept from "./fixtures/federation/mastodon-accept.json";
+import mastodonBlock from "./fixtures/federation/mastodon-block.json";
+import mastodonUndoBlock from "./fixtures/federation/mastodon-undo-block.json";
+import mastodonFlag from "./fixtures/federation/mastodon-flag.json";
+import pleromaFlag from "./fixtures/federation/pleroma-flag.json";
 
 const ADMIN_SCOPES = "read write follow push admin";
 
@@ -280,5 +288,126 @@ describe("authorized fetch", () => {
     const keyOnly = await instanceFetch(BS, await signedGet(`https://b.example/users/${bob.username}`));
     expect(keyOnly.status).toBe(200);
     expect((await keyOnly.json<Record<string, any>>()).name).toBeUndefined();
+  });
+});
+
+describe("blocks and reports as Mastodon and Pleroma send them", () => {
+  let unroute: (() => void) | undefined;
+  // Deliveries are drained here (drainFederation), not by the delivery objects, which do not see the peer.
+  const realWake = deliveryWake.run;
+  beforeEach(() => {
+    deliveryWake.run = async () => {};
+  });
+  afterEach(() => {
+    unroute?.();
+    unroute = undefined;
+    deliveryWake.run = realWake;
+  });
+
+  let n = 0;
+  /** A fixture with its `{{…}}` placeholders filled in. */
+  const fill = (fixture: unknown, vars: Record<string, string>): any =>
+    JSON.parse(JSON.stringify(fixture).replace(/\{\{(\w+)\}\}/g, (_m, k: string) => vars[k] ?? `{{${k}}}`));
+
+  async function setup() {
+    const peer = createPeer();
+    unroute = peer.route();
+    const user = await registerUser({ instance: A });
+    const actor = peer.actor();
+    const target = `${A.origin}/users/${user.username}`;
+    return { peer, user, actor, target, vars: { ACTOR: actor, ORIGIN: peer.origin, TARGET: target, N: String(Date.now() * 100 + n++) } };
+  }
+  const remoteId = async (uri: string) => (await env.DB.prepare("SELECT id FROM accounts WHERE uri = ?").bind(uri).first<{ id: string }>())?.id;
+  const accepted = async (res: Response) => expect(res.status, await res.text()).toBe(202);
+
+  it("Mastodon's Block ends the follows both ways (the local one undone at the blocker's server); its Undo lifts it", async () => {
+    const s = await setup();
+    // The peer's actor follows the user, and the user follows the peer's actor (accepted by the peer).
+    await accepted(await s.peer.send(s.actor, fill(mastodonFollow, s.vars)));
+    const peerId = (await remoteId(s.actor))!;
+    await json(`/api/v1/accounts/${peerId}/follow`, { instance: A, token: s.user.token, body: {} });
+    const request = await env.DB.prepare("SELECT uri FROM follow_requests WHERE account_id = ?").bind(s.user.id).first<{ uri: string }>();
+    await accepted(await s.peer.send(s.actor, fill(mastodonAccept, { ...s.vars, FOLLOW_ID: request!.uri })));
+    expect(await relationship(s.user, peerId, A)).toMatchObject({ following: true, followed_by: true });
+
+    const block = fill(mastodonBlock, s.vars);
+    await accepted(await s.peer.send(s.actor, block));
+    await accepted(await s.peer.send(s.actor, block));
+    expect(await relationship(s.user, peerId, A)).toMatchObject({ following: false, followed_by: false, blocked_by: true });
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${s.user.id}`, { instance: A })).followers_count).toBe(0);
+    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })) as { type: string }[];
+    expect(notes.map((x) => x.type)).not.toContain("follow");
+    await drainFederation(A.bindings);
+    const undoFollow = s.peer.delivered.map((x) => x.body as Record<string, any>).find((b) => b.type === "Undo");
+    expect(undoFollow).toMatchObject({ actor: s.target, object: { type: "Follow", object: s.actor } });
+    // Blocked: following again is refused, and the user's mentions of the blocker are not delivered to it.
+    expect((await call(`/api/v1/accounts/${peerId}/follow`, { instance: A, token: s.user.token, body: {} })).status).toBe(403);
+    const before = s.peer.delivered.length;
+    await postStatus(s.user, A, { status: `@${new URL(s.actor).pathname.split("/").pop()}@peer.example hello`, visibility: "public" });
+    await drainFederation(A.bindings);
+    expect(s.peer.delivered.slice(before)).toEqual([]);
+
+    // Someone else's Undo of that Block (embedding it) changes nothing; the blocker's own lifts it.
+    const other = s.peer.actor();
+    await accepted(await s.peer.send(other, fill(mastodonUndoBlock, { ...s.vars, ACTOR: other, N: s.vars.N })));
+    const forged = fill(mastodonUndoBlock, s.vars);
+    forged.actor = other;
+    forged.id = `${other}#x`;
+    await accepted(await s.peer.send(other, forged));
+    expect(await relationship(s.user, peerId, A)).toMatchObject({ blocked_by: true });
+    await accepted(await s.peer.send(s.actor, fill(mastodonUndoBlock, s.vars)));
+    expect(await relationship(s.user, peerId, A)).toMatchObject({ blocked_by: false });
+
+    // Blocked again, and undone by the Block's id alone (an Undo that does not embed it).
+    await accepted(await s.peer.send(s.actor, fill(mastodonBlock, { ...s.vars, N: `${s.vars.N}2` })));
+    expect(await relationship(s.user, peerId, A)).toMatchObject({ blocked_by: true });
+    await accepted(await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#undo2`, type: "Undo", actor: s.actor, object: `${s.actor}#blocks/${s.vars.N}2` }));
+    expect(await relationship(s.user, peerId, A)).toMatchObject({ blocked_by: false });
+
+    // A Block of someone who is not here, or without an object, is acknowledged and dropped.
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonBlock, s.vars), id: `${s.actor}#b3`, object: "https://elsewhere.example/users/x" }));
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonBlock, s.vars), id: `${s.actor}#b4`, object: undefined }));
+    expect(await relationship(s.user, peerId, A)).toMatchObject({ blocked_by: false });
+  });
+
+  it("Mastodon's and Pleroma's Flags become reports for A's moderators (local statuses only); junk is dropped", async () => {
+    const s = await setup();
+    const admin = await adminOn(A);
+    const status = await postStatus(s.user, A, { status: "reported here", visibility: "public" });
+    const other = await postStatus(await registerUser({ instance: A }), A, { status: "someone else's", visibility: "public" });
+    const reportsOf = async (id: string) =>
+      valid(AdminReportsSchema, await json("/api/v1/pleroma/admin/reports?page_size=200", { instance: A, token: admin.token })).reports.filter((r) => r.account.id === id);
+
+    // Mastodon: by its instance actor.
+    const instanceActor = s.peer.actor("actor");
+    await accepted(await s.peer.send(instanceActor, fill(mastodonFlag, { ...s.vars, ACTOR: instanceActor, STATUS: status.uri })));
+    let mine = await reportsOf(s.user.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ content: "misinfo: it's not a good morning", actor: { nickname: "actor@peer.example" } });
+    expect(mine[0]!.statuses.map((x) => x.id)).toEqual([status.id]);
+
+    // Pleroma: by the reporting user; the litepub context served by its host. Its status list also names a
+    // status of someone else here: that account gets its own report with it.
+    s.peer.objects.set(`${s.peer.origin}/schemas/litepub-0.1.jsonld`, {
+      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1", { litepub: "http://litepub.social/ns#", directMessage: "litepub:directMessage" }],
+    });
+    const pleroma = fill(pleromaFlag, { ...s.vars, STATUS: status.uri });
+    pleroma.object.push(other.uri, "https://peer.example/objects/not-ours");
+    await accepted(await s.peer.send(s.actor, pleroma));
+    await accepted(await s.peer.send(s.actor, pleroma));
+    mine = await reportsOf(s.user.id);
+    expect(mine.map((r) => r.content).sort()).toEqual(["Harassment, see the post", "misinfo: it's not a good morning"]);
+    const theirs = await reportsOf(other.account.id);
+    expect(theirs).toHaveLength(1);
+    expect(theirs[0]!.statuses.map((x) => x.id)).toEqual([other.id]);
+    const notes = (await json("/api/v1/notifications?include_types[]=pleroma:report", { instance: A, token: admin.token })) as { type: string }[];
+    expect(notes.filter((x) => x.type === "pleroma:report")).toHaveLength(3);
+
+    // Naming nobody here, naming nothing, or naming the sender itself: acknowledged, no report.
+    const total = (await json("/api/v1/pleroma/admin/reports?page_size=1", { instance: A, token: admin.token })).total;
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, s.vars), id: `${s.peer.origin}/f1`, object: ["https://peer.example/users/someone"] }));
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, s.vars), id: `${s.peer.origin}/f2`, object: undefined, content: undefined }));
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, s.vars), id: `${s.peer.origin}/f3`, object: s.actor }));
+    expect((await json("/api/v1/pleroma/admin/reports?page_size=1", { instance: A, token: admin.token })).total).toBe(total);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Who may read actors, statuses and collections over federation (Mastodon's authorized fetch / secure mode).
- * With `authorizedFetch` on, a GET must carry a valid HTTP Signature (else 401); whatever the mode, a signed
- * request from a rejected domain, or from an actor (or a domain) the owner blocks, is refused (403). An actor
+ * With `authorizedFetch` on, a GET must carry a valid HTTP Signature (else 401), and one from a rejected domain,
+ * or from an actor (or a domain) the owner blocks, is refused (403). Off, everything public is served to anyone. An actor
  * asked for without a signature gets only what verifies its signatures (as Mastodon does), so that two servers
  * in this mode can still check each other's keys; the instance actor, WebFinger and NodeInfo are always open.
  */
@@ -22,12 +22,13 @@ const signed = (req: Request) => req.headers.has("signature") || req.headers.has
  * data (answered 403 rather than Fedify's 401: signing again will not help).
  */
 export async function fetchAllowed(ctx: RequestContext<FederationData>, owner: SQL): Promise<boolean> {
-  const required = config(ctx.data.env).authorizedFetch;
-  if (!signed(ctx.request)) return !required;
+  // Off, anyone may read what is public (a refused signer would just ask again unsigned): nothing is verified.
+  if (!config(ctx.data.env).authorizedFetch) return true;
+  if (!signed(ctx.request)) return false;
   // Verified (key fetched through the instance actor's signed loader); a signature that does not verify counts as none.
   const signer = await ctx.getSignedKeyOwner().catch(() => null);
   const id = signer?.id;
-  if (!id) return !required;
+  if (!id) return false;
   const refuse = () => {
     ctx.data.refused = true;
     return false;

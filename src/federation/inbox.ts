@@ -6,9 +6,9 @@
  * the sender's only when its `attributedTo` is the sender and it lives on the sender's origin (otherwise it is
  * fetched from its id and checked again), and updates and deletes apply only to the sender's own statuses.
  *
- * Every other activity type (likes, boosts, blocks, actor deletes…: part 2) is answered **501** rather than
- * accepted and dropped, so the sender keeps it: the catch-all listener marks the request (`inbound.unhandled`)
- * and `refuseUnhandled` (federation/index.ts) turns that into the 501.
+ * Block, Undo(Block) and Flag: inbound-safety.ts. Every other activity type (likes, boosts…: part 2) is
+ * answered **501** rather than accepted and dropped, so the sender keeps it: the catch-all listener marks the
+ * request (`inbound.unhandled`) and `refuseUnhandled` (federation/index.ts) turns that into the 501.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
 import { Accept, Activity, Article, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
