@@ -192,6 +192,13 @@ describe("Flag (forwarded reports) between two instances", () => {
     const notesAgain = (await json("/api/v1/notifications?include_types[]=pleroma:report", { instance: ti, token: admin.token })) as { type: string }[];
     expect(notesAgain.filter((n) => n.type === "pleroma:report")).toHaveLength(1);
 
+    // A report of a local account asks to be forwarded in vain: there is no other server to tell.
+    const neighbour = await registerUser({ instance: ri });
+    const rows = async () => (await ri.bindings.DB.prepare("SELECT count(*) AS n FROM federation_outbox WHERE account_id = ?").bind(reporter.id).first<{ n: number }>())!.n;
+    const before = await rows();
+    await json("/api/v1/reports", { instance: ri, token: reporter.token, body: { account_id: neighbour.id, comment: "local", forward: true } });
+    expect(await rows()).toBe(before);
+
     // Not forwarded: nothing leaves; the reporter's own instance keeps it.
     const mark2 = fed.routed.requests.length;
     await json("/api/v1/reports", { instance: ri, token: reporter.token, body: { account_id: targetThere.id, comment: "kept here" } });
@@ -402,6 +409,14 @@ describe("blocks and reports as Mastodon and Pleroma send them", () => {
     expect(theirs[0]!.statuses.map((x) => x.id)).toEqual([other.id]);
     const notes = (await json("/api/v1/notifications?include_types[]=pleroma:report", { instance: A, token: admin.token })) as { type: string }[];
     expect(notes.filter((x) => x.type === "pleroma:report")).toHaveLength(3);
+
+    // Older Pleroma sent the reported statuses embedded (id, content, actor): the ids are what count.
+    const embedded = fill(pleromaFlag, { ...s.vars, N: `${s.vars.N}e`, STATUS: status.uri });
+    embedded.object = [s.target, { id: status.uri, type: "Note", content: "reported here", published: "2024-05-01T12:00:00.000Z" }];
+    embedded.content = "embedded";
+    await accepted(await s.peer.send(s.actor, embedded));
+    const withEmbedded = (await reportsOf(s.user.id)).find((r) => r.content === "embedded");
+    expect(withEmbedded?.statuses.map((x) => x.id)).toEqual([status.id]);
 
     // Naming nobody here, naming nothing, or naming the sender itself: acknowledged, no report.
     const total = (await json("/api/v1/pleroma/admin/reports?page_size=1", { instance: A, token: admin.token })).total;
