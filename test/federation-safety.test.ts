@@ -14,6 +14,9 @@ import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
 import { signRequest } from "@fedify/fedify";
 import { instanceSigner } from "../src/federation/instance-actor";
+import { signingKey } from "../src/services/credentials";
+import { db } from "../src/db/client";
+import { pemToDer } from "../src/lib/keys";
 import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import { createPeer } from "./peer";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
@@ -287,6 +290,17 @@ describe("authorized fetch", () => {
     const forged = await signedGet(status.uri);
     const tampered = new Request(forged, { headers: new Headers([...forged.headers].map(([k, v]) => [k, k === "signature" ? v.replace(/signature="[^"]{8}/, 'signature="AAAAAAAA') : v])) });
     expect((await instanceFetch(BS, tampered)).status).toBe(401);
+
+    // Signed by Alice herself: served, until Bob blocks her (the one visibility rule's block, at the door).
+    const pem = (await signingKey(db(A.bindings), alice.id))!.privateKey;
+    const aliceKey = await crypto.subtle.importKey("pkcs8", pemToDer(pem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+    const asAlice = (url: string) => signRequest(new Request(url, { headers: ap }), aliceKey, new URL(`https://a.example/users/${alice.username}#main-key`), { spec: "draft-cavage-http-signatures-12" });
+    expect((await instanceFetch(BS, await asAlice(status.uri))).status).toBe(200);
+    const aliceOnB = await find(bob, BS, alice, A);
+    await json(`/api/v1/accounts/${aliceOnB.id}/block`, { instance: BS, token: bob.token, body: {} });
+    expect((await instanceFetch(BS, await asAlice(status.uri))).status).toBe(403);
+    expect((await instanceFetch(BS, await asAlice(`https://b.example/users/${bob.username}/followers`))).status).toBe(403);
+    expect((await instanceFetch(BS, await signedGet(status.uri))).status).toBe(200);
 
     await json("/api/v1/domain_blocks", { instance: BS, token: bob.token, body: { domain: "a.example" } });
     const refused = await instanceFetch(BS, await signedGet(status.uri));
