@@ -250,8 +250,8 @@ async function liveAccount(ctx: Context<FederationData>, identifier: string) {
 // Statuses at their uri (`/objects/<id>`): only public and unlisted statuses of active local accounts.
 // Followers-only, direct and list statuses are not served (404), even to a signed request (a signature names a
 // server's instance actor more often than a follower); local-only ones never are. Authorized fetch
-// (authorized-fetch.ts) decides who may read at all. A poll is a `Question` served from the same path (Fedify only uses the
-// class to build ids).
+// (authorized-fetch.ts) decides who may read at all. A poll is a `Question` served from the same path (Fedify
+// only uses the class to build ids).
 builder
   .setObjectDispatcher(Note, "/objects/{id}", async (ctx, { id }) => {
     const found = await federatedStatus(ctx.data.d, id);
