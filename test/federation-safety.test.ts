@@ -427,9 +427,9 @@ describe("blocks and reports as Mastodon and Pleroma send them", () => {
     // Older Pleroma sent the reported statuses embedded (id, content, actor): the ids are what count.
     const embedded = fill(pleromaFlag, { ...s.vars, N: `${s.vars.N}e`, STATUS: status.uri });
     embedded.object = [s.target, { id: status.uri, type: "Note", content: "reported here", published: "2024-05-01T12:00:00.000Z" }];
-    embedded.content = "embedded";
+    embedded.content = "<p>embedded &amp; <b>HTML</b></p>";
     await accepted(await s.peer.send(s.actor, embedded));
-    const withEmbedded = (await reportsOf(s.user.id)).find((r) => r.content === "embedded");
+    const withEmbedded = (await reportsOf(s.user.id)).find((r) => r.content === "embedded & HTML");
     expect(withEmbedded?.statuses.map((x) => x.id)).toEqual([status.id]);
 
     // Naming nobody here, naming nothing, or naming the sender itself: acknowledged, no report.

@@ -8,6 +8,7 @@ import type { InboxContext } from "@fedify/fedify";
 import type { Block, Flag, Undo } from "@fedify/vocab";
 import { receiveBlock, receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveFlag } from "../services/reports";
+import { htmlToText } from "../content/format";
 import type { AccountRow } from "../services/remote-accounts";
 import type { FederationData } from "./index";
 import { after, localTarget, sender } from "./inbox";
@@ -35,8 +36,9 @@ export async function onUndoBlock(ctx: InboxContext<FederationData>, undo: Undo,
 export async function onFlag(ctx: InboxContext<FederationData>, flag: Flag): Promise<void> {
   const from = await sender(ctx, flag);
   if (!from) return;
+  // A report's comment is plain text here; some servers send HTML (tags dropped, entities decoded).
   const content = flag.content;
-  const comment = typeof content === "string" ? content : (content?.toString() ?? "");
+  const comment = htmlToText(typeof content === "string" ? content : (content?.toString() ?? ""));
   const n = await receiveFlag(ctx.data.d, from, { uri: ownId(flag.id, from), objectUris: flag.objectIds.map((u) => u.href), comment });
   if (n === 0) console.log("inbox: Flag from", from.uri, "dropped (report_removal, or nobody here named)");
   // The moderators' `pleroma:report` notifications: pushed and streamed after the response.
