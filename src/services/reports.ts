@@ -7,7 +7,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { reports, statuses } from "../db/schema";
+import { accounts, reports, statuses } from "../db/schema";
 import { visibleTo } from "./visibility";
 import { badRequest } from "../http/errors";
 import { outboxWrite } from "./outbox";
@@ -80,13 +80,13 @@ export async function createReport(
  * A `Flag` from another server (Mastodon's and Pleroma's forwarded reports, usually sent by their instance
  * actor): one report per local account it names, or whose local statuses it names, with those statuses, by
  * `from`. Dropped from hosts with the `report_removal` policy. Received again (same `uri`), it changes nothing.
- * Answers the number of reports written.
+ * Answers how many local accounts it reports (0: dropped).
  */
 export async function receiveFlag(d: DB, from: AccountRow, flag: { uri: string | null; objectUris: string[]; comment: string }, t: number = now()): Promise<number> {
   if (reportsRemoved(d, from.domain!)) return 0;
   const uris = JSON.stringify([...new Set(flag.objectUris)].slice(0, FLAG_OBJECTS_MAX));
   const [named, reported] = await d.batch([
-    d.select({ id: sql<string>`id` }).from(sql`accounts`).where(sql`domain IS NULL AND NOT deactivated AND uri IN (SELECT value FROM json_each(${uris}))`),
+    d.select({ id: accounts.id }).from(accounts).where(sql`${accounts.domain} IS NULL AND NOT ${accounts.deactivated} AND ${accounts.uri} IN (SELECT value FROM json_each(${uris}))`),
     d.select({ id: statuses.id, accountId: statuses.accountId }).from(statuses).where(sql`${statuses.local} = 1 AND ${statuses.uri} IN (SELECT value FROM json_each(${uris}))`),
   ]);
   const targets = new Map<string, string[]>(named.map((a) => [a.id, []]));
