@@ -73,6 +73,8 @@ export interface Env {
   VAPID_PRIVATE_KEY?: string;
   /** Worker secret: the key TOTP secrets are encrypted with (docs/security.md); else one kept in D1. */
   SECRETS_KEY?: string;
+  /** "true": actors' full documents, statuses and collections are served only to signed requests (Mastodon's secure mode). */
+  AUTHORIZED_FETCH?: string;
 }
 
 export interface Limit {
@@ -134,6 +136,8 @@ export interface Config {
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
   inlineFanoutMax: number;
   streamFanout: number;
+  /** Authorized fetch (`AUTHORIZED_FETCH`, run-time `authorized_fetch_mode`): federation GETs must be signed. */
+  authorizedFetch: boolean;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -236,6 +240,7 @@ export function varsConfig(env: Env): Config {
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),
+    authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
   };
   cache.set(env, c);
   return c;

@@ -464,8 +464,14 @@ export const reports = sqliteTable(
     forward: bool("forward").notNull().default(false),
     state: text("state").notNull().default("open"),
     createdAt: time("created_at").notNull(),
+    /** A report received from another server: its Flag's id (one report per local account it names). */
+    uri: text("uri"),
   },
-  (t) => [index("reports_target").on(t.targetAccountId), index("reports_state").on(t.state, t.id)],
+  (t) => [
+    index("reports_target").on(t.targetAccountId),
+    index("reports_state").on(t.state, t.id),
+    uniqueIndex("reports_uri").on(t.uri, t.targetAccountId).where(sql`uri IS NOT NULL`),
+  ],
 );
 
 /**

@@ -4,7 +4,7 @@
  * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
  * Addressing is the one rule, `services/addressing.ts`.
  */
-import { Accept, Delete, Follow, Move, PUBLIC_COLLECTION, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
+import { Accept, Block, Delete, Flag, Follow, Move, PUBLIC_COLLECTION, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
 import type { OutboxActivity } from "../services/outbox";
 import { addressing } from "../services/addressing";
 import type { Hydrated } from "../services/hydrate";
@@ -13,6 +13,7 @@ import type { ChatMessageRow } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { createChatMessage, deleteChatMessage } from "./chat-messages";
 import { updatePollActivity, voteActivity, type VoteDoc } from "./poll-votes";
+import { instanceActorUri } from "./instance-actor";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -126,5 +127,28 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
       return voteActivity(actorId, actor.uri, src.votes?.get(a.voteId));
     case "UpdatePoll":
       return updatePollActivity(src.nc, src.h, src.parentUris, outboxId, actorId, actor.uri, a.statusId, src.listRecipients.get(a.statusId));
+    case "Block":
+    case "UndoBlock": {
+      // Mastodon's shape: the blocked actor as the object, its id the block row's (the Undo embeds it).
+      const target = src.accounts.get(a.targetId);
+      if (!target || !a.uri) return null;
+      const block = new Block({ id: url(a.uri), actor: me, object: url(target.uri), to: url(target.uri) });
+      if (a.type === "Block") return block;
+      return new Undo({ id: url(`${a.uri}/undo`), actor: me, object: block, to: url(target.uri) });
+    }
+    case "Flag": {
+      // As Mastodon forwards a report: by the instance actor (the reporter stays unnamed), the account and the
+      // reported statuses as objects, the comment as content.
+      const target = src.accounts.get(a.targetId);
+      if (!target) return null;
+      const instance = instanceActorUri(src.nc.base);
+      return new Flag({
+        id: url(`${instance}#flags/${a.reportId}`),
+        actor: url(instance),
+        objects: [url(target.uri), ...a.objectUris.map(url)],
+        content: a.comment,
+        to: url(target.uri),
+      });
+    }
   }
 }

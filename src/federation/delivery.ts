@@ -26,11 +26,12 @@ import { pemToDer } from "../lib/keys";
 import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
 import { configuredBase } from "../services/events";
 import { hydrateWithParentUris } from "../services/hydrate";
-import { TO_FOLLOWERS, type OutboxActivity } from "../services/outbox";
+import { SIGNED_BY_INSTANCE, TO_FOLLOWERS, type OutboxActivity } from "../services/outbox";
 import { signingKey } from "../services/credentials";
 import { buildActivity, type ActivitySources } from "./activities";
 import { federationContext } from "./index";
 import { votesById } from "./poll-votes";
+import { instanceSigner } from "./instance-actor";
 
 /** Outbox rows expanded per claim. */
 const EXPAND_BATCH = 20;
@@ -62,6 +63,9 @@ const hostOf = (col: string) =>
     THEN substr(substr(${col}, instr(${col}, '://') + 3), 1, instr(substr(${col}, instr(${col}, '://') + 3), '/') - 1)
     ELSE substr(${col}, instr(${col}, '://') + 3) END)`);
 
+/** The remote account `a` has not blocked the actor (its Block stored as a `blocks` row, as Mastodon does). */
+const notBlocking = (actor: string) => sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${actor})`;
+
 /**
  * The deliveries of one expanded row: every distinct inbox of its audience, in one statement. `followers`: the
  * actor's remote followers are included; `accountsSql`: a subquery of the further remote account ids addressed.
@@ -74,9 +78,9 @@ function deliveriesInsert(d: DB, row: OutboxRow, followers: boolean, accountsSql
       SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${hostOf("inbox")}, inbox, 0, ${t}, ${t}
       FROM (SELECT DISTINCT x.inbox FROM (
           SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox, a.domain FROM follows f JOIN accounts a ON a.id = f.account_id
-            WHERE ${followers ? 1 : 0} AND f.target_account_id = ${actor} AND a.domain IS NOT NULL AND NOT a.deactivated
+            WHERE ${followers ? 1 : 0} AND f.target_account_id = ${actor} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
           UNION ALL
-          SELECT coalesce(a.shared_inbox_url, a.inbox_url), a.domain FROM accounts a WHERE a.id IN ${accountsSql} AND a.domain IS NOT NULL AND NOT a.deactivated
+          SELECT coalesce(a.shared_inbox_url, a.inbox_url), a.domain FROM accounts a WHERE a.id IN ${accountsSql} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
         ) x
         WHERE x.inbox LIKE 'http%://%' AND x.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor}))
       WHERE ${hostOf("inbox")} NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
@@ -85,13 +89,16 @@ function deliveriesInsert(d: DB, row: OutboxRow, followers: boolean, accountsSql
   );
 }
 
-/** Follow/Undo/Accept/Reject go to the one account's own inbox. */
-function directInsert(d: DB, row: OutboxRow, accountId: string, t: number) {
+/**
+ * Follow/Undo/Accept/Reject go to the one account's own inbox; what is addressed to its server rather than to it
+ * (a forwarded report) to the shared inbox (`shared`).
+ */
+function directInsert(d: DB, row: OutboxRow, accountId: string, t: number, shared = false) {
   return statement(
     d,
     sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
       SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${hostOf("inbox")}, inbox, 0, ${t}, ${t}
-      FROM (SELECT coalesce(inbox_url, shared_inbox_url) AS inbox FROM accounts WHERE id = ${accountId} AND domain IS NOT NULL)
+      FROM (SELECT ${shared ? sql`coalesce(shared_inbox_url, inbox_url)` : sql`coalesce(inbox_url, shared_inbox_url)`} AS inbox FROM accounts WHERE id = ${accountId} AND domain IS NOT NULL)
       WHERE inbox LIKE 'http%://%' AND ${deliveryAllowedSql(hostOf("inbox"))}
       RETURNING host`,
   );
@@ -126,6 +133,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "Delete") a.recipients.forEach((id) => accountIds.add(id));
     if (a.type === "ChatMessage" || a.type === "DeleteChatMessage") accountIds.add(a.recipientId);
     if (a.type === "Move") accountIds.add(a.targetId);
+    if (a.type === "Block" || a.type === "UndoBlock" || a.type === "Flag") accountIds.add(a.targetId);
   }
   const chatMessageIds = rows.flatMap(({ a }) => (a.type === "ChatMessage" ? [a.messageId] : []));
   const voteIds = rows.flatMap(({ a }) => (a.type === "Vote" ? [a.voteId] : []));
@@ -220,6 +228,13 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
         stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(s.visibility), others, t));
         break;
       }
+      case "Block":
+      case "UndoBlock":
+        stmts.push(directInsert(d, row, a.targetId, t));
+        break;
+      case "Flag":
+        stmts.push(directInsert(d, row, a.targetId, t, true));
+        break;
     }
   }
   const results = await d.$client.batch<{ host: string }>(stmts);
@@ -301,11 +316,13 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
     const row = await d.get<{ next: number | null }>(sql`SELECT min(next_at) AS next FROM federation_deliveries WHERE host = ${host}`);
     return { delivered: 0, attempted: 0, next: row?.next ?? null };
   }
-  const sources = await d.all<{ id: string; body: string | null; uri: string; private_key: string | null }>(
-    sql`SELECT o.id, o.body, a.uri, c.private_key FROM federation_outbox o JOIN accounts a ON a.id = o.account_id LEFT JOIN credentials c ON c.account_id = o.account_id
+  const sources = await d.all<{ id: string; body: string | null; uri: string; private_key: string | null; type: OutboxActivity["type"] }>(
+    sql`SELECT o.id, o.body, a.uri, c.private_key, json_extract(o.activity, '$.type') AS type FROM federation_outbox o JOIN accounts a ON a.id = o.account_id LEFT JOIN credentials c ON c.account_id = o.account_id
       WHERE o.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(claimed.map((c) => c.outbox_id))])}))`,
   );
   const byOutbox = new Map(sources.map((s) => [s.id, s]));
+  // Rows the instance actor sends (forwarded reports) are signed with its key, as its id.
+  const instance = sources.some((s) => SIGNED_BY_INSTANCE.has(s.type)) ? await instanceSigner(env) : null;
   // Each actor's deliveries to this host in order (oldest activity first), whichever of its inboxes they go to:
   // an Accept to a personal inbox must not be overtaken by the Create that follows it to the shared inbox (the
   // receiver would drop a post from someone its user does not follow yet). Actors side by side, a few at a time.
@@ -326,11 +343,12 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
           continue;
         }
         const src = byOutbox.get(c.outbox_id);
-        if (!src?.body || !src.private_key) {
+        const asInstance = src && SIGNED_BY_INSTANCE.has(src.type);
+        if (!src?.body || (asInstance ? !instance : !src.private_key)) {
           outcomes.set(c.id, { kind: "drop" });
           continue;
         }
-        const o = await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key));
+        const o = asInstance ? await post(env, c.inbox, src.body, instance!.uri, instance!.key) : await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key!));
         outcomes.set(c.id, o);
         if (o.kind === "retry") held = true;
       }

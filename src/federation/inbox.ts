@@ -6,12 +6,12 @@
  * the sender's only when its `attributedTo` is the sender and it lives on the sender's origin (otherwise it is
  * fetched from its id and checked again), and updates and deletes apply only to the sender's own statuses.
  *
- * Every other activity type (likes, boosts, blocks, actor deletes…: part 2) is answered **501** rather than
- * accepted and dropped, so the sender keeps it: the catch-all listener marks the request (`inbound.unhandled`)
- * and `refuseUnhandled` (federation/index.ts) turns that into the 501.
+ * Block, Undo(Block) and Flag: inbound-safety.ts. Every other activity type (likes, boosts…: part 2) is
+ * answered **501** rather than accepted and dropped, so the sender keeps it: the catch-all listener marks the
+ * request (`inbound.unhandled`) and `refuseUnhandled` (federation/index.ts) turns that into the 501.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Article, ChatMessage, Create, Delete, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Accept, Activity, Article, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
@@ -30,6 +30,8 @@ import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats"
 import { receiveVoteActivity, voteShape } from "./poll-votes";
 import { isEditOf, updateRemoteTallies } from "../services/remote-polls";
 import { fetchAncestors } from "../services/thread-ancestors";
+import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
+import { receiveUndoBlock } from "../services/inbound-blocks";
 
 /** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
 class Unhandled extends Error {}
@@ -51,7 +53,7 @@ async function embedded(get: (o: { documentLoader: typeof embeddedOnly }) => Pro
  * The sender as a stored account: the row, refreshed from its document when stale. Null when the actor cannot
  * be loaded as an actor with that very id, or names a local account (only this instance speaks for those).
  */
-async function sender(ctx: InboxContext<FederationData>, activity: Activity): Promise<AccountRow | null> {
+export async function sender(ctx: InboxContext<FederationData>, activity: Activity): Promise<AccountRow | null> {
   const id = activity.actorId;
   if (!id) return null;
   const d = ctx.data.d;
@@ -66,14 +68,14 @@ async function sender(ctx: InboxContext<FederationData>, activity: Activity): Pr
 }
 
 /** A local, stored account by its actor id. */
-async function localTarget(ctx: InboxContext<FederationData>, uri: URL | null): Promise<AccountRow | null> {
+export async function localTarget(ctx: InboxContext<FederationData>, uri: URL | null): Promise<AccountRow | null> {
   if (!uri) return null;
   const a = await accountByUri(ctx.data.d, uri.href);
   return a && a.domain === null ? a : null;
 }
 
 /** Streams after the response; push (and notification frames) when notifications were made. */
-function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
+export function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
   const exec = ctx.data.exec;
   const base = ctx.canonicalOrigin;
   if (!exec) return;
@@ -126,6 +128,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     })
     .on(Undo, async (ctx, undo) => {
       const object = await embedded((o) => undo.getObject(o));
+      if (object instanceof Block) return onUndoBlock(ctx, undo, object);
       if (object && !(object instanceof Follow)) unhandled(ctx, `Undo(${object.constructor.name})`);
       const from = await sender(ctx, undo);
       if (!from) return;
@@ -135,7 +138,9 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         const target = await localTarget(ctx, object.objectId);
         after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: object.id?.href ?? null, targetId: target?.id ?? null }));
       } else if (undo.objectId) {
+        // Named only by its id: whichever of the sender's follows or blocks has it.
         after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: undo.objectId.href, targetId: null }));
+        await receiveUndoBlock(ctx.data.d, from, { uri: undo.objectId.href, targetId: null });
       }
     })
     .on(Create, async (ctx, create) => {
@@ -214,6 +219,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       await moveAccount(ctx.data.d, from, target.account, Date.now());
       after(ctx, { events: [], notified: true });
     })
+    .on(Block, onBlock)
+    .on(Flag, onFlag)
     .on(Activity, async (ctx, activity) => unhandled(ctx, activity.constructor.name))
     .onError((_ctx, error) => {
       if (!(error instanceof Unhandled)) console.error("inbox", error);

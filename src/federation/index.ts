@@ -10,6 +10,7 @@ import {
   createFederationBuilder,
   type Context,
   type Federation,
+  type RequestContext,
   type Message,
   type MessageQueue,
 } from "@fedify/fedify";
@@ -34,7 +35,9 @@ import { D1KvStore } from "./kv";
 import { signerMatchesActor } from "./signer";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
+import { instanceSigner } from "./instance-actor";
 import { registerInbox } from "./inbox";
+import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch";
 import { deletionState } from "../services/account-deletion";
 import { federationRejected, refreshSettings } from "../services/settings";
 
@@ -45,6 +48,8 @@ export interface FederationData {
   exec?: { waitUntil(p: Promise<unknown>): void };
   /** Set by the inbox when the activity is of a type part 1 does not handle (answered 501). */
   inbound?: { unhandled?: string };
+  /** Set when a signed GET is refused for who signed it (authorized-fetch.ts): answered 403, not 401. */
+  refused?: boolean;
 }
 
 /**
@@ -121,8 +126,16 @@ builder
     if (a.deactivated && !deleting) return new Tombstone({ id });
     const keys = await ctx.getActorKeyPairs(a.username);
     // Being deleted: only what verifies its last signatures (the actor Delete) until the deletion job is done.
-    if (deleting)
-      return new Person({ id, preferredUsername: a.username, inbox: ctx.getInboxUri(a.username), publicKey: keys[0]?.cryptographicKey ?? null, assertionMethods: keys.map((k) => k.multikey) });
+    // The same to a fetch authorized fetch does not allow (unsigned, or signed by someone it blocks), as Mastodon.
+    if (deleting || ("request" in ctx && !(await fetchAllowed(ctx as RequestContext<FederationData>, ownerByUsername(a.username)))))
+      return new Person({
+        id,
+        preferredUsername: a.username,
+        inbox: ctx.getInboxUri(a.username),
+        ...(deleting ? {} : { endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }) }),
+        publicKey: keys[0]?.cryptographicKey ?? null,
+        assertionMethods: keys.map((k) => k.multikey),
+      });
     const base = ctx.canonicalOrigin;
     const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
     return new Actor({
@@ -207,16 +220,21 @@ function relationCollection<T>(side: "followers" | "following", item: (a: typeof
   };
 }
 
+/** Authorized fetch (authorized-fetch.ts) of a local account's collections. */
+const byOwner = (ctx: RequestContext<FederationData>, identifier: string) => fetchAllowed(ctx, ownerByUsername(identifier));
+
 const followers = relationCollection("followers", recipient);
 builder
   .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) => followers.dispatcher(ctx, identifier, cursor))
   .setCounter((ctx, identifier) => followers.counter(ctx, identifier))
-  .setFirstCursor((ctx, identifier) => followers.firstCursor(ctx, identifier));
+  .setFirstCursor((ctx, identifier) => followers.firstCursor(ctx, identifier))
+  .authorize(byOwner);
 const following = relationCollection("following", (a) => new URL(a.uri));
 builder
   .setFollowingDispatcher("/users/{identifier}/following", (ctx, identifier, cursor) => following.dispatcher(ctx, identifier, cursor))
   .setCounter((ctx, identifier) => following.counter(ctx, identifier))
-  .setFirstCursor((ctx, identifier) => following.firstCursor(ctx, identifier));
+  .setFirstCursor((ctx, identifier) => following.firstCursor(ctx, identifier))
+  .authorize(byOwner);
 
 /** What the status objects are built with: ids and links hang off the canonical origin (`https://DOMAIN`). */
 function noteContext(ctx: Context<FederationData>): NoteContext {
@@ -229,21 +247,26 @@ async function liveAccount(ctx: Context<FederationData>, identifier: string) {
   return a && !a.deactivated && a.username === identifier ? a : null;
 }
 
-// Statuses at their uri (`/objects/<id>`): only public and unlisted statuses of active local accounts. There is no
-// authorized fetch yet, so followers-only, direct and list statuses are not served (404), even to a signed
-// request; local-only ones never are. A poll is a `Question` served from the same path (Fedify only uses the
-// class to build ids).
-builder.setObjectDispatcher(Note, "/objects/{id}", async (ctx, { id }) => {
-  const found = await federatedStatus(ctx.data.d, id);
-  if (!found || found.h.statuses.get(id)!.reblogOfId) return null;
-  return statusObject(noteContext(ctx), found.h, found.parentUris, id) as Note | null;
-});
+// Statuses at their uri (`/objects/<id>`): only public and unlisted statuses of active local accounts.
+// Followers-only, direct and list statuses are not served (404), even to a signed request (a signature names a
+// server's instance actor more often than a follower); local-only ones never are. Authorized fetch
+// (authorized-fetch.ts) decides who may read at all. A poll is a `Question` served from the same path (Fedify
+// only uses the class to build ids).
+builder
+  .setObjectDispatcher(Note, "/objects/{id}", async (ctx, { id }) => {
+    const found = await federatedStatus(ctx.data.d, id);
+    if (!found || found.h.statuses.get(id)!.reblogOfId) return null;
+    return statusObject(noteContext(ctx), found.h, found.parentUris, id) as Note | null;
+  })
+  .authorize((ctx, { id }) => fetchAllowed(ctx, ownerOfStatus(id)));
 // A reblog's uri (`/activities/<id>`) answers its `Announce`.
-builder.setObjectDispatcher(Announce, "/activities/{id}", async (ctx, { id }) => {
-  const found = await federatedStatus(ctx.data.d, id);
-  if (!found || !found.h.statuses.get(id)!.reblogOfId) return null;
-  return announceActivity(noteContext(ctx), found.h, id);
-});
+builder
+  .setObjectDispatcher(Announce, "/activities/{id}", async (ctx, { id }) => {
+    const found = await federatedStatus(ctx.data.d, id);
+    if (!found || !found.h.statuses.get(id)!.reblogOfId) return null;
+    return announceActivity(noteContext(ctx), found.h, id);
+  })
+  .authorize((ctx, { id }) => fetchAllowed(ctx, ownerOfStatus(id)));
 
 // The outbox: `Create` of each public and unlisted status and `Announce` of each reblog, newest first, paged by
 // status id (one D1 round trip per page); the count is one more statement on the collection itself.
@@ -262,7 +285,8 @@ builder
     const a = await liveAccount(ctx, identifier);
     return a ? outboxCount(ctx.data.d, a.id) : null;
   })
-  .setFirstCursor(async (ctx, identifier) => ((await liveAccount(ctx, identifier)) ? FIRST : null));
+  .setFirstCursor(async (ctx, identifier) => ((await liveAccount(ctx, identifier)) ? FIRST : null))
+  .authorize(byOwner);
 
 // Featured: the pinned statuses as objects, one unpaged collection (pins are capped at a handful).
 builder
@@ -276,7 +300,8 @@ builder
   .setCounter(async (ctx, identifier) => {
     const a = await liveAccount(ctx, identifier);
     return a ? featuredCount(ctx.data.d, a.id) : null;
-  });
+  })
+  .authorize(byOwner);
 
 // The inboxes: Fedify verifies every POST's signature (an unsigned or forged one is 401) and that its key is the
 // actor's; the listeners are in federation/inbox.ts. Types part 1 does not handle: see `refuseUnhandled`.
@@ -303,7 +328,8 @@ async function buildFederation(env: Env, queue: MessageQueue): Promise<Federatio
     trailingSlashInsensitive: true,
     // Every document Fedify loads (actors, objects, keys, contexts; signed or not) goes through the SSRF guard.
     // (Fedify refuses `allowPrivateAddress` or `userAgent` together with these factories: the loaders carry both.)
-    documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent),
+    // Signed as the instance actor (servers in authorized-fetch mode answer nothing else); contexts are not.
+    documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent, () => instanceSigner(env)),
     contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
     authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
   });
@@ -438,7 +464,11 @@ export async function handleFederated(
     if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
     req = new Request(req.url, { method: req.method, headers: req.headers, body: bytes });
   }
-  const res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
+  let res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
+  if (data.refused && res.status === 401) {
+    await res.body?.cancel();
+    res = jsonError(403, "Forbidden");
+  }
   // An accepted activity may have written an answer to the outbox (an Accept, a Reject): send it now rather
   // than at the next sweep, after the response.
   if (req.method === "POST" && res.status < 300 && isInboxPath(url)) ctx.waitUntil(kickFederation(env));

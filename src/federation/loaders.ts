@@ -33,16 +33,32 @@ async function loadFollowing(url: string, request: (url: string) => Request | Pr
   }
 }
 
-export function guardedDocumentLoader(allowPrivate: boolean, userAgent: GetUserAgentOptions | string | undefined): DocumentLoader {
-  const load: DocumentLoader = async (url, options) =>
-    preloaded(url) ?? loadFollowing(url, (u) => createActivityPubRequest(u, { userAgent }), options?.signal, allowPrivate, load);
+/** Who signs a loader's GETs: the instance actor (federation/instance-actor.ts), found when first needed. */
+export type FetchSigner = () => Promise<{ uri: string; key: CryptoKey }> | null;
+
+/**
+ * Remote documents through the guard. With `signer`, every GET is signed as the instance actor (as Mastodon
+ * signs its fetches as its representative): servers in authorized-fetch mode answer only signed requests.
+ */
+export function guardedDocumentLoader(allowPrivate: boolean, userAgent: GetUserAgentOptions | string | undefined, signer?: FetchSigner): DocumentLoader {
+  const plain = (u: string) => createActivityPubRequest(u, { userAgent });
+  const load: DocumentLoader = async (url, options) => {
+    const hit = preloaded(url);
+    if (hit) return hit;
+    const s = signer ? await signer() : null;
+    const request = s ? signedGet({ keyId: new URL(`${s.uri}#main-key`), privateKey: s.key }, userAgent) : plain;
+    return loadFollowing(url, request, options?.signal, allowPrivate, load);
+  };
   return load;
 }
 
 /** Cached in the KvStore like Fedify's built-in loader (same prefix), so repeated lookups cost no fetch. */
-export function cachedDocumentLoader(kv: KvStore, allowPrivate: boolean, userAgent: GetUserAgentOptions | string | undefined): DocumentLoader {
-  return kvCache({ loader: guardedDocumentLoader(allowPrivate, userAgent), kv, prefix: ["_fedify", "remoteDocument"] });
+export function cachedDocumentLoader(kv: KvStore, allowPrivate: boolean, userAgent: GetUserAgentOptions | string | undefined, signer?: FetchSigner): DocumentLoader {
+  return kvCache({ loader: guardedDocumentLoader(allowPrivate, userAgent, signer), kv, prefix: ["_fedify", "remoteDocument"] });
 }
+
+const signedGet = (identity: { keyId: URL; privateKey: CryptoKey }, userAgent: GetUserAgentOptions | string | undefined) => (u: string) =>
+  signRequest(createActivityPubRequest(u, { userAgent }), identity.privateKey, identity.keyId, { spec: "draft-cavage-http-signatures-12" });
 
 /**
  * Signed GETs (for servers with authorized fetch), draft-cavage HTTP Signatures, which Mastodon, Pleroma,
@@ -54,8 +70,7 @@ export function signedDocumentLoader(
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
 ): DocumentLoader {
-  const sign = (u: string) =>
-    signRequest(createActivityPubRequest(u, { userAgent }), identity.privateKey, identity.keyId, { spec: "draft-cavage-http-signatures-12" });
+  const sign = signedGet(identity, userAgent);
   const load: DocumentLoader = async (url, options) => preloaded(url) ?? loadFollowing(url, sign, options?.signal, allowPrivate, load);
   return load;
 }

@@ -1,8 +1,8 @@
 /**
  * Which local statuses federation may show, read for the anonymous viewer of the one visibility rule
  * (`visibleTo(null)`: public and unlisted statuses of active accounts) and narrowed to local ones: objects,
- * outbox pages and the featured collection. No authorized fetch yet, so followers-only, direct and list
- * statuses are never served; local-only ones never leave this instance. Each read is ONE D1 round trip.
+ * outbox pages and the featured collection. Followers-only, direct and list statuses are never served, signed
+ * request or not (authorized fetch only narrows who reads the rest); local-only ones never leave this instance. Each read is ONE D1 round trip.
  */
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";

@@ -35,3 +35,6 @@ export function applyActorPolicies<T extends { avatar: string | null; header: st
   if (hasPolicy(env, host, "banner_removal")) out = { ...out, header: null };
   return out;
 }
+
+/** Whether reports (`Flag`s) from `host` are dropped (`report_removal`). */
+export const reportsRemoved = (d: DB, host: string) => hasPolicy(bindingOf(d), host, "report_removal");

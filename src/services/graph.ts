@@ -43,7 +43,7 @@ const countsOf = (d: DB, ids: string[]) =>
   d.select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount }).from(accounts).where(inJson(accounts.id, ids));
 
 /** Removes `member` from every list owned by `owner`. */
-const leaveLists = (d: DB, owner: string, member: string) =>
+export const leaveLists = (d: DB, owner: string, member: string) =>
   d.delete(listAccounts).where(and(eq(listAccounts.accountId, member), sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${owner})`));
 
 /**
@@ -202,6 +202,10 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
       uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${me.id} AND target_account_id = ${target.id}),
         (SELECT uri FROM follow_requests WHERE account_id = ${me.id} AND target_account_id = ${target.id}))`,
     }),
+    // The Block itself (Mastodon's), only for a new block: a repeated one sends nothing.
+    outboxWrite(d, me.id, { type: "Block", uri: localActivityUri(me, "blocks", blockId), targetId: target.id }, t, {
+      onlyIf: sql`EXISTS (SELECT 1 FROM blocks WHERE id = ${blockId})`,
+    }),
     pair(follows),
     pair(followRequests),
     pair(subscriptions),
@@ -217,7 +221,13 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
 }
 
 export async function unblock(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
-  const { relationship } = await writeAndRead(d, me.id, target.id, [d.delete(blocks).where(and(eq(blocks.accountId, me.id), eq(blocks.targetAccountId, target.id)))]);
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    // Undo of the Block, named by the row's id, read before the row goes; none when there was no block.
+    outboxWrite(d, me.id, { type: "UndoBlock", uri: "", targetId: target.id }, now(), {
+      uriFrom: sql`(SELECT uri FROM blocks WHERE account_id = ${me.id} AND target_account_id = ${target.id})`,
+    }),
+    d.delete(blocks).where(and(eq(blocks.accountId, me.id), eq(blocks.targetAccountId, target.id))),
+  ]);
   return { relationship, events: [] };
 }
 

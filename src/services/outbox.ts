@@ -42,7 +42,17 @@ export type OutboxActivity =
   /** A vote (one choice, `poll_votes` row) in a remote poll: a Create{Note} to the poll's author. */
   | { type: "Vote"; voteId: string }
   /** A local poll's tallies changed (a remote vote, the end): Update{Question} to its audience and remote voters. */
-  | { type: "UpdatePoll"; statusId: string };
+  | { type: "UpdatePoll"; statusId: string }
+  /** A block of a remote account (`uri`: the block row's activity id), and its withdrawal. */
+  | { type: "Block" | "UndoBlock"; uri: string; targetId: string }
+  /**
+   * A report forwarded to the reported remote account's server, sent (and signed) by the instance actor, not the
+   * reporter (`SIGNED_BY_INSTANCE`): `objectUris` are the reported statuses' ids, `reportId` names the Flag.
+   */
+  | { type: "Flag"; reportId: string; targetId: string; objectUris: string[]; comment: string };
+
+/** Activities sent as the instance actor (its id, its key) whichever local account's action wrote them. */
+export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set(["Flag"]);
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
@@ -90,6 +100,10 @@ function audience(accountId: string, a: OutboxActivity): SQL {
         AND ((s.visibility IN (${followerVisibilities}) AND ${hasRemoteFollower(accountId)})
           OR EXISTS (SELECT 1 FROM status_recipients r JOIN accounts ra ON ra.id = r.account_id WHERE r.status_id = s.id AND ra.domain IS NOT NULL)
           OR EXISTS (SELECT 1 FROM polls p JOIN poll_votes v ON v.poll_id = p.id JOIN accounts va ON va.id = v.account_id WHERE p.status_id = s.id AND va.domain IS NOT NULL)))`;
+    case "Block":
+    case "UndoBlock":
+    case "Flag":
+      return isRemote(a.targetId);
   }
 }
 

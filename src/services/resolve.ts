@@ -14,6 +14,7 @@ import { accounts } from "../db/schema";
 import { config, type Env } from "../env";
 import { federationContext } from "../federation";
 import { guardedDocumentLoader, USER_AGENT } from "../federation/loaders";
+import { instanceSigner } from "../federation/instance-actor";
 import { allowPrivateAddress } from "../lib/outbound";
 import type { AccountWithUser } from "./accounts";
 import { findByAcct, withUser } from "./accounts";
@@ -81,7 +82,7 @@ async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ obje
   const ctx = await federationContext(r.env, r.base);
   // Not the context's cached loader: resolving is when a stale row is refreshed, so it reads what the server
   // says now (and its collections' counts with it).
-  const loader = guardedDocumentLoader(allowPrivateAddress(r.env), USER_AGENT);
+  const loader = guardedDocumentLoader(allowPrivateAddress(r.env), USER_AGENT, () => instanceSigner(r.env));
   const signal = AbortSignal.timeout(ms);
   const object = await within(ctx.lookupObject(target, { signal, documentLoader: loader }), ms);
   return { object, loader };

@@ -63,6 +63,7 @@ export const INSTANCE_SETTINGS: SettingDef[] = [
   { key: "account_field_name_length", type: "integer", description: "Character limit of a profile field's name", apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, name_length: v } }), read: (c) => c.fieldsLimits.name_length },
   { key: "account_field_value_length", type: "integer", description: "Character limit of a profile field's value", apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, value_length: v } }), read: (c) => c.fieldsLimits.value_length },
   { key: "languages", type: "languages", description: "Languages of the instance (codes)", apply: (c, v) => ({ ...c, languages: v }), read: (c) => c.languages },
+  { key: "authorized_fetch_mode", type: "boolean", description: "Require HTTP signatures on fetches of actors, statuses and collections", apply: (c, v) => ({ ...c, authorizedFetch: v }), read: (c) => c.authorizedFetch },
   { key: "poll_limits", type: "poll_limits", description: "Limits of polls (max_options, max_option_chars, min_expiration, max_expiration)", apply: (c, v) => ({ ...c, pollLimits: { ...c.pollLimits, ...v } }), read: (c) => c.pollLimits },
 ];
 const CAPTCHA_KEY = "captcha_enabled";
