@@ -12,6 +12,8 @@ import { createActivity, statusObject, type NoteContext } from "./notes";
 import type { ChatMessageRow } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { createChatMessage, deleteChatMessage } from "./chat-messages";
+import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
+import { announceActivity } from "./notes";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -119,5 +121,20 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
       const to = src.accounts.get(a.recipientId);
       return to ? deleteChatMessage(actor.uri, to.uri, a.messageId) : null;
     }
+    case "Like":
+    case "UndoLike": {
+      const target = src.accounts.get(a.targetId);
+      return target ? likeActivity(actor, target, a) : null;
+    }
+    case "EmojiReact":
+    case "UndoEmojiReact": {
+      const target = src.accounts.get(a.targetId);
+      return target ? emojiReactActivity(src.nc, actor, target, a) : null;
+    }
+    case "Announce":
+      if (src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
+      return announceActivity(src.nc, src.h, a.statusId);
+    case "UndoAnnounce":
+      return undoAnnounceActivity(src.nc, actor, src.accounts.get(a.originalAuthorId), a);
   }
 }

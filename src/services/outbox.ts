@@ -38,12 +38,23 @@ export type OutboxActivity =
   /** The local account is being deleted: a Delete of the actor to its remote followers and the remote accounts it follows. */
   | { type: "DeleteActor" }
   /** The account moved to `targetId` (its new account): a Move to its remote followers. */
-  | { type: "Move"; targetId: string };
+  | { type: "Move"; targetId: string }
+  /** A favourite of a remote status (`uri`: the favourite's id), to its author alone (as Mastodon sends it). */
+  | { type: "Like" | "UndoLike"; uri: string; objectUri: string; targetId: string }
+  /**
+   * An emoji reaction to a remote status, to its author (Pleroma's `EmojiReact`): `emoji` a unicode emoji or a
+   * local custom emoji's shortcode, `emojiFile` that emoji's file (null for unicode).
+   */
+  | { type: "EmojiReact" | "UndoEmojiReact"; uri: string; objectUri: string; targetId: string; emoji: string; emojiFile: string | null }
+  /** A reblog (public or unlisted): an Announce to the reblogger's followers and the original's author. */
+  | { type: "Announce"; statusId: string }
+  /** A reblog withdrawn: its uri and audience as they were. */
+  | { type: "UndoAnnounce"; uri: string; objectUri: string; visibility: Visibility; originalAuthorId: string };
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
 
-const isRemote = (id: string) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
+const isRemote = (id: string | SQL) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
 const hasRemoteFollower = (accountId: string) =>
   sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ${accountId} AND a.domain IS NOT NULL)`;
 const hasRemoteFollowee = (accountId: string) =>
@@ -77,6 +88,19 @@ function audience(accountId: string, a: OutboxActivity): SQL {
       return isRemote(a.recipientId);
     case "DeleteActor":
       return sql`(${hasRemoteFollower(accountId)} OR ${hasRemoteFollowee(accountId)})`;
+    case "Like":
+    case "UndoLike":
+    case "EmojiReact":
+    case "UndoEmojiReact":
+      return isRemote(a.targetId);
+    case "Announce":
+      // Never a private, direct or local-only status; to remote followers and a remote original author.
+      return sql`EXISTS (SELECT 1 FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId} AND r.local = 1
+        AND r.visibility IN ('public', 'unlisted') AND o.visibility IN ('public', 'unlisted')
+        AND (${hasRemoteFollower(accountId)} OR ${isRemote(sql`o.account_id`)}))`;
+    case "UndoAnnounce":
+      if (a.visibility !== "public" && a.visibility !== "unlisted") return sql`0`;
+      return sql`(${hasRemoteFollower(accountId)} OR ${isRemote(a.originalAuthorId)})`;
   }
 }
 
