@@ -12,6 +12,9 @@
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
 import { Accept, Activity, Article, ChatMessage, Create, Delete, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Announce, EmojiReact, Like } from "@fedify/vocab";
+import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./inbound-interactions";
+import { receiveUndoInteraction } from "../services/inbound-interactions";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
@@ -48,7 +51,7 @@ async function embedded(get: (o: { documentLoader: typeof embeddedOnly }) => Pro
  * The sender as a stored account: the row, refreshed from its document when stale. Null when the actor cannot
  * be loaded as an actor with that very id, or names a local account (only this instance speaks for those).
  */
-async function sender(ctx: InboxContext<FederationData>, activity: Activity): Promise<AccountRow | null> {
+export async function sender(ctx: InboxContext<FederationData>, activity: Activity): Promise<AccountRow | null> {
   const id = activity.actorId;
   if (!id) return null;
   const d = ctx.data.d;
@@ -70,7 +73,7 @@ async function localTarget(ctx: InboxContext<FederationData>, uri: URL | null): 
 }
 
 /** Streams after the response; push (and notification frames) when notifications were made. */
-function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
+export function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
   const exec = ctx.data.exec;
   const base = ctx.canonicalOrigin;
   if (!exec) return;
@@ -78,7 +81,7 @@ function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; no
   if (r.notified) exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
 }
 
-const isNoteLike = (o: unknown): o is RemoteObject => o instanceof Note || o instanceof Article || o instanceof Question;
+export const isNoteLike = (o: unknown): o is RemoteObject => o instanceof Note || o instanceof Article || o instanceof Question;
 
 /**
  * The object of a Create/Update as the sender's own: embedded and attributed to the sender on its origin, or
@@ -123,6 +126,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     })
     .on(Undo, async (ctx, undo) => {
       const object = await embedded((o) => undo.getObject(o));
+      if (object instanceof Like || object instanceof EmojiReact || object instanceof Announce) return onUndoInteraction(ctx, undo, object);
       if (object && !(object instanceof Follow)) unhandled(ctx, `Undo(${object.constructor.name})`);
       const from = await sender(ctx, undo);
       if (!from) return;
@@ -132,9 +136,14 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         const target = await localTarget(ctx, object.objectId);
         after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: object.id?.href ?? null, targetId: target?.id ?? null }));
       } else if (undo.objectId) {
+        // Only an id: whichever of the sender's follows, favourites, reactions or reblogs it names.
         after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: undo.objectId.href, targetId: null }));
+        after(ctx, await receiveUndoInteraction(ctx.data.d, from, undo.objectId.href));
       }
     })
+    .on(Like, onLike)
+    .on(EmojiReact, onEmojiReact)
+    .on(Announce, onAnnounce)
     .on(Create, async (ctx, create) => {
       const from = await sender(ctx, create);
       if (!from) return;
