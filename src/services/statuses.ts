@@ -451,8 +451,9 @@ export async function deleteStatuses(
         visibility: statuses.visibility,
         inReplyToId: statuses.inReplyToId,
         reblogOfId: statuses.reblogOfId,
-        // A reblog's original, for the Undo of its Announce.
-        reblogOf: sql<string | null>`(SELECT json_object('uri', o.uri, 'accountId', o.account_id) FROM statuses o WHERE o.id = ${statuses.reblogOfId})`,
+        // A reblog's original, for the Undo of its Announce (the outer table named in full: drizzle leaves
+        // columns unqualified in a single-table select).
+        reblogOf: sql<string | null>`(SELECT json_object('uri', o.uri, 'accountId', o.account_id) FROM statuses o WHERE o.id = statuses.reblog_of_id)`,
       })
       .from(statuses)
       .where(sql`${statuses.id} IN ${targets}`),
