@@ -33,9 +33,13 @@ import {
 
 type Ctx = InboxContext<FederationData>;
 
-/** The sender, when the activity has an id on the sender's own origin. */
-async function ownActivity(ctx: Ctx, activity: Activity): Promise<AccountRow | null> {
+/**
+ * The sender, when the activity has an id on the sender's own origin. With `localObject`, only when its object
+ * is a stored local status (else the sender is not even fetched: servers send Likes of statuses nobody here has).
+ */
+async function ownActivity(ctx: Ctx, activity: Activity, localObject = false): Promise<AccountRow | null> {
   if (!activity.id || !activity.objectId) return null;
+  if (localObject && !(await storedStatus(ctx.data.d, activity.objectId.href))?.local) return null;
   const from = await sender(ctx, activity);
   if (!from || from.deactivated || activity.id.origin !== new URL(from.uri).origin) return null;
   return from;
@@ -64,7 +68,7 @@ async function reactionOf(activity: Like | EmojiReact): Promise<ReceivedEmoji | 
 
 /** A `Like`: a favourite, or Misskey's reaction. */
 export async function onLike(ctx: Ctx, like: Like): Promise<void> {
-  const from = await ownActivity(ctx, like);
+  const from = await ownActivity(ctx, like, true);
   if (!from) return;
   const d = ctx.data.d;
   const status = await localTarget(d, like.objectId!.href, from);
@@ -75,7 +79,7 @@ export async function onLike(ctx: Ctx, like: Like): Promise<void> {
 
 /** Pleroma's `EmojiReact` (unicode, or a custom emoji with its tag). */
 export async function onEmojiReact(ctx: Ctx, react: EmojiReact): Promise<void> {
-  const from = await ownActivity(ctx, react);
+  const from = await ownActivity(ctx, react, true);
   if (!from) return;
   const reaction = await reactionOf(react);
   if (!reaction) return;

@@ -13,7 +13,7 @@ import { badRequest, notFound, unprocessable } from "../http/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import type { StreamEvent } from "./events";
-import { adjustRemoteCount, deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
+import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
 import { fanOut, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
@@ -97,7 +97,6 @@ export async function writeReblog(
   await d.$client.batch([
     statement(d, d.insert(statuses).values(row)),
     statement(d, recountReblogs(target.id)),
-    statement(d, adjustRemoteCount("reblogs_count", target.id, 1, sql`1`)),
     fanOut(d, row, row.homePull),
     notify(d, { type: "reblog", to: target.accountId, from: by.id, statusId: target.id }),
     ...extra,
@@ -131,15 +130,13 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
   const stmts = on
     ? [
         statement(d, d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: t, uri }).onConflictDoNothing()),
-        // Only a new favourite (this batch's row) notifies, federates and counts: again, or racing, does not.
+        // Only a new favourite (this batch's row) notifies and federates: again, or racing, does not.
         notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }),
         outboxWrite(d, me.id, { type: "Like", uri, ...federation }, t, { onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }),
-        statement(d, adjustRemoteCount("favourites_count", s.id, 1, sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})`)),
       ]
     : [
         // Read before the row goes: the Undo names the Like's id, and only a favourite that was there is undone.
         outboxWrite(d, me.id, { type: "UndoLike", uri: "", ...federation }, t, { uriFrom: mine }),
-        statement(d, adjustRemoteCount("favourites_count", s.id, -1, sql`EXISTS (${mine})`)),
         statement(d, d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)))),
         unnotify(d, note),
       ];

@@ -3,7 +3,7 @@
  * mentioned accounts, idempotency key) are read in one batch, and everything it writes (status, recipients,
  * tags, media, poll, conversation participations, counters, idempotency key) is one batch.
  */
-import { and, eq, gt, isNull, sql, type SQL } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement, inJson } from "../db/client";
 import { isId, newId } from "../db/ids";
@@ -504,8 +504,6 @@ export async function deleteStatuses(
     const original = JSON.parse(r.reblogOf) as { uri: string; accountId: string };
     stmts.unshift(outboxWrite(d, r.accountId, { type: "UndoAnnounce", uri: r.uri, objectUri: original.uri, visibility: r.visibility, originalAuthorId: original.accountId }, t));
   }
-  // A remote original counts its reblogs as its server reported them, less those withdrawn here.
-  for (const r of rows) if (r.reblogOfId && !ids.includes(r.reblogOfId)) stmts.unshift(statement(d, adjustRemoteCount("reblogs_count", r.reblogOfId, -1, sql`1`)));
   for (const accountId of new Set(rows.map((r) => r.accountId))) {
     stmts.push(statement(d, sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId} AND domain IS NULL`));
   }
@@ -525,17 +523,6 @@ export async function deleteStatuses(
 
 export const recountReblogs = (id: string) => sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id} AND local = 1`;
 export const recountFavourites = (id: string) => sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id} AND local = 1`;
-
-/**
- * A remote status's counter as this instance knows it: what its server reported, moved by what happens here (its
- * server counts the same Like or Announce when it arrives), never below this instance's own rows. Local statuses
- * are recounted from rows instead.
- */
-export function adjustRemoteCount(column: "favourites_count" | "reblogs_count", statusId: string, by: 1 | -1, onlyIf: SQL) {
-  const own = column === "favourites_count" ? sql`(SELECT count(*) FROM favourites WHERE status_id = ${statusId})` : sql`(SELECT count(*) FROM statuses WHERE reblog_of_id = ${statusId})`;
-  // Placed after the insert (+1), or before the delete (-1: the row about to go is not counted).
-  return sql`UPDATE statuses SET ${sql.raw(column)} = max(${sql.raw(column)} + ${by}, ${own} + ${Math.min(by, 0)}, 0) WHERE id = ${statusId} AND local = 0 AND ${onlyIf}`;
-}
 
 /** A status the viewer may see, or 404. */
 export async function visibleStatus(d: DB, id: string, viewerId: string | null): Promise<StatusRow> {
