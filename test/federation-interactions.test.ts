@@ -308,6 +308,12 @@ describe("interactions as other servers send them", () => {
         ["pleroma:emoji_reaction", `blobfox@${host}`],
       ].sort(),
     );
+    // A local user joins the remote reaction by the name shown (Pleroma-FE does); an unknown remote one is refused.
+    const other = await registerUser({ instance: A });
+    const joined = await act(other, A, `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`, "PUT");
+    expect(joined.pleroma.emoji_reactions.find((r) => r.name === `blobfox@${host}`)).toEqual({ name: `blobfox@${host}`, count: 2, me: true, url: `${s.peer.origin}/emoji/blobfox.png` });
+    expect((await call(`/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`nothere@${host}`)}`, { method: "PUT", instance: A, token: other.token })).status).toBe(400);
+    await act(other, A, `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`, "DELETE");
     // Undo by id only (as Misskey sends it) and with the object embedded (as Pleroma does).
     await accepted(await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${mk.id}/undo`, type: "Undo", actor: s.actor, object: mk.id }));
     await accepted(await s.peer.send(s.actor, { "@context": pl["@context"], id: `${pl.id}/undo`, type: "Undo", actor: s.actor, object: pl }));

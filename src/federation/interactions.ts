@@ -22,12 +22,14 @@ export function likeActivity(me: Actor, target: Actor, a: Extract<OutboxActivity
 export function emojiReactActivity(nc: NoteContext, me: Actor, target: Actor, a: Extract<OutboxActivity, { type: "EmojiReact" | "UndoEmojiReact" }>): EmojiReact | Undo {
   const custom = a.emojiFile !== null;
   const icon = custom ? mediaUrl(nc.base, a.emojiFile!) : null;
+  // A remote custom emoji (`blob@example.com`) goes by its shortcode, its image where its server keeps it.
+  const code = `:${a.emoji.split("@")[0]}:`;
   const react = new EmojiReact({
     id: url(a.uri),
     actor: url(me.uri),
     object: url(a.objectUri),
-    content: custom ? `:${a.emoji}:` : a.emoji,
-    tags: icon ? [new Emoji({ id: url(icon), name: `:${a.emoji}:`, icon: new Image({ url: url(icon), mediaType: imageType(a.emojiFile!) }) })] : [],
+    content: custom ? code : a.emoji,
+    tags: icon ? [new Emoji({ id: url(icon), name: code, icon: new Image({ url: url(icon), mediaType: imageType(a.emojiFile!) }) })] : [],
     to: url(target.uri),
   });
   if (a.type === "EmojiReact") return react;

@@ -187,7 +187,11 @@ export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean,
 
 const SINGLE_EMOJI = /^(\p{Extended_Pictographic}|\p{Regional_Indicator}{2}|[#*0-9]\uFE0F?\u20E3)(\uFE0F|\p{Emoji_Modifier}|\u200D(\p{Extended_Pictographic}|\p{Emoji_Component})\uFE0F?)*$/u;
 
-/** A reaction's name: one unicode emoji, or an existing custom emoji of this instance (`:blob:` or `blob`). */
+/**
+ * A reaction's name: one unicode emoji, or an existing custom emoji of this instance (`:blob:` or `blob`), or a
+ * remote one another server's reaction brought here (`blob@example.com`, as Akkoma names it: clients add their
+ * own reaction by the name they were shown).
+ */
 export async function reactionName(d: DB, input: string): Promise<string> {
   return (await reactionEmoji(d, input)).name;
 }
@@ -197,10 +201,17 @@ async function reactionEmoji(d: DB, input: string): Promise<{ name: string; file
   // Already decoded once (path by hono, query by URLSearchParams): decoding again would read `%25` as `%`.
   const emoji = input.trim();
   if (isUnicodeEmoji(emoji)) return { name: emoji, file: null };
-  const shortcode = emoji.replace(/^:|:$/g, "");
-  const custom = /^[a-zA-Z0-9_-]+$/.test(shortcode) ? await d.select().from(customEmojis).where(and(eq(customEmojis.shortcode, shortcode), isNull(customEmojis.domain))).get() : undefined;
+  const name = emoji.replace(/^:|:$/g, "");
+  const [, shortcode, domain] = /^([a-zA-Z0-9_-]+)(?:@([a-z0-9.-]+(?::\d+)?))?$/.exec(name) ?? [];
+  const custom = shortcode
+    ? await d
+        .select()
+        .from(customEmojis)
+        .where(and(eq(customEmojis.shortcode, shortcode), domain ? eq(customEmojis.domain, domain) : isNull(customEmojis.domain)))
+        .get()
+    : undefined;
   if (!custom) throw badRequest("Invalid emoji: use one unicode emoji or a custom emoji of this instance");
-  return { name: shortcode, file: custom.file };
+  return { name, file: custom.file };
 }
 
 /** Whether `s` is exactly one unicode emoji (with its modifiers and joiners). */
