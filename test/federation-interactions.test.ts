@@ -281,6 +281,13 @@ describe("interactions as other servers send them", () => {
     await accepted(await s.peer.send(s.actor, fill(mastodonFollow, s.vars())));
     await accepted(await s.peer.send(s.actor, fill(mastodonLike, s.vars({ OBJECT: priv.uri }))));
     expect(await statusOn(s.user, A, priv.id)).toMatchObject({ favourites_count: 1 });
+    // Blocked by the author: its Likes, reactions and boosts are dropped.
+    const [{ id: peerId }] = await q<{ id: string }>("SELECT id FROM accounts WHERE uri = ?", s.actor);
+    await json(`/api/v1/accounts/${peerId}/block`, { method: "POST", instance: A, token: s.user.token });
+    await accepted(await s.peer.send(s.actor, fill(mastodonLike, s.vars({ OBJECT: pub.uri }))));
+    await accepted(await s.peer.send(s.actor, { ...fill(misskeyLike, s.vars({ OBJECT: pub.uri })), content: "👍" }));
+    await accepted(await s.peer.send(s.actor, fill(mastodonAnnounce, s.vars({ OBJECT: pub.uri }))));
+    expect(await statusOn(s.user, A, pub.id)).toMatchObject({ favourites_count: 0, reblogs_count: 0, pleroma: { emoji_reactions: [] } });
   });
 
   it("Misskey's reaction Like and Pleroma's EmojiReact become emoji reactions with the remote emoji; Undo removes them", async () => {
@@ -339,6 +346,11 @@ describe("interactions as other servers send them", () => {
       ["reblog", pub.id],
       ["follow", undefined],
     ]);
+    // Nobody else can undo it, embedded or by id.
+    const mallory = s.peer.actor();
+    await accepted(await s.peer.send(mallory, { ...fill(mastodonUndoAnnounce, { ...vars, ACTOR: mallory }), object: announce }));
+    await accepted(await s.peer.send(mallory, { "@context": "https://www.w3.org/ns/activitystreams", id: `${mallory}#undo/${n++}`, type: "Undo", actor: mallory, object: announce.id }));
+    expect(await statusOn(s.user, A, pub.id)).toMatchObject({ reblogs_count: 1 });
     await accepted(await s.peer.send(s.actor, fill(mastodonUndoAnnounce, vars)));
     expect(await statusOn(s.user, A, pub.id)).toMatchObject({ reblogs_count: 0 });
     expect((await notificationsOf(s.user, A)).map((x) => x.type)).toEqual(["follow"]);

@@ -10,7 +10,7 @@
  */
 import type { InboxContext } from "@fedify/fedify";
 import { Announce, EmojiReact, isActor, Like, PUBLIC_COLLECTION, type Activity } from "@fedify/vocab";
-import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { config } from "../env";
 import { statuses, type Visibility } from "../db/schema";
 import type { FederationData } from "./index";
@@ -144,7 +144,7 @@ export async function onAnnounce(ctx: Ctx, announce: Announce): Promise<void> {
   original = await d
     .select()
     .from(statuses)
-    .where(and(eq(statuses.uri, uri), isNull(statuses.reblogOfId), inArray(statuses.visibility, ["public", "unlisted"]), ne(statuses.visibility, "local"), visibleTo(from.id)))
+    .where(and(eq(statuses.uri, uri), isNull(statuses.reblogOfId), inArray(statuses.visibility, ["public", "unlisted"]), visibleTo(from.id)))
     .get();
   if (!original) return;
   after(ctx, await receiveAnnounce(d, from, original, announce.id!.href, announcedVisibility(announce, original.visibility), { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax }));
