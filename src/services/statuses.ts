@@ -489,8 +489,8 @@ export async function deleteStatuses(
     ),
     statement(d, sql`DELETE FROM statuses WHERE ${inAll("id")}`),
   ];
-  // Federation: a Delete of each local status (not reblogs: Announces are part 2) to the audience it had, written
-  // before the rows go (the statement reads the author's remote followers; addressees are listed).
+  // Federation: a Delete of each local status (reblogs get the Undo of their Announce, below) to the audience it
+  // had, written before the rows go (the statement reads the author's remote followers; addressees are listed).
   const t = now();
   // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
   for (const r of opts.federate === false ? [] : rows) {
