@@ -355,5 +355,12 @@ describe("interactions as other servers send them", () => {
     expect(await statusOn(s.user, A, pub.id)).toMatchObject({ reblogs_count: 0 });
     expect((await notificationsOf(s.user, A)).map((x) => x.type)).toEqual(["follow"]);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", announce.id)).toEqual([]);
+
+    // An Announce of another server's status by an actor nobody here follows: nothing fetched, nothing stored.
+    const stranger = s.peer.actor();
+    const elsewhere = `${s.peer.origin}/notes/${n++}`;
+    await accepted(await s.peer.send(stranger, fill(mastodonAnnounce, s.vars({ ACTOR: stranger, OBJECT: elsewhere, OBJECT_AUTHOR: s.actor }))));
+    expect(s.peer.requests).not.toContain(`GET ${new URL(elsewhere).pathname}`);
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", elsewhere)).toEqual([]);
   });
 });
