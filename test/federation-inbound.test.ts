@@ -148,14 +148,15 @@ describe("signatures", () => {
 
   it("answers 501 to activity types part 1 does not handle, storing nothing", async () => {
     const s = await setup();
-    const like = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#likes/${s.vars.N}`, type: "Like", actor: s.actor, object: `${A.origin}/objects/x` };
-    const res = await s.peer.send(s.actor, like);
+    // (Likes, reactions and boosts are handled: test/federation-interactions.test.ts.)
+    const listen = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#listens/${s.vars.N}`, type: "Listen", actor: s.actor, object: `${A.origin}/objects/x` };
+    const res = await s.peer.send(s.actor, listen);
     expect(res.status).toBe(501);
     expect((await res.json<{ error: string }>()).error).toMatch(/does not process/);
     // Retried later, it is still refused (not remembered as processed).
-    expect((await s.peer.send(s.actor, like)).status).toBe(501);
-    const undoLike = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#undo/${s.vars.N}`, type: "Undo", actor: s.actor, object: like };
-    expect((await s.peer.send(s.actor, undoLike)).status).toBe(501);
+    expect((await s.peer.send(s.actor, listen)).status).toBe(501);
+    const undoListen = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#undo/${s.vars.N}`, type: "Undo", actor: s.actor, object: listen };
+    expect((await s.peer.send(s.actor, undoListen)).status).toBe(501);
     // Profile updates are part 2 too (actor deletes are handled: test/account-deletion.test.ts).
     const person = { id: s.actor, type: "Person", inbox: `${s.actor}/inbox`, preferredUsername: s.vars.NAME };
     expect((await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#update`, type: "Update", actor: s.actor, object: person })).status).toBe(501);

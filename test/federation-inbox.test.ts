@@ -60,8 +60,9 @@ function follow(actor: string, target: string) {
 }
 
 /** A Like: part 2 of federation (issue 18), not handled yet. */
-function like(actor: string, object: string) {
-  return JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${actor}/likes/${crypto.randomUUID()}`, type: "Like", actor, object });
+/** An activity type the inbox does not process (Likes are handled: test/federation-interactions.test.ts). */
+function listen(actor: string, object: string) {
+  return JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${actor}/listens/${crypto.randomUUID()}`, type: "Listen", actor, object });
 }
 
 describe("inbox signatures", () => {
@@ -72,7 +73,7 @@ describe("inbox signatures", () => {
       const unsigned = new Request(`${BASE}${path}`, {
         method: "POST",
         headers: { "Content-Type": AP, Accept: AP },
-        body: like(eve.id, `${BASE}/objects/${u.id}`),
+        body: listen(eve.id, `${BASE}/objects/${u.id}`),
       });
       const signed = await signRequest(unsigned, eve.keys.privateKey, new URL(`${eve.id}#main-key`));
       const res = await call(signed.url, { method: "POST", headers: Object.fromEntries(signed.headers), body: await signed.text() });

@@ -14,6 +14,8 @@ import type { MediaRow } from "../services/hydrate";
 import { createChatMessage, deleteChatMessage } from "./chat-messages";
 import { updatePollActivity, voteActivity, type VoteDoc } from "./poll-votes";
 import { instanceActorUri } from "./instance-actor";
+import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
+import { announceActivity } from "./notes";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -150,5 +152,20 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
         to: url(target.uri),
       });
     }
+    case "Like":
+    case "UndoLike": {
+      const target = src.accounts.get(a.targetId);
+      return target ? likeActivity(actor, target, a) : null;
+    }
+    case "EmojiReact":
+    case "UndoEmojiReact": {
+      const target = src.accounts.get(a.targetId);
+      return target ? emojiReactActivity(src.nc, actor, target, a) : null;
+    }
+    case "Announce":
+      if (src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
+      return announceActivity(src.nc, src.h, a.statusId);
+    case "UndoAnnounce":
+      return undoAnnounceActivity(src.nc, actor, src.accounts.get(a.originalAuthorId), a);
   }
 }

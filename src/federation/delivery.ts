@@ -124,7 +124,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
   claimed.sort((a, b) => (a.id < b.id ? -1 : 1));
   const rows = claimed.map((r) => ({ row: r, a: JSON.parse(r.activity) as OutboxActivity }));
 
-  const statusIds = rows.flatMap(({ a }) => (a.type === "Create" || a.type === "Update" || a.type === "UpdatePoll" ? [a.statusId] : []));
+  const statusIds = rows.flatMap(({ a }) => (a.type === "Create" || a.type === "Update" || a.type === "UpdatePoll" || a.type === "Announce" ? [a.statusId] : []));
   const accountIds = new Set<string>();
   for (const { row, a } of rows) {
     accountIds.add(row.account_id);
@@ -134,6 +134,8 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "ChatMessage" || a.type === "DeleteChatMessage") accountIds.add(a.recipientId);
     if (a.type === "Move") accountIds.add(a.targetId);
     if (a.type === "Block" || a.type === "UndoBlock" || a.type === "Flag") accountIds.add(a.targetId);
+    if (a.type === "Like" || a.type === "UndoLike" || a.type === "EmojiReact" || a.type === "UndoEmojiReact") accountIds.add(a.targetId);
+    if (a.type === "UndoAnnounce") accountIds.add(a.originalAuthorId);
   }
   const chatMessageIds = rows.flatMap(({ a }) => (a.type === "ChatMessage" ? [a.messageId] : []));
   const voteIds = rows.flatMap(({ a }) => (a.type === "Vote" ? [a.voteId] : []));
@@ -234,6 +236,18 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
         break;
       case "Flag":
         stmts.push(directInsert(d, row, a.targetId, t, true));
+      case "Like":
+      case "UndoLike":
+      case "EmojiReact":
+      case "UndoEmojiReact":
+        stmts.push(directInsert(d, row, a.targetId, t));
+        break;
+      case "Announce":
+        // The reblogger's followers and the original's author (a follower or not).
+        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId})`, t));
+        break;
+      case "UndoAnnounce":
+        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT ${a.originalAuthorId})`, t));
         break;
     }
   }

@@ -12,6 +12,9 @@
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
 import { Accept, Activity, Article, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Announce, EmojiReact, Like } from "@fedify/vocab";
+import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./inbound-interactions";
+import { receiveUndoInteraction } from "../services/inbound-interactions";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
@@ -83,7 +86,7 @@ export function after(ctx: InboxContext<FederationData>, r: { events: StreamEven
   if (r.notified) exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
 }
 
-const isNoteLike = (o: unknown): o is RemoteObject => o instanceof Note || o instanceof Article || o instanceof Question;
+export const isNoteLike = (o: unknown): o is RemoteObject => o instanceof Note || o instanceof Article || o instanceof Question;
 
 /**
  * The object of a Create/Update as the sender's own: embedded and attributed to the sender on its origin, or
@@ -129,6 +132,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Undo, async (ctx, undo) => {
       const object = await embedded((o) => undo.getObject(o));
       if (object instanceof Block) return onUndoBlock(ctx, undo, object);
+      if (object instanceof Like || object instanceof EmojiReact || object instanceof Announce) return onUndoInteraction(ctx, undo, object);
       if (object && !(object instanceof Follow)) unhandled(ctx, `Undo(${object.constructor.name})`);
       const from = await sender(ctx, undo);
       if (!from) return;
@@ -138,11 +142,15 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         const target = await localTarget(ctx, object.objectId);
         after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: object.id?.href ?? null, targetId: target?.id ?? null }));
       } else if (undo.objectId) {
-        // Named only by its id: whichever of the sender's follows or blocks has it.
+        // Only an id: whichever of the sender's follows, blocks, favourites, reactions or reblogs it names.
         after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: undo.objectId.href, targetId: null }));
         await receiveUndoBlock(ctx.data.d, from, { uri: undo.objectId.href, targetId: null });
+        after(ctx, await receiveUndoInteraction(ctx.data.d, from, undo.objectId.href));
       }
     })
+    .on(Like, onLike)
+    .on(EmojiReact, onEmojiReact)
+    .on(Announce, onAnnounce)
     .on(Create, async (ctx, create) => {
       const from = await sender(ctx, create);
       if (!from) return;

@@ -49,7 +49,7 @@ export interface Hydrated {
   cards: Map<string, Record<string, unknown> | null>;
   visibleParents: Set<string>;
   participations: Map<string, string>;
-  /** This instance's custom emoji named by the loaded reactions, by shortcode. */
+  /** The custom emoji named by the loaded reactions, by reaction name (`shortcode`, or `shortcode@domain` for another server's). */
   emojis: Map<string, EmojiRow>;
   /** The viewer asked for statuses without rich text (Pleroma's `no_rich_text`). */
   plainText: boolean;
@@ -162,8 +162,11 @@ function sharedParts(): SQL[] {
     part(
       "emoji",
       jsonObject(customEmojis, "e"),
-      // Statuses carry their own resolved emoji (`statuses.emojis`); reactions name this instance's.
-      sql`FROM custom_emojis e WHERE e.domain IS NULL AND e.shortcode IN (SELECT emoji FROM emoji_reactions WHERE ${inAll("status_id")})`,
+      // Statuses carry their own resolved emoji (`statuses.emojis`); reactions name this instance's, or another
+      // server's as `shortcode@domain` (remote reactions): each name looked up on the (shortcode, domain) index.
+      sql`FROM (SELECT DISTINCT emoji AS name, instr(emoji, '@') AS at FROM emoji_reactions WHERE ${inAll("status_id")}) rn
+        JOIN custom_emojis e ON e.shortcode = (CASE WHEN rn.at > 0 THEN substr(rn.name, 1, rn.at - 1) ELSE rn.name END)
+          AND ifnull(e.domain, '') = (CASE WHEN rn.at > 0 THEN substr(rn.name, rn.at + 1) ELSE '' END)`,
     ),
   ];
 }
@@ -310,7 +313,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     cards: new Map(cardRows.map((c) => [c.url, c.data ?? null])),
     visibleParents: new Set(parentRows.map((r) => r.id)),
     participations: new Map(participationRows.map((r) => [r.threadId, r.id])),
-    emojis: new Map(emojiRows.map((e) => [e.shortcode, e])),
+    emojis: new Map(emojiRows.map((e) => [e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e])),
     plainText: of("plainText").length > 0,
     filters: of("filter").map((o) => fromJson(filters, o)),
   };

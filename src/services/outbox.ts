@@ -49,7 +49,18 @@ export type OutboxActivity =
    * A report forwarded to the reported remote account's server, sent (and signed) by the instance actor, not the
    * reporter (`SIGNED_BY_INSTANCE`): `objectUris` are the reported statuses' ids, `reportId` names the Flag.
    */
-  | { type: "Flag"; reportId: string; targetId: string; objectUris: string[]; comment: string };
+  | { type: "Flag"; reportId: string; targetId: string; objectUris: string[]; comment: string }
+  /** A favourite of a remote status (`uri`: the favourite's id), to its author alone (as Mastodon sends it). */
+  | { type: "Like" | "UndoLike"; uri: string; objectUri: string; targetId: string }
+  /**
+   * An emoji reaction to a remote status, to its author (Pleroma's `EmojiReact`): `emoji` a unicode emoji or a
+   * local custom emoji's shortcode, `emojiFile` that emoji's file (null for unicode).
+   */
+  | { type: "EmojiReact" | "UndoEmojiReact"; uri: string; objectUri: string; targetId: string; emoji: string; emojiFile: string | null }
+  /** A reblog (public or unlisted): an Announce to the reblogger's followers and the original's author. */
+  | { type: "Announce"; statusId: string }
+  /** A reblog withdrawn: its uri and audience as they were. */
+  | { type: "UndoAnnounce"; uri: string; objectUri: string; visibility: Visibility; originalAuthorId: string };
 
 /** Activities sent as the instance actor (its id, its key) whichever local account's action wrote them. */
 export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set(["Flag"]);
@@ -57,7 +68,7 @@ export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set([
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
 
-const isRemote = (id: string) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
+const isRemote = (id: string | SQL) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
 const hasRemoteFollower = (accountId: string) =>
   sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ${accountId} AND a.domain IS NOT NULL)`;
 const hasRemoteFollowee = (accountId: string) =>
@@ -104,6 +115,19 @@ function audience(accountId: string, a: OutboxActivity): SQL {
     case "UndoBlock":
     case "Flag":
       return isRemote(a.targetId);
+    case "Like":
+    case "UndoLike":
+    case "EmojiReact":
+    case "UndoEmojiReact":
+      return isRemote(a.targetId);
+    case "Announce":
+      // Never a private, direct or local-only status; to remote followers and a remote original author.
+      return sql`EXISTS (SELECT 1 FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId} AND r.local = 1
+        AND r.visibility IN ('public', 'unlisted') AND o.visibility IN ('public', 'unlisted')
+        AND (${hasRemoteFollower(accountId)} OR ${isRemote(sql`o.account_id`)}))`;
+    case "UndoAnnounce":
+      if (a.visibility !== "public" && a.visibility !== "unlisted") return sql`0`;
+      return sql`(${hasRemoteFollower(accountId)} OR ${isRemote(a.originalAuthorId)})`;
   }
 }
 

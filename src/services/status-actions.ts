@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { bookmarks, customEmojis, emojiReactions, favourites, polls, statuses, threadMutes } from "../db/schema";
+import { bookmarks, customEmojis, emojiReactions, favourites, polls, statuses, threadMutes, type Visibility } from "../db/schema";
 import { badRequest, notFound, unprocessable } from "../http/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
@@ -43,39 +43,10 @@ export async function reblog(
   // A reblog never reaches further than the status it shares.
   const order = ["direct", "list", "private", "local", "unlisted", "public"];
   const wanted = visibility && order.includes(visibility) && order.indexOf(visibility) < order.indexOf(target.visibility) ? visibility : target.visibility;
-  const row: StatusRow = {
-    ...target,
-    id: rid,
-    uri: `${base}/activities/${rid}`,
-    url: `${base}/notice/${rid}`,
-    accountId: me.id,
-    inReplyToId: null,
-    inReplyToAccountId: null,
-    reblogOfId: target.id,
-    content: "",
-    text: "",
-    spoilerText: "",
-    visibility: wanted as StatusRow["visibility"],
-    local: me.domain === null,
-    cardUrl: null,
-    emojis: [],
-    repliesCount: 0,
-    reblogsCount: 0,
-    favouritesCount: 0,
-    pinnedAt: null,
-    expiresAt: null,
-    createdAt: t,
-    editedAt: null,
-    appId: null,
-    searchRowid: null,
-    homePull: pulledByReaders(target, me.followersCount, opts.inlineFanoutMax),
-  };
   try {
-    await d.$client.batch([
-      statement(d, d.insert(statuses).values(row)),
-      statement(d, recountReblogs(target.id)),
-      fanOut(d, row, row.homePull),
-      notify(d, { type: "reblog", to: target.accountId, from: me.id, statusId: target.id }),
+    await writeReblog(d, me, target, { id: rid, uri: `${base}/activities/${rid}`, url: `${base}/notice/${rid}`, visibility: wanted as Visibility, t, inlineFanoutMax: opts.inlineFanoutMax }, [
+      // Public and unlisted reblogs are announced (the audience rule leaves the others out).
+      outboxWrite(d, me.id, { type: "Announce", statusId: rid }, t),
     ]);
   } catch (e) {
     // Two reblogs racing: the unique index keeps one; answer it.
@@ -83,6 +54,54 @@ export async function reblog(
   }
   const made = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id))).get();
   return { id: made!.id, created: made!.id === rid };
+}
+
+/**
+ * Writes a reblog of `target` by `by` (a local user, or a remote account whose Announce arrived) in one batch:
+ * the row, the original's counter, home feeds, the `reblog` notification, and the caller's `extra` statements.
+ * Throws a UNIQUE error when `by` reblogged it already (or the uri is taken).
+ */
+export async function writeReblog(
+  d: DB,
+  by: AccountRow,
+  target: StatusRow,
+  r: { id: string; uri: string; url: string; visibility: Visibility; t: number; inlineFanoutMax: number },
+  extra: D1PreparedStatement[] = [],
+): Promise<void> {
+  const row: StatusRow = {
+    ...target,
+    id: r.id,
+    uri: r.uri,
+    url: r.url,
+    accountId: by.id,
+    inReplyToId: null,
+    inReplyToAccountId: null,
+    reblogOfId: target.id,
+    content: "",
+    text: "",
+    spoilerText: "",
+    visibility: r.visibility,
+    local: by.domain === null,
+    cardUrl: null,
+    emojis: [],
+    repliesCount: 0,
+    reblogsCount: 0,
+    favouritesCount: 0,
+    pinnedAt: null,
+    expiresAt: null,
+    createdAt: r.t,
+    editedAt: null,
+    appId: null,
+    searchRowid: null,
+    homePull: pulledByReaders(target, by.followersCount, r.inlineFanoutMax),
+  };
+  await d.$client.batch([
+    statement(d, d.insert(statuses).values(row)),
+    statement(d, recountReblogs(target.id)),
+    fanOut(d, row, row.homePull),
+    notify(d, { type: "reblog", to: target.accountId, from: by.id, statusId: target.id }),
+    ...extra,
+  ]);
 }
 
 /** Removes the user's reblog; answers the original and the stream events of the reblogs deleted. */
@@ -103,14 +122,26 @@ async function actionTarget(d: DB, me: AccountRow, id: string): Promise<StatusRo
 
 export async function favourite(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
   const s = await actionTarget(d, me, id);
-  const favId = newId();
-  const write = on
-    ? d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: now(), uri: localActivityUri(me, "likes", favId) }).onConflictDoNothing()
-    : d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)));
+  const t = now();
+  const favId = newId(t);
+  const uri = localActivityUri(me, "likes", favId);
   const note = { type: "favourite" as const, to: s.accountId, from: me.id, statusId: s.id };
-  // Only a new favourite (this batch's row) notifies: favouriting again, or racing, does not notify twice.
-  const noteStmt = on ? notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }) : unnotify(d, note);
-  await d.$client.batch([statement(d, write), statement(d, recountFavourites(s.id)), noteStmt]);
+  const mine = sql`SELECT uri FROM favourites WHERE account_id = ${me.id} AND status_id = ${s.id}`;
+  const federation = { objectUri: s.uri, targetId: s.accountId };
+  const stmts = on
+    ? [
+        statement(d, d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: t, uri }).onConflictDoNothing()),
+        // Only a new favourite (this batch's row) notifies and federates: again, or racing, does not.
+        notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }),
+        outboxWrite(d, me.id, { type: "Like", uri, ...federation }, t, { onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }),
+      ]
+    : [
+        // Read before the row goes: the Undo names the Like's id, and only a favourite that was there is undone.
+        outboxWrite(d, me.id, { type: "UndoLike", uri: "", ...federation }, t, { uriFrom: mine }),
+        statement(d, d.delete(favourites).where(and(eq(favourites.accountId, me.id), eq(favourites.statusId, s.id)))),
+        unnotify(d, note),
+      ];
+  await d.$client.batch([...stmts, statement(d, recountFavourites(s.id))]);
   return s.id;
 }
 
@@ -157,30 +188,58 @@ export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean,
 
 const SINGLE_EMOJI = /^(\p{Extended_Pictographic}|\p{Regional_Indicator}{2}|[#*0-9]\uFE0F?\u20E3)(\uFE0F|\p{Emoji_Modifier}|\u200D(\p{Extended_Pictographic}|\p{Emoji_Component})\uFE0F?)*$/u;
 
-/** A reaction's name: one unicode emoji, or an existing custom emoji of this instance (`:blob:` or `blob`). */
+/**
+ * A reaction's name: one unicode emoji, or an existing custom emoji of this instance (`:blob:` or `blob`), or a
+ * remote one another server's reaction brought here (`blob@example.com`, as Akkoma names it: clients add their
+ * own reaction by the name they were shown).
+ */
 export async function reactionName(d: DB, input: string): Promise<string> {
+  return (await reactionEmoji(d, input)).name;
+}
+
+/** The same, with the custom emoji's file (null for a unicode emoji). */
+async function reactionEmoji(d: DB, input: string): Promise<{ name: string; file: string | null }> {
   // Already decoded once (path by hono, query by URLSearchParams): decoding again would read `%25` as `%`.
   const emoji = input.trim();
-  if (SINGLE_EMOJI.test(emoji)) return emoji;
-  const shortcode = emoji.replace(/^:|:$/g, "");
-  const custom = /^[a-zA-Z0-9_-]+$/.test(shortcode) ? await d.select().from(customEmojis).where(and(eq(customEmojis.shortcode, shortcode), isNull(customEmojis.domain))).get() : undefined;
+  if (isUnicodeEmoji(emoji)) return { name: emoji, file: null };
+  const name = emoji.replace(/^:|:$/g, "");
+  const [, shortcode, domain] = /^([a-zA-Z0-9_-]+)(?:@([a-z0-9.-]+(?::\d+)?))?$/.exec(name) ?? [];
+  const custom = shortcode
+    ? await d
+        .select()
+        .from(customEmojis)
+        .where(and(eq(customEmojis.shortcode, shortcode), domain ? eq(customEmojis.domain, domain) : isNull(customEmojis.domain)))
+        .get()
+    : undefined;
   if (!custom) throw badRequest("Invalid emoji: use one unicode emoji or a custom emoji of this instance");
-  return shortcode;
+  return { name, file: custom.file };
 }
+
+/** Whether `s` is exactly one unicode emoji (with its modifiers and joiners). */
+export const isUnicodeEmoji = (s: string) => SINGLE_EMOJI.test(s);
 
 export async function react(d: DB, me: AccountRow, id: string, emoji: string, on: boolean): Promise<string> {
   const s = await actionTarget(d, me, id);
-  const name = await reactionName(d, emoji);
+  const { name, file } = await reactionEmoji(d, emoji);
   const note = { type: "pleroma:emoji_reaction" as const, to: s.accountId, from: me.id, statusId: s.id, emoji: name };
+  const federation = { objectUri: s.uri, targetId: s.accountId, emoji: name, emojiFile: file };
+  const t = now();
   if (on) {
-    // One batch; only a new reaction (this batch's row) notifies, not a repeated or racing one.
-    const id = newId();
+    // One batch; only a new reaction (this batch's row) notifies and federates, not a repeated or racing one.
+    const id = newId(t);
+    const uri = localActivityUri(me, "reactions", id);
+    const made = sql`EXISTS (SELECT 1 FROM emoji_reactions WHERE id = ${id})`;
     await d.$client.batch([
-      statement(d, d.insert(emojiReactions).values({ id, accountId: me.id, statusId: s.id, emoji: name, createdAt: now(), uri: localActivityUri(me, "reactions", id) }).onConflictDoNothing()),
-      notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM emoji_reactions WHERE id = ${id})` }),
+      statement(d, d.insert(emojiReactions).values({ id, accountId: me.id, statusId: s.id, emoji: name, createdAt: t, uri }).onConflictDoNothing()),
+      notify(d, { ...note, onlyIf: made }),
+      outboxWrite(d, me.id, { type: "EmojiReact", uri, ...federation }, t, { onlyIf: made }),
     ]);
   } else {
     await d.$client.batch([
+      // Read before the row goes: the Undo names the reaction's id.
+      outboxWrite(d, me.id, { type: "UndoEmojiReact", uri: "", ...federation }, t, {
+        uriFrom: sql`SELECT uri FROM emoji_reactions WHERE account_id = ${me.id} AND status_id = ${s.id} AND emoji = ${name}`,
+      }),
       statement(d, d.delete(emojiReactions).where(and(eq(emojiReactions.accountId, me.id), eq(emojiReactions.statusId, s.id), eq(emojiReactions.emoji, name)))),
       unnotify(d, note),
     ]);

@@ -445,7 +445,18 @@ export async function deleteStatuses(
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
   const [rows, media, addressed] = await d.batch([
     d
-      .select({ id: statuses.id, uri: statuses.uri, local: statuses.local, accountId: statuses.accountId, visibility: statuses.visibility, inReplyToId: statuses.inReplyToId, reblogOfId: statuses.reblogOfId })
+      .select({
+        id: statuses.id,
+        uri: statuses.uri,
+        local: statuses.local,
+        accountId: statuses.accountId,
+        visibility: statuses.visibility,
+        inReplyToId: statuses.inReplyToId,
+        reblogOfId: statuses.reblogOfId,
+        // A reblog's original, for the Undo of its Announce (the outer table named in full: drizzle leaves
+        // columns unqualified in a single-table select).
+        reblogOf: sql<string | null>`(SELECT json_object('uri', o.uri, 'accountId', o.account_id) FROM statuses o WHERE o.id = statuses.reblog_of_id)`,
+      })
       .from(statuses)
       .where(sql`${statuses.id} IN ${targets}`),
     d.select({ file: mediaAttachments.file }).from(mediaAttachments).where(sql`${mediaAttachments.statusId} IN (SELECT value FROM json_each(${json}))`),
@@ -480,14 +491,20 @@ export async function deleteStatuses(
     ),
     statement(d, sql`DELETE FROM statuses WHERE ${inAll("id")}`),
   ];
-  // Federation: a Delete of each local status (not reblogs: Announces are part 2) to the audience it had, written
-  // before the rows go (the statement reads the author's remote followers; addressees are listed).
+  // Federation: a Delete of each local status (reblogs get the Undo of their Announce, below) to the audience it
+  // had, written before the rows go (the statement reads the author's remote followers; addressees are listed).
   const t = now();
   // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
   for (const r of opts.federate === false ? [] : rows) {
     if (!r.local || r.reblogOfId || r.visibility === "local") continue;
     const recipients = addressed.filter((a) => a.statusId === r.id && a.domain !== null).map((a) => a.accountId);
     stmts.unshift(outboxWrite(d, r.accountId, { type: "Delete", statusId: r.id, uri: r.uri, visibility: r.visibility, recipients }, t));
+  }
+  // A local reblog withdrawn (not because its original is deleted): the Undo of its Announce, if one was sent.
+  for (const r of opts.federate === false ? [] : rows) {
+    if (!r.local || !r.reblogOfId || !r.reblogOf || ids.includes(r.reblogOfId)) continue;
+    const original = JSON.parse(r.reblogOf) as { uri: string; accountId: string };
+    stmts.unshift(outboxWrite(d, r.accountId, { type: "UndoAnnounce", uri: r.uri, objectUri: original.uri, visibility: r.visibility, originalAuthorId: original.accountId }, t));
   }
   for (const accountId of new Set(rows.map((r) => r.accountId))) {
     stmts.push(statement(d, sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId} AND domain IS NULL`));
