@@ -236,6 +236,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
         break;
       case "Flag":
         stmts.push(directInsert(d, row, a.targetId, t, true));
+        break;
       case "Like":
       case "UndoLike":
       case "EmojiReact":
