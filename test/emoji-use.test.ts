@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AccountSchema } from "../src/schemas/account";
 import { ChatMessageSchema, ChatSchema } from "../src/schemas/chat";
+import { InstanceSchema } from "../src/schemas/instance";
 import { EmojiReactionAccountsSchema, StatusSchema } from "../src/schemas/status";
 import { countingD1 } from "./d1-counter";
 import { call, json, PNG_1PX, post, registerUser, uniqueName, valid, type TestUser } from "./helpers";
@@ -202,6 +203,11 @@ describe("emoji reactions in Pleroma 2.6's shape", () => {
     // Un-reacting takes the reactor out.
     const undone = valid(StatusSchema, await react(r2, s.id, `:${code}:`, "DELETE"));
     expect(undone.pleroma.emoji_reactions).toEqual([{ name: "👍", url: null, count: 2, me: true, account_ids: [r3.id, r2.id] }]);
+  });
+
+  it("instance and nodeinfo announce custom emoji reactions (Pleroma-FE offers custom emoji in its reaction picker only then)", async () => {
+    expect(valid(InstanceSchema, await json("/api/v1/instance")).pleroma.metadata.features).toContain("pleroma_custom_emoji_reactions");
+    expect((await json("/nodeinfo/2.1.json")).metadata.features).toContain("pleroma_custom_emoji_reactions");
   });
 
   it("a page costs the same D1 round trips however many reactions and reactors it holds", async () => {
