@@ -6,6 +6,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { db } from "../src/db/client";
+import { hydrateEach } from "../src/services/hydrate";
 import { AccountSchema } from "../src/schemas/account";
 import { ChatMessageSchema, ChatSchema } from "../src/schemas/chat";
 import { InstanceSchema } from "../src/schemas/instance";
@@ -203,6 +205,19 @@ describe("emoji reactions in Pleroma 2.6's shape", () => {
     // Un-reacting takes the reactor out.
     const undone = valid(StatusSchema, await react(r2, s.id, `:${code}:`, "DELETE"));
     expect(undone.pleroma.emoji_reactions).toEqual([{ name: "👍", url: null, count: 2, me: true, account_ids: [r3.id, r2.id] }]);
+  });
+
+  it("streamed statuses (hydrated for many viewers at once) carry each viewer's reactions and account_ids", async () => {
+    const [author, r1, r2, v1, v2] = [await registerUser(), await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const s = await post(author, { status: "streamed" });
+    await react(r1, s.id, "🎉");
+    await react(r2, s.id, "🎉");
+    await react(v2, s.id, "🎉");
+    await json(`/api/v1/accounts/${r1.id}/mute`, { method: "POST", token: v1.token });
+    const each = await hydrateEach(db(env), [s.id], [v1.id, v2.id, ""]);
+    expect(each.get(v1.id)!.reactions.get(s.id)).toEqual([{ name: "🎉", count: 2, me: false, accountIds: [r2.id, v2.id] }]);
+    expect(each.get(v2.id)!.reactions.get(s.id)).toEqual([{ name: "🎉", count: 3, me: true, accountIds: [r1.id, r2.id, v2.id] }]);
+    expect(each.get("")!.reactions.get(s.id)).toEqual([{ name: "🎉", count: 3, me: false, accountIds: [r1.id, r2.id, v2.id] }]);
   });
 
   it("instance and nodeinfo announce custom emoji reactions (Pleroma-FE offers custom emoji in its reaction picker only then)", async () => {
