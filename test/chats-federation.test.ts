@@ -55,6 +55,27 @@ const messagesOf = async (u: TestUser, inst: Instance, chatId: string) =>
   ((await json(`/api/v1/pleroma/chats/${chatId}/messages`, { instance: inst, token: u.token })) as unknown[]).map((m) => valid(ChatMessageSchema, m));
 
 describe("chats across instances", () => {
+  it("A→B and B→A: a message's custom emoji travel as Emoji tags and show with the sender's URL", async () => {
+    for (const [from, to] of [
+      [A, B],
+      [B, A],
+    ] as const) {
+      const code = `chatemoji${from.domain[0]}${Date.now().toString(36)}`;
+      await from.bindings.DB.prepare("INSERT INTO custom_emojis (shortcode, file, visible_in_picker, created_at) VALUES (?, ?, 1, ?)").bind(code, `emoji/${code}.png`, Date.now()).run();
+      const sender = await registerUser({ instance: from });
+      const reader = await registerUser({ instance: to });
+      const readerThere = await find(sender, from, reader, to);
+      const chat = valid(ChatSchema, await json(`/api/v1/pleroma/chats/by-account-id/${readerThere.id}`, { method: "POST", instance: from, token: sender.token }));
+      const sent = valid(ChatMessageSchema, await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", instance: from, token: sender.token, body: { content: `look :${code}:` } }));
+      const url = `${from.origin}/media/emoji/${code}.png`;
+      expect(sent.emojis).toEqual([{ shortcode: code, url, static_url: url, visible_in_picker: true }]);
+      await settle();
+      const [received] = await chats(reader, to);
+      // Remote emoji are shown as their server sent them, never offered in this instance's picker.
+      expect((await messagesOf(reader, to, received.id)).map((m) => m.emojis)).toEqual([[{ shortcode: code, url, static_url: url, visible_in_picker: false }]]);
+    }
+  });
+
   it("A→B and B→A: Create{ChatMessage} lands in the chat on the other side; Delete removes it", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });

@@ -233,12 +233,12 @@ describe("custom emoji in reactions", () => {
     const status = await json("/api/v1/statuses", { token: author.token, body: { status: `hello :${code}:` } });
     expect(status.emojis).toEqual([{ shortcode: code, url: `http://localhost/media/emoji/${name}/${code}.png`, static_url: `http://localhost/media/emoji/${name}/${code}.png`, visible_in_picker: true }]);
     const reacted = valid(StatusSchema, await json(`/api/v1/pleroma/statuses/${status.id}/reactions/:${code}:`, { method: "PUT", token: me.token }));
-    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: `http://localhost/media/emoji/${name}/${code}.png` }]);
+    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: `http://localhost/media/emoji/${name}/${code}.png`, account_ids: [me.id] }]);
     const plain = await json(`/api/v1/pleroma/statuses/${status.id}/reactions/${code}`, { method: "PUT", token: author.token });
     expect(plain.pleroma.emoji_reactions[0].count).toBe(2);
     expect((await call(`/api/v1/pleroma/statuses/${status.id}/reactions/:nothing_${name}:`, { method: "PUT", token: me.token })).status).toBe(400);
     const removed = await json(`/api/v1/pleroma/statuses/${status.id}/reactions/:${code}:`, { method: "DELETE", token: me.token });
-    expect(removed.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: false, url: `http://localhost/media/emoji/${name}/${code}.png` }]);
+    expect(removed.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: false, url: `http://localhost/media/emoji/${name}/${code}.png`, account_ids: [author.id] }]);
   });
 
   it("renders :shortcode: of the spoiler and the poll options (with a dash) in the status's emojis", async () => {

@@ -158,7 +158,7 @@ describe("custom emoji per domain", () => {
 
     // Reactions take this instance's emoji.
     const reacted = await act(a, `/api/v1/pleroma/statuses/${theirs}/reactions/:${code}:`, undefined, "PUT");
-    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: localEmoji.url }]);
+    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: localEmoji.url, account_ids: [a.id] }]);
   });
 
   it("an emoji only another server has is not this instance's: not rendered in a local post, not a reaction", async () => {

@@ -200,6 +200,10 @@ describe("reads that grow with the data are bounded", () => {
     expect(party).toMatchObject({ name: "🎉", count: 91, me: true });
     expect(party.accounts).toHaveLength(80);
     expect(party.accounts[0].id).toBe(fans[0].id);
+    // The status's `account_ids` are bounded the same way, in the order of reacting, the count exact.
+    const [onStatus] = (await json(`/api/v1/statuses/${s.id}`, { token: a.token })).pleroma.emoji_reactions;
+    expect(onStatus).toMatchObject({ name: "🎉", count: 91, me: true, url: null });
+    expect(onStatus.account_ids).toEqual(fans.slice(0, 80).map((f) => f.id));
   });
 
   it("marking every conversation read costs the same round trips for one or many", async () => {

@@ -92,7 +92,7 @@ describe("emoji reactions", () => {
     const s = await post(a, { status: "react" });
     const path = (e: string) => `/api/v1/pleroma/statuses/${s.id}/reactions/${encodeURIComponent(e)}`;
     const reacted = valid(StatusSchema, await json(path("👍"), { method: "PUT", token: b.token }));
-    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: "👍", count: 1, me: true }]);
+    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: "👍", count: 1, me: true, url: null, account_ids: [b.id] }]);
     await json(path("👍"), { method: "PUT", token: c.token });
     await json(path("🎉"), { method: "PUT", token: c.token });
     const list = await get(`/api/v1/pleroma/statuses/${s.id}/reactions`, b);
@@ -104,7 +104,7 @@ describe("emoji reactions", () => {
     await json(`/api/v1/accounts/${c.id}/mute`, { method: "POST", token: b.token });
     expect((await get(`/api/v1/pleroma/statuses/${s.id}/reactions`, b)).map((r: any) => [r.name, r.count])).toEqual([["👍", 1]]);
     expect((await get(`/api/v1/pleroma/statuses/${s.id}/reactions?with_muted=true`, b)).length).toBe(2);
-    expect((await get(`/api/v1/statuses/${s.id}`, b)).pleroma.emoji_reactions).toEqual([{ name: "👍", count: 1, me: true }]);
+    expect((await get(`/api/v1/statuses/${s.id}`, b)).pleroma.emoji_reactions).toEqual([{ name: "👍", count: 1, me: true, url: null, account_ids: [b.id] }]);
     await json(path("not an emoji"), { method: "PUT", token: b.token, status: 400 });
     expect((await json(path("👍"), { method: "DELETE", token: b.token })).pleroma.emoji_reactions).toEqual([]);
   });
@@ -288,7 +288,7 @@ describe("custom emoji and delete events", () => {
     const s = await post(a, { status: `hello :${code}: and :unknown_thing:` });
     expect(s.emojis).toEqual([{ shortcode: code, url: `http://localhost/media/emoji/${code}.png`, static_url: `http://localhost/media/emoji/${code}.png`, visible_in_picker: true }]);
     const reacted = await json(`/api/v1/pleroma/statuses/${s.id}/reactions/:${code}:`, { method: "PUT", token: b.token });
-    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: `http://localhost/media/emoji/${code}.png` }]);
+    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: `http://localhost/media/emoji/${code}.png`, account_ids: [b.id] }]);
     await json(`/api/v1/pleroma/statuses/${s.id}/reactions/:unknown_thing:`, { method: "PUT", token: b.token, status: 400 });
   });
 

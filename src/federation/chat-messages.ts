@@ -3,14 +3,15 @@
  * one attachment at most, custom emoji as tags), and its `Delete` with a `Tombstone`. The object's id is
  * `<actor uri>#chat_messages/<id>`, as the actor's other activities are named (src/services/accounts.ts).
  */
-import { ChatMessage, Create, Delete, Document, Emoji, Image, Link, Tombstone } from "@fedify/vocab";
+import { ChatMessage, Create, Delete, Document, Link, Tombstone } from "@fedify/vocab";
 import type { ChatMessageRow } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { mediaUrl } from "../services/media";
 import { embedded, href, httpUrl, readEmoji, text } from "../services/remote-objects";
 import { sanitizeHtml } from "../content/format";
 import type { StatusEmoji } from "../db/schema";
-import { imageType, instant } from "./notes";
+import { instant } from "./notes";
+import { emojiTag } from "./emoji-tags";
 
 export const chatMessageUri = (actorUri: string, id: string) => `${actorUri}#chat_messages/${id}`;
 
@@ -23,10 +24,7 @@ export function createChatMessage(base: string, actorUri: string, recipientUri: 
     tos: [to],
     content: m.content,
     published: instant(m.createdAt),
-    tags: m.emojis.map((e) => {
-      const url = mediaUrl(base, e.file);
-      return new Emoji({ id: new URL(url), name: `:${e.shortcode}:`, icon: new Image({ url: new URL(url), mediaType: imageType(e.file) }) });
-    }),
+    tags: m.emojis.map((e) => emojiTag(base, e.shortcode, e.file)),
     attachments: media ? [new Document({ mediaType: media.mimeType, url: new URL(mediaUrl(base, media.file)), name: media.description || null })] : [],
   });
   return new Create({ id: new URL(`${id.href}/activity`), actor: new URL(actorUri), tos: [to], object, published: instant(m.createdAt) });

@@ -29,6 +29,7 @@ import { mediaUrl } from "../services/media";
 import { featuredCount, featuredStatuses, federatedStatus, outboxCount, outboxPage } from "../services/federated-statuses";
 import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
 import { hostMeta } from "./host-meta";
+import { emojiTag } from "./emoji-tags";
 import { wantsActivityJson } from "../http/negotiate";
 import { kickFederation } from "./delivery";
 import { D1KvStore } from "./kv";
@@ -148,6 +149,8 @@ builder
       icon: a.avatar ? new Image({ url: new URL(mediaUrl(base, a.avatar)) }) : null,
       image: a.header ? new Image({ url: new URL(mediaUrl(base, a.header)) }) : null,
       attachments: a.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
+      // The profile's custom emoji, as Mastodon tags them, so other servers render `:code:` in name, bio and fields.
+      tags: a.emojis.map((e) => emojiTag(base, e.shortcode, e.url)),
       manuallyApprovesFollowers: a.locked,
       discoverable: a.discoverable,
       aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),

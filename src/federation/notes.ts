@@ -3,11 +3,12 @@
  * status, its `Create`, and a reblog's `Announce`. Built from hydrated rows (`services/federated-statuses.ts`),
  * for the object dispatcher and the outbox now and for delivery later. Addressing is `services/addressing.ts`.
  */
-import { Announce, Collection, Create, Document, Emoji, Hashtag, Image, Mention, Note, Question } from "@fedify/vocab";
+import { Announce, Collection, Create, Document, Hashtag, Mention, Note, Question } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Hydrated, StatusRow } from "../services/hydrate";
 import { addressing } from "../services/addressing";
 import { mediaUrl } from "../services/media";
+import { emojiTag } from "./emoji-tags";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
@@ -55,10 +56,7 @@ export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<stri
     return a ? [new Mention({ href: new URL(a.uri), name: `@${a.username}@${a.domain ?? new URL(ctx.base).host}` })] : [];
   });
   const hashtags = (h.tags.get(s.id) ?? []).map((name) => new Hashtag({ href: new URL(`${ctx.base}/tag/${encodeURIComponent(name)}`), name: `#${name}` }));
-  const emojis = s.emojis.map((e) => {
-    const url = mediaUrl(ctx.base, e.file);
-    return new Emoji({ id: new URL(url), name: `:${e.shortcode}:`, icon: new Image({ url: new URL(url), mediaType: imageType(e.file) }) });
-  });
+  const emojis = s.emojis.map((e) => emojiTag(ctx.base, e.shortcode, e.file));
   const attachments = (h.media.get(s.id) ?? []).map(
     (m) => new Document({ mediaType: m.mimeType, url: new URL(mediaUrl(ctx.base, m.file)), name: m.description || null }),
   );

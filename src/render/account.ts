@@ -59,7 +59,8 @@ export function renderAccount(ctx: RenderContext, { account: a, user: u }: Accou
     statuses_count: a.statusesCount,
     // Pleroma and Mastodon give the day only, so the exact time of the last post is not disclosed.
     last_status_at: a.lastStatusAt === null ? null : iso(a.lastStatusAt).slice(0, 10),
-    emojis: a.emojis,
+    // A local profile's emoji hold R2 keys (made absolute here, as a status's are); a remote one's, absolute URLs.
+    emojis: a.emojis.map((e) => ({ ...e, url: mediaUrl(ctx.base, e.url), static_url: mediaUrl(ctx.base, e.static_url) })),
     fields: a.fields,
     pleroma: {
       ap_id: a.uri,

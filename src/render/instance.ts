@@ -15,7 +15,7 @@ export const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
  * Capabilities clients switch features on by. Only what this server really does is listed: each capability
  * adds its flag when it lands (e.g. `polls`, `pleroma_emoji_reactions`, `mastodon_api_streaming`).
  */
-export const FEATURES = ["pleroma_api", "mastodon_api", "mastodon_api_streaming", "polls", "pleroma_explicit_addressing", "multifetch", "pleroma_emoji_reactions", "pleroma_chat_messages", "shareable_emoji_packs"];
+export const FEATURES = ["pleroma_api", "mastodon_api", "mastodon_api_streaming", "polls", "pleroma_explicit_addressing", "multifetch", "pleroma_emoji_reactions", "pleroma_chat_messages", "shareable_emoji_packs", "pleroma_custom_emoji_reactions"];
 
 /** Content types accepted for posts (`content_type`): those the content pipeline renders. */
 export const POST_FORMATS: string[] = CONTENT_TYPES;

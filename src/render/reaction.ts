@@ -3,7 +3,8 @@ import type { z } from "@hono/zod-openapi";
 import type { EmojiReactionAccountsSchema } from "../schemas/status";
 import type { ReactionGroup } from "../services/reactions";
 import { renderAccount, type RenderContext } from "./account";
+import { mediaUrl } from "../services/media";
 
 export function renderReactions(ctx: RenderContext, groups: ReactionGroup[]): z.infer<typeof EmojiReactionAccountsSchema>[] {
-  return groups.map((g) => ({ name: g.name, count: g.count, me: g.me, accounts: g.accounts.map((a) => renderAccount(ctx, a)) }));
+  return groups.map((g) => ({ name: g.name, count: g.count, me: g.me, url: g.file === null ? null : mediaUrl(ctx.base, g.file), accounts: g.accounts.map((a) => renderAccount(ctx, a)) }));
 }

@@ -133,10 +133,8 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
       // Only the author learns when a post will disappear.
       expires_at: s.expiresAt !== null && h.viewerId === s.accountId ? iso(s.expiresAt) : null,
       thread_muted: muted,
-      emoji_reactions: (h.reactions.get(s.id) ?? []).map((r) => {
-        const custom = emoji(r.name);
-        return custom ? { ...r, url: custom.url } : r;
-      }),
+      // Pleroma 2.6's shape: a custom emoji's image as `url` (null for Unicode), the reactors' ids.
+      emoji_reactions: (h.reactions.get(s.id) ?? []).map((r) => ({ name: r.name, count: r.count, me: r.me, url: emoji(r.name)?.url ?? null, account_ids: r.accountIds })),
       parent_visible: s.inReplyToId === null || h.visibleParents.has(s.inReplyToId),
       pinned_at: s.pinnedAt === null ? null : iso(s.pinnedAt),
     },

@@ -12,6 +12,7 @@ import type { Config } from "../env";
 import type { AppRow } from "./apps";
 import { isStoredKey, storeImage } from "./media";
 import { buildToken, type IssuedToken } from "./tokens";
+import { localEmojisNamed, profileEmojis, shortcodesIn } from "./emoji";
 
 export type AccountRow = typeof accounts.$inferSelect;
 /** A user as code outside login and signing sees it: the `userColumns` allowlist, no secrets. */
@@ -163,13 +164,15 @@ export async function register(
   if (Object.keys(errors).length) throw fieldErrors(errors);
 
   const t = now();
-  const [nickTaken, emailTaken, invite] = await d.batch([
+  const codes = await shortcodesIn([input.fullname ?? "", input.bio ?? ""]);
+  const [nickTaken, emailTaken, invite, emojiRows] = await d.batch([
     d.select({ id: accounts.id }).from(accounts).where(eq(accounts.acctKey, input.username.toLowerCase())),
     d.select({ id: users.accountId }).from(users).where(sql`lower(${users.email}) = ${input.email.toLowerCase()}`),
     d
       .select()
       .from(invites)
       .where(eq(invites.tokenHash, input.token ? await sha256(input.token) : "")),
+    localEmojisNamed(d, codes),
   ]);
   if (nickTaken.length) add("nickname", "has already been taken");
   if (emailTaken.length) add("email", "has already been taken");
@@ -193,6 +196,7 @@ export async function register(
     ...localActorUrls(base, input.username),
     displayName: input.fullname ?? "",
     note: plainTextToHtml(input.bio ?? ""),
+    emojis: profileEmojis(codes, emojiRows),
   };
   const user: UserRow = {
     accountId: id,
@@ -420,6 +424,12 @@ export async function updateCredentials(
     ["background", input.pleroma_background_image, cfg.backgroundUploadLimit],
   ] as const;
   const replaced: string[] = [];
+  if (update.account.displayName !== undefined || update.user.noteSource !== undefined || update.user.fieldsSource !== undefined) {
+    // The profile's `:code:`s are resolved against local emoji when it is saved, as a status's are when posted.
+    const fields = update.user.fieldsSource ?? me.user.fieldsSource;
+    const codes = await shortcodesIn([update.account.displayName ?? me.account.displayName, update.user.noteSource ?? me.user.noteSource, ...fields.flatMap((f) => [f.name, f.value])]);
+    update.account.emojis = codes.length ? profileEmojis(codes, await localEmojisNamed(d, codes)) : [];
+  }
   for (const [column, value, limit] of images) {
     if (value === undefined) continue;
     update.account[column] = value === "" ? null : (await storeImage(media, prefix, value, limit)).key;

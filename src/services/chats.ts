@@ -9,7 +9,7 @@ import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import { isId, newId } from "../db/ids";
-import { accounts, chatMessages, chats, customEmojis, mediaAttachments, userColumns, users, type StatusEmoji } from "../db/schema";
+import { accounts, chatMessages, chats, mediaAttachments, userColumns, users, type StatusEmoji } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
 import { inOrder, pageQuery, type Page } from "../http/pagination";
 import { plainTextToHtml } from "../content/text";
@@ -18,6 +18,7 @@ import type { Env } from "../env";
 import type { AccountWithUser } from "./accounts";
 import type { MediaRow } from "./hydrate";
 import { silenced } from "./visibility";
+import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 
 export type ChatRow = typeof chats.$inferSelect;
 export type ChatMessageRow = typeof chatMessages.$inferSelect;
@@ -201,7 +202,7 @@ export async function draftMessage(
       .select()
       .from(mediaAttachments)
       .where(and(eq(mediaAttachments.id, input.media_id ?? ""), eq(mediaAttachments.accountId, sender), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId), isNull(mediaAttachments.chatMessageId))),
-    d.select().from(customEmojis).where(and(sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify(shortcodes)}))`, isNull(customEmojis.domain))),
+    localEmojisNamed(d, shortcodes),
   ]);
   const found = chatRows[0];
   if (!found) throw notFound();
@@ -214,10 +215,7 @@ export async function draftMessage(
     senderId: sender,
     recipientId: found.recipientId,
     content: chatHtml(text),
-    emojis: shortcodes.flatMap((code) => {
-      const e = emojiRows.find((r) => r.shortcode === code);
-      return e ? [{ shortcode: code, domain: null, file: e.file, visible_in_picker: e.visibleInPicker }] : [];
-    }),
+    emojis: resolveLocalEmojis(shortcodes, emojiRows),
     mediaId: mediaRows[0]?.id ?? null,
     idempotencyKey: input.idempotencyKey ? input.idempotencyKey.slice(0, 200) : null,
     uri: null,

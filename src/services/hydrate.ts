@@ -13,6 +13,7 @@ import { accounts, apps, customEmojis, filters, mediaAttachments, polls, statuse
 import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
 import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
+import { REACTION_ACCOUNTS_MAX } from "./reactions";
 
 export type StatusRow = typeof statuses.$inferSelect;
 
@@ -44,7 +45,8 @@ export interface Hydrated {
   bookmarked: Set<string>;
   reblogged: Set<string>;
   mutedThreads: Set<string>;
-  reactions: Map<string, { name: string; count: number; me: boolean }[]>;
+  /** Per status, its reactions the viewer may see; `accountIds`: the first REACTION_ACCOUNTS_MAX reactors each. */
+  reactions: Map<string, { name: string; count: number; me: boolean; accountIds: string[] }[]>;
   apps: Map<string, { name: string; website: string | null }>;
   cards: Map<string, Record<string, unknown> | null>;
   visibleParents: Set<string>;
@@ -206,8 +208,14 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
     ),
     part(
       "reaction",
-      tag(sql`json_object('s', er.status_id, 'e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id))`),
-      sql`FROM ${from} emoji_reactions er WHERE ${inAll("er.status_id")} AND ${notSilenced(viewer, opts.withMuted, sql`er.account_id`)} GROUP BY ${by} er.status_id, er.emoji`,
+      // Each emoji's reactors by rank (first reaction first): all are counted, the first few listed (`a`).
+      // Deactivated accounts are left out, as Pleroma leaves inactive users out of reactions.
+      tag(
+        sql`json_object('s', er.status_id, 'e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id), 'a', json_group_array(json_array(er.rn, er.account_id)) FILTER (WHERE er.rn <= ${REACTION_ACCOUNTS_MAX}))`,
+      ),
+      sql`FROM ${from} (SELECT r.id, r.status_id, r.emoji, r.account_id, row_number() OVER (PARTITION BY r.status_id, r.emoji ORDER BY r.id) AS rn
+          FROM emoji_reactions r JOIN accounts ra ON ra.id = r.account_id AND ra.deactivated = 0 WHERE ${inAll("r.status_id")}) er
+        WHERE ${notSilenced(viewer, opts.withMuted, sql`er.account_id`)} GROUP BY ${by} er.status_id, er.emoji`,
     ),
     part(
       "parent",
@@ -248,6 +256,12 @@ export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Prom
   return out;
 }
 
+/** A reaction's `[rank, account id]` pairs (JSON, in no set order) as ids in the order of reacting. */
+function reactorIds(pairs: unknown): string[] {
+  const list = (typeof pairs === "string" ? JSON.parse(pairs) : pairs) as [number, string][] | null;
+  return (list ?? []).sort((a, b) => a[0] - b[0]).map((p) => p[1]);
+}
+
 function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hydrated {
   const by = new Map<string, any[]>();
   for (const r of rows) {
@@ -271,7 +285,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   const muteRows = of("threadMute").map((o) => ({ threadId: o.t as string }));
   const reactionRows = of("reaction")
     .sort((a, b) => (a.first < b.first ? -1 : 1))
-    .map((o) => ({ statusId: o.s as string, emoji: o.e as string, n: o.n as number, me: o.me as number }));
+    .map((o) => ({ statusId: o.s as string, emoji: o.e as string, n: o.n as number, me: o.me as number, accountIds: reactorIds(o.a) }));
   const appRows = of("app") as { id: string; name: string; website: string | null }[];
   const cardRows = of("card").map((o) => ({ url: o.url as string, data: o.data === null ? null : (JSON.parse(o.data) as Record<string, unknown>) }));
   const parentRows = of("parent") as { id: string }[];
@@ -308,7 +322,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     bookmarked: new Set(bookmarkRows.map((r) => r.statusId)),
     reblogged: new Set(reblogRows.map((r) => r.statusId!)),
     mutedThreads: new Set(muteRows.map((r) => r.threadId)),
-    reactions: group(reactionRows, (r) => r.statusId, (r) => ({ name: r.emoji, count: r.n, me: Boolean(r.me) })),
+    reactions: group(reactionRows, (r) => r.statusId, (r) => ({ name: r.emoji, count: r.n, me: Boolean(r.me), accountIds: r.accountIds })),
     apps: new Map(appRows.map((a) => [a.id, { name: a.name, website: a.website }])),
     cards: new Map(cardRows.map((c) => [c.url, c.data ?? null])),
     visibleParents: new Set(parentRows.map((r) => r.id)),

@@ -3,9 +3,9 @@
  * REACTION_ACCOUNTS_MAX accounts behind it (deactivated and silenced reactors left out). Reacting is in
  * `status-actions.ts`.
  */
-import { and, eq, lte, sql } from "drizzle-orm";
+import { and, eq, isNull, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, emojiReactions, userColumns, users } from "../db/schema";
+import { accounts, customEmojis, emojiReactions, userColumns, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
 import { reactionName } from "./status-actions";
 import { notSilenced } from "./visibility";
@@ -17,6 +17,8 @@ export interface ReactionGroup {
   name: string;
   count: number;
   me: boolean;
+  /** The image of a local custom emoji (R2 key or URL); null for a Unicode emoji. */
+  file: string | null;
   accounts: AccountWithUser[];
 }
 
@@ -42,15 +44,16 @@ export async function listReactions(d: DB, statusId: string, viewerId: string | 
     .where(and(eq(emojiReactions.statusId, statusId), name ? eq(emojiReactions.emoji, name) : undefined, eq(accounts.deactivated, false), notSilenced(viewerId, opts.withMuted ?? false, emojiReactions.accountId)))
     .as("ranked");
   const rows = await d
-    .select({ emoji: ranked.emoji, total: ranked.total, mine: ranked.mine, account: accounts, user: userColumns })
+    .select({ emoji: ranked.emoji, total: ranked.total, mine: ranked.mine, file: sql<string | null>`${customEmojis.file}`.as("emoji_file"), account: accounts, user: userColumns })
     .from(ranked)
     .innerJoin(accounts, eq(accounts.id, ranked.accountId))
     .leftJoin(users, eq(users.accountId, accounts.id))
+    .leftJoin(customEmojis, and(eq(customEmojis.shortcode, ranked.emoji), isNull(customEmojis.domain)))
     .where(lte(ranked.rank, REACTION_ACCOUNTS_MAX))
     .orderBy(ranked.id);
   const groups = new Map<string, ReactionGroup>();
   for (const r of rows) {
-    const g = groups.get(r.emoji) ?? { name: r.emoji, count: Number(r.total), me: Boolean(r.mine), accounts: [] };
+    const g = groups.get(r.emoji) ?? { name: r.emoji, count: Number(r.total), me: Boolean(r.mine), file: r.file, accounts: [] };
     g.accounts.push({ account: r.account, user: r.user });
     groups.set(r.emoji, g);
   }

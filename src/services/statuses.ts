@@ -10,7 +10,6 @@ import { isId, newId } from "../db/ids";
 import {
   accounts,
   conversations,
-  customEmojis,
   idempotencyKeys,
   listAccounts,
   lists,
@@ -33,6 +32,7 @@ import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
 import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 import { outboxWrite } from "./outbox";
+import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 
 export const IDEMPOTENCY_HOURS = 6;
 const MIN_EXPIRY_SECONDS = 3600;
@@ -153,7 +153,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
       .leftJoin(users, eq(users.accountId, accounts.id))
       .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false))),
     // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
-    d.select().from(customEmojis).where(and(sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify(shortcodes)}))`, isNull(customEmojis.domain))),
+    localEmojisNamed(d, shortcodes),
     d
       .select({ account: accounts, user: userColumns })
       .from(accounts)
@@ -229,10 +229,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     local: true,
     hasMedia: mediaRows.length > 0,
     cardUrl: found.links[0] ?? null,
-    emojis: shortcodes.flatMap((code) => {
-      const e = emojiRows.find((r) => r.shortcode === code);
-      return e ? [{ shortcode: code, domain: null, file: e.file, visible_in_picker: e.visibleInPicker }] : [];
-    }),
+    emojis: resolveLocalEmojis(shortcodes, emojiRows),
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
