@@ -94,9 +94,10 @@ describe("interactions between two Starling instances", () => {
     expect(reacts.map((r) => r.doc.content)).toEqual(["👍", `:${blob}:`]);
     expect(reacts[1]!.doc.tag).toMatchObject({ type: "Emoji", name: `:${blob}:`, icon: { url: `https://a.example/media/emoji/${blob}.png` } });
     let onB = await statusOn(bob, B, original.id);
+    const aliceOnB = valid(AccountSchema, favouritedBy[0]).id;
     expect(onB.pleroma.emoji_reactions).toEqual([
-      { name: "👍", count: 1, me: false },
-      { name: `${blob}@a.example`, count: 1, me: false, url: `https://a.example/media/emoji/${blob}.png` },
+      { name: "👍", count: 1, me: false, url: null, account_ids: [aliceOnB] },
+      { name: `${blob}@a.example`, count: 1, me: false, url: `https://a.example/media/emoji/${blob}.png`, account_ids: [aliceOnB] },
     ]);
 
     // Reblog: an Announce to Bob (the original's author, not a follower of Alice).
@@ -156,7 +157,7 @@ describe("interactions between two Starling instances", () => {
 
     const seen = await statusOn(alice, A, mine.id);
     expect(seen).toMatchObject({ favourites_count: 1, reblogs_count: 1 });
-    expect(seen.pleroma.emoji_reactions).toEqual([{ name: "🎉", count: 1, me: false }]);
+    expect(seen.pleroma.emoji_reactions).toEqual([{ name: "🎉", count: 1, me: false, url: null, account_ids: [bobOnA.id] }]);
     const notes = await notificationsOf(alice, A);
     expect(notes.map((n) => [n.type, n.account.acct, n.status?.id]).sort()).toEqual(
       [
@@ -302,12 +303,13 @@ describe("interactions as other servers send them", () => {
     const host = s.peer.host;
     const seen = await statusOn(s.user, A, status.id);
     expect(seen.favourites_count).toBe(0);
-    expect(seen.pleroma.emoji_reactions).toEqual([
-      { name: `misskey_cat@${host}`, count: 1, me: false, url: `${s.peer.origin}/files/misskey_cat.png` },
-      { name: "👍", count: 1, me: false },
-      { name: `blobfox@${host}`, count: 1, me: false, url: `${s.peer.origin}/emoji/blobfox.png` },
-    ]);
     const notes = await notificationsOf(s.user, A);
+    const sender = notes[0]!.account.id;
+    expect(seen.pleroma.emoji_reactions).toEqual([
+      { name: `misskey_cat@${host}`, count: 1, me: false, url: `${s.peer.origin}/files/misskey_cat.png`, account_ids: [sender] },
+      { name: "👍", count: 1, me: false, url: null, account_ids: [sender] },
+      { name: `blobfox@${host}`, count: 1, me: false, url: `${s.peer.origin}/emoji/blobfox.png`, account_ids: [sender] },
+    ]);
     expect(notes.map((x) => [x.type, x.emoji]).sort()).toEqual(
       [
         ["pleroma:emoji_reaction", `misskey_cat@${host}`],
@@ -318,13 +320,13 @@ describe("interactions as other servers send them", () => {
     // A local user joins the remote reaction by the name shown (Pleroma-FE does); an unknown remote one is refused.
     const other = await registerUser({ instance: A });
     const joined = await act(other, A, `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`, "PUT");
-    expect(joined.pleroma.emoji_reactions.find((r) => r.name === `blobfox@${host}`)).toEqual({ name: `blobfox@${host}`, count: 2, me: true, url: `${s.peer.origin}/emoji/blobfox.png` });
+    expect(joined.pleroma.emoji_reactions.find((r) => r.name === `blobfox@${host}`)).toEqual({ name: `blobfox@${host}`, count: 2, me: true, url: `${s.peer.origin}/emoji/blobfox.png`, account_ids: [sender, other.id] });
     expect((await call(`/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`nothere@${host}`)}`, { method: "PUT", instance: A, token: other.token })).status).toBe(400);
     await act(other, A, `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`, "DELETE");
     // Undo by id only (as Misskey sends it) and with the object embedded (as Pleroma does).
     await accepted(await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${mk.id}/undo`, type: "Undo", actor: s.actor, object: mk.id }));
     await accepted(await s.peer.send(s.actor, { "@context": pl["@context"], id: `${pl.id}/undo`, type: "Undo", actor: s.actor, object: pl }));
-    expect((await statusOn(s.user, A, status.id)).pleroma.emoji_reactions).toEqual([{ name: "👍", count: 1, me: false }]);
+    expect((await statusOn(s.user, A, status.id)).pleroma.emoji_reactions).toEqual([{ name: "👍", count: 1, me: false, url: null, account_ids: [sender] }]);
     expect((await notificationsOf(s.user, A)).map((x) => x.emoji)).toEqual(["👍"]);
   });
 
