@@ -4,7 +4,7 @@
  * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
  * Addressing is the one rule, `services/addressing.ts`.
  */
-import { Accept, Delete, Follow, Move, PUBLIC_COLLECTION, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
+import { Accept, Add, Delete, Follow, Move, PUBLIC_COLLECTION, Reject, Remove, Tombstone, Undo, Update, type Activity, type Actor } from "@fedify/vocab";
 import type { OutboxActivity } from "../services/outbox";
 import { addressing } from "../services/addressing";
 import type { Hydrated } from "../services/hydrate";
@@ -25,6 +25,10 @@ export interface ActivitySources {
   listRecipients: Map<string, string[]>;
   /** The chat messages of ChatMessage rows, with their attachments. */
   chatMessages?: Map<string, { message: ChatMessageRow; media: MediaRow | null }>;
+  /** The actor documents of UpdateActor rows' accounts (as served at their ids), by account id. */
+  actors?: Map<string, Actor>;
+  /** The featured collection of a local actor (by nickname). */
+  featuredOf?: (username: string) => URL;
 }
 
 const url = (u: string) => new URL(u);
@@ -106,9 +110,33 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
         to: src.nc.followersOf(actor.username),
       });
     }
-    case "UpdateActor":
-      // Not sent yet (profile updates federate in a later part).
-      return null;
+    case "UpdateActor": {
+      // The whole actor as served now (Mastodon replaces the stored profile with it), public, to the followers.
+      const object = src.actors?.get(actorId);
+      if (!object) return null;
+      return new Update({
+        id: url(`${actor.uri}#updates/${outboxId}`),
+        actor: me,
+        published: object.updated,
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+        object,
+      });
+    }
+    case "AddFeatured":
+    case "RemoveFeatured": {
+      // Mastodon's pin: the status by its id, the target the actor's featured collection.
+      if (!src.featuredOf) return null;
+      const Activity = a.type === "AddFeatured" ? Add : Remove;
+      return new Activity({
+        id: url(`${actor.uri}#${a.type === "AddFeatured" ? "pins" : "unpins"}/${outboxId}`),
+        actor: me,
+        object: url(a.uri),
+        target: src.featuredOf(actor.username),
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+      });
+    }
     case "ChatMessage": {
       const m = src.chatMessages?.get(a.messageId);
       const to = src.accounts.get(a.recipientId);

@@ -142,6 +142,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
     method: "patch",
     path: "/api/v1/accounts/update_credentials",
     summary: "Change the user's profile and settings",
+    federates: true,
     tags: ["Accounts"],
     auth: "user",
     scopes: ["write:accounts"],

@@ -38,7 +38,9 @@ export type OutboxActivity =
   /** The local account is being deleted: a Delete of the actor to its remote followers and the remote accounts it follows. */
   | { type: "DeleteActor" }
   /** The account moved to `targetId` (its new account): a Move to its remote followers. */
-  | { type: "Move"; targetId: string };
+  | { type: "Move"; targetId: string }
+  /** A status pinned (`Add` to the featured collection) or unpinned (`Remove`): its uri, to its author's followers. */
+  | { type: "AddFeatured" | "RemoveFeatured"; statusId: string; uri: string };
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
 export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
@@ -72,6 +74,9 @@ function audience(accountId: string, a: OutboxActivity): SQL {
     case "UpdateActor":
     case "Move":
       return hasRemoteFollower(accountId);
+    case "AddFeatured":
+    case "RemoveFeatured":
+      return sql`(EXISTS (SELECT 1 FROM statuses WHERE id = ${a.statusId} AND local = 1 AND visibility IN ('public', 'unlisted')) AND ${hasRemoteFollower(accountId)})`;
     case "ChatMessage":
     case "DeleteChatMessage":
       return isRemote(a.recipientId);
