@@ -11,7 +11,7 @@
  * and `refuseUnhandled` (federation/index.ts) turns that into the 501.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Article, ChatMessage, Create, Delete, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Accept, Activity, Add, Article, ChatMessage, Create, Delete, Follow, isActor, Move, Note, Question, Reject, Remove, Undo, Update, type Object as APObject } from "@fedify/vocab";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
@@ -27,6 +27,7 @@ import { deliverPending } from "../services/push";
 import type { FederationData } from "./index";
 import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
+import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
 
 /** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
 class Unhandled extends Error {}
@@ -164,19 +165,32 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
     })
     .on(Update, async (ctx, update) => {
-      // Updates of actors (profiles) and of anything but notes are not part 1's.
       const object = await embedded((o) => update.getObject(o));
+      // A profile change: the actor's own document (an actor id alone, as the sender's, is refetched).
+      if (object && isActor(object)) return receiveActorUpdate(ctx, update, object);
+      if (!object && update.objectId && update.objectId.href === update.actorId?.href) return receiveActorUpdate(ctx, update, null);
       if (object && !isNoteLike(object)) unhandled(ctx, `Update(${object.constructor.name})`);
       const from = await sender(ctx, update);
       if (!from) return;
       const own = await ownObject(ctx, update, from);
       if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.uri))) return;
-      await updateRemoteNote(ctx.data.d, from, applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!)));
+      const edited = await updateRemoteNote(ctx.data.d, from, applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!)));
+      // Shown again, edited, on the streams that show it.
+      if (edited) after(ctx, { events: [{ accountId: null, event: "status.update", payload: edited }], notified: false });
+    })
+    .on(Add, async (ctx, add) => {
+      const from = await sender(ctx, add);
+      if (from && !from.deactivated) await receiveFeatured(ctx, add, from, true);
+    })
+    .on(Remove, async (ctx, remove) => {
+      const from = await sender(ctx, remove);
+      if (from && !from.deactivated) await receiveFeatured(ctx, remove, from, false);
     })
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;
       if (!id) return;
-      // An actor deleting itself (the signature is its own): deactivated here, its follows ended.
+      // An actor deleting itself (the signature is its own): deactivated here, its follows ended, its content
+      // removed by the deletion job.
       if (id.href === del.actorId?.href) {
         const known = await accountByUri(ctx.data.d, id.href);
         if (known && known.domain !== null) await receiveActorDelete(ctx.data.d, known.id, Date.now());
