@@ -11,7 +11,7 @@ import { NotificationSchema } from "../src/schemas/social";
 import { eventSinks, type StreamEvent } from "../src/services/events";
 import { runAccountDeletions } from "../src/services/account-deletion";
 import { call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, federating, type Instance } from "./instances";
+import { A, B, federating, instanceFetch, type Instance } from "./instances";
 import { createPeer, type Peer } from "./peer";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
 import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
@@ -173,6 +173,13 @@ describe("between two Starling instances", () => {
     expect(job!.finished_at).not.toBeNull();
     // Nothing was sent by A about it.
     expect(await q(A, "SELECT id FROM federation_outbox WHERE account_id = ?", bobOnA.id)).toEqual([]);
+    // The same Delete again (a retry): acknowledged, the finished job untouched.
+    const redelivered = await Promise.all(
+      fed.routed.requests.filter((r) => r.method === "POST" && r.url.startsWith(A.origin) && r.url.includes("inbox")).map(async (r) => ({ r, doc: (await r.clone().json()) as any })),
+    );
+    const del = redelivered.find((x) => x.doc.type === "Delete" && x.doc.object === `${B.origin}/users/${bob.username}`)!;
+    expect((await instanceFetch(A, del.r.clone())).status).toBeLessThan(300);
+    expect(await q(A, "SELECT finished_at FROM account_deletions WHERE account_id = ?", bobOnA.id)).toEqual([{ finished_at: job!.finished_at }]);
   });
 
   it("a remote account not fetched for a day is refreshed after it is viewed, once", async () => {
