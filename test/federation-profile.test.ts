@@ -147,6 +147,16 @@ describe("between two Starling instances", () => {
     expect(await pinned(bobOnA.id, A, alice.token)).toEqual([]);
   });
 
+  it("resolving an account reads its featured collection: its pinned statuses are stored and shown pinned", async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    const shown = valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: A, token: alice.token, body: { status: "pinned before" } }));
+    await json("/api/v1/statuses", { method: "POST", instance: A, token: alice.token, body: { status: "not pinned" } });
+    await json(`/api/v1/statuses/${shown.id}/pin`, { method: "POST", instance: A, token: alice.token });
+    const aliceOnB = await find(bob, B, alice, A);
+    expect((await pinned(aliceOnB.id, B, bob.token)).map((s) => s.uri)).toEqual([shown.uri]);
+  });
+
   it("an actor Delete hides the account at once and the deletion job removes its content; repeated, nothing more", async () => {
     const { alice, bob, bobOnA } = await pair();
     const bobs = valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: B, token: bob.token, body: { status: `hi @${alice.username}@${A.domain}` } }));
