@@ -223,7 +223,11 @@ async function updatedActors(d: DB, ctx: Awaited<ReturnType<typeof federationCon
   const ids = [...new Set(rows.flatMap(({ row, a }) => (a.type === "UpdateActor" ? [row.account_id] : [])))];
   if (ids.length === 0) return new Map();
   const found = await d.select().from(accounts).where(and(inJson(accounts.id, ids), isNull(accounts.domain), eq(accounts.deactivated, false)));
-  return new Map(await Promise.all(found.map(async (a) => [a.id, await localActor(ctx, a)] as const)));
+  // One document that cannot be built leaves its row without a body (nothing sent), not the whole claim failing.
+  const built = await Promise.all(
+    found.map(async (a) => [a.id, await localActor(ctx, a).catch((e) => (console.error("actor document not built", a.id, e), null))] as const),
+  );
+  return new Map(built.flatMap(([id, actor]) => (actor ? [[id, actor] as const] : [])));
 }
 
 /** Expands until nothing is left (bounded), answering the hosts that got deliveries. */
