@@ -157,9 +157,10 @@ describe("signatures", () => {
     expect((await s.peer.send(s.actor, listen)).status).toBe(501);
     const undoListen = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#undo/${s.vars.N}`, type: "Undo", actor: s.actor, object: listen };
     expect((await s.peer.send(s.actor, undoListen)).status).toBe(501);
-    // Profile updates are part 2 too (actor deletes are handled: test/account-deletion.test.ts).
+    // Profile updates are handled now (accepted: test/federation-profile.test.ts), as actor deletes are
+    // (test/account-deletion.test.ts).
     const person = { id: s.actor, type: "Person", inbox: `${s.actor}/inbox`, preferredUsername: s.vars.NAME };
-    expect((await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#update`, type: "Update", actor: s.actor, object: person })).status).toBe(501);
+    expect((await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#update`, type: "Update", actor: s.actor, object: person })).status).toBe(202);
   });
 });
 

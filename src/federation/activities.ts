@@ -4,7 +4,7 @@
  * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
  * Addressing is the one rule, `services/addressing.ts`.
  */
-import { Accept, Block, Delete, Flag, Follow, Move, PUBLIC_COLLECTION, Reject, Tombstone, Undo, Update, type Activity } from "@fedify/vocab";
+import { Accept, Add, Block, Delete, Flag, Follow, Move, PUBLIC_COLLECTION, Reject, Remove, Tombstone, Undo, Update, type Activity, type Actor } from "@fedify/vocab";
 import type { OutboxActivity } from "../services/outbox";
 import { addressing } from "../services/addressing";
 import type { Hydrated } from "../services/hydrate";
@@ -31,6 +31,10 @@ export interface ActivitySources {
   chatMessages?: Map<string, { message: ChatMessageRow; media: MediaRow | null }>;
   /** The votes of Vote rows (federation/poll-votes.ts). */
   votes?: Map<string, VoteDoc>;
+  /** The actor documents of UpdateActor rows' accounts (as served at their ids), by account id. */
+  actors?: Map<string, Actor>;
+  /** The featured collection of a local actor (by nickname). */
+  featuredOf?: (username: string) => URL;
 }
 
 const url = (u: string) => new URL(u);
@@ -112,9 +116,33 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
         to: src.nc.followersOf(actor.username),
       });
     }
-    case "UpdateActor":
-      // Not sent yet (profile updates federate in a later part).
-      return null;
+    case "UpdateActor": {
+      // The whole actor as served now (Mastodon replaces the stored profile with it), public, to the followers.
+      const object = src.actors?.get(actorId);
+      if (!object) return null;
+      return new Update({
+        id: url(`${actor.uri}#updates/${outboxId}`),
+        actor: me,
+        published: object.updated,
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+        object,
+      });
+    }
+    case "AddFeatured":
+    case "RemoveFeatured": {
+      // Mastodon's pin: the status by its id, the target the actor's featured collection.
+      if (!src.featuredOf) return null;
+      const Activity = a.type === "AddFeatured" ? Add : Remove;
+      return new Activity({
+        id: url(`${actor.uri}#${a.type === "AddFeatured" ? "pins" : "unpins"}/${outboxId}`),
+        actor: me,
+        object: url(a.uri),
+        target: src.featuredOf(actor.username),
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+      });
+    }
     case "ChatMessage": {
       const m = src.chatMessages?.get(a.messageId);
       const to = src.accounts.get(a.recipientId);

@@ -18,8 +18,9 @@
  */
 import { deliveryAllowedSql } from "../services/settings";
 import { signRequest } from "@fedify/fedify";
-import { eq, sql } from "drizzle-orm";
-import { chatMessages, mediaAttachments } from "../db/schema";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Actor } from "@fedify/vocab";
+import { accounts, chatMessages, mediaAttachments } from "../db/schema";
 import { db, inJson, statement, type DB } from "../db/client";
 import { config, VERSION, type Env } from "../env";
 import { pemToDer } from "../lib/keys";
@@ -29,9 +30,9 @@ import { hydrateWithParentUris } from "../services/hydrate";
 import { SIGNED_BY_INSTANCE, TO_FOLLOWERS, type OutboxActivity } from "../services/outbox";
 import { signingKey } from "../services/credentials";
 import { buildActivity, type ActivitySources } from "./activities";
-import { federationContext } from "./index";
 import { votesById } from "./poll-votes";
 import { instanceSigner } from "./instance-actor";
+import { federationContext, localActor } from "./index";
 
 /** Outbox rows expanded per claim. */
 const EXPAND_BATCH = 20;
@@ -157,6 +158,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
   const accountRows = accountsRead!.results as { id: string; uri: string; username: string }[];
   const listRows = listRead!.results as { status_id: string; uri: string }[];
   const ctx = await federationContext(env, base);
+  const actors = await updatedActors(d, ctx, rows);
   const src: ActivitySources = {
     nc: { base: ctx.canonicalOrigin, followersOf: (username) => ctx.getFollowersUri(username) },
     h,
@@ -165,6 +167,8 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     listRecipients: new Map(),
     chatMessages: new Map(chatRows.map((r) => [r.message.id, r])),
     votes,
+    actors,
+    featuredOf: (username) => ctx.getFeaturedUri(username),
   };
   for (const r of listRows) src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
 
@@ -213,6 +217,9 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
         stmts.push(deliveriesInsert(d, row, true, sql`(SELECT NULL WHERE 0)`, t));
         break;
       case "UpdateActor":
+      case "AddFeatured":
+      case "RemoveFeatured":
+        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT NULL WHERE 0)`, t));
         break;
       case "ChatMessage":
       case "DeleteChatMessage":
@@ -255,6 +262,18 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
   const results = await d.$client.batch<{ host: string }>(stmts);
   const hosts = new Set(results.flatMap((r) => (r.results ?? []).map((x) => x.host).filter(Boolean)));
   return { rows: rows.length, hosts: [...hosts] };
+}
+
+/** The actor documents of the live local accounts whose profile UpdateActor rows send, as served now. */
+async function updatedActors(d: DB, ctx: Awaited<ReturnType<typeof federationContext>>, rows: { row: OutboxRow; a: OutboxActivity }[]): Promise<Map<string, Actor>> {
+  const ids = [...new Set(rows.flatMap(({ row, a }) => (a.type === "UpdateActor" ? [row.account_id] : [])))];
+  if (ids.length === 0) return new Map();
+  const found = await d.select().from(accounts).where(and(inJson(accounts.id, ids), isNull(accounts.domain), eq(accounts.deactivated, false)));
+  // One document that cannot be built leaves its row without a body (nothing sent), not the whole claim failing.
+  const built = await Promise.all(
+    found.map(async (a) => [a.id, await localActor(ctx, a).catch((e) => (console.error("actor document not built", a.id, e), null))] as const),
+  );
+  return new Map(built.flatMap(([id, actor]) => (actor ? [[id, actor] as const] : [])));
 }
 
 /** Expands until nothing is left (bounded), answering the hosts that got deliveries. */

@@ -11,7 +11,7 @@
  * request (`inbound.unhandled`) and `refuseUnhandled` (federation/index.ts) turns that into the 501.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Article, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Accept, Activity, Add, Article, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Note, Question, Reject, Remove, Undo, Update, type Object as APObject } from "@fedify/vocab";
 import { Announce, EmojiReact, Like } from "@fedify/vocab";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./inbound-interactions";
 import { receiveUndoInteraction } from "../services/inbound-interactions";
@@ -35,6 +35,7 @@ import { isEditOf, updateRemoteTallies } from "../services/remote-polls";
 import { fetchAncestors } from "../services/thread-ancestors";
 import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
+import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
 
 /** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
 class Unhandled extends Error {}
@@ -185,8 +186,10 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (stored.stored && note.inReplyTo) ctx.data.exec?.waitUntil(fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo));
     })
     .on(Update, async (ctx, update) => {
-      // Updates of actors (profiles) and of anything but notes are not part 1's.
       const object = await embedded((o) => update.getObject(o));
+      // A profile change: the actor's own document (an actor id alone, as the sender's, is refetched).
+      if (object && isActor(object)) return receiveActorUpdate(ctx, update, object);
+      if (!object && update.objectId && update.objectId.href === update.actorId?.href) return receiveActorUpdate(ctx, update, null);
       if (object && !isNoteLike(object)) unhandled(ctx, `Update(${object.constructor.name})`);
       const from = await sender(ctx, update);
       if (!from) return;
@@ -195,12 +198,23 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const note = applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!));
       // A poll's Update carries its tallies; it is an edit only when its `updated` is newer (services/remote-polls.ts).
       if (own instanceof Question && (await updateRemoteTallies(ctx.data.d, from, note)) && !(await isEditOf(ctx.data.d, note.uri, note.updated))) return;
-      await updateRemoteNote(ctx.data.d, from, note);
+      const edited = await updateRemoteNote(ctx.data.d, from, note);
+      // Shown again, edited, on the streams that show it.
+      if (edited) after(ctx, { events: [{ accountId: null, event: "status.update", payload: edited }], notified: false });
+    })
+    .on(Add, async (ctx, add) => {
+      const from = await sender(ctx, add);
+      if (from && !from.deactivated) await receiveFeatured(ctx, add, from, true);
+    })
+    .on(Remove, async (ctx, remove) => {
+      const from = await sender(ctx, remove);
+      if (from && !from.deactivated) await receiveFeatured(ctx, remove, from, false);
     })
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;
       if (!id) return;
-      // An actor deleting itself (the signature is its own): deactivated here, its follows ended.
+      // An actor deleting itself (the signature is its own): deactivated here, its follows ended, its content
+      // removed by the deletion job.
       if (id.href === del.actorId?.href) {
         const known = await accountByUri(ctx.data.d, id.href);
         if (known && known.domain !== null) await receiveActorDelete(ctx.data.d, known.id, Date.now());

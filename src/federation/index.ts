@@ -116,6 +116,56 @@ async function instanceActor(ctx: Context<FederationData>) {
   });
 }
 
+/**
+ * A live local account's actor document, as served at its id and sent in `Update`s of it (the one rendering of a
+ * local actor). `deleting`: only what verifies its last signatures.
+ */
+export async function localActor(ctx: Context<FederationData>, a: typeof accounts.$inferSelect, opts: { deleting?: boolean; restricted?: boolean } = {}) {
+  const id = ctx.getActorUri(a.username);
+  const keys = await ctx.getActorKeyPairs(a.username);
+  // Being deleted: only what verifies its last signatures (the actor Delete) until the deletion job is done.
+  // Restricted (a fetch authorized fetch refuses): only what verifies signatures, as Mastodon's `restrict_fields_to`.
+  if (opts.deleting || opts.restricted)
+    return new Person({
+      id,
+      preferredUsername: a.username,
+      inbox: ctx.getInboxUri(a.username),
+      ...(opts.deleting ? {} : { endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }) }),
+      publicKey: keys[0]?.cryptographicKey ?? null,
+      assertionMethods: keys.map((k) => k.multikey),
+    });
+  const base = ctx.canonicalOrigin;
+  const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
+  return new Actor({
+    id,
+    preferredUsername: a.username,
+    name: a.displayName || null,
+    summary: a.note || null,
+    url: new URL(a.url),
+    published: instant(a.createdAt),
+    // When the profile last changed: receivers of an `Update` of it (and refetches) see it is newer.
+    updated: instant(a.updatedAt),
+    icon: a.avatar ? new Image({ url: new URL(mediaUrl(base, a.avatar)) }) : null,
+    image: a.header ? new Image({ url: new URL(mediaUrl(base, a.header)) }) : null,
+    attachments: a.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
+    // The profile's custom emoji, as Mastodon tags them, so other servers render `:code:` in name, bio and fields.
+    tags: a.emojis.map((e) => emojiTag(base, e.shortcode, e.url)),
+    manuallyApprovesFollowers: a.locked,
+    discoverable: a.discoverable,
+    aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
+    // `movedTo`: the account it moved to (move_account).
+    successor: a.movedToAccountId ? await movedToUri(ctx.data.d, a.movedToAccountId) : null,
+    inbox: ctx.getInboxUri(a.username),
+    endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+    followers: ctx.getFollowersUri(a.username),
+    following: ctx.getFollowingUri(a.username),
+    outbox: ctx.getOutboxUri(a.username),
+    featured: ctx.getFeaturedUri(a.username),
+    publicKey: keys[0]?.cryptographicKey ?? null,
+    assertionMethods: keys.map((k) => k.multikey),
+  });
+}
+
 builder
   .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
     if (identifier === INSTANCE_ACTOR) return instanceActor(ctx);
@@ -125,46 +175,9 @@ builder
     // Mastodon answers 410 Gone for an account that no longer acts; Fedify turns a Tombstone into that.
     const deleting = a.deactivated && (await deletionState(ctx.data.d, a.id)) === "pending";
     if (a.deactivated && !deleting) return new Tombstone({ id });
-    const keys = await ctx.getActorKeyPairs(a.username);
-    // Being deleted: only what verifies its last signatures (the actor Delete) until the deletion job is done.
     // The same to a fetch authorized fetch does not allow (unsigned, or signed by someone it blocks), as Mastodon.
-    if (deleting || ("request" in ctx && !(await fetchAllowed(ctx as RequestContext<FederationData>, ownerByUsername(a.username)))))
-      return new Person({
-        id,
-        preferredUsername: a.username,
-        inbox: ctx.getInboxUri(a.username),
-        ...(deleting ? {} : { endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }) }),
-        publicKey: keys[0]?.cryptographicKey ?? null,
-        assertionMethods: keys.map((k) => k.multikey),
-      });
-    const base = ctx.canonicalOrigin;
-    const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
-    return new Actor({
-      id,
-      preferredUsername: a.username,
-      name: a.displayName || null,
-      summary: a.note || null,
-      url: new URL(a.url),
-      published: instant(a.createdAt),
-      icon: a.avatar ? new Image({ url: new URL(mediaUrl(base, a.avatar)) }) : null,
-      image: a.header ? new Image({ url: new URL(mediaUrl(base, a.header)) }) : null,
-      attachments: a.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
-      // The profile's custom emoji, as Mastodon tags them, so other servers render `:code:` in name, bio and fields.
-      tags: a.emojis.map((e) => emojiTag(base, e.shortcode, e.url)),
-      manuallyApprovesFollowers: a.locked,
-      discoverable: a.discoverable,
-      aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
-      // `movedTo`: the account it moved to (move_account).
-      successor: a.movedToAccountId ? await movedToUri(ctx.data.d, a.movedToAccountId) : null,
-      inbox: ctx.getInboxUri(a.username),
-      endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
-      followers: ctx.getFollowersUri(a.username),
-      following: ctx.getFollowingUri(a.username),
-      outbox: ctx.getOutboxUri(a.username),
-      featured: ctx.getFeaturedUri(a.username),
-      publicKey: keys[0]?.cryptographicKey ?? null,
-      assertionMethods: keys.map((k) => k.multikey),
-    });
+    const restricted = !deleting && "request" in ctx && !(await fetchAllowed(ctx as RequestContext<FederationData>, ownerByUsername(a.username)));
+    return localActor(ctx, a, { deleting, restricted });
   })
   .mapHandle(async (ctx, username) => {
     if (username === INSTANCE_ACTOR) return INSTANCE_ACTOR;

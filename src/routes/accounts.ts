@@ -1,5 +1,6 @@
 /** Registration, the user's own account, and reading any account. */
 import { movedTarget } from "../services/move";
+import { refreshStaleAccount } from "../services/account-refresh";
 import { adminEmails } from "../services/registration";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -142,6 +143,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
     method: "patch",
     path: "/api/v1/accounts/update_credentials",
     summary: "Change the user's profile and settings",
+    federates: true,
     tags: ["Accounts"],
     auth: "user",
     scopes: ["write:accounts"],
@@ -175,6 +177,8 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
         p.with_relationships && viewerId ? (await loadRelationships(d, viewerId, [found.account.id])).get(found.account.id) : undefined;
       const ctx = renderContext(c, viewerId);
       const target = await movedTarget(d, found.account);
+      // A remote account not fetched for a day is refreshed after this answer (its counts as its server reports).
+      c.executionCtx.waitUntil(refreshStaleAccount(c.env, baseUrl(c), hostOf(c), found.account).catch((e) => console.error("account refresh", e)));
       return c.json(renderAccount(ctx, found, { relationship, moved: target ? renderAccount(ctx, target) : null }));
     },
   });

@@ -254,7 +254,8 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       path: `/api/v1/statuses/:id/${name}`,
       summary: `${name[0].toUpperCase()}${name.slice(1)} a status`,
       notifies: name === "reblog" || name === "favourite",
-      federates: ["reblog", "unreblog", "favourite", "unfavourite"].includes(name),
+      // Pins go to followers as Add/Remove on the featured collection.
+      federates: ["reblog", "unreblog", "favourite", "unfavourite", "pin", "unpin"].includes(name),
       tags: ["Statuses"],
       auth: "user",
       scopes,

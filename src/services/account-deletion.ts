@@ -8,6 +8,7 @@
  * relationships. Last, once the actor Delete is expanded and delivered (signing needs the account row and its key),
  * its credentials and user row go and the account row stays as a tombstone: deactivated, emptied, its nickname
  * still taken (as Pleroma keeps a deleted user's nickname: its old ActivityPub id must never name someone else).
+ * A remote actor that deleted itself is emptied by the same job (`receiveActorDelete`).
  */
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
@@ -194,7 +195,7 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
       sql`UPDATE accounts SET deactivated = 1, display_name = '', note = '', avatar = NULL, header = NULL, background = NULL,
         fields = '[]', emojis = '[]', also_known_as = '[]', tags = '[]', public_key = NULL, moved_to_account_id = NULL,
         followers_count = 0, following_count = 0, statuses_count = 0, last_status_at = NULL, locked = 0, discoverable = 0, updated_at = ${t}
-        WHERE id = ${accountId} AND domain IS NULL`,
+        WHERE id = ${accountId}`,
     ),
     statement(d, sql`UPDATE account_deletions SET finished_at = ${t}, updated_at = ${t} WHERE account_id = ${accountId}`),
   ]);
@@ -224,8 +225,10 @@ export async function runAccountDeletions(env: Env, t: number, maxSteps = STEPS_
 
 /**
  * A remote actor deleted itself (its signed `Delete` of its own actor): the account is deactivated (hidden
- * everywhere, as local deactivations are) and its follows both ways end, with the local counterparts' counters
- * recounted. Its statuses stay stored but are hidden with it.
+ * everywhere at once, as local deactivations are) and its follows both ways end, with the local counterparts'
+ * counters recounted, in one batch; its content (statuses with their reblogs, favourites, notifications and
+ * media rows; its other rows) is then removed by the same bounded deletion job as a local account's, drained
+ * by the cron, with no Delete sent anywhere. A repeated Delete changes nothing more.
  */
 export async function receiveActorDelete(d: DB, remoteAccountId: string, t: number): Promise<void> {
   const others = await d.all<{ id: string }>(
@@ -241,5 +244,11 @@ export async function receiveActorDelete(d: DB, remoteAccountId: string, t: numb
         WHERE domain IS NULL AND id IN (SELECT value FROM json_each(${JSON.stringify(others.map((r) => r.id))}))`,
     ),
     statement(d, sql`UPDATE accounts SET deactivated = 1, updated_at = ${t} WHERE id = ${remoteAccountId} AND domain IS NOT NULL`),
+    statement(
+      d,
+      sql`INSERT INTO account_deletions (account_id, requested_by, requested_at, updated_at)
+        SELECT id, NULL, ${t}, ${t} FROM accounts WHERE id = ${remoteAccountId} AND domain IS NOT NULL
+        ON CONFLICT (account_id) DO NOTHING`,
+    ),
   ]);
 }

@@ -2,7 +2,8 @@
 import { and, count, desc, eq, isNull, ne, or, sql } from "drizzle-orm";
 import { notSilenced } from "./visibility";
 import type { DB } from "../db/client";
-import { now } from "../db/client";
+import { mixedBatch, now } from "../db/client";
+import { profileUpdateWrites } from "./profile-updates";
 import { isId, newId } from "../db/ids";
 import { accounts, credentials, followRequests, invites, notifications, participations, tokens, userColumns, users, type AccountField } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
@@ -354,16 +355,20 @@ export function renderFields(fields: { name: string; value: string }[]): Account
   return fields.map((f) => ({ name: f.name, value: plainTextToHtml(f.value), verified_at: null }));
 }
 
-/** Applies an update to the account and user rows in one batch. */
-export async function saveCredentials(d: DB, accountId: string, update: CredentialsUpdate): Promise<AccountWithUser> {
+/**
+ * Applies an update to the account and user rows in one batch. Given the row `before`, a change other servers
+ * see is announced to them (an `Update` of the actor) in the same batch.
+ */
+export async function saveCredentials(d: DB, accountId: string, update: CredentialsUpdate, before?: AccountRow): Promise<AccountWithUser> {
   const t = now();
-  const [acc, usr] = await d.batch([
+  const [acc, usr] = (await mixedBatch(d, [
     d.update(accounts).set({ ...update.account, updatedAt: t }).where(eq(accounts.id, accountId)).returning(),
     Object.keys(update.user).length
       ? d.update(users).set(update.user).where(eq(users.accountId, accountId)).returning(userColumns)
       : d.select(userColumns).from(users).where(eq(users.accountId, accountId)),
-  ]);
-  return { account: acc[0], user: usr[0] ?? null };
+    ...(before ? profileUpdateWrites(d, before, update.account, t) : []),
+  ])) as [AccountRow[], UserRow[]];
+  return { account: acc[0]!, user: usr[0] ?? null };
 }
 
 // ---- credential updates ----
@@ -436,7 +441,7 @@ export async function updateCredentials(
     const old = me.account[column];
     if (isStoredKey(old)) replaced.push(old);
   }
-  const saved = await saveCredentials(d, me.account.id, update);
+  const saved = await saveCredentials(d, me.account.id, update, me.account);
   return { saved, replaced };
 }
 

@@ -31,6 +31,8 @@ export type StreamEvent =
   | { accountId: string; event: "filters_changed"; payload: null }
   /** A new status or reblog (its id): every stream whose timeline would show it, to each listener allowed to see it. */
   | { accountId: null; event: "update"; payload: string }
+  /** An edited status (its id): the streams that would show it, as for `update` (Mastodon's `status.update`). */
+  | { accountId: null; event: "status.update"; payload: string }
   /** A chat changed by a new message: the Chat as `accountId` sees it (its `user` and `user:pleroma_chat` streams). */
   | { accountId: string; event: "pleroma:chat_update"; payload: import("../schemas/chat").Chat }
   /** A notification created for `accountId` (its id). */

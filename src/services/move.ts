@@ -18,6 +18,7 @@ import { eq } from "drizzle-orm";
 import { follow, unfollow } from "./graph";
 import { notify } from "./notifications";
 import { outboxWrite } from "./outbox";
+import { profileUpdateWrites } from "./profile-updates";
 
 /** Pleroma's answer when the target does not list the origin. */
 export const NOT_ALIASED = "Target account must have the origin in `alsoKnownAs`";
@@ -41,15 +42,23 @@ export async function addAlias(d: DB, account: AccountRow, alias: AccountRow, t:
   if (alias.id === account.id) return "Can not add self as alias.";
   if (account.alsoKnownAs.includes(alias.uri)) return null;
   if (account.alsoKnownAs.length >= MAX_ALIASES) return "Too many aliases.";
-  await d.update(accounts).set({ alsoKnownAs: [...account.alsoKnownAs, alias.uri], updatedAt: t }).where(eq(accounts.id, account.id));
+  await setAliases(d, account, [...account.alsoKnownAs, alias.uri], t);
   return null;
 }
 
 /** Removes `alias`; false when it was not an alias. */
 export async function removeAlias(d: DB, account: AccountRow, alias: AccountRow, t: number): Promise<boolean> {
   if (!account.alsoKnownAs.includes(alias.uri)) return false;
-  await d.update(accounts).set({ alsoKnownAs: account.alsoKnownAs.filter((u) => u !== alias.uri), updatedAt: t }).where(eq(accounts.id, account.id));
+  await setAliases(d, account, account.alsoKnownAs.filter((u) => u !== alias.uri), t);
   return true;
+}
+
+/** The aliases written, and (for a local account) announced to its followers in the same batch. */
+async function setAliases(d: DB, account: AccountRow, alsoKnownAs: string[], t: number): Promise<void> {
+  await d.$client.batch([
+    statement(d, d.update(accounts).set({ alsoKnownAs, updatedAt: t }).where(eq(accounts.id, account.id))),
+    ...profileUpdateWrites(d, account, { alsoKnownAs }, t),
+  ]);
 }
 
 /**

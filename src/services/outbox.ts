@@ -60,7 +60,9 @@ export type OutboxActivity =
   /** A reblog (public or unlisted): an Announce to the reblogger's followers and the original's author. */
   | { type: "Announce"; statusId: string }
   /** A reblog withdrawn: its uri and audience as they were. */
-  | { type: "UndoAnnounce"; uri: string; objectUri: string; visibility: Visibility; originalAuthorId: string };
+  | { type: "UndoAnnounce"; uri: string; objectUri: string; visibility: Visibility; originalAuthorId: string }
+  /** A status pinned (`Add` to the featured collection) or unpinned (`Remove`): its uri, to its author's followers. */
+  | { type: "AddFeatured" | "RemoveFeatured"; statusId: string; uri: string };
 
 /** Activities sent as the instance actor (its id, its key) whichever local account's action wrote them. */
 export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set(["Flag"]);
@@ -97,6 +99,9 @@ function audience(accountId: string, a: OutboxActivity): SQL {
     case "UpdateActor":
     case "Move":
       return hasRemoteFollower(accountId);
+    case "AddFeatured":
+    case "RemoveFeatured":
+      return sql`(EXISTS (SELECT 1 FROM statuses WHERE id = ${a.statusId} AND local = 1 AND visibility IN ('public', 'unlisted')) AND ${hasRemoteFollower(accountId)})`;
     case "ChatMessage":
     case "DeleteChatMessage":
       return isRemote(a.recipientId);

@@ -335,11 +335,21 @@ function mediaInserts(d: DB, accountId: string, statusId: string, media: ParsedN
 
 /**
  * An edit by the author (the caller checked the actor is the status's author): content, content warning,
- * sensitivity, emoji, hashtags and media are replaced, `edited_at` set. Answers false for an unknown status.
+ * sensitivity, emoji, hashtags and media are replaced, `edited_at` set. Answers the status's id, or null when
+ * nothing changed (unknown status, an older or repeated edit).
  */
-export async function updateRemoteNote(d: DB, author: AccountRow, note: ParsedNote, t: number = now()): Promise<boolean> {
-  const row = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.uri, note.uri), eq(statuses.accountId, author.id))).get();
-  if (!row) return false;
+export async function updateRemoteNote(d: DB, author: AccountRow, note: ParsedNote, t: number = now()): Promise<string | null> {
+  const row = await d
+    .select({ id: statuses.id, content: statuses.content, spoilerText: statuses.spoilerText, sensitive: statuses.sensitive, editedAt: statuses.editedAt })
+    .from(statuses)
+    .where(and(eq(statuses.uri, note.uri), eq(statuses.accountId, author.id)))
+    .get();
+  if (!row) return null;
+  // An edit older than the one shown arrived late, and a re-delivered one changes nothing: both are dropped
+  // (no write, no `status.update` streamed again).
+  if (note.updated !== null && row.editedAt !== null && note.updated < row.editedAt) return null;
+  const same = row.content === note.content && row.spoilerText === note.spoilerText && row.sensitive === note.sensitive;
+  if (same && (note.updated === null || note.updated === row.editedAt)) return null;
   await d.$client.batch([
     statement(
       d,
@@ -354,7 +364,7 @@ export async function updateRemoteNote(d: DB, author: AccountRow, note: ParsedNo
     ...mediaInserts(d, author.id, row.id, note.media, t),
     statement(d, sql`UPDATE statuses_fts SET body = ${[note.spoilerText, htmlToText(note.content)].filter(Boolean).join("\n")} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`),
   ]);
-  return true;
+  return row.id;
 }
 
 /** The stored status with this uri if the actor `authorUri` wrote it (null: unknown, or someone else's). */

@@ -20,6 +20,7 @@ import type { AccountWithUser } from "./accounts";
 import { findByAcct, withUser } from "./accounts";
 import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
 import { parseNote, storeRemoteNote } from "./remote-statuses";
+import { syncFeatured } from "./remote-featured";
 
 /** How long one look-up (WebFinger + actor) may take. */
 export const LOOKUP_MS = 5_000;
@@ -67,7 +68,7 @@ async function storedByUrl(d: DB, url: string): Promise<AccountWithUser | null> 
 }
 
 /** `work`, or null once `ms` have passed (the work is abandoned, not awaited). */
-function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
+export function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const deadline = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   return Promise.race([work.catch(() => null), deadline]).finally(() => clearTimeout(timer!));
@@ -109,10 +110,12 @@ async function reportedCounts(actor: Actor, loader: DocumentLoader, ms: number):
 }
 
 /** Stores a fetched actor with its counters; null when it is not an account or cannot be stored. */
-async function storeActor(d: DB, actor: Actor, loader: DocumentLoader): Promise<AccountWithUser | null> {
+async function storeActor(r: ResolveEnv, d: DB, actor: Actor, loader: DocumentLoader): Promise<AccountWithUser | null> {
   const counts = await reportedCounts(actor, loader, COUNTS_MS);
   try {
     const row = await upsertActor(d, actor, counts);
+    // Its pinned statuses, as its featured collection lists them now.
+    if (row) await syncFeatured(r, actor, row, loader, COUNTS_MS).catch((e) => console.warn(`resolve: featured of ${row.uri}: ${(e as Error)?.message ?? e}`));
     return row ? { account: row, user: null } : null;
   } catch (e) {
     // e.g. another actor already holds this user@host (a renamed or re-created account): keep what is stored.
@@ -190,7 +193,7 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
   if (rejectedHost(d, targetHost.replace(/:\d+$/, ""))) return stored;
   try {
     const { object, loader } = await lookup(r, target, ms);
-    if (object && isActor(object)) return (await storeActor(d, object, loader)) ?? stored;
+    if (object && isActor(object)) return (await storeActor(r, d, object, loader)) ?? stored;
     if (object && !stored && h.kind === "url") {
       const statusId = await storeFetchedStatus(r, object);
       // The replied-to status's id, for the caller to fetch the missing ancestors after its response.

@@ -154,20 +154,34 @@ export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): 
 
 export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
   const s = await actionTarget(d, me, id);
+  const t = now();
   if (!on) {
-    await d.update(statuses).set({ pinnedAt: null }).where(and(eq(statuses.id, s.id), eq(statuses.accountId, me.id)));
+    // The Remove goes out only when the status was pinned (read by the batch before the write).
+    await d.$client.batch([
+      outboxWrite(d, me.id, { type: "RemoveFeatured", statusId: s.id, uri: s.uri }, t, {
+        onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${s.id} AND account_id = ${me.id} AND pinned_at IS NOT NULL)`,
+      }),
+      statement(d, d.update(statuses).set({ pinnedAt: null }).where(and(eq(statuses.id, s.id), eq(statuses.accountId, me.id)))),
+    ]);
     return s.id;
   }
   if (s.accountId !== me.id) throw unprocessable("Someone else's status cannot be pinned");
   if (!["public", "unlisted"].includes(s.visibility)) throw unprocessable("Non-public status cannot be pinned");
   if (s.pinnedAt !== null) return s.id;
   // One conditional write: the count is taken by the update itself, so racing pins cannot pass the limit together.
-  const done = await d
-    .update(statuses)
-    .set({ pinnedAt: now() })
-    .where(and(eq(statuses.id, s.id), isNull(statuses.pinnedAt), sql`(SELECT count(*) FROM statuses WHERE account_id = ${me.id} AND pinned_at IS NOT NULL) < ${MAX_PINNED}`))
-    .returning({ id: statuses.id });
-  if (done.length) return s.id;
+  // The Add goes out only when this very write pinned it.
+  const [done] = await d.$client.batch<{ id: string }>([
+    statement(
+      d,
+      d
+        .update(statuses)
+        .set({ pinnedAt: t })
+        .where(and(eq(statuses.id, s.id), isNull(statuses.pinnedAt), sql`(SELECT count(*) FROM statuses WHERE account_id = ${me.id} AND pinned_at IS NOT NULL) < ${MAX_PINNED}`))
+        .returning({ id: statuses.id }),
+    ),
+    outboxWrite(d, me.id, { type: "AddFeatured", statusId: s.id, uri: s.uri }, t, { onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${s.id} AND pinned_at = ${t})` }),
+  ]);
+  if (done!.results.length) return s.id;
   // Lost: either a racing request pinned this very status (done), or the limit is reached.
   const again = await d.select({ pinnedAt: statuses.pinnedAt }).from(statuses).where(eq(statuses.id, s.id)).get();
   if (again?.pinnedAt == null) throw unprocessable("You have already pinned the maximum number of statuses");

@@ -110,10 +110,13 @@ function personalListeners(events: Extract<StreamEvent, { accountId: string }>[]
 export async function deliverToStreams(events: StreamEvent[], env: Env, base: string): Promise<void> {
   const d = db(env);
   const updates = [...new Set(events.flatMap((e) => (e.event === "update" ? [e.payload] : [])))];
+  const edits = [...new Set(events.flatMap((e) => (e.event === "status.update" ? [e.payload] : [])))];
   const deletes = events.filter((e): e is Extract<StreamEvent, { event: "delete" }> => e.event === "delete");
   const personal = events.filter((e): e is Extract<StreamEvent, { accountId: string }> => e.accountId !== null);
   const queries: [string, SQL][] = [];
   if (updates.length) queries.push(["update", updateListeners(updates)], ["conversation", conversationListeners(updates)]);
+  // An edit reaches whoever a new status would (the same timeline rules), as `status.update`.
+  if (edits.length) queries.push(["status.update", updateListeners(edits)]);
   if (deletes.length) queries.push(["delete", deleteListeners(deletes)]);
   if (personal.length) queries.push(["personal", personalListeners(personal)]);
   if (queries.length === 0) return;
@@ -127,6 +130,7 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   const frame = (r: Recipient, event: string, payload?: string) => frames.push({ object: r.object, tokenId: r.tokenId, stream: r.stream, arg: r.arg, event, payload });
 
   const updateRows = found.get("update") ?? [];
+  const editRows = found.get("status.update") ?? [];
   const conversationRows = found.get("conversation") ?? [];
   const personalRows = found.get("personal") ?? [];
   const notificationIds = personalRows.flatMap((r) => {
@@ -134,17 +138,19 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     return e.event === "notification" ? [e.payload] : [];
   });
   const [hydrated, participations, notificationRows] = await Promise.all([
-    updateRows.length ? hydrateEach(d, updates, updateRows.map((r) => r.accountId)) : new Map(),
+    updateRows.length || editRows.length ? hydrateEach(d, [...new Set([...updates, ...edits])], [...updateRows, ...editRows].map((r) => r.accountId)) : new Map(),
     participationsByIds(d, conversationRows.map((r) => r.ref)),
     notificationsByIds(d, notificationIds),
   ]);
 
   // Each status rendered once per listening account.
-  for (const [viewer, rows] of group(updateRows, (r) => r.accountId)) {
-    const rendered = new Map(renderStatuses(ctxFor(viewer), hydrated.get(viewer)!, updates).map((s) => [s.id, JSON.stringify(s)]));
-    for (const r of rows) {
-      const payload = rendered.get(r.ref);
-      if (payload) frame(r, "update", payload);
+  for (const [event, found, ids] of [["update", updateRows, updates], ["status.update", editRows, edits]] as const) {
+    for (const [viewer, rows] of group(found, (r) => r.accountId)) {
+      const rendered = new Map(renderStatuses(ctxFor(viewer), hydrated.get(viewer)!, ids).map((s) => [s.id, JSON.stringify(s)]));
+      for (const r of rows) {
+        const payload = rendered.get(r.ref);
+        if (payload) frame(r, event, payload);
+      }
     }
   }
   for (const r of found.get("delete") ?? []) frame(r, "delete", r.ref);

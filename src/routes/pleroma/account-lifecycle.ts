@@ -103,6 +103,7 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
       method,
       path: "/api/v1/pleroma/aliases",
       summary: method === "put" ? "Add an alias (local or user@domain)" : "Remove an alias",
+      federates: true,
       tags: ["Pleroma"],
       auth: "user",
       scopes: ["write:accounts"],

@@ -105,6 +105,7 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
       method: "patch",
       path: `/api/v1/pleroma/accounts/${path}`,
       summary: `Set or remove (empty value) the ${input === "header" ? "banner" : input === "avatar" ? "avatar" : "background image"}`,
+      federates: input !== "pleroma_background_image",
       tags: ["Pleroma"],
       auth: "user",
       scopes: ["write:accounts"],
