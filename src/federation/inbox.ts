@@ -6,12 +6,14 @@
  * the sender's only when its `attributedTo` is the sender and it lives on the sender's origin (otherwise it is
  * fetched from its id and checked again), and updates and deletes apply only to the sender's own statuses.
  *
- * Every other activity type (likes, boosts, blocks, actor deletes…: part 2) is answered **501** rather than
- * accepted and dropped, so the sender keeps it: the catch-all listener marks the request (`inbound.unhandled`)
- * and `refuseUnhandled` (federation/index.ts) turns that into the 501.
+ * Notes include the other object types shown as statuses (pages, videos, events…: federation/object-types.ts),
+ * and a Group's Announce of a Create is its members' post (federation/group-announce.ts). An activity type no
+ * listener handles, or a Create of an object type Starling does not show, is acknowledged (202), logged and
+ * dropped. Some embedded objects not handled yet (`unhandled`) are still answered 501 (`refuseUnhandled`,
+ * federation/index.ts), so their sender keeps them.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Article, ChatMessage, Create, Delete, Follow, isActor, Move, Note, Question, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Accept, Activity, Announce, ChatMessage, Create, Delete, Follow, isActor, Move, Reject, Undo, Update, type Object as APObject } from "@fedify/vocab";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
@@ -27,6 +29,8 @@ import { deliverPending } from "../services/push";
 import type { FederationData } from "./index";
 import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
+import { isPostLike } from "./object-types";
+import { receiveGroupAnnounce } from "./group-announce";
 
 /** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
 class Unhandled extends Error {}
@@ -34,6 +38,14 @@ class Unhandled extends Error {}
 function unhandled(ctx: InboxContext<FederationData>, what: string): never {
   if (ctx.data.inbound) ctx.data.inbound.unhandled = what;
   throw new Unhandled(what);
+}
+
+/**
+ * An activity (or an object type) Starling has no use for: acknowledged (202) and dropped, as Mastodon and
+ * Pleroma do, so the sender does not retry it; logged with its type.
+ */
+function dropped(activity: Activity, what: string): void {
+  console.log(`inbox: dropped ${what}`, activity.id?.href ?? "", "from", activity.actorId?.href ?? "");
 }
 
 async function embedded(get: (o: { documentLoader: typeof embeddedOnly }) => Promise<APObject | null>): Promise<APObject | null> {
@@ -78,7 +90,7 @@ function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; no
   if (r.notified) exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
 }
 
-const isNoteLike = (o: unknown): o is RemoteObject => o instanceof Note || o instanceof Article || o instanceof Question;
+const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
 
 /**
  * The object of a Create/Update as the sender's own: embedded and attributed to the sender on its origin, or
@@ -147,7 +159,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         return;
       }
       const object = await ownObject(ctx, create, from);
-      if (object === "unhandled") unhandled(ctx, "Create of this object type");
+      if (object === "unhandled") return dropped(create, "Create of an object type Starling does not show");
       if (!object || !object.id) return;
       const d = ctx.data.d;
       const base = ctx.canonicalOrigin;
@@ -203,7 +215,12 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       await moveAccount(ctx.data.d, from, target.account, Date.now());
       after(ctx, { events: [], notified: true });
     })
-    .on(Activity, async (ctx, activity) => unhandled(ctx, activity.constructor.name))
+    .on(Announce, async (ctx, announce) => {
+      const from = await sender(ctx, announce);
+      if (from && (await receiveGroupAnnounce(ctx, announce, from))) return;
+      dropped(announce, "Announce");
+    })
+    .on(Activity, async (_ctx, activity) => dropped(activity, activity.constructor.name))
     .onError((_ctx, error) => {
       if (!(error instanceof Unhandled)) console.error("inbox", error);
     });

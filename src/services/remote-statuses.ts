@@ -18,8 +18,9 @@ import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import type { StreamEvent } from "./events";
+import { adaptObjectType, type ConvertedObject } from "../federation/object-types";
 
-export type RemoteObject = Note | Article | Question;
+export type RemoteObject = Note | Article | Question | ConvertedObject;
 
 /** Caps on what one remote object may add (its server decides the rest). */
 const MAX_CONTENT = 100_000;
@@ -159,7 +160,8 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
     const end = object.endTime ?? object.closed;
     if (options.length >= 2) poll = { options, multiple, expiresAt: end instanceof Object && "epochMilliseconds" in end ? (end as { epochMilliseconds: number }).epochMilliseconds : null };
   }
-  return {
+  // Pages, videos, events… are shown with their title and link (federation/object-types.ts).
+  return adaptObjectType(object, {
     uri: object.id!.href,
     url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,
     content: await sanitizeHtml(html),
@@ -184,7 +186,7 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
       reblogs: await totalOf(() => object.getShares(embedded)),
       favourites: await totalOf(() => object.getLikes(embedded)),
     },
-  };
+  });
 }
 
 /** Remote hrefs of mentions not stored yet (the caller may fetch a few of them as actors before storing). */
