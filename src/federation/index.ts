@@ -35,6 +35,7 @@ import { signerMatchesActor } from "./signer";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 import { registerInbox } from "./inbox";
+import { readInboxPost } from "./inbound-guard";
 import { deletionState } from "../services/account-deletion";
 import { federationRejected, refreshSettings } from "../services/settings";
 
@@ -423,14 +424,11 @@ export async function handleFederated(
   const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
   const data: FederationData = { env, d: db(env), exec: ctx, inbound: {} };
   if (req.method === "POST" && isInboxPath(url)) {
-    // Read once, byte for byte (the signature's digest covers these bytes), to check who signs for whom.
-    const bytes = await req.arrayBuffer();
-    let body: unknown = null;
-    try {
-      body = JSON.parse(new TextDecoder().decode(bytes));
-    } catch {
-      // Not JSON: Fedify answers it.
-    }
+    // Read once, byte for byte (the signature's digest covers these bytes), to check who signs for whom; too
+    // large, not JSON, without an actor or nested too deep is refused first (federation/inbound-guard.ts).
+    const read = await readInboxPost(req);
+    if (read instanceof Response) return read;
+    const { bytes, body } = read;
     if (!signerMatchesActor(req.headers, body)) return jsonError(401, "The signing key does not belong to the activity's actor");
     // A rejected domain (federation policy `reject`, or not on the `accept` list) is dropped unread, its key not
     // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
