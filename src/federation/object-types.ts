@@ -46,11 +46,16 @@ function bodyHtml(object: ConvertedObject, parsed: ParsedNote): string {
 }
 
 /**
- * A parsed object adapted to its type: for a converted type, the title (its `name`) linked to its page heads the
+ * A parsed object adapted to its type: an article gets its title; for a converted type, the title (its `name`) linked to its page heads the
  * content, an event says when it starts, links attached (Lemmy's link posts) follow the body, and the summary is
  * part of the text rather than a content warning. Notes, articles and questions are left as they are.
  */
 export async function adaptObjectType(object: unknown, parsed: ParsedNote): Promise<ParsedNote> {
+  // A blog post (WriteFreely, Plume) keeps its HTML and content warning; its title heads it.
+  if (object instanceof Article) {
+    const title = text(object.name).trim().slice(0, MAX_TITLE);
+    return title ? { ...parsed, content: `<p><a href="${escape(parsed.url)}"><strong>${escape(title)}</strong></a></p>${parsed.content}` } : parsed;
+  }
   if (!isConverted(object)) return parsed;
   const url = pageUrl(object);
   const name = text(object.name).trim().slice(0, MAX_TITLE);
