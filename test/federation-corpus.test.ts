@@ -94,6 +94,12 @@ describe("other object types, from a followed actor", () => {
     expect(page.content).not.toContain("<script");
     expect(page.content).toContain(`href="https://example.org/article/${s.vars.N}"`);
     expect(page.spoiler_text).toBe("");
+    // Lemmy's Update(Page) by its author edits the title and the body.
+    const update = { "@context": lemmy["@context"], id: `${lemmy.id}/update`, type: "Update", actor: s.actor, to: lemmy.to, cc: lemmy.cc };
+    await expectAccepted(await s.peer.send(s.actor, { ...update, object: { ...lemmy.object, name: "A better title", content: "<p>edited</p>", updated: "2024-06-05T14:00:00Z" } }));
+    const edited = await statusByUri(s, lemmy.object.id);
+    expect(edited.content).toContain(`<a href="${lemmy.object.id}">A better title</a></p><p>edited</p>`);
+    expect(edited.edited_at).toBe("2024-06-05T14:00:00.000Z");
 
     const mbin = fill(mbinCreatePage, vars);
     await expectAccepted(await s.peer.send(s.actor, mbin));

@@ -1,6 +1,6 @@
 /**
  * What an inbox POST must be before anything reads it as an activity (issue 18): at most `MAX_INBOX_BYTES`
- * (413: real activities are a few kilobytes; Mastodon caps at 1 MB too), JSON (400), an object with an `actor`
+ * (413: real activities are a few kilobytes), JSON (400), an object with an `actor`
  * (400), nested at most `MAX_DEPTH` deep (400: JSON-LD processing of a pathological document must not exhaust
  * the isolate). Each refusal says why, and nothing is stored or fetched for it.
  */

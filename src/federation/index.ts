@@ -44,7 +44,7 @@ export interface FederationData {
   d: DB;
   /** The request's execution context (streams and push after the response); absent outside a request. */
   exec?: { waitUntil(p: Promise<unknown>): void };
-  /** Set by the inbox when the activity is of a type part 1 does not handle (answered 501). */
+  /** Set by the inbox when an activity embeds an object it does not handle yet (answered 501). */
   inbound?: { unhandled?: string };
 }
 
@@ -365,10 +365,9 @@ function jsonError(status: number, error: string): Response {
 }
 
 /**
- * Fedify answers an activity of a type no listener handles with 202 and drops it. Starling answers a verified
- * activity of a type it does not handle yet (everything but Follow, Accept/Reject/Undo of a Follow and
- * Create/Update/Delete of notes: federation/inbox.ts) 501 instead, so the sender keeps it and may retry
- * later, rather than believing it was delivered. The inbox's catch-all listener marks such a request.
+ * An activity type no listener handles is acknowledged (202) and dropped (the inbox's catch-all logs it). A
+ * listener that meets an embedded object it does not handle yet (`unhandled` in federation/inbox.ts) marks the
+ * request, answered 501 here, so the sender keeps it and may retry later rather than believing it delivered.
  */
 async function refuseUnhandled(req: Request, url: URL, res: Response, data: FederationData): Promise<Response> {
   const p = url.pathname.replace(/\/+$/, "");
