@@ -260,3 +260,48 @@ describe("what Starling does not process is acknowledged and dropped", () => {
     expect((await call("/api/v1/pleroma/healthcheck", { instance: A })).status).toBe(200);
   });
 });
+
+describe("malformed activities from a verified sender are never a 500", () => {
+  it("odd objects, types, dates, tags, attachments and ids: each acknowledged or refused, nothing half stored", async () => {
+    const s = await setup();
+    await followPeer(s);
+    const as = "https://www.w3.org/ns/activitystreams";
+    const note = (extra: Record<string, unknown>) => ({ type: "Note", id: `${s.actor}/statuses/${s.vars.N}-${Math.random().toString(36).slice(2)}`, attributedTo: s.actor, to: [`${as}#Public`], content: "<p>odd</p>", ...extra });
+    const create = (object: unknown, extra: Record<string, unknown> = {}) => ({ "@context": as, id: `${s.actor}#create-${Math.random().toString(36).slice(2)}`, type: "Create", actor: s.actor, object, ...extra });
+    const huge = note({ type: "Page", name: "t".repeat(20_000) });
+    // Fedify refuses what it cannot read as ActivityStreams (an unparsable date, an id that is not a string) with
+    // 400; the rest is acknowledged, stored when it makes sense, dropped otherwise.
+    const cases: [string, unknown, number][] = [
+      ["object without id or type", create({}), 202],
+      ["object a number", create(42), 202],
+      ["object null", create(null), 202],
+      ["object id not a URL", create(note({ id: "not a url" })), 202],
+      ["a type list", { ...create(note({})), type: ["Create", "Foo"] }, 202],
+      ["content an object", create(note({ content: { nested: true } })), 202],
+      ["published garbage", create(note({ published: "yesterday-ish" })), 400],
+      ["tag a string, attachment with a javascript: url", create(note({ tag: "#nope", attachment: [{ type: "Document", url: "javascript:alert(1)", mediaType: "image/png" }] })), 202],
+      ["a Page with a huge name", create(huge), 202],
+      ["an Event with a malformed start", create(note({ type: "Event", name: "e", startTime: "soon" })), 400],
+      ["to a number, cc an object with a numeric id", create(note({ to: 5, cc: { id: 7 } })), 400],
+      ["an Announce of nothing", { "@context": as, id: `${s.actor}#announce`, type: "Announce", actor: s.actor, object: null }, 202],
+      ["an Undo of a string", { "@context": as, id: `${s.actor}#undo`, type: "Undo", actor: s.actor, object: "https://peer.example/nothing" }, 202],
+      ["a Delete of nothing", { "@context": as, id: `${s.actor}#delete`, type: "Delete", actor: s.actor }, 202],
+    ];
+    for (const [what, activity, status] of cases) {
+      const res = await s.peer.send(s.actor, activity);
+      expect(res.status, `${what}: ${await res.text()}`).toBe(status);
+    }
+    // The huge title is cut.
+    const page = await statusByUri(s, huge.id);
+    expect(page.content).toContain(`>${"t".repeat(500)}</a>`);
+    expect(page.content).not.toContain("t".repeat(501));
+    // What was stored renders: every status of this actor is a valid Status, with no javascript: media.
+    const stored = await q<{ id: string }>("SELECT s.id FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE a.uri = ?", s.actor);
+    for (const { id } of stored) {
+      const st = valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
+      for (const m of st.media_attachments) expect(m.url).toMatch(/^https?:/);
+      expect(st.content.length).toBeLessThan(120_000);
+    }
+    expect((await call("/api/v1/pleroma/healthcheck", { instance: A })).status).toBe(200);
+  });
+});

@@ -11,6 +11,7 @@
 import { Announce, Create, isActor, type Object as APObject } from "@fedify/vocab";
 import type { InboxContext } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
+import { statement } from "../db/client";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { parseNote, storeRemoteNote, type RemoteObject } from "../services/remote-statuses";
@@ -66,16 +67,18 @@ export async function receiveGroupAnnounce(ctx: InboxContext<FederationData>, an
   const note = applyNotePolicies(d, author.domain!, await parseNote(object as RemoteObject, author, author.domain!));
   if (note.visibility !== "public" && note.visibility !== "unlisted") return log(`a ${note.visibility} post`, announce), true;
   const base = ctx.canonicalOrigin;
-  const stored = await storeRemoteNote(d, author, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base, requested: true });
-  // The group's local followers see it in their home, as a boost of the group's (idempotent: a re-delivery
-  // completes a fan-out an earlier one did not reach).
-  await d.run(
+  // The group's local followers see it in their home, brought by the group as a boost is by its booster: in the
+  // status's own batch, and again when it was stored already (another group's announce, an earlier delivery).
+  const fanOut = statement(
+    d,
     sql`INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id)
       SELECT f.account_id, s.id, ${group.id} FROM statuses s
         JOIN follows f ON f.target_account_id = ${group.id}
         JOIN accounts a ON a.id = f.account_id AND a.domain IS NULL
       WHERE s.uri = ${note.uri} AND s.account_id = ${author.id}`,
   );
-  if (stored.stored && ctx.data.exec) publish(ctx.data.env, ctx.data.exec, stored.events, base);
+  const stored = await storeRemoteNote(d, author, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base, requested: true, extra: [fanOut] });
+  if (!stored.stored) await d.$client.batch([fanOut]);
+  else if (ctx.data.exec) publish(ctx.data.env, ctx.data.exec, stored.events, base);
   return true;
 }

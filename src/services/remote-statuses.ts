@@ -206,7 +206,12 @@ export type StoreResult = { stored: false; reason: "exists" | "irrelevant" } | {
  * addresses or mentions a local account, or it replies to a stored local status, or a local user asked for it
  * (`requested`: a search for its URL). Idempotent by uri.
  */
-export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNote, opts: { inlineFanoutMax: number; base: string; t?: number; requested?: boolean }): Promise<StoreResult> {
+export async function storeRemoteNote(
+  d: DB,
+  author: AccountRow,
+  note: ParsedNote,
+  opts: { inlineFanoutMax: number; base: string; t?: number; requested?: boolean; extra?: D1PreparedStatement[] },
+): Promise<StoreResult> {
   const t = opts.t ?? now();
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
   const [existing, parentRows, recipientRows, followed, contextRows] = await d.batch([
@@ -280,6 +285,8 @@ export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNot
     ...mediaInserts(d, author.id, id, note.media, t),
     // writePost recounts the author's statuses from local rows; a remote account keeps what its server reports.
     statement(d, sql`UPDATE accounts SET statuses_count = ${author.statusesCount} WHERE id = ${author.id} AND domain IS NOT NULL`),
+    // The caller's own rows for the new status (a group's followers' home feeds: federation/group-announce.ts).
+    ...(opts.extra ?? []),
   ];
   try {
     const written = await writePost(
