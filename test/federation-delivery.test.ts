@@ -11,7 +11,7 @@ import worker from "../src/index";
 import { A, routeFetch, type Routed } from "./instances";
 import { call, json, uniqueName, valid, type TestUser, registerUser } from "./helpers";
 import { countingD1 } from "./d1-counter";
-import { deliverHost, deliveryWake, drainFederation, GIVE_UP_MS, PROBE_EVERY_MS, UNREACHABLE_AFTER_MS } from "../src/federation/delivery";
+import { deliverHost, deliveryWake, drainFederation, GIVE_UP_MS, PROBE_EVERY_MS, sweepFederation, UNREACHABLE_AFTER_MS } from "../src/federation/delivery";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";
@@ -411,6 +411,29 @@ describe("retries", () => {
     expect(received.filter((r) => r.host === h1).map((r) => text(r))).toEqual(["first", "second"]);
     expect(await rows(h1)).toEqual([]);
     expect(await instance()).toMatchObject({ unreachable_since: null });
+  });
+
+  it("an unreachable host's waiting deliveries are dropped by the sweep once past the give-up time, and the host marked failing", async () => {
+    const { me, h1, h2 } = await withFollowers();
+    answer = (h) => (h === h1 ? 503 : 202);
+    await statusOf(await postA(me, { status: "one" }));
+    const t = Date.now();
+    await drainFederation(A.bindings, t);
+    await statusOf(await postA(me, { status: "two" }));
+    const count = async () => (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first<{ n: number }>())!.n;
+    // A day on: still kept (waiting for probes).
+    await sweepFederation(A.bindings, t + UNREACHABLE_AFTER_MS + 1000);
+    expect(await count()).toBe(2);
+    // Past the give-up time: dropped without a try; the other host's are not touched.
+    received = [];
+    await sweepFederation(A.bindings, Date.now() + GIVE_UP_MS + 1000);
+    expect(await count()).toBe(0);
+    expect(received).toEqual([]);
+    expect((await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?").bind(h1).first<{ failing_since: number | null }>())!.failing_since).not.toBeNull();
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM instances WHERE domain = ? AND failing_since IS NOT NULL").bind(h2).first()).toEqual({ n: 0 });
+    // h2's second post is still there for its own delivery (and nothing is left for later tests' drains).
+    await drainFederation(A.bindings, Date.now());
+    expect(received.map((r) => r.host)).toEqual([h2]);
   });
 });
 

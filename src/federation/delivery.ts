@@ -441,17 +441,31 @@ export async function kickFederation(env: Env): Promise<void> {
 /** Expanded rows whose deliveries are all done are removed after this long. */
 const KEEP_EXPANDED_MS = 3600_000;
 
-/** The cron's sweep: expand what nobody expanded, wake every host with due deliveries, clear finished rows. */
+/**
+ * The cron's sweep: expand what nobody expanded, wake every host with due deliveries (not those waiting for a
+ * probe), drop what an unreachable host will never get in time, clear finished rows.
+ */
 export async function sweepFederation(env: Env, t: number = Date.now()): Promise<void> {
   const d = db(env);
   const woken = new Set(await expandOutbox(env, t));
   const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)} LIMIT 1600`);
   due.forEach((r) => woken.add(r.host));
   await deliveryWake.run(env, [...woken]);
-  await d.run(
-    sql`DELETE FROM federation_outbox WHERE id IN (SELECT o.id FROM federation_outbox o WHERE o.body IS NOT NULL AND o.expanded_at < ${t - KEEP_EXPANDED_MS}
-      AND NOT EXISTS (SELECT 1 FROM federation_deliveries x WHERE x.outbox_id = o.id) LIMIT 1000)`,
-  );
+  await d.$client.batch([
+    // Deliveries to an unreachable host wait for its probes, one every few hours: those past the give-up time
+    // (dropped at their next failure anyway) are dropped now, so a dead host's queue does not grow.
+    statement(
+      d,
+      sql`DELETE FROM federation_deliveries WHERE id IN (SELECT id FROM federation_deliveries WHERE created_at < ${t - GIVE_UP_MS}
+        AND host IN (SELECT domain FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS}) LIMIT 1000)`,
+    ),
+    statement(d, sql`UPDATE instances SET failing_since = ${t} WHERE failing_since IS NULL AND unreachable_since <= ${t - GIVE_UP_MS}`),
+    statement(
+      d,
+      sql`DELETE FROM federation_outbox WHERE id IN (SELECT o.id FROM federation_outbox o WHERE o.body IS NOT NULL AND o.expanded_at < ${t - KEEP_EXPANDED_MS}
+        AND NOT EXISTS (SELECT 1 FROM federation_deliveries x WHERE x.outbox_id = o.id) LIMIT 1000)`,
+    ),
+  ]);
 }
 
 /**
