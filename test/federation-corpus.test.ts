@@ -144,6 +144,19 @@ describe("other object types, from a followed actor", () => {
   });
 });
 
+describe("searching for a page or a video by its URL", () => {
+  it("a PeerTube video pasted in search is fetched and shown as a status (resolve=true)", async () => {
+    const s = await setup();
+    const video = { "@context": peertubeCreate["@context"], ...fill(peertubeCreate, s.vars).object };
+    s.peer.objects.set(video.id, video);
+    const body = await json(`/api/v2/search?q=${encodeURIComponent(video.id)}&resolve=true&type=statuses`, { instance: A, token: s.user.token });
+    expect(body.statuses).toHaveLength(1);
+    const found = valid(StatusSchema, body.statuses[0]);
+    expect([found.uri, found.url]).toEqual([video.id, `${s.peer.origin}/w/${s.vars.N}`]);
+    expect(found.content).toContain("Installing &amp; running a server");
+  });
+});
+
 describe("a Lemmy community (Group) announcing its members' posts", () => {
   /** The peer's actor served as a Group (same keys), a member on the same server, and the member's post. */
   async function community(s: Setup, post: { addressed?: boolean; content?: string } = {}) {
