@@ -159,7 +159,7 @@ describe("searching for a page or a video by its URL", () => {
 
 describe("a Lemmy community (Group) announcing its members' posts", () => {
   /** The peer's actor served as a Group (same keys), a member on the same server, and the member's post. */
-  async function community(s: Setup, post: { addressed?: boolean; content?: string } = {}) {
+  async function community(s: Setup, post: { addressed?: boolean; content?: string; publicly?: boolean } = {}) {
     const group = s.actor;
     const person = await (await s.peer.handle(new Request(group, { headers: { Accept: "application/activity+json" } }))).json<Record<string, unknown>>();
     s.peer.objects.set(group, { ...person, type: "Group", preferredUsername: `community${s.vars.N}` });
@@ -171,6 +171,7 @@ describe("a Lemmy community (Group) announcing its members' posts", () => {
       delete page.audience;
     }
     if (post.content) page.content = post.content;
+    if (post.publicly === false) page.to = [group];
     s.peer.objects.set(page.id, page);
     return { group, author, announce, page };
   }
@@ -202,7 +203,7 @@ describe("a Lemmy community (Group) announcing its members' posts", () => {
     expect((await json("/api/v1/timelines/home", { instance: A, token: s.user.token })).map((x: { id: string }) => x.id)).not.toContain(post.id);
   });
 
-  it("drops it when nobody here follows the group, when the post is not addressed to the group, and from a Person", async () => {
+  it("drops it when nobody here follows the group, when the post is not addressed to the group or not public, and from a Person", async () => {
     const s = await setup();
     const c = await community(s);
     await expectAccepted(await s.peer.send(c.group, c.announce));
@@ -215,6 +216,12 @@ describe("a Lemmy community (Group) announcing its members' posts", () => {
     await followPeer(t);
     await expectAccepted(await t.peer.send(d.group, d.announce));
     expect(await q("SELECT id FROM statuses WHERE uri = ?", d.page.id)).toEqual([]);
+    // A post not public (addressed to the group alone) is not spread to the group's followers.
+    const v = await setup();
+    const e = await community(v, { publicly: false });
+    await followPeer(v);
+    await expectAccepted(await v.peer.send(e.group, e.announce));
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", e.page.id)).toEqual([]);
 
     // A Person announcing a Create is not a group post (a boost: not stored here).
     const u = await setup();
