@@ -132,7 +132,7 @@ describe("other object types, from a followed actor", () => {
     await expectAccepted(await s.peer.send(s.actor, mobilizon));
     const event = await statusByUri(s, mobilizon.object.id);
     expect(event.content).toContain(`<a href="${mobilizon.object.url}">Repair café</a>`);
-    expect(event.content).toContain("2024-07-01T16:00:00Z");
+    expect(event.content).toContain("<p>2024-07-01T16:00:00Z · Community hall</p>");
     expect(event.content).toContain("Bring your broken toaster.");
 
     // All in the follower's home; the public ones in the federated timeline.

@@ -47,7 +47,7 @@ function bodyHtml(object: ConvertedObject, parsed: ParsedNote): string {
 
 /**
  * A parsed object adapted to its type: an article gets its title; for a converted type, the title (its `name`) linked to its page heads the
- * content, an event says when it starts, links attached (Lemmy's link posts) follow the body, and the summary is
+ * content, an event says when and where, links attached (Lemmy's link posts) follow the body, and the summary is
  * part of the text rather than a content warning. Notes, articles and questions are left as they are.
  */
 export async function adaptObjectType(object: unknown, parsed: ParsedNote): Promise<ParsedNote> {
@@ -60,7 +60,13 @@ export async function adaptObjectType(object: unknown, parsed: ParsedNote): Prom
   const url = pageUrl(object);
   const name = text(object.name).trim().slice(0, MAX_TITLE);
   const parts: string[] = [`<p><a href="${escape(url)}">${escape(name || url)}</a></p>`];
-  if (object instanceof Event && object.startTime) parts.push(`<p>${escape(object.startTime.toString())}</p>`);
+  if (object instanceof Event) {
+    // When and where (a place embedded with its name; a linked one is not fetched).
+    const place = await object.getLocation(embedded).catch(() => null);
+    const where = place ? text(place.name).trim().slice(0, MAX_TITLE) : "";
+    const when = object.startTime ? object.startTime.toString() : "";
+    if (when || where) parts.push(`<p>${escape([when, where].filter(Boolean).join(" · "))}</p>`);
+  }
   const summary = parsed.spoilerText.trim();
   if (summary && summary !== name) parts.push(`<p>${escape(summary)}</p>`);
   const body = bodyHtml(object, parsed);
