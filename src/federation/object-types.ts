@@ -6,6 +6,7 @@
  */
 import { Article, Audio, Event, Image, Link, Note, Page, Question, Video, type Object as APObject } from "@fedify/vocab";
 import { embedded, href, httpUrl, sameHost, text } from "../services/remote-objects";
+import { escapeHtml, plainTextToHtml } from "../content/text";
 import type { ParsedNote } from "../services/remote-statuses";
 
 /** The types shown as statuses with a title and a link. */
@@ -22,7 +23,6 @@ export const isPostLike = (o: unknown): o is Note | Article | Question | Convert
 /** The object's type name for logs (`Video`, …), from its class. */
 export const typeName = (o: APObject | null): string => (o ? o.constructor.name : "nothing");
 
-const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /**
  * The page a person opens for the object: among its `url`s the HTML one (PeerTube lists the watch page next to
@@ -35,12 +35,18 @@ function pageUrl(object: ConvertedObject): string {
   return sameHost(httpUrl(href(first as URL | Link | null)), object.id!) ?? object.id!.href;
 }
 
-/** A Markdown or plain text description (PeerTube's) as paragraphs; HTML is already sanitized by parseNote. */
+/** The title as a link to `url` when it is an http(s) URL (anything else is not made clickable). */
+const titleLink = (url: string, title: string, strong = false) => {
+  const inner = strong ? `<strong>${escapeHtml(title)}</strong>` : escapeHtml(title);
+  return httpUrl(url) ? `<a href="${escapeHtml(url)}">${inner}</a>` : inner;
+};
+
+/** A Markdown or plain text description (PeerTube's) as escaped paragraphs, links clickable; HTML was sanitized. */
 function bodyHtml(object: ConvertedObject, parsed: ParsedNote): string {
   const type = text(object.mediaType);
   if (type === "text/markdown" || type === "text/plain") {
-    const raw = text(object.content).slice(0, MAX_BODY).trim();
-    return raw ? raw.split(/\n{2,}/).map((p) => `<p>${escape(p).replace(/\n/g, "<br>")}</p>`).join("") : "";
+    const raw = text(object.content).slice(0, MAX_BODY).replace(/\r\n?/g, "\n").trim();
+    return raw ? raw.split(/\n{2,}/).map((p) => `<p>${plainTextToHtml(p)}</p>`).join("") : "";
   }
   return parsed.content;
 }
@@ -54,24 +60,24 @@ export async function adaptObjectType(object: unknown, parsed: ParsedNote): Prom
   // A blog post (WriteFreely, Plume) keeps its HTML and content warning; its title heads it.
   if (object instanceof Article) {
     const title = text(object.name).trim().slice(0, MAX_TITLE);
-    return title ? { ...parsed, content: `<p><a href="${escape(parsed.url)}"><strong>${escape(title)}</strong></a></p>${parsed.content}` } : parsed;
+    return title ? { ...parsed, content: `<p>${titleLink(parsed.url, title, true)}</p>${parsed.content}` } : parsed;
   }
   if (!isConverted(object)) return parsed;
   const url = pageUrl(object);
   const name = text(object.name).trim().slice(0, MAX_TITLE);
-  const parts: string[] = [`<p><a href="${escape(url)}">${escape(name || url)}</a></p>`];
+  const parts: string[] = [`<p>${titleLink(url, name || url)}</p>`];
   if (object instanceof Event) {
     // When and where (a place embedded with its name; a linked one is not fetched).
     const place = await object.getLocation(embedded).catch(() => null);
     const where = place ? text(place.name).trim().slice(0, MAX_TITLE) : "";
     const when = object.startTime ? object.startTime.toString() : "";
-    if (when || where) parts.push(`<p>${escape([when, where].filter(Boolean).join(" · "))}</p>`);
+    if (when || where) parts.push(`<p>${escapeHtml([when, where].filter(Boolean).join(" · "))}</p>`);
   }
   const summary = parsed.spoilerText.trim();
-  if (summary && summary !== name) parts.push(`<p>${escape(summary)}</p>`);
+  if (summary && summary !== name) parts.push(`<p>${escapeHtml(summary)}</p>`);
   const body = bodyHtml(object, parsed);
   if (body) parts.push(body);
-  for (const link of await attachedLinks(object)) if (link !== url) parts.push(`<p><a href="${escape(link)}">${escape(link)}</a></p>`);
+  for (const link of await attachedLinks(object)) if (link !== url) parts.push(`<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`);
   return { ...parsed, url, content: parts.join(""), spoilerText: "", sensitive: object.sensitive ?? false };
 }
 
