@@ -9,9 +9,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { verifyRequest } from "@fedify/fedify";
 import worker from "../src/index";
 import { A, routeFetch, type Routed } from "./instances";
-import { call, uniqueName, valid, type TestUser, registerUser } from "./helpers";
+import { call, json, uniqueName, valid, type TestUser, registerUser } from "./helpers";
 import { countingD1 } from "./d1-counter";
-import { deliveryWake, drainFederation, GIVE_UP_MS } from "../src/federation/delivery";
+import { deliverHost, deliveryWake, drainFederation, GIVE_UP_MS, PROBE_EVERY_MS, sweepFederation, UNREACHABLE_AFTER_MS } from "../src/federation/delivery";
+import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";
 import { outboxWrite } from "../src/services/outbox";
@@ -317,10 +318,10 @@ describe("retries", () => {
     await drainFederation(A.bindings, kept.created_at + GIVE_UP_MS);
     expect(await rows(h1)).toEqual([]);
     expect(await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failing_since: kept.created_at + GIVE_UP_MS });
-    // A later success clears it.
+    // A later success clears it (the host, failing for days, is probed 6 h after its last failure).
     answer = () => 202;
     await statusOf(await postA(me, { status: "back" }));
-    await drainFederation(A.bindings, Date.now() + GIVE_UP_MS);
+    await drainFederation(A.bindings, Date.now() + GIVE_UP_MS + PROBE_EVERY_MS);
     expect(await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failure_count: 0, failing_since: null });
   });
 
@@ -373,6 +374,66 @@ describe("retries", () => {
     await drainFederation(A.bindings, t + 30_000);
     expect(received.map((r) => r.url)).toEqual([`https://${h1}/inbox`]);
     expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first())!.n).toBe(0);
+  });
+
+  it("a host failing for over a day is only probed, one delivery every 6 h, without holding other hosts; a success lets the rest through", async () => {
+    const { me, h1, h2 } = await withFollowers();
+    const text = (r: Received) => String(r.body.object.content).replace(/<[^>]+>/g, "");
+    let down = true;
+    answer = (h) => (h === h1 && down ? 503 : 202);
+    await statusOf(await postA(me, { status: "first" }));
+    const t = Date.now();
+    await drainFederation(A.bindings, t);
+    const instance = () => env.DB.prepare("SELECT unreachable_since, last_failure_at FROM instances WHERE domain = ?").bind(h1).first();
+    expect(await instance()).toMatchObject({ unreachable_since: t, last_failure_at: t });
+    const rows = async (h: string) => (await env.DB.prepare("SELECT attempts, last_attempt_at, last_error FROM federation_deliveries WHERE host = ? ORDER BY outbox_id").bind(h).all<any>()).results;
+    expect(await rows(h1)).toEqual([{ attempts: 1, last_attempt_at: t, last_error: "HTTP 503" }]);
+
+    // A day later, still down, with a second post waiting: one probe (the oldest) goes to h1; h2 gets its post.
+    await statusOf(await postA(me, { status: "second" }));
+    const day = t + UNREACHABLE_AFTER_MS + 1000;
+    received = [];
+    await drainFederation(A.bindings, day);
+    expect(received.filter((r) => r.host === h1).map((r) => text(r))).toEqual(["first"]);
+    expect(received.filter((r) => r.host === h2).map((r) => text(r))).toEqual(["second"]);
+    expect((await rows(h1)).map((r) => r.attempts)).toEqual([2, 0]);
+    // Until the next probe nothing goes to h1, though its deliveries are due; its object sleeps until then.
+    received = [];
+    await drainFederation(A.bindings, day + 3600_000);
+    expect(received).toEqual([]);
+    expect(await deliverHost(A.bindings, h1, day + 3600_000)).toEqual({ delivered: 0, attempted: 0, next: day + PROBE_EVERY_MS });
+    // Anyone may read the queue's health: these two deliveries are retrying or waiting.
+    const stats = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck", { instance: A })).job_queue_stats.federation as Record<string, number>;
+    expect(stats.retrying_deliveries).toBeGreaterThanOrEqual(1);
+    // The probe 6 h on succeeds: the waiting post follows at once, and the host is reachable again.
+    down = false;
+    await drainFederation(A.bindings, day + PROBE_EVERY_MS);
+    expect(received.filter((r) => r.host === h1).map((r) => text(r))).toEqual(["first", "second"]);
+    expect(await rows(h1)).toEqual([]);
+    expect(await instance()).toMatchObject({ unreachable_since: null });
+  });
+
+  it("an unreachable host's waiting deliveries are dropped by the sweep once past the give-up time, and the host marked failing", async () => {
+    const { me, h1, h2 } = await withFollowers();
+    answer = (h) => (h === h1 ? 503 : 202);
+    await statusOf(await postA(me, { status: "one" }));
+    const t = Date.now();
+    await drainFederation(A.bindings, t);
+    await statusOf(await postA(me, { status: "two" }));
+    const count = async () => (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first<{ n: number }>())!.n;
+    // A day on: still kept (waiting for probes).
+    await sweepFederation(A.bindings, t + UNREACHABLE_AFTER_MS + 1000);
+    expect(await count()).toBe(2);
+    // Past the give-up time: dropped without a try; the other host's are not touched.
+    received = [];
+    await sweepFederation(A.bindings, Date.now() + GIVE_UP_MS + 1000);
+    expect(await count()).toBe(0);
+    expect(received).toEqual([]);
+    expect((await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?").bind(h1).first<{ failing_since: number | null }>())!.failing_since).not.toBeNull();
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM instances WHERE domain = ? AND failing_since IS NOT NULL").bind(h2).first()).toEqual({ n: 0 });
+    // h2's second post is still there for its own delivery (and nothing is left for later tests' drains).
+    await drainFederation(A.bindings, Date.now());
+    expect(received.map((r) => r.host)).toEqual([h2]);
   });
 });
 

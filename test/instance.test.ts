@@ -107,6 +107,9 @@ describe("healthcheck", () => {
     await env.DB.batch([
       env.DB.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, 'nobody', '{}', '{}', ?, ?)").bind(id, t, t),
       env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at) VALUES (?, ?, ?, ?, ?, ?)").bind(id, id, `${id}.invalid`, `https://${id}.invalid/inbox`, never, t),
+      // A second one to an unreachable host (failing for two days), retrying after a failure minutes ago.
+      env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at, attempts, last_attempt_at, last_error) VALUES (?, ?, ?, ?, ?, ?, 3, ?, 'HTTP 503')").bind(`${id}-2`, id, `${id}-2.invalid`, `https://${id}-2.invalid/inbox`, never, t, Date.now() - 60_000),
+      env.DB.prepare("INSERT INTO instances (domain, failure_count, last_failure_at, unreachable_since, created_at) VALUES (?, 3, ?, ?, ?)").bind(`${id}-2.invalid`, Date.now() - 60_000, Date.now() - 2 * 86400_000, t),
     ]);
     try {
       const stats = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats.federation as Record<string, unknown>;
@@ -115,8 +118,20 @@ describe("healthcheck", () => {
       expect(typeof stats.unexpanded_activities).toBe("number");
       expect(typeof stats.failing_hosts).toBe("number");
       expect(Date.parse(stats.oldest_pending_at as string)).toBeLessThanOrEqual(t);
+      expect(stats.pending_deliveries).toBeGreaterThanOrEqual(2);
+      expect(stats.retrying_deliveries).toBeGreaterThanOrEqual(1);
+      expect(stats.failed_last_hour).toBeGreaterThanOrEqual(1);
+      expect(stats.unreachable_hosts).toBeGreaterThanOrEqual(1);
+      // Once the host recovers it is no longer counted.
+      await env.DB.prepare("UPDATE instances SET unreachable_since = NULL WHERE domain = ?").bind(`${id}-2.invalid`).run();
+      const after = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats.federation as Record<string, number>;
+      expect(after.unreachable_hosts).toBe((stats.unreachable_hosts as number) - 1);
     } finally {
-      await env.DB.batch([env.DB.prepare("DELETE FROM federation_deliveries WHERE id = ?").bind(id), env.DB.prepare("DELETE FROM federation_outbox WHERE id = ?").bind(id)]);
+      await env.DB.batch([
+        env.DB.prepare("DELETE FROM federation_deliveries WHERE id IN (?, ?)").bind(id, `${id}-2`),
+        env.DB.prepare("DELETE FROM federation_outbox WHERE id = ?").bind(id),
+        env.DB.prepare("DELETE FROM instances WHERE domain = ?").bind(`${id}-2.invalid`),
+      ]);
     }
   });
 

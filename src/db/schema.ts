@@ -384,6 +384,9 @@ export const federationDeliveries = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     nextAt: time("next_at").notNull(),
     createdAt: time("created_at").notNull(),
+    /** The last failed attempt, and what it answered (an HTTP status or a network error). */
+    lastAttemptAt: time("last_attempt_at"),
+    lastError: text("last_error"),
   },
   (t) => [
     uniqueIndex("federation_deliveries_inbox").on(t.outboxId, t.inbox),
@@ -855,6 +858,11 @@ export const instances = sqliteTable("instances", {
   lastSuccessAt: time("last_success_at"),
   /** Set when a delivery to the host was given up after its retries (about two days); a success clears it. */
   failingSince: time("failing_since"),
+  /**
+   * When the host's current run of failed deliveries began (a success clears it). Failing for over a day, the
+   * host is only probed, one delivery every few hours (federation/delivery.ts).
+   */
+  unreachableSince: time("unreachable_since"),
   createdAt: time("created_at").notNull(),
 });
 

@@ -10,7 +10,9 @@
  *    (draft-cavage, the actor's RSA key, keyId `<actor>#main-key`) and sent through the SSRF guard with a
  *    10 s timeout, a few actors at a time and each actor's deliveries to the host in order; the bookkeeping of a run is one
  *    batch. 2xx: delivered; 4xx other than 408/429: dropped; otherwise retried 30 s later, doubling up to 6 h,
- *    for two days, then dropped and the host marked failing (`instances.failing_since`).
+ *    for two days, then dropped and the host marked failing (`instances.failing_since`). A host whose
+ *    deliveries have all failed for over a day (`instances.unreachable_since`) is only probed: one delivery
+ *    every 6 h, the rest waiting (and not woken) until a probe succeeds; other hosts are never held by it.
  * 3. **Kicks**: a federating route (`federates` in its spec) runs `kickFederation` after the response
  *    (waitUntil); the cron (`sweepFederation`, each minute) expands whatever is left and wakes every host with
  *    due deliveries, so nothing depends on waitUntil alone. `drainFederation` does all of it at once, in the
@@ -46,6 +48,12 @@ export const RETRY_BASE_MS = 30_000;
 export const RETRY_MAX_MS = 6 * 3600_000;
 /** A delivery is given up once its next try would fall later than this after it was written. */
 export const GIVE_UP_MS = 2 * 24 * 3600_000;
+/**
+ * A host whose deliveries have all failed for this long is unreachable (Mastodon's UnavailableDomain): new and
+ * retried deliveries wait, and one probe is sent every `PROBE_EVERY_MS`; the first success lets the rest through.
+ */
+export const UNREACHABLE_AFTER_MS = 24 * 3600_000;
+export const PROBE_EVERY_MS = 6 * 3600_000;
 /** Delivery objects called directly by one invocation; more are woken through relays. */
 const WAKE_FANOUT = 40;
 const TIMEOUT_MS = 10_000;
@@ -290,6 +298,21 @@ export async function expandOutbox(env: Env, t: number = Date.now(), maxBatches 
 // ---- delivery ----
 
 type Claimed = { id: string; outbox_id: string; inbox: string; attempts: number; created_at: number };
+
+/** Hosts unreachable for over a day whose last probe is recent: nothing is sent to them before the next one. */
+const waitingHosts = (t: number) =>
+  sql`(SELECT domain FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS} AND last_failure_at > ${t - PROBE_EVERY_MS})`;
+
+/** How many of `host`'s due deliveries a run may claim: all of a run, one probe, or none while it waits. */
+const claimLimit = (host: string, t: number) =>
+  sql`coalesce((SELECT CASE WHEN unreachable_since IS NULL OR unreachable_since > ${t - UNREACHABLE_AFTER_MS} THEN ${DELIVERIES_PER_RUN}
+      WHEN coalesce(last_failure_at, 0) <= ${t - PROBE_EVERY_MS} THEN 1 ELSE 0 END FROM instances WHERE domain = ${host}), ${DELIVERIES_PER_RUN})`;
+
+/** When `host` has something to send next: its earliest delivery, not before its next probe when unreachable. */
+const nextFor = (host: string, t: number) =>
+  sql`SELECT max(min(next_at), coalesce((SELECT last_failure_at + ${PROBE_EVERY_MS} FROM instances
+      WHERE domain = ${host} AND unreachable_since <= ${t - UNREACHABLE_AFTER_MS}), 0)) AS next
+    FROM federation_deliveries WHERE host = ${host}`;
 type Outcome = { kind: "done" } | { kind: "drop" } | { kind: "retry"; error: string } | { kind: "later" };
 
 /** One signed POST; what became of it. */
@@ -343,11 +366,11 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
         WHERE d.host = ${host} AND d.next_at <= ${t}
           AND NOT EXISTS (SELECT 1 FROM federation_deliveries e JOIN federation_outbox eo ON eo.id = e.outbox_id
             WHERE e.host = d.host AND e.outbox_id < d.outbox_id AND e.next_at > ${t} AND eo.account_id = o.account_id)
-        ORDER BY d.outbox_id, d.id LIMIT ${DELIVERIES_PER_RUN})
+        ORDER BY d.outbox_id, d.id LIMIT ${claimLimit(host, t)})
       RETURNING id, outbox_id, inbox, attempts, created_at`,
   );
   if (claimed.length === 0) {
-    const row = await d.get<{ next: number | null }>(sql`SELECT min(next_at) AS next FROM federation_deliveries WHERE host = ${host}`);
+    const row = await d.get<{ next: number | null }>(nextFor(host, t));
     return { delivered: 0, attempted: 0, next: row?.next ?? null };
   }
   const sources = await d.all<{ id: string; body: string | null; uri: string; private_key: string | null; type: OutboxActivity["type"] }>(
@@ -392,6 +415,7 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
 
   const gone: string[] = [];
   const retry: Record<string, number> = {};
+  const errors: Record<string, string> = {};
   let gaveUp = false;
   let delivered = 0;
   let failed = 0;
@@ -410,6 +434,7 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
         gone.push(c.id);
       } else {
         retry[c.id] = next;
+        errors[c.id] = o.error.slice(0, 200);
         heldUntil = Math.max(heldUntil, next);
       }
     }
@@ -420,7 +445,8 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
     statement(d, sql`DELETE FROM federation_deliveries WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`),
     statement(
       d,
-      sql`UPDATE federation_deliveries SET attempts = attempts + 1, next_at = json_extract(${JSON.stringify(retry)}, '$."' || id || '"')
+      sql`UPDATE federation_deliveries SET attempts = attempts + 1, next_at = json_extract(${JSON.stringify(retry)}, '$."' || id || '"'),
+          last_attempt_at = ${t}, last_error = json_extract(${JSON.stringify(errors)}, '$."' || id || '"')
         WHERE id IN (SELECT key FROM json_each(${JSON.stringify(retry)}))`,
     ),
     statement(d, sql`UPDATE federation_deliveries SET next_at = ${heldUntil} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(held)}))`),
@@ -430,7 +456,7 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
       statement(
         d,
         sql`INSERT INTO instances (domain, failure_count, last_success_at, created_at) VALUES (${host}, 0, ${t}, ${t})
-          ON CONFLICT (domain) DO UPDATE SET failure_count = 0, last_success_at = ${t}, failing_since = NULL`,
+          ON CONFLICT (domain) DO UPDATE SET failure_count = 0, last_success_at = ${t}, failing_since = NULL, unreachable_since = NULL`,
       ),
     );
   } else if (failed > 0) {
@@ -438,12 +464,13 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
     stmts.push(
       statement(
         d,
-        sql`INSERT INTO instances (domain, failure_count, last_failure_at, failing_since, created_at) VALUES (${host}, 1, ${t}, ${failing}, ${t})
-          ON CONFLICT (domain) DO UPDATE SET failure_count = failure_count + 1, last_failure_at = ${t}, failing_since = coalesce(failing_since, ${failing})`,
+        sql`INSERT INTO instances (domain, failure_count, last_failure_at, failing_since, unreachable_since, created_at) VALUES (${host}, 1, ${t}, ${failing}, ${t}, ${t})
+          ON CONFLICT (domain) DO UPDATE SET failure_count = failure_count + 1, last_failure_at = ${t}, failing_since = coalesce(failing_since, ${failing}),
+            unreachable_since = coalesce(unreachable_since, ${t})`,
       ),
     );
   }
-  stmts.push(statement(d, sql`SELECT min(next_at) AS next FROM federation_deliveries WHERE host = ${host}`));
+  stmts.push(statement(d, nextFor(host, t)));
   const results = await d.$client.batch<{ next: number | null }>(stmts);
   const next = results[results.length - 1]!.results[0]?.next ?? null;
   return { delivered, attempted: claimed.length - held.length, next };
@@ -482,17 +509,31 @@ export async function kickFederation(env: Env): Promise<void> {
 /** Expanded rows whose deliveries are all done are removed after this long. */
 const KEEP_EXPANDED_MS = 3600_000;
 
-/** The cron's sweep: expand what nobody expanded, wake every host with due deliveries, clear finished rows. */
+/**
+ * The cron's sweep: expand what nobody expanded, wake every host with due deliveries (not those waiting for a
+ * probe), drop what an unreachable host will never get in time, clear finished rows.
+ */
 export async function sweepFederation(env: Env, t: number = Date.now()): Promise<void> {
   const d = db(env);
   const woken = new Set(await expandOutbox(env, t));
-  const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} LIMIT 1600`);
+  const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)} LIMIT 1600`);
   due.forEach((r) => woken.add(r.host));
   await deliveryWake.run(env, [...woken]);
-  await d.run(
-    sql`DELETE FROM federation_outbox WHERE id IN (SELECT o.id FROM federation_outbox o WHERE o.body IS NOT NULL AND o.expanded_at < ${t - KEEP_EXPANDED_MS}
-      AND NOT EXISTS (SELECT 1 FROM federation_deliveries x WHERE x.outbox_id = o.id) LIMIT 1000)`,
-  );
+  await d.$client.batch([
+    // Deliveries to an unreachable host wait for its probes, one every few hours: those past the give-up time
+    // (dropped at their next failure anyway) are dropped now, so a dead host's queue does not grow.
+    statement(
+      d,
+      sql`DELETE FROM federation_deliveries WHERE id IN (SELECT id FROM federation_deliveries WHERE created_at < ${t - GIVE_UP_MS}
+        AND host IN (SELECT domain FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS}) LIMIT 1000)`,
+    ),
+    statement(d, sql`UPDATE instances SET failing_since = ${t} WHERE failing_since IS NULL AND unreachable_since <= ${t - GIVE_UP_MS}`),
+    statement(
+      d,
+      sql`DELETE FROM federation_outbox WHERE id IN (SELECT o.id FROM federation_outbox o WHERE o.body IS NOT NULL AND o.expanded_at < ${t - KEEP_EXPANDED_MS}
+        AND NOT EXISTS (SELECT 1 FROM federation_deliveries x WHERE x.outbox_id = o.id) LIMIT 1000)`,
+    ),
+  ]);
 }
 
 /**
@@ -505,7 +546,7 @@ export async function drainFederation(env: Env, t: number = Date.now()): Promise
   let delivered = 0;
   let attempted = 0;
   for (let round = 0; round < 50; round++) {
-    const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t}`);
+    const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)}`);
     if (due.length === 0) break;
     const runs = await Promise.all(due.map((r) => deliverHost(env, r.host, t)));
     for (const r of runs) {
@@ -518,15 +559,28 @@ export async function drainFederation(env: Env, t: number = Date.now()): Promise
 
 /**
  * The delivery queue at a glance, for the healthcheck: deliveries waiting (and to how many hosts, since when),
- * outbox rows not expanded yet, hosts marked failing. One statement.
+ * of which retrying after a failure, and failed in the last hour; outbox rows not expanded yet; hosts marked
+ * failing (a delivery given up) and unreachable (failing for over a day: probed only). One statement.
  */
-export function queueStatsQuery(d: DB) {
-  return d.get<{ pending_deliveries: number; pending_hosts: number; oldest_pending_at: number | null; unexpanded_activities: number; failing_hosts: number }>(
+export function queueStatsQuery(d: DB, t: number = Date.now()) {
+  return d.get<{
+    pending_deliveries: number;
+    pending_hosts: number;
+    oldest_pending_at: number | null;
+    retrying_deliveries: number;
+    failed_last_hour: number;
+    unexpanded_activities: number;
+    failing_hosts: number;
+    unreachable_hosts: number;
+  }>(
     sql`SELECT (SELECT count(*) FROM federation_deliveries) AS pending_deliveries,
         (SELECT count(DISTINCT host) FROM federation_deliveries) AS pending_hosts,
         (SELECT min(created_at) FROM federation_deliveries) AS oldest_pending_at,
+        (SELECT count(*) FROM federation_deliveries WHERE attempts > 0) AS retrying_deliveries,
+        (SELECT count(*) FROM federation_deliveries WHERE last_attempt_at > ${t - 3600_000}) AS failed_last_hour,
         (SELECT count(*) FROM federation_outbox WHERE expanded_at IS NULL) AS unexpanded_activities,
-        (SELECT count(*) FROM instances WHERE failing_since IS NOT NULL) AS failing_hosts`,
+        (SELECT count(*) FROM instances WHERE failing_since IS NOT NULL) AS failing_hosts,
+        (SELECT count(*) FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS}) AS unreachable_hosts`,
   );
 }
 

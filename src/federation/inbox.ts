@@ -6,12 +6,14 @@
  * the sender's only when its `attributedTo` is the sender and it lives on the sender's origin (otherwise it is
  * fetched from its id and checked again), and updates and deletes apply only to the sender's own statuses.
  *
- * Block, Undo(Block) and Flag: inbound-safety.ts. Every other activity type (likes, boosts…: part 2) is
- * answered **501** rather than accepted and dropped, so the sender keeps it: the catch-all listener marks the
- * request (`inbound.unhandled`) and `refuseUnhandled` (federation/index.ts) turns that into the 501.
+ * Part 2 (issue 18): likes, reactions, boosts (inbound-interactions.ts), blocks and flags (inbound-safety.ts),
+ * actor updates and pins (inbound-profile.ts), poll votes (poll-votes.ts). Notes include the other object types shown as statuses (pages, videos, events…: federation/object-types.ts),
+ * and a Group's Announce of a Create is its members' post (federation/group-announce.ts). An activity type no
+ * listener handles, or a Create of an object type Starling does not show, is acknowledged (202), logged and
+ * dropped, as is an Undo, Update, Accept or Reject of an object it has no use for.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Add, Article, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Note, Question, Reject, Remove, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import { Accept, Activity, Add, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Question, Reject, Remove, Undo, Update, type Object as APObject } from "@fedify/vocab";
 import { Announce, EmojiReact, Like } from "@fedify/vocab";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./inbound-interactions";
 import { receiveUndoInteraction } from "../services/inbound-interactions";
@@ -36,13 +38,15 @@ import { fetchAncestors } from "../services/thread-ancestors";
 import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
+import { isPostLike } from "./object-types";
+import { receiveGroupAnnounce } from "./group-announce";
 
-/** Thrown by listeners for what part 1 does not handle: answered 501, and Fedify does not mark it processed. */
-class Unhandled extends Error {}
-
-function unhandled(ctx: InboxContext<FederationData>, what: string): never {
-  if (ctx.data.inbound) ctx.data.inbound.unhandled = what;
-  throw new Unhandled(what);
+/**
+ * An activity (or an object type) Starling has no use for: acknowledged (202) and dropped, as Mastodon and
+ * Pleroma do, so the sender does not retry it; logged with its type.
+ */
+function dropped(activity: Activity, what: string): void {
+  console.log(`inbox: dropped ${what}`, activity.id?.href ?? "", "from", activity.actorId?.href ?? "");
 }
 
 async function embedded(get: (o: { documentLoader: typeof embeddedOnly }) => Promise<APObject | null>): Promise<APObject | null> {
@@ -87,7 +91,7 @@ export function after(ctx: InboxContext<FederationData>, r: { events: StreamEven
   if (r.notified) exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
 }
 
-export const isNoteLike = (o: unknown): o is RemoteObject => o instanceof Note || o instanceof Article || o instanceof Question;
+export const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
 
 /**
  * The object of a Create/Update as the sender's own: embedded and attributed to the sender on its origin, or
@@ -134,7 +138,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const object = await embedded((o) => undo.getObject(o));
       if (object instanceof Block) return onUndoBlock(ctx, undo, object);
       if (object instanceof Like || object instanceof EmojiReact || object instanceof Announce) return onUndoInteraction(ctx, undo, object);
-      if (object && !(object instanceof Follow)) unhandled(ctx, `Undo(${object.constructor.name})`);
+      if (object && !(object instanceof Follow)) return dropped(undo, `Undo(${object.constructor.name})`);
       const from = await sender(ctx, undo);
       if (!from) return;
       if (object instanceof Follow) {
@@ -151,7 +155,6 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     })
     .on(Like, onLike)
     .on(EmojiReact, onEmojiReact)
-    .on(Announce, onAnnounce)
     .on(Create, async (ctx, create) => {
       const from = await sender(ctx, create);
       if (!from) return;
@@ -167,7 +170,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const ballot = voteShape(chat);
       if (ballot && (await receiveVoteActivity(ctx.data.d, from, chat!, ballot))) return;
       const object = await ownObject(ctx, create, from);
-      if (object === "unhandled") unhandled(ctx, "Create of this object type");
+      if (object === "unhandled") return dropped(create, "Create of an object type Starling does not show");
       if (!object || !object.id) return;
       const d = ctx.data.d;
       const base = ctx.canonicalOrigin;
@@ -190,7 +193,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       // A profile change: the actor's own document (an actor id alone, as the sender's, is refetched).
       if (object && isActor(object)) return receiveActorUpdate(ctx, update, object);
       if (!object && update.objectId && update.objectId.href === update.actorId?.href) return receiveActorUpdate(ctx, update, null);
-      if (object && !isNoteLike(object)) unhandled(ctx, `Update(${object.constructor.name})`);
+      if (object && !isNoteLike(object)) return dropped(update, `Update(${object.constructor.name})`);
       const from = await sender(ctx, update);
       if (!from) return;
       const own = await ownObject(ctx, update, from);
@@ -243,20 +246,29 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     })
     .on(Block, onBlock)
     .on(Flag, onFlag)
-    .on(Activity, async (ctx, activity) => unhandled(ctx, activity.constructor.name))
+    .on(Announce, async (ctx, announce) => {
+      // A Group's Announce of a Create (Lemmy, Mbin: FEP-1b12) is its members' post; any other is a boost.
+      const from = await sender(ctx, announce);
+      if (from && (await receiveGroupAnnounce(ctx, announce, from))) return;
+      await onAnnounce(ctx, announce);
+    })
+    .on(Activity, async (_ctx, activity) => dropped(activity, activity.constructor.name))
     .onError((_ctx, error) => {
-      if (!(error instanceof Unhandled)) console.error("inbox", error);
+      console.error("inbox", error);
     });
 }
 
 /**
  * What an Accept/Reject answers: the Follow's id, and for an embedded Follow its local actor when the Follow is
  * of the sender (a Follow of anyone else is not the sender's to answer). An embedded object that is not a
- * Follow is not part 1's.
+ * Follow is dropped.
  */
 async function followRef(ctx: InboxContext<FederationData>, activity: Accept | Reject, from: AccountRow) {
   const object = await embedded((o) => activity.getObject(o));
-  if (object && !(object instanceof Follow)) unhandled(ctx, `${activity.constructor.name}(${object.constructor.name})`);
+  if (object && !(object instanceof Follow)) {
+    dropped(activity, `${activity.constructor.name}(${object.constructor.name})`);
+    return null;
+  }
   if (object instanceof Follow) {
     if (object.objectId?.href !== from.uri) return null;
     const follower = await localTarget(ctx, object.actorId);

@@ -39,6 +39,7 @@ import { DurableObjectMessageQueue } from "./queue";
 import { instanceSigner } from "./instance-actor";
 import { registerInbox } from "./inbox";
 import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch";
+import { readInboxPost } from "./inbound-guard";
 import { deletionState } from "../services/account-deletion";
 import { federationRejected, refreshSettings } from "../services/settings";
 
@@ -47,8 +48,6 @@ export interface FederationData {
   d: DB;
   /** The request's execution context (streams and push after the response); absent outside a request. */
   exec?: { waitUntil(p: Promise<unknown>): void };
-  /** Set by the inbox when the activity is of a type part 1 does not handle (answered 501). */
-  inbound?: { unhandled?: string };
   /** Set when a signed GET is refused for who signed it (authorized-fetch.ts): answered 403, not 401. */
   refused?: boolean;
 }
@@ -320,7 +319,7 @@ builder
   .authorize(byOwner);
 
 // The inboxes: Fedify verifies every POST's signature (an unsigned or forged one is 401) and that its key is the
-// actor's; the listeners are in federation/inbox.ts. Types part 1 does not handle: see `refuseUnhandled`.
+// actor's; the listeners are in federation/inbox.ts. What they have no use for is acknowledged (202) and dropped.
 registerInbox(builder);
 
 const built = new WeakMap<object, Promise<Federation<FederationData>>>();
@@ -405,20 +404,6 @@ function jsonError(status: number, error: string): Response {
   return new Response(JSON.stringify({ error }), { status, headers: { "Content-Type": "application/json; charset=utf-8" } });
 }
 
-/**
- * Fedify answers an activity of a type no listener handles with 202 and drops it. Starling answers a verified
- * activity of a type it does not handle yet (everything but Follow, Accept/Reject/Undo of a Follow and
- * Create/Update/Delete of notes: federation/inbox.ts) 501 instead, so the sender keeps it and may retry
- * later, rather than believing it was delivered. The inbox's catch-all listener marks such a request.
- */
-async function refuseUnhandled(req: Request, url: URL, res: Response, data: FederationData): Promise<Response> {
-  const p = url.pathname.replace(/\/+$/, "");
-  if (req.method !== "POST" || !(p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p))) return res;
-  if (!data.inbound?.unhandled) return res;
-  await res.body?.cancel();
-  return jsonError(501, `Starling does not process this activity yet (${data.inbound?.unhandled ?? "unknown type"})`);
-}
-
 /** The host of an incoming activity's `actor` (a string or an object with an id). */
 function actorHost(body: unknown): string | null {
   const actor = (body as { actor?: unknown } | null)?.actor;
@@ -463,16 +448,13 @@ export async function handleFederated(
   // An actor, collection or status Fedify does not serve (unknown; not public, not local, gone) is a 404 to
   // servers, not the web app's 406; browsers still get the pages.
   const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
-  const data: FederationData = { env, d: db(env), exec: ctx, inbound: {} };
+  const data: FederationData = { env, d: db(env), exec: ctx };
   if (req.method === "POST" && isInboxPath(url)) {
-    // Read once, byte for byte (the signature's digest covers these bytes), to check who signs for whom.
-    const bytes = await req.arrayBuffer();
-    let body: unknown = null;
-    try {
-      body = JSON.parse(new TextDecoder().decode(bytes));
-    } catch {
-      // Not JSON: Fedify answers it.
-    }
+    // Read once, byte for byte (the signature's digest covers these bytes), to check who signs for whom; too
+    // large, not JSON, without an actor or nested too deep is refused first (federation/inbound-guard.ts).
+    const read = await readInboxPost(req);
+    if (read instanceof Response) return read;
+    const { bytes, body } = read;
     if (!signerMatchesActor(req.headers, body)) return jsonError(401, "The signing key does not belong to the activity's actor");
     // A rejected domain (federation policy `reject`, or not on the `accept` list) is dropped unread, its key not
     // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
@@ -488,5 +470,5 @@ export async function handleFederated(
   // An accepted activity may have written an answer to the outbox (an Accept, a Reject): send it now rather
   // than at the next sweep, after the response.
   if (req.method === "POST" && res.status < 300 && isInboxPath(url)) ctx.waitUntil(kickFederation(env));
-  return refuseUnhandled(req, url, res, data);
+  return res;
 }

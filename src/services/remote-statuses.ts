@@ -19,8 +19,9 @@ import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import type { StreamEvent } from "./events";
 import { votersCount } from "./remote-polls";
+import { adaptObjectType, type ConvertedObject } from "../federation/object-types";
 
-export type RemoteObject = Note | Article | Question;
+export type RemoteObject = Note | Article | Question | ConvertedObject;
 
 /** Caps on what one remote object may add (its server decides the rest). */
 const MAX_CONTENT = 100_000;
@@ -166,7 +167,8 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
     const end = object.endTime ?? object.closed;
     if (options.length >= 2) poll = { options, multiple, expiresAt: end instanceof Object && "epochMilliseconds" in end ? (end as { epochMilliseconds: number }).epochMilliseconds : null, tallies, voters: votersCount(object) };
   }
-  return {
+  // Pages, videos, events… are shown with their title and link (federation/object-types.ts).
+  return adaptObjectType(object, {
     uri: object.id!.href,
     url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,
     content: await sanitizeHtml(html),
@@ -191,7 +193,7 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
       reblogs: await totalOf(() => object.getShares(embedded)),
       favourites: await totalOf(() => object.getLikes(embedded)),
     },
-  };
+  });
 }
 
 /** Remote hrefs of mentions not stored yet (the caller may fetch a few of them as actors before storing). */
@@ -211,7 +213,12 @@ export type StoreResult = { stored: false; reason: "exists" | "irrelevant" } | {
  * addresses or mentions a local account, or it replies to a stored local status, or a local user asked for it
  * (`requested`: a search for its URL). Idempotent by uri.
  */
-export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNote, opts: { inlineFanoutMax: number; base: string; t?: number; requested?: boolean }): Promise<StoreResult> {
+export async function storeRemoteNote(
+  d: DB,
+  author: AccountRow,
+  note: ParsedNote,
+  opts: { inlineFanoutMax: number; base: string; t?: number; requested?: boolean; extra?: D1PreparedStatement[] },
+): Promise<StoreResult> {
   const t = opts.t ?? now();
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
   const [existing, parentRows, recipientRows, followed, contextRows] = await d.batch([
@@ -285,6 +292,8 @@ export async function storeRemoteNote(d: DB, author: AccountRow, note: ParsedNot
     ...mediaInserts(d, author.id, id, note.media, t),
     // writePost recounts the author's statuses from local rows; a remote account keeps what its server reports.
     statement(d, sql`UPDATE accounts SET statuses_count = ${author.statusesCount} WHERE id = ${author.id} AND domain IS NOT NULL`),
+    // The caller's own rows for the new status (a group's followers' home feeds: federation/group-announce.ts).
+    ...(opts.extra ?? []),
   ];
   try {
     const written = await writePost(

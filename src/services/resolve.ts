@@ -7,7 +7,8 @@
  */
 import { applyNotePolicies, rejectedHost } from "./federation-policies";
 import type { DocumentLoader } from "@fedify/fedify";
-import { Article, isActor, Note, Question, type Actor, type Object as APObject } from "@fedify/vocab";
+import { isActor, type Actor, type Object as APObject } from "@fedify/vocab";
+import { isPostLike } from "../federation/object-types";
 import { eq, or, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
 import { accounts } from "../db/schema";
@@ -125,12 +126,13 @@ async function storeActor(r: ResolveEnv, d: DB, actor: Actor, loader: DocumentLo
 }
 
 /**
- * A status fetched while resolving a URL (a `Note`, `Article` or `Question`), stored as the inbox would store it
+ * A status fetched while resolving a URL (a `Note`, `Article`, `Question`, or a page, video, event… shown as one:
+ * federation/object-types.ts), stored as the inbox would store it
  * and its id returned. Its author must live on the object's origin (as the inbox requires) and is resolved
  * (stored or refreshed) first. Visibility is the caller's to check, as for a stored status.
  */
 export async function storeFetchedStatus(r: ResolveEnv, object: APObject): Promise<string | null> {
-  if (!(object instanceof Note || object instanceof Article || object instanceof Question)) return null;
+  if (!isPostLike(object)) return null;
   const id = object.id;
   const authorId = object.attributionId;
   if (!id || !authorId || authorId.origin !== id.origin) return null;

@@ -70,10 +70,10 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
   const pend = rawPage(sql`s.id`, page);
   const n = fed.limit;
   const shownHere = shown(ME, f, "home");
-  // Unfollowing takes effect at once: a status stays only while its author is followed, or it is yours or
-  // addressed to you.
+  // Unfollowing takes effect at once: a status stays only while its author is followed (or the group that
+  // brought it: federation/group-announce.ts), or it is yours or addressed to you.
   const stillFollowed = sql`(s.account_id = ${ME}
-    OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${ME} AND hf.target_account_id = s.account_id)
+    OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${ME} AND hf.target_account_id IN (s.account_id, h.author_id))
     OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${ME}))`;
   const members = (col: SQL) => (listId ? sql`AND ${col} IN (SELECT account_id FROM list_accounts WHERE list_id = ${listId})` : sql``);
   const fromFeed = sql`SELECT h.status_id AS id FROM home_feed h JOIN statuses s ON s.id = h.status_id

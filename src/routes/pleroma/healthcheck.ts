@@ -62,7 +62,8 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         idle: healthy ? 1 : 0,
         memory_used: memoryUsedMb(),
         healthy,
-        // `federation`: the delivery queue (src/federation/delivery.ts), null when the database did not answer.
+        // `federation`: the delivery queue (src/federation/delivery.ts `queueStatsQuery`: pending, retrying, failed in
+        // the last hour, failing and unreachable hosts), null when the database did not answer.
         job_queue_stats: { cron_last_run_at: heartbeat, database_latency_ms: Date.now() - started, jobs, federation },
       };
       c.header("Cache-Control", "no-store");
