@@ -310,6 +310,9 @@ describe("interactions as other servers send them", () => {
       { name: "👍", count: 1, me: false, url: null, account_ids: [sender] },
       { name: `blobfox@${host}`, count: 1, me: false, url: `${s.peer.origin}/emoji/blobfox.png`, account_ids: [sender] },
     ]);
+    // Pleroma's reactions endpoint shows the remote emoji's image too.
+    const listed = (await json(`/api/v1/pleroma/statuses/${status.id}/reactions`, { instance: A, token: s.user.token })) as { name: string; url: string | null }[];
+    expect(listed.find((r) => r.name === `blobfox@${host}`)).toMatchObject({ url: `${s.peer.origin}/emoji/blobfox.png` });
     expect(notes.map((x) => [x.type, x.emoji]).sort()).toEqual(
       [
         ["pleroma:emoji_reaction", `misskey_cat@${host}`],

@@ -64,6 +64,18 @@ describe("threads across instances", () => {
     expect(ctx.descendants.map((s) => s.uri).sort()).toEqual([followup.uri, withMention.uri, plain.uri].sort());
     const notes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
     expect(notes.map((n) => [n.type, n.status?.uri])).toEqual([["mention", withMention.uri]]);
+
+    // A direct reply explicitly addressed to someone else on B (Pleroma's `to`) does not name Bob: his server
+    // would otherwise hand it to him through the shared inbox.
+    const carol = await registerUser({ instance: B });
+    const found = await json(`/api/v2/search?q=${encodeURIComponent(`${carol.username}@b.example`)}&resolve=true&type=accounts`, { instance: A, token: alice.token });
+    expect(found.accounts).toHaveLength(1);
+    const aside = await postOn(A, alice, { status: "between us", visibility: "direct", in_reply_to_id: onA.id, to: [`${carol.username}@b.example`] });
+    await fed.settle();
+    const asideCreate = (await posted(B.domain)).find((p) => p.body.type === "Create" && p.body.object?.id === aside.uri);
+    expect(asideCreate).toBeTruthy();
+    expect([asideCreate!.body.object.to, asideCreate!.body.object.cc].flat()).not.toContain(bobUri);
+    expect(((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).length).toBe(1);
   });
 
   it(`a late reply brings its missing ancestors from the other instance (both ways), at most ${MAX_ANCESTORS} levels`, async () => {

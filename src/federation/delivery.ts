@@ -239,9 +239,11 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       case "UpdatePoll": {
         // Its Create's audience, and the remote accounts that voted or reblogged it (as Mastodon's DistributePollUpdateWorker).
         const s = h.statuses.get(a.statusId)!;
+        // (Voters and rebloggers the author has blocked since are not sent the poll again.)
         const others = sql`(SELECT account_id FROM status_recipients WHERE status_id = ${a.statusId}
-          UNION SELECT v.account_id FROM poll_votes v JOIN polls p ON p.id = v.poll_id WHERE p.status_id = ${a.statusId}
-          UNION SELECT account_id FROM statuses WHERE reblog_of_id = ${a.statusId})`;
+          UNION SELECT id FROM (SELECT v.account_id AS id FROM poll_votes v JOIN polls p ON p.id = v.poll_id WHERE p.status_id = ${a.statusId}
+            UNION SELECT account_id FROM statuses WHERE reblog_of_id = ${a.statusId})
+            WHERE id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ${row.account_id}))`;
         stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(s.visibility), others, t));
         break;
       }

@@ -8,7 +8,7 @@
  * Self-contained on purpose: the Announce listener (boosts) calls `receiveGroupAnnounce` first and handles the
  * announce itself when it answers false.
  */
-import { Announce, Create, isActor, type Object as APObject } from "@fedify/vocab";
+import { Activity, Announce, Create, isActor, type Object as APObject } from "@fedify/vocab";
 import type { InboxContext } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
 import { statement } from "../db/client";
@@ -46,6 +46,9 @@ export async function receiveGroupAnnounce(ctx: InboxContext<FederationData>, an
   } catch {
     inner = null;
   }
+  // Groups also relay their members' likes, votes, updates and deletes as Announces of those activities: not
+  // boosts of a post, so none is fetched (handling them is not done: a moderator's delete stays here).
+  if (inner instanceof Activity && !(inner instanceof Create)) return log(`an announced ${typeName(inner)}`, announce), true;
   if (!(inner instanceof Create)) return false;
   const d = ctx.data.d;
   // Worth a fetch only when someone here follows the group.

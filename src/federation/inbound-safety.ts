@@ -21,7 +21,7 @@ export async function onBlock(ctx: InboxContext<FederationData>, block: Block): 
   const target = await localTarget(ctx, block.objectId);
   if (!target) return;
   const from = await sender(ctx, block);
-  if (!from) return;
+  if (!from || from.deactivated) return;
   await receiveBlock(ctx.data.d, from, target, ownId(block.id, from));
 }
 
@@ -35,7 +35,7 @@ export async function onUndoBlock(ctx: InboxContext<FederationData>, undo: Undo,
 
 export async function onFlag(ctx: InboxContext<FederationData>, flag: Flag): Promise<void> {
   const from = await sender(ctx, flag);
-  if (!from) return;
+  if (!from || from.deactivated) return;
   // A report's comment is plain text here; some servers send HTML (tags dropped, entities decoded).
   const content = flag.content;
   const comment = htmlToText(typeof content === "string" ? content : (content?.toString() ?? ""));

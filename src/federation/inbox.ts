@@ -157,7 +157,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(EmojiReact, onEmojiReact)
     .on(Create, async (ctx, create) => {
       const from = await sender(ctx, create);
-      if (!from) return;
+      // A deleted (deactivated) actor's late activities are not stored: its deletion job would not come back for them.
+      if (!from || from.deactivated) return;
       // Pleroma's chat messages (embedded, the sender's own on its origin) land in the chat through its ChatRoom.
       const chat = await embedded((o) => create.getObject(o));
       if (chat instanceof ChatMessage) {
@@ -250,6 +251,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       // A Group's Announce of a Create (Lemmy, Mbin: FEP-1b12) is its members' post; any other is a boost.
       const from = await sender(ctx, announce);
       if (from && (await receiveGroupAnnounce(ctx, announce, from))) return;
+      // An Announce of an activity (a relay's, a group's) is not a boost: nothing to fetch.
+      if ((await embedded((o) => announce.getObject(o))) instanceof Activity) return dropped(announce, "Announce of an activity");
       await onAnnounce(ctx, announce);
     })
     .on(Activity, async (_ctx, activity) => dropped(activity, activity.constructor.name))

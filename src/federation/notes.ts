@@ -35,10 +35,11 @@ function audience(ctx: NoteContext, h: Hydrated, s: StatusRow, recipients?: stri
     const a = h.accounts.get(id)?.account;
     return a ? [a.uri] : [];
   });
-  // A reply is addressed to the author it answers too (as Pleroma does), mentioned in its text or not: delivery
-  // reaches that author (a recipient of the status), and its server sees it was meant to.
+  // A reply is addressed to the author it answers too (as Pleroma does), mentioned in its text or not, so its
+  // server sees it was meant to — but never wider than the status's own audience: a public or unlisted reply,
+  // or a direct/list one that really has that author among its recipients (explicit addressing may leave them out).
   const repliedTo = s.inReplyToAccountId && s.inReplyToAccountId !== s.accountId ? h.accounts.get(s.inReplyToAccountId)?.account : undefined;
-  if (repliedTo) mentioned.push(repliedTo.uri);
+  if (repliedTo && (s.visibility === "public" || s.visibility === "unlisted" || recipients?.includes(repliedTo.uri))) mentioned.push(repliedTo.uri);
   return addressing({ visibility: s.visibility, followers: ctx.followersOf(author.username).href, mentioned, recipients });
 }
 

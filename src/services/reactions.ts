@@ -3,7 +3,7 @@
  * REACTION_ACCOUNTS_MAX accounts behind it (deactivated and silenced reactors left out). Reacting is in
  * `status-actions.ts`.
  */
-import { and, eq, isNull, lte, sql } from "drizzle-orm";
+import { and, eq, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, customEmojis, emojiReactions, userColumns, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
@@ -48,7 +48,12 @@ export async function listReactions(d: DB, statusId: string, viewerId: string | 
     .from(ranked)
     .innerJoin(accounts, eq(accounts.id, ranked.accountId))
     .leftJoin(users, eq(users.accountId, accounts.id))
-    .leftJoin(customEmojis, and(eq(customEmojis.shortcode, ranked.emoji), isNull(customEmojis.domain)))
+    // This instance's emoji by shortcode, another server's as `shortcode@domain` (as status hydration reads them).
+    .leftJoin(
+      customEmojis,
+      sql`${customEmojis.shortcode} = (CASE WHEN instr(${ranked.emoji}, '@') > 0 THEN substr(${ranked.emoji}, 1, instr(${ranked.emoji}, '@') - 1) ELSE ${ranked.emoji} END)
+        AND ifnull(${customEmojis.domain}, '') = (CASE WHEN instr(${ranked.emoji}, '@') > 0 THEN substr(${ranked.emoji}, instr(${ranked.emoji}, '@') + 1) ELSE '' END)`,
+    )
     .where(lte(ranked.rank, REACTION_ACCOUNTS_MAX))
     .orderBy(ranked.id);
   const groups = new Map<string, ReactionGroup>();
