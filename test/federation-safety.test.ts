@@ -250,6 +250,7 @@ describe("authorized fetch", () => {
 
     // Unsigned: the status and the collections are refused; the actor shows only what verifies signatures.
     expect((await call(new URL(status.uri).pathname, { instance: BS, headers: ap })).status).toBe(401);
+    expect((await call(`${new URL(status.uri).pathname}/replies`, { instance: BS, headers: ap })).status).toBe(401);
     for (const c of ["followers", "following", "outbox", "collections/featured"]) {
       expect((await call(`/users/${bob.username}/${c}`, { instance: BS, headers: ap })).status, c).toBe(401);
     }

@@ -377,6 +377,11 @@ export async function federationContext(env: Env, base: string) {
   return (await federationFor(env)).createContext(new URL(base), { env, d: db(env) });
 }
 
+/** A request's federation context, for routes outside Fedify's dispatchers that still verify signatures. */
+export async function federationRequestContext(env: Env, req: Request) {
+  return (await federationFor(env)).createContext(req, { env, d: db(env) });
+}
+
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** Paths only federation answers (or answers first): discovery, and the inboxes. */

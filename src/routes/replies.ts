@@ -9,12 +9,20 @@ import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { baseUrl } from "../http/urls";
 import { repliesPage } from "../services/replies-collection";
+import { config } from "../env";
+import { fetchAllowed, ownerOfStatus } from "../federation/authorized-fetch";
+import { federationRequestContext } from "../federation/index";
 
 const AS = "https://www.w3.org/ns/activitystreams";
 
 export function registerRepliesRoutes(app: OpenAPIHono<AppEnv>) {
   app.get("/objects/:id/replies", async (c) => {
     const id = c.req.param("id");
+    // Authorized fetch covers this collection too (federation/authorized-fetch.ts), though Fedify does not serve it.
+    if (config(c.env).authorizedFetch) {
+      const ctx = await federationRequestContext(c.env, c.req.raw);
+      if (!(await fetchAllowed(ctx, ownerOfStatus(id)))) return ctx.data.refused ? c.json({ error: "Forbidden" }, 403) : c.json({ error: "Request not signed" }, 401);
+    }
     const page = c.req.query("page") === "true";
     const after = page ? (c.req.query("min_id") ?? null) : null;
     const found = await repliesPage(db(c.env), id, after);
