@@ -433,6 +433,11 @@ describe("blocks and reports as Mastodon and Pleroma send them", () => {
     const withEmbedded = (await reportsOf(s.user.id)).find((r) => r.content === "embedded & HTML");
     expect(withEmbedded?.statuses.map((x) => x.id)).toEqual([status.id]);
 
+    // A Flag without an id, delivered twice, is still one report.
+    const { id: _, ...anonymous } = { ...fill(mastodonFlag, { ...s.vars, ACTOR: instanceActor, STATUS: status.uri }), content: "no id, twice" };
+    for (let i = 0; i < 2; i++) await accepted(await s.peer.send(instanceActor, anonymous));
+    expect((await reportsOf(s.user.id)).filter((r) => r.content === "no id, twice")).toHaveLength(1);
+
     // Naming nobody here, naming nothing, or naming the sender itself: acknowledged, no report.
     const total = (await json("/api/v1/pleroma/admin/reports?page_size=1", { instance: A, token: admin.token })).total;
     await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, s.vars), id: `${s.peer.origin}/f1`, object: ["https://peer.example/users/someone"] }));

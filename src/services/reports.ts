@@ -13,6 +13,7 @@ import { badRequest } from "../http/errors";
 import { outboxWrite } from "./outbox";
 import type { AccountRow } from "./accounts";
 import { reportsRemoved } from "./federation-policies";
+import { sha256 } from "../lib/crypto";
 
 export type ReportRow = typeof reports.$inferSelect;
 
@@ -94,8 +95,11 @@ export async function receiveFlag(d: DB, from: AccountRow, flag: { uri: string |
   targets.delete(from.id);
   if (targets.size === 0) return 0;
   const comment = flag.comment.slice(0, REMOTE_COMMENT_MAX);
+  // A Flag without an id of its own is known again by what it says (sender, objects, comment), so that one
+  // delivered twice is still one report.
+  const uri = flag.uri ?? `urn:starling:flag:${from.id}:${await sha256(`${uris}\n${comment}`)}`;
   const writes = [...targets].flatMap(([targetId, statusIds]) => {
-    const row: ReportRow = { id: newId(t), accountId: from.id, targetAccountId: targetId, statusIds, comment, forward: false, state: "open", createdAt: t, uri: flag.uri };
+    const row: ReportRow = { id: newId(t), accountId: from.id, targetAccountId: targetId, statusIds, comment, forward: false, state: "open", createdAt: t, uri };
     // (uri, target) is unique: a Flag delivered again writes nothing, and so notifies nobody.
     return [d.insert(reports).values(row).onConflictDoNothing(), notifyModerators(d, row.id, from.id, t)];
   });
