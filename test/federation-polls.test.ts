@@ -246,6 +246,20 @@ describe("votes and tallies from other servers (fixtures through the test peer)"
       const after = valid(StatusSchema, await json(`/api/v1/statuses/${status.id}`, { instance: A, token: alice.token }));
       expect(after.edited_at).toBeNull();
       expect(after.content).toContain("Which one?");
+
+      // An edit of the options (an explicit edit: `updated`) is a new poll: the new options and their tallies.
+      const edit = fill(mastodonUpdateQuestion, { ...v, UPDATED: "2" });
+      edit.object.updated = new Date().toISOString();
+      edit.object.oneOf = [
+        { type: "Note", name: "these", replies: { type: "Collection", totalItems: 1 } },
+        { type: "Note", name: "those", replies: { type: "Collection", totalItems: 0 } },
+        { type: "Note", name: "neither", replies: { type: "Collection", totalItems: 0 } },
+      ];
+      edit.object.votersCount = 1;
+      await accepted(await peer.send(author, edit));
+      const edited = await poll(alice, A, status.poll!.id);
+      expect(edited.options.map((o) => o.title)).toEqual(["these", "those", "neither"]);
+      expect(counts(edited)).toEqual([1, 0, 0]);
     } finally {
       unroute();
     }

@@ -372,8 +372,26 @@ export async function updateRemoteNote(d: DB, author: AccountRow, note: ParsedNo
     statement(d, sql`DELETE FROM media_attachments WHERE status_id = ${row.id}`),
     ...mediaInserts(d, author.id, row.id, note.media, t),
     statement(d, sql`UPDATE statuses_fts SET body = ${[note.spoilerText, htmlToText(note.content)].filter(Boolean).join("\n")} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`),
+    ...(note.poll ? pollEditStatements(d, row.id, note.poll) : []),
   ]);
   return row.id;
+}
+
+/**
+ * A poll whose options were edited is a new poll (as Mastodon resets it): the votes here go, and the options, end
+ * and tallies are the edit's. Unchanged options leave the poll alone (its tallies are `Update{Question}`'s).
+ */
+function pollEditStatements(d: DB, statusId: string, poll: NonNullable<ParsedNote["poll"]>): D1PreparedStatement[] {
+  const options = JSON.stringify(poll.options);
+  const changed = sql`status_id = ${statusId} AND options <> ${options}`;
+  return [
+    statement(d, sql`DELETE FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${changed})`),
+    statement(
+      d,
+      sql`UPDATE polls SET options = ${options}, multiple = ${poll.multiple ? 1 : 0}, expires_at = ${poll.expiresAt}, closed_at = NULL,
+        remote_tallies = ${JSON.stringify(poll.tallies)}, remote_voters = ${poll.voters} WHERE ${changed}`,
+    ),
+  ];
 }
 
 /** The stored status with this uri if the actor `authorUri` wrote it (null: unknown, or someone else's). */
