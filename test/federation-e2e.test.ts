@@ -5,35 +5,17 @@
  * delivery objects run with the pool's bindings, so waking them is replaced by a no-op and each instance's
  * queue is drained with its own bindings).
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery";
+import { describe, expect, it } from "vitest";
+import { drainFederation } from "../src/federation/delivery";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, routeFetch, type Instance, type Routed } from "./instances";
+import { A, B, federating, type Instance } from "./instances";
 
-let routed: Routed;
-const realWake = deliveryWake.run;
-
-beforeEach(() => {
-  routed = routeFetch();
-  deliveryWake.run = async () => {};
-});
-afterEach(() => {
-  routed.restore();
-  deliveryWake.run = realWake;
-});
-
-/** Delivers everything both instances have queued, answers included (an Accept sent while handling a Follow). */
-async function settle() {
-  for (let round = 0; round < 5; round++) {
-    const a = await drainFederation(A.bindings);
-    const b = await drainFederation(B.bindings);
-    if (a.attempted === 0 && b.attempted === 0) return;
-  }
-  throw new Error("federation did not settle in 5 rounds");
-}
+// Outbound fetches routed between A and B, background delivery off: `settle()` delivers everything queued.
+const fed = federating();
+const { settle } = fed;
 
 /** `user` on `from` finds `other` (who lives on `on`) by WebFinger, as a client's search with resolve=true. */
 async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
@@ -102,7 +84,7 @@ describe("two Starling instances", () => {
     expect((await call(`/api/v1/statuses/${privOnA.id}`, { instance: A, token: dave.token })).status).toBe(404);
     expect((await call(`/api/v1/statuses/${privOnA.id}`, { instance: A, token: alice.token })).status).toBe(200);
     // Nothing of the direct or local-only post went to A at all.
-    const sent = await Promise.all(routed.requests.filter((r) => r.url.startsWith("https://a.example/") && r.method === "POST").map((r) => r.clone().text()));
+    const sent = await Promise.all(fed.routed.requests.filter((r) => r.url.startsWith("https://a.example/") && r.method === "POST").map((r) => r.clone().text()));
     expect(sent.some((b) => b.includes(dm.uri) || b.includes(local.uri))).toBe(false);
 
     // Bob deletes the public post: gone from A.
@@ -205,7 +187,7 @@ describe("two Starling instances", () => {
     const reply = await post(alice, A, { status: "got it", visibility: "direct", in_reply_to_id: conversation.last_status.id });
     expect(reply.mentions).toEqual([]);
     await settle();
-    const create = routed.requests.find((r) => r.url.startsWith("https://b.example/") && r.method === "POST");
+    const create = fed.routed.requests.find((r) => r.url.startsWith("https://b.example/") && r.method === "POST");
     expect(create).toBeDefined();
     const onB = (await json("/api/v1/conversations", { instance: B, token: bob.token })) as any[];
     expect(onB.map((c) => c.last_status.uri)).toContain(reply.uri);

@@ -10,6 +10,7 @@ import { StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, registerUser, uniqueName, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
+import { fill } from "./inbound";
 import { createPeer, type Peer } from "./peer";
 import mastodonLike from "./fixtures/federation/mastodon-like.json";
 import mastodonUndoLike from "./fixtures/federation/mastodon-undo-like.json";
@@ -227,13 +228,6 @@ describe("interactions as other servers send them", () => {
     unroute = undefined;
   });
   let n = 0;
-  const fill = (fixture: unknown, vars: Record<string, string>): any =>
-    JSON.parse(
-      JSON.stringify(fixture).replace(/\{\{(\w+)\}\}/g, (_m, k: string) => {
-        if (!(k in vars)) throw new Error(`fixture placeholder {{${k}}} not given`);
-        return vars[k]!;
-      }),
-    );
   const q = async <T = Record<string, unknown>>(sql: string, ...args: unknown[]) => (await env.DB.prepare(sql).bind(...args).all<T>()).results;
 
   async function setup(): Promise<{ peer: Peer; user: TestUser; actor: string; acct: string; vars: (extra?: Record<string, string>) => Record<string, string> }> {

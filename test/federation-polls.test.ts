@@ -12,6 +12,7 @@ import { db } from "../src/db/client";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, type Instance } from "./instances";
 import { createPeer } from "./peer";
+import { fill } from "./inbound";
 import mastodonVote from "./fixtures/federation/mastodon-vote.json";
 import pleromaAnswer from "./fixtures/federation/pleroma-answer.json";
 import mastodonUpdateQuestion from "./fixtures/federation/mastodon-update-question.json";
@@ -148,13 +149,6 @@ describe("polls across instances", () => {
 
 describe("votes and tallies from other servers (fixtures through the test peer)", () => {
   let n = 0;
-  const fill = (fixture: unknown, vars: Record<string, string>): any =>
-    JSON.parse(
-      JSON.stringify(fixture).replace(/\{\{(\w+)\}\}/g, (_m, k: string) => {
-        if (!(k in vars)) throw new Error(`fixture placeholder {{${k}}} not given`);
-        return vars[k]!;
-      }),
-    );
   const accepted = async (res: Response) => expect(res.status, await res.text()).toBe(202);
 
   it("Mastodon's vote and Pleroma's Answer are counted once, within the rules; nothing else is", async () => {

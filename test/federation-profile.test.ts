@@ -13,6 +13,7 @@ import { runAccountDeletions } from "../src/services/account-deletion";
 import { call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
 import { createPeer, type Peer } from "./peer";
+import { fill } from "./inbound";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
 import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
 import mastodonUpdatePerson from "./fixtures/federation/mastodon-update-person.json";
@@ -23,14 +24,6 @@ import mastodonRemove from "./fixtures/federation/mastodon-remove-featured.json"
 const q = async <T = Record<string, unknown>>(inst: Instance, sql: string, ...args: unknown[]) => (await inst.bindings.DB.prepare(sql).bind(...args).all<T>()).results;
 
 let n = 0;
-function fill(fixture: unknown, vars: Record<string, string>): any {
-  const text = JSON.stringify(fixture).replace(/\{\{(\w+)\}\}/g, (_m, k: string) => {
-    if (!(k in vars)) throw new Error(`fixture placeholder {{${k}}} not given`);
-    return vars[k]!;
-  });
-  return JSON.parse(text);
-}
-
 /** `other` (on `on`) as `user` (on `from`) sees it, resolved by search. */
 async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
   const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: from, token: user.token });

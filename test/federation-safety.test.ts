@@ -19,6 +19,7 @@ import { db } from "../src/db/client";
 import { pemToDer } from "../src/lib/keys";
 import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import { createPeer } from "./peer";
+import { fill } from "./inbound";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
 import mastodonAccept from "./fixtures/federation/mastodon-accept.json";
 import mastodonBlock from "./fixtures/federation/mastodon-block.json";
@@ -327,9 +328,6 @@ describe("blocks and reports as Mastodon and Pleroma send them", () => {
   });
 
   let n = 0;
-  /** A fixture with its `{{…}}` placeholders filled in. */
-  const fill = (fixture: unknown, vars: Record<string, string>): any =>
-    JSON.parse(JSON.stringify(fixture).replace(/\{\{(\w+)\}\}/g, (_m, k: string) => vars[k] ?? `{{${k}}}`));
 
   async function setup() {
     const peer = createPeer();
@@ -440,9 +438,9 @@ describe("blocks and reports as Mastodon and Pleroma send them", () => {
 
     // Naming nobody here, naming nothing, or naming the sender itself: acknowledged, no report.
     const total = (await json("/api/v1/pleroma/admin/reports?page_size=1", { instance: A, token: admin.token })).total;
-    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, s.vars), id: `${s.peer.origin}/f1`, object: ["https://peer.example/users/someone"] }));
-    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, s.vars), id: `${s.peer.origin}/f2`, object: undefined, content: undefined }));
-    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, s.vars), id: `${s.peer.origin}/f3`, object: s.actor }));
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, { ...s.vars, STATUS: status.uri }), id: `${s.peer.origin}/f1`, object: ["https://peer.example/users/someone"] }));
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, { ...s.vars, STATUS: status.uri }), id: `${s.peer.origin}/f2`, object: undefined, content: undefined }));
+    await accepted(await s.peer.send(s.actor, { ...fill(mastodonFlag, { ...s.vars, STATUS: status.uri }), id: `${s.peer.origin}/f3`, object: s.actor }));
     expect((await json("/api/v1/pleroma/admin/reports?page_size=1", { instance: A, token: admin.token })).total).toBe(total);
   });
 });
