@@ -53,7 +53,8 @@ async function seed(): Promise<string[]> {
 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${LISTENERS - 1})
 INSERT INTO accounts (id, username, display_name, uri, url, created_at, updated_at)
 SELECT printf('%026d', 1000000 + i), 'bench' || i, 'Bench ' || i, 'http://localhost/users/bench' || i, 'http://localhost/users/bench' || i, ${t0}, ${t0} FROM n;
-INSERT INTO users (account_id, email, password_hash, created_at) SELECT id, username || '@example.com', 'unused', ${t0} FROM accounts;
+INSERT INTO users (account_id, email, created_at) SELECT id, username || '@example.com', ${t0} FROM accounts;
+INSERT INTO credentials (account_id, password_hash) SELECT id, 'unused' FROM accounts;
 ${Array.from({ length: Math.ceil(rows.length / 100) }, (_, c) => `INSERT INTO tokens (id, token_hash, app_id, account_id, scopes, created_at, expires_at) VALUES ${rows.slice(c * 100, (c + 1) * 100).join(",\n")};`).join("\n")}
 INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
 SELECT printf('%026d', 3000000 + i), printf('%026d', 1000000 + i), printf('%026d', 1000000), 1, 0, ${t0}

@@ -52,7 +52,8 @@ async function seed(): Promise<string[]> {
 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${USERS - 1})
 INSERT INTO accounts (id, username, display_name, uri, url, created_at, updated_at)
 SELECT printf('%026d', 1000000 + i), 'bench' || i, 'Bench ' || i, 'http://localhost/users/bench' || i, 'http://localhost/users/bench' || i, ${t0}, ${t0} FROM n;
-INSERT INTO users (account_id, email, password_hash, created_at) SELECT id, username || '@example.com', ${q(hash)}, ${t0} FROM accounts WHERE username LIKE 'bench%';
+INSERT INTO users (account_id, email, created_at) SELECT id, username || '@example.com', ${t0} FROM accounts WHERE username LIKE 'bench%';
+INSERT INTO credentials (account_id, password_hash) SELECT id, ${q(hash)} FROM accounts WHERE username LIKE 'bench%';
 INSERT INTO tokens (id, token_hash, app_id, account_id, scopes, created_at, expires_at) VALUES ${tokenRows.join(",\n")};
 -- Everyone follows bench0; user i follows a long tail of 5 to 60 others.
 INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
