@@ -5,7 +5,7 @@
  * parent visibility and custom emojis. The cost is fixed whatever the page size.
  */
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
-import { fromJson, jsonObject, unionAll } from "../db/json-rows";
+import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
 import { group } from "../lib/group";
 import { statement } from "../db/client";
@@ -22,6 +22,11 @@ const visibleUserColumns = new Set<unknown>(Object.values(userColumns));
 const SECRETS = Object.values(getTableColumns(users))
   .filter((col) => !visibleUserColumns.has(col))
   .map((col) => col.name);
+/**
+ * Account columns no rendering reads (federation keys and endpoints): left out of hydration, whose rows come
+ * back as null for them. A public key alone is a few hundred bytes per account on every page.
+ */
+const UNRENDERED_ACCOUNT_COLUMNS = ["public_key", "inbox_url", "shared_inbox_url", "outbox_url", "followers_url"];
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
 export type EmojiRow = typeof customEmojis.$inferSelect;
@@ -33,6 +38,7 @@ export interface Hydrated {
   /** The loaded statuses the viewer may see: the renderer shows no other. */
   visible: Set<string>;
   statuses: Map<string, StatusRow>;
+  /** Without their federation keys and endpoints (`UNRENDERED_ACCOUNT_COLUMNS`, null here). */
   accounts: Map<string, AccountWithUser>;
   mentions: Map<string, string[]>;
   tags: Map<string, string[]>;
@@ -117,10 +123,13 @@ export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opt
 
 /** The statement's pieces: the page and id CTEs, and one tagged part per kind of row. */
 export function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: { withMuted?: boolean } = {}) {
-  const viewerId = who === null ? null : typeof who === "string" ? who : "token";
-  // The viewer and the time are bound once (`params`); viewer-specific parts match nothing for anonymous viewers.
-  const parts = [...sharedParts(), ...viewerParts({ me: ME, viewer: viewerId ? ME : null, from: sql``, by: sql``, tag: (v) => v }, opts)];
-  return { preamble: sql`WITH ${paramsCte(who)}, ${idCtes(source)}`, parts };
+  const signedIn = typeof who === "object" ? who !== null : Boolean(who);
+  // The viewer and the time are bound once (`params`), so the parts are the same text for every viewer of a kind:
+  // built once. Viewer-specific parts match nothing for anonymous viewers.
+  const parts = precompiled(`hydrate ${signedIn ? "me" : "anonymous"} ${opts.withMuted ? "with muted" : ""}`, () =>
+    sql`SELECT * FROM (${unionAll([...sharedParts(), ...viewerParts({ me: ME, viewer: signedIn ? ME : null, from: sql``, by: sql``, tag: (v) => v }, opts)])})`,
+  );
+  return { preamble: sql`WITH ${paramsCte(who)}, ${idCtes(source)}`, parts: [parts] };
 }
 
 const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
@@ -139,7 +148,7 @@ function sharedParts(): SQL[] {
     part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
     part(
       "account",
-      sql`json_object('account', ${jsonObject(accounts, "a")}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
+      sql`json_object('account', ${jsonObject(accounts, "a", UNRENDERED_ACCOUNT_COLUMNS)}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
       sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (
     SELECT account_id FROM statuses WHERE ${inAll("id")}
     UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1
@@ -211,7 +220,7 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
       // Each emoji's reactors by rank (first reaction first): all are counted, the first few listed (`a`).
       // Deactivated accounts are left out, as Pleroma leaves inactive users out of reactions.
       tag(
-        sql`json_object('s', er.status_id, 'e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id), 'a', json_group_array(json_array(er.rn, er.account_id)) FILTER (WHERE er.rn <= ${REACTION_ACCOUNTS_MAX}))`,
+        sql`json_object('s', er.status_id, 'e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id), 'a', json_group_array(json_array(er.rn, er.account_id)) FILTER (WHERE er.rn <= ${sql.raw(String(REACTION_ACCOUNTS_MAX))}))`,
       ),
       sql`FROM ${from} (SELECT r.id, r.status_id, r.emoji, r.account_id, row_number() OVER (PARTITION BY r.status_id, r.emoji ORDER BY r.id) AS rn
           FROM emoji_reactions r JOIN accounts ra ON ra.id = r.account_id AND ra.deactivated = 0 WHERE ${inAll("r.status_id")}) er
@@ -236,7 +245,7 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
  * The same statuses hydrated for each of several signed-in viewers ('' for anonymous), for publishing to
  * streams: the parts alike for everyone are read once (anonymously), and the viewer-specific parts for all
  * viewers by one more statement over a `viewers` CTE; both in one batch. A viewer's `Hydrated` is the shared
- * rows plus their own.
+ * rows plus their own; viewers in the same state share one (render each distinct `Hydrated` once).
  */
 export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Promise<Map<string, Hydrated>> {
   const out = new Map<string, Hydrated>();
@@ -246,13 +255,28 @@ export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Prom
   const shared = hydrationQuery(ids, null);
   const many: ViewerScope = { me: sql`w.id`, viewer: sql`w.id`, from: sql`viewers w,`, by: sql`w.id,`, tag: (v) => sql`json_set(${v}, '$.w', w.id)` };
   const perViewer = sql`WITH ${paramsCte(null)}, viewers(id) AS (SELECT value FROM json_each(${JSON.stringify(signedIn)})), ${idCtes(ids)}
-    ${unionAll(viewerParts(many, {}))}`;
+    ${precompiled("hydrate each viewer", () => unionAll(viewerParts(many, {})))}`;
   const [base, own] = await d.$client.batch<{ k: string; v: string }>([statement(d, sql`${shared.preamble} ${unionAll(shared.parts)}`), statement(d, perViewer)]);
-  if (unique.includes("")) out.set("", fromRows(base.results, null));
+  const anonymous = fromRows(base.results, null);
+  if (unique.includes("")) out.set("", anonymous);
   const alike = base.results.filter((r) => !VIEWER_KINDS.has(r.k));
   const mine = new Map<string, { k: string; v: string }[]>(signedIn.map((v) => [v, []]));
-  for (const r of own.results) mine.get((JSON.parse(r.v) as { w: string }).w)?.push(r);
-  for (const v of signedIn) out.set(v, fromRows([...alike, ...mine.get(v)!], v));
+  const states = new Map<string, string[]>(signedIn.map((v) => [v, []]));
+  for (const r of own.results) {
+    const { w, ...rest } = JSON.parse(r.v) as { w: string };
+    mine.get(w)?.push(r);
+    states.get(w)?.push(`${r.k} ${JSON.stringify(rest)}`);
+  }
+  // Viewers with the same own rows who are none of the loaded statuses' accounts (authors, mentioned, replied
+  // to) see the same rendering: they share one Hydrated, so a post to a thousand followers is rendered a few
+  // times, not a thousand (its `viewerId` is the first such viewer's).
+  const byState = new Map<string, Hydrated>();
+  for (const v of signedIn) {
+    const state = anonymous.accounts.has(v) ? `viewer ${v}` : states.get(v)!.sort().join("\n");
+    let h = byState.get(state);
+    if (!h) byState.set(state, (h = fromRows([...alike, ...mine.get(v)!], v)));
+    out.set(v, h);
+  }
   return out;
 }
 

@@ -5,7 +5,7 @@
  */
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now, statement, inJson } from "../db/client";
+import { now, statement, inJson, readsWhere } from "../db/client";
 import { isId, newId } from "../db/ids";
 import {
   accounts,
@@ -131,35 +131,43 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   // Emoji of the text, the spoiler and the poll options: the status's `emojis` must render all of them.
   const optionEmojis = (await Promise.all((p.poll?.options ?? []).map((o) => extract(o, "text/plain", ctx.host)))).flatMap((x) => x.emojis);
   const shortcodes = [...new Set([...found.emojis, ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis, ...optionEmojis])];
-  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] = await d.batch([
-    d
-      .select()
-      .from(statuses)
-      .where(and(eq(statuses.id, p.in_reply_to_id && isId(p.in_reply_to_id) ? p.in_reply_to_id : ""), visibleTo(me))),
-    d
-      .select()
-      .from(mediaAttachments)
-      .where(and(inJson(mediaAttachments.id, mediaIds.length ? mediaIds : [""]), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.chatMessageId))),
-    d.select().from(lists).where(and(eq(lists.id, listId ?? ""), eq(lists.accountId, me))),
-    d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId ?? "")),
-    d
-      .select({ p: participations, threadId: conversations.threadId })
-      .from(participations)
-      .innerJoin(conversations, eq(conversations.id, participations.conversationId))
-      .where(and(eq(participations.id, p.in_reply_to_conversation_id ?? ""), eq(participations.accountId, me))),
-    d
-      .select({ account: accounts, user: userColumns })
-      .from(accounts)
-      .leftJoin(users, eq(users.accountId, accounts.id))
-      .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false))),
+  // Only the reads this post needs, in one round trip; a plain post needs none (its author came with the token).
+  const replyId = p.in_reply_to_id && isId(p.in_reply_to_id) ? p.in_reply_to_id : null;
+  const conversationId = p.in_reply_to_conversation_id ?? null;
+  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] = await readsWhere(d, [
+    p.in_reply_to_id ? d.select().from(statuses).where(and(eq(statuses.id, replyId ?? ""), visibleTo(me))) : null,
+    mediaIds.length
+      ? d
+          .select()
+          .from(mediaAttachments)
+          .where(and(inJson(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.chatMessageId)))
+      : null,
+    listId !== null ? d.select().from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, me))) : null,
+    listId !== null ? d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId)) : null,
+    conversationId !== null
+      ? d
+          .select({ p: participations, threadId: conversations.threadId })
+          .from(participations)
+          .innerJoin(conversations, eq(conversations.id, participations.conversationId))
+          .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
+      : null,
+    acctKeys.length
+      ? d
+          .select({ account: accounts, user: userColumns })
+          .from(accounts)
+          .leftJoin(users, eq(users.accountId, accounts.id))
+          .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false)))
+      : null,
     // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
-    localEmojisNamed(d, shortcodes),
-    d
-      .select({ account: accounts, user: userColumns })
-      .from(accounts)
-      .leftJoin(users, eq(users.accountId, accounts.id))
-      .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id ?? ""})`),
-  ]);
+    shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
+    p.in_reply_to_id
+      ? d
+          .select({ account: accounts, user: userColumns })
+          .from(accounts)
+          .leftJoin(users, eq(users.accountId, accounts.id))
+          .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id})`)
+      : null,
+  ] as const);
 
   const parent = parentRows[0] ?? null;
   if (p.in_reply_to_id && !parent) throw notFound();

@@ -15,6 +15,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
 import { config } from "../env";
 import { db, statement } from "../db/client";
+import { precompiled } from "../db/json-rows";
 import { streamObject, type Frame } from "../objects/streams";
 import { renderConversations } from "../render/conversation";
 import { renderNotifications } from "../render/notification";
@@ -24,7 +25,7 @@ import { group } from "../lib/group";
 import { notificationsByIds } from "./notifications";
 import { participationsByIds } from "./conversations";
 import type { StreamEvent } from "./events";
-import { hydrateEach } from "./hydrate";
+import { hydrateEach, type Hydrated } from "./hydrate";
 import { PUBLIC_STREAMS, type StreamName } from "./streams";
 import { shown } from "./timelines";
 import { NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
@@ -48,6 +49,11 @@ const liveToken = sql`(p.token_id = '' OR EXISTS (SELECT 1 FROM tokens tk JOIN a
 
 /** Listeners of new statuses: public and hashtag streams, and the home (`user`) and list streams they enter. */
 function updateListeners(ids: string[]): SQL {
+  return sql`WITH ${paramsCte(null)}, ids(id) AS (SELECT value FROM json_each(${JSON.stringify(ids)})) ${precompiled("stream update listeners", updateListenersOf)}`;
+}
+
+/** The text of `updateListeners` after its CTEs: the same for every post, so built once (`ids`: the statuses). */
+function updateListenersOf(): SQL {
   const topic = sql`CASE p.stream
     WHEN 'public' THEN 1
     WHEN 'public:local' THEN s.local = 1
@@ -67,20 +73,19 @@ function updateListeners(ids: string[]): SQL {
     OR (s.home_pull = 1 AND EXISTS (SELECT 1 FROM follows hp WHERE hp.account_id = p.account_id AND hp.target_account_id = s.account_id AND (s.reblog_of_id IS NULL OR hp.show_reblogs = 1))))`;
   const ofList = sql`EXISTS (SELECT 1 FROM lists l JOIN list_accounts la ON la.list_id = l.id WHERE l.id = p.arg AND l.account_id = p.account_id AND la.account_id = s.account_id)`;
   const atHome = sql`p.account_id <> '' AND (p.stream = 'user' OR (p.stream = 'list' AND ${ofList})) AND ${inHome} AND ${shown(LISTENER, {}, "home")}`;
-  return sql`WITH ${paramsCte(null)}
-    ${columns(sql`s.id`)} FROM statuses s JOIN stream_presence p ON p.stream IN (${list([...PUBLIC_STREAMS, "user", "list"])})
-    WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND ${liveToken} AND ((${onTopic}) OR (${atHome}))`;
+  return sql`${columns(sql`s.id`)} FROM statuses s JOIN stream_presence p ON p.stream IN (${list([...PUBLIC_STREAMS, "user", "list"])})
+    WHERE s.id IN (SELECT id FROM ids) AND ${liveToken} AND ((${onTopic}) OR (${atHome}))`;
 }
 
 /** Listeners of `direct` streams whose conversation a new direct status updated. */
 function conversationListeners(ids: string[]): SQL {
-  return sql`WITH ${paramsCte(null)}
-    ${columns(sql`pa.id`)} FROM statuses s
+  return sql`WITH ${paramsCte(null)}, ids(id) AS (SELECT value FROM json_each(${JSON.stringify(ids)}))
+    ${precompiled("stream conversation listeners", () => sql`${columns(sql`pa.id`)} FROM statuses s
       JOIN conversations c ON c.thread_id = s.thread_id
       JOIN participations pa ON pa.conversation_id = c.id AND pa.last_status_id = s.id
       JOIN stream_presence p ON p.account_id = pa.account_id AND p.stream = 'direct'
-    WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND s.visibility = 'direct' AND ${liveToken}
-      AND ${visibleTo(LISTENER, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(LISTENER, false, sql`s.account_id`)}`;
+    WHERE s.id IN (SELECT id FROM ids) AND s.visibility = 'direct' AND ${liveToken}
+      AND ${visibleTo(LISTENER, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(LISTENER, false, sql`s.account_id`)}`)}`;
 }
 
 /** Listeners who could have seen deleted statuses: public ones everywhere, others on the streams of their audience. */
@@ -143,10 +148,13 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     notificationsByIds(d, notificationIds),
   ]);
 
-  // Each status rendered once per listening account.
+  // Each status rendered once per distinct viewer state (listeners alike share a Hydrated: hydrateEach).
   for (const [event, found, ids] of [["update", updateRows, updates], ["status.update", editRows, edits]] as const) {
+    const renderings = new Map<Hydrated, Map<string, string>>();
     for (const [viewer, rows] of group(found, (r) => r.accountId)) {
-      const rendered = new Map(renderStatuses(ctxFor(viewer), hydrated.get(viewer)!, ids).map((s) => [s.id, JSON.stringify(s)]));
+      const h = hydrated.get(viewer)!;
+      let rendered = renderings.get(h);
+      if (!rendered) renderings.set(h, (rendered = new Map(renderStatuses(ctxFor(h.viewerId ?? ""), h, ids).map((s) => [s.id, JSON.stringify(s)]))));
       for (const r of rows) {
         const payload = rendered.get(r.ref);
         if (payload) frame(r, event, payload);

@@ -6,6 +6,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { rawPage, type Page } from "../http/pagination";
+import { precompiled } from "../db/json-rows";
 import { ME, NOW, notSilenced, visibleTo } from "./visibility";
 
 // Pages run inside the hydration statement, whose `params` CTE binds the viewer (ME) and the time (NOW).
@@ -52,6 +53,17 @@ export function shown(viewer: SQL | null, f: TimelineFilters, context: "home" | 
 }
 
 /**
+ * `shown` for the page statements (viewer `ME`, or anonymous): the same text for every request with the same
+ * flags, so it is built once; filters that bind values (`exclude_visibilities`, `instance`) are built each time.
+ */
+function shownInPage(signedIn: boolean, f: TimelineFilters, context: "home" | "public" | "thread" | "account"): SQL {
+  const viewer = signedIn ? ME : null;
+  if (f.excludeVisibilities?.length || f.instance) return shown(viewer, f, context);
+  const flags = [f.withMuted, f.replyVisibility, f.onlyMedia, f.local, f.remote].map((x) => String(x ?? "")).join(",");
+  return precompiled(`shown ${signedIn ? "me" : "anonymous"} ${context} ${flags}`, () => shown(viewer, f, context));
+}
+
+/**
  * Irreversible keyword filters of a context drop matching statuses outright. A whole-word phrase must stand
  * between non-alphanumeric characters (GLOB with the phrase's own GLOB characters escaped).
  */
@@ -69,7 +81,7 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
   const fed = rawPage(sql`h.status_id`, page);
   const pend = rawPage(sql`s.id`, page);
   const n = fed.limit;
-  const shownHere = shown(ME, f, "home");
+  const shownHere = shownInPage(true, f, "home");
   // Unfollowing takes effect at once: a status stays only while its author is followed (or the group that
   // brought it: federation/group-announce.ts), or it is yours or addressed to you.
   const stillFollowed = sql`(s.account_id = ${ME}
@@ -98,7 +110,7 @@ export function directPage(page: Page, f: TimelineFilters): SQL {
   const own = rawPage(sql`s.id`, page);
   const addressed = rawPage(sql`r.status_id`, page);
   const n = own.limit;
-  const shownHere = shown(ME, f, "thread");
+  const shownHere = shownInPage(true, f, "thread");
   const mine = sql`SELECT s.id AS id FROM statuses s
     WHERE s.account_id = ${ME} AND s.visibility = 'direct' AND s.reblog_of_id IS NULL AND ${own.where} AND ${shownHere}
     ORDER BY ${own.order} LIMIT ${n}`;
@@ -116,7 +128,7 @@ export function publicPage(viewerId: string | null, page: Page, f: TimelineFilte
   // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order.
   const index = sql.raw(f.local || f.remote ? "statuses_public_local_tl" : "statuses_public_tl");
   return sql`SELECT s.id FROM statuses s INDEXED BY ${index}
-    WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shown(viewerId ? ME : null, f, "public")}
+    WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shownInPage(Boolean(viewerId), f, "public")}
     ORDER BY ${p.order} LIMIT ${p.limit}`;
 }
 
@@ -124,7 +136,7 @@ export function tagPage(viewerId: string | null, tag: string, page: Page, f: Tim
   const p = rawPage(sql`st.status_id`, page);
   const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
   return sql`SELECT st.status_id FROM status_tags st JOIN statuses s ON s.id = st.status_id
-    WHERE st.tag = ${tag.toLowerCase()} AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} AND ${p.where} AND ${shown(viewerId ? ME : null, f, "public")}
+    WHERE st.tag = ${tag.toLowerCase()} AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} AND ${p.where} AND ${shownInPage(Boolean(viewerId), f, "public")}
     ORDER BY ${p.order} LIMIT ${p.limit}`;
 }
 
@@ -146,6 +158,6 @@ export function accountPage(viewerId: string | null, accountId: string, page: Pa
   const more = extra.length ? sql`AND ${sql.join(extra, sql` AND `)}` : sql``;
   // Visiting a profile shows it even when muted; blocks still hold.
   return sql`SELECT s.id FROM statuses s
-    WHERE s.account_id = ${accountId} AND ${p.where} ${more} AND ${shown(viewerId ? ME : null, { ...f, withMuted: true }, "account")}
+    WHERE s.account_id = ${accountId} AND ${p.where} ${more} AND ${shownInPage(Boolean(viewerId), { ...f, withMuted: true }, "account")}
     ORDER BY ${f.pinned ? sql`s.pinned_at DESC` : p.order} LIMIT ${p.limit}`;
 }
