@@ -19,7 +19,9 @@ export const CONTEXT_LIMITS = {
  */
 export async function contextIds(d: DB, statusId: string, viewerId: string | null): Promise<{ ancestors: string[]; descendants: string[] }> {
   // Ancestors up to `ancestors` levels; descendants depth first (the recursion queue ordered by path), at most
-  // `descendants` of them and `depth` levels down.
+  // `descendants` of them and `depth` levels down. Without statistics SQLite would walk every non-reblog
+  // (`statuses_reblog_of`, reblog_of_id IS NULL) per reply step and every status for the final join, so the reply
+  // index is named and CROSS JOIN keeps `down` the outer loop (test/query-plans.test.ts).
   const lim = viewerId ? CONTEXT_LIMITS.signedIn : CONTEXT_LIMITS.anonymous;
   const viewerRef = viewerId ? ME : null;
   const ok = sql`(${visibleTo(viewerRef, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(viewerRef, false, sql`s.account_id`)})`;
@@ -29,10 +31,10 @@ export async function contextIds(d: DB, statusId: string, viewerId: string | nul
       up(id, depth) AS (SELECT in_reply_to_id, 1 FROM statuses WHERE id = ${statusId} AND in_reply_to_id IS NOT NULL
         UNION ALL SELECT p.in_reply_to_id, up.depth + 1 FROM up JOIN statuses p ON p.id = up.id WHERE p.in_reply_to_id IS NOT NULL AND up.depth < ${lim.ancestors}),
       down(id, path, depth) AS (SELECT ${statusId}, '', 0
-        UNION ALL SELECT r.id, down.path || '/' || r.id, down.depth + 1 FROM down JOIN statuses r ON r.in_reply_to_id = down.id
+        UNION ALL SELECT r.id, down.path || '/' || r.id, down.depth + 1 FROM down JOIN statuses r INDEXED BY statuses_reply ON r.in_reply_to_id = down.id
           WHERE r.reblog_of_id IS NULL AND down.depth < ${lim.depth} ORDER BY 2 LIMIT ${lim.descendants + 1})
     SELECT s.id AS id, up.depth AS depth, NULL AS path, ${ok} AS ok FROM up JOIN statuses s ON s.id = up.id
-    UNION ALL SELECT s.id, NULL, down.path, ${ok} FROM down JOIN statuses s ON s.id = down.id WHERE down.depth > 0`,
+    UNION ALL SELECT s.id, NULL, down.path, ${ok} FROM down CROSS JOIN statuses s ON s.id = down.id WHERE down.depth > 0`,
   ).all<{ id: string; depth: number | null; path: string | null; ok: number }>();
   const shown = results.filter((r) => r.ok);
   return {
