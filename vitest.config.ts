@@ -10,7 +10,8 @@ export default defineConfig(async () => {
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
-          bindings: { TEST_MIGRATIONS: migrations, MAILER: "outbox" },
+          // Figures read fresh: tests count what they just wrote (test/instance.test.ts checks the cached default).
+          bindings: { TEST_MIGRATIONS: migrations, MAILER: "outbox", STATS_CACHE_SECONDS: "0" },
           // Instance B of the two-instance federation harness (test/instances.ts) keeps its data here; the
           // Worker sees it as its own DB. C (`DB_C`) and D (`DB_D`) are for tests that change instance-wide
           // policies (C) and settings (D), which must not reach the other files' instances.

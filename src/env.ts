@@ -68,6 +68,7 @@ export interface Env {
   FANOUT_INLINE_MAX?: string;
   /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
   STREAM_FANOUT?: string;
+  STATS_CACHE_SECONDS?: string;
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
@@ -136,6 +137,8 @@ export interface Config {
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
   inlineFanoutMax: number;
   streamFanout: number;
+  /** How long the instance's figures are kept in the edge cache (0: read every time). */
+  statsCacheSeconds: number;
   /** Authorized fetch (`AUTHORIZED_FETCH`, run-time `authorized_fetch_mode`): federation GETs must be signed. */
   authorizedFetch: boolean;
 }
@@ -240,6 +243,7 @@ export function varsConfig(env: Env): Config {
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),
+    statsCacheSeconds: Math.max(0, int(env.STATS_CACHE_SECONDS, 60)),
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
   };
   cache.set(env, c);

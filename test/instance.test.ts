@@ -4,6 +4,7 @@ import worker from "../src/index";
 import { HealthcheckSchema, InstanceSchema, NodeinfoSchema } from "../src/schemas/instance";
 import { newId } from "../src/db/ids";
 import { call, json, makeAdmin, registerUser, valid } from "./helpers";
+import { countingD1 } from "./d1-counter";
 
 describe("instance information", () => {
   it("describes the instance with Pleroma's extra fields and real figures", async () => {
@@ -26,6 +27,27 @@ describe("instance information", () => {
     expect(app.vapid_key).toBe(inst.vapid_public_key);
     // The thumbnail is a real image.
     expect((await call(inst.thumbnail)).headers.get("content-type")).toBe("image/png");
+  });
+
+  it("keeps the figures a minute in the edge cache (the default), shared by the instance, nodeinfo and the front page", async () => {
+    const cached = { STATS_CACHE_SECONDS: "60" };
+    await registerUser();
+    const first = valid(InstanceSchema, await json("/api/v1/instance", { vars: cached }));
+    await registerUser();
+    // Served from the cache: no D1 round trip for the figures, and the figures of a minute ago.
+    const counter = countingD1();
+    const withCounter = { vars: { ...cached, DB: counter.db } as never };
+    await json("/api/v1/instance", withCounter); // the VAPID key is read once per binding
+    counter.reset();
+    const again = valid(InstanceSchema, await json("/api/v1/instance", withCounter));
+    expect(counter.count()).toBe(0);
+    expect(again.stats).toEqual(first.stats);
+    const v2 = await json("/api/v2/instance", { vars: cached });
+    expect(v2.usage.users.active_month).toBe(first.pleroma.stats.mau);
+    const node = valid(NodeinfoSchema, await json("/nodeinfo/2.1.json", { vars: cached }));
+    expect(node.usage.users.total).toBe(first.stats.user_count);
+    // Without the cache (0, as the other tests run) the new user counts at once.
+    expect(valid(InstanceSchema, await json("/api/v1/instance")).stats.user_count).toBe(first.stats.user_count + 1);
   });
 
   it("counts remote domains as peers", async () => {

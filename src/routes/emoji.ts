@@ -17,15 +17,13 @@ import { renderCustomEmojis, renderPleromaEmojiMap } from "../render/emoji";
 import { CustomEmojiSchema, PleromaEmojiMapSchema } from "../schemas/emoji";
 import { emojiListing, type LocalEmoji } from "../services/emoji";
 import type { Ctx } from "../http/route";
+import { edgeCache, edgeKey } from "../http/edge-cache";
 
 export const EMOJI_CACHE_CONTROL = "public, max-age=300";
 
-const edgeCache = (): Cache | null => (typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default);
-
 /** A listing answer from the edge cache when it is current, else rendered from the rows and cached. */
 async function cachedListing(c: Ctx, kind: string, render: (rows: LocalEmoji[]) => unknown): Promise<Response> {
-  const base = baseUrl(c);
-  const key = new Request(`${base}/__edge/emoji/${kind}`);
+  const key = edgeKey(c, `emoji/${kind}`);
   const cache = edgeCache();
   const hit = await cache?.match(key).catch(() => undefined);
   const known = hit?.headers.get("x-emoji-version") ?? null;

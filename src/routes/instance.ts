@@ -11,13 +11,13 @@ import { renderInstance, renderInstanceV2 } from "../render/instance";
 import { renderTrendTag } from "../render/tag";
 import { InstanceSchema, InstanceV2Schema, RuleSchema, TrendTagSchema } from "../schemas/instance";
 import { StatusSchema } from "../schemas/status";
-import { instanceStats, peers } from "../services/instance";
+import { cachedInstanceStats, peers } from "../services/instance";
 import { vapidKeys } from "../services/instance-keys";
 import { trendingTags } from "../services/trends";
 import type { Ctx } from "../http/route";
 
 async function instanceV1(c: Ctx) {
-  const [stats, vapid] = await Promise.all([instanceStats(db(c.env)), vapidKeys(c.env)]);
+  const [stats, vapid] = await Promise.all([cachedInstanceStats(c), vapidKeys(c.env)]);
   return renderInstance(c.env, baseUrl(c), hostOf(c), stats, vapid.publicKey);
 }
 

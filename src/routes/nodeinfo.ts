@@ -2,12 +2,11 @@
  *  type (megalodon and the apps built on it) speak the Pleroma dialect to it. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
-import { db } from "../db/client";
 import { route } from "../http/route";
 import { baseUrl } from "../http/urls";
 import { renderNodeinfo } from "../render/instance";
 import { NodeinfoSchema } from "../schemas/instance";
-import { instanceStats } from "../services/instance";
+import { cachedInstanceStats } from "../services/instance";
 import { z } from "@hono/zod-openapi";
 
 const SCHEMA = (v: string) => `http://nodeinfo.diaspora.software/ns/schema/${v}`;
@@ -41,7 +40,7 @@ export function registerNodeinfoRoutes(app: OpenAPIHono<AppEnv>) {
         auth: "none",
         response: NodeinfoSchema,
         handler: async (c) => {
-          const body = renderNodeinfo(c.env, version, await instanceStats(db(c.env)));
+          const body = renderNodeinfo(c.env, version, await cachedInstanceStats(c));
           return c.json(body, 200, {
             "Content-Type": `application/json; profile="${SCHEMA(version)}#"`,
           });

@@ -18,7 +18,7 @@ import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { instancePage, profilePage, safeUrl, statusPage, tagPage } from "../render/public-pages";
 import { renderStatuses } from "../render/status";
-import { instanceStats } from "../services/instance";
+import { cachedInstanceStats } from "../services/instance";
 import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../services/public-pages";
 
 /** Short enough that a deleted post or a changed profile drops out of caches within a minute. */
@@ -47,7 +47,7 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.get("/", async (c) => {
     const cfg = config(c.env);
-    const stats = await instanceStats(db(c.env));
+    const stats = await cachedInstanceStats(c);
     const base = baseUrl(c);
     return c.html(
       instancePage({

@@ -1,0 +1,26 @@
+/**
+ * The edge cache (Cache API): answers the same for everyone, kept per instance origin under `/__edge/<name>`.
+ * Deployed, each data centre has its own copy; locally (wrangler dev, tests) workerd keeps one.
+ */
+import type { Context } from "hono";
+import { baseUrl } from "./urls";
+
+export const edgeCache = (): Cache | null => (typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default);
+
+export const edgeKey = (c: Context, name: string) => new Request(`${baseUrl(c)}/__edge/${name}`);
+
+/**
+ * A JSON value the same for everyone, made by `make` at most once per `seconds` per data centre (0: every time).
+ * Stored after the response; a cache that fails is only a miss.
+ */
+export async function edgeCached<T>(c: Context, name: string, seconds: number, make: () => Promise<T>): Promise<T> {
+  const cache = seconds > 0 ? edgeCache() : null;
+  if (!cache) return make();
+  const key = edgeKey(c, name);
+  const hit = await cache.match(key).catch(() => undefined);
+  if (hit) return (await hit.json()) as T;
+  const value = await make();
+  const stored = new Response(JSON.stringify(value), { headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${seconds}` } });
+  c.executionCtx.waitUntil(cache.put(key, stored).catch(() => {}));
+  return value;
+}
