@@ -13,11 +13,11 @@
  */
 import { execFileSync } from "node:child_process";
 import { pbkdf2Sync, randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { base64url } from "../src/lib/crypto";
 import { benchId, freePort, percentile, sqlString, startServer, wrangler } from "./harness";
-import { busyTime, Inspector, samplingPeriod, type CpuProfile } from "./profile";
+import { busyTime, Inspector, readBundlesFrom, samplingPeriod, type CpuProfile } from "./profile";
 
 const K = Number(process.env.BENCH_K ?? 20);
 /** Registration and sign-in run 100,000 PBKDF2 iterations each: fewer of them keep the run short. */
@@ -169,6 +169,10 @@ async function main() {
   try {
     const base = server.base;
     const pid = workerdPid(server.process.pid!);
+    // wrangler bundles into a fresh .wrangler/tmp/dev-* directory per server: the newest is this one's.
+    const tmp = ".wrangler/tmp";
+    const dirs = readdirSync(tmp).filter((d) => d.startsWith("dev-"));
+    readBundlesFrom(join(tmp, dirs.sort((a, b) => statSync(join(tmp, b)).mtimeMs - statSync(join(tmp, a)).mtimeMs)[0] ?? "."));
     inspector = await Inspector.connect(inspectorPort);
     await inspector.send("Profiler.enable");
     await inspector.send("Profiler.setSamplingInterval", { interval: INTERVAL });

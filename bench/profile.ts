@@ -9,6 +9,7 @@
  * deltas; `(idle)` samples are left out, `(garbage collector)` and `(program)` (V8 outside JS) count.
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 
@@ -92,6 +93,10 @@ export function samplingPeriod(profiles: CpuProfile[], interval: number): number
   return short[Math.floor(short.length / 2)] ?? interval;
 }
 
+/** Where workerd's module names (`index.js`) are found: wrangler's bundle directory of the running server. */
+let bundleDir = ".";
+export const readBundlesFrom = (dir: string) => (bundleDir = dir);
+
 /** Per bundle file: the line where each module starts (esbuild marks them with a `// path` comment line). */
 const bundles = new Map<string, { line: number; module: string }[]>();
 function moduleAt(url: string, line: number): string {
@@ -99,7 +104,7 @@ function moduleAt(url: string, line: number): string {
   if (!starts) {
     starts = [];
     try {
-      const lines = readFileSync(url.startsWith("file:") ? fileURLToPath(url) : url, "utf8").split("\n");
+      const lines = readFileSync(url.startsWith("file:") ? fileURLToPath(url) : resolve(bundleDir, url), "utf8").split("\n");
       lines.forEach((text, i) => {
         const m = /^\/\/ (\S+\.[cm]?[jt]s)$/.exec(text);
         if (m) starts!.push({ line: i, module: m[1]!.replace(/^.*node_modules\//, "") });
