@@ -1,4 +1,5 @@
 /** Bindings from wrangler.toml plus the instance configuration read from `[vars]` and secrets. */
+import { PBKDF2_MAX_ITERATIONS, PBKDF2_MIN_ITERATIONS } from "./lib/crypto";
 export interface Env {
   DB: D1Database;
   MEDIA: R2Bucket;
@@ -69,6 +70,7 @@ export interface Env {
   /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
   STREAM_FANOUT?: string;
   STATS_CACHE_SECONDS?: string;
+  PASSWORD_ITERATIONS?: string;
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;
@@ -139,6 +141,8 @@ export interface Config {
   streamFanout: number;
   /** How long the instance's figures are kept in the edge cache (0: read every time). */
   statsCacheSeconds: number;
+  /** PBKDF2 iterations of new password hashes (10,000 to 100,000; workerd allows no more). */
+  passwordIterations: number;
   /** Authorized fetch (`AUTHORIZED_FETCH`, run-time `authorized_fetch_mode`): federation GETs must be signed. */
   authorizedFetch: boolean;
 }
@@ -244,6 +248,7 @@ export function varsConfig(env: Env): Config {
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),
     statsCacheSeconds: Math.max(0, int(env.STATS_CACHE_SECONDS, 60)),
+    passwordIterations: Math.min(PBKDF2_MAX_ITERATIONS, Math.max(PBKDF2_MIN_ITERATIONS, int(env.PASSWORD_ITERATIONS, PBKDF2_MAX_ITERATIONS))),
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
   };
   cache.set(env, c);

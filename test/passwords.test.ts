@@ -5,7 +5,7 @@ import { z } from "zod";
 import { AccountSchema } from "../src/schemas/account";
 import { TokenSchema } from "../src/schemas/oauth";
 import { forcePasswordReset } from "../src/services/passwords";
-import { call, freshIp, json, registerUser, uniqueName, valid, type TestUser } from "./helpers";
+import { appToken, call, freshIp, json, makeApp, registerUser, uniqueName, valid, type TestUser } from "./helpers";
 
 const StatusSchema = z.object({ status: z.literal("success") }).strict();
 
@@ -184,5 +184,32 @@ describe("forced password reset", () => {
     const link = await resetLink(user);
     expect((await submitReset(link.split("/").pop()!, "after the reset")).status).toBe(200);
     expect((await grant(user, "after the reset")).status).toBe(200);
+  });
+});
+
+describe("password hash cost (PASSWORD_ITERATIONS)", () => {
+  const storedCost = async (accountId: string) =>
+    ((await env.DB.prepare("SELECT password_hash AS h FROM credentials WHERE account_id = ?").bind(accountId).first<{ h: string }>())!.h).split("$")[1];
+
+  it("hashes new passwords at the configured cost, within what workerd allows, and still signs in with older hashes", async () => {
+    const app = await makeApp();
+    const appTok = await appToken(app);
+    const register = async (iterations: string) => {
+      const username = uniqueName();
+      const vars = { PASSWORD_ITERATIONS: iterations };
+      const body = { username, email: `${username}@example.com`, password: "correct horse battery", agreement: true, locale: "en" };
+      const token = valid(TokenSchema, await json("/api/v1/accounts", { token: appTok, vars, headers: { "cf-connecting-ip": freshIp() }, body }));
+      const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
+      return { id: me.id, username, vars };
+    };
+    const cheap = await register("20000");
+    expect(await storedCost(cheap.id)).toBe("20000");
+    // Above workerd's cap of 100,000, or below 10,000: the nearest allowed cost.
+    expect(await storedCost((await register("500000")).id)).toBe("100000");
+    expect(await storedCost((await register("10")).id)).toBe("10000");
+    // A hash made at one cost signs in whatever the instance's cost is now (the stored count is used).
+    const grant = { grant_type: "password", username: cheap.username, password: "correct horse battery", client_id: app.client_id, client_secret: app.client_secret };
+    valid(TokenSchema, await json("/oauth/token", { body: grant, headers: { "cf-connecting-ip": freshIp() } }));
+    await json("/oauth/token", { body: { ...grant, password: "wrong" }, headers: { "cf-connecting-ip": freshIp() }, status: 400 });
   });
 });

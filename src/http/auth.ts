@@ -101,7 +101,7 @@ export function settleToken(c: Context<AppEnv>, found: TokenFound | null): Auth 
 /** The limits on failed password checks for this request's caller (config `rateLimits`). */
 export function loginThrottle(c: Context<AppEnv>): LoginThrottle {
   const limits = config(c.env).rateLimits;
-  return { ip: clientIp(c), perIp: limits.loginPerIp, perAccount: limits.loginPerAccount };
+  return { ip: clientIp(c), perIp: limits.loginPerIp, perAccount: limits.loginPerAccount, iterations: config(c.env).passwordIterations };
 }
 
 export type TokenFound = NonNullable<Awaited<ReturnType<typeof findToken>>>;

@@ -226,7 +226,7 @@ export async function register(
     createdAt: t,
   };
   const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(input.password, cfg.passwordIterations);
   const token = user.confirmed && !user.approvalPending ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") }) : null;
 
   try {

@@ -225,7 +225,7 @@ const RESERVED = new Set(RESERVED_NICKNAMES);
  * Creates local users, confirmed (`POST /users`). As Pleroma, all or nothing: any invalid or taken nickname or
  * e-mail answers every item with its errors and creates none.
  */
-export async function createUsers(d: DB, actor: Actor, base: string, input: NewUser[]): Promise<{ ok: boolean; results: CreateResult[] }> {
+export async function createUsers(d: DB, actor: Actor, base: string, input: NewUser[], iterations: number): Promise<{ ok: boolean; results: CreateResult[] }> {
   const t = now();
   const [nickRows, emailRows] = await d.batch([
     d.select({ key: accounts.acctKey }).from(accounts).where(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(input.map((u) => u.nickname.toLowerCase()))}))`),
@@ -261,7 +261,7 @@ export async function createUsers(d: DB, actor: Actor, base: string, input: NewU
     input.map(async (u) => {
       const id = newId(t);
       const account: AccountRow = { ...emptyAccount(id, u.nickname, t), ...localActorUrls(base, u.nickname) };
-      return { account, email: u.email, hash: await hashPassword(u.password) };
+      return { account, email: u.email, hash: await hashPassword(u.password, iterations) };
     }),
   );
   try {

@@ -7,7 +7,7 @@ import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { accounts, credentials, rateLimits } from "../db/schema";
 import type { Limit } from "../env";
-import { DUMMY_PASSWORD_HASH, verifyPassword } from "../lib/crypto";
+import { dummyPasswordHash, verifyPassword } from "../lib/crypto";
 import { generateActorKeyPair, generateProofKey } from "../lib/keys";
 import { findLocalByLogin } from "./accounts";
 import { countHits, throwIfOver, unhit } from "./rate-limit";
@@ -16,6 +16,8 @@ export interface LoginThrottle {
   ip: string;
   perIp: Limit;
   perAccount: Limit;
+  /** The instance's password hash cost: an unknown login is checked at the same cost as a known one. */
+  iterations: number;
 }
 
 /** An address that signed in to an account stays known to it this long (see `checkLogin`). */
@@ -57,7 +59,7 @@ export async function checkLogin(d: DB, login: string, password: string, throttl
         .get()
     : undefined;
   const stored = row?.hash;
-  const ok = await verifyPassword(password, stored ?? DUMMY_PASSWORD_HASH);
+  const ok = await verifyPassword(password, stored ?? dummyPasswordHash(throttle.iterations));
   if (!found || !ok || !stored) return null;
   await unhit(d, keys, { key: knownKey(found.account.id, throttle.ip), at: now() });
   // `mfa`: a second factor is needed before any token (services/mfa.ts); `resetPending`: no sign-in until a reset.
@@ -140,7 +142,7 @@ export async function confirmPassword(d: DB, accountId: string, password: string
   const key = `password:account:${accountId}`;
   throwIfOver(await countHits(d, [{ key, limit: perAccount }]));
   const stored = (await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, accountId)).get())?.hash;
-  const ok = await verifyPassword(password, stored ?? DUMMY_PASSWORD_HASH);
+  const ok = await verifyPassword(password, stored ?? dummyPasswordHash());
   if (!ok || !stored) return false;
   await unhit(d, [key]);
   return true;

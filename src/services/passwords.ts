@@ -28,8 +28,8 @@ export function newPasswordError(password: string | undefined, confirmation: str
  * Sets a new password and ends every session but `keepTokenId` (the caller's; null ends all), pending MFA sign-ins
  * and reset links, and lifts a forced reset — one batch.
  */
-export async function setPassword(d: DB, accountId: string, password: string, keepTokenId: string | null): Promise<void> {
-  const hash = await hashPassword(password);
+export async function setPassword(d: DB, accountId: string, password: string, keepTokenId: string | null, iterations: number): Promise<void> {
+  const hash = await hashPassword(password, iterations);
   await d.batch([
     d.update(credentials).set({ passwordHash: hash, passwordResetPending: false }).where(eq(credentials.accountId, accountId)),
     d.delete(tokens).where(keepTokenId ? and(eq(tokens.accountId, accountId), ne(tokens.id, keepTokenId)) : eq(tokens.accountId, accountId)),
@@ -109,8 +109,8 @@ export async function resetTokenValid(d: DB, token: string): Promise<boolean> {
  * of the user gone (this token too, so it works once), a forced reset lifted. False when the token is unknown,
  * spent or expired.
  */
-export async function resetPassword(d: DB, token: string, password: string): Promise<boolean> {
-  const hash = await hashPassword(password);
+export async function resetPassword(d: DB, token: string, password: string, iterations: number): Promise<boolean> {
+  const hash = await hashPassword(password, iterations);
   const owner = d
     .select({ id: passwordResetTokens.accountId })
     .from(passwordResetTokens)

@@ -71,7 +71,7 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
       users: z.array(z.object({ nickname: z.string().max(64), email: z.string().max(320), password: z.string().max(256) })).min(1).max(100),
     }),
     handler: async (c, p, auth) => {
-      const { ok, results } = await admin.createUsers(db(c.env), actorOf(auth), baseUrl(c), p.users);
+      const { ok, results } = await admin.createUsers(db(c.env), actorOf(auth), baseUrl(c), p.users, config(c.env).passwordIterations);
       return c.json(results, ok ? 200 : 409);
     },
   });

@@ -43,7 +43,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
       if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) return c.json({ error: "Invalid password." });
       const invalid = newPasswordError(p.new_password, p.new_password_confirmation);
       if (invalid) return c.json({ error: invalid });
-      await setPassword(d, auth.account.id, p.new_password!, auth.tokenId);
+      await setPassword(d, auth.account.id, p.new_password!, auth.tokenId, config(c.env).passwordIterations);
       return c.json({ status: "success" as const });
     },
   });
@@ -106,7 +106,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
       if (!(await resetTokenValid(d, token))) return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
       return c.html(resetPage(token, invalid.replace(/^New password/, "The password")), 422, noStore);
     }
-    if (!(await resetPassword(d, token, password!))) return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
+    if (!(await resetPassword(d, token, password!, config(c.env).passwordIterations))) return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
     return c.html(messagePage("Password reset", "Your password was changed. Sign in with the new one; your other sessions were signed out."), 200, noStore);
   };
   app.post("/api/v1/pleroma/password_reset", (c) => doReset(c as Ctx));
