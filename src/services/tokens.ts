@@ -1,5 +1,5 @@
 /** Access and refresh tokens. Only digests are stored; the clear value is shown once, when issued. */
-import { and, eq, gt, or } from "drizzle-orm";
+import { and, eq, gt, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { newId } from "../db/ids";
@@ -53,16 +53,24 @@ export async function issueToken(d: DB, input: TokenInput) {
   return issued;
 }
 
-/** The live token with its app, account and user, in one query. */
-export async function findToken(d: DB, token: string) {
-  const row = await d
+const tokenQuery = (d: DB) =>
+  d
     .select({ token: tokens, app: apps, account: accounts, user: userColumns })
     .from(tokens)
     .leftJoin(apps, eq(apps.id, tokens.appId))
     .leftJoin(accounts, eq(accounts.id, tokens.accountId))
     .leftJoin(users, eq(users.accountId, tokens.accountId))
-    .where(and(eq(tokens.tokenHash, await sha256(token)), gt(tokens.expiresAt, now())))
-    .get();
+    .where(and(eq(tokens.tokenHash, sql.placeholder("hash")), gt(tokens.expiresAt, sql.placeholder("now"))))
+    .prepare();
+
+// Every signed-in request reads its token: the statement is built once per database handle, not per request.
+const tokenQueries = new WeakMap<DB, ReturnType<typeof tokenQuery>>();
+
+/** The live token with its app, account and user, in one query. */
+export async function findToken(d: DB, token: string) {
+  let q = tokenQueries.get(d);
+  if (!q) tokenQueries.set(d, (q = tokenQuery(d)));
+  const row = await q.get({ hash: await sha256(token), now: now() });
   return row ?? null;
 }
 
