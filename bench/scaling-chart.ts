@@ -19,10 +19,11 @@ function step(max: number) {
 }
 
 export function chart(sizes: number[], series: Series[], title = "p50 latency of 200 sequential requests against data size"): string {
-  const W = 760;
   const H = 420;
   const plot = { left: 60, top: 40, width: 420, height: 320 };
   const legendX = plot.left + plot.width + 20;
+  // Wide enough for the longest legend entry (about 7 px a character at 12 px).
+  const W = Math.max(760, legendX + 34 + 7 * Math.max(0, ...series.map((s) => s.name.length)));
   const logs = sizes.map(Math.log10);
   const [lo, hi] = [Math.min(...logs), Math.max(...logs)];
   // One size alone still gets a usable axis.
