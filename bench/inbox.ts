@@ -61,6 +61,9 @@ async function remoteHosts(): Promise<{ servers: HttpServer[]; actors: RemoteAct
   for (let h = 0; h < HOSTS; h++) {
     const server = createServer((req, res) => {
       req.resume();
+      // No keep-alive: Node closes idle connections after 5 s, and a fetch that reuses one just closed fails
+      // ("Network connection lost"); a failed key fetch is then remembered by Fedify for 10 minutes (401s).
+      res.setHeader("connection", "close");
       if (req.method === "POST") {
         served.posts++;
         res.writeHead(202).end();
@@ -107,6 +110,10 @@ interface Planned {
   kind: Kind;
   actor: RemoteActor;
   body: string;
+  /** The id it is stored under: the Note's (a Create), the Like's or the Announce's. */
+  stored: string;
+  /** The last answer to it. */
+  last?: string;
 }
 
 /**
@@ -152,7 +159,7 @@ function plan(actors: RemoteActor[], target: { uri: string; username: string }, 
           ? { "@context": "https://www.w3.org/ns/activitystreams", id: `${actor.id}#likes/${i}`, type: "Like", actor: actor.id, object }
           : { "@context": "https://www.w3.org/ns/activitystreams", id: `${id}/activity`, type: "Announce", actor: actor.id, published, to: [PUBLIC], cc: [target.uri, `${actor.id}/followers`], object };
     }
-    out.push({ kind, actor, body: JSON.stringify(activity) });
+    out.push({ kind, actor, body: JSON.stringify(activity), stored: kind === "create" ? id : String(activity.id) });
   }
   // Mulberry32: the same mix every run.
   let seed = 0x5eed;
@@ -204,6 +211,7 @@ async function send(inbox: URL, batch: Planned[]) {
         ended = performance.now();
         latencies.push(ended - t);
         codes.set(code, (codes.get(code) ?? 0) + 1);
+        p.last = code;
         if (code !== "202") {
           refused.push(p);
           if (failures.length < 5) failures.push(`${p.kind} ${code}: ${text.slice(0, 200)}`);
@@ -230,6 +238,7 @@ async function main() {
   const server = await startServer(PERSIST, { vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true" } });
   const closeHosts = () => servers.forEach((s) => s.close());
   let expected: Record<Kind, number>;
+  let planned: Planned[] = [];
   try {
     const { base } = server;
     const token = await registerUser(base, "star");
@@ -244,7 +253,7 @@ async function main() {
     const rounds = Math.ceil(ACTIVITIES / ACTORS);
     const wanted = Math.ceil(rounds / ROUND_KINDS.length) * ROUND_KINDS.filter((k) => k === "like").length;
     for (let n = 0; n < wanted; n++) statuses.push((await api<{ id: string; uri: string }>("/api/v1/statuses", { method: "POST", body: JSON.stringify({ status: `local status ${n}` }) })).body);
-    const planned = plan(actors, target, statuses.map((s) => s.uri));
+    planned = plan(actors, target, statuses.map((s) => s.uri));
     expected = { create: 0, like: 0, announce: 0 };
     for (const p of planned) expected[p.kind]++;
 
@@ -331,7 +340,14 @@ async function main() {
   const lost = { create: expected!.create - r.create_uris!, like: expected!.like - r.like_pairs!, announce: expected!.announce - r.announce_pairs! };
   const dup = r.creates! - r.create_uris! + (r.likes! - r.like_pairs!) + (r.announces! - r.announce_pairs!);
   console.log(`D1: ${r.creates} statuses (${r.create_uris} distinct), ${r.likes} favourites, ${r.announces} reblogs, ${r.remote_accounts} remote accounts; notifications ${r.mention_notes} mention, ${r.favourite_notes} favourite, ${r.reblog_notes} reblog`);
-  console.log(`lost: ${lost.create + lost.like + lost.announce} (Create ${lost.create}, Like ${lost.like}, Announce ${lost.announce}), applied twice: ${dup}`);
+  console.log(`not applied: ${lost.create + lost.like + lost.announce} (Create ${lost.create}, Like ${lost.like}, Announce ${lost.announce}), applied twice: ${dup}`);
+  // Each activity by the id it is stored under: lost = answered 202 yet not stored (the sender will not retry).
+  const storedIds = new Set(query<{ uri: string }>(`SELECT uri FROM statuses WHERE account_id IN ${remote} UNION ALL SELECT uri FROM favourites WHERE account_id IN ${remote}`).map((x) => x.uri));
+  const lostIds = planned.filter((p) => p.last === "202" && !storedIds.has(p.stored));
+  const refusedNotStored = planned.filter((p) => p.last !== "202" && !storedIds.has(p.stored)).length;
+  const refusedButStored = planned.filter((p) => p.last !== "202" && storedIds.has(p.stored)).length;
+  console.log(`lost (202 but not stored): ${lostIds.length}; last answer not 202 and not stored: ${refusedNotStored}; last answer not 202 yet stored: ${refusedButStored}`);
+  for (const p of lostIds.slice(0, 5)) console.log(`  lost: ${p.kind} ${p.stored}`);
 }
 
 main().then(
