@@ -237,6 +237,8 @@ async function main() {
   const { servers, actors } = await remoteHosts();
   const server = await startServer(PERSIST, { vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true" } });
   const closeHosts = () => servers.forEach((s) => s.close());
+  // Interrupted (Ctrl-C, a timeout): the server started here goes too.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => (server.stop(), process.exit(130)));
   let expected: Record<Kind, number>;
   let planned: Planned[] = [];
   try {
