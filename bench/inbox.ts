@@ -31,6 +31,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const SETTLE_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 /** Passes that send again what was refused (not 202), 2 s apart. */
+const KEEPALIVE = process.env.BENCH_KEEPALIVE === "1";
 const RETRY_PASSES = Number(process.env.BENCH_RETRIES ?? 3);
 const PERSIST = ".wrangler/bench-inbox";
 /**
@@ -63,7 +64,8 @@ async function remoteHosts(): Promise<{ servers: HttpServer[]; actors: RemoteAct
       req.resume();
       // No keep-alive: Node closes idle connections after 5 s, and a fetch that reuses one just closed fails
       // ("Network connection lost"); a failed key fetch is then remembered by Fedify for 10 minutes (401s).
-      res.setHeader("connection", "close");
+      // BENCH_KEEPALIVE=1 keeps Node's default, to show what such transient failures do.
+      if (!KEEPALIVE) res.setHeader("connection", "close");
       if (req.method === "POST") {
         served.posts++;
         res.writeHead(202).end();
