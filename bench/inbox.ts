@@ -30,8 +30,9 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 /** How long the API may take to show everything after the last response. */
 const SETTLE_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 60_000;
-/** Passes that send again what was refused (not 202), 2 s apart. */
+/** BENCH_KEEPALIVE=1: remote hosts keep connections alive (Node's 5 s idle close races with reuse). */
 const KEEPALIVE = process.env.BENCH_KEEPALIVE === "1";
+/** Passes that send again what was refused (not 202), 2 s apart. */
 const RETRY_PASSES = Number(process.env.BENCH_RETRIES ?? 3);
 const PERSIST = ".wrangler/bench-inbox";
 /**
