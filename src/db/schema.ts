@@ -507,6 +507,8 @@ export const notifications = sqliteTable(
     index("notifications_account").on(t.accountId, t.id),
     index("notifications_from").on(t.fromAccountId),
     index("notifications_unpushed").on(t.id).where(sql`pushed = 0`),
+    // The unread count (markers) walks only what is unread.
+    index("notifications_unseen").on(t.accountId).where(sql`is_seen = 0`),
   ],
 );
 
