@@ -47,6 +47,14 @@ export async function startServer(persist: string, opts: { vars?: Record<string,
       // already gone
     }
   };
+  // A run stopped by Ctrl-C or a time limit stops its server too.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
+  process.once("exit", stop);
   const deadline = Date.now() + 120_000;
   for (;;) {
     const ok = await fetch(`${base}/api/v1/instance`)

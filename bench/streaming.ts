@@ -12,25 +12,20 @@
  * `update` frame is measured (p50, p99, and the slowest). The resident memory of the workerd processes is
  * printed idle, with the sockets open, and after the posts.
  */
-import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { randomToken, sha256 } from "../src/lib/crypto";
+import { benchId as id, percentile, sqlString as q, startServer, wrangler as wranglerIn } from "./harness";
 
 const LISTENERS = Number(process.env.BENCH_LISTENERS ?? 1000);
 const POSTS = Number(process.env.BENCH_POSTS ?? 10);
-const PORT = Number(process.env.BENCH_PORT ?? 8792);
 const PERSIST = ".wrangler/bench-streaming";
-const BASE = `http://127.0.0.1:${PORT}`;
-const WS_BASE = BASE.replace(/^http/, "ws");
+// Set once the server this run started answers.
+let BASE = "";
+let WS_BASE = "";
 
-const id = (n: number) => String(n).padStart(26, "0");
-const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
-
-function wrangler(args: string[]) {
-  execFileSync("npx", ["wrangler", ...args, "--persist-to", PERSIST], { stdio: ["ignore", "ignore", "inherit"] });
-}
+const wrangler = (args: string[]) => wranglerIn(PERSIST, args);
 
 async function seed(): Promise<string[]> {
   const saved = join(PERSIST, "tokens.json");
@@ -112,8 +107,6 @@ async function listen(query: (i: number) => string): Promise<Listener[]> {
   return listeners;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
 async function scenario(name: string, authorToken: string, query: (i: number) => string, run: number) {
   const idle = workerdMemory();
   const opened = performance.now();
@@ -162,23 +155,12 @@ async function scenario(name: string, authorToken: string, query: (i: number) =>
   };
 }
 
-async function waitForServer() {
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(`${BASE}/api/v1/streaming/health`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error("wrangler dev did not start");
-}
-
 async function main() {
   const tokens = await seed();
-  const server = spawn("npx", ["wrangler", "dev", "--port", String(PORT), "--ip", "127.0.0.1", "--persist-to", PERSIST], { stdio: ["ignore", process.env.BENCH_SERVER_LOG ? "inherit" : "ignore", "inherit"], detached: true });
+  const server = await startServer(PERSIST);
+  BASE = server.base;
+  WS_BASE = BASE.replace(/^http/, "ws");
   try {
-    await waitForServer();
     // Warm the isolate and the statements.
     for (let k = 0; k < 3; k++) {
       await fetch(`${BASE}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${tokens[0]}`, "content-type": "application/json" }, body: JSON.stringify({ status: "warm-up" }) });
@@ -196,7 +178,7 @@ async function main() {
       );
     }
   } finally {
-    if (server.pid) process.kill(-server.pid, "SIGTERM");
+    server.stop();
   }
 }
 

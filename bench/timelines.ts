@@ -11,26 +11,20 @@
  * posting by bench0 (followed by everyone), and checks that home timelines are never stale: right after each
  * post is answered, a follower's home timeline shows it.
  */
-import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
+import { benchId as id, load as loadFor, sqlString as q, startServer, wrangler as wranglerIn, type LoadResult as Result } from "./harness";
 
 const USERS = 1000;
 const STATUSES = Number(process.env.BENCH_STATUSES ?? 100_000);
 const CONCURRENCY = 20;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const PORT = Number(process.env.BENCH_PORT ?? 8791);
 const PERSIST = ".wrangler/bench";
-const BASE = `http://127.0.0.1:${PORT}`;
 const TOKENS = 100;
 
-const id = (n: number) => String(n).padStart(26, "0"); // digits are valid id characters and sort by value
-const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
-
-function wrangler(args: string[]) {
-  execFileSync("npx", ["wrangler", ...args, "--persist-to", PERSIST], { stdio: ["ignore", "ignore", "inherit"] });
-}
+const wrangler = (args: string[]) => wranglerIn(PERSIST, args);
+const load = (name: string, request: (n: number) => Promise<Response>) => loadFor(name, SECONDS, CONCURRENCY, request);
 
 async function seed(): Promise<string[]> {
   const saved = join(PERSIST, "tokens.json");
@@ -91,56 +85,11 @@ UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target
   return tokens;
 }
 
-interface Result {
-  name: string;
-  requests: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-async function load(name: string, request: (n: number) => Promise<Response>): Promise<Result> {
-  const deadline = Date.now() + SECONDS * 1000;
-  const latencies: number[] = [];
-  let errors = 0;
-  let n = 0;
-  const started = Date.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (Date.now() < deadline) {
-        const t = performance.now();
-        const res = await request(n++).catch(() => null);
-        if (!res || !res.ok) errors++;
-        await res?.arrayBuffer().catch(() => null);
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  const elapsed = (Date.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { name, requests: latencies.length, errors, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
-
-async function waitForServer() {
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(`${BASE}/api/v1/instance`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error("wrangler dev did not start");
-}
-
 async function main() {
   const tokens = await seed();
-  const server = spawn("npx", ["wrangler", "dev", "--port", String(PORT), "--ip", "127.0.0.1", "--persist-to", PERSIST], { stdio: ["ignore", "ignore", "inherit"], detached: true });
+  const server = await startServer(PERSIST);
+  const BASE = server.base;
   try {
-    await waitForServer();
     const auth = (n: number) => ({ authorization: `Bearer ${tokens[1 + (n % (TOKENS - 1))]}` });
     const celebrity = { authorization: `Bearer ${tokens[0]}`, "content-type": "application/json" };
     // Warm up the isolate and the page cache.
@@ -174,7 +123,7 @@ async function main() {
     }
     console.log(`\nhome timelines checked right after a post: ${checked}, stale: ${stale}`);
   } finally {
-    if (server.pid) process.kill(-server.pid, "SIGTERM");
+    server.stop();
   }
 }
 
