@@ -11,6 +11,7 @@ import { sha256 } from "../src/lib/crypto";
 import { call, freshIp, json, makeAdmin, makeApp, appToken, post, registerUser, remoteAccount, uniqueName, upload, valid } from "./helpers";
 import { failingD1 } from "./failing-d1";
 import { openSocket } from "./streams";
+import { userObject } from "../src/objects/streams";
 
 const DAY = 86_400_000;
 
@@ -178,13 +179,14 @@ describe("collection", () => {
     await env.DB.prepare("INSERT INTO stream_presence (object, account_id, token_id, stream, arg, created_at, seen_at) VALUES (?, ?, 'gone', 'user', '', 0, 0)").bind(deadObject, a.id).run();
     // The live connection's rows look as old as the dead ones.
     await env.DB.prepare("UPDATE stream_presence SET seen_at = 0 WHERE account_id = ?").bind(a.id).run();
-    const live = await count("stream_presence WHERE object = ?", `user:${a.id}`);
+    // Its object (a shard) may hold other users' connections too: count a's rows.
+    const live = await count("stream_presence WHERE object = ? AND account_id = ?", userObject(a.id), a.id);
     expect(live).toBeGreaterThan(0);
     const t = Date.now();
     await runCron(t);
     expect(await count("stream_presence WHERE object = ?", deadObject)).toBe(0);
-    expect(await count("stream_presence WHERE object = ?", `user:${a.id}`)).toBe(live);
-    expect(await count("stream_presence WHERE object = ? AND seen_at >= ?", `user:${a.id}`, t - 60_000)).toBe(live);
+    expect(await count("stream_presence WHERE object = ? AND account_id = ?", userObject(a.id), a.id)).toBe(live);
+    expect(await count("stream_presence WHERE object = ? AND account_id = ? AND seen_at >= ?", userObject(a.id), a.id, t - 60_000)).toBe(live);
     // The connection still hears its events.
     const b = await registerUser();
     await json(`/api/v1/accounts/${a.id}/follow`, { method: "POST", token: b.token });

@@ -7,7 +7,7 @@ import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser
 import { dispatch } from "../src/services/events";
 import { deliverToStreams } from "../src/services/stream-delivery";
 import { countingD1 } from "./d1-counter";
-import { encodeConnection } from "../src/objects/streams";
+import { encodeConnection, userObject } from "../src/objects/streams";
 import { expectClientsParse, openEventStream, openSocket, payloads, settled, type Socket, type WsFrame } from "./streams";
 
 /** A further token of `user` with exactly `scope` (password grant). */
@@ -617,8 +617,8 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     socket.send({ type: "subscribe", stream: "hashtag", tag });
     expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
     expect(await presenceOf(me.id)).toEqual([
-      { object: `user:${me.id}`, stream: "hashtag", arg: tag },
-      { object: `user:${me.id}`, stream: "user", arg: "" },
+      { object: userObject(me.id), stream: "hashtag", arg: tag },
+      { object: userObject(me.id), stream: "user", arg: "" },
     ]);
     const s = await post(friend, { status: `#${tag} for everyone` });
     // masto.js keeps a frame for subscribe("hashtag", { tag }) when its stream includes "hashtag" and the tag.
@@ -646,7 +646,7 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     expect(await presenceOf(me.id)).toEqual([]);
     byQuery.send({ type: "subscribe", stream: "user" });
     expect(await responded(byQuery)).toEqual({ type: "subscribe", result: "success" });
-    expect(await presenceOf(me.id)).toEqual([{ object: `user:${me.id}`, stream: "user", arg: "" }]);
+    expect(await presenceOf(me.id)).toEqual([{ object: userObject(me.id), stream: "user", arg: "" }]);
     const after = await post(friend, { status: "now it is" });
     await byQuery.next(isUpdate(after.id));
     await byHeader.fence();

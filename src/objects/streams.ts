@@ -1,6 +1,7 @@
 /**
- * The streaming Durable Objects. A `UserStream` (one per user, named by account id) holds every connection made
- * with that user's token; a `TopicStream` (one per public or hashtag stream, named by it) holds the anonymous
+ * The streaming Durable Objects. A `UserStream` (one of `USER_STREAM_SHARDS`, chosen by the account id) holds
+ * every connection made with the tokens of its users: a post to a thousand followers calls a few dozen objects,
+ * not a thousand (each call costs more than the sends it makes), and frames name the token they are for; a `TopicStream` (one per public or hashtag stream, named by it) holds the anonymous
  * connections opened on that stream, and an anonymous WebSocket opened without a stream gets a `TopicStream` of
  * its own (named by a random id), so no one object takes every such socket. They all work the same way:
  * - WebSockets are accepted with the Hibernation API: an idle socket costs nothing, its subscriptions live in
@@ -279,14 +280,22 @@ export class UserStream extends StreamObject {}
 /** Anonymous connections to one public or hashtag stream. */
 export class TopicStream extends StreamObject {}
 
-/** The object an object name (`user:<account id>` or `topic:<stream>`) stands for. */
+/** The object an object name (`user:<shard>`, `user:<account id>` of earlier versions, or `topic:<stream>`) stands for. */
 export function streamObject(env: Env, object: string): DurableObjectStub<StreamObject> {
   const [kind, name] = [object.slice(0, object.indexOf(":")), object.slice(object.indexOf(":") + 1)];
   const ns = kind === "user" ? env.USER_STREAMS : env.TOPIC_STREAMS;
   return ns.get(ns.idFromName(name));
 }
 
-export const userObject = (accountId: string) => `user:${accountId}`;
+/** Signed-in connections are spread over this many `UserStream` objects. */
+export const USER_STREAM_SHARDS = 32;
+
+/** The `UserStream` of an account's connections (FNV-1a of the id: stable across isolates and deployments). */
+export function userObject(accountId: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < accountId.length; i++) h = Math.imul(h ^ accountId.charCodeAt(i), 0x01000193);
+  return `user:shard-${(h >>> 0) % USER_STREAM_SHARDS}`;
+}
 export const topicObject = (s: Subscription) => `topic:${streamField(s).join(":")}`;
 /** An anonymous WebSocket opened without a stream: an object of its own (no stream name starts with `socket:`). */
 export const socketObject = () => `topic:socket:${crypto.randomUUID()}`;
