@@ -164,7 +164,9 @@ async function main() {
   wrangler(PERSIST, ["d1", "migrations", "apply", "DB", "--local"]);
   const nodePer10k = seedIterationAccounts();
   const inspectorPort = await freePort();
-  const server = await startServer(PERSIST, { inspectorPort, vars: { REGISTRATIONS_PER_IP: "1000000" } });
+  // BENCH_PASSWORD_ITERATIONS: the instance's PASSWORD_ITERATIONS for registration (sign-ins use each seeded hash's own count).
+  const iterations = process.env.BENCH_PASSWORD_ITERATIONS;
+  const server = await startServer(PERSIST, { inspectorPort, vars: { REGISTRATIONS_PER_IP: "1000000", ...(iterations ? { PASSWORD_ITERATIONS: iterations } : {}) } });
   let inspector: Inspector | undefined;
   try {
     const base = server.base;
