@@ -12,11 +12,11 @@
  * those followers (median of BENCH_POSTS posts each) and the time from sending a post until every host received
  * its signed Create (one POST per host with shared inboxes, one per follower without), counting signed requests.
  */
-import { execFileSync, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import { createServer as netServer } from "node:net";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { registerUser } from "./api";
+import { startServer, wrangler as wranglerIn } from "./harness";
 
 const FOLLOWERS = Number(process.env.BENCH_FOLLOWERS ?? 1000);
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 100);
@@ -26,19 +26,7 @@ const SHARED = process.env.BENCH_SHARED !== "0";
 const EXPECTED = SHARED ? HOSTS : FOLLOWERS;
 const PERSIST = ".wrangler/bench-delivery";
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = netServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-function wrangler(args: string[]) {
-  execFileSync("npx", ["wrangler", ...args, "--persist-to", PERSIST], { stdio: ["ignore", "ignore", "inherit"] });
-}
+const wrangler = (args: string[]) => wranglerIn(PERSIST, args);
 
 /** Receivers: every POST counted per marker (the status text), signed ones apart. */
 const heard = new Map<string, { at: number; host: string }[]>();
@@ -68,38 +56,14 @@ async function receivers(): Promise<{ servers: Server[]; ports: number[] }> {
 }
 
 async function main() {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
   rmSync(PERSIST, { recursive: true, force: true });
   mkdirSync(PERSIST, { recursive: true });
   wrangler(["d1", "migrations", "apply", "DB", "--local"]);
   const { servers, ports } = await receivers();
-  const marker = `bench-${Date.now().toString(36)}`;
-  const server = spawn(
-    "npx",
-    ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", PERSIST, "--var", `DOMAIN:127.0.0.1:${port}`, "--var", "ALLOW_PRIVATE_ADDRESS:true", "--var", `INSTANCE_DESCRIPTION:${marker}`],
-    { stdio: ["ignore", process.env.BENCH_SERVER_LOG ? "inherit" : "ignore", "inherit"], detached: true },
-  );
+  const server = await startServer(PERSIST, { vars: (port) => ({ DOMAIN: `127.0.0.1:${port}`, ALLOW_PRIVATE_ADDRESS: "true" }) });
+  const base = server.base;
   try {
-    // Only the server started here is measured: it must answer with this run's marker.
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const ok = await fetch(`${base}/api/v1/instance`).then((r) => r.json() as Promise<{ description?: string }>).then((j) => j.description === marker, () => false);
-      if (ok) break;
-      if (Date.now() > deadline) throw new Error("wrangler dev did not start (or another server answers on its port)");
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    const register = async (username: string) => {
-      const app = (await (await fetch(`${base}/api/v1/apps`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "bench", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }) })).json()) as any;
-      const appTok = (await (await fetch(`${base}/oauth/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, scope: "read write" }) })).json()) as any;
-      const res = await fetch(`${base}/api/v1/accounts`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${appTok.access_token}` },
-        body: JSON.stringify({ username, email: `${username}@example.com`, password: "correct horse battery", agreement: true, locale: "en" }),
-      });
-      if (!res.ok) throw new Error(`register ${username}: ${res.status} ${await res.text()}`);
-      return ((await res.json()) as any).access_token as string;
-    };
+    const register = (username: string) => registerUser(base, username);
     const star = await register("star");
     const lonely = await register("lonely");
     // Remote followers, spread over the receivers, each host with a shared inbox.
@@ -152,7 +116,7 @@ async function main() {
     console.log(`until all ${EXPECTED} inboxes received the Create: median ${median(untilAll).toFixed(0)} ms (max ${Math.max(...untilAll).toFixed(0)})`);
     console.log(`signed requests received: ${signed}, unsigned: ${unsigned} (expected ${EXPECTED * (POSTS + 1)} signed)`);
   } finally {
-    if (server.pid) process.kill(-server.pid, "SIGTERM");
+    server.stop();
     for (const s of servers) s.close();
   }
 }

@@ -31,11 +31,15 @@ export interface Server {
  * Starts `wrangler dev` on a free port with its own state and waits until it answers with this run's marker:
  * a server already listening there (or anything else) is refused, never measured.
  */
-export async function startServer(persist: string, opts: { vars?: Record<string, string>; inspectorPort?: number; log?: boolean } = {}): Promise<Server> {
+export async function startServer(
+  persist: string,
+  opts: { vars?: Record<string, string> | ((port: number) => Record<string, string>); inspectorPort?: number; log?: boolean } = {},
+): Promise<Server> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const marker = `bench-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  const vars = { ...opts.vars, INSTANCE_DESCRIPTION: marker };
+  // Vars may name the port (a `DOMAIN` of 127.0.0.1:<port>, for benches where other servers call back).
+  const vars = { ...(typeof opts.vars === "function" ? opts.vars(port) : opts.vars), INSTANCE_DESCRIPTION: marker };
   const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persist];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   args.push("--inspector-port", String(opts.inspectorPort ?? (await freePort())));
