@@ -85,8 +85,32 @@ UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target
   return tokens;
 }
 
+/**
+ * Lists and notifications for the token users (1,000,000 + i): a list of the accounts each follows, and a
+ * favourite notification on each of their newest 200 statuses. Idempotent, so a database seeded by an earlier
+ * version of this bench gets them too.
+ */
+function extras() {
+  const sql = `
+INSERT OR IGNORE INTO lists (id, account_id, title, created_at)
+SELECT printf('%026d', 5000000 + i), printf('%026d', 1000000 + i), 'bench list', ${Date.now()}
+FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${TOKENS - 1}) SELECT i FROM n);
+INSERT OR IGNORE INTO list_accounts (id, list_id, account_id, created_at)
+SELECT printf('%026d', 7000000000 + CAST(f.id AS INTEGER)), printf('%026d', 5000000 + (CAST(f.account_id AS INTEGER) - 1000000)), f.target_account_id, ${Date.now()} FROM follows f
+WHERE CAST(f.account_id AS INTEGER) BETWEEN 1000001 AND ${1_000_000 + TOKENS - 1};
+INSERT OR IGNORE INTO notifications (id, account_id, from_account_id, type, status_id, is_seen, pushed, created_at)
+SELECT printf('%026d', 6000000000 + CAST(s.id AS INTEGER)), s.account_id, printf('%026d', 1000000), 'favourite', s.id, 0, 1, s.created_at
+FROM statuses s WHERE CAST(s.account_id AS INTEGER) BETWEEN 1000001 AND ${1_000_000 + TOKENS - 1}
+  AND s.id IN (SELECT id FROM statuses s2 WHERE s2.account_id = s.account_id ORDER BY s2.id DESC LIMIT 200);
+`;
+  const file = join(PERSIST, "extras.sql");
+  writeFileSync(file, sql);
+  wrangler(["d1", "execute", "DB", "--local", "--yes", "--file", file]);
+}
+
 async function main() {
   const tokens = await seed();
+  extras();
   const server = await startServer(PERSIST);
   const BASE = server.base;
   try {
@@ -100,6 +124,11 @@ async function main() {
     results.push(await load("home timeline", (n) => fetch(`${BASE}/api/v1/timelines/home`, { headers: auth(n) })));
     results.push(await load("public timeline", (n) => fetch(`${BASE}/api/v1/timelines/public`, { headers: auth(n) })));
     results.push(await load("tag timeline (#bench)", (n) => fetch(`${BASE}/api/v1/timelines/tag/bench`, { headers: auth(n) })));
+    // Token n is user 1 + (n % 99): its list (5,000,000 + that) and its own notifications; statuses of another user.
+    const user = (n: number) => 1 + (n % (TOKENS - 1));
+    results.push(await load("list timeline", (n) => fetch(`${BASE}/api/v1/timelines/list/${id(5_000_000 + user(n))}`, { headers: auth(n) })));
+    results.push(await load("account statuses", (n) => fetch(`${BASE}/api/v1/accounts/${id(1_000_000 + user(n + 1))}/statuses`, { headers: auth(n) })));
+    results.push(await load("notifications", (n) => fetch(`${BASE}/api/v1/notifications`, { headers: auth(n) })));
     let stale = 0;
     let checked = 0;
     results.push(
