@@ -97,7 +97,9 @@ async function listen(query: (i: number) => string): Promise<Listener[]> {
         if (m && !l.heard.has(Number(m[1]))) l.heard.set(Number(m[1]), at);
       });
       return new Promise<Listener>((resolve, reject) => {
-        ws.once("open", () => resolve(l));
+        // A connection neither opened nor refused in 60 s fails the run rather than hanging it.
+        const timer = setTimeout(() => reject(new Error("a listener did not connect within 60 s")), 60_000);
+        ws.once("open", () => (clearTimeout(timer), resolve(l)));
         ws.once("error", reject);
         ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
       });
