@@ -1,8 +1,9 @@
 /**
  * The streaming Durable Objects. A `UserStream` (one of `USER_STREAM_SHARDS`, chosen by the account id) holds
  * every connection made with the tokens of its users: a post to a thousand followers calls a few dozen objects,
- * not a thousand (each call costs more than the sends it makes), and frames name the token they are for; a `TopicStream` (one per public or hashtag stream, named by it) holds the anonymous
- * connections opened on that stream, and an anonymous WebSocket opened without a stream gets a `TopicStream` of
+ * not a thousand (each call costs more than the sends it makes), and frames name the token they are for; a
+ * `TopicStream` (one per public or hashtag stream, named by it) holds the anonymous connections opened on that
+ * stream, and an anonymous WebSocket opened without a stream gets a `TopicStream` of
  * its own (named by a random id), so no one object takes every such socket. They all work the same way:
  * - WebSockets are accepted with the Hibernation API: an idle socket costs nothing, its subscriptions live in
  *   its attachment, and a text `ping` is answered `pong` by the runtime without waking the object.
