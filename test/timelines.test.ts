@@ -269,6 +269,23 @@ describe("account statuses", () => {
     await json(`/api/v1/accounts/${a.id}/block`, { method: "POST", token: stranger.token });
     expect(await ids(base, stranger)).toEqual([]);
   });
+
+  it("404 for an unknown account and for a deactivated one", async () => {
+    const [a, other] = [await registerUser(), await registerUser()];
+    const s = await post(a, { status: "mine" });
+    for (const who of ["nobody_here", "@nobody@remote.example", newId(), "@"]) {
+      expect((await json(`/api/v1/accounts/${encodeURIComponent(who)}/statuses`, { token: other.token, status: 404 })).error).toBe("Can't find user");
+    }
+    expect(await ids(`/api/v1/accounts/${a.username}@localhost/statuses`, other)).toEqual([s.id]);
+    await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(a.id).run();
+    for (const path of [`/api/v1/accounts/${a.id}/statuses`, `/api/v1/accounts/${a.username}/statuses`]) {
+      expect((await json(path, { token: other.token, status: 404 })).error).toBe("Can't find user");
+      expect((await json(path, { status: 404 })).error).toBe("Can't find user");
+      // Its own token no longer works at all.
+      expect((await json(path, { token: a.token, status: 403 })).identifier).toBe("account_is_disabled");
+    }
+    await env.DB.prepare("UPDATE accounts SET deactivated = 0 WHERE id = ?").bind(a.id).run();
+  });
 });
 
 describe("favourites", () => {
@@ -302,6 +319,12 @@ describe("cost", () => {
     expect(one).toBe(1); // one statement: the token, the page and everything on it
     expect(await trips("/api/v1/timelines/public?limit=12")).toBe(1);
     expect(await trips("/api/v1/timelines/tag/cost?limit=12")).toBe(1);
+    // The list and the account are read in the page's statement too.
+    const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "cost" } });
+    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [a.id] } });
+    expect(await trips(`/api/v1/timelines/list/${list.id}?limit=12`)).toBe(1);
+    expect(await trips(`/api/v1/accounts/${a.id}/statuses?limit=12`)).toBe(1);
+    expect(await trips(`/api/v1/accounts/${a.username}/statuses?limit=12&pinned=true`)).toBe(1);
   });
 
   it("serves timeline reads from indexes, without sorting", async () => {
@@ -314,7 +337,7 @@ describe("cost", () => {
     };
     const me = newId();
     const page = { limit: 20, max_id: newId() };
-    const home = await plan(homePage(me, page, {}));
+    const home = await plan(homePage(page, {}));
     expect(home).toMatch(/SEARCH h USING (COVERING )?INDEX home_feed_pair \(account_id=\? AND status_id<\?\)/);
     // Home merges the feed walk with pulled statuses of followed accounts (a sort of a few pages of rows).
     expect(home).toContain("statuses_home_pull");

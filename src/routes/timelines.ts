@@ -12,12 +12,11 @@ import { route, type Ctx } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
 import { renderStatuses } from "../render/status";
 import { StatusSchema, VISIBILITIES } from "../schemas/status";
-import { findAccount } from "../services/accounts";
-import { hydrate, hydrateForToken, type Hydrated } from "../services/hydrate";
+import { hydrate, hydrateForToken, type Hydrated, type HydrateOptions } from "../services/hydrate";
 import { admit, bearer, settleToken, type Auth } from "../http/auth";
 import { sha256 } from "../lib/crypto";
-import { ownList } from "../services/lists";
-import { accountPage, directPage, homePage, publicPage, tagPage, type TimelineFilters } from "../services/timelines";
+import { ownListPart } from "../services/lists";
+import { accountPage, directPage, homePage, publicPage, tagPage, targetAccount, type TimelineFilters } from "../services/timelines";
 import { notFound } from "../http/errors";
 import { accountById } from "./graph";
 import { answerMarked } from "./status-answer";
@@ -46,7 +45,15 @@ const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters =
   instance: p.instance,
 });
 
-type Reorder = (ids: string[], h: Hydrated) => string[];
+/** How a route reads its page: the page query for a viewer (`"token"`: the token's account), plus what it reads alongside. */
+interface PageRead extends Omit<HydrateOptions, "withMuted"> {
+  page: (viewerId: string | null) => SQL;
+  withMuted?: boolean;
+  /** Checks what was read alongside (throws: a list that is not yours, an unknown account). */
+  check?: (h: Hydrated) => void;
+  /** The page's order when it is not newest first. */
+  reorder?: (ids: string[], h: Hydrated) => string[];
+}
 
 /**
  * The page and everything its statuses need, in one statement. With a bearer token the statement also reads
@@ -54,23 +61,25 @@ type Reorder = (ids: string[], h: Hydrated) => string[];
  * route's auth rule is applied to what was read before anything is answered. A token that does not qualify
  * on an optional route reads again as anonymous. Link header from the page's ids.
  */
-async function answerPage(c: Ctx, rule: { mode: "user" | "optional"; scopes: string[]; auth: Auth | null }, build: (viewerId: string | null) => SQL, withMuted?: boolean, reorder?: Reorder) {
+async function answerPage(c: Ctx, rule: { mode: "user" | "optional"; scopes: string[]; auth: Auth | null }, read: PageRead) {
   const d = db(c.env);
+  const { page, check, reorder, ...opts } = read;
   // Folded only when route() left the token to this read; otherwise the caller is already known.
   const token = c.get("auth") === undefined ? bearer(c) : null;
   if (token) {
-    const { h, token: found } = await hydrateForToken(d, build("token"), await sha256(token), { withMuted });
+    const { h, token: found } = await hydrateForToken(d, page("token"), await sha256(token), opts);
     const who = admit(rule.mode, rule.scopes, settleToken(c, found));
-    if (who?.account) return respond(c, h, who.account.id, reorder);
+    if (who?.account) return respond(c, h, check, reorder);
   }
   const viewerId = token ? null : (rule.auth?.account?.id ?? (c.get("auth")?.account?.id ?? null));
-  return respond(c, await hydrate(d, build(viewerId), viewerId, { withMuted }), viewerId, reorder);
+  return respond(c, await hydrate(d, page(viewerId), viewerId, opts), check, reorder);
 }
 
-function respond(c: Ctx, h: Hydrated, viewerId: string | null, reorder?: Reorder) {
+function respond(c: Ctx, h: Hydrated, check?: PageRead["check"], reorder?: PageRead["reorder"]) {
+  check?.(h);
   const ids = reorder ? reorder(h.page, h) : h.page;
   setLinkHeader(c, ids);
-  return c.json(renderStatuses(renderContext(c, viewerId), h, ids));
+  return c.json(renderStatuses(renderContext(c, h.viewerId), h, ids));
 }
 
 export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
@@ -84,7 +93,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object(timelineParams),
     response: z.array(StatusSchema),
     authInQuery: true,
-    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, () => homePage("token", p, filtersOf(p)), p.with_muted),
+    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, { page: () => homePage(p, filtersOf(p)), withMuted: p.with_muted }),
   });
 
   route(app, {
@@ -97,7 +106,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object(timelineParams),
     response: z.array(StatusSchema),
     authInQuery: true,
-    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, () => directPage(p, filtersOf(p)), p.with_muted),
+    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, { page: () => directPage(p, filtersOf(p)), withMuted: p.with_muted }),
   });
 
   route(app, {
@@ -110,7 +119,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ ...timelineParams, instance: z.string().optional() }),
     response: z.array(StatusSchema),
     authInQuery: true,
-    handler: (c, p, auth) => answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, (me) => publicPage(me, p, filtersOf(p)), p.with_muted),
+    handler: (c, p, auth) => answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, { page: (me) => publicPage(me, p, filtersOf(p)), withMuted: p.with_muted }),
   });
 
   route(app, {
@@ -124,7 +133,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(StatusSchema),
     authInQuery: true,
     handler: (c, p, auth) =>
-      answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, (me) => tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), p.with_muted),
+      answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, { page: (me) => tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), withMuted: p.with_muted }),
   });
 
   route(app, {
@@ -137,10 +146,17 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: LIST_TIMELINE_SCOPES,
     params: z.object({ list_id: z.string(), ...timelineParams }),
     response: z.array(StatusSchema),
-    handler: async (c, p, auth) => {
-      const list = await ownList(db(c.env), auth.account.id, p.list_id);
-      return answerPage(c, { mode: "user", scopes: LIST_TIMELINE_SCOPES, auth }, () => homePage(auth.account.id, p, filtersOf(p), list.id), p.with_muted);
-    },
+    authInQuery: true,
+    handler: (c, p, auth) =>
+      answerPage(c, { mode: "user", scopes: LIST_TIMELINE_SCOPES, auth }, {
+        page: () => homePage(p, filtersOf(p), p.list_id),
+        withMuted: p.with_muted,
+        // The list is read with the page: a list that is not the viewer's is not found (and its page is empty).
+        parts: [ownListPart(p.list_id)],
+        check: (h) => {
+          if (!h.extra.has("list")) throw notFound();
+        },
+      }),
   });
 
   route(app, {
@@ -159,21 +175,21 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
       tagged: z.string().optional(),
     }),
     response: z.array(StatusSchema),
-    handler: async (c, p, auth) => {
-      const me = auth?.account?.id ?? null;
-      const target = await findAccount(db(c.env), p.id, hostOf(c));
-      if (!target || (target.account.deactivated && me !== target.account.id)) throw notFound("Can't find user");
-      const page = (viewer: string | null) =>
-        accountPage(viewer, target.account.id, p, {
-          ...filtersOf(p),
-          excludeReplies: p.exclude_replies,
-          excludeReblogs: p.exclude_reblogs,
-          tagged: p.tagged?.replace(/^#/, ""),
-          pinned: p.pinned,
-        });
-      // Pinned statuses come in the order they were pinned, newest pin first.
-      const byPin = p.pinned ? (ids: string[], h: Hydrated) => [...ids].sort((a, b) => (h.statuses.get(b)?.pinnedAt ?? 0) - (h.statuses.get(a)?.pinnedAt ?? 0)) : undefined;
-      return answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, page, true, byPin);
+    authInQuery: true,
+    handler: (c, p, auth) => {
+      const target = targetAccount(p.id, hostOf(c));
+      const filters = { ...filtersOf(p), excludeReplies: p.exclude_replies, excludeReblogs: p.exclude_reblogs, tagged: p.tagged?.replace(/^#/, ""), pinned: p.pinned };
+      return answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, {
+        page: (viewer) => accountPage(viewer, target.id, p, filters),
+        withMuted: true,
+        ctes: target.ctes,
+        parts: target.parts,
+        check: (h) => {
+          if (!target.found(h)) throw notFound("Can't find user");
+        },
+        // Pinned statuses come in the order they were pinned, newest pin first.
+        reorder: p.pinned ? (ids, h) => [...ids].sort((a, b) => (h.statuses.get(b)?.pinnedAt ?? 0) - (h.statuses.get(a)?.pinnedAt ?? 0)) : undefined,
+      });
     },
   });
 

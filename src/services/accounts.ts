@@ -1,5 +1,5 @@
 /** Accounts and local users: registration, look-up, profile changes, e-mail confirmation. */
-import { and, count, desc, eq, isNull, ne, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { notSilenced } from "./visibility";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
@@ -87,11 +87,24 @@ export async function findAccount(d: DB, idOrNickname: string, localHost: string
 
 /** An account by nickname only (`alice`, `@alice`, `alice@remote.example`; `alice@<this host>` is local). */
 export async function findByAcct(d: DB, acct: string, localHost: string): Promise<AccountWithUser | null> {
+  const key = acctKeyOf(acct, localHost);
+  if (key === null) return null;
+  return (await withUser(d).where(eq(accounts.acctKey, key)).get()) ?? null;
+}
+
+/** The `acct_key` a nickname is stored under (null: no nickname). */
+function acctKeyOf(acct: string, localHost: string): string | null {
   const [username, domain] = acct.trim().replace(/^@/, "").split("@");
   if (!username) return null;
   const local = !domain || domain.toLowerCase() === localHost.toLowerCase();
-  const key = local ? username.toLowerCase() : `${username}@${domain}`.toLowerCase();
-  return (await withUser(d).where(eq(accounts.acctKey, key)).get()) ?? null;
+  return local ? username.toLowerCase() : `${username}@${domain}`.toLowerCase();
+}
+
+/** `findAccount`'s match as a condition on `accounts` (unaliased), for statements that read the account alongside. */
+export function accountMatch(idOrNickname: string, localHost: string): SQL {
+  if (isId(idOrNickname)) return sql`${accounts.id} = ${idOrNickname}`;
+  const key = acctKeyOf(idOrNickname, localHost);
+  return key === null ? sql`0` : sql`${accounts.acctKey} = ${key}`;
 }
 
 /**

@@ -63,6 +63,19 @@ export interface Hydrated {
   plainText: boolean;
   /** The viewer's filters in force (rendered as `filtered` where they match). */
   filters: (typeof filters.$inferSelect)[];
+  /** Rows of the caller's own parts (`HydrateOptions.parts`), parsed, by kind. */
+  extra: Map<string, any[]>;
+}
+
+/**
+ * What a route reads alongside the page in the same statement: CTEs the page may use (placed before it, after
+ * `params`), and parts tagged with kinds of its own (their rows come back in `Hydrated.extra`): a list's owner,
+ * the account whose statuses these are, a page of notifications and what they name.
+ */
+export interface HydrateOptions {
+  withMuted?: boolean;
+  ctes?: SQL;
+  parts?: SQL[];
 }
 
 
@@ -71,7 +84,7 @@ export interface Hydrated {
  * read by ONE statement: the page is a materialised CTE evaluated once, and each kind of row comes back as a
  * tagged JSON object (`UNION ALL`), so the cost is one round trip whatever the page holds.
  */
-export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | null, opts: { withMuted?: boolean } = {}): Promise<Hydrated> {
+export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | null, opts: HydrateOptions = {}): Promise<Hydrated> {
   const q = hydrationQuery(source, viewerId, opts);
   const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll(q.parts)}`);
   return fromRows(rows, viewerId);
@@ -82,16 +95,10 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
  * names the parent whatever its visibility), in the same one statement: federation's objects and outbox pages.
  */
 export async function hydrateWithParentUris(d: DB, source: string[] | SQL): Promise<{ h: Hydrated; parentUris: Map<string, string> }> {
-  const q = hydrationQuery(source, null);
   const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")})`;
-  const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll([...q.parts, parents])}`);
-  const parentUris = new Map<string, string>();
-  for (const r of rows) {
-    if (r.k !== "parentUri") continue;
-    const o = JSON.parse(r.v) as { id: string; uri: string };
-    parentUris.set(o.id, o.uri);
-  }
-  return { h: fromRows(rows.filter((r) => r.k !== "parentUri"), null), parentUris };
+  const h = await hydrate(d, source, null, { parts: [parents] });
+  const parentUris = new Map((h.extra.get("parentUri") ?? []).map((o: { id: string; uri: string }) => [o.id, o.uri]));
+  return { h, parentUris };
 }
 
 /**
@@ -99,7 +106,7 @@ export async function hydrateWithParentUris(d: DB, source: string[] | SQL): Prom
  * app, account and user), so the request costs one round trip. The caller checks the token before using the
  * result, and sets `viewerId` from it.
  */
-export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opts: { withMuted?: boolean } = {}): Promise<{ h: Hydrated; token: TokenFound | null }> {
+export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opts: HydrateOptions = {}): Promise<{ h: Hydrated; token: TokenFound | null }> {
   const q = hydrationQuery(source, { tokenHash }, opts);
   const t = Date.now();
   const authPart = sql`SELECT 'auth' AS k, json_object('token', ${jsonObject(tokens, "tk")}, 'app', CASE WHEN ap.id IS NULL THEN NULL ELSE ${jsonObject(apps, "ap")} END,
@@ -122,14 +129,15 @@ export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opt
 }
 
 /** The statement's pieces: the page and id CTEs, and one tagged part per kind of row. */
-export function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: { withMuted?: boolean } = {}) {
+export function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: HydrateOptions = {}) {
   const signedIn = typeof who === "object" ? who !== null : Boolean(who);
   // The viewer and the time are bound once (`params`), so the parts are the same text for every viewer of a kind:
   // built once. Viewer-specific parts match nothing for anonymous viewers.
   const parts = precompiled(`hydrate ${signedIn ? "me" : "anonymous"} ${opts.withMuted ? "with muted" : ""}`, () =>
     sql`SELECT * FROM (${unionAll([...sharedParts(), ...viewerParts({ me: ME, viewer: signedIn ? ME : null, from: sql``, by: sql``, tag: (v) => v }, opts)])})`,
   );
-  return { preamble: sql`WITH ${paramsCte(who)}, ${idCtes(source)}`, parts: [parts] };
+  const ctes = opts.ctes ? sql`${opts.ctes},` : sql``;
+  return { preamble: sql`WITH ${paramsCte(who)}, ${ctes} ${idCtes(source)}`, parts: [parts, ...(opts.parts ?? [])] };
 }
 
 const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
@@ -195,7 +203,10 @@ interface ViewerScope {
   tag: (value: SQL) => SQL;
 }
 
+const SHARED_KINDS = ["page", "status", "account", "mention", "tag", "media", "poll", "pollCount", "pollVoters", "app", "card", "emoji"];
 const VIEWER_KINDS = new Set(["visible", "ownVote", "fav", "bookmark", "reblogged", "threadMute", "reaction", "parent", "participation", "plainText", "filter"]);
+
+const KNOWN_KINDS = new Set([...SHARED_KINDS, ...VIEWER_KINDS]);
 
 /** Parts that depend on who looks: what they may see, their own favourites, votes, mutes, reactions... */
 function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMuted?: boolean }): SQL[] {
@@ -354,5 +365,6 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     emojis: new Map(emojiRows.map((e) => [e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e])),
     plainText: of("plainText").length > 0,
     filters: of("filter").map((o) => fromJson(filters, o)),
+    extra: new Map([...by].filter(([k]) => !KNOWN_KINDS.has(k))),
   };
 }

@@ -5,12 +5,19 @@ import { now, inJson, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { follows, listAccounts, lists } from "../db/schema";
 import { notFound, unprocessable } from "../http/errors";
+import { ME } from "./visibility";
 
 export type ListRow = typeof lists.$inferSelect;
 
 export function ownLists(d: DB, ownerId: string) {
   return d.select().from(lists).where(eq(lists.accountId, ownerId)).orderBy(asc(lists.id));
 }
+
+/**
+ * `ownList` as a hydration part (kind `list`), for the list timeline's one statement: a row only when the list is
+ * the viewer's (`ME`).
+ */
+export const ownListPart = (listId: string) => sql`SELECT 'list' AS k, json_object('id', id) AS v FROM lists WHERE id = ${listId} AND account_id = ${ME}`;
 
 /** The owner's list, or 404: another user's list does not exist for this caller. */
 export async function ownList(d: DB, ownerId: string, listId: string): Promise<ListRow> {

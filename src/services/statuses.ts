@@ -428,6 +428,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     // Only reactions use these; a preview has none (its own emoji are in the status row).
     emojis: new Map(),
     plainText: author.user?.noRichText ?? false,
+    extra: new Map(),
   };
 }
 

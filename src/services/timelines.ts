@@ -8,6 +8,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { rawPage, type Page } from "../http/pagination";
 import { precompiled } from "../db/json-rows";
 import { ME, NOW, notSilenced, visibleTo } from "./visibility";
+import { accountMatch } from "./accounts";
+import type { Hydrated } from "./hydrate";
 
 // Pages run inside the hydration statement, whose `params` CTE binds the viewer (ME) and the time (NOW).
 // `viewerId` only chooses between the signed-in and anonymous forms of a query.
@@ -77,7 +79,8 @@ export function notFilteredOut(viewer: SQL, context: "home" | "notifications", n
              ELSE instr(${body}, lower(kf.phrase)) > 0 END)`;
 }
 
-export function homePage(viewerId: string, page: Page, f: TimelineFilters, listId?: string): SQL {
+/** The viewer's home page; with `listId`, of that list's members, if the list is the viewer's. */
+export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
   const fed = rawPage(sql`h.status_id`, page);
   const pend = rawPage(sql`s.id`, page);
   const n = fed.limit;
@@ -87,7 +90,8 @@ export function homePage(viewerId: string, page: Page, f: TimelineFilters, listI
   const stillFollowed = sql`(s.account_id = ${ME}
     OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${ME} AND hf.target_account_id IN (s.account_id, h.author_id))
     OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${ME}))`;
-  const members = (col: SQL) => (listId ? sql`AND ${col} IN (SELECT account_id FROM list_accounts WHERE list_id = ${listId})` : sql``);
+  const members = (col: SQL) =>
+    listId ? sql`AND ${col} IN (SELECT la.account_id FROM list_accounts la JOIN lists l ON l.id = la.list_id WHERE la.list_id = ${listId} AND l.account_id = ${ME})` : sql``;
   const fromFeed = sql`SELECT h.status_id AS id FROM home_feed h JOIN statuses s ON s.id = h.status_id
     WHERE h.account_id = ${ME} AND ${fed.where} ${members(sql`h.author_id`)} AND ${stillFollowed} AND ${shownHere}
     ORDER BY ${fed.order} LIMIT ${n}`;
@@ -147,7 +151,20 @@ export interface AccountStatusFilters extends TimelineFilters {
   pinned?: boolean;
 }
 
-export function accountPage(viewerId: string | null, accountId: string, page: Page, f: AccountStatusFilters): SQL {
+/**
+ * The account whose statuses a page shows, read in the page's statement (`HydrateOptions`): a `target` CTE for
+ * `accountPage`, and a `target` row when it is found. A deactivated account is found only by itself.
+ */
+export function targetAccount(idOrNickname: string, localHost: string) {
+  return {
+    ctes: sql`target(id) AS MATERIALIZED (SELECT id FROM accounts WHERE ${accountMatch(idOrNickname, localHost)} AND (deactivated = 0 OR id = ${ME}))`,
+    parts: [sql`SELECT 'target' AS k, json_object('id', id) AS v FROM target`],
+    id: sql`(SELECT id FROM target)`,
+    found: (h: Hydrated) => h.extra.has("target"),
+  };
+}
+
+export function accountPage(viewerId: string | null, accountId: string | SQL, page: Page, f: AccountStatusFilters): SQL {
   const p = rawPage(sql`s.id`, page);
   const extra: SQL[] = [];
   // Replies to others are left out; a thread of one's own stays.
