@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { NotificationSchema } from "../src/schemas/social";
-import { call, json, makeAdmin, post, registerUser, valid, type TestUser } from "./helpers";
+import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser } from "./helpers";
 
 const notes = async (u: TestUser, query = "") => (await json(`/api/v1/notifications${query}`, { token: u.token })).map((n: unknown) => valid(NotificationSchema, n));
 const kinds = async (u: TestUser, query = "") => (await notes(u, query)).map((n: any) => [n.type, n.account.id]);
@@ -154,6 +154,39 @@ describe("reading notifications", () => {
     expect((await notes(me)).map((n: any) => n.id)).toEqual([list[3].id]);
     expect(await json("/api/v1/notifications/clear", { method: "POST", token: me.token })).toEqual({});
     expect(await notes(me)).toEqual([]);
+  });
+});
+
+describe("a page of notifications in one statement", () => {
+  it("renders every kind as the single notification does, newest first, in one D1 round trip", async () => {
+    const [me, a, b] = [await registerUser(), await registerUser(), await registerUser()];
+    await makeAdmin(me.id);
+    const s = await post(me, { status: "x" });
+    await act(a, `/api/v1/statuses/${s.id}/favourite`);
+    await act(a, `/api/v1/accounts/${me.id}/follow`);
+    await post(b, { status: `@${me.username} hi`, visibility: "direct" });
+    await act(b, "/api/v1/reports", { account_id: a.id, comment: "spam" });
+    const chat = await act(a, `/api/v1/pleroma/chats/by-account-id/${me.id}`);
+    await act(a, `/api/v1/pleroma/chats/${chat.id}/messages`, { content: "hello <there>", media_id: (await upload(a)).id });
+    const all = "?include_types[]=pleroma:chat_mention&include_types[]=pleroma:report&include_types[]=mention&include_types[]=favourite&include_types[]=follow";
+    const page = await notes(me, all);
+    expect(page.map((n: any) => n.type)).toEqual(["pleroma:chat_mention", "pleroma:report", "mention", "follow", "favourite"]);
+    expect(page[0].chat_message.attachment).not.toBeNull();
+    expect(page[1].report.comment).toBe("spam");
+    expect(page[2].status.visibility).toBe("direct");
+    for (const n of page) expect(await json(`/api/v1/notifications/${n.id}`, { token: me.token })).toEqual(n);
+    // min_id pages answer newest first too.
+    expect((await notes(me, `${all}&min_id=${page[4].id}&limit=2`)).map((n: any) => n.id)).toEqual([page[2].id, page[3].id]);
+    // Nobody else's, whatever they ask for; the token in the query works as in a header; scopes hold.
+    expect(await notes(b, all)).toEqual([]);
+    expect((await json(`/api/v1/notifications${all}&access_token=${me.token}`)).map((n: any) => n.id)).toEqual(page.map((n: any) => n.id));
+    await json("/api/v1/notifications", { token: "not-a-token", status: 403 });
+    await json("/api/v1/notifications", { status: 403 });
+    const { countingD1 } = await import("./d1-counter");
+    const counter = countingD1(env.DB);
+    const res = await call(`/api/v1/notifications${all}`, { token: me.token, vars: { DB: counter.db } as never });
+    expect(res.status).toBe(200);
+    expect(counter.count()).toBe(1);
   });
 });
 

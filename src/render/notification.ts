@@ -10,13 +10,13 @@ import type { NotificationSchema } from "../schemas/social";
 type Notification = z.infer<typeof NotificationSchema>;
 import { accountsById } from "../services/conversations";
 import { hydrate } from "../services/hydrate";
-import type { NotificationRow, NotificationType } from "../services/notifications";
+import type { NotificationRow, NotificationType, NotificationsNamed } from "../services/notifications";
 import { renderAccount, type RenderContext } from "./account";
 import { renderStatuses } from "./status";
 
 export type { NotificationRow };
 
-/** Notifications with their accounts, statuses and reports: three reads whatever their number. */
+/** Notifications with their accounts, statuses, reports and chat messages: reads in parallel, whatever their number. */
 export async function renderNotifications(d: DB, ctx: RenderContext, rows: NotificationRow[]): Promise<Notification[]> {
   const me = ctx.viewerId;
   const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
@@ -30,9 +30,19 @@ export async function renderNotifications(d: DB, ctx: RenderContext, rows: Notif
       ? d.select({ message: chatMessages, media: mediaAttachments }).from(chatMessages).leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId)).where(inJson(chatMessages.id, chatIds))
       : Promise.resolve([]),
   ]);
-  const chatById = new Map(chatRows.map((r) => [r.message.id, r]));
+  return renderLoadedNotifications(ctx, rows, {
+    h,
+    people,
+    reports: new Map(reportRows.map((r) => [r.id, r])),
+    chats: new Map(chatRows.map((r) => [r.message.id, r])),
+  });
+}
+
+/** Notifications whose statuses, accounts, reports and chat messages are loaded (`named`). */
+export function renderLoadedNotifications(ctx: RenderContext, rows: NotificationRow[], named: NotificationsNamed): Notification[] {
+  const { h, people, reports: reportsById, chats: chatById } = named;
+  const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
   const statuses = new Map(renderStatuses(ctx, h, statusIds).map((s) => [s.id, s]));
-  const reportsById = new Map(reportRows.map((r) => [r.id, r]));
   return rows.flatMap((r) => {
     const from = people.get(r.fromAccountId);
     if (!from) return [];

@@ -10,7 +10,8 @@ import { arrayParam, boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderMarkers } from "../render/marker";
-import { renderNotifications } from "../render/notification";
+import { renderLoadedNotifications, renderNotifications } from "../render/notification";
+import { readPage } from "./page-read";
 import { VISIBILITIES } from "../schemas/status";
 import * as notes from "../services/notifications";
 import { NOTIFICATION_TYPES, type NotificationRow } from "../services/notifications";
@@ -36,8 +37,8 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       with_muted: boolParam().optional(),
     }),
     response: z.array(NotificationSchema),
+    authInQuery: true,
     handler: async (c, p, auth) => {
-      const me = auth.account.id;
       const query = {
         // Given, even if every value was unknown here (and so dropped), it still means "only these": then none.
         include: p.include_types || p.types ? [...(p.include_types ?? []), ...(p.types ?? [])] : undefined,
@@ -46,9 +47,12 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         excludeVisibilities: p.exclude_visibilities,
         withMuted: p.with_muted,
       };
-      const rows = await notes.listNotifications(db(c.env), me, query, p);
+      // The token, the page and everything it names: one statement.
+      const page = notes.notificationPage(query, p);
+      const h = await readPage(c, { mode: "user", scopes: ["read:notifications"], auth }, { page: () => page.statusIds, ctes: page.ctes, parts: page.parts });
+      const { rows, named } = notes.notificationsRead(h);
       setLinkHeader(c, rows.map((r) => r.id));
-      return c.json(await render(c, me, rows));
+      return c.json(renderLoadedNotifications(renderContext(c, h.viewerId), rows, named));
     },
   });
 

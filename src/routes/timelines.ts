@@ -1,9 +1,7 @@
 /** Timelines (home, public, tag, list), an account's statuses, and favourites. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { SQL } from "drizzle-orm";
 import type { AppEnv } from "../app";
-import { db } from "../db/client";
 import { favourites } from "../db/schema";
 import { forbidden } from "../http/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";
@@ -12,9 +10,8 @@ import { route, type Ctx } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
 import { renderStatuses } from "../render/status";
 import { StatusSchema, VISIBILITIES } from "../schemas/status";
-import { hydrate, hydrateForToken, type Hydrated, type HydrateOptions } from "../services/hydrate";
-import { admit, bearer, settleToken, type Auth } from "../http/auth";
-import { sha256 } from "../lib/crypto";
+import type { Hydrated } from "../services/hydrate";
+import { readPage, type PageRead } from "./page-read";
 import { ownListPart } from "../services/lists";
 import { accountPage, directPage, homePage, publicPage, tagPage, targetAccount, type TimelineFilters } from "../services/timelines";
 import { notFound } from "../http/errors";
@@ -45,38 +42,14 @@ const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters =
   instance: p.instance,
 });
 
-/** How a route reads its page: the page query for a viewer (`"token"`: the token's account), plus what it reads alongside. */
-interface PageRead extends Omit<HydrateOptions, "withMuted"> {
-  page: (viewerId: string | null) => SQL;
-  withMuted?: boolean;
-  /** Checks what was read alongside (throws: a list that is not yours, an unknown account). */
-  check?: (h: Hydrated) => void;
+interface TimelineRead extends PageRead {
   /** The page's order when it is not newest first. */
   reorder?: (ids: string[], h: Hydrated) => string[];
 }
 
-/**
- * The page and everything its statuses need, in one statement. With a bearer token the statement also reads
- * the token (route() skipped its own look-up: `authInQuery`), so a signed-in read is one round trip; the
- * route's auth rule is applied to what was read before anything is answered. A token that does not qualify
- * on an optional route reads again as anonymous. Link header from the page's ids.
- */
-async function answerPage(c: Ctx, rule: { mode: "user" | "optional"; scopes: string[]; auth: Auth | null }, read: PageRead) {
-  const d = db(c.env);
-  const { page, check, reorder, ...opts } = read;
-  // Folded only when route() left the token to this read; otherwise the caller is already known.
-  const token = c.get("auth") === undefined ? bearer(c) : null;
-  if (token) {
-    const { h, token: found } = await hydrateForToken(d, page("token"), await sha256(token), opts);
-    const who = admit(rule.mode, rule.scopes, settleToken(c, found));
-    if (who?.account) return respond(c, h, check, reorder);
-  }
-  const viewerId = token ? null : (rule.auth?.account?.id ?? (c.get("auth")?.account?.id ?? null));
-  return respond(c, await hydrate(d, page(viewerId), viewerId, opts), check, reorder);
-}
-
-function respond(c: Ctx, h: Hydrated, check?: PageRead["check"], reorder?: PageRead["reorder"]) {
-  check?.(h);
+/** A page of statuses in one statement (`readPage`), answered with its Link header. */
+async function answerPage(c: Ctx, rule: Parameters<typeof readPage>[1], { reorder, ...read }: TimelineRead) {
+  const h = await readPage(c, rule, read);
   const ids = reorder ? reorder(h.page, h) : h.page;
   setLinkHeader(c, ids);
   return c.json(renderStatuses(renderContext(c, h.viewerId), h, ids));

@@ -140,6 +140,21 @@ export function hydrationQuery(source: string[] | SQL, who: string | null | { to
   return { preamble: sql`WITH ${paramsCte(who)}, ${ctes} ${idCtes(source)}`, parts: [parts, ...(opts.parts ?? [])] };
 }
 
+/** A part (of kind `kind`) of the accounts whose ids `ids` selects, as hydration renders them (`accountFromJson`). */
+export function accountsPart(kind: string, ids: SQL): SQL {
+  return part(
+    kind,
+    sql`json_object('account', ${jsonObject(accounts, "a", UNRENDERED_ACCOUNT_COLUMNS)}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
+    sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (${ids})`,
+  );
+}
+
+/** An account row of `accountsPart`. */
+export const accountFromJson = (o: { account: Record<string, unknown>; user: Record<string, unknown> | null }): AccountWithUser => ({
+  account: fromJson(accounts, o.account),
+  user: o.user ? fromJson(users, o.user) : null,
+});
+
 const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
 const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
 
@@ -154,13 +169,11 @@ function sharedParts(): SQL[] {
   return [
     part("page", sql`json_object('id', id)`, sql`FROM page`),
     part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
-    part(
+    accountsPart(
       "account",
-      sql`json_object('account', ${jsonObject(accounts, "a", UNRENDERED_ACCOUNT_COLUMNS)}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
-      sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (
-    SELECT account_id FROM statuses WHERE ${inAll("id")}
+      sql`SELECT account_id FROM statuses WHERE ${inAll("id")}
     UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1
-    UNION SELECT in_reply_to_account_id FROM statuses WHERE ${inAll("id")})`,
+    UNION SELECT in_reply_to_account_id FROM statuses WHERE ${inAll("id")}`,
     ),
     part("mention", sql`json_object('s', status_id, 'a', account_id)`, sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`),
     part("tag", sql`json_object('s', status_id, 't', tag)`, sql`FROM status_tags WHERE ${inAll("status_id")}`),
@@ -306,7 +319,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   }
   const of = (k: string) => by.get(k) ?? [];
   const statusRows = of("status").map((o) => fromJson(statuses, o));
-  const accountRows = of("account").map((o) => ({ account: fromJson(accounts, o.account), user: o.user ? fromJson(users, o.user) : null }));
+  const accountRows = of("account").map(accountFromJson);
   const mentionRows = of("mention").map((o) => ({ statusId: o.s as string, accountId: o.a as string }));
   const tagRows = of("tag").map((o) => ({ statusId: o.s as string, tag: o.t as string }));
   const mediaRows = of("media").map((o) => fromJson(mediaAttachments, o)).sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));

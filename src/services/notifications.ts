@@ -12,12 +12,15 @@ import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { markers, notifications, users } from "../db/schema";
+import { chatMessages, markers, mediaAttachments, notifications, reports, users } from "../db/schema";
+import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
+import { accountFromJson, accountsPart, type Hydrated } from "./hydrate";
+import type { AccountWithUser } from "./accounts";
 import { badRequest, notFound } from "../http/errors";
-import { inOrder, pageQuery, type Page } from "../http/pagination";
+import { rawPage, type Page } from "../http/pagination";
 import { NotificationSettingsSchema } from "../schemas/account";
 import { NOTIFICATION_TYPES } from "../schemas/social";
-import { silenced, visibleTo } from "./visibility";
+import { ME, silenced, visibleTo, type ViewerRef } from "./visibility";
 
 export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -165,7 +168,7 @@ export function shownTypes(q: NotificationQuery): NotificationType[] {
  * The user's notifications that still make sense: from accounts not blocked either way since, about statuses
  * the user may still see; from muted accounts only `withMuted`. (Domain blocks are checked when notifying.)
  */
-function shownTo(me: string, withMuted: boolean): SQL {
+function shownTo(me: ViewerRef, withMuted: boolean): SQL {
   const t = Date.now();
   return sql`NOT ${silenced(me, notifications.fromAccountId, { blocks: "either", mutes: withMuted ? "none" : "any", domains: false, now: sql`${t}` })}
     AND (${notifications.statusId} IS NULL OR EXISTS (SELECT 1 FROM statuses WHERE statuses.id = ${notifications.statusId} AND ${visibleTo(me)}))`;
@@ -174,20 +177,56 @@ function shownTo(me: string, withMuted: boolean): SQL {
 const selectRows = (d: DB) => d.select({ n: notifications, isMuted: senderMuted(Date.now()) }).from(notifications);
 const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[]): NotificationRow[] => rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
 
-/** A page of the user's notifications, newest first, with every filter in the one query. */
-export async function listNotifications(d: DB, me: string, q: NotificationQuery, page: Page): Promise<NotificationRow[]> {
-  const pq = pageQuery(notifications.id, page);
+/**
+ * A page of the viewer's (`ME`) notifications, newest first, with every filter in the one query, as a part of
+ * the hydration statement (`HydrateOptions`): the page is the `npage` CTE, its statuses are the statement's
+ * source (`statusIds`), and its rows, accounts, reports and chat messages come back as the parts of
+ * `NOTIFICATION_PAGE_KINDS`, read by `notificationsRead`.
+ */
+export function notificationPage(q: NotificationQuery, page: Page) {
+  const p = rawPage(sql`${notifications.id}`, page);
   const conds: (SQL | undefined)[] = [
-    eq(notifications.accountId, me),
-    pq.where,
+    sql`${notifications.accountId} = ${ME}`,
+    p.where,
     sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
     q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
     q.excludeVisibilities?.length
       ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
       : undefined,
-    shownTo(me, q.withMuted ?? false),
+    shownTo(ME, q.withMuted ?? false),
   ];
-  return inOrder(flat(await selectRows(d).where(and(...conds)).orderBy(pq.orderBy).limit(pq.limit)), pq);
+  return {
+    ctes: sql`npage AS MATERIALIZED (SELECT notifications.*, ${senderMuted(Date.now())} AS is_muted FROM notifications WHERE ${and(...conds)} ORDER BY ${p.order} LIMIT ${p.limit})`,
+    statusIds: sql`SELECT status_id FROM npage WHERE status_id IS NOT NULL`,
+    // One term of the statement's compound SELECT (D1 allows 5 per compound: json-rows.ts `unionAll`).
+    parts: [precompiled("notification page parts", () => sql`SELECT * FROM (${unionAll([
+      sql`SELECT 'notification' AS k, json_object('n', ${jsonObject(notifications, "np")}, 'm', np.is_muted) AS v FROM npage np`,
+      accountsPart("notificationAccount", sql`SELECT from_account_id FROM npage UNION SELECT target_account_id FROM npage`),
+      sql`SELECT 'report' AS k, ${jsonObject(reports, "r")} AS v FROM reports r WHERE r.id IN (SELECT report_id FROM npage)`,
+      sql`SELECT 'chatMessage' AS k, json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END) AS v
+        FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id IN (SELECT chat_message_id FROM npage)`,
+    ])})`)],
+  };
+}
+
+/** The notifications of a `notificationPage` read (newest first) and what they name besides statuses. */
+export function notificationsRead(h: Hydrated): { rows: NotificationRow[]; named: NotificationsNamed } {
+  const of = (k: string) => h.extra.get(k) ?? [];
+  const rows = of("notification")
+    .map((o) => ({ ...fromJson(notifications, o.n), isMuted: o.m as number }))
+    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const people = new Map(of("notificationAccount").map((o) => accountFromJson(o)).map((a) => [a.account.id, a]));
+  const reportRows = of("report").map((o) => fromJson(reports, o));
+  const chats = of("chatMessage").map((o) => ({ message: fromJson(chatMessages, o.message), media: o.media ? fromJson(mediaAttachments, o.media) : null }));
+  return { rows, named: { h, people, reports: new Map(reportRows.map((r) => [r.id, r])), chats: new Map(chats.map((c) => [c.message.id, c])) } };
+}
+
+/** What notifications name, loaded: their statuses (hydrated), accounts, reports and chat messages, by id. */
+export interface NotificationsNamed {
+  h: Hydrated;
+  people: Map<string, AccountWithUser>;
+  reports: Map<string, typeof reports.$inferSelect>;
+  chats: Map<string, { message: typeof chatMessages.$inferSelect; media: typeof mediaAttachments.$inferSelect | null }>;
 }
 
 /** One of the user's own notifications (404 for anyone else's). */
