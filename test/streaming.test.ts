@@ -71,6 +71,17 @@ describe("streaming: connecting", () => {
     await Promise.all([byHeader.close(), byProtocol.close()]);
   });
 
+  it("declines permessage-deflate, which browsers offer, for every kind of stream", async () => {
+    const a = await registerUser();
+    const offer = { "Sec-WebSocket-Extensions": "permessage-deflate; client_max_window_bits" };
+    for (const [query, headers] of [["stream=public", {}], ["stream=user", { Authorization: `Bearer ${a.token}` }], ["", {}]] as const) {
+      const socket = await openSocket(query, { ...offer, ...headers });
+      // The 101 names another extension, so workerd does not take up the client's offer.
+      expect(socket.response.headers.get("sec-websocket-extensions")).toBe("none");
+      await socket.close();
+    }
+  });
+
   it("answers a text ping with pong", async () => {
     const socket = await openSocket("stream=public");
     socket.send("ping");

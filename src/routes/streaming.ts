@@ -67,7 +67,17 @@ async function open(c: Ctx, p: StreamParams, name: string | undefined): Promise<
   const info: ConnectionInfo = { object, listener: who, subscriptions: sub ? [sub] : [], protocol: offeredProtocol(c) };
   const headers = new Headers({ [CONNECTION_HEADER]: encodeConnection(info) });
   if (websocket) headers.set("upgrade", "websocket");
-  return streamObject(c.env, object).fetch(new Request(c.req.url, { headers, signal: c.req.raw.signal }));
+  const res = await streamObject(c.env, object).fetch(new Request(c.req.url, { headers, signal: c.req.raw.signal }));
+  if (!res.webSocket) return res;
+  // Declines permessage-deflate, which workerd otherwise accepts from every client offering it (browsers do): a
+  // zlib context per socket and a compression per frame per listener doubled fan-out latency and memory. The
+  // outermost Worker's 101 decides, from its own incoming request unless the 101 names an extension: a value that
+  // is not permessage-deflate declines it (kj negotiates the header itself and never sends this one; "" counts as
+  // absent). The `no_web_socket_compression` flag would do it deployed, but not under wrangler dev, whose own
+  // workers in front negotiate again.
+  const out = new Headers(res.headers);
+  out.set("Sec-WebSocket-Extensions", "none");
+  return new Response(null, { status: 101, webSocket: res.webSocket, headers: out });
 }
 
 export function registerStreamingRoutes(app: OpenAPIHono<AppEnv>) {
