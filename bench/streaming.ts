@@ -148,6 +148,8 @@ async function scenario(name: string, authorToken: string, query: (i: number) =>
     openSeconds,
     events: delays.length,
     missed,
+    // ws offers permessage-deflate as browsers do: how many sockets the server accepted it on.
+    deflated: listeners.filter((l) => l.ws.extensions.includes("permessage-deflate")).length,
     p50: percentile(delays, 50),
     p99: percentile(delays, 99),
     max: delays[delays.length - 1] ?? NaN,
@@ -170,13 +172,13 @@ async function main() {
     const only = process.env.BENCH_SCENARIO;
     const results = [];
     if (!only || only === "anonymous") results.push(await scenario("anonymous, public:local (1 TopicStream)", tokens[0], () => "stream=public:local", 1));
-    if (!only || only === "user") results.push(await scenario("signed in, user (1 UserStream each)", tokens[0], (i) => `stream=user&access_token=${tokens[i]}`, 2));
+    if (!only || only === "user") results.push(await scenario("signed in, user (32 UserStream shards)", tokens[0], (i) => `stream=user&access_token=${tokens[i]}`, 2));
     console.log(`\n${LISTENERS} WebSocket listeners, ${POSTS} posts by bench0 (followed by all) per scenario\n`);
-    console.log("| scenario | listeners | connect s | post answered p50 ms | events | missed | p50 ms | p99 ms | max ms | workerd MiB idle / open / after |");
-    console.log("|---|---|---|---|---|---|---|---|---|---|");
+    console.log("| scenario | listeners | deflate | connect s | post answered p50 ms | events | missed | p50 ms | p99 ms | max ms | workerd MiB idle / open / after |");
+    console.log("|---|---|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
       console.log(
-        `| ${r.name} | ${r.listeners} | ${r.openSeconds.toFixed(1)} | ${r.post.toFixed(0)} | ${r.events} | ${r.missed} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.max.toFixed(0)} | ${r.idle.toFixed(0)} / ${r.connected.toFixed(0)} / ${r.after.toFixed(0)} |`,
+        `| ${r.name} | ${r.listeners} | ${r.deflated} | ${r.openSeconds.toFixed(1)} | ${r.post.toFixed(0)} | ${r.events} | ${r.missed} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} | ${r.max.toFixed(0)} | ${r.idle.toFixed(0)} / ${r.connected.toFixed(0)} / ${r.after.toFixed(0)} |`,
       );
     }
   } finally {
