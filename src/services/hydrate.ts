@@ -95,7 +95,7 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
  * names the parent whatever its visibility), in the same one statement: federation's objects and outbox pages.
  */
 export async function hydrateWithParentUris(d: DB, source: string[] | SQL): Promise<{ h: Hydrated; parentUris: Map<string, string> }> {
-  const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")})`;
+  const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN ${ofLoaded("in_reply_to_id")}`;
   const h = await hydrate(d, source, null, { parts: [parents] });
   const parentUris = new Map((h.extra.get("parentUri") ?? []).map((o: { id: string; uri: string }) => [o.id, o.uri]));
   return { h, parentUris };
@@ -156,12 +156,18 @@ export const accountFromJson = (o: { account: Record<string, unknown>; user: Rec
 });
 
 const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
+/** A column of the loaded statuses (`loaded`), read once for every part that needs it. */
+const ofLoaded = (col: string) => sql.raw(`(SELECT ${col} FROM loaded)`);
 const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
 
 function idCtes(source: string[] | SQL): SQL {
   const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
+  // `loaded`: the columns of the loaded statuses that other parts look up (authors, parents, threads, apps,
+  // cards, visibility), read from `statuses` once rather than once per part.
   return sql`page(id) AS MATERIALIZED (${src}),
-    all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL)`;
+    all_ids(id) AS MATERIALIZED (SELECT id FROM page UNION SELECT reblog_of_id FROM statuses WHERE id IN (SELECT id FROM page) AND reblog_of_id IS NOT NULL),
+    loaded(id, account_id, visibility, in_reply_to_id, in_reply_to_account_id, thread_id, app_id, card_url) AS MATERIALIZED (
+      SELECT id, account_id, visibility, in_reply_to_id, in_reply_to_account_id, thread_id, app_id, card_url FROM statuses WHERE id IN (SELECT id FROM all_ids))`;
 }
 
 /** Parts every viewer sees alike. */
@@ -171,9 +177,9 @@ function sharedParts(): SQL[] {
     part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
     accountsPart(
       "account",
-      sql`SELECT account_id FROM statuses WHERE ${inAll("id")}
-    UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1
-    UNION SELECT in_reply_to_account_id FROM statuses WHERE ${inAll("id")}`,
+      sql`SELECT account_id FROM loaded
+    UNION SELECT in_reply_to_account_id FROM loaded
+    UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`,
     ),
     part("mention", sql`json_object('s', status_id, 'a', account_id)`, sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`),
     part("tag", sql`json_object('s', status_id, 't', tag)`, sql`FROM status_tags WHERE ${inAll("status_id")}`),
@@ -189,8 +195,8 @@ function sharedParts(): SQL[] {
       sql`json_object('p', poll_id, 'n', count(DISTINCT account_id))`,
       sql`FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")}) GROUP BY poll_id`,
     ),
-    part("app", sql`json_object('id', id, 'name', name, 'website', website)`, sql`FROM apps WHERE id IN (SELECT app_id FROM statuses WHERE ${inAll("id")})`),
-    part("card", sql`json_object('url', url, 'data', data)`, sql`FROM link_cards WHERE url IN (SELECT card_url FROM statuses WHERE ${inAll("id")})`),
+    part("app", sql`json_object('id', id, 'name', name, 'website', website)`, sql`FROM apps WHERE id IN ${ofLoaded("app_id")}`),
+    part("card", sql`json_object('url', url, 'data', data)`, sql`FROM link_cards WHERE url IN ${ofLoaded("card_url")}`),
     part(
       "emoji",
       jsonObject(customEmojis, "e"),
@@ -228,7 +234,7 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
     part(
       "visible",
       tag(sql`json_object('id', v.id)`),
-      sql`FROM ${from} statuses v WHERE ${inAll("v.id")} AND ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })}`,
+      sql`FROM ${from} loaded v WHERE ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })}`,
     ),
     part("ownVote", tag(sql`json_object('p', pv.poll_id, 'c', pv.choice)`), sql`FROM ${from} poll_votes pv WHERE pv.account_id = ${me} AND pv.poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
     part("fav", tag(sql`json_object('s', fa.status_id)`), sql`FROM ${from} favourites fa WHERE fa.account_id = ${me} AND ${inAll("fa.status_id")}`),
@@ -237,7 +243,7 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
     part(
       "threadMute",
       tag(sql`json_object('t', tmu.thread_id)`),
-      sql`FROM ${from} thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")}) AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})`,
+      sql`FROM ${from} thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id IN ${ofLoaded("thread_id")} AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})`,
     ),
     part(
       "reaction",
@@ -253,12 +259,12 @@ function viewerParts({ me, viewer, from, by, tag }: ViewerScope, opts: { withMut
     part(
       "parent",
       tag(sql`json_object('id', p.id)`),
-      sql`FROM ${from} statuses p WHERE p.id IN (SELECT in_reply_to_id FROM statuses WHERE ${inAll("id")}) AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
+      sql`FROM ${from} statuses p WHERE p.id IN ${ofLoaded("in_reply_to_id")} AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
     ),
     part(
       "participation",
       tag(sql`json_object('id', pa.id, 't', c.thread_id)`),
-      sql`FROM ${from} participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN (SELECT thread_id FROM statuses WHERE ${inAll("id")})`,
+      sql`FROM ${from} participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN ${ofLoaded("thread_id")}`,
     ),
     part("plainText", tag(sql`json_object()`), sql`FROM ${from} users nr WHERE nr.account_id = ${me} AND nr.no_rich_text = 1`),
     part("filter", tag(jsonObject(filters, "fl")), sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${t})`),
