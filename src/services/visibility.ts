@@ -87,3 +87,18 @@ export function notSilenced(viewerId: ViewerRef | null, withMuted = false, accou
   if (viewerId === null) return sql`1`;
   return sql`NOT ${silenced(viewerId, accountId, { blocks: "viewer", mutes: withMuted ? "none" : "any", domains: true })}`;
 }
+
+/**
+ * `notSilenced` for one viewer over many rows (a page's reactions): the viewer's blocks, live mutes and blocked
+ * domains are each read once per statement (uncorrelated lists), and each row costs one probe of each, where
+ * `notSilenced` runs three correlated look-ups per row. The same rule as `notSilenced` (`silenced` with
+ * blocks "viewer", mutes "any" unless `withMuted`, domains); `domain` is the account's domain, already joined in.
+ * Only for a viewer the statement binds once (`ME`): with a column per row the lists would be read per row.
+ */
+export function notSilencedByLists(viewer: SQL | null, withMuted: boolean, accountId: SQL, domain: SQL): SQL {
+  if (viewer === null) return sql`1`;
+  const parts: SQL[] = [sql`${accountId} IN (SELECT target_account_id FROM blocks WHERE account_id = ${viewer})`];
+  if (!withMuted) parts.push(sql`${accountId} IN (SELECT target_account_id FROM mutes WHERE account_id = ${viewer} AND (expires_at IS NULL OR expires_at > ${nowOf(viewer)}))`);
+  parts.push(sql`(${domain} IS NOT NULL AND ${domain} IN (SELECT domain FROM domain_blocks WHERE account_id = ${viewer}))`);
+  return sql`NOT (${sql.join(parts, sql` OR `)})`;
+}
