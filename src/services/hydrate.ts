@@ -237,7 +237,7 @@ interface ViewerScope {
 }
 
 const SHARED_KINDS = ["page", "status", "account", "mention", "tag", "media", "poll", "pollCount", "pollVoters", "app", "card", "emoji"];
-const VIEWER_KINDS = new Set(["visible", "ownVote", "fav", "bookmark", "reblogged", "threadMute", "reaction", "parent", "participation", "plainText", "filter"]);
+const VIEWER_KINDS = new Set(["flags", "ownVote", "reaction", "participation", "plainText", "filter"]);
 
 const KNOWN_KINDS = new Set([...SHARED_KINDS, ...VIEWER_KINDS]);
 
@@ -247,19 +247,22 @@ function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { wi
   const shownReactor = (accountId: SQL, domain: SQL) => (one ? notSilencedByLists(viewer, opts.withMuted ?? false, accountId, domain) : notSilenced(viewer, opts.withMuted, accountId));
   return [
     part(
-      "visible",
-      tag(sql`json_object('id', v.id)`),
-      sql`FROM ${from} loaded v WHERE ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })}`,
+      "flags",
+      // Per loaded status, one row of what the viewer may see and did: may see it (`v`), favourited, bookmarked,
+      // reblogged it (0/1), the thread if they muted it (`tm`), the parent if they may see it (`pv`). One part
+      // rather than one per fact: each part that reads the loaded ids compiles its own copy of the page query
+      // (see `hydrationQuery`).
+      tag(
+        sql`json_object('id', v.id, 'v', ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })},
+          'fav', EXISTS (SELECT 1 FROM favourites fa WHERE fa.account_id = ${me} AND fa.status_id = v.id),
+          'bm', EXISTS (SELECT 1 FROM bookmarks bm WHERE bm.account_id = ${me} AND bm.status_id = v.id),
+          'rb', EXISTS (SELECT 1 FROM statuses rb WHERE rb.account_id = ${me} AND rb.reblog_of_id = v.id),
+          'tm', (SELECT tmu.thread_id FROM thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id = v.thread_id AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})),
+          'pv', (SELECT p.id FROM statuses p WHERE p.id = v.in_reply_to_id AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}))`,
+      ),
+      sql`FROM ${from} loaded v`,
     ),
     part("ownVote", tag(sql`json_object('p', pv.poll_id, 'c', pv.choice)`), sql`FROM ${from} poll_votes pv WHERE pv.account_id = ${me} AND pv.poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
-    part("fav", tag(sql`json_object('s', fa.status_id)`), sql`FROM ${from} favourites fa WHERE fa.account_id = ${me} AND ${inAll("fa.status_id")}`),
-    part("bookmark", tag(sql`json_object('s', bm.status_id)`), sql`FROM ${from} bookmarks bm WHERE bm.account_id = ${me} AND ${inAll("bm.status_id")}`),
-    part("reblogged", tag(sql`json_object('s', rb.reblog_of_id)`), sql`FROM ${from} statuses rb WHERE rb.account_id = ${me} AND ${inAll("rb.reblog_of_id")}`),
-    part(
-      "threadMute",
-      tag(sql`json_object('t', tmu.thread_id)`),
-      sql`FROM ${from} thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id IN ${ofLoaded("thread_id")} AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})`,
-    ),
     part(
       "reaction",
       // Each emoji's reactors: all are counted, the first few listed (`a`: the first REACTION_ACCOUNTS_MAX
@@ -274,11 +277,6 @@ function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { wi
       ),
       sql`FROM ${from} emoji_reactions er JOIN accounts ra ON ra.id = er.account_id AND ra.deactivated = 0
         WHERE ${inAll("er.status_id")} AND ${shownReactor(sql`er.account_id`, sql`ra.domain`)} GROUP BY ${by} er.status_id, er.emoji`,
-    ),
-    part(
-      "parent",
-      tag(sql`json_object('id', p.id)`),
-      sql`FROM ${from} statuses p WHERE p.id IN ${ofLoaded("in_reply_to_id")} AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}`,
     ),
     part(
       "participation",
@@ -352,16 +350,12 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   const pollCountRows = of("pollCount").map((o) => ({ pollId: o.p as string, choice: o.c as number, n: o.n as number }));
   const voterRows = of("pollVoters").map((o) => ({ pollId: o.p as string, n: o.n as number }));
   const ownVoteRows = of("ownVote").map((o) => ({ pollId: o.p as string, choice: o.c as number }));
-  const favRows = of("fav").map((o) => ({ statusId: o.s as string }));
-  const bookmarkRows = of("bookmark").map((o) => ({ statusId: o.s as string }));
-  const reblogRows = of("reblogged").map((o) => ({ statusId: o.s as string }));
-  const muteRows = of("threadMute").map((o) => ({ threadId: o.t as string }));
+  const flagRows = of("flags") as { id: string; v: number; fav: number; bm: number; rb: number; tm: string | null; pv: string | null }[];
   const reactionRows = of("reaction")
     .sort((a, b) => (a.first < b.first ? -1 : 1))
     .map((o) => ({ statusId: o.s as string, emoji: o.e as string, n: o.n as number, me: o.me as number, accountIds: reactorIds(o.a) }));
   const appRows = of("app") as { id: string; name: string; website: string | null }[];
   const cardRows = of("card").map((o) => ({ url: o.url as string, data: o.data === null ? null : (JSON.parse(o.data) as Record<string, unknown>) }));
-  const parentRows = of("parent") as { id: string }[];
   const participationRows = of("participation").map((o) => ({ id: o.id as string, threadId: o.t as string }));
   const emojiRows = of("emoji").map((o) => fromJson(customEmojis, o));
   const pageRows = of("page") as { id: string }[];
@@ -381,7 +375,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   return {
     viewerId,
     page: pageRows.map((r) => r.id).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0)),
-    visible: new Set((of("visible") as { id: string }[]).map((r) => r.id)),
+    visible: new Set(flagRows.filter((f) => f.v).map((f) => f.id)),
     statuses: new Map(statusRows.map((s) => [s.id, s])),
     accounts: new Map(accountRows.map((a) => [a.account.id, a])),
     mentions: group(mentionRows, (r) => r.statusId, (r) => r.accountId),
@@ -391,14 +385,14 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     pollCounts,
     pollVoters,
     ownVotes: group(ownVoteRows, (r) => r.pollId, (r) => r.choice),
-    favourited: new Set(favRows.map((r) => r.statusId)),
-    bookmarked: new Set(bookmarkRows.map((r) => r.statusId)),
-    reblogged: new Set(reblogRows.map((r) => r.statusId!)),
-    mutedThreads: new Set(muteRows.map((r) => r.threadId)),
+    favourited: new Set(flagRows.filter((f) => f.fav).map((f) => f.id)),
+    bookmarked: new Set(flagRows.filter((f) => f.bm).map((f) => f.id)),
+    reblogged: new Set(flagRows.filter((f) => f.rb).map((f) => f.id)),
+    mutedThreads: new Set(flagRows.flatMap((f) => (f.tm === null ? [] : [f.tm]))),
     reactions: group(reactionRows, (r) => r.statusId, (r) => ({ name: r.emoji, count: r.n, me: Boolean(r.me), accountIds: r.accountIds })),
     apps: new Map(appRows.map((a) => [a.id, { name: a.name, website: a.website }])),
     cards: new Map(cardRows.map((c) => [c.url, c.data ?? null])),
-    visibleParents: new Set(parentRows.map((r) => r.id)),
+    visibleParents: new Set(flagRows.flatMap((f) => (f.pv === null ? [] : [f.pv]))),
     participations: new Map(participationRows.map((r) => [r.threadId, r.id])),
     emojis: new Map(emojiRows.map((e) => [e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e])),
     plainText: of("plainText").length > 0,
