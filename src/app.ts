@@ -56,7 +56,14 @@ import { registerAdminConfigRoutes } from "./routes/admin/config";
 import { registerAdminAnnouncementRoutes } from "./routes/admin/announcements";
 import { refreshSettings } from "./services/settings";
 
-export type AppEnv = { Bindings: Env; Variables: { auth?: Auth | null } };
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    auth?: Auth | null;
+    /** Set false by a `federates` action that wrote no outbox row: route() then skips the delivery kick. */
+    outboxWritten?: boolean;
+  };
+};
 
 export function createApp() {
   // `strict: false`: every route answers with or without a trailing slash (Pleroma-FE asks for `/api/v1/mutes/`).

@@ -520,4 +520,26 @@ describe("kicks", () => {
     expect(withRemote).toBe(await trips(lonely));
     expect((await outboxRows(me.id)).some((o: any) => o.expanded_at === null)).toBe(true);
   });
+
+  it("a post with no remote audience makes no delivery kick after it; one with remote followers does", async () => {
+    const { me } = await withFollowers();
+    const lonely = await registerUser({ instance: A });
+    const kicked = async (user: TestUser, visibility = "public") => {
+      const counter = countingD1(env.DB);
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(
+        new Request(`${A.origin}/api/v1/statuses`, { method: "POST", headers: { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ status: "kick?", visibility }) }),
+        { ...A.bindings, DB: counter.db },
+        ctx,
+      );
+      expect(res.status).toBe(200);
+      await waitOnExecutionContext(ctx);
+      // The kick claims outbox rows to expand: an UPDATE of federation_outbox.
+      return counter.statements().some((x) => /^\s*UPDATE federation_outbox/i.test(x.sql));
+    };
+    expect(await kicked(lonely)).toBe(false);
+    expect(await kicked(me)).toBe(true);
+    // Local-only: nothing federates, so no kick either.
+    expect(await kicked(me, "local")).toBe(false);
+  });
 });

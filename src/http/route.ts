@@ -56,7 +56,10 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
    * for `superuser`; checked before the parameters are read.
    */
   privilege?: Privilege | "superuser";
-  /** The action may write federation outbox rows: expand them and wake their hosts' delivery after the response. */
+  /**
+   * The action may write federation outbox rows: expand them and wake their hosts' delivery after the response
+   * (unless the handler set `outboxWritten` false).
+   */
   federates?: boolean;
   handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
 }
@@ -77,7 +80,9 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
     const res = await spec.handler(c, params, auth as AuthFor<M>);
     if (spec.notifies) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)));
-    if (spec.federates) c.executionCtx.waitUntil(kickFederation(c.env));
+    // Skipped when the action says it wrote no outbox row (a post with no remote audience): the kick claims rows
+    // with a write statement, and the cron's sweep would find anything missed anyway.
+    if (spec.federates && c.get("outboxWritten") !== false) c.executionCtx.waitUntil(kickFederation(c.env));
     return res;
   };
   const paths = [spec.path];

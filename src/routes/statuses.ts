@@ -106,8 +106,9 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
         }
         return c.json(await loadStatus(c, id, auth.account.id));
       }
-      const { prepared, participationId, author, notified } = created;
+      const { prepared, participationId, author, notified, federated } = created;
       const s = prepared.status;
+      c.set("outboxWritten", federated);
       // The answer is rendered from what was just written: no second read.
       const h = previewHydrated(prepared, { account: { ...auth.account, ...author }, user: auth.user });
       if (participationId) h.participations.set(s.threadId, participationId);

@@ -293,6 +293,8 @@ export interface Written {
   author: { statusesCount: number; lastStatusAt: number };
   /** Whether the post created any notification (then delivery is worth starting). */
   notified: boolean;
+  /** Whether the post wrote a federation outbox row (it has a remote audience). */
+  federated: boolean;
 }
 
 export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<Written> {
@@ -307,7 +309,7 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   }
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
-  stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t));
+  const outbox = stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t)) - 1;
   const notifying = stmts.length;
   if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
@@ -356,6 +358,7 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
     participationId: participationsAt >= 0 ? (results[participationsAt].results.find((r) => r.accountId === s.accountId)?.id ?? null) : null,
     author: results[counters].results[0] as Written["author"],
     notified: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
+    federated: (results[outbox].meta?.changes ?? 0) > 0,
   };
 }
 
