@@ -68,6 +68,20 @@ describe("posting", () => {
     expect((await post(other, { status: "once" }, 200, { "Idempotency-Key": key })).id).not.toBe(first.id);
   });
 
+  it("counts the author's statuses as they are posted and deleted, reblogs not included", async () => {
+    const [u, other] = [await registerUser(), await registerUser()];
+    const theirs = await post(other, { status: "theirs" });
+    const one = await post(u, { status: "one" });
+    await post(u, { status: "two", in_reply_to_id: one.id });
+    await json(`/api/v1/statuses/${theirs.id}/reblog`, { method: "POST", token: u.token });
+    expect((await get(`/api/v1/accounts/${u.id}`)).statuses_count).toBe(2);
+    await json(`/api/v1/statuses/${one.id}`, { method: "DELETE", token: u.token });
+    expect((await get(`/api/v1/accounts/${u.id}`)).statuses_count).toBe(1);
+    // The post's own answer carries the count after it.
+    expect(valid(StatusSchema, await post(u, { status: "three" })).account.statuses_count).toBe(2);
+    expect((await get(`/api/v1/accounts/${u.id}`)).statuses_count).toBe(2);
+  });
+
   it("previews without storing anything", async () => {
     const u = await registerUser();
     const s = valid(StatusSchema, await post(u, { status: "just looking #tag", preview: true }));

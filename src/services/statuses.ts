@@ -347,7 +347,9 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   stmts.push(
     statement(
       d,
-      sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${s.accountId} AND reblog_of_id IS NULL), last_status_at = ${t}
+      // Counted up in the batch that inserts the status (one transaction), not recounted: a recount walks all of
+      // the author's statuses on every post (1.6 ms at 2,700 statuses, growing with each). Deleting recounts.
+      sql`UPDATE accounts SET statuses_count = statuses_count + ${s.reblogOfId ? 0 : 1}, last_status_at = ${t}
         WHERE id = ${s.accountId} RETURNING statuses_count AS statusesCount, last_status_at AS lastStatusAt`,
     ),
   );
