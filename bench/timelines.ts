@@ -7,7 +7,8 @@
  * Seeds its own local database (under .wrangler/bench, apart from `npm start`'s): 1,000 users; follows with a
  * long tail (everyone follows bench0; user i follows 5-60 others); 100,000 statuses (80% public, 10% unlisted,
  * 10% private; every 10th tagged #bench) fanned out to home feeds as posting would. Then, at 20 concurrent
- * connections, it measures a trivial route (a built-in image: no D1), home, public and tag timelines, and
+ * connections, it measures a trivial route (a built-in image: no D1), two floors (a small one-round-trip read,
+ * a public page of one status), home, public, tag and list timelines, an account's statuses, notifications, and
  * posting by bench0 (followed by everyone), and checks that home timelines are never stale: right after each
  * post is answered, a follower's home timeline shows it.
  */
@@ -121,6 +122,10 @@ async function main() {
 
     const results: Result[] = [];
     results.push(await load("trivial route (GET /images/avi.png)", () => fetch(`${BASE}/images/avi.png`)));
+    // Floors: what any read with one D1 round trip costs here (a small batch and a cache look-up, a few hundred
+    // bytes), and a timeline's one statement with one status instead of 20 (its fixed cost against its per-row cost).
+    results.push(await load("floor: one small D1 round trip (GET /api/v1/custom_emojis)", () => fetch(`${BASE}/api/v1/custom_emojis`)));
+    results.push(await load("public timeline, limit=1", (n) => fetch(`${BASE}/api/v1/timelines/public?limit=1`, { headers: auth(n) })));
     results.push(await load("home timeline", (n) => fetch(`${BASE}/api/v1/timelines/home`, { headers: auth(n) })));
     results.push(await load("public timeline", (n) => fetch(`${BASE}/api/v1/timelines/public`, { headers: auth(n) })));
     results.push(await load("tag timeline (#bench)", (n) => fetch(`${BASE}/api/v1/timelines/tag/bench`, { headers: auth(n) })));
