@@ -56,6 +56,9 @@ export function idTime(id: string): number {
   return ms;
 }
 
+/** Sorts ids newest first (ids sort by time). */
+export const newestFirst = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+
 export function isId(value: string): boolean {
   return ID_PATTERN.test(value);
 }

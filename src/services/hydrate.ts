@@ -8,6 +8,7 @@ import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
 import { group } from "../lib/group";
+import { newestFirst } from "../db/ids";
 import { statement } from "../db/client";
 import { accounts, apps, customEmojis, filters, mediaAttachments, polls, statuses, tokens, userColumns, users } from "../db/schema";
 import type { TokenFound } from "../http/auth";
@@ -63,7 +64,7 @@ export interface Hydrated {
   plainText: boolean;
   /** The viewer's filters in force (rendered as `filtered` where they match). */
   filters: (typeof filters.$inferSelect)[];
-  /** Rows of the caller's own parts (`HydrateOptions.parts`), parsed, by kind. */
+  /** Every row read, parsed, by kind: the caller's own parts (`HydrateOptions.parts`) are read from here. */
   extra: Map<string, any[]>;
 }
 
@@ -236,10 +237,7 @@ interface ViewerScope {
   one: boolean;
 }
 
-const SHARED_KINDS = ["page", "status", "account", "mention", "tag", "media", "poll", "pollCount", "pollVoters", "app", "card", "emoji"];
 const VIEWER_KINDS = new Set(["flags", "ownVote", "reaction", "participation", "plainText", "filter"]);
-
-const KNOWN_KINDS = new Set([...SHARED_KINDS, ...VIEWER_KINDS]);
 
 /** Parts that depend on who looks: what they may see, their own favourites, votes, mutes, reactions... */
 function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { withMuted?: boolean }): SQL[] {
@@ -374,7 +372,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   }
   return {
     viewerId,
-    page: pageRows.map((r) => r.id).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0)),
+    page: pageRows.map((r) => r.id).sort(newestFirst),
     visible: new Set(flagRows.filter((f) => f.v).map((f) => f.id)),
     statuses: new Map(statusRows.map((s) => [s.id, s])),
     accounts: new Map(accountRows.map((a) => [a.account.id, a])),
@@ -397,6 +395,6 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     emojis: new Map(emojiRows.map((e) => [e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e])),
     plainText: of("plainText").length > 0,
     filters: of("filter").map((o) => fromJson(filters, o)),
-    extra: new Map([...by].filter(([k]) => !KNOWN_KINDS.has(k))),
+    extra: by,
   };
 }

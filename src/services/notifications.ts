@@ -11,7 +11,7 @@ import { outboxWrite } from "./outbox";
 import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, now, statement } from "../db/client";
-import { newId } from "../db/ids";
+import { newestFirst, newId } from "../db/ids";
 import { chatMessages, markers, mediaAttachments, notifications, reports, users } from "../db/schema";
 import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
 import { accountFromJson, accountsPart, type Hydrated } from "./hydrate";
@@ -180,8 +180,8 @@ const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[])
 /**
  * A page of the viewer's (`ME`) notifications, newest first, with every filter in the one query, as a part of
  * the hydration statement (`HydrateOptions`): the page is the `npage` CTE, its statuses are the statement's
- * source (`statusIds`), and its rows, accounts, reports and chat messages come back as the parts of
- * `NOTIFICATION_PAGE_KINDS`, read by `notificationsRead`.
+ * source (`statusIds`), and its rows, accounts, reports and chat messages come back as parts of their own kinds,
+ * read by `notificationsRead`.
  */
 export function notificationPage(q: NotificationQuery, page: Page) {
   const p = rawPage(sql`${notifications.id}`, page);
@@ -214,7 +214,7 @@ export function notificationsRead(h: Hydrated): { rows: NotificationRow[]; named
   const of = (k: string) => h.extra.get(k) ?? [];
   const rows = of("notification")
     .map((o) => ({ ...fromJson(notifications, o.n), isMuted: o.m as number }))
-    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    .sort((a, b) => newestFirst(a.id, b.id));
   const people = new Map(of("notificationAccount").map((o) => accountFromJson(o)).map((a) => [a.account.id, a]));
   const reportRows = of("report").map((o) => fromJson(reports, o));
   const chats = of("chatMessage").map((o) => ({ message: fromJson(chatMessages, o.message), media: o.media ? fromJson(mediaAttachments, o.media) : null }));
