@@ -9,8 +9,8 @@ import { eventSinks, type StreamEvent } from "../src/services/events";
 import { call, json, registerUser, valid } from "./helpers";
 import { expectAccepted, fill, followPeer, q, remoteId, reroute, setup, unroute } from "./inbound";
 import { A, instanceFetch } from "./instances";
-import { generateCryptoKeyPair, signRequest } from "@fedify/fedify";
-import { createPeer } from "./peer";
+import { signRequest } from "@fedify/fedify";
+import { createPeer, rsaKeyPair } from "./peer";
 import { openSocket, type WsFrame } from "./streams";
 import { StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
@@ -69,7 +69,7 @@ describe("signatures", () => {
     // evil.example publishes a key document "owned" by the peer's actor and signs as that actor with it.
     const evil = createPeer("evil.example");
     reroute(() => s.peer.route([evil]));
-    const pair = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+    const pair = await rsaKeyPair();
     const spki = new Uint8Array((await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer);
     const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki)).replace(/(.{64})/g, "$1\n")}\n-----END PUBLIC KEY-----\n`;
     const keyId = "https://evil.example/keys/1";

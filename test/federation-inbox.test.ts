@@ -3,9 +3,10 @@
  * (202) and dropped. (What handled types do: test/federation-inbound.test.ts.)
  */
 import { env } from "cloudflare:test";
-import { exportSpki, generateCryptoKeyPair, signRequest } from "@fedify/fedify";
+import { exportSpki, signRequest } from "@fedify/fedify";
 import { afterEach, describe, expect, it } from "vitest";
 import { BASE, call, registerUser } from "./helpers";
+import { rsaKeyPair } from "./peer";
 
 const AP = "application/activity+json";
 const refuse = globalThis.fetch;
@@ -16,7 +17,7 @@ afterEach(() => {
 /** A remote actor served by a mocked `fetch`, with its own RSA key. */
 async function remoteActor() {
   const id = `https://remote.example/users/eve${Date.now()}${Math.floor(Math.random() * 1e6)}`;
-  const keys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+  const keys = await rsaKeyPair();
   const doc = {
     "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
     id,
@@ -96,7 +97,7 @@ describe("inbox signatures", () => {
   it("refuses a signature made with another key than the actor's (401)", async () => {
     const u = await registerUser();
     const eve = await remoteActor();
-    const mallory = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+    const mallory = await rsaKeyPair();
     const unsigned = new Request(`${BASE}/users/${u.username}/inbox`, {
       method: "POST",
       headers: { "Content-Type": AP },
