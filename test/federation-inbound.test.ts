@@ -10,6 +10,7 @@ import { call, json, registerUser, valid } from "./helpers";
 import { expectAccepted, fill, followPeer, q, remoteId, reroute, setup, unroute } from "./inbound";
 import { A, instanceFetch } from "./instances";
 import { signRequest } from "@fedify/fedify";
+import { CryptographicKey } from "@fedify/vocab";
 import { createPeer, rsaKeyPair } from "./peer";
 import { openSocket, type WsFrame } from "./streams";
 import { StatusSchema } from "../src/schemas/status";
@@ -70,10 +71,9 @@ describe("signatures", () => {
     const evil = createPeer("evil.example");
     reroute(() => s.peer.route([evil]));
     const pair = await rsaKeyPair();
-    const spki = new Uint8Array((await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer);
-    const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki)).replace(/(.{64})/g, "$1\n")}\n-----END PUBLIC KEY-----\n`;
     const keyId = "https://evil.example/keys/1";
-    evil.objects.set(keyId, { "@context": "https://w3id.org/security/v1", id: keyId, type: "Key", owner: s.actor, publicKeyPem: pem });
+    // A key document Fedify reads (it refuses `"type": "Key"`), so the signature verifies and only ownership fails.
+    evil.objects.set(keyId, await new CryptographicKey({ id: new URL(keyId), owner: new URL(s.actor), publicKey: pair.publicKey }).toJsonLd());
     for (const spec of ["draft-cavage-http-signatures-12", "rfc9421"] as const) {
       const follow = fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}${spec}` });
       const req = new Request(`${A.origin}/users/${s.user.username}/inbox`, {

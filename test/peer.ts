@@ -32,6 +32,8 @@ export interface Peer {
    * key (FEP-8b32) and no HTTP signature.
    */
   sendWithProof(actor: string, activity: unknown, opts?: { to?: Instance; inbox?: string }): Promise<Response>;
+  /** An actor's key pairs (RSA for HTTP and Linked Data signatures, Ed25519 for proofs), for hand-made signatures. */
+  keys(actor: string): Promise<{ rsa: CryptoKeyPair; ed: CryptoKeyPair }>;
   /** Routes the global fetch to this peer and the instances; returns the function that puts the previous back. */
   route(others?: Peer[]): () => void;
 }
@@ -139,6 +141,10 @@ export function createPeer(host = "peer.example"): Peer {
       const body = JSON.stringify(await signed.toJsonLd({ contextLoader: ctx.contextLoader }));
       const req = new Request(`${to.origin}${opts.inbox ?? "/inbox"}`, { method: "POST", headers: { "Content-Type": "application/activity+json" }, body });
       return instanceFetch(to, req);
+    },
+    async keys(actor) {
+      const [rsa, ed] = await keyPairs(new URL(actor).pathname.split("/").pop()!);
+      return { rsa: rsa!, ed: ed! };
     },
     route(others = []) {
       const previous = globalThis.fetch;

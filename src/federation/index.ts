@@ -33,7 +33,7 @@ import { emojiTag } from "./emoji-tags";
 import { wantsActivityJson } from "../http/negotiate";
 import { kickFederation } from "./delivery";
 import { D1KvStore } from "./kv";
-import { signerMatchesActor } from "./signer";
+import { authenticateInbound } from "./inbound-auth";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 import { instanceSigner } from "./instance-actor";
@@ -347,6 +347,10 @@ async function buildFederation(env: Env, queue: MessageQueue): Promise<Federatio
     documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent, () => instanceSigner(env)),
     contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
     authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
+    // Signatures are checked before Fedify, by federation/inbound-auth.ts (handleFederated lets no other POST
+    // through): Fedify trusts a key document's own claim of who owns it, which lets any server speak for another's
+    // actors (issue 28).
+    skipSignatureVerification: true,
   });
   // WebFinger lookups (and Fedify's own `sendActivity`, unused: deliveries are federation/delivery.ts's, through the
   // guard) use Fedify's code with the global fetch; WebFinger checks addresses its own way (same rule). It reads
@@ -454,18 +458,31 @@ export async function handleFederated(
   // servers, not the web app's 406; browsers still get the pages.
   const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
   const data: FederationData = { env, d: db(env), exec: ctx };
-  if (req.method === "POST" && isInboxPath(url)) {
-    // Read once, byte for byte (the signature's digest covers these bytes), to check who signs for whom; too
-    // large, not JSON, without an actor or nested too deep is refused first (federation/inbound-guard.ts).
+  if (req.method === "POST") {
+    // Fedify answers POSTs only at inboxes, and verifies no signature itself (`skipSignatureVerification`): every
+    // POST it sees must have been authenticated here, so any other POST goes to the app, never to Fedify.
+    if (!isInboxPath(url)) return app(req, env, ctx);
+    // Read once, byte for byte (the signature's digest covers these bytes); too large, not JSON, without an
+    // actor or nested too deep is refused first (federation/inbound-guard.ts).
     const read = await readInboxPost(req);
     if (read instanceof Response) return read;
     const { bytes, body } = read;
-    if (!signerMatchesActor(req.headers, body)) return jsonError(401, "The signing key does not belong to the activity's actor");
     // A rejected domain (federation policy `reject`, or not on the `accept` list) is dropped unread, its key not
     // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
     const host = actorHost(body);
     if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
-    req = new Request(req.url, { method: req.method, headers: req.headers, body: bytes });
+    const fctx = federation.createContext(req, data);
+    const who = await authenticateInbound(new Request(req.url, { method: req.method, headers: req.headers, body: bytes }), body, {
+      documentLoader: fctx.documentLoader,
+      freshLoader: guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, () => instanceSigner(env)),
+      contextLoader: fctx.contextLoader,
+      kv: new D1KvStore(data.d),
+    });
+    if (!who.ok) return jsonError(401, who.error);
+    // What Fedify reads: the authenticated body (its signatures checked and removed), so its length and digest are new.
+    const headers = new Headers(req.headers);
+    for (const h of ["content-length", "digest", "content-digest"]) headers.delete(h);
+    req = new Request(req.url, { method: req.method, headers, body: JSON.stringify(who.body) });
   }
   let res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
   if (data.refused && res.status === 401) {

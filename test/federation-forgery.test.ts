@@ -1,0 +1,246 @@
+/**
+ * Who may speak for an actor (issue 28; src/federation/inbound-auth.ts). An attacker with an https host of its
+ * own (`evil.example`) publishes key documents that name the victim (the peer's actor) as their owner and tries
+ * each shape that slipped through before: a decoy parameter in the Signature header, a Linked Data signature
+ * alone, an Object Integrity Proof with any Signature header. Every forged Create, Delete, Update, Move, Block,
+ * Flag and Like is refused and changes nothing. Real servers' shapes still work: Mastodon's and Pleroma's
+ * `#main-key`, a key at its own URL on the actor's origin (GoToSocial), an instance actor's key, and a
+ * forwarded activity (another server's HTTP signature, the author's LD signature); a forwarded copy without the
+ * author's signature is taken only as the author's origin serves it.
+ */
+import { createProof, signJsonLd, signRequest } from "@fedify/fedify";
+import { Activity, CryptographicKey, Multikey } from "@fedify/vocab";
+import { afterEach, describe, expect, it } from "vitest";
+import { json, valid } from "./helpers";
+import { expectAccepted, fill, q, remoteId, reroute, setup, unroute, type Setup } from "./inbound";
+import { A, instanceFetch } from "./instances";
+import { createPeer, rsaKeyPair, type Peer } from "./peer";
+import { StatusSchema } from "../src/schemas/status";
+import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
+import mastodonDelete from "./fixtures/federation/mastodon-delete-tombstone.json";
+import mastodonUpdate from "./fixtures/federation/mastodon-update-note.json";
+import mastodonBlock from "./fixtures/federation/mastodon-block.json";
+import mastodonFlag from "./fixtures/federation/mastodon-flag.json";
+import mastodonLike from "./fixtures/federation/mastodon-like.json";
+import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
+
+afterEach(unroute);
+
+const AP = "application/activity+json";
+const unsignedPost = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  new Request(`${A.origin}${path}`, { method: "POST", headers: { "Content-Type": AP, ...headers }, body: JSON.stringify(body) });
+
+/** evil.example, with an RSA key and an Ed25519 key whose documents claim the victim (`s.actor`) as owner. */
+async function attacker(s: Setup) {
+  const evil = createPeer("evil.example");
+  const relay = createPeer("relay.example");
+  reroute(() => s.peer.route([evil, relay]));
+  const rsa = await rsaKeyPair();
+  const ed = (await crypto.subtle.generateKey("Ed25519", true, ["sign", "verify"])) as CryptoKeyPair;
+  // Key ids of this test's own (keys and documents are cached by id for a while, as on a real server).
+  const rsaId = new URL(`https://evil.example/keys/rsa${s.vars.N}`);
+  const edId = new URL(`https://evil.example/keys/ed${s.vars.N}`);
+  evil.objects.set(rsaId.href, await new CryptographicKey({ id: rsaId, owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd());
+  evil.objects.set(edId.href, await new Multikey({ id: edId, controller: new URL(s.actor), publicKey: ed.publicKey }).toJsonLd());
+  // evil.example's own actor, whose HTTP signatures verify (as a forwarder's would).
+  const evilActor = evil.actor();
+  const post = (req: Request) => instanceFetch(A, req);
+  return {
+    evil,
+    relay,
+    /**
+     * 1. A decoy parameter whose unclosed quoted value swallows the real `keyId="…"` for a regular expression over
+     * the whole header (which then sees the victim's origin), while Fedify, splitting on commas, verifies evil's key.
+     */
+    async decoy(activity: unknown) {
+      const signed = await signRequest(unsignedPost("/inbox", activity), rsa.privateKey, rsaId);
+      const headers = new Headers(signed.headers);
+      headers.set("Signature", `xkeyId="${s.peer.origin}/,${signed.headers.get("Signature")}`);
+      return post(new Request(signed.url, { method: "POST", headers, body: JSON.stringify(activity) }));
+    },
+    /** 2. A Linked Data signature by evil's key, no HTTP signature. */
+    async ldOnly(activity: unknown) {
+      const body = await signJsonLd(bare(activity as Record<string, unknown>), rsa.privateKey, rsaId, {});
+      return post(unsignedPost("/inbox", body));
+    },
+    /** 3. An Object Integrity Proof by evil's Ed25519 key, plus a Signature header (garbage, or evil's own). */
+    async proofAnd(header: "garbage" | "evil's own", activity: unknown) {
+      const parsed = await Activity.fromJsonLd(activity);
+      const proof = await createProof(parsed, ed.privateKey, edId);
+      const body = await parsed.clone({ proofs: [proof] }).toJsonLd();
+      if (header === "evil's own") return evil.send(s.actor, body, { signAs: evilActor });
+      const sig = `keyId="${s.actor}#main-key",algorithm="rsa-sha256",headers="(request-target) host date",signature="AAAA"`;
+      return post(unsignedPost("/inbox", body, { Signature: sig, Date: new Date().toUTCString() }));
+    },
+  };
+}
+
+/** A fixture as a server sends it (without the `_source` note, which no JSON-LD context defines: signing refuses it). */
+function bare<T extends Record<string, unknown>>(x: T): T {
+  const { _source: _, ...rest } = x;
+  return rest as T;
+}
+
+type Forge = Awaited<ReturnType<typeof attacker>>;
+const NOT_THE_ACTORS = { error: "The signing key does not belong to the activity's actor" };
+/**
+ * Every shape; each must be refused (401), and for the reason intended: evil's signatures verify (so the test
+ * exercises who owns the key, not a broken signature), except the garbage header's.
+ */
+async function expectAllRefused(f: Forge, activity: (shape: string) => unknown) {
+  for (const [shape, send, why] of [
+    ["decoy", (a: unknown) => f.decoy(a), NOT_THE_ACTORS],
+    ["ld only", (a: unknown) => f.ldOnly(a), NOT_THE_ACTORS],
+    ["proof + garbage header", (a: unknown) => f.proofAnd("garbage", a), { error: "The HTTP signature does not verify" }],
+    ["proof + evil's own header", (a: unknown) => f.proofAnd("evil's own", a), NOT_THE_ACTORS],
+  ] as const) {
+    const res = await send(activity(shape));
+    const text = await res.text();
+    expect(res.status, `${shape}: ${text}`).toBe(401);
+    expect(JSON.parse(text), shape).toEqual(why);
+  }
+}
+
+const n = (s: Setup, shape: string) => `${s.vars.N}${shape.replace(/\W/g, "")}`;
+
+describe("forged activities in another server's actor's name", () => {
+  it("a forged Create is refused in every shape and nothing is stored", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const ids: string[] = [];
+    await expectAllRefused(f, (shape) => {
+      const c = fill(mastodonCreate, { ...s.vars, N: n(s, shape) });
+      ids.push(c.object.id);
+      return c;
+    });
+    for (const id of ids) expect(await q("SELECT id FROM statuses WHERE uri = ?", id)).toEqual([]);
+    expect(await q("SELECT id FROM accounts WHERE uri = ?", s.actor)).toEqual([]);
+  });
+
+  it("a forged Delete, Update, Block, Flag, Like and Move change nothing", async () => {
+    const s = await setup();
+    // The victim really posted (signed by its own key, through its own server).
+    const create = fill(mastodonCreate, s.vars);
+    s.peer.objects.set(create.object.id, create.object);
+    await expectAccepted(await s.peer.send(s.actor, create));
+    const [stored] = await q<{ id: string; content: string }>("SELECT id, content FROM statuses WHERE uri = ?", create.object.id);
+    expect(stored).toBeDefined();
+    const local = await json("/api/v1/statuses", { instance: A, token: s.user.token, body: { status: "a local post", visibility: "public" } });
+    const localUri = `${A.origin}/objects/${local.id}`;
+    const f = await attacker(s);
+
+    await expectAllRefused(f, (shape) => fill(mastodonDelete, { ...s.vars, N: n(s, shape), OBJECT: create.object.id }));
+    await expectAllRefused(f, (shape) =>
+      fill(mastodonUpdate, { ...s.vars, N: s.vars.N, EDIT: n(s, shape), UPDATED: new Date().toISOString(), CONTENT: "forged words" }),
+    );
+    expect(await q("SELECT content FROM statuses WHERE id = ?", stored!.id)).toEqual([{ content: stored!.content }]);
+    await expectAllRefused(f, (shape) => fill(mastodonBlock, { ...s.vars, N: n(s, shape) }));
+    await expectAllRefused(f, (shape) => fill(mastodonFlag, { ...s.vars, N: n(s, shape), STATUS: localUri }));
+    await expectAllRefused(f, (shape) => fill(mastodonLike, { ...s.vars, N: n(s, shape), OBJECT: localUri }));
+    // A Move to evil's actor, which lists the victim among its aliases.
+    const target = f.evil.actor();
+    await expectAllRefused(f, (shape) => ({
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${s.actor}#moves/${n(s, shape)}`,
+      type: "Move",
+      actor: s.actor,
+      object: s.actor,
+      target,
+    }));
+
+    const victim = (await remoteId(s.actor))!;
+    expect(await q("SELECT id FROM statuses WHERE id = ?", stored!.id)).toHaveLength(1);
+    expect(await q("SELECT id FROM blocks WHERE account_id = ?", victim)).toEqual([]);
+    expect(await q("SELECT id FROM reports WHERE target_account_id = ?", s.user.id)).toEqual([]);
+    expect(await q("SELECT id FROM favourites WHERE account_id = ?", victim)).toEqual([]);
+    expect(await q("SELECT moved_to_account_id AS m FROM accounts WHERE id = ?", victim)).toEqual([{ m: null }]);
+    const status = valid(StatusSchema, await json(`/api/v1/statuses/${stored!.id}`, { instance: A, token: s.user.token }));
+    expect(status.content).not.toContain("forged");
+  });
+});
+
+describe("real servers' keys and forwarding still work", () => {
+  /** A hand-made actor document on the peer's origin with the given key id and document for its key. */
+  async function handMadeActor(peer: Peer, name: string, keyId: (actor: string) => string, opts: { type?: string; keyAtOwnUrl?: boolean } = {}) {
+    const actor = `${peer.origin}/${name}`;
+    const rsa = await rsaKeyPair();
+    const pem = await new CryptographicKey({ id: new URL(keyId(actor)), owner: new URL(actor), publicKey: rsa.publicKey }).toJsonLd();
+    const doc = {
+      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
+      id: actor,
+      type: opts.type ?? "Person",
+      preferredUsername: name.replace(/\W/g, ""),
+      inbox: `${actor}/inbox`,
+      publicKey: { id: keyId(actor), owner: actor, publicKeyPem: (pem as { publicKeyPem: string }).publicKeyPem },
+    };
+    peer.objects.set(actor, doc);
+    // GoToSocial serves a stub of the actor, with its key, at the key's own URL.
+    if (opts.keyAtOwnUrl) peer.objects.set(keyId(actor), doc);
+    return { actor, rsa };
+  }
+
+  it("accepts Pleroma's #main-key, a key at its own URL on the actor's origin, and an instance actor's key", async () => {
+    const s = await setup();
+    const shapes = [
+      ["Pleroma", await handMadeActor(s.peer, `users/pl${s.vars.N}`, (a) => `${a}#main-key`)],
+      ["GoToSocial", await handMadeActor(s.peer, `users/gts${s.vars.N}`, (a) => `${a}/main-key`, { keyAtOwnUrl: true })],
+      ["instance actor", await handMadeActor(s.peer, `actor${s.vars.N}`, (a) => `${a}#main-key`, { type: "Application" })],
+    ] as const;
+    for (const [name, { actor, rsa }] of shapes) {
+      const follow = fill(mastodonFollow, { ...s.vars, ACTOR: actor, N: `${s.vars.N}${name.replace(/\W/g, "")}` });
+      const keyId = (s.peer.objects.get(actor) as { publicKey: { id: string } }).publicKey.id;
+      const res = await instanceFetch(A, await signRequest(unsignedPost(`/users/${s.user.username}/inbox`, follow), rsa.privateKey, new URL(keyId)));
+      expect(res.status, `${name}: ${await res.clone().text()}`).toBe(202);
+      expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id), name).toHaveLength(1);
+    }
+  });
+
+  it("a key on the actor's origin that the actor does not list speaks for nobody", async () => {
+    const s = await setup();
+    const { rsa } = await handMadeActor(s.peer, `users/m${s.vars.N}`, (a) => `${a}#main-key`);
+    // The peer's own actor, signed with a key at a URL of the same origin that its document does not name.
+    const stray = `${s.peer.origin}/uploads/key${s.vars.N}`;
+    s.peer.objects.set(stray, await new CryptographicKey({ id: new URL(stray), owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd());
+    const follow = fill(mastodonFollow, s.vars);
+    const res = await instanceFetch(A, await signRequest(unsignedPost("/inbox", follow), rsa.privateKey, new URL(stray)));
+    expect(res.status).toBe(401);
+    expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
+  });
+
+  it("a forwarded reply: another server's HTTP signature, the author's LD signature: stored as the author's", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const create = fill(mastodonCreate, s.vars);
+    const { rsa } = await s.peer.keys(s.actor);
+    const body = await signJsonLd(bare(create), rsa.privateKey, new URL(`${s.actor}#main-key`), {});
+    // relay.example forwards it, signing the request as its own actor; the origin does not serve the note.
+    const forwarder = f.relay.actor();
+    await expectAccepted(await f.relay.send(s.actor, body, { signAs: forwarder }));
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", create.object.id)).toHaveLength(1);
+    // The same forwarded with the content changed: the author's signature no longer verifies, the origin does not
+    // serve it: refused.
+    const tampered = fill(mastodonCreate, { ...s.vars, N: `${s.vars.N}t` });
+    const signed = await signJsonLd(bare(tampered), rsa.privateKey, new URL(`${s.actor}#main-key`), {});
+    (signed as any).object.content = "<p>words the author never wrote</p>";
+    const res = await f.relay.send(s.actor, signed, { signAs: forwarder });
+    expect(res.status).toBe(401);
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", tampered.object.id)).toEqual([]);
+  });
+
+  it("a forwarded copy without the author's signature is taken as the author's origin serves it", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const create = fill(mastodonCreate, s.vars);
+    s.peer.objects.set(create.object.id, { "@context": create["@context"], ...create.object, content: "<p>what the author wrote</p>" });
+    const copy = { ...create, object: { ...create.object, content: "<p>what the forwarder says the author wrote</p>" } };
+    await expectAccepted(await f.relay.send(s.actor, copy, { signAs: f.relay.actor() }));
+    const [row] = await q<{ id: string }>("SELECT id FROM statuses WHERE uri = ?", create.object.id);
+    const status = valid(StatusSchema, await json(`/api/v1/statuses/${row!.id}`, { instance: A, token: s.user.token }));
+    expect(status.content).toContain("what the author wrote");
+    expect(status.content).not.toContain("forwarder");
+    // A relayed Follow (or anything else that cannot be fetched again) is refused.
+    const follow = fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}r` });
+    expect((await f.relay.send(s.actor, follow, { signAs: f.relay.actor() })).status).toBe(401);
+    expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
+  });
+});
