@@ -121,7 +121,7 @@ describe("statuses go to exactly their audience", () => {
     expect(doc.id).toBe(`${s.uri}/activity`);
     expect(doc.actor).toBe(`${A.origin}/users/${me.username}`);
     expect(doc.object.id).toBe(s.uri);
-    expect(doc.object.to).toBe("as:Public");
+    expect(doc.object.to).toBe("https://www.w3.org/ns/activitystreams#Public");
     expect(doc.object.cc).toEqual(expect.arrayContaining([`${A.origin}/users/${me.username}/followers`, m.uri]));
     for (const r of received) expect(r.req.headers.get("content-type")).toBe("application/activity+json");
     // Delivered rows are gone; the host's success is recorded.
@@ -541,5 +541,72 @@ describe("kicks", () => {
     expect(await kicked(me)).toBe(true);
     // Local-only: nothing federates, so no kick either.
     expect(await kicked(me, "local")).toBe(false);
+  });
+});
+
+describe("the public collection, named in full", () => {
+  /** Whether a document names the public collection in a compact form anywhere (`as:Public`, `Public`). */
+  const compactPublic = (doc: unknown) => /"(as:)?Public"/.test(JSON.stringify(doc));
+
+  it("every activity kind Starling sends, and the documents it serves, say https://www.w3.org/ns/activitystreams#Public", async () => {
+    const { me } = await withFollowers();
+    const other = await remote(host());
+    // A remote status to favourite, react to and reblog (stored as the inbox stores one).
+    const remoteStatus = newId();
+    await env.DB.prepare(
+      `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+       VALUES (?1, ?2, ?2, ?3, ?1, 'ctx', '<p>far</p>', '', 'public', 0, ?4)`,
+    )
+      .bind(remoteStatus, `https://${other.domain}/statuses/${remoteStatus}`, other.id, Date.now())
+      .run();
+    await env.DB.prepare("UPDATE accounts SET accepts_chat_messages = 1 WHERE id = ?").bind(other.id).run();
+    const act = async (path: string, body?: Record<string, unknown>, method = "POST") => {
+      const res = await call(path, { instance: A, token: me.token, method, body });
+      expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBe(200);
+      return res.json() as Promise<any>;
+    };
+    const pub = await act("/api/v1/statuses", { status: `public @${other.name}@${other.domain}`, visibility: "public" });
+    const unlisted = await act("/api/v1/statuses", { status: "unlisted", visibility: "unlisted" });
+    await act("/api/v1/statuses", { status: "a poll", visibility: "public", poll: { options: ["a", "b"], expires_in: 3600 } });
+    await act(`/api/v1/statuses/${pub.id}/pin`);
+    await act(`/api/v1/statuses/${pub.id}/unpin`);
+    await act(`/api/v1/statuses/${unlisted.id}/reblog`);
+    await act(`/api/v1/statuses/${unlisted.id}/unreblog`);
+    await act(`/api/v1/statuses/${remoteStatus}/reblog`);
+    await act(`/api/v1/statuses/${remoteStatus}/favourite`);
+    await act(`/api/v1/statuses/${remoteStatus}/unfavourite`);
+    await act(`/api/v1/pleroma/statuses/${remoteStatus}/reactions/🐦`, undefined, "PUT");
+    await act(`/api/v1/pleroma/statuses/${remoteStatus}/reactions/🐦`, undefined, "DELETE");
+    await act("/api/v1/accounts/update_credentials", { display_name: "Renamed" }, "PATCH");
+    const chat = await act(`/api/v1/pleroma/chats/by-account-id/${other.id}`);
+    await act(`/api/v1/pleroma/chats/${chat.id}/messages`, { content: "hi" });
+    await act(`/api/v1/accounts/${other.id}/follow`);
+    await act(`/api/v1/accounts/${other.id}/unfollow`);
+    await act("/api/v1/reports", { account_id: other.id, status_ids: [remoteStatus], comment: "spam", forward: true });
+    await act(`/api/v1/accounts/${other.id}/block`);
+    await act(`/api/v1/accounts/${other.id}/unblock`);
+    await act(`/api/v1/statuses/${unlisted.id}`, undefined, "DELETE");
+    await drainFederation(A.bindings);
+
+    const kinds = new Set(received.map((r) => `${r.body.type}${r.body.object?.type ? `(${r.body.object.type})` : ""}`));
+    for (const kind of ["Create(Note)", "Create(Question)", "Create(ChatMessage)", "Add", "Remove", "Announce", "Undo(Announce)", "Like", "Undo(Like)", "EmojiReact", "Undo(EmojiReact)", "Update(Person)", "Follow", "Undo(Follow)", "Flag", "Block", "Undo(Block)", "Delete(Tombstone)"]) {
+      expect([...kinds], kind).toContain(kind);
+    }
+    for (const r of received) expect(compactPublic(r.body), JSON.stringify(r.body).slice(0, 400)).toBe(false);
+    // The public ones say it in full.
+    const create = received.find((r) => r.body.type === "Create" && r.body.object.id === pub.uri)!.body;
+    expect(create.to).toContain("https://www.w3.org/ns/activitystreams#Public");
+    expect(create.object.to).toContain("https://www.w3.org/ns/activitystreams#Public");
+
+    // Served documents: the status at its id, the outbox page, the featured collection, the actor.
+    const AP = { Accept: "application/activity+json" };
+    for (const path of [`/objects/${pub.id}`, `/users/${me.username}/outbox?cursor=first`, `/users/${me.username}/outbox`, `/users/${me.username}/collections/featured`, `/users/${me.username}`]) {
+      const res = await call(path, { instance: A, headers: AP });
+      expect(res.status, path).toBe(200);
+      const doc = await res.json();
+      expect(compactPublic(doc), `${path}: ${JSON.stringify(doc).slice(0, 400)}`).toBe(false);
+    }
+    const note = await (await call(`/objects/${pub.id}`, { instance: A, headers: AP })).json<any>();
+    expect(note.to).toContain("https://www.w3.org/ns/activitystreams#Public");
   });
 });

@@ -18,6 +18,7 @@
  *    due deliveries, so nothing depends on waitUntil alone. `drainFederation` does all of it at once, in the
  *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
  */
+import { withFullPublic } from "./public-audience";
 import { deliveryAllowedSql } from "../services/settings";
 import { signRequest } from "@fedify/fedify";
 import { and, eq, isNull, sql } from "drizzle-orm";
@@ -189,7 +190,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     let body = "";
     try {
       doc = buildActivity(row.id, row.account_id, a, src);
-      if (doc) body = JSON.stringify(await doc.toJsonLd({ contextLoader: ctx.contextLoader }));
+      if (doc) body = JSON.stringify(withFullPublic(await doc.toJsonLd({ contextLoader: ctx.contextLoader })));
     } catch (e) {
       // One row that cannot be built must not hold back the others (nor come back every lease): it is done.
       console.error("outbox row not built", row.id, e);

@@ -34,6 +34,7 @@ import { wantsActivityJson } from "../http/negotiate";
 import { kickFederation } from "./delivery";
 import { D1KvStore } from "./kv";
 import { authenticateInbound } from "./inbound-auth";
+import { servedWithFullPublic } from "./public-audience";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
 import { DurableObjectMessageQueue } from "./queue";
 import { instanceSigner } from "./instance-actor";
@@ -485,6 +486,7 @@ export async function handleFederated(
     req = new Request(req.url, { method: req.method, headers, body: JSON.stringify(who.body) });
   }
   let res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
+  if (req.method === "GET") res = await servedWithFullPublic(res);
   if (data.refused && res.status === 401) {
     await res.body?.cancel();
     res = jsonError(403, "Forbidden");
