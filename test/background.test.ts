@@ -64,6 +64,20 @@ describe("cron isolation and heartbeats", () => {
   });
 });
 
+describe("scheduled statuses of a disabled account", () => {
+  it("are not published (nor delivered) while the account is disabled", async () => {
+    const a = await registerUser();
+    const at = Date.now() + 10 * 60_000;
+    const sch = valid(ScheduledStatusSchema, await post(a, { status: "from beyond", scheduled_at: new Date(at).toISOString() }));
+    expect(await json("/api/pleroma/disable_account", { method: "POST", token: a.token, body: { password: a.password } })).toEqual({ status: "success" });
+    await runCron(at + 1000);
+    expect(await count("statuses WHERE account_id = ?", a.id)).toBe(0);
+    expect(await count("federation_outbox WHERE account_id = ?", a.id)).toBe(0);
+    // Kept, unposted, with its attempts untouched (nothing failed).
+    expect(await one("SELECT attempts FROM scheduled_statuses WHERE id = ?", sch.id)).toEqual({ attempts: 0 });
+  });
+});
+
 describe("scheduled statuses that fail", () => {
   it("keeps a post that failed for a transient reason, with its attempts, and posts it on a later run", async () => {
     const a = await registerUser();

@@ -154,7 +154,9 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
     .from(scheduledStatuses)
     .innerJoin(accounts, eq(accounts.id, scheduledStatuses.accountId))
     .innerJoin(users, eq(users.accountId, scheduledStatuses.accountId))
-    .where(lte(scheduledStatuses.scheduledAt, t))
+    // A deactivated (disabled, or being deleted) account publishes nothing: its scheduled posts wait, unposted
+    // (a reactivated account's go out at the next run; a deleted account's are removed with it).
+    .where(and(lte(scheduledStatuses.scheduledAt, t), eq(accounts.deactivated, false)))
     .orderBy(asc(scheduledStatuses.scheduledAt))
     .limit(max);
   const posted: string[] = [];
