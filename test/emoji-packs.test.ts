@@ -150,6 +150,36 @@ describe("pack administration", () => {
     expect(await r2(`emoji/${name}/sub/${name}_2.png`)).toBe(true);
   });
 
+  it("refuses zip bombs before inflating them: too many entries, a file or the whole too large uncompressed (413), adding nothing", async () => {
+    const me = await admin();
+    const name = uniqueName("pb");
+    await json(`/api/v1/pleroma/emoji/pack?${q(name)}`, { method: "POST", token: me.token });
+    const limits = (await json("/api/v1/instance")).pleroma.metadata.archive_limits;
+    expect(limits).toEqual({ max_entries: 1000, max_uncompressed_bytes: 48_000_000, max_file_bytes: 16_000_000 });
+    const png = (n: number) => {
+      // A PNG signature followed by zeros: an image to the sniffer, and a few kilobytes once deflated.
+      const b = new Uint8Array(n);
+      b.set(PNG_1PX.subarray(0, 32));
+      return b;
+    };
+    const many: Record<string, Uint8Array> = {};
+    for (let i = 0; i <= limits.max_entries; i++) many[`${name}_${i}.png`] = PNG_1PX;
+    const cases: [string, Record<string, Uint8Array>, RegExp][] = [
+      ["entries", many, /more than 1000 entries/],
+      ["one file", { [`${name}_big.png`]: png(limits.max_file_bytes + 1) }, /larger than 16000000 bytes uncompressed/],
+      ["the whole", Object.fromEntries([0, 1, 2, 3].map((i) => [`${name}_w${i}.png`, png(13_000_000)])), /archive is larger than 48000000 bytes uncompressed/],
+    ];
+    for (const [what, entries, error] of cases) {
+      const zip = zipSync(entries, { level: 9 });
+      expect(zip.byteLength, what).toBeLessThan(400_000);
+      const res = await call(`/api/v1/pleroma/emoji/packs/files?${q(name)}`, { token: me.token, body: form({ file: new File([zip], "e.zip", { type: "application/zip" }) }) });
+      expect(res.status, what).toBe(413);
+      expect((await res.json<{ error: string }>()).error, what).toMatch(error);
+    }
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM custom_emojis WHERE category = ?").bind(name).first()).toEqual({ n: 0 });
+    expect((await env.MEDIA.list({ prefix: `emoji/${name}/` })).objects).toEqual([]);
+  });
+
   it("imports packs from R2 (pack.json, emoji.txt, bare images), idempotently", async () => {
     const me = await admin();
     const [p1, p2, p3] = [uniqueName("im"), uniqueName("im"), uniqueName("im")];
@@ -219,6 +249,27 @@ describe("remote packs between two instances", () => {
     expect(await json(`/api/v1/pleroma/emoji/packs/remote?url=https://c.example`, { token: onA.token, instance: A, status: 500 })).toEqual({ error: "The requested instance does not support sharing emoji packs" });
     await json(`/api/v1/pleroma/emoji/pack?${q(as)}`, { method: "DELETE", token: onA.token, instance: A });
     expect(A.domain).toBe("a.example");
+  });
+
+  it("a shared pack whose archive inflates past the limits is refused (413) before anything is stored", async () => {
+    const onB = await admin(B);
+    const onA = await admin();
+    const name = uniqueName("rz");
+    await json(`/api/v1/pleroma/emoji/pack?${q(name)}`, { method: "POST", token: onB.token, instance: B });
+    await json(`/api/v1/pleroma/emoji/packs/files?${q(name)}`, { token: onB.token, instance: B, body: form({ file: png(`${name}_z.png`) }) });
+    await json(`/api/v1/pleroma/emoji/pack?${q(name)}`, { method: "PATCH", token: onB.token, instance: B, body: { metadata: { "share-files": true } } });
+    // B's file replaced by 17 MB (an image by its first bytes, zeros after): B's archive of it is a few kilobytes.
+    const big = new Uint8Array(17_000_000);
+    big.set(PNG_1PX.subarray(0, 32));
+    await B.bindings.MEDIA.put(`emoji/${name}/${name}_z.png`, big);
+    routed = routeFetch();
+    // Saved under another name (the instances share one R2 bucket in the harness): nothing of it appears.
+    const as = `${name}copy`;
+    const res = await call("/api/v1/pleroma/emoji/packs/download", { token: onA.token, instance: A, body: { url: "https://b.example", name, as } });
+    expect(res.status).toBe(413);
+    expect((await res.json<{ error: string }>()).error).toMatch(/larger than 16000000 bytes uncompressed/);
+    expect(await json(`/api/v1/pleroma/emoji/pack?${q(as)}`, { instance: A, status: 404 })).toBeTruthy();
+    expect((await A.bindings.MEDIA.list({ prefix: `emoji/${as}/` })).objects).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 /** Instance information and nodeinfo, sharing the figures and limits. */
+import { ZIP_LIMITS } from "../lib/zip";
 import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../services/accounts";
@@ -97,6 +98,8 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
         features: FEATURES,
         federation: federation(env),
         fields_limits: fieldsLimits(env),
+        // What an uploaded or downloaded archive (emoji packs) may hold (lib/zip.ts); one file, as any upload.
+        archive_limits: { max_entries: ZIP_LIMITS.maxEntries, max_uncompressed_bytes: ZIP_LIMITS.maxTotalBytes, max_file_bytes: c.uploadLimit },
         post_formats: POST_FORMATS,
       },
       stats: { mau: stats.activeMonth },

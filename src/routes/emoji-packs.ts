@@ -101,7 +101,7 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ url: z.string(), name: z.string(), as: z.string().optional() }),
     response: z.literal("ok"),
     handler: async (c, p) => {
-      await downloadPack(db(c.env), c.env.MEDIA, { url: p.url, name: p.name, as: p.as || undefined }, allowPrivateAddress(c.env), now());
+      await downloadPack(db(c.env), c.env.MEDIA, { url: p.url, name: p.name, as: p.as || undefined }, allowPrivateAddress(c.env), config(c.env).uploadLimit, now());
       return c.json("ok");
     },
   });

@@ -62,6 +62,7 @@ export const InstanceSchema = z
           quarantined_instances_info: z.object({ quarantined_instances: z.record(z.string(), z.object({ reason: z.string() })) }),
         }),
         fields_limits: z.object({ max_fields: z.number().int(), max_remote_fields: z.number().int(), name_length: z.number().int(), value_length: z.number().int() }),
+        archive_limits: z.object({ max_entries: z.number().int(), max_uncompressed_bytes: z.number().int(), max_file_bytes: z.number().int() }),
         post_formats: z.array(z.string()),
       }),
       stats: z.object({ mau: z.number().int() }),

@@ -5,10 +5,11 @@
  * so edge-cached listings made before it are never served again.
  */
 import { sql } from "drizzle-orm";
-import { strToU8, unzipSync, zipSync } from "fflate";
+import { strToU8, zipSync } from "fflate";
 import { statement, type DB } from "../db/client";
 import { ApiError, badRequest, conflict, unprocessable } from "../http/errors";
 import { outboundFetch } from "../lib/outbound";
+import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
 import { sniffImage } from "./media";
 
 export const PACKS_PREFIX = "emoji/";
@@ -217,7 +218,8 @@ export async function updateMetadata(d: DB, bucket: R2Bucket, name: string, m: M
     let names: Set<string>;
     try {
       names = zipNames(zip);
-    } catch {
+    } catch (e) {
+      if (e instanceof ZipRefused) throw new ApiError(413, e.message);
       throw badRequest("The fallback archive does not have all files specified in pack.json");
     }
     if (!current.files.every((f) => names.has(filenameOf(name, f.file)))) throw badRequest("The fallback archive does not have all files specified in pack.json");
@@ -235,15 +237,21 @@ export async function updateMetadata(d: DB, bucket: R2Bucket, name: string, m: M
   return next;
 }
 
+/** The names in an archive (nothing inflated; its entries still counted against the limit). */
 function zipNames(zip: Uint8Array): Set<string> {
   const names = new Set<string>();
-  unzipSync(zip, {
-    filter: (f) => {
-      names.add(f.name);
-      return false;
-    },
-  });
+  unzipBounded(zip, (name) => (names.add(name), false), { ...ZIP_LIMITS, maxFileBytes: 0 });
   return names;
+}
+
+/** An archive's wanted entries within the limits: past one, 413 saying which; unreadable, `unreadable`. */
+function unzipOrRefuse(zip: Uint8Array, want: (name: string) => boolean, maxFileBytes: number, unreadable: ApiError): Record<string, Uint8Array> {
+  try {
+    return unzipBounded(zip, want, { ...ZIP_LIMITS, maxFileBytes });
+  } catch (e) {
+    if (e instanceof ZipRefused) throw new ApiError(413, e.message);
+    throw unreadable;
+  }
 }
 
 // ---- files ----
@@ -305,7 +313,7 @@ export async function addFile(
   const current = await packFiles(d, name);
   const upload = await uploadOf(input.file, opts.allowPrivate, opts.limit);
   const isZip = upload.bytes[0] === 0x50 && upload.bytes[1] === 0x4b && upload.bytes[2] === 0x03 && upload.bytes[3] === 0x04;
-  if (isZip && typeof input.file !== "string") return addZip(d, bucket, name, upload.bytes, opts.t);
+  if (isZip && typeof input.file !== "string") return addZip(d, bucket, name, upload.bytes, opts.limit, opts.t);
   const filename = (input.filename ?? upload.name).trim();
   const shortcode = (input.shortcode ?? baseName(filename)).trim();
   if (!shortcode || !filename) throw unprocessable("pack name, shortcode or filename cannot be empty");
@@ -337,13 +345,9 @@ export async function addFile(
 }
 
 /** Pleroma's zip upload: every image file of the archive, shortcode from its name, existing shortcodes skipped. */
-async function addZip(d: DB, bucket: R2Bucket, name: string, zip: Uint8Array, t: number) {
-  let entries: Record<string, Uint8Array>;
-  try {
-    entries = unzipSync(zip, { filter: (f) => !f.name.endsWith("/") && validFilename(f.name) && SHORTCODE.test(baseName(f.name)) });
-  } catch {
-    throw unprocessable("The archive could not be read");
-  }
+async function addZip(d: DB, bucket: R2Bucket, name: string, zip: Uint8Array, limit: number, t: number) {
+  const want = (f: string) => !f.endsWith("/") && validFilename(f) && SHORTCODE.test(baseName(f));
+  const entries = unzipOrRefuse(zip, want, limit, unprocessable("The archive could not be read"));
   const files = Object.entries(entries).slice(0, PACK_FILES_MAX).filter(([, bytes]) => sniffImage(bytes.subarray(0, 32)));
   const rows = files.map(([filename]) => ({ shortcode: baseName(filename), file: packKey(name, filename) }));
   const existing = await d.$client
@@ -573,7 +577,7 @@ export async function remotePacks(url: string, page: number, pageSize: number, a
  * when shared, else its `fallback-src`) checked against the announced SHA-256, the files into R2 and the rows in
  * one batch. Failures answer 500 with Pleroma's messages.
  */
-export async function downloadPack(d: DB, bucket: R2Bucket, p: { url: string; name: string; as?: string }, allowPrivate: boolean, t: number) {
+export async function downloadPack(d: DB, bucket: R2Bucket, p: { url: string; name: string; as?: string }, allowPrivate: boolean, limit: number, t: number) {
   const local = packName(p.as ?? p.name);
   const base = await shareableBase(p.url, allowPrivate);
   const packUrl = (size: number) => new URL(`/api/v1/pleroma/emoji/pack?name=${encodeURIComponent(p.name)}&page_size=${size}`, base).href;
@@ -595,13 +599,8 @@ export async function downloadPack(d: DB, bucket: R2Bucket, p: { url: string; na
   });
   if ((await sha256Hex(archive)) !== source.sha.toUpperCase()) throw err500("SHA256 for the pack doesn't match the one sent by the server");
   const wanted = Object.entries(remote.files ?? {}).filter(([code, file]) => typeof file === "string" && SHORTCODE.test(code) && validFilename(file));
-  let entries: Record<string, Uint8Array>;
-  try {
-    const names = new Set(wanted.map(([, f]) => f));
-    entries = unzipSync(archive, { filter: (f) => names.has(f.name) });
-  } catch {
-    throw err500(`The archive of pack ${p.name} could not be read`);
-  }
+  const names = new Set(wanted.map(([, f]) => f));
+  const entries = unzipOrRefuse(archive, (f) => names.has(f), limit, err500(`The archive of pack ${p.name} could not be read`));
   const rows = wanted.filter(([, f]) => entries[f] && sniffImage(entries[f].subarray(0, 32))).map(([shortcode, f]) => ({ shortcode, file: packKey(local, f) }));
   const meta = cleanMetadata(info);
   if ((await d.$client.prepare("SELECT 1 FROM emoji_packs WHERE name = ?").bind(local).first()) !== null) throw conflict(`A pack named "${local}" already exists`);

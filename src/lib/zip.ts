@@ -1,0 +1,42 @@
+/**
+ * Reading zip archives from outside (emoji pack uploads, packs downloaded from other instances) without letting
+ * a small archive turn into a huge one (issue 28: a 300 KB zip became a 300 MB file in R2 and froze the server for
+ * 38 s). fflate inflates each entry into a buffer of its declared size, and asks `filter` before each one: so the
+ * number of entries, each declared size and their running sum are checked before anything is inflated, and an
+ * entry whose data claims less than it holds is cut at its declared size, never grown.
+ */
+import { unzipSync } from "fflate";
+
+export interface ZipLimits {
+  /** Entries in the archive, directories and skipped files included. */
+  maxEntries: number;
+  /** One entry, uncompressed. */
+  maxFileBytes: number;
+  /** All the entries taken, uncompressed. */
+  maxTotalBytes: number;
+}
+
+/** Entries: a pack's 500 files and their metadata, with room to spare. Total: within a Worker's 128 MB. */
+export const ZIP_LIMITS = { maxEntries: 1_000, maxTotalBytes: 48_000_000 } as const;
+
+export class ZipRefused extends Error {}
+
+/**
+ * The entries `want` asks for, inflated; throws `ZipRefused` (saying which limit) past a limit, and fflate's
+ * error for an archive it cannot read.
+ */
+export function unzipBounded(zip: Uint8Array, want: (name: string) => boolean, limits: ZipLimits): Record<string, Uint8Array> {
+  let entries = 0;
+  let total = 0;
+  // Thrown from the filter, it stops fflate's walk of the directory at once (an archive can claim billions of
+  // entries).
+  return unzipSync(zip, {
+    filter: (f) => {
+      if (++entries > limits.maxEntries) throw new ZipRefused(`The archive has more than ${limits.maxEntries} entries`);
+      if (!want(f.name)) return false;
+      if (f.originalSize > limits.maxFileBytes) throw new ZipRefused(`${f.name} is larger than ${limits.maxFileBytes} bytes uncompressed`);
+      if ((total += f.originalSize) > limits.maxTotalBytes) throw new ZipRefused(`The archive is larger than ${limits.maxTotalBytes} bytes uncompressed`);
+      return true;
+    },
+  });
+}
