@@ -13,6 +13,11 @@ const SetupSchema = z.object({ key: z.string().regex(/^[A-Z2-7]+=*$/), provision
 const REDIRECT = "https://client.example/callback";
 
 const codeFor = (key: string, at = Date.now()) => new TOTP({ secret: Secret.fromBase32(key) }).generate({ timestamp: at });
+/**
+ * The code of the next 30-second step: a code is accepted once (each step at most once per user), and the server
+ * accepts one step of drift either way, so a test may use the previous, the current and the next step's codes.
+ */
+const nextStepCode = (key: string) => codeFor(key, Date.now() + 30_000);
 /** A code that is valid for no step near now (neither the current one nor its neighbours). */
 function wrongCode(key: string) {
   const near = new Set([-60_000, -30_000, 0, 30_000, 60_000].map((d) => codeFor(key, Date.now() + d)));
@@ -24,7 +29,8 @@ function wrongCode(key: string) {
 
 async function enableMfa(user: TestUser): Promise<string> {
   const setup = valid(SetupSchema, await json("/api/pleroma/accounts/mfa/setup/totp", { token: user.token }));
-  expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: user.password, code: codeFor(setup.key) } })).toEqual({});
+  // The previous step's code (one step of drift is allowed): the current step's stays unused for signing in.
+  expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: user.password, code: codeFor(setup.key, Date.now() - 30_000) } })).toEqual({});
   return setup.key;
 }
 
@@ -144,8 +150,21 @@ describe("signing in with MFA", () => {
     expect(token.scope).toBe("read");
     expect(token.me).toContain(user.username);
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
-    // The MFA token works once.
-    expect((await challenge(user.app, body.mfa_token, "totp", codeFor(key))).status).toBe(400);
+    // The MFA token works once (even with a code not used yet).
+    expect((await challenge(user.app, body.mfa_token, "totp", nextStepCode(key))).status).toBe(400);
+  });
+
+  it("a TOTP code works once: replayed within its window it is refused, the next step's is accepted", async () => {
+    const user = await registerUser();
+    const key = await enableMfa(user);
+    const code = codeFor(key);
+    expect((await challenge(user.app, await mfaToken(user.app, user), "totp", code)).status).toBe(200);
+    const replay = await challenge(user.app, await mfaToken(user.app, user), "totp", code);
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toEqual({ error: "Invalid code" });
+    // Nor an earlier step's (the confirmation's), still within the drift allowed.
+    expect((await challenge(user.app, await mfaToken(user.app, user), "totp", codeFor(key, Date.now() - 30_000))).status).toBe(400);
+    expect((await challenge(user.app, await mfaToken(user.app, user), "totp", nextStepCode(key))).status).toBe(200);
   });
 
   it("refuses an MFA token for another app, an unknown type, an unknown or expired token, and a bad client", async () => {
@@ -244,8 +263,8 @@ describe("signing in with MFA", () => {
       await json("/oauth/token", { body: { grant_type: "authorization_code", code: location.searchParams.get("code")!, client_id: app.client_id, client_secret: app.client_secret, redirect_uri: REDIRECT } }),
     );
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
-    // The MFA token was spent.
-    expect((await call("/oauth/mfa/verify", { headers: { cookie }, body: { ...fields, csrf_token: csrf, code: codeFor(key) }, form: true })).status).toBe(401);
+    // The MFA token was spent (refused even with a code not used yet).
+    expect((await call("/oauth/mfa/verify", { headers: { cookie }, body: { ...fields, csrf_token: csrf, code: nextStepCode(key) }, form: true })).status).toBe(401);
   });
 });
 

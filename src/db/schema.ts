@@ -160,6 +160,8 @@ export const credentials = sqliteTable("credentials", {
   totpSecret: text("totp_secret"),
   /** A TOTP secret being set up (encrypted likewise), until confirmed with a code. */
   totpPending: text("totp_pending"),
+  /** The last TOTP time step (Unix time / 30 s) accepted: a code is good once, not again within its window. */
+  totpLastStep: integer("totp_last_step"),
   /** Pleroma's `password_reset_pending`: sign-in is refused until the password is reset. */
   passwordResetPending: bool("password_reset_pending").notNull().default(false),
 });

@@ -3,7 +3,7 @@
  * carries a password sign-in to its second step. The TOTP secret is sealed (AES-GCM, `secretsKey`) in
  * `credentials`; backup codes and MFA tokens are SHA-256 digests. MFA is on exactly when a confirmed secret is set.
  */
-import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { and, eq, gt, lt, sql, type SQL } from "drizzle-orm";
 import { Secret, TOTP } from "otpauth";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
@@ -23,11 +23,27 @@ const MFA_TOKEN_ATTEMPTS = 5;
 const totp = (secret: string, label = "", issuer = "") =>
   new TOTP({ secret: Secret.fromBase32(secret), label, issuer, algorithm: "SHA1", digits: 6, period: 30 });
 
-/** A TOTP code against a base32 secret, one step of clock drift either way. */
-export function validTotp(secret: string, code: string): boolean {
+const PERIOD_MS = 30_000;
+
+/** The time step a TOTP code belongs to (one step of clock drift either way), or null when it is not valid. */
+export function totpStep(secret: string, code: string, t: number = now()): number | null {
   const clean = code.replace(/\s+/g, "");
-  if (!/^\d{6}$/.test(clean)) return false;
-  return totp(secret).validate({ token: clean, window: 1 }) !== null;
+  if (!/^\d{6}$/.test(clean)) return null;
+  const delta = totp(secret).validate({ token: clean, window: 1, timestamp: t });
+  return delta === null ? null : Math.floor(t / PERIOD_MS) + delta;
+}
+
+/**
+ * Takes a TOTP code's step for the user: only a step later than the last one taken, in one conditional update, so
+ * a code (seen over a shoulder, phished, replayed) works once however close two uses come.
+ */
+async function takeTotpStep(d: DB, accountId: string, step: number, set: Partial<typeof credentials.$inferInsert> = {}, where?: SQL): Promise<boolean> {
+  const taken = await d
+    .update(credentials)
+    .set({ ...set, totpLastStep: step })
+    .where(and(eq(credentials.accountId, accountId), sql`(${credentials.totpLastStep} IS NULL OR ${credentials.totpLastStep} < ${step})`, where))
+    .returning({ a: credentials.accountId });
+  return taken.length > 0;
 }
 
 async function readSecrets(d: DB, accountId: string) {
@@ -63,12 +79,12 @@ export async function confirmTotp(env: Env, d: DB, accountId: string, code: stri
   if (!row?.totpPending) throw unprocessable("invalid_secret_and_token");
   const secret = await openSecret(await secretsKey(env), accountId, row.totpPending);
   if (!secret) throw unprocessable("invalid_secret_and_token");
-  if (!validTotp(secret, code)) throw unprocessable("invalid_token");
-  // Only the secret the code was checked against becomes the confirmed one.
-  await d
-    .update(credentials)
-    .set({ totpSecret: row.totpPending, totpPending: null })
-    .where(and(eq(credentials.accountId, accountId), eq(credentials.totpPending, row.totpPending)));
+  const step = totpStep(secret, code);
+  if (step === null) throw unprocessable("invalid_token");
+  // Only the secret the code was checked against becomes the confirmed one; its code is then spent for sign-in.
+  if (!(await takeTotpStep(d, accountId, step, { totpSecret: row.totpPending, totpPending: null }, eq(credentials.totpPending, row.totpPending)))) {
+    throw unprocessable("invalid_token");
+  }
 }
 
 /**
@@ -162,7 +178,8 @@ async function checkSecondFactor(env: Env, d: DB, accountId: string, type: Chall
   const row = await readSecrets(d, accountId);
   if (!row?.totpSecret) return false;
   const secret = await openSecret(await secretsKey(env), accountId, row.totpSecret);
-  return !!secret && validTotp(secret, code);
+  const step = secret ? totpStep(secret, code) : null;
+  return step !== null && (await takeTotpStep(d, accountId, step, {}, eq(credentials.totpSecret, row.totpSecret)));
 }
 
 /** Expired MFA tokens and password reset tokens, at most `max` of each (the cron). */
