@@ -34,6 +34,10 @@ async function enableMfa(user: TestUser): Promise<string> {
   return setup.key;
 }
 
+/** New backup codes; with MFA on the password is asked (in the query: Pleroma's route is a GET). */
+const backupCodes = (user: TestUser, path = "/api/pleroma/accounts/mfa/backup_codes") =>
+  json(`${path}?password=${encodeURIComponent(user.password)}`, { token: user.token });
+
 const passwordGrant = (app: TestApp, user: TestUser, extra: Record<string, string> = {}) =>
   call("/oauth/token", {
     headers: { "cf-connecting-ip": freshIp() },
@@ -105,7 +109,7 @@ describe("MFA settings", () => {
   it("stores the TOTP secret sealed and backup codes as digests", async () => {
     const user = await registerUser();
     const key = await enableMfa(user);
-    const { codes } = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    const { codes } = await backupCodes(user);
     const row = await env.DB.prepare("SELECT * FROM credentials WHERE account_id = ?").bind(user.id).first<Record<string, string>>();
     expect(row!.totp_secret).toMatch(/^v1\./);
     expect(JSON.stringify(row)).not.toContain(key.replace(/=+$/, ""));
@@ -125,15 +129,52 @@ describe("MFA settings", () => {
   it("gives five new backup codes each time, the old ones stop working", async () => {
     const user = await registerUser();
     await enableMfa(user);
-    const first = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    const first = await backupCodes(user);
     expect(first.codes).toHaveLength(5);
     for (const c of first.codes) expect(c).toMatch(/^[0-9a-f]{16}$/);
-    const second = await json("/api/v1/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    const second = await backupCodes(user, "/api/v1/pleroma/accounts/mfa/backup_codes");
     expect(second.codes.some((c: string) => first.codes.includes(c))).toBe(false);
     const token = await mfaToken(user.app, user);
     expect(await json("/oauth/mfa/challenge", { body: { client_id: user.app.client_id, client_secret: user.app.client_secret, mfa_token: token, challenge_type: "recovery", code: first.codes[0] }, status: 400 })).toEqual({ error: "Invalid code" });
     const ok = await challenge(user.app, token, "recovery", second.codes[0]);
     expect(ok.status).toBe(200);
+  });
+
+  it("with MFA on, new backup codes need the password (a write token alone gets none); with MFA off they do not", async () => {
+    const user = await registerUser();
+    // Off: Pleroma-FE asks for codes before it confirms TOTP (with the password), so none is asked here.
+    const before = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    expect(before.codes).toHaveLength(5);
+    await enableMfa(user);
+    for (const query of ["", "?password=wrong"]) {
+      expect(await json(`/api/pleroma/accounts/mfa/backup_codes${query}`, { token: user.token, status: 422 }), query).toEqual({ error: "Invalid password." });
+    }
+    // The codes in force are still the ones given before.
+    const token = await mfaToken(user.app, user);
+    expect((await challenge(user.app, token, "recovery", before.codes[0])).status).toBe(200);
+  });
+
+  it("turning MFA on ends the user's other tokens and browser sessions, as a password change does", async () => {
+    const user = await registerUser();
+    // A second token (another app signed in with the password) and a pending MFA sign-in.
+    const other = await makeApp();
+    const second = valid(TokenSchema, await json("/oauth/token", { headers: { "cf-connecting-ip": freshIp() }, body: { grant_type: "password", client_id: other.client_id, client_secret: other.client_secret, username: user.username, password: user.password } }));
+    valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: second.access_token }));
+    await enableMfa(user);
+    // Refused as any unknown token is (403, as after change_password).
+    expect((await call("/api/v1/accounts/verify_credentials", { token: second.access_token })).status).toBe(403);
+    // The token that turned it on stays.
+    valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: user.token }));
+  });
+
+  it("a failed MFA confirmation (wrong code) ends no session", async () => {
+    const user = await registerUser();
+    const other = await makeApp();
+    const second = valid(TokenSchema, await json("/oauth/token", { headers: { "cf-connecting-ip": freshIp() }, body: { grant_type: "password", client_id: other.client_id, client_secret: other.client_secret, username: user.username, password: user.password } }));
+    const setup = valid(SetupSchema, await json("/api/pleroma/accounts/mfa/setup/totp", { token: user.token }));
+    expect(await json("/api/pleroma/accounts/mfa/confirm/totp", { token: user.token, body: { password: user.password, code: wrongCode(setup.key) }, status: 422 })).toEqual({ error: "invalid_token" });
+    valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: second.access_token }));
+    expect((await json("/api/pleroma/accounts/mfa", { token: user.token })).settings.enabled).toBe(false);
   });
 });
 
@@ -199,7 +240,7 @@ describe("signing in with MFA", () => {
   it("a backup code works once", async () => {
     const user = await registerUser();
     await enableMfa(user);
-    const { codes } = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    const { codes } = await backupCodes(user);
     const t1 = await mfaToken(user.app, user);
     valid(TokenSchema, await json("/oauth/mfa/challenge", { body: { client_id: user.app.client_id, client_secret: user.app.client_secret, mfa_token: t1, challenge_type: "recovery", code: codes[1] } }));
     const t2 = await mfaToken(user.app, user);

@@ -3,14 +3,15 @@
  * carries a password sign-in to its second step. The TOTP secret is sealed (AES-GCM, `secretsKey`) in
  * `credentials`; backup codes and MFA tokens are SHA-256 digests. MFA is on exactly when a confirmed secret is set.
  */
-import { and, eq, gt, lt, sql, type SQL } from "drizzle-orm";
+import { and, eq, gt, lt, ne, sql, type SQL } from "drizzle-orm";
 import { Secret, TOTP } from "otpauth";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
-import { credentials, mfaBackupCodes, mfaTokens, passwordResetTokens } from "../db/schema";
+import { credentials, mfaBackupCodes, mfaTokens, passwordResetTokens, tokens } from "../db/schema";
 import type { Env, Limit } from "../env";
 import { unprocessable } from "../http/errors";
 import { openSecret, randomToken, sealSecret, sha256 } from "../lib/crypto";
+import { confirmPassword } from "./credentials";
 import { secretsKey } from "./instance-keys";
 import { countHits, throwIfOver, unhit } from "./rate-limit";
 
@@ -37,13 +38,15 @@ export function totpStep(secret: string, code: string, t: number = now()): numbe
  * Takes a TOTP code's step for the user: only a step later than the last one taken, in one conditional update, so
  * a code (seen over a shoulder, phished, replayed) works once however close two uses come.
  */
-async function takeTotpStep(d: DB, accountId: string, step: number, set: Partial<typeof credentials.$inferInsert> = {}, where?: SQL): Promise<boolean> {
-  const taken = await d
+const takeTotpStepStatement = (d: DB, accountId: string, step: number, set: Partial<typeof credentials.$inferInsert>, where: SQL) =>
+  d
     .update(credentials)
     .set({ ...set, totpLastStep: step })
     .where(and(eq(credentials.accountId, accountId), sql`(${credentials.totpLastStep} IS NULL OR ${credentials.totpLastStep} < ${step})`, where))
     .returning({ a: credentials.accountId });
-  return taken.length > 0;
+
+async function takeTotpStep(d: DB, accountId: string, step: number, where: SQL): Promise<boolean> {
+  return (await takeTotpStepStatement(d, accountId, step, {}, where)).length > 0;
 }
 
 async function readSecrets(d: DB, accountId: string) {
@@ -72,8 +75,13 @@ export async function setupTotp(env: Env, d: DB, accountId: string, label: strin
   return { key: secret, provisioning_uri: totp(secret, label, issuer).toString() };
 }
 
-/** Confirms the pending secret with a code from it (422 `invalid_token` otherwise); from then on MFA is on. */
-export async function confirmTotp(env: Env, d: DB, accountId: string, code: string): Promise<void> {
+/**
+ * Confirms the pending secret with a code from it (422 `invalid_token` otherwise); from then on MFA is on. As a
+ * password change does, it ends the user's other tokens and browser sessions (`keepTokenId`, the one confirming,
+ * stays) and pending MFA sign-ins: a session opened with the password alone must not outlive the second factor.
+ * One batch: the ends happen only when the confirmation took.
+ */
+export async function confirmTotp(env: Env, d: DB, accountId: string, code: string, keepTokenId: string | null): Promise<void> {
   const row = await readSecrets(d, accountId);
   // Pleroma's answer when there is no secret to check against.
   if (!row?.totpPending) throw unprocessable("invalid_secret_and_token");
@@ -82,9 +90,13 @@ export async function confirmTotp(env: Env, d: DB, accountId: string, code: stri
   const step = totpStep(secret, code);
   if (step === null) throw unprocessable("invalid_token");
   // Only the secret the code was checked against becomes the confirmed one; its code is then spent for sign-in.
-  if (!(await takeTotpStep(d, accountId, step, { totpSecret: row.totpPending, totpPending: null }, eq(credentials.totpPending, row.totpPending)))) {
-    throw unprocessable("invalid_token");
-  }
+  const confirmed = sql`EXISTS (SELECT 1 FROM credentials WHERE account_id = ${accountId} AND totp_secret = ${row.totpPending} AND totp_last_step = ${step})`;
+  const [taken] = await d.batch([
+    takeTotpStepStatement(d, accountId, step, { totpSecret: row.totpPending, totpPending: null }, eq(credentials.totpPending, row.totpPending)),
+    d.delete(tokens).where(and(eq(tokens.accountId, accountId), keepTokenId ? ne(tokens.id, keepTokenId) : undefined, confirmed)),
+    d.delete(mfaTokens).where(and(eq(mfaTokens.accountId, accountId), confirmed)),
+  ]);
+  if (taken.length === 0) throw unprocessable("invalid_token");
 }
 
 /**
@@ -105,6 +117,16 @@ export function disableMfaStatements(d: DB, accountId: string) {
 }
 
 const backupHash = (accountId: string, code: string) => sha256(`${accountId}:${code.trim().toLowerCase()}`);
+
+/**
+ * New backup codes for the user, shown once. With MFA on they replace codes in force, which are as good as the
+ * second factor itself: the password is asked (422 "Invalid password." otherwise, counted like a sign-in). With
+ * MFA off, none are in force and Pleroma-FE asks for them before its password-checked confirmation, without one.
+ */
+export async function regenerateBackupCodes(d: DB, accountId: string, password: string | undefined, perAccount: Limit): Promise<string[]> {
+  if ((await mfaSettings(d, accountId)).enabled && !(await confirmPassword(d, accountId, password ?? "", perAccount))) throw unprocessable("Invalid password.");
+  return generateBackupCodes(d, accountId);
+}
 
 /** New backup codes, shown once: the old ones stop working in the same batch. */
 export async function generateBackupCodes(d: DB, accountId: string): Promise<string[]> {
@@ -179,7 +201,7 @@ async function checkSecondFactor(env: Env, d: DB, accountId: string, type: Chall
   if (!row?.totpSecret) return false;
   const secret = await openSecret(await secretsKey(env), accountId, row.totpSecret);
   const step = secret ? totpStep(secret, code) : null;
-  return step !== null && (await takeTotpStep(d, accountId, step, {}, eq(credentials.totpSecret, row.totpSecret)));
+  return step !== null && (await takeTotpStep(d, accountId, step, eq(credentials.totpSecret, row.totpSecret)));
 }
 
 /** Expired MFA tokens and password reset tokens, at most `max` of each (the cron). */

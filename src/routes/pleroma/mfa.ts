@@ -7,7 +7,7 @@ import { config } from "../../env";
 import { badRequest, unprocessable } from "../../http/errors";
 import { route } from "../../http/route";
 import { confirmPassword } from "../../services/credentials";
-import { confirmTotp, disableMfa, generateBackupCodes, mfaSettings, setupTotp } from "../../services/mfa";
+import { confirmTotp, disableMfa, mfaSettings, regenerateBackupCodes, setupTotp } from "../../services/mfa";
 
 const Empty = z.object({});
 
@@ -51,7 +51,7 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
       if (p.method !== "totp") throw badRequest("undefined mfa method");
       const d = db(c.env);
       if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) throw unprocessable("Invalid password.");
-      await confirmTotp(c.env, d, auth.account.id, p.code ?? "");
+      await confirmTotp(c.env, d, auth.account.id, p.code ?? "", auth.tokenId);
       return c.json({});
     },
   });
@@ -78,11 +78,13 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/pleroma/accounts/mfa/backup_codes",
-    summary: "New backup codes, shown this once (the old ones stop working)",
+    summary: "New backup codes, shown this once (the old ones stop working); with MFA on, the password is asked",
     tags: ["Pleroma"],
     auth: "user",
     scopes: ["write:security"],
+    params: z.object({ password: z.string().optional() }),
     response: z.object({ codes: z.array(z.string()) }),
-    handler: async (c, _p, auth) => c.json({ codes: await generateBackupCodes(db(c.env), auth.account.id) }),
+    handler: async (c, p, auth) =>
+      c.json({ codes: await regenerateBackupCodes(db(c.env), auth.account.id, p.password, config(c.env).rateLimits.loginPerAccount) }),
   });
 }
