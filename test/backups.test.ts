@@ -2,7 +2,7 @@
 import { env } from "cloudflare:test";
 import { unzipSync, strFromU8 } from "fflate";
 import { describe, expect, it } from "vitest";
-import { processBackups, BACKUP_KEEP_DAYS } from "../src/services/backups";
+import { processBackups, BACKUP_KEEP_DAYS, signedBackupUrl } from "../src/services/backups";
 import { BackupSchema } from "../src/schemas/pleroma";
 import { call, json, post, registerUser, upload, valid } from "./helpers";
 
@@ -37,7 +37,8 @@ describe("backups", () => {
     const created = ((await json("/api/v1/pleroma/backups", { method: "POST", token: me.token })) as unknown[]).map((b) => valid(BackupSchema, b));
     expect(created).toHaveLength(1);
     expect(created[0]).toMatchObject({ content_type: "application/zip", file_size: 0, processed: false });
-    expect(created[0].url).toMatch(new RegExp(`^http://localhost/media/backups/archive-${me.username}-\\d{8}T\\d{6}-[A-Za-z0-9_-]+\\.zip$`));
+    // A link signed by the instance for its owner, valid a day (the archive holds private and direct posts).
+    expect(created[0].url).toMatch(new RegExp(`^http://localhost/media/backups/archive-${me.username}-\\d{8}T\\d{6}-[A-Za-z0-9_-]+\\.zip\\?expires=\\d+&signature=[A-Za-z0-9_-]+$`));
     // Pleroma's limit, and its message.
     const again = await call("/api/pleroma/backups", { method: "POST", token: me.token });
     expect(again.status).toBe(400);
@@ -46,15 +47,37 @@ describe("backups", () => {
     expect(await list(other.token)).toEqual([]);
     expect((await call("/api/v1/pleroma/backups")).status).toBe(403);
     // Not built yet: the link does not answer.
-    expect((await call(new URL(created[0].url).pathname)).status).toBe(404);
+    const link = (u: string) => new URL(u).pathname + new URL(u).search;
+    expect((await call(link(created[0].url))).status).toBe(404);
 
     await build(me.id);
     const [done] = await list(me.token);
-    expect(done).toMatchObject({ id: created[0].id, url: created[0].url, processed: true });
+    expect(done).toMatchObject({ id: created[0].id, processed: true });
+    expect(new URL(done.url).pathname).toBe(new URL(created[0].url).pathname);
     expect(done.file_size).toBeGreaterThan(0);
-    const res = await call(new URL(done.url).pathname);
+    const res = await call(link(done.url));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/zip");
+    // Never kept by a shared cache.
+    expect(res.headers.get("cache-control")).toBe("private, no-store");
+    // Only to its owner: the bare path with the owner's token works; anonymous, another user's token, a changed
+    // or an expired signature get nothing.
+    const path = new URL(done.url).pathname;
+    const owned = await call(path, { token: me.token });
+    expect(owned.status).toBe(200);
+    expect(owned.headers.get("cache-control")).toBe("private, no-store");
+    await owned.arrayBuffer();
+    expect((await call(path)).status).toBe(404);
+    expect((await call(path, { token: other.token })).status).toBe(404);
+    const signed = new URL(done.url);
+    const expires = Number(signed.searchParams.get("expires"));
+    const sig = signed.searchParams.get("signature")!;
+    expect((await call(`${path}?expires=${expires}&signature=${sig.slice(0, -2)}AA`)).status).toBe(404);
+    expect((await call(`${path}?expires=${expires + 1}&signature=${sig}`)).status).toBe(404);
+    const expired = new URL(await signedBackupUrl(env, "http://localhost", path.slice("/media/".length), Date.now() - 1));
+    expect((await call(expired.pathname + expired.search)).status).toBe(404);
+    // Another of the owner's files is not reachable with this archive's signature.
+    expect((await call(`/media/backups/archive-${other.username}-x.zip?expires=${expires}&signature=${sig}`)).status).toBe(404);
     const files = unzipSync(new Uint8Array(await res.arrayBuffer()));
     expect(Object.keys(files).sort()).toEqual(["actor.json", "bookmarks.json", "following.json", "likes.json", "outbox.json"]);
     const read = (name: string) => JSON.parse(strFromU8(files[name]));
@@ -76,6 +99,10 @@ describe("backups", () => {
     const mail = await env.DB.prepare("SELECT subject, text FROM mail_outbox WHERE \"to\" = ? ORDER BY id DESC LIMIT 1").bind(me.email).first<{ subject: string; text: string }>();
     expect(mail?.subject).toMatch(/archive/);
     expect(mail?.text).toContain(new URL(done.url).pathname);
+    // The mailed link is signed too, and works (as long as the archive is kept).
+    const mailed = /(http:\/\/localhost\/media\/backups\/\S+)/.exec(mail!.text)![1]!;
+    expect(mailed).toMatch(/\?expires=\d+&signature=/);
+    expect((await call(link(mailed))).status).toBe(200);
   });
 
   it("a newer backup replaces the older one; archives go after a week, row and file", async () => {

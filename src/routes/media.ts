@@ -4,6 +4,9 @@ import type { AppEnv } from "../app";
 import { fromBase64 } from "../lib/crypto";
 import { decodePath } from "../http/urls";
 import { DEFAULT_AVATAR_PNG, DEFAULT_BANNER_PNG } from "../render/images";
+import { db } from "../db/client";
+import { authenticate } from "../http/auth";
+import { BACKUPS_PREFIX, backupReadable } from "../services/backups";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
@@ -22,12 +25,19 @@ export function registerMediaRoutes(app: OpenAPIHono<AppEnv>) {
   app.on(["GET", "HEAD"], "/media/*", async (c) => {
     const key = decodePath(new URL(c.req.url).pathname.slice("/media/".length));
     if (!key || key.includes("..")) return c.json({ error: "Not found" }, 404);
+    // Account archives hold private and direct posts: only their owner gets them, never from a shared cache.
+    const archive = key.startsWith(BACKUPS_PREFIX);
+    if (archive) {
+      const viewer = await authenticate(c).catch(() => null);
+      const url = new URL(c.req.url);
+      if (!(await backupReadable(c.env, db(c.env), key, url.searchParams, viewer?.account?.id ?? null, Date.now()))) return c.json({ error: "Not found" }, 404);
+    }
     const object = await c.env.MEDIA.get(key, { onlyIf: c.req.raw.headers, range: c.req.raw.headers });
     if (!object) return c.json({ error: "Not found" }, 404);
     const headers = new Headers();
     object.writeHttpMetadata(headers);
     headers.set("ETag", object.httpEtag);
-    headers.set("Cache-Control", IMMUTABLE);
+    headers.set("Cache-Control", archive ? "private, no-store" : IMMUTABLE);
     headers.set("X-Content-Type-Options", "nosniff");
     // Uploaded files are data, never a page of this origin.
     headers.set("Content-Security-Policy", "default-src 'none'; sandbox");

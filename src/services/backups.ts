@@ -14,10 +14,11 @@ import { db, iso, statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import type { Visibility } from "../db/schema";
 import { badRequest } from "../http/errors";
-import { randomToken } from "../lib/crypto";
+import { randomToken, safeEqual } from "../lib/crypto";
 import { escapeHtml } from "../content/text";
 import { addressing } from "./addressing";
 import { configuredBase } from "./events";
+import { instanceSignature } from "./instance-keys";
 import { mailer } from "./mailer";
 import { mediaUrl } from "./media";
 
@@ -39,12 +40,36 @@ export interface BackupRow {
   processed_at: number | null;
 }
 
+/** Where archives live in R2 (served only through `backupReadable`). */
+export const BACKUPS_PREFIX = "backups/";
+/** How long the link in the list (shown to the signed-in owner) works. */
+const LISTED_LINK_MS = DAY;
+
+/**
+ * An archive's download link: signed by the instance, valid until `expiresAt`. An archive holds the account's
+ * private and direct posts, so it is served only to its owner: with the owner's credentials (token, session), or
+ * with a link the instance handed the owner (the backups list, the mail).
+ */
+export async function signedBackupUrl(env: Env, base: string, key: string, expiresAt: number): Promise<string> {
+  const signature = await instanceSignature(env, `backup:${key}:${expiresAt}`);
+  return `${mediaUrl(base, key)}?expires=${expiresAt}&signature=${signature}`;
+}
+
+/** Whether the archive at `key` may be served: a valid, unexpired signed link, or the owner's own credentials. */
+export async function backupReadable(env: Env, d: DB, key: string, query: URLSearchParams, viewerId: string | null, t: number): Promise<boolean> {
+  const expires = Number(query.get("expires"));
+  const signature = query.get("signature");
+  if (signature && Number.isSafeInteger(expires) && expires > t && safeEqual(signature, await instanceSignature(env, `backup:${key}:${expires}`))) return true;
+  if (!viewerId) return false;
+  return (await d.get(sql`SELECT 1 AS ok FROM backups WHERE file_key = ${key} AND account_id = ${viewerId}`)) !== undefined;
+}
+
 /** Pleroma's BackupView. */
-export function renderBackup(base: string, b: BackupRow) {
+export async function renderBackup(env: Env, base: string, b: BackupRow, t: number) {
   return {
     id: b.id,
     content_type: "application/zip",
-    url: mediaUrl(base, b.file_key),
+    url: await signedBackupUrl(env, base, b.file_key, Math.min(t + LISTED_LINK_MS, b.created_at + BACKUP_KEEP_DAYS * DAY)),
     file_size: b.size,
     processed: b.state === "complete",
     inserted_at: iso(b.created_at),
@@ -62,7 +87,7 @@ export async function requestBackup(d: DB, account: { id: string; username: stri
     throw badRequest(`Last export was less than ${BACKUP_LIMIT_DAYS} days ago`);
   }
   const stamp = new Date(t).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "");
-  const key = `backups/archive-${account.username}-${stamp}-${randomToken(24)}.zip`;
+  const key = `${BACKUPS_PREFIX}archive-${account.username}-${stamp}-${randomToken(24)}.zip`;
   await d.run(sql`INSERT INTO backups (id, account_id, state, file_key, base, created_at) VALUES (${newId(t)}, ${account.id}, 'pending', ${key}, ${base}, ${t})`);
 }
 
@@ -217,7 +242,8 @@ export async function processBackups(env: Env, t: number): Promise<void> {
   ]);
   const user = await d.get<{ email: string; username: string }>(sql`SELECT u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = ${b.account_id}`);
   if (user?.email) {
-    const link = mediaUrl(base, b.file_key);
+    // Valid as long as the archive is kept: the mail goes to the owner's own address.
+    const link = await signedBackupUrl(env, base, b.file_key, b.created_at + BACKUP_KEEP_DAYS * DAY);
     const host = base ? new URL(base).host : "localhost";
     await mailer(env, host).send({
       to: user.email,

@@ -6,18 +6,15 @@
 import type { Env } from "../env";
 import { db, now } from "../db/client";
 import { usedCaptchas } from "../db/schema";
-import { base64url, randomToken, safeEqual } from "../lib/crypto";
-import { instanceSecret } from "./instance-keys";
+import { randomToken, safeEqual } from "../lib/crypto";
+import { instanceSignature } from "./instance-keys";
 import { fieldErrors } from "./accounts";
 
 const SECONDS_VALID = 300;
 // No look-alikes (0/O, 1/I/L).
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 
-async function sign(env: Env, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(await instanceSecret(env)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return base64url(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message)));
-}
+const sign = instanceSignature;
 
 function draw(answer: string): string {
   const r = crypto.getRandomValues(new Uint8Array(answer.length * 3 + 12));

@@ -57,9 +57,15 @@ async function loadVapid(env: Env): Promise<VapidKeys> {
   return JSON.parse(stored) as VapidKeys;
 }
 
-/** A random secret for signing short-lived values (captcha answers). */
+/** A random secret for signing short-lived values (captcha answers, backup download links). */
 export function instanceSecret(env: Env): Promise<string> {
   return getOrCreate(env, "secret", async () => randomToken(32));
+}
+
+/** An HMAC-SHA256 of `message` under the instance secret, base64url: what this instance alone can make. */
+export async function instanceSignature(env: Env, message: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(await instanceSecret(env)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return base64url(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message)));
 }
 
 /**

@@ -6,7 +6,10 @@ import { db, now } from "../../db/client";
 import { route } from "../../http/route";
 import { baseUrl } from "../../http/urls";
 import { BackupSchema } from "../../schemas/pleroma";
-import { listBackups, renderBackup, requestBackup } from "../../services/backups";
+import { listBackups, renderBackup, requestBackup, type BackupRow } from "../../services/backups";
+import type { Env } from "../../env";
+
+const renderBackups = (env: Env, base: string, rows: BackupRow[]) => Promise.all(rows.map((b) => renderBackup(env, base, b, now())));
 
 export function registerBackupRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -17,7 +20,7 @@ export function registerBackupRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["read:accounts"],
     response: z.array(BackupSchema),
-    handler: async (c, _p, auth) => c.json((await listBackups(db(c.env), auth.account.id)).map((b) => renderBackup(baseUrl(c), b))),
+    handler: async (c, _p, auth) => c.json(await renderBackups(c.env, baseUrl(c), await listBackups(db(c.env), auth.account.id))),
   });
 
   route(app, {
@@ -32,7 +35,7 @@ export function registerBackupRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, _p, auth) => {
       const d = db(c.env);
       await requestBackup(d, auth.account, baseUrl(c), now());
-      return c.json((await listBackups(d, auth.account.id)).map((b) => renderBackup(baseUrl(c), b)));
+      return c.json(await renderBackups(c.env, baseUrl(c), await listBackups(d, auth.account.id)));
     },
   });
 }
