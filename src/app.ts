@@ -62,6 +62,8 @@ export type AppEnv = {
     auth?: Auth | null;
     /** Set false by a `federates` action that wrote no outbox row: route() then skips the delivery kick. */
     outboxWritten?: boolean;
+    /** The parameters the route declares (route()): the only ones a `Link` header carries on. */
+    paramNames?: ReadonlySet<string>;
   };
 };
 

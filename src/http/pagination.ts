@@ -6,6 +6,7 @@
  * conversation statuses), so both read a page by the same conditions.
  */
 import type { Context } from "hono";
+import type { AppEnv } from "../app";
 import { and, asc, desc, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "@hono/zod-openapi";
@@ -69,14 +70,29 @@ export function inOrder<T>(rows: T[], q: PageQuery): T[] {
   return q.reversed ? rows.slice().reverse() : rows;
 }
 
+/** A carried-on parameter's value at most (longer ones are left out: a header is no place for them). */
+const LINK_VALUE_MAX = 200;
+/** Parameters carried on at most (arrays count each value). */
+const LINK_PARAMS_MAX = 40;
+const CURSORS = new Set(["max_id", "since_id", "min_id"]);
+
 /**
  * Sets `Link: <…max_id=oldest>; rel="next", <…min_id=newest>; rel="prev"` from the cursors of the rows
- * answered (newest first), keeping the request's other parameters. No rows, no header.
+ * answered (newest first), carrying on the request's other parameters that the route declares (`types[]`,
+ * `only_media`, …), each short: never whatever else the query held, so a request cannot make a huge header.
  */
-export function setLinkHeader(c: Context, cursors: string[]): void {
+export function setLinkHeader(c: Context<AppEnv>, cursors: string[]): void {
   if (cursors.length === 0) return;
-  const url = new URL(c.req.url);
-  for (const key of ["max_id", "since_id", "min_id", "access_token"]) url.searchParams.delete(key);
+  const request = new URL(c.req.url);
+  const known = c.get("paramNames") ?? new Set<string>();
+  const url = new URL(request.origin + request.pathname);
+  let kept = 0;
+  for (const [key, value] of request.searchParams) {
+    const name = key.replace(/\[\]$/, "");
+    if (CURSORS.has(name) || !known.has(name) || value.length > LINK_VALUE_MAX || kept >= LINK_PARAMS_MAX) continue;
+    url.searchParams.append(key, value);
+    kept++;
+  }
   const next = new URL(url);
   next.searchParams.set("max_id", cursors[cursors.length - 1]);
   const prev = new URL(url);

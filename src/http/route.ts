@@ -71,7 +71,9 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
   spec: RouteSpec<P, M>,
 ): void {
   const scopes = spec.scopes ?? [];
+  const paramNames: ReadonlySet<string> = new Set(spec.params instanceof z.ZodObject ? Object.keys(spec.params.shape) : []);
   const handler = async (c: Ctx) => {
+    c.set("paramNames", paramNames);
     // hono leaves a malformed segment undecoded in `c.req.param()`: refuse it rather than guess.
     decodePath(new URL(c.req.url).pathname);
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
