@@ -1,5 +1,7 @@
 /** Hardening (issue 12): refresh scopes, throttled password checks, credentials kept apart, cookies and CSRF. */
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../src/index";
+import { countingD1 } from "./d1-counter";
 import { describe, expect, it } from "vitest";
 import { db } from "../src/db/client";
 import { signingKey } from "../src/services/credentials";
@@ -198,6 +200,65 @@ describe("password checks are throttled", () => {
     // The OpenAPI document says so.
     const doc = await json("/api/openapi");
     expect(doc.paths["/api/v1/pleroma/accounts/confirmation_resend"].post.responses["429"]).toBeDefined();
+  });
+});
+
+describe("timing tells nothing about which nicknames and addresses exist", () => {
+  /** The statements a request sends before its answer (what a client can time), and the answer's status. */
+  async function beforeAnswer(path: string, body: Record<string, string>, ip: string) {
+    const counter = countingD1();
+    const ctx = createExecutionContext();
+    const req = new Request(`http://localhost${path}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "cf-connecting-ip": ip },
+      body: JSON.stringify(body),
+    });
+    const res = await worker.fetch(req, { ...env, DB: counter.db } as typeof env, ctx);
+    const sent = counter.statements().map((st) => st.sql);
+    await waitOnExecutionContext(ctx);
+    return { status: res.status, sent };
+  }
+
+  it("a wrong password costs the same statements for a real nickname or e-mail as for an unknown one, throttled or not", async () => {
+    const user = await registerUser();
+    const grant = (login: string, ip: string) =>
+      beforeAnswer("/oauth/token", { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: login, password: "not it" }, ip);
+    for (const [real, unknown] of [
+      [user.username, `nobody${Date.now()}`],
+      [user.email, `nobody${Date.now()}@example.com`],
+    ]) {
+      const a = await grant(real, freshIp());
+      const b = await grant(unknown, freshIp());
+      expect(a.status).toBe(b.status);
+      expect(a.sent).toEqual(b.sent);
+    }
+    // Over the per-login limit (30 failures): still the same work for both.
+    const ghost = `ghost${Date.now()}`;
+    for (let i = 0; i < 31; i++) {
+      await grant(user.username, freshIp());
+      await grant(ghost, freshIp());
+    }
+    const a = await grant(user.username, freshIp());
+    const b = await grant(ghost, freshIp());
+    expect(a.status).toBe(429);
+    expect(b.status).toBe(429);
+    expect(a.sent).toEqual(b.sent);
+  });
+
+  it("password reset and confirmation resend answer after the same work for real and unknown users (the rest follows the answer)", async () => {
+    const user = await registerUser();
+    for (const path of ["/auth/password", "/api/v1/pleroma/accounts/confirmation_resend"]) {
+      for (const field of ["email", "nickname"] as const) {
+        const real = await beforeAnswer(path, { [field]: field === "email" ? user.email : user.username }, freshIp());
+        const unknown = await beforeAnswer(path, { [field]: field === "email" ? `nobody${Date.now()}@example.com` : `nobody${Date.now()}` }, freshIp());
+        expect(real.status, `${path} ${field}`).toBe(204);
+        expect(unknown.status, `${path} ${field}`).toBe(204);
+        expect(real.sent, `${path} ${field}`).toEqual(unknown.sent);
+      }
+    }
+    // The reset mail still goes out, after the answer.
+    const mail = await env.DB.prepare('SELECT subject FROM mail_outbox WHERE "to" = ? ORDER BY id DESC LIMIT 1').bind(user.email).first<{ subject: string }>();
+    expect(mail?.subject).toBe("Password reset");
   });
 });
 

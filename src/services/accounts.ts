@@ -2,14 +2,15 @@
 import { and, count, desc, eq, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { notSilenced } from "./visibility";
 import type { DB } from "../db/client";
-import { mixedBatch, now } from "../db/client";
+import { db, mixedBatch, now } from "../db/client";
 import { profileUpdateWrites } from "./profile-updates";
 import { isId, newId } from "../db/ids";
 import { accounts, credentials, followRequests, invites, notifications, participations, tokens, userColumns, users, type AccountField } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
 import { ApiError, badRequest } from "../http/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
-import type { Config } from "../env";
+import { config, type Config, type Env } from "../env";
+import { mailer } from "./mailer";
 import type { AppRow } from "./apps";
 import { isStoredKey, storeImage } from "./media";
 import { buildToken, type IssuedToken } from "./tokens";
@@ -68,12 +69,15 @@ export function localActivityUri(actor: { uri: string }, kind: ActivityKind, row
 export const withUser = (d: DB) =>
   d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id));
 
-/** A local user by nickname or e-mail address (case-insensitive); each form has its own index. */
-export async function findLocalByLogin(d: DB, login: string) {
+/** The condition for a local user by nickname or e-mail address (case-insensitive); each form has its own index. */
+export function loginMatches(login: string) {
   const key = login.trim().toLowerCase();
-  const row = await withUser(d)
-    .where(key.includes("@") ? sql`lower(${users.email}) = ${key}` : eq(accounts.acctKey, key))
-    .get();
+  return key.includes("@") ? sql`lower(${users.email}) = ${key}` : eq(accounts.acctKey, key);
+}
+
+/** A local user by nickname or e-mail address (case-insensitive). */
+export async function findLocalByLogin(d: DB, login: string) {
+  const row = await withUser(d).where(loginMatches(login)).get();
   return row && row.user ? { account: row.account, user: row.user } : null;
 }
 
@@ -328,6 +332,12 @@ export async function renewConfirmation(d: DB, login: string): Promise<{ found: 
     .set({ confirmationTokenHash: await sha256(token), confirmationSentAt: now() })
     .where(eq(users.accountId, found.account.id));
   return { found, token };
+}
+
+/** The confirmation mail again, to an unconfirmed user with this login, if there is one (after the answer). */
+export async function resendConfirmation(env: Env, base: string, host: string, login: string): Promise<void> {
+  const renewed = await renewConfirmation(db(env), login);
+  if (renewed) await mailer(env, host).send(confirmationMail(config(env), base, renewed.found.account, renewed.found.user.email, renewed.token));
 }
 
 /**

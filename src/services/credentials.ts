@@ -5,11 +5,11 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
-import { accounts, credentials, rateLimits } from "../db/schema";
+import { accounts, credentials, rateLimits, userColumns, users } from "../db/schema";
 import type { Limit } from "../env";
 import { dummyPasswordHash, verifyPassword } from "../lib/crypto";
 import { generateActorKeyPair, generateProofKey } from "../lib/keys";
-import { findLocalByLogin } from "./accounts";
+import { loginMatches } from "./accounts";
 import { countHits, throwIfOver, unhit } from "./rate-limit";
 
 export interface LoginThrottle {
@@ -36,34 +36,43 @@ const knownKey = (accountId: string, ip: string) => `login:known:${accountId}:${
  * password is checked even when no such user exists, so the answer takes as long either way.
  */
 export async function checkLogin(d: DB, login: string, password: string, throttle: LoginThrottle) {
-  const found = await findLocalByLogin(d, login);
+  // The user and their credentials in one statement: a real login and an unknown one cost the same statements
+  // and the same hashing (a dummy hash), so timing tells nothing about which nicknames or addresses exist.
+  const hit = await d
+    .select({
+      account: accounts,
+      user: userColumns,
+      credentials: { passwordHash: credentials.passwordHash, totpSecret: credentials.totpSecret, passwordResetPending: credentials.passwordResetPending },
+    })
+    .from(accounts)
+    .innerJoin(users, eq(users.accountId, accounts.id))
+    .innerJoin(credentials, eq(credentials.accountId, accounts.id))
+    .where(loginMatches(login))
+    .get();
+  const found = hit?.user ? { account: hit.account, user: hit.user } : null;
   const keys = [`login:ip:${throttle.ip}`, `login:name:${login.trim().toLowerCase().slice(0, 320)}`];
   const [byIp, byLogin] = await countHits(d, [
     { key: keys[0], limit: throttle.perIp },
     { key: keys[1], limit: throttle.perAccount },
   ]);
+  // Over the per-login limit: whether this address signed in to the account before (asked for unknown logins too,
+  // with a key no address has, so a throttled unknown login takes as long as a throttled real one).
   const known =
-    found && byLogin.retryAfter > 0
+    byLogin.retryAfter > 0
       ? await d
           .select({ key: rateLimits.key })
           .from(rateLimits)
-          .where(and(eq(rateLimits.key, knownKey(found.account.id, throttle.ip)), gt(rateLimits.windowStart, now() - KNOWN_ADDRESS_MS)))
+          .where(and(eq(rateLimits.key, knownKey(found?.account.id ?? "-", throttle.ip)), gt(rateLimits.windowStart, now() - KNOWN_ADDRESS_MS)))
           .get()
       : undefined;
-  throwIfOver(known ? [byIp] : [byIp, byLogin]);
-  const row = found
-    ? await d
-        .select({ hash: credentials.passwordHash, totp: credentials.totpSecret, resetPending: credentials.passwordResetPending })
-        .from(credentials)
-        .where(eq(credentials.accountId, found.account.id))
-        .get()
-    : undefined;
-  const stored = row?.hash;
+  throwIfOver(found && known ? [byIp] : [byIp, byLogin]);
+  const row = found ? hit!.credentials : undefined;
+  const stored = row?.passwordHash;
   const ok = await verifyPassword(password, stored ?? dummyPasswordHash(throttle.iterations));
   if (!found || !ok || !stored) return null;
   await unhit(d, keys, { key: knownKey(found.account.id, throttle.ip), at: now() });
   // `mfa`: a second factor is needed before any token (services/mfa.ts); `resetPending`: no sign-in until a reset.
-  return { ...found, mfa: !!row.totp, resetPending: !!row.resetPending };
+  return { ...found, mfa: !!row!.totpSecret, resetPending: !!row!.passwordResetPending };
 }
 
 export interface SigningKey {

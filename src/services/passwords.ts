@@ -5,11 +5,12 @@
  */
 import { and, eq, gt, inArray, ne, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now } from "../db/client";
+import { db, now } from "../db/client";
 import { credentials, mfaTokens, passwordResetTokens, tokens, users } from "../db/schema";
-import type { Config } from "../env";
+import { config, type Config, type Env } from "../env";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import { confirmationMail, findLocalByLogin, type AccountRow } from "./accounts";
+import { mailer } from "./mailer";
 
 /** Pleroma's `password_reset_token_validity`: a day. */
 export const RESET_TOKEN_MS = 24 * 3600 * 1000;
@@ -82,6 +83,12 @@ export async function createResetToken(d: DB, login: string) {
   const t = now();
   await d.insert(passwordResetTokens).values({ tokenHash: await sha256(token), accountId: found.account.id, createdAt: t, expiresAt: t + RESET_TOKEN_MS });
   return { found, token };
+}
+
+/** A reset link mailed to an active user with this login, if there is one (done after the answer: see the route). */
+export async function mailResetLink(env: Env, base: string, host: string, login: string): Promise<void> {
+  const made = await createResetToken(db(env), login);
+  if (made) await mailer(env, host).send(resetMail(config(env), base, made.found.account, made.found.user.email, made.token));
 }
 
 export function resetMail(cfg: Config, base: string, account: AccountRow, email: string, token: string) {

@@ -1,12 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
-import { config } from "../../env";
-import { db } from "../../db/client";
 import { route } from "../../http/route";
 import { baseUrl, hostOf } from "../../http/urls";
-import { confirmationMail, renewConfirmation } from "../../services/accounts";
-import { mailer } from "../../services/mailer";
+import { resendConfirmation } from "../../services/accounts";
 
 export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -21,12 +18,8 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     rateLimit: { name: "confirmationResend", by: (p) => p.email ?? p.nickname },
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
-      // The same answer whether or not such a user exists: the endpoint must not reveal addresses.
-      const renewed = login ? await renewConfirmation(db(c.env), login) : null;
-      if (renewed) {
-        const mail = confirmationMail(config(c.env), baseUrl(c), renewed.found.account, renewed.found.user.email, renewed.token);
-        c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(mail));
-      }
+      // The same answer, in the same time, whether or not such a user exists: the work happens after the answer.
+      if (login) c.executionCtx.waitUntil(resendConfirmation(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("confirmation resend", e)));
       return c.body(null, 204);
     },
   });
