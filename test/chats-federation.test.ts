@@ -129,4 +129,21 @@ describe("chats across instances", () => {
     await settle();
     expect((await messagesOf(bob, B, onB[0].id)).map((m) => m.content)).toEqual(["hello back"]);
   });
+
+  it("actors carry Pleroma's capabilities.acceptsChatMessages, and the other instance shows it", async () => {
+    const [alice, bob] = [await registerUser({ instance: A }), await registerUser({ instance: B })];
+    await json("/api/v1/accounts/update_credentials", { method: "PATCH", instance: B, token: bob.token, body: { accepts_chat_messages: false } });
+    const actor = async (u: TestUser, on: Instance) => {
+      const res = await instanceFetch(on, new Request(`${on.origin}/users/${u.username}`, { headers: { Accept: "application/activity+json" } }));
+      expect(res.status).toBe(200);
+      return res.json<any>();
+    };
+    expect((await actor(alice, A)).capabilities).toEqual({ acceptsChatMessages: true });
+    const bobDoc = await actor(bob, B);
+    expect(bobDoc.capabilities).toEqual({ acceptsChatMessages: false });
+    expect(JSON.stringify(bobDoc["@context"])).toContain("litepub:acceptsChatMessages");
+    // Seen from the other side (not null, as before).
+    expect((await find(bob, B, alice, A)).pleroma?.accepts_chat_messages).toBe(true);
+    expect((await find(alice, A, bob, B)).pleroma?.accepts_chat_messages).toBe(false);
+  });
 });

@@ -136,7 +136,7 @@ export async function localActor(ctx: Context<FederationData>, a: typeof account
     });
   const base = ctx.canonicalOrigin;
   const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
-  return new Actor({
+  return withCapabilities(Actor, a.acceptsChatMessages !== false, new Actor({
     id,
     preferredUsername: a.username,
     name: a.displayName || null,
@@ -163,7 +163,20 @@ export async function localActor(ctx: Context<FederationData>, a: typeof account
     featured: ctx.getFeaturedUri(a.username),
     publicKey: keys[0]?.cryptographicKey ?? null,
     assertionMethods: keys.map((k) => k.multikey),
-  });
+  }));
+}
+
+const LITEPUB = { litepub: "http://litepub.social/ns#", capabilities: "litepub:capabilities", acceptsChatMessages: "litepub:acceptsChatMessages" };
+
+/**
+ * The actor with Pleroma's `capabilities: {acceptsChatMessages}` (LitePub): Pleroma and other Starling instances
+ * read it before offering a chat. Fedify has no property for it; a document it parses keeps what it was given, so
+ * the actor is written out, the capability added, and read back.
+ */
+async function withCapabilities<T extends Person | Service | Group>(cls: { fromJsonLd(json: unknown): Promise<T> }, acceptsChatMessages: boolean, actor: T): Promise<T> {
+  const doc = (await actor.toJsonLd()) as Record<string, unknown>;
+  const context = Array.isArray(doc["@context"]) ? doc["@context"] : [doc["@context"]];
+  return cls.fromJsonLd({ ...doc, "@context": [...context, LITEPUB], capabilities: { acceptsChatMessages } });
 }
 
 builder

@@ -69,6 +69,8 @@ export async function actorEmojis(object: { getTags(options?: typeof embedded): 
 
 /** The row an actor document describes (counters and identity fields excepted: see `upsertActor`). */
 export async function actorFields(actor: Actor) {
+  // First: reading linked properties below can make Fedify drop the document it parsed.
+  const chats = await acceptsChatMessages(actor);
   const fields: AccountField[] = [];
   try {
     for await (const a of actor.getAttachments(embedded)) {
@@ -99,8 +101,19 @@ export async function actorFields(actor: Actor) {
     sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
     outboxUrl: actor.outboxId?.href ?? null,
     followersUrl: actor.followersId?.href ?? null,
+    acceptsChatMessages: chats,
     createdAt: actor.published ? actor.published.epochMilliseconds : null,
   };
+}
+
+/**
+ * Pleroma's `capabilities: {acceptsChatMessages}` (LitePub), as the actor's server wrote it: Fedify has no
+ * property for it, but keeps the document it parsed. Null when the actor does not say.
+ */
+async function acceptsChatMessages(actor: Actor): Promise<boolean | null> {
+  const doc = (await actor.toJsonLd().catch(() => null)) as { capabilities?: { acceptsChatMessages?: unknown } } | null;
+  const v = doc?.capabilities?.acceptsChatMessages;
+  return typeof v === "boolean" ? v : null;
 }
 
 /** Counters as the actor's server reports them (totalItems of its collections), when it shows them. */

@@ -91,7 +91,10 @@ async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ obje
 }
 
 /** The counters the actor's followers/following/outbox collections report (`totalItems`), best effort. */
-async function reportedCounts(actor: Actor, loader: DocumentLoader, ms: number): Promise<ReportedCounts> {
+async function reportedCounts(original: Actor, loader: DocumentLoader, ms: number): Promise<ReportedCounts> {
+  // On a copy: Fedify keeps what a getter fetched in the object, dropping the document it parsed, which
+  // `upsertActor` still reads (properties Fedify has no name for, such as Pleroma's capabilities).
+  const actor = original.clone();
   const opts = { documentLoader: loader, suppressError: true };
   const total = async (get: () => Promise<{ totalItems: number | null } | null>) => {
     const c = await within(get(), ms);
