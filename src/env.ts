@@ -70,6 +70,7 @@ export interface Env {
   /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
   STREAM_FANOUT?: string;
   STATS_CACHE_SECONDS?: string;
+  RESOLVE_TIMEOUT_MS?: string;
   PASSWORD_ITERATIONS?: string;
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
@@ -141,6 +142,8 @@ export interface Config {
   streamFanout: number;
   /** How long the instance's figures are kept in the edge cache (0: read every time). */
   statsCacheSeconds: number;
+  /** How long looking a remote account up may hold a request (then it goes on after the answer). */
+  resolveTimeoutMs: number;
   /** PBKDF2 iterations of new password hashes (10,000 to 100,000; workerd allows no more). */
   passwordIterations: number;
   /** Authorized fetch (`AUTHORIZED_FETCH`, run-time `authorized_fetch_mode`): federation GETs must be signed. */
@@ -248,6 +251,7 @@ export function varsConfig(env: Env): Config {
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),
     statsCacheSeconds: Math.max(0, int(env.STATS_CACHE_SECONDS, 60)),
+    resolveTimeoutMs: Math.min(30_000, Math.max(100, int(env.RESOLVE_TIMEOUT_MS, 5_000))),
     passwordIterations: Math.min(PBKDF2_MAX_ITERATIONS, Math.max(PBKDF2_MIN_ITERATIONS, int(env.PASSWORD_ITERATIONS, PBKDF2_MAX_ITERATIONS))),
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
   };

@@ -236,6 +236,30 @@ describe("from Mastodon-shaped payloads", () => {
     return { user, actor, vars, remoteId: row!.id };
   }
 
+  it("a Move whose target cannot be fetched yet is answered 500 (the sender retries) and applied once the target answers", async () => {
+    const s = await setup();
+    const targetName = `moved${s.vars.N}`;
+    const target = peer.actor(targetName);
+    const doc = await (await peer.handle(new Request(target, { headers: { Accept: "application/activity+json" } }))).json<Record<string, unknown>>();
+    const move = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#moves/${s.vars.N}`, type: "Move", actor: s.actor, object: s.actor, target };
+    const movedTo = async () => (await q<{ m: string | null }>(A, "SELECT moved_to_account_id AS m FROM accounts WHERE id = ?", s.remoteId))[0]!.m;
+    // The target's server is down (or too slow on its first fetch): not a refusal, a retry.
+    const routed = globalThis.fetch;
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) =>
+      new Request(input, init).url === target ? new Response("down", { status: 503 }) : routed(input, init)) as typeof fetch;
+    try {
+      expect((await peer.send(s.actor, move)).status).toBe(500);
+    } finally {
+      globalThis.fetch = routed;
+    }
+    expect(await movedTo()).toBeNull();
+    // The sender's retry, once the target answers (listing the mover among its aliases): the move is followed.
+    peer.objects.set(target, { ...doc, alsoKnownAs: [s.actor] });
+    expect((await peer.send(s.actor, move)).status).toBe(202);
+    const [targetRow] = await q<{ id: string }>(A, "SELECT id FROM accounts WHERE uri = ?", target);
+    expect(await movedTo()).toBe(targetRow!.id);
+  });
+
   it("Update(Person) by the actor refreshes its profile (name, bio, emoji, fields, images); of someone else's actor it is ignored", async () => {
     const s = await setup();
     const other = await setup();

@@ -240,7 +240,10 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const from = await sender(ctx, move);
       if (!from || from.deactivated) return;
       const base = ctx.canonicalOrigin;
-      const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, { refresh: true });
+      // A target that cannot be reached now (down, or too slow on its first fetch) is not a refusal: the error
+      // answers the sender 500, and its retry brings the Move again later. Only a target that answers without
+      // listing the account is refused for good.
+      const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, { refresh: true, strict: true });
       if (!target || target.account.deactivated) return;
       await moveAccount(ctx.data.d, from, target.account, Date.now());
       after(ctx, { events: [], notified: true });

@@ -50,7 +50,7 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
       const viewerId = auth?.account?.id ?? null;
       // With a user token, an unknown or stale remote account is fetched from its server (as search resolves).
       const found = parseHandle(p.acct, hostOf(c))
-        ? await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, { fetch: viewerId !== null })
+        ? await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, { fetch: viewerId !== null, background: c.executionCtx })
         : await findByAcct(db(c.env), p.acct, hostOf(c));
       if (!found || (found.account.deactivated && viewerId !== found.account.id)) throw notFound();
       return c.json(renderAccount(renderContext(c, viewerId), found));

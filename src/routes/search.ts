@@ -40,12 +40,12 @@ async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerI
   if (!handle) return { url: null, accountId: null };
   const fetch = viewerId !== null && offset === 0;
   if (handle.kind === "url") {
-    const found = await resolveAny(r, q, { fetch });
+    const found = await resolveAny(r, q, { fetch, background: c.executionCtx });
     // A fetched reply's thread: its missing ancestors are fetched after the response (services/thread-ancestors.ts).
     if (found && "statusId" in found && found.parentUri) c.executionCtx.waitUntil(fetchAncestors(r, found.statusId, found.parentUri));
     return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };
   }
-  const found = fetch && isResolvable(q, r.localHost) ? await resolveAccount(r, q) : null;
+  const found = fetch && isResolvable(q, r.localHost) ? await resolveAccount(r, q, { background: c.executionCtx }) : null;
   return { url: null, accountId: found?.account.id ?? null };
 }
 

@@ -23,8 +23,13 @@ import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
 import { parseNote, storeRemoteNote } from "./remote-statuses";
 import { syncFeatured } from "./remote-featured";
 
-/** How long one look-up (WebFinger + actor) may take. */
-export const LOOKUP_MS = 5_000;
+/**
+ * How long a look-up (WebFinger + actor) may hold a request: `RESOLVE_TIMEOUT_MS`, 5 s by default. A server
+ * slower than that, on its first fetch say (a new Starling makes its keys then), is not taken for nonexistent:
+ * given a `background`, the look-up goes on after the answer, up to `BACKGROUND_FACTOR` times as long in all, and
+ * stores what it finds, so asking again finds it.
+ */
+const BACKGROUND_FACTOR = 3;
 /** How long the counters (three collections, in parallel) may add to it. */
 export const COUNTS_MS = 2_000;
 
@@ -76,19 +81,30 @@ export function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
 }
 
 /**
- * Fetches whatever `target` names (an `acct:` URI or a URL) through Fedify, bounded in time. Fedify refuses a
- * document whose id is on another origin than where it was fetched from (it is not stored under a wrong id),
- * and WebFinger answers pointing at private addresses are refused by its own check (loaders: ours).
+ * Fetches whatever `target` names (an `acct:` URI or a URL) through Fedify, its fetches aborted after `ms`.
+ * Fedify refuses a document whose id is on another origin than where it was fetched from (it is not stored under
+ * a wrong id), and WebFinger answers pointing at private addresses are refused by its own check (loaders: ours).
  */
 async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ object: APObject | null; loader: DocumentLoader }> {
   const ctx = await federationContext(r.env, r.base);
   // Not the context's cached loader: resolving is when a stale row is refreshed, so it reads what the server
   // says now (and its collections' counts with it).
   const loader = guardedDocumentLoader(allowPrivateAddress(r.env), USER_AGENT, () => instanceSigner(r.env));
-  const signal = AbortSignal.timeout(ms);
-  const object = await within(ctx.lookupObject(target, { signal, documentLoader: loader }), ms);
+  // Fedify answers null for a document it could not load, whatever the reason: what the loader threw tells a
+  // server that is down or unreachable (thrown on as `Unreachable`) from one that says the object is gone.
+  let unreachable: unknown = null;
+  const watched: DocumentLoader = (url, options) =>
+    loader(url, options).catch((e: unknown) => {
+      if (!/^HTTP (404|410)\b/.test((e as Error)?.message ?? "")) unreachable = e;
+      throw e;
+    });
+  const object = await ctx.lookupObject(target, { signal: AbortSignal.timeout(ms), documentLoader: watched });
+  if (!object && unreachable) throw new Unreachable(`${target}: ${(unreachable as Error)?.message ?? unreachable}`);
   return { object, loader };
 }
+
+/** The remote server did not answer in time, or could not be reached (`strict` look-ups throw it). */
+export class Unreachable extends Error {}
 
 /** The counters the actor's followers/following/outbox collections report (`totalItems`), best effort. */
 async function reportedCounts(original: Actor, loader: DocumentLoader, ms: number): Promise<ReportedCounts> {
@@ -152,10 +168,14 @@ export async function storeFetchedStatus(r: ResolveEnv, object: APObject): Promi
 export interface ResolveOptions {
   /** Fetch from the remote server when unknown or stale (false: stored rows only). Default true. */
   fetch?: boolean;
-  /** Time budget for the remote look-up. */
+  /** Time budget for the remote look-up (default: the configured `resolveTimeoutMs`). */
   timeoutMs?: number;
   /** Refetch a known remote account even when fresh (a move checks the target's current aliases). */
   refresh?: boolean;
+  /** Where a look-up that outlasts its budget goes on after the answer (a request's execution context). */
+  background?: { waitUntil(p: Promise<unknown>): void };
+  /** Throw `Unreachable` instead of answering what is stored when the server cannot be reached in time. */
+  strict?: boolean;
 }
 
 /**
@@ -176,7 +196,7 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
   if (!h) return null;
   const d = db(r.env);
   const fetch = opts.fetch ?? true;
-  const ms = opts.timeoutMs ?? LOOKUP_MS;
+  const ms = opts.timeoutMs ?? config(r.env).resolveTimeoutMs;
   let stored: AccountWithUser | null;
   if (h.kind === "acct") {
     stored = await findByAcct(d, h.host ? `${h.username}@${h.host}` : h.username, r.localHost);
@@ -196,18 +216,38 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
   // Nothing is fetched from a rejected domain (federation policies).
   const targetHost = stored?.account.domain ?? (h.kind === "acct" ? h.host! : h.url.hostname);
   if (rejectedHost(d, targetHost.replace(/:\d+$/, ""))) return stored;
-  try {
-    const { object, loader } = await lookup(r, target, ms);
+  // The fetch and what is stored from it, one piece of work: when it outlasts `ms`, it is not abandoned.
+  const work = (async () => {
+    const { object, loader } = await lookup(r, target, opts.background ? ms * BACKGROUND_FACTOR : ms);
     if (object && isActor(object)) return (await storeActor(r, d, object, loader)) ?? stored;
     if (object && !stored && h.kind === "url") {
       const statusId = await storeFetchedStatus(r, object);
       // The replied-to status's id, for the caller to fetch the missing ancestors after its response.
       if (statusId) return { statusId, parentUri: object.replyTargetId?.href };
     }
-  } catch (e) {
+    return stored;
+  })();
+  let failed: unknown = null;
+  const settled = work.catch((e) => {
+    failed = e;
     console.warn(`resolve: ${target}: ${(e as Error)?.message ?? e}`);
+    return undefined;
+  });
+  const TIMED_OUT = Symbol("timed out");
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const outcome = await Promise.race([settled, new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), ms)))]);
+  clearTimeout(timer!);
+  if (outcome === TIMED_OUT) {
+    // Bounded by the clock too: a server that never answers, whatever the fetch does with its signal.
+    opts.background?.waitUntil(within(settled, ms * (BACKGROUND_FACTOR - 1)));
+    if (opts.strict) throw new Unreachable(`${target} did not answer within ${ms} ms`);
+    return stored;
   }
-  return stored;
+  if (outcome === undefined) {
+    if (opts.strict) throw new Unreachable(`${target}: ${(failed as Error)?.message ?? failed}`);
+    return stored;
+  }
+  return outcome;
 }
 
 /** The most unknown remote mentions one post resolves, and the time all of them may take together. */
