@@ -586,10 +586,19 @@ describe("the public collection, named in full", () => {
     await act(`/api/v1/accounts/${other.id}/block`);
     await act(`/api/v1/accounts/${other.id}/unblock`);
     await act(`/api/v1/statuses/${unlisted.id}`, undefined, "DELETE");
+    // Follow requests from two remote accounts: one authorized (Accept), one rejected (Reject).
+    const [asker1, asker2] = [await remote(host()), await remote(host())];
+    for (const r of [asker1, asker2]) {
+      await env.DB.prepare("INSERT INTO follow_requests (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+        .bind(newId(), r.id, me.id, Date.now(), `${r.uri}/follows/1`)
+        .run();
+    }
+    await act(`/api/v1/follow_requests/${asker1.id}/authorize`);
+    await act(`/api/v1/follow_requests/${asker2.id}/reject`);
     await drainFederation(A.bindings);
 
     const kinds = new Set(received.map((r) => `${r.body.type}${r.body.object?.type ? `(${r.body.object.type})` : ""}`));
-    for (const kind of ["Create(Note)", "Create(Question)", "Create(ChatMessage)", "Add", "Remove", "Announce", "Undo(Announce)", "Like", "Undo(Like)", "EmojiReact", "Undo(EmojiReact)", "Update(Person)", "Follow", "Undo(Follow)", "Flag", "Block", "Undo(Block)", "Delete(Tombstone)"]) {
+    for (const kind of ["Create(Note)", "Create(Question)", "Create(ChatMessage)", "Add", "Remove", "Announce", "Undo(Announce)", "Like", "Undo(Like)", "EmojiReact", "Undo(EmojiReact)", "Update(Person)", "Follow", "Undo(Follow)", "Accept(Follow)", "Reject(Follow)", "Flag", "Block", "Undo(Block)", "Delete(Tombstone)"]) {
       expect([...kinds], kind).toContain(kind);
     }
     for (const r of received) expect(compactPublic(r.body), JSON.stringify(r.body).slice(0, 400)).toBe(false);
@@ -608,5 +617,12 @@ describe("the public collection, named in full", () => {
     }
     const note = await (await call(`/objects/${pub.id}`, { instance: A, headers: AP })).json<any>();
     expect(note.to).toContain("https://www.w3.org/ns/activitystreams#Public");
+
+    // Last, the account's own deletion: a Delete of the actor to its followers.
+    received = [];
+    expect((await call("/api/pleroma/delete_account", { instance: A, method: "POST", token: me.token, body: { password: me.password } })).status).toBe(200);
+    await drainFederation(A.bindings);
+    expect(received.map((r) => r.body.type)).toContain("Delete");
+    for (const r of received) expect(compactPublic(r.body), JSON.stringify(r.body).slice(0, 400)).toBe(false);
   });
 });
