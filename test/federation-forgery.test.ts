@@ -159,6 +159,26 @@ describe("forged activities in another server's actor's name", () => {
   });
 });
 
+describe("an actor named twice", () => {
+  it("a body naming the victim as a second actor is never taken as the victim's, even signed by the first", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const evilActor = f.evil.actor();
+    // Two actors in `actor`: evil.example's own actor signs (a valid signature, its own key).
+    const both = fill(mastodonCreate, { ...s.vars, N: `${s.vars.N}a` });
+    const res = await f.evil.send(evilActor, { ...both, actor: [evilActor, s.actor] });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "The activity has no actor" });
+    // The victim under another spelling JSON-LD allows: Fedify reads the one `actor`, evil's; the note attributed
+    // to the victim is then not trusted (fetched from the victim's origin, which does not serve it): nothing stored.
+    const aliased = fill(mastodonCreate, { ...s.vars, N: `${s.vars.N}b` });
+    const body = { ...aliased, "@context": [...aliased["@context"], { alsoActor: "https://www.w3.org/ns/activitystreams#actor" }], actor: evilActor, alsoActor: s.actor };
+    expect([202, 401]).toContain((await f.evil.send(evilActor, body)).status);
+    for (const c of [both, aliased]) expect(await q("SELECT id FROM statuses WHERE uri = ?", c.object.id)).toEqual([]);
+    expect(await q("SELECT id FROM accounts WHERE uri = ?", s.actor)).toEqual([]);
+  });
+});
+
 describe("real servers' keys and forwarding still work", () => {
   /** A hand-made actor document on the peer's origin with the given key id and document for its key. */
   async function handMadeActor(peer: Peer, name: string, keyId: (actor: string) => string, opts: { type?: string; keyAtOwnUrl?: boolean } = {}) {

@@ -85,7 +85,7 @@ async function actorLists(actorId: URL, keyId: URL, loaders: AuthLoaders): Promi
 }
 
 /** The keys of the body's own signatures (a Linked Data signature, Object Integrity Proofs) that verify it. */
-async function bodySigners(body: Record<string, unknown>, loaders: AuthLoaders, keyCache: KeyCache): Promise<URL[]> {
+async function bodySigners(body: Record<string, unknown>, activity: Activity | null, loaders: AuthLoaders, keyCache: KeyCache): Promise<URL[]> {
   const opts = { documentLoader: loaders.documentLoader, contextLoader: loaders.contextLoader, keyCache };
   const keys: URL[] = [];
   if (body.signature && typeof body.signature === "object") {
@@ -93,7 +93,6 @@ async function bodySigners(body: Record<string, unknown>, loaders: AuthLoaders, 
     if (key?.id) keys.push(key.id);
   }
   // Proofs as Fedify finds them (any spelling of `proof` the JSON-LD context allows), each verified on its own.
-  const activity = await Activity.fromJsonLd(body, opts).catch(() => null);
   if (activity) {
     for await (const proof of activity.getProofs(opts)) {
       const key = await verifyProof(body, proof, opts).catch(() => null);
@@ -126,8 +125,9 @@ async function fromOrigin(body: Record<string, unknown>, actorId: URL, loaders: 
   if (!object || object.id?.href !== objectId.href) return null;
   const isSelf = objectId.href === actorId.href && isActor(object);
   if (!isSelf && !object.attributionIds.some((a) => a.href === actorId.href)) return null;
-  // Embedded with its own `@context` (JSON-LD scopes it to the object): the listeners take it as the origin's.
-  return { ...unsigned(body), object: doc.document };
+  // Only what names the activity, with the object as the origin serves it (embedded with its own `@context`,
+  // which JSON-LD scopes to it): nothing else of the unauthenticated copy is passed on.
+  return { "@context": body["@context"], id: body.id, type: body.type, actor: body.actor, object: doc.document };
 }
 
 /**
@@ -137,6 +137,11 @@ async function fromOrigin(body: Record<string, unknown>, actorId: URL, loaders: 
 export async function authenticateInbound(req: Request, body: Record<string, unknown>, loaders: AuthLoaders): Promise<Authenticated> {
   const actorId = parseUrl(idOf(body.actor));
   if (!actorId) return { ok: false, error: "The activity's actor is not a URL" };
+  // The actor as Fedify (and so every listener) will read it must be this one, and only it: JSON-LD lets a body
+  // name actors under other spellings beside the `actor` checked here. (Fedify 2.3 reads only `actor`, so today
+  // this holds by itself; it is checked so that no later parser can make the two disagree.)
+  const parsed = await Activity.fromJsonLd(body, { documentLoader: loaders.documentLoader, contextLoader: loaders.contextLoader }).catch(() => null);
+  if (parsed && (parsed.actorIds.length !== 1 || parsed.actorIds[0]!.href !== actorId.href)) return { ok: false, error: "The activity names more than one actor" };
   const keyCache = kvKeyCache(loaders.kv);
   const owned = (key: URL) => actorLists(actorId, key, loaders);
 
@@ -148,7 +153,7 @@ export async function authenticateInbound(req: Request, body: Record<string, unk
     if (await owned(v.key.id)) return { ok: true, body: unsigned(body) };
     relayedBy = v.key.id;
   }
-  for (const key of await bodySigners(body, loaders, keyCache)) {
+  for (const key of await bodySigners(body, parsed, loaders, keyCache)) {
     if (await owned(key)) return { ok: true, body: unsigned(body) };
   }
   if (!relayedBy) return { ok: false, error: NOT_THE_ACTORS_KEY };
