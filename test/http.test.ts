@@ -44,7 +44,13 @@ describe("parameter reader", () => {
 
   it("answers 400 for bad values and JSON, 415 for unknown bodies", async () => {
     expect(await echo({ query: "?n=abc" })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^Invalid value for field n/) } });
-    expect(await echo({ query: "?flag=perhaps" })).toMatchObject({ status: 400 });
+    // Booleans as Pleroma reads them: any string but its few "false" ones is true; the last of a repeated one counts.
+    expect(await echo({ query: "?flag=perhaps" })).toEqual({ status: 200, body: { id: "7", flag: true } });
+    expect(await echo({ query: "?flag=true&flag=accounts" })).toEqual({ status: 200, body: { id: "7", flag: true } });
+    expect(await echo({ query: "?flag=accounts&flag=off" })).toEqual({ status: 200, body: { id: "7", flag: false } });
+    for (const no of ["false", "FALSE", "0", "off", "f", "no", ""]) expect((await echo({ query: `?flag=${no}` })).body.flag, no).toBe(false);
+    // A value that is no string at all is still refused.
+    expect(await echo({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ flag: { a: 1 } }) })).toMatchObject({ status: 400 });
     expect(await echo({ method: "POST", headers: { "content-type": "application/json" }, body: "{oops" })).toEqual({ status: 400, body: { error: "Invalid JSON in request body" } });
     expect(await echo({ method: "POST", headers: { "content-type": "text/xml" }, body: "<x/>" })).toMatchObject({ status: 415 });
     // Prototype keys are dropped, not assigned.

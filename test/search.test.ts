@@ -40,6 +40,9 @@ describe("search", () => {
     // following=true keeps only the accounts the viewer follows.
     await json(`/api/v1/accounts/${alice.id}/follow`, { method: "POST", token: alison.token });
     expect((await json(`/api/v1/accounts/search?q=ali&following=true`, { token: alison.token })).map((x: any) => x.id)).toEqual([alice.id]);
+    // Pleroma-FE's list editor repeats the parameter (`following=true&following=accounts`): taken as Pleroma does.
+    const listEditor = await json(`/api/v2/search?q=ali&resolve=false&limit=20&following=true&following=accounts&type=accounts`, { token: alison.token });
+    expect(listEditor.accounts.map((x: any) => x.id)).toEqual([alice.id]);
     // Blocked either way: not found.
     await json(`/api/v1/accounts/${alison.id}/block`, { method: "POST", token: alice.token });
     expect((await json(`/api/v1/accounts/search?q=ali${"son"}${stamp}`, { token: alice.token })).map((x: any) => x.id)).toEqual([]);

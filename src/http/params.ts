@@ -151,17 +151,17 @@ export async function parseParams<S extends z.ZodType>(c: Context, schema: S): P
 
 // ---- schema helpers for form-encoded input ----
 
-const TRUE = new Set(["true", "1", "on", "yes", "t"]);
 const FALSE = new Set(["false", "0", "off", "no", "f", ""]);
 
-/** A boolean that also accepts "true"/"1"/"on" and "false"/"0"/"off"/"". */
+/**
+ * A boolean as Pleroma reads one (`truthy_param?`): its few "false" strings ("false", "0", "off", "f"; also "no"
+ * and "", as Rails casts them) are false, any other string is true. A repeated parameter counts by its last
+ * value, as Pleroma and Rails take it: Pleroma-FE's list editor sends `following=true&following=accounts`.
+ */
 export const boolParam = () =>
   z.preprocess((v) => {
-    if (typeof v === "string") {
-      const s = v.trim().toLowerCase();
-      if (TRUE.has(s)) return true;
-      if (FALSE.has(s)) return false;
-    }
+    if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string")) v = v[v.length - 1];
+    if (typeof v === "string") return !FALSE.has(v.trim().toLowerCase());
     if (v === 1) return true;
     if (v === 0) return false;
     return v;
