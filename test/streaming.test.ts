@@ -1,4 +1,4 @@
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AccountSchema } from "../src/schemas/account";
 import { ConversationSchema, NotificationSchema } from "../src/schemas/social";
@@ -7,7 +7,7 @@ import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser
 import { dispatch } from "../src/services/events";
 import { deliverToStreams } from "../src/services/stream-delivery";
 import { countingD1 } from "./d1-counter";
-import { encodeConnection, userObject } from "../src/objects/streams";
+import { encodeConnection, streamObject, userObject } from "../src/objects/streams";
 import { expectClientsParse, openEventStream, openSocket, payloads, settled, type Socket, type WsFrame } from "./streams";
 
 /** A further token of `user` with exactly `scope` (password grant). */
@@ -867,5 +867,25 @@ describe("streaming: server-sent events", () => {
     }
     await Promise.all([tagStream.close(), listStream.close()]);
     await settled();
+  });
+});
+
+describe("streaming: a socket closed while its message is answered", () => {
+  it("unsubscribing and closing at once is answered by nobody, without an error (Pleroma-FE closes right after)", async () => {
+    const me = await registerUser();
+    // The object's own handler, called as the runtime calls it for a message that arrives as the client closes:
+    // the socket is closed by the time the answer is ready. It must resolve, not throw "send() after close()".
+    // (Typed loosely: the stub's RPC types are too deep for the checker here.)
+    const inObject = runInDurableObject as unknown as (stub: unknown, run: (instance: any, state: DurableObjectState) => Promise<void>) => Promise<void>;
+    await inObject(streamObject(env, userObject(me.id)), async (instance, state) => {
+      const pair = new WebSocketPair();
+      const server = pair[1];
+      state.acceptWebSocket(server);
+      server.serializeAttachment({ object: userObject(me.id), accountId: null, tokenId: null, scopes: [], subscriptions: [] });
+      server.close(1000, "bye");
+      for (const message of [{ type: "subscribe", stream: "public" }, { type: "unsubscribe", stream: "public" }, { type: "subscribe", stream: "nonsense" }, { type: "pleroma:authenticate", token: me.token }]) {
+        await expect(instance.webSocketMessage(server, JSON.stringify(message)), JSON.stringify(message)).resolves.toBeUndefined();
+      }
+    });
   });
 });

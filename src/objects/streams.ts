@@ -74,6 +74,16 @@ export const sseFrame = (f: Frame) => `event: ${f.event}\ndata: ${f.payload ?? "
 const respond = (type: string, result: "success" | "ignored" | "error", error?: string) =>
   JSON.stringify({ event: "pleroma:respond", payload: JSON.stringify({ result, type, ...(error ? { error } : {}) }), stream: [] });
 
+/** Sends an answer unless the socket has closed meanwhile (then there is nobody to tell: not an error). */
+function answer(ws: WebSocket, text: string): void {
+  if (ws.readyState !== WebSocket.OPEN) return;
+  try {
+    ws.send(text);
+  } catch {
+    // Closed between the check and the send.
+  }
+}
+
 const wants = (c: Connection, f: Frame) => c.tokenId === f.tokenId && c.subscriptions.some((s) => sameSubscription(s, f));
 
 class StreamObject extends DurableObject<Env> {
@@ -164,6 +174,7 @@ class StreamObject extends DurableObject<Env> {
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    // Answered after awaits: the client may have closed meanwhile (unsubscribe, then close at once).
     if (typeof message !== "string") return;
     let msg: Record<string, unknown>;
     try {
@@ -178,28 +189,28 @@ class StreamObject extends DurableObject<Env> {
     const type = text("type");
     if (type === "subscribe" || type === "unsubscribe") {
       const sub = await resolveStream(db(this.env), c, text("stream"), { tag: text("tag"), list: text("list"), instance: text("instance") });
-      if (isRefusal(sub)) return ws.send(respond(type, "error", sub.error));
+      if (isRefusal(sub)) return answer(ws, respond(type, "error", sub.error));
       const has = c.subscriptions.some((s) => sameSubscription(s, sub));
-      if (type === "subscribe" ? has : !has) return ws.send(respond(type, "ignored"));
+      if (type === "subscribe" ? has : !has) return answer(ws, respond(type, "ignored"));
       c.subscriptions = type === "subscribe" ? [...c.subscriptions, sub] : c.subscriptions.filter((s) => !sameSubscription(s, sub));
       ws.serializeAttachment(c);
       await this.syncPresence(c.object);
-      return ws.send(respond(type, "success"));
+      return answer(ws, respond(type, "success"));
     }
     if (type === "pleroma:authenticate") {
       // An anonymous socket may sign in; its later subscriptions are checked against the token.
       const found = text("token") ? await findToken(db(this.env), text("token")!.trim()) : null;
-      if (!found?.account || found.account.deactivated || !found.user?.confirmed || found.user.approvalPending) return ws.send(respond(type, "error", "unauthorized"));
+      if (!found?.account || found.account.deactivated || !found.user?.confirmed || found.user.approvalPending) return answer(ws, respond(type, "error", "unauthorized"));
       // Signed in as someone else: refused, as Pleroma does. Signed in as the same account (a browser sends its
       // session cookie with the upgrade, then Pleroma-FE authenticates, and closes the socket on any error): the
       // socket takes the new token.
-      if (c.accountId && c.accountId !== found.account.id) return ws.send(respond(type, "error", "already_authenticated"));
+      if (c.accountId && c.accountId !== found.account.id) return answer(ws, respond(type, "error", "already_authenticated"));
       Object.assign(c, { accountId: found.account.id, tokenId: found.token.id, scopes: found.token.scopes.split(" ") } satisfies Listener);
       // Subscriptions made under the earlier credential keep only what the new token's scopes allow.
       c.subscriptions = c.subscriptions.filter((sub) => scopesAllow(c, sub));
       ws.serializeAttachment(c);
       await this.syncPresence(c.object);
-      return ws.send(respond(type, "success"));
+      return answer(ws, respond(type, "success"));
     }
   }
 
