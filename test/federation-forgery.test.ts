@@ -179,6 +179,115 @@ describe("an actor named twice", () => {
   });
 });
 
+describe("shapes found in review (each was accepted before its fix)", () => {
+  it("an inbox reached by another method than POST is not an inbox: nothing unsigned gets through", async () => {
+    const s = await setup();
+    const follow = bare(fill(mastodonFollow, s.vars));
+    for (const method of ["PUT", "PATCH", "DELETE"]) {
+      for (const path of ["/inbox", "/inbox/", `/users/${s.user.username}/inbox`]) {
+        const res = await instanceFetch(A, new Request(`${A.origin}${path}`, { method, headers: { "Content-Type": AP, Accept: AP }, body: JSON.stringify(follow) }));
+        expect(res.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
+        await res.body?.cancel();
+      }
+    }
+    expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
+  });
+
+  it("a key URL serving an actor document with the victim's key id is not the victim's key", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const victimDoc = await (await s.peer.handle(new Request(s.actor, { headers: { Accept: AP } }))).json<{ publicKey: { id: string } }>();
+    const rsa = await rsaKeyPair();
+    const pem = (await new CryptographicKey({ id: new URL(victimDoc.publicKey.id), owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd()) as { publicKeyPem: string };
+    // At a key id without a fragment, an actor document with one key: Fedify answers that key, whatever its id.
+    const keyUrl = `https://evil.example/k${s.vars.N}`;
+    f.evil.objects.set(keyUrl, {
+      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
+      id: s.actor,
+      type: "Person",
+      inbox: `${s.actor}/inbox`,
+      publicKey: { id: victimDoc.publicKey.id, owner: s.actor, publicKeyPem: pem.publicKeyPem },
+    });
+    const follow = bare(fill(mastodonFollow, s.vars));
+    const res = await instanceFetch(A, await signRequest(unsignedPost("/inbox", follow), rsa.privateKey, new URL(keyUrl)));
+    expect(res.status).toBe(401);
+    expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
+  });
+
+  it("the actor Fedify reads must be the one authenticated: a context term for as:actor that sorts first is refused", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const evilActor = f.evil.actor();
+    const follow = bare(fill(mastodonFollow, s.vars));
+    const body = {
+      ...follow,
+      "@context": ["https://www.w3.org/ns/activitystreams", { a: { "@id": "https://www.w3.org/ns/activitystreams#actor", "@type": "@id" } }],
+      a: s.actor,
+      actor: evilActor,
+    };
+    const res = await f.evil.send(evilActor, body);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: "The activity's actor is not the one its body names" });
+    expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
+  });
+
+  it("a relayed copy cannot turn into another type through its context: an 'Update' that means Delete deactivates nobody", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    await expectAccepted(await s.peer.send(s.actor, bare(fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}f` }))));
+    const body = {
+      "@context": ["https://www.w3.org/ns/activitystreams", { Update: "https://www.w3.org/ns/activitystreams#Delete" }],
+      id: `${s.actor}#updates/${s.vars.N}`,
+      type: "Update",
+      actor: s.actor,
+      object: s.actor,
+    };
+    await f.relay.send(s.actor, body, { signAs: f.relay.actor() });
+    expect(await q("SELECT deactivated FROM accounts WHERE uri = ?", s.actor)).toEqual([{ deactivated: 0 }]);
+  });
+
+  it("an activity id on another origin than its actor's is refused (it could take the author's next id)", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const evilActor = f.evil.actor();
+    // evil.example's own actor, signing validly, names its Follow with an id in the peer's namespace.
+    const follow = { ...bare(fill(mastodonFollow, s.vars)), actor: evilActor, id: `${s.actor}#follows/${s.vars.N}` };
+    const res = await f.evil.send(evilActor, follow);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: "The activity's id is not on its actor's origin" });
+  });
+
+  it("a remote JSON-LD context is read once per delivery: one served differently later cannot change what was checked", async () => {
+    const s = await setup();
+    const f = await attacker(s);
+    const ctxUrl = `https://evil.example/ctx${s.vars.N}`;
+    // The author's own signed Follow (LD signature), as anyone who received it holds it.
+    const follow = bare(fill(mastodonFollow, s.vars));
+    const { rsa } = await s.peer.keys(s.actor);
+    const signed = (await signJsonLd(follow, rsa.privateKey, new URL(`${s.actor}#main-key`), {})) as Record<string, unknown>;
+    // Replayed with a context of evil's added: empty when first read (the signature still checks out), then
+    // turning the Follow into a Block.
+    let served = 0;
+    const previous = globalThis.fetch;
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (new Request(input, init).url !== ctxUrl) return previous(input, init);
+      const context = served++ === 0 ? {} : { Follow: "https://www.w3.org/ns/activitystreams#Block" };
+      return new Response(JSON.stringify({ "@context": context }), { headers: { "Content-Type": "application/ld+json" } });
+    }) as typeof fetch;
+    try {
+      const res = await f.relay.send(s.actor, { ...signed, "@context": [signed["@context"], ctxUrl].flat() }, { signAs: f.relay.actor() });
+      expect(res.status).toBe(202);
+      expect(served).toBe(1);
+      // What the author signed happened, and nothing else: a follow, no block.
+      expect(await q("SELECT target_account_id AS target FROM follows WHERE uri = ?", follow.id)).toEqual([{ target: s.user.id }]);
+      const victim = (await remoteId(s.actor))!;
+      expect(await q("SELECT id FROM blocks WHERE account_id = ?", victim)).toEqual([]);
+    } finally {
+      globalThis.fetch = previous;
+    }
+  });
+});
+
 describe("real servers' keys and forwarding still work", () => {
   /** A hand-made actor document on the peer's origin with the given key id and document for its key. */
   async function handMadeActor(peer: Peer, name: string, keyId: (actor: string) => string, opts: { type?: string; keyAtOwnUrl?: boolean } = {}) {

@@ -6,23 +6,28 @@
  * Proof, else the HTTP signature), so checking only the one a request seems to use misses the others.
  *
  * The rule, whatever mechanism signed: a key speaks for an actor only when the key verified the request (Fedify's
- * own verification functions, so the key is the one they really used, not one parsed beside them) AND the key is
- * on the actor's origin AND the actor's own document, fetched from the actor's id, lists that key id
- * (`publicKey` or `assertionMethod`). Then:
+ * own verification functions), the key that verified is the very one the signature names (Fedify may answer
+ * another key found in the document at that URL), the key is on the actor's origin, AND the actor's own document,
+ * fetched from the actor's id, lists that key id (`publicKey` or `assertionMethod`). Then:
  * - the actor's HTTP signature, or the actor's own LD signature or proof on the body: the activity is the
  *   actor's;
  * - an HTTP signature by someone else (a server forwarding a reply to its followers, a relay) and no valid
  *   signature of the actor on the body: unauthenticated. As Mastodon does, the copy is not trusted: a Create or
- *   Update is taken only with its object fetched again from its origin (and attributed to the actor there); any
- *   other activity is refused;
+ *   Update is taken only with its object fetched again from its origin (and attributed to the actor there),
+ *   in a body of Starling's own making; any other activity is refused;
  * - no verifiable signature at all (unsigned, broken, an LD signature or proof alone by a key the actor does not
  *   list): refused.
+ * What is checked is what Fedify will read: the body is parsed here as Fedify parses it, its JSON-LD contexts
+ * loaded once and written into the body (a remote context served differently the next time cannot change its
+ * meaning after the check); its one actor must be the actor authenticated, and its id on that actor's origin.
  * Fedify then handles the activity without verifying again (`skipSignatureVerification`, set only because every
  * POST that reaches it has passed here: federation/index.ts); the signatures are removed from the body it reads.
  */
-import { verifyProof, verifyRequestDetailed, verifySignature, type DocumentLoader, type KeyCache, type KvStore } from "@fedify/fedify";
-import { Activity, CryptographicKey, isActor, Multikey, Object as APObject } from "@fedify/vocab";
+import { preloadedContexts, verifyProof, verifyRequestDetailed, verifySignature, type DocumentLoader, type KeyCache, type KvStore, type RemoteDocument } from "@fedify/fedify";
+import { Activity, Create, CryptographicKey, isActor, Multikey, Object as APObject, Update } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
+import { decodeDict } from "structured-field-values";
+import { embeddedOnly } from "./loaders";
 
 export interface AuthLoaders {
   /** The usual loader (KV-cached, through the SSRF guard). */
@@ -36,9 +41,10 @@ export interface AuthLoaders {
 export type Authenticated =
   /** The body Fedify may handle as the actor's (signatures removed, or the object as its origin serves it). */
   | { ok: true; body: Record<string, unknown> }
-  | { ok: false; error: string };
+  | { ok: false; status: 400 | 401; error: string };
 
 export const NOT_THE_ACTORS_KEY = "The signing key does not belong to the activity's actor";
+const refused = (error: string, status: 400 | 401 = 401): Authenticated => ({ ok: false, status, error });
 
 const idOf = (v: unknown): string | null =>
   typeof v === "string" ? v : v && typeof v === "object" && typeof (v as { id?: unknown }).id === "string" ? (v as { id: string }).id : null;
@@ -69,6 +75,87 @@ function kvKeyCache(kv: KvStore): KeyCache {
     },
   };
 }
+
+// ---- what Fedify will read ----
+
+/** Remote contexts one body may name (a real one names one or two: Pleroma's litepub schema). */
+const REMOTE_CONTEXTS_MAX = 4;
+
+/** A context loader that loads each URL once for this request, at most `REMOTE_CONTEXTS_MAX` of them. */
+function onceLoader(load: DocumentLoader): DocumentLoader {
+  const seen = new Map<string, Promise<RemoteDocument>>();
+  return (url, options) => {
+    let hit = seen.get(url);
+    if (!hit) {
+      if (!(url in preloadedContexts) && [...seen.keys()].filter((u) => !(u in preloadedContexts)).length >= REMOTE_CONTEXTS_MAX) {
+        return Promise.reject(new Error(`more than ${REMOTE_CONTEXTS_MAX} remote JSON-LD contexts`));
+      }
+      hit = load(url, options);
+      seen.set(url, hit);
+    }
+    return hit;
+  };
+}
+
+/**
+ * The value with every remote `@context` URL replaced by the context it loads to (preloaded ones stay URLs):
+ * what is checked here and what Fedify reads then have one meaning, whatever the context's server answers later.
+ */
+async function pinContexts(value: unknown, load: DocumentLoader, depth = 0): Promise<unknown> {
+  if (depth > 40 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return Promise.all(value.map((v) => pinContexts(v, load, depth + 1)));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = k === "@context" ? await pinContext(v, load) : await pinContexts(v, load, depth + 1);
+  }
+  return out;
+}
+
+async function pinContext(ctx: unknown, load: DocumentLoader, depth = 0): Promise<unknown> {
+  // A loaded context may itself be a list (Pleroma's litepub schema is): its entries join the list it stood in,
+  // as JSON-LD has no lists of lists there.
+  if (Array.isArray(ctx)) return (await Promise.all(ctx.map((c) => pinContext(c, load, depth)))).flat();
+  if (typeof ctx !== "string" || ctx in preloadedContexts) return ctx;
+  if (depth > 2) throw new Error(`${ctx}: contexts nested too deep`);
+  const doc = (await load(ctx)).document as { "@context"?: unknown } | null;
+  if (!doc || typeof doc !== "object" || !("@context" in doc)) throw new Error(`${ctx} is not a JSON-LD context`);
+  return pinContext(doc["@context"], load, depth + 1);
+}
+
+// ---- keys ----
+
+/**
+ * The key id an HTTP signature names, read as Fedify reads it: draft-cavage's `Signature` header split on commas
+ * into `name="value"` pairs (the last `keyId` wins), or RFC 9421's one signature of `Signature-Input` (Fedify takes
+ * the first of several that verifies, which could not be told apart here: more than one is refused).
+ */
+function headerKeyId(headers: Headers): string | null {
+  const input = headers.get("signature-input");
+  if (input) {
+    let dict: ReturnType<typeof decodeDict>;
+    try {
+      dict = decodeDict(input);
+    } catch {
+      return null;
+    }
+    const labels = Object.values(dict).filter((item) => Array.isArray(item.value) && typeof item.params?.keyid === "string" && typeof item.params?.created === "number");
+    return labels.length === 1 ? (labels[0]!.params.keyid as string) : null;
+  }
+  const header = headers.get("signature");
+  if (!header) return null;
+  const values = Object.fromEntries(
+    header
+      .split(",")
+      .map((pair) => pair.match(/^\s*([A-Za-z]+)=(?:"([^"]*)"|(\d+))\s*$/))
+      .filter((m): m is RegExpMatchArray => m !== null)
+      .map((m) => [m[1], m[2] ?? m[3]]),
+  );
+  return typeof values.keyId === "string" ? values.keyId : null;
+}
+
+/** Whether a key that verified is the one named (by URL, as the signature wrote it). */
+const isNamed = (key: { id: URL | null } | null | undefined, named: string | URL | null | undefined): key is { id: URL } =>
+  !!key?.id && !!named && key.id.href === (typeof named === "string" ? parseUrl(named)?.href : named.href);
 
 /**
  * Keys found listed by their actor, remembered by this isolate for as long as the loader caches the actor's
@@ -103,20 +190,17 @@ async function actorListsNow(actorId: URL, keyId: URL, loaders: AuthLoaders): Pr
 }
 
 /** The keys of the body's own signatures (a Linked Data signature, Object Integrity Proofs) that verify it. */
-async function bodySigners(body: Record<string, unknown>, loaders: AuthLoaders, keyCache: KeyCache): Promise<URL[]> {
-  const opts = { documentLoader: loaders.documentLoader, contextLoader: loaders.contextLoader, keyCache };
+async function bodySigners(body: Record<string, unknown>, activity: Activity, opts: { documentLoader: DocumentLoader; contextLoader: DocumentLoader; keyCache: KeyCache }): Promise<URL[]> {
   const keys: URL[] = [];
-  if (body.signature && typeof body.signature === "object") {
+  const signature = body.signature as { creator?: unknown } | undefined;
+  if (signature && typeof signature === "object" && typeof signature.creator === "string") {
     const key = await verifySignature(body, opts).catch(() => null);
-    if (key?.id) keys.push(key.id);
+    if (isNamed(key, signature.creator)) keys.push(key.id);
   }
   // Proofs as Fedify finds them (any spelling of `proof` the JSON-LD context allows), each verified on its own.
-  const activity = await Activity.fromJsonLd(body, opts).catch(() => null);
-  if (activity) {
-    for await (const proof of activity.getProofs(opts)) {
-      const key = await verifyProof(body, proof, opts).catch(() => null);
-      if (key?.id) keys.push(key.id);
-    }
+  for await (const proof of activity.getProofs(opts)) {
+    const key = await verifyProof(body, proof, opts).catch(() => null);
+    if (isNamed(key, proof.verificationMethodId)) keys.push(key.id);
   }
   return keys;
 }
@@ -127,57 +211,66 @@ function unsigned(body: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** Types taken from an unauthenticated copy, their object fetched again from its origin. */
-const REFETCHABLE = new Set(["Create", "Update"]);
-
 /**
- * A relayed Create or Update whose copy could not be authenticated: its object as the actor's origin serves it
- * (fetched fresh, at its id, attributed to the actor, or the actor itself for an Update of a profile), or null.
+ * A relayed Create or Update whose copy could not be authenticated: a body of Starling's own making (a fixed
+ * context, an id of its own, so the copy can take no id of the author's), its object as the actor's origin serves
+ * it (fetched fresh, at its id, attributed to the actor, or the actor itself for an Update of a profile); or null.
  */
-async function fromOrigin(body: Record<string, unknown>, actorId: URL, loaders: AuthLoaders): Promise<Record<string, unknown> | null> {
-  if (typeof body.type !== "string" || !REFETCHABLE.has(body.type)) return null;
-  const objectId = parseUrl(idOf(body.object));
-  if (!objectId || objectId.origin !== actorId.origin) return null;
+async function fromOrigin(activity: Activity, actorId: URL, loaders: AuthLoaders, contexts: DocumentLoader): Promise<Record<string, unknown> | null> {
+  const type = activity instanceof Create ? "Create" : activity instanceof Update ? "Update" : null;
+  const objectId = activity.objectId;
+  if (!type || !objectId || objectId.origin !== actorId.origin) return null;
   const doc = await loaders.freshLoader(objectId.href).catch(() => null);
   if (!doc || parseUrl(doc.documentUrl)?.origin !== actorId.origin) return null;
-  const object = await APObject.fromJsonLd(doc.document, { documentLoader: loaders.documentLoader, contextLoader: loaders.contextLoader }).catch(() => null);
+  const document = (await pinContexts(doc.document, contexts).catch(() => null)) as Record<string, unknown> | null;
+  const object = document && (await APObject.fromJsonLd(document, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(() => null));
   if (!object || object.id?.href !== objectId.href) return null;
   const isSelf = objectId.href === actorId.href && isActor(object);
   if (!isSelf && !object.attributionIds.some((a) => a.href === actorId.href)) return null;
-  // Only what names the activity, with the object as the origin serves it (embedded with its own `@context`,
-  // which JSON-LD scopes to it): nothing else of the unauthenticated copy is passed on.
-  return { "@context": body["@context"], id: body.id, type: body.type, actor: body.actor, object: doc.document };
+  return { "@context": "https://www.w3.org/ns/activitystreams", id: `urn:uuid:${crypto.randomUUID()}`, type, actor: actorId.href, object: document };
 }
 
 /**
  * Authenticates an inbox POST (`req` with its body still unread; `body` its parsed JSON, whose `actor` the
- * inbound guard has checked is there).
+ * inbound guard has checked is one id).
  */
-export async function authenticateInbound(req: Request, body: Record<string, unknown>, loaders: AuthLoaders): Promise<Authenticated> {
-  const actorId = parseUrl(idOf(body.actor));
-  if (!actorId) return { ok: false, error: "The activity's actor is not a URL" };
-  // The `actor` checked here is the one Fedify, and so every listener, reads: Fedify 2.3 takes the compact
-  // `actor` property only (not another spelling of it a JSON-LD context could define), and the inbound guard lets
-  // only a single id through (test/federation-forgery.test.ts "an actor named twice" holds both).
+export async function authenticateInbound(req: Request, raw: Record<string, unknown>, loaders: AuthLoaders): Promise<Authenticated> {
+  const actorId = parseUrl(idOf(raw.actor));
+  if (!actorId) return refused("The activity's actor is not a URL");
+  const contexts = onceLoader(loaders.contextLoader);
+  const body = (await pinContexts(raw, contexts).catch(() => null)) as Record<string, unknown> | null;
+  if (!body) return refused("The activity's JSON-LD contexts could not be loaded", 400);
+  // Parsed as Fedify will parse it (nothing it links to is fetched here).
+  const activity = await Activity.fromJsonLd(body, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(() => null);
+  if (!activity) return refused("The body is not an activity", 400);
+  // JSON-LD lets a body name actors under other spellings than `actor` (a term of its context that sorts first):
+  // the actor Fedify, and every listener, reads must be the one authenticated, and only it.
+  if (activity.actorIds.length !== 1 || activity.actorIds[0]!.href !== actorId.href) return refused("The activity's actor is not the one its body names");
+  // Its id in the actor's namespace: an activity id already seen is dropped as a repeat, so a sender must not
+  // take another server's ids (the author's next Delete, say).
+  if (activity.id && activity.id.origin !== actorId.origin) return refused("The activity's id is not on its actor's origin");
   const keyCache = kvKeyCache(loaders.kv);
+  const opts = { documentLoader: loaders.documentLoader, contextLoader: contexts, keyCache };
   const owned = (key: URL) => actorLists(actorId, key, loaders);
 
   let relayedBy: URL | null = null;
   if (req.headers.has("signature") || req.headers.has("signature-input")) {
-    const v = await verifyRequestDetailed(req, { documentLoader: loaders.documentLoader, contextLoader: loaders.contextLoader, keyCache }).catch(() => null);
-    // A broken HTTP signature is refused, forwarded or not (as Mastodon does).
-    if (!v?.verified || !v.key.id) return { ok: false, error: "The HTTP signature does not verify" };
-    if (await owned(v.key.id)) return { ok: true, body: unsigned(body) };
-    relayedBy = v.key.id;
+    const named = headerKeyId(req.headers);
+    const v = named ? await verifyRequestDetailed(req, opts).catch(() => null) : null;
+    // A broken HTTP signature is refused, forwarded or not (as Mastodon does); so is one whose key is not the one
+    // it names (Fedify answers the one key of an actor document served at a key URL, whatever its id).
+    if (!v?.verified || !isNamed(v.key, named)) return refused("The HTTP signature does not verify");
+    if (await owned(v.key.id!)) return { ok: true, body: unsigned(body) };
+    relayedBy = v.key.id!;
   }
-  for (const key of await bodySigners(body, loaders, keyCache)) {
+  for (const key of await bodySigners(body, activity, opts)) {
     if (await owned(key)) return { ok: true, body: unsigned(body) };
   }
-  if (!relayedBy) return { ok: false, error: NOT_THE_ACTORS_KEY };
-  const refetched = await fromOrigin(body, actorId, loaders);
+  if (!relayedBy) return refused(NOT_THE_ACTORS_KEY);
+  const refetched = await fromOrigin(activity, actorId, loaders, contexts);
   if (refetched) {
-    console.log(`inbox: ${String(body.type)} relayed by ${relayedBy.href} taken from its origin`);
+    console.log(`inbox: ${refetched.type} relayed by ${relayedBy.href} taken from its origin`);
     return { ok: true, body: refetched };
   }
-  return { ok: false, error: NOT_THE_ACTORS_KEY };
+  return refused(NOT_THE_ACTORS_KEY);
 }

@@ -472,9 +472,11 @@ export async function handleFederated(
   // servers, not the web app's 406; browsers still get the pages.
   const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
   const data: FederationData = { env, d: db(env), exec: ctx };
+  // Fedify verifies no signature itself (`skipSignatureVerification`): every request it could take for an inbox
+  // delivery must be authenticated here. So an inbox is reached only by POST (Fedify's shared inbox would take any
+  // method), and a POST anywhere else goes to the app, never to Fedify.
+  if (req.method !== "POST" && /\/inbox\/?$/i.test(url.pathname)) return app(req, env, ctx);
   if (req.method === "POST") {
-    // Fedify answers POSTs only at inboxes, and verifies no signature itself (`skipSignatureVerification`): every
-    // POST it sees must have been authenticated here, so any other POST goes to the app, never to Fedify.
     if (!isInboxPath(url)) return app(req, env, ctx);
     // Read once, byte for byte (the signature's digest covers these bytes); too large, not JSON, without an
     // actor or nested too deep is refused first (federation/inbound-guard.ts).
@@ -492,7 +494,7 @@ export async function handleFederated(
       contextLoader: fctx.contextLoader,
       kv: new D1KvStore(data.d),
     });
-    if (!who.ok) return jsonError(401, who.error);
+    if (!who.ok) return jsonError(who.status, who.error);
     // What Fedify reads: the authenticated body (its signatures checked and removed), so its length and digest are new.
     const headers = new Headers(req.headers);
     for (const h of ["content-length", "digest", "content-digest"]) headers.delete(h);
