@@ -41,10 +41,11 @@ export interface AuthLoaders {
 export type Authenticated =
   /** The body Fedify may handle as the actor's (signatures removed, or the object as its origin serves it). */
   | { ok: true; body: Record<string, unknown> }
-  | { ok: false; status: 400 | 401; error: string };
+  /** Refused (400, 401), or acknowledged and dropped unread (202: nothing a retry would change). */
+  | { ok: false; status: 202 | 400 | 401; error: string };
 
 export const NOT_THE_ACTORS_KEY = "The signing key does not belong to the activity's actor";
-const refused = (error: string, status: 400 | 401 = 401): Authenticated => ({ ok: false, status, error });
+const refused = (error: string, status: 202 | 400 | 401 = 401): Authenticated => ({ ok: false, status, error });
 
 const idOf = (v: unknown): string | null =>
   typeof v === "string" ? v : v && typeof v === "object" && typeof (v as { id?: unknown }).id === "string" ? (v as { id: string }).id : null;
@@ -247,8 +248,9 @@ export async function authenticateInbound(req: Request, raw: Record<string, unkn
   // the actor Fedify, and every listener, reads must be the one authenticated, and only it.
   if (activity.actorIds.length !== 1 || activity.actorIds[0]!.href !== actorId.href) return refused("The activity's actor is not the one its body names");
   // Its id in the actor's namespace: an activity id already seen is dropped as a repeat, so a sender must not
-  // take another server's ids (the author's next Delete, say).
-  if (activity.id && activity.id.origin !== actorId.origin) return refused("The activity's id is not on its actor's origin");
+  // take another server's ids (the author's next Delete, say). Acknowledged and dropped, never handed to Fedify
+  // (which would remember the id), as Pleroma's containment drops it.
+  if (activity.id && activity.id.origin !== actorId.origin) return refused("The activity's id is not on its actor's origin", 202);
   const keyCache = kvKeyCache(loaders.kv);
   const opts = { documentLoader: loaders.documentLoader, contextLoader: contexts, keyCache };
   const owned = (key: URL) => actorLists(actorId, key, loaders);

@@ -494,7 +494,11 @@ export async function handleFederated(
       contextLoader: fctx.contextLoader,
       kv: new D1KvStore(data.d),
     });
-    if (!who.ok) return jsonError(who.status, who.error);
+    if (!who.ok) {
+      if (who.status !== 202) return jsonError(who.status, who.error);
+      console.log(`inbox: dropped (${who.error})`);
+      return new Response(null, { status: 202 });
+    }
     // What Fedify reads: the authenticated body (its signatures checked and removed), so its length and digest are new.
     const headers = new Headers(req.headers);
     for (const h of ["content-length", "digest", "content-digest"]) headers.delete(h);
