@@ -51,6 +51,7 @@ export default defineConfig(async () => {
               "entities",
               "@js-temporal/polyfill",
               "@block65/webcrypto-web-push",
+              "structured-field-values",
             ],
           },
         },

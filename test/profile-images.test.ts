@@ -96,3 +96,31 @@ describe("update_avatar, update_banner, update_background", () => {
     expect((await call("/api/v1/pleroma/accounts/update_avatar", { method: "PATCH", token: narrow.token, body: { img: dataUrl(PNG_1PX) } })).status).toBe(403);
   });
 });
+
+describe("empty file parts", () => {
+  it("Phanpy's profile save (avatar and header sent empty) keeps the pictures; empty file parts are fields not given", async () => {
+    const user = await registerUser();
+    const withPictures = new FormData();
+    withPictures.set("avatar", new File([PNG_1PX], "a.png", { type: "image/png" }));
+    withPictures.set("header", new File([PNG_1PX], "h.png", { type: "image/png" }));
+    const before = valid(AccountSchema, await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: withPictures }));
+    expect(before.avatar).not.toMatch(/\/images\/avi\.png$/);
+    // What Phanpy sends when no new picture was picked: both file fields, `filename=""`, no bytes.
+    const save = new FormData();
+    save.set("display_name", "Saved in Phanpy");
+    save.set("note", "bio");
+    save.set("avatar", new File([], "", { type: "application/octet-stream" }));
+    save.set("header", new File([], "", { type: "application/octet-stream" }));
+    const after = valid(AccountSchema, await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: save }));
+    expect(after.display_name).toBe("Saved in Phanpy");
+    expect(after.avatar).toBe(before.avatar);
+    expect(after.header).toBe(before.header);
+    // An upload whose only file part is empty: the file is missing (a 4xx), not an empty upload stored.
+    const empty = new FormData();
+    empty.set("file", new File([], "", { type: "application/octet-stream" }));
+    const res = await call("/api/v1/media", { method: "POST", token: user.token, body: empty });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(await res.json()).toHaveProperty("error");
+  });
+});
