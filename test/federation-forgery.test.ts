@@ -291,6 +291,75 @@ describe("shapes found in review (each was accepted before its fix)", () => {
   });
 });
 
+describe("shapes found in the second review", () => {
+  const AS = "https://www.w3.org/ns/activitystreams#";
+
+  it("a context a term scopes (remote, served differently later) cannot name another actor: Fedify reads it as pinned", async () => {
+    const s = await setup();
+    await expectAccepted(await s.peer.send(s.actor, bare(fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}f` }))));
+    const f = await attacker(s);
+    const evilActor = f.evil.actor();
+    const ctxUrl = `https://evil.example/ctx-scoped${s.vars.N}`;
+    let served = 0;
+    const previous = globalThis.fetch;
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (new Request(input, init).url !== ctxUrl) return previous(input, init);
+      const context = served++ === 0 ? {} : { actor: "https://evil.example/ns#x", zzz: { "@id": `${AS}actor`, "@type": "@id" } };
+      return new Response(JSON.stringify({ "@context": context }), { headers: { "Content-Type": "application/ld+json" } });
+    }) as typeof fetch;
+    try {
+      const body = {
+        "@context": ["https://www.w3.org/ns/activitystreams", { Delete: { "@id": `${AS}Delete`, "@context": ctxUrl } }],
+        id: `${evilActor}#delete-${s.vars.N}`,
+        type: "Delete",
+        actor: evilActor,
+        zzz: s.actor,
+        object: s.actor,
+      };
+      // Taken as what it said when checked (evil deleting something of the victim's: nothing happens), because
+      // Fedify never loads the context: only the check did, once, and wrote it into the body.
+      expect((await f.evil.send(evilActor, body)).status).toBe(202);
+      expect(served).toBe(1);
+    } finally {
+      globalThis.fetch = previous;
+    }
+    expect(await q("SELECT deactivated FROM accounts WHERE uri = ?", s.actor)).toEqual([{ deactivated: 0 }]);
+  });
+
+  it("an unsigned body listing many proofs by URL fetches none of them, and is refused", async () => {
+    const s = await setup();
+    const seen: string[] = [];
+    const previous = globalThis.fetch;
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const r = new Request(input, init);
+      if (new URL(r.url).host === "target.example") seen.push(r.url);
+      return previous(input, init);
+    }) as typeof fetch;
+    try {
+      const body = {
+        "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/data-integrity/v1"],
+        id: `${s.actor}#x${s.vars.N}`,
+        type: "Follow",
+        actor: s.actor,
+        object: s.target,
+        proof: Array.from({ length: 40 }, (_, i) => `https://target.example/p${s.vars.N}/${i}`),
+      };
+      const res = await instanceFetch(A, unsignedPost("/inbox", body));
+      expect(res.status).toBe(401);
+      // And embedded ones: at most a couple are read, each fetching only its key.
+      const embedded = {
+        ...body,
+        proof: Array.from({ length: 40 }, (_, i) => ({ type: "DataIntegrityProof", cryptosuite: "eddsa-jcs-2022", proofPurpose: "assertionMethod", verificationMethod: `https://target.example/k${i}`, proofValue: "zAAAA", created: "2024-01-01T00:00:00Z" })),
+      };
+      expect((await instanceFetch(A, unsignedPost("/inbox", embedded))).status).toBe(401);
+    } finally {
+      globalThis.fetch = previous;
+    }
+    expect(seen.filter((u) => u.includes("/p"))).toEqual([]);
+    expect(seen.length).toBeLessThanOrEqual(2);
+  });
+});
+
 describe("real servers' keys and forwarding still work", () => {
   /** A hand-made actor document on the peer's origin with the given key id and document for its key. */
   async function handMadeActor(peer: Peer, name: string, keyId: (actor: string) => string, opts: { type?: string; keyAtOwnUrl?: boolean } = {}) {

@@ -99,8 +99,11 @@ function onceLoader(load: DocumentLoader): DocumentLoader {
 }
 
 /**
- * The value with every remote `@context` URL replaced by the context it loads to (preloaded ones stay URLs):
- * what is checked here and what Fedify reads then have one meaning, whatever the context's server answers later.
+ * The value with every remote `@context` URL replaced by the context it loads to (preloaded ones stay URLs),
+ * wherever a context may name one: the document's and its embedded objects' `@context`, and inside a context, a
+ * term's own (scoped) `@context`. What is checked here and what Fedify reads then have one meaning, whatever the
+ * context's server answers later: Fedify's own loader is never asked for anything but preloaded contexts
+ * (`onlyPreloaded` refuses a body where any other reference is left, such as an `@import`).
  */
 async function pinContexts(value: unknown, load: DocumentLoader, depth = 0): Promise<unknown> {
   if (depth > 40 || value === null || typeof value !== "object") return value;
@@ -113,14 +116,44 @@ async function pinContexts(value: unknown, load: DocumentLoader, depth = 0): Pro
 }
 
 async function pinContext(ctx: unknown, load: DocumentLoader, depth = 0): Promise<unknown> {
+  if (depth > 4) throw new Error("JSON-LD contexts nested too deep");
   // A loaded context may itself be a list (Pleroma's litepub schema is): its entries join the list it stood in,
   // as JSON-LD has no lists of lists there.
   if (Array.isArray(ctx)) return (await Promise.all(ctx.map((c) => pinContext(c, load, depth)))).flat();
-  if (typeof ctx !== "string" || ctx in preloadedContexts) return ctx;
-  if (depth > 2) throw new Error(`${ctx}: contexts nested too deep`);
-  const doc = (await load(ctx)).document as { "@context"?: unknown } | null;
-  if (!doc || typeof doc !== "object" || !("@context" in doc)) throw new Error(`${ctx} is not a JSON-LD context`);
-  return pinContext(doc["@context"], load, depth + 1);
+  if (typeof ctx === "string") {
+    if (ctx in preloadedContexts) return ctx;
+    const doc = (await load(ctx)).document as { "@context"?: unknown } | null;
+    if (!doc || typeof doc !== "object" || !("@context" in doc)) throw new Error(`${ctx} is not a JSON-LD context`);
+    return pinContext(doc["@context"], load, depth + 1);
+  }
+  if (ctx === null || typeof ctx !== "object") return ctx;
+  // A context object: its terms' own (scoped) contexts are pinned too.
+  const out: Record<string, unknown> = {};
+  for (const [term, def] of Object.entries(ctx)) {
+    out[term] = def !== null && typeof def === "object" && !Array.isArray(def) && "@context" in def ? { ...def, "@context": await pinContext((def as Record<string, unknown>)["@context"], load, depth + 1) } : def;
+  }
+  return out;
+}
+
+/** Whether every context the value names, anywhere (`@context`, `@import`), is one Fedify has preloaded. */
+function onlyPreloaded(value: unknown, depth = 0): boolean {
+  if (depth > 60) return false;
+  if (value === null || typeof value !== "object") return true;
+  if (Array.isArray(value)) return value.every((v) => onlyPreloaded(v, depth + 1));
+  return Object.entries(value).every(([k, v]) => (k === "@context" ? contextPreloaded(v, depth + 1) : onlyPreloaded(v, depth + 1)));
+}
+
+/** A context value: URLs preloaded; in a context object, `@import` too, and each term's scoped context. */
+function contextPreloaded(ctx: unknown, depth: number): boolean {
+  if (depth > 60) return false;
+  if (typeof ctx === "string") return ctx in preloadedContexts;
+  if (Array.isArray(ctx)) return ctx.every((c) => contextPreloaded(c, depth + 1));
+  if (ctx === null || typeof ctx !== "object") return true;
+  return Object.entries(ctx).every(([term, def]) => {
+    if (term === "@import") return typeof def === "string" && def in preloadedContexts;
+    if (def !== null && typeof def === "object" && !Array.isArray(def) && "@context" in def) return contextPreloaded((def as Record<string, unknown>)["@context"], depth + 1);
+    return true;
+  });
 }
 
 // ---- keys ----
@@ -190,6 +223,9 @@ async function actorListsNow(actorId: URL, keyId: URL, loaders: AuthLoaders): Pr
   return false;
 }
 
+/** Proofs read on one body (real ones carry one). */
+const PROOFS_MAX = 2;
+
 /** The keys of the body's own signatures (a Linked Data signature, Object Integrity Proofs) that verify it. */
 async function bodySigners(body: Record<string, unknown>, activity: Activity, opts: { documentLoader: DocumentLoader; contextLoader: DocumentLoader; keyCache: KeyCache }): Promise<URL[]> {
   const keys: URL[] = [];
@@ -198,10 +234,17 @@ async function bodySigners(body: Record<string, unknown>, activity: Activity, op
     const key = await verifySignature(body, opts).catch(() => null);
     if (isNamed(key, signature.creator)) keys.push(key.id);
   }
-  // Proofs as Fedify finds them (any spelling of `proof` the JSON-LD context allows), each verified on its own.
-  for await (const proof of activity.getProofs(opts)) {
-    const key = await verifyProof(body, proof, opts).catch(() => null);
-    if (isNamed(key, proof.verificationMethodId)) keys.push(key.id);
+  // Proofs as Fedify finds them (any spelling of `proof` the JSON-LD context allows), each verified on its own:
+  // embedded ones only (a proof given by URL is not fetched), and a few (each may fetch its key).
+  let n = 0;
+  try {
+    for await (const proof of activity.getProofs({ ...opts, documentLoader: embeddedOnly })) {
+      if (++n > PROOFS_MAX) break;
+      const key = await verifyProof(body, proof, opts).catch(() => null);
+      if (isNamed(key, proof.verificationMethodId)) keys.push(key.id);
+    }
+  } catch {
+    // A proof that is not embedded: not one.
   }
   return keys;
 }
@@ -222,8 +265,10 @@ async function fromOrigin(activity: Activity, actorId: URL, loaders: AuthLoaders
   const objectId = activity.objectId;
   if (!type || !objectId || objectId.origin !== actorId.origin) return null;
   const doc = await loaders.freshLoader(objectId.href).catch(() => null);
-  if (!doc || parseUrl(doc.documentUrl)?.origin !== actorId.origin) return null;
+  // Served at its id itself, not through a redirect (an open redirect on the origin would lead anywhere).
+  if (!doc || doc.documentUrl !== objectId.href) return null;
   const document = (await pinContexts(doc.document, contexts).catch(() => null)) as Record<string, unknown> | null;
+  if (document && !onlyPreloaded(document)) return null;
   const object = document && (await APObject.fromJsonLd(document, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(() => null));
   if (!object || object.id?.href !== objectId.href) return null;
   const isSelf = objectId.href === actorId.href && isActor(object);
@@ -236,11 +281,22 @@ async function fromOrigin(activity: Activity, actorId: URL, loaders: AuthLoaders
  * inbound guard has checked is one id).
  */
 export async function authenticateInbound(req: Request, raw: Record<string, unknown>, loaders: AuthLoaders): Promise<Authenticated> {
+  try {
+    return await authenticate(req, raw, loaders);
+  } catch (e) {
+    // Whatever a hostile body makes a parser or a fetch throw: not authenticated (never a 500).
+    console.log("inbox: authentication failed:", (e as Error)?.message ?? e);
+    return refused(NOT_THE_ACTORS_KEY);
+  }
+}
+
+async function authenticate(req: Request, raw: Record<string, unknown>, loaders: AuthLoaders): Promise<Authenticated> {
   const actorId = parseUrl(idOf(raw.actor));
   if (!actorId) return refused("The activity's actor is not a URL");
   const contexts = onceLoader(loaders.contextLoader);
   const body = (await pinContexts(raw, contexts).catch(() => null)) as Record<string, unknown> | null;
   if (!body) return refused("The activity's JSON-LD contexts could not be loaded", 400);
+  if (!onlyPreloaded(body)) return refused("The activity's JSON-LD contexts name one that cannot be pinned", 400);
   // Parsed as Fedify will parse it (nothing it links to is fetched here).
   const activity = await Activity.fromJsonLd(body, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(() => null);
   if (!activity) return refused("The body is not an activity", 400);
