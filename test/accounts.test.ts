@@ -48,6 +48,23 @@ describe("registration", () => {
     expect(asUser.error).toBe("Invalid credentials");
   });
 
+  it("takes the mails' language from `language`, else the userLanguage cookie (Pleroma-FE's), else Accept-Language", async () => {
+    const tok = await newAppToken();
+    const locale = async (name: string) => (await env.DB.prepare("SELECT u.locale FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = ?").bind(name).first<{ locale: string }>())!.locale;
+    const cases: [Record<string, unknown>, Record<string, string>, string][] = [
+      [{ language: "es" }, { cookie: "userLanguage=de", "accept-language": "fr" }, "es"],
+      [{}, { cookie: "theme=dark; userLanguage=de", "accept-language": "fr" }, "de"],
+      [{}, { "accept-language": "fr-CH, fr;q=0.9" }, "fr-CH"],
+      [{}, { cookie: "userLanguage=<script>", "accept-language": "pt-BR" }, "pt-BR"],
+    ];
+    for (const [extra, headers, expected] of cases) {
+      const name = uniqueName();
+      const { locale: _l, ...body } = signup(name, extra);
+      await json("/api/v1/accounts", { token: tok, headers: { "cf-connecting-ip": freshIp(), ...headers }, body });
+      expect(await locale(name), JSON.stringify(headers)).toBe(expected);
+    }
+  });
+
   it("reports missing and invalid fields like Pleroma", async () => {
     const tok = await newAppToken();
     const ip = () => ({ "cf-connecting-ip": freshIp() });

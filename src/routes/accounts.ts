@@ -1,4 +1,5 @@
 /** Registration, the user's own account, and reading any account. */
+import { getCookie } from "hono/cookie";
 import { movedTarget } from "../services/move";
 import { refreshStaleAccount } from "../services/account-refresh";
 import { adminEmails } from "../services/registration";
@@ -100,7 +101,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       if (!p.agreement) throw fieldErrors({ agreement: ["must be accepted"] });
       if (cfg.captcha !== "none") await verifyCaptcha(c.env, p.captcha_token, p.captcha_solution, p.captcha_answer_data);
       const base = baseUrl(c);
-      const made = await register(d, cfg, base, auth.app, { ...p, language: p.language ?? acceptLanguage(c) });
+      const made = await register(d, cfg, base, auth.app, { ...p, language: p.language ?? visitorLanguage(c) });
       if (made.confirmationToken) {
         const mail = confirmationMail(cfg, base, made.account, made.user.email, made.confirmationToken);
         c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(mail));
@@ -191,7 +192,15 @@ async function renderOwn(c: Ctx, account: AccountRow, user: UserRow) {
   return renderAccount(ctx, { account, user }, { source: true, settingsStore: true, ...counters, moved: target ? renderAccount(ctx, target) : null });
 }
 
-function acceptLanguage(c: Ctx): string | undefined {
-  const header = c.req.header("accept-language");
-  return header?.split(",")[0]?.split(";")[0]?.trim() || undefined;
+const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,3}$/;
+
+/**
+ * The language a visitor reads, for the mails of a new account (Pleroma's order): the `userLanguage` cookie
+ * Pleroma-FE sets from its language setting, else the browser's `Accept-Language`. Only a well-formed tag.
+ */
+function visitorLanguage(c: Ctx): string | undefined {
+  const cookie = getCookie(c, "userLanguage")?.trim();
+  if (cookie && LANGUAGE_TAG.test(cookie)) return cookie;
+  const header = c.req.header("accept-language")?.split(",")[0]?.split(";")[0]?.trim();
+  return header && LANGUAGE_TAG.test(header) ? header : undefined;
 }
