@@ -288,3 +288,57 @@ describe("relationships", () => {
     expect(await json("/api/v1/accounts/relationships", { token: a.token })).toEqual([]);
   });
 });
+
+describe("remove from followers, account notes", () => {
+  const rel = async (me: TestUser, id: string, action: string, body?: Record<string, unknown>, status = 200) =>
+    json(`/api/v1/accounts/${id}/${action}`, { method: "POST", token: me.token, body: body ?? {}, status });
+
+  it("remove_from_followers ends the follower's follow (counted), sends a remote one's server a Reject, and needs follow", async () => {
+    const [me, fan] = [await registerUser(), await registerUser()];
+    await rel(fan, me.id, "follow");
+    expect(valid(RelationshipSchema, await rel(me, fan.id, "remove_from_followers"))).toMatchObject({ followed_by: false, following: false });
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${me.id}`, { token: me.token })).followers_count).toBe(0);
+    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${me.id}`, { token: fan.token }))[0]).following).toBe(false);
+    // A local follower: nothing to send.
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_outbox WHERE account_id = ?").bind(me.id).first<{ n: number }>())!.n).toBe(0);
+    // A remote follower: a Reject of its Follow goes to its server.
+    const farId = newId();
+    const domain = `far${Date.now()}.example`;
+    const t = Date.now();
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, inbox_url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?, ?)").bind(
+        farId, domain, `https://${domain}/users/far`, `https://${domain}/@far`, `https://${domain}/users/far/inbox`, t, t,
+      ),
+      env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)").bind(newId(), farId, me.id, t, `https://${domain}/follows/1`),
+    ]);
+    await rel(me, farId, "remove_from_followers");
+    const rows = (await env.DB.prepare("SELECT activity FROM federation_outbox WHERE account_id = ?").bind(me.id).all<{ activity: string }>()).results;
+    expect(rows.map((r) => JSON.parse(r.activity))).toEqual([expect.objectContaining({ type: "Reject", uri: `https://${domain}/follows/1`, followerId: farId })]);
+    expect(await env.DB.prepare("SELECT id FROM follows WHERE account_id = ?").bind(farId).first()).toBeNull();
+    // Not a follower (any more): nothing changes, nothing is sent.
+    await rel(me, farId, "remove_from_followers");
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_outbox WHERE account_id = ?").bind(me.id).first<{ n: number }>())!.n).toBe(1);
+    // Scopes, and oneself.
+    const readOnly = await registerUser({ scopes: "read" });
+    expect((await call(`/api/v1/accounts/${me.id}/remove_from_followers`, { method: "POST", token: readOnly.token })).status).toBe(403);
+    expect((await call(`/api/v1/accounts/${me.id}/remove_from_followers`, { method: "POST", token: me.token })).status).toBe(400);
+  });
+
+  it("a private note on an account shows in the author's relationship only; empty removes it; too long is 422", async () => {
+    const [me, them, other] = [await registerUser(), await registerUser(), await registerUser()];
+    const set = valid(RelationshipSchema, await rel(me, them.id, "note", { comment: "met at the café" }));
+    expect(set.note).toBe("met at the café");
+    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them.id}`, { token: me.token }))[0]).note).toBe("met at the café");
+    // Nobody else sees it, not even its subject.
+    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them.id}`, { token: other.token }))[0]).note).toBe("");
+    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${me.id}`, { token: them.token }))[0]).note).toBe("");
+    // Form-encoded, as Pleroma-FE sends it; then emptied.
+    expect((await json(`/api/v1/accounts/${them.id}/note`, { method: "POST", token: me.token, body: { comment: "second" }, form: true })).note).toBe("second");
+    expect((await rel(me, them.id, "note", { comment: "" })).note).toBe("");
+    expect(await env.DB.prepare("SELECT comment FROM account_notes WHERE account_id = ?").bind(me.id).first()).toBeNull();
+    expect(await rel(me, them.id, "note", { comment: "x".repeat(2_001) }, 422)).toHaveProperty("error");
+    const readOnly = await registerUser({ scopes: "read follow" });
+    expect((await call(`/api/v1/accounts/${them.id}/note`, { method: "POST", token: readOnly.token, body: { comment: "hi" } })).status).toBe(403);
+    expect((await call(`/api/v1/accounts/${newId()}/note`, { method: "POST", token: me.token, body: { comment: "hi" } })).status).toBe(404);
+  });
+});

@@ -39,7 +39,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       path: `/api/v1/accounts/:id/${name}`,
       summary,
       notifies: name === "follow",
-      federates: name === "follow" || name === "unfollow" || name === "block",
+      federates: name === "follow" || name === "unfollow" || name === "block" || name === "remove_from_followers",
       tags: ["Relationships"],
       auth: "user",
       scopes,
@@ -66,6 +66,12 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     expires_in: intParam().pipe(z.number().int().min(0)).optional(),
   });
   action("unmute", ["follow", "write:mutes"], "Unmute an account", (c, _p, me, t) => graph.unmute(d(c), me, t));
+  action("remove_from_followers", ["follow", "write:follows"], "Remove an account from your followers (a remote one's server is sent a Reject of its Follow)", (c, _p, me, t) =>
+    graph.removeFromFollowers(d(c), me, t),
+  );
+  action("note", ["write:accounts"], "Set a private note on an account (an empty comment removes it)", (c, p, me, t) => graph.setAccountNote(d(c), me, t, p.comment ?? ""), {
+    comment: z.string().max(20_000).optional(),
+  });
   action("pin", ["write:accounts"], "Feature (endorse) an account on your profile", (c, _p, me, t) => graph.endorse(d(c), me, t));
   action("unpin", ["write:accounts"], "Stop featuring an account", (c, _p, me, t) => graph.unendorse(d(c), me, t));
 

@@ -9,9 +9,9 @@ import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, notifications, subscriptions } from "../db/schema";
+import { accountNotes, accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, notifications, subscriptions } from "../db/schema";
 import { notify, unnotify } from "./notifications";
-import { badRequest, forbidden, notFound } from "../http/errors";
+import { badRequest, forbidden, notFound, unprocessable } from "../http/errors";
 import type { Relationship } from "../schemas/account";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { FollowCounts, StreamEvent } from "./events";
@@ -227,6 +227,46 @@ export async function unblock(d: DB, me: AccountRow, target: AccountRow): Promis
       uriFrom: sql`(SELECT uri FROM blocks WHERE account_id = ${me.id} AND target_account_id = ${target.id})`,
     }),
     d.delete(blocks).where(and(eq(blocks.accountId, me.id), eq(blocks.targetAccountId, target.id))),
+  ]);
+  return { relationship, events: [] };
+}
+
+/**
+ * Mastodon's `remove_from_followers`: the account's follow of `me` ends (its subscription and its place in `me`'s
+ * lists with it). A remote follower's server gets a Reject of its Follow, as Mastodon sends, so it stops showing
+ * it what `me` sends to followers. Not a follower: nothing changes.
+ */
+export async function removeFromFollowers(d: DB, me: AccountRow, follower: AccountRow): Promise<GraphResult> {
+  if (me.id === follower.id) throw badRequest("Can not remove yourself from your followers");
+  const t = now();
+  const { relationship, counts } = await writeAndRead(d, me.id, follower.id, [
+    // Read before the row goes; none when there was no follow.
+    outboxWrite(d, me.id, { type: "Reject", uri: "", followerId: follower.id }, t, {
+      uriFrom: sql`(SELECT uri FROM follows WHERE account_id = ${follower.id} AND target_account_id = ${me.id})`,
+    }),
+    d.delete(follows).where(and(eq(follows.accountId, follower.id), eq(follows.targetAccountId, me.id))),
+    d.delete(subscriptions).where(and(eq(subscriptions.accountId, follower.id), eq(subscriptions.targetAccountId, me.id))),
+    leaveLists(d, follower.id, me.id),
+    recount(d, me.id),
+    recount(d, follower.id),
+  ]);
+  return { relationship, events: followEvent("follow_reject", follower.id, me.id, counts, [follower.id, me.id]) };
+}
+
+/** Mastodon's account notes: as long as `ACCOUNT_NOTE_MAX`. */
+export const ACCOUNT_NOTE_MAX = 2_000;
+
+/** Sets (or, empty, removes) `me`'s private note on `target`; answers the relationship, which shows it. */
+export async function setAccountNote(d: DB, me: AccountRow, target: AccountRow, comment: string): Promise<GraphResult> {
+  const text = comment.trim();
+  if ([...text].length > ACCOUNT_NOTE_MAX) throw unprocessable(`Validation failed: Comment is too long (maximum is ${ACCOUNT_NOTE_MAX} characters)`);
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    text
+      ? d
+          .insert(accountNotes)
+          .values({ accountId: me.id, targetAccountId: target.id, comment: text, updatedAt: now() })
+          .onConflictDoUpdate({ target: [accountNotes.accountId, accountNotes.targetAccountId], set: { comment: text, updatedAt: now() } })
+      : d.delete(accountNotes).where(and(eq(accountNotes.accountId, me.id), eq(accountNotes.targetAccountId, target.id))),
   ]);
   return { relationship, events: [] };
 }

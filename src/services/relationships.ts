@@ -17,6 +17,7 @@ interface RelationshipRow {
   domain_blocking: number;
   showing_reblogs: number;
   endorsed: number;
+  note: string;
 }
 
 /** The query, built so callers can put it in a `batch` with others. */
@@ -44,6 +45,7 @@ export function relationshipsQuery(d: DB, viewerId: string, targetIds: string[])
       showing_reblogs: flag(sql`COALESCE((SELECT f.show_reblogs FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = ${a}),
         (SELECT r.show_reblogs FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = ${a}), 1)`),
       endorsed: flag(sql`EXISTS(SELECT 1 FROM endorsements e WHERE e.account_id = ${v} AND e.target_account_id = ${a})`),
+      note: sql<string>`COALESCE((SELECT n.comment FROM account_notes n WHERE n.account_id = ${v} AND n.target_account_id = ${a}), '')`,
     })
     .from(accounts)
     .where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(targetIds)}))`);
@@ -66,7 +68,7 @@ export function toRelationship(r: RelationshipRow): Relationship {
     domain_blocking: Boolean(r.domain_blocking),
     showing_reblogs: Boolean(r.showing_reblogs),
     endorsed: Boolean(r.endorsed),
-    note: "",
+    note: r.note ?? "",
   };
 }
 
