@@ -256,6 +256,12 @@ const pairTable = <C extends Record<string, any>>(name: string, extra: C) =>
     ],
   );
 
+/** A private note of an account's on another (Mastodon's account notes; `note` in the relationship). */
+export const accountNotes = pairTable("account_notes", {
+  comment: text("comment").notNull(),
+  updatedAt: time("updated_at").notNull(),
+});
+
 export const follows = pairTable("follows", {
   showReblogs: bool("show_reblogs").notNull().default(true),
   notify: bool("notify").notNull().default(false),
@@ -710,21 +716,6 @@ const statusPairTable = <C extends Record<string, any>>(name: string, extra: C) 
 /** A favourite is a Like. */
 export const favourites = statusPairTable("favourites", { ...activityUri() });
 
-/** A private note of an account's on another (Mastodon's account notes; `note` in the relationship). */
-export const accountNotes = sqliteTable(
-  "account_notes",
-  {
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
-    targetAccountId: text("target_account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
-    comment: text("comment").notNull(),
-    updatedAt: integer("updated_at").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.accountId, t.targetAccountId] }), index("account_notes_target").on(t.targetAccountId)],
-);
 export const bookmarks = statusPairTable("bookmarks", {});
 
 export const emojiReactions = sqliteTable(

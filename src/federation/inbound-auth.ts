@@ -44,7 +44,7 @@ export type Authenticated =
   /** Refused (400, 401), or acknowledged and dropped unread (202: nothing a retry would change). */
   | { ok: false; status: 202 | 400 | 401; error: string };
 
-export const NOT_THE_ACTORS_KEY = "The signing key does not belong to the activity's actor";
+const NOT_THE_ACTORS_KEY = "The signing key does not belong to the activity's actor";
 const refused = (error: string, status: 202 | 400 | 401 = 401): Authenticated => ({ ok: false, status, error });
 
 const idOf = (v: unknown): string | null =>

@@ -390,6 +390,12 @@ export async function processQueued(env: Env, queue: MessageQueue, message: Mess
   await federation.processQueuedTask({ env, d: db(env) }, message);
 }
 
+/**
+ * Remote documents as their servers serve them now (no cache), through the SSRF guard, signed as the instance
+ * actor: for refreshing what a cached copy may have outdated (resolving, an actor's keys, a relayed object).
+ */
+export const freshDocumentLoader = (env: Env) => guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, () => instanceSigner(env));
+
 /** A context for code outside a request (tests, later the outbox). */
 export async function federationContext(env: Env, base: string) {
   return (await federationFor(env)).createContext(new URL(base), { env, d: db(env) });
@@ -490,7 +496,7 @@ export async function handleFederated(
     const fctx = federation.createContext(req, data);
     const who = await authenticateInbound(new Request(req.url, { method: req.method, headers: req.headers, body: bytes }), body, {
       documentLoader: fctx.documentLoader,
-      freshLoader: guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, () => instanceSigner(env)),
+      freshLoader: freshDocumentLoader(env),
       contextLoader: fctx.contextLoader,
       kv: new D1KvStore(data.d),
     });

@@ -110,7 +110,7 @@ async function parseBody(req: Request): Promise<Params> {
     // no bytes when no new picture was picked), everywhere files are accepted. The runtime reads such a part as
     // the empty string, which `avatar=""` also is (Pleroma's way to remove a picture): the part's own header
     // tells them apart.
-    const emptyFiles = emptyFileParts(bytes);
+    const emptyFiles = emptyFileParts(bytes, req.headers.get("content-type")!);
     const given = [...(form.entries() as Iterable<[string, string | File]>)].filter(
       ([k, v]) => !(v instanceof File && v.size === 0) && !(v === "" && emptyFiles.has(k)),
     );
@@ -120,29 +120,30 @@ async function parseBody(req: Request): Promise<Params> {
   throw new ApiError(415, `Unsupported content type: ${type || "none"}`);
 }
 
-const ascii = (text: string) => Uint8Array.from(text, (ch) => ch.charCodeAt(0));
-const FILENAME_EMPTY = ascii('filename=""');
-const HEADERS_END = ascii("\r\n\r\n");
-const NEXT_PART = ascii("\r\n--");
+/** A part's headers are short: nothing further than this from its boundary is read as headers. */
+const HEADER_WINDOW = 2_048;
 
-function bytesAt(bytes: Uint8Array, at: number, seq: Uint8Array): boolean {
-  if (at < 0 || at + seq.length > bytes.length) return false;
-  for (let j = 0; j < seq.length; j++) if (bytes[at + j] !== seq[j]) return false;
-  return true;
-}
-
-/** The names of a multipart body's parts that are files with no name and no bytes (an empty file input). */
-function emptyFileParts(bytes: Uint8Array): Set<string> {
+/**
+ * The names of a multipart body's parts that are files with no name and no bytes (an empty file input). The body
+ * is walked from boundary to boundary (the string search is the runtime's own; a byte a character, so file data is
+ * never taken apart), reading only each part's headers.
+ */
+function emptyFileParts(bytes: Uint8Array, contentType: string): Set<string> {
   const names = new Set<string>();
-  // Found by the runtime's own byte search for `f`, then compared: the file bytes around are not decoded.
-  for (let i = bytes.indexOf(0x66); i !== -1; i = bytes.indexOf(0x66, i + 1)) {
-    if (!bytesAt(bytes, i, FILENAME_EMPTY)) continue;
-    const lineStart = bytes.lastIndexOf(0x0a, i) + 1;
-    const disposition = String.fromCharCode(...bytes.subarray(lineStart, i));
-    const name = /^content-disposition:\s*form-data;.*\bname="([^"]*)"/i.exec(disposition)?.[1];
-    let end = i;
-    while (end !== -1 && !bytesAt(bytes, end, HEADERS_END)) end = bytes.indexOf(0x0d, end + 1);
-    if (name !== undefined && end !== -1 && bytesAt(bytes, end + HEADERS_END.length, NEXT_PART)) names.add(name);
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  if (!boundary) return names;
+  const delimiter = `--${boundary[1] ?? boundary[2]}`;
+  const text = new TextDecoder("latin1").decode(bytes);
+  for (let at = text.indexOf(delimiter); at !== -1; ) {
+    const headStart = at + delimiter.length + 2;
+    const headEnd = text.indexOf("\r\n\r\n", headStart);
+    const next = text.indexOf(`\r\n${delimiter}`, headStart);
+    if (headEnd !== -1 && headEnd - headStart <= HEADER_WINDOW && next === headEnd + 4) {
+      const disposition = /^content-disposition:[^\r\n]*$/im.exec(text.slice(headStart, headEnd))?.[0] ?? "";
+      const name = /;\s*name="([^"]*)"/i.exec(disposition)?.[1];
+      if (name !== undefined && /;\s*filename=""/i.test(disposition)) names.add(name);
+    }
+    at = next === -1 ? -1 : next + 2;
   }
   return names;
 }

@@ -260,12 +260,13 @@ export const ACCOUNT_NOTE_MAX = 2_000;
 export async function setAccountNote(d: DB, me: AccountRow, target: AccountRow, comment: string): Promise<GraphResult> {
   const text = comment.trim();
   if ([...text].length > ACCOUNT_NOTE_MAX) throw unprocessable(`Validation failed: Comment is too long (maximum is ${ACCOUNT_NOTE_MAX} characters)`);
+  const t = now();
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     text
       ? d
           .insert(accountNotes)
-          .values({ accountId: me.id, targetAccountId: target.id, comment: text, updatedAt: now() })
-          .onConflictDoUpdate({ target: [accountNotes.accountId, accountNotes.targetAccountId], set: { comment: text, updatedAt: now() } })
+          .values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t, comment: text, updatedAt: t })
+          .onConflictDoUpdate({ target: [accountNotes.accountId, accountNotes.targetAccountId], set: { comment: text, updatedAt: t } })
       : d.delete(accountNotes).where(and(eq(accountNotes.accountId, me.id), eq(accountNotes.targetAccountId, target.id))),
   ]);
   return { relationship, events: [] };

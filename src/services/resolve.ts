@@ -13,10 +13,7 @@ import { eq, or, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
 import { accounts } from "../db/schema";
 import { config, type Env } from "../env";
-import { federationContext } from "../federation";
-import { guardedDocumentLoader, USER_AGENT } from "../federation/loaders";
-import { instanceSigner } from "../federation/instance-actor";
-import { allowPrivateAddress } from "../lib/outbound";
+import { federationContext, freshDocumentLoader } from "../federation";
 import type { AccountWithUser } from "./accounts";
 import { findByAcct, withUser } from "./accounts";
 import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
@@ -89,7 +86,7 @@ async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ obje
   const ctx = await federationContext(r.env, r.base);
   // Not the context's cached loader: resolving is when a stale row is refreshed, so it reads what the server
   // says now (and its collections' counts with it).
-  const loader = guardedDocumentLoader(allowPrivateAddress(r.env), USER_AGENT, () => instanceSigner(r.env));
+  const loader = freshDocumentLoader(r.env);
   // Fedify answers null for a document it could not load, whatever the reason: what the loader threw tells a
   // server that is down or unreachable (thrown on as `Unreachable`) from one that says the object is gone.
   let unreachable: unknown = null;
@@ -226,28 +223,19 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
       if (statusId) return { statusId, parentUri: object.replyTargetId?.href };
     }
     return stored;
-  })();
-  let failed: unknown = null;
-  const settled = work.catch((e) => {
-    failed = e;
-    console.warn(`resolve: ${target}: ${(e as Error)?.message ?? e}`);
-    return undefined;
-  });
-  const TIMED_OUT = Symbol("timed out");
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const outcome = await Promise.race([settled, new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), ms)))]);
-  clearTimeout(timer!);
-  if (outcome === TIMED_OUT) {
-    // Bounded by the clock too: a server that never answers, whatever the fetch does with its signal.
-    opts.background?.waitUntil(within(settled, ms * (BACKGROUND_FACTOR - 1)));
-    if (opts.strict) throw new Unreachable(`${target} did not answer within ${ms} ms`);
-    return stored;
-  }
-  if (outcome === undefined) {
-    if (opts.strict) throw new Unreachable(`${target}: ${(failed as Error)?.message ?? failed}`);
-    return stored;
-  }
-  return outcome;
+  })().then(
+    (found) => ({ found }),
+    (error: unknown) => {
+      console.warn(`resolve: ${target}: ${(error as Error)?.message ?? error}`);
+      return { error };
+    },
+  );
+  const outcome = await within(work, ms);
+  if (outcome && "found" in outcome) return outcome.found;
+  // Too slow: it goes on after the answer (bounded by the clock too, whatever a fetch does with its signal).
+  if (!outcome) opts.background?.waitUntil(within(work, ms * (BACKGROUND_FACTOR - 1)));
+  if (opts.strict) throw new Unreachable(outcome ? `${target}: ${(outcome.error as Error)?.message ?? outcome.error}` : `${target} did not answer within ${ms} ms`);
+  return stored;
 }
 
 /** The most unknown remote mentions one post resolves, and the time all of them may take together. */
