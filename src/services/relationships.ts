@@ -45,7 +45,9 @@ export function relationshipsQuery(d: DB, viewerId: string, targetIds: string[])
       showing_reblogs: flag(sql`COALESCE((SELECT f.show_reblogs FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = ${a}),
         (SELECT r.show_reblogs FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = ${a}), 1)`),
       endorsed: flag(sql`EXISTS(SELECT 1 FROM endorsements e WHERE e.account_id = ${v} AND e.target_account_id = ${a})`),
-      note: sql<string>`COALESCE((SELECT n.comment FROM account_notes n WHERE n.account_id = ${v} AND n.target_account_id = ${a}), '')`,
+      // Wrapped like the flags: a top-level template of a select leaves its columns unqualified, and `id` would
+      // then be the note's own.
+      note: sql<string>`${sql`COALESCE((SELECT n.comment FROM account_notes n WHERE n.account_id = ${v} AND n.target_account_id = ${a}), '')`}`,
     })
     .from(accounts)
     .where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(targetIds)}))`);
