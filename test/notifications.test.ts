@@ -1,6 +1,7 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
+import { newId } from "../src/db/ids";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser } from "./helpers";
 
@@ -371,5 +372,110 @@ describe("subscriptions notify of new posts (type status)", () => {
     }
     expect(counts[1]).toBe(counts[0]);
     for (const u of subs) expect((await kinds(u, "?types[]=status")).length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("ids Pleroma-FE reads with parseInt (issue 29)", () => {
+  // Pleroma-FE 2.8: `output.id = parseInt(data.id)` for notifications, and `parseInt` on the Link header's
+  // cursors of notifications and bookmarks; it then sends those numbers back as since_id, max_id and id.
+  const asPleromaFe = (id: string) => String(parseInt(id, 10));
+  const linkCursor = (res: Response, rel: string, name: string) => {
+    const url = new RegExp(`<([^>]+)>; rel="${rel}"`).exec(res.headers.get("link") ?? "")?.[1];
+    return url ? new URL(url).searchParams.get(name)! : null;
+  };
+
+  it("notification ids are fixed-width decimal, safe integers, increasing, unique in one set-based insert", async () => {
+    const [author, a, b, c] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    // One statement notifies three recipients at once; each gets its own id.
+    await post(author, { status: `hi @${a.username} @${b.username} @${c.username}` });
+    const ids = [];
+    for (const u of [a, b, c]) ids.push(...(await notes(u)).map((n: any) => n.id));
+    expect(new Set(ids).size).toBe(3);
+    await act(author, `/api/v1/accounts/${a.id}/follow`);
+    const [follow, mention] = await notes(a);
+    for (const id of [follow.id, mention.id]) {
+      expect(id).toMatch(/^\d{16}$/);
+      expect(Number.isSafeInteger(parseInt(id, 10))).toBe(true);
+      expect(asPleromaFe(id)).toBe(id);
+    }
+    expect(parseInt(follow.id, 10)).toBeGreaterThan(parseInt(mention.id, 10));
+  });
+
+  it("Pleroma-FE lists every notification, polls since the newest, marks one and all read with its numbers", async () => {
+    const [me, ...others] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const s = await post(me, { status: "notice me" });
+    for (const o of others) await act(o, `/api/v1/statuses/${s.id}/favourite`);
+    const first = await notes(me);
+    expect(new Set(first.map((n: any) => asPleromaFe(n.id))).size).toBe(3);
+    const newest = asPleromaFe(first[0].id);
+    // Polling since the newest finds nothing; a new one appears alone.
+    expect(await notes(me, `?since_id=${newest}`)).toEqual([]);
+    await act(others[0], `/api/v1/accounts/${me.id}/follow`);
+    expect((await notes(me, `?since_id=${newest}`)).map((n: any) => n.type)).toEqual(["follow"]);
+    // Older pages through the Link header, read as numbers.
+    const res = await call("/api/v1/notifications?limit=2", { token: me.token });
+    const older = linkCursor(res, "next", "max_id")!;
+    expect(asPleromaFe(older)).toBe(older);
+    expect((await notes(me, `?max_id=${asPleromaFe(older)}`)).length).toBe(2);
+    // Mark one read by its number, then all up to the newest.
+    const one = await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: { id: asPleromaFe(first[2].id) } });
+    expect([one.id, one.pleroma.is_seen]).toEqual([first[2].id, true]);
+    const all = (await notes(me))[0].id;
+    const marked = await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: { max_id: asPleromaFe(all) } });
+    expect(marked.length).toBe(3);
+    expect((await notes(me)).every((n: any) => n.pleroma.is_seen)).toBe(true);
+  });
+
+  it("bookmarks' Link cursors are numbers too, and page correctly read as numbers", async () => {
+    const me = await registerUser();
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push(await post(me, { status: `keep ${i}` }));
+    for (const s of made) await act(me, `/api/v1/statuses/${s.id}/bookmark`);
+    const res = await call("/api/v1/bookmarks?limit=2", { token: me.token });
+    expect(((await res.json()) as any[]).map((s) => s.id)).toEqual([made[2].id, made[1].id]);
+    const next = linkCursor(res, "next", "max_id")!;
+    expect(next).toMatch(/^\d{16}$/);
+    const rest = await json(`/api/v1/bookmarks?max_id=${asPleromaFe(next)}`, { token: me.token });
+    expect(rest.map((s: any) => s.id)).toEqual([made[0].id]);
+    // Bookmarking twice keeps one.
+    await act(me, `/api/v1/statuses/${made[0].id}/bookmark`);
+    expect((await json("/api/v1/bookmarks", { token: me.token })).length).toBe(3);
+  });
+
+  it("existing ULID notifications, bookmarks and markers are rewritten in order; old cursors still work", async () => {
+    const [me, other] = [await registerUser(), await registerUser()];
+    const s = await post(other, { status: "old" });
+    // Rows as they were before migration 0031: ULID ids, two in the same millisecond.
+    const t = Date.now() - 3_600_000;
+    const [u1, u2, u3] = [newId(t - 1000), newId(t), newId(t)];
+    await env.DB.batch([
+      ...[u1, u2, u3].map((id, i) =>
+        env.DB.prepare("INSERT INTO notifications (id, account_id, from_account_id, type, status_id, is_seen, created_at) VALUES (?, ?, ?, 'favourite', ?, ?, ?)").bind(id, me.id, other.id, s.id, i === 0 ? 1 : 0, t),
+      ),
+      env.DB.prepare("INSERT INTO markers (account_id, timeline, last_read_id, version, updated_at) VALUES (?, 'notifications', ?, 1, ?) ON CONFLICT DO UPDATE SET last_read_id = excluded.last_read_id").bind(me.id, u2, t),
+      env.DB.prepare("INSERT INTO bookmarks (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)").bind(newId(t), me.id, s.id, t),
+    ]);
+    // A client still holding the old newest id as a cursor, before the rewrite runs.
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0031"))!;
+    await env.DB.batch(migration.queries.map((q) => env.DB.prepare(q)));
+    const list = await notes(me);
+    expect(list.length).toBe(3);
+    const ids = list.map((n: any) => n.id);
+    expect(ids.every((id: string) => /^\d{16}$/.test(id))).toBe(true);
+    expect([...ids].sort().reverse()).toEqual(ids);
+    // The two of one millisecond: that millisecond times 1000, then one more.
+    expect(ids.slice(0, 2).map((id: string) => parseInt(id, 10))).toEqual([t * 1000 + 1, t * 1000]);
+    expect(parseInt(ids[2], 10)).toBe((t - 1000) * 1000);
+    // The marker moved to the rewritten id of what it named.
+    const markers = await json("/api/v1/markers?timeline[]=notifications", { token: me.token });
+    expect(markers.notifications.last_read_id).toBe(ids[1]);
+    // Old cursors: max_id of the newest ULID leaves the older millisecond; since_id of the oldest, the newer.
+    expect((await notes(me, `?max_id=${u2}`)).map((n: any) => n.id)).toEqual([ids[2]]);
+    expect((await notes(me, `?since_id=${u1}`)).map((n: any) => n.id)).toEqual(ids.slice(0, 2));
+    // A new notification sorts after them all; bookmarks were rewritten too.
+    await act(other, `/api/v1/accounts/${me.id}/follow`);
+    expect((await notes(me))[0].type).toBe("follow");
+    const bookmark = await env.DB.prepare("SELECT id FROM bookmarks WHERE account_id = ?").bind(me.id).first<{ id: string }>();
+    expect(bookmark!.id).toBe(String(t * 1000).padStart(16, "0"));
   });
 });

@@ -1,3 +1,5 @@
+import { sql, type SQL } from "drizzle-orm";
+
 /**
  * Identifiers: 128 bits, 48 of milliseconds then 80 random, written as 26 Crockford base-32 characters.
  * Fixed length and an alphabet in ASCII order make string order equal time order, so `max_id`/`since_id`/
@@ -63,3 +65,27 @@ export function isId(value: string): boolean {
   return ID_PATTERN.test(value);
 }
 
+
+/**
+ * Sequence ids, for the rows whose ids clients read as numbers (notifications, bookmarks: Pleroma-FE 2.8 takes
+ * notification ids and the bookmarks' Link cursors through `parseInt`, as Pleroma's are integers). Still strings
+ * of fixed width (16 decimal digits) so string order is number order and the paginator needs nothing new, and
+ * below 2^53 (until the year 2255) so they survive a JavaScript number. The value is the time in milliseconds
+ * times 1000, or one more than the table's highest id when that is higher: allocated inside the INSERT
+ * statement, which D1 runs alone, so ids are unique and increase in the order rows are written, even for a
+ * set-based insert of many rows (`row_number()` numbers them) and even when many arrive in one millisecond.
+ */
+export const SEQ_ID_PATTERN = /^\d{16}$/;
+
+/** The SQL expression of the next sequence ids of `table` in an INSERT … SELECT made at time `t`. */
+export function seqIds(table: "notifications" | "bookmarks", t: number): SQL {
+  return sql`printf('%016d', max(CAST(${Math.trunc(t)} AS INTEGER) * 1000, coalesce((SELECT CAST(id AS INTEGER) FROM ${sql.identifier(table)} ORDER BY id DESC LIMIT 1), 0) + 1) + row_number() OVER () - 1)`;
+}
+
+/**
+ * A cursor over sequence ids as given: a ULID (what these rows had before, still held by clients and markers)
+ * becomes the first sequence id of its millisecond; anything else is compared as it is.
+ */
+export function seqCursor(value: string | undefined): string | undefined {
+  return value !== undefined && isId(value) ? String(idTime(value) * 1000).padStart(16, "0") : value;
+}

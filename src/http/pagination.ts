@@ -11,6 +11,7 @@ import { and, asc, desc, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "@hono/zod-openapi";
 import { intParam } from "./params";
+import { seqCursor } from "../db/ids";
 
 export interface Page {
   max_id?: string;
@@ -30,6 +31,11 @@ export function pageParams(defaultLimit: number) {
       .optional()
       .transform((n) => (n === undefined || n < 1 ? defaultLimit : Math.min(n, max))),
   };
+}
+
+/** A page over sequence ids (`seqIds`): cursors clients kept from before, ULIDs, taken as their moment. */
+export function seqPage(page: Page): Page {
+  return { ...page, max_id: seqCursor(page.max_id), since_id: seqCursor(page.since_id), min_id: seqCursor(page.min_id) };
 }
 
 export interface PageQuery {

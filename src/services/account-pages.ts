@@ -3,7 +3,7 @@ import { and, eq, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, blocks, bookmarks, domainBlocks, endorsements, favourites, followRequests, follows, listAccounts, mutes, statuses, subscriptions, userColumns, users } from "../db/schema";
 import { notSilenced, visibleTo } from "./visibility";
-import { pageQuery, inOrder, type Page } from "../http/pagination";
+import { pageQuery, inOrder, seqPage, type Page } from "../http/pagination";
 import type { AccountWithUser } from "./accounts";
 
 type PairTable = typeof follows | typeof followRequests | typeof blocks | typeof mutes | typeof endorsements | typeof subscriptions;
@@ -77,7 +77,8 @@ export async function relatedStatusAccounts(d: DB, kind: "reblogs" | "favourites
  * mark's id (Link-only): the cursors and the status ids.
  */
 export async function markedStatuses(d: DB, table: typeof favourites | typeof bookmarks, ownerId: string, viewerId: string | null, page: Page): Promise<{ cursor: string; statusId: string }[]> {
-  const q = pageQuery(table.id, page);
+  // Bookmarks have sequence ids (Pleroma-FE reads their Link cursors as numbers).
+  const q = pageQuery(table.id, table === bookmarks ? seqPage(page) : page);
   return inOrder(
     await d
       .select({ cursor: table.id, statusId: table.statusId })

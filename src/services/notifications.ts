@@ -11,13 +11,13 @@ import { outboxWrite } from "./outbox";
 import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, now, statement } from "../db/client";
-import { newestFirst, newId } from "../db/ids";
+import { newestFirst, seqCursor, seqIds } from "../db/ids";
 import { chatMessages, markers, mediaAttachments, notifications, reports, users } from "../db/schema";
 import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
 import { accountFromJson, accountsPart, type Hydrated } from "./hydrate";
 import type { AccountWithUser } from "./accounts";
 import { badRequest, notFound } from "../http/errors";
-import { rawPage, type Page } from "../http/pagination";
+import { rawPage, seqPage, type Page } from "../http/pagination";
 import { NotificationSettingsSchema } from "../schemas/account";
 import { NOTIFICATION_TYPES } from "../schemas/social";
 import { ME, silenced, visibleTo, type ViewerRef } from "./visibility";
@@ -46,13 +46,13 @@ export interface NotificationInput {
 /** The statement that creates the notification unless a rule suppresses it. */
 export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
   const t = Date.now();
-  const rows = JSON.stringify((Array.isArray(n.to) ? n.to : [n.to]).map((to) => [newId(t), to]));
+  const to = JSON.stringify(Array.isArray(n.to) ? n.to : [n.to]);
   const rules = n.toSelf ? sql`n.to_id = n.from_id` : sql`n.to_id <> n.from_id AND ${allowed(sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_settings`)}`;
   return statement(
     d,
-    sql`WITH n(id, to_id, from_id, status_id, t) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${n.from}, ${n.statusId ?? null}, ${t} FROM json_each(${rows}))
+    sql`WITH n(to_id, from_id, status_id, t) AS (SELECT value, ${n.from}, ${n.statusId ?? null}, ${t} FROM json_each(${to}))
     INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, chat_message_id, is_seen, created_at)
-    SELECT n.id, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, n.t
+    SELECT ${seqIds("notifications", t)}, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, n.t
     FROM n JOIN users u ON u.account_id = n.to_id
     WHERE ${rules} ${n.onlyIf ? sql`AND ${n.onlyIf}` : sql``}`,
   );
@@ -96,13 +96,10 @@ export function notifyMentions(d: DB, status: { id: string; accountId: string; v
  */
 export function notifySubscribers(d: DB, status: { id: string; accountId: string; createdAt: number }): D1PreparedStatement {
   const t = status.createdAt;
-  // One id per row: this statement's time and random head, then the subscription's own random tail, so the
-  // ids are unique, well-formed and in time order with every other notification.
-  const head = newId(t).slice(0, 16);
   return statement(
     d,
     sql`INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, is_seen, created_at)
-    SELECT ${head} || substr(sub.id, 17, 10), sub.account_id, statuses.account_id, 'status', statuses.id, NULL, NULL, NULL, 0, ${t}
+    SELECT ${seqIds("notifications", t)}, sub.account_id, statuses.account_id, 'status', statuses.id, NULL, NULL, NULL, 0, ${t}
     FROM statuses
       JOIN subscriptions sub ON sub.target_account_id = statuses.account_id
       JOIN users u ON u.account_id = sub.account_id
@@ -184,7 +181,7 @@ const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[])
  * read by `notificationsRead`.
  */
 export function notificationPage(q: NotificationQuery, page: Page) {
-  const p = rawPage(sql`${notifications.id}`, page);
+  const p = rawPage(sql`${notifications.id}`, seqPage(page));
   const conds: (SQL | undefined)[] = [
     sql`${notifications.accountId} = ${ME}`,
     p.where,
@@ -264,7 +261,7 @@ export async function markReadUpTo(d: DB, me: string, maxId: string, max = 80): 
   const marked = await d
     .update(notifications)
     .set({ isSeen: true })
-    .where(and(eq(notifications.accountId, me), lte(notifications.id, maxId), eq(notifications.isSeen, false)))
+    .where(and(eq(notifications.accountId, me), lte(notifications.id, seqCursor(maxId)!), eq(notifications.isSeen, false)))
     .returning({ id: notifications.id });
   const ids = marked.map((m) => m.id).sort().reverse().slice(0, max);
   return ids.length ? flat(await selectRows(d).where(inJson(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
@@ -290,7 +287,8 @@ export async function saveMarkers(d: DB, me: string, positions: Partial<Record<M
   const given = (["home", "notifications"] as const).filter((k) => positions[k] !== undefined);
   if (given.length === 0) throw badRequest("Give home[last_read_id] or notifications[last_read_id]");
   for (const timeline of given) {
-    const lastReadId = positions[timeline]!;
+    // A notification position kept from before sequence ids (a ULID) is taken as its moment.
+    const lastReadId = timeline === "notifications" ? seqCursor(positions[timeline])! : positions[timeline]!;
     await d
       .insert(markers)
       .values({ accountId: me, timeline, lastReadId, version: 1, updatedAt: t })

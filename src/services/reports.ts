@@ -6,7 +6,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
-import { newId } from "../db/ids";
+import { newId, seqIds } from "../db/ids";
 import { accounts, reports, statuses } from "../db/schema";
 import { visibleTo } from "./visibility";
 import { badRequest } from "../http/errors";
@@ -27,13 +27,10 @@ const FLAG_OBJECTS_MAX = 100;
  * exists (set-based, one statement, so a report whose insert was a no-op notifies nobody again).
  */
 function notifyModerators(d: DB, reportId: string, reporterId: string, t: number) {
-  // One id per row: this statement's time, the moderator's own id's random part, then this statement's own
-  // last characters (ids made in one millisecond differ there), so a batch of several reports stays unique.
-  const own = newId(t);
   return statement(
     d,
     sql`INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, is_seen, created_at)
-      SELECT ${own.slice(0, 10)} || substr(u.account_id, 11, 10) || ${own.slice(20)}, u.account_id, ${reporterId}, 'pleroma:report', NULL, ${reportId}, NULL, NULL, 0, ${t}
+      SELECT ${seqIds("notifications", t)}, u.account_id, ${reporterId}, 'pleroma:report', NULL, ${reportId}, NULL, NULL, 0, ${t}
       FROM users u JOIN accounts a ON a.id = u.account_id
       WHERE (u.is_admin = 1 OR u.is_moderator = 1) AND a.deactivated = 0 AND u.account_id <> ${reporterId}
         AND EXISTS (SELECT 1 FROM reports WHERE id = ${reportId})`,

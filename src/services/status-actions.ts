@@ -7,7 +7,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
-import { newId } from "../db/ids";
+import { newId, seqIds } from "../db/ids";
 import { bookmarks, customEmojis, emojiReactions, favourites, polls, statuses, threadMutes, type Visibility } from "../db/schema";
 import { badRequest, notFound, unprocessable } from "../http/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
@@ -147,7 +147,9 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
 
 export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
   const s = await actionTarget(d, me, id);
-  if (on) await d.insert(bookmarks).values({ id: newId(), accountId: me.id, statusId: s.id, createdAt: now() }).onConflictDoNothing();
+  const t = now();
+  // `WHERE true`: SQLite's INSERT … SELECT … ON CONFLICT needs it to parse.
+  if (on) await statement(d, sql`INSERT INTO bookmarks (id, account_id, status_id, created_at) SELECT ${seqIds("bookmarks", t)}, ${me.id}, ${s.id}, ${t} WHERE true ON CONFLICT (account_id, status_id) DO NOTHING`).run();
   else await d.delete(bookmarks).where(and(eq(bookmarks.accountId, me.id), eq(bookmarks.statusId, s.id)));
   return s.id;
 }
