@@ -232,7 +232,7 @@ describe("direct timeline", () => {
 });
 
 describe("hashtags followed, featured and trending", () => {
-  it("followed and featured tags are empty lists with Mastodon's auth", async () => {
+  it("followed tags start empty, featured tags are empty, with Mastodon's auth (following: test/tags.test.ts)", async () => {
     const u = await registerUser();
     expect(all(TrendTagSchema, await json("/api/v1/followed_tags?limit=200", { token: u.token }))).toEqual([]);
     await json("/api/v1/followed_tags", { status: 403 });

@@ -168,6 +168,8 @@ describe("query plans of list and timeline routes", () => {
     await json(`/api/v1/pleroma/statuses/${first.id}/reactions/${encodeURIComponent("👍")}`, { method: "PUT", token: me.token });
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "plans" } });
     await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [friend.id] } });
+    await act("/api/v1/tags/plans/follow", me);
+    await act("/api/v1/tags/plans2/follow", me);
     const [newest] = await json("/api/v1/notifications?limit=1", { token: me.token });
     Object.assign(ids, { notification: newest.id, first: first.id, withMedia: withMedia.id, reply: reply.id, replyToReply: replyToReply.id, mine: mine.id, list: list.id });
   });
@@ -215,6 +217,8 @@ describe("query plans of list and timeline routes", () => {
       `/api/v1/statuses/${reply}/context`,
       "/api/v2/search?q=searchable&type=statuses",
       `/api/v1/pleroma/accounts/${me.id}/favourites`,
+      "/api/v1/tags/plans",
+      "/api/v1/followed_tags",
     ];
   };
   const unsorted = () => ["/api/v1/timelines/public", "/api/v1/timelines/public?local=true", "/api/v1/timelines/tag/plans", `/api/v1/accounts/${friend.id}/statuses`];

@@ -90,6 +90,15 @@ function tagName(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
+/** Longest hashtag name taken from a client (a path or parameter); longer ones are not hashtags. */
+const TAG_NAME_MAX = 200;
+
+/** A hashtag name as a client gives it (with or without `#`), as statuses store it; null if it is not one. */
+export function normalizeTag(given: string): string | null {
+  const name = given.replace(/^#/, "");
+  return name.length > 0 && name.length <= TAG_NAME_MAX && /^[\p{L}\p{M}\p{N}_]+$/u.test(name) ? tagName(name) : null;
+}
+
 /** Splits decoded text into plain runs, URLs, mentions and hashtags. URLs win over anything inside them. */
 function segmentText(text: string, localHost: string): Segment[] {
   type Found = { start: number; end: number; segment: Segment };

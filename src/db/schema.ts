@@ -624,6 +624,21 @@ export const statusTags = sqliteTable(
   (t) => [uniqueIndex("status_tags_pair").on(t.statusId, t.tag), index("status_tags_tag").on(t.tag, t.statusId)],
 );
 
+/** Hashtags a user follows (Mastodon 4's followed tags): their public posts join the user's home timeline. */
+export const followedTags = sqliteTable(
+  "followed_tags",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Normalized as `status_tags.tag` (NFC, lower case). */
+    tag: text("tag").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("followed_tags_pair").on(t.accountId, t.tag), index("followed_tags_account").on(t.accountId, t.id)],
+);
+
 export const mediaAttachments = sqliteTable(
   "media_attachments",
   {

@@ -8,7 +8,7 @@ import { route } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
 import { intParam, offsetParam } from "../http/params";
 import { renderInstance, renderInstanceV2 } from "../render/instance";
-import { renderTrendTag } from "../render/tag";
+import { renderTag } from "../render/tag";
 import { InstanceSchema, InstanceV2Schema, RuleSchema, TrendTagSchema } from "../schemas/instance";
 import { StatusSchema } from "../schemas/status";
 import { cachedInstanceStats, peers } from "../services/instance";
@@ -69,7 +69,7 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
       response: z.array(TrendTagSchema),
       handler: async (c, p) => {
         const tags = await trendingTags(db(c.env), Date.now(), p.limit, p.offset ?? 0);
-        return c.json(tags.map((t) => renderTrendTag(baseUrl(c), t)));
+        return c.json(tags.map((t) => renderTag(baseUrl(c), t)));
       },
     });
   }

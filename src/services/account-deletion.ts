@@ -89,6 +89,7 @@ const OWN_ROWS: [table: string, where: string][] = [
   ["blocks", "account_id = ?1 OR target_account_id = ?1"],
   ["mutes", "account_id = ?1 OR target_account_id = ?1"],
   ["account_notes", "account_id = ?1 OR target_account_id = ?1"],
+  ["followed_tags", "account_id = ?1"],
   ["endorsements", "account_id = ?1 OR target_account_id = ?1"],
   ["subscriptions", "account_id = ?1 OR target_account_id = ?1"],
   ["list_accounts", "account_id = ?1 OR list_id IN (SELECT id FROM lists WHERE account_id = ?1)"],

@@ -72,7 +72,10 @@ function updateListenersOf(): SQL {
   const inHome = sql`(EXISTS (SELECT 1 FROM home_feed h WHERE h.account_id = p.account_id AND h.status_id = s.id)
     OR (s.home_pull = 1 AND EXISTS (SELECT 1 FROM follows hp WHERE hp.account_id = p.account_id AND hp.target_account_id = s.account_id AND (s.reblog_of_id IS NULL OR hp.show_reblogs = 1))))`;
   const ofList = sql`EXISTS (SELECT 1 FROM lists l JOIN list_accounts la ON la.list_id = l.id WHERE l.id = p.arg AND l.account_id = p.account_id AND la.account_id = s.account_id)`;
-  const atHome = sql`p.account_id <> '' AND (p.stream = 'user' OR (p.stream = 'list' AND ${ofList})) AND ${inHome} AND ${shown(LISTENER, {}, "home")}`;
+  // A followed hashtag's public post enters the user stream (not lists), as it enters the home timeline.
+  const ofFollowedTag = sql`(p.stream = 'user' AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local')
+    AND EXISTS (SELECT 1 FROM status_tags st JOIN followed_tags ft ON ft.account_id = p.account_id AND ft.tag = st.tag WHERE st.status_id = s.id))`;
+  const atHome = sql`p.account_id <> '' AND (p.stream = 'user' OR (p.stream = 'list' AND ${ofList})) AND (${inHome} OR ${ofFollowedTag}) AND ${shown(LISTENER, {}, "home")}`;
   return sql`${columns(sql`s.id`)} FROM statuses s JOIN stream_presence p ON p.stream IN (${list([...PUBLIC_STREAMS, "user", "list"])})
     WHERE s.id IN (SELECT id FROM ids) AND ${liveToken} AND ((${onTopic}) OR (${atHome}))`;
 }

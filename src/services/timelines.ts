@@ -103,7 +103,17 @@ export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
         AND (s.reblog_of_id IS NULL OR pf.show_reblogs = 1) AND ${pend.where} AND ${shownHere}
       ORDER BY ${pend.order} LIMIT ${n})
     WHERE pf.account_id = ${ME} ${members(sql`pf.target_account_id`)}`;
-  return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pulled})) ORDER BY ${rawPage(sql`id`, page).order} LIMIT ${n}`;
+  // Followed hashtags (not in lists, as Mastodon): each tag's newest public posts that pass the filters, at most a
+  // page, walked on `status_tags_tag` (followed_tags.ts bounds their number).
+  const tagged = rawPage(sql`st.status_id`, page);
+  const followedTags = listId
+    ? sql``
+    : sql`UNION SELECT * FROM (SELECT q.id AS id FROM followed_tags ft JOIN statuses q ON q.id IN (
+      SELECT st.status_id FROM status_tags st JOIN statuses s ON s.id = st.status_id
+      WHERE st.tag = ft.tag AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') AND ${tagged.where} AND ${shownHere}
+      ORDER BY ${tagged.order} LIMIT ${n})
+    WHERE ft.account_id = ${ME})`;
+  return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pulled}) ${followedTags}) ORDER BY ${rawPage(sql`id`, page).order} LIMIT ${n}`;
 }
 
 /**

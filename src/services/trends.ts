@@ -47,12 +47,34 @@ export async function trendingTags(d: DB, t: number, limit: number, offset: numb
   const ranked = [...byTag].sort(
     ([a, da], [b, db]) => score(db, today - DAY) - score(da, today - DAY) || score(db, since) - score(da, since) || a.localeCompare(b),
   );
-  return ranked.slice(offset, offset + limit).map(([name, days]) => ({
-    name,
-    history: Array.from({ length: DAYS }, (_, i) => {
-      const day = today - i * DAY;
-      const v = days.get(day);
-      return { day: day / 1000, uses: v?.uses ?? 0, accounts: v?.accounts ?? 0 };
-    }),
-  }));
+  return ranked.slice(offset, offset + limit).map(([name, days]) => ({ name, history: history(days, today) }));
+}
+
+/** `DAYS` days of figures, newest first, from the days that had any. */
+function history(days: Map<number, { uses: number; accounts: number }>, today: number): TrendingTag["history"] {
+  return Array.from({ length: DAYS }, (_, i) => {
+    const day = today - i * DAY;
+    const v = days.get(day);
+    return { day: day / 1000, uses: v?.uses ?? 0, accounts: v?.accounts ?? 0 };
+  });
+}
+
+/**
+ * One tag's last 7 days, counted as trends count (public, original statuses by active accounts), walking only
+ * that tag's rows of the week on `status_tags_tag`: a statement to batch with others.
+ */
+export function tagHistoryQuery(d: DB, tag: string, t: number) {
+  const since = Math.floor(t / DAY) * DAY - (DAYS - 1) * DAY;
+  return statement(
+    d,
+    sql`SELECT s.created_at / ${sql.raw(String(DAY))} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
+      FROM status_tags st INDEXED BY status_tags_tag CROSS JOIN statuses s ON s.id = st.status_id CROSS JOIN accounts a ON a.id = s.account_id
+      WHERE st.tag = ${tag} AND st.status_id >= ${idFloor(since)} AND s.visibility = 'public' AND s.reblog_of_id IS NULL AND a.deactivated = 0
+      GROUP BY day`,
+  );
+}
+
+/** The history of a `tagHistoryQuery`'s rows. */
+export function tagHistory(rows: { day: number; uses: number; accounts: number }[], t: number): TrendingTag["history"] {
+  return history(new Map(rows.map((r) => [r.day * DAY, { uses: r.uses, accounts: r.accounts }])), Math.floor(t / DAY) * DAY);
 }
