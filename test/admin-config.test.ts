@@ -90,6 +90,9 @@ describe("admin config (run-time settings)", () => {
     const log = await env.DB_D.prepare("SELECT action, data FROM moderation_log WHERE actor_id = ?").bind(admin.id).all<{ action: string; data: string }>();
     expect(log.results.map((r) => r.action)).toEqual(["config_update"]);
     expect(log.results[0]!.data).toContain(name);
+    // Under the admin's nickname, as every other admin action (the log's message, read through the API).
+    const entries = await json(`/api/v1/pleroma/admin/moderation_log?user_id=${admin.id}`, { instance: D, token: admin.token });
+    expect(entries.items.map((i: { message: string }) => i.message)).toEqual([`@${admin.username} updated the settings: :pleroma :instance`]);
 
     // Deleting a subkey puts the [vars] value back.
     await setConfig(admin, [{ group: ":pleroma", key: ":instance", delete: true, subkeys: [":name"] }]);

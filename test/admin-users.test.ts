@@ -149,6 +149,12 @@ describe("admin users", () => {
     await json(`${A}/reports`, { token: bob.token, status: 403 });
     expect((await json(`${A}/users/permission_group/admin?nicknames[]=${admin.username}`, { method: "DELETE", token: admin.token, status: 403 })).error).toBe("You can't revoke your own admin status.");
     await json(`${A}/users/permission_group/owner`, { token: admin.token, body: { nicknames: [bob.username] }, status: 400 });
+    // admin-fe's path form: the nickname in the path.
+    expect(await json(`${A}/users/${bob.username}/permission_group/moderator`, { method: "POST", token: admin.token })).toEqual({ is_moderator: true });
+    await json(`${A}/reports`, { token: bob.token });
+    expect(await json(`${A}/users/${bob.username}/permission_group/moderator`, { method: "DELETE", token: admin.token })).toEqual({ is_moderator: false });
+    await json(`${A}/reports`, { token: bob.token, status: 403 });
+    await json(`${A}/users/nobody${Date.now()}/permission_group/moderator`, { method: "POST", token: admin.token, status: 404 });
     expect(await logMessages(admin, bob.username)).toEqual(
       expect.arrayContaining([`@${admin.username} made @${bob.username} moderator`, `@${admin.username} revoked moderator role from @${bob.username}`]),
     );

@@ -45,8 +45,14 @@ describe("announcements", () => {
     expect(await admin(boss, `/${made.id}`, { method: "DELETE", status: 404 })).toEqual({ error: "Not found" });
     expect(await admin(boss, `/${made.id}`, { method: "PATCH", body: { content: "x" }, status: 404 })).toEqual({ error: "Not found" });
 
-    const log = await env.DB_C.prepare("SELECT action FROM moderation_log WHERE actor_id = ? ORDER BY id").bind(boss.id).all<{ action: string }>();
+    const log = await env.DB_C.prepare("SELECT action, json_extract(data, '$.message') AS message, json_extract(data, '$.actor.nickname') AS nickname FROM moderation_log WHERE actor_id = ? ORDER BY id")
+      .bind(boss.id)
+      .all<{ action: string; message: string; nickname: string }>();
     expect(log.results.map((r) => r.action)).toEqual(["announcement_create", "announcement_update", "announcement_delete"]);
+    // Logged under the admin's nickname, as every other admin action.
+    expect(log.results.map((r) => [r.nickname, r.message])).toEqual(
+      ["created", "updated", "deleted"].map((verb) => [boss.username, `@${boss.username} ${verb} announcement ${made.id}`]),
+    );
   });
 
   it("refuse bad input and callers without the privilege", async () => {

@@ -6,7 +6,7 @@ import { newId } from "../db/ids";
 import { invites } from "../db/schema";
 import { notFound } from "../http/errors";
 import { randomToken, sha256 } from "../lib/crypto";
-import { logEntry, type Actor } from "./admin-users";
+import { logEntry, type Actor } from "./moderation-log";
 
 export type InviteRow = typeof invites.$inferSelect;
 

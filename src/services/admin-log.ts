@@ -1,7 +1,7 @@
 /** Reading the moderation log (Pleroma 2.5's `ModerationLog.get_all` and `ModerationLogView`). */
-import { and, desc, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { moderationLog } from "../db/schema";
+import { accounts, moderationLog } from "../db/schema";
 
 export interface LogQuery {
   page: number;
@@ -23,16 +23,24 @@ export async function readLog(d: DB, q: LogQuery) {
   }
   const cond = where.length ? and(...where) : undefined;
   const [rows, [total]] = await d.batch([
-    d.select().from(moderationLog).where(cond).orderBy(desc(moderationLog.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize),
+    d
+      .select({ entry: moderationLog, nickname: accounts.username })
+      .from(moderationLog)
+      .leftJoin(accounts, eq(accounts.id, moderationLog.actorId))
+      .where(cond)
+      .orderBy(desc(moderationLog.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize),
     d.select({ n: sql<number>`count(*)` }).from(moderationLog).where(cond),
   ]);
   return {
-    items: rows.map((r) => ({
+    items: rows.map(({ entry: r, nickname }) => ({
       id: r.id,
       data: r.data,
       // Pleroma answers seconds since the epoch.
       time: Math.floor(r.createdAt / 1000),
-      message: typeof r.data.message === "string" ? r.data.message : `@${r.actorId} ${r.action}`,
+      // Entries written before every action kept its message: the actor by nickname, and the action.
+      message: typeof r.data.message === "string" ? r.data.message : `@${nickname ?? r.actorId} ${r.action}`,
     })),
     total: total?.n ?? 0,
   };

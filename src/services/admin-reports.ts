@@ -6,7 +6,7 @@ import { newId } from "../db/ids";
 import { accounts, reportNotes, reports } from "../db/schema";
 import { notFound } from "../http/errors";
 import { withUser, type AccountWithUser } from "./accounts";
-import { logEntry, type Actor } from "./admin-users";
+import { logEntry, type Actor } from "./moderation-log";
 
 export type ReportRow = typeof reports.$inferSelect;
 export type NoteRow = typeof reportNotes.$inferSelect;

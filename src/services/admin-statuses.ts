@@ -5,7 +5,7 @@ import { mixedBatch, now } from "../db/client";
 import { accounts, statuses } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
 import type { StreamEvent } from "./events";
-import { logEntry, type Actor } from "./admin-users";
+import { logEntry, type Actor } from "./moderation-log";
 import { deleteStatuses } from "./statuses";
 
 /**

@@ -14,24 +14,8 @@ import { accounts, credentials, users } from "../db/schema";
 import { badRequest, forbidden, notFound } from "../http/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import { emptyAccount, localActorUrls, NICKNAME_PATTERN, RESERVED_NICKNAMES, withUser, type AccountRow, type AccountWithUser } from "./accounts";
-import { moderationLog } from "./moderation-log";
+import { logEntry, userRef, type Actor } from "./moderation-log";
 
-export interface Actor {
-  id: string;
-  username: string;
-}
-
-/** Pleroma's `user_to_map`: how the log names a user, kept as it was when the action was done. */
-const userRef = (a: { id: string; username: string; domain?: string | null }) => ({
-  id: a.id,
-  nickname: a.domain ? `${a.username}@${a.domain}` : a.username,
-  type: "user",
-});
-
-/** Writes an entry whose `data` is Pleroma's: the actor, the action, its subject, and the message as of now. */
-export function logEntry(d: DB, actor: Actor, action: string, data: Record<string, unknown>, message: string, t: number) {
-  return moderationLog(d, actor.id, action, { actor: userRef(actor), action, ...data, message }, t);
-}
 
 export const nicknameList = (rows: { account: AccountRow }[]) => rows.map((r) => `@${userRef(r.account).nickname}`).join(", ");
 

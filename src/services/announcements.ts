@@ -7,7 +7,7 @@ import { now, statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import { announcements } from "../db/schema";
 import { notFound } from "../http/errors";
-import { moderationLog } from "./moderation-log";
+import { logEntry, type Actor } from "./moderation-log";
 
 export type AnnouncementRow = typeof announcements.$inferSelect;
 export type AnnouncementWithRead = AnnouncementRow & { read: boolean | null };
@@ -45,7 +45,7 @@ export async function inForce(d: DB, viewerId: string | null, withDismissed: boo
     .filter((r) => withDismissed || !r.read);
 }
 
-export async function createAnnouncement(d: DB, actorId: string, input: AnnouncementInput & { content: string }, t = now()): Promise<AnnouncementRow> {
+export async function createAnnouncement(d: DB, actor: Actor, input: AnnouncementInput & { content: string }, t = now()): Promise<AnnouncementRow> {
   const row: AnnouncementRow = {
     id: newId(t),
     content: input.content,
@@ -55,11 +55,11 @@ export async function createAnnouncement(d: DB, actorId: string, input: Announce
     createdAt: t,
     updatedAt: t,
   };
-  await d.$client.batch([statement(d, d.insert(announcements).values(row)), moderationLog(d, actorId, "announcement_create", { id: row.id, content: row.content }, t)]);
+  await d.$client.batch([statement(d, d.insert(announcements).values(row)), logEntry(d, actor, "announcement_create", { id: row.id, content: row.content }, `@${actor.username} created announcement ${row.id}`, t)]);
   return row;
 }
 
-export async function updateAnnouncement(d: DB, actorId: string, id: string, input: AnnouncementInput, t = now()): Promise<AnnouncementRow> {
+export async function updateAnnouncement(d: DB, actor: Actor, id: string, input: AnnouncementInput, t = now()): Promise<AnnouncementRow> {
   const set: Partial<AnnouncementRow> = { updatedAt: t };
   if (input.content !== undefined) set.content = input.content;
   if (input.starts_at !== undefined) set.startsAt = input.starts_at;
@@ -68,17 +68,17 @@ export async function updateAnnouncement(d: DB, actorId: string, id: string, inp
   const [updated] = await d.$client.batch([
     statement(d, d.update(announcements).set(set).where(eq(announcements.id, id)).returning()),
     // Logged only when the announcement exists (the update's own batch).
-    statement(d, sql`INSERT INTO moderation_log (id, actor_id, action, data, created_at)
-      SELECT ${newId(t)}, ${actorId}, 'announcement_update', json_object('id', ${id}), ${t} WHERE EXISTS (SELECT 1 FROM announcements WHERE id = ${id})`),
+    logEntry(d, actor, "announcement_update", { id }, `@${actor.username} updated announcement ${id}`, t, { onlyIf: sql`EXISTS (SELECT 1 FROM announcements WHERE id = ${id})` }),
   ]);
   if (!updated!.results.length) throw notFound("Not found");
   return getAnnouncement(d, id);
 }
 
-export async function deleteAnnouncement(d: DB, actorId: string, id: string, t = now()): Promise<void> {
+export async function deleteAnnouncement(d: DB, actor: Actor, id: string, t = now()): Promise<void> {
+  // Its content goes into the log: read first, logged only if the batch finds it still there.
+  const { content } = await getAnnouncement(d, id);
   const [deleted] = await d.$client.batch([
-    statement(d, sql`INSERT INTO moderation_log (id, actor_id, action, data, created_at)
-      SELECT ${newId(t)}, ${actorId}, 'announcement_delete', json_object('id', id, 'content', content), ${t} FROM announcements WHERE id = ${id}`),
+    logEntry(d, actor, "announcement_delete", { id, content }, `@${actor.username} deleted announcement ${id}`, t, { onlyIf: sql`EXISTS (SELECT 1 FROM announcements WHERE id = ${id})` }),
     statement(d, sql`DELETE FROM announcements WHERE id = ${id}`),
   ]);
   if (!deleted!.meta.changes) throw notFound("Not found");

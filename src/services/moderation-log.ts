@@ -4,12 +4,28 @@
  */
 import { statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
-import { moderationLog as log } from "../db/schema";
+import { sql, type SQL } from "drizzle-orm";
+
+/** The staff member who acted. */
+export interface Actor {
+  id: string;
+  username: string;
+}
+
+/** Pleroma's `user_to_map`: how the log names a user, kept as it was when the action was done. */
+export const userRef = (a: { id: string; username: string; domain?: string | null }) => ({
+  id: a.id,
+  nickname: a.domain ? `${a.username}@${a.domain}` : a.username,
+  type: "user",
+});
 
 /**
- * `action` names what was done in Pleroma's words (`deactivate`, `report_update`, `updated_users`…); `data` holds
- * its subject as it was then (ids, nicknames, values), for the log's message after the subject is gone.
+ * The entry of an action, with Pleroma's `data`: the actor (by nickname as of now), the action in Pleroma's words
+ * (`deactivate`, `report_update`, `config_update`…), its subject as it was then (ids, nicknames, values), and the
+ * message, so the log still reads right after the subject is gone.
  */
-export function moderationLog(d: DB, actorId: string, action: string, data: Record<string, unknown>, t: number) {
-  return statement(d, d.insert(log).values({ id: newId(t), actorId, action, data, createdAt: t }));
+export function logEntry(d: DB, actor: Actor, action: string, data: Record<string, unknown>, message: string, t: number, opts: { onlyIf?: SQL } = {}) {
+  const entry = JSON.stringify({ actor: userRef(actor), action, ...data, message });
+  // `onlyIf`: a condition the action's batch makes true only when the action took place (the row it changes exists).
+  return statement(d, sql`INSERT INTO moderation_log (id, actor_id, action, data, created_at) SELECT ${newId(t)}, ${actor.id}, ${action}, ${entry}, ${t} WHERE ${opts.onlyIf ?? sql`1`}`);
 }

@@ -1,5 +1,6 @@
 /** Pleroma's admin API for announcements (`announcements_manage_announcements`). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { actorOf } from "./common";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { db } from "../../db/client";
@@ -65,7 +66,7 @@ export function registerAdminAnnouncementRoutes(app: OpenAPIHono<AppEnv>) {
     response: AnnouncementSchema,
     handler: async (c, p, auth) => {
       checkOrder(p.starts_at, p.ends_at);
-      return c.json(renderAnnouncement(await createAnnouncement(db(c.env), auth.account.id, p), null));
+      return c.json(renderAnnouncement(await createAnnouncement(db(c.env), actorOf(auth), p), null));
     },
   });
 
@@ -92,7 +93,7 @@ export function registerAdminAnnouncementRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const current = await getAnnouncement(d, p.id);
       checkOrder(p.starts_at === undefined ? current.startsAt : p.starts_at, p.ends_at === undefined ? current.endsAt : p.ends_at);
-      return c.json(renderAnnouncement(await updateAnnouncement(d, auth.account.id, p.id, p), null));
+      return c.json(renderAnnouncement(await updateAnnouncement(d, actorOf(auth), p.id, p), null));
     },
   });
 
@@ -105,7 +106,7 @@ export function registerAdminAnnouncementRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: z.object({}),
     handler: async (c, p, auth) => {
-      await deleteAnnouncement(db(c.env), auth.account.id, p.id);
+      await deleteAnnouncement(db(c.env), actorOf(auth), p.id);
       return c.json({});
     },
   });

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { arrayParam, intParam } from "../../http/params";
 import type { UserAuth } from "../../http/auth";
-import type { Actor } from "../../services/admin-users";
+import type { Actor } from "../../services/moderation-log";
 
 export const pageFields = (defaultSize: number) => ({
   page: intParam().optional().transform((n) => (n === undefined || n < 1 ? 1 : Math.min(n, 10_000))),

@@ -1,10 +1,11 @@
 /** Pleroma's admin config API (ConfigDB) over Starling's run-time settings and federation policies: admins only. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { actorOf } from "./common";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { db, now } from "../../db/client";
 import { route } from "../../http/route";
-import { moderationLog } from "../../services/moderation-log";
+import { logEntry } from "../../services/moderation-log";
 import { configDescriptions, configEntries, configStatements, refreshSettings } from "../../services/settings";
 
 const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
@@ -56,7 +57,7 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const t = now();
       const stmts = configStatements(d, p.configs, t);
-      await d.$client.batch([...stmts, moderationLog(d, auth.account.id, "config_update", { configs: p.configs }, t)]);
+      await d.$client.batch([...stmts, logEntry(d, actorOf(auth), "config_update", { configs: p.configs }, `@${auth.account.username} updated the settings: ${p.configs.map((x) => `${x.group} ${x.key}`).join(", ")}`, t)]);
       // This isolate sees the change at once; others within SETTINGS_TTL_MS.
       await refreshSettings(c.env, true);
       const changed = new Set(p.configs.map((x) => x.key));

@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { config } from "../../env";
 import { db } from "../../db/client";
-import { notFound } from "../../http/errors";
+import { badRequest, notFound } from "../../http/errors";
 import { arrayParam, boolParam } from "../../http/params";
 import { route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
@@ -220,10 +220,12 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
         auth: "user",
         scopes: WRITE,
         privilege: "superuser",
-        params: z.object({ group: z.string(), nickname: z.string().optional(), nicknames: nicknamesParam() }),
+        // The body's `nicknames`, or admin-fe's one nickname in the path.
+        params: z.object({ group: z.string(), nickname: z.string().optional(), nicknames: nicknamesParam().optional() }),
         handler: async (c, p, auth) => {
           const d = db(c.env);
           const names = [...(p.nicknames ?? []), ...(p.nickname ? [p.nickname] : [])];
+          if (names.length === 0) throw badRequest("Missing field: nicknames.");
           await admin.setRole(d, actorOf(auth), await admin.accountsByNicknames(d, names, hostOf(c)), p.group, on);
           return c.json(p.group === "admin" ? { is_admin: on } : { is_moderator: on });
         },
