@@ -88,6 +88,13 @@ export interface Limit {
 
 export const VERSION = "0.1.0";
 
+/**
+ * Media per post: Pleroma's default limit (the contract sets none), the default and the most MAX_MEDIA_ATTACHMENTS
+ * may be, and the cap of the `media_ids` parameter. A post's media are read and attached by JSON parameters, so
+ * their number costs no extra round trips.
+ */
+export const MEDIA_ATTACHMENTS_MAX = 1000;
+
 /** Every type an upload is recognised as (`sniffMedia` in src/services/media.ts: keep in step with it); `application/octet-stream` is any other file. */
 export const DEFAULT_UPLOAD_TYPES = [
   "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
@@ -213,8 +220,7 @@ export function varsConfig(env: Env): Config {
     mailer: env.MAILER === "cloudflare" ? "cloudflare" : "outbox",
     mailFrom: env.MAIL_FROM || "",
     maxTootChars: int(env.MAX_TOOT_CHARS, 5000),
-    // At most the cap of an array parameter (ARRAY_MAX in http/params.ts), which `media_ids` has.
-    maxMediaAttachments: Math.min(40, Math.max(1, int(env.MAX_MEDIA_ATTACHMENTS, 20))),
+    maxMediaAttachments: Math.min(MEDIA_ATTACHMENTS_MAX, Math.max(1, int(env.MAX_MEDIA_ATTACHMENTS, MEDIA_ATTACHMENTS_MAX))),
     chatLimit: int(env.CHAT_LIMIT, 5000),
     descriptionLimit: int(env.DESCRIPTION_LIMIT, 5000),
     uploadLimit: int(env.UPLOAD_LIMIT, 16_000_000),

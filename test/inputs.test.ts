@@ -56,27 +56,40 @@ describe("lists of ids: capped, and bound as one parameter", () => {
     expect(s.id).toBeTruthy();
   });
 
-  it("a post takes at most the configured media attachments; 101 media ids are a 400, not a 500", async () => {
+  it("a post takes up to 1,000 media (Pleroma's default), at most as configured; 1,001 media ids are a 400, not a 500", async () => {
     const a = await registerUser();
     const [m1, m2] = [await upload(a), await upload(a)];
-    await expectError(await call("/api/v1/statuses", { token: a.token, body: { status: "x", media_ids: Array.from({ length: 101 }, () => newId()) } }), 400);
+    await expectError(await call("/api/v1/statuses", { token: a.token, body: { status: "x", media_ids: Array.from({ length: 1001 }, () => newId()) } }), 400);
     // Within the parameter cap but over the configuration: 422, and nothing attached.
     const over = await call("/api/v1/statuses", { token: a.token, body: { status: "x", media_ids: [m1.id, m2.id] }, vars: { MAX_MEDIA_ATTACHMENTS: "1" } });
     expect((await expectError(over, 422)).error).toBe("Cannot attach more than 1 files");
     const ok = valid(StatusSchema, await post(a, { status: "two", media_ids: [m1.id, m2.id] }));
     expect(ok.media_attachments.map((m: any) => m.id)).toEqual([m1.id, m2.id]);
-    // Unknown media among 40 ids: refused whole.
-    await post(a, { status: "x", media_ids: [...Array.from({ length: 39 }, () => newId()), m1.id] }, 422);
+    // Unknown media among many ids: refused whole.
+    await post(a, { status: "x", media_ids: [...Array.from({ length: 999 }, () => newId()), m1.id] }, 422);
+    // 1,000 of one's own uploads (copies of one upload's row, made in SQL: uploading 1,000 files adds nothing here).
+    const m3 = await upload(a);
+    const names = (await env.DB.prepare("SELECT name FROM pragma_table_info('media_attachments') WHERE name <> 'id'").all<{ name: string }>()).results.map((r) => r.name);
+    const copies = Array.from({ length: 999 }, () => newId());
+    await env.DB.prepare(`INSERT INTO media_attachments (id, ${names.join(", ")}) SELECT j.value, ${names.map((n) => `m.${n}`).join(", ")} FROM media_attachments m, json_each(?) j WHERE m.id = ?`)
+      .bind(JSON.stringify(copies), m3.id)
+      .run();
+    const ids = [m3.id, ...copies];
+    const many = valid(StatusSchema, await post(a, { status: "a thousand", media_ids: ids }));
+    expect(many.media_attachments.map((m: any) => m.id)).toEqual(ids);
+    expect(valid(StatusSchema, await json(`/api/v1/statuses/${many.id}`, { token: a.token })).media_attachments).toHaveLength(1000);
   });
 
   it("the instance reports the media limit where Mastodon and Pleroma clients read it", async () => {
     const instance = valid(InstanceSchema, await json("/api/v1/instance"));
-    expect(instance.max_media_attachments).toBe(20);
-    expect(instance.configuration.statuses).toEqual({ max_characters: instance.max_toot_chars, max_media_attachments: 20 });
+    expect(instance.max_media_attachments).toBe(1000);
+    expect(instance.configuration.statuses).toEqual({ max_characters: instance.max_toot_chars, max_media_attachments: 1000 });
     const res = await call("/api/v1/instance", { vars: { MAX_MEDIA_ATTACHMENTS: "6" } });
     const configured = valid(InstanceSchema, await res.json());
     expect(configured.max_media_attachments).toBe(6);
     expect(configured.configuration.statuses.max_media_attachments).toBe(6);
+    const capped = await call("/api/v1/instance", { vars: { MAX_MEDIA_ATTACHMENTS: "5000" } });
+    expect(valid(InstanceSchema, await capped.json()).max_media_attachments).toBe(1000);
   });
 
   it("a post may mention and tag many accounts and tags (one JSON parameter per list of rows)", async () => {

@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
-import { config } from "../env";
+import { config, MEDIA_ATTACHMENTS_MAX } from "../env";
 import { db } from "../db/client";
 import { isId } from "../db/ids";
 import { bookmarks } from "../db/schema";
@@ -35,7 +35,7 @@ import { notFound } from "../http/errors";
 export const postParams = z.object({
   status: z.string().optional(),
   in_reply_to_id: optionalString(),
-  media_ids: arrayParam(z.string()).optional(),
+  media_ids: arrayParam(z.string(), MEDIA_ATTACHMENTS_MAX).optional(),
   poll: z
     .object({
       options: arrayParam(z.string()),

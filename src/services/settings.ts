@@ -9,7 +9,7 @@
  * (Starling's settings under Pleroma's names), `:mrf_simple` (the policies) and `Pleroma.Captcha`, values in
  * ConfigDB's JSON form (`{"tuple": [":name", "Starling"]}`).
  */
-import { config, setRuntimeOverrides, varsConfig, type Config, type Env } from "../env";
+import { config, MEDIA_ATTACHMENTS_MAX, setRuntimeOverrides, varsConfig, type Config, type Env } from "../env";
 import { db, statement, type DB } from "../db/client";
 import { federationPolicies, instanceSettings } from "../db/schema";
 import { badRequest } from "../http/errors";
@@ -50,7 +50,7 @@ export const INSTANCE_SETTINGS: SettingDef[] = [
   { key: "account_activation_required", type: "boolean", description: "Require users to confirm their e-mail address", apply: (c, v) => ({ ...c, activationRequired: v }), read: (c) => c.activationRequired },
   { key: "registration_reason_length", type: "integer", description: "Maximum registration reason length", apply: (c, v) => ({ ...c, registrationReasonLength: v }), read: (c) => c.registrationReasonLength },
   { key: "limit", type: "integer", description: "Posts character limit", apply: (c, v) => ({ ...c, maxTootChars: v }), read: (c) => c.maxTootChars },
-  { key: "max_media_attachments", type: "integer", description: "Maximum number of media attachments (1 to 40)", apply: (c, v) => ({ ...c, maxMediaAttachments: Math.min(40, Math.max(1, v)) }), read: (c) => c.maxMediaAttachments },
+  { key: "max_media_attachments", type: "integer", description: `Maximum number of media attachments (1 to ${MEDIA_ATTACHMENTS_MAX})`, apply: (c, v) => ({ ...c, maxMediaAttachments: Math.min(MEDIA_ATTACHMENTS_MAX, Math.max(1, v)) }), read: (c) => c.maxMediaAttachments },
   { key: "chat_limit", type: "integer", description: "Character limit of chat messages", apply: (c, v) => ({ ...c, chatLimit: v }), read: (c) => c.chatLimit },
   { key: "description_limit", type: "integer", description: "Character limit of media descriptions", apply: (c, v) => ({ ...c, descriptionLimit: v }), read: (c) => c.descriptionLimit },
   { key: "upload_limit", type: "integer", description: "File size limit of uploads (bytes)", apply: (c, v) => ({ ...c, uploadLimit: v }), read: (c) => c.uploadLimit },
