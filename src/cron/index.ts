@@ -3,6 +3,7 @@
  * job that throws is logged with its name and recorded in its heartbeat (`job_heartbeats`), and the others
  * still run. The healthcheck reports every job's heartbeat.
  */
+import { learnFavicons } from "../services/instance-favicons";
 import type { Env } from "../env";
 import { db, now, statement, type DB } from "../db/client";
 import { instanceKeys, jobHeartbeats, rateLimits } from "../db/schema";
@@ -52,6 +53,8 @@ const CLEANUP: Record<string, Job> = {
   collect_fedify_kv: (_env, d, t) => collectFedifyKv(d, t),
   // Expired MFA sign-in tokens and password reset links.
   collect_mfa_tokens: (_env, d, t) => collectMfaTokens(d, t),
+  // Other instances' favicons, a few a run (remote accounts' `pleroma.favicon`).
+  instance_favicons: (env, _d, t) => learnFavicons(env, t),
 };
 
 /** Jobs run one after another, in this order (poll endings made by `polls` are pushed by `push`). */

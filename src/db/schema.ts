@@ -72,6 +72,11 @@ export const accounts = sqliteTable(
     hideFollowsCount: bool("hide_follows_count").notNull().default(false),
     hideFavorites: bool("hide_favorites").notNull().default(true),
     acceptsChatMessages: bool("accepts_chat_messages"),
+    /**
+     * A remote account's instance favicon, copied from `instances.favicon` (where it is learned, once per
+     * instance) so that every way accounts are read renders it without a join.
+     */
+    favicon: text("favicon"),
     deactivated: bool("deactivated").notNull().default(false),
     createdAt: time("created_at").notNull(),
     updatedAt: time("updated_at").notNull(),
@@ -889,8 +894,12 @@ export const instances = sqliteTable("instances", {
    * host is only probed, one delivery every few hours (federation/delivery.ts).
    */
   unreachableSince: time("unreachable_since"),
+  /** The favicon its home page names (`link rel=icon`), or null; learned by the cron (services/instance-favicons.ts). */
+  favicon: text("favicon"),
+  /** When the favicon was last looked for; null: not yet. */
+  faviconFetchedAt: time("favicon_fetched_at"),
   createdAt: time("created_at").notNull(),
-});
+}, (t) => [index("instances_favicon_due").on(t.faviconFetchedAt)]);
 
 /** Link previews, fetched once per URL. `title` null means the page gave no card. */
 export const linkCards = sqliteTable("link_cards", {

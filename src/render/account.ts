@@ -78,7 +78,7 @@ export function renderAccount(ctx: RenderContext, { account: a, user: u }: Accou
       deactivated: a.deactivated,
       skip_thread_containment: u ? u.skipThreadContainment : false,
       accepts_chat_messages: a.acceptsChatMessages,
-      favicon: null,
+      favicon: a.domain === null ? null : a.favicon,
       is_local: a.domain === null,
     },
   };

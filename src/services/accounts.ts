@@ -302,6 +302,7 @@ export function emptyAccount(id: string, username: string, t: number): AccountRo
     hideFollowsCount: false,
     hideFavorites: true,
     acceptsChatMessages: true,
+    favicon: null,
     deactivated: false,
     createdAt: t,
     updatedAt: t,

@@ -9,7 +9,7 @@ import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, type AccountField, type EmojiRef } from "../db/schema";
+import { accounts, instances, type AccountField, type EmojiRef } from "../db/schema";
 import { sanitizeHtml } from "../content/format";
 import { embedded, href, httpUrl, readEmoji, sameHost, text } from "./remote-objects";
 
@@ -131,16 +131,22 @@ export async function upsertActor(d: DB, actor: Actor, counts: ReportedCounts = 
   if (!actor.id || !actor.inboxId || !/^https?:$/.test(actor.id.protocol)) return null;
   const { createdAt, ...fields } = await actorFields(actor);
   const f = applyActorPolicies(d, fields.domain ?? "", fields);
+  // Its instance gets a row (where its favicon will be learned: services/instance-favicons.ts), and the account
+  // the favicon already learned.
+  const domain = f.domain ?? "";
+  const favicon = sql`(SELECT favicon FROM instances WHERE domain = ${domain})`;
   try {
-    const row = await d
-      .insert(accounts)
-      .values({ id: newId(t), ...f, ...counts, createdAt: createdAt ?? t, updatedAt: t, fetchedAt: t })
-      // Only a remote row is refreshed: a document claiming a local account's id (reached through a redirect
-      // or a WebFinger answer pointing back here) never rewrites it.
-      .onConflictDoUpdate({ target: accounts.uri, set: { ...f, ...counts, updatedAt: t, fetchedAt: t }, setWhere: sql`${accounts.domain} IS NOT NULL` })
-      .returning()
-      .get();
-    return row ?? null;
+    const [, rows] = await d.batch([
+      d.insert(instances).values({ domain, createdAt: t }).onConflictDoNothing(),
+      d
+        .insert(accounts)
+        .values({ id: newId(t), ...f, ...counts, favicon, createdAt: createdAt ?? t, updatedAt: t, fetchedAt: t })
+        // Only a remote row is refreshed: a document claiming a local account's id (reached through a redirect
+        // or a WebFinger answer pointing back here) never rewrites it.
+        .onConflictDoUpdate({ target: accounts.uri, set: { ...f, ...counts, favicon, updatedAt: t, fetchedAt: t }, setWhere: sql`${accounts.domain} IS NOT NULL` })
+        .returning(),
+    ]);
+    return rows[0] ?? null;
   } catch (e) {
     // Another actor already holds this user@host (an account re-created under a new id): the stored one stays,
     // and this actor is not stored (its activities are dropped rather than failing with a 500 forever).
