@@ -826,6 +826,19 @@ describe("streaming: server-sent events", () => {
     await stream.close();
   });
 
+  it("delete: the id JSON-encoded, as every SSE payload (the contract's events)", async () => {
+    const a = await registerUser();
+    const stream = await openEventStream("/api/v1/streaming/public/local");
+    const s = await post(a, { status: "soon gone" });
+    await stream.read((t) => t.includes("event: update"));
+    await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: a.token });
+    const text = await stream.read((t) => t.includes("event: delete"));
+    const data = /event: delete\ndata: (.+)\n\n/.exec(text)![1]!;
+    expect(data).toBe(`"${s.id}"`);
+    expect(JSON.parse(data)).toBe(s.id);
+    await stream.close();
+  });
+
   it("a client that went away is forgotten by the next heartbeat at the latest", async () => {
     const tag = `gone${Date.now().toString(36)}`;
     const stream = await openEventStream(`/api/v1/streaming/hashtag?tag=${tag}`);

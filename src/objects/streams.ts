@@ -67,8 +67,10 @@ export interface Frame extends Subscription {
 const encoder = new TextEncoder();
 
 export const webSocketFrame = (f: Frame) => JSON.stringify({ event: f.event, payload: f.payload, stream: streamField(f) });
-// Mastodon writes `data: undefined` for an event without payload.
-export const sseFrame = (f: Frame) => `event: ${f.event}\ndata: ${f.payload ?? "undefined"}\n\n`;
+// Mastodon writes `data: undefined` for an event without payload. Every SSE payload is JSON (the contract): a
+// `delete`'s bare id is JSON-encoded too, so a client that parses every data line reads it (Mastodon's numeric
+// ids parse bare; Starling's do not). Over WebSocket the id stays bare, as Mastodon and Pleroma send it.
+export const sseFrame = (f: Frame) => `event: ${f.event}\ndata: ${f.event === "delete" && f.payload !== undefined ? JSON.stringify(f.payload) : (f.payload ?? "undefined")}\n\n`;
 // `stream: []`: masto.js reads `stream` of every frame (a frame without one ends its subscription) and an empty
 // one matches none of its subscriptions; Pleroma-FE parses the payload as JSON.
 const respond = (type: string, result: "success" | "ignored" | "error", error?: string) =>
