@@ -12,7 +12,7 @@ FROM (SELECT id, ((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 1, 1)) -
 UPDATE `notifications` SET `id` = (SELECT `new` FROM `seq_id_map` WHERE `old` = `notifications`.`id`) WHERE length(`id`) = 26;
 --> statement-breakpoint
 UPDATE `markers` SET `last_read_id` = coalesce(
-    (SELECT max(`new`) FROM `seq_id_map` WHERE `old` <= `markers`.`last_read_id`),
+    (SELECT `new` FROM `seq_id_map` WHERE `old` <= `markers`.`last_read_id` ORDER BY `old` DESC LIMIT 1),
     printf('%016d', ((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 1, 1)) - 1) * 35184372088832 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 2, 1)) - 1) * 1099511627776 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 3, 1)) - 1) * 34359738368 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 4, 1)) - 1) * 1073741824 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 5, 1)) - 1) * 33554432 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 6, 1)) - 1) * 1048576 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 7, 1)) - 1) * 32768 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 8, 1)) - 1) * 1024 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 9, 1)) - 1) * 32 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 10, 1)) - 1) * 1) * 1000))
   WHERE `timeline` = 'notifications' AND length(`last_read_id`) = 26;
 --> statement-breakpoint

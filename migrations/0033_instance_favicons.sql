@@ -5,7 +5,7 @@ ALTER TABLE `instances` ADD `favicon` text;
 --> statement-breakpoint
 ALTER TABLE `instances` ADD `favicon_fetched_at` integer;
 --> statement-breakpoint
-CREATE INDEX `instances_favicon_due` ON `instances` (`favicon_fetched_at`);
+CREATE INDEX `instances_favicon_due` ON `instances` (`favicon_fetched_at`,`created_at`);
 --> statement-breakpoint
 ALTER TABLE `accounts` ADD `favicon` text;
 --> statement-breakpoint

@@ -81,23 +81,23 @@ describe("scheduled statuses of a disabled account", () => {
 describe("scheduled statuses that fail", () => {
   it("keeps a post that failed for a transient reason, with its attempts, and posts it on a later run", async () => {
     const a = await registerUser();
-    const m = await upload(a);
+    const [m, m2] = [await upload(a), await upload(a)];
     const at = Date.now() + 10 * 60_000;
-    const sch = valid(ScheduledStatusSchema, await post(a, { status: "eventually", media_ids: [m.id], scheduled_at: new Date(at).toISOString() }));
+    const sch = valid(ScheduledStatusSchema, await post(a, { status: "eventually", media_ids: [m.id, m2.id], scheduled_at: new Date(at).toISOString() }));
     await runCron(at + 1000, failingD1(/INSERT INTO "statuses"|INSERT INTO statuses/));
     const row = await one<{ attempts: number; last_error: string }>("SELECT attempts, last_error FROM scheduled_statuses WHERE id = ?", sch.id);
     expect(row).toMatchObject({ attempts: 1 });
     expect(row!.last_error).toMatch(/injected failure/);
     // Still listed, with its media.
     const kept = valid(ScheduledStatusSchema, await json(`/api/v1/scheduled_statuses/${sch.id}`, { token: a.token }));
-    expect(kept.media_attachments.map((x) => x.id)).toEqual([m.id]);
+    expect(kept.media_attachments.map((x) => x.id)).toEqual([m.id, m2.id]);
     await runCron(at + 61_000);
     await json(`/api/v1/scheduled_statuses/${sch.id}`, { token: a.token, status: 404 });
     const posted = await json(`/api/v1/accounts/${a.id}/statuses`, { token: a.token });
     expect(posted).toHaveLength(1);
     const st = valid(StatusSchema, posted[0]);
     expect(st.content).toContain("eventually");
-    expect(st.media_attachments.map((x) => x.id)).toEqual([m.id]);
+    expect(st.media_attachments.map((x) => x.id)).toEqual([m.id, m2.id]);
   });
 
   it("gives up after the attempts allowed, releasing the media", async () => {

@@ -91,18 +91,34 @@ describe("remote accounts' favicon", () => {
     }
   });
 
-  it("an unreadable home page (an error, an oversized body) stores nothing and is tried again a day later", async () => {
-    for (const home of [{ status: 500, body: "" }, { body: `<link rel="icon" href="/big.png">${"x".repeat(600_000)}` }]) {
-      const { peer, pages } = peerWithHome(home);
-      const follower = await remoteFollower(peer);
-      const t = Date.now();
-      await cron(peer.host, t);
-      expect(pages).toHaveLength(1);
+  it("an unreadable home page stores nothing and is tried again a day later; of a big page the first 512 KB are read", async () => {
+    const failing = peerWithHome({ status: 500, body: "" });
+    const follower = await remoteFollower(failing.peer);
+    const t = Date.now();
+    await cron(failing.peer.host, t);
+    expect(failing.pages).toHaveLength(1);
+    expect((await follower.render()).pleroma.favicon).toBeNull();
+    await cron(failing.peer.host, t + 60_000);
+    expect(failing.pages).toHaveLength(1);
+    await cron(failing.peer.host, t + 86_400_000 + 60_000);
+    expect(failing.pages).toHaveLength(2);
+
+    const big = peerWithHome({ body: `<head><link rel="icon" href="/big.png"></head>${"x".repeat(2_000_000)}<link rel="icon" href="/late.png">` });
+    const reader = await remoteFollower(big.peer);
+    await cron(big.peer.host);
+    expect((await reader.render()).pleroma.favicon).toBe(`${big.peer.origin}/big.png`);
+  });
+
+  it("an instance the federation policies reject is never asked", async () => {
+    const { peer, pages } = peerWithHome({ body: `<link rel="icon" href="/x.png">` });
+    const follower = await remoteFollower(peer);
+    await env.DB.prepare("INSERT INTO federation_policies (domain, policy, created_at) VALUES (?, 'reject', ?)").bind(peer.host, Date.now()).run();
+    try {
+      await cron(peer.host);
+      expect(pages).toEqual([]);
       expect((await follower.render()).pleroma.favicon).toBeNull();
-      await cron(peer.host, t + 60_000);
-      expect(pages).toHaveLength(1);
-      await cron(peer.host, t + 86_400_000 + 60_000);
-      expect(pages).toHaveLength(2);
+    } finally {
+      await env.DB.prepare("DELETE FROM federation_policies WHERE domain = ?").bind(peer.host).run();
     }
   });
 });

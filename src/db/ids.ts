@@ -74,12 +74,14 @@ export function isId(value: string): boolean {
  * times 1000, or one more than the table's highest id when that is higher: allocated inside the INSERT
  * statement, which D1 runs alone, so ids are unique and increase in the order rows are written, even for a
  * set-based insert of many rows (`row_number()` numbers them) and even when many arrive in one millisecond.
+ * Only ids made of digits count as the highest (`< ':'`, the character after '9'): a stray id of another form
+ * sorting above them cannot reset the sequence.
  */
 export const SEQ_ID_PATTERN = /^\d{16}$/;
 
 /** The SQL expression of the next sequence ids of `table` in an INSERT … SELECT made at time `t`. */
 export function seqIds(table: "notifications" | "bookmarks", t: number): SQL {
-  return sql`printf('%016d', max(CAST(${Math.trunc(t)} AS INTEGER) * 1000, coalesce((SELECT CAST(id AS INTEGER) FROM ${sql.identifier(table)} ORDER BY id DESC LIMIT 1), 0) + 1) + row_number() OVER () - 1)`;
+  return sql`printf('%016d', max(CAST(${Math.trunc(t)} AS INTEGER) * 1000, coalesce((SELECT CAST(id AS INTEGER) FROM ${sql.identifier(table)} WHERE id < ':' ORDER BY id DESC LIMIT 1), 0) + 1) + row_number() OVER () - 1)`;
 }
 
 /**

@@ -899,7 +899,7 @@ export const instances = sqliteTable("instances", {
   /** When the favicon was last looked for; null: not yet. */
   faviconFetchedAt: time("favicon_fetched_at"),
   createdAt: time("created_at").notNull(),
-}, (t) => [index("instances_favicon_due").on(t.faviconFetchedAt)]);
+}, (t) => [index("instances_favicon_due").on(t.faviconFetchedAt, t.createdAt)]);
 
 /** Link previews, fetched once per URL. `title` null means the page gave no card. */
 export const linkCards = sqliteTable("link_cards", {

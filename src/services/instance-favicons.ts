@@ -6,9 +6,10 @@
  * bounded; what it names is kept only as an http(s) URL of bounded length (clients load it as an image).
  */
 import { sql } from "drizzle-orm";
-import type { Env } from "../env";
+import { config, type Env } from "../env";
 import { db, statement } from "../db/client";
 import { allowPrivateAddress, outboundFetch } from "../lib/outbound";
+import { deliveryAllowedSql } from "./settings";
 
 const DAY = 86_400_000;
 /** How long a learned favicon (or its absence) is kept before the home page is read again. */
@@ -17,7 +18,8 @@ export const FAVICON_REFRESH_MS = 30 * DAY;
 const RETRY_AFTER_FAILURE_MS = DAY;
 /** Instances looked at per cron run. */
 const PER_RUN = 3;
-const PAGE_MAX_BYTES = 512_000;
+/** What is read of a home page: the `<head>` comes first, and a bigger page is read this far, not refused. */
+const PAGE_READ_BYTES = 512_000;
 const URL_MAX = 2048;
 
 /** The icon a home page names: the first `<link>` whose `rel` holds the token `icon`, resolved against the page. */
@@ -40,28 +42,48 @@ export async function faviconOf(page: Response, base: string): Promise<string | 
   }
 }
 
+/** The first `max` bytes of a body (all of a shorter one); the rest is not read. */
+async function firstBytes(res: Response, max: number): Promise<Uint8Array> {
+  const out = new Uint8Array(max);
+  let n = 0;
+  const reader = res.body!.getReader();
+  while (n < max) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const take = Math.min(value.byteLength, max - n);
+    out.set(value.subarray(0, take), n);
+    n += take;
+  }
+  await reader.cancel().catch(() => {});
+  return out.subarray(0, n);
+}
+
 /** Fetches the home page of `domain`; the favicon it names, null when none, undefined when it could not be read. */
 async function lookFor(env: Env, domain: string): Promise<string | null | undefined> {
   const base = `https://${domain}/`;
   try {
-    const res = await outboundFetch(base, { headers: { Accept: "text/html" } }, { allowPrivate: allowPrivateAddress(env), timeoutMs: 5000, maxBytes: PAGE_MAX_BYTES });
+    const res = await outboundFetch(base, { headers: { Accept: "text/html" } }, { allowPrivate: allowPrivateAddress(env), timeoutMs: 5000 });
     if (!res.ok || !/html/i.test(res.headers.get("content-type") ?? "")) {
       await res.body?.cancel();
       return res.ok ? null : undefined;
     }
-    // Read whole first (bounded by the guard): a body cut for its size then fails here, not inside HTMLRewriter.
-    return await faviconOf(new Response(await res.arrayBuffer(), { headers: res.headers }), base);
+    return await faviconOf(new Response(await firstBytes(res, PAGE_READ_BYTES), { headers: res.headers }), base);
   } catch {
     return undefined;
   }
 }
 
-/** One cron step: the instances never looked at first, then those due again. Returns the domains looked at. */
+/**
+ * One cron step: the instances never looked at first, oldest known first (a server inventing hosts only delays
+ * those it invented), then those due again; never this instance, nor one the federation policies refuse.
+ * Returns the domains looked at.
+ */
 export async function learnFavicons(env: Env, t: number, max = PER_RUN): Promise<string[]> {
   const d = db(env);
+  const wanted = sql`domain <> ${config(env).domain ?? ""} AND ${deliveryAllowedSql(sql`domain`)}`;
   const due = await d.all<{ domain: string }>(sql`SELECT domain FROM (
-      SELECT domain FROM instances WHERE favicon_fetched_at IS NULL LIMIT ${max})
-    UNION ALL SELECT domain FROM (SELECT domain FROM instances WHERE favicon_fetched_at < ${t - FAVICON_REFRESH_MS} LIMIT ${max})
+      SELECT domain FROM instances WHERE favicon_fetched_at IS NULL AND ${wanted} ORDER BY created_at LIMIT ${max})
+    UNION ALL SELECT domain FROM (SELECT domain FROM instances WHERE favicon_fetched_at < ${t - FAVICON_REFRESH_MS} AND ${wanted} ORDER BY favicon_fetched_at LIMIT ${max})
     LIMIT ${max}`);
   const found = await Promise.all(due.map((r) => lookFor(env, r.domain)));
   const stmts = due.flatMap(({ domain }, i) => {

@@ -93,7 +93,8 @@ export async function scheduleStatus(ctx: PostContext, p: PostInput & { schedule
       sql`INSERT INTO scheduled_statuses (id, account_id, scheduled_at, params, app_id, created_at)
         SELECT ${row.id}, ${me}, ${t}, ${JSON.stringify(params)}, ${row.appId}, ${row.createdAt} WHERE ${withinLimits(me, t)}`,
     ),
-    ...media.map((m) => statement(ctx.d, ctx.d.update(mediaAttachments).set({ scheduledStatusId: row.id }).where(and(eq(mediaAttachments.id, m.id), made)))),
+    // One statement whatever the number of media (up to MEDIA_ATTACHMENTS_MAX).
+    ...(media.length ? [statement(ctx.d, ctx.d.update(mediaAttachments).set({ scheduledStatusId: row.id }).where(and(inJson(mediaAttachments.id, media.map((m) => m.id)), made)))] : []),
     ...(key ? [statement(ctx.d, sql`INSERT INTO idempotency_keys (account_id, key, result, created_at) SELECT ${me}, ${key}, ${`scheduled:${row.id}`}, ${now()} WHERE ${made}`)] : []),
   ]);
   if (!inserted.meta.changes) await limitError(ctx.d, me, t);

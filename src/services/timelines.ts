@@ -79,6 +79,9 @@ export function notFilteredOut(viewer: SQL, context: "home" | "notifications", n
              ELSE instr(${body}, lower(kf.phrase)) > 0 END)`;
 }
 
+/** Pages of a followed tag's public posts looked at per home read (see `homePage`). */
+const TAG_WALK = 4;
+
 /** The viewer's home page; with `listId`, of that list's members, if the list is the viewer's. */
 export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
   const fed = rawPage(sql`h.status_id`, page);
@@ -104,14 +107,18 @@ export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
       ORDER BY ${pend.order} LIMIT ${n})
     WHERE pf.account_id = ${ME} ${members(sql`pf.target_account_id`)}`;
   // Followed hashtags (not in lists, as Mastodon): each tag's newest public posts that pass the filters, at most a
-  // page, walked on `status_tags_tag` (followed_tags.ts bounds their number).
+  // page, walked on `status_tags_tag` (followed_tags.ts bounds their number). The walk itself is bounded too: only
+  // the tag's newest TAG_WALK pages of public posts are looked at, so posts the reader may not see (a flood by a
+  // blocked author or domain) cost a bounded number of checks, at worst leaving the tag's posts out of this page.
   const tagged = rawPage(sql`st.status_id`, page);
   const followedTags = listId
     ? sql``
     : sql`UNION SELECT * FROM (SELECT q.id AS id FROM followed_tags ft JOIN statuses q ON q.id IN (
-      SELECT st.status_id FROM status_tags st JOIN statuses s ON s.id = st.status_id
-      WHERE st.tag = ft.tag AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') AND ${tagged.where} AND ${shownHere}
-      ORDER BY ${tagged.order} LIMIT ${n})
+      SELECT s.id FROM statuses s WHERE s.id IN (
+        SELECT st.status_id FROM status_tags st JOIN statuses ts ON ts.id = st.status_id
+        WHERE st.tag = ft.tag AND ts.reblog_of_id IS NULL AND ts.visibility IN ('public', 'local') AND ${tagged.where}
+        ORDER BY ${tagged.order} LIMIT ${n} * ${TAG_WALK})
+      AND ${shownHere} ORDER BY ${rawPage(sql`s.id`, page).order} LIMIT ${n})
     WHERE ft.account_id = ${ME})`;
   return sql`SELECT id FROM (SELECT * FROM (${fromFeed}) UNION SELECT * FROM (${pulled}) ${followedTags}) ORDER BY ${rawPage(sql`id`, page).order} LIMIT ${n}`;
 }
