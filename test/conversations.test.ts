@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConversationSchema } from "../src/schemas/social";
-import { json, post, registerUser, type TestUser, valid } from "./helpers";
+import { call, json, post, registerUser, type TestUser, valid } from "./helpers";
 
 const convs = async (u: TestUser, query = "") => (await json(`/api/v1/conversations${query}`, { token: u.token })).map((c: unknown) => valid(ConversationSchema, c));
 
@@ -51,5 +51,34 @@ describe("conversations", () => {
     const all = await json("/api/v1/pleroma/conversations/read", { method: "POST", token: c.token });
     expect(all.map((x: any) => x.last_status.id).sort()).toEqual([other.id, widened.id].sort());
     expect((await convs(c)).every((x: any) => !x.unread)).toBe(true);
+  });
+});
+
+describe("conversations paged as every list (issue 30: one paginator)", () => {
+  it("min_id answers the conversations right after it, oldest first in newest-first order; prev links walk them all", async () => {
+    const me = await registerUser();
+    const others = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    for (const o of others) await post(me, { status: `hi @${o.username}`, visibility: "direct" });
+    const all = await convs(me);
+    expect(all).toHaveLength(4);
+    const lastIds = all.map((c: any) => c.last_status.id);
+    // Right after the oldest: the second oldest, not the newest.
+    const res = await call(`/api/v1/conversations?min_id=${lastIds[3]}&limit=1`, { token: me.token });
+    const [next] = ((await res.json()) as unknown[]).map((c) => valid(ConversationSchema, c));
+    expect(next!.id).toBe(all[2].id);
+    // Following `prev` from the oldest reaches every newer conversation once, in order.
+    const seen = [all[3].id, next!.id];
+    let link = res.headers.get("link");
+    for (let i = 0; i < 5 && link?.includes('rel="prev"'); i++) {
+      const prev = /<([^>]+)>; rel="prev"/.exec(link)![1]!.replace(/^https?:\/\/[^/]+/, "");
+      const r = await call(prev, { token: me.token });
+      const page = (await r.json()) as any[];
+      if (page.length === 0) break;
+      seen.push(...page.map((c) => c.id).reverse());
+      link = r.headers.get("link");
+    }
+    expect(seen).toEqual([...all].reverse().map((c: any) => c.id));
+    // since_id keeps newest-first from the top.
+    expect((await convs(me, `?since_id=${lastIds[2]}&limit=1`)).map((c: any) => c.id)).toEqual([all[0].id]);
   });
 });

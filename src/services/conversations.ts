@@ -3,11 +3,11 @@
  * is posted (src/services/statuses.ts). `recipients` are whom the user's replies address; only the user
  * changes them. Ids are the participation ids (`pleroma.direct_conversation_id`).
  */
-import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { inJson, type DB } from "../db/client";
 import { accounts, conversations, participations, userColumns, users } from "../db/schema";
 import { notFound } from "../http/errors";
-import { rawPage, type Page } from "../http/pagination";
+import { inOrder, pageQuery, rawPage, type Page } from "../http/pagination";
 import { notSilenced, visibleTo } from "./visibility";
 import type { AccountWithUser } from "./accounts";
 
@@ -29,22 +29,21 @@ export async function ownParticipation(d: DB, ownerId: string, id: string): Prom
 
 /** The user's conversations whose last status still exists, most recent first; paged by last status id. */
 export async function listParticipations(d: DB, ownerId: string, page: Page, recipients?: string[]): Promise<ParticipationRow[]> {
+  const q = pageQuery(participations.lastStatusId, page);
   const rows = await withThread(d)
     .where(
       and(
         eq(participations.accountId, ownerId),
         sql`${participations.lastStatusId} IN (SELECT id FROM statuses)`,
-        page.max_id ? lt(participations.lastStatusId, page.max_id) : undefined,
-        page.since_id ? sql`${participations.lastStatusId} > ${page.since_id}` : undefined,
-        page.min_id ? sql`${participations.lastStatusId} > ${page.min_id}` : undefined,
+        q.where,
         recipients?.length
           ? sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify(recipients)}) want WHERE want.value NOT IN (SELECT value FROM json_each(${participations.recipients})))`
           : undefined,
       ),
     )
-    .orderBy(desc(participations.lastStatusId))
-    .limit(page.limit);
-  return rows.map(flatten);
+    .orderBy(q.orderBy)
+    .limit(q.limit);
+  return inOrder(rows, q).map(flatten);
 }
 
 /** Participations by id (any owner): for publishing, which renders each for its owner. */
