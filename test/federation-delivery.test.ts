@@ -544,6 +544,31 @@ describe("kicks", () => {
   });
 });
 
+describe("every action that writes outbox rows wakes delivery at once (issue 30)", () => {
+  it("unblocking and a forwarded report too (they waited for the cron)", async () => {
+    const { me } = await withFollowers();
+    const other = await remote(host());
+    const kickedBy = async (path: string, body: Record<string, unknown> = {}) => {
+      const counter = countingD1(env.DB);
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(
+        new Request(`${A.origin}${path}`, { method: "POST", headers: { Authorization: `Bearer ${me.token}`, "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+        { ...A.bindings, DB: counter.db },
+        ctx,
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      await waitOnExecutionContext(ctx);
+      return counter.statements().some((x) => /^\s*UPDATE federation_outbox/i.test(x.sql));
+    };
+    expect(await kickedBy(`/api/v1/accounts/${other.id}/block`)).toBe(true);
+    expect(await kickedBy(`/api/v1/accounts/${other.id}/unblock`)).toBe(true);
+    expect(await kickedBy("/api/v1/reports", { account_id: other.id, comment: "spam", forward: true })).toBe(true);
+    // Both activities were written: the kick had something to send.
+    const kinds = (await outboxRows(me.id)).map((o: any) => JSON.parse(o.activity).type);
+    expect(kinds).toEqual(expect.arrayContaining(["UndoBlock", "Flag"]));
+  });
+});
+
 describe("the public collection, named in full", () => {
   /** Whether a document names the public collection in a compact form anywhere (`as:Public`, `Public`). */
   const compactPublic = (doc: unknown) => /"(as:)?Public"/.test(JSON.stringify(doc));

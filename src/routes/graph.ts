@@ -39,7 +39,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       path: `/api/v1/accounts/:id/${name}`,
       summary,
       notifies: name === "follow",
-      federates: name === "follow" || name === "unfollow" || name === "block" || name === "remove_from_followers",
+      federates: name === "follow" || name === "unfollow" || name === "block" || name === "unblock" || name === "remove_from_followers",
       tags: ["Relationships"],
       auth: "user",
       scopes,

@@ -25,6 +25,8 @@ export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: ReportSchema,
     notifies: true,
+    // A forwarded report is a Flag to the reported account's server.
+    federates: true,
     handler: async (c, p, auth) => {
       const target = await accountById(c, p.account_id);
       const report = await createReport(db(c.env), auth.account.id, {
