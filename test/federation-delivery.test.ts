@@ -16,6 +16,7 @@ import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";
 import { outboxWrite } from "../src/services/outbox";
+import { closeEndedPolls } from "../src/services/notifications";
 import { db } from "../src/db/client";
 import { newId } from "../src/db/ids";
 import { signingKey } from "../src/services/credentials";
@@ -541,6 +542,26 @@ describe("kicks", () => {
     expect(await kicked(me)).toBe(true);
     // Local-only: nothing federates, so no kick either.
     expect(await kicked(me, "local")).toBe(false);
+  });
+});
+
+describe("a poll's final tallies (issue 30: the gate agrees with the expansion)", () => {
+  it("reach a remote account that only reblogged the poll: the outbox row is written and delivered to it", async () => {
+    const me = await registerUser({ instance: A });
+    const booster = await remote(host());
+    const s = await statusOf(await postA(me, { status: "vote", visibility: "public", poll: { options: ["a", "b"], expires_in: 3600 } }));
+    // The remote reblog, as the inbox stores an Announce.
+    await env.DB.prepare("INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, reblog_of_id, created_at) VALUES (?1, ?2, ?2, ?3, ?1, 'ctx', '', '', 'public', 0, ?4, ?5)")
+      .bind(newId(), `${booster.uri}/statuses/boost`, booster.id, s.id, Date.now())
+      .run();
+    await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?").bind(Date.now() - 1000, s.poll!.id).run();
+    expect(await closeEndedPolls(D(), Date.now())).toBe(1);
+    const kinds = (await outboxRows(me.id)).map((o: any) => JSON.parse(o.activity).type);
+    expect(kinds).toContain("UpdatePoll");
+    await drainFederation(A.bindings);
+    const update = received.find((r) => r.body.type === "Update");
+    expect(update?.url).toBe(`https://${booster.domain}/inbox`);
+    expect(update?.body.object.type).toBe("Question");
   });
 });
 

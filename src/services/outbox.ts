@@ -111,11 +111,13 @@ function audience(accountId: string, a: OutboxActivity): SQL {
       return sql`EXISTS (SELECT 1 FROM poll_votes v JOIN polls p ON p.id = v.poll_id JOIN statuses s ON s.id = p.status_id JOIN accounts a ON a.id = s.account_id
         WHERE v.id = ${a.voteId} AND a.domain IS NOT NULL)`;
     case "UpdatePoll":
-      // As its Create's audience, plus the remote voters (who may not follow the author).
+      // As its Create's audience, plus the remote voters and rebloggers (who may not follow the author), as the
+      // expansion in federation/delivery.ts sends it.
       return sql`EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${a.statusId} AND s.local = 1 AND s.visibility <> 'local'
         AND ((s.visibility IN (${followerVisibilities}) AND ${hasRemoteFollower(accountId)})
           OR EXISTS (SELECT 1 FROM status_recipients r JOIN accounts ra ON ra.id = r.account_id WHERE r.status_id = s.id AND ra.domain IS NOT NULL)
-          OR EXISTS (SELECT 1 FROM polls p JOIN poll_votes v ON v.poll_id = p.id JOIN accounts va ON va.id = v.account_id WHERE p.status_id = s.id AND va.domain IS NOT NULL)))`;
+          OR EXISTS (SELECT 1 FROM polls p JOIN poll_votes v ON v.poll_id = p.id JOIN accounts va ON va.id = v.account_id WHERE p.status_id = s.id AND va.domain IS NOT NULL)
+          OR EXISTS (SELECT 1 FROM statuses rb JOIN accounts rba ON rba.id = rb.account_id WHERE rb.reblog_of_id = s.id AND rba.domain IS NOT NULL)))`;
     case "Block":
     case "UndoBlock":
     case "Flag":
