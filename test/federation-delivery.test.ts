@@ -565,6 +565,24 @@ describe("a poll's final tallies (issue 30: the gate agrees with the expansion)"
   });
 });
 
+describe("federation policies hold for hosts on any port (issue 30)", () => {
+  it("a rejected domain gets nothing at its non-default port, as its activities from there are refused", async () => {
+    const me = await registerUser({ instance: A });
+    const name = host();
+    const onPort = await remote(`${name}:8443`);
+    const plain = await remote(host());
+    for (const f of [onPort, plain]) await follows(f.id, me.id);
+    await env.DB.prepare("INSERT INTO federation_policies (domain, policy, created_at) VALUES (?, 'reject', ?)").bind(name, Date.now()).run();
+    try {
+      await statusOf(await postA(me, { status: "not for them", visibility: "public" }));
+      await drainFederation(A.bindings);
+      expect(received.map((r) => r.host)).toEqual([plain.domain]);
+    } finally {
+      await env.DB.prepare("DELETE FROM federation_policies WHERE domain = ?").bind(name).run();
+    }
+  });
+});
+
 describe("every action that writes outbox rows wakes delivery at once (issue 30)", () => {
   it("unblocking and a forwarded report too (they waited for the cron)", async () => {
     const { me } = await withFollowers();

@@ -125,7 +125,8 @@ export function policies(env: Pick<Env, "DB">): PolicyRow[] {
   return states.get(bindingOf(env.DB))?.policies ?? [];
 }
 
-const norm = (host: string) => host.toLowerCase().replace(/\.$/, "");
+/** A host name as policies name it: lower case, no trailing dot, no port (as `deliveryAllowedSql` compares). */
+const norm = (host: string) => host.toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
 
 /** The policies naming `host` (exactly, or as `*.parent`), and whether the allow-list (if any) admits it. */
 function matches(rows: PolicyRow[], host: string, policy: Policy): PolicyRow | undefined {
@@ -148,7 +149,11 @@ export function federationRejected(env: Pick<Env, "DB">, host: string): boolean 
  * SQL true when deliveries to the host `hostSql` are allowed: the same rule as `federationRejected`, read from
  * the table itself (exact domains; wildcards `*.parent` too), so that delivery expansion never acts on a stale copy.
  */
-export function deliveryAllowedSql(hostSql: ReturnType<typeof sql>) {
+export function deliveryAllowedSql(authoritySql: ReturnType<typeof sql>) {
+  // Policies name hosts; an inbox's authority may carry a port (`[v6]:port` too): compared without it, as the
+  // inbox compares the sender's host name, so a rejected domain is refused on any port both ways.
+  const a = authoritySql;
+  const hostSql = sql`(CASE WHEN ${a} LIKE '[%' THEN substr(${a}, 1, instr(${a}, ']')) WHEN instr(${a}, ':') > 0 THEN substr(${a}, 1, instr(${a}, ':') - 1) ELSE ${a} END)`;
   const matchesSql = (policy: Policy) =>
     sql`EXISTS (SELECT 1 FROM federation_policies p WHERE p.policy = ${policy} AND (p.domain = ${hostSql} OR (p.domain LIKE '*.%' AND (${hostSql} = substr(p.domain, 3) OR ${hostSql} LIKE '%' || substr(p.domain, 2)))))`;
   return sql`(NOT ${matchesSql("reject")} AND (NOT EXISTS (SELECT 1 FROM federation_policies WHERE policy = 'accept') OR ${matchesSql("accept")}))`;
