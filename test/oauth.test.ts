@@ -241,3 +241,42 @@ describe("authorization code flow", () => {
     expect(me.id).toBe(user.id);
   });
 });
+
+describe("one sign-in rule (issue 30): HTTP Basic, the password grant and the authorize page agree", () => {
+  const DISABLED = "Your account is currently disabled";
+  const states: [string, string[], { basic: string; grant: string; page: string }][] = [
+    ["active", [], { basic: "200", grant: "200", page: "code" }],
+    ["disabled", ["UPDATE accounts SET deactivated = 1 WHERE id = ?1"], { basic: DISABLED, grant: DISABLED, page: DISABLED }],
+    ["awaiting approval", ["UPDATE users SET approval_pending = 1 WHERE account_id = ?1"], { basic: "Your account is awaiting approval.", grant: "Your account is awaiting approval.", page: "Your account is awaiting approval." }],
+    ["unconfirmed", ["UPDATE users SET confirmed = 0 WHERE account_id = ?1"], { basic: "Your login is missing a confirmed e-mail address", grant: "Your login is missing a confirmed e-mail address", page: "Your login is missing a confirmed e-mail address" }],
+    ["reset forced", ["UPDATE credentials SET password_reset_pending = 1 WHERE account_id = ?1"], { basic: "Password reset is required", grant: "Password reset is required", page: "Password reset is required" }],
+    ["MFA", ["UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1"], { basic: "Invalid credentials.", grant: "mfa_required", page: "second factor" }],
+    ["disabled, with MFA", ["UPDATE accounts SET deactivated = 1 WHERE id = ?1", "UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1"], { basic: DISABLED, grant: DISABLED, page: DISABLED }],
+    ["reset forced, with MFA", ["UPDATE credentials SET password_reset_pending = 1 WHERE account_id = ?1", "UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1"], { basic: "Password reset is required", grant: "Password reset is required", page: "Password reset is required" }],
+  ];
+
+  for (const [name, updates, expected] of states) {
+    it(`${name}: ${expected.basic} / ${expected.grant} / ${expected.page}`, async () => {
+      const user = await registerUser();
+      const { env } = await import("cloudflare:test");
+      for (const u of updates) await env.DB.prepare(u).bind(user.id).run();
+      const ip = { "cf-connecting-ip": `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` };
+      const basic = await call("/api/v1/accounts/verify_credentials", { headers: { authorization: `Basic ${btoa(`${user.username}:${user.password}`)}`, ...ip } });
+      const grant = await call("/oauth/token", {
+        body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password: user.password },
+        headers: ip,
+      });
+      const page = await authorize(user.app, user, { redirect_uri: "urn:ietf:wg:oauth:2.0:oob", scope: "read" });
+      const said = async (res: Response) => (res.status === 200 ? "200" : ((await res.json()) as { error: string }).error);
+      expect(await said(basic)).toBe(expected.basic);
+      expect(await said(grant)).toBe(expected.grant);
+      const html = await page.text();
+      if (expected.page === "code") expect(html).toMatch(/<code id="code">[^<]+<\/code>/);
+      else if (expected.page === "second factor") expect(html).toMatch(/name="mfa_token"/);
+      else {
+        expect(page.status).toBe(403);
+        expect(html).toContain(expected.page);
+      }
+    });
+  }
+});

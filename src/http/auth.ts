@@ -11,6 +11,7 @@ import { users } from "../db/schema";
 import { config } from "../env";
 import type { AccountRow, UserRow, AppRow } from "../services/accounts";
 import { checkLogin, type LoginThrottle } from "../services/credentials";
+import { assertActive, passwordSignIn } from "../services/sign-in";
 import { findToken } from "../services/tokens";
 import { forbidden } from "./errors";
 import { clientIp } from "./urls";
@@ -68,10 +69,7 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
     const creds = basic(c);
     if (creds) {
       const found = await checkLogin(db(c.env), creds.login, creds.password, loginThrottle(c));
-      // A password alone is not enough for MFA users (Pleroma refuses Basic for them), nor while a reset is due.
-      if (found?.mfa) throw forbidden("Invalid credentials.");
-      if (found?.resetPending) throw forbidden("Password reset is required", { identifier: "password_reset_required" });
-      if (found) auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
+      if (found && passwordSignIn(found, "basic") === "signed-in") auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
     }
   }
   if (auth?.account && auth.user) {
@@ -117,19 +115,6 @@ function touchActivity(c: Context<AppEnv>, user: UserRow): void {
     c.executionCtx.waitUntil(write);
   } catch {
     // No execution context (called outside a request): the write still runs, unawaited.
-  }
-}
-
-/** Refuses disabled, unapproved and unconfirmed users with Pleroma's identifiers. */
-export function assertActive(account: AccountRow, user: UserRow): void {
-  if (account.deactivated) {
-    throw forbidden("Your account is currently disabled", { identifier: "account_is_disabled" });
-  }
-  if (user.approvalPending) {
-    throw forbidden("Your account is awaiting approval.", { identifier: "awaiting_approval" });
-  }
-  if (!user.confirmed) {
-    throw forbidden("Your login is missing a confirmed e-mail address", { identifier: "missing_confirmed_email" });
   }
 }
 

@@ -5,7 +5,8 @@ import { getCookie, setCookie } from "hono/cookie";
 import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
-import { assertActive, authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";
+import { authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";
+import { assertActive, passwordSignIn } from "../services/sign-in";
 import { ApiError, badRequest, forbidden } from "../http/errors";
 import { parseParams } from "../http/params";
 import { route, type Ctx } from "../http/route";
@@ -28,7 +29,6 @@ import { withUser } from "../services/accounts";
 const CSRF_COOKIE = "starling_csrf";
 const invalidCredentials = () => badRequest("Invalid credentials");
 /** Pleroma's answer to a sign-in of a user whose password an admin asked to be reset. */
-export const resetRequired = () => forbidden("Password reset is required", { identifier: "password_reset_required" });
 
 const authorizeParams = z.object({
   response_type: z.string().optional(),
@@ -178,11 +178,11 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
 
     let who = p.username ? null : await sessionUser(c, p.force_login === "true");
     if (!who) {
-      let found;
+      let found, step;
       try {
         found = await checkLogin(d, p.username ?? "", p.password ?? "", loginThrottle(c));
         if (!found) return again("Invalid nickname or password.", 401);
-        assertActive(found.account, found.user);
+        step = passwordSignIn(found, "page");
       } catch (e) {
         // Throttled or refused: the form again with the reason (and Retry-After when throttled).
         if (e instanceof ApiError && (e.status === 403 || e.status === 429)) {
@@ -190,8 +190,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         }
         throw e;
       }
-      if (found.resetPending) return again(resetRequired().message, 403);
-      if (found.mfa) {
+      if (step === "second-factor") {
         // The second step: no session and no code until a TOTP or backup code passes (POST /oauth/mfa/verify).
         const mfaToken = await createMfaToken(d, { accountId: found.account.id, appId: checked.app.id, scopes: checked.scopes });
         return c.html(mfaPage({ appName: checked.app.name, csrf: cookie, mfaToken, hidden: { ...hiddenFields(p, checked), force_login: p.force_login } }));
@@ -297,9 +296,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
           if (!p.username || !p.password) throw invalidCredentials();
           const found = await checkLogin(d, p.username, p.password, loginThrottle(c));
           if (!found) throw invalidCredentials();
-          assertActive(found.account, found.user);
-          if (found.resetPending) throw resetRequired();
-          if (found.mfa) {
+          if (passwordSignIn(found, "grant") === "second-factor") {
             // Pleroma 2.5: 403 with a token for POST /oauth/mfa/challenge; methods as a comma-separated string.
             const mfaToken = await createMfaToken(d, { accountId: found.account.id, appId: client.id, scopes: requested ?? appScopes });
             throw forbidden("mfa_required", { mfa_token: mfaToken, supported_challenge_types: "totp" });
