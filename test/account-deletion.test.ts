@@ -137,8 +137,13 @@ describe("delete_account and disable_account", () => {
     expect(tomb).toEqual({ deactivated: 1, display_name: "", note: "" });
     expect((await call(`/api/v1/accounts/${u.id}`)).status).toBe(404);
     await expect(registerUser({ username: u.username })).rejects.toThrow();
-    // Asking again after the end changes nothing.
-    expect(await runAccountDeletions(env, Date.now())).toBeGreaterThanOrEqual(0);
+    // Running the deletions again after the end changes nothing: the job stays finished, the tombstone as it is.
+    const job = async () => env.DB.prepare("SELECT * FROM account_deletions WHERE account_id = ?").bind(u.id).first();
+    const finished = await job();
+    expect(finished!.finished_at).not.toBeNull();
+    await runAccountDeletions(env, Date.now() + 60_000);
+    expect(await job()).toEqual(finished);
+    expect(await env.DB.prepare("SELECT deactivated, display_name, note FROM accounts WHERE id = ?").bind(u.id).first()).toEqual(tomb);
   });
 
   it("deletes an account with 10,000 statuses and 1,000 media through the cron, leaving no rows or R2 objects", async () => {
