@@ -147,7 +147,10 @@ async function measure(inspector: Inspector, pid: number, route: Route): Promise
     cpu: busy.map((b) => b.busy / 1000),
     gcMean: busy.reduce((s, b) => s + b.gc, 0) / busy.length / 1000,
     top,
-    wallP50: percentile([...walls].sort((a, b) => a - b), 50),
+    wallP50: percentile(
+      [...walls].sort((a, b) => a - b),
+      50,
+    ),
     processMean,
   };
 }
@@ -166,7 +169,10 @@ async function main() {
   const inspectorPort = await freePort();
   // BENCH_PASSWORD_ITERATIONS: the instance's PASSWORD_ITERATIONS for registration (sign-ins use each seeded hash's own count).
   const iterations = process.env.BENCH_PASSWORD_ITERATIONS;
-  const server = await startServer(PERSIST, { inspectorPort, vars: { REGISTRATIONS_PER_IP: "1000000", ...(iterations ? { PASSWORD_ITERATIONS: iterations } : {}) } });
+  const server = await startServer(PERSIST, {
+    inspectorPort,
+    vars: { REGISTRATIONS_PER_IP: "1000000", ...(iterations ? { PASSWORD_ITERATIONS: iterations } : {}) },
+  });
   let inspector: Inspector | undefined;
   try {
     const base = server.base;
@@ -174,22 +180,37 @@ async function main() {
     // wrangler bundles into a fresh .wrangler/tmp/dev-* directory per server: the newest is this one's.
     const tmp = ".wrangler/tmp";
     const dirs = readdirSync(tmp).filter((d) => d.startsWith("dev-"));
-    readBundlesFrom(join(tmp, dirs.sort((a, b) => statSync(join(tmp, b)).mtimeMs - statSync(join(tmp, a)).mtimeMs)[0] ?? "."));
+    readBundlesFrom(
+      join(tmp, dirs.sort((a, b) => statSync(join(tmp, b)).mtimeMs - statSync(join(tmp, a)).mtimeMs)[0] ?? "."),
+    );
     inspector = await Inspector.connect(inspectorPort);
     await inspector.send("Profiler.enable");
     await inspector.send("Profiler.setSamplingInterval", { interval: INTERVAL });
 
     const app = (await (
-      await fetch(`${base}/api/v1/apps`, form({ client_name: "cpu bench", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow push" }))
+      await fetch(
+        `${base}/api/v1/apps`,
+        form({
+          client_name: "cpu bench",
+          redirect_uris: "urn:ietf:wg:oauth:2.0:oob",
+          scopes: "read write follow push",
+        }),
+      )
     ).json()) as { client_id: string; client_secret: string };
     const client = { client_id: app.client_id, client_secret: app.client_secret };
-    const appToken = ((await (await fetch(`${base}/oauth/token`, form({ grant_type: "client_credentials", ...client }))).json()) as { access_token: string })
-      .access_token;
+    const appToken = (
+      (await (await fetch(`${base}/oauth/token`, form({ grant_type: "client_credentials", ...client }))).json()) as {
+        access_token: string;
+      }
+    ).access_token;
     let registered = 0;
     let userToken = "";
-    const signIn = (username: string) => () => fetch(`${base}/oauth/token`, form({ grant_type: "password", username, password: PASSWORD, ...client }));
-    const asUser = (path: string, init: RequestInit = {}) => () =>
-      fetch(`${base}${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${userToken}` } });
+    const signIn = (username: string) => () =>
+      fetch(`${base}/oauth/token`, form({ grant_type: "password", username, password: PASSWORD, ...client }));
+    const asUser =
+      (path: string, init: RequestInit = {}) =>
+      () =>
+        fetch(`${base}${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${userToken}` } });
 
     const routes: Route[] = [
       { name: "trivial (GET /images/avi.png)", k: K, request: () => fetch(`${base}/images/avi.png`) },
@@ -202,7 +223,12 @@ async function main() {
           const res = await fetch(`${base}/api/v1/accounts`, {
             method: "POST",
             headers: { authorization: `Bearer ${appToken}`, "content-type": "application/json" },
-            body: JSON.stringify({ username: `cpu${n}`, email: `cpu${n}@example.com`, password: PASSWORD, agreement: true }),
+            body: JSON.stringify({
+              username: `cpu${n}`,
+              email: `cpu${n}@example.com`,
+              password: PASSWORD,
+              agreement: true,
+            }),
           });
           if (n === 0 && res.ok) userToken = ((await res.clone().json()) as { access_token: string }).access_token;
           return res;
@@ -213,11 +239,20 @@ async function main() {
       {
         name: "post a status (POST /api/v1/statuses)",
         k: K,
-        request: (n) => asUser("/api/v1/statuses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ status: `cpu bench post ${n} #cpu` }) })(),
+        request: (n) =>
+          asUser("/api/v1/statuses", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ status: `cpu bench post ${n} #cpu` }),
+          })(),
       },
       { name: "home timeline", k: K, request: asUser("/api/v1/timelines/home") },
       { name: "public timeline", k: K, request: asUser("/api/v1/timelines/public") },
-      ...ITERATIONS.map((n) => ({ name: `sign-in, hash of ${n.toLocaleString("en")} iterations`, k: K_PASSWORD, request: signIn(`iter${n}`) })),
+      ...ITERATIONS.map((n) => ({
+        name: `sign-in, hash of ${n.toLocaleString("en")} iterations`,
+        k: K_PASSWORD,
+        request: signIn(`iter${n}`),
+      })),
     ];
     const results: Measured[] = [];
     for (const route of routes) {
@@ -227,8 +262,12 @@ async function main() {
     }
 
     const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
-    console.log(`\nK requests per route, one after another; sampling every ${INTERVAL} µs asked; load average at the end ${load}\n`);
-    console.log("| route | K | CPU ms p50 | mean | max | of which GC (mean) | workerd process CPU ms/req (incl. local D1) | wall p50 ms | most self time |");
+    console.log(
+      `\nK requests per route, one after another; sampling every ${INTERVAL} µs asked; load average at the end ${load}\n`,
+    );
+    console.log(
+      "| route | K | CPU ms p50 | mean | max | of which GC (mean) | workerd process CPU ms/req (incl. local D1) | wall p50 ms | most self time |",
+    );
     console.log("|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
       const sorted = [...r.cpu].sort((a, b) => a - b);
@@ -237,9 +276,13 @@ async function main() {
         `| ${r.name} | ${r.k} | ${percentile(sorted, 50).toFixed(2)} | ${mean.toFixed(2)} | ${sorted.at(-1)!.toFixed(2)} | ${r.gcMean.toFixed(2)} | ${r.processMean.toFixed(1)} | ${r.wallP50.toFixed(1)} | ${r.top} |`,
       );
     }
-    const byIterations = ITERATIONS.map((n) => results.find((r) => r.name.includes(n.toLocaleString("en")))!.cpu.reduce((s, x) => s + x, 0) / K_PASSWORD);
+    const byIterations = ITERATIONS.map(
+      (n) => results.find((r) => r.name.includes(n.toLocaleString("en")))!.cpu.reduce((s, x) => s + x, 0) / K_PASSWORD,
+    );
     const per10k = ((byIterations.at(-1)! - byIterations[0]!) / (ITERATIONS.at(-1)! - ITERATIONS[0]!)) * 10_000;
-    console.log(`\nPBKDF2-SHA256: ${per10k.toFixed(2)} ms of CPU per 10,000 iterations (slope between ${ITERATIONS[0]} and ${ITERATIONS.at(-1)} iterations); node:crypto here: ${nodePer10k.toFixed(2)} ms`);
+    console.log(
+      `\nPBKDF2-SHA256: ${per10k.toFixed(2)} ms of CPU per 10,000 iterations (slope between ${ITERATIONS[0]} and ${ITERATIONS.at(-1)} iterations); node:crypto here: ${nodePer10k.toFixed(2)} ms`,
+    );
   } finally {
     inspector?.close();
     server.stop();

@@ -44,7 +44,8 @@ async function receivers(): Promise<{ servers: Server[]; ports: number[] }> {
         if (typeof sig === "string" && sig.includes("keyId=")) signed++;
         else unsigned++;
         const m = /deliverybench-(\d+)/.exec(body);
-        if (m) heard.set(m[1]!, [...(heard.get(m[1]!) ?? []), { at: performance.now(), host: String(req.headers.host) }]);
+        if (m)
+          heard.set(m[1]!, [...(heard.get(m[1]!) ?? []), { at: performance.now(), host: String(req.headers.host) }]);
         res.writeHead(202).end();
       });
     });
@@ -60,7 +61,9 @@ async function main() {
   mkdirSync(PERSIST, { recursive: true });
   wrangler(["d1", "migrations", "apply", "DB", "--local"]);
   const { servers, ports } = await receivers();
-  const server = await startServer(PERSIST, { vars: (port) => ({ DOMAIN: `127.0.0.1:${port}`, ALLOW_PRIVATE_ADDRESS: "true" }) });
+  const server = await startServer(PERSIST, {
+    vars: (port) => ({ DOMAIN: `127.0.0.1:${port}`, ALLOW_PRIVATE_ADDRESS: "true" }),
+  });
   const base = server.base;
   try {
     const register = (username: string) => registerUser(base, username);
@@ -74,7 +77,11 @@ async function main() {
       return `('${id}', 'f${i}', '${h}', 'http://${h}/users/f${i}', 'http://${h}/@f${i}', 'http://${h}/users/f${i}/inbox', ${SHARED ? `'http://${h}/inbox'` : "NULL"}, ${t}, ${t})`;
     });
     const sql = [
-      ...Array.from({ length: Math.ceil(rows.length / 100) }, (_, c) => `INSERT INTO accounts (id, username, domain, uri, url, inbox_url, shared_inbox_url, created_at, updated_at) VALUES ${rows.slice(c * 100, (c + 1) * 100).join(",\n")};`),
+      ...Array.from(
+        { length: Math.ceil(rows.length / 100) },
+        (_, c) =>
+          `INSERT INTO accounts (id, username, domain, uri, url, inbox_url, shared_inbox_url, created_at, updated_at) VALUES ${rows.slice(c * 100, (c + 1) * 100).join(",\n")};`,
+      ),
       `INSERT INTO follows (id, account_id, target_account_id, created_at) SELECT '8' || substr(a.id, 2), a.id, (SELECT id FROM accounts WHERE username = 'star' AND domain IS NULL), ${t} FROM accounts a WHERE a.domain IS NOT NULL;`,
     ].join("\n");
     const file = join(PERSIST, "followers.sql");
@@ -83,7 +90,11 @@ async function main() {
 
     const postAs = async (token: string, text: string) => {
       const sent = performance.now();
-      const res = await fetch(`${base}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ status: text }) });
+      const res = await fetch(`${base}/api/v1/statuses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ status: text }),
+      });
       if (!res.ok) throw new Error(`post: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();
       return { sent, ms: performance.now() - sent };
@@ -102,7 +113,8 @@ async function main() {
       const { sent, ms } = await postAs(star, `deliverybench-${k}`);
       followed.push(ms);
       const end = Date.now() + 120_000;
-      while ((heard.get(String(k))?.length ?? 0) < EXPECTED && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+      while ((heard.get(String(k))?.length ?? 0) < EXPECTED && Date.now() < end)
+        await new Promise((r) => setTimeout(r, 5));
       const got = heard.get(String(k)) ?? [];
       if (got.length < EXPECTED) console.log(`post ${k}: only ${got.length} of ${EXPECTED} inboxes within 120 s`);
       untilAll.push(Math.max(...got.map((g) => g.at)) - sent);
@@ -110,11 +122,21 @@ async function main() {
       // writes queued on local D1 (one SQLite file, one writer).
       await new Promise((r) => setTimeout(r, 3000));
     }
-    console.log(`${FOLLOWERS} remote followers on ${HOSTS} hosts (${SHARED ? "shared inboxes" : "no shared inbox"}), ${POSTS} posts each way`);
-    console.log(`post response, author without followers: median ${median(alone).toFixed(1)} ms (max ${Math.max(...alone).toFixed(1)})`);
-    console.log(`post response, author with ${FOLLOWERS} remote followers: median ${median(followed).toFixed(1)} ms (max ${Math.max(...followed).toFixed(1)})`);
-    console.log(`until all ${EXPECTED} inboxes received the Create: median ${median(untilAll).toFixed(0)} ms (max ${Math.max(...untilAll).toFixed(0)})`);
-    console.log(`signed requests received: ${signed}, unsigned: ${unsigned} (expected ${EXPECTED * (POSTS + 1)} signed)`);
+    console.log(
+      `${FOLLOWERS} remote followers on ${HOSTS} hosts (${SHARED ? "shared inboxes" : "no shared inbox"}), ${POSTS} posts each way`,
+    );
+    console.log(
+      `post response, author without followers: median ${median(alone).toFixed(1)} ms (max ${Math.max(...alone).toFixed(1)})`,
+    );
+    console.log(
+      `post response, author with ${FOLLOWERS} remote followers: median ${median(followed).toFixed(1)} ms (max ${Math.max(...followed).toFixed(1)})`,
+    );
+    console.log(
+      `until all ${EXPECTED} inboxes received the Create: median ${median(untilAll).toFixed(0)} ms (max ${Math.max(...untilAll).toFixed(0)})`,
+    );
+    console.log(
+      `signed requests received: ${signed}, unsigned: ${unsigned} (expected ${EXPECTED * (POSTS + 1)} signed)`,
+    );
   } finally {
     server.stop();
     for (const s of servers) s.close();

@@ -17,7 +17,10 @@ export const freePort = () =>
 
 /** `wrangler <args> --persist-to <persist>`, output hidden but errors shown. */
 export function wrangler(persist: string, args: string[]) {
-  execFileSync("npx", ["wrangler", ...args, "--persist-to", persist], { stdio: ["ignore", "ignore", "inherit"], maxBuffer: 1 << 26 });
+  execFileSync("npx", ["wrangler", ...args, "--persist-to", persist], {
+    stdio: ["ignore", "ignore", "inherit"],
+    maxBuffer: 1 << 26,
+  });
 }
 
 export interface Server {
@@ -33,7 +36,11 @@ export interface Server {
  */
 export async function startServer(
   persist: string,
-  opts: { vars?: Record<string, string> | ((port: number) => Record<string, string>); inspectorPort?: number; log?: boolean } = {},
+  opts: {
+    vars?: Record<string, string> | ((port: number) => Record<string, string>);
+    inspectorPort?: number;
+    log?: boolean;
+  } = {},
 ): Promise<Server> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -43,7 +50,10 @@ export async function startServer(
   const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persist];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   args.push("--inspector-port", String(opts.inspectorPort ?? (await freePort())));
-  const child = spawn("npx", args, { stdio: ["ignore", opts.log || process.env.BENCH_SERVER_LOG ? "inherit" : "ignore", "inherit"], detached: true });
+  const child = spawn("npx", args, {
+    stdio: ["ignore", opts.log || process.env.BENCH_SERVER_LOG ? "inherit" : "ignore", "inherit"],
+    detached: true,
+  });
   const stop = () => {
     try {
       if (child.pid) process.kill(-child.pid, "SIGTERM");
@@ -63,7 +73,10 @@ export async function startServer(
   for (;;) {
     const ok = await fetch(`${base}/api/v1/instance`)
       .then((r) => r.json() as Promise<{ description?: string }>)
-      .then((j) => j.description === marker, () => false);
+      .then(
+        (j) => j.description === marker,
+        () => false,
+      );
     if (ok) break;
     if (child.exitCode !== null || Date.now() > deadline) {
       stop();
@@ -74,7 +87,8 @@ export async function startServer(
   return { base, port, process: child, stop };
 }
 
-export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 export interface LoadResult {
   name: string;
@@ -86,7 +100,12 @@ export interface LoadResult {
 }
 
 /** `concurrency` loops sending `request(n)` for `seconds`; a non-2xx answer or a failed fetch is an error. */
-export async function load(name: string, seconds: number, concurrency: number, request: (n: number) => Promise<Response>): Promise<LoadResult> {
+export async function load(
+  name: string,
+  seconds: number,
+  concurrency: number,
+  request: (n: number) => Promise<Response>,
+): Promise<LoadResult> {
   const deadline = Date.now() + seconds * 1000;
   const latencies: number[] = [];
   let errors = 0;
@@ -105,7 +124,14 @@ export async function load(name: string, seconds: number, concurrency: number, r
   );
   const elapsed = (Date.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { name, requests: latencies.length, errors, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return {
+    name,
+    requests: latencies.length,
+    errors,
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
 }
 
 export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;

@@ -44,7 +44,18 @@ const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 
 type Kind = "create" | "like" | "announce";
 /** Each round, every actor sends one activity: 4 rounds in 10 are Creates, 3 Likes and 3 Announces. */
-const ROUND_KINDS: Kind[] = ["create", "like", "announce", "create", "like", "announce", "create", "like", "announce", "create"];
+const ROUND_KINDS: Kind[] = [
+  "create",
+  "like",
+  "announce",
+  "create",
+  "like",
+  "announce",
+  "create",
+  "like",
+  "announce",
+  "create",
+];
 
 interface RemoteActor {
   id: string;
@@ -129,7 +140,9 @@ function plan(actors: RemoteActor[], target: { uri: string; username: string }, 
     const actor = actors[i % ACTORS]!;
     const round = Math.floor(i / ACTORS);
     const kind = ROUND_KINDS[round % ROUND_KINDS.length]!;
-    const nth = ROUND_KINDS.slice(0, round % ROUND_KINDS.length).filter((k) => k === kind).length + Math.floor(round / ROUND_KINDS.length) * 3;
+    const nth =
+      ROUND_KINDS.slice(0, round % ROUND_KINDS.length).filter((k) => k === kind).length +
+      Math.floor(round / ROUND_KINDS.length) * 3;
     const id = `${actor.id}/statuses/${i}`;
     const published = new Date().toISOString();
     let activity: Record<string, unknown>;
@@ -159,8 +172,23 @@ function plan(actors: RemoteActor[], target: { uri: string; username: string }, 
       const object = statusUris[nth]!;
       activity =
         kind === "like"
-          ? { "@context": "https://www.w3.org/ns/activitystreams", id: `${actor.id}#likes/${i}`, type: "Like", actor: actor.id, object }
-          : { "@context": "https://www.w3.org/ns/activitystreams", id: `${id}/activity`, type: "Announce", actor: actor.id, published, to: [PUBLIC], cc: [target.uri, `${actor.id}/followers`], object };
+          ? {
+              "@context": "https://www.w3.org/ns/activitystreams",
+              id: `${actor.id}#likes/${i}`,
+              type: "Like",
+              actor: actor.id,
+              object,
+            }
+          : {
+              "@context": "https://www.w3.org/ns/activitystreams",
+              id: `${id}/activity`,
+              type: "Announce",
+              actor: actor.id,
+              published,
+              to: [PUBLIC],
+              cc: [target.uri, `${actor.id}/followers`],
+              object,
+            };
     }
     out.push({ kind, actor, body: JSON.stringify(activity), stored: kind === "create" ? id : String(activity.id) });
   }
@@ -208,7 +236,12 @@ async function send(inbox: URL, batch: Planned[]) {
       while (next < requests.length) {
         const { p, headers } = requests[next++]!;
         const t = performance.now();
-        const res = await fetch(inbox, { method: "POST", headers, body: p.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch((e: Error) => e);
+        const res = await fetch(inbox, {
+          method: "POST",
+          headers,
+          body: p.body,
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        }).catch((e: Error) => e);
         const code = res instanceof Error ? `failed (${res.name})` : String(res.status);
         const text = res instanceof Error ? res.message : await res.text().catch(() => "");
         ended = performance.now();
@@ -229,7 +262,11 @@ const codeList = (codes: Map<string, number>) => [...codes].map(([c, n]) => `${c
 
 /** A statement's rows, through `wrangler d1 execute --json` (only once the server has stopped: one writer). */
 function query<T>(sql: string): T[] {
-  const out = execFileSync("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", PERSIST, "--json", "--command", sql], { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 26 });
+  const out = execFileSync(
+    "npx",
+    ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", PERSIST, "--json", "--command", sql],
+    { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 26 },
+  );
   return (JSON.parse(out.toString()) as { results: T[] }[])[0]!.results;
 }
 
@@ -248,7 +285,11 @@ async function main() {
     const { base } = server;
     const token = await registerUser(base, "star");
     const api = async <T>(path: string, init: RequestInit = {}): Promise<{ body: T; headers: Headers }> => {
-      const res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...init.headers } });
+      const res = await fetch(`${base}${path}`, {
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        ...init,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...init.headers },
+      });
       if (!res.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
       return { body: (await res.json()) as T, headers: res.headers };
     };
@@ -257,8 +298,20 @@ async function main() {
     // One local status per Like (Announce) round of an actor: 3 a cycle of 10 rounds.
     const rounds = Math.ceil(ACTIVITIES / ACTORS);
     const wanted = Math.ceil(rounds / ROUND_KINDS.length) * ROUND_KINDS.filter((k) => k === "like").length;
-    for (let n = 0; n < wanted; n++) statuses.push((await api<{ id: string; uri: string }>("/api/v1/statuses", { method: "POST", body: JSON.stringify({ status: `local status ${n}` }) })).body);
-    planned = plan(actors, target, statuses.map((s) => s.uri));
+    for (let n = 0; n < wanted; n++)
+      statuses.push(
+        (
+          await api<{ id: string; uri: string }>("/api/v1/statuses", {
+            method: "POST",
+            body: JSON.stringify({ status: `local status ${n}` }),
+          })
+        ).body,
+      );
+    planned = plan(
+      actors,
+      target,
+      statuses.map((s) => s.uri),
+    );
     expected = { create: 0, like: 0, announce: 0 };
     for (const p of planned) expected[p.kind]++;
 
@@ -269,10 +322,14 @@ async function main() {
     let lastResponse = firstPass.ended;
     const latencies = firstPass.latencies.sort((a, b) => a - b);
     const postSeconds = (firstPass.ended - started) / 1000;
-    console.log(`${ACTIVITIES} activities (${expected.create} Create{Note}, ${expected.like} Like, ${expected.announce} Announce) from ${ACTORS} actors on ${HOSTS} hosts, ${CONCURRENCY} concurrent POSTs to /inbox`);
+    console.log(
+      `${ACTIVITIES} activities (${expected.create} Create{Note}, ${expected.like} Like, ${expected.announce} Announce) from ${ACTORS} actors on ${HOSTS} hosts, ${CONCURRENCY} concurrent POSTs to /inbox`,
+    );
     console.log(`responses: ${codeList(firstPass.codes)}`);
     for (const f of firstPass.failures) console.log(`  e.g. ${f}`);
-    console.log(`accepted: ${(firstPass.accepted / postSeconds).toFixed(1)}/s (${firstPass.accepted} in ${postSeconds.toFixed(2)} s), response p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms`);
+    console.log(
+      `accepted: ${(firstPass.accepted / postSeconds).toFixed(1)}/s (${firstPass.accepted} in ${postSeconds.toFixed(2)} s), response p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms`,
+    );
     // What was refused (not 202) is sent again, as Mastodon's delivery retries 401, 408, 429 and 5xx.
     let refused = firstPass.refused;
     for (let pass = 2; pass <= RETRY_PASSES + 1 && refused.length > 0; pass++) {
@@ -290,14 +347,23 @@ async function main() {
       let n = 0;
       let maxId = "";
       for (;;) {
-        const page = (await api<{ id: string }[]>(`/api/v1/notifications?types[]=${type}&limit=80${maxId ? `&max_id=${maxId}` : ""}`)).body;
+        const page = (
+          await api<{ id: string }[]>(
+            `/api/v1/notifications?types[]=${type}&limit=80${maxId ? `&max_id=${maxId}` : ""}`,
+          )
+        ).body;
         if (page.length === 0) return n;
         n += page.length;
         maxId = page[page.length - 1]!.id;
       }
     };
     const applied = async () => {
-      const counts = await Promise.all(statuses.map(async (s) => (await api<{ favourites_count: number; reblogs_count: number }>(`/api/v1/statuses/${s.id}`)).body));
+      const counts = await Promise.all(
+        statuses.map(
+          async (s) =>
+            (await api<{ favourites_count: number; reblogs_count: number }>(`/api/v1/statuses/${s.id}`)).body,
+        ),
+      );
       return {
         create: await notificationsOf("mention"),
         like: counts.reduce((a, c) => a + c.favourites_count, 0),
@@ -305,7 +371,8 @@ async function main() {
         notified: { favourite: await notificationsOf("favourite"), reblog: await notificationsOf("reblog") },
       };
     };
-    const complete = (a: Record<Kind, number>) => a.create >= expected.create && a.like >= expected.like && a.announce >= expected.announce;
+    const complete = (a: Record<Kind, number>) =>
+      a.create >= expected.create && a.like >= expected.like && a.announce >= expected.announce;
     let seen = await applied();
     let appliedAt = performance.now();
     const checks = { count: 1, completeAtFirst: complete(seen) };
@@ -317,10 +384,18 @@ async function main() {
     }
     const endToEnd = (appliedAt - started) / 1000;
 
-    console.log(`applied (API): ${seen.create} mentions, ${seen.like} favourites, ${seen.announce} reblogs; notifications ${seen.notified.favourite} favourite, ${seen.notified.reblog} reblog`);
-    console.log(`complete at the first check after the last response: ${checks.completeAtFirst ? "yes" : `no (${checks.count} checks)`}`);
-    console.log(`end to end (first POST to everything shown by the API): ${endToEnd.toFixed(2)} s, ${(ACTIVITIES / endToEnd).toFixed(1)} activities/s`);
-    console.log(`remote hosts served: ${served.actor} actor/key documents (${ACTORS} actors), ${served.other} other GETs, ${served.posts} POSTs`);
+    console.log(
+      `applied (API): ${seen.create} mentions, ${seen.like} favourites, ${seen.announce} reblogs; notifications ${seen.notified.favourite} favourite, ${seen.notified.reblog} reblog`,
+    );
+    console.log(
+      `complete at the first check after the last response: ${checks.completeAtFirst ? "yes" : `no (${checks.count} checks)`}`,
+    );
+    console.log(
+      `end to end (first POST to everything shown by the API): ${endToEnd.toFixed(2)} s, ${(ACTIVITIES / endToEnd).toFixed(1)} activities/s`,
+    );
+    console.log(
+      `remote hosts served: ${served.actor} actor/key documents (${ACTORS} actors), ${served.other} other GETs, ${served.posts} POSTs`,
+    );
   } finally {
     server.stop();
     closeHosts();
@@ -342,16 +417,30 @@ async function main() {
       (SELECT count(*) FROM accounts WHERE domain LIKE '127.0.0.1:%') AS remote_accounts`,
   );
   const r = rows!;
-  const lost = { create: expected!.create - r.create_uris!, like: expected!.like - r.like_pairs!, announce: expected!.announce - r.announce_pairs! };
+  const lost = {
+    create: expected!.create - r.create_uris!,
+    like: expected!.like - r.like_pairs!,
+    announce: expected!.announce - r.announce_pairs!,
+  };
   const dup = r.creates! - r.create_uris! + (r.likes! - r.like_pairs!) + (r.announces! - r.announce_pairs!);
-  console.log(`D1: ${r.creates} statuses (${r.create_uris} distinct), ${r.likes} favourites, ${r.announces} reblogs, ${r.remote_accounts} remote accounts; notifications ${r.mention_notes} mention, ${r.favourite_notes} favourite, ${r.reblog_notes} reblog`);
-  console.log(`not applied: ${lost.create + lost.like + lost.announce} (Create ${lost.create}, Like ${lost.like}, Announce ${lost.announce}), applied twice: ${dup}`);
+  console.log(
+    `D1: ${r.creates} statuses (${r.create_uris} distinct), ${r.likes} favourites, ${r.announces} reblogs, ${r.remote_accounts} remote accounts; notifications ${r.mention_notes} mention, ${r.favourite_notes} favourite, ${r.reblog_notes} reblog`,
+  );
+  console.log(
+    `not applied: ${lost.create + lost.like + lost.announce} (Create ${lost.create}, Like ${lost.like}, Announce ${lost.announce}), applied twice: ${dup}`,
+  );
   // Each activity by the id it is stored under: lost = answered 202 yet not stored (the sender will not retry).
-  const storedIds = new Set(query<{ uri: string }>(`SELECT uri FROM statuses WHERE account_id IN ${remote} UNION ALL SELECT uri FROM favourites WHERE account_id IN ${remote}`).map((x) => x.uri));
+  const storedIds = new Set(
+    query<{ uri: string }>(
+      `SELECT uri FROM statuses WHERE account_id IN ${remote} UNION ALL SELECT uri FROM favourites WHERE account_id IN ${remote}`,
+    ).map((x) => x.uri),
+  );
   const lostIds = planned.filter((p) => p.last === "202" && !storedIds.has(p.stored));
   const refusedNotStored = planned.filter((p) => p.last !== "202" && !storedIds.has(p.stored)).length;
   const refusedButStored = planned.filter((p) => p.last !== "202" && storedIds.has(p.stored)).length;
-  console.log(`lost (202 but not stored): ${lostIds.length}; last answer not 202 and not stored: ${refusedNotStored}; last answer not 202 yet stored: ${refusedButStored}`);
+  console.log(
+    `lost (202 but not stored): ${lostIds.length}; last answer not 202 and not stored: ${refusedNotStored}; last answer not 202 yet stored: ${refusedButStored}`,
+  );
   for (const p of lostIds.slice(0, 5)) console.log(`  lost: ${p.kind} ${p.stored}`);
 }
 

@@ -70,7 +70,10 @@ export class Inspector {
   /** Profiles `run` alone (one request, for per-request figures). */
   async profile(run: () => Promise<void>): Promise<CpuProfile> {
     await this.send("Profiler.start");
-    const failed = await run().then(() => null, (e: unknown) => ({ e }));
+    const failed = await run().then(
+      () => null,
+      (e: unknown) => ({ e }),
+    );
     const { profile } = await this.send<{ profile: CpuProfile }>("Profiler.stop");
     if (failed) throw failed.e;
     return profile;
@@ -89,7 +92,9 @@ const GC = "(garbage collector)";
  * `3 × interval`; longer ones span a wait). On a loaded machine it is longer than the interval asked for.
  */
 export function samplingPeriod(profiles: CpuProfile[], interval: number): number {
-  const short = profiles.flatMap((p) => p.timeDeltas.slice(1).filter((d) => d > 0 && d <= 3 * interval)).sort((a, b) => a - b);
+  const short = profiles
+    .flatMap((p) => p.timeDeltas.slice(1).filter((d) => d > 0 && d <= 3 * interval))
+    .sort((a, b) => a - b);
   return short[Math.floor(short.length / 2)] ?? interval;
 }
 
@@ -104,7 +109,9 @@ function moduleAt(url: string, line: number): string {
   if (!starts) {
     starts = [];
     try {
-      const lines = readFileSync(url.startsWith("file:") ? fileURLToPath(url) : resolve(bundleDir, url), "utf8").split("\n");
+      const lines = readFileSync(url.startsWith("file:") ? fileURLToPath(url) : resolve(bundleDir, url), "utf8").split(
+        "\n",
+      );
       lines.forEach((text, i) => {
         const m = /^\/\/ (\S+\.[cm]?[jt]s)$/.exec(text);
         if (m) starts!.push({ line: i, module: m[1]!.replace(/^.*node_modules\//, "") });
@@ -120,7 +127,8 @@ function moduleAt(url: string, line: number): string {
 }
 
 /** `function (module)` for bundled code, the bare name for native code and V8's own nodes. */
-const frameName = (f: CallFrame) => (f.url ? `${f.functionName || "(anonymous)"} (${moduleAt(f.url, f.lineNumber)})` : f.functionName || "(native)");
+const frameName = (f: CallFrame) =>
+  f.url ? `${f.functionName || "(anonymous)"} (${moduleAt(f.url, f.lineNumber)})` : f.functionName || "(native)";
 
 export interface Busy {
   /** Busy time, µs. */

@@ -7,7 +7,18 @@ export interface Series {
   points: { x: number; y: number }[];
 }
 
-const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+const COLOURS = [
+  "#1f77b4",
+  "#ff7f0e",
+  "#2ca02c",
+  "#d62728",
+  "#9467bd",
+  "#8c564b",
+  "#e377c2",
+  "#17becf",
+  "#7f7f7f",
+  "#bcbd22",
+];
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const label = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${n / 1000}k` : String(n));
 
@@ -18,7 +29,11 @@ function step(max: number) {
   return [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? raw;
 }
 
-export function chart(sizes: number[], series: Series[], title = "p50 latency of 200 sequential requests against data size"): string {
+export function chart(
+  sizes: number[],
+  series: Series[],
+  title = "p50 latency of 200 sequential requests against data size",
+): string {
   const H = 420;
   const plot = { left: 60, top: 40, width: 420, height: 320 };
   const legendX = plot.left + plot.width + 20;
@@ -46,9 +61,15 @@ export function chart(sizes: number[], series: Series[], title = "p50 latency of
     out.push(`<line x1="${xAt(s)}" x2="${xAt(s)}" y1="${plot.top}" y2="${plot.top + plot.height}" stroke="#eee"/>`);
     out.push(`<text x="${xAt(s)}" y="${plot.top + plot.height + 16}" text-anchor="middle">${label(s)}</text>`);
   }
-  out.push(`<rect x="${plot.left}" y="${plot.top}" width="${plot.width}" height="${plot.height}" fill="none" stroke="#333"/>`);
-  out.push(`<text x="${plot.left + plot.width / 2}" y="${H - 12}" text-anchor="middle">statuses in the database (log scale)</text>`);
-  out.push(`<text transform="translate(16 ${plot.top + plot.height / 2}) rotate(-90)" text-anchor="middle">p50 latency (ms)</text>`);
+  out.push(
+    `<rect x="${plot.left}" y="${plot.top}" width="${plot.width}" height="${plot.height}" fill="none" stroke="#333"/>`,
+  );
+  out.push(
+    `<text x="${plot.left + plot.width / 2}" y="${H - 12}" text-anchor="middle">statuses in the database (log scale)</text>`,
+  );
+  out.push(
+    `<text transform="translate(16 ${plot.top + plot.height / 2}) rotate(-90)" text-anchor="middle">p50 latency (ms)</text>`,
+  );
   series.forEach((s, i) => {
     const colour = COLOURS[i % COLOURS.length];
     const pts = s.points.map((p) => `${xAt(p.x).toFixed(1)},${yAt(p.y).toFixed(1)}`);

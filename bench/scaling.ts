@@ -60,7 +60,10 @@ async function seedGraph(persist: string, t0: number): Promise<Tokens> {
   const owners = [POWER, 0, ...Array.from({ length: ORDINARY_TOKENS }, (_, i) => ORDINARY + i)];
   const tokens = await Promise.all(owners.map(async (owner) => ({ owner, token: randomToken(32) })));
   const tokenRows = await Promise.all(
-    tokens.map(async ({ owner, token }, i) => `(${q(benchId(9_000_000 + i))}, ${q(await sha256(token))}, NULL, ${q(account(owner))}, 'read write follow push', ${t0}, ${t0 + 10 * 365 * 86400_000})`),
+    tokens.map(
+      async ({ owner, token }, i) =>
+        `(${q(benchId(9_000_000 + i))}, ${q(await sha256(token))}, NULL, ${q(account(owner))}, 'read write follow push', ${t0}, ${t0 + 10 * 365 * 86400_000})`,
+    ),
   );
   execute(
     persist,
@@ -177,8 +180,16 @@ function routes(size: number, t: Tokens): Route[] {
     { name: "tag (#bench)", path: "/api/v1/timelines/tag/bench", token: ordinary },
     { name: "account statuses (celebrity)", path: `/api/v1/accounts/${account(0)}/statuses`, token: ordinary },
     { name: "notifications (celebrity)", path: "/api/v1/notifications", token: () => t.celebrity },
-    { name: `list (${LIST_MEMBERS} of the power user's follows)`, path: `/api/v1/timelines/list/${LIST}`, token: () => t.power },
-    { name: "public, deep page (max_id at 10%)", path: `/api/v1/timelines/public?max_id=${status(Math.floor(size / 10))}`, token: ordinary },
+    {
+      name: `list (${LIST_MEMBERS} of the power user's follows)`,
+      path: `/api/v1/timelines/list/${LIST}`,
+      token: () => t.power,
+    },
+    {
+      name: "public, deep page (max_id at 10%)",
+      path: `/api/v1/timelines/public?max_id=${status(Math.floor(size / 10))}`,
+      token: ordinary,
+    },
   ];
 }
 
@@ -197,7 +208,8 @@ interface Measure {
 async function measure(size: number, tokens: Tokens): Promise<Measure[]> {
   const server = await startServer(`.wrangler/bench-scaling-${size}`);
   try {
-    const get = (r: Route, n: number) => fetch(server.base + r.path, { headers: { authorization: `Bearer ${r.token(n)}` } });
+    const get = (r: Route, n: number) =>
+      fetch(server.base + r.path, { headers: { authorization: `Bearer ${r.token(n)}` } });
     const out: Measure[] = [];
     for (const r of routes(size, tokens)) {
       // A route that answers fast with nothing would prove nothing: count what its page holds.
@@ -216,8 +228,20 @@ async function measure(size: number, tokens: Tokens): Promise<Measure[]> {
       }
       latencies.sort((a, b) => a - b);
       const c = await load(r.name, CONCURRENT_SECONDS, 10, (n) => get(r, n));
-      const m = { route: r.name, size, items, p50: percentile(latencies, 50), p99: percentile(latencies, 99), rps: c.rps, cp50: c.p50, cp99: c.p99, errors: errors + c.errors };
-      console.log(`  ${r.name}: ${items} items, p50 ${m.p50.toFixed(1)} / p99 ${m.p99.toFixed(1)} ms; at 10 connections ${m.rps.toFixed(0)} req/s, p50 ${m.cp50.toFixed(1)} / p99 ${m.cp99.toFixed(1)} ms; errors ${m.errors}`);
+      const m = {
+        route: r.name,
+        size,
+        items,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        rps: c.rps,
+        cp50: c.p50,
+        cp99: c.p99,
+        errors: errors + c.errors,
+      };
+      console.log(
+        `  ${r.name}: ${items} items, p50 ${m.p50.toFixed(1)} / p99 ${m.p99.toFixed(1)} ms; at 10 connections ${m.rps.toFixed(0)} req/s, p50 ${m.cp50.toFixed(1)} / p99 ${m.cp99.toFixed(1)} ms; errors ${m.errors}`,
+      );
       out.push(m);
     }
     return out;
@@ -234,14 +258,21 @@ function table(results: Measure[]) {
     const m = results.find((r) => r.route === name && r.size === size);
     return m ? f(m) : "";
   };
-  const head = (title: string) => `| route | ${SIZES.map((s) => `${fmt(s)} ${title}`).join(" | ")} |\n|---|${SIZES.map(() => "---").join("|")}|`;
-  const rows = (f: (m: Measure) => string) => names.map((n) => `| ${n} | ${SIZES.map((s) => cell(n, s, f)).join(" | ")} |`).join("\n");
+  const head = (title: string) =>
+    `| route | ${SIZES.map((s) => `${fmt(s)} ${title}`).join(" | ")} |\n|---|${SIZES.map(() => "---").join("|")}|`;
+  const rows = (f: (m: Measure) => string) =>
+    names.map((n) => `| ${n} | ${SIZES.map((s) => cell(n, s, f)).join(" | ")} |`).join("\n");
   console.log(`\n${SEQUENTIAL} sequential requests per route:\n`);
   console.log(head("p50 / p99 ms"));
   console.log(rows((m) => `${m.p50.toFixed(1)} / ${m.p99.toFixed(1)}`));
   console.log(`\n10 connections, ${CONCURRENT_SECONDS} s per route:\n`);
   console.log(head("req/s, p50 / p99 ms"));
-  console.log(rows((m) => `${m.rps.toFixed(0)}, ${m.cp50.toFixed(1)} / ${m.cp99.toFixed(1)}${m.errors ? ` (${m.errors} errors)` : ""}`));
+  console.log(
+    rows(
+      (m) =>
+        `${m.rps.toFixed(0)}, ${m.cp50.toFixed(1)} / ${m.cp99.toFixed(1)}${m.errors ? ` (${m.errors} errors)` : ""}`,
+    ),
+  );
 }
 
 async function main() {
@@ -256,7 +287,10 @@ async function main() {
     "bench/scaling.svg",
     chart(
       SIZES,
-      [...new Set(results.map((r) => r.route))].map((route) => ({ name: route, points: results.filter((r) => r.route === route).map((r) => ({ x: r.size, y: r.p50 })) })),
+      [...new Set(results.map((r) => r.route))].map((route) => ({
+        name: route,
+        points: results.filter((r) => r.route === route).map((r) => ({ x: r.size, y: r.p50 })),
+      })),
     ),
   );
   console.log("\nwrote bench/scaling.svg");

@@ -42,7 +42,9 @@ async function seed(): Promise<string[]> {
   for (let i = 0; i < LISTENERS; i++) {
     const token = randomToken(32);
     tokens.push(token);
-    rows.push(`(${q(id(9_000_000 + i))}, ${q(await sha256(token))}, NULL, ${q(id(1_000_000 + i))}, 'read write follow push', ${t0}, ${t0 + 10 * 365 * 86400_000})`);
+    rows.push(
+      `(${q(id(9_000_000 + i))}, ${q(await sha256(token))}, NULL, ${q(id(1_000_000 + i))}, 'read write follow push', ${t0}, ${t0 + 10 * 365 * 86400_000})`,
+    );
   }
   const sql = `
 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${LISTENERS - 1})
@@ -129,7 +131,8 @@ async function scenario(name: string, authorToken: string, query: (i: number) =>
     if (!res.ok) throw new Error(`post failed: ${res.status} ${await res.text()}`);
     answered.push(performance.now() - sent);
     const deadline = Date.now() + 15_000;
-    while (listeners.some((l) => !l.heard.has(run * 1000 + k)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (listeners.some((l) => !l.heard.has(run * 1000 + k)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     for (const l of listeners) {
       const at = l.heard.get(run * 1000 + k);
       if (at === undefined) missed++;
@@ -167,14 +170,31 @@ async function main() {
   try {
     // Warm the isolate and the statements.
     for (let k = 0; k < 3; k++) {
-      await fetch(`${BASE}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${tokens[0]}`, "content-type": "application/json" }, body: JSON.stringify({ status: "warm-up" }) });
+      await fetch(`${BASE}/api/v1/statuses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tokens[0]}`, "content-type": "application/json" },
+        body: JSON.stringify({ status: "warm-up" }),
+      });
     }
     const only = process.env.BENCH_SCENARIO;
     const results = [];
-    if (!only || only === "anonymous") results.push(await scenario("anonymous, public:local (1 TopicStream)", tokens[0], () => "stream=public:local", 1));
-    if (!only || only === "user") results.push(await scenario("signed in, user (32 UserStream shards)", tokens[0], (i) => `stream=user&access_token=${tokens[i]}`, 2));
+    if (!only || only === "anonymous")
+      results.push(
+        await scenario("anonymous, public:local (1 TopicStream)", tokens[0], () => "stream=public:local", 1),
+      );
+    if (!only || only === "user")
+      results.push(
+        await scenario(
+          "signed in, user (32 UserStream shards)",
+          tokens[0],
+          (i) => `stream=user&access_token=${tokens[i]}`,
+          2,
+        ),
+      );
     console.log(`\n${LISTENERS} WebSocket listeners, ${POSTS} posts by bench0 (followed by all) per scenario\n`);
-    console.log("| scenario | listeners | deflate | connect s | post answered p50 ms | events | missed | p50 ms | p99 ms | max ms | workerd MiB idle / open / after |");
+    console.log(
+      "| scenario | listeners | deflate | connect s | post answered p50 ms | events | missed | p50 ms | p99 ms | max ms | workerd MiB idle / open / after |",
+    );
     console.log("|---|---|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
       console.log(

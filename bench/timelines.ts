@@ -15,7 +15,14 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
-import { benchId as id, load as loadFor, sqlString as q, startServer, wrangler as wranglerIn, type LoadResult as Result } from "./harness";
+import {
+  benchId as id,
+  load as loadFor,
+  sqlString as q,
+  startServer,
+  wrangler as wranglerIn,
+  type LoadResult as Result,
+} from "./harness";
 
 const USERS = 1000;
 const STATUSES = Number(process.env.BENCH_STATUSES ?? 100_000);
@@ -41,7 +48,9 @@ async function seed(): Promise<string[]> {
   for (let i = 0; i < TOKENS; i++) {
     const token = randomToken(32);
     tokens.push(token);
-    tokenRows.push(`(${q(id(9_000_000 + i))}, ${q(await sha256(token))}, NULL, ${q(id(1_000_000 + i))}, 'read write follow push', ${t0}, ${t0 + 10 * 365 * 86400_000})`);
+    tokenRows.push(
+      `(${q(id(9_000_000 + i))}, ${q(await sha256(token))}, NULL, ${q(id(1_000_000 + i))}, 'read write follow push', ${t0}, ${t0 + 10 * 365 * 86400_000})`,
+    );
   }
   const sql = `
 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${USERS - 1})
@@ -124,24 +133,48 @@ async function main() {
     results.push(await load("trivial route (GET /images/avi.png)", () => fetch(`${BASE}/images/avi.png`)));
     // Floors: what any read with one D1 round trip costs here (a small batch and a cache look-up, a few hundred
     // bytes), and a timeline's one statement with one status instead of 20 (its fixed cost against its per-row cost).
-    results.push(await load("floor: one small D1 round trip (GET /api/v1/custom_emojis)", () => fetch(`${BASE}/api/v1/custom_emojis`)));
-    results.push(await load("public timeline, limit=1", (n) => fetch(`${BASE}/api/v1/timelines/public?limit=1`, { headers: auth(n) })));
+    results.push(
+      await load("floor: one small D1 round trip (GET /api/v1/custom_emojis)", () =>
+        fetch(`${BASE}/api/v1/custom_emojis`),
+      ),
+    );
+    results.push(
+      await load("public timeline, limit=1", (n) =>
+        fetch(`${BASE}/api/v1/timelines/public?limit=1`, { headers: auth(n) }),
+      ),
+    );
     results.push(await load("home timeline", (n) => fetch(`${BASE}/api/v1/timelines/home`, { headers: auth(n) })));
     results.push(await load("public timeline", (n) => fetch(`${BASE}/api/v1/timelines/public`, { headers: auth(n) })));
-    results.push(await load("tag timeline (#bench)", (n) => fetch(`${BASE}/api/v1/timelines/tag/bench`, { headers: auth(n) })));
+    results.push(
+      await load("tag timeline (#bench)", (n) => fetch(`${BASE}/api/v1/timelines/tag/bench`, { headers: auth(n) })),
+    );
     // Token n is user 1 + (n % 99): its list (5,000,000 + that) and its own notifications; statuses of another user.
     const user = (n: number) => 1 + (n % (TOKENS - 1));
-    results.push(await load("list timeline", (n) => fetch(`${BASE}/api/v1/timelines/list/${id(5_000_000 + user(n))}`, { headers: auth(n) })));
-    results.push(await load("account statuses", (n) => fetch(`${BASE}/api/v1/accounts/${id(1_000_000 + user(n + 1))}/statuses`, { headers: auth(n) })));
+    results.push(
+      await load("list timeline", (n) =>
+        fetch(`${BASE}/api/v1/timelines/list/${id(5_000_000 + user(n))}`, { headers: auth(n) }),
+      ),
+    );
+    results.push(
+      await load("account statuses", (n) =>
+        fetch(`${BASE}/api/v1/accounts/${id(1_000_000 + user(n + 1))}/statuses`, { headers: auth(n) }),
+      ),
+    );
     results.push(await load("notifications", (n) => fetch(`${BASE}/api/v1/notifications`, { headers: auth(n) })));
     let stale = 0;
     let checked = 0;
     results.push(
       await load("post by bench0 (999 followers)", async (n) => {
-        const res = await fetch(`${BASE}/api/v1/statuses`, { method: "POST", headers: celebrity, body: JSON.stringify({ status: `bench post ${n}` }) });
+        const res = await fetch(`${BASE}/api/v1/statuses`, {
+          method: "POST",
+          headers: celebrity,
+          body: JSON.stringify({ status: `bench post ${n}` }),
+        });
         if (res.ok && n % 10 === 0) {
           const posted = (await res.clone().json()) as { id: string };
-          const home = (await (await fetch(`${BASE}/api/v1/timelines/home?limit=40`, { headers: auth(n) })).json()) as { id: string }[];
+          const home = (await (await fetch(`${BASE}/api/v1/timelines/home?limit=40`, { headers: auth(n) })).json()) as {
+            id: string;
+          }[];
           checked++;
           if (!home.some((s) => s.id === posted.id)) stale++;
         }
@@ -153,7 +186,9 @@ async function main() {
     console.log("| route | requests | errors | req/s | p50 ms | p99 ms | vs trivial |");
     console.log("|---|---|---|---|---|---|---|");
     for (const r of results) {
-      console.log(`| ${r.name} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${((r.rps / trivial) * 100).toFixed(0)}% |`);
+      console.log(
+        `| ${r.name} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${((r.rps / trivial) * 100).toFixed(0)}% |`,
+      );
     }
     console.log(`\nhome timelines checked right after a post: ${checked}, stale: ${stale}`);
   } finally {

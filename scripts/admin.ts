@@ -36,12 +36,16 @@ const { positionals, values } = parseArgs({
   },
 });
 
-const q = (v: string | number | null) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${v.replace(/'/g, "''")}'`);
+const q = (v: string | number | null) =>
+  v === null ? "NULL" : typeof v === "number" ? String(v) : `'${v.replace(/'/g, "''")}'`;
 
 function d1(args: string[]): string {
   // A local database lives where `npm start` keeps it: $STATE (a second local instance has its own).
   const target = values.remote ? ["--remote"] : ["--local", "--persist-to", process.env.STATE || ".wrangler/state"];
-  return execFileSync("npx", ["wrangler", "d1", "execute", "DB", ...target, "--yes", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  return execFileSync("npx", ["wrangler", "d1", "execute", "DB", ...target, "--yes", ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
 }
 
 function runSql(statements: string[]) {
@@ -64,7 +68,8 @@ function base(): string {
 async function createAdmin() {
   const username = values.username;
   const email = values.email;
-  if (!username || !NICKNAME_PATTERN.test(username)) throw new Error("--username is required: letters, digits and _ only");
+  if (!username || !NICKNAME_PATTERN.test(username))
+    throw new Error("--username is required: letters, digits and _ only");
   if (!email || !email.includes("@")) throw new Error("--email is required");
   const password = values.password ?? randomToken(12);
   const t = Date.now();
@@ -93,30 +98,40 @@ async function invite() {
 }
 
 function mail() {
-  console.log(d1(["--command", "SELECT created_at, \"to\", subject, text FROM mail_outbox ORDER BY id DESC LIMIT 5"]));
+  console.log(d1(["--command", 'SELECT created_at, "to", subject, text FROM mail_outbox ORDER BY id DESC LIMIT 5']));
 }
 
 /** A local user's nickname from --username, validated before it reaches SQL. */
 function nickname(): string {
   const username = values.username;
-  if (!username || !NICKNAME_PATTERN.test(username)) throw new Error("--username is required: letters, digits and _ only");
+  if (!username || !NICKNAME_PATTERN.test(username))
+    throw new Error("--username is required: letters, digits and _ only");
   return username;
 }
 
 /** Runs the statements and fails if they changed no local user (a mistyped nickname). */
 function onLocalUser(username: string, statements: string[], done: string) {
-  const found = d1(["--json", "--command", `SELECT a.id FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.acct_key = ${q(username.toLowerCase())}`]);
+  const found = d1([
+    "--json",
+    "--command",
+    `SELECT a.id FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.acct_key = ${q(username.toLowerCase())}`,
+  ]);
   if (!found.includes('"id"')) throw new Error(`No local user @${username}`);
   runSql(statements);
   console.log(done);
 }
 
-const localId = (username: string) => `(SELECT id FROM accounts WHERE acct_key = ${q(username.toLowerCase())} AND domain IS NULL)`;
+const localId = (username: string) =>
+  `(SELECT id FROM accounts WHERE acct_key = ${q(username.toLowerCase())} AND domain IS NULL)`;
 
 function role(column: "is_admin" | "is_moderator", on: boolean) {
   return () => {
     const u = nickname();
-    onLocalUser(u, [`UPDATE users SET ${column} = ${on ? 1 : 0} WHERE account_id = ${localId(u)}`], `@${u}: ${column} = ${on}`);
+    onLocalUser(
+      u,
+      [`UPDATE users SET ${column} = ${on ? 1 : 0} WHERE account_id = ${localId(u)}`],
+      `@${u}: ${column} = ${on}`,
+    );
   };
 }
 
@@ -126,7 +141,10 @@ async function resetPassword() {
   // Existing sessions end with the old password.
   onLocalUser(
     u,
-    [`UPDATE credentials SET password_hash = ${q(await hashPassword(password))} WHERE account_id = ${localId(u)}`, `DELETE FROM tokens WHERE account_id = ${localId(u)}`],
+    [
+      `UPDATE credentials SET password_hash = ${q(await hashPassword(password))} WHERE account_id = ${localId(u)}`,
+      `DELETE FROM tokens WHERE account_id = ${localId(u)}`,
+    ],
     `Password of @${u} reset; signed out everywhere.`,
   );
   if (!values.password) console.log(`Password: ${password}`);
@@ -135,7 +153,11 @@ async function resetPassword() {
 function activation(active: boolean) {
   return () => {
     const u = nickname();
-    onLocalUser(u, [`UPDATE accounts SET deactivated = ${active ? 0 : 1}, updated_at = ${Date.now()} WHERE id = ${localId(u)}`], `@${u} ${active ? "activated" : "deactivated"}`);
+    onLocalUser(
+      u,
+      [`UPDATE accounts SET deactivated = ${active ? 0 : 1}, updated_at = ${Date.now()} WHERE id = ${localId(u)}`],
+      `@${u} ${active ? "activated" : "deactivated"}`,
+    );
   };
 }
 
@@ -151,7 +173,10 @@ function migrations() {
   const names = [...applied.matchAll(/"name":\s*"([^"]+)"/g)].map((m) => m[1]);
   console.log(`Applied (${names.length}):`);
   for (const n of names) console.log(`  ${n}`);
-  const pending = execFileSync("npx", ["wrangler", "d1", "migrations", "list", "DB", ...target], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const pending = execFileSync("npx", ["wrangler", "d1", "migrations", "list", "DB", ...target], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   console.log(pending);
   if (!/No migrations to apply/i.test(pending)) process.exitCode = 3;
 }
@@ -175,7 +200,9 @@ if (!command) {
   console.error(`usage: npm run admin -- <${Object.keys(commands).join("|")}> [options]  (see scripts/admin.ts)`);
   process.exit(2);
 }
-Promise.resolve().then(command).catch((e) => {
-  console.error(String(e instanceof Error ? e.message : e));
-  process.exit(1);
-});
+Promise.resolve()
+  .then(command)
+  .catch((e) => {
+    console.error(String(e instanceof Error ? e.message : e));
+    process.exit(1);
+  });

@@ -25,11 +25,15 @@ export function uploadEmojiFolder(folder: string | undefined, remote: boolean) {
   for (const pack of packs) {
     for (const file of filesUnder(join(folder, pack))) {
       const key = `emoji/${relative(folder, file).split(sep).join("/")}`;
-      execFileSync("npx", ["wrangler", "r2", "object", "put", `${bucket}/${key}`, "--file", file, ...target], { stdio: ["ignore", "ignore", "inherit"] });
+      execFileSync("npx", ["wrangler", "r2", "object", "put", `${bucket}/${key}`, "--file", file, ...target], {
+        stdio: ["ignore", "ignore", "inherit"],
+      });
       count++;
     }
   }
   console.log(`Uploaded ${count} files of ${packs.length} pack(s) (${packs.join(", ")}) to ${bucket}/emoji/.`);
   console.log("Now import them: GET /api/v1/pleroma/emoji/packs/import with an admin token, e.g.");
-  console.log("  curl -H 'Authorization: Bearer <admin token>' https://<your instance>/api/v1/pleroma/emoji/packs/import");
+  console.log(
+    "  curl -H 'Authorization: Bearer <admin token>' https://<your instance>/api/v1/pleroma/emoji/packs/import",
+  );
 }

@@ -143,7 +143,11 @@ export function createApp() {
 
   app.doc31("/api/openapi", (c) => ({
     openapi: "3.1.0",
-    info: { title: "Starling client API", version: VERSION, description: "Mastodon 2.7 and Pleroma 2.5 compatible client API" },
+    info: {
+      title: "Starling client API",
+      version: VERSION,
+      description: "Mastodon 2.7 and Pleroma 2.5 compatible client API",
+    },
     servers: [{ url: new URL(c.req.url).origin }],
   }));
 

@@ -97,9 +97,19 @@ export const MEDIA_ATTACHMENTS_MAX = 1000;
 
 /** Every type an upload is recognised as (`sniffMedia` in src/services/media.ts: keep in step with it); `application/octet-stream` is any other file. */
 export const DEFAULT_UPLOAD_TYPES = [
-  "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
-  "video/mp4", "video/quicktime", "video/webm",
-  "audio/mp4", "audio/ogg", "audio/flac", "audio/wav", "audio/mpeg",
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "video/mp4",
+  "video/quicktime",
+  "video/webm",
+  "audio/mp4",
+  "audio/ogg",
+  "audio/flac",
+  "audio/wav",
+  "audio/mpeg",
   "application/octet-stream",
 ];
 
@@ -220,14 +230,21 @@ export function varsConfig(env: Env): Config {
     mailer: env.MAILER === "cloudflare" ? "cloudflare" : "outbox",
     mailFrom: env.MAIL_FROM || "",
     maxTootChars: int(env.MAX_TOOT_CHARS, 5000),
-    maxMediaAttachments: Math.min(MEDIA_ATTACHMENTS_MAX, Math.max(1, int(env.MAX_MEDIA_ATTACHMENTS, MEDIA_ATTACHMENTS_MAX))),
+    maxMediaAttachments: Math.min(
+      MEDIA_ATTACHMENTS_MAX,
+      Math.max(1, int(env.MAX_MEDIA_ATTACHMENTS, MEDIA_ATTACHMENTS_MAX)),
+    ),
     chatLimit: int(env.CHAT_LIMIT, 5000),
     descriptionLimit: int(env.DESCRIPTION_LIMIT, 5000),
     uploadLimit: int(env.UPLOAD_LIMIT, 16_000_000),
     avatarUploadLimit: int(env.AVATAR_UPLOAD_LIMIT, 2_000_000),
     backgroundUploadLimit: int(env.BACKGROUND_UPLOAD_LIMIT, 4_000_000),
     bannerUploadLimit: int(env.BANNER_UPLOAD_LIMIT, 4_000_000),
-    uploadTypes: env.UPLOAD_TYPES ? env.UPLOAD_TYPES.toLowerCase().split(/[\s,]+/).filter(Boolean) : DEFAULT_UPLOAD_TYPES,
+    uploadTypes: env.UPLOAD_TYPES
+      ? env.UPLOAD_TYPES.toLowerCase()
+          .split(/[\s,]+/)
+          .filter(Boolean)
+      : DEFAULT_UPLOAD_TYPES,
     pollLimits: {
       max_options: int(env.POLL_MAX_OPTIONS, 20),
       max_option_chars: int(env.POLL_MAX_OPTION_CHARS, 200),
@@ -243,22 +260,40 @@ export function varsConfig(env: Env): Config {
     maxBioLength: int(env.MAX_BIO_LENGTH, 5000),
     maxNameLength: int(env.MAX_NAME_LENGTH, 100),
     rateLimits: {
-      registration: { max: int(env.REGISTRATIONS_PER_IP, 5), windowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60) },
+      registration: {
+        max: int(env.REGISTRATIONS_PER_IP, 5),
+        windowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60),
+      },
       // Pleroma's `authentication` limit: 15 a minute per address.
-      loginPerIp: { max: int(env.LOGIN_FAILURES_PER_IP, 15), windowSeconds: int(env.LOGIN_FAILURES_PER_IP_WINDOW_SECONDS, 60) },
-      loginPerAccount: { max: int(env.LOGIN_FAILURES_PER_ACCOUNT, 30), windowSeconds: int(env.LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600) },
+      loginPerIp: {
+        max: int(env.LOGIN_FAILURES_PER_IP, 15),
+        windowSeconds: int(env.LOGIN_FAILURES_PER_IP_WINDOW_SECONDS, 60),
+      },
+      loginPerAccount: {
+        max: int(env.LOGIN_FAILURES_PER_ACCOUNT, 30),
+        windowSeconds: int(env.LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600),
+      },
       // Pleroma's `account_confirmation_resend`: 5 per 8,640 s.
-      confirmationResend: { max: int(env.CONFIRMATION_RESENDS, 5), windowSeconds: int(env.CONFIRMATION_RESENDS_WINDOW_SECONDS, 8640) },
+      confirmationResend: {
+        max: int(env.CONFIRMATION_RESENDS, 5),
+        windowSeconds: int(env.CONFIRMATION_RESENDS_WINDOW_SECONDS, 8640),
+      },
       // Pleroma's `password_reset`: 5 per 3,600 s.
       passwordReset: { max: int(env.PASSWORD_RESETS, 5), windowSeconds: int(env.PASSWORD_RESETS_WINDOW_SECONDS, 3600) },
-      mfaFailures: { max: int(env.MFA_FAILURES_PER_ACCOUNT, 10), windowSeconds: int(env.MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600) },
+      mfaFailures: {
+        max: int(env.MFA_FAILURES_PER_ACCOUNT, 10),
+        windowSeconds: int(env.MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600),
+      },
     },
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),
     statsCacheSeconds: Math.max(0, int(env.STATS_CACHE_SECONDS, 60)),
     resolveTimeoutMs: Math.min(30_000, Math.max(100, int(env.RESOLVE_TIMEOUT_MS, 5_000))),
-    passwordIterations: Math.min(PBKDF2_MAX_ITERATIONS, Math.max(PBKDF2_MIN_ITERATIONS, int(env.PASSWORD_ITERATIONS, PBKDF2_MAX_ITERATIONS))),
+    passwordIterations: Math.min(
+      PBKDF2_MAX_ITERATIONS,
+      Math.max(PBKDF2_MIN_ITERATIONS, int(env.PASSWORD_ITERATIONS, PBKDF2_MAX_ITERATIONS)),
+    ),
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
   };
   cache.set(env, c);

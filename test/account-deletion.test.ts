@@ -14,10 +14,17 @@ import { call, json, post, registerUser, upload, valid, type TestUser } from "./
 import { A, B, federating, type Instance } from "./instances";
 
 const count = async (sql: string, ...args: unknown[]) =>
-  (await (args.length ? env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`).bind(...args) : env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`)).first<{ n: number }>())!.n;
+  (await (
+    args.length
+      ? env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`).bind(...args)
+      : env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`)
+  ).first<{ n: number }>())!.n;
 
 const deletion = (id: string, db: D1Database = env.DB) =>
-  db.prepare("SELECT * FROM account_deletions WHERE account_id = ?").bind(id).first<{ finished_at: number | null; statuses_deleted: number }>();
+  db
+    .prepare("SELECT * FROM account_deletions WHERE account_id = ?")
+    .bind(id)
+    .first<{ finished_at: number | null; statuses_deleted: number }>();
 
 /** Runs the cron until the account's deletion has finished (bounded), answering how many runs it took. */
 async function runUntilDeleted(id: string, run: () => Promise<unknown>, max = 100) {
@@ -44,12 +51,18 @@ describe("delete_account and disable_account", () => {
     expect(await deletion(u.id)).toBeNull();
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: u.token }));
     // Without a user: 403, as every user endpoint.
-    expect((await call("/api/pleroma/delete_account", { method: "POST", body: { password: u.password } })).status).toBe(403);
+    expect((await call("/api/pleroma/delete_account", { method: "POST", body: { password: u.password } })).status).toBe(
+      403,
+    );
   });
 
   it("needs write:accounts", async () => {
     const u = await registerUser({ scopes: "read" });
-    const res = await call("/api/pleroma/disable_account", { method: "POST", token: u.token, body: { password: u.password } });
+    const res = await call("/api/pleroma/disable_account", {
+      method: "POST",
+      token: u.token,
+      body: { password: u.password },
+    });
     expect(res.status).toBe(403);
     expect((await res.json<{ error: string }>()).error).toMatch(/write:accounts/);
   });
@@ -58,7 +71,9 @@ describe("delete_account and disable_account", () => {
     const u = await registerUser();
     const other = await registerUser();
     await post(u, { status: "still here?" });
-    expect(await json("/api/pleroma/disable_account", { method: "POST", token: u.token, body: { password: u.password } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/pleroma/disable_account", { method: "POST", token: u.token, body: { password: u.password } }),
+    ).toEqual({ status: "success" });
     expect((await call("/api/v1/accounts/verify_credentials", { token: u.token })).status).toBe(403);
     expect(await count("SELECT 1 FROM tokens WHERE account_id = ?", u.id)).toBe(0);
     expect((await call(`/api/v1/accounts/${u.id}`, { token: other.token })).status).toBe(404);
@@ -67,7 +82,13 @@ describe("delete_account and disable_account", () => {
     expect(await count("SELECT 1 FROM statuses WHERE account_id = ?", u.id)).toBe(1);
     const res = await call("/oauth/token", {
       method: "POST",
-      body: { grant_type: "password", username: u.username, password: u.password, client_id: u.app.client_id, client_secret: u.app.client_secret },
+      body: {
+        grant_type: "password",
+        username: u.username,
+        password: u.password,
+        client_id: u.app.client_id,
+        client_secret: u.app.client_secret,
+      },
     });
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ identifier: "account_is_disabled" });
@@ -85,20 +106,38 @@ describe("delete_account and disable_account", () => {
     await json(`/api/v1/statuses/${fstatus.id}/bookmark`, { method: "POST", token: u.token });
     await json("/api/v1/lists", { method: "POST", token: u.token, body: { title: "l" } });
     // A chat both ways, and MFA backup codes: they go too.
-    const chat = await json<{ id: string }>(`/api/v1/pleroma/chats/by-account-id/${friend.id}`, { method: "POST", token: u.token });
-    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", token: u.token, body: { content: "bye" } });
-    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", token: friend.token, body: { content: "why?" } });
+    const chat = await json<{ id: string }>(`/api/v1/pleroma/chats/by-account-id/${friend.id}`, {
+      method: "POST",
+      token: u.token,
+    });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, {
+      method: "POST",
+      token: u.token,
+      body: { content: "bye" },
+    });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, {
+      method: "POST",
+      token: friend.token,
+      body: { content: "why?" },
+    });
     await json("/api/pleroma/accounts/mfa/backup_codes", { token: u.token });
     expect(await count("SELECT 1 FROM mfa_backup_codes WHERE account_id = ?", u.id)).toBeGreaterThan(0);
-    const file = (await env.DB.prepare("SELECT file FROM media_attachments WHERE id = ?").bind(media.id).first<{ file: string }>())!.file;
+    const file = (await env.DB.prepare("SELECT file FROM media_attachments WHERE id = ?")
+      .bind(media.id)
+      .first<{ file: string }>())!.file;
     expect(await env.MEDIA.head(file)).not.toBeNull();
     // A backup made before: its archive goes too.
     await json("/api/v1/pleroma/backups", { method: "POST", token: u.token });
     await processBackups(env, Date.now());
-    const archive = (await env.DB.prepare("SELECT file_key FROM backups WHERE account_id = ? AND state = 'complete'").bind(u.id).first<{ file_key: string }>())!.file_key;
+    const archive = (await env.DB.prepare("SELECT file_key FROM backups WHERE account_id = ? AND state = 'complete'")
+      .bind(u.id)
+      .first<{ file_key: string }>())!.file_key;
     expect(await env.MEDIA.head(archive)).not.toBeNull();
 
-    const res = await call(`/api/pleroma/delete_account?password=${encodeURIComponent(u.password)}`, { method: "DELETE", token: u.token });
+    const res = await call(`/api/pleroma/delete_account?password=${encodeURIComponent(u.password)}`, {
+      method: "DELETE",
+      token: u.token,
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "success" });
     // At once: tokens gone, the account and its statuses hidden.
@@ -133,7 +172,9 @@ describe("delete_account and disable_account", () => {
     expect([f.followers_count, f.following_count]).toEqual([0, 0]);
     valid(StatusSchema, await json(`/api/v1/statuses/${fstatus.id}`, { token: friend.token }));
     // A tombstone stays: still hidden, and the nickname cannot be registered again.
-    const tomb = await env.DB.prepare("SELECT deactivated, display_name, note FROM accounts WHERE id = ?").bind(u.id).first();
+    const tomb = await env.DB.prepare("SELECT deactivated, display_name, note FROM accounts WHERE id = ?")
+      .bind(u.id)
+      .first();
     expect(tomb).toEqual({ deactivated: 1, display_name: "", note: "" });
     expect((await call(`/api/v1/accounts/${u.id}`)).status).toBe(404);
     await expect(registerUser({ username: u.username })).rejects.toThrow();
@@ -143,7 +184,9 @@ describe("delete_account and disable_account", () => {
     expect(finished!.finished_at).not.toBeNull();
     await runAccountDeletions(env, Date.now() + 60_000);
     expect(await job()).toEqual(finished);
-    expect(await env.DB.prepare("SELECT deactivated, display_name, note FROM accounts WHERE id = ?").bind(u.id).first()).toEqual(tomb);
+    expect(
+      await env.DB.prepare("SELECT deactivated, display_name, note FROM accounts WHERE id = ?").bind(u.id).first(),
+    ).toEqual(tomb);
   });
 
   it("deletes an account with 10,000 statuses and 1,000 media through the cron, leaving no rows or R2 objects", async () => {
@@ -187,7 +230,9 @@ describe("delete_account and disable_account", () => {
     expect(await count("SELECT 1 FROM statuses WHERE account_id = ?", u.id)).toBe(10_000);
     expect((await env.MEDIA.list({ prefix: `seed/${u.id}/`, limit: 1000 })).objects).toHaveLength(1000);
 
-    expect(await json("/api/pleroma/delete_account", { method: "POST", token: u.token, body: { password: u.password } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/pleroma/delete_account", { method: "POST", token: u.token, body: { password: u.password } }),
+    ).toEqual({ status: "success" });
     // Each cron run does a bounded number of steps (STATUS_BATCH statuses each).
     const steps: number[] = [];
     const runs = await runUntilDeleted(u.id, async () => {
@@ -214,7 +259,10 @@ describe("delete_account and disable_account", () => {
       expect(await count(q.replaceAll("?2", `'${prefix}%'`).replaceAll("?1", `'${u.id}'`)), q).toBe(0);
     }
     expect((await env.MEDIA.list({ prefix: `seed/${u.id}/` })).objects).toHaveLength(0);
-    for (const fan of fans) expect(valid(AccountSchema, await json(`/api/v1/accounts/${fan.id}`, { token: fan.token })).following_count).toBe(0);
+    for (const fan of fans)
+      expect(valid(AccountSchema, await json(`/api/v1/accounts/${fan.id}`, { token: fan.token })).following_count).toBe(
+        0,
+      );
     // The healthcheck lists the job like every cron job.
     expect(await count("SELECT 1 FROM job_heartbeats WHERE name = 'account_deletions' AND last_error IS NULL")).toBe(1);
   });
@@ -225,7 +273,10 @@ describe("deleting an account federates a Delete of the actor", () => {
   const { settle } = fed;
 
   async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-    const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: from, token: user.token });
+    const found = await json(
+      `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
+      { instance: from, token: user.token },
+    );
     return valid(AccountSchema, found.accounts[0]);
   }
 
@@ -237,7 +288,14 @@ describe("deleting an account federates a Delete of the actor", () => {
     await settle();
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${alice.id}`, { instance: A })).followers_count).toBe(1);
 
-    expect(await json("/api/pleroma/delete_account", { instance: A, method: "POST", token: alice.token, body: { password: alice.password } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/pleroma/delete_account", {
+        instance: A,
+        method: "POST",
+        token: alice.token,
+        body: { password: alice.password },
+      }),
+    ).toEqual({ status: "success" });
     // Before the Delete is delivered, the job empties the account but keeps the follow and the key.
     await runAccountDeletions(A.bindings, Date.now(), 50);
     expect((await deletion(alice.id))?.finished_at).toBeNull();
@@ -246,16 +304,26 @@ describe("deleting an account federates a Delete of the actor", () => {
     fed.routed.requests.length = 0;
     await settle();
     const deletes = await Promise.all(
-      fed.routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as { type: string; object: unknown; actor: string }),
+      fed.routed.requests
+        .filter((r) => r.method === "POST" && new URL(r.url).host === "b.example")
+        .map(async (r) => (await r.clone().json()) as { type: string; object: unknown; actor: string }),
     );
-    expect(deletes.find((d) => d.type === "Delete")).toMatchObject({ actor: `https://a.example/users/${alice.username}`, object: `https://a.example/users/${alice.username}` });
+    expect(deletes.find((d) => d.type === "Delete")).toMatchObject({
+      actor: `https://a.example/users/${alice.username}`,
+      object: `https://a.example/users/${alice.username}`,
+    });
     // B: Alice is gone, Bob follows no one.
     expect((await call(`/api/v1/accounts/${aliceOnB.id}`, { instance: B, token: bob.token })).status).toBe(404);
-    expect(valid(AccountSchema, await json(`/api/v1/accounts/${bob.id}`, { instance: B, token: bob.token })).following_count).toBe(0);
+    expect(
+      valid(AccountSchema, await json(`/api/v1/accounts/${bob.id}`, { instance: B, token: bob.token })).following_count,
+    ).toBe(0);
 
     // A: now the job finishes, and the actor answers 410 Gone.
     await runUntilDeleted(alice.id, () => runAccountDeletions(A.bindings, Date.now()));
     expect(await count("SELECT 1 FROM federation_outbox WHERE account_id = ?", alice.id)).toBe(0);
-    expect((await call(`/users/${alice.username}`, { instance: A, headers: { Accept: "application/activity+json" } })).status).toBe(410);
+    expect(
+      (await call(`/users/${alice.username}`, { instance: A, headers: { Accept: "application/activity+json" } }))
+        .status,
+    ).toBe(410);
   });
 });

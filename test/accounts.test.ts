@@ -20,7 +20,9 @@ async function newAppToken() {
 }
 
 async function outboxFor(email: string) {
-  const { results } = await env.DB.prepare("SELECT * FROM mail_outbox WHERE \"to\" = ? ORDER BY id").bind(email).all<{ subject: string; text: string }>();
+  const { results } = await env.DB.prepare('SELECT * FROM mail_outbox WHERE "to" = ? ORDER BY id')
+    .bind(email)
+    .all<{ subject: string; text: string }>();
   return results;
 }
 
@@ -28,11 +30,30 @@ describe("registration", () => {
   it("creates an account and answers a working token", async () => {
     const tok = await newAppToken();
     const name = uniqueName("reg");
-    const token = valid(TokenSchema, await json("/api/v1/accounts", { token: tok, headers: { "cf-connecting-ip": freshIp() }, body: signup(name, { fullname: "Reg Istered", bio: "Hi <b>there</b>" }) }));
+    const token = valid(
+      TokenSchema,
+      await json("/api/v1/accounts", {
+        token: tok,
+        headers: { "cf-connecting-ip": freshIp() },
+        body: signup(name, { fullname: "Reg Istered", bio: "Hi <b>there</b>" }),
+      }),
+    );
     expect(token.me).toBe(`${BASE}/users/${name}`);
     const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
-    expect(me).toMatchObject({ username: name, acct: name, fqn: `${name}@localhost`, display_name: "Reg Istered", note: "Hi &lt;b&gt;there&lt;/b&gt;", locked: false, bot: false });
-    expect(me.pleroma).toMatchObject({ ap_id: `${BASE}/users/${name}`, is_confirmed: true, email: `${name}@example.com` });
+    expect(me).toMatchObject({
+      username: name,
+      acct: name,
+      fqn: `${name}@localhost`,
+      display_name: "Reg Istered",
+      note: "Hi &lt;b&gt;there&lt;/b&gt;",
+      locked: false,
+      bot: false,
+    });
+    expect(me.pleroma).toMatchObject({
+      ap_id: `${BASE}/users/${name}`,
+      is_confirmed: true,
+      email: `${name}@example.com`,
+    });
     expect(me.source?.note).toBe("Hi <b>there</b>");
     expect(me.avatar).toBe(`${BASE}/images/avi.png`);
     const avatar = await call(me.avatar);
@@ -44,13 +65,21 @@ describe("registration", () => {
     const user = await registerUser();
     const noToken = await json("/api/v1/accounts", { body: signup(uniqueName()), status: 403 });
     expect(noToken.error).toBe("Invalid credentials.");
-    const asUser = await json("/api/v1/accounts", { token: user.token, headers: { "cf-connecting-ip": freshIp() }, body: signup(uniqueName()), status: 403 });
+    const asUser = await json("/api/v1/accounts", {
+      token: user.token,
+      headers: { "cf-connecting-ip": freshIp() },
+      body: signup(uniqueName()),
+      status: 403,
+    });
     expect(asUser.error).toBe("Invalid credentials");
   });
 
   it("takes the mails' language from `language`, else the userLanguage cookie (Pleroma-FE's), else Accept-Language", async () => {
     const tok = await newAppToken();
-    const locale = async (name: string) => (await env.DB.prepare("SELECT u.locale FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = ?").bind(name).first<{ locale: string }>())!.locale;
+    const locale = async (name: string) =>
+      (await env.DB.prepare("SELECT u.locale FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = ?")
+        .bind(name)
+        .first<{ locale: string }>())!.locale;
     const cases: [Record<string, unknown>, Record<string, string>, string][] = [
       [{ language: "es" }, { cookie: "userLanguage=de", "accept-language": "fr" }, "es"],
       [{}, { cookie: "theme=dark; userLanguage=de", "accept-language": "fr" }, "de"],
@@ -68,17 +97,41 @@ describe("registration", () => {
   it("reports missing and invalid fields like Pleroma", async () => {
     const tok = await newAppToken();
     const ip = () => ({ "cf-connecting-ip": freshIp() });
-    const missing = await json("/api/v1/accounts", { token: tok, headers: ip(), body: { email: "a@example.com", password: "long enough", agreement: true }, status: 400 });
+    const missing = await json("/api/v1/accounts", {
+      token: tok,
+      headers: ip(),
+      body: { email: "a@example.com", password: "long enough", agreement: true },
+      status: 400,
+    });
     expect(missing.error).toBe("Missing field: username.");
-    const noAgreement = await json("/api/v1/accounts", { token: tok, headers: ip(), body: signup(uniqueName(), { agreement: false }), status: 400 });
+    const noAgreement = await json("/api/v1/accounts", {
+      token: tok,
+      headers: ip(),
+      body: signup(uniqueName(), { agreement: false }),
+      status: 400,
+    });
     expect(JSON.parse(noAgreement.error)).toEqual({ agreement: ["must be accepted"] });
-    const bad = await json("/api/v1/accounts", { token: tok, headers: ip(), body: signup("no spaces!", { email: "nope", password: "short" }), status: 400 });
-    expect(JSON.parse(bad.error)).toEqual({ nickname: ["has invalid format"], email: ["has invalid format"], password: ["should be at least 8 character(s)"] });
+    const bad = await json("/api/v1/accounts", {
+      token: tok,
+      headers: ip(),
+      body: signup("no spaces!", { email: "nope", password: "short" }),
+      status: 400,
+    });
+    expect(JSON.parse(bad.error)).toEqual({
+      nickname: ["has invalid format"],
+      email: ["has invalid format"],
+      password: ["should be at least 8 character(s)"],
+    });
     const reserved = await json("/api/v1/accounts", { token: tok, headers: ip(), body: signup("Admin"), status: 400 });
     expect(JSON.parse(reserved.error)).toEqual({ nickname: ["is reserved"] });
     // A value that is no boolean in any reading (an object); a string other than Pleroma's "false" ones is true,
     // as Pleroma reads booleans (test/http.test.ts).
-    const notBool = await json("/api/v1/accounts", { token: tok, headers: ip(), body: signup(uniqueName(), { agreement: { maybe: true } }), status: 400 });
+    const notBool = await json("/api/v1/accounts", {
+      token: tok,
+      headers: ip(),
+      body: signup(uniqueName(), { agreement: { maybe: true } }),
+      status: 400,
+    });
     expect(notBool.error).toMatch(/agreement/);
   });
 
@@ -98,12 +151,25 @@ describe("registration", () => {
     const tok = await newAppToken();
     const ip = freshIp();
     for (let i = 0; i < 5; i++) {
-      await json("/api/v1/accounts", { token: tok, headers: { "cf-connecting-ip": ip }, body: signup(uniqueName("rl")) });
+      await json("/api/v1/accounts", {
+        token: tok,
+        headers: { "cf-connecting-ip": ip },
+        body: signup(uniqueName("rl")),
+      });
     }
-    const sixth = await json("/api/v1/accounts", { token: tok, headers: { "cf-connecting-ip": ip }, body: signup(uniqueName("rl")), status: 429 });
+    const sixth = await json("/api/v1/accounts", {
+      token: tok,
+      headers: { "cf-connecting-ip": ip },
+      body: signup(uniqueName("rl")),
+      status: 429,
+    });
     expect(sixth.error).toBe("Throttled");
     // Another address is not affected.
-    await json("/api/v1/accounts", { token: tok, headers: { "cf-connecting-ip": freshIp() }, body: signup(uniqueName("rl")) });
+    await json("/api/v1/accounts", {
+      token: tok,
+      headers: { "cf-connecting-ip": freshIp() },
+      body: signup(uniqueName("rl")),
+    });
   });
 
   it("needs a valid invite when registrations are closed", async () => {
@@ -114,14 +180,34 @@ describe("registration", () => {
     expect(instance.registrations).toBe(false);
     expect(instance.invites_enabled).toBe(true);
 
-    const none = await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName()), status: 400 });
+    const none = await json("/api/v1/accounts", {
+      token: tok,
+      vars,
+      headers: ip(),
+      body: signup(uniqueName()),
+      status: 400,
+    });
     expect(none.error).toBe("Invalid token");
     const invite = `invite-${crypto.randomUUID()}`;
     await env.DB.prepare("INSERT INTO invites (id, token_hash, max_uses, uses, created_at) VALUES (?, ?, 1, 0, ?)")
       .bind(newId(), await sha256(invite), Date.now())
       .run();
-    valid(TokenSchema, await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName(), { token: invite }) }));
-    const used = await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName(), { token: invite }), status: 400 });
+    valid(
+      TokenSchema,
+      await json("/api/v1/accounts", {
+        token: tok,
+        vars,
+        headers: ip(),
+        body: signup(uniqueName(), { token: invite }),
+      }),
+    );
+    const used = await json("/api/v1/accounts", {
+      token: tok,
+      vars,
+      headers: ip(),
+      body: signup(uniqueName(), { token: invite }),
+      status: 400,
+    });
     expect(used.error).toBe("Expired token");
   });
 
@@ -130,24 +216,46 @@ describe("registration", () => {
     const app = await makeApp();
     const tok = await appToken(app);
     const name = uniqueName("conf");
-    const pending = await json("/api/v1/accounts", { token: tok, vars, headers: { "cf-connecting-ip": freshIp() }, body: signup(name) });
-    expect(pending).toEqual({ message: "You have been registered. Please check your email for further instructions.", identifier: "missing_confirmed_email" });
+    const pending = await json("/api/v1/accounts", {
+      token: tok,
+      vars,
+      headers: { "cf-connecting-ip": freshIp() },
+      body: signup(name),
+    });
+    expect(pending).toEqual({
+      message: "You have been registered. Please check your email for further instructions.",
+      identifier: "missing_confirmed_email",
+    });
 
     const mails = await outboxFor(`${name}@example.com`);
     expect(mails).toHaveLength(1);
     const link = /http:\/\/localhost\/api\/account\/confirm_email\/\S+/.exec(mails[0].text)![0];
 
-    const login = { grant_type: "password", client_id: app.client_id, client_secret: app.client_secret, username: name, password: "correct horse battery" };
+    const login = {
+      grant_type: "password",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      username: name,
+      password: "correct horse battery",
+    };
     const refused = await json("/oauth/token", { body: login, status: 403 });
-    expect(refused).toEqual({ error: "Your login is missing a confirmed e-mail address", identifier: "missing_confirmed_email" });
+    expect(refused).toEqual({
+      error: "Your login is missing a confirmed e-mail address",
+      identifier: "missing_confirmed_email",
+    });
 
     // Pleroma-FE's resend: form-encoded, answered 204 without a body (the spec).
-    const resent = await call("/api/pleroma/accounts/confirmation_resend", { body: { email: `${name}@example.com` }, form: true });
+    const resent = await call("/api/pleroma/accounts/confirmation_resend", {
+      body: { email: `${name}@example.com` },
+      form: true,
+    });
     expect([resent.status, await resent.text()]).toEqual([204, ""]);
     await expect.poll(() => outboxFor(`${name}@example.com`).then((m) => m.length)).toBe(2);
     // The first link was replaced by the resent one.
     expect((await call(link)).status).toBe(404);
-    const fresh = /http:\/\/localhost\/api\/account\/confirm_email\/\S+/.exec((await outboxFor(`${name}@example.com`))[1].text)![0];
+    const fresh = /http:\/\/localhost\/api\/account\/confirm_email\/\S+/.exec(
+      (await outboxFor(`${name}@example.com`))[1].text,
+    )![0];
     const confirmed = await call(fresh);
     expect(confirmed.status).toBe(200);
     expect(await confirmed.text()).toContain("is confirmed");
@@ -156,7 +264,9 @@ describe("registration", () => {
     const me = await json("/api/v1/accounts/verify_credentials", { token: token.access_token });
     expect(me.pleroma.is_confirmed).toBe(true);
     // Resending for a confirmed or unknown address answers the same, and sends nothing.
-    const unknown = await call("/api/v1/pleroma/accounts/confirmation_resend", { body: { email: "nobody@example.com" } });
+    const unknown = await call("/api/v1/pleroma/accounts/confirmation_resend", {
+      body: { email: "nobody@example.com" },
+    });
     expect([unknown.status, await unknown.text()]).toEqual([204, ""]);
   });
 
@@ -171,15 +281,36 @@ describe("registration", () => {
     expect(answer).toHaveLength(5);
     const ip = () => ({ "cf-connecting-ip": freshIp() });
 
-    const missing = await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName()), status: 400 });
+    const missing = await json("/api/v1/accounts", {
+      token: tok,
+      vars,
+      headers: ip(),
+      body: signup(uniqueName()),
+      status: 400,
+    });
     expect(JSON.parse(missing.error).captcha[0]).toMatch(/^Invalid CAPTCHA/);
     const wrong = { captcha_token: captcha.token, captcha_answer_data: captcha.answer_data, captcha_solution: "WRONG" };
-    const bad = await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName(), wrong), status: 400 });
+    const bad = await json("/api/v1/accounts", {
+      token: tok,
+      vars,
+      headers: ip(),
+      body: signup(uniqueName(), wrong),
+      status: 400,
+    });
     expect(JSON.parse(bad.error)).toEqual({ captcha: ["Invalid CAPTCHA"] });
 
     const right = { ...wrong, captcha_solution: answer.toLowerCase() };
-    valid(TokenSchema, await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName(), right) }));
-    const again = await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName(), right), status: 400 });
+    valid(
+      TokenSchema,
+      await json("/api/v1/accounts", { token: tok, vars, headers: ip(), body: signup(uniqueName(), right) }),
+    );
+    const again = await json("/api/v1/accounts", {
+      token: tok,
+      vars,
+      headers: ip(),
+      body: signup(uniqueName(), right),
+      status: 400,
+    });
     expect(JSON.parse(again.error)).toEqual({ captcha: ["CAPTCHA already used"] });
   });
 
@@ -193,7 +324,14 @@ describe("credentials and scopes", () => {
     const user = await registerUser();
     const login = (scope: string) =>
       json("/oauth/token", {
-        body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password: user.password, scope },
+        body: {
+          grant_type: "password",
+          client_id: user.app.client_id,
+          client_secret: user.app.client_secret,
+          username: user.username,
+          password: user.password,
+          scope,
+        },
       }).then((t) => t.access_token as string);
     const writeOnly = await login("write");
     const refused = await json("/api/v1/accounts/verify_credentials", { token: writeOnly, status: 403 });
@@ -201,7 +339,12 @@ describe("credentials and scopes", () => {
     const narrow = await login("read:accounts");
     await json("/api/v1/accounts/verify_credentials", { token: narrow });
     const readOnly = await login("read");
-    const cannotWrite = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: readOnly, body: { display_name: "x" }, status: 403 });
+    const cannotWrite = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: readOnly,
+      body: { display_name: "x" },
+      status: 403,
+    });
     expect(cannotWrite.error).toBe("Insufficient permissions: write:accounts.");
   });
 
@@ -216,14 +359,20 @@ describe("credentials and scopes", () => {
     const user = await registerUser();
     expect((await json(`/api/v1/accounts/verify_credentials?access_token=${user.token}`)).id).toBe(user.id);
     const basic = btoa(`${user.username}:${user.password}`);
-    expect((await json("/api/v1/accounts/verify_credentials", { headers: { authorization: `Basic ${basic}` } })).id).toBe(user.id);
+    expect(
+      (await json("/api/v1/accounts/verify_credentials", { headers: { authorization: `Basic ${basic}` } })).id,
+    ).toBe(user.id);
     const wrong = btoa(`${user.username}:wrong`);
     await json("/api/v1/accounts/verify_credentials", { headers: { authorization: `Basic ${wrong}` }, status: 403 });
   });
 
   it("records activity for monthly active users, at most hourly", async () => {
     const user = await registerUser();
-    const lastActive = () => env.DB.prepare("SELECT last_active_at AS t FROM users WHERE account_id = ?").bind(user.id).first<{ t: number }>().then((r) => r!.t);
+    const lastActive = () =>
+      env.DB.prepare("SELECT last_active_at AS t FROM users WHERE account_id = ?")
+        .bind(user.id)
+        .first<{ t: number }>()
+        .then((r) => r!.t);
     const longAgo = Date.now() - 40 * 86400_000;
     await env.DB.prepare("UPDATE users SET last_active_at = ? WHERE account_id = ?").bind(longAgo, user.id).run();
     await json("/api/v1/accounts/verify_credentials", { token: user.token });
@@ -267,11 +416,21 @@ describe("update_credentials", () => {
       accepts_chat_messages: "false",
       "also_known_as[]": "https://old.example/users/ada",
     });
-    const me = valid(AccountSchema, await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: form }));
+    const me = valid(
+      AccountSchema,
+      await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: form }),
+    );
     expect(me).toMatchObject({ display_name: "Ada", locked: true, bot: true, discoverable: true });
-    expect(me.note).toBe('Maths &amp; engines<br/><a href="https://example.org/ada" rel="ugc nofollow noopener noreferrer" target="_blank">https://example.org/ada</a>');
+    expect(me.note).toBe(
+      'Maths &amp; engines<br/><a href="https://example.org/ada" rel="ugc nofollow noopener noreferrer" target="_blank">https://example.org/ada</a>',
+    );
     expect(me.fields).toEqual([
-      { name: "Home", value: '<a href="https://ada.example" rel="ugc nofollow noopener noreferrer" target="_blank">https://ada.example</a>', verified_at: null },
+      {
+        name: "Home",
+        value:
+          '<a href="https://ada.example" rel="ugc nofollow noopener noreferrer" target="_blank">https://ada.example</a>',
+        verified_at: null,
+      },
       { name: "Pronouns", value: "she/her", verified_at: null },
     ]);
     expect(me.source).toMatchObject({
@@ -279,13 +438,26 @@ describe("update_credentials", () => {
       privacy: "unlisted",
       sensitive: true,
       language: "en",
-      fields: [{ name: "Home", value: "https://ada.example" }, { name: "Pronouns", value: "she/her" }],
+      fields: [
+        { name: "Home", value: "https://ada.example" },
+        { name: "Pronouns", value: "she/her" },
+      ],
       pleroma: { show_role: false, no_rich_text: true, actor_type: "Service", discoverable: true },
     });
-    expect(me.pleroma).toMatchObject({ hide_followers: true, hide_follows_count: true, allow_following_move: false, accepts_chat_messages: false, also_known_as: ["https://old.example/users/ada"] });
+    expect(me.pleroma).toMatchObject({
+      hide_followers: true,
+      hide_follows_count: true,
+      allow_following_move: false,
+      accepts_chat_messages: false,
+      also_known_as: ["https://old.example/users/ada"],
+    });
 
     // default_scope is the same setting as source[privacy].
-    const again = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: { default_scope: "private" } });
+    const again = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: { default_scope: "private" },
+    });
     expect(again.source.privacy).toBe("private");
     expect(again.display_name).toBe("Ada");
 
@@ -306,7 +478,10 @@ describe("update_credentials", () => {
       token: user.token,
       body: { pleroma_settings_store: { "pleroma-fe": { theme: "dark", collapse: true }, soapbox: { x: 1 } } },
     });
-    expect(first.pleroma.settings_store).toEqual({ "pleroma-fe": { theme: "dark", collapse: true }, soapbox: { x: 1 } });
+    expect(first.pleroma.settings_store).toEqual({
+      "pleroma-fe": { theme: "dark", collapse: true },
+      soapbox: { x: 1 },
+    });
     const second = await json("/api/v1/accounts/update_credentials", {
       method: "PATCH",
       token: user.token,
@@ -323,7 +498,10 @@ describe("update_credentials", () => {
     form.set("avatar", new File([PNG_1PX], "me.jpg", { type: "image/jpeg" }));
     form.set("header", new File([PNG_1PX], "header.png"));
     form.set("pleroma_background_image", new File([PNG_1PX], "bg.png"));
-    const me = valid(AccountSchema, await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: form }));
+    const me = valid(
+      AccountSchema,
+      await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: form }),
+    );
     expect(me.avatar).toMatch(/^http:\/\/localhost\/media\/accounts\/.+\.png$/);
     expect(me.avatar_static).toBe(me.avatar);
     expect(me.header).toMatch(/\/media\/.+\.png$/);
@@ -339,7 +517,11 @@ describe("update_credentials", () => {
 
     const reset = new FormData();
     reset.set("header", "");
-    const after = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: reset });
+    const after = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: reset,
+    });
     expect(after.header).toBe(`${BASE}/images/banner.png`);
     expect(after.avatar).toBe(me.avatar);
     // The replaced file is deleted once the profile is saved.
@@ -350,16 +532,41 @@ describe("update_credentials", () => {
     const user = await registerUser();
     const notImage = new FormData();
     notImage.set("avatar", new File(["<svg onload=alert(1)>"], "x.png", { type: "image/png" }));
-    const r415 = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: notImage, status: 415 });
+    const r415 = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: notImage,
+      status: 415,
+    });
     expect(r415.error).toMatch(/only images/);
     const fields = Array.from({ length: 5 }, (_, i) => ({ name: `n${i}`, value: "v" }));
-    const many = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: { fields_attributes: fields }, status: 413 });
+    const many = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: { fields_attributes: fields },
+      status: 413,
+    });
     expect(many.error).toBe("Too many field entries");
-    const long = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: { fields_attributes: [{ name: "n", value: "x".repeat(3000) }] }, status: 413 });
+    const long = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: { fields_attributes: [{ name: "n", value: "x".repeat(3000) }] },
+      status: 413,
+    });
     expect(long.error).toBe("One or more field entries are too long");
-    const bio = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: { note: "x".repeat(5001) }, status: 413 });
+    const bio = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: { note: "x".repeat(5001) },
+      status: 413,
+    });
     expect(bio.error).toBe("Bio is too long");
-    const badPrivacy = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: { default_scope: "everyone" }, status: 400 });
+    const badPrivacy = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: { default_scope: "everyone" },
+      status: 400,
+    });
     expect(badPrivacy.error).toMatch(/default_scope/);
     // Nothing of the refused updates was written.
     const me = await json("/api/v1/accounts/verify_credentials", { token: user.token });
@@ -388,15 +595,33 @@ describe("GET /api/v1/accounts/:id", () => {
     // Relationship rows as the social graph writes them.
     const t = Date.now();
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 0, 0, ?)").bind(newId(), alice.id, bob.id, t),
-      env.DB.prepare("INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?, ?, ?, 0, ?)").bind(newId(), alice.id, bob.id, t),
-      env.DB.prepare("INSERT INTO endorsements (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(newId(), alice.id, bob.id, t),
+      env.DB.prepare(
+        "INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 0, 0, ?)",
+      ).bind(newId(), alice.id, bob.id, t),
+      env.DB.prepare(
+        "INSERT INTO mutes (id, account_id, target_account_id, hide_notifications, created_at) VALUES (?, ?, ?, 0, ?)",
+      ).bind(newId(), alice.id, bob.id, t),
+      env.DB.prepare(
+        "INSERT INTO endorsements (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)",
+      ).bind(newId(), alice.id, bob.id, t),
     ]);
     const seen = await json(`/api/v1/accounts/${bob.id}?with_relationships=true`, { token: alice.token });
     const rel = valid(RelationshipSchema, seen.pleroma.relationship);
     expect(rel).toEqual({
-      id: bob.id, following: true, followed_by: false, blocking: false, blocked_by: false, muting: true, muting_notifications: false,
-      subscribing: false, notifying: false, requested: false, domain_blocking: false, showing_reblogs: false, endorsed: true, note: "",
+      id: bob.id,
+      following: true,
+      followed_by: false,
+      blocking: false,
+      blocked_by: false,
+      muting: true,
+      muting_notifications: false,
+      subscribing: false,
+      notifying: false,
+      requested: false,
+      domain_blocking: false,
+      showing_reblogs: false,
+      endorsed: true,
+      note: "",
     });
     const reverse = await json(`/api/v1/accounts/${alice.id}?with_relationships=1`, { token: bob.token });
     expect(reverse.pleroma.relationship).toMatchObject({ following: false, followed_by: true, muting: false });

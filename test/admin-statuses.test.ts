@@ -26,14 +26,30 @@ describe("admin statuses", () => {
     expect(god.map((s) => s.id)).toContain(priv.id);
 
     const shown = valid(AdminStatusSchema, await json(`${A}/statuses/${priv.id}`, { token: boss.token }));
-    expect(shown).toMatchObject({ id: priv.id, visibility: "private", account: { nickname: bob.username, is_active: true } });
+    expect(shown).toMatchObject({
+      id: priv.id,
+      visibility: "private",
+      account: { nickname: bob.username, is_active: true },
+    });
     await json(`${A}/statuses/nope`, { token: boss.token, status: 404 });
 
-    const changed = valid(AdminStatusSchema, await json(`${A}/statuses/${priv.id}`, { method: "PUT", token: boss.token, body: { sensitive: true, visibility: "public" } }));
+    const changed = valid(
+      AdminStatusSchema,
+      await json(`${A}/statuses/${priv.id}`, {
+        method: "PUT",
+        token: boss.token,
+        body: { sensitive: true, visibility: "public" },
+      }),
+    );
     expect(changed).toMatchObject({ sensitive: true, visibility: "public" });
     // Now anyone may see it.
     expect((await call(`/api/v1/statuses/${priv.id}`)).status).toBe(200);
-    await json(`${A}/statuses/${priv.id}`, { method: "PUT", token: boss.token, body: { visibility: "direct" }, status: 400 });
+    await json(`${A}/statuses/${priv.id}`, {
+      method: "PUT",
+      token: boss.token,
+      body: { visibility: "direct" },
+      status: 400,
+    });
 
     expect(await json(`${A}/statuses/${pub.id}`, { method: "DELETE", token: boss.token })).toEqual({});
     expect((await call(`/api/v1/statuses/${pub.id}`)).status).toBe(404);

@@ -7,12 +7,15 @@ import { BackupSchema } from "../src/schemas/pleroma";
 import { call, json, post, registerUser, upload, valid } from "./helpers";
 
 const DAY = 24 * 3600_000;
-const list = async (token: string) => ((await json("/api/v1/pleroma/backups", { token })) as unknown[]).map((b) => valid(BackupSchema, b));
+const list = async (token: string) =>
+  ((await json("/api/v1/pleroma/backups", { token })) as unknown[]).map((b) => valid(BackupSchema, b));
 
 /** Runs the job until the account's pending backups are built (other tests' backups may come first). */
 async function build(accountId: string, t = Date.now()) {
   for (let i = 0; i < 20; i++) {
-    const pending = await env.DB.prepare("SELECT count(*) AS n FROM backups WHERE account_id = ? AND state = 'pending'").bind(accountId).first<{ n: number }>();
+    const pending = await env.DB.prepare("SELECT count(*) AS n FROM backups WHERE account_id = ? AND state = 'pending'")
+      .bind(accountId)
+      .first<{ n: number }>();
     if (!pending!.n) return;
     await processBackups(env, t);
   }
@@ -34,11 +37,17 @@ describe("backups", () => {
     await json(`/api/v1/statuses/${theirs.id}/reblog`, { method: "POST", token: me.token });
 
     expect(await list(me.token)).toEqual([]);
-    const created = ((await json("/api/v1/pleroma/backups", { method: "POST", token: me.token })) as unknown[]).map((b) => valid(BackupSchema, b));
+    const created = ((await json("/api/v1/pleroma/backups", { method: "POST", token: me.token })) as unknown[]).map(
+      (b) => valid(BackupSchema, b),
+    );
     expect(created).toHaveLength(1);
     expect(created[0]).toMatchObject({ content_type: "application/zip", file_size: 0, processed: false });
     // A link signed by the instance for its owner, valid a day (the archive holds private and direct posts).
-    expect(created[0].url).toMatch(new RegExp(`^http://localhost/media/backups/archive-${me.username}-\\d{8}T\\d{6}-[A-Za-z0-9_-]+\\.zip\\?expires=\\d+&signature=[A-Za-z0-9_-]+$`));
+    expect(created[0].url).toMatch(
+      new RegExp(
+        `^http://localhost/media/backups/archive-${me.username}-\\d{8}T\\d{6}-[A-Za-z0-9_-]+\\.zip\\?expires=\\d+&signature=[A-Za-z0-9_-]+$`,
+      ),
+    );
     // Pleroma's limit, and its message.
     const again = await call("/api/pleroma/backups", { method: "POST", token: me.token });
     expect(again.status).toBe(400);
@@ -74,19 +83,39 @@ describe("backups", () => {
     const sig = signed.searchParams.get("signature")!;
     expect((await call(`${path}?expires=${expires}&signature=${sig.slice(0, -2)}AA`)).status).toBe(404);
     expect((await call(`${path}?expires=${expires + 1}&signature=${sig}`)).status).toBe(404);
-    const expired = new URL(await signedBackupUrl(env, "http://localhost", path.slice("/media/".length), Date.now() - 1));
+    const expired = new URL(
+      await signedBackupUrl(env, "http://localhost", path.slice("/media/".length), Date.now() - 1),
+    );
     expect((await call(expired.pathname + expired.search)).status).toBe(404);
     // Another of the owner's files is not reachable with this archive's signature.
-    expect((await call(`/media/backups/archive-${other.username}-x.zip?expires=${expires}&signature=${sig}`)).status).toBe(404);
+    expect(
+      (await call(`/media/backups/archive-${other.username}-x.zip?expires=${expires}&signature=${sig}`)).status,
+    ).toBe(404);
     const files = unzipSync(new Uint8Array(await res.arrayBuffer()));
-    expect(Object.keys(files).sort()).toEqual(["actor.json", "bookmarks.json", "following.json", "likes.json", "outbox.json"]);
+    expect(Object.keys(files).sort()).toEqual([
+      "actor.json",
+      "bookmarks.json",
+      "following.json",
+      "likes.json",
+      "outbox.json",
+    ]);
     const read = (name: string) => JSON.parse(strFromU8(files[name]));
     const actor = read("actor.json");
-    expect(actor).toMatchObject({ id: `http://localhost/users/${me.username}`, type: "Person", preferredUsername: me.username, likes: "likes.json", bookmarks: "bookmarks.json" });
+    expect(actor).toMatchObject({
+      id: `http://localhost/users/${me.username}`,
+      type: "Person",
+      preferredUsername: me.username,
+      likes: "likes.json",
+      bookmarks: "bookmarks.json",
+    });
     const outbox = read("outbox.json");
     expect(outbox).toMatchObject({ type: "OrderedCollection", totalItems: 3 });
     const create = outbox.orderedItems.find((a: any) => a.object?.id === mine.uri);
-    expect(create).toMatchObject({ type: "Create", actor: actor.id, to: ["https://www.w3.org/ns/activitystreams#Public"] });
+    expect(create).toMatchObject({
+      type: "Create",
+      actor: actor.id,
+      to: ["https://www.w3.org/ns/activitystreams#Public"],
+    });
     expect(create.object.content).toContain("first");
     expect(create.object.attachment).toHaveLength(1);
     const direct = outbox.orderedItems.find((a: any) => a.object?.id === secret.uri);
@@ -96,7 +125,9 @@ describe("backups", () => {
     expect(read("bookmarks.json")).toMatchObject({ orderedItems: [theirs.uri], totalItems: 1 });
     expect(read("following.json")).toMatchObject({ orderedItems: [`http://localhost/users/${friend.username}`] });
 
-    const mail = await env.DB.prepare("SELECT subject, text FROM mail_outbox WHERE \"to\" = ? ORDER BY id DESC LIMIT 1").bind(me.email).first<{ subject: string; text: string }>();
+    const mail = await env.DB.prepare('SELECT subject, text FROM mail_outbox WHERE "to" = ? ORDER BY id DESC LIMIT 1')
+      .bind(me.email)
+      .first<{ subject: string; text: string }>();
     expect(mail?.subject).toMatch(/archive/);
     expect(mail?.text).toContain(new URL(done.url).pathname);
     // The mailed link is signed too, and works (as long as the archive is kept).
@@ -113,9 +144,13 @@ describe("backups", () => {
     const firstKey = new URL(first.url).pathname.slice("/media/".length);
     expect(await env.MEDIA.head(firstKey)).not.toBeNull();
     // Eight days later (moved back in time here), another may be asked for.
-    await env.DB.prepare("UPDATE backups SET created_at = created_at - ? WHERE account_id = ?").bind(8 * DAY, me.id).run();
+    await env.DB.prepare("UPDATE backups SET created_at = created_at - ? WHERE account_id = ?")
+      .bind(8 * DAY, me.id)
+      .run();
     expect(await list(me.token)).toHaveLength(1);
-    const both = ((await json("/api/v1/pleroma/backups", { method: "POST", token: me.token })) as unknown[]).map((b) => valid(BackupSchema, b));
+    const both = ((await json("/api/v1/pleroma/backups", { method: "POST", token: me.token })) as unknown[]).map((b) =>
+      valid(BackupSchema, b),
+    );
     expect(both.map((b) => b.processed)).toEqual([false, true]);
     await build(me.id, Date.now());
     // The old one expired (and would be replaced anyway): gone with its file.

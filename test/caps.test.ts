@@ -7,17 +7,33 @@ import { InstanceSchema } from "../src/schemas/instance";
 import { MediaAttachmentSchema, StatusSchema } from "../src/schemas/status";
 import { call, json, PNG_1PX, post, registerUser, valid, type TestUser } from "./helpers";
 
-const count = async (sql: string, ...args: unknown[]) => (await env.DB.prepare(`SELECT count(*) AS n FROM ${sql}`).bind(...args).first<{ n: number }>())!.n;
+const count = async (sql: string, ...args: unknown[]) =>
+  (await env.DB.prepare(`SELECT count(*) AS n FROM ${sql}`)
+    .bind(...args)
+    .first<{ n: number }>())!.n;
 const patch = (u: TestUser, body: unknown, status = 200, vars?: Record<string, string>) =>
-  json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body: body as Record<string, unknown>, status, vars });
+  json("/api/v1/accounts/update_credentials", {
+    method: "PATCH",
+    token: u.token,
+    body: body as Record<string, unknown>,
+    status,
+    vars,
+  });
 
 describe("settings store", () => {
   it("takes up to 64 KB per frontend and 16 frontends, refusing more without writing anything", async () => {
     const u = await registerUser();
     const big = "x".repeat(64 * 1024 - 2); // JSON-encoded: exactly 64 KB with its quotes
-    const ok = valid(AccountSchema, await patch(u, { pleroma_settings_store: { "pleroma-fe": { v: big.slice(6) }, soapbox: { a: 1 } } }));
+    const ok = valid(
+      AccountSchema,
+      await patch(u, { pleroma_settings_store: { "pleroma-fe": { v: big.slice(6) }, soapbox: { a: 1 } } }),
+    );
     expect(Object.keys(ok.pleroma!.settings_store!)).toEqual(["pleroma-fe", "soapbox"]);
-    const tooBig = await patch(u, { display_name: "changed", pleroma_settings_store: { soapbox: { v: big + "yy" } } }, 400);
+    const tooBig = await patch(
+      u,
+      { display_name: "changed", pleroma_settings_store: { soapbox: { v: big + "yy" } } },
+      400,
+    );
     expect(tooBig.error).toMatch(/Settings store entry too large: soapbox/);
     const many = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`fe${i}`, { i }]));
     const tooMany = await patch(u, { display_name: "changed", pleroma_settings_store: many }, 400);
@@ -27,7 +43,10 @@ describe("settings store", () => {
     expect(me.display_name).not.toBe("changed");
     expect(me.pleroma!.settings_store).toEqual({ "pleroma-fe": { v: big.slice(6) }, soapbox: { a: 1 } });
     // 14 more frontends make 16: accepted.
-    const fits = valid(AccountSchema, await patch(u, { pleroma_settings_store: Object.fromEntries(Object.entries(many).slice(0, 14)) }));
+    const fits = valid(
+      AccountSchema,
+      await patch(u, { pleroma_settings_store: Object.fromEntries(Object.entries(many).slice(0, 14)) }),
+    );
     expect(Object.keys(fits.pleroma!.settings_store!)).toHaveLength(16);
   });
 });
@@ -39,12 +58,17 @@ describe("profile fields", () => {
     expect(inst.pleroma.metadata.fields_limits).toMatchObject({ max_fields: 6, name_length: 10, value_length: 20 });
     expect(inst.configuration.accounts.max_profile_fields).toBe(6);
     const u = await registerUser();
-    const fields = (n: number, name = "n", value = "v") => Array.from({ length: n }, (_, i) => ({ name: `${name}${i}`, value }));
+    const fields = (n: number, name = "n", value = "v") =>
+      Array.from({ length: n }, (_, i) => ({ name: `${name}${i}`, value }));
     const six = valid(AccountSchema, await patch(u, { fields_attributes: fields(6, "123456789") }, 200, vars));
     expect(six.fields).toHaveLength(6);
     expect((await patch(u, { fields_attributes: fields(7) }, 413, vars)).error).toBe("Too many field entries");
-    expect((await patch(u, { fields_attributes: fields(1, "1234567890") }, 413, vars)).error).toBe("One or more field entries are too long");
-    expect((await patch(u, { fields_attributes: fields(1, "n", "x".repeat(21)) }, 413, vars)).error).toBe("One or more field entries are too long");
+    expect((await patch(u, { fields_attributes: fields(1, "1234567890") }, 413, vars)).error).toBe(
+      "One or more field entries are too long",
+    );
+    expect((await patch(u, { fields_attributes: fields(1, "n", "x".repeat(21)) }, 413, vars)).error).toBe(
+      "One or more field entries are too long",
+    );
     // The default is Pleroma's 4.
     expect((await patch(u, { fields_attributes: fields(5) }, 413)).error).toBe("Too many field entries");
     expect((await json("/api/v1/accounts/verify_credentials", { token: u.token })).fields).toHaveLength(6);
@@ -55,8 +79,21 @@ describe("lists and filters", () => {
   it("at most 50 lists, held by 10 parallel creations", async () => {
     const u = await registerUser();
     const t = Date.now();
-    await env.DB.batch(Array.from({ length: 45 }, (_, i) => env.DB.prepare("INSERT INTO lists (id, account_id, title, created_at) VALUES (?, ?, ?, ?)").bind(newId(), u.id, `seed ${i}`, t)));
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => call("/api/v1/lists", { method: "POST", token: u.token, body: { title: `new ${i}` } })));
+    await env.DB.batch(
+      Array.from({ length: 45 }, (_, i) =>
+        env.DB.prepare("INSERT INTO lists (id, account_id, title, created_at) VALUES (?, ?, ?, ?)").bind(
+          newId(),
+          u.id,
+          `seed ${i}`,
+          t,
+        ),
+      ),
+    );
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call("/api/v1/lists", { method: "POST", token: u.token, body: { title: `new ${i}` } }),
+      ),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
     for (const r of results.filter((r) => r.status !== 200)) {
       expect(r.status).toBe(422);
@@ -66,16 +103,27 @@ describe("lists and filters", () => {
     expect(await json("/api/v1/lists", { token: u.token })).toHaveLength(50);
     // Another user is not affected.
     const other = await registerUser();
-    expect((await json("/api/v1/lists", { method: "POST", token: other.token, body: { title: "mine" } })).title).toBe("mine");
+    expect((await json("/api/v1/lists", { method: "POST", token: other.token, body: { title: "mine" } })).title).toBe(
+      "mine",
+    );
   });
 
   it("at most 100 filters in force, held by 10 parallel creations; expired ones do not count", async () => {
     const u = await registerUser();
     const t = Date.now();
     const seed = (i: number, expiresAt: number | null) =>
-      env.DB.prepare("INSERT INTO filters (id, account_id, phrase, context, irreversible, whole_word, expires_at, created_at, updated_at) VALUES (?, ?, ?, '[\"home\"]', 0, 1, ?, ?, ?)").bind(newId(), u.id, `w${i}`, expiresAt, t, t);
-    await env.DB.batch([...Array.from({ length: 95 }, (_, i) => seed(i, null)), ...Array.from({ length: 5 }, (_, i) => seed(100 + i, t - 1000))]);
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => call("/api/v1/filters", { method: "POST", token: u.token, body: { phrase: `p${i}`, context: ["home"] } })));
+      env.DB.prepare(
+        "INSERT INTO filters (id, account_id, phrase, context, irreversible, whole_word, expires_at, created_at, updated_at) VALUES (?, ?, ?, '[\"home\"]', 0, 1, ?, ?, ?)",
+      ).bind(newId(), u.id, `w${i}`, expiresAt, t, t);
+    await env.DB.batch([
+      ...Array.from({ length: 95 }, (_, i) => seed(i, null)),
+      ...Array.from({ length: 5 }, (_, i) => seed(100 + i, t - 1000)),
+    ]);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call("/api/v1/filters", { method: "POST", token: u.token, body: { phrase: `p${i}`, context: ["home"] } }),
+      ),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
     for (const r of results.filter((r) => r.status !== 200)) {
       expect(r.status).toBe(422);
@@ -93,12 +141,27 @@ describe("polls", () => {
     expect(inst.poll_limits).toMatchObject({ max_options: 3, max_option_chars: 10 });
     expect(inst.configuration.polls).toMatchObject({ max_options: 3, max_characters_per_option: 10 });
     const u = await registerUser();
-    const poll = (options: string[], status = 200) => json("/api/v1/statuses", { method: "POST", token: u.token, vars, status, body: { status: "vote", poll: { options, expires_in: 3600 } } });
+    const poll = (options: string[], status = 200) =>
+      json("/api/v1/statuses", {
+        method: "POST",
+        token: u.token,
+        vars,
+        status,
+        body: { status: "vote", poll: { options, expires_in: 3600 } },
+      });
     valid(StatusSchema, await poll(["a", "b", "1234567890"]));
     expect((await poll(["a", "b", "c", "d"], 422)).error).toBe("Poll can't contain more than 3 options");
     expect((await poll(["a", "12345678901"], 422)).error).toBe("Poll options cannot be longer than 10 characters each");
     // Defaults: 20 options.
-    expect((await post(u, { status: "x", poll: { options: Array.from({ length: 21 }, (_, i) => `o${i}`), expires_in: 3600 } }, 422)).error).toBe("Poll can't contain more than 20 options");
+    expect(
+      (
+        await post(
+          u,
+          { status: "x", poll: { options: Array.from({ length: 21 }, (_, i) => `o${i}`), expires_in: 3600 } },
+          422,
+        )
+      ).error,
+    ).toBe("Poll can't contain more than 20 options");
   });
 });
 
@@ -114,11 +177,18 @@ describe("uploads", () => {
   it("reports the accepted types and sizes, and refuses others", async () => {
     const vars = { UPLOAD_TYPES: "image/png, video/webm", UPLOAD_LIMIT: "1000" };
     const inst = valid(InstanceSchema, await json("/api/v1/instance", { vars }));
-    expect(inst.configuration.media_attachments).toMatchObject({ supported_mime_types: ["image/png", "video/webm"], image_size_limit: 1000, video_size_limit: 1000 });
+    expect(inst.configuration.media_attachments).toMatchObject({
+      supported_mime_types: ["image/png", "video/webm"],
+      image_size_limit: 1000,
+      video_size_limit: 1000,
+    });
     expect(inst.upload_limit).toBe(1000);
     // Mastodon 4's v2 answer tells the same facts (Phanpy reads it there).
     const v2 = await json("/api/v2/instance", { vars });
-    expect(v2.configuration.media_attachments).toMatchObject({ supported_mime_types: ["image/png", "video/webm"], image_size_limit: 1000 });
+    expect(v2.configuration.media_attachments).toMatchObject({
+      supported_mime_types: ["image/png", "video/webm"],
+      image_size_limit: 1000,
+    });
     const u = await registerUser();
     expect(valid(MediaAttachmentSchema, await send(u, PNG_1PX, vars)).type).toBe("image");
     expect(valid(MediaAttachmentSchema, await send(u, WEBM, vars)).type).toBe("video");
@@ -134,7 +204,9 @@ describe("uploads", () => {
 
   it("by default accepts every known type and opaque files, and says so", async () => {
     const inst = valid(InstanceSchema, await json("/api/v1/instance"));
-    expect(inst.configuration.media_attachments.supported_mime_types).toEqual(expect.arrayContaining(["image/png", "image/jpeg", "video/mp4", "audio/mpeg", "application/octet-stream"]));
+    expect(inst.configuration.media_attachments.supported_mime_types).toEqual(
+      expect.arrayContaining(["image/png", "image/jpeg", "video/mp4", "audio/mpeg", "application/octet-stream"]),
+    );
     expect(inst.configuration.media_attachments.image_size_limit).toBe(inst.upload_limit);
     const u = await registerUser();
     expect(valid(MediaAttachmentSchema, await send(u, OPAQUE)).type).toBe("unknown");
@@ -156,9 +228,15 @@ describe("uploads", () => {
       form.set(field, new File([png(size)], "a.png"));
       return json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body: form, vars, status });
     };
-    for (const [field, limit] of [["avatar", 100], ["header", 120], ["pleroma_background_image", 140]] as const) {
+    for (const [field, limit] of [
+      ["avatar", 100],
+      ["header", 120],
+      ["pleroma_background_image", 140],
+    ] as const) {
       expect((await send(field, limit + 1, 413)).error).toBe("File is too large");
-      expect(valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: u.token })).display_name).not.toBe("renamed");
+      expect(
+        valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: u.token })).display_name,
+      ).not.toBe("renamed");
     }
     const ok = valid(AccountSchema, await send("avatar", 100, 200));
     expect(ok.avatar).toMatch(/\/media\//);

@@ -19,8 +19,14 @@ function fakeFetcher(routes: Record<string, Route>) {
   return { fetcher, calls, urls: () => calls.map((r) => r.url) };
 }
 
-const html = (body: string, headers: Record<string, string> = HTML, status = 200) => () => new Response(body, { status, headers });
-const redirect = (location: string, status = 302) => () => new Response(null, { status, headers: { location } });
+const html =
+  (body: string, headers: Record<string, string> = HTML, status = 200) =>
+  () =>
+    new Response(body, { status, headers });
+const redirect =
+  (location: string, status = 302) =>
+  () =>
+    new Response(null, { status, headers: { location } });
 
 const OG_PAGE = `<!doctype html>
 <html><head>
@@ -127,8 +133,16 @@ describe("fetchCard", () => {
     const page = `<head><meta property="og:title" content="Clip"><meta property="og:type" content="video.movie">
       <meta property="og:image" content="https://example.org/p.jpg"><meta property="og:image:width" content="wide"></head>`;
     const f = fakeFetcher({ "https://example.org/v": html(page) });
-    expect(await fetchCard("https://example.org/v", { fetcher: f.fetcher })).toMatchObject({ type: "video", width: 0, height: 0 });
-    const g = fakeFetcher({ "https://example.org/p": html(`<head><meta property="og:title" content="Pic"><meta property="og:type" content="photo"></head>`) });
+    expect(await fetchCard("https://example.org/v", { fetcher: f.fetcher })).toMatchObject({
+      type: "video",
+      width: 0,
+      height: 0,
+    });
+    const g = fakeFetcher({
+      "https://example.org/p": html(
+        `<head><meta property="og:title" content="Pic"><meta property="og:type" content="photo"></head>`,
+      ),
+    });
     expect((await fetchCard("https://example.org/p", { fetcher: g.fetcher }))?.type).toBe("photo");
   });
 
@@ -138,8 +152,14 @@ describe("fetchCard", () => {
       const f = fakeFetcher({ "https://example.org/a": html(page) });
       expect((await fetchCard("https://example.org/a", { fetcher: f.fetcher }))?.url).toBe("https://example.org/a");
     }
-    const rel = fakeFetcher({ "https://example.org/a": html(`<head><meta property="og:title" content="T"><meta property="og:url" content="/canonical"></head>`) });
-    expect((await fetchCard("https://example.org/a", { fetcher: rel.fetcher }))?.url).toBe("https://example.org/canonical");
+    const rel = fakeFetcher({
+      "https://example.org/a": html(
+        `<head><meta property="og:title" content="T"><meta property="og:url" content="/canonical"></head>`,
+      ),
+    });
+    expect((await fetchCard("https://example.org/a", { fetcher: rel.fetcher }))?.url).toBe(
+      "https://example.org/canonical",
+    );
   });
 
   it("truncates the title to 300 and the description to 1000 characters", async () => {
@@ -151,21 +171,36 @@ describe("fetchCard", () => {
   });
 
   it("accepts application/xhtml+xml", async () => {
-    const f = fakeFetcher({ "https://example.org/x": html("<html><head><title>X</title></head></html>", { "content-type": "application/xhtml+xml" }) });
+    const f = fakeFetcher({
+      "https://example.org/x": html("<html><head><title>X</title></head></html>", {
+        "content-type": "application/xhtml+xml",
+      }),
+    });
     expect((await fetchCard("https://example.org/x", { fetcher: f.fetcher }))?.title).toBe("X");
   });
 
   it("parses pages in a legacy charset and survives an unknown one", async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode("<title>Caf"), 0xe9, ...new TextEncoder().encode("</title>")]);
-    const f = fakeFetcher({ "https://example.org/": () => new Response(bytes, { headers: { "content-type": "text/html; charset=ISO-8859-1" } }) });
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode("<title>Caf"),
+      0xe9,
+      ...new TextEncoder().encode("</title>"),
+    ]);
+    const f = fakeFetcher({
+      "https://example.org/": () =>
+        new Response(bytes, { headers: { "content-type": "text/html; charset=ISO-8859-1" } }),
+    });
     expect((await fetchCard("https://example.org/", { fetcher: f.fetcher }))?.title).toBe("Café");
-    const g = fakeFetcher({ "https://example.org/": html("<title>Hello</title>", { "content-type": "text/html; charset=made-up" }) });
+    const g = fakeFetcher({
+      "https://example.org/": html("<title>Hello</title>", { "content-type": "text/html; charset=made-up" }),
+    });
     expect((await fetchCard("https://example.org/", { fetcher: g.fetcher }))?.title).toBe("Hello");
   });
 
   it("returns null for a non-HTML content type", async () => {
     for (const type of ["application/json", "image/png", "text/plain; charset=utf-8", ""]) {
-      const f = fakeFetcher({ "https://example.org/data": html("<title>Looks like HTML</title>", type ? { "content-type": type } : {}) });
+      const f = fakeFetcher({
+        "https://example.org/data": html("<title>Looks like HTML</title>", type ? { "content-type": type } : {}),
+      });
       expect(await fetchCard("https://example.org/data", { fetcher: f.fetcher })).toBeNull();
     }
   });
@@ -178,7 +213,9 @@ describe("fetchCard", () => {
   });
 
   it("returns null for a page without any title", async () => {
-    const f = fakeFetcher({ "https://example.org/": html(`<head><meta name="description" content="d"><title>   </title></head>`) });
+    const f = fakeFetcher({
+      "https://example.org/": html(`<head><meta name="description" content="d"><title>   </title></head>`),
+    });
     expect(await fetchCard("https://example.org/", { fetcher: f.fetcher })).toBeNull();
   });
 
@@ -199,7 +236,13 @@ describe("fetchCard", () => {
     expect(await fetchCard("https://example.org/go", { fetcher: f.fetcher })).toBeNull();
     expect(f.urls()).toEqual(["https://example.org/go", "https://short.example.net/x"]);
 
-    for (const location of ["http://localhost:8080/", "http://[::1]/", "http://2130706433/", "file:///etc/passwd", "http://user:pw@example.org/"]) {
+    for (const location of [
+      "http://localhost:8080/",
+      "http://[::1]/",
+      "http://2130706433/",
+      "file:///etc/passwd",
+      "http://user:pw@example.org/",
+    ]) {
       const g = fakeFetcher({ "https://example.org/go": redirect(location) });
       expect(await fetchCard("https://example.org/go", { fetcher: g.fetcher })).toBeNull();
       expect(g.urls()).toEqual(["https://example.org/go"]);
@@ -217,9 +260,18 @@ describe("fetchCard", () => {
     expect((await fetchCard("https://example.org/0", { fetcher: ok.fetcher }))?.title).toBe("Arrived");
     expect(ok.calls).toHaveLength(4);
 
-    const tooMany = fakeFetcher({ ...routes, "https://example.org/3": redirect("/4"), "https://example.org/4": html("<title>Too far</title>") });
+    const tooMany = fakeFetcher({
+      ...routes,
+      "https://example.org/3": redirect("/4"),
+      "https://example.org/4": html("<title>Too far</title>"),
+    });
     expect(await fetchCard("https://example.org/0", { fetcher: tooMany.fetcher })).toBeNull();
-    expect(tooMany.urls()).toEqual(["https://example.org/0", "https://example.org/1", "https://example.org/2", "https://example.org/3"]);
+    expect(tooMany.urls()).toEqual([
+      "https://example.org/0",
+      "https://example.org/1",
+      "https://example.org/2",
+      "https://example.org/3",
+    ]);
 
     const loop = fakeFetcher({ "https://example.org/loop": redirect("/loop") });
     expect(await fetchCard("https://example.org/loop", { fetcher: loop.fetcher })).toBeNull();
@@ -296,7 +348,9 @@ describe("fetchCard", () => {
     let pulled = 0;
     const headless = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(new TextEncoder().encode(`<title>Cut</title><meta name="description" content="${"y".repeat(5000)}`));
+        controller.enqueue(
+          new TextEncoder().encode(`<title>Cut</title><meta name="description" content="${"y".repeat(5000)}`),
+        );
       },
       pull(controller) {
         pulled++;
@@ -413,7 +467,9 @@ describe("isFetchableUrl", () => {
 
 describe("decodeEntities", () => {
   it("decodes named, numeric and legacy references", () => {
-    expect(decodeEntities("&lt;b&gt; &amp;amp; &quot;&apos;&#39; &nbsp;&eacute;&Eacute;&yuml;&szlig;", false)).toBe("<b> &amp; \"'' \u00a0éÉÿß");
+    expect(decodeEntities("&lt;b&gt; &amp;amp; &quot;&apos;&#39; &nbsp;&eacute;&Eacute;&yuml;&szlig;", false)).toBe(
+      "<b> &amp; \"'' \u00a0éÉÿß",
+    );
     expect(decodeEntities("&alpha;&Omega;&sigmaf;&hellip;&euro;&rang;", false)).toBe("αΩς…€⟩");
     expect(decodeEntities("&#x1F600; &#128512; &#0; &#x110000; &#150;", false)).toBe("😀 😀 \uFFFD \uFFFD –");
     expect(decodeEntities("&unknown; & &amp", false)).toBe("&unknown; & &");

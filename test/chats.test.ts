@@ -8,11 +8,19 @@ import { expectClientsParse, openSocket, payloads } from "./streams";
 const ChatSchema = ChatEntity.strict();
 const MessageSchema = Message.strict();
 
-const chatWith = async (u: TestUser, other: TestUser | { id: string }) => valid(ChatSchema, await json(`/api/v1/pleroma/chats/by-account-id/${other.id}`, { method: "POST", token: u.token }));
-const send = (u: TestUser, chatId: string, body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}) =>
-  json(`/api/v1/pleroma/chats/${chatId}/messages`, { method: "POST", token: u.token, body, status, headers });
-const messages = (u: TestUser, chatId: string, query = "") => json(`/api/v1/pleroma/chats/${chatId}/messages${query}`, { token: u.token });
-const getChat = (u: TestUser, chatId: string, status = 200) => json(`/api/v1/pleroma/chats/${chatId}`, { token: u.token, status });
+const chatWith = async (u: TestUser, other: TestUser | { id: string }) =>
+  valid(ChatSchema, await json(`/api/v1/pleroma/chats/by-account-id/${other.id}`, { method: "POST", token: u.token }));
+const send = (
+  u: TestUser,
+  chatId: string,
+  body: Record<string, unknown>,
+  status = 200,
+  headers: Record<string, string> = {},
+) => json(`/api/v1/pleroma/chats/${chatId}/messages`, { method: "POST", token: u.token, body, status, headers });
+const messages = (u: TestUser, chatId: string, query = "") =>
+  json(`/api/v1/pleroma/chats/${chatId}/messages${query}`, { token: u.token });
+const getChat = (u: TestUser, chatId: string, status = 200) =>
+  json(`/api/v1/pleroma/chats/${chatId}`, { token: u.token, status });
 
 describe("chats", () => {
   it("one chat per pair, created on demand, the same from both sides", async () => {
@@ -33,17 +41,32 @@ describe("chats", () => {
     // The Pleroma alias, and 404 for an unknown account or yourself.
     const alias = await json(`/api/pleroma/chats/by-account-id/${b.id}`, { method: "POST", token: a.token });
     expect(alias.id).toBe(c1.id);
-    await json(`/api/v1/pleroma/chats/by-account-id/01ARZ3NDEKTSV4RRFFQ69G5FAV`, { method: "POST", token: a.token, status: 404 });
+    await json(`/api/v1/pleroma/chats/by-account-id/01ARZ3NDEKTSV4RRFFQ69G5FAV`, {
+      method: "POST",
+      token: a.token,
+      status: 404,
+    });
     await json(`/api/v1/pleroma/chats/by-account-id/${a.id}`, { method: "POST", token: a.token, status: 404 });
-    expect((await json(`/api/v1/pleroma/chats/by-account-id/${b.id}`, { method: "POST", status: 403 })).error).toBe("Invalid credentials.");
+    expect((await json(`/api/v1/pleroma/chats/by-account-id/${b.id}`, { method: "POST", status: 403 })).error).toBe(
+      "Invalid credentials.",
+    );
   });
 
   it("sends, lists and pages messages; unread per reader; marks read", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     const chat = await chatWith(a, b);
     const m1 = valid(MessageSchema, await send(a, chat.id, { content: "hello <b>there</b>\nhttps://example.com/x" }));
-    expect(m1).toMatchObject({ chat_id: chat.id, account_id: a.id, unread: false, attachment: null, card: null, emojis: [] });
-    expect(m1.content).toBe('hello &lt;b&gt;there&lt;/b&gt;<br/><a href="https://example.com/x" rel="ugc nofollow noopener noreferrer" target="_blank">https://example.com/x</a>');
+    expect(m1).toMatchObject({
+      chat_id: chat.id,
+      account_id: a.id,
+      unread: false,
+      attachment: null,
+      card: null,
+      emojis: [],
+    });
+    expect(m1.content).toBe(
+      'hello &lt;b&gt;there&lt;/b&gt;<br/><a href="https://example.com/x" rel="ugc nofollow noopener noreferrer" target="_blank">https://example.com/x</a>',
+    );
     expect(m1).not.toHaveProperty("idempotency_key");
     const m2 = await send(a, chat.id, { content: "second" }, 200, {});
     const m3 = await send(b, chat.id, { content: "reply" });
@@ -68,10 +91,20 @@ describe("chats", () => {
     expect((await messages(b, chat.id, `?since_id=${m1.id}`)).map((m: any) => m.id)).toEqual([m3.id, m2.id]);
 
     // One message read, then up to an id.
-    const one = valid(MessageSchema, await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m1.id}/read`, { method: "POST", token: b.token }));
+    const one = valid(
+      MessageSchema,
+      await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m1.id}/read`, { method: "POST", token: b.token }),
+    );
     expect(one.unread).toBe(false);
     expect((await getChat(b, chat.id)).unread).toBe(1);
-    const read = valid(ChatSchema, await json(`/api/v1/pleroma/chats/${chat.id}/read`, { method: "POST", token: b.token, body: { last_read_id: m2.id } }));
+    const read = valid(
+      ChatSchema,
+      await json(`/api/v1/pleroma/chats/${chat.id}/read`, {
+        method: "POST",
+        token: b.token,
+        body: { last_read_id: m2.id },
+      }),
+    );
     expect(read.unread).toBe(0);
     expect(read).not.toHaveProperty("last_message");
     expect((await messages(b, chat.id)).map((m: any) => m.unread)).toEqual([false, false, false]);
@@ -96,7 +129,9 @@ describe("chats", () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as any[]).map((c) => c.id)).toEqual([cz.id, cx.id]);
     const next = res.headers.get("link")!.match(/<([^>]+)>; rel="next"/)![1];
-    expect(((await json(next.replace("http://localhost", ""), { token: me.token })) as any[]).map((c) => c.id)).toEqual([cy.id]);
+    expect(((await json(next.replace("http://localhost", ""), { token: me.token })) as any[]).map((c) => c.id)).toEqual(
+      [cy.id],
+    );
     // Only your own chats: x sees one, with me.
     expect(((await json("/api/v1/pleroma/chats", { token: x.token })) as any[]).map((c) => c.id)).toEqual([cx.id]);
   });
@@ -108,9 +143,22 @@ describe("chats", () => {
     await getChat(eve, chat.id, 404);
     await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { token: eve.token, status: 404 });
     await send(eve, chat.id, { content: "hi" }, 404);
-    await json(`/api/v1/pleroma/chats/${chat.id}/read`, { method: "POST", token: eve.token, body: { last_read_id: m.id }, status: 404 });
-    await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m.id}/read`, { method: "POST", token: eve.token, status: 404 });
-    await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m.id}`, { method: "DELETE", token: eve.token, status: 404 });
+    await json(`/api/v1/pleroma/chats/${chat.id}/read`, {
+      method: "POST",
+      token: eve.token,
+      body: { last_read_id: m.id },
+      status: 404,
+    });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m.id}/read`, {
+      method: "POST",
+      token: eve.token,
+      status: 404,
+    });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m.id}`, {
+      method: "DELETE",
+      token: eve.token,
+      status: 404,
+    });
     await json(`/api/v1/pleroma/chats/${chat.id}`, { method: "DELETE", token: eve.token, status: 404 });
     await getChat(a, "not-an-id", 404);
     // Still unread for b, still there.
@@ -122,7 +170,15 @@ describe("chats", () => {
     const readOnly = await registerUser({ scopes: "read" });
     const rc = await chatWith(a, readOnly);
     expect((await call(`/api/v1/pleroma/chats/${rc.id}`, { token: readOnly.token })).status).toBe(200);
-    expect((await call(`/api/v1/pleroma/chats/${rc.id}/messages`, { method: "POST", token: readOnly.token, body: { content: "x" } })).status).toBe(403);
+    expect(
+      (
+        await call(`/api/v1/pleroma/chats/${rc.id}/messages`, {
+          method: "POST",
+          token: readOnly.token,
+          body: { content: "x" },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it("refuses empty, too long, blocked either way, not accepting, deactivated, foreign media", async () => {
@@ -132,7 +188,12 @@ describe("chats", () => {
     expect((await send(a, chat.id, { content: "   " }, 400)).error).toBe("no_content");
     expect((await send(a, chat.id, { content: "x".repeat(5001) }, 400)).error).toBe("content_too_long");
     valid(MessageSchema, await send(a, chat.id, { content: "é".repeat(5000) }));
-    const limited = await call(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", token: a.token, body: { content: "abcdef" }, vars: { CHAT_LIMIT: "5" } });
+    const limited = await call(`/api/v1/pleroma/chats/${chat.id}/messages`, {
+      method: "POST",
+      token: a.token,
+      body: { content: "abcdef" },
+      vars: { CHAT_LIMIT: "5" },
+    });
     expect(limited.status).toBe(400);
     // Foreign media, and media already attached to a status.
     const theirs = await upload(b);
@@ -153,19 +214,31 @@ describe("chats", () => {
     expect((await send(a, chat.id, { content: "blocked" }, 400)).error).toMatch(/block/);
     expect((await send(b, chat.id, { content: "blocked" }, 400)).error).toMatch(/block/);
     // The blocker's chat list leaves the chat out.
-    expect(((await json("/api/v1/pleroma/chats", { token: b.token })) as any[]).map((c) => c.id)).not.toContain(chat.id);
+    expect(((await json("/api/v1/pleroma/chats", { token: b.token })) as any[]).map((c) => c.id)).not.toContain(
+      chat.id,
+    );
     await json(`/api/v1/accounts/${a.id}/unblock`, { method: "POST", token: b.token });
     valid(MessageSchema, await send(a, chat.id, { content: "unblocked" }));
 
-    const upd = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: b.token, body: { accepts_chat_messages: false } });
+    const upd = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: b.token,
+      body: { accepts_chat_messages: false },
+    });
     expect(upd.pleroma.accepts_chat_messages).toBe(false);
     expect((await send(a, chat.id, { content: "hi" }, 400)).error).toBe("recipient does not accept chat messages");
-    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: b.token, body: { accepts_chat_messages: true } });
+    await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: b.token,
+      body: { accepts_chat_messages: true },
+    });
     valid(MessageSchema, await send(a, chat.id, { content: "hi" }));
 
     await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(b.id).run();
     await send(a, chat.id, { content: "gone?" }, 400);
-    expect(((await json("/api/v1/pleroma/chats", { token: a.token })) as any[]).map((c) => c.id)).not.toContain(chat.id);
+    expect(((await json("/api/v1/pleroma/chats", { token: a.token })) as any[]).map((c) => c.id)).not.toContain(
+      chat.id,
+    );
     // Nothing half-written: b's unread count matches b's unread messages.
     await env.DB.prepare("UPDATE accounts SET deactivated = 0 WHERE id = ?").bind(b.id).run();
     const bChat = await getChat(b, chat.id);
@@ -180,8 +253,12 @@ describe("chats", () => {
     await json(`/api/v1/accounts/${b.id}/mute`, { method: "POST", token: a.token });
     expect(await json("/api/v1/pleroma/chats", { token: a.token })).toEqual([]);
     expect(await json("/api/v2/pleroma/chats", { token: a.token })).toEqual([]);
-    expect(((await json("/api/v1/pleroma/chats?with_muted=true", { token: a.token })) as any[]).map((c) => c.id)).toEqual([chat.id]);
-    expect(((await json("/api/v2/pleroma/chats?with_muted=true", { token: a.token })) as any[]).map((c) => c.id)).toEqual([chat.id]);
+    expect(
+      ((await json("/api/v1/pleroma/chats?with_muted=true", { token: a.token })) as any[]).map((c) => c.id),
+    ).toEqual([chat.id]);
+    expect(
+      ((await json("/api/v2/pleroma/chats?with_muted=true", { token: a.token })) as any[]).map((c) => c.id),
+    ).toEqual([chat.id]);
   });
 
   it("echoes the Idempotency-Key for a few minutes and dedupes a resend meanwhile", async () => {
@@ -195,7 +272,9 @@ describe("chats", () => {
     expect((await getChat(b, chat.id)).unread).toBe(1);
     expect((await messages(a, chat.id))[0].idempotency_key).toBe("k-1");
     // Minutes later: no longer echoed, and the key makes a new message.
-    await env.DB.prepare("UPDATE chat_messages SET idempotency_at = ? WHERE id = ?").bind(Date.now() - 10 * 60_000, first.id).run();
+    await env.DB.prepare("UPDATE chat_messages SET idempotency_at = ? WHERE id = ?")
+      .bind(Date.now() - 10 * 60_000, first.id)
+      .run();
     const listed = (await messages(a, chat.id))[0];
     expect(listed).not.toHaveProperty("idempotency_key");
     valid(MessageSchema, listed);
@@ -207,7 +286,9 @@ describe("chats", () => {
   it("keeps unread counts exact under 20 parallel sends", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     const chat = await chatWith(a, b);
-    const sent = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 4 === 0 ? b : a, chat.id, { content: `m${i}` })));
+    const sent = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send(i % 4 === 0 ? b : a, chat.id, { content: `m${i}` })),
+    );
     const fromA = sent.filter((m) => m.account_id === a.id).length;
     expect((await getChat(b, chat.id)).unread).toBe(fromA);
     expect((await getChat(a, chat.id)).unread).toBe(20 - fromA);
@@ -223,7 +304,10 @@ describe("chats", () => {
     const chat = await chatWith(a, b);
     const m1 = await send(a, chat.id, { content: "one" });
     const m2 = await send(a, chat.id, { content: "two" });
-    const gone = valid(MessageSchema, await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m2.id}`, { method: "DELETE", token: a.token }));
+    const gone = valid(
+      MessageSchema,
+      await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m2.id}`, { method: "DELETE", token: a.token }),
+    );
     expect(gone.id).toBe(m2.id);
     expect((await messages(b, chat.id)).map((m: any) => m.id)).toEqual([m1.id]);
     const bChat = await getChat(b, chat.id);
@@ -232,7 +316,10 @@ describe("chats", () => {
     await json(`/api/v1/pleroma/chats/${chat.id}/messages/${m2.id}`, { method: "DELETE", token: a.token, status: 404 });
 
     // b deletes the chat: gone from b's side only; a new message brings it back without the old ones.
-    const deleted = valid(ChatSchema, await json(`/api/v1/pleroma/chats/${chat.id}`, { method: "DELETE", token: b.token }));
+    const deleted = valid(
+      ChatSchema,
+      await json(`/api/v1/pleroma/chats/${chat.id}`, { method: "DELETE", token: b.token }),
+    );
     expect(deleted.id).toBe(chat.id);
     await getChat(b, chat.id, 404);
     expect(await json("/api/v1/pleroma/chats", { token: b.token })).toEqual([]);
@@ -248,7 +335,9 @@ describe("chats", () => {
     const chat = await chatWith(a, b);
     const m = await send(a, chat.id, { content: "ping :nope:" });
     expect(await json("/api/v1/notifications", { token: b.token })).toEqual([]);
-    const list = (await json("/api/v1/notifications?include_types[]=pleroma:chat_mention", { token: b.token })) as any[];
+    const list = (await json("/api/v1/notifications?include_types[]=pleroma:chat_mention", {
+      token: b.token,
+    })) as any[];
     expect(list.length).toBe(1);
     const n = valid(NotificationSchema, list[0]);
     expect(n.type).toBe("pleroma:chat_mention");

@@ -30,11 +30,19 @@ import { appToken, call, json, makeApp, post, registerUser, uniqueName, valid, t
 
 const ACCEPT = { accept: "application/json" };
 const all = <S extends z.ZodType>(schema: S, list: unknown[]) => list.map((x) => valid(schema, x));
-const act = (path: string, u: TestUser, status = 200) => json(path, { method: "POST", token: u.token, body: {}, status });
+const act = (path: string, u: TestUser, status = 200) =>
+  json(path, { method: "POST", token: u.token, body: {}, status });
 
 async function readOnlyToken(u: TestUser, scope: string) {
   const t = await json("/oauth/token", {
-    body: { grant_type: "password", client_id: u.app.client_id, client_secret: u.app.client_secret, username: u.username, password: u.password, scope },
+    body: {
+      grant_type: "password",
+      client_id: u.app.client_id,
+      client_secret: u.app.client_secret,
+      username: u.username,
+      password: u.password,
+      scope,
+    },
   });
   return valid(TokenSchema, t).access_token;
 }
@@ -46,14 +54,25 @@ async function insertRemote(opts: { discoverable?: boolean; lastStatusAt?: numbe
   await env.DB.prepare(
     "INSERT INTO accounts (id, username, domain, uri, url, discoverable, last_status_at, created_at, updated_at) VALUES (?, 'someone', ?, ?, ?, ?, ?, ?, ?)",
   )
-    .bind(id, domain, `https://${domain}/users/someone`, `https://${domain}/@someone`, opts.discoverable ? 1 : 0, opts.lastStatusAt ?? null, t, t)
+    .bind(
+      id,
+      domain,
+      `https://${domain}/users/someone`,
+      `https://${domain}/@someone`,
+      opts.discoverable ? 1 : 0,
+      opts.lastStatusAt ?? null,
+      t,
+      t,
+    )
     .run();
   return { id, acct: `someone@${domain}` };
 }
 
 async function queryPlan(query: SQL, viewer?: string) {
   const q = new SQLiteSyncDialect().sqlToQuery(viewer ? sql`WITH ${paramsCte(viewer)} ${query}` : query);
-  const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all<{ detail: string }>();
+  const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+    .bind(...q.params)
+    .all<{ detail: string }>();
   return rows.results.map((r) => r.detail).join(" | ");
 }
 
@@ -80,7 +99,9 @@ describe("instance", () => {
       max_expiration: v1.poll_limits.max_expiration,
     });
     expect(v2.configuration.media_attachments.image_size_limit).toBe(v1.upload_limit);
-    expect(v2.configuration.media_attachments.supported_mime_types).toEqual(expect.arrayContaining(["image/png", "video/mp4"]));
+    expect(v2.configuration.media_attachments.supported_mime_types).toEqual(
+      expect.arrayContaining(["image/png", "video/mp4"]),
+    );
     expect(v2.registrations).toMatchObject({ enabled: v1.registrations, approval_required: false });
     expect(v2.contact.email).toBe(v1.email);
     expect(v2.thumbnail.url).toBe(v1.thumbnail);
@@ -104,7 +125,9 @@ describe("instance", () => {
     expect(await json("/api/v1/announcements?with_dismissed=true")).toEqual([]);
     // Nothing to dismiss: Pleroma's 404; no token: the usual 403.
     expect(await act(`/api/v1/announcements/${newId()}/dismiss`, u, 404)).toEqual({ error: "Record not found" });
-    expect(await json("/api/v1/announcements/1/dismiss", { method: "POST", body: {}, status: 403 })).toEqual({ error: "Invalid credentials." });
+    expect(await json("/api/v1/announcements/1/dismiss", { method: "POST", body: {}, status: 403 })).toEqual({
+      error: "Invalid credentials.",
+    });
     // Pleroma-FE reads this before anything else.
     expect(valid(FrontendConfigurationsSchema, await json("/api/pleroma/frontend_configurations"))).toEqual({});
   });
@@ -112,7 +135,10 @@ describe("instance", () => {
 
 describe("OAuth server metadata", () => {
   it("advertises the endpoints and PKCE with S256, at the address Phanpy reads", async () => {
-    const meta = valid(OAuthServerMetadataSchema, await json("/.well-known/oauth-authorization-server", { headers: ACCEPT }));
+    const meta = valid(
+      OAuthServerMetadataSchema,
+      await json("/.well-known/oauth-authorization-server", { headers: ACCEPT }),
+    );
     expect(meta.issuer).toBe("http://localhost");
     expect(meta.code_challenge_methods_supported).toEqual(["S256"]);
     expect(meta.response_types_supported).toEqual(["code"]);
@@ -120,14 +146,24 @@ describe("OAuth server metadata", () => {
     expect(meta.scopes_supported).toEqual(expect.arrayContaining(["read", "write", "follow", "push", "read:statuses"]));
     // The endpoints it names are the ones that work.
     const app = await makeApp("read");
-    const page = await call(`${meta.authorization_endpoint}?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: "urn:ietf:wg:oauth:2.0:oob" })}`);
+    const page = await call(
+      `${meta.authorization_endpoint}?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: "urn:ietf:wg:oauth:2.0:oob" })}`,
+    );
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
-    const token = await json(meta.token_endpoint, { body: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } });
+    const token = await json(meta.token_endpoint, {
+      body: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret },
+    });
     valid(TokenSchema, token);
-    expect(await json(meta.app_registration_endpoint, { body: { client_name: "Phanpy", redirect_uris: "https://phanpy.social/" } })).toHaveProperty("client_id");
+    expect(
+      await json(meta.app_registration_endpoint, {
+        body: { client_name: "Phanpy", redirect_uris: "https://phanpy.social/" },
+      }),
+    ).toHaveProperty("client_id");
     const configured = await call("/.well-known/oauth-authorization-server", { vars: { DOMAIN: "social.example" } });
-    expect((await configured.json<{ token_endpoint: string }>()).token_endpoint).toBe("https://social.example/oauth/token");
+    expect((await configured.json<{ token_endpoint: string }>()).token_endpoint).toBe(
+      "https://social.example/oauth/token",
+    );
   });
 });
 
@@ -155,7 +191,9 @@ describe("preferences", () => {
     await json("/api/v1/preferences", { status: 403 });
     // A token without read:accounts may not read them.
     await json("/api/v1/preferences", { token: await readOnlyToken(u, "write"), status: 403 });
-    expect(await json("/api/v1/preferences", { token: await readOnlyToken(u, "read:accounts") })).toMatchObject({ "posting:default:language": "fr" });
+    expect(await json("/api/v1/preferences", { token: await readOnlyToken(u, "read:accounts") })).toMatchObject({
+      "posting:default:language": "fr",
+    });
   });
 });
 
@@ -170,7 +208,9 @@ describe("account look-up", () => {
     expect((await json(`/api/v1/accounts/lookup?acct=${u.username}`, { token: u.token })).id).toBe(u.id);
     const remote = await insertRemote();
     expect((await json(`/api/v1/accounts/lookup?acct=${encodeURIComponent(remote.acct)}`)).id).toBe(remote.id);
-    expect(await json(`/api/v1/accounts/lookup?acct=${uniqueName("nobody")}`, { status: 404 })).toEqual({ error: "Record not found" });
+    expect(await json(`/api/v1/accounts/lookup?acct=${uniqueName("nobody")}`, { status: 404 })).toEqual({
+      error: "Record not found",
+    });
     // An id is not an acct.
     await json(`/api/v1/accounts/lookup?acct=${u.id}`, { status: 404 });
     expect((await json("/api/v1/accounts/lookup", { status: 400 })).error).toMatch(/acct/);
@@ -227,7 +267,9 @@ describe("direct timeline", () => {
   it("walks the author's and the recipient's indexes newest first", async () => {
     const plan = await queryPlan(directPage({ limit: 20, max_id: newId() }, {}), newId());
     expect(plan).toMatch(/SEARCH s USING INDEX statuses_account \(account_id=\? AND id<\?\)/);
-    expect(plan).toMatch(/SEARCH r USING (COVERING )?INDEX status_recipients_account \(account_id=\? AND status_id<\?\)/);
+    expect(plan).toMatch(
+      /SEARCH r USING (COVERING )?INDEX status_recipients_account \(account_id=\? AND status_id<\?\)/,
+    );
   });
 });
 
@@ -254,7 +296,12 @@ describe("hashtags followed, featured and trending", () => {
     await post(b, { status: `#${hot} three #${warm}`, visibility: "public" });
     await post(c, { status: `#${hot} four`, visibility: "public" });
     // Used by as many accounts as the top tag, but never publicly: not counted.
-    for (const [u, visibility] of [[a, "unlisted"], [b, "private"], [c, "unlisted"]] as const) await post(u, { status: `#${hidden} not public`, visibility });
+    for (const [u, visibility] of [
+      [a, "unlisted"],
+      [b, "private"],
+      [c, "unlisted"],
+    ] as const)
+      await post(u, { status: `#${hidden} not public`, visibility });
     // Tags other tests use by one account may share the list: the ones here are used by three and two accounts.
     const tags = all(TrendTagSchema, await json("/api/v1/trends/tags?limit=20", { headers: ACCEPT }));
     const names = tags.map((t) => t.name);
@@ -269,7 +316,10 @@ describe("hashtags followed, featured and trending", () => {
     expect(entry.history[0]).toEqual({ day: String(today), uses: "4", accounts: "3" });
     expect(entry.history[1]).toEqual({ day: String(today - 86_400), uses: "0", accounts: "0" });
     // Paging by offset.
-    const [firstTwo, skipped] = await Promise.all([json("/api/v1/trends/tags?limit=2"), json("/api/v1/trends/tags?limit=1&offset=1")]);
+    const [firstTwo, skipped] = await Promise.all([
+      json("/api/v1/trends/tags?limit=2"),
+      json("/api/v1/trends/tags?limit=1&offset=1"),
+    ]);
     expect(firstTwo).toHaveLength(Math.min(2, tags.length));
     expect(skipped[0]?.name).toBe(firstTwo[1]?.name);
     await json("/api/v1/trends/tags?offset=-1", { status: 400 });
@@ -299,10 +349,17 @@ describe("Pleroma's bookmark folders and scrobbles", () => {
 
 describe("profile directory", () => {
   it("lists discoverable, active accounts, most recently active or newest first", async () => {
-    const [viewer, quiet, busy, hiddenOne, muted] = await Promise.all([registerUser(), registerUser(), registerUser(), registerUser(), registerUser()]);
+    const [viewer, quiet, busy, hiddenOne, muted] = await Promise.all([
+      registerUser(),
+      registerUser(),
+      registerUser(),
+      registerUser(),
+      registerUser(),
+    ]);
     // Registered after the others, so that it is newer than the viewer (parallel registrations have no order).
     const blocked = await registerUser();
-    const discoverable = (u: TestUser) => json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body: { discoverable: true } });
+    const discoverable = (u: TestUser) =>
+      json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body: { discoverable: true } });
     for (const u of [viewer, quiet, busy, muted, blocked]) await discoverable(u);
     await post(busy, { status: "recent" });
     const remote = await insertRemote({ discoverable: true, lastStatusAt: Date.now() - 3600_000 });
@@ -311,7 +368,9 @@ describe("profile directory", () => {
     await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(gone.id).run();
     const mine = new Set([viewer.id, quiet.id, busy.id, hiddenOne.id, muted.id, blocked.id, remote.id, gone.id]);
     const list = async (q: string, token?: string) =>
-      all(AccountSchema, await json(`/api/v1/directory${q}`, { token })).map((a) => a.id).filter((id) => mine.has(id));
+      all(AccountSchema, await json(`/api/v1/directory${q}`, { token }))
+        .map((a) => a.id)
+        .filter((id) => mine.has(id));
 
     // Elk's and Phanpy's request (masto.js): order, local, offset, limit.
     const active = await list("?order=active&local=false&limit=80");
@@ -338,7 +397,9 @@ describe("profile directory", () => {
     const far = String(Number.MAX_SAFE_INTEGER);
     expect(await json(`/api/v1/directory?offset=${far}`)).toEqual([]);
     expect(await json(`/api/v1/trends/tags?offset=${far}`)).toEqual([]);
-    expect(await json(`/api/v2/search?q=directory&type=accounts&offset=${far}`, { token: (await registerUser()).token })).toMatchObject({ accounts: [] });
+    expect(
+      await json(`/api/v2/search?q=directory&type=accounts&offset=${far}`, { token: (await registerUser()).token }),
+    ).toMatchObject({ accounts: [] });
     await json("/api/v1/directory?offset=99999999999999999999", { status: 400 });
   });
 });
@@ -346,13 +407,29 @@ describe("profile directory", () => {
 describe("v2 filters over the v1 filters", () => {
   it("lists, shows, creates, changes and deletes filters as Mastodon 4 does", async () => {
     const [u, other] = await Promise.all([registerUser(), registerUser()]);
-    const v1 = valid(FilterSchema, await json("/api/v1/filters", { token: u.token, body: { phrase: "spoiler", context: ["home", "public"], irreversible: true } }));
+    const v1 = valid(
+      FilterSchema,
+      await json("/api/v1/filters", {
+        token: u.token,
+        body: { phrase: "spoiler", context: ["home", "public"], irreversible: true },
+      }),
+    );
     const listed = all(FilterV2Schema, await json("/api/v2/filters", { token: u.token }));
     expect(listed).toEqual([
-      { id: v1.id, title: "spoiler", context: ["home", "public"], expires_at: null, filter_action: "hide", keywords: [{ id: v1.id, keyword: "spoiler", whole_word: true }], statuses: [] },
+      {
+        id: v1.id,
+        title: "spoiler",
+        context: ["home", "public"],
+        expires_at: null,
+        filter_action: "hide",
+        keywords: [{ id: v1.id, keyword: "spoiler", whole_word: true }],
+        statuses: [],
+      },
     ]);
     expect(valid(FilterV2Schema, await json(`/api/v2/filters/${v1.id}`, { token: u.token })).id).toBe(v1.id);
-    expect(await json(`/api/v2/filters/${v1.id}/keywords`, { token: u.token })).toEqual([{ id: v1.id, keyword: "spoiler", whole_word: true }]);
+    expect(await json(`/api/v2/filters/${v1.id}/keywords`, { token: u.token })).toEqual([
+      { id: v1.id, keyword: "spoiler", whole_word: true },
+    ]);
     expect(await json(`/api/v2/filters/${v1.id}/statuses`, { token: u.token })).toEqual([]);
 
     // Phanpy (masto.js) creates with a JSON body.
@@ -360,20 +437,53 @@ describe("v2 filters over the v1 filters", () => {
       FilterV2Schema,
       await json("/api/v2/filters", {
         token: u.token,
-        body: { title: "Cats", context: ["home", "notifications"], filter_action: "warn", expires_in: 3600, keywords_attributes: [{ keyword: "cat", whole_word: false }] },
+        body: {
+          title: "Cats",
+          context: ["home", "notifications"],
+          filter_action: "warn",
+          expires_in: 3600,
+          keywords_attributes: [{ keyword: "cat", whole_word: false }],
+        },
       }),
     );
-    expect(made).toMatchObject({ title: "cat", context: ["home", "notifications"], filter_action: "warn", keywords: [{ id: made.id, keyword: "cat", whole_word: false }] });
+    expect(made).toMatchObject({
+      title: "cat",
+      context: ["home", "notifications"],
+      filter_action: "warn",
+      keywords: [{ id: made.id, keyword: "cat", whole_word: false }],
+    });
     expect(Date.parse(made.expires_at!)).toBeGreaterThan(Date.now() + 3500_000);
     // The same row through v1.
-    expect(valid(FilterSchema, await json(`/api/v1/filters/${made.id}`, { token: u.token }))).toMatchObject({ phrase: "cat", irreversible: false, whole_word: false });
+    expect(valid(FilterSchema, await json(`/api/v1/filters/${made.id}`, { token: u.token }))).toMatchObject({
+      phrase: "cat",
+      irreversible: false,
+      whole_word: false,
+    });
 
     // A form body in Rails' nested style; without keywords the title is the phrase.
-    const form = new URLSearchParams([["context[]", "thread"], ["filter_action", "hide"], ["keywords_attributes[][keyword]", "dog"], ["keywords_attributes[][whole_word]", "true"], ["title", "Dogs"]]);
+    const form = new URLSearchParams([
+      ["context[]", "thread"],
+      ["filter_action", "hide"],
+      ["keywords_attributes[][keyword]", "dog"],
+      ["keywords_attributes[][whole_word]", "true"],
+      ["title", "Dogs"],
+    ]);
     const fromForm = valid(FilterV2Schema, await json("/api/v2/filters", { token: u.token, body: form }));
-    expect(fromForm).toMatchObject({ title: "dog", context: ["thread"], filter_action: "hide", keywords: [{ keyword: "dog", whole_word: true }] });
-    const titled = valid(FilterV2Schema, await json("/api/v2/filters", { token: u.token, body: { title: "birds", context: ["public"] } }));
-    expect(titled).toMatchObject({ title: "birds", filter_action: "warn", keywords: [{ keyword: "birds", whole_word: true }] });
+    expect(fromForm).toMatchObject({
+      title: "dog",
+      context: ["thread"],
+      filter_action: "hide",
+      keywords: [{ keyword: "dog", whole_word: true }],
+    });
+    const titled = valid(
+      FilterV2Schema,
+      await json("/api/v2/filters", { token: u.token, body: { title: "birds", context: ["public"] } }),
+    );
+    expect(titled).toMatchObject({
+      title: "birds",
+      filter_action: "warn",
+      keywords: [{ keyword: "birds", whole_word: true }],
+    });
 
     // Phanpy's edit: replace the keyword, change the action and contexts, clear the expiry.
     const edited = valid(
@@ -381,49 +491,117 @@ describe("v2 filters over the v1 filters", () => {
       await json(`/api/v2/filters/${made.id}`, {
         method: "PUT",
         token: u.token,
-        body: { title: "Kittens", context: ["public"], filter_action: "hide", expires_in: "", keywords_attributes: [{ id: made.id, _destroy: true }, { keyword: "kitten", whole_word: true }] },
+        body: {
+          title: "Kittens",
+          context: ["public"],
+          filter_action: "hide",
+          expires_in: "",
+          keywords_attributes: [
+            { id: made.id, _destroy: true },
+            { keyword: "kitten", whole_word: true },
+          ],
+        },
       }),
     );
-    expect(edited).toMatchObject({ id: made.id, title: "kitten", context: ["public"], filter_action: "hide", expires_at: null, keywords: [{ keyword: "kitten", whole_word: true }] });
+    expect(edited).toMatchObject({
+      id: made.id,
+      title: "kitten",
+      context: ["public"],
+      filter_action: "hide",
+      expires_at: null,
+      keywords: [{ keyword: "kitten", whole_word: true }],
+    });
     // Changing only the action keeps the rest.
-    const warned = await json(`/api/v2/filters/${made.id}`, { method: "PUT", token: u.token, body: { filter_action: "warn" } });
+    const warned = await json(`/api/v2/filters/${made.id}`, {
+      method: "PUT",
+      token: u.token,
+      body: { filter_action: "warn" },
+    });
     expect(warned).toMatchObject({ title: "kitten", context: ["public"], filter_action: "warn" });
 
     // What does not map onto one row is refused whole, and nothing changes.
-    const two = await json("/api/v2/filters", { token: u.token, body: { title: "x", context: ["home"], keywords_attributes: [{ keyword: "a" }, { keyword: "b" }] }, status: 422 });
+    const two = await json("/api/v2/filters", {
+      token: u.token,
+      body: { title: "x", context: ["home"], keywords_attributes: [{ keyword: "a" }, { keyword: "b" }] },
+      status: 422,
+    });
     expect(two.error).toMatch(/one keyword/);
-    await json(`/api/v2/filters/${made.id}`, { method: "PUT", token: u.token, body: { keywords_attributes: [{ id: made.id, _destroy: true }] }, status: 422 });
-    expect((await json("/api/v2/filters", { token: u.token, body: { title: "x", context: ["elsewhere"] }, status: 422 })).error).toMatch(/context/i);
+    await json(`/api/v2/filters/${made.id}`, {
+      method: "PUT",
+      token: u.token,
+      body: { keywords_attributes: [{ id: made.id, _destroy: true }] },
+      status: 422,
+    });
+    expect(
+      (await json("/api/v2/filters", { token: u.token, body: { title: "x", context: ["elsewhere"] }, status: 422 }))
+        .error,
+    ).toMatch(/context/i);
     await json("/api/v2/filters", { token: u.token, body: { context: ["home"] }, status: 422 });
     expect((await json(`/api/v2/filters/${made.id}`, { token: u.token })).title).toBe("kitten");
 
     // Another user's filter does not exist for them.
     await json(`/api/v2/filters/${made.id}`, { token: other.token, status: 404 });
-    await json(`/api/v2/filters/${made.id}`, { method: "PUT", token: other.token, body: { filter_action: "hide" }, status: 404 });
+    await json(`/api/v2/filters/${made.id}`, {
+      method: "PUT",
+      token: other.token,
+      body: { filter_action: "hide" },
+      status: 404,
+    });
     await json(`/api/v2/filters/${made.id}`, { method: "DELETE", token: other.token, status: 404 });
     expect(await json("/api/v2/filters", { token: other.token })).toEqual([]);
     await json("/api/v2/filters", { status: 403 });
-    await json("/api/v2/filters", { token: await readOnlyToken(u, "read"), body: { title: "x", context: ["home"] }, status: 403 });
+    await json("/api/v2/filters", {
+      token: await readOnlyToken(u, "read"),
+      body: { title: "x", context: ["home"] },
+      status: 403,
+    });
 
     expect(await json(`/api/v2/filters/${made.id}`, { method: "DELETE", token: u.token })).toEqual({});
     await json(`/api/v1/filters/${made.id}`, { token: u.token, status: 404 });
-    expect((await json("/api/v2/filters", { token: u.token })).map((f: { id: string }) => f.id)).toEqual([v1.id, fromForm.id, titled.id]);
+    expect((await json("/api/v2/filters", { token: u.token })).map((f: { id: string }) => f.id)).toEqual([
+      v1.id,
+      fromForm.id,
+      titled.id,
+    ]);
   });
 
   it("takes keywords on their own, as Tusky adds them after creating the filter", async () => {
     const [u, other] = await Promise.all([registerUser(), registerUser()]);
-    const made = valid(FilterV2Schema, await json("/api/v2/filters", { token: u.token, body: { title: "ads", context: ["home"], filter_action: "warn" } }));
-    const kw = valid(FilterKeywordSchema, await json(`/api/v2/filters/${made.id}/keywords`, { token: u.token, body: { keyword: "advert", whole_word: false }, form: true }));
+    const made = valid(
+      FilterV2Schema,
+      await json("/api/v2/filters", {
+        token: u.token,
+        body: { title: "ads", context: ["home"], filter_action: "warn" },
+      }),
+    );
+    const kw = valid(
+      FilterKeywordSchema,
+      await json(`/api/v2/filters/${made.id}/keywords`, {
+        token: u.token,
+        body: { keyword: "advert", whole_word: false },
+        form: true,
+      }),
+    );
     expect(kw).toEqual({ id: made.id, keyword: "advert", whole_word: false });
     expect(valid(FilterV2Schema, await json(`/api/v2/filters/${made.id}`, { token: u.token })).keywords).toEqual([kw]);
     expect(await json(`/api/v2/filter_keywords/${kw.id}`, { token: u.token })).toEqual(kw);
-    const changed = await json(`/api/v2/filter_keywords/${kw.id}`, { method: "PUT", token: u.token, body: { keyword: "adverts", whole_word: true } });
+    const changed = await json(`/api/v2/filter_keywords/${kw.id}`, {
+      method: "PUT",
+      token: u.token,
+      body: { keyword: "adverts", whole_word: true },
+    });
     expect(changed).toEqual({ id: made.id, keyword: "adverts", whole_word: true });
     expect((await json(`/api/v1/filters/${made.id}`, { token: u.token })).phrase).toBe("adverts");
     // A filter keeps its one keyword; other users' filters do not exist for them; an empty keyword is refused.
-    expect((await json(`/api/v2/filter_keywords/${kw.id}`, { method: "DELETE", token: u.token, status: 422 })).error).toMatch(/one keyword/);
+    expect(
+      (await json(`/api/v2/filter_keywords/${kw.id}`, { method: "DELETE", token: u.token, status: 422 })).error,
+    ).toMatch(/one keyword/);
     await json(`/api/v2/filter_keywords/${kw.id}`, { token: other.token, status: 404 });
-    await json(`/api/v2/filters/${made.id}/keywords`, { token: other.token, body: { keyword: "mine now" }, status: 404 });
+    await json(`/api/v2/filters/${made.id}/keywords`, {
+      token: other.token,
+      body: { keyword: "mine now" },
+      status: 404,
+    });
     await json(`/api/v2/filters/${made.id}/keywords`, { token: u.token, body: { keyword: "  " }, status: 400 });
   });
 });
@@ -431,24 +609,44 @@ describe("v2 filters over the v1 filters", () => {
 describe("Pleroma's token management", () => {
   it("lists the user's own tokens with their app names, and revokes only the user's own", async () => {
     const [u, other] = await Promise.all([registerUser(), registerUser()]);
-    const named = await json("/api/v1/apps", { body: { client_name: "Pleroma-FE", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write push" } });
+    const named = await json("/api/v1/apps", {
+      body: { client_name: "Pleroma-FE", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write push" },
+    });
     const second = valid(
       TokenSchema,
-      await json("/oauth/token", { body: { grant_type: "password", client_id: named.client_id, client_secret: named.client_secret, username: u.username, password: u.password } }),
+      await json("/oauth/token", {
+        body: {
+          grant_type: "password",
+          client_id: named.client_id,
+          client_secret: named.client_secret,
+          username: u.username,
+          password: u.password,
+        },
+      }),
     );
     // A browser session from the sign-in page counts too.
-    const page = await call(`/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: named.client_id, redirect_uri: "urn:ietf:wg:oauth:2.0:oob" })}`);
+    const page = await call(
+      `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: named.client_id, redirect_uri: "urn:ietf:wg:oauth:2.0:oob" })}`,
+    );
     const csrf = page.headers.get("set-cookie")!.split(";")[0];
     const fields = new URLSearchParams();
-    for (const m of (await page.text()).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1], m[2].replace(/&amp;/g, "&"));
+    for (const m of (await page.text()).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+      fields.set(m[1], m[2].replace(/&amp;/g, "&"));
     fields.set("username", u.username);
     fields.set("password", u.password);
     fields.set("decision", "approve");
     const signedIn = await call("/oauth/authorize", { body: fields, headers: { cookie: csrf } });
-    const session = signedIn.headers.get("set-cookie")!.split(", ").find((c) => c.startsWith("_pleroma_key="))!.split(";")[0];
+    const session = signedIn.headers
+      .get("set-cookie")!
+      .split(", ")
+      .find((c) => c.startsWith("_pleroma_key="))!
+      .split(";")[0];
 
     // Pleroma-FE's request, with the session cookie; the plain path answers the same.
-    const entries = all(OAuthTokenEntrySchema, await json("/api/oauth_tokens.json", { headers: { cookie: session, ...ACCEPT } }));
+    const entries = all(
+      OAuthTokenEntrySchema,
+      await json("/api/oauth_tokens.json", { headers: { cookie: session, ...ACCEPT } }),
+    );
     expect(entries.map((e) => e.app_name)).toEqual(["Test client", "Pleroma-FE", "Browser session"]);
     expect(entries[1].id).toBe(second.id);
     entries.forEach((e) => expect(Date.parse(e.valid_until)).toBeGreaterThan(Date.now()));
@@ -460,40 +658,74 @@ describe("Pleroma's token management", () => {
     await json("/api/oauth_tokens", { token: await appToken(u.app), status: 403 });
 
     // A push subscription on the token goes with it.
-    const pair = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, [
+      "deriveBits",
+    ])) as CryptoKeyPair;
     const raw = new Uint8Array((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer);
-    const b64 = (b: Uint8Array) => btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const b64 = (b: Uint8Array) =>
+      btoa(String.fromCharCode(...b))
+        .replace(/\+/g, "-")
+        .replace(/\//g, "_")
+        .replace(/=+$/, "");
     await json("/api/v1/push/subscription", {
       token: second.access_token,
-      body: { subscription: { endpoint: "https://push.example/send/tokens", keys: { p256dh: b64(raw), auth: b64(crypto.getRandomValues(new Uint8Array(16))) } } },
+      body: {
+        subscription: {
+          endpoint: "https://push.example/send/tokens",
+          keys: { p256dh: b64(raw), auth: b64(crypto.getRandomValues(new Uint8Array(16))) },
+        },
+      },
     });
-    const subscriptions = () => env.DB.prepare("SELECT count(*) AS n FROM push_subscriptions WHERE token_id = ?").bind(second.id).first<{ n: number }>("n");
+    const subscriptions = () =>
+      env.DB.prepare("SELECT count(*) AS n FROM push_subscriptions WHERE token_id = ?")
+        .bind(second.id)
+        .first<{ n: number }>("n");
     expect(await subscriptions()).toBe(1);
 
     // Another user cannot revoke it: 404, and it still works.
-    expect(await json(`/api/oauth_tokens/${second.id}`, { method: "DELETE", token: other.token, status: 404 })).toEqual({ error: "Record not found" });
+    expect(await json(`/api/oauth_tokens/${second.id}`, { method: "DELETE", token: other.token, status: 404 })).toEqual(
+      { error: "Record not found" },
+    );
     await json("/api/v1/accounts/verify_credentials", { token: second.access_token });
     await json(`/api/oauth_tokens/${second.id}`, { method: "DELETE", status: 403 });
 
     // Its owner can (Pleroma answers 201), from the browser session.
     const res = await call(`/api/oauth_tokens/${second.id}`, { method: "DELETE", headers: { cookie: session } });
     expect(res.status).toBe(201);
-    expect(await json("/api/v1/accounts/verify_credentials", { token: second.access_token, status: 403 })).toEqual({ error: "Invalid credentials." });
+    expect(await json("/api/v1/accounts/verify_credentials", { token: second.access_token, status: 403 })).toEqual({
+      error: "Invalid credentials.",
+    });
     expect(await subscriptions()).toBe(0);
     await json(`/api/oauth_tokens/${second.id}`, { method: "DELETE", token: u.token, status: 404 });
-    expect((await json("/api/oauth_tokens", { token: u.token })).map((e: { app_name: string }) => e.app_name)).toEqual(["Test client", "Browser session"]);
+    expect((await json("/api/oauth_tokens", { token: u.token })).map((e: { app_name: string }) => e.app_name)).toEqual([
+      "Test client",
+      "Browser session",
+    ]);
     // The user's other tokens are untouched.
     await json("/api/v1/accounts/verify_credentials", { token: u.token });
 
     // Listing needs a read scope and revoking a write scope: a token granted only `push` and `read:statuses`
     // cannot list them, and a read-only token cannot end another session.
     const grant = (scope: string) =>
-      json("/oauth/token", { body: { grant_type: "password", client_id: u.app.client_id, client_secret: u.app.client_secret, username: u.username, password: u.password, scope } });
+      json("/oauth/token", {
+        body: {
+          grant_type: "password",
+          client_id: u.app.client_id,
+          client_secret: u.app.client_secret,
+          username: u.username,
+          password: u.password,
+          scope,
+        },
+      });
     const narrow = await grant("push read:statuses");
-    expect((await json("/api/oauth_tokens", { token: narrow.access_token, status: 403 })).error).toMatch(/Insufficient permissions/);
+    expect((await json("/api/oauth_tokens", { token: narrow.access_token, status: 403 })).error).toMatch(
+      /Insufficient permissions/,
+    );
     const readOnly = await grant("read");
     const listed = await json("/api/oauth_tokens", { token: readOnly.access_token });
-    const victim = listed.find((e: { id: string; app_name: string }) => e.id !== readOnly.access_token && e.app_name === "Browser session");
+    const victim = listed.find(
+      (e: { id: string; app_name: string }) => e.id !== readOnly.access_token && e.app_name === "Browser session",
+    );
     await json(`/api/oauth_tokens/${victim.id}`, { method: "DELETE", token: readOnly.access_token, status: 403 });
     expect((await json("/api/oauth_tokens", { token: u.token })).map((e: { id: string }) => e.id)).toContain(victim.id);
   });

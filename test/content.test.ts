@@ -15,7 +15,12 @@ const HOST = "social.example";
 const BASE = "https://social.example";
 
 const alice: MentionTarget = { id: "A1", username: "alice", acct: "alice", url: "https://social.example/@alice" };
-const bob: MentionTarget = { id: "B2", username: "bob", acct: "bob@remote.example", url: "https://remote.example/@bob" };
+const bob: MentionTarget = {
+  id: "B2",
+  username: "bob",
+  acct: "bob@remote.example",
+  url: "https://remote.example/@bob",
+};
 
 const opts: RenderOptions = {
   base: BASE,
@@ -38,12 +43,41 @@ const html = (text: string) => renderContent(text, "text/html", opts);
 
 /** No element or attribute in `out` can run script. */
 function expectInert(out: string) {
-  expect(out).not.toMatch(/<(script|img|svg|iframe|object|embed|style|math|form|input|textarea|button|template|title)\b/i);
+  expect(out).not.toMatch(
+    /<(script|img|svg|iframe|object|embed|style|math|form|input|textarea|button|template|title)\b/i,
+  );
   expect(out).not.toMatch(/<[^>]*\son\w+\s*=/i);
   expect(out).not.toMatch(/<[^>]*\s(style|src|srcdoc|id|formaction)\s*=/i);
   expect(out).not.toMatch(/href="(?!https?:|mailto:)/i);
   for (const tagMatch of out.matchAll(/<\/?([a-z0-9]+)/gi)) {
-    expect(["p", "br", "span", "a", "b", "strong", "i", "em", "u", "s", "del", "code", "pre", "blockquote", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "sub", "sup", "hr"]).toContain(tagMatch[1].toLowerCase());
+    expect([
+      "p",
+      "br",
+      "span",
+      "a",
+      "b",
+      "strong",
+      "i",
+      "em",
+      "u",
+      "s",
+      "del",
+      "code",
+      "pre",
+      "blockquote",
+      "ul",
+      "ol",
+      "li",
+      "h1",
+      "h2",
+      "h3",
+      "h4",
+      "h5",
+      "h6",
+      "sub",
+      "sup",
+      "hr",
+    ]).toContain(tagMatch[1].toLowerCase());
   }
 }
 
@@ -83,14 +117,20 @@ describe("extract", () => {
       "al.ice@remote.example:8443",
       "bob-x@other.example",
     ]);
-    expect((await extract("@Alice@localhost:8787 @bob@localhost:8787", "text/plain", "localhost:8787")).mentions).toEqual(["alice", "bob"]);
+    expect(
+      (await extract("@Alice@localhost:8787 @bob@localhost:8787", "text/plain", "localhost:8787")).mentions,
+    ).toEqual(["alice", "bob"]);
     expect((await extract("@alice@localhost", "text/plain", "localhost")).mentions).toEqual(["alice"]);
     // A bare word after a second @ is no server.
     expect((await extract("@alice@home", "text/plain", HOST)).mentions).toEqual([]);
   });
 
   it("finds adjacent custom emoji", async () => {
-    expect((await extract(":blob::cat: and :Party_Parrot:", "text/plain", HOST)).emojis).toEqual(["blob", "cat", "Party_Parrot"]);
+    expect((await extract(":blob::cat: and :Party_Parrot:", "text/plain", HOST)).emojis).toEqual([
+      "blob",
+      "cat",
+      "Party_Parrot",
+    ]);
   });
 
   it("reads Markdown: links count, code does not", async () => {
@@ -121,7 +161,7 @@ describe("extract", () => {
   it("finds the same things in the same text whatever the content type", async () => {
     const text = "Hello @alice, #Tag https://a.example :e:";
     const expected = { mentions: ["alice"], tags: ["tag"], emojis: ["e"], links: ["https://a.example"] };
-    for (const type of CONTENT_TYPES) expect((await extract(text, type as ContentType, HOST))).toEqual(expected);
+    for (const type of CONTENT_TYPES) expect(await extract(text, type as ContentType, HOST)).toEqual(expected);
   });
 });
 
@@ -175,7 +215,11 @@ describe("markdown rendering", () => {
   });
 
   it("renders lists, quotes, headings and links", async () => {
-    expect(await md("- one\n- two @bob@remote.example\n\n1. first\n\n> quoted\n\n## Heading\n\n[site](https://site.example \"t\")")).toBe(
+    expect(
+      await md(
+        '- one\n- two @bob@remote.example\n\n1. first\n\n> quoted\n\n## Heading\n\n[site](https://site.example "t")',
+      ),
+    ).toBe(
       `<ul><li>one</li><li>two ${BOB}</li></ul><ol><li>first</li></ol><blockquote><p>quoted</p></blockquote><h2>Heading</h2>` +
         `<p><a href="https://site.example" rel="nofollow noopener noreferrer">site</a></p>`,
     );
@@ -207,7 +251,9 @@ describe("markdown rendering", () => {
       `<p><a href="https://img.example/cat.png" rel="nofollow noopener noreferrer">a cat</a> <a rel="nofollow noopener noreferrer">javascript:alert(1)</a></p>`,
     );
     expect(await md("| a | b |\n|---|---|\n| 1 | 2 |")).toBe("a\nb\n1\n2");
-    expect((await extract("![x](https://img.example/x.png)", "text/markdown", HOST)).links).toEqual(["https://img.example/x.png"]);
+    expect((await extract("![x](https://img.example/x.png)", "text/markdown", HOST)).links).toEqual([
+      "https://img.example/x.png",
+    ]);
   });
 
   it("does not turn mentions into mailto links", async () => {
@@ -217,7 +263,11 @@ describe("markdown rendering", () => {
 
 describe("html rendering and sanitising", () => {
   it("keeps allowed markup and links text nodes only", async () => {
-    expect(await html(`<p>Hi @alice <em>#tag</em> https://x.org</p><p><a href="https://y.org">@alice #tag</a></p><pre>#no @alice</pre>`)).toBe(
+    expect(
+      await html(
+        `<p>Hi @alice <em>#tag</em> https://x.org</p><p><a href="https://y.org">@alice #tag</a></p><pre>#no @alice</pre>`,
+      ),
+    ).toBe(
       `<p>Hi ${ALICE} <em>${tag("tag")}</em> ${link("https://x.org")}</p>` +
         `<p><a href="https://y.org" rel="nofollow noopener noreferrer">@alice #tag</a></p><pre>#no @alice</pre>`,
     );
@@ -245,7 +295,11 @@ describe("html rendering and sanitising", () => {
   });
 
   it("allows only http, https and mailto hrefs", async () => {
-    expect(await sanitizeHtml(`<a href="mailto:a@b.example">m</a><a href="/relative">r</a><a href="ftp://x">f</a><a href=" https://ok.example ">o</a>`)).toBe(
+    expect(
+      await sanitizeHtml(
+        `<a href="mailto:a@b.example">m</a><a href="/relative">r</a><a href="ftp://x">f</a><a href=" https://ok.example ">o</a>`,
+      ),
+    ).toBe(
       `<a href="mailto:a@b.example" rel="nofollow noopener noreferrer">m</a><a rel="nofollow noopener noreferrer">r</a>` +
         `<a rel="nofollow noopener noreferrer">f</a><a href="https://ok.example" rel="nofollow noopener noreferrer">o</a>`,
     );
@@ -311,7 +365,10 @@ describe("html rendering and sanitising", () => {
   // Payloads aimed at the mention set (who a direct post is addressed to) rather than at script execution.
   const mentionPayloads: [string, string[]][] = [
     [`<p>@alice <a href="https://x.example">@bob</a> <code>@carol</code> <pre>@dave</pre></p>`, ["alice"]],
-    [`<script>@erin</script><style>@frank{}</style><textarea>@gus</textarea><title>@hal</title><noscript>@ivy</noscript>@jo`, ["jo"]],
+    [
+      `<script>@erin</script><style>@frank{}</style><textarea>@gus</textarea><title>@hal</title><noscript>@ivy</noscript>@jo`,
+      ["jo"],
+    ],
     [`<!-- @kim --><!--> @lee --> <xmp>@mo</xmp><template>@ned</template><svg><text>@ole</text></svg>`, ["lee"]],
     [`&#64;pam &commat;quinn &#x40;rob @s&#97;m`, ["pam", "quinn", "rob", "sam"]],
     [`<p title="@tom">x</p><a href="https://y.example" title="@una">u</a><img alt="@vic">`, []],
@@ -336,11 +393,17 @@ describe("html rendering and sanitising", () => {
   it("keeps the text of an escaped payload as text", async () => {
     expect(await sanitizeHtml(`&lt;img src=x onerror=alert(1)&gt;`)).toBe("&lt;img src=x onerror=alert(1)&gt;");
     expect(await sanitizeHtml(`<scr<script>ipt>alert(1)</script>`)).toBe("ipt&gt;alert(1)");
-    expect(await sanitizeHtml(`a < b > c &amp; d &copy; &#x263A; &bogus;`)).toBe("a &lt; b &gt; c &amp; d © ☺ &amp;bogus;");
+    expect(await sanitizeHtml(`a < b > c &amp; d &copy; &#x263A; &bogus;`)).toBe(
+      "a &lt; b &gt; c &amp; d © ☺ &amp;bogus;",
+    );
   });
 
   it("closes what is left open and ignores stray end tags", async () => {
-    expect(await sanitizeHtml(`<p>one<p>two</b></p></p><ul><li>a<li>b</ul><b><i>x</b>y</i><a href="https://a.example">1<a href="https://b.example">2`)).toBe(
+    expect(
+      await sanitizeHtml(
+        `<p>one<p>two</b></p></p><ul><li>a<li>b</ul><b><i>x</b>y</i><a href="https://a.example">1<a href="https://b.example">2`,
+      ),
+    ).toBe(
       `<p>one</p><p>two</p><ul><li>a</li><li>b</li></ul><b><i>x</i></b>y` +
         `<a href="https://a.example" rel="nofollow noopener noreferrer">1</a><a href="https://b.example" rel="nofollow noopener noreferrer">2</a>`,
     );
@@ -358,17 +421,21 @@ describe("htmlToText", () => {
   });
 
   it("separates lists, quotes and headings", () => {
-    expect(htmlToText("<h1>Title</h1><ul><li>a</li><li>b</li></ul><blockquote><p>q</p></blockquote><p>end</p>")).toBe("Title\n\na\nb\n\nq\n\nend");
+    expect(htmlToText("<h1>Title</h1><ul><li>a</li><li>b</li></ul><blockquote><p>q</p></blockquote><p>end</p>")).toBe(
+      "Title\n\na\nb\n\nq\n\nend",
+    );
   });
 
   it("decodes entities", () => {
-    expect(htmlToText("&amp; &lt;b&gt; &quot;q&quot; &#39;s&#39; &#65;&#x42; a&nbsp;b &hellip;")).toBe(`& <b> "q" 's' AB a\u00a0b …`);
+    expect(htmlToText("&amp; &lt;b&gt; &quot;q&quot; &#39;s&#39; &#65;&#x42; a&nbsp;b &hellip;")).toBe(
+      `& <b> "q" 's' AB a\u00a0b …`,
+    );
   });
 
   it("strips tags and ignores source whitespace between blocks", () => {
-    expect(htmlToText(`<p>\n  Hi ${ALICE} ${tag("cats", "Cats")}\n</p>\n\n<p>second</p>\n<script>x()</script><!-- c -->`)).toBe(
-      "Hi @alice #Cats\n\nsecond",
-    );
+    expect(
+      htmlToText(`<p>\n  Hi ${ALICE} ${tag("cats", "Cats")}\n</p>\n\n<p>second</p>\n<script>x()</script><!-- c -->`),
+    ).toBe("Hi @alice #Cats\n\nsecond");
   });
 
   it("treats <!--> as an empty comment, as browsers do", () => {

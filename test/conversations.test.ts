@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { ConversationSchema } from "../src/schemas/social";
 import { call, json, post, registerUser, type TestUser, valid } from "./helpers";
 
-const convs = async (u: TestUser, query = "") => (await json(`/api/v1/conversations${query}`, { token: u.token })).map((c: unknown) => valid(ConversationSchema, c));
+const convs = async (u: TestUser, query = "") =>
+  (await json(`/api/v1/conversations${query}`, { token: u.token })).map((c: unknown) => valid(ConversationSchema, c));
 
 describe("conversations", () => {
   it("are made by direct statuses, track unread and the last status, and can be left", async () => {
@@ -15,12 +16,18 @@ describe("conversations", () => {
     expect(forA.accounts.map((x: any) => x.id)).toEqual([b.id]);
     expect(forA.pleroma.recipients.map((x: any) => x.id)).toEqual([a.id, b.id]);
     expect(forB).toMatchObject({ unread: true, last_status: { id: dm.id } });
-    expect((await json("/api/v1/accounts/verify_credentials", { token: b.token })).pleroma.unread_conversation_count).toBe(1);
+    expect(
+      (await json("/api/v1/accounts/verify_credentials", { token: b.token })).pleroma.unread_conversation_count,
+    ).toBe(1);
 
     const reply = await post(b, { status: "hello back", in_reply_to_id: dm.id });
     expect((await convs(a))[0]).toMatchObject({ unread: true, last_status: { id: reply.id } });
-    expect((await json(`/api/v1/conversations/${forB.id}/read`, { method: "POST", token: b.token })).unread).toBe(false);
-    expect((await json("/api/v1/accounts/verify_credentials", { token: b.token })).pleroma.unread_conversation_count).toBe(0);
+    expect((await json(`/api/v1/conversations/${forB.id}/read`, { method: "POST", token: b.token })).unread).toBe(
+      false,
+    );
+    expect(
+      (await json("/api/v1/accounts/verify_credentials", { token: b.token })).pleroma.unread_conversation_count,
+    ).toBe(0);
 
     const statuses = await json(`/api/v1/pleroma/conversations/${forA.id}/statuses`, { token: a.token });
     expect(statuses.map((s: any) => s.id)).toEqual([reply.id, dm.id]);
@@ -41,7 +48,11 @@ describe("conversations", () => {
     const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
     const dm = await post(a, { status: `hi @${b.username}`, visibility: "direct" });
     const id = dm.pleroma.direct_conversation_id;
-    const changed = await json(`/api/v1/pleroma/conversations/${id}`, { method: "PATCH", token: a.token, body: { recipients: [b.id, c.id] } });
+    const changed = await json(`/api/v1/pleroma/conversations/${id}`, {
+      method: "PATCH",
+      token: a.token,
+      body: { recipients: [b.id, c.id] },
+    });
     expect(changed.pleroma.recipients.map((x: any) => x.id)).toEqual([a.id, b.id, c.id]);
     const widened = await post(a, { status: "now with c", in_reply_to_conversation_id: id });
     await json(`/api/v1/statuses/${widened.id}`, { token: c.token });

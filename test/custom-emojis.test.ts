@@ -11,10 +11,23 @@ import { B } from "./instances";
 
 const PLEROMA_PATHS = ["/api/v1/pleroma/emoji", "/api/pleroma/emoji", "/api/pleroma/emoji.json"];
 
-async function addEmoji(database: D1Database, e: { shortcode: string; domain?: string; file: string; url?: string; category?: string; visible?: boolean }) {
+async function addEmoji(
+  database: D1Database,
+  e: { shortcode: string; domain?: string; file: string; url?: string; category?: string; visible?: boolean },
+) {
   await database
-    .prepare("INSERT INTO custom_emojis (shortcode, domain, file, url, category, visible_in_picker, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-    .bind(e.shortcode, e.domain ?? null, e.file, e.url ?? null, e.category ?? null, e.visible === false ? 0 : 1, Date.now())
+    .prepare(
+      "INSERT INTO custom_emojis (shortcode, domain, file, url, category, visible_in_picker, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(
+      e.shortcode,
+      e.domain ?? null,
+      e.file,
+      e.url ?? null,
+      e.category ?? null,
+      e.visible === false ? 0 : 1,
+      Date.now(),
+    )
     .run();
 }
 
@@ -24,7 +37,12 @@ async function seed() {
   const codes = { packed: `${p}_b`, plain: `${p}_a`, hidden: `${p}_c`, linked: `${p}_d`, remoteOnly: `${p}_r` };
   await addEmoji(env.DB, { shortcode: codes.packed, file: `emoji/blobs/${codes.packed}.png`, category: "blobs" });
   await addEmoji(env.DB, { shortcode: codes.plain, file: `emoji/${codes.plain}.png` });
-  await addEmoji(env.DB, { shortcode: codes.hidden, file: `emoji/${codes.hidden}.png`, category: "blobs", visible: false });
+  await addEmoji(env.DB, {
+    shortcode: codes.hidden,
+    file: `emoji/${codes.hidden}.png`,
+    category: "blobs",
+    visible: false,
+  });
   await addEmoji(env.DB, { shortcode: codes.linked, file: `https://cdn.example/${codes.linked}.png` });
   // A remote server's emoji never show in this instance's lists, even under a shortcode we also have.
   const far = `https://far.example/emoji/${codes.packed}.png`;
@@ -33,7 +51,8 @@ async function seed() {
   return { prefix: p, codes };
 }
 
-const ours = <T extends { shortcode: string }>(list: T[], prefix: string) => list.filter((e) => e.shortcode.startsWith(prefix));
+const ours = <T extends { shortcode: string }>(list: T[], prefix: string) =>
+  list.filter((e) => e.shortcode.startsWith(prefix));
 
 describe("GET /api/v1/custom_emojis", () => {
   it("lists this instance's emoji in Mastodon's shape, sorted, without a token, cacheable", async () => {
@@ -47,11 +66,37 @@ describe("GET /api/v1/custom_emojis", () => {
     expect(new Set(shortcodes).size).toBe(shortcodes.length);
     const url = (file: string) => `http://localhost/media/${file}`;
     expect(ours(list, prefix)).toEqual([
-      { shortcode: codes.plain, url: url(`emoji/${codes.plain}.png`), static_url: url(`emoji/${codes.plain}.png`), visible_in_picker: true, tags: [] },
-      { shortcode: codes.packed, url: url(`emoji/blobs/${codes.packed}.png`), static_url: url(`emoji/blobs/${codes.packed}.png`), visible_in_picker: true, category: "blobs", tags: ["pack:blobs"] },
+      {
+        shortcode: codes.plain,
+        url: url(`emoji/${codes.plain}.png`),
+        static_url: url(`emoji/${codes.plain}.png`),
+        visible_in_picker: true,
+        tags: [],
+      },
+      {
+        shortcode: codes.packed,
+        url: url(`emoji/blobs/${codes.packed}.png`),
+        static_url: url(`emoji/blobs/${codes.packed}.png`),
+        visible_in_picker: true,
+        category: "blobs",
+        tags: ["pack:blobs"],
+      },
       // Hidden emoji are listed (clients keep them out of the picker but render them), as Mastodon 2.7 lists them.
-      { shortcode: codes.hidden, url: url(`emoji/${codes.hidden}.png`), static_url: url(`emoji/${codes.hidden}.png`), visible_in_picker: false, category: "blobs", tags: ["pack:blobs"] },
-      { shortcode: codes.linked, url: `https://cdn.example/${codes.linked}.png`, static_url: `https://cdn.example/${codes.linked}.png`, visible_in_picker: true, tags: [] },
+      {
+        shortcode: codes.hidden,
+        url: url(`emoji/${codes.hidden}.png`),
+        static_url: url(`emoji/${codes.hidden}.png`),
+        visible_in_picker: false,
+        category: "blobs",
+        tags: ["pack:blobs"],
+      },
+      {
+        shortcode: codes.linked,
+        url: `https://cdn.example/${codes.linked}.png`,
+        static_url: `https://cdn.example/${codes.linked}.png`,
+        visible_in_picker: true,
+        tags: [],
+      },
     ]);
     // Mastodon leaves `category` out when the emoji has none.
     expect("category" in ours(list, prefix)[0]).toBe(false);
@@ -67,8 +112,13 @@ describe("GET /api/v1/custom_emojis", () => {
     expect(ours(await json("/api/v1/custom_emojis/"), prefix)).toEqual(anonymous);
     // Public: a stale token a client still sends does not turn the list into an error.
     expect(ours(await json("/api/v1/custom_emojis", { token: "not-a-token" }), prefix)).toEqual(anonymous);
-    const remote = ours(valid(z.array(CustomEmojiSchema), await json("/api/v1/custom_emojis", { vars: { DOMAIN: "emoji.example" } })), prefix);
-    expect(remote.find((e) => e.shortcode === codes.packed)?.url).toBe(`https://emoji.example/media/emoji/blobs/${codes.packed}.png`);
+    const remote = ours(
+      valid(z.array(CustomEmojiSchema), await json("/api/v1/custom_emojis", { vars: { DOMAIN: "emoji.example" } })),
+      prefix,
+    );
+    expect(remote.find((e) => e.shortcode === codes.packed)?.url).toBe(
+      `https://emoji.example/media/emoji/blobs/${codes.packed}.png`,
+    );
     // An emoji's absolute file stays as it is.
     expect(remote.find((e) => e.shortcode === codes.linked)?.url).toBe(`https://cdn.example/${codes.linked}.png`);
   });
@@ -83,7 +133,9 @@ describe("GET /api/v1/custom_emojis", () => {
     expect((await call("/api/pleroma/emoji.json", { vars: { DB: counter.db } as never })).status).toBe(200);
     expect(counter.count()).toBe(1);
     const q = localEmojisQuery(db(env)).toSQL();
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all<{ detail: string }>();
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+      .bind(...q.params)
+      .all<{ detail: string }>();
     const detail = plan.results.map((r) => r.detail).join(" | ");
     expect(detail).toContain("custom_emojis_local");
     expect(detail).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
@@ -92,7 +144,12 @@ describe("GET /api/v1/custom_emojis", () => {
   it("is an empty list, not a 404, on an instance with no emoji of its own", async () => {
     // Instance B has no local emoji in any test; a remote one stored there must not count.
     const code = uniqueName("far");
-    await addEmoji(env.DB_B, { shortcode: code, domain: "far.example", file: `https://far.example/${code}.png`, url: `https://far.example/${code}.png` });
+    await addEmoji(env.DB_B, {
+      shortcode: code,
+      domain: "far.example",
+      file: `https://far.example/${code}.png`,
+      url: `https://far.example/${code}.png`,
+    });
     const list = await json("/api/v1/custom_emojis", { instance: B });
     expect(list).toEqual([]);
     for (const path of PLEROMA_PATHS) expect(await json(path, { instance: B })).toEqual({});
@@ -125,7 +182,9 @@ describe("Pleroma's emoji map", () => {
     expect(await json("/api/v1/pleroma/emoji", { token: user.token })).toEqual(map);
     // What Pleroma-FE builds from it (the server's origin + the path) and Mastodon's url both reach the file.
     await env.MEDIA.put(`emoji/blobs/${codes.packed}.png`, PNG_1PX, { httpMetadata: { contentType: "image/png" } });
-    const mastodon = (await json("/api/v1/custom_emojis")).find((e: { shortcode: string }) => e.shortcode === codes.packed);
+    const mastodon = (await json("/api/v1/custom_emojis")).find(
+      (e: { shortcode: string }) => e.shortcode === codes.packed,
+    );
     for (const url of [`http://localhost${mine[codes.packed].image_url}`, mastodon.url]) {
       const file = await call(url);
       expect(file.status, url).toBe(200);
@@ -135,10 +194,16 @@ describe("Pleroma's emoji map", () => {
   });
 
   it("keeps a shortcode that is an object's special key as an entry", async () => {
-    await env.DB.prepare("INSERT OR IGNORE INTO custom_emojis (shortcode, file, created_at) VALUES ('__proto__', 'emoji/proto.png', ?)").bind(Date.now()).run();
+    await env.DB.prepare(
+      "INSERT OR IGNORE INTO custom_emojis (shortcode, file, created_at) VALUES ('__proto__', 'emoji/proto.png', ?)",
+    )
+      .bind(Date.now())
+      .run();
     const text = await (await call("/api/pleroma/emoji.json")).text();
     expect(text).toContain('"__proto__":{"image_url":"/media/emoji/proto.png","tags":[]}');
     const list = await json("/api/v1/custom_emojis");
-    expect(list.find((e: { shortcode: string }) => e.shortcode === "__proto__")?.url).toBe("http://localhost/media/emoji/proto.png");
+    expect(list.find((e: { shortcode: string }) => e.shortcode === "__proto__")?.url).toBe(
+      "http://localhost/media/emoji/proto.png",
+    );
   });
 });

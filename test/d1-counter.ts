@@ -31,7 +31,8 @@ export function countingD1(real: D1Database = env.DB): CountingD1 {
         if (prop === SENT) return seen;
         const value = Reflect.get(target, prop, target);
         if (typeof value !== "function") return value;
-        if (prop === "bind") return (...args: unknown[]) => wrap(value.apply(target, args), { sql: seen.sql, params: args });
+        if (prop === "bind")
+          return (...args: unknown[]) => wrap(value.apply(target, args), { sql: seen.sql, params: args });
         if (["all", "run", "first", "raw"].includes(prop as string)) {
           return (...args: unknown[]) => {
             n++;

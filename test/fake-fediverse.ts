@@ -14,12 +14,19 @@ import pleroma from "./fixtures/federation/actors/pleroma.json";
 
 export const ACTOR_FIXTURES = { mastodon, pleroma, misskey, gotosocial } as const;
 /** The host each fixture was written for. */
-const FIXTURE_HOST = { mastodon: "mastodon.test", pleroma: "pleroma.test", misskey: "misskey.test", gotosocial: "gts.test" } as const;
+const FIXTURE_HOST = {
+  mastodon: "mastodon.test",
+  pleroma: "pleroma.test",
+  misskey: "misskey.test",
+  gotosocial: "gts.test",
+} as const;
 
 /** A fixture moved to `host` (storage is shared by a test run: each test uses hosts of its own). */
 export function actorFixture(name: keyof typeof ACTOR_FIXTURES, host: string): Record<string, any> {
   const from = FIXTURE_HOST[name];
-  const text = JSON.stringify(ACTOR_FIXTURES[name]).replaceAll(`//${from}/`, `//${host}/`).replaceAll(`//files.${from}/`, `//files.${host}/`);
+  const text = JSON.stringify(ACTOR_FIXTURES[name])
+    .replaceAll(`//${from}/`, `//${host}/`)
+    .replaceAll(`//files.${from}/`, `//files.${host}/`);
   return JSON.parse(text);
 }
 
@@ -46,7 +53,9 @@ export const collection = (id: string, totalItems: number) => ({
   first: `${id}?page=1`,
 });
 
-export function fakeFediverse(opts: { docs?: Record<string, Doc>; handles?: Record<string, string>; dns?: DnsTable } = {}): FakeFediverse {
+export function fakeFediverse(
+  opts: { docs?: Record<string, Doc>; handles?: Record<string, string>; dns?: DnsTable } = {},
+): FakeFediverse {
   const previous = globalThis.fetch;
   const docs = new Map(Object.entries(opts.docs ?? {}));
   // Handles are case-insensitive, as WebFinger servers treat them.
@@ -65,7 +74,10 @@ export function fakeFediverse(opts: { docs?: Record<string, Doc>; handles?: Reco
       const host = resource.split("@")[1];
       if (host === url.host && href) {
         fetched.push(req.url);
-        return Response.json({ subject: `acct:${resource}`, links: [{ rel: "self", type: "application/activity+json", href }] }, { headers: { "Content-Type": "application/jrd+json" } });
+        return Response.json(
+          { subject: `acct:${resource}`, links: [{ rel: "self", type: "application/activity+json", href }] },
+          { headers: { "Content-Type": "application/jrd+json" } },
+        );
       }
       if ([...handles.keys()].some((h) => h.split("@")[1] === url.host)) {
         fetched.push(req.url);
@@ -95,7 +107,11 @@ export function fakeFediverse(opts: { docs?: Record<string, Doc>; handles?: Reco
  */
 export function actorServer(
   actor: Record<string, any>,
-  counts: { followers: number | null; following: number | null; outbox: number | null } = { followers: 0, following: 0, outbox: 0 },
+  counts: { followers: number | null; following: number | null; outbox: number | null } = {
+    followers: 0,
+    following: 0,
+    outbox: 0,
+  },
 ): { docs: Record<string, Doc>; handles: Record<string, string> } {
   const id = actor.id as string;
   const host = new URL(id).host;
@@ -106,6 +122,8 @@ export function actorServer(
     const n = counts[k];
     docs[url] = n === null ? () => new Response('{"error":"Request not signed"}', { status: 401 }) : collection(url, n);
   }
-  if (String(actor["@context"]).includes("litepub-0.1.jsonld")) docs[`https://${host}/schemas/litepub-0.1.jsonld`] = () => new Response(JSON.stringify(litepub), { headers: { "Content-Type": "application/ld+json" } });
+  if (String(actor["@context"]).includes("litepub-0.1.jsonld"))
+    docs[`https://${host}/schemas/litepub-0.1.jsonld`] = () =>
+      new Response(JSON.stringify(litepub), { headers: { "Content-Type": "application/ld+json" } });
   return { docs, handles: { [`${actor.preferredUsername}@${host}`]: id } };
 }

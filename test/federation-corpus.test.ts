@@ -56,7 +56,9 @@ describe("notes from other software, mentioning a local user", () => {
     const sk = await statusByUri(s, sharkey.object.id);
     expect([sk.visibility, sk.spoiler_text, sk.sensitive]).toEqual(["public", "spoilers for the show", true]);
     expect(sk.content).toContain("it was the butler");
-    expect(sk.media_attachments.map((m) => [m.type, m.remote_url, m.description])).toEqual([["image", sharkey.object.attachment[0].url, "a still from the show"]]);
+    expect(sk.media_attachments.map((m) => [m.type, m.remote_url, m.description])).toEqual([
+      ["image", sharkey.object.attachment[0].url, "a still from the show"],
+    ]);
 
     const gts = fill(gtsCreate, s.vars);
     await expectAccepted(await s.peer.send(s.actor, gts));
@@ -74,7 +76,9 @@ describe("notes from other software, mentioning a local user", () => {
     ]);
 
     // Each was a mention of the local user: four notifications, in the order they came.
-    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) => valid(NotificationSchema, x));
+    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) =>
+      valid(NotificationSchema, x),
+    );
     expect(notes.map((x: any) => [x.type, x.status.id])).toEqual([px, gt, sk, ak].map((x) => ["mention", x.id]));
   });
 });
@@ -95,8 +99,20 @@ describe("other object types, from a followed actor", () => {
     expect(page.content).toContain(`href="https://example.org/article/${s.vars.N}"`);
     expect(page.spoiler_text).toBe("");
     // Lemmy's Update(Page) by its author edits the title and the body.
-    const update = { "@context": lemmy["@context"], id: `${lemmy.id}/update`, type: "Update", actor: s.actor, to: lemmy.to, cc: lemmy.cc };
-    await expectAccepted(await s.peer.send(s.actor, { ...update, object: { ...lemmy.object, name: "A better title", content: "<p>edited</p>", updated: "2024-06-05T14:00:00Z" } }));
+    const update = {
+      "@context": lemmy["@context"],
+      id: `${lemmy.id}/update`,
+      type: "Update",
+      actor: s.actor,
+      to: lemmy.to,
+      cc: lemmy.cc,
+    };
+    await expectAccepted(
+      await s.peer.send(s.actor, {
+        ...update,
+        object: { ...lemmy.object, name: "A better title", content: "<p>edited</p>", updated: "2024-06-05T14:00:00Z" },
+      }),
+    );
     const edited = await statusByUri(s, lemmy.object.id);
     expect(edited.content).toContain(`<a href="${lemmy.object.id}">A better title</a></p><p>edited</p>`);
     expect(edited.edited_at).toBe("2024-06-05T14:00:00.000Z");
@@ -124,7 +140,9 @@ describe("other object types, from a followed actor", () => {
     const writefreely = fill(writefreelyCreate, vars);
     await expectAccepted(await s.peer.send(s.actor, writefreely));
     const article = await statusByUri(s, writefreely.object.id);
-    expect(article.content).toContain(`<a href="${writefreely.object.url}"><strong>Why I write in plain text</strong></a>`);
+    expect(article.content).toContain(
+      `<a href="${writefreely.object.url}"><strong>Why I write in plain text</strong></a>`,
+    );
     expect(article.content).toContain("Plain text lasts.");
     expect(article.tags.map((t) => t.name)).toEqual(["writing"]);
 
@@ -136,8 +154,12 @@ describe("other object types, from a followed actor", () => {
     expect(event.content).toContain("Bring your broken toaster.");
 
     // All in the follower's home; the public ones in the federated timeline.
-    const home = (await json("/api/v1/timelines/home?limit=40", { instance: A, token: s.user.token })).map((x: unknown) => valid(StatusSchema, x));
-    expect(home.map((x: Status) => x.id)).toEqual(expect.arrayContaining([page.id, thread.id, video.id, article.id, event.id]));
+    const home = (await json("/api/v1/timelines/home?limit=40", { instance: A, token: s.user.token })).map(
+      (x: unknown) => valid(StatusSchema, x),
+    );
+    expect(home.map((x: Status) => x.id)).toEqual(
+      expect.arrayContaining([page.id, thread.id, video.id, article.id, event.id]),
+    );
     // Re-delivered: nothing new.
     await expectAccepted(await s.peer.send(s.actor, { ...peertube, id: `${peertube.id}/again` }));
     expect(await q("SELECT id FROM statuses WHERE uri = ?", peertube.object.id)).toHaveLength(1);
@@ -149,7 +171,10 @@ describe("searching for a page or a video by its URL", () => {
     const s = await setup();
     const video = { "@context": peertubeCreate["@context"], ...fill(peertubeCreate, s.vars).object };
     s.peer.objects.set(video.id, video);
-    const body = await json(`/api/v2/search?q=${encodeURIComponent(video.id)}&resolve=true&type=statuses`, { instance: A, token: s.user.token });
+    const body = await json(`/api/v2/search?q=${encodeURIComponent(video.id)}&resolve=true&type=statuses`, {
+      instance: A,
+      token: s.user.token,
+    });
     expect(body.statuses).toHaveLength(1);
     const found = valid(StatusSchema, body.statuses[0]);
     expect([found.uri, found.url]).toEqual([video.id, `${s.peer.origin}/w/${s.vars.N}`]);
@@ -161,7 +186,9 @@ describe("a Lemmy community (Group) announcing its members' posts", () => {
   /** The peer's actor served as a Group (same keys), a member on the same server, and the member's post. */
   async function community(s: Setup, post: { addressed?: boolean; content?: string; publicly?: boolean } = {}) {
     const group = s.actor;
-    const person = await (await s.peer.handle(new Request(group, { headers: { Accept: "application/activity+json" } }))).json<Record<string, unknown>>();
+    const person = await (
+      await s.peer.handle(new Request(group, { headers: { Accept: "application/activity+json" } }))
+    ).json<Record<string, unknown>>();
     s.peer.objects.set(group, { ...person, type: "Group", preferredUsername: `community${s.vars.N}` });
     const author = s.peer.actor();
     const announce = fill(lemmyAnnounce, { ...s.vars, GROUP: group, AUTHOR: author });
@@ -193,14 +220,20 @@ describe("a Lemmy community (Group) announcing its members' posts", () => {
     const home = await json("/api/v1/timelines/home", { instance: A, token: s.user.token });
     expect(home.map((x: { id: string }) => x.id)).toContain(post.id);
     // Only the group's followers got it.
-    expect((await json("/api/v1/timelines/home", { instance: A, token: other.token })).map((x: { id: string }) => x.id)).not.toContain(post.id);
+    expect(
+      (await json("/api/v1/timelines/home", { instance: A, token: other.token })).map((x: { id: string }) => x.id),
+    ).not.toContain(post.id);
     // Announced again: nothing new.
     await expectAccepted(await s.peer.send(c.group, { ...c.announce, id: `${c.announce.id}/again` }));
     expect(await q("SELECT id FROM statuses WHERE uri = ?", c.page.id)).toHaveLength(1);
-    expect(await q("SELECT account_id FROM home_feed WHERE status_id = ?", post.id)).toEqual([{ account_id: s.user.id }]);
+    expect(await q("SELECT account_id FROM home_feed WHERE status_id = ?", post.id)).toEqual([
+      { account_id: s.user.id },
+    ]);
     // Unfollowing the group takes it out of home.
     await json(`/api/v1/accounts/${groupId}/unfollow`, { instance: A, token: s.user.token, method: "POST" });
-    expect((await json("/api/v1/timelines/home", { instance: A, token: s.user.token })).map((x: { id: string }) => x.id)).not.toContain(post.id);
+    expect(
+      (await json("/api/v1/timelines/home", { instance: A, token: s.user.token })).map((x: { id: string }) => x.id),
+    ).not.toContain(post.id);
   });
 
   it("drops it when nobody here follows the group, when the post is not addressed to the group or not public, and from a Person", async () => {
@@ -236,13 +269,24 @@ describe("a Lemmy community (Group) announcing its members' posts", () => {
 describe("what Starling does not process is acknowledged and dropped", () => {
   it("an unknown activity type (Mastodon's QuoteRequest), a Create of an unknown object type (BookWyrm's Review), a Create of an id that 404s", async () => {
     const s = await setup();
-    const [status] = await json("/api/v1/statuses", { instance: A, token: s.user.token, method: "POST", body: { status: "quote me" } }).then((x) => [x]);
+    const [status] = await json("/api/v1/statuses", {
+      instance: A,
+      token: s.user.token,
+      method: "POST",
+      body: { status: "quote me" },
+    }).then((x) => [x]);
     await expectAccepted(await s.peer.send(s.actor, fill(quoteRequest, { ...s.vars, TARGET_STATUS: status.uri })));
     const review = fill(bookwyrmCreate, s.vars);
     await expectAccepted(await s.peer.send(s.actor, review));
     expect(await q("SELECT id FROM statuses WHERE uri = ?", review.object.id)).toEqual([]);
     // A Create naming its object by an id that answers 404.
-    const bare = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}/statuses/${s.vars.N}/activity`, type: "Create", actor: s.actor, object: `${s.actor}/statuses/${s.vars.N}` };
+    const bare = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${s.actor}/statuses/${s.vars.N}/activity`,
+      type: "Create",
+      actor: s.actor,
+      object: `${s.actor}/statuses/${s.vars.N}`,
+    };
     await expectAccepted(await s.peer.send(s.actor, bare));
     expect(await q("SELECT id FROM statuses WHERE uri = ?", bare.object)).toEqual([]);
     expect(await json("/api/v1/notifications", { instance: A, token: s.user.token })).toEqual([]);
@@ -251,7 +295,14 @@ describe("what Starling does not process is acknowledged and dropped", () => {
   it("refuses, with a reason and before any signature work, bodies too large (413), not JSON, not an object, without an actor or nested too deep (400)", async () => {
     const s = await setup();
     const post = (body: BodyInit, headers: Record<string, string> = {}) =>
-      instanceFetch(A, new Request(`${A.origin}/inbox`, { method: "POST", headers: { "Content-Type": "application/activity+json", ...headers }, body }));
+      instanceFetch(
+        A,
+        new Request(`${A.origin}/inbox`, {
+          method: "POST",
+          headers: { "Content-Type": "application/activity+json", ...headers },
+          body,
+        }),
+      );
     const expectRefused = async (res: Response, status: number, reason: RegExp) => {
       expect(res.status).toBe(status);
       expect((await res.json<{ error: string }>()).error).toMatch(reason);
@@ -262,7 +313,8 @@ describe("what Starling does not process is acknowledged and dropped", () => {
     // Streamed without a length: counted as read.
     const stream = new ReadableStream({
       start(c) {
-        for (let i = 0; i < 12; i++) c.enqueue(new TextEncoder().encode(i === 0 ? '{"padding":"' : "y".repeat(100_000)));
+        for (let i = 0; i < 12; i++)
+          c.enqueue(new TextEncoder().encode(i === 0 ? '{"padding":"' : "y".repeat(100_000)));
         c.close();
       },
     });
@@ -286,8 +338,22 @@ describe("malformed activities from a verified sender are never a 500", () => {
     const s = await setup();
     await followPeer(s);
     const as = "https://www.w3.org/ns/activitystreams";
-    const note = (extra: Record<string, unknown>) => ({ type: "Note", id: `${s.actor}/statuses/${s.vars.N}-${Math.random().toString(36).slice(2)}`, attributedTo: s.actor, to: [`${as}#Public`], content: "<p>odd</p>", ...extra });
-    const create = (object: unknown, extra: Record<string, unknown> = {}) => ({ "@context": as, id: `${s.actor}#create-${Math.random().toString(36).slice(2)}`, type: "Create", actor: s.actor, object, ...extra });
+    const note = (extra: Record<string, unknown>) => ({
+      type: "Note",
+      id: `${s.actor}/statuses/${s.vars.N}-${Math.random().toString(36).slice(2)}`,
+      attributedTo: s.actor,
+      to: [`${as}#Public`],
+      content: "<p>odd</p>",
+      ...extra,
+    });
+    const create = (object: unknown, extra: Record<string, unknown> = {}) => ({
+      "@context": as,
+      id: `${s.actor}#create-${Math.random().toString(36).slice(2)}`,
+      type: "Create",
+      actor: s.actor,
+      object,
+      ...extra,
+    });
     const huge = note({ type: "Page", name: "t".repeat(20_000) });
     // Fedify refuses what it cannot read as ActivityStreams (an unparsable date, an id that is not a string) with
     // 400; the rest is acknowledged, stored when it makes sense, dropped otherwise.
@@ -299,12 +365,29 @@ describe("malformed activities from a verified sender are never a 500", () => {
       ["a type list", { ...create(note({})), type: ["Create", "Foo"] }, 202],
       ["content an object", create(note({ content: { nested: true } })), 202],
       ["published garbage", create(note({ published: "yesterday-ish" })), 400],
-      ["tag a string, attachment with a javascript: url", create(note({ tag: "#nope", attachment: [{ type: "Document", url: "javascript:alert(1)", mediaType: "image/png" }] })), 202],
+      [
+        "tag a string, attachment with a javascript: url",
+        create(
+          note({
+            tag: "#nope",
+            attachment: [{ type: "Document", url: "javascript:alert(1)", mediaType: "image/png" }],
+          }),
+        ),
+        202,
+      ],
       ["a Page with a huge name", create(huge), 202],
       ["an Event with a malformed start", create(note({ type: "Event", name: "e", startTime: "soon" })), 400],
       ["to a number, cc an object with a numeric id", create(note({ to: 5, cc: { id: 7 } })), 400],
-      ["an Announce of nothing", { "@context": as, id: `${s.actor}#announce`, type: "Announce", actor: s.actor, object: null }, 202],
-      ["an Undo of a string", { "@context": as, id: `${s.actor}#undo`, type: "Undo", actor: s.actor, object: "https://peer.example/nothing" }, 202],
+      [
+        "an Announce of nothing",
+        { "@context": as, id: `${s.actor}#announce`, type: "Announce", actor: s.actor, object: null },
+        202,
+      ],
+      [
+        "an Undo of a string",
+        { "@context": as, id: `${s.actor}#undo`, type: "Undo", actor: s.actor, object: "https://peer.example/nothing" },
+        202,
+      ],
       ["a Delete of nothing", { "@context": as, id: `${s.actor}#delete`, type: "Delete", actor: s.actor }, 202],
     ];
     for (const [what, activity, status] of cases) {
@@ -316,7 +399,10 @@ describe("malformed activities from a verified sender are never a 500", () => {
     expect(page.content).toContain(`>${"t".repeat(500)}</a>`);
     expect(page.content).not.toContain("t".repeat(501));
     // What was stored renders: every status of this actor is a valid Status, with no javascript: media.
-    const stored = await q<{ id: string }>("SELECT s.id FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE a.uri = ?", s.actor);
+    const stored = await q<{ id: string }>(
+      "SELECT s.id FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE a.uri = ?",
+      s.actor,
+    );
     for (const { id } of stored) {
       const st = valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
       for (const m of st.media_attachments) expect(m.url).toMatch(/^https?:/);

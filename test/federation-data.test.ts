@@ -10,8 +10,12 @@ import { AccountSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { BASE, json, post, registerUser, uniqueName, valid, type TestUser } from "./helpers";
 
-const one = async <T = any>(sql: string, ...args: unknown[]) => env.DB.prepare(sql).bind(...args).first<T>();
-const act = (u: TestUser, path: string, body?: Record<string, unknown>, method = "POST") => json(path, { method, token: u.token, body });
+const one = async <T = any>(sql: string, ...args: unknown[]) =>
+  env.DB.prepare(sql)
+    .bind(...args)
+    .first<T>();
+const act = (u: TestUser, path: string, body?: Record<string, unknown>, method = "POST") =>
+  json(path, { method, token: u.token, body });
 
 /** A remote account with the counters its server reported. */
 async function remoteAccount(counts = { followers: 0, following: 0, statuses: 0 }) {
@@ -22,13 +26,27 @@ async function remoteAccount(counts = { followers: 0, following: 0, statuses: 0 
     `INSERT INTO accounts (id, username, domain, uri, url, followers_count, following_count, statuses_count, fetched_at, created_at, updated_at)
      VALUES (?, 'far', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-    .bind(id, domain, `https://${domain}/users/far`, `https://${domain}/@far`, counts.followers, counts.following, counts.statuses, t, t, t)
+    .bind(
+      id,
+      domain,
+      `https://${domain}/users/far`,
+      `https://${domain}/@far`,
+      counts.followers,
+      counts.following,
+      counts.statuses,
+      t,
+      t,
+      t,
+    )
     .run();
   return { id, domain };
 }
 
 /** A public remote status with reported counters and the emoji its server named. */
-async function remoteStatus(author: { id: string; domain: string }, opts: { content?: string; emojis?: unknown[]; counts?: [number, number, number] } = {}) {
+async function remoteStatus(
+  author: { id: string; domain: string },
+  opts: { content?: string; emojis?: unknown[]; counts?: [number, number, number] } = {},
+) {
   const id = newId();
   const uri = `https://${author.domain}/objects/${id}`;
   const [replies, reblogs, favourites] = opts.counts ?? [0, 0, 0];
@@ -36,17 +54,37 @@ async function remoteStatus(author: { id: string; domain: string }, opts: { cont
     `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, visibility, local, emojis, replies_count, reblogs_count, favourites_count, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, 'public', 0, ?, ?, ?, ?, ?)`,
   )
-    .bind(id, uri, uri, author.id, id, `${uri}#context`, opts.content ?? "<p>remote</p>", JSON.stringify(opts.emojis ?? []), replies, reblogs, favourites, Date.now())
+    .bind(
+      id,
+      uri,
+      uri,
+      author.id,
+      id,
+      `${uri}#context`,
+      opts.content ?? "<p>remote</p>",
+      JSON.stringify(opts.emojis ?? []),
+      replies,
+      reblogs,
+      favourites,
+      Date.now(),
+    )
     .run();
   return id;
 }
 
-const actorUri = async (u: TestUser) => (await one<{ uri: string }>("SELECT uri FROM accounts WHERE id = ?", u.id))!.uri;
-const rowOf = (table: string, where: string, ...args: unknown[]) => one<{ id: string; uri: string | null }>(`SELECT id, uri FROM ${table} WHERE ${where}`, ...args);
+const actorUri = async (u: TestUser) =>
+  (await one<{ uri: string }>("SELECT uri FROM accounts WHERE id = ?", u.id))!.uri;
+const rowOf = (table: string, where: string, ...args: unknown[]) =>
+  one<{ id: string; uri: string | null }>(`SELECT id, uri FROM ${table} WHERE ${where}`, ...args);
 
 describe("activity ids", () => {
   it("every follow, request, block, favourite, reaction and reblog written through the API has its id, and keeps it", async () => {
-    const [a, b, locked, blocked] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [a, b, locked, blocked] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     const me = await actorUri(a);
     expect(me).toBe(`${BASE}/users/${a.username}`);
     const far = await remoteAccount();
@@ -63,10 +101,14 @@ describe("activity ids", () => {
     const request = (await rowOf("follow_requests", "account_id = ? AND target_account_id = ?", a.id, locked.id))!;
     expect(request.uri).toBe(`${me}#follows/${request.id}`);
     await act(a, `/api/v1/accounts/${locked.id}/follow`, { reblogs: false });
-    expect(await rowOf("follow_requests", "account_id = ? AND target_account_id = ?", a.id, locked.id)).toEqual(request);
+    expect(await rowOf("follow_requests", "account_id = ? AND target_account_id = ?", a.id, locked.id)).toEqual(
+      request,
+    );
     // Accepting turns the request into the follow it asked for: the same Follow, the same id.
     await act(locked, `/api/v1/follow_requests/${a.id}/authorize`);
-    expect((await rowOf("follows", "account_id = ? AND target_account_id = ?", a.id, locked.id))!.uri).toBe(request.uri);
+    expect((await rowOf("follows", "account_id = ? AND target_account_id = ?", a.id, locked.id))!.uri).toBe(
+      request.uri,
+    );
 
     // A remote account gets a request whose id its Accept will name.
     await act(a, `/api/v1/accounts/${far.id}/follow`);
@@ -101,7 +143,9 @@ describe("activity ids", () => {
 
     // The ids are unique: an incoming activity is matched by its id alone.
     await expect(
-      env.DB.prepare("INSERT INTO blocks (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)").bind(newId(), b.id, a.id, Date.now(), block.uri).run(),
+      env.DB.prepare("INSERT INTO blocks (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+        .bind(newId(), b.id, a.id, Date.now(), block.uri)
+        .run(),
     ).rejects.toThrow(/UNIQUE/);
   });
 
@@ -127,18 +171,31 @@ describe("custom emoji per domain", () => {
     const far = await remoteAccount();
     const remoteUrl = `https://${far.domain}/emoji/${code}.png`;
     const t = Date.now();
-    await env.DB.prepare("INSERT INTO custom_emojis (shortcode, domain, file, url, visible_in_picker, created_at) VALUES (?, NULL, ?, NULL, 1, ?), (?, ?, ?, ?, 0, ?)")
+    await env.DB.prepare(
+      "INSERT INTO custom_emojis (shortcode, domain, file, url, visible_in_picker, created_at) VALUES (?, NULL, ?, NULL, 1, ?), (?, ?, ?, ?, 0, ?)",
+    )
       .bind(code, `emoji/${code}.png`, t, code, far.domain, remoteUrl, remoteUrl, t)
       .run();
     // One emoji per (shortcode, domain), the local one included.
-    await expect(env.DB.prepare("INSERT INTO custom_emojis (shortcode, file, created_at) VALUES (?, 'x.png', ?)").bind(code, t).run()).rejects.toThrow(/UNIQUE/);
     await expect(
-      env.DB.prepare("INSERT INTO custom_emojis (shortcode, domain, file, created_at) VALUES (?, ?, 'x.png', ?)").bind(code, far.domain, t).run(),
+      env.DB.prepare("INSERT INTO custom_emojis (shortcode, file, created_at) VALUES (?, 'x.png', ?)")
+        .bind(code, t)
+        .run(),
+    ).rejects.toThrow(/UNIQUE/);
+    await expect(
+      env.DB.prepare("INSERT INTO custom_emojis (shortcode, domain, file, created_at) VALUES (?, ?, 'x.png', ?)")
+        .bind(code, far.domain, t)
+        .run(),
     ).rejects.toThrow(/UNIQUE/);
 
     const a = await registerUser();
     const mine = valid(StatusSchema, await post(a, { status: `local :${code}:` }));
-    const localEmoji = { shortcode: code, url: `${BASE}/media/emoji/${code}.png`, static_url: `${BASE}/media/emoji/${code}.png`, visible_in_picker: true };
+    const localEmoji = {
+      shortcode: code,
+      url: `${BASE}/media/emoji/${code}.png`,
+      static_url: `${BASE}/media/emoji/${code}.png`,
+      visible_in_picker: true,
+    };
     expect(mine.emojis).toEqual([localEmoji]);
     // Stored with the status: read back, it renders the same.
     expect(valid(StatusSchema, await json(`/api/v1/statuses/${mine.id}`)).emojis).toEqual([localEmoji]);
@@ -148,7 +205,9 @@ describe("custom emoji per domain", () => {
       emojis: [{ shortcode: code, domain: far.domain, file: remoteUrl, visible_in_picker: false }],
     });
     const shown = valid(StatusSchema, await json(`/api/v1/statuses/${theirs}`, { token: a.token }));
-    expect(shown.emojis).toEqual([{ shortcode: code, url: remoteUrl, static_url: remoteUrl, visible_in_picker: false }]);
+    expect(shown.emojis).toEqual([
+      { shortcode: code, url: remoteUrl, static_url: remoteUrl, visible_in_picker: false },
+    ]);
     // A remote status whose server named no emoji never borrows ours by shortcode.
     const bare = await remoteStatus(far, { content: `<p>remote :${code}:</p>` });
     expect(valid(StatusSchema, await json(`/api/v1/statuses/${bare}`)).emojis).toEqual([]);
@@ -158,7 +217,9 @@ describe("custom emoji per domain", () => {
 
     // Reactions take this instance's emoji.
     const reacted = await act(a, `/api/v1/pleroma/statuses/${theirs}/reactions/:${code}:`, undefined, "PUT");
-    expect(reacted.pleroma.emoji_reactions).toEqual([{ name: code, count: 1, me: true, url: localEmoji.url, account_ids: [a.id] }]);
+    expect(reacted.pleroma.emoji_reactions).toEqual([
+      { name: code, count: 1, me: true, url: localEmoji.url, account_ids: [a.id] },
+    ]);
   });
 
   it("an emoji only another server has is not this instance's: not rendered in a local post, not a reaction", async () => {
@@ -180,7 +241,9 @@ describe("remote counters", () => {
     const theirs = await remoteStatus(far, { counts: [7, 8, 9] });
     const [a, b] = [await registerUser(), await registerUser()];
     // An accepted remote follow of `a` (as an Accept would leave it): counted on the local side.
-    await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+    await env.DB.prepare(
+      "INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)",
+    )
       .bind(newId(), far.id, a.id, Date.now(), `https://${far.domain}/follows/${newId()}`)
       .run();
 
@@ -202,7 +265,11 @@ describe("remote counters", () => {
       reblogged: true,
     });
     // The local side: following b (the remote follow waits for its Accept), followed by b and the remote follower.
-    expect(valid(AccountSchema, await json(`/api/v1/accounts/${a.id}`))).toMatchObject({ followers_count: 2, following_count: 1, statuses_count: 1 });
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${a.id}`))).toMatchObject({
+      followers_count: 2,
+      following_count: 1,
+      statuses_count: 1,
+    });
 
     // Undoing, unfollowing, blocking and a domain block recount the local side only.
     await act(a, `/api/v1/statuses/${theirs}/unfavourite`);
@@ -213,31 +280,53 @@ describe("remote counters", () => {
     await act(a, `/api/v1/accounts/${far.id}/unblock`);
     await act(a, "/api/v1/domain_blocks", { domain: far.domain });
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${far.id}`))).toMatchObject(reported);
-    expect(await json(`/api/v1/statuses/${theirs}`, { token: b.token })).toMatchObject({ replies_count: 7, reblogs_count: 8, favourites_count: 9 });
-    expect(valid(AccountSchema, await json(`/api/v1/accounts/${a.id}`))).toMatchObject({ followers_count: 1, following_count: 1, statuses_count: 0 });
+    expect(await json(`/api/v1/statuses/${theirs}`, { token: b.token })).toMatchObject({
+      replies_count: 7,
+      reblogs_count: 8,
+      favourites_count: 9,
+    });
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${a.id}`))).toMatchObject({
+      followers_count: 1,
+      following_count: 1,
+      statuses_count: 0,
+    });
 
     // Local statuses are still counted from the rows.
     const s = await post(b, { status: "count me" });
     await act(a, `/api/v1/statuses/${s.id}/favourite`);
     await act(a, `/api/v1/statuses/${s.id}/reblog`);
     await post(a, { status: "reply", in_reply_to_id: s.id });
-    expect(await json(`/api/v1/statuses/${s.id}`)).toMatchObject({ replies_count: 1, reblogs_count: 1, favourites_count: 1 });
-    expect(await json(`/api/v1/accounts/${b.id}`)).toMatchObject({ followers_count: 1, following_count: 1, statuses_count: 1 });
+    expect(await json(`/api/v1/statuses/${s.id}`)).toMatchObject({
+      replies_count: 1,
+      reblogs_count: 1,
+      favourites_count: 1,
+    });
+    expect(await json(`/api/v1/accounts/${b.id}`)).toMatchObject({
+      followers_count: 1,
+      following_count: 1,
+      statuses_count: 1,
+    });
   });
 });
 
 describe("instances and fetched_at", () => {
   it("keeps one row per server with delivery state, and fetched_at only for fetched accounts", async () => {
     const domain = `${uniqueName("i")}.example`;
-    await env.DB.prepare("INSERT INTO instances (domain, shared_inbox, software_name, software_version, created_at) VALUES (?, ?, 'mastodon', '4.3.0', ?)")
+    await env.DB.prepare(
+      "INSERT INTO instances (domain, shared_inbox, software_name, software_version, created_at) VALUES (?, ?, 'mastodon', '4.3.0', ?)",
+    )
       .bind(domain, `https://${domain}/inbox`, Date.now())
       .run();
-    expect(await one("SELECT failure_count, last_failure_at, last_success_at FROM instances WHERE domain = ?", domain)).toEqual({
+    expect(
+      await one("SELECT failure_count, last_failure_at, last_success_at FROM instances WHERE domain = ?", domain),
+    ).toEqual({
       failure_count: 0,
       last_failure_at: null,
       last_success_at: null,
     });
-    await expect(env.DB.prepare("INSERT INTO instances (domain, created_at) VALUES (?, ?)").bind(domain, Date.now()).run()).rejects.toThrow(/UNIQUE/);
+    await expect(
+      env.DB.prepare("INSERT INTO instances (domain, created_at) VALUES (?, ?)").bind(domain, Date.now()).run(),
+    ).rejects.toThrow(/UNIQUE/);
     const a = await registerUser();
     expect((await one("SELECT fetched_at FROM accounts WHERE id = ?", a.id))!.fetched_at).toBeNull();
     const far = await remoteAccount();

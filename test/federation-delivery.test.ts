@@ -11,7 +11,15 @@ import worker from "../src/index";
 import { A, routeFetch, type Routed } from "./instances";
 import { call, json, uniqueName, valid, type TestUser, registerUser } from "./helpers";
 import { countingD1 } from "./d1-counter";
-import { deliverHost, deliveryWake, drainFederation, GIVE_UP_MS, PROBE_EVERY_MS, sweepFederation, UNREACHABLE_AFTER_MS } from "../src/federation/delivery";
+import {
+  deliverHost,
+  deliveryWake,
+  drainFederation,
+  GIVE_UP_MS,
+  PROBE_EVERY_MS,
+  sweepFederation,
+  UNREACHABLE_AFTER_MS,
+} from "../src/federation/delivery";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";
@@ -74,7 +82,17 @@ async function remote(domain: string, opts: { shared?: boolean; name?: string } 
   await env.DB.prepare(
     "INSERT INTO accounts (id, username, domain, uri, url, inbox_url, shared_inbox_url, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   )
-    .bind(id, name, domain, `https://${domain}/users/${name}`, `https://${domain}/@${name}`, `https://${domain}/users/${name}/inbox`, opts.shared === false ? null : `https://${domain}/inbox`, t, t)
+    .bind(
+      id,
+      name,
+      domain,
+      `https://${domain}/users/${name}`,
+      `https://${domain}/@${name}`,
+      `https://${domain}/users/${name}/inbox`,
+      opts.shared === false ? null : `https://${domain}/inbox`,
+      t,
+      t,
+    )
     .run();
   return { id, name, domain, uri: `https://${domain}/users/${name}`, inbox: `https://${domain}/users/${name}/inbox` };
 }
@@ -82,12 +100,15 @@ async function remote(domain: string, opts: { shared?: boolean; name?: string } 
 /** `follower` follows `target` (an accepted follow row, as the inbox will write it). */
 async function follows(followerId: string, targetId: string) {
   const id = newId();
-  await env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)",
+  )
     .bind(id, followerId, targetId, Date.now(), `https://x.test/follows/${id}`)
     .run();
 }
 
-const postA = (user: TestUser, body: Record<string, unknown>) => call("/api/v1/statuses", { instance: A, token: user.token, body });
+const postA = (user: TestUser, body: Record<string, unknown>) =>
+  call("/api/v1/statuses", { instance: A, token: user.token, body });
 
 async function statusOf(res: Response) {
   expect(res.status).toBe(200);
@@ -106,7 +127,8 @@ async function withFollowers() {
 }
 
 const inboxes = () => received.map((r) => r.url).sort();
-const outboxRows = async (accountId: string) => (await env.DB.prepare("SELECT * FROM federation_outbox WHERE account_id = ?").bind(accountId).all()).results;
+const outboxRows = async (accountId: string) =>
+  (await env.DB.prepare("SELECT * FROM federation_outbox WHERE account_id = ?").bind(accountId).all()).results;
 
 describe("statuses go to exactly their audience", () => {
   it("public: each follower host once (shared inbox), mentioned accounts too; the Create is the status", async () => {
@@ -126,8 +148,15 @@ describe("statuses go to exactly their audience", () => {
     expect(doc.object.cc).toEqual(expect.arrayContaining([`${A.origin}/users/${me.username}/followers`, m.uri]));
     for (const r of received) expect(r.req.headers.get("content-type")).toBe("application/activity+json");
     // Delivered rows are gone; the host's success is recorded.
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host IN (?, ?)").bind(h1, h2).first())!.n).toBe(0);
-    expect((await env.DB.prepare("SELECT * FROM instances WHERE domain = ?").bind(h1).first())).toMatchObject({ failure_count: 0, failing_since: null });
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host IN (?, ?)")
+        .bind(h1, h2)
+        .first())!.n,
+    ).toBe(0);
+    expect(await env.DB.prepare("SELECT * FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({
+      failure_count: 0,
+      failing_since: null,
+    });
   });
 
   it("unlisted and private go to followers (and the addressed); direct only to the mentioned; local-only nowhere", async () => {
@@ -164,8 +193,18 @@ describe("statuses go to exactly their audience", () => {
     const { me, h1 } = await withFollowers();
     const member = await remote(host());
     await follows(me.id, member.id);
-    const list = (await (await call("/api/v1/lists", { instance: A, token: me.token, body: { title: "l" } })).json()) as { id: string };
-    expect((await call(`/api/v1/lists/${list.id}/accounts`, { instance: A, token: me.token, body: { account_ids: [member.id] } })).status).toBe(200);
+    const list = (await (
+      await call("/api/v1/lists", { instance: A, token: me.token, body: { title: "l" } })
+    ).json()) as { id: string };
+    expect(
+      (
+        await call(`/api/v1/lists/${list.id}/accounts`, {
+          instance: A,
+          token: me.token,
+          body: { account_ids: [member.id] },
+        })
+      ).status,
+    ).toBe(200);
     await statusOf(await postA(me, { status: "for the list", visibility: `list:${list.id}` }));
     await drainFederation(A.bindings);
     expect(inboxes()).toEqual([`https://${member.domain}/inbox`]);
@@ -176,7 +215,9 @@ describe("statuses go to exactly their audience", () => {
   it("an island writes nothing: no remote follower, no remote addressee, no outbox row", async () => {
     const me = await registerUser({ instance: A });
     const fan = await registerUser({ instance: A });
-    expect((await call(`/api/v1/accounts/${me.id}/follow`, { instance: A, token: fan.token, method: "POST" })).status).toBe(200);
+    expect(
+      (await call(`/api/v1/accounts/${me.id}/follow`, { instance: A, token: fan.token, method: "POST" })).status,
+    ).toBe(200);
     await statusOf(await postA(me, { status: "just us" }));
     expect(await outboxRows(me.id)).toEqual([]);
   });
@@ -184,7 +225,9 @@ describe("statuses go to exactly their audience", () => {
   it("a host the author blocked gets nothing", async () => {
     const { me, h1, h2, f3 } = await withFollowers();
     // Written straight in: blocking through the API also removes that host's followers.
-    await env.DB.prepare("INSERT INTO domain_blocks (id, account_id, domain, created_at) VALUES (?, ?, ?, ?)").bind(newId(), me.id, h1, Date.now()).run();
+    await env.DB.prepare("INSERT INTO domain_blocks (id, account_id, domain, created_at) VALUES (?, ?, ?, ?)")
+      .bind(newId(), me.id, h1, Date.now())
+      .run();
     await statusOf(await postA(me, { status: "not for h1" }));
     await drainFederation(A.bindings);
     expect(inboxes()).toEqual([f3.inbox]);
@@ -199,11 +242,20 @@ describe("statuses go to exactly their audience", () => {
     const ctx = await federationContext(A.bindings, A.origin);
     for (const r of received) {
       expect(r.req.headers.get("signature")).toContain(`keyId="${A.origin}/users/${me.username}#main-key"`);
-      const key = await verifyRequest(r.req.clone(), { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader });
+      const key = await verifyRequest(r.req.clone(), {
+        documentLoader: ctx.documentLoader,
+        contextLoader: ctx.contextLoader,
+      });
       expect(key?.ownerId?.href).toBe(`${A.origin}/users/${me.username}`);
       // A tampered body does not verify.
-      const forged = new Request(r.req.url, { method: "POST", headers: r.req.headers, body: JSON.stringify({ ...r.body, id: "https://evil.test/x" }) });
-      expect(await verifyRequest(forged, { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader })).toBeNull();
+      const forged = new Request(r.req.url, {
+        method: "POST",
+        headers: r.req.headers,
+        body: JSON.stringify({ ...r.body, id: "https://evil.test/x" }),
+      });
+      expect(
+        await verifyRequest(forged, { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader }),
+      ).toBeNull();
     }
   });
 });
@@ -214,7 +266,9 @@ describe("deletes", () => {
     const s = await statusOf(await postA(me, { status: "soon gone" }));
     await drainFederation(A.bindings);
     received = [];
-    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(200);
+    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(
+      200,
+    );
     expect(woken.at(-1)).toContain(h1);
     await drainFederation(A.bindings);
     expect(inboxes()).toEqual([`https://${h1}/inbox`, f3.inbox].sort());
@@ -241,7 +295,9 @@ describe("deletes", () => {
   it("deleting a local-only status sends nothing", async () => {
     const { me } = await withFollowers();
     const s = await statusOf(await postA(me, { status: "stays here", visibility: "local" }));
-    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(200);
+    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(
+      200,
+    );
     expect(await outboxRows(me.id)).toEqual([]);
   });
 });
@@ -256,7 +312,9 @@ describe("follows", () => {
     expect(received.map((x) => x.url)).toEqual([r.inbox]);
     const follow = received[0]!.body;
     expect(follow).toMatchObject({ type: "Follow", actor: `${A.origin}/users/${me.username}`, object: r.uri });
-    const row = await env.DB.prepare("SELECT uri FROM follow_requests WHERE account_id = ? AND target_account_id = ?").bind(me.id, r.id).first<{ uri: string }>();
+    const row = await env.DB.prepare("SELECT uri FROM follow_requests WHERE account_id = ? AND target_account_id = ?")
+      .bind(me.id, r.id)
+      .first<{ uri: string }>();
     expect(follow.id).toBe(row!.uri);
     // A repeated follow sends nothing new.
     received = [];
@@ -264,7 +322,9 @@ describe("follows", () => {
     await drainFederation(A.bindings);
     expect(received).toEqual([]);
 
-    expect((await call(`/api/v1/accounts/${r.id}/unfollow`, { instance: A, token: me.token, method: "POST" })).status).toBe(200);
+    expect(
+      (await call(`/api/v1/accounts/${r.id}/unfollow`, { instance: A, token: me.token, method: "POST" })).status,
+    ).toBe(200);
     await drainFederation(A.bindings);
     expect(received.map((x) => x.body.type)).toEqual(["Undo"]);
     expect(received[0]!.body.object).toMatchObject({ type: "Follow", id: follow.id, object: r.uri });
@@ -279,16 +339,28 @@ describe("follows", () => {
     const me = await registerUser({ instance: A });
     const [r1, r2] = [await remote(host()), await remote(host())];
     for (const r of [r1, r2]) {
-      await env.DB.prepare("INSERT INTO follow_requests (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+      await env.DB.prepare(
+        "INSERT INTO follow_requests (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)",
+      )
         .bind(newId(), r.id, me.id, Date.now(), `${r.uri}/follows/1`)
         .run();
     }
-    expect((await call(`/api/v1/follow_requests/${r1.id}/authorize`, { instance: A, token: me.token, method: "POST" })).status).toBe(200);
-    expect((await call(`/api/v1/follow_requests/${r2.id}/reject`, { instance: A, token: me.token, method: "POST" })).status).toBe(200);
+    expect(
+      (await call(`/api/v1/follow_requests/${r1.id}/authorize`, { instance: A, token: me.token, method: "POST" }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call(`/api/v1/follow_requests/${r2.id}/reject`, { instance: A, token: me.token, method: "POST" })).status,
+    ).toBe(200);
     await drainFederation(A.bindings);
     const byType = Object.fromEntries(received.map((x) => [x.body.type, x]));
     expect(byType.Accept!.url).toBe(r1.inbox);
-    expect(byType.Accept!.body.object).toMatchObject({ type: "Follow", id: `${r1.uri}/follows/1`, actor: r1.uri, object: `${A.origin}/users/${me.username}` });
+    expect(byType.Accept!.body.object).toMatchObject({
+      type: "Follow",
+      id: `${r1.uri}/follows/1`,
+      actor: r1.uri,
+      object: `${A.origin}/users/${me.username}`,
+    });
     expect(byType.Reject!.url).toBe(r2.inbox);
     expect(byType.Reject!.body.object.id).toBe(`${r2.uri}/follows/1`);
   });
@@ -302,11 +374,14 @@ describe("retries", () => {
     const t = Date.now();
     await drainFederation(A.bindings, t);
     expect(received.length).toBe(2);
-    const rows = async (h: string) => (await env.DB.prepare("SELECT * FROM federation_deliveries WHERE host = ?").bind(h).all<any>()).results;
+    const rows = async (h: string) =>
+      (await env.DB.prepare("SELECT * FROM federation_deliveries WHERE host = ?").bind(h).all<any>()).results;
     expect(await rows(h2)).toEqual([]);
     const [kept] = await rows(h1);
     expect(kept).toMatchObject({ attempts: 1, next_at: t + 30_000 });
-    expect(await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failure_count: 1, failing_since: null });
+    expect(
+      await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first(),
+    ).toMatchObject({ failure_count: 1, failing_since: null });
     // Not due yet: nothing is sent.
     received = [];
     await drainFederation(A.bindings, t + 29_000);
@@ -318,12 +393,16 @@ describe("retries", () => {
     // Two days on, the next failure gives up: the row is dropped and the host marked failing.
     await drainFederation(A.bindings, kept.created_at + GIVE_UP_MS);
     expect(await rows(h1)).toEqual([]);
-    expect(await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failing_since: kept.created_at + GIVE_UP_MS });
+    expect(await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject(
+      { failing_since: kept.created_at + GIVE_UP_MS },
+    );
     // A later success clears it (the host, failing for days, is probed 6 h after its last failure).
     answer = () => 202;
     await statusOf(await postA(me, { status: "back" }));
     await drainFederation(A.bindings, Date.now() + GIVE_UP_MS + PROBE_EVERY_MS);
-    expect(await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first()).toMatchObject({ failure_count: 0, failing_since: null });
+    expect(
+      await env.DB.prepare("SELECT failure_count, failing_since FROM instances WHERE domain = ?").bind(h1).first(),
+    ).toMatchObject({ failure_count: 0, failing_since: null });
   });
 
   it("a later activity waits for an earlier one of the same actor to the same host: a Delete never overtakes its Create", async () => {
@@ -333,7 +412,9 @@ describe("retries", () => {
     const s = await statusOf(await postA(me, { status: "soon gone" }));
     const t = Date.now();
     await drainFederation(A.bindings, t);
-    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(200);
+    expect((await call(`/api/v1/statuses/${s.id}`, { instance: A, token: me.token, method: "DELETE" })).status).toBe(
+      200,
+    );
     received = [];
     // The Delete is due at once, but h1 still owes the Create: only h2 (which had it) gets the Delete now.
     await drainFederation(A.bindings, t + 1_000);
@@ -352,7 +433,8 @@ describe("retries", () => {
     answer = (h) => (h === h1 ? 401 : 202);
     await statusOf(await postA(me, { status: "who are you" }));
     await drainFederation(A.bindings, Date.now());
-    const kept = (await env.DB.prepare("SELECT attempts FROM federation_deliveries WHERE host = ?").bind(h1).all()).results;
+    const kept = (await env.DB.prepare("SELECT attempts FROM federation_deliveries WHERE host = ?").bind(h1).all())
+      .results;
     expect(kept).toEqual([{ attempts: 1 }]);
     expect(received[0]!.req.headers.get("user-agent")).toBe("Starling/0.1.0 (+https://a.example/)");
     // Once the receiver knows the key, the retry is delivered (and nothing is left for later tests' drains).
@@ -360,7 +442,9 @@ describe("retries", () => {
     received = [];
     await drainFederation(A.bindings, Date.now() + 30_000);
     expect(received.map((r) => r.host)).toEqual([h1]);
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first())!.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first())!.n,
+    ).toBe(0);
   });
 
   it("a recovered 5xx is delivered on the retry", async () => {
@@ -374,7 +458,9 @@ describe("retries", () => {
     received = [];
     await drainFederation(A.bindings, t + 30_000);
     expect(received.map((r) => r.url)).toEqual([`https://${h1}/inbox`]);
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first())!.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first())!.n,
+    ).toBe(0);
   });
 
   it("a host failing for over a day is only probed, one delivery every 6 h, without holding other hosts; a success lets the rest through", async () => {
@@ -385,9 +471,17 @@ describe("retries", () => {
     await statusOf(await postA(me, { status: "first" }));
     const t = Date.now();
     await drainFederation(A.bindings, t);
-    const instance = () => env.DB.prepare("SELECT unreachable_since, last_failure_at FROM instances WHERE domain = ?").bind(h1).first();
+    const instance = () =>
+      env.DB.prepare("SELECT unreachable_since, last_failure_at FROM instances WHERE domain = ?").bind(h1).first();
     expect(await instance()).toMatchObject({ unreachable_since: t, last_failure_at: t });
-    const rows = async (h: string) => (await env.DB.prepare("SELECT attempts, last_attempt_at, last_error FROM federation_deliveries WHERE host = ? ORDER BY outbox_id").bind(h).all<any>()).results;
+    const rows = async (h: string) =>
+      (
+        await env.DB.prepare(
+          "SELECT attempts, last_attempt_at, last_error FROM federation_deliveries WHERE host = ? ORDER BY outbox_id",
+        )
+          .bind(h)
+          .all<any>()
+      ).results;
     expect(await rows(h1)).toEqual([{ attempts: 1, last_attempt_at: t, last_error: "HTTP 503" }]);
 
     // A day later, still down, with a second post waiting: one probe (the oldest) goes to h1; h2 gets its post.
@@ -402,9 +496,14 @@ describe("retries", () => {
     received = [];
     await drainFederation(A.bindings, day + 3600_000);
     expect(received).toEqual([]);
-    expect(await deliverHost(A.bindings, h1, day + 3600_000)).toEqual({ delivered: 0, attempted: 0, next: day + PROBE_EVERY_MS });
+    expect(await deliverHost(A.bindings, h1, day + 3600_000)).toEqual({
+      delivered: 0,
+      attempted: 0,
+      next: day + PROBE_EVERY_MS,
+    });
     // Anyone may read the queue's health: these two deliveries are retrying or waiting.
-    const stats = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck", { instance: A })).job_queue_stats.federation as Record<string, number>;
+    const stats = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck", { instance: A })).job_queue_stats
+      .federation as Record<string, number>;
     expect(stats.retrying_deliveries).toBeGreaterThanOrEqual(1);
     // The probe 6 h on succeeds: the waiting post follows at once, and the host is reachable again.
     down = false;
@@ -421,7 +520,10 @@ describe("retries", () => {
     const t = Date.now();
     await drainFederation(A.bindings, t);
     await statusOf(await postA(me, { status: "two" }));
-    const count = async () => (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(h1).first<{ n: number }>())!.n;
+    const count = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?")
+        .bind(h1)
+        .first<{ n: number }>())!.n;
     // A day on: still kept (waiting for probes).
     await sweepFederation(A.bindings, t + UNREACHABLE_AFTER_MS + 1000);
     expect(await count()).toBe(2);
@@ -430,8 +532,16 @@ describe("retries", () => {
     await sweepFederation(A.bindings, Date.now() + GIVE_UP_MS + 1000);
     expect(await count()).toBe(0);
     expect(received).toEqual([]);
-    expect((await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?").bind(h1).first<{ failing_since: number | null }>())!.failing_since).not.toBeNull();
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM instances WHERE domain = ? AND failing_since IS NOT NULL").bind(h2).first()).toEqual({ n: 0 });
+    expect(
+      (await env.DB.prepare("SELECT failing_since FROM instances WHERE domain = ?")
+        .bind(h1)
+        .first<{ failing_since: number | null }>())!.failing_since,
+    ).not.toBeNull();
+    expect(
+      await env.DB.prepare("SELECT count(*) AS n FROM instances WHERE domain = ? AND failing_since IS NOT NULL")
+        .bind(h2)
+        .first(),
+    ).toEqual({ n: 0 });
     // h2's second post is still there for its own delivery (and nothing is left for later tests' drains).
     await drainFederation(A.bindings, Date.now());
     expect(received.map((r) => r.host)).toEqual([h2]);
@@ -449,7 +559,11 @@ describe("kicks", () => {
     await runScheduled(A.bindings, at + 1000);
     expect(woken.flat()).toContain(h1);
     await drainFederation(A.bindings, at + 1000);
-    expect(received.filter((r) => r.body.type === "Create" && r.body.object.content.includes("later, to everyone")).map((r) => r.host)).toContain(h1);
+    expect(
+      received
+        .filter((r) => r.body.type === "Create" && r.body.object.content.includes("later, to everyone"))
+        .map((r) => r.host),
+    ).toContain(h1);
   });
 
   it("a host's delivery object, woken, delivers from its alarm with the Worker's own bindings", async () => {
@@ -459,7 +573,9 @@ describe("kicks", () => {
     const oid = newId();
     const marker = `https://a.example/objects/${oid}`;
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, ?, ?, ?, ?, ?)").bind(
+      env.DB.prepare(
+        "INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, ?, ?, ?, ?, ?)",
+      ).bind(
         oid,
         me.id,
         JSON.stringify({ type: "Create", statusId: oid }),
@@ -467,30 +583,43 @@ describe("kicks", () => {
         t,
         t,
       ),
-      env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)").bind(
-        `${oid}-1`,
-        oid,
-        PUBLIC_IP,
-        `https://${PUBLIC_IP}/inbox`,
-        t,
-        t,
-      ),
+      env.DB.prepare(
+        "INSERT INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
+      ).bind(`${oid}-1`, oid, PUBLIC_IP, `https://${PUBLIC_IP}/inbox`, t, t),
     ]);
     await realWake(env as never, [PUBLIC_IP]);
     await runDurableObjectAlarm(env.DELIVERY.get(env.DELIVERY.idFromName(PUBLIC_IP)));
     await vi.waitUntil(() => received.some((r) => r.body.id === marker), { timeout: 5000 });
-    expect(received.find((r) => r.body.id === marker)!.req.headers.get("signature")).toContain(`keyId="${A.origin}/users/${me.username}#main-key"`);
-    await vi.waitUntil(async () => (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE outbox_id = ?").bind(oid).first<{ n: number }>())!.n === 0, { timeout: 5000 });
+    expect(received.find((r) => r.body.id === marker)!.req.headers.get("signature")).toContain(
+      `keyId="${A.origin}/users/${me.username}#main-key"`,
+    );
+    await vi.waitUntil(
+      async () =>
+        (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE outbox_id = ?")
+          .bind(oid)
+          .first<{ n: number }>())!.n === 0,
+      { timeout: 5000 },
+    );
   });
 
   it("the cron sweep expands a row nobody kicked and wakes its host", async () => {
     const me = await registerUser({ instance: A });
     const r = await remote(host());
     const t = Date.now();
-    await D().$client.batch([outboxWrite(D(), me.id, { type: "Follow", uri: `${A.origin}/users/${me.username}#follows/x${t}`, targetId: r.id }, t)]);
+    await D().$client.batch([
+      outboxWrite(
+        D(),
+        me.id,
+        { type: "Follow", uri: `${A.origin}/users/${me.username}#follows/x${t}`, targetId: r.id },
+        t,
+      ),
+    ]);
     await runScheduled(A.bindings, t);
     expect(woken.flat()).toContain(r.domain);
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(r.domain).first())!.n).toBe(1);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = ?").bind(r.domain).first())!
+        .n,
+    ).toBe(1);
     await drainFederation(A.bindings);
     expect(received.map((x) => x.body.type)).toEqual(["Follow"]);
   });
@@ -501,7 +630,11 @@ describe("kicks", () => {
     // The response: nothing sent, the hosts woken only after it (waitUntil).
     const ctx = createExecutionContext();
     const res = await worker.fetch(
-      new Request(`${A.origin}/api/v1/statuses`, { method: "POST", headers: { Authorization: `Bearer ${me.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ status: "fast" }) }),
+      new Request(`${A.origin}/api/v1/statuses`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${me.token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ status: "fast" }),
+      }),
       A.bindings,
       ctx,
     );
@@ -513,7 +646,11 @@ describe("kicks", () => {
     // Round trips of the request itself (DOMAIN unset: the kick after it builds nothing and reads nothing).
     const trips = async (user: TestUser) => {
       const counter = countingD1(env.DB);
-      const r = await call("/api/v1/statuses", { token: user.token, body: { status: "count" }, vars: { ...A.bindings, DOMAIN: "", DB: counter.db } as never });
+      const r = await call("/api/v1/statuses", {
+        token: user.token,
+        body: { status: "count" },
+        vars: { ...A.bindings, DOMAIN: "", DB: counter.db } as never,
+      });
       expect(r.status).toBe(200);
       return counter.count();
     };
@@ -529,7 +666,11 @@ describe("kicks", () => {
       const counter = countingD1(env.DB);
       const ctx = createExecutionContext();
       const res = await worker.fetch(
-        new Request(`${A.origin}/api/v1/statuses`, { method: "POST", headers: { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ status: "kick?", visibility }) }),
+        new Request(`${A.origin}/api/v1/statuses`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ status: "kick?", visibility }),
+        }),
         { ...A.bindings, DB: counter.db },
         ctx,
       );
@@ -549,12 +690,18 @@ describe("a poll's final tallies (issue 30: the gate agrees with the expansion)"
   it("reach a remote account that only reblogged the poll: the outbox row is written and delivered to it", async () => {
     const me = await registerUser({ instance: A });
     const booster = await remote(host());
-    const s = await statusOf(await postA(me, { status: "vote", visibility: "public", poll: { options: ["a", "b"], expires_in: 3600 } }));
+    const s = await statusOf(
+      await postA(me, { status: "vote", visibility: "public", poll: { options: ["a", "b"], expires_in: 3600 } }),
+    );
     // The remote reblog, as the inbox stores an Announce.
-    await env.DB.prepare("INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, reblog_of_id, created_at) VALUES (?1, ?2, ?2, ?3, ?1, 'ctx', '', '', 'public', 0, ?4, ?5)")
+    await env.DB.prepare(
+      "INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, reblog_of_id, created_at) VALUES (?1, ?2, ?2, ?3, ?1, 'ctx', '', '', 'public', 0, ?4, ?5)",
+    )
       .bind(newId(), `${booster.uri}/statuses/boost`, booster.id, s.id, Date.now())
       .run();
-    await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?").bind(Date.now() - 1000, s.poll!.id).run();
+    await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1000, s.poll!.id)
+      .run();
     expect(await closeEndedPolls(D(), Date.now())).toBe(1);
     const kinds = (await outboxRows(me.id)).map((o: any) => JSON.parse(o.activity).type);
     expect(kinds).toContain("UpdatePoll");
@@ -572,7 +719,9 @@ describe("federation policies hold for hosts on any port (issue 30)", () => {
     const onPort = await remote(`${name}:8443`);
     const plain = await remote(host());
     for (const f of [onPort, plain]) await follows(f.id, me.id);
-    await env.DB.prepare("INSERT INTO federation_policies (domain, policy, created_at) VALUES (?, 'reject', ?)").bind(name, Date.now()).run();
+    await env.DB.prepare("INSERT INTO federation_policies (domain, policy, created_at) VALUES (?, 'reject', ?)")
+      .bind(name, Date.now())
+      .run();
     try {
       await statusOf(await postA(me, { status: "not for them", visibility: "public" }));
       await drainFederation(A.bindings);
@@ -591,7 +740,11 @@ describe("every action that writes outbox rows wakes delivery at once (issue 30)
       const counter = countingD1(env.DB);
       const ctx = createExecutionContext();
       const res = await worker.fetch(
-        new Request(`${A.origin}${path}`, { method: "POST", headers: { Authorization: `Bearer ${me.token}`, "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+        new Request(`${A.origin}${path}`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${me.token}`, "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        }),
         { ...A.bindings, DB: counter.db },
         ctx,
       );
@@ -629,9 +782,16 @@ describe("the public collection, named in full", () => {
       expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBe(200);
       return res.json() as Promise<any>;
     };
-    const pub = await act("/api/v1/statuses", { status: `public @${other.name}@${other.domain}`, visibility: "public" });
+    const pub = await act("/api/v1/statuses", {
+      status: `public @${other.name}@${other.domain}`,
+      visibility: "public",
+    });
     const unlisted = await act("/api/v1/statuses", { status: "unlisted", visibility: "unlisted" });
-    await act("/api/v1/statuses", { status: "a poll", visibility: "public", poll: { options: ["a", "b"], expires_in: 3600 } });
+    await act("/api/v1/statuses", {
+      status: "a poll",
+      visibility: "public",
+      poll: { options: ["a", "b"], expires_in: 3600 },
+    });
     await act(`/api/v1/statuses/${pub.id}/pin`);
     await act(`/api/v1/statuses/${pub.id}/unpin`);
     await act(`/api/v1/statuses/${unlisted.id}/reblog`);
@@ -653,7 +813,9 @@ describe("the public collection, named in full", () => {
     // Follow requests from two remote accounts: one authorized (Accept), one rejected (Reject).
     const [asker1, asker2] = [await remote(host()), await remote(host())];
     for (const r of [asker1, asker2]) {
-      await env.DB.prepare("INSERT INTO follow_requests (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)")
+      await env.DB.prepare(
+        "INSERT INTO follow_requests (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)",
+      )
         .bind(newId(), r.id, me.id, Date.now(), `${r.uri}/follows/1`)
         .run();
     }
@@ -662,7 +824,28 @@ describe("the public collection, named in full", () => {
     await drainFederation(A.bindings);
 
     const kinds = new Set(received.map((r) => `${r.body.type}${r.body.object?.type ? `(${r.body.object.type})` : ""}`));
-    for (const kind of ["Create(Note)", "Create(Question)", "Create(ChatMessage)", "Add", "Remove", "Announce", "Undo(Announce)", "Like", "Undo(Like)", "EmojiReact", "Undo(EmojiReact)", "Update(Person)", "Follow", "Undo(Follow)", "Accept(Follow)", "Reject(Follow)", "Flag", "Block", "Undo(Block)", "Delete(Tombstone)"]) {
+    for (const kind of [
+      "Create(Note)",
+      "Create(Question)",
+      "Create(ChatMessage)",
+      "Add",
+      "Remove",
+      "Announce",
+      "Undo(Announce)",
+      "Like",
+      "Undo(Like)",
+      "EmojiReact",
+      "Undo(EmojiReact)",
+      "Update(Person)",
+      "Follow",
+      "Undo(Follow)",
+      "Accept(Follow)",
+      "Reject(Follow)",
+      "Flag",
+      "Block",
+      "Undo(Block)",
+      "Delete(Tombstone)",
+    ]) {
       expect([...kinds], kind).toContain(kind);
     }
     for (const r of received) expect(compactPublic(r.body), JSON.stringify(r.body).slice(0, 400)).toBe(false);
@@ -673,7 +856,13 @@ describe("the public collection, named in full", () => {
 
     // Served documents: the status at its id, the outbox page, the featured collection, the actor.
     const AP = { Accept: "application/activity+json" };
-    for (const path of [`/objects/${pub.id}`, `/users/${me.username}/outbox?cursor=first`, `/users/${me.username}/outbox`, `/users/${me.username}/collections/featured`, `/users/${me.username}`]) {
+    for (const path of [
+      `/objects/${pub.id}`,
+      `/users/${me.username}/outbox?cursor=first`,
+      `/users/${me.username}/outbox`,
+      `/users/${me.username}/collections/featured`,
+      `/users/${me.username}`,
+    ]) {
       const res = await call(path, { instance: A, headers: AP });
       expect(res.status, path).toBe(200);
       const doc = await res.json();
@@ -684,7 +873,16 @@ describe("the public collection, named in full", () => {
 
     // Last, the account's own deletion: a Delete of the actor to its followers.
     received = [];
-    expect((await call("/api/pleroma/delete_account", { instance: A, method: "POST", token: me.token, body: { password: me.password } })).status).toBe(200);
+    expect(
+      (
+        await call("/api/pleroma/delete_account", {
+          instance: A,
+          method: "POST",
+          token: me.token,
+          body: { password: me.password },
+        })
+      ).status,
+    ).toBe(200);
     await drainFederation(A.bindings);
     expect(received.map((r) => r.body.type)).toContain("Delete");
     for (const r of received) expect(compactPublic(r.body), JSON.stringify(r.body).slice(0, 400)).toBe(false);

@@ -20,7 +20,10 @@ const { settle } = fed;
 /** `user` on `from` finds `other` (who lives on `on`) by WebFinger, as a client's search with resolve=true. */
 async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
   const handle = `${other.username}@${on.domain}`;
-  const found = await json(`/api/v2/search?q=${encodeURIComponent("@" + handle)}&resolve=true&type=accounts`, { instance: from, token: user.token });
+  const found = await json(`/api/v2/search?q=${encodeURIComponent("@" + handle)}&resolve=true&type=accounts`, {
+    instance: from,
+    token: user.token,
+  });
   expect(found.accounts).toHaveLength(1);
   const account = valid(AccountSchema, found.accounts[0]);
   expect(account.acct).toBe(handle);
@@ -33,7 +36,9 @@ async function relationship(user: TestUser, inst: Instance, id: string) {
 }
 
 const homeOf = async (user: TestUser, inst: Instance) =>
-  ((await json(`/api/v1/timelines/home?limit=40`, { instance: inst, token: user.token })) as unknown[]).map((s) => valid(StatusSchema, s));
+  ((await json(`/api/v1/timelines/home?limit=40`, { instance: inst, token: user.token })) as unknown[]).map((s) =>
+    valid(StatusSchema, s),
+  );
 
 async function post(user: TestUser, inst: Instance, body: Record<string, unknown>) {
   return valid(StatusSchema, await json("/api/v1/statuses", { instance: inst, token: user.token, body }));
@@ -49,16 +54,23 @@ describe("two Starling instances", () => {
     // Alice finds Bob on B and follows him: a request until B answers.
     const bobOnA = await find(alice, A, bob, B);
     expect(bobOnA.url).toBe(`https://b.example/users/${bob.username}`);
-    const requested = valid(RelationshipSchema, await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} }));
+    const requested = valid(
+      RelationshipSchema,
+      await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} }),
+    );
     expect(requested).toMatchObject({ following: false, requested: true });
 
     await settle();
     // B stored Alice as Bob's follower (and told Bob); A got B's Accept.
     expect(await relationship(alice, A, bobOnA.id)).toMatchObject({ following: true, requested: false });
-    const followersOnB = ((await json(`/api/v1/accounts/${bob.id}/followers`, { instance: B, token: bob.token })) as unknown[]).map((a) => valid(AccountSchema, a));
+    const followersOnB = (
+      (await json(`/api/v1/accounts/${bob.id}/followers`, { instance: B, token: bob.token })) as unknown[]
+    ).map((a) => valid(AccountSchema, a));
     expect(followersOnB.map((a) => a.acct)).toEqual([`${alice.username}@a.example`]);
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${bob.id}`, { instance: B })).followers_count).toBe(1);
-    const bobNotes = ((await json(`/api/v1/notifications`, { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const bobNotes = ((await json(`/api/v1/notifications`, { instance: B, token: bob.token })) as unknown[]).map((n) =>
+      valid(NotificationSchema, n),
+    );
     expect(bobNotes.map((n) => [n.type, n.account.acct])).toEqual([["follow", `${alice.username}@a.example`]]);
 
     // Bob posts: public and followers-only reach Alice's home on A; a direct post to Carol does not leave B.
@@ -77,25 +89,38 @@ describe("two Starling instances", () => {
     expect(byUri.has(dm.uri)).toBe(false);
     expect(byUri.has(local.uri)).toBe(false);
     // The public post is on A's federated timeline; the followers-only one is not, nor visible to Dave.
-    const remote = ((await json(`/api/v1/timelines/public?remote=true&limit=40`, { instance: A })) as unknown[]).map((s) => valid(StatusSchema, s));
+    const remote = ((await json(`/api/v1/timelines/public?remote=true&limit=40`, { instance: A })) as unknown[]).map(
+      (s) => valid(StatusSchema, s),
+    );
     expect(remote.map((s) => s.uri)).toContain(pub.uri);
     expect(remote.map((s) => s.uri)).not.toContain(priv.uri);
     const privOnA = byUri.get(priv.uri)!;
     expect((await call(`/api/v1/statuses/${privOnA.id}`, { instance: A, token: dave.token })).status).toBe(404);
     expect((await call(`/api/v1/statuses/${privOnA.id}`, { instance: A, token: alice.token })).status).toBe(200);
     // Nothing of the direct or local-only post went to A at all.
-    const sent = await Promise.all(fed.routed.requests.filter((r) => r.url.startsWith("https://a.example/") && r.method === "POST").map((r) => r.clone().text()));
+    const sent = await Promise.all(
+      fed.routed.requests
+        .filter((r) => r.url.startsWith("https://a.example/") && r.method === "POST")
+        .map((r) => r.clone().text()),
+    );
     expect(sent.some((b) => b.includes(dm.uri) || b.includes(local.uri))).toBe(false);
 
     // Bob deletes the public post: gone from A.
-    expect((await call(`/api/v1/statuses/${pub.id}`, { instance: B, token: bob.token, method: "DELETE" })).status).toBe(200);
+    expect((await call(`/api/v1/statuses/${pub.id}`, { instance: B, token: bob.token, method: "DELETE" })).status).toBe(
+      200,
+    );
     await settle();
     const pubOnA = byUri.get(pub.uri)!;
     expect((await call(`/api/v1/statuses/${pubOnA.id}`, { instance: A, token: alice.token })).status).toBe(404);
     expect((await homeOf(alice, A)).map((s) => s.uri)).not.toContain(pub.uri);
 
     // Alice unfollows: B forgets her as a follower.
-    expect(valid(RelationshipSchema, await json(`/api/v1/accounts/${bobOnA.id}/unfollow`, { instance: A, token: alice.token, body: {} }))).toMatchObject({ following: false, requested: false });
+    expect(
+      valid(
+        RelationshipSchema,
+        await json(`/api/v1/accounts/${bobOnA.id}/unfollow`, { instance: A, token: alice.token, body: {} }),
+      ),
+    ).toMatchObject({ following: false, requested: false });
     await settle();
     expect(await json(`/api/v1/accounts/${bob.id}/followers`, { instance: B, token: bob.token })).toEqual([]);
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${bob.id}`, { instance: B })).followers_count).toBe(0);
@@ -107,15 +132,27 @@ describe("two Starling instances", () => {
 
   it("a locked account on A approves a follower from B, whose home then shows the posts and mentions notify", async () => {
     const alice = await registerUser({ instance: A });
-    await json("/api/v1/accounts/update_credentials", { instance: A, token: alice.token, method: "PATCH", body: { locked: true } });
+    await json("/api/v1/accounts/update_credentials", {
+      instance: A,
+      token: alice.token,
+      method: "PATCH",
+      body: { locked: true },
+    });
     const bob = await registerUser({ instance: B });
 
     const aliceOnB = await find(bob, B, alice, A);
     expect(aliceOnB.locked).toBe(true);
-    expect(valid(RelationshipSchema, await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} }))).toMatchObject({ requested: true });
+    expect(
+      valid(
+        RelationshipSchema,
+        await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} }),
+      ),
+    ).toMatchObject({ requested: true });
     await settle();
     // A holds a follow request; B still waits.
-    const requests = ((await json("/api/v1/follow_requests", { instance: A, token: alice.token })) as unknown[]).map((a) => valid(AccountSchema, a));
+    const requests = ((await json("/api/v1/follow_requests", { instance: A, token: alice.token })) as unknown[]).map(
+      (a) => valid(AccountSchema, a),
+    );
     expect(requests.map((a) => a.acct)).toEqual([`${bob.username}@b.example`]);
     expect(await relationship(bob, B, aliceOnB.id)).toMatchObject({ following: false, requested: true });
 
@@ -131,7 +168,9 @@ describe("two Starling instances", () => {
     const onB = home.find((s) => s.uri === mention.uri);
     expect(onB).toMatchObject({ visibility: "private", account: { acct: `${alice.username}@a.example` } });
     expect(onB!.mentions.map((m) => m.id)).toEqual([bob.id]);
-    const notes = ((await json("/api/v1/notifications?types[]=mention", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const notes = (
+      (await json("/api/v1/notifications?types[]=mention", { instance: B, token: bob.token })) as unknown[]
+    ).map((n) => valid(NotificationSchema, n));
     expect(notes.map((n) => n.status?.uri)).toEqual([mention.uri]);
   });
 
@@ -184,7 +223,11 @@ describe("two Starling instances", () => {
     await settle();
     const [conversation] = (await json("/api/v1/conversations", { instance: A, token: alice.token })) as any[];
     expect(conversation.last_status.uri).toBe(dm.uri);
-    const reply = await post(alice, A, { status: "got it", visibility: "direct", in_reply_to_id: conversation.last_status.id });
+    const reply = await post(alice, A, {
+      status: "got it",
+      visibility: "direct",
+      in_reply_to_id: conversation.last_status.id,
+    });
     expect(reply.mentions).toEqual([]);
     await settle();
     const create = fed.routed.requests.find((r) => r.url.startsWith("https://b.example/") && r.method === "POST");
@@ -196,7 +239,12 @@ describe("two Starling instances", () => {
 
   it("a rejected request from B leaves nothing behind on either side", async () => {
     const alice = await registerUser({ instance: A });
-    await json("/api/v1/accounts/update_credentials", { instance: A, token: alice.token, method: "PATCH", body: { locked: true } });
+    await json("/api/v1/accounts/update_credentials", {
+      instance: A,
+      token: alice.token,
+      method: "PATCH",
+      body: { locked: true },
+    });
     const bob = await registerUser({ instance: B });
     const aliceOnB = await find(bob, B, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });

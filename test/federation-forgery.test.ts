@@ -28,7 +28,11 @@ afterEach(unroute);
 
 const AP = "application/activity+json";
 const unsignedPost = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  new Request(`${A.origin}${path}`, { method: "POST", headers: { "Content-Type": AP, ...headers }, body: JSON.stringify(body) });
+  new Request(`${A.origin}${path}`, {
+    method: "POST",
+    headers: { "Content-Type": AP, ...headers },
+    body: JSON.stringify(body),
+  });
 
 /** evil.example, with an RSA key and an Ed25519 key whose documents claim the victim (`s.actor`) as owner. */
 async function attacker(s: Setup) {
@@ -40,8 +44,14 @@ async function attacker(s: Setup) {
   // Key ids of this test's own (keys and documents are cached by id for a while, as on a real server).
   const rsaId = new URL(`https://evil.example/keys/rsa${s.vars.N}`);
   const edId = new URL(`https://evil.example/keys/ed${s.vars.N}`);
-  evil.objects.set(rsaId.href, await new CryptographicKey({ id: rsaId, owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd());
-  evil.objects.set(edId.href, await new Multikey({ id: edId, controller: new URL(s.actor), publicKey: ed.publicKey }).toJsonLd());
+  evil.objects.set(
+    rsaId.href,
+    await new CryptographicKey({ id: rsaId, owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd(),
+  );
+  evil.objects.set(
+    edId.href,
+    await new Multikey({ id: edId, controller: new URL(s.actor), publicKey: ed.publicKey }).toJsonLd(),
+  );
   // evil.example's own actor, whose HTTP signatures verify (as a forwarder's would).
   const evilActor = evil.actor();
   const post = (req: Request) => instanceFetch(A, req);
@@ -91,7 +101,11 @@ async function expectAllRefused(f: Forge, activity: (shape: string) => unknown) 
   for (const [shape, send, why] of [
     ["decoy", (a: unknown) => f.decoy(a), NOT_THE_ACTORS],
     ["ld only", (a: unknown) => f.ldOnly(a), NOT_THE_ACTORS],
-    ["proof + garbage header", (a: unknown) => f.proofAnd("garbage", a), { error: "The HTTP signature does not verify" }],
+    [
+      "proof + garbage header",
+      (a: unknown) => f.proofAnd("garbage", a),
+      { error: "The HTTP signature does not verify" },
+    ],
     ["proof + evil's own header", (a: unknown) => f.proofAnd("evil's own", a), NOT_THE_ACTORS],
   ] as const) {
     const res = await send(activity(shape));
@@ -123,15 +137,28 @@ describe("forged activities in another server's actor's name", () => {
     const create = fill(mastodonCreate, s.vars);
     s.peer.objects.set(create.object.id, create.object);
     await expectAccepted(await s.peer.send(s.actor, create));
-    const [stored] = await q<{ id: string; content: string }>("SELECT id, content FROM statuses WHERE uri = ?", create.object.id);
+    const [stored] = await q<{ id: string; content: string }>(
+      "SELECT id, content FROM statuses WHERE uri = ?",
+      create.object.id,
+    );
     expect(stored).toBeDefined();
-    const local = await json("/api/v1/statuses", { instance: A, token: s.user.token, body: { status: "a local post", visibility: "public" } });
+    const local = await json("/api/v1/statuses", {
+      instance: A,
+      token: s.user.token,
+      body: { status: "a local post", visibility: "public" },
+    });
     const localUri = `${A.origin}/objects/${local.id}`;
     const f = await attacker(s);
 
     await expectAllRefused(f, (shape) => fill(mastodonDelete, { ...s.vars, N: n(s, shape), OBJECT: create.object.id }));
     await expectAllRefused(f, (shape) =>
-      fill(mastodonUpdate, { ...s.vars, N: s.vars.N, EDIT: n(s, shape), UPDATED: new Date().toISOString(), CONTENT: "forged words" }),
+      fill(mastodonUpdate, {
+        ...s.vars,
+        N: s.vars.N,
+        EDIT: n(s, shape),
+        UPDATED: new Date().toISOString(),
+        CONTENT: "forged words",
+      }),
     );
     expect(await q("SELECT content FROM statuses WHERE id = ?", stored!.id)).toEqual([{ content: stored!.content }]);
     await expectAllRefused(f, (shape) => fill(mastodonBlock, { ...s.vars, N: n(s, shape) }));
@@ -154,7 +181,10 @@ describe("forged activities in another server's actor's name", () => {
     expect(await q("SELECT id FROM reports WHERE target_account_id = ?", s.user.id)).toEqual([]);
     expect(await q("SELECT id FROM favourites WHERE account_id = ?", victim)).toEqual([]);
     expect(await q("SELECT moved_to_account_id AS m FROM accounts WHERE id = ?", victim)).toEqual([{ m: null }]);
-    const status = valid(StatusSchema, await json(`/api/v1/statuses/${stored!.id}`, { instance: A, token: s.user.token }));
+    const status = valid(
+      StatusSchema,
+      await json(`/api/v1/statuses/${stored!.id}`, { instance: A, token: s.user.token }),
+    );
     expect(status.content).not.toContain("forged");
   });
 });
@@ -172,7 +202,12 @@ describe("an actor named twice", () => {
     // The victim under another spelling JSON-LD allows: Fedify reads the one `actor`, evil's; the note attributed
     // to the victim is then not trusted (fetched from the victim's origin, which does not serve it): nothing stored.
     const aliased = fill(mastodonCreate, { ...s.vars, N: `${s.vars.N}b` });
-    const body = { ...aliased, "@context": [...aliased["@context"], { alsoActor: "https://www.w3.org/ns/activitystreams#actor" }], actor: evilActor, alsoActor: s.actor };
+    const body = {
+      ...aliased,
+      "@context": [...aliased["@context"], { alsoActor: "https://www.w3.org/ns/activitystreams#actor" }],
+      actor: evilActor,
+      alsoActor: s.actor,
+    };
     expect([202, 401]).toContain((await f.evil.send(evilActor, body)).status);
     for (const c of [both, aliased]) expect(await q("SELECT id FROM statuses WHERE uri = ?", c.object.id)).toEqual([]);
     expect(await q("SELECT id FROM accounts WHERE uri = ?", s.actor)).toEqual([]);
@@ -185,7 +220,14 @@ describe("shapes found in review (each was accepted before its fix)", () => {
     const follow = bare(fill(mastodonFollow, s.vars));
     for (const method of ["PUT", "PATCH", "DELETE"]) {
       for (const path of ["/inbox", "/inbox/", `/users/${s.user.username}/inbox`]) {
-        const res = await instanceFetch(A, new Request(`${A.origin}${path}`, { method, headers: { "Content-Type": AP, Accept: AP }, body: JSON.stringify(follow) }));
+        const res = await instanceFetch(
+          A,
+          new Request(`${A.origin}${path}`, {
+            method,
+            headers: { "Content-Type": AP, Accept: AP },
+            body: JSON.stringify(follow),
+          }),
+        );
         expect(res.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
         await res.body?.cancel();
       }
@@ -196,9 +238,15 @@ describe("shapes found in review (each was accepted before its fix)", () => {
   it("a key URL serving an actor document with the victim's key id is not the victim's key", async () => {
     const s = await setup();
     const f = await attacker(s);
-    const victimDoc = await (await s.peer.handle(new Request(s.actor, { headers: { Accept: AP } }))).json<{ publicKey: { id: string } }>();
+    const victimDoc = await (
+      await s.peer.handle(new Request(s.actor, { headers: { Accept: AP } }))
+    ).json<{ publicKey: { id: string } }>();
     const rsa = await rsaKeyPair();
-    const pem = (await new CryptographicKey({ id: new URL(victimDoc.publicKey.id), owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd()) as { publicKeyPem: string };
+    const pem = (await new CryptographicKey({
+      id: new URL(victimDoc.publicKey.id),
+      owner: new URL(s.actor),
+      publicKey: rsa.publicKey,
+    }).toJsonLd()) as { publicKeyPem: string };
     // At a key id without a fragment, an actor document with one key: Fedify answers that key, whatever its id.
     const keyUrl = `https://evil.example/k${s.vars.N}`;
     f.evil.objects.set(keyUrl, {
@@ -209,7 +257,10 @@ describe("shapes found in review (each was accepted before its fix)", () => {
       publicKey: { id: victimDoc.publicKey.id, owner: s.actor, publicKeyPem: pem.publicKeyPem },
     });
     const follow = bare(fill(mastodonFollow, s.vars));
-    const res = await instanceFetch(A, await signRequest(unsignedPost("/inbox", follow), rsa.privateKey, new URL(keyUrl)));
+    const res = await instanceFetch(
+      A,
+      await signRequest(unsignedPost("/inbox", follow), rsa.privateKey, new URL(keyUrl)),
+    );
     expect(res.status).toBe(401);
     expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
   });
@@ -221,7 +272,10 @@ describe("shapes found in review (each was accepted before its fix)", () => {
     const follow = bare(fill(mastodonFollow, s.vars));
     const body = {
       ...follow,
-      "@context": ["https://www.w3.org/ns/activitystreams", { a: { "@id": "https://www.w3.org/ns/activitystreams#actor", "@type": "@id" } }],
+      "@context": [
+        "https://www.w3.org/ns/activitystreams",
+        { a: { "@id": "https://www.w3.org/ns/activitystreams#actor", "@type": "@id" } },
+      ],
       a: s.actor,
       actor: evilActor,
     };
@@ -257,7 +311,9 @@ describe("shapes found in review (each was accepted before its fix)", () => {
     expect(await q("SELECT id FROM follows WHERE uri = ?", real.id)).toEqual([]);
     // The author's own activity with that id is then handled, not taken for a repeat.
     await expectAccepted(await s.peer.send(s.actor, real));
-    expect(await q("SELECT target_account_id AS target FROM follows WHERE uri = ?", real.id)).toEqual([{ target: s.user.id }]);
+    expect(await q("SELECT target_account_id AS target FROM follows WHERE uri = ?", real.id)).toEqual([
+      { target: s.user.id },
+    ]);
   });
 
   it("a remote JSON-LD context is read once per delivery: one served differently later cannot change what was checked", async () => {
@@ -267,7 +323,10 @@ describe("shapes found in review (each was accepted before its fix)", () => {
     // The author's own signed Follow (LD signature), as anyone who received it holds it.
     const follow = bare(fill(mastodonFollow, s.vars));
     const { rsa } = await s.peer.keys(s.actor);
-    const signed = (await signJsonLd(follow, rsa.privateKey, new URL(`${s.actor}#main-key`), {})) as Record<string, unknown>;
+    const signed = (await signJsonLd(follow, rsa.privateKey, new URL(`${s.actor}#main-key`), {})) as Record<
+      string,
+      unknown
+    >;
     // Replayed with a context of evil's added: empty when first read (the signature still checks out), then
     // turning the Follow into a Block.
     let served = 0;
@@ -275,14 +334,22 @@ describe("shapes found in review (each was accepted before its fix)", () => {
     globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
       if (new Request(input, init).url !== ctxUrl) return previous(input, init);
       const context = served++ === 0 ? {} : { Follow: "https://www.w3.org/ns/activitystreams#Block" };
-      return new Response(JSON.stringify({ "@context": context }), { headers: { "Content-Type": "application/ld+json" } });
+      return new Response(JSON.stringify({ "@context": context }), {
+        headers: { "Content-Type": "application/ld+json" },
+      });
     }) as typeof fetch;
     try {
-      const res = await f.relay.send(s.actor, { ...signed, "@context": [signed["@context"], ctxUrl].flat() }, { signAs: f.relay.actor() });
+      const res = await f.relay.send(
+        s.actor,
+        { ...signed, "@context": [signed["@context"], ctxUrl].flat() },
+        { signAs: f.relay.actor() },
+      );
       expect(res.status).toBe(202);
       expect(served).toBe(1);
       // What the author signed happened, and nothing else: a follow, no block.
-      expect(await q("SELECT target_account_id AS target FROM follows WHERE uri = ?", follow.id)).toEqual([{ target: s.user.id }]);
+      expect(await q("SELECT target_account_id AS target FROM follows WHERE uri = ?", follow.id)).toEqual([
+        { target: s.user.id },
+      ]);
       const victim = (await remoteId(s.actor))!;
       expect(await q("SELECT id FROM blocks WHERE account_id = ?", victim)).toEqual([]);
     } finally {
@@ -304,8 +371,11 @@ describe("shapes found in the second review", () => {
     const previous = globalThis.fetch;
     globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
       if (new Request(input, init).url !== ctxUrl) return previous(input, init);
-      const context = served++ === 0 ? {} : { actor: "https://evil.example/ns#x", zzz: { "@id": `${AS}actor`, "@type": "@id" } };
-      return new Response(JSON.stringify({ "@context": context }), { headers: { "Content-Type": "application/ld+json" } });
+      const context =
+        served++ === 0 ? {} : { actor: "https://evil.example/ns#x", zzz: { "@id": `${AS}actor`, "@type": "@id" } };
+      return new Response(JSON.stringify({ "@context": context }), {
+        headers: { "Content-Type": "application/ld+json" },
+      });
     }) as typeof fetch;
     try {
       const body = {
@@ -349,7 +419,14 @@ describe("shapes found in the second review", () => {
       // And embedded ones: at most a couple are read, each fetching only its key.
       const embedded = {
         ...body,
-        proof: Array.from({ length: 40 }, (_, i) => ({ type: "DataIntegrityProof", cryptosuite: "eddsa-jcs-2022", proofPurpose: "assertionMethod", verificationMethod: `https://target.example/k${i}`, proofValue: "zAAAA", created: "2024-01-01T00:00:00Z" })),
+        proof: Array.from({ length: 40 }, (_, i) => ({
+          type: "DataIntegrityProof",
+          cryptosuite: "eddsa-jcs-2022",
+          proofPurpose: "assertionMethod",
+          verificationMethod: `https://target.example/k${i}`,
+          proofValue: "zAAAA",
+          created: "2024-01-01T00:00:00Z",
+        })),
       };
       expect((await instanceFetch(A, unsignedPost("/inbox", embedded))).status).toBe(401);
     } finally {
@@ -362,10 +439,19 @@ describe("shapes found in the second review", () => {
 
 describe("real servers' keys and forwarding still work", () => {
   /** A hand-made actor document on the peer's origin with the given key id and document for its key. */
-  async function handMadeActor(peer: Peer, name: string, keyId: (actor: string) => string, opts: { type?: string; keyAtOwnUrl?: boolean } = {}) {
+  async function handMadeActor(
+    peer: Peer,
+    name: string,
+    keyId: (actor: string) => string,
+    opts: { type?: string; keyAtOwnUrl?: boolean } = {},
+  ) {
     const actor = `${peer.origin}/${name}`;
     const rsa = await rsaKeyPair();
-    const pem = await new CryptographicKey({ id: new URL(keyId(actor)), owner: new URL(actor), publicKey: rsa.publicKey }).toJsonLd();
+    const pem = await new CryptographicKey({
+      id: new URL(keyId(actor)),
+      owner: new URL(actor),
+      publicKey: rsa.publicKey,
+    }).toJsonLd();
     const doc = {
       "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
       id: actor,
@@ -384,13 +470,22 @@ describe("real servers' keys and forwarding still work", () => {
     const s = await setup();
     const shapes = [
       ["Pleroma", await handMadeActor(s.peer, `users/pl${s.vars.N}`, (a) => `${a}#main-key`)],
-      ["GoToSocial", await handMadeActor(s.peer, `users/gts${s.vars.N}`, (a) => `${a}/main-key`, { keyAtOwnUrl: true })],
-      ["instance actor", await handMadeActor(s.peer, `actor${s.vars.N}`, (a) => `${a}#main-key`, { type: "Application" })],
+      [
+        "GoToSocial",
+        await handMadeActor(s.peer, `users/gts${s.vars.N}`, (a) => `${a}/main-key`, { keyAtOwnUrl: true }),
+      ],
+      [
+        "instance actor",
+        await handMadeActor(s.peer, `actor${s.vars.N}`, (a) => `${a}#main-key`, { type: "Application" }),
+      ],
     ] as const;
     for (const [name, { actor, rsa }] of shapes) {
       const follow = fill(mastodonFollow, { ...s.vars, ACTOR: actor, N: `${s.vars.N}${name.replace(/\W/g, "")}` });
       const keyId = (s.peer.objects.get(actor) as { publicKey: { id: string } }).publicKey.id;
-      const res = await instanceFetch(A, await signRequest(unsignedPost(`/users/${s.user.username}/inbox`, follow), rsa.privateKey, new URL(keyId)));
+      const res = await instanceFetch(
+        A,
+        await signRequest(unsignedPost(`/users/${s.user.username}/inbox`, follow), rsa.privateKey, new URL(keyId)),
+      );
       expect(res.status, `${name}: ${await res.clone().text()}`).toBe(202);
       expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id), name).toHaveLength(1);
     }
@@ -401,9 +496,15 @@ describe("real servers' keys and forwarding still work", () => {
     const { rsa } = await handMadeActor(s.peer, `users/m${s.vars.N}`, (a) => `${a}#main-key`);
     // The peer's own actor, signed with a key at a URL of the same origin that its document does not name.
     const stray = `${s.peer.origin}/uploads/key${s.vars.N}`;
-    s.peer.objects.set(stray, await new CryptographicKey({ id: new URL(stray), owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd());
+    s.peer.objects.set(
+      stray,
+      await new CryptographicKey({ id: new URL(stray), owner: new URL(s.actor), publicKey: rsa.publicKey }).toJsonLd(),
+    );
     const follow = fill(mastodonFollow, s.vars);
-    const res = await instanceFetch(A, await signRequest(unsignedPost("/inbox", follow), rsa.privateKey, new URL(stray)));
+    const res = await instanceFetch(
+      A,
+      await signRequest(unsignedPost("/inbox", follow), rsa.privateKey, new URL(stray)),
+    );
     expect(res.status).toBe(401);
     expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
   });
@@ -432,8 +533,15 @@ describe("real servers' keys and forwarding still work", () => {
     const s = await setup();
     const f = await attacker(s);
     const create = fill(mastodonCreate, s.vars);
-    s.peer.objects.set(create.object.id, { "@context": create["@context"], ...create.object, content: "<p>what the author wrote</p>" });
-    const copy = { ...create, object: { ...create.object, content: "<p>what the forwarder says the author wrote</p>" } };
+    s.peer.objects.set(create.object.id, {
+      "@context": create["@context"],
+      ...create.object,
+      content: "<p>what the author wrote</p>",
+    });
+    const copy = {
+      ...create,
+      object: { ...create.object, content: "<p>what the forwarder says the author wrote</p>" },
+    };
     await expectAccepted(await f.relay.send(s.actor, copy, { signAs: f.relay.actor() }));
     const [row] = await q<{ id: string }>("SELECT id FROM statuses WHERE uri = ?", create.object.id);
     const status = valid(StatusSchema, await json(`/api/v1/statuses/${row!.id}`, { instance: A, token: s.user.token }));

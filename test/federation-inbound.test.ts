@@ -32,7 +32,15 @@ describe("signatures", () => {
       it(`accepts a Follow signed with ${spec}`, async () => {
         const s = await setup();
         await expectAccepted(await s.peer.send(s.actor, fill(mastodonFollow, s.vars), { spec }));
-        const rel = valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${await remoteId(s.actor)}`, { instance: A, token: s.user.token }))[0]);
+        const rel = valid(
+          RelationshipSchema,
+          (
+            await json(`/api/v1/accounts/relationships?id[]=${await remoteId(s.actor)}`, {
+              instance: A,
+              token: s.user.token,
+            })
+          )[0],
+        );
         expect(rel.followed_by).toBe(true);
       });
     }
@@ -41,7 +49,15 @@ describe("signatures", () => {
   it("accepts a Follow carrying an Object Integrity Proof by the actor's Ed25519 key (no HTTP signature)", async () => {
     const s = await setup();
     await expectAccepted(await s.peer.sendWithProof(s.actor, fill(mastodonFollow, s.vars)));
-    const rel = valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${await remoteId(s.actor)}`, { instance: A, token: s.user.token }))[0]);
+    const rel = valid(
+      RelationshipSchema,
+      (
+        await json(`/api/v1/accounts/relationships?id[]=${await remoteId(s.actor)}`, {
+          instance: A,
+          token: s.user.token,
+        })
+      )[0],
+    );
     expect(rel.followed_by).toBe(true);
     // A proof made with another actor's key does not make the activity the claimed actor's: refused, nothing stored.
     const t = await setup();
@@ -73,7 +89,10 @@ describe("signatures", () => {
     const pair = await rsaKeyPair();
     const keyId = "https://evil.example/keys/1";
     // A key document Fedify reads (it refuses `"type": "Key"`), so the signature verifies and only ownership fails.
-    evil.objects.set(keyId, await new CryptographicKey({ id: new URL(keyId), owner: new URL(s.actor), publicKey: pair.publicKey }).toJsonLd());
+    evil.objects.set(
+      keyId,
+      await new CryptographicKey({ id: new URL(keyId), owner: new URL(s.actor), publicKey: pair.publicKey }).toJsonLd(),
+    );
     for (const spec of ["draft-cavage-http-signatures-12", "rfc9421"] as const) {
       const follow = fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}${spec}` });
       const req = new Request(`${A.origin}/users/${s.user.username}/inbox`, {
@@ -92,12 +111,21 @@ describe("signatures", () => {
   it("refuses unsigned and forged requests (401)", async () => {
     const s = await setup();
     const body = JSON.stringify(fill(mastodonFollow, s.vars));
-    const unsigned = await call(`${A.origin}/inbox`, { instance: A, method: "POST", headers: { "Content-Type": "application/activity+json" }, body });
+    const unsigned = await call(`${A.origin}/inbox`, {
+      instance: A,
+      method: "POST",
+      headers: { "Content-Type": "application/activity+json" },
+      body,
+    });
     expect(unsigned.status).toBe(401);
     const forged = await call(`${A.origin}/inbox`, {
       instance: A,
       method: "POST",
-      headers: { "Content-Type": "application/activity+json", Signature: `keyId="${s.actor}#main-key",algorithm="rsa-sha256",headers="(request-target) host date",signature="AAAA"`, Date: new Date().toUTCString() },
+      headers: {
+        "Content-Type": "application/activity+json",
+        Signature: `keyId="${s.actor}#main-key",algorithm="rsa-sha256",headers="(request-target) host date",signature="AAAA"`,
+        Date: new Date().toUTCString(),
+      },
       body,
     });
     expect(forged.status).toBe(401);
@@ -108,17 +136,45 @@ describe("signatures", () => {
     const s = await setup();
     // An activity type no listener handles (here ActivityStreams' Arrive): acknowledged, so the sender does not
     // retry it, and dropped (test/federation-corpus.test.ts has extension types and object types).
-    const arrive = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#arrive/${s.vars.N}`, type: "Arrive", actor: s.actor, location: { type: "Place", name: "here" } };
+    const arrive = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${s.actor}#arrive/${s.vars.N}`,
+      type: "Arrive",
+      actor: s.actor,
+      location: { type: "Place", name: "here" },
+    };
     const res = await s.peer.send(s.actor, arrive);
     expect(res.status).toBe(202);
     expect(await q("SELECT id FROM statuses WHERE uri LIKE ?", `${s.actor}%`)).toEqual([]);
     // The Undo of an activity Starling has no use for: the same.
-    const listen = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#listens/${s.vars.N}`, type: "Listen", actor: s.actor, object: `${A.origin}/objects/x` };
-    const undoListen = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#undo/${s.vars.N}`, type: "Undo", actor: s.actor, object: listen };
+    const listen = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${s.actor}#listens/${s.vars.N}`,
+      type: "Listen",
+      actor: s.actor,
+      object: `${A.origin}/objects/x`,
+    };
+    const undoListen = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${s.actor}#undo/${s.vars.N}`,
+      type: "Undo",
+      actor: s.actor,
+      object: listen,
+    };
     expect((await s.peer.send(s.actor, undoListen)).status).toBe(202);
     // Profile updates are handled (test/federation-profile.test.ts), as actor deletes are (test/account-deletion.test.ts).
     const person = { id: s.actor, type: "Person", inbox: `${s.actor}/inbox`, preferredUsername: s.vars.NAME };
-    expect((await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#update`, type: "Update", actor: s.actor, object: person })).status).toBe(202);
+    expect(
+      (
+        await s.peer.send(s.actor, {
+          "@context": "https://www.w3.org/ns/activitystreams",
+          id: `${s.actor}#update`,
+          type: "Update",
+          actor: s.actor,
+          object: person,
+        })
+      ).status,
+    ).toBe(202);
   });
 });
 
@@ -142,14 +198,21 @@ describe("follows", () => {
     const follow = fill(mastodonFollow, s.vars);
     await expectAccepted(await s.peer.send(s.actor, follow, { inbox: `/users/${s.user.username}/inbox` }));
     const them = await remoteId(s.actor);
-    expect(await q("SELECT uri FROM follows WHERE account_id = ? AND target_account_id = ?", them, s.user.id)).toEqual([{ uri: follow.id }]);
+    expect(await q("SELECT uri FROM follows WHERE account_id = ? AND target_account_id = ?", them, s.user.id)).toEqual([
+      { uri: follow.id },
+    ]);
     const me = await json(`/api/v1/accounts/${s.user.id}`, { instance: A, token: s.user.token });
     expect(me.followers_count).toBe(1);
     const followers = await json(`/api/v1/accounts/${s.user.id}/followers`, { instance: A, token: s.user.token });
     expect(followers.map((a: { acct: string }) => a.acct)).toEqual([`${s.vars.NAME}@peer.example`]);
-    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) => valid(NotificationSchema, x)) as any[];
+    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) =>
+      valid(NotificationSchema, x),
+    ) as any[];
     expect(notes.map((x: any) => [x.type, x.account.acct])).toEqual([["follow", `${s.vars.NAME}@peer.example`]]);
-    const outbox = await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", s.user.id);
+    const outbox = await q<{ activity: string }>(
+      "SELECT activity FROM federation_outbox WHERE account_id = ?",
+      s.user.id,
+    );
     expect(outbox.map((r) => JSON.parse(r.activity))).toEqual([{ type: "Accept", uri: follow.id, followerId: them }]);
 
     // A repeated Follow (our Accept was lost) is accepted again; nothing else changes.
@@ -172,8 +235,12 @@ describe("follows", () => {
     await expectAccepted(await s.peer.send(s.actor, follow));
     const requests = await json("/api/v1/follow_requests", { instance: A, token: s.user.token });
     expect(requests.map((a: { acct: string }) => a.acct)).toEqual([`${s.vars.NAME}@peer.example`]);
-    expect(await q("SELECT uri FROM follow_requests WHERE target_account_id = ?", s.user.id)).toEqual([{ uri: follow.id }]);
-    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) => valid(NotificationSchema, x)) as any[];
+    expect(await q("SELECT uri FROM follow_requests WHERE target_account_id = ?", s.user.id)).toEqual([
+      { uri: follow.id },
+    ]);
+    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) =>
+      valid(NotificationSchema, x),
+    ) as any[];
     expect(notes.map((x: any) => x.type)).toEqual(["follow_request"]);
     expect(await q("SELECT id FROM federation_outbox WHERE account_id = ?", s.user.id)).toEqual([]);
     expect(await q("SELECT id FROM follows WHERE target_account_id = ?", s.user.id)).toEqual([]);
@@ -194,18 +261,29 @@ describe("follows", () => {
     const second = { ...first, id: `${first.id}-2` };
     await expectAccepted(await s.peer.send(s.actor, second));
     expect(await q("SELECT id FROM follows WHERE target_account_id = ?", s.user.id)).toEqual([]);
-    expect((await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", s.user.id)).map((r) => JSON.parse(r.activity))).toEqual([
-      { type: "Reject", uri: second.id, followerId: them },
-    ]);
+    expect(
+      (await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", s.user.id)).map(
+        (r) => JSON.parse(r.activity),
+      ),
+    ).toEqual([{ type: "Reject", uri: second.id, followerId: them }]);
 
     const t = await setup();
-    await json("/api/v1/domain_blocks", { instance: A, token: t.user.token, method: "POST", body: { domain: "peer.example" } });
+    await json("/api/v1/domain_blocks", {
+      instance: A,
+      token: t.user.token,
+      method: "POST",
+      body: { domain: "peer.example" },
+    });
     const f = fill(mastodonFollow, t.vars);
     await expectAccepted(await t.peer.send(t.actor, f));
     expect(await q("SELECT id FROM follows WHERE target_account_id = ?", t.user.id)).toEqual([]);
     expect(await q("SELECT id FROM follow_requests WHERE target_account_id = ?", t.user.id)).toEqual([]);
     expect(await json("/api/v1/notifications", { instance: A, token: t.user.token })).toEqual([]);
-    expect((await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", t.user.id)).map((r) => JSON.parse(r.activity).type)).toEqual(["Reject"]);
+    expect(
+      (await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", t.user.id)).map(
+        (r) => JSON.parse(r.activity).type,
+      ),
+    ).toEqual(["Reject"]);
   });
 
   it("refuses a Follow of a deactivated account (Reject, nothing else)", async () => {
@@ -215,36 +293,72 @@ describe("follows", () => {
     await expectAccepted(await s.peer.send(s.actor, f));
     expect(await q("SELECT id FROM follows WHERE target_account_id = ?", s.user.id)).toEqual([]);
     expect(await q("SELECT id FROM notifications WHERE account_id = ?", s.user.id)).toEqual([]);
-    expect((await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", s.user.id)).map((r) => JSON.parse(r.activity).type)).toEqual(["Reject"]);
+    expect(
+      (await q<{ activity: string }>("SELECT activity FROM federation_outbox WHERE account_id = ?", s.user.id)).map(
+        (r) => JSON.parse(r.activity).type,
+      ),
+    ).toEqual(["Reject"]);
   });
 
   it("Accept of our follow request starts the follow (Mastodon's Accept with the Follow embedded); Reject ends it", async () => {
     const s = await setup();
     // The peer actor becomes known through a Follow of someone else (its document is fetched then).
     const other = await registerUser({ instance: A });
-    await expectAccepted(await s.peer.send(s.actor, fill(mastodonFollow, { ...s.vars, TARGET: `${A.origin}/users/${other.username}` })));
+    await expectAccepted(
+      await s.peer.send(s.actor, fill(mastodonFollow, { ...s.vars, TARGET: `${A.origin}/users/${other.username}` })),
+    );
     const them = await remoteId(s.actor);
-    const rel = valid(RelationshipSchema, await json(`/api/v1/accounts/${them}/follow`, { instance: A, token: s.user.token, method: "POST", body: { notify: true } }));
+    const rel = valid(
+      RelationshipSchema,
+      await json(`/api/v1/accounts/${them}/follow`, {
+        instance: A,
+        token: s.user.token,
+        method: "POST",
+        body: { notify: true },
+      }),
+    );
     expect(rel.requested).toBe(true);
-    const [request] = await q<{ uri: string }>("SELECT uri FROM follow_requests WHERE account_id = ? AND target_account_id = ?", s.user.id, them);
+    const [request] = await q<{ uri: string }>(
+      "SELECT uri FROM follow_requests WHERE account_id = ? AND target_account_id = ?",
+      s.user.id,
+      them,
+    );
 
     // An Accept from someone else's actor does not accept it.
     const mallory = s.peer.actor();
-    await expectAccepted(await s.peer.send(mallory, fill(mastodonAccept, { ...s.vars, ACTOR: mallory, FOLLOW_ID: request!.uri })));
+    await expectAccepted(
+      await s.peer.send(mallory, fill(mastodonAccept, { ...s.vars, ACTOR: mallory, FOLLOW_ID: request!.uri })),
+    );
     expect((await q("SELECT id FROM follows WHERE account_id = ?", s.user.id)).length).toBe(0);
 
     seen.length = 0;
     await expectAccepted(await s.peer.send(s.actor, fill(mastodonAccept, { ...s.vars, FOLLOW_ID: request!.uri })));
     // The requester's stream hears of it as of a local accept.
-    expect(seen.filter((e) => e.event === "pleroma:follow_relationships_update").map((e) => [e.accountId, (e.payload as { state: string }).state])).toEqual([[s.user.id, "follow_accept"]]);
-    const after = valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them}`, { instance: A, token: s.user.token }))[0]);
+    expect(
+      seen
+        .filter((e) => e.event === "pleroma:follow_relationships_update")
+        .map((e) => [e.accountId, (e.payload as { state: string }).state]),
+    ).toEqual([[s.user.id, "follow_accept"]]);
+    const after = valid(
+      RelationshipSchema,
+      (await json(`/api/v1/accounts/relationships?id[]=${them}`, { instance: A, token: s.user.token }))[0],
+    );
     expect([after.following, after.requested, after.notifying]).toEqual([true, false, true]);
     expect((await json(`/api/v1/accounts/${s.user.id}`, { instance: A, token: s.user.token })).following_count).toBe(1);
 
     // Reject by the Follow's id (no embedded object): the follow ends.
-    const reject = { "@context": "https://www.w3.org/ns/activitystreams", id: `${s.actor}#rejects/${s.vars.N}`, type: "Reject", actor: s.actor, object: request!.uri };
+    const reject = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${s.actor}#rejects/${s.vars.N}`,
+      type: "Reject",
+      actor: s.actor,
+      object: request!.uri,
+    };
     await expectAccepted(await s.peer.send(s.actor, reject));
-    const gone = valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them}`, { instance: A, token: s.user.token }))[0]);
+    const gone = valid(
+      RelationshipSchema,
+      (await json(`/api/v1/accounts/relationships?id[]=${them}`, { instance: A, token: s.user.token }))[0],
+    );
     expect([gone.following, gone.requested]).toEqual([false, false]);
     expect((await json(`/api/v1/accounts/${s.user.id}`, { instance: A, token: s.user.token })).following_count).toBe(0);
   });
@@ -262,7 +376,9 @@ describe("statuses", () => {
       create.object.published = published;
       await expectAccepted(await s.peer.send(s.actor, create));
     }
-    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) => valid(NotificationSchema, x)) as any[];
+    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) =>
+      valid(NotificationSchema, x),
+    ) as any[];
     expect(notes).toHaveLength(2);
     for (const n of notes) {
       expect(n.status.id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
@@ -276,7 +392,9 @@ describe("statuses", () => {
     const s = await setup();
     const create = fill(mastodonCreate, s.vars);
     await expectAccepted(await s.peer.send(s.actor, create, { spec: "rfc9421" }));
-    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) => valid(NotificationSchema, x)) as any[];
+    const notes = (await json("/api/v1/notifications", { instance: A, token: s.user.token })).map((x: unknown) =>
+      valid(NotificationSchema, x),
+    ) as any[];
     expect(notes.map((x: any) => x.type)).toEqual(["mention"]);
     const status = valid(StatusSchema, notes[0]!.status);
     expect(status.uri).toBe(create.object.id);
@@ -289,7 +407,12 @@ describe("statuses", () => {
     expect(status.mentions.map((m) => m.id)).toEqual([s.user.id]);
     expect(status.tags.map((t) => t.name)).toEqual(["fediverse"]);
     expect(status.emojis).toEqual([
-      { shortcode: "blobcat", url: `${s.peer.origin}/system/custom_emojis/images/blobcat.png`, static_url: `${s.peer.origin}/system/custom_emojis/images/blobcat.png`, visible_in_picker: false },
+      {
+        shortcode: "blobcat",
+        url: `${s.peer.origin}/system/custom_emojis/images/blobcat.png`,
+        static_url: `${s.peer.origin}/system/custom_emojis/images/blobcat.png`,
+        visible_in_picker: false,
+      },
     ]);
     expect(status.media_attachments.map((m) => [m.type, m.url, m.remote_url, m.description])).toEqual([
       ["image", create.object.attachment[0].url, create.object.attachment[0].url, "A cat on a keyboard"],
@@ -336,12 +459,20 @@ describe("statuses", () => {
   it("resolves a mention of an unknown remote actor (fetched, stored) and honours the recipient's domain block", async () => {
     const s = await setup();
     const blocker = await registerUser({ instance: A });
-    await json("/api/v1/domain_blocks", { instance: A, token: blocker.token, method: "POST", body: { domain: "peer.example" } });
+    await json("/api/v1/domain_blocks", {
+      instance: A,
+      token: blocker.token,
+      method: "POST",
+      body: { domain: "peer.example" },
+    });
     const friend = s.peer.actor();
     const create = fill(mastodonCreate, s.vars);
     const blockerUri = `${A.origin}/users/${blocker.username}`;
     create.object.cc = [...create.object.cc, blockerUri, friend];
-    create.object.tag.push({ type: "Mention", href: friend, name: "@friend@peer.example" }, { type: "Mention", href: blockerUri, name: `@${blocker.username}` });
+    create.object.tag.push(
+      { type: "Mention", href: friend, name: "@friend@peer.example" },
+      { type: "Mention", href: blockerUri, name: `@${blocker.username}` },
+    );
     await expectAccepted(await s.peer.send(s.actor, create));
     const id = (await q<{ id: string }>("SELECT id FROM statuses WHERE uri = ?", create.object.id))[0]!.id;
     const status = valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
@@ -397,7 +528,10 @@ describe("statuses", () => {
     create.object.content = "<p>for followers</p>";
     await expectAccepted(await s.peer.send(s.actor, create));
     const home = await json("/api/v1/timelines/home", { instance: A, token: s.user.token });
-    const got = valid(StatusSchema, home.find((x: { uri: string }) => x.uri === create.object.id));
+    const got = valid(
+      StatusSchema,
+      home.find((x: { uri: string }) => x.uri === create.object.id),
+    );
     expect(got.visibility).toBe("private");
     expect((await call(`/api/v1/statuses/${got.id}`, { instance: A, token: stranger.token })).status).toBe(404);
     expect((await call(`/api/v1/statuses/${got.id}`, { instance: A })).status).toBe(404);
@@ -420,16 +554,29 @@ describe("statuses", () => {
 
   it("a note naming this instance's conversation id (and replying to nothing) does not slip into that thread", async () => {
     const s = await setup();
-    const parent = await json("/api/v1/statuses", { instance: A, token: s.user.token, method: "POST", body: { status: "my thread" } });
-    const localContext = (await q<{ context: string }>("SELECT context FROM statuses WHERE id = ?", parent.id))[0]!.context;
+    const parent = await json("/api/v1/statuses", {
+      instance: A,
+      token: s.user.token,
+      method: "POST",
+      body: { status: "my thread" },
+    });
+    const localContext = (await q<{ context: string }>("SELECT context FROM statuses WHERE id = ?", parent.id))[0]!
+      .context;
     s.peer.objects.set(`${s.peer.origin}/schemas/litepub-0.1.jsonld`, {
-      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1", { litepub: "http://litepub.social/ns#", directMessage: "litepub:directMessage", sensitive: "as:sensitive" }],
+      "@context": [
+        "https://www.w3.org/ns/activitystreams",
+        "https://w3id.org/security/v1",
+        { litepub: "http://litepub.social/ns#", directMessage: "litepub:directMessage", sensitive: "as:sensitive" },
+      ],
     });
     const create = fill(pleromaCreate, { ...s.vars, CONTEXT: "x", IN_REPLY_TO: parent.uri });
     delete create.object.inReplyTo;
     create.context = create.object.context = create.object.conversation = localContext;
     await expectAccepted(await s.peer.send(s.actor, create));
-    const stored = await q<{ id: string; context: string; thread_id: string }>("SELECT id, context, thread_id FROM statuses WHERE uri = ?", create.object.id);
+    const stored = await q<{ id: string; context: string; thread_id: string }>(
+      "SELECT id, context, thread_id FROM statuses WHERE uri = ?",
+      create.object.id,
+    );
     expect(stored).toHaveLength(1);
     expect(stored[0]!.context).not.toBe(localContext);
     expect(stored[0]!.thread_id).toBe(stored[0]!.id);
@@ -439,21 +586,38 @@ describe("statuses", () => {
 
   it("Pleroma's Create(Note): an unlisted reply to a local status, in its thread, counted, notified", async () => {
     const s = await setup();
-    const parent = await json("/api/v1/statuses", { instance: A, token: s.user.token, method: "POST", body: { status: "a local post" } });
+    const parent = await json("/api/v1/statuses", {
+      instance: A,
+      token: s.user.token,
+      method: "POST",
+      body: { status: "a local post" },
+    });
     s.peer.objects.set(`${s.peer.origin}/schemas/litepub-0.1.jsonld`, {
-      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1", { litepub: "http://litepub.social/ns#", directMessage: "litepub:directMessage", sensitive: "as:sensitive" }],
+      "@context": [
+        "https://www.w3.org/ns/activitystreams",
+        "https://w3id.org/security/v1",
+        { litepub: "http://litepub.social/ns#", directMessage: "litepub:directMessage", sensitive: "as:sensitive" },
+      ],
     });
     const create = fill(pleromaCreate, { ...s.vars, CONTEXT: `ctx${s.vars.N}`, IN_REPLY_TO: parent.uri });
     await expectAccepted(await s.peer.send(s.actor, create));
     const ctx = await json(`/api/v1/statuses/${parent.id}/context`, { instance: A, token: s.user.token });
     expect(ctx.descendants.length).toBe(1);
     const reply = valid(StatusSchema, ctx.descendants[0]);
-    expect([reply.visibility, reply.in_reply_to_id, reply.in_reply_to_account_id]).toEqual(["unlisted", parent.id, s.user.id]);
+    expect([reply.visibility, reply.in_reply_to_id, reply.in_reply_to_account_id]).toEqual([
+      "unlisted",
+      parent.id,
+      s.user.id,
+    ]);
     expect(reply.content).toMatch(/<b>unlisted<\/b>/);
     expect((await json(`/api/v1/statuses/${parent.id}`, { instance: A, token: s.user.token })).replies_count).toBe(1);
     const notes = await json("/api/v1/notifications", { instance: A, token: s.user.token });
-    expect(notes.map((x: { type: string; status: { id: string } }) => [x.type, x.status.id])).toEqual([["mention", reply.id]]);
-    expect((await q<{ context: string }>("SELECT context FROM statuses WHERE id = ?", reply.id))[0]!.context).toBe(create.object.context);
+    expect(notes.map((x: { type: string; status: { id: string } }) => [x.type, x.status.id])).toEqual([
+      ["mention", reply.id],
+    ]);
+    expect((await q<{ context: string }>("SELECT context FROM statuses WHERE id = ?", reply.id))[0]!.context).toBe(
+      create.object.context,
+    );
   });
 
   it("Misskey's Create(Note): content (not the MFM source), the quote kept as a link, emoji and a non-Latin hashtag", async () => {
@@ -479,17 +643,38 @@ describe("statuses", () => {
       id: `${create.object.id}#updates/1`,
       type: "Update",
       actor: s.actor,
-      object: { ...create.object, content: "<p>edited</p>", summary: "cw", tag: [], attachment: [], updated: "2024-05-01T11:00:00Z" },
+      object: {
+        ...create.object,
+        content: "<p>edited</p>",
+        summary: "cw",
+        tag: [],
+        attachment: [],
+        updated: "2024-05-01T11:00:00Z",
+      },
     };
     await expectAccepted(await s.peer.send(s.actor, update));
     const edited = valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
-    expect([edited.content, edited.spoiler_text, edited.media_attachments.length, edited.tags.length]).toEqual(["<p>edited</p>", "cw", 0, 0]);
+    expect([edited.content, edited.spoiler_text, edited.media_attachments.length, edited.tags.length]).toEqual([
+      "<p>edited</p>",
+      "cw",
+      0,
+      0,
+    ]);
     expect(edited.edited_at).toBe("2024-05-01T11:00:00.000Z");
 
     // Mallory (another actor, even on the same server) cannot edit or delete it.
     const mallory = s.peer.actor();
-    await expectAccepted(await s.peer.send(mallory, { ...update, id: `${update.id}x`, actor: mallory, object: { ...update.object, content: "<p>pwned</p>" } }));
-    await expectAccepted(await s.peer.send(mallory, fill(mastodonDelete, { ...s.vars, ACTOR: mallory, OBJECT: create.object.id })));
+    await expectAccepted(
+      await s.peer.send(mallory, {
+        ...update,
+        id: `${update.id}x`,
+        actor: mallory,
+        object: { ...update.object, content: "<p>pwned</p>" },
+      }),
+    );
+    await expectAccepted(
+      await s.peer.send(mallory, fill(mastodonDelete, { ...s.vars, ACTOR: mallory, OBJECT: create.object.id })),
+    );
     expect((await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token })).content).toBe("<p>edited</p>");
 
     await expectAccepted(await s.peer.send(s.actor, fill(mastodonDelete, { ...s.vars, OBJECT: create.object.id })));

@@ -63,7 +63,13 @@ function follow(actor: string, target: string) {
 /** A Like: part 2 of federation (issue 18), not handled yet. */
 /** An activity type the inbox does not process (Likes are handled: test/federation-interactions.test.ts). */
 function listen(actor: string, object: string) {
-  return JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${actor}/listens/${crypto.randomUUID()}`, type: "Listen", actor, object });
+  return JSON.stringify({
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: `${actor}/listens/${crypto.randomUUID()}`,
+    type: "Listen",
+    actor,
+    object,
+  });
 }
 
 describe("inbox signatures", () => {
@@ -77,7 +83,11 @@ describe("inbox signatures", () => {
         body: listen(eve.id, `${BASE}/objects/${u.id}`),
       });
       const signed = await signRequest(unsigned, eve.keys.privateKey, new URL(`${eve.id}#main-key`));
-      const res = await call(signed.url, { method: "POST", headers: Object.fromEntries(signed.headers), body: await signed.text() });
+      const res = await call(signed.url, {
+        method: "POST",
+        headers: Object.fromEntries(signed.headers),
+        body: await signed.text(),
+      });
       const text = await res.text();
       expect(res.status, `${path}: ${text}`).toBe(202);
     }
@@ -87,9 +97,17 @@ describe("inbox signatures", () => {
   it("handles a correctly signed Follow (202): the follow is stored", async () => {
     const u = await registerUser();
     const eve = await remoteActor();
-    const unsigned = new Request(`${BASE}/inbox`, { method: "POST", headers: { "Content-Type": AP }, body: follow(eve.id, `${BASE}/users/${u.username}`) });
+    const unsigned = new Request(`${BASE}/inbox`, {
+      method: "POST",
+      headers: { "Content-Type": AP },
+      body: follow(eve.id, `${BASE}/users/${u.username}`),
+    });
     const signed = await signRequest(unsigned, eve.keys.privateKey, new URL(`${eve.id}#main-key`));
-    const res = await call(signed.url, { method: "POST", headers: Object.fromEntries(signed.headers), body: await signed.text() });
+    const res = await call(signed.url, {
+      method: "POST",
+      headers: Object.fromEntries(signed.headers),
+      body: await signed.text(),
+    });
     expect(res.status, await res.text()).toBe(202);
     expect(await rowCounts(u.id)).toEqual({ requests: 0, follows: 1, notifications: 1 });
   });
@@ -104,7 +122,11 @@ describe("inbox signatures", () => {
       body: follow(eve.id, `${BASE}/users/${u.username}`),
     });
     const forged = await signRequest(unsigned, mallory.privateKey, new URL(`${eve.id}#main-key`));
-    const res = await call(forged.url, { method: "POST", headers: Object.fromEntries(forged.headers), body: await forged.text() });
+    const res = await call(forged.url, {
+      method: "POST",
+      headers: Object.fromEntries(forged.headers),
+      body: await forged.text(),
+    });
     expect(res.status).toBe(401);
     expect(await rowCounts(u.id)).toEqual({ requests: 0, follows: 0, notifications: 0 });
   });

@@ -20,8 +20,12 @@ describe("two instances", () => {
     expect(own.id).toBe(bob.id);
     expect((await call(`/api/v1/accounts/lookup?acct=${bob.username}`, { instance: A })).status).toBe(404);
     expect((await call(`/api/v1/accounts/lookup?acct=${bob.username}`)).status).toBe(404);
-    const inB = await env.DB_B.prepare("SELECT count(*) AS n FROM accounts WHERE id = ?").bind(bob.id).first<{ n: number }>();
-    const inA = await env.DB.prepare("SELECT count(*) AS n FROM accounts WHERE id = ?").bind(bob.id).first<{ n: number }>();
+    const inB = await env.DB_B.prepare("SELECT count(*) AS n FROM accounts WHERE id = ?")
+      .bind(bob.id)
+      .first<{ n: number }>();
+    const inA = await env.DB.prepare("SELECT count(*) AS n FROM accounts WHERE id = ?")
+      .bind(bob.id)
+      .first<{ n: number }>();
     expect([inB?.n, inA?.n]).toEqual([1, 0]);
   });
 

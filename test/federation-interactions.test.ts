@@ -23,42 +23,65 @@ import litepubContext from "./fixtures/federation/actors/litepub-context.json";
 
 const postOn = async (user: TestUser, inst: Instance, body: Record<string, unknown>) =>
   valid(StatusSchema, await json("/api/v1/statuses", { instance: inst, token: user.token, body }));
-const statusOn = async (user: TestUser | null, inst: Instance, id: string) => valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: inst, token: user?.token }));
+const statusOn = async (user: TestUser | null, inst: Instance, id: string) =>
+  valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: inst, token: user?.token }));
 const notificationsOf = async (user: TestUser, inst: Instance) =>
-  ((await json("/api/v1/notifications", { instance: inst, token: user.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+  ((await json("/api/v1/notifications", { instance: inst, token: user.token })) as unknown[]).map((n) =>
+    valid(NotificationSchema, n),
+  );
 const homeOf = async (user: TestUser, inst: Instance) =>
-  ((await json("/api/v1/timelines/home?limit=40", { instance: inst, token: user.token })) as unknown[]).map((s) => valid(StatusSchema, s));
-const act = async (user: TestUser, inst: Instance, path: string, method = "POST") => valid(StatusSchema, await json(path, { method, instance: inst, token: user.token }));
+  ((await json("/api/v1/timelines/home?limit=40", { instance: inst, token: user.token })) as unknown[]).map((s) =>
+    valid(StatusSchema, s),
+  );
+const act = async (user: TestUser, inst: Instance, path: string, method = "POST") =>
+  valid(StatusSchema, await json(path, { method, instance: inst, token: user.token }));
 
 /** `user` on `inst` finds a status of another instance by its uri (a client's search with resolve=true). */
 async function resolveStatus(user: TestUser, inst: Instance, uri: string) {
-  const found = await json(`/api/v2/search?q=${encodeURIComponent(uri)}&resolve=true&type=statuses`, { instance: inst, token: user.token });
+  const found = await json(`/api/v2/search?q=${encodeURIComponent(uri)}&resolve=true&type=statuses`, {
+    instance: inst,
+    token: user.token,
+  });
   expect(found.statuses).toHaveLength(1);
   return valid(StatusSchema, found.statuses[0]);
 }
 
 async function findAccount(user: TestUser, inst: Instance, other: TestUser, on: Instance) {
-  const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: inst, token: user.token });
+  const found = await json(
+    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
+    { instance: inst, token: user.token },
+  );
   expect(found.accounts).toHaveLength(1);
   return valid(AccountSchema, found.accounts[0]);
 }
 
 async function addEmoji(db: D1Database, shortcode: string) {
   await db
-    .prepare("INSERT INTO custom_emojis (shortcode, domain, file, url, category, visible_in_picker, created_at) VALUES (?, NULL, ?, NULL, NULL, 1, ?)")
+    .prepare(
+      "INSERT INTO custom_emojis (shortcode, domain, file, url, category, visible_in_picker, created_at) VALUES (?, NULL, ?, NULL, NULL, 1, ?)",
+    )
     .bind(shortcode, `emoji/${shortcode}.png`, Date.now())
     .run();
 }
 
 const outboxTypes = async (db: D1Database, accountId: string) =>
-  (await db.prepare("SELECT json_extract(activity, '$.type') AS type FROM federation_outbox WHERE account_id = ? ORDER BY id").bind(accountId).all<{ type: string }>()).results.map((r) => r.type);
+  (
+    await db
+      .prepare(
+        "SELECT json_extract(activity, '$.type') AS type FROM federation_outbox WHERE account_id = ? ORDER BY id",
+      )
+      .bind(accountId)
+      .all<{ type: string }>()
+  ).results.map((r) => r.type);
 
 describe("interactions between two Starling instances", () => {
   const fed = federating();
 
   /** The activities posted to `inst`'s inboxes so far, with the requests that carried them. */
   async function received(inst: Instance) {
-    const reqs = fed.routed.requests.filter((r) => r.method === "POST" && r.url.startsWith(`${inst.origin}/`) && r.url.includes("inbox"));
+    const reqs = fed.routed.requests.filter(
+      (r) => r.method === "POST" && r.url.startsWith(`${inst.origin}/`) && r.url.includes("inbox"),
+    );
     return Promise.all(reqs.map(async (req) => ({ req, doc: (await req.clone().json()) as any })));
   }
 
@@ -73,7 +96,10 @@ describe("interactions between two Starling instances", () => {
 
     // Favourite: a Like to Bob's inbox alone; B stores the favourite and notifies Bob.
     // A's copy keeps the counts B reported (none yet): B's own counters are B's.
-    expect(await act(alice, A, `/api/v1/statuses/${onA.id}/favourite`)).toMatchObject({ favourited: true, favourites_count: 0 });
+    expect(await act(alice, A, `/api/v1/statuses/${onA.id}/favourite`)).toMatchObject({
+      favourited: true,
+      favourites_count: 0,
+    });
     await fed.settle();
     const likes = (await received(B)).filter((r) => r.doc.type === "Like");
     expect(likes).toHaveLength(1);
@@ -93,12 +119,22 @@ describe("interactions between two Starling instances", () => {
     await fed.settle();
     const reacts = (await received(B)).filter((r) => r.doc.type === "EmojiReact");
     expect(reacts.map((r) => r.doc.content)).toEqual(["👍", `:${blob}:`]);
-    expect(reacts[1]!.doc.tag).toMatchObject({ type: "Emoji", name: `:${blob}:`, icon: { url: `https://a.example/media/emoji/${blob}.png` } });
+    expect(reacts[1]!.doc.tag).toMatchObject({
+      type: "Emoji",
+      name: `:${blob}:`,
+      icon: { url: `https://a.example/media/emoji/${blob}.png` },
+    });
     let onB = await statusOn(bob, B, original.id);
     const aliceOnB = valid(AccountSchema, favouritedBy[0]).id;
     expect(onB.pleroma.emoji_reactions).toEqual([
       { name: "👍", count: 1, me: false, url: null, account_ids: [aliceOnB] },
-      { name: `${blob}@a.example`, count: 1, me: false, url: `https://a.example/media/emoji/${blob}.png`, account_ids: [aliceOnB] },
+      {
+        name: `${blob}@a.example`,
+        count: 1,
+        me: false,
+        url: `https://a.example/media/emoji/${blob}.png`,
+        account_ids: [aliceOnB],
+      },
     ]);
 
     // Reblog: an Announce to Bob (the original's author, not a follower of Alice).
@@ -121,20 +157,33 @@ describe("interactions between two Starling instances", () => {
     );
 
     // Each undone: the Undos name the same activities; B removes the rows, the notifications and the counts.
-    expect(await act(alice, A, `/api/v1/statuses/${onA.id}/unfavourite`)).toMatchObject({ favourited: false, favourites_count: 0 });
+    expect(await act(alice, A, `/api/v1/statuses/${onA.id}/unfavourite`)).toMatchObject({
+      favourited: false,
+      favourites_count: 0,
+    });
     await act(alice, A, `/api/v1/pleroma/statuses/${onA.id}/reactions/${encodeURIComponent("👍")}`, "DELETE");
     await act(alice, A, `/api/v1/pleroma/statuses/${onA.id}/reactions/${encodeURIComponent(blob)}`, "DELETE");
     expect(await act(alice, A, `/api/v1/statuses/${onA.id}/unreblog`)).toMatchObject({ reblogged: false });
     await fed.settle();
     const undos = (await received(B)).filter((r) => r.doc.type === "Undo").map((r) => r.doc);
     expect(undos.map((u) => [u.object.type, u.object.id]).sort()).toEqual(
-      [["Like", likes[0]!.doc.id], ["EmojiReact", reacts[0]!.doc.id], ["EmojiReact", reacts[1]!.doc.id], ["Announce", announces[0]!.doc.id]].sort(),
+      [
+        ["Like", likes[0]!.doc.id],
+        ["EmojiReact", reacts[0]!.doc.id],
+        ["EmojiReact", reacts[1]!.doc.id],
+        ["Announce", announces[0]!.doc.id],
+      ].sort(),
     );
     onB = await statusOn(bob, B, original.id);
     expect(onB).toMatchObject({ favourites_count: 0, reblogs_count: 0 });
     expect(onB.pleroma.emoji_reactions).toEqual([]);
     expect(await notificationsOf(bob, B)).toEqual([]);
-    expect(await statusOn(alice, A, onA.id)).toMatchObject({ favourites_count: 0, reblogs_count: 0, favourited: false, reblogged: false });
+    expect(await statusOn(alice, A, onA.id)).toMatchObject({
+      favourites_count: 0,
+      reblogs_count: 0,
+      favourited: false,
+      reblogged: false,
+    });
   });
 
   it("B favourites, reacts to and reblogs a status on A, and reblogs one of its own server: A notifies, counts and shows the reblogs to B's followers", async () => {
@@ -158,7 +207,9 @@ describe("interactions between two Starling instances", () => {
 
     const seen = await statusOn(alice, A, mine.id);
     expect(seen).toMatchObject({ favourites_count: 1, reblogs_count: 1 });
-    expect(seen.pleroma.emoji_reactions).toEqual([{ name: "🎉", count: 1, me: false, url: null, account_ids: [bobOnA.id] }]);
+    expect(seen.pleroma.emoji_reactions).toEqual([
+      { name: "🎉", count: 1, me: false, url: null, account_ids: [bobOnA.id] },
+    ]);
     const notes = await notificationsOf(alice, A);
     expect(notes.map((n) => [n.type, n.account.acct, n.status?.id]).sort()).toEqual(
       [
@@ -183,8 +234,13 @@ describe("interactions between two Starling instances", () => {
     await act(bob, B, `/api/v1/pleroma/statuses/${onB.id}/reactions/${encodeURIComponent("🎉")}`, "DELETE");
     await act(bob, B, `/api/v1/statuses/${onB.id}/unreblog`);
     // The reblog of Erin's status withdrawn by deleting it, as clients also do.
-    const bobsReblogOfErin = (await json(`/api/v1/accounts/${bob.id}/statuses`, { instance: B, token: bob.token })).find((s: any) => s.reblog?.id === erins.id);
-    expect((await call(`/api/v1/statuses/${bobsReblogOfErin.id}`, { method: "DELETE", instance: B, token: bob.token })).status).toBe(200);
+    const bobsReblogOfErin = (
+      await json(`/api/v1/accounts/${bob.id}/statuses`, { instance: B, token: bob.token })
+    ).find((s: any) => s.reblog?.id === erins.id);
+    expect(
+      (await call(`/api/v1/statuses/${bobsReblogOfErin.id}`, { method: "DELETE", instance: B, token: bob.token }))
+        .status,
+    ).toBe(200);
     await fed.settle();
     const after = await statusOn(alice, A, mine.id);
     expect(after).toMatchObject({ favourites_count: 0, reblogs_count: 0 });
@@ -228,16 +284,34 @@ describe("interactions as other servers send them", () => {
     unroute = undefined;
   });
   let n = 0;
-  const q = async <T = Record<string, unknown>>(sql: string, ...args: unknown[]) => (await env.DB.prepare(sql).bind(...args).all<T>()).results;
+  const q = async <T = Record<string, unknown>>(sql: string, ...args: unknown[]) =>
+    (
+      await env.DB.prepare(sql)
+        .bind(...args)
+        .all<T>()
+    ).results;
 
-  async function setup(): Promise<{ peer: Peer; user: TestUser; actor: string; acct: string; vars: (extra?: Record<string, string>) => Record<string, string> }> {
+  async function setup(): Promise<{
+    peer: Peer;
+    user: TestUser;
+    actor: string;
+    acct: string;
+    vars: (extra?: Record<string, string>) => Record<string, string>;
+  }> {
     const peer = createPeer();
     unroute = peer.route();
     peer.objects.set(`${peer.origin}/schemas/litepub-0.1.jsonld`, litepubContext);
     const user = await registerUser({ instance: A });
     const actor = peer.actor();
     const target = `${A.origin}/users/${user.username}`;
-    const vars = (extra: Record<string, string> = {}) => ({ ACTOR: actor, ORIGIN: peer.origin, TARGET: target, OBJECT_AUTHOR: target, N: String(Date.now() * 100 + n++), ...extra });
+    const vars = (extra: Record<string, string> = {}) => ({
+      ACTOR: actor,
+      ORIGIN: peer.origin,
+      TARGET: target,
+      OBJECT_AUTHOR: target,
+      N: String(Date.now() * 100 + n++),
+      ...extra,
+    });
     return { peer, user, actor, acct: `${actor.split("/").pop()}@${peer.host}`, vars };
   }
   const accepted = async (res: Response) => expect(res.status, await res.text()).toBe(202);
@@ -254,7 +328,9 @@ describe("interactions as other servers send them", () => {
     expect(notes.map((x) => [x.type, x.account.acct])).toEqual([["favourite", s.acct]]);
     // Someone else cannot undo it.
     const mallory = s.peer.actor();
-    await accepted(await s.peer.send(mallory, { ...fill(mastodonUndoLike, { ...vars, ACTOR: mallory }), object: like }));
+    await accepted(
+      await s.peer.send(mallory, { ...fill(mastodonUndoLike, { ...vars, ACTOR: mallory }), object: like }),
+    );
     expect(await statusOn(s.user, A, status.id)).toMatchObject({ favourites_count: 1 });
     await accepted(await s.peer.send(s.actor, fill(mastodonUndoLike, vars)));
     expect(await statusOn(s.user, A, status.id)).toMatchObject({ favourites_count: 0 });
@@ -268,8 +344,15 @@ describe("interactions as other servers send them", () => {
     const pub = await postOn(s.user, A, { status: "public", visibility: "public" });
     await accepted(await s.peer.send(s.actor, fill(mastodonLike, s.vars({ OBJECT: priv.uri }))));
     await accepted(await s.peer.send(s.actor, fill(mastodonLike, s.vars({ OBJECT: local.uri }))));
-    await accepted(await s.peer.send(s.actor, { ...fill(mastodonLike, s.vars({ OBJECT: pub.uri })), id: `https://elsewhere.example/likes/${n++}` }));
-    await accepted(await s.peer.send(s.actor, fill(mastodonLike, s.vars({ OBJECT: `${A.origin}/objects/nonexistent` }))));
+    await accepted(
+      await s.peer.send(s.actor, {
+        ...fill(mastodonLike, s.vars({ OBJECT: pub.uri })),
+        id: `https://elsewhere.example/likes/${n++}`,
+      }),
+    );
+    await accepted(
+      await s.peer.send(s.actor, fill(mastodonLike, s.vars({ OBJECT: `${A.origin}/objects/nonexistent` }))),
+    );
     expect(await q("SELECT id FROM favourites WHERE status_id IN (?, ?, ?)", priv.id, local.id, pub.id)).toEqual([]);
     expect(await notificationsOf(s.user, A)).toEqual([]);
     // Once a follower, the private status may be liked.
@@ -282,31 +365,59 @@ describe("interactions as other servers send them", () => {
     await accepted(await s.peer.send(s.actor, fill(mastodonLike, s.vars({ OBJECT: pub.uri }))));
     await accepted(await s.peer.send(s.actor, { ...fill(misskeyLike, s.vars({ OBJECT: pub.uri })), content: "👍" }));
     await accepted(await s.peer.send(s.actor, fill(mastodonAnnounce, s.vars({ OBJECT: pub.uri }))));
-    expect(await statusOn(s.user, A, pub.id)).toMatchObject({ favourites_count: 0, reblogs_count: 0, pleroma: { emoji_reactions: [] } });
+    expect(await statusOn(s.user, A, pub.id)).toMatchObject({
+      favourites_count: 0,
+      reblogs_count: 0,
+      pleroma: { emoji_reactions: [] },
+    });
   });
 
   it("Misskey's reaction Like and Pleroma's EmojiReact become emoji reactions with the remote emoji; Undo removes them", async () => {
     const s = await setup();
     const status = await postOn(s.user, A, { status: "react", visibility: "unlisted" });
     const mk = fill(misskeyLike, s.vars({ OBJECT: status.uri }));
-    const unicode = { ...fill(misskeyLike, s.vars({ OBJECT: status.uri })), content: "👍", _misskey_reaction: "👍", tag: [] };
+    const unicode = {
+      ...fill(misskeyLike, s.vars({ OBJECT: status.uri })),
+      content: "👍",
+      _misskey_reaction: "👍",
+      tag: [],
+    };
     const pl = fill(pleromaReact, s.vars({ OBJECT: status.uri }));
     for (const activity of [mk, unicode, pl, pl]) await accepted(await s.peer.send(s.actor, activity));
     // A custom emoji without its tag cannot be shown: dropped.
-    await accepted(await s.peer.send(s.actor, { ...fill(pleromaReact, s.vars({ OBJECT: status.uri })), content: ":nothere:" }));
+    await accepted(
+      await s.peer.send(s.actor, { ...fill(pleromaReact, s.vars({ OBJECT: status.uri })), content: ":nothere:" }),
+    );
     const host = s.peer.host;
     const seen = await statusOn(s.user, A, status.id);
     expect(seen.favourites_count).toBe(0);
     const notes = await notificationsOf(s.user, A);
     const sender = notes[0]!.account.id;
     expect(seen.pleroma.emoji_reactions).toEqual([
-      { name: `misskey_cat@${host}`, count: 1, me: false, url: `${s.peer.origin}/files/misskey_cat.png`, account_ids: [sender] },
+      {
+        name: `misskey_cat@${host}`,
+        count: 1,
+        me: false,
+        url: `${s.peer.origin}/files/misskey_cat.png`,
+        account_ids: [sender],
+      },
       { name: "👍", count: 1, me: false, url: null, account_ids: [sender] },
-      { name: `blobfox@${host}`, count: 1, me: false, url: `${s.peer.origin}/emoji/blobfox.png`, account_ids: [sender] },
+      {
+        name: `blobfox@${host}`,
+        count: 1,
+        me: false,
+        url: `${s.peer.origin}/emoji/blobfox.png`,
+        account_ids: [sender],
+      },
     ]);
     // Pleroma's reactions endpoint shows the remote emoji's image too.
-    const listed = (await json(`/api/v1/pleroma/statuses/${status.id}/reactions`, { instance: A, token: s.user.token })) as { name: string; url: string | null }[];
-    expect(listed.find((r) => r.name === `blobfox@${host}`)).toMatchObject({ url: `${s.peer.origin}/emoji/blobfox.png` });
+    const listed = (await json(`/api/v1/pleroma/statuses/${status.id}/reactions`, {
+      instance: A,
+      token: s.user.token,
+    })) as { name: string; url: string | null }[];
+    expect(listed.find((r) => r.name === `blobfox@${host}`)).toMatchObject({
+      url: `${s.peer.origin}/emoji/blobfox.png`,
+    });
     expect(notes.map((x) => [x.type, x.emoji]).sort()).toEqual(
       [
         ["pleroma:emoji_reaction", `misskey_cat@${host}`],
@@ -316,14 +427,56 @@ describe("interactions as other servers send them", () => {
     );
     // A local user joins the remote reaction by the name shown (Pleroma-FE does); an unknown remote one is refused.
     const other = await registerUser({ instance: A });
-    const joined = await act(other, A, `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`, "PUT");
-    expect(joined.pleroma.emoji_reactions.find((r) => r.name === `blobfox@${host}`)).toEqual({ name: `blobfox@${host}`, count: 2, me: true, url: `${s.peer.origin}/emoji/blobfox.png`, account_ids: [sender, other.id] });
-    expect((await call(`/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`nothere@${host}`)}`, { method: "PUT", instance: A, token: other.token })).status).toBe(400);
-    await act(other, A, `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`, "DELETE");
+    const joined = await act(
+      other,
+      A,
+      `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`,
+      "PUT",
+    );
+    expect(joined.pleroma.emoji_reactions.find((r) => r.name === `blobfox@${host}`)).toEqual({
+      name: `blobfox@${host}`,
+      count: 2,
+      me: true,
+      url: `${s.peer.origin}/emoji/blobfox.png`,
+      account_ids: [sender, other.id],
+    });
+    expect(
+      (
+        await call(`/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`nothere@${host}`)}`, {
+          method: "PUT",
+          instance: A,
+          token: other.token,
+        })
+      ).status,
+    ).toBe(400);
+    await act(
+      other,
+      A,
+      `/api/v1/pleroma/statuses/${status.id}/reactions/${encodeURIComponent(`blobfox@${host}`)}`,
+      "DELETE",
+    );
     // Undo by id only (as Misskey sends it) and with the object embedded (as Pleroma does).
-    await accepted(await s.peer.send(s.actor, { "@context": "https://www.w3.org/ns/activitystreams", id: `${mk.id}/undo`, type: "Undo", actor: s.actor, object: mk.id }));
-    await accepted(await s.peer.send(s.actor, { "@context": pl["@context"], id: `${pl.id}/undo`, type: "Undo", actor: s.actor, object: pl }));
-    expect((await statusOn(s.user, A, status.id)).pleroma.emoji_reactions).toEqual([{ name: "👍", count: 1, me: false, url: null, account_ids: [sender] }]);
+    await accepted(
+      await s.peer.send(s.actor, {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${mk.id}/undo`,
+        type: "Undo",
+        actor: s.actor,
+        object: mk.id,
+      }),
+    );
+    await accepted(
+      await s.peer.send(s.actor, {
+        "@context": pl["@context"],
+        id: `${pl.id}/undo`,
+        type: "Undo",
+        actor: s.actor,
+        object: pl,
+      }),
+    );
+    expect((await statusOn(s.user, A, status.id)).pleroma.emoji_reactions).toEqual([
+      { name: "👍", count: 1, me: false, url: null, account_ids: [sender] },
+    ]);
     expect((await notificationsOf(s.user, A)).map((x) => x.emoji)).toEqual(["👍"]);
   });
 
@@ -347,8 +500,18 @@ describe("interactions as other servers send them", () => {
     ]);
     // Nobody else can undo it, embedded or by id.
     const mallory = s.peer.actor();
-    await accepted(await s.peer.send(mallory, { ...fill(mastodonUndoAnnounce, { ...vars, ACTOR: mallory }), object: announce }));
-    await accepted(await s.peer.send(mallory, { "@context": "https://www.w3.org/ns/activitystreams", id: `${mallory}#undo/${n++}`, type: "Undo", actor: mallory, object: announce.id }));
+    await accepted(
+      await s.peer.send(mallory, { ...fill(mastodonUndoAnnounce, { ...vars, ACTOR: mallory }), object: announce }),
+    );
+    await accepted(
+      await s.peer.send(mallory, {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${mallory}#undo/${n++}`,
+        type: "Undo",
+        actor: mallory,
+        object: announce.id,
+      }),
+    );
     expect(await statusOn(s.user, A, pub.id)).toMatchObject({ reblogs_count: 1 });
     await accepted(await s.peer.send(s.actor, fill(mastodonUndoAnnounce, vars)));
     expect(await statusOn(s.user, A, pub.id)).toMatchObject({ reblogs_count: 0 });
@@ -358,7 +521,12 @@ describe("interactions as other servers send them", () => {
     // An Announce of another server's status by an actor nobody here follows: nothing fetched, nothing stored.
     const stranger = s.peer.actor();
     const elsewhere = `${s.peer.origin}/notes/${n++}`;
-    await accepted(await s.peer.send(stranger, fill(mastodonAnnounce, s.vars({ ACTOR: stranger, OBJECT: elsewhere, OBJECT_AUTHOR: s.actor }))));
+    await accepted(
+      await s.peer.send(
+        stranger,
+        fill(mastodonAnnounce, s.vars({ ACTOR: stranger, OBJECT: elsewhere, OBJECT_AUTHOR: s.actor })),
+      ),
+    );
     expect(s.peer.requests).not.toContain(`GET ${new URL(elsewhere).pathname}`);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", elsewhere)).toEqual([]);
   });

@@ -1,6 +1,17 @@
 /** Statuses as ActivityStreams objects: the object dispatcher, addressing, outbox and featured collections. */
 import { env } from "cloudflare:test";
-import { Announce, Create, Document, Emoji, Hashtag, Mention, Note, OrderedCollection, OrderedCollectionPage, Question } from "@fedify/vocab";
+import {
+  Announce,
+  Create,
+  Document,
+  Emoji,
+  Hashtag,
+  Mention,
+  Note,
+  OrderedCollection,
+  OrderedCollectionPage,
+  Question,
+} from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { describe, expect, it } from "vitest";
 import { addressing, PUBLIC_COLLECTION } from "../src/services/addressing";
@@ -50,11 +61,21 @@ describe("addressing by visibility", () => {
   ];
   for (const [visibility, expected] of table) {
     it(visibility, () => {
-      expect(addressing({ visibility: visibility as any, followers, mentioned: [...m, m[0]!], recipients: ["https://z.example/users/d"] })).toEqual(expected);
+      expect(
+        addressing({
+          visibility: visibility as any,
+          followers,
+          mentioned: [...m, m[0]!],
+          recipients: ["https://z.example/users/d"],
+        }),
+      ).toEqual(expected);
     });
   }
   it("a public status without mentions is to Public, cc followers only", () => {
-    expect(addressing({ visibility: "public", followers, mentioned: [] })).toEqual({ to: [PUBLIC_COLLECTION], cc: [followers] });
+    expect(addressing({ visibility: "public", followers, mentioned: [] })).toEqual({
+      to: [PUBLIC_COLLECTION],
+      cc: [followers],
+    });
   });
 });
 
@@ -64,7 +85,11 @@ describe("status objects", () => {
     const friend = await registerUser();
     const list = await json("/api/v1/lists", { method: "POST", token: u.token, body: { title: "l" } });
     await json(`/api/v1/accounts/${friend.id}/follow`, { method: "POST", token: u.token });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: u.token, body: { account_ids: [friend.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: u.token,
+      body: { account_ids: [friend.id] },
+    });
     const pub = await postStatus(u, { status: "public words", visibility: "public" });
     const unl = await postStatus(u, { status: "unlisted words", visibility: "unlisted" });
     expect(pub.uri).toBe(`${BASE}/objects/${pub.id}`);
@@ -90,7 +115,8 @@ describe("status objects", () => {
       await json(`/api/v1/statuses/${s.id}`, { token: u.token });
     }
     // Unknown and malformed ids, and a remote status.
-    for (const id of ["00000000000000000000000000", "not-an-id"]) expect((await call(`/objects/${id}`, { headers: { Accept: AP } })).status).toBe(404);
+    for (const id of ["00000000000000000000000000", "not-an-id"])
+      expect((await call(`/objects/${id}`, { headers: { Accept: AP } })).status).toBe(404);
 
     // Browsers keep the HTML page at the same URL and at /notice/<id>.
     for (const path of [`/objects/${pub.id}`, `/notice/${pub.id}`]) {
@@ -111,7 +137,9 @@ describe("status objects", () => {
 
   it("has the Note's fields: attribution, content, summary, dates, reply, mentions, hashtags, emoji, media", async () => {
     const code = `blob${Date.now().toString(36)}`;
-    await env.DB.prepare("INSERT INTO custom_emojis (shortcode, domain, file, url, visible_in_picker, created_at) VALUES (?, NULL, ?, NULL, 1, ?)")
+    await env.DB.prepare(
+      "INSERT INTO custom_emojis (shortcode, domain, file, url, visible_in_picker, created_at) VALUES (?, NULL, ?, NULL, 1, ?)",
+    )
       .bind(code, `emoji/${code}.png`, Date.now())
       .run();
     const u = await registerUser();
@@ -205,7 +233,10 @@ describe("status objects", () => {
     const u = await registerUser();
     const author = await registerUser();
     const original = await postStatus(author, { status: "worth sharing" });
-    const rb = valid(StatusSchema, await json(`/api/v1/statuses/${original.id}/reblog`, { method: "POST", token: u.token }));
+    const rb = valid(
+      StatusSchema,
+      await json(`/api/v1/statuses/${original.id}/reblog`, { method: "POST", token: u.token }),
+    );
     expect(rb.uri).toBe(`${BASE}/activities/${rb.id}`);
     const body = await ap(`/activities/${rb.id}`);
     const a = await Announce.fromJsonLd(body);
@@ -237,8 +268,10 @@ describe("outbox and featured", () => {
     const other = await registerUser();
     const theirs = await postStatus(other, { status: "theirs" });
     const ids: string[] = [];
-    for (let i = 0; i < 22; i++) ids.push((await postStatus(u, { status: `post ${i}`, visibility: i % 2 ? "unlisted" : "public" })).id);
-    for (const visibility of ["private", "direct", "local"]) await postStatus(u, { status: `hidden ${visibility}`, visibility });
+    for (let i = 0; i < 22; i++)
+      ids.push((await postStatus(u, { status: `post ${i}`, visibility: i % 2 ? "unlisted" : "public" })).id);
+    for (const visibility of ["private", "direct", "local"])
+      await postStatus(u, { status: `hidden ${visibility}`, visibility });
     const rb = await json(`/api/v1/statuses/${theirs.id}/reblog`, { method: "POST", token: u.token });
 
     const root = await ap(`/users/${u.username}/outbox`);
@@ -255,7 +288,12 @@ describe("outbox and featured", () => {
     const creates = items1.slice(1) as Create[];
     for (const c of creates) expect(c).toBeInstanceOf(Create);
     const objs = await Promise.all(creates.map((c) => c.getObject()));
-    expect(objs.map((o) => o?.id?.href)).toEqual(ids.slice(-19).reverse().map((id) => `${BASE}/objects/${id}`));
+    expect(objs.map((o) => o?.id?.href)).toEqual(
+      ids
+        .slice(-19)
+        .reverse()
+        .map((id) => `${BASE}/objects/${id}`),
+    );
     expect(creates[0]!.id?.href).toBe(`${BASE}/objects/${ids[21]}/activity`);
     expect(creates[0]!.actorId?.href).toBe(actorOf(u));
     // Unlisted (odd) and public (even) keep their addressing inside the outbox.
@@ -267,7 +305,12 @@ describe("outbox and featured", () => {
     const page2 = await OrderedCollectionPage.fromJsonLd(second);
     const items2 = (await all(page2.getItems())) as Create[];
     const objs2 = await Promise.all(items2.map((c) => c.getObject()));
-    expect(objs2.map((o) => o?.id?.href)).toEqual(ids.slice(0, 3).reverse().map((id) => `${BASE}/objects/${id}`));
+    expect(objs2.map((o) => o?.id?.href)).toEqual(
+      ids
+        .slice(0, 3)
+        .reverse()
+        .map((id) => `${BASE}/objects/${id}`),
+    );
     const served = JSON.stringify([first, second]);
     expect(served).not.toContain("hidden");
 
@@ -278,9 +321,16 @@ describe("outbox and featured", () => {
   it("an outbox page costs the same D1 round trips whatever it holds", async () => {
     const trips = async (n: number) => {
       const u = await registerUser();
-      for (let i = 0; i < n; i++) await postStatus(u, { status: `#t${i} post ${i}`, poll: i === 0 ? { options: ["a", "b"], expires_in: 600 } : undefined });
+      for (let i = 0; i < n; i++)
+        await postStatus(u, {
+          status: `#t${i} post ${i}`,
+          poll: i === 0 ? { options: ["a", "b"], expires_in: 600 } : undefined,
+        });
       const counter = countingD1();
-      const res = await call(`/users/${u.username}/outbox?cursor=first`, { headers: { Accept: AP }, vars: { DB: counter.db } as never });
+      const res = await call(`/users/${u.username}/outbox?cursor=first`, {
+        headers: { Accept: AP },
+        vars: { DB: counter.db } as never,
+      });
       expect(res.status).toBe(200);
       expect(((await res.json()) as any).orderedItems.length).toBe(n);
       return counter.count();

@@ -24,13 +24,31 @@ async function adminOnC(): Promise<TestUser> {
 
 /** Sets C's policies for b.example: each named policy gets `[b.example, reason]`, the others are emptied. */
 async function policiesOnC(admin: TestUser, named: string[]) {
-  const all = ["reject", "accept", "media_removal", "media_nsfw", "federated_timeline_removal", "report_removal", "avatar_removal", "banner_removal"];
-  const value = all.map((p) => ({ tuple: [`:${p}`, named.includes(p) ? [{ tuple: ["b.example", `because ${p}`] }] : []] }));
-  return json("/api/v1/pleroma/admin/config", { instance: C, token: admin.token, body: { configs: [{ group: ":pleroma", key: ":mrf_simple", value }] } });
+  const all = [
+    "reject",
+    "accept",
+    "media_removal",
+    "media_nsfw",
+    "federated_timeline_removal",
+    "report_removal",
+    "avatar_removal",
+    "banner_removal",
+  ];
+  const value = all.map((p) => ({
+    tuple: [`:${p}`, named.includes(p) ? [{ tuple: ["b.example", `because ${p}`] }] : []],
+  }));
+  return json("/api/v1/pleroma/admin/config", {
+    instance: C,
+    token: admin.token,
+    body: { configs: [{ group: ":pleroma", key: ":mrf_simple", value }] },
+  });
 }
 
 async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: from, token: user.token });
+  const found = await json(
+    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
+    { instance: from, token: user.token },
+  );
   return found.accounts.map((a: unknown) => valid(AccountSchema, a));
 }
 
@@ -39,7 +57,9 @@ async function post(user: TestUser, inst: Instance, body: Record<string, unknown
 }
 
 const homeOf = async (user: TestUser, inst: Instance) =>
-  ((await json(`/api/v1/timelines/home?limit=40`, { instance: inst, token: user.token })) as unknown[]).map((s) => valid(StatusSchema, s));
+  ((await json(`/api/v1/timelines/home?limit=40`, { instance: inst, token: user.token })) as unknown[]).map((s) =>
+    valid(StatusSchema, s),
+  );
 
 describe("federation policies between two instances", () => {
   it("media removal and federated timeline removal on the way in; reject in and out; shown in the instance", async () => {
@@ -53,7 +73,10 @@ describe("federation policies between two instances", () => {
       await json(`/api/v1/accounts/${bobOnC!.id}/follow`, { instance: C, token: carol.token, body: {} });
       await json(`/api/v1/accounts/${carolOnB!.id}/follow`, { instance: B, token: bob.token, body: {} });
       await settle();
-      const [rel] = await json(`/api/v1/accounts/relationships?id[]=${bobOnC!.id}`, { instance: C, token: carol.token });
+      const [rel] = await json(`/api/v1/accounts/relationships?id[]=${bobOnC!.id}`, {
+        instance: C,
+        token: carol.token,
+      });
       expect(valid(RelationshipSchema, rel)).toMatchObject({ following: true, followed_by: true });
 
       // media_removal + federated_timeline_removal + media_nsfw: Bob's public post with a picture reaches Carol
@@ -69,7 +92,9 @@ describe("federation policies between two instances", () => {
       expect(onC).toBeDefined();
       expect(onC!.media_attachments).toEqual([]);
       expect(onC!.visibility).toBe("unlisted");
-      const federated = ((await json("/api/v1/timelines/public?remote=true&limit=40", { instance: C })) as unknown[]).map((s) => valid(StatusSchema, s));
+      const federated = (
+        (await json("/api/v1/timelines/public?remote=true&limit=40", { instance: C })) as unknown[]
+      ).map((s) => valid(StatusSchema, s));
       expect(federated.map((s) => s.uri)).not.toContain(pic.uri);
 
       // media_nsfw alone: the picture stays, marked sensitive.
@@ -87,11 +112,17 @@ describe("federation policies between two instances", () => {
       const queued = `q${Date.now()}`;
       const far = Date.now() + 3600_000;
       await env.DB_C.batch([
-        env.DB_C.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, ?, '{}', '{}', ?, ?)").bind(queued, carol.id, far, far),
-        env.DB_C.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at) VALUES (?, ?, 'b.example', 'https://b.example/inbox', ?, ?)").bind(queued, queued, far, far),
+        env.DB_C.prepare(
+          "INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, ?, '{}', '{}', ?, ?)",
+        ).bind(queued, carol.id, far, far),
+        env.DB_C.prepare(
+          "INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at) VALUES (?, ?, 'b.example', 'https://b.example/inbox', ?, ?)",
+        ).bind(queued, queued, far, far),
       ]);
       await policiesOnC(admin, ["reject", "media_removal"]);
-      expect(await env.DB_C.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE id = ?").bind(queued).first("n")).toBe(0);
+      expect(
+        await env.DB_C.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE id = ?").bind(queued).first("n"),
+      ).toBe(0);
       await env.DB_C.prepare("DELETE FROM federation_outbox WHERE id = ?").bind(queued).run();
       const info = valid(InstanceSchema, await json("/api/v1/instance", { instance: C }));
       const federation = info.pleroma.metadata.federation;
@@ -106,18 +137,28 @@ describe("federation policies between two instances", () => {
       const before = fed.routed.requests.length;
       const dropped = await post(bob, B, { status: "Rejected on arrival", visibility: "public" });
       await settle();
-      const toC = fed.routed.requests.slice(before).filter((r) => r.url.startsWith("https://c.example/") && r.method === "POST");
+      const toC = fed.routed.requests
+        .slice(before)
+        .filter((r) => r.url.startsWith("https://c.example/") && r.method === "POST");
       expect(toC.length).toBeGreaterThan(0);
       expect((await homeOf(carol, C)).map((s) => s.uri)).not.toContain(dropped.uri);
-      expect(await env.DB_C.prepare("SELECT count(*) AS n FROM statuses WHERE uri = ?").bind(dropped.uri).first("n")).toBe(0);
+      expect(
+        await env.DB_C.prepare("SELECT count(*) AS n FROM statuses WHERE uri = ?").bind(dropped.uri).first("n"),
+      ).toBe(0);
 
       // reject, OUT: Carol's post is not delivered to B at all.
       const sentBefore = fed.routed.requests.length;
       const mine = await post(carol, C, { status: "Not for B", visibility: "public" });
       await settle();
-      expect(fed.routed.requests.slice(sentBefore).some((r) => r.url.startsWith("https://b.example/") && r.method === "POST")).toBe(false);
+      expect(
+        fed.routed.requests
+          .slice(sentBefore)
+          .some((r) => r.url.startsWith("https://b.example/") && r.method === "POST"),
+      ).toBe(false);
       expect((await homeOf(bob, B)).map((s) => s.uri)).not.toContain(mine.uri);
-      expect(await env.DB_C.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = 'b.example'").first("n")).toBe(0);
+      expect(
+        await env.DB_C.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE host = 'b.example'").first("n"),
+      ).toBe(0);
 
       // reject, resolving: a B account not known yet is not fetched.
       const dan = await registerUser({ instance: B });
@@ -126,27 +167,54 @@ describe("federation policies between two instances", () => {
       expect(fed.routed.requests.slice(lookups).some((r) => r.url.startsWith("https://b.example/"))).toBe(false);
 
       // accept (allow-list mode): only listed domains federate; B is not listed, so refused too.
-      const all = ["reject", "accept", "media_removal", "media_nsfw", "federated_timeline_removal", "report_removal", "avatar_removal", "banner_removal"];
+      const all = [
+        "reject",
+        "accept",
+        "media_removal",
+        "media_nsfw",
+        "federated_timeline_removal",
+        "report_removal",
+        "avatar_removal",
+        "banner_removal",
+      ];
       await json("/api/v1/pleroma/admin/config", {
         instance: C,
         token: admin.token,
-        body: { configs: [{ group: ":pleroma", key: ":mrf_simple", value: all.map((p) => ({ tuple: [`:${p}`, p === "accept" ? [{ tuple: ["friends.example", ""] }] : []] })) }] },
+        body: {
+          configs: [
+            {
+              group: ":pleroma",
+              key: ":mrf_simple",
+              value: all.map((p) => ({ tuple: [`:${p}`, p === "accept" ? [{ tuple: ["friends.example", ""] }] : []] })),
+            },
+          ],
+        },
       });
       const notListed = await post(bob, B, { status: "Not on the allow-list", visibility: "public" });
       await settle();
       expect((await homeOf(carol, C)).map((s) => s.uri)).not.toContain(notListed.uri);
 
       // Lifted: Bob's posts arrive again.
-      await json("/api/v1/pleroma/admin/config", { instance: C, token: admin.token, body: { configs: [{ group: ":pleroma", key: ":mrf_simple", delete: true }] } });
+      await json("/api/v1/pleroma/admin/config", {
+        instance: C,
+        token: admin.token,
+        body: { configs: [{ group: ":pleroma", key: ":mrf_simple", delete: true }] },
+      });
       const welcome = await post(bob, B, { status: "Back again", visibility: "public" });
       await settle();
       expect((await homeOf(carol, C)).map((s) => s.uri)).toContain(welcome.uri);
 
-      const log = await env.DB_C.prepare("SELECT action FROM moderation_log WHERE actor_id = ?").bind(admin.id).all<{ action: string }>();
+      const log = await env.DB_C.prepare("SELECT action FROM moderation_log WHERE actor_id = ?")
+        .bind(admin.id)
+        .all<{ action: string }>();
       expect(log.results.length).toBe(5);
       expect(new Set(log.results.map((r) => r.action))).toEqual(new Set(["config_update"]));
     } finally {
-      await json("/api/v1/pleroma/admin/config", { instance: C, token: admin.token, body: { configs: [{ group: ":pleroma", key: ":mrf_simple", delete: true }] } });
+      await json("/api/v1/pleroma/admin/config", {
+        instance: C,
+        token: admin.token,
+        body: { configs: [{ group: ":pleroma", key: ":mrf_simple", delete: true }] },
+      });
       await settle();
     }
   });
@@ -162,13 +230,21 @@ describe("federation policies between two instances", () => {
       await policiesOnC(admin, ["avatar_removal", "banner_removal"]);
       const [erinOnC] = await find(carol, C, erin, B);
       expect(erinOnC).toBeDefined();
-      const stored = await env.DB_C.prepare("SELECT avatar, header FROM accounts WHERE id = ?").bind(erinOnC!.id).first<{ avatar: string | null; header: string | null }>();
+      const stored = await env.DB_C.prepare("SELECT avatar, header FROM accounts WHERE id = ?")
+        .bind(erinOnC!.id)
+        .first<{ avatar: string | null; header: string | null }>();
       expect(stored).toEqual({ avatar: null, header: null });
       // What B publishes does carry the avatar: C left it out.
-      const doc = await (await call(`/users/${erin.username}`, { instance: B, headers: { accept: "application/activity+json" } })).json<any>();
+      const doc = await (
+        await call(`/users/${erin.username}`, { instance: B, headers: { accept: "application/activity+json" } })
+      ).json<any>();
       expect(doc.icon?.url).toMatch(/^https:\/\/b\.example\//);
     } finally {
-      await json("/api/v1/pleroma/admin/config", { instance: C, token: admin.token, body: { configs: [{ group: ":pleroma", key: ":mrf_simple", delete: true }] } });
+      await json("/api/v1/pleroma/admin/config", {
+        instance: C,
+        token: admin.token,
+        body: { configs: [{ group: ":pleroma", key: ":mrf_simple", delete: true }] },
+      });
     }
   });
 });

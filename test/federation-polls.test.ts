@@ -21,7 +21,10 @@ import { env } from "cloudflare:test";
 const fed = federating();
 
 async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: from, token: user.token });
+  const found = await json(
+    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
+    { instance: from, token: user.token },
+  );
   expect(found.accounts).toHaveLength(1);
   return valid(AccountSchema, found.accounts[0]);
 }
@@ -42,12 +45,15 @@ async function homeCopy(user: TestUser, inst: Instance, uri: string) {
   return s!;
 }
 
-const poll = async (user: TestUser, inst: Instance, id: string) => valid(PollSchema, await json(`/api/v1/polls/${id}`, { instance: inst, token: user.token }));
+const poll = async (user: TestUser, inst: Instance, id: string) =>
+  valid(PollSchema, await json(`/api/v1/polls/${id}`, { instance: inst, token: user.token }));
 const counts = (p: { options: { votes_count: number | null }[] }) => p.options.map((o) => o.votes_count);
 
 /** The JSON bodies POSTed to `host`'s inboxes so far. */
 async function posted(host: string) {
-  const reqs = fed.routed.requests.filter((r) => r.method === "POST" && r.url.startsWith(`https://${host}/`) && r.url.includes("inbox"));
+  const reqs = fed.routed.requests.filter(
+    (r) => r.method === "POST" && r.url.startsWith(`https://${host}/`) && r.url.includes("inbox"),
+  );
   return Promise.all(reqs.map((r) => r.clone().json() as Promise<any>));
 }
 
@@ -57,17 +63,38 @@ describe("polls across instances", () => {
     const bob = await registerUser({ instance: B });
     const carol = await registerUser({ instance: A });
     await follow(alice, A, bob, B);
-    const made = valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: B, token: bob.token, body: { status: "Tea or coffee?", poll: { options: ["tea", "coffee", "water"], expires_in: 3600 } } }));
+    const made = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        method: "POST",
+        instance: B,
+        token: bob.token,
+        body: { status: "Tea or coffee?", poll: { options: ["tea", "coffee", "water"], expires_in: 3600 } },
+      }),
+    );
     await fed.settle();
     const onA = await homeCopy(alice, A, made.uri);
     expect(onA.poll).toBeTruthy();
     expect(counts(onA.poll!)).toEqual([0, 0, 0]);
 
     // Alice votes: stored here at once (voted, own_votes, counted in), and a second vote is refused.
-    const voted = valid(PollSchema, await json(`/api/v1/polls/${onA.poll!.id}/votes`, { method: "POST", instance: A, token: alice.token, body: { choices: [1] } }));
+    const voted = valid(
+      PollSchema,
+      await json(`/api/v1/polls/${onA.poll!.id}/votes`, {
+        method: "POST",
+        instance: A,
+        token: alice.token,
+        body: { choices: [1] },
+      }),
+    );
     expect(voted).toMatchObject({ voted: true, own_votes: [1], votes_count: 1, voters_count: 1 });
     expect(counts(voted)).toEqual([0, 1, 0]);
-    const again = await call(`/api/v1/polls/${onA.poll!.id}/votes`, { method: "POST", instance: A, token: alice.token, body: { choices: [0] } });
+    const again = await call(`/api/v1/polls/${onA.poll!.id}/votes`, {
+      method: "POST",
+      instance: A,
+      token: alice.token,
+      body: { choices: [0] },
+    });
     expect(again.status).toBe(422);
     await fed.settle();
 
@@ -77,9 +104,17 @@ describe("polls across instances", () => {
     const aliceUri = `https://a.example/users/${alice.username}`;
     expect(votes[0]).toMatchObject({ type: "Create", actor: aliceUri, to: `https://b.example/users/${bob.username}` });
     expect(votes[0].id).toMatch(new RegExp(`^${aliceUri}#votes/[^/]+/activity$`));
-    expect(votes[0].object).toMatchObject({ type: "Note", name: "coffee", attributedTo: aliceUri, inReplyTo: made.uri, to: `https://b.example/users/${bob.username}` });
+    expect(votes[0].object).toMatchObject({
+      type: "Note",
+      name: "coffee",
+      attributedTo: aliceUri,
+      inReplyTo: made.uri,
+      to: `https://b.example/users/${bob.username}`,
+    });
     expect(votes[0].object.content).toBeUndefined();
-    const toBobInbox = fed.routed.requests.filter((r) => r.method === "POST" && r.url === `https://b.example/users/${bob.username}/inbox`);
+    const toBobInbox = fed.routed.requests.filter(
+      (r) => r.method === "POST" && r.url === `https://b.example/users/${bob.username}/inbox`,
+    );
     expect(toBobInbox.length).toBeGreaterThan(0);
 
     // Counted on B (not stored as a status: Bob has no reply, no notification of a mention).
@@ -110,12 +145,28 @@ describe("polls across instances", () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
     await follow(bob, B, alice, A);
-    const made = valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: A, token: alice.token, body: { status: "Pick any", poll: { options: ["red", "green", "blue"], expires_in: 600, multiple: true } } }));
+    const made = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        method: "POST",
+        instance: A,
+        token: alice.token,
+        body: { status: "Pick any", poll: { options: ["red", "green", "blue"], expires_in: 600, multiple: true } },
+      }),
+    );
     await fed.settle();
     const onB = await homeCopy(bob, B, made.uri);
     expect(onB.poll!.multiple).toBe(true);
 
-    const voted = valid(PollSchema, await json(`/api/v1/polls/${onB.poll!.id}/votes`, { method: "POST", instance: B, token: bob.token, body: { choices: [0, 2] } }));
+    const voted = valid(
+      PollSchema,
+      await json(`/api/v1/polls/${onB.poll!.id}/votes`, {
+        method: "POST",
+        instance: B,
+        token: bob.token,
+        body: { choices: [0, 2] },
+      }),
+    );
     expect(counts(voted)).toEqual([1, 0, 1]);
     expect(voted.voters_count).toBe(1);
     await fed.settle();
@@ -133,7 +184,10 @@ describe("polls across instances", () => {
 
     // The poll ends (the cron): the final Update goes to B.
     const before = (await posted(B.domain)).filter((d) => d.type === "Update").length;
-    await db(A.bindings).$client.prepare("UPDATE polls SET expires_at = ? WHERE id = ?").bind(Date.now() - 1000, made.poll!.id).run();
+    await db(A.bindings)
+      .$client.prepare("UPDATE polls SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1000, made.poll!.id)
+      .run();
     await closeEndedPolls(db(A.bindings), Date.now());
     await fed.settle();
     const finals = (await posted(B.domain)).filter((d) => d.type === "Update" && d.object?.type === "Question");
@@ -142,7 +196,12 @@ describe("polls across instances", () => {
     const ended = await poll(bob, B, onB.poll!.id);
     expect(ended.expired).toBe(true);
     // A closed poll refuses votes on both sides.
-    const late = await call(`/api/v1/polls/${onB.poll!.id}/votes`, { method: "POST", instance: B, token: (await registerUser({ instance: B })).token, body: { choices: [1] } });
+    const late = await call(`/api/v1/polls/${onB.poll!.id}/votes`, {
+      method: "POST",
+      instance: B,
+      token: (await registerUser({ instance: B })).token,
+      body: { choices: [1] },
+    });
     expect(late.status).toBe(422);
   });
 });
@@ -157,9 +216,18 @@ describe("votes and tallies from other servers (fixtures through the test peer)"
     try {
       const alice = await registerUser({ instance: A });
       const target = `${A.origin}/users/${alice.username}`;
-      const pollStatus = async (body: Record<string, unknown>) => valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: A, token: alice.token, body }));
+      const pollStatus = async (body: Record<string, unknown>) =>
+        valid(StatusSchema, await json("/api/v1/statuses", { method: "POST", instance: A, token: alice.token, body }));
       const single = await pollStatus({ status: "Yes or no?", poll: { options: ["yes", "no"], expires_in: 3600 } });
-      const vars = (actor: string, question: string, option: string) => ({ ACTOR: actor, ORIGIN: peer.origin, TARGET: target, QUESTION: question, OPTION: option, CONTEXT: `${peer.origin}/contexts/${n}`, N: String(Date.now() * 100 + n++) });
+      const vars = (actor: string, question: string, option: string) => ({
+        ACTOR: actor,
+        ORIGIN: peer.origin,
+        TARGET: target,
+        QUESTION: question,
+        OPTION: option,
+        CONTEXT: `${peer.origin}/contexts/${n}`,
+        N: String(Date.now() * 100 + n++),
+      });
       const [mallory, pat, quinn] = [peer.actor(), peer.actor(), peer.actor()];
 
       await accepted(await peer.send(mallory, fill(mastodonVote, vars(mallory, single.uri, "yes"))));
@@ -185,22 +253,34 @@ describe("votes and tallies from other servers (fixtures through the test peer)"
       // An account the author blocks cannot vote.
       const blocked = peer.actor();
       await accepted(await peer.send(blocked, fill(mastodonVote, vars(blocked, single.uri, "maybe"))));
-      const blockedId = (await env.DB.prepare("SELECT id FROM accounts WHERE uri = ?").bind(blocked).first<{ id: string }>())!.id;
+      const blockedId = (await env.DB.prepare("SELECT id FROM accounts WHERE uri = ?")
+        .bind(blocked)
+        .first<{ id: string }>())!.id;
       await json(`/api/v1/accounts/${blockedId}/block`, { method: "POST", instance: A, token: alice.token });
       await accepted(await peer.send(blocked, fill(mastodonVote, vars(blocked, single.uri, "yes"))));
       expect(counts(await poll(alice, A, single.poll!.id))).toEqual([1, 1]);
 
       // A followers-only poll: a stranger's vote is refused. An ended poll: refused.
-      const secret = await pollStatus({ status: "Friends only", visibility: "private", poll: { options: ["yes", "no"], expires_in: 3600 } });
+      const secret = await pollStatus({
+        status: "Friends only",
+        visibility: "private",
+        poll: { options: ["yes", "no"], expires_in: 3600 },
+      });
       await accepted(await peer.send(pat, fill(mastodonVote, vars(pat, secret.uri, "yes"))));
       expect(counts(await poll(alice, A, secret.poll!.id))).toEqual([0, 0]);
       const ended = await pollStatus({ status: "Over", poll: { options: ["yes", "no"], expires_in: 3600 } });
-      await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?").bind(Date.now() - 1000, ended.poll!.id).run();
+      await env.DB.prepare("UPDATE polls SET expires_at = ? WHERE id = ?")
+        .bind(Date.now() - 1000, ended.poll!.id)
+        .run();
       await accepted(await peer.send(pat, fill(mastodonVote, vars(pat, ended.uri, "yes"))));
       expect(counts(await poll(alice, A, ended.poll!.id))).toEqual([0, 0]);
 
       // A counted vote wrote the Update{Question} for the servers that have the poll (here: its voters).
-      const rows = await env.DB.prepare("SELECT activity FROM federation_outbox WHERE account_id = ? AND activity LIKE '%UpdatePoll%'").bind(single.account.id).all();
+      const rows = await env.DB.prepare(
+        "SELECT activity FROM federation_outbox WHERE account_id = ? AND activity LIKE '%UpdatePoll%'",
+      )
+        .bind(single.account.id)
+        .all();
       expect(rows.results.length).toBeGreaterThan(0);
     } finally {
       unroute();
@@ -214,16 +294,41 @@ describe("votes and tallies from other servers (fixtures through the test peer)"
       const alice = await registerUser({ instance: A });
       const target = `${A.origin}/users/${alice.username}`;
       const [author, other] = [peer.actor(), peer.actor()];
-      const v = { ACTOR: author, ORIGIN: peer.origin, NAME: "author", N: String(Date.now() * 100 + n++), UPDATED: "1", END: new Date(Date.now() + 3600_000).toISOString() };
+      const v = {
+        ACTOR: author,
+        ORIGIN: peer.origin,
+        NAME: "author",
+        N: String(Date.now() * 100 + n++),
+        UPDATED: "1",
+        END: new Date(Date.now() + 3600_000).toISOString(),
+      };
       const update = fill(mastodonUpdateQuestion, v);
       // First the Create of the Question (addressed to Alice, so it is stored), with no votes yet.
       const question = structuredClone(update.object);
       question.cc.push(target);
       for (const o of question.oneOf) o.replies.totalItems = 0;
       question.votersCount = 0;
-      await accepted(await peer.send(author, { "@context": update["@context"], id: `${question.id}/activity`, type: "Create", actor: author, to: question.to, cc: question.cc, object: question }));
-      const stored = (await json(`/api/v2/search?q=${encodeURIComponent(question.id)}&type=statuses`, { instance: A, token: alice.token })).statuses[0];
-      const status = valid(StatusSchema, stored ?? (await json("/api/v1/timelines/home", { instance: A, token: alice.token }))[0]);
+      await accepted(
+        await peer.send(author, {
+          "@context": update["@context"],
+          id: `${question.id}/activity`,
+          type: "Create",
+          actor: author,
+          to: question.to,
+          cc: question.cc,
+          object: question,
+        }),
+      );
+      const stored = (
+        await json(`/api/v2/search?q=${encodeURIComponent(question.id)}&type=statuses`, {
+          instance: A,
+          token: alice.token,
+        })
+      ).statuses[0];
+      const status = valid(
+        StatusSchema,
+        stored ?? (await json("/api/v1/timelines/home", { instance: A, token: alice.token }))[0],
+      );
       expect(status.uri).toBe(question.id);
       expect(counts(status.poll!)).toEqual([0, 0]);
 
@@ -237,7 +342,10 @@ describe("votes and tallies from other servers (fixtures through the test peer)"
       const p = await poll(alice, A, status.poll!.id);
       expect(counts(p)).toEqual([5, 2]);
       expect(p).toMatchObject({ votes_count: 7, voters_count: 7, voted: false });
-      const after = valid(StatusSchema, await json(`/api/v1/statuses/${status.id}`, { instance: A, token: alice.token }));
+      const after = valid(
+        StatusSchema,
+        await json(`/api/v1/statuses/${status.id}`, { instance: A, token: alice.token }),
+      );
       expect(after.edited_at).toBeNull();
       expect(after.content).toContain("Which one?");
 

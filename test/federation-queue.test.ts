@@ -43,7 +43,11 @@ describe("federation queue", () => {
       actor: ctx.getActorUri(u.username),
       object: new URL(inbox.replace(/\/inbox$/, "")),
     });
-    await ctx.sendActivity({ identifier: u.username }, { id: new URL(inbox.replace(/\/inbox$/, "")), inboxId: new URL(inbox) }, activity);
+    await ctx.sendActivity(
+      { identifier: u.username },
+      { id: new URL(inbox.replace(/\/inbox$/, "")), inboxId: new URL(inbox) },
+      activity,
+    );
 
     // The alarm tried once, failed (503), and kept the message for later with its error.
     const failed = await until("a failed attempt", async () => {

@@ -17,22 +17,31 @@ const postOn = async (inst: Instance, user: TestUser, body: Record<string, unkno
 
 /** A remote status found by its URL (search with resolve, as a client pastes a link). */
 async function resolveStatus(user: TestUser, inst: Instance, uri: string) {
-  const found = await json(`/api/v2/search?q=${encodeURIComponent(uri)}&resolve=true&type=statuses`, { instance: inst, token: user.token });
+  const found = await json(`/api/v2/search?q=${encodeURIComponent(uri)}&resolve=true&type=statuses`, {
+    instance: inst,
+    token: user.token,
+  });
   expect(found.statuses, `resolving ${uri}`).toHaveLength(1);
   return valid(StatusSchema, found.statuses[0]);
 }
 
 async function context(user: TestUser, inst: Instance, id: string) {
   const c = await json(`/api/v1/statuses/${id}/context`, { instance: inst, token: user.token });
-  return { ancestors: (c.ancestors as unknown[]).map((s) => valid(StatusSchema, s)), descendants: (c.descendants as unknown[]).map((s) => valid(StatusSchema, s)) };
+  return {
+    ancestors: (c.ancestors as unknown[]).map((s) => valid(StatusSchema, s)),
+    descendants: (c.descendants as unknown[]).map((s) => valid(StatusSchema, s)),
+  };
 }
 
 async function posted(host: string) {
-  const reqs = fed.routed.requests.filter((r) => r.method === "POST" && r.url.startsWith(`https://${host}/`) && r.url.includes("inbox"));
+  const reqs = fed.routed.requests.filter(
+    (r) => r.method === "POST" && r.url.startsWith(`https://${host}/`) && r.url.includes("inbox"),
+  );
   return Promise.all(reqs.map(async (r) => ({ url: r.url, body: (await r.clone().json()) as any })));
 }
 
-const asJson = (inst: Instance, path: string) => instanceFetch(inst, new Request(`${inst.origin}${path}`, { headers: { Accept: "application/activity+json" } }));
+const asJson = (inst: Instance, path: string) =>
+  instanceFetch(inst, new Request(`${inst.origin}${path}`, { headers: { Accept: "application/activity+json" } }));
 
 describe("threads across instances", () => {
   it("a reply from A to B's status (no follow) is delivered to and addresses its author; with a mention, B notifies", async () => {
@@ -50,29 +59,45 @@ describe("threads across instances", () => {
     await fed.settle();
 
     // Both Creates went to Bob's server, each addressing Bob (cc); the first tags him.
-    const creates = (await posted(B.domain)).filter((p) => p.body.type === "Create" && p.body.object?.inReplyTo === original.uri);
+    const creates = (await posted(B.domain)).filter(
+      (p) => p.body.type === "Create" && p.body.object?.inReplyTo === original.uri,
+    );
     const bobUri = `https://b.example/users/${bob.username}`;
     for (const uri of [withMention.uri, plain.uri]) {
       const c = creates.find((p) => p.body.object.id === uri);
       expect(c, uri).toBeTruthy();
       expect(c!.body.object.cc).toContain(bobUri);
     }
-    expect([creates.find((p) => p.body.object.id === withMention.uri)!.body.object.tag].flat()).toContainEqual(expect.objectContaining({ type: "Mention", href: bobUri }));
+    expect([creates.find((p) => p.body.object.id === withMention.uri)!.body.object.tag].flat()).toContainEqual(
+      expect.objectContaining({ type: "Mention", href: bobUri }),
+    );
 
     // On B: both replies in the thread, a mention notification for the first only.
     const ctx = await context(bob, B, original.id);
     expect(ctx.descendants.map((s) => s.uri).sort()).toEqual([followup.uri, withMention.uri, plain.uri].sort());
-    const notes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const notes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) =>
+      valid(NotificationSchema, n),
+    );
     expect(notes.map((n) => [n.type, n.status?.uri])).toEqual([["mention", withMention.uri]]);
 
     // A direct reply explicitly addressed to someone else on B (Pleroma's `to`) does not name Bob: his server
     // would otherwise hand it to him through the shared inbox.
     const carol = await registerUser({ instance: B });
-    const found = await json(`/api/v2/search?q=${encodeURIComponent(`${carol.username}@b.example`)}&resolve=true&type=accounts`, { instance: A, token: alice.token });
+    const found = await json(
+      `/api/v2/search?q=${encodeURIComponent(`${carol.username}@b.example`)}&resolve=true&type=accounts`,
+      { instance: A, token: alice.token },
+    );
     expect(found.accounts).toHaveLength(1);
-    const aside = await postOn(A, alice, { status: "between us", visibility: "direct", in_reply_to_id: onA.id, to: [`${carol.username}@b.example`] });
+    const aside = await postOn(A, alice, {
+      status: "between us",
+      visibility: "direct",
+      in_reply_to_id: onA.id,
+      to: [`${carol.username}@b.example`],
+    });
     await fed.settle();
-    const asideCreate = (await posted(B.domain)).find((p) => p.body.type === "Create" && p.body.object?.id === aside.uri);
+    const asideCreate = (await posted(B.domain)).find(
+      (p) => p.body.type === "Create" && p.body.object?.id === aside.uri,
+    );
     expect(asideCreate).toBeTruthy();
     expect([asideCreate!.body.object.to, asideCreate!.body.object.cc].flat()).not.toContain(bobUri);
     expect(((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).length).toBe(1);
@@ -85,13 +110,24 @@ describe("threads across instances", () => {
     // A thread on B seven deep (root and six replies), Alice (on A) mentioned only in the last one.
     const root = await postOn(B, bob, { status: "root" });
     const chain = [root];
-    for (let i = 1; i <= 6; i++) chain.push(await postOn(B, i % 2 ? carol : bob, { status: i === 6 ? `@${alice.username}@a.example look at this thread` : `reply ${i}`, in_reply_to_id: chain[i - 1]!.id }));
+    for (let i = 1; i <= 6; i++)
+      chain.push(
+        await postOn(B, i % 2 ? carol : bob, {
+          status: i === 6 ? `@${alice.username}@a.example look at this thread` : `reply ${i}`,
+          in_reply_to_id: chain[i - 1]!.id,
+        }),
+      );
     // A private reply in the thread is never fetched (B does not serve it): the walk stops there, in a second branch.
     const hidden = await postOn(B, bob, { status: "friends only", visibility: "private", in_reply_to_id: root.id });
-    const afterHidden = await postOn(B, bob, { status: `@${alice.username}@a.example under a private one`, in_reply_to_id: hidden.id });
+    const afterHidden = await postOn(B, bob, {
+      status: `@${alice.username}@a.example under a private one`,
+      in_reply_to_id: hidden.id,
+    });
     await fed.settle();
 
-    const home = ((await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const home = ((await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[]).map((n) =>
+      valid(NotificationSchema, n),
+    );
     const last = home.find((n) => n.status?.uri === chain[6]!.uri)?.status;
     expect(last, "the mention reached A").toBeTruthy();
     const ctx = await context(alice, A, last!.id);
@@ -109,9 +145,14 @@ describe("threads across instances", () => {
     // The other way: a thread on A, Bob (on B) mentioned two levels down, gets its root and middle on B.
     const aRoot = await postOn(A, alice, { status: "on A" });
     const aMid = await postOn(A, alice, { status: "still on A", in_reply_to_id: aRoot.id });
-    const aLeaf = await postOn(A, alice, { status: `@${bob.username}@b.example what do you think`, in_reply_to_id: aMid.id });
+    const aLeaf = await postOn(A, alice, {
+      status: `@${bob.username}@b.example what do you think`,
+      in_reply_to_id: aMid.id,
+    });
     await fed.settle();
-    const bobNotes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const bobNotes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) =>
+      valid(NotificationSchema, n),
+    );
     const leafOnB = bobNotes.find((n) => n.status?.uri === aLeaf.uri)?.status;
     expect(leafOnB).toBeTruthy();
     expect((await context(bob, B, leafOnB!.id)).ancestors.map((s) => s.uri)).toEqual([aRoot.uri, aMid.uri]);
@@ -131,21 +172,35 @@ describe("threads across instances", () => {
     const onB = await resolveStatus(bob, B, original.uri);
     const remoteReply = await postOn(B, bob, { status: `@${alice.username}@a.example sure`, in_reply_to_id: onB.id });
     const localReply = await postOn(A, dave, { status: "me too", in_reply_to_id: original.id, visibility: "unlisted" });
-    const privateReply = await postOn(A, dave, { status: "just followers", in_reply_to_id: original.id, visibility: "private" });
+    const privateReply = await postOn(A, dave, {
+      status: "just followers",
+      in_reply_to_id: original.id,
+      visibility: "private",
+    });
     await fed.settle();
     // Bob's reply reached Alice (B → A): a mention notification.
-    const notes = ((await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+    const notes = ((await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[]).map((n) =>
+      valid(NotificationSchema, n),
+    );
     expect(notes.some((n) => n.type === "mention" && n.status?.uri === remoteReply.uri)).toBe(true);
 
     // The Note names its collection.
     const note = (await (await asJson(A, `/objects/${original.id}`)).json()) as any;
-    expect(note.replies).toMatchObject({ id: `${original.uri}/replies`, type: "Collection", first: `${original.uri}/replies?page=true` });
+    expect(note.replies).toMatchObject({
+      id: `${original.uri}/replies`,
+      type: "Collection",
+      first: `${original.uri}/replies?page=true`,
+    });
 
     const res = await asJson(A, `/objects/${original.id}/replies`);
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toMatch(/application\/activity\+json/);
     const collection = (await res.json()) as any;
-    expect(collection).toMatchObject({ id: `${original.uri}/replies`, type: "Collection", first: { type: "CollectionPage", partOf: `${original.uri}/replies` } });
+    expect(collection).toMatchObject({
+      id: `${original.uri}/replies`,
+      type: "Collection",
+      first: { type: "CollectionPage", partOf: `${original.uri}/replies` },
+    });
     expect([...collection.first.items].sort()).toEqual([remoteReply.uri, localReply.uri].sort());
     expect(collection.first.items).not.toContain(privateReply.uri);
     expect(collection.first.next).toBeUndefined();

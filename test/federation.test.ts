@@ -44,7 +44,11 @@ describe("WebFinger and host-meta", () => {
   });
 
   it("answers 404 for unknown, remote and malformed resources", async () => {
-    for (const resource of ["acct:nobody_here_at_all@localhost", "acct:someone@remote.example", `${BASE}/users/nobody_here_at_all`]) {
+    for (const resource of [
+      "acct:nobody_here_at_all@localhost",
+      "acct:someone@remote.example",
+      `${BASE}/users/nobody_here_at_all`,
+    ]) {
       const res = await call(`/.well-known/webfinger?resource=${encodeURIComponent(resource)}`);
       expect(res.status, resource).toBe(404);
     }
@@ -58,7 +62,9 @@ describe("WebFinger and host-meta", () => {
     expect(await xml.text()).toContain(`<Link rel="lrdd" template="${BASE}/.well-known/webfinger?resource={uri}"/>`);
     const viaJson = await call("/.well-known/host-meta.json");
     expect(viaJson.headers.get("content-type")).toMatch(/^application\/jrd\+json/);
-    expect(await viaJson.json()).toEqual({ links: [{ rel: "lrdd", template: `${BASE}/.well-known/webfinger?resource={uri}` }] });
+    expect(await viaJson.json()).toEqual({
+      links: [{ rel: "lrdd", template: `${BASE}/.well-known/webfinger?resource={uri}` }],
+    });
     const negotiated = await call("/.well-known/host-meta", { headers: { Accept: "application/json" } });
     expect(((await negotiated.json()) as any).links[0].rel).toBe("lrdd");
   });
@@ -136,13 +142,17 @@ describe("actors", () => {
     expect(again.publicKey.publicKeyPem).toBe(actor.publicKey.publicKeyPem);
     expect(again.assertionMethod).toEqual(actor.assertionMethod);
     // The key is the account's stored public key (the one signing will use).
-    const row = await env.DB.prepare("SELECT public_key FROM accounts WHERE id = ?").bind(u.id).first<{ public_key: string }>();
+    const row = await env.DB.prepare("SELECT public_key FROM accounts WHERE id = ?")
+      .bind(u.id)
+      .first<{ public_key: string }>();
     expect(row!.public_key.trim()).toBe(actor.publicKey.publicKeyPem.trim());
   });
 
   it("renders a bot as a Service with avatar and header as absolute URLs", async () => {
     const u = await registerUser();
-    await env.DB.prepare("UPDATE accounts SET actor_type = 'Service', avatar = 'avatars/a.png', header = 'https://cdn.example/h.png' WHERE id = ?")
+    await env.DB.prepare(
+      "UPDATE accounts SET actor_type = 'Service', avatar = 'avatars/a.png', header = 'https://cdn.example/h.png' WHERE id = ?",
+    )
       .bind(u.id)
       .run();
     const actor = await ap(`/users/${u.username}`);
@@ -175,7 +185,11 @@ describe("actors", () => {
 
   it("has an instance actor (Application) with keys, found by WebFinger", async () => {
     const actor = await ap("/users/internal.fetch");
-    expect(actor).toMatchObject({ id: `${BASE}/users/internal.fetch`, type: "Application", preferredUsername: "internal.fetch" });
+    expect(actor).toMatchObject({
+      id: `${BASE}/users/internal.fetch`,
+      type: "Application",
+      preferredUsername: "internal.fetch",
+    });
     expect(actor.publicKey.publicKeyPem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
     expect((await ap("/users/internal.fetch")).publicKey.publicKeyPem).toBe(actor.publicKey.publicKeyPem);
     const found = await jrd("/.well-known/webfinger?resource=acct:internal.fetch@localhost");
@@ -190,7 +204,11 @@ describe("followers and following collections", () => {
     for (const f of fans) await json(`/api/v1/accounts/${owner.id}/follow`, { method: "POST", token: f.token });
     await json(`/api/v1/accounts/${fans[0]!.id}/follow`, { method: "POST", token: owner.token });
     const coll = await ap(`/users/${owner.username}/followers`);
-    expect(coll).toMatchObject({ type: "OrderedCollection", totalItems: 2, id: `${BASE}/users/${owner.username}/followers` });
+    expect(coll).toMatchObject({
+      type: "OrderedCollection",
+      totalItems: 2,
+      id: `${BASE}/users/${owner.username}/followers`,
+    });
     const page = await ap(coll.first);
     expect(page.type).toBe("OrderedCollectionPage");
     expect([...page.orderedItems].sort()).toEqual(fans.map((f) => `${BASE}/users/${f.username}`).sort());
@@ -203,7 +221,11 @@ describe("followers and following collections", () => {
     const owner = await registerUser();
     const fan = await registerUser();
     await json(`/api/v1/accounts/${owner.id}/follow`, { method: "POST", token: fan.token });
-    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: owner.token, body: { hide_followers: true, hide_followers_count: true } });
+    await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: owner.token,
+      body: { hide_followers: true, hide_followers_count: true },
+    });
     const coll = await ap(`/users/${owner.username}/followers`);
     expect(coll.totalItems).toBeUndefined();
     const page = await ap(coll.first);
@@ -228,7 +250,9 @@ describe("inboxes", () => {
       expect(res.status, path).toBe(401);
     }
     expect(await kvCount()).toBe(before);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM follow_requests WHERE target_account_id = ?").bind(u.id).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM follow_requests WHERE target_account_id = ?")
+      .bind(u.id)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
   });
 });

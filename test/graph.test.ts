@@ -6,8 +6,13 @@ import { newId } from "../src/db/ids";
 import { countingD1 } from "./d1-counter";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 
-const post = (path: string, user: TestUser, body: Record<string, unknown> = {}, status = 200) => json(path, { method: "POST", token: user.token, body, status });
-const rel = async (viewer: TestUser, target: TestUser) => valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${target.id}`, { token: viewer.token }))[0]);
+const post = (path: string, user: TestUser, body: Record<string, unknown> = {}, status = 200) =>
+  json(path, { method: "POST", token: user.token, body, status });
+const rel = async (viewer: TestUser, target: TestUser) =>
+  valid(
+    RelationshipSchema,
+    (await json(`/api/v1/accounts/relationships?id[]=${target.id}`, { token: viewer.token }))[0],
+  );
 const counts = async (u: TestUser) => {
   const a = await json(`/api/v1/accounts/${u.id}`);
   return { followers: a.followers_count, following: a.following_count };
@@ -48,7 +53,9 @@ describe("follow and unfollow", () => {
     expect(following[0].id).toBe(b.id);
     expect(following[0].pleroma.relationship).toMatchObject({ id: b.id, following: true, followed_by: false });
 
-    await expect.poll(() => events.filter((e) => e.event === "pleroma:follow_relationships_update").length).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(() => events.filter((e) => e.event === "pleroma:follow_relationships_update").length)
+      .toBeGreaterThanOrEqual(2);
     const accept = events.find((e) => e.accountId === a.id && e.event === "pleroma:follow_relationships_update");
     expect(accept?.payload).toEqual({
       state: "follow_accept",
@@ -64,7 +71,9 @@ describe("follow and unfollow", () => {
   it("refuses following yourself, unknown accounts, and accounts that block you", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     expect((await post(`/api/v1/accounts/${a.id}/follow`, a, {}, 400)).error).toBe("Can not follow yourself");
-    expect((await post("/api/v1/accounts/01ARZ3NDEKTSV4RRFFQ69G5FAV/follow", a, {}, 404)).error).toBe("Can't find user");
+    expect((await post("/api/v1/accounts/01ARZ3NDEKTSV4RRFFQ69G5FAV/follow", a, {}, 404)).error).toBe(
+      "Can't find user",
+    );
     await post(`/api/v1/accounts/${a.id}/block`, b);
     expect((await post(`/api/v1/accounts/${b.id}/follow`, a, {}, 403)).error).toMatch(/blocked you/);
     expect(await counts(b)).toEqual({ followers: 0, following: 0 });
@@ -72,17 +81,39 @@ describe("follow and unfollow", () => {
 
   it("honours reblogs and notify", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
-    expect(await post(`/api/v1/accounts/${b.id}/follow`, a, { reblogs: false })).toMatchObject({ following: true, showing_reblogs: false, notifying: false });
-    expect(await post(`/api/v1/accounts/${b.id}/follow`, a, { reblogs: "true", notify: "true" })).toMatchObject({ showing_reblogs: true, subscribing: true, notifying: true });
-    expect(await post(`/api/v1/accounts/${b.id}/follow`, a, { notify: false })).toMatchObject({ subscribing: false, notifying: false });
+    expect(await post(`/api/v1/accounts/${b.id}/follow`, a, { reblogs: false })).toMatchObject({
+      following: true,
+      showing_reblogs: false,
+      notifying: false,
+    });
+    expect(await post(`/api/v1/accounts/${b.id}/follow`, a, { reblogs: "true", notify: "true" })).toMatchObject({
+      showing_reblogs: true,
+      subscribing: true,
+      notifying: true,
+    });
+    expect(await post(`/api/v1/accounts/${b.id}/follow`, a, { notify: false })).toMatchObject({
+      subscribing: false,
+      notifying: false,
+    });
   });
 
   it("needs the follow or write:follows scope", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     const readOnly = await json("/oauth/token", {
-      body: { grant_type: "password", client_id: a.app.client_id, client_secret: a.app.client_secret, username: a.username, password: a.password, scope: "read" },
+      body: {
+        grant_type: "password",
+        client_id: a.app.client_id,
+        client_secret: a.app.client_secret,
+        username: a.username,
+        password: a.password,
+        scope: "read",
+      },
     });
-    const refused = await json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: readOnly.access_token, status: 403 });
+    const refused = await json(`/api/v1/accounts/${b.id}/follow`, {
+      method: "POST",
+      token: readOnly.access_token,
+      status: 403,
+    });
     expect(refused.error).toBe("Insufficient permissions: follow | write:follows.");
   });
 });
@@ -101,7 +132,10 @@ describe("follow requests", () => {
     const requests = await json("/api/v1/follow_requests", { token: owner.token });
     expect(requests.map((x: any) => x.id).sort()).toEqual([fan.id, other.id].sort());
 
-    expect(await post(`/api/v1/follow_requests/${fan.id}/authorize`, owner)).toMatchObject({ id: fan.id, followed_by: true });
+    expect(await post(`/api/v1/follow_requests/${fan.id}/authorize`, owner)).toMatchObject({
+      id: fan.id,
+      followed_by: true,
+    });
     expect(await rel(fan, owner)).toMatchObject({ following: true, requested: false });
     expect(await counts(owner)).toEqual({ followers: 1, following: 0 });
 
@@ -113,8 +147,23 @@ describe("follow requests", () => {
     await post(`/api/v1/follow_requests/${other.id}/authorize`, owner, {}, 404);
     await post(`/api/v1/follow_requests/${other.id}/reject`, owner, {}, 404);
 
-    await expect.poll(() => events.map((e) => e.event === "pleroma:follow_relationships_update" && e.accountId === fan.id && e.payload.state).filter(Boolean)).toEqual(["follow_pending", "follow_accept"]);
-    await expect.poll(() => events.some((e) => e.event === "pleroma:follow_relationships_update" && e.accountId === other.id && e.payload.state === "follow_reject")).toBe(true);
+    await expect
+      .poll(() =>
+        events
+          .map((e) => e.event === "pleroma:follow_relationships_update" && e.accountId === fan.id && e.payload.state)
+          .filter(Boolean),
+      )
+      .toEqual(["follow_pending", "follow_accept"]);
+    await expect
+      .poll(() =>
+        events.some(
+          (e) =>
+            e.event === "pleroma:follow_relationships_update" &&
+            e.accountId === other.id &&
+            e.payload.state === "follow_reject",
+        ),
+      )
+      .toBe(true);
   });
 
   it("unfollowing withdraws a pending request", async () => {
@@ -133,7 +182,11 @@ describe("blocks, mutes, endorsements, subscriptions", () => {
     await post(`/api/v1/accounts/${a.id}/follow`, b);
     const list = await post("/api/v1/lists", a, { title: "friends" });
     await post(`/api/v1/lists/${list.id}/accounts`, a, { account_ids: [b.id] });
-    expect(await post(`/api/v1/accounts/${b.id}/block`, a)).toMatchObject({ blocking: true, following: false, followed_by: false });
+    expect(await post(`/api/v1/accounts/${b.id}/block`, a)).toMatchObject({
+      blocking: true,
+      following: false,
+      followed_by: false,
+    });
     expect(await rel(b, a)).toMatchObject({ blocked_by: true, following: false });
     expect(await counts(a)).toEqual({ followers: 0, following: 0 });
     expect(await counts(b)).toEqual({ followers: 0, following: 0 });
@@ -146,7 +199,10 @@ describe("blocks, mutes, endorsements, subscriptions", () => {
 
   it("mutes with notifications and an expiry; an expired mute stops counting", async () => {
     const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
-    expect(await post(`/api/v1/accounts/${b.id}/mute`, a, { notifications: false, expires_in: 3600 })).toMatchObject({ muting: true, muting_notifications: false });
+    expect(await post(`/api/v1/accounts/${b.id}/mute`, a, { notifications: false, expires_in: 3600 })).toMatchObject({
+      muting: true,
+      muting_notifications: false,
+    });
     expect(await post(`/api/v1/accounts/${c.id}/mute`, a)).toMatchObject({ muting: true, muting_notifications: true });
     const muted = await json("/api/v1/mutes", { token: a.token });
     expect(muted.map((x: any) => x.id)).toEqual([c.id, b.id]);
@@ -154,7 +210,9 @@ describe("blocks, mutes, endorsements, subscriptions", () => {
     expect(muted[0].mute_expires_at).toBeNull();
     await post(`/api/v1/accounts/${b.id}/mute`, a, { expires_in: "abc" }, 400);
 
-    await env.DB.prepare("UPDATE mutes SET expires_at = ? WHERE account_id = ? AND target_account_id = ?").bind(Date.now() - 1000, a.id, b.id).run();
+    await env.DB.prepare("UPDATE mutes SET expires_at = ? WHERE account_id = ? AND target_account_id = ?")
+      .bind(Date.now() - 1000, a.id, b.id)
+      .run();
     expect(await rel(a, b)).toMatchObject({ muting: false });
     expect(await post(`/api/v1/accounts/${c.id}/unmute`, a)).toMatchObject({ muting: false });
   });
@@ -172,8 +230,15 @@ describe("blocks, mutes, endorsements, subscriptions", () => {
 
   it("subscribing and notifying change together", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
-    expect(await post(`/api/v1/pleroma/accounts/${b.id}/subscribe`, a)).toMatchObject({ subscribing: true, notifying: true, following: false });
-    expect(await post(`/api/pleroma/accounts/${b.id}/unsubscribe`, a)).toMatchObject({ subscribing: false, notifying: false });
+    expect(await post(`/api/v1/pleroma/accounts/${b.id}/subscribe`, a)).toMatchObject({
+      subscribing: true,
+      notifying: true,
+      following: false,
+    });
+    expect(await post(`/api/pleroma/accounts/${b.id}/unsubscribe`, a)).toMatchObject({
+      subscribing: false,
+      notifying: false,
+    });
     await post(`/api/v1/pleroma/accounts/${a.id}/subscribe`, a, {}, 400);
   });
 });
@@ -185,8 +250,12 @@ describe("domain blocks", () => {
     const remoteId = newId();
     const t = Date.now();
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'troll', ?, ?, ?, ?, ?)").bind(remoteId, domain, `https://${domain}/users/troll`, `https://${domain}/@troll`, t, t),
-      env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, 0, ?)").bind(newId(), remoteId, a.id, t),
+      env.DB.prepare(
+        "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'troll', ?, ?, ?, ?, ?)",
+      ).bind(remoteId, domain, `https://${domain}/users/troll`, `https://${domain}/@troll`, t, t),
+      env.DB.prepare(
+        "INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at) VALUES (?, ?, ?, 1, 0, ?)",
+      ).bind(newId(), remoteId, a.id, t),
       env.DB.prepare("UPDATE accounts SET followers_count = 1 WHERE id = ?").bind(a.id),
     ]);
     expect(await post("/api/v1/domain_blocks", a, { domain: domain.toUpperCase() })).toEqual({});
@@ -205,10 +274,16 @@ describe("followers and following lists", () => {
     const [owner, fan, viewer] = [await registerUser(), await registerUser(), await registerUser()];
     await post(`/api/v1/accounts/${owner.id}/follow`, fan);
     await post(`/api/v1/accounts/${fan.id}/follow`, owner);
-    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: owner.token, body: { hide_followers: true, hide_follows: true, hide_followers_count: true, hide_follows_count: true } });
+    await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: owner.token,
+      body: { hide_followers: true, hide_follows: true, hide_followers_count: true, hide_follows_count: true },
+    });
     expect(await json(`/api/v1/accounts/${owner.id}/followers`, { token: viewer.token })).toEqual([]);
     expect(await json(`/api/v1/accounts/${owner.id}/following`, { token: viewer.token })).toEqual([]);
-    expect((await json(`/api/v1/accounts/${owner.id}/followers`, { token: owner.token })).map((x: any) => x.id)).toEqual([fan.id]);
+    expect(
+      (await json(`/api/v1/accounts/${owner.id}/followers`, { token: owner.token })).map((x: any) => x.id),
+    ).toEqual([fan.id]);
     const seen = await json(`/api/v1/accounts/${owner.id}`, { token: viewer.token });
     expect([seen.followers_count, seen.following_count]).toEqual([0, 0]);
     const own = await json("/api/v1/accounts/verify_credentials", { token: owner.token });
@@ -242,7 +317,10 @@ describe("followers and following lists", () => {
       const star = await registerUser();
       for (let i = 0; i < n; i++) await post(`/api/v1/accounts/${star.id}/follow`, await registerUser());
       const counter = countingD1();
-      const res = await call(`/api/v1/accounts/${star.id}/followers?with_relationships=true`, { token: star.token, vars: { DB: counter.db } as never });
+      const res = await call(`/api/v1/accounts/${star.id}/followers?with_relationships=true`, {
+        token: star.token,
+        vars: { DB: counter.db } as never,
+      });
       expect(((await res.json()) as unknown[]).length).toBe(n);
       return counter.count();
     };
@@ -265,7 +343,21 @@ describe("relationships", () => {
     await post(`/api/v1/pleroma/accounts/${a.id}/subscribe`, c); // c subscribes to a
     await post(`/api/v1/accounts/${a.id}/block`, c); // c blocks a (ends c's subscription to a)
 
-    const F = { following: false, followed_by: false, blocking: false, blocked_by: false, muting: false, muting_notifications: false, subscribing: false, notifying: false, requested: false, domain_blocking: false, showing_reblogs: true, endorsed: false, note: "" };
+    const F = {
+      following: false,
+      followed_by: false,
+      blocking: false,
+      blocked_by: false,
+      muting: false,
+      muting_notifications: false,
+      subscribing: false,
+      notifying: false,
+      requested: false,
+      domain_blocking: false,
+      showing_reblogs: true,
+      endorsed: false,
+      note: "",
+    };
     const expected: Record<string, Record<string, object>> = {
       [a.id]: {
         [b.id]: { ...F, id: b.id, following: true, followed_by: true, showing_reblogs: false, endorsed: true },
@@ -282,8 +374,12 @@ describe("relationships", () => {
     };
     for (const viewer of [a, b, c]) {
       const others = [a, b, c].filter((u) => u !== viewer);
-      const rels = await json(`/api/v1/accounts/relationships?${others.map((o) => `id[]=${o.id}`).join("&")}`, { token: viewer.token });
-      expect(rels.map((r: object) => valid(RelationshipSchema, r))).toEqual(others.map((o) => expected[viewer.id][o.id]));
+      const rels = await json(`/api/v1/accounts/relationships?${others.map((o) => `id[]=${o.id}`).join("&")}`, {
+        token: viewer.token,
+      });
+      expect(rels.map((r: object) => valid(RelationshipSchema, r))).toEqual(
+        others.map((o) => expected[viewer.id][o.id]),
+      );
     }
     expect(await json("/api/v1/accounts/relationships", { token: a.token })).toEqual([]);
   });
@@ -296,49 +392,116 @@ describe("remove from followers, account notes", () => {
   it("remove_from_followers ends the follower's follow (counted), sends a remote one's server a Reject, and needs follow", async () => {
     const [me, fan] = [await registerUser(), await registerUser()];
     await rel(fan, me.id, "follow");
-    expect(valid(RelationshipSchema, await rel(me, fan.id, "remove_from_followers"))).toMatchObject({ followed_by: false, following: false });
+    expect(valid(RelationshipSchema, await rel(me, fan.id, "remove_from_followers"))).toMatchObject({
+      followed_by: false,
+      following: false,
+    });
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${me.id}`, { token: me.token })).followers_count).toBe(0);
-    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${me.id}`, { token: fan.token }))[0]).following).toBe(false);
+    expect(
+      valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${me.id}`, { token: fan.token }))[0])
+        .following,
+    ).toBe(false);
     // A local follower: nothing to send.
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_outbox WHERE account_id = ?").bind(me.id).first<{ n: number }>())!.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM federation_outbox WHERE account_id = ?")
+        .bind(me.id)
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
     // A remote follower: a Reject of its Follow goes to its server.
     const farId = newId();
     const domain = `far${Date.now()}.example`;
     const t = Date.now();
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, inbox_url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?, ?)").bind(
-        farId, domain, `https://${domain}/users/far`, `https://${domain}/@far`, `https://${domain}/users/far/inbox`, t, t,
+      env.DB.prepare(
+        "INSERT INTO accounts (id, username, domain, uri, url, inbox_url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?, ?)",
+      ).bind(
+        farId,
+        domain,
+        `https://${domain}/users/far`,
+        `https://${domain}/@far`,
+        `https://${domain}/users/far/inbox`,
+        t,
+        t,
       ),
-      env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)").bind(newId(), farId, me.id, t, `https://${domain}/follows/1`),
+      env.DB.prepare(
+        "INSERT INTO follows (id, account_id, target_account_id, created_at, uri) VALUES (?, ?, ?, ?, ?)",
+      ).bind(newId(), farId, me.id, t, `https://${domain}/follows/1`),
     ]);
     await rel(me, farId, "remove_from_followers");
-    const rows = (await env.DB.prepare("SELECT activity FROM federation_outbox WHERE account_id = ?").bind(me.id).all<{ activity: string }>()).results;
-    expect(rows.map((r) => JSON.parse(r.activity))).toEqual([expect.objectContaining({ type: "Reject", uri: `https://${domain}/follows/1`, followerId: farId })]);
+    const rows = (
+      await env.DB.prepare("SELECT activity FROM federation_outbox WHERE account_id = ?")
+        .bind(me.id)
+        .all<{ activity: string }>()
+    ).results;
+    expect(rows.map((r) => JSON.parse(r.activity))).toEqual([
+      expect.objectContaining({ type: "Reject", uri: `https://${domain}/follows/1`, followerId: farId }),
+    ]);
     expect(await env.DB.prepare("SELECT id FROM follows WHERE account_id = ?").bind(farId).first()).toBeNull();
     // Not a follower (any more): nothing changes, nothing is sent.
     await rel(me, farId, "remove_from_followers");
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM federation_outbox WHERE account_id = ?").bind(me.id).first<{ n: number }>())!.n).toBe(1);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM federation_outbox WHERE account_id = ?")
+        .bind(me.id)
+        .first<{ n: number }>())!.n,
+    ).toBe(1);
     // Scopes, and oneself.
     const readOnly = await registerUser({ scopes: "read" });
-    expect((await call(`/api/v1/accounts/${me.id}/remove_from_followers`, { method: "POST", token: readOnly.token })).status).toBe(403);
-    expect((await call(`/api/v1/accounts/${me.id}/remove_from_followers`, { method: "POST", token: me.token })).status).toBe(400);
+    expect(
+      (await call(`/api/v1/accounts/${me.id}/remove_from_followers`, { method: "POST", token: readOnly.token })).status,
+    ).toBe(403);
+    expect(
+      (await call(`/api/v1/accounts/${me.id}/remove_from_followers`, { method: "POST", token: me.token })).status,
+    ).toBe(400);
   });
 
   it("a private note on an account shows in the author's relationship only; empty removes it; too long is 422", async () => {
     const [me, them, other] = [await registerUser(), await registerUser(), await registerUser()];
     const set = valid(RelationshipSchema, await rel(me, them.id, "note", { comment: "met at the café" }));
     expect(set.note).toBe("met at the café");
-    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them.id}`, { token: me.token }))[0]).note).toBe("met at the café");
+    expect(
+      valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them.id}`, { token: me.token }))[0])
+        .note,
+    ).toBe("met at the café");
     // Nobody else sees it, not even its subject.
-    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${them.id}`, { token: other.token }))[0]).note).toBe("");
-    expect(valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${me.id}`, { token: them.token }))[0]).note).toBe("");
+    expect(
+      valid(
+        RelationshipSchema,
+        (await json(`/api/v1/accounts/relationships?id[]=${them.id}`, { token: other.token }))[0],
+      ).note,
+    ).toBe("");
+    expect(
+      valid(RelationshipSchema, (await json(`/api/v1/accounts/relationships?id[]=${me.id}`, { token: them.token }))[0])
+        .note,
+    ).toBe("");
     // Form-encoded, as Pleroma-FE sends it; then emptied.
-    expect((await json(`/api/v1/accounts/${them.id}/note`, { method: "POST", token: me.token, body: { comment: "second" }, form: true })).note).toBe("second");
+    expect(
+      (
+        await json(`/api/v1/accounts/${them.id}/note`, {
+          method: "POST",
+          token: me.token,
+          body: { comment: "second" },
+          form: true,
+        })
+      ).note,
+    ).toBe("second");
     expect((await rel(me, them.id, "note", { comment: "" })).note).toBe("");
-    expect(await env.DB.prepare("SELECT comment FROM account_notes WHERE account_id = ?").bind(me.id).first()).toBeNull();
+    expect(
+      await env.DB.prepare("SELECT comment FROM account_notes WHERE account_id = ?").bind(me.id).first(),
+    ).toBeNull();
     expect(await rel(me, them.id, "note", { comment: "x".repeat(2_001) }, 422)).toHaveProperty("error");
     const readOnly = await registerUser({ scopes: "read follow" });
-    expect((await call(`/api/v1/accounts/${them.id}/note`, { method: "POST", token: readOnly.token, body: { comment: "hi" } })).status).toBe(403);
-    expect((await call(`/api/v1/accounts/${newId()}/note`, { method: "POST", token: me.token, body: { comment: "hi" } })).status).toBe(404);
+    expect(
+      (
+        await call(`/api/v1/accounts/${them.id}/note`, {
+          method: "POST",
+          token: readOnly.token,
+          body: { comment: "hi" },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await call(`/api/v1/accounts/${newId()}/note`, { method: "POST", token: me.token, body: { comment: "hi" } }))
+        .status,
+    ).toBe(404);
   });
 });

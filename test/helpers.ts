@@ -83,7 +83,10 @@ export async function json<T = any>(path: string, opts: CallOptions & { status?:
 /** Checks a value against an entity schema, failing with zod's explanation. */
 export function valid<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw new Error(`schema mismatch: ${JSON.stringify(result.error.issues, null, 1)}\n${JSON.stringify(value).slice(0, 1500)}`);
+  if (!result.success)
+    throw new Error(
+      `schema mismatch: ${JSON.stringify(result.error.issues, null, 1)}\n${JSON.stringify(value).slice(0, 1500)}`,
+    );
   return result.data;
 }
 
@@ -93,15 +96,27 @@ export interface TestApp {
   id: string;
 }
 
-export async function makeApp(scopes = "read write follow push", redirect = "urn:ietf:wg:oauth:2.0:oob", instance?: CallOptions["instance"]): Promise<TestApp> {
-  const app = await json("/api/v1/apps", { instance, body: { client_name: "Test client", redirect_uris: redirect, scopes } });
+export async function makeApp(
+  scopes = "read write follow push",
+  redirect = "urn:ietf:wg:oauth:2.0:oob",
+  instance?: CallOptions["instance"],
+): Promise<TestApp> {
+  const app = await json("/api/v1/apps", {
+    instance,
+    body: { client_name: "Test client", redirect_uris: redirect, scopes },
+  });
   return valid(AppSchema, app);
 }
 
 export async function appToken(app: TestApp, scope?: string, instance?: CallOptions["instance"]): Promise<string> {
   const token = await json("/oauth/token", {
     instance,
-    body: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret, ...(scope ? { scope } : {}) },
+    body: {
+      grant_type: "client_credentials",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      ...(scope ? { scope } : {}),
+    },
   });
   return valid(TokenSchema, token).access_token;
 }
@@ -119,7 +134,9 @@ export interface TestUser {
 }
 
 /** Registers a user the way a client does (app, app token, POST /api/v1/accounts) and returns its token. */
-export async function registerUser(opts: { username?: string; scopes?: string; instance?: CallOptions["instance"] } = {}): Promise<TestUser> {
+export async function registerUser(
+  opts: { username?: string; scopes?: string; instance?: CallOptions["instance"] } = {},
+): Promise<TestUser> {
   const { instance } = opts;
   const app = await makeApp(opts.scopes, undefined, instance);
   const appTok = await appToken(app, undefined, instance);
@@ -133,7 +150,10 @@ export async function registerUser(opts: { username?: string; scopes?: string; i
     body: { username, email, password, agreement: true, locale: "en" },
   });
   valid(TokenSchema, token);
-  const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { instance, token: token.access_token }));
+  const me = valid(
+    AccountSchema,
+    await json("/api/v1/accounts/verify_credentials", { instance, token: token.access_token }),
+  );
   return { id: me.id, username, password, email, token: token.access_token, app };
 }
 
@@ -147,7 +167,9 @@ export async function remoteAccount(): Promise<{ id: string; domain: string }> {
   const id = newId();
   const domain = `${uniqueName("r")}.example`;
   const t = Date.now();
-  await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)",
+  )
     .bind(id, domain, `https://${domain}/users/far`, `https://${domain}/@far`, t, t)
     .run();
   return { id, domain };
@@ -159,8 +181,12 @@ export const PNG_1PX = Uint8Array.from(
 );
 
 /** Posts a status as `user` (a JSON body), expecting `status`. */
-export const post = async (user: TestUser, body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}) =>
-  json("/api/v1/statuses", { method: "POST", token: user.token, body, status, headers });
+export const post = async (
+  user: TestUser,
+  body: Record<string, unknown>,
+  status = 200,
+  headers: Record<string, string> = {},
+) => json("/api/v1/statuses", { method: "POST", token: user.token, body, status, headers });
 
 /** Uploads a file (a 1-pixel PNG by default) as `user`. */
 export async function upload(user: TestUser, bytes: Uint8Array = PNG_1PX, name = "a.png") {

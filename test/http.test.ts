@@ -22,59 +22,116 @@ describe("parameter reader", () => {
   });
   const app = new Hono();
   app.all("/echo/:id", async (c) => c.json({ ...(await parseParams(c, schema.extend({ id: z.string() }))) }));
-  app.onError((err, c) => (err instanceof ApiError ? c.json({ error: err.message }, err.status) : c.json({ error: String(err) }, 500)));
-  const echo = (init: RequestInit & { query?: string } = {}) => Promise.resolve(app.request(`/echo/7${init.query ?? ""}`, init)).then(async (r: Response) => ({ status: r.status, body: (await r.json()) as any }));
+  app.onError((err, c) =>
+    err instanceof ApiError ? c.json({ error: err.message }, err.status) : c.json({ error: String(err) }, 500),
+  );
+  const echo = (init: RequestInit & { query?: string } = {}) =>
+    Promise.resolve(app.request(`/echo/7${init.query ?? ""}`, init)).then(async (r: Response) => ({
+      status: r.status,
+      body: (await r.json()) as any,
+    }));
 
   it("reads query, urlencoded, multipart and JSON alike, with arrays and nesting", async () => {
     const expected = { id: "7", flag: true, n: 5, ids: ["a", "b"], nested: { a: "x", deep: { b: "y" } } };
     const q = await echo({ query: "?flag=on&n=5&ids[]=a&ids[]=b&nested[a]=x&nested[deep][b]=y" });
     expect(q.body).toEqual(expected);
-    const form = await echo({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "flag=true&n=5&ids%5B%5D=a&ids%5B%5D=b&nested%5Ba%5D=x&nested%5Bdeep%5D%5Bb%5D=y" });
+    const form = await echo({
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "flag=true&n=5&ids%5B%5D=a&ids%5B%5D=b&nested%5Ba%5D=x&nested%5Bdeep%5D%5Bb%5D=y",
+    });
     expect(form.body).toEqual(expected);
     const fd = new FormData();
-    for (const [k, v] of [["flag", "1"], ["n", "5"], ["ids[]", "a"], ["ids[]", "b"], ["nested[a]", "x"], ["nested[deep][b]", "y"]]) fd.append(k, v);
+    for (const [k, v] of [
+      ["flag", "1"],
+      ["n", "5"],
+      ["ids[]", "a"],
+      ["ids[]", "b"],
+      ["nested[a]", "x"],
+      ["nested[deep][b]", "y"],
+    ])
+      fd.append(k, v);
     expect((await echo({ method: "POST", body: fd })).body).toEqual(expected);
-    const js = await echo({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ flag: true, n: 5, ids: ["a", "b"], nested: { a: "x", deep: { b: "y" } } }) });
+    const js = await echo({
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ flag: true, n: 5, ids: ["a", "b"], nested: { a: "x", deep: { b: "y" } } }),
+    });
     expect(js.body).toEqual(expected);
     // Bracketed keys in JSON, a lone value for an array, and "0"/"false" booleans.
-    const odd = await echo({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ "ids[]": ["z"], flag: "0" }) });
+    const odd = await echo({
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ "ids[]": ["z"], flag: "0" }),
+    });
     expect(odd.body).toEqual({ id: "7", ids: ["z"], flag: false });
     expect((await echo({ query: "?ids=solo&flag=false" })).body).toEqual({ id: "7", ids: ["solo"], flag: false });
   });
 
   it("multipart: an empty file part is not given, an empty text field is; file bytes that look like headers change nothing", async () => {
     const files = new Hono();
-    const fileSchema = z.object({ avatar: z.union([fileParam(), z.string()]).optional(), header: z.union([fileParam(), z.string()]).optional(), note: z.string().optional() });
+    const fileSchema = z.object({
+      avatar: z.union([fileParam(), z.string()]).optional(),
+      header: z.union([fileParam(), z.string()]).optional(),
+      note: z.string().optional(),
+    });
     files.post("/f", async (c) => {
       const p = await parseParams(c, fileSchema);
-      const show = (v: File | string | undefined) => (v === undefined ? "absent" : typeof v === "string" ? `text:${v}` : `file:${v.size}`);
+      const show = (v: File | string | undefined) =>
+        v === undefined ? "absent" : typeof v === "string" ? `text:${v}` : `file:${v.size}`;
       return c.json({ avatar: show(p.avatar), header: show(p.header), note: p.note ?? null });
     });
     const send = (body: string | Uint8Array) =>
-      Promise.resolve(files.request("/f", { method: "POST", headers: { "content-type": "multipart/form-data; boundary=b" }, body })).then((r: Response) => r.json());
-    const part = (name: string, head: string, data: string) => `--b\r\nContent-Disposition: form-data; name="${name}"${head}\r\n\r\n${data}\r\n`;
+      Promise.resolve(
+        files.request("/f", { method: "POST", headers: { "content-type": "multipart/form-data; boundary=b" }, body }),
+      ).then((r: Response) => r.json());
+    const part = (name: string, head: string, data: string) =>
+      `--b\r\nContent-Disposition: form-data; name="${name}"${head}\r\n\r\n${data}\r\n`;
     // Phanpy's empty file inputs, and Pleroma's `header=""` (remove the picture), told apart by the part's header.
-    const phanpy = part("avatar", '; filename=""\r\nContent-Type: application/octet-stream', "") + part("header", "", "") + part("note", "", "hi") + "--b--\r\n";
+    const phanpy =
+      part("avatar", '; filename=""\r\nContent-Type: application/octet-stream', "") +
+      part("header", "", "") +
+      part("note", "", "hi") +
+      "--b--\r\n";
     expect(await send(phanpy)).toEqual({ avatar: "absent", header: "text:", note: "hi" });
     // A file whose bytes repeat `filename=""` with no line break for megabytes: read as it is, and quickly.
     const hostile = 'filename=""'.repeat(200_000);
     const started = Date.now();
-    const odd = await send(part("avatar", '; filename="a.bin"\r\nContent-Type: application/octet-stream', hostile) + part("note", "", "x") + "--b--\r\n");
+    const odd = await send(
+      part("avatar", '; filename="a.bin"\r\nContent-Type: application/octet-stream', hostile) +
+        part("note", "", "x") +
+        "--b--\r\n",
+    );
     expect(odd).toEqual({ avatar: `file:${hostile.length}`, header: "absent", note: "x" });
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it("answers 400 for bad values and JSON, 415 for unknown bodies", async () => {
-    expect(await echo({ query: "?n=abc" })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^Invalid value for field n/) } });
+    expect(await echo({ query: "?n=abc" })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^Invalid value for field n/) },
+    });
     // Booleans as Pleroma reads them: any string but its few "false" ones is true; the last of a repeated one counts.
     expect(await echo({ query: "?flag=perhaps" })).toEqual({ status: 200, body: { id: "7", flag: true } });
     expect(await echo({ query: "?flag=true&flag=accounts" })).toEqual({ status: 200, body: { id: "7", flag: true } });
     expect(await echo({ query: "?flag=accounts&flag=off" })).toEqual({ status: 200, body: { id: "7", flag: false } });
-    for (const no of ["false", "FALSE", "0", "off", "f", "no", ""]) expect((await echo({ query: `?flag=${no}` })).body.flag, no).toBe(false);
+    for (const no of ["false", "FALSE", "0", "off", "f", "no", ""])
+      expect((await echo({ query: `?flag=${no}` })).body.flag, no).toBe(false);
     // A value that is no string at all is still refused.
-    expect(await echo({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ flag: { a: 1 } }) })).toMatchObject({ status: 400 });
-    expect(await echo({ method: "POST", headers: { "content-type": "application/json" }, body: "{oops" })).toEqual({ status: 400, body: { error: "Invalid JSON in request body" } });
-    expect(await echo({ method: "POST", headers: { "content-type": "text/xml" }, body: "<x/>" })).toMatchObject({ status: 415 });
+    expect(
+      await echo({
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ flag: { a: 1 } }),
+      }),
+    ).toMatchObject({ status: 400 });
+    expect(await echo({ method: "POST", headers: { "content-type": "application/json" }, body: "{oops" })).toEqual({
+      status: 400,
+      body: { error: "Invalid JSON in request body" },
+    });
+    expect(await echo({ method: "POST", headers: { "content-type": "text/xml" }, body: "<x/>" })).toMatchObject({
+      status: 415,
+    });
     // Prototype keys are dropped, not assigned.
     const proto = await echo({ query: "?__proto__[polluted]=1&nested[a]=x" });
     expect(proto.status).toBe(200);
@@ -91,7 +148,11 @@ describe("errors and headers", () => {
   it("allows cross-origin calls from browser clients", async () => {
     const pre = await call("/api/v1/accounts/verify_credentials", {
       method: "OPTIONS",
-      headers: { origin: "https://elk.zone", "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+      headers: {
+        origin: "https://elk.zone",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "authorization",
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");
@@ -126,7 +187,12 @@ describe("errors and headers", () => {
 
   it("never answers 500 for a malformed body on a real endpoint", async () => {
     const user = await registerUser();
-    const res = await call("/api/v1/accounts/update_credentials", { method: "PATCH", token: user.token, body: "{not json", headers: { "content-type": "application/json" } });
+    const res = await call("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: user.token,
+      body: "{not json",
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     const missing = await call("/media/accounts/none.png");
@@ -163,7 +229,10 @@ describe("paginator", () => {
       const p = await parseParams(c, schema);
       const q = pageQuery(items.id, p);
       const rows = inOrder(await d.select().from(items).where(q.where).orderBy(q.orderBy).limit(q.limit), q);
-      setLinkHeader(c, rows.map((r) => r.id));
+      setLinkHeader(
+        c,
+        rows.map((r) => r.id),
+      );
       return c.json(rows.map((r) => r.id));
     });
     const res = await app.request(`http://localhost/list${query}`);
@@ -204,9 +273,12 @@ describe("paginator", () => {
 describe("Link headers", () => {
   it("carry on only the parameters a route declares, each short: a huge or unknown query parameter is not copied", async () => {
     const me = await registerUser();
-    for (let i = 0; i < 3; i++) await json("/api/v1/statuses", { method: "POST", token: me.token, body: { status: `post ${i}` } });
+    for (let i = 0; i < 3; i++)
+      await json("/api/v1/statuses", { method: "POST", token: me.token, body: { status: `post ${i}` } });
     const junk = "x".repeat(10_000);
-    const res = await call(`/api/v1/timelines/home?limit=2&junk=${junk}&local=true&exclude_types[]=${junk}&access_token=${me.token}`);
+    const res = await call(
+      `/api/v1/timelines/home?limit=2&junk=${junk}&local=true&exclude_types[]=${junk}&access_token=${me.token}`,
+    );
     expect(res.status).toBe(200);
     const link = res.headers.get("link")!;
     expect(link).toMatch(/rel="next"/);
@@ -224,7 +296,15 @@ describe("Link headers", () => {
 });
 
 describe("never answers 500 for any input on any route", () => {
-  type Schema = { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; $ref?: string; enum?: unknown[] };
+  type Schema = {
+    type?: string | string[];
+    properties?: Record<string, Schema>;
+    items?: Schema;
+    anyOf?: Schema[];
+    oneOf?: Schema[];
+    $ref?: string;
+    enum?: unknown[];
+  };
   type Operation = { method: string; path: string; fields: Record<string, Schema>; body: boolean };
 
   const HUGE = "x".repeat(100_000);
@@ -266,7 +346,12 @@ describe("never answers 500 for any input on any route", () => {
         for (const p of op.parameters ?? []) if (p.in === "query") fields[p.name] = p.schema ?? {};
         const schema = op.requestBody?.content?.["application/json"]?.schema;
         for (const [k, v] of Object.entries<Schema>(schema?.properties ?? {})) fields[k] = v;
-        ops.push({ method: method.toUpperCase(), path, fields, body: Boolean(op.requestBody) || !["GET", "DELETE"].includes(method.toUpperCase()) });
+        ops.push({
+          method: method.toUpperCase(),
+          path,
+          fields,
+          body: Boolean(op.requestBody) || !["GET", "DELETE"].includes(method.toUpperCase()),
+        });
       }
     }
     return ops;
@@ -274,84 +359,113 @@ describe("never answers 500 for any input on any route", () => {
 
   // About 120 s on a quiet machine of the previous sessions, 245 s on this session's (every other figure ran about
   // twice as slow too): the limit leaves room for a slow CI machine.
-  it("walks every route of /api/openapi with wrong types, huge values and malformed bodies", { timeout: 600_000 }, async () => {
-    const doc = await json("/api/openapi");
-    const [me, other] = [await registerUser(), await registerUser()];
-    const theirs = await json("/api/v1/statuses", { token: other.token, body: { status: `secret for @${other.username}`, visibility: "direct" } });
-    const theirList = await json("/api/v1/lists", { token: other.token, body: { title: "theirs" } });
-    const theirPublic = await json("/api/v1/statuses", { token: other.token, body: { status: "hello" } });
-    const ids = [newId(), theirs.id, other.id, theirList.id];
-    const segments = ["%E0%A4%A", "%ZZ", "%25", "%"];
-    const ops = operations(doc);
-    expect(ops.length).toBeGreaterThan(100);
+  it(
+    "walks every route of /api/openapi with wrong types, huge values and malformed bodies",
+    { timeout: 600_000 },
+    async () => {
+      const doc = await json("/api/openapi");
+      const [me, other] = [await registerUser(), await registerUser()];
+      const theirs = await json("/api/v1/statuses", {
+        token: other.token,
+        body: { status: `secret for @${other.username}`, visibility: "direct" },
+      });
+      const theirList = await json("/api/v1/lists", { token: other.token, body: { title: "theirs" } });
+      const theirPublic = await json("/api/v1/statuses", { token: other.token, body: { status: "hello" } });
+      const ids = [newId(), theirs.id, other.id, theirList.id];
+      const segments = ["%E0%A4%A", "%ZZ", "%25", "%"];
+      const ops = operations(doc);
+      expect(ops.length).toBeGreaterThan(100);
 
-    const failures: string[] = [];
-    let requests = 0;
-    const send = async (method: string, path: string, init: { body?: BodyInit; type?: string; query?: string } = {}) => {
-      const headers: Record<string, string> = { "cf-connecting-ip": freshIp() };
-      if (init.type) headers["content-type"] = init.type;
-      requests++;
-      const url = `${path}${init.query ? `?${init.query}` : ""}`;
-      let res: Response;
-      try {
-        // A hang is a failure too: no answer within 10 s.
-        const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no answer in 10 s")), 10_000));
-        res = await Promise.race([call(url, { method, token: me.token, headers, body: init.body as any }), timeout]);
-      } catch (e) {
-        failures.push(`${method} ${url.slice(0, 120)} threw ${e}`);
-        return;
-      }
-      const type = res.headers.get("content-type") ?? "";
-      if (res.status >= 500) failures.push(`${method} ${url.slice(0, 120)} (${init.type ?? "-"}) -> ${res.status} ${(await res.text()).slice(0, 200)}`);
-      else if (res.status >= 400 && res.status !== 404 && !type.startsWith("application/json")) failures.push(`${method} ${url.slice(0, 120)} -> ${res.status} not JSON (${type})`);
-      else if (res.status >= 400 && type.startsWith("application/json")) {
-        const body = (await res.json()) as any;
-        if (typeof body?.error !== "string") failures.push(`${method} ${url.slice(0, 120)} -> ${res.status} without error: ${JSON.stringify(body).slice(0, 200)}`);
-      } else await res.body?.cancel();
-    };
-
-    const malformed: { body: string; type: string }[] = [
-      { body: "{not json", type: "application/json" },
-      { body: "[1,2,3]", type: "application/json" },
-      { body: `{"a":${"[".repeat(5000)}`, type: "application/json" },
-      { body: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb', type: "multipart/form-data; boundary=y" },
-      { body: "garbage", type: "multipart/form-data" },
-      { body: "%%%&&&===", type: "application/x-www-form-urlencoded" },
-      { body: "<x/>", type: "text/xml" },
-    ];
-    const pick = <T,>(list: T[], n: number) => list[n % list.length];
-
-    /** The requests for one operation; `n` rotates the choices so that every kind of input is used across routes. */
-    const run = async (op: Operation, n: number) => {
-      const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-      // Every parameter but the last gets a status the caller may see, so the last one is what is checked.
-      const fill = (last: string) => op.path.replace(/\{(\w+)\}/g, (_, name) => (name === params[params.length - 1] ? last : theirPublic.id));
-      // Path parameters: an unknown id and another user's ids (status, account, list); malformed encodings.
-      const base = params.length ? fill(pick(ids, n)) : op.path;
-      if (params.length) for (const value of [pick(ids, n), pick(ids, n + 1), pick(segments, n), pick(segments, n + 1)]) await send(op.method, fill(value));
-      // Every field at once with a value of the wrong type, then with oversized values (100 KB strings, 1,000
-      // items): as JSON, and as a form body or query string.
-      const names = Object.keys(op.fields);
-      for (const round of [0, 1]) {
-        if (!names.length) break;
-        const values: Record<string, unknown> = {};
-        for (const name of names) values[name] = wrongValues(op.fields[name])[round];
-        if (op.body) await send(op.method, base, { body: JSON.stringify(values), type: "application/json" });
-        const q = new URLSearchParams();
-        for (const [k, v] of Object.entries(values)) {
-          if (Array.isArray(v)) for (const item of v) q.append(`${k}[]`, typeof item === "string" ? item : JSON.stringify(item));
-          else if (v && typeof v === "object") for (const [kk, vv] of Object.entries(v)) q.append(`${k}[${kk}]`, JSON.stringify(vv));
-          else q.append(k, String(v));
+      const failures: string[] = [];
+      let requests = 0;
+      const send = async (
+        method: string,
+        path: string,
+        init: { body?: BodyInit; type?: string; query?: string } = {},
+      ) => {
+        const headers: Record<string, string> = { "cf-connecting-ip": freshIp() };
+        if (init.type) headers["content-type"] = init.type;
+        requests++;
+        const url = `${path}${init.query ? `?${init.query}` : ""}`;
+        let res: Response;
+        try {
+          // A hang is a failure too: no answer within 10 s.
+          const timeout = new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error("no answer in 10 s")), 10_000),
+          );
+          res = await Promise.race([call(url, { method, token: me.token, headers, body: init.body as any }), timeout]);
+        } catch (e) {
+          failures.push(`${method} ${url.slice(0, 120)} threw ${e}`);
+          return;
         }
-        await send(op.method, base, op.body ? { body: q.toString(), type: "application/x-www-form-urlencoded" } : { query: q.toString() });
-      }
-      if (!names.length && !params.length) await send(op.method, base);
-      if (op.body) await send(op.method, base, pick(malformed, n));
-    };
+        const type = res.headers.get("content-type") ?? "";
+        if (res.status >= 500)
+          failures.push(
+            `${method} ${url.slice(0, 120)} (${init.type ?? "-"}) -> ${res.status} ${(await res.text()).slice(0, 200)}`,
+          );
+        else if (res.status >= 400 && res.status !== 404 && !type.startsWith("application/json"))
+          failures.push(`${method} ${url.slice(0, 120)} -> ${res.status} not JSON (${type})`);
+        else if (res.status >= 400 && type.startsWith("application/json")) {
+          const body = (await res.json()) as any;
+          if (typeof body?.error !== "string")
+            failures.push(
+              `${method} ${url.slice(0, 120)} -> ${res.status} without error: ${JSON.stringify(body).slice(0, 200)}`,
+            );
+        } else await res.body?.cancel();
+      };
 
-    // A few operations at a time; the order is fixed, so the run is the same every time.
-    for (let i = 0; i < ops.length; i += 6) await Promise.all(ops.slice(i, i + 6).map((op, j) => run(op, i + j)));
-    expect(requests).toBeGreaterThan(ops.length * 3);
-    expect(failures).toEqual([]);
-  });
+      const malformed: { body: string; type: string }[] = [
+        { body: "{not json", type: "application/json" },
+        { body: "[1,2,3]", type: "application/json" },
+        { body: `{"a":${"[".repeat(5000)}`, type: "application/json" },
+        { body: '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb', type: "multipart/form-data; boundary=y" },
+        { body: "garbage", type: "multipart/form-data" },
+        { body: "%%%&&&===", type: "application/x-www-form-urlencoded" },
+        { body: "<x/>", type: "text/xml" },
+      ];
+      const pick = <T>(list: T[], n: number) => list[n % list.length];
+
+      /** The requests for one operation; `n` rotates the choices so that every kind of input is used across routes. */
+      const run = async (op: Operation, n: number) => {
+        const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+        // Every parameter but the last gets a status the caller may see, so the last one is what is checked.
+        const fill = (last: string) =>
+          op.path.replace(/\{(\w+)\}/g, (_, name) => (name === params[params.length - 1] ? last : theirPublic.id));
+        // Path parameters: an unknown id and another user's ids (status, account, list); malformed encodings.
+        const base = params.length ? fill(pick(ids, n)) : op.path;
+        if (params.length)
+          for (const value of [pick(ids, n), pick(ids, n + 1), pick(segments, n), pick(segments, n + 1)])
+            await send(op.method, fill(value));
+        // Every field at once with a value of the wrong type, then with oversized values (100 KB strings, 1,000
+        // items): as JSON, and as a form body or query string.
+        const names = Object.keys(op.fields);
+        for (const round of [0, 1]) {
+          if (!names.length) break;
+          const values: Record<string, unknown> = {};
+          for (const name of names) values[name] = wrongValues(op.fields[name])[round];
+          if (op.body) await send(op.method, base, { body: JSON.stringify(values), type: "application/json" });
+          const q = new URLSearchParams();
+          for (const [k, v] of Object.entries(values)) {
+            if (Array.isArray(v))
+              for (const item of v) q.append(`${k}[]`, typeof item === "string" ? item : JSON.stringify(item));
+            else if (v && typeof v === "object")
+              for (const [kk, vv] of Object.entries(v)) q.append(`${k}[${kk}]`, JSON.stringify(vv));
+            else q.append(k, String(v));
+          }
+          await send(
+            op.method,
+            base,
+            op.body ? { body: q.toString(), type: "application/x-www-form-urlencoded" } : { query: q.toString() },
+          );
+        }
+        if (!names.length && !params.length) await send(op.method, base);
+        if (op.body) await send(op.method, base, pick(malformed, n));
+      };
+
+      // A few operations at a time; the order is fixed, so the run is the same every time.
+      for (let i = 0; i < ops.length; i += 6) await Promise.all(ops.slice(i, i + 6).map((op, j) => run(op, i + j)));
+      expect(requests).toBeGreaterThan(ops.length * 3);
+      expect(failures).toEqual([]);
+    },
+  );
 });

@@ -46,15 +46,40 @@ export async function setup(opts: { locked?: boolean } = {}): Promise<Setup> {
   const peer = createPeer();
   reroute(() => peer.route());
   const user = await registerUser({ instance: A });
-  if (opts.locked) await json("/api/v1/accounts/update_credentials", { instance: A, token: user.token, method: "PATCH", body: { locked: true } });
+  if (opts.locked)
+    await json("/api/v1/accounts/update_credentials", {
+      instance: A,
+      token: user.token,
+      method: "PATCH",
+      body: { locked: true },
+    });
   const actor = peer.actor();
   const target = `${A.origin}/users/${user.username}`;
   const name = new URL(actor).pathname.split("/").pop()!;
-  return { peer, user, target, actor, vars: { ACTOR: actor, ORIGIN: peer.origin, TARGET: target, TARGET_NAME: user.username, NAME: name, N: String(Date.now() * 100 + n++) } };
+  return {
+    peer,
+    user,
+    target,
+    actor,
+    vars: {
+      ACTOR: actor,
+      ORIGIN: peer.origin,
+      TARGET: target,
+      TARGET_NAME: user.username,
+      NAME: name,
+      N: String(Date.now() * 100 + n++),
+    },
+  };
 }
 
-export const q = async <T = Record<string, unknown>>(sql: string, ...args: unknown[]) => (await env.DB.prepare(sql).bind(...args).all<T>()).results;
-export const remoteId = async (uri: string) => (await q<{ id: string }>("SELECT id FROM accounts WHERE uri = ?", uri))[0]?.id;
+export const q = async <T = Record<string, unknown>>(sql: string, ...args: unknown[]) =>
+  (
+    await env.DB.prepare(sql)
+      .bind(...args)
+      .all<T>()
+  ).results;
+export const remoteId = async (uri: string) =>
+  (await q<{ id: string }>("SELECT id FROM accounts WHERE uri = ?", uri))[0]?.id;
 
 export async function expectAccepted(res: Response) {
   const text = await res.text();
@@ -64,10 +89,21 @@ export async function expectAccepted(res: Response) {
 /** The local user follows the peer's actor (the peer accepts), through the client API and the inbox. */
 export async function followPeer(s: Setup): Promise<string> {
   const other = await registerUser({ instance: A });
-  await expectAccepted(await s.peer.send(s.actor, fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}f`, TARGET: `${A.origin}/users/${other.username}` })));
+  await expectAccepted(
+    await s.peer.send(
+      s.actor,
+      fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}f`, TARGET: `${A.origin}/users/${other.username}` }),
+    ),
+  );
   const them = (await remoteId(s.actor))!;
   await json(`/api/v1/accounts/${them}/follow`, { instance: A, token: s.user.token, method: "POST" });
-  const [request] = await q<{ uri: string }>("SELECT uri FROM follow_requests WHERE account_id = ? AND target_account_id = ?", s.user.id, them);
-  await expectAccepted(await s.peer.send(s.actor, fill(mastodonAccept, { ...s.vars, N: `${s.vars.N}a`, FOLLOW_ID: request!.uri })));
+  const [request] = await q<{ uri: string }>(
+    "SELECT uri FROM follow_requests WHERE account_id = ? AND target_account_id = ?",
+    s.user.id,
+    them,
+  );
+  await expectAccepted(
+    await s.peer.send(s.actor, fill(mastodonAccept, { ...s.vars, N: `${s.vars.N}a`, FOLLOW_ID: request!.uri })),
+  );
   return them;
 }

@@ -22,12 +22,16 @@ async function remoteAccounts(n: number, follower?: TestUser): Promise<{ id: str
      SELECT json_extract(value, '$.id'), json_extract(value, '$.username'), 'remote.example',
        'https://remote.example/users/' || json_extract(value, '$.username'), 'https://remote.example/@' || json_extract(value, '$.username'), ?1, ?1
      FROM json_each(?2)`,
-  ).bind(t, JSON.stringify(rows)).run();
+  )
+    .bind(t, JSON.stringify(rows))
+    .run();
   if (follower) {
     await env.DB.prepare(
       `INSERT INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at)
        SELECT json_extract(value, '$.follow'), ?1, json_extract(value, '$.id'), 1, 0, ?2 FROM json_each(?3)`,
-    ).bind(follower.id, t, JSON.stringify(rows)).run();
+    )
+      .bind(follower.id, t, JSON.stringify(rows))
+      .run();
   }
   return rows.map((r) => ({ id: r.id, acct: `${r.username}@remote.example` }));
 }
@@ -51,7 +55,10 @@ describe("lists of ids: capped, and bound as one parameter", () => {
     await json("/api/v1/notifications/destroy_multiple", { method: "DELETE", token: a.token, body, status: 200 });
     expect(await json("/api/v1/notifications", { token: a.token })).toEqual([]);
     const tooMany = new URLSearchParams(Array.from({ length: 101 }, (): [string, string] => ["ids[]", newId()]));
-    const err = await expectError(await call("/api/v1/notifications/destroy_multiple", { method: "DELETE", token: a.token, body: tooMany }), 400);
+    const err = await expectError(
+      await call("/api/v1/notifications/destroy_multiple", { method: "DELETE", token: a.token, body: tooMany }),
+      400,
+    );
     expect(err.error).toMatch(/ids.*at most 100/);
     expect(s.id).toBeTruthy();
   });
@@ -59,9 +66,19 @@ describe("lists of ids: capped, and bound as one parameter", () => {
   it("a post takes up to 1,000 media (Pleroma's default), at most as configured; 1,001 media ids are a 400, not a 500", async () => {
     const a = await registerUser();
     const [m1, m2] = [await upload(a), await upload(a)];
-    await expectError(await call("/api/v1/statuses", { token: a.token, body: { status: "x", media_ids: Array.from({ length: 1001 }, () => newId()) } }), 400);
+    await expectError(
+      await call("/api/v1/statuses", {
+        token: a.token,
+        body: { status: "x", media_ids: Array.from({ length: 1001 }, () => newId()) },
+      }),
+      400,
+    );
     // Within the parameter cap but over the configuration: 422, and nothing attached.
-    const over = await call("/api/v1/statuses", { token: a.token, body: { status: "x", media_ids: [m1.id, m2.id] }, vars: { MAX_MEDIA_ATTACHMENTS: "1" } });
+    const over = await call("/api/v1/statuses", {
+      token: a.token,
+      body: { status: "x", media_ids: [m1.id, m2.id] },
+      vars: { MAX_MEDIA_ATTACHMENTS: "1" },
+    });
     expect((await expectError(over, 422)).error).toBe("Cannot attach more than 1 files");
     const ok = valid(StatusSchema, await post(a, { status: "two", media_ids: [m1.id, m2.id] }));
     expect(ok.media_attachments.map((m: any) => m.id)).toEqual([m1.id, m2.id]);
@@ -69,21 +86,32 @@ describe("lists of ids: capped, and bound as one parameter", () => {
     await post(a, { status: "x", media_ids: [...Array.from({ length: 999 }, () => newId()), m1.id] }, 422);
     // 1,000 of one's own uploads (copies of one upload's row, made in SQL: uploading 1,000 files adds nothing here).
     const m3 = await upload(a);
-    const names = (await env.DB.prepare("SELECT name FROM pragma_table_info('media_attachments') WHERE name <> 'id'").all<{ name: string }>()).results.map((r) => r.name);
+    const names = (
+      await env.DB.prepare("SELECT name FROM pragma_table_info('media_attachments') WHERE name <> 'id'").all<{
+        name: string;
+      }>()
+    ).results.map((r) => r.name);
     const copies = Array.from({ length: 999 }, () => newId());
-    await env.DB.prepare(`INSERT INTO media_attachments (id, ${names.join(", ")}) SELECT j.value, ${names.map((n) => `m.${n}`).join(", ")} FROM media_attachments m, json_each(?) j WHERE m.id = ?`)
+    await env.DB.prepare(
+      `INSERT INTO media_attachments (id, ${names.join(", ")}) SELECT j.value, ${names.map((n) => `m.${n}`).join(", ")} FROM media_attachments m, json_each(?) j WHERE m.id = ?`,
+    )
       .bind(JSON.stringify(copies), m3.id)
       .run();
     const ids = [m3.id, ...copies];
     const many = valid(StatusSchema, await post(a, { status: "a thousand", media_ids: ids }));
     expect(many.media_attachments.map((m: any) => m.id)).toEqual(ids);
-    expect(valid(StatusSchema, await json(`/api/v1/statuses/${many.id}`, { token: a.token })).media_attachments).toHaveLength(1000);
+    expect(
+      valid(StatusSchema, await json(`/api/v1/statuses/${many.id}`, { token: a.token })).media_attachments,
+    ).toHaveLength(1000);
   });
 
   it("the instance reports the media limit where Mastodon and Pleroma clients read it", async () => {
     const instance = valid(InstanceSchema, await json("/api/v1/instance"));
     expect(instance.max_media_attachments).toBe(1000);
-    expect(instance.configuration.statuses).toEqual({ max_characters: instance.max_toot_chars, max_media_attachments: 1000 });
+    expect(instance.configuration.statuses).toEqual({
+      max_characters: instance.max_toot_chars,
+      max_media_attachments: 1000,
+    });
     const res = await call("/api/v1/instance", { vars: { MAX_MEDIA_ATTACHMENTS: "6" } });
     const configured = valid(InstanceSchema, await res.json());
     expect(configured.max_media_attachments).toBe(6);
@@ -96,7 +124,10 @@ describe("lists of ids: capped, and bound as one parameter", () => {
     const a = await registerUser();
     const others = await remoteAccounts(60);
     const tags = Array.from({ length: 60 }, (_, i) => `#tag${i}`).join(" ");
-    const s = valid(StatusSchema, await post(a, { status: `${others.map((o) => `@${o.acct}`).join(" ")} ${tags}`, visibility: "direct" }));
+    const s = valid(
+      StatusSchema,
+      await post(a, { status: `${others.map((o) => `@${o.acct}`).join(" ")} ${tags}`, visibility: "direct" }),
+    );
     expect(s.mentions).toHaveLength(60);
     expect(s.tags).toHaveLength(60);
     expect(s.visibility).toBe("direct");
@@ -109,10 +140,16 @@ describe("lists of ids: capped, and bound as one parameter", () => {
     const others = await remoteAccounts(99);
     const ids = [b.id, ...others.map((o) => o.id)];
     const body = new URLSearchParams(ids.map((id): [string, string] => ["recipients[]", id]));
-    const updated = valid(ConversationSchema, await json(`/api/v1/pleroma/conversations/${conv.id}`, { method: "PATCH", token: a.token, body }));
+    const updated = valid(
+      ConversationSchema,
+      await json(`/api/v1/pleroma/conversations/${conv.id}`, { method: "PATCH", token: a.token, body }),
+    );
     expect(updated.accounts).toHaveLength(100);
     const tooMany = new URLSearchParams([...ids, newId()].map((id): [string, string] => ["recipients[]", id]));
-    await expectError(await call(`/api/v1/pleroma/conversations/${conv.id}`, { method: "PATCH", token: a.token, body: tooMany }), 400);
+    await expectError(
+      await call(`/api/v1/pleroma/conversations/${conv.id}`, { method: "PATCH", token: a.token, body: tooMany }),
+      400,
+    );
   });
 
   it("a list takes 120 followed accounts in one request, refuses unfollowed ones whole, and more than 250", async () => {
@@ -120,15 +157,34 @@ describe("lists of ids: capped, and bound as one parameter", () => {
     const list = await json("/api/v1/lists", { token: a.token, body: { title: "many" } });
     const followed = await remoteAccounts(120, a);
     const strangers = await remoteAccounts(130);
-    const refused = await call(`/api/v1/lists/${list.id}/accounts`, { token: a.token, body: { account_ids: [...followed, ...strangers].map((x) => x.id) } });
+    const refused = await call(`/api/v1/lists/${list.id}/accounts`, {
+      token: a.token,
+      body: { account_ids: [...followed, ...strangers].map((x) => x.id) },
+    });
     await expectError(refused, 422);
-    await json(`/api/v1/lists/${list.id}/accounts`, { token: a.token, body: { account_ids: followed.map((x) => x.id) } });
-    const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM list_accounts WHERE list_id = ?").bind(list.id).first<{ n: number }>())!;
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      token: a.token,
+      body: { account_ids: followed.map((x) => x.id) },
+    });
+    const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM list_accounts WHERE list_id = ?")
+      .bind(list.id)
+      .first<{ n: number }>())!;
     expect(n).toBe(120);
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "DELETE", token: a.token, body: { account_ids: followed.map((x) => x.id) } });
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM list_accounts WHERE list_id = ?").bind(list.id).first<{ n: number }>())!.n).toBe(0);
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "DELETE",
+      token: a.token,
+      body: { account_ids: followed.map((x) => x.id) },
+    });
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM list_accounts WHERE list_id = ?")
+        .bind(list.id)
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
     const ids251 = Array.from({ length: 251 }, () => newId());
-    await expectError(await call(`/api/v1/lists/${list.id}/accounts`, { token: a.token, body: { account_ids: ids251 } }), 400);
+    await expectError(
+      await call(`/api/v1/lists/${list.id}/accounts`, { token: a.token, body: { account_ids: ids251 } }),
+      400,
+    );
   });
 });
 
@@ -138,7 +194,11 @@ describe("path segments are decoded once", () => {
   it("answers 400, never 500, for malformed or double-encoded emoji on every reaction path", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     const s = await post(b, { status: "react to me" });
-    for (const prefix of [`/api/v1/pleroma/statuses/${s.id}/reactions`, `/api/pleroma/statuses/${s.id}/reactions`, `/api/v1/statuses/${s.id}/reactions`]) {
+    for (const prefix of [
+      `/api/v1/pleroma/statuses/${s.id}/reactions`,
+      `/api/pleroma/statuses/${s.id}/reactions`,
+      `/api/v1/statuses/${s.id}/reactions`,
+    ]) {
       for (const emoji of bad) {
         await expectError(await call(`${prefix}/${emoji}`, { token: a.token }), 400);
         await expectError(await call(`${prefix}?emoji=${emoji}`, { token: a.token }), 400);
@@ -149,9 +209,14 @@ describe("path segments are decoded once", () => {
       }
     }
     // A well-formed encoding is decoded exactly once.
-    const reacted = await json(`/api/v1/pleroma/statuses/${s.id}/reactions/${encodeURIComponent("👍")}`, { method: "PUT", token: a.token });
+    const reacted = await json(`/api/v1/pleroma/statuses/${s.id}/reactions/${encodeURIComponent("👍")}`, {
+      method: "PUT",
+      token: a.token,
+    });
     expect(reacted.pleroma.emoji_reactions).toEqual([expect.objectContaining({ name: "👍", count: 1, me: true })]);
-    const list = await json(`/api/v1/pleroma/statuses/${s.id}/reactions?emoji=${encodeURIComponent("👍")}`, { token: a.token });
+    const list = await json(`/api/v1/pleroma/statuses/${s.id}/reactions?emoji=${encodeURIComponent("👍")}`, {
+      token: a.token,
+    });
     expect(list.map((r: any) => [r.name, r.count])).toEqual([["👍", 1]]);
   });
 
@@ -166,7 +231,8 @@ describe("reads that grow with the data are bounded", () => {
   it("a context holds at most Mastodon's ancestors and depth for anonymous viewers, more signed in", async () => {
     const a = await registerUser();
     const chain: string[] = [];
-    for (let i = 0; i < 42; i++) chain.push((await post(a, { status: `link ${i}`, ...(i ? { in_reply_to_id: chain[i - 1] } : {}) })).id);
+    for (let i = 0; i < 42; i++)
+      chain.push((await post(a, { status: `link ${i}`, ...(i ? { in_reply_to_id: chain[i - 1] } : {}) })).id);
     const leaf = valid(ContextSchema, await json(`/api/v1/statuses/${chain[41]}/context`));
     expect(leaf.ancestors.map((s: any) => s.id)).toEqual(chain.slice(1, 41));
     const signedIn = valid(ContextSchema, await json(`/api/v1/statuses/${chain[41]}/context`, { token: a.token }));
@@ -188,13 +254,23 @@ describe("reads that grow with the data are bounded", () => {
     // 61 more direct replies, written straight to D1 as copies of r2: the anonymous answer stops at 60.
     const t = Date.now();
     const ids = Array.from({ length: 61 }, () => newId(t + 1000));
-    const { results: columns } = await env.DB.prepare("SELECT name FROM pragma_table_xinfo('statuses') WHERE hidden = 0").all<{ name: string }>();
+    const { results: columns } = await env.DB.prepare(
+      "SELECT name FROM pragma_table_xinfo('statuses') WHERE hidden = 0",
+    ).all<{ name: string }>();
     const copy = columns.map(({ name }) =>
-      name === "id" ? "value" : name === "uri" || name === "url" ? `${name} || value` : name === "search_rowid" ? "NULL" : name,
+      name === "id"
+        ? "value"
+        : name === "uri" || name === "url"
+          ? `${name} || value`
+          : name === "search_rowid"
+            ? "NULL"
+            : name,
     );
     await env.DB.prepare(
       `INSERT INTO statuses (${columns.map((c) => c.name).join(", ")}) SELECT ${copy.join(", ")} FROM statuses, json_each(?) WHERE statuses.id = ?`,
-    ).bind(JSON.stringify(ids), r2.id).run();
+    )
+      .bind(JSON.stringify(ids), r2.id)
+      .run();
     const anon = valid(ContextSchema, await json(`/api/v1/statuses/${root.id}/context`));
     expect(anon.descendants).toHaveLength(60);
     expect(anon.descendants.slice(0, 3).map((s: any) => s.id)).toEqual([r1.id, r11.id, r2.id]);
@@ -207,8 +283,13 @@ describe("reads that grow with the data are bounded", () => {
     const t = Date.now();
     await env.DB.prepare(
       `INSERT INTO emoji_reactions (id, account_id, status_id, emoji, created_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?, '🎉', ? FROM json_each(?)`,
-    ).bind(s.id, t, JSON.stringify(fans.map((f) => [newId(t), f.id]))).run();
-    await json(`/api/v1/pleroma/statuses/${s.id}/reactions/${encodeURIComponent("🎉")}`, { method: "PUT", token: a.token });
+    )
+      .bind(s.id, t, JSON.stringify(fans.map((f) => [newId(t), f.id])))
+      .run();
+    await json(`/api/v1/pleroma/statuses/${s.id}/reactions/${encodeURIComponent("🎉")}`, {
+      method: "PUT",
+      token: a.token,
+    });
     const [party] = await json(`/api/v1/pleroma/statuses/${s.id}/reactions`, { token: a.token });
     expect(party).toMatchObject({ name: "🎉", count: 91, me: true });
     expect(party.accounts).toHaveLength(80);
@@ -224,7 +305,11 @@ describe("reads that grow with the data are bounded", () => {
       const [a, b] = [await registerUser(), await registerUser()];
       for (let i = 0; i < n; i++) await post(b, { status: `dm ${i} @${a.username}`, visibility: "direct" });
       const counter = countingD1();
-      const res = await call("/api/v1/pleroma/conversations/read", { method: "POST", token: a.token, vars: { DB: counter.db } as never });
+      const res = await call("/api/v1/pleroma/conversations/read", {
+        method: "POST",
+        token: a.token,
+        vars: { DB: counter.db } as never,
+      });
       const body = (await res.json()) as any[];
       expect(res.status).toBe(200);
       expect(body).toHaveLength(n);

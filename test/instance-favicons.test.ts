@@ -27,7 +27,10 @@ function peerWithHome(home: { status?: number; type?: string; body: string }) {
       const req = new Request(input, init);
       if (req.url === `${peer.origin}/`) {
         pages.push(req.url);
-        return new Response(home.body, { status: home.status ?? 200, headers: { "Content-Type": home.type ?? "text/html; charset=utf-8" } });
+        return new Response(home.body, {
+          status: home.status ?? 200,
+          headers: { "Content-Type": home.type ?? "text/html; charset=utf-8" },
+        });
       }
       return inner(input, init);
     }) as typeof fetch;
@@ -43,26 +46,49 @@ function peerWithHome(home: { status?: number; type?: string; body: string }) {
 async function remoteFollower(peer: Peer) {
   const user = await registerUser({ instance: A });
   const actor = peer.actor();
-  const vars = { ACTOR: actor, ORIGIN: peer.origin, TARGET: `${A.origin}/users/${user.username}`, TARGET_NAME: user.username, NAME: "x", N: `${Date.now()}${n++}` };
+  const vars = {
+    ACTOR: actor,
+    ORIGIN: peer.origin,
+    TARGET: `${A.origin}/users/${user.username}`,
+    TARGET_NAME: user.username,
+    NAME: "x",
+    N: `${Date.now()}${n++}`,
+  };
   await expectAccepted(await peer.send(actor, fill(mastodonFollow, vars)));
   const id = (await remoteId(actor))!;
-  return { user, id, render: async () => valid(AccountSchema, await json(`/api/v1/accounts/${id}`, { instance: A, token: user.token })) };
+  return {
+    user,
+    id,
+    render: async () => valid(AccountSchema, await json(`/api/v1/accounts/${id}`, { instance: A, token: user.token })),
+  };
 }
 
 /** One cron run on A at `t`, with only `domain` due (other tests' instances are left for later). */
 async function cron(domain: string, t = Date.now()) {
-  await env.DB.prepare("UPDATE instances SET favicon_fetched_at = ? WHERE domain <> ? AND (favicon_fetched_at IS NULL OR favicon_fetched_at < ?)").bind(t, domain, t - FAVICON_REFRESH_MS).run();
+  await env.DB.prepare(
+    "UPDATE instances SET favicon_fetched_at = ? WHERE domain <> ? AND (favicon_fetched_at IS NULL OR favicon_fetched_at < ?)",
+  )
+    .bind(t, domain, t - FAVICON_REFRESH_MS)
+    .run();
   const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ scheduledTime: new Date(t), cron: "* * * * *" }), A.bindings as typeof env, ctx);
+  await worker.scheduled(
+    createScheduledController({ scheduledTime: new Date(t), cron: "* * * * *" }),
+    A.bindings as typeof env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
 }
 
 describe("remote accounts' favicon", () => {
   it("is learned from the instance's home page once, kept with the instance and shown on all its accounts", async () => {
-    const { peer, pages } = peerWithHome({ body: `<html><head><link rel="stylesheet" href="/a.css"><link rel="Shortcut Icon" href="/static/fav.png"><link rel="icon" href="/other.png"></head></html>` });
+    const { peer, pages } = peerWithHome({
+      body: `<html><head><link rel="stylesheet" href="/a.css"><link rel="Shortcut Icon" href="/static/fav.png"><link rel="icon" href="/other.png"></head></html>`,
+    });
     const first = await remoteFollower(peer);
     expect((await first.render()).pleroma.favicon).toBeNull();
-    expect(await q("SELECT favicon_fetched_at FROM instances WHERE domain = ?", peer.host)).toEqual([{ favicon_fetched_at: null }]);
+    expect(await q("SELECT favicon_fetched_at FROM instances WHERE domain = ?", peer.host)).toEqual([
+      { favicon_fetched_at: null },
+    ]);
     await cron(peer.host);
     expect((await first.render()).pleroma.favicon).toBe(`${peer.origin}/static/fav.png`);
     expect(pages).toHaveLength(1);
@@ -87,7 +113,14 @@ describe("remote accounts' favicon", () => {
       await cron(peer.host);
       expect(pages).toHaveLength(1);
       expect((await follower.render()).pleroma.favicon).toBeNull();
-      expect((await q<{ favicon_fetched_at: number | null }>("SELECT favicon_fetched_at FROM instances WHERE domain = ?", peer.host))[0]!.favicon_fetched_at).not.toBeNull();
+      expect(
+        (
+          await q<{ favicon_fetched_at: number | null }>(
+            "SELECT favicon_fetched_at FROM instances WHERE domain = ?",
+            peer.host,
+          )
+        )[0]!.favicon_fetched_at,
+      ).not.toBeNull();
     }
   });
 
@@ -103,7 +136,9 @@ describe("remote accounts' favicon", () => {
     await cron(failing.peer.host, t + 86_400_000 + 60_000);
     expect(failing.pages).toHaveLength(2);
 
-    const big = peerWithHome({ body: `<head><link rel="icon" href="/big.png"></head>${"x".repeat(2_000_000)}<link rel="icon" href="/late.png">` });
+    const big = peerWithHome({
+      body: `<head><link rel="icon" href="/big.png"></head>${"x".repeat(2_000_000)}<link rel="icon" href="/late.png">`,
+    });
     const reader = await remoteFollower(big.peer);
     await cron(big.peer.host);
     expect((await reader.render()).pleroma.favicon).toBe(`${big.peer.origin}/big.png`);
@@ -112,7 +147,9 @@ describe("remote accounts' favicon", () => {
   it("an instance the federation policies reject is never asked", async () => {
     const { peer, pages } = peerWithHome({ body: `<link rel="icon" href="/x.png">` });
     const follower = await remoteFollower(peer);
-    await env.DB.prepare("INSERT INTO federation_policies (domain, policy, created_at) VALUES (?, 'reject', ?)").bind(peer.host, Date.now()).run();
+    await env.DB.prepare("INSERT INTO federation_policies (domain, policy, created_at) VALUES (?, 'reject', ?)")
+      .bind(peer.host, Date.now())
+      .run();
     try {
       await cron(peer.host);
       expect(pages).toEqual([]);

@@ -16,9 +16,16 @@ describe("instance information", () => {
     expect(inst.uri).toBe("http://localhost");
     expect(inst.urls.streaming_api).toBe("ws://localhost");
     expect(inst.max_toot_chars).toBe(5000);
-    expect(inst.poll_limits).toEqual({ max_options: 20, max_option_chars: 200, min_expiration: 0, max_expiration: 31536000 });
+    expect(inst.poll_limits).toEqual({
+      max_options: 20,
+      max_option_chars: 200,
+      min_expiration: 0,
+      max_expiration: 31536000,
+    });
     expect(inst.pleroma.metadata.fields_limits.max_fields).toBe(4);
-    expect(inst.pleroma.metadata.features).toEqual(expect.arrayContaining(["pleroma_api", "mastodon_api", "mastodon_api_streaming"]));
+    expect(inst.pleroma.metadata.features).toEqual(
+      expect.arrayContaining(["pleroma_api", "mastodon_api", "mastodon_api_streaming"]),
+    );
     expect(inst.vapid_public_key).toBe(inst.pleroma.vapid_public_key);
     expect(inst.stats.user_count).toBeGreaterThanOrEqual(1);
     expect(inst.pleroma.stats.mau).toBeGreaterThanOrEqual(1);
@@ -53,7 +60,9 @@ describe("instance information", () => {
   it("counts remote domains as peers", async () => {
     const t = Date.now();
     for (const domain of ["remote-a.example", "remote-b.example"]) {
-      await env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'someone', ?, ?, ?, ?, ?)")
+      await env.DB.prepare(
+        "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'someone', ?, ?, ?, ?, ?)",
+      )
         .bind(newId(), domain, `https://${domain}/users/someone`, `https://${domain}/@someone`, t, t)
         .run();
     }
@@ -63,7 +72,11 @@ describe("instance information", () => {
     expect(inst.stats.domain_count).toBe(peers.length);
     // A remote account is found by its full acct.
     const remote = await json("/api/v1/accounts/someone@remote-a.example");
-    expect(remote).toMatchObject({ acct: "someone@remote-a.example", fqn: "someone@remote-a.example", url: "https://remote-a.example/@someone" });
+    expect(remote).toMatchObject({
+      acct: "someone@remote-a.example",
+      fqn: "someone@remote-a.example",
+      url: "https://remote-a.example/@someone",
+    });
   });
 
   it("answers the unsupported Mastodon endpoints as the spec says", async () => {
@@ -93,7 +106,9 @@ describe("nodeinfo", () => {
     // The users are the local accounts not deactivated: one more after a registration.
     const users = async () => valid(NodeinfoSchema, await json("/nodeinfo/2.1.json")).usage.users.total;
     const before = await users();
-    const counted = await env.DB.prepare("SELECT count(*) AS n FROM accounts WHERE domain IS NULL AND deactivated = 0").first<{ n: number }>();
+    const counted = await env.DB.prepare(
+      "SELECT count(*) AS n FROM accounts WHERE domain IS NULL AND deactivated = 0",
+    ).first<{ n: number }>();
     expect(before).toBe(counted!.n);
     await registerUser();
     expect(await users()).toBe(before + 1);
@@ -114,7 +129,10 @@ describe("nodeinfo", () => {
 
 describe("healthcheck", () => {
   it("reports healthy with the cron's last run", async () => {
-    const controller = createScheduledController({ scheduledTime: new Date("2026-11-21T10:00:00Z"), cron: "* * * * *" });
+    const controller = createScheduledController({
+      scheduledTime: new Date("2026-11-21T10:00:00Z"),
+      cron: "* * * * *",
+    });
     const ctx = createExecutionContext();
     await worker.scheduled(controller, env, ctx);
     await waitOnExecutionContext(ctx);
@@ -133,14 +151,23 @@ describe("healthcheck", () => {
     // delivery not due for a century, so no drain touches it.
     const never = Date.parse("2126-01-01T00:00:00Z");
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, 'nobody', '{}', '{}', ?, ?)").bind(id, t, t),
-      env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at) VALUES (?, ?, ?, ?, ?, ?)").bind(id, id, `${id}.invalid`, `https://${id}.invalid/inbox`, never, t),
+      env.DB.prepare(
+        "INSERT INTO federation_outbox (id, account_id, activity, body, created_at, expanded_at) VALUES (?, 'nobody', '{}', '{}', ?, ?)",
+      ).bind(id, t, t),
+      env.DB.prepare(
+        "INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      ).bind(id, id, `${id}.invalid`, `https://${id}.invalid/inbox`, never, t),
       // A second one to an unreachable host (failing for two days), retrying after a failure minutes ago.
-      env.DB.prepare("INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at, attempts, last_attempt_at, last_error) VALUES (?, ?, ?, ?, ?, ?, 3, ?, 'HTTP 503')").bind(`${id}-2`, id, `${id}-2.invalid`, `https://${id}-2.invalid/inbox`, never, t, Date.now() - 60_000),
-      env.DB.prepare("INSERT INTO instances (domain, failure_count, last_failure_at, unreachable_since, created_at) VALUES (?, 3, ?, ?, ?)").bind(`${id}-2.invalid`, Date.now() - 60_000, Date.now() - 2 * 86400_000, t),
+      env.DB.prepare(
+        "INSERT INTO federation_deliveries (id, outbox_id, host, inbox, next_at, created_at, attempts, last_attempt_at, last_error) VALUES (?, ?, ?, ?, ?, ?, 3, ?, 'HTTP 503')",
+      ).bind(`${id}-2`, id, `${id}-2.invalid`, `https://${id}-2.invalid/inbox`, never, t, Date.now() - 60_000),
+      env.DB.prepare(
+        "INSERT INTO instances (domain, failure_count, last_failure_at, unreachable_since, created_at) VALUES (?, 3, ?, ?, ?)",
+      ).bind(`${id}-2.invalid`, Date.now() - 60_000, Date.now() - 2 * 86400_000, t),
     ]);
     try {
-      const stats = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats.federation as Record<string, unknown>;
+      const stats = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats
+        .federation as Record<string, unknown>;
       expect(stats.pending_deliveries).toBeGreaterThanOrEqual(1);
       expect(stats.pending_hosts).toBeGreaterThanOrEqual(1);
       expect(typeof stats.unexpanded_activities).toBe("number");
@@ -151,8 +178,11 @@ describe("healthcheck", () => {
       expect(stats.failed_last_hour).toBeGreaterThanOrEqual(1);
       expect(stats.unreachable_hosts).toBeGreaterThanOrEqual(1);
       // Once the host recovers it is no longer counted.
-      await env.DB.prepare("UPDATE instances SET unreachable_since = NULL WHERE domain = ?").bind(`${id}-2.invalid`).run();
-      const after = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats.federation as Record<string, number>;
+      await env.DB.prepare("UPDATE instances SET unreachable_since = NULL WHERE domain = ?")
+        .bind(`${id}-2.invalid`)
+        .run();
+      const after = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats
+        .federation as Record<string, number>;
       expect(after.unreachable_hosts).toBe((stats.unreachable_hosts as number) - 1);
     } finally {
       await env.DB.batch([
@@ -164,7 +194,14 @@ describe("healthcheck", () => {
   });
 
   it("answers 503 when the database does not answer", async () => {
-    const broken = { prepare() { throw new Error("D1 is down"); }, batch() { throw new Error("D1 is down"); } };
+    const broken = {
+      prepare() {
+        throw new Error("D1 is down");
+      },
+      batch() {
+        throw new Error("D1 is down");
+      },
+    };
     const res = await call("/api/v1/pleroma/healthcheck", { vars: { DB: broken } as never });
     expect(res.status).toBe(503);
     expect((await res.json()) as object).toMatchObject({ healthy: false });
@@ -175,8 +212,18 @@ describe("OpenAPI description", () => {
   it("is generated from the route schemas", async () => {
     const doc = await json("/api/openapi");
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v1/apps", "/oauth/token", "/api/v1/accounts/{id}", "/api/v1/accounts/update_credentials", "/api/pleroma/captcha"]));
-    expect(doc.paths["/api/v1/apps"].post.requestBody.content["application/json"].schema.required).toEqual(expect.arrayContaining(["client_name", "redirect_uris"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/api/v1/apps",
+        "/oauth/token",
+        "/api/v1/accounts/{id}",
+        "/api/v1/accounts/update_credentials",
+        "/api/pleroma/captcha",
+      ]),
+    );
+    expect(doc.paths["/api/v1/apps"].post.requestBody.content["application/json"].schema.required).toEqual(
+      expect.arrayContaining(["client_name", "redirect_uris"]),
+    );
     expect(doc.components.schemas.Account.properties.pleroma).toBeDefined();
     expect(doc.paths["/api/v1/accounts/verify_credentials"].get.security).toEqual([{ OAuth2: ["read:accounts"] }]);
   });

@@ -18,7 +18,11 @@ export interface Instance {
 }
 
 function instance(domain: string, db: D1Database): Instance {
-  return { domain, origin: `https://${domain}`, bindings: { ...env, DB: db, DOMAIN: domain, ALLOW_PRIVATE_ADDRESS: "true" } };
+  return {
+    domain,
+    origin: `https://${domain}`,
+    bindings: { ...env, DB: db, DOMAIN: domain, ALLOW_PRIVATE_ADDRESS: "true" },
+  };
 }
 
 export const A = instance("a.example", env.DB);

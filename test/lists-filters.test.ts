@@ -9,7 +9,8 @@ import { call, json, registerUser, valid, type TestUser } from "./helpers";
 const ListSchema = List.strict();
 const FilterSchema = Filter.strict();
 
-const post = (path: string, user: TestUser, body: Record<string, unknown> = {}, status = 200) => json(path, { method: "POST", token: user.token, body, status });
+const post = (path: string, user: TestUser, body: Record<string, unknown> = {}, status = 200) =>
+  json(path, { method: "POST", token: user.token, body, status });
 
 async function followAll(user: TestUser, targets: TestUser[]) {
   for (const t of targets) await post(`/api/v1/accounts/${t.id}/follow`, user);
@@ -20,7 +21,11 @@ describe("lists", () => {
     const u = await registerUser();
     const list = valid(ListSchema, await post("/api/v1/lists", u, { title: "Friends" }));
     expect(await json("/api/v1/lists", { token: u.token })).toEqual([list]);
-    const renamed = await json(`/api/v1/lists/${list.id}`, { method: "PUT", token: u.token, body: { title: "Close friends" } });
+    const renamed = await json(`/api/v1/lists/${list.id}`, {
+      method: "PUT",
+      token: u.token,
+      body: { title: "Close friends" },
+    });
     expect(renamed).toEqual({ id: list.id, title: "Close friends" });
     expect(await json(`/api/v1/lists/${list.id}`, { token: u.token })).toEqual(renamed);
     expect((await post("/api/v1/lists", u, { title: "  " }, 400)).error).toMatch(/title/);
@@ -31,7 +36,13 @@ describe("lists", () => {
   });
 
   it("holds followed accounts only, and another user's list does not exist for you", async () => {
-    const [u, f1, f2, stranger, other] = [await registerUser(), await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [u, f1, f2, stranger, other] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await followAll(u, [f1, f2]);
     const list = await post("/api/v1/lists", u, { title: "L" });
     expect(await post(`/api/v1/lists/${list.id}/accounts`, u, { account_ids: [f1.id, f2.id] })).toEqual({});
@@ -41,7 +52,9 @@ describe("lists", () => {
 
     const members = await json(`/api/v1/lists/${list.id}/accounts`, { token: u.token });
     expect(members.map((m: any) => m.id)).toEqual([f2.id, f1.id]);
-    expect((await json(`/api/v1/accounts/${f1.id}/lists`, { token: u.token })).map((l: any) => l.id)).toEqual([list.id]);
+    expect((await json(`/api/v1/accounts/${f1.id}/lists`, { token: u.token })).map((l: any) => l.id)).toEqual([
+      list.id,
+    ]);
     expect(await json(`/api/v1/accounts/${stranger.id}/lists`, { token: u.token })).toEqual([]);
 
     // Someone else's list: 404 everywhere, nothing changed.
@@ -49,7 +62,12 @@ describe("lists", () => {
     await json(`/api/v1/lists/${list.id}/accounts`, { token: other.token, status: 404 });
     await json(`/api/v1/lists/${list.id}`, { method: "PUT", token: other.token, body: { title: "mine" }, status: 404 });
     await json(`/api/v1/lists/${list.id}`, { method: "DELETE", token: other.token, status: 404 });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "DELETE", token: other.token, body: { account_ids: [f1.id] }, status: 404 });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "DELETE",
+      token: other.token,
+      body: { account_ids: [f1.id] },
+      status: 404,
+    });
     expect((await json(`/api/v1/lists/${list.id}/accounts`, { token: u.token })).length).toBe(2);
 
     // limit=0 gives everyone without a Link header; a limit pages.
@@ -62,8 +80,16 @@ describe("lists", () => {
 
     // Unfollowing removes from lists; removing does too.
     await post(`/api/v1/accounts/${f2.id}/unfollow`, u);
-    expect((await json(`/api/v1/lists/${list.id}/accounts`, { token: u.token })).map((m: any) => m.id)).toEqual([f1.id]);
-    expect(await json(`/api/v1/lists/${list.id}/accounts`, { method: "DELETE", token: u.token, body: { account_ids: [f1.id] } })).toEqual({});
+    expect((await json(`/api/v1/lists/${list.id}/accounts`, { token: u.token })).map((m: any) => m.id)).toEqual([
+      f1.id,
+    ]);
+    expect(
+      await json(`/api/v1/lists/${list.id}/accounts`, {
+        method: "DELETE",
+        token: u.token,
+        body: { account_ids: [f1.id] },
+      }),
+    ).toEqual({});
     expect(await json(`/api/v1/lists/${list.id}/accounts`, { token: u.token })).toEqual([]);
   });
 
@@ -73,17 +99,29 @@ describe("lists", () => {
     const list = await post("/api/v1/lists", u, { title: "gone" });
     await post(`/api/v1/lists/${list.id}/accounts`, u, { "account_ids[]": [f.id] });
     await json(`/api/v1/lists/${list.id}`, { method: "DELETE", token: u.token });
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM list_accounts WHERE list_id = ?").bind(list.id).first<{ n: number }>();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM list_accounts WHERE list_id = ?")
+      .bind(list.id)
+      .first<{ n: number }>();
     expect(left!.n).toBe(0);
   });
 
   it("needs the list scopes", async () => {
     const u = await registerUser();
     const token = await json("/oauth/token", {
-      body: { grant_type: "password", client_id: u.app.client_id, client_secret: u.app.client_secret, username: u.username, password: u.password, scope: "read:lists" },
+      body: {
+        grant_type: "password",
+        client_id: u.app.client_id,
+        client_secret: u.app.client_secret,
+        username: u.username,
+        password: u.password,
+        scope: "read:lists",
+      },
     });
     await json("/api/v1/lists", { token: token.access_token });
-    expect((await json("/api/v1/lists", { method: "POST", token: token.access_token, body: { title: "x" }, status: 403 })).error).toBe("Insufficient permissions: write:lists.");
+    expect(
+      (await json("/api/v1/lists", { method: "POST", token: token.access_token, body: { title: "x" }, status: 403 }))
+        .error,
+    ).toBe("Insufficient permissions: write:lists.");
   });
 });
 
@@ -95,22 +133,55 @@ describe("filters", () => {
 
   it("creates, reads, updates and deletes filters, each change an event", async () => {
     const u = await registerUser();
-    const f = valid(FilterSchema, await post("/api/v1/filters", u, { phrase: "spoilers", context: ["home", "public"], irreversible: true, whole_word: false }));
-    expect(f).toMatchObject({ phrase: "spoilers", context: ["home", "public"], irreversible: true, whole_word: false, expires_at: null });
+    const f = valid(
+      FilterSchema,
+      await post("/api/v1/filters", u, {
+        phrase: "spoilers",
+        context: ["home", "public"],
+        irreversible: true,
+        whole_word: false,
+      }),
+    );
+    expect(f).toMatchObject({
+      phrase: "spoilers",
+      context: ["home", "public"],
+      irreversible: true,
+      whole_word: false,
+      expires_at: null,
+    });
     expect(await json("/api/v1/filters", { token: u.token })).toEqual([f]);
     expect(await json(`/api/v1/filters/${f.id}`, { token: u.token })).toEqual(f);
 
-    const form = new URLSearchParams([["phrase", "bad words"], ["context[]", "notifications"], ["context[]", "thread"], ["expires_in", "3600"]]);
-    const updated = valid(FilterSchema, await json(`/api/v1/filters/${f.id}`, { method: "PUT", token: u.token, body: form }));
-    expect(updated).toMatchObject({ phrase: "bad words", context: ["notifications", "thread"], irreversible: true, whole_word: false });
+    const form = new URLSearchParams([
+      ["phrase", "bad words"],
+      ["context[]", "notifications"],
+      ["context[]", "thread"],
+      ["expires_in", "3600"],
+    ]);
+    const updated = valid(
+      FilterSchema,
+      await json(`/api/v1/filters/${f.id}`, { method: "PUT", token: u.token, body: form }),
+    );
+    expect(updated).toMatchObject({
+      phrase: "bad words",
+      context: ["notifications", "thread"],
+      irreversible: true,
+      whole_word: false,
+    });
     const expiry = Date.parse(updated.expires_at!);
     expect(expiry).toBeGreaterThan(Date.now() + 3500_000);
 
     // A blank expires_in on PUT keeps the expiry.
-    const kept = await json(`/api/v1/filters/${f.id}`, { method: "PUT", token: u.token, body: { phrase: "bad words", context: ["home"], expires_in: "" } });
+    const kept = await json(`/api/v1/filters/${f.id}`, {
+      method: "PUT",
+      token: u.token,
+      body: { phrase: "bad words", context: ["home"], expires_in: "" },
+    });
     expect(kept.expires_at).toBe(updated.expires_at);
     // On POST blank means none.
-    expect((await post("/api/v1/filters", u, { phrase: "x", context: ["home"], expires_in: "" })).expires_at).toBeNull();
+    expect(
+      (await post("/api/v1/filters", u, { phrase: "x", context: ["home"], expires_in: "" })).expires_at,
+    ).toBeNull();
 
     expect(await json(`/api/v1/filters/${f.id}`, { method: "DELETE", token: u.token })).toEqual({});
     await json(`/api/v1/filters/${f.id}`, { token: u.token, status: 404 });
@@ -119,13 +190,22 @@ describe("filters", () => {
 
   it("refuses bad contexts with 422 and other users' filters with 404", async () => {
     const [u, other] = [await registerUser(), await registerUser()];
-    expect((await post("/api/v1/filters", u, { phrase: "x", context: ["home", "everywhere"] }, 422)).error).toMatch(/everywhere is not a valid context/);
-    expect((await post("/api/v1/filters", u, { phrase: "x", context: [] }, 422)).error).toMatch(/Context can't be blank/);
+    expect((await post("/api/v1/filters", u, { phrase: "x", context: ["home", "everywhere"] }, 422)).error).toMatch(
+      /everywhere is not a valid context/,
+    );
+    expect((await post("/api/v1/filters", u, { phrase: "x", context: [] }, 422)).error).toMatch(
+      /Context can't be blank/,
+    );
     await post("/api/v1/filters", u, { context: ["home"] }, 400);
     await post("/api/v1/filters", u, { phrase: "x", context: ["home"], expires_in: -5 }, 400);
     const f = await post("/api/v1/filters", u, { phrase: "mine", context: ["home"] });
     await json(`/api/v1/filters/${f.id}`, { token: other.token, status: 404 });
-    await json(`/api/v1/filters/${f.id}`, { method: "PUT", token: other.token, body: { phrase: "y", context: ["home"] }, status: 404 });
+    await json(`/api/v1/filters/${f.id}`, {
+      method: "PUT",
+      token: other.token,
+      body: { phrase: "y", context: ["home"] },
+      status: 404,
+    });
     await json(`/api/v1/filters/${f.id}`, { method: "DELETE", token: other.token, status: 404 });
     expect(await json("/api/v1/filters", { token: other.token })).toEqual([]);
   });
@@ -135,9 +215,19 @@ describe("filters", () => {
     const [u, author] = [await registerUser(), await registerUser()];
     await followAll(u, [author]);
     const warn = await post("/api/v1/filters", u, { phrase: "Spoiler", context: ["home", "thread"], whole_word: true });
-    const hide = await post("/api/v1/filters", u, { phrase: "crypto", context: ["public"], whole_word: false, irreversible: true });
+    const hide = await post("/api/v1/filters", u, {
+      phrase: "crypto",
+      context: ["public"],
+      whole_word: false,
+      irreversible: true,
+    });
     // Profiles are a context too (Mastodon 3.1), as v2 clients send it.
-    const profiles = await post("/api/v2/filters", u, { title: "ads", context: ["account"], filter_action: "warn", keywords_attributes: [{ keyword: "advert", whole_word: true }] });
+    const profiles = await post("/api/v2/filters", u, {
+      title: "ads",
+      context: ["account"],
+      filter_action: "warn",
+      keywords_attributes: [{ keyword: "advert", whole_word: true }],
+    });
     expect(profiles.context).toEqual(["account"]);
     const hit = await post("/api/v1/statuses", author, { status: "big spoiler: it was cryptocurrency all along" });
     const cw = await post("/api/v1/statuses", author, { status: "nothing here", spoiler_text: "Spoiler" });
@@ -170,7 +260,9 @@ describe("filters", () => {
   it("expired filters are not shown, and the cron deletes them and tells the owner's streams", async () => {
     const u = await registerUser();
     const f = await post("/api/v1/filters", u, { phrase: "brief", context: ["home"], expires_in: 60 });
-    await env.DB.prepare("UPDATE filters SET expires_at = ? WHERE id = ?").bind(Date.now() - 1, f.id).run();
+    await env.DB.prepare("UPDATE filters SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1, f.id)
+      .run();
     expect(await json("/api/v1/filters", { token: u.token })).toEqual([]);
     await json(`/api/v1/filters/${f.id}`, { token: u.token, status: 404 });
     seen.length = 0;
@@ -187,7 +279,9 @@ describe("mute expiry by the cron", () => {
   it("deletes mutes past their expiry", async () => {
     const [u, t] = [await registerUser(), await registerUser()];
     await post(`/api/v1/accounts/${t.id}/mute`, u, { expires_in: 60 });
-    await env.DB.prepare("UPDATE mutes SET expires_at = ? WHERE account_id = ?").bind(Date.now() - 1, u.id).run();
+    await env.DB.prepare("UPDATE mutes SET expires_at = ? WHERE account_id = ?")
+      .bind(Date.now() - 1, u.id)
+      .run();
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);

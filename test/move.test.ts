@@ -19,16 +19,28 @@ describe("aliases", () => {
   it("lists, adds and removes aliases by nickname, with Pleroma's errors", async () => {
     const [me, other, third] = [await registerUser(), await registerUser(), await registerUser()];
     expect(await aliases(me)).toEqual({ aliases: [] });
-    expect(await json("/api/pleroma/aliases", { method: "PUT", token: me.token, body: { alias: other.username } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/pleroma/aliases", { method: "PUT", token: me.token, body: { alias: other.username } }),
+    ).toEqual({ status: "success" });
     // Twice is the same; `user@host` names the same local account.
-    expect(await json("/api/v1/pleroma/aliases", { method: "PUT", token: me.token, body: { alias: `${other.username}@localhost` } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/v1/pleroma/aliases", {
+        method: "PUT",
+        token: me.token,
+        body: { alias: `${other.username}@localhost` },
+      }),
+    ).toEqual({ status: "success" });
     expect(await aliases(me)).toEqual({ aliases: [`${other.username}@localhost`] });
     const mine = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: me.token }));
     expect(mine.pleroma.also_known_as).toEqual([`http://localhost/users/${other.username}`]);
     // Someone else's list is their own.
     expect(await aliases(other)).toEqual({ aliases: [] });
 
-    let res = await call("/api/pleroma/aliases", { method: "PUT", token: me.token, body: { alias: "nobody_here_at_all" } });
+    let res = await call("/api/pleroma/aliases", {
+      method: "PUT",
+      token: me.token,
+      body: { alias: "nobody_here_at_all" },
+    });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: "Target account does not exist." });
     res = await call("/api/pleroma/aliases", { method: "PUT", token: me.token, body: {} });
@@ -41,7 +53,9 @@ describe("aliases", () => {
     expect(await res.json()).toEqual({ error: "Account has no such alias." });
     expect((await call("/api/pleroma/aliases")).status).toBe(403);
 
-    expect(await json("/api/pleroma/aliases", { method: "DELETE", token: me.token, body: { alias: other.username } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/pleroma/aliases", { method: "DELETE", token: me.token, body: { alias: other.username } }),
+    ).toEqual({ status: "success" });
     expect(await aliases(me)).toEqual({ aliases: [] });
   });
 });
@@ -49,34 +63,72 @@ describe("aliases", () => {
 describe("move_account", () => {
   it("refuses a wrong password, an unknown target and a target that does not list the origin", async () => {
     const [me, target] = [await registerUser(), await registerUser()];
-    let res = await call("/api/pleroma/move_account", { method: "POST", token: me.token, body: { password: "wrong", target_account: target.username } });
+    let res = await call("/api/pleroma/move_account", {
+      method: "POST",
+      token: me.token,
+      body: { password: "wrong", target_account: target.username },
+    });
     expect([res.status, await res.json()]).toEqual([200, { error: "Invalid password." }]);
-    res = await call("/api/pleroma/move_account", { method: "POST", token: me.token, body: { password: me.password, target_account: "no_such_one" } });
+    res = await call("/api/pleroma/move_account", {
+      method: "POST",
+      token: me.token,
+      body: { password: me.password, target_account: "no_such_one" },
+    });
     expect([res.status, await res.json()]).toEqual([404, { error: "Target account not found." }]);
     // The target has no alias yet.
-    res = await call("/api/pleroma/move_account", { method: "POST", token: me.token, body: { password: me.password, target_account: target.username } });
+    res = await call("/api/pleroma/move_account", {
+      method: "POST",
+      token: me.token,
+      body: { password: me.password, target_account: target.username },
+    });
     expect([res.status, await res.json()]).toEqual([200, { error: NOT_ALIASED }]);
     // An alias the wrong way round (the origin listing the target) is not enough.
     await json("/api/pleroma/aliases", { method: "PUT", token: me.token, body: { alias: target.username } });
-    res = await call("/api/pleroma/move_account", { method: "POST", token: me.token, body: { password: me.password, target_account: target.username } });
+    res = await call("/api/pleroma/move_account", {
+      method: "POST",
+      token: me.token,
+      body: { password: me.password, target_account: target.username },
+    });
     expect(await res.json()).toEqual({ error: NOT_ALIASED });
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${me.id}`)).moved).toBeUndefined();
   });
 
   it("moves: `moved` shown, followers notified, those who allow it follow the target", async () => {
-    const [old, neu, mover, stayer] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
-    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: stayer.token, body: { allow_following_move: false } });
-    for (const f of [mover, stayer]) await json(`/api/v1/accounts/${old.id}/follow`, { method: "POST", token: f.token });
-    expect(await json("/api/pleroma/aliases", { method: "PUT", token: neu.token, body: { alias: old.username } })).toEqual({ status: "success" });
+    const [old, neu, mover, stayer] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
+    await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: stayer.token,
+      body: { allow_following_move: false },
+    });
+    for (const f of [mover, stayer])
+      await json(`/api/v1/accounts/${old.id}/follow`, { method: "POST", token: f.token });
+    expect(
+      await json("/api/pleroma/aliases", { method: "PUT", token: neu.token, body: { alias: old.username } }),
+    ).toEqual({ status: "success" });
 
-    expect(await json("/api/pleroma/move_account", { method: "POST", token: old.token, body: { password: old.password, target_account: neu.username } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/pleroma/move_account", {
+        method: "POST",
+        token: old.token,
+        body: { password: old.password, target_account: neu.username },
+      }),
+    ).toEqual({ status: "success" });
     const shown = valid(AccountSchema, await json(`/api/v1/accounts/${old.id}`, { token: mover.token }));
     expect(shown.moved).toMatchObject({ id: neu.id, acct: neu.username });
     valid(AccountSchema, shown.moved);
-    expect(valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: old.token })).moved).toMatchObject({ id: neu.id });
+    expect(
+      valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: old.token })).moved,
+    ).toMatchObject({ id: neu.id });
 
     for (const f of [mover, stayer]) {
-      const notes = ((await json("/api/v1/notifications", { token: f.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
+      const notes = ((await json("/api/v1/notifications", { token: f.token })) as unknown[]).map((n) =>
+        valid(NotificationSchema, n),
+      );
       const move = notes.find((n) => n.type === "move");
       expect(move?.account.id).toBe(old.id);
       expect((move as any).target.id).toBe(neu.id);
@@ -96,7 +148,10 @@ describe("Move between two instances", () => {
   const { settle } = fed;
 
   async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-    const found = await json(`/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`, { instance: from, token: user.token });
+    const found = await json(
+      `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
+      { instance: from, token: user.token },
+    );
     return valid(AccountSchema, found.accounts[0]);
   }
 
@@ -110,26 +165,51 @@ describe("Move between two instances", () => {
     expect(await relationship(bob, aliceOnB.id, B)).toMatchObject({ following: true });
 
     // The new account (on B) lists the old one (on A), resolved by its nickname there.
-    expect(await json("/api/pleroma/aliases", { instance: B, method: "PUT", token: aliceNew.token, body: { alias: `${alice.username}@a.example` } })).toEqual({ status: "success" });
+    expect(
+      await json("/api/pleroma/aliases", {
+        instance: B,
+        method: "PUT",
+        token: aliceNew.token,
+        body: { alias: `${alice.username}@a.example` },
+      }),
+    ).toEqual({ status: "success" });
     // A refetches the target and finds its alias.
     expect(
-      await json("/api/pleroma/move_account", { instance: A, method: "POST", token: alice.token, body: { password: alice.password, target_account: `${aliceNew.username}@b.example` } }),
+      await json("/api/pleroma/move_account", {
+        instance: A,
+        method: "POST",
+        token: alice.token,
+        body: { password: alice.password, target_account: `${aliceNew.username}@b.example` },
+      }),
     ).toEqual({ status: "success" });
     // The actor document says where it went.
-    const actorDoc = await (await call(`/users/${alice.username}`, { instance: A, headers: { Accept: "application/activity+json" } })).json<{ movedTo: string }>();
+    const actorDoc = await (
+      await call(`/users/${alice.username}`, { instance: A, headers: { Accept: "application/activity+json" } })
+    ).json<{ movedTo: string }>();
     expect(actorDoc.movedTo).toBe(`https://b.example/users/${aliceNew.username}`);
     fed.routed.requests.length = 0;
     await settle();
-    const sent = await Promise.all(fed.routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as Record<string, unknown>));
+    const sent = await Promise.all(
+      fed.routed.requests
+        .filter((r) => r.method === "POST" && new URL(r.url).host === "b.example")
+        .map(async (r) => (await r.clone().json()) as Record<string, unknown>),
+    );
     expect(sent.find((a) => a.type === "Move")).toMatchObject({
       actor: `https://a.example/users/${alice.username}`,
       object: `https://a.example/users/${alice.username}`,
       target: `https://b.example/users/${aliceNew.username}`,
     });
     // B: Bob is told, and (allowing moves by default) follows the new account once B's job runs.
-    const notes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) => valid(NotificationSchema, n));
-    expect(notes.find((n) => n.type === "move")).toMatchObject({ account: { id: aliceOnB.id }, target: { id: aliceNew.id } });
-    expect(valid(AccountSchema, await json(`/api/v1/accounts/${aliceOnB.id}`, { instance: B })).moved).toMatchObject({ id: aliceNew.id });
+    const notes = ((await json("/api/v1/notifications", { instance: B, token: bob.token })) as unknown[]).map((n) =>
+      valid(NotificationSchema, n),
+    );
+    expect(notes.find((n) => n.type === "move")).toMatchObject({
+      account: { id: aliceOnB.id },
+      target: { id: aliceNew.id },
+    });
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${aliceOnB.id}`, { instance: B })).moved).toMatchObject({
+      id: aliceNew.id,
+    });
     while ((await moveFollowers(B.bindings)) > 0);
     await settle();
     expect(await relationship(bob, aliceNew.id, B)).toMatchObject({ following: true });
@@ -145,7 +225,12 @@ describe("Move between two instances", () => {
     await settle();
     const strangerOnA = await find(carol, A, stranger, B);
     // A refuses the move (the target lists nobody)...
-    const refused = await json("/api/pleroma/move_account", { instance: A, method: "POST", token: carol.token, body: { password: carol.password, target_account: `${stranger.username}@b.example` } });
+    const refused = await json("/api/pleroma/move_account", {
+      instance: A,
+      method: "POST",
+      token: carol.token,
+      body: { password: carol.password, target_account: `${stranger.username}@b.example` },
+    });
     expect(refused).toEqual({ error: NOT_ALIASED });
     // ...so a Move is put in A's outbox by hand, as a server that skipped the check would send it: B checks itself.
     const { env } = await import("cloudflare:test");
@@ -154,7 +239,11 @@ describe("Move between two instances", () => {
       .run();
     fed.routed.requests.length = 0;
     await settle();
-    const sent = await Promise.all(fed.routed.requests.filter((r) => r.method === "POST" && new URL(r.url).host === "b.example").map(async (r) => (await r.clone().json()) as Record<string, unknown>));
+    const sent = await Promise.all(
+      fed.routed.requests
+        .filter((r) => r.method === "POST" && new URL(r.url).host === "b.example")
+        .map(async (r) => (await r.clone().json()) as Record<string, unknown>),
+    );
     expect(sent.map((a) => a.type)).toContain("Move");
     const notes = (await json("/api/v1/notifications", { instance: B, token: dan.token })) as { type: string }[];
     expect(notes.map((n) => n.type)).not.toContain("move");

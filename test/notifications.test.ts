@@ -5,9 +5,11 @@ import { newId } from "../src/db/ids";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser } from "./helpers";
 
-const notes = async (u: TestUser, query = "") => (await json(`/api/v1/notifications${query}`, { token: u.token })).map((n: unknown) => valid(NotificationSchema, n));
+const notes = async (u: TestUser, query = "") =>
+  (await json(`/api/v1/notifications${query}`, { token: u.token })).map((n: unknown) => valid(NotificationSchema, n));
 const kinds = async (u: TestUser, query = "") => (await notes(u, query)).map((n: any) => [n.type, n.account.id]);
-const act = (u: TestUser, path: string, body?: Record<string, unknown>, method = "POST") => json(path, { method, token: u.token, body });
+const act = (u: TestUser, path: string, body?: Record<string, unknown>, method = "POST") =>
+  json(path, { method, token: u.token, body });
 
 describe("notifications by their causes", () => {
   it("mention, follow, follow request, reblog, favourite, reaction; none for your own actions", async () => {
@@ -45,7 +47,11 @@ describe("notifications by their causes", () => {
     const end = Date.parse(s.poll.expires_at) + 1000;
     for (const t of [end, end + 1000]) {
       const ctx = createExecutionContext();
-      await worker.scheduled(createScheduledController({ scheduledTime: new Date(t), cron: "* * * * *" }), { ...env } as typeof env, ctx);
+      await worker.scheduled(
+        createScheduledController({ scheduledTime: new Date(t), cron: "* * * * *" }),
+        { ...env } as typeof env,
+        ctx,
+      );
       await waitOnExecutionContext(ctx);
     }
     expect(await kinds(voter)).toEqual([["poll", author.id]]);
@@ -55,16 +61,24 @@ describe("notifications by their causes", () => {
   it("reports reach moderators, shown only when asked for", async () => {
     const [mod, reporter, target] = [await registerUser(), await registerUser(), await registerUser()];
     await makeAdmin(mod.id);
-    await json("/api/v1/reports", { method: "POST", token: reporter.token, body: { account_id: target.id, comment: "bad" } });
+    await json("/api/v1/reports", {
+      method: "POST",
+      token: reporter.token,
+      body: { account_id: target.id, comment: "bad" },
+    });
     expect(await notes(mod)).toEqual([]);
     const shown = await notes(mod, "?include_types[]=pleroma:report");
-    expect(shown.map((n: any) => [n.type, n.account.id, n.report.comment])).toEqual([["pleroma:report", reporter.id, "bad"]]);
+    expect(shown.map((n: any) => [n.type, n.account.id, n.report.comment])).toEqual([
+      ["pleroma:report", reporter.id, "bad"],
+    ]);
   });
 });
 
 describe("what suppresses notifications", () => {
   it("blocks, notification mutes, muted threads and block_from_strangers", async () => {
-    const [me, blocked, muted, quiet, stranger, friend] = await Promise.all(Array.from({ length: 6 }, () => registerUser()));
+    const [me, blocked, muted, quiet, stranger, friend] = await Promise.all(
+      Array.from({ length: 6 }, () => registerUser()),
+    );
     await act(me, `/api/v1/accounts/${blocked.id}/block`);
     await act(me, `/api/v1/accounts/${muted.id}/mute`, { notifications: true });
     await act(me, `/api/v1/accounts/${quiet.id}/mute`, { notifications: false });
@@ -73,15 +87,23 @@ describe("what suppresses notifications", () => {
     await post(blocked, { status: `hey @${me.username}` }, 200);
     const kindsNow = await kinds(me, "?with_muted=true");
     expect(kindsNow).toEqual([["favourite", quiet.id]]);
-    expect((await notes(me))).toEqual([]); // quiet is muted (not its notifications): shown only with_muted
+    expect(await notes(me)).toEqual([]); // quiet is muted (not its notifications): shown only with_muted
     expect((await notes(me, "?with_muted=true"))[0].pleroma.is_muted).toBe(true);
 
     await act(me, `/api/v1/statuses/${s.id}/mute`);
     await post(friend, { status: `@${me.username} in the muted thread`, in_reply_to_id: s.id });
     expect((await kinds(me, "?with_muted=true")).map((k: any) => k[1])).not.toContain(friend.id);
 
-    expect(await json("/api/v1/pleroma/notification_settings", { method: "PUT", token: me.token, body: { block_from_strangers: true } })).toEqual({ status: "success" });
-    expect((await json("/api/v1/accounts/verify_credentials", { token: me.token })).pleroma.notification_settings).toEqual({ block_from_strangers: true, hide_notification_contents: false });
+    expect(
+      await json("/api/v1/pleroma/notification_settings", {
+        method: "PUT",
+        token: me.token,
+        body: { block_from_strangers: true },
+      }),
+    ).toEqual({ status: "success" });
+    expect(
+      (await json("/api/v1/accounts/verify_credentials", { token: me.token })).pleroma.notification_settings,
+    ).toEqual({ block_from_strangers: true, hide_notification_contents: false });
     await act(me, `/api/v1/accounts/${friend.id}/follow`);
     await post(stranger, { status: `@${me.username} hello stranger` });
     await post(friend, { status: `@${me.username} hello friend` });
@@ -118,7 +140,10 @@ describe("reading notifications", () => {
     expect(await kinds(me, "?exclude_types[]=mention")).toEqual([["favourite", a.id]]);
     expect(await kinds(me, "?include_types[]=favourite")).toEqual([["favourite", a.id]]);
     expect((await kinds(me, `?account_id=${b.id}`)).length).toBe(2);
-    expect((await notes(me, "?exclude_visibilities[]=direct")).map((n: any) => n.status.visibility)).toEqual(["private", "public"]);
+    expect((await notes(me, "?exclude_visibilities[]=direct")).map((n: any) => n.status.visibility)).toEqual([
+      "private",
+      "public",
+    ]);
     const res = await call("/api/v1/notifications?limit=1", { token: me.token });
     const first = (await res.json()) as any[];
     const next = /<([^>]+)>; rel="next"/.exec(res.headers.get("link")!)![1];
@@ -132,17 +157,37 @@ describe("reading notifications", () => {
     const [me, a, other] = [await registerUser(), await registerUser(), await registerUser()];
     for (let i = 0; i < 4; i++) await post(a, { status: `@${me.username} ${i}` });
     const list = await notes(me);
-    expect((await json("/api/v1/accounts/verify_credentials", { token: me.token })).pleroma.unread_notifications_count).toBe(4);
-    const one = await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: { id: list[3].id } });
+    expect(
+      (await json("/api/v1/accounts/verify_credentials", { token: me.token })).pleroma.unread_notifications_count,
+    ).toBe(4);
+    const one = await json("/api/v1/pleroma/notifications/read", {
+      method: "POST",
+      token: me.token,
+      body: { id: list[3].id },
+    });
     expect(one.pleroma.is_seen).toBe(true);
-    const upTo = await json("/api/pleroma/notifications/read", { method: "POST", token: me.token, body: { max_id: list[1].id } });
+    const upTo = await json("/api/pleroma/notifications/read", {
+      method: "POST",
+      token: me.token,
+      body: { max_id: list[1].id },
+    });
     expect(upTo.map((n: any) => n.id)).toEqual([list[1].id, list[2].id]);
     await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: {}, status: 400 });
-    expect((await json("/api/v1/accounts/verify_credentials", { token: me.token })).pleroma.unread_notifications_count).toBe(1);
+    expect(
+      (await json("/api/v1/accounts/verify_credentials", { token: me.token })).pleroma.unread_notifications_count,
+    ).toBe(1);
 
-    const marked = await json("/api/v1/markers", { method: "POST", token: me.token, body: { notifications: { last_read_id: list[0].id }, home: { last_read_id: list[0].id } } });
+    const marked = await json("/api/v1/markers", {
+      method: "POST",
+      token: me.token,
+      body: { notifications: { last_read_id: list[0].id }, home: { last_read_id: list[0].id } },
+    });
     expect(marked.notifications).toMatchObject({ last_read_id: list[0].id, version: 1, pleroma: { unread_count: 1 } });
-    const again = await json("/api/v1/markers", { method: "POST", token: me.token, body: { home: { last_read_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV" } } });
+    const again = await json("/api/v1/markers", {
+      method: "POST",
+      token: me.token,
+      body: { home: { last_read_id: "01ARZ3NDEKTSV4RRFFQ69G5FAV" } },
+    });
     expect(again.home.version).toBe(2);
     const read = await json("/api/v1/markers?timeline[]=home", { token: me.token });
     expect(Object.keys(read)).toEqual(["home"]);
@@ -151,7 +196,13 @@ describe("reading notifications", () => {
     await json(`/api/v1/notifications/${list[0].id}`, { token: other.token, status: 404 });
     await json(`/api/v1/notifications/${list[0].id}/dismiss`, { method: "POST", token: other.token, status: 404 });
     expect(await json(`/api/v1/notifications/${list[0].id}/dismiss`, { method: "POST", token: me.token })).toEqual({});
-    expect(await json("/api/v1/notifications/destroy_multiple", { method: "DELETE", token: me.token, body: { ids: [list[1].id, list[2].id] } })).toEqual({});
+    expect(
+      await json("/api/v1/notifications/destroy_multiple", {
+        method: "DELETE",
+        token: me.token,
+        body: { ids: [list[1].id, list[2].id] },
+      }),
+    ).toEqual({});
     expect((await notes(me)).map((n: any) => n.id)).toEqual([list[3].id]);
     expect(await json("/api/v1/notifications/clear", { method: "POST", token: me.token })).toEqual({});
     expect(await notes(me)).toEqual([]);
@@ -168,19 +219,34 @@ describe("a page of notifications in one statement", () => {
     await post(b, { status: `@${me.username} hi`, visibility: "direct" });
     await act(b, "/api/v1/reports", { account_id: a.id, comment: "spam" });
     const chat = await act(a, `/api/v1/pleroma/chats/by-account-id/${me.id}`);
-    await act(a, `/api/v1/pleroma/chats/${chat.id}/messages`, { content: "hello <there>", media_id: (await upload(a)).id });
-    const all = "?include_types[]=pleroma:chat_mention&include_types[]=pleroma:report&include_types[]=mention&include_types[]=favourite&include_types[]=follow";
+    await act(a, `/api/v1/pleroma/chats/${chat.id}/messages`, {
+      content: "hello <there>",
+      media_id: (await upload(a)).id,
+    });
+    const all =
+      "?include_types[]=pleroma:chat_mention&include_types[]=pleroma:report&include_types[]=mention&include_types[]=favourite&include_types[]=follow";
     const page = await notes(me, all);
-    expect(page.map((n: any) => n.type)).toEqual(["pleroma:chat_mention", "pleroma:report", "mention", "follow", "favourite"]);
+    expect(page.map((n: any) => n.type)).toEqual([
+      "pleroma:chat_mention",
+      "pleroma:report",
+      "mention",
+      "follow",
+      "favourite",
+    ]);
     expect(page[0].chat_message.attachment).not.toBeNull();
     expect(page[1].report.comment).toBe("spam");
     expect(page[2].status.visibility).toBe("direct");
     for (const n of page) expect(await json(`/api/v1/notifications/${n.id}`, { token: me.token })).toEqual(n);
     // min_id pages answer newest first too.
-    expect((await notes(me, `${all}&min_id=${page[4].id}&limit=2`)).map((n: any) => n.id)).toEqual([page[2].id, page[3].id]);
+    expect((await notes(me, `${all}&min_id=${page[4].id}&limit=2`)).map((n: any) => n.id)).toEqual([
+      page[2].id,
+      page[3].id,
+    ]);
     // Nobody else's, whatever they ask for; the token in the query works as in a header; scopes hold.
     expect(await notes(b, all)).toEqual([]);
-    expect((await json(`/api/v1/notifications${all}&access_token=${me.token}`)).map((n: any) => n.id)).toEqual(page.map((n: any) => n.id));
+    expect((await json(`/api/v1/notifications${all}&access_token=${me.token}`)).map((n: any) => n.id)).toEqual(
+      page.map((n: any) => n.id),
+    );
     await json("/api/v1/notifications", { token: "not-a-token", status: 403 });
     await json("/api/v1/notifications", { status: 403 });
     const { countingD1 } = await import("./d1-counter");
@@ -199,7 +265,12 @@ describe("after the author blocks you", () => {
     expect(n.status.id).toBe(dm.id);
     await act(author, `/api/v1/accounts/${me.id}/block`);
     await json(`/api/v1/notifications/${n.id}`, { token: me.token, status: 404 });
-    await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: { id: n.id }, status: 404 });
+    await json("/api/v1/pleroma/notifications/read", {
+      method: "POST",
+      token: me.token,
+      body: { id: n.id },
+      status: 404,
+    });
     expect(await notes(me)).toEqual([]);
     const conversations = await json("/api/v1/conversations", { token: me.token });
     expect(conversations.every((c: any) => c.last_status === null)).toBe(true);
@@ -211,7 +282,20 @@ describe("what real clients send and need (issue 11)", () => {
   // Pleroma-FE 2.7's notifications panel: its visible types, including ones this server does not have.
   const PLEROMA_FE =
     "/api/v1/notifications?with_muted=true&limit=20" +
-    ["mention", "status", "favourite", "reblog", "follow", "follow_request", "move", "pleroma:emoji_reaction", "pleroma:report", "poll", "update", "admin.sign_up"]
+    [
+      "mention",
+      "status",
+      "favourite",
+      "reblog",
+      "follow",
+      "follow_request",
+      "move",
+      "pleroma:emoji_reaction",
+      "pleroma:report",
+      "poll",
+      "update",
+      "admin.sign_up",
+    ]
       .map((t) => `&include_types[]=${encodeURIComponent(t)}`)
       .join("");
 
@@ -220,13 +304,20 @@ describe("what real clients send and need (issue 11)", () => {
     const s = await post(me, { status: "hello" });
     await act(a, `/api/v1/statuses/${s.id}/favourite`);
     await post(a, { status: `@${me.username} hi`, visibility: "direct" });
-    expect(await kinds(me, PLEROMA_FE.slice("/api/v1/notifications".length))).toEqual([["mention", a.id], ["favourite", a.id]]);
+    expect(await kinds(me, PLEROMA_FE.slice("/api/v1/notifications".length))).toEqual([
+      ["mention", a.id],
+      ["favourite", a.id],
+    ]);
     // Mastodon 3.5's `types[]` and unknown values in every list filter: dropped, the rest applies.
     expect(await kinds(me, "?types[]=favourite&types[]=admin.report")).toEqual([["favourite", a.id]]);
     // Only types this server does not know: "only these" still holds, so none (as Mastodon answers).
     expect(await kinds(me, "?types[]=admin.sign_up&include_types[]=severed_relationships")).toEqual([]);
-    expect(await kinds(me, "?exclude_types[]=severed_relationships&exclude_types[]=favourite")).toEqual([["mention", a.id]]);
-    expect(await kinds(me, "?exclude_visibilities[]=public&exclude_visibilities[]=everyone")).toEqual([["mention", a.id]]);
+    expect(await kinds(me, "?exclude_types[]=severed_relationships&exclude_types[]=favourite")).toEqual([
+      ["mention", a.id],
+    ]);
+    expect(await kinds(me, "?exclude_visibilities[]=public&exclude_visibilities[]=everyone")).toEqual([
+      ["mention", a.id],
+    ]);
     const markers = await json("/api/v1/markers?timeline[]=notifications&timeline[]=compose", { token: me.token });
     expect(Object.keys(markers)).toEqual(["notifications"]);
   });
@@ -250,11 +341,21 @@ describe("what real clients send and need (issue 11)", () => {
 
 describe("subscriptions notify of new posts (type status)", () => {
   it("subscribe or follow with notify=true: a status notification for each new visible post, not replies or reblogs", async () => {
-    const [author, sub, fan, other] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [author, sub, fan, other] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     // Pleroma-FE subscribes through the Pleroma endpoint; Mastodon clients follow with notify=true (form-encoded).
     const rel = await json(`/api/v1/pleroma/accounts/${author.id}/subscribe`, { method: "POST", token: sub.token });
     expect(rel.subscribing).toBe(true);
-    const rel2 = await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: fan.token, body: { notify: "true", reblogs: "true" }, form: true });
+    const rel2 = await json(`/api/v1/accounts/${author.id}/follow`, {
+      method: "POST",
+      token: fan.token,
+      body: { notify: "true", reblogs: "true" },
+      form: true,
+    });
     expect(rel2).toMatchObject({ following: true, notifying: true });
 
     const pub = await post(author, { status: "first post" });
@@ -270,8 +371,16 @@ describe("subscriptions notify of new posts (type status)", () => {
     const dm = await post(author, { status: `@${sub.username} just you`, visibility: "direct" });
     const mention = await post(author, { status: `@${fan.username} public mention` });
     // The follower sees the private post, the mere subscriber does not; the mentioned get the mention only.
-    expect((await notes(sub)).map((n: any) => [n.type, n.status.id])).toEqual([["status", mention.id], ["mention", dm.id], ["status", pub.id]]);
-    expect((await notes(fan)).map((n: any) => [n.type, n.status.id])).toEqual([["mention", mention.id], ["status", priv.id], ["status", pub.id]]);
+    expect((await notes(sub)).map((n: any) => [n.type, n.status.id])).toEqual([
+      ["status", mention.id],
+      ["mention", dm.id],
+      ["status", pub.id],
+    ]);
+    expect((await notes(fan)).map((n: any) => [n.type, n.status.id])).toEqual([
+      ["mention", mention.id],
+      ["status", priv.id],
+      ["status", pub.id],
+    ]);
     expect(await kinds(other)).toEqual([["reblog", author.id]]);
     expect(await kinds(sub, "?exclude_types[]=status")).toEqual([["mention", author.id]]);
 
@@ -287,7 +396,11 @@ describe("subscriptions notify of new posts (type status)", () => {
     const [author, rejected, accepted] = [await registerUser(), await registerUser(), await registerUser()];
     await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: author.token, body: { locked: true } });
     for (const u of [rejected, accepted]) {
-      const rel = await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: u.token, body: { notify: true } });
+      const rel = await json(`/api/v1/accounts/${author.id}/follow`, {
+        method: "POST",
+        token: u.token,
+        body: { notify: true },
+      });
       expect(rel).toMatchObject({ following: false, requested: true });
     }
     // Pending: nobody hears yet.
@@ -298,7 +411,9 @@ describe("subscriptions notify of new posts (type status)", () => {
     const after = await post(author, { status: "after the answer" });
     expect(await notes(rejected, "?types[]=status")).toEqual([]);
     expect((await notes(accepted, "?types[]=status")).map((n: any) => n.status.id)).toEqual([after.id]);
-    expect(await json(`/api/v1/accounts/relationships?id[]=${author.id}`, { token: accepted.token })).toMatchObject([{ following: true, notifying: true }]);
+    expect(await json(`/api/v1/accounts/relationships?id[]=${author.id}`, { token: accepted.token })).toMatchObject([
+      { following: true, notifying: true },
+    ]);
     // Unfollowing ends the subscription that came with the follow.
     const rel = await json(`/api/v1/accounts/${author.id}/unfollow`, { method: "POST", token: accepted.token });
     expect(rel).toMatchObject({ following: false, notifying: false, subscribing: false });
@@ -321,10 +436,14 @@ describe("subscriptions notify of new posts (type status)", () => {
     const { openSocket } = await import("./streams");
     const [author, crowd, reader] = [await registerUser(), await registerUser(), await registerUser()];
     // A backlog larger than one delivery run (as a post to thousands of subscribers leaves), older than the mention.
-    const backlog = Array.from({ length: 60 }, (_, i) => `01A${String(i).padStart(2, "0")}${crowd.id.slice(5)}`.slice(0, 26));
+    const backlog = Array.from({ length: 60 }, (_, i) =>
+      `01A${String(i).padStart(2, "0")}${crowd.id.slice(5)}`.slice(0, 26),
+    );
     await env.DB.batch(
       backlog.map((id) =>
-        env.DB.prepare("INSERT INTO notifications (id, account_id, from_account_id, type, is_seen, pushed, created_at) VALUES (?, ?, ?, 'follow', 0, 0, ?)").bind(id, crowd.id, author.id, Date.now()),
+        env.DB.prepare(
+          "INSERT INTO notifications (id, account_id, from_account_id, type, is_seen, pushed, created_at) VALUES (?, ?, ?, 'follow', 0, 0, ?)",
+        ).bind(id, crowd.id, author.id, Date.now()),
       ),
     );
     try {
@@ -340,7 +459,8 @@ describe("subscriptions notify of new posts (type status)", () => {
 
   it("no status notification from an account the subscriber blocks or mutes with notifications, or that blocks them", async () => {
     const [author, muter, blocked] = [await registerUser(), await registerUser(), await registerUser()];
-    for (const u of [muter, blocked]) await json(`/api/v1/pleroma/accounts/${author.id}/subscribe`, { method: "POST", token: u.token });
+    for (const u of [muter, blocked])
+      await json(`/api/v1/pleroma/accounts/${author.id}/subscribe`, { method: "POST", token: u.token });
     await act(muter, `/api/v1/accounts/${author.id}/mute`, { notifications: true });
     await act(author, `/api/v1/accounts/${blocked.id}/block`);
     await post(author, { status: "anyone?" });
@@ -362,7 +482,11 @@ describe("subscriptions notify of new posts (type status)", () => {
       const counter = countingD1(env.DB);
       const ctx = createExecutionContext();
       const res = await worker.fetch(
-        new Request("http://localhost/api/v1/statuses", { method: "POST", headers: { Authorization: `Bearer ${author.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ status: `post ${n}` }) }),
+        new Request("http://localhost/api/v1/statuses", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${author.token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ status: `post ${n}` }),
+        }),
         { ...env, DB: counter.db } as typeof env,
         ctx,
       );
@@ -418,10 +542,18 @@ describe("ids Pleroma-FE reads with parseInt (issue 29)", () => {
     expect(asPleromaFe(older)).toBe(older);
     expect((await notes(me, `?max_id=${asPleromaFe(older)}`)).length).toBe(2);
     // Mark one read by its number, then all up to the newest.
-    const one = await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: { id: asPleromaFe(first[2].id) } });
+    const one = await json("/api/v1/pleroma/notifications/read", {
+      method: "POST",
+      token: me.token,
+      body: { id: asPleromaFe(first[2].id) },
+    });
     expect([one.id, one.pleroma.is_seen]).toEqual([first[2].id, true]);
     const all = (await notes(me))[0].id;
-    const marked = await json("/api/v1/pleroma/notifications/read", { method: "POST", token: me.token, body: { max_id: asPleromaFe(all) } });
+    const marked = await json("/api/v1/pleroma/notifications/read", {
+      method: "POST",
+      token: me.token,
+      body: { max_id: asPleromaFe(all) },
+    });
     expect(marked.length).toBe(3);
     expect((await notes(me)).every((n: any) => n.pleroma.is_seen)).toBe(true);
   });
@@ -450,10 +582,19 @@ describe("ids Pleroma-FE reads with parseInt (issue 29)", () => {
     const [u1, u2, u3] = [newId(t - 1000), newId(t), newId(t)];
     await env.DB.batch([
       ...[u1, u2, u3].map((id, i) =>
-        env.DB.prepare("INSERT INTO notifications (id, account_id, from_account_id, type, status_id, is_seen, created_at) VALUES (?, ?, ?, 'favourite', ?, ?, ?)").bind(id, me.id, other.id, s.id, i === 0 ? 1 : 0, t),
+        env.DB.prepare(
+          "INSERT INTO notifications (id, account_id, from_account_id, type, status_id, is_seen, created_at) VALUES (?, ?, ?, 'favourite', ?, ?, ?)",
+        ).bind(id, me.id, other.id, s.id, i === 0 ? 1 : 0, t),
       ),
-      env.DB.prepare("INSERT INTO markers (account_id, timeline, last_read_id, version, updated_at) VALUES (?, 'notifications', ?, 1, ?) ON CONFLICT DO UPDATE SET last_read_id = excluded.last_read_id").bind(me.id, u2, t),
-      env.DB.prepare("INSERT INTO bookmarks (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)").bind(newId(t), me.id, s.id, t),
+      env.DB.prepare(
+        "INSERT INTO markers (account_id, timeline, last_read_id, version, updated_at) VALUES (?, 'notifications', ?, 1, ?) ON CONFLICT DO UPDATE SET last_read_id = excluded.last_read_id",
+      ).bind(me.id, u2, t),
+      env.DB.prepare("INSERT INTO bookmarks (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)").bind(
+        newId(t),
+        me.id,
+        s.id,
+        t,
+      ),
     ]);
     // A client still holding the old newest id as a cursor, before the rewrite runs.
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0031"))!;
@@ -475,7 +616,9 @@ describe("ids Pleroma-FE reads with parseInt (issue 29)", () => {
     // A new notification sorts after them all; bookmarks were rewritten too.
     await act(other, `/api/v1/accounts/${me.id}/follow`);
     expect((await notes(me))[0].type).toBe("follow");
-    const bookmark = await env.DB.prepare("SELECT id FROM bookmarks WHERE account_id = ?").bind(me.id).first<{ id: string }>();
+    const bookmark = await env.DB.prepare("SELECT id FROM bookmarks WHERE account_id = ?")
+      .bind(me.id)
+      .first<{ id: string }>();
     expect(bookmark!.id).toBe(String(t * 1000).padStart(16, "0"));
   });
 });

@@ -8,12 +8,20 @@ const REDIRECT = "https://client.example/callback";
 async function pkce() {
   const verifier = "v".repeat(20) + crypto.randomUUID();
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
-  const challenge = btoa(String.fromCharCode(...new Uint8Array(digest))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const challenge = btoa(String.fromCharCode(...new Uint8Array(digest)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
   return { verifier, challenge };
 }
 
 /** Walks the authorize page like a browser: load the form, keep its cookie, submit it. */
-async function authorize(app: TestApp, user: TestUser, query: Record<string, string>, form: Record<string, string> = {}) {
+async function authorize(
+  app: TestApp,
+  user: TestUser,
+  query: Record<string, string>,
+  form: Record<string, string> = {},
+) {
   const qs = new URLSearchParams({ response_type: "code", client_id: app.client_id, ...query });
   const page = await call(`/oauth/authorize?${qs}`);
   expect(page.status).toBe(200);
@@ -22,7 +30,8 @@ async function authorize(app: TestApp, user: TestUser, query: Record<string, str
   expect(html).toMatch(/name="csrf_token" value="[^"]{32,}"/);
   const cookie = page.headers.get("set-cookie")!.split(";")[0];
   const fields = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1], m[2].replace(/&amp;/g, "&"));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields.set(m[1], m[2].replace(/&amp;/g, "&"));
   fields.set("username", user.username);
   fields.set("password", user.password);
   // Pressing Enter in the password field submits the form with its first submit button, as a browser does.
@@ -34,7 +43,10 @@ async function authorize(app: TestApp, user: TestUser, query: Record<string, str
 
 describe("apps", () => {
   it("registers an app from a form and from JSON, defaulting scopes to read", async () => {
-    const formApp = await json("/api/v1/apps", { body: { client_name: "Form app", redirect_uris: REDIRECT, website: "https://client.example" }, form: true });
+    const formApp = await json("/api/v1/apps", {
+      body: { client_name: "Form app", redirect_uris: REDIRECT, website: "https://client.example" },
+      form: true,
+    });
     valid(AppSchema, formApp);
     expect(formApp).toMatchObject({ name: "Form app", redirect_uri: REDIRECT, website: "https://client.example" });
     expect(formApp.vapid_key).toMatch(/^[A-Za-z0-9_-]{87}$/);
@@ -43,12 +55,22 @@ describe("apps", () => {
     const creds = valid(AppCredentialsSchema, await json("/api/v1/apps/verify_credentials", { token }));
     expect(creds).toEqual({ name: "Form app", website: "https://client.example", vapid_key: formApp.vapid_key });
 
-    const jsonApp = await json("/api/v1/apps", { body: { client_name: "JSON app", redirect_uris: `${REDIRECT}\nurn:ietf:wg:oauth:2.0:oob`, scopes: "read write" } });
+    const jsonApp = await json("/api/v1/apps", {
+      body: { client_name: "JSON app", redirect_uris: `${REDIRECT}\nurn:ietf:wg:oauth:2.0:oob`, scopes: "read write" },
+    });
     expect(jsonApp.redirect_uri).toBe(`${REDIRECT}\nurn:ietf:wg:oauth:2.0:oob`);
-    const scoped = await json("/oauth/token", { body: { grant_type: "client_credentials", client_id: jsonApp.client_id, client_secret: jsonApp.client_secret } });
+    const scoped = await json("/oauth/token", {
+      body: { grant_type: "client_credentials", client_id: jsonApp.client_id, client_secret: jsonApp.client_secret },
+    });
     expect(scoped.scope).toBe("read write");
     const defaulted = await json("/api/v1/apps", { body: { client_name: "No scopes", redirect_uris: REDIRECT } });
-    const t = await json("/oauth/token", { body: { grant_type: "client_credentials", client_id: defaulted.client_id, client_secret: defaulted.client_secret } });
+    const t = await json("/oauth/token", {
+      body: {
+        grant_type: "client_credentials",
+        client_id: defaulted.client_id,
+        client_secret: defaulted.client_secret,
+      },
+    });
     expect(t.scope).toBe("read");
   });
 
@@ -56,8 +78,14 @@ describe("apps", () => {
     const missing = await json("/api/v1/apps", { body: { redirect_uris: REDIRECT }, status: 400 });
     expect(missing.error).toBe("Missing field: client_name.");
     await json("/api/v1/apps", { body: { client_name: "x", redirect_uris: "javascript:alert(1)" }, status: 422 });
-    await json("/api/v1/apps", { body: { client_name: "x", redirect_uris: REDIRECT, scopes: "read bogus" }, status: 400 });
-    await json("/api/v1/apps", { body: { client_name: "x", redirect_uris: REDIRECT, website: "not a url" }, status: 400 });
+    await json("/api/v1/apps", {
+      body: { client_name: "x", redirect_uris: REDIRECT, scopes: "read bogus" },
+      status: 400,
+    });
+    await json("/api/v1/apps", {
+      body: { client_name: "x", redirect_uris: REDIRECT, website: "not a url" },
+      status: 400,
+    });
   });
 
   it("needs a token for verify_credentials", async () => {
@@ -72,7 +100,14 @@ describe("token grants", () => {
     const token = valid(
       TokenSchema,
       await json("/oauth/token", {
-        body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password: user.password, scope: "read" },
+        body: {
+          grant_type: "password",
+          client_id: user.app.client_id,
+          client_secret: user.app.client_secret,
+          username: user.username,
+          password: user.password,
+          scope: "read",
+        },
       }),
     );
     expect(token.me).toBe(`http://localhost/users/${user.username}`);
@@ -80,25 +115,43 @@ describe("token grants", () => {
     expect(token.token_type).toBe("Bearer");
     // Logging in by e-mail works too.
     await json("/oauth/token", {
-      body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.email.toUpperCase(), password: user.password },
+      body: {
+        grant_type: "password",
+        client_id: user.app.client_id,
+        client_secret: user.app.client_secret,
+        username: user.email.toUpperCase(),
+        password: user.password,
+      },
     });
   });
 
   it("refuses a wrong password, a wrong client secret and scopes beyond the app's", async () => {
     const user = await registerUser({ scopes: "read" });
     const base = { grant_type: "password", client_id: user.app.client_id, username: user.username };
-    const wrongPassword = await json("/oauth/token", { body: { ...base, client_secret: user.app.client_secret, password: "nope nope" }, status: 400 });
+    const wrongPassword = await json("/oauth/token", {
+      body: { ...base, client_secret: user.app.client_secret, password: "nope nope" },
+      status: 400,
+    });
     expect(wrongPassword.error).toBe("Invalid credentials");
     await json("/oauth/token", { body: { ...base, client_secret: "wrong", password: user.password }, status: 400 });
-    await json("/oauth/token", { body: { ...base, client_secret: user.app.client_secret, password: user.password, scope: "read write" }, status: 400 });
-    const unknownGrant = await json("/oauth/token", { body: { ...base, grant_type: "magic", client_secret: user.app.client_secret }, status: 400 });
+    await json("/oauth/token", {
+      body: { ...base, client_secret: user.app.client_secret, password: user.password, scope: "read write" },
+      status: 400,
+    });
+    const unknownGrant = await json("/oauth/token", {
+      body: { ...base, grant_type: "magic", client_secret: user.app.client_secret },
+      status: 400,
+    });
     expect(unknownGrant.error).toBe("Unsupported grant_type");
   });
 
   it("accepts client credentials through HTTP Basic", async () => {
     const app = await makeApp();
     const basic = btoa(`${app.client_id}:${app.client_secret}`);
-    const token = await json("/oauth/token", { body: { grant_type: "client_credentials" }, headers: { authorization: `Basic ${basic}` } });
+    const token = await json("/oauth/token", {
+      body: { grant_type: "client_credentials" },
+      headers: { authorization: `Basic ${basic}` },
+    });
     valid(TokenSchema, token);
     expect(token.me).toBeUndefined();
   });
@@ -106,9 +159,20 @@ describe("token grants", () => {
   it("refresh_token gives a new token once, and the old one stops working", async () => {
     const user = await registerUser();
     const first = await json("/oauth/token", {
-      body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password: user.password },
+      body: {
+        grant_type: "password",
+        client_id: user.app.client_id,
+        client_secret: user.app.client_secret,
+        username: user.username,
+        password: user.password,
+      },
     });
-    const body = { grant_type: "refresh_token", client_id: user.app.client_id, client_secret: user.app.client_secret, refresh_token: first.refresh_token };
+    const body = {
+      grant_type: "refresh_token",
+      client_id: user.app.client_id,
+      client_secret: user.app.client_secret,
+      refresh_token: first.refresh_token,
+    };
     const second = valid(TokenSchema, await json("/oauth/token", { body }));
     expect(second.access_token).not.toBe(first.access_token);
     expect(second.me).toBe(first.me);
@@ -120,16 +184,24 @@ describe("token grants", () => {
   it("revoke ends a token and always answers {}", async () => {
     const user = await registerUser();
     await json("/api/v1/accounts/verify_credentials", { token: user.token });
-    expect(await json("/oauth/revoke", { body: { client_id: user.app.client_id, client_secret: user.app.client_secret, token: user.token } })).toEqual({});
+    expect(
+      await json("/oauth/revoke", {
+        body: { client_id: user.app.client_id, client_secret: user.app.client_secret, token: user.token },
+      }),
+    ).toEqual({});
     await json("/api/v1/accounts/verify_credentials", { token: user.token, status: 403 });
     // Unknown tokens and bad clients get the same answer (RFC 7009).
-    expect(await json("/oauth/revoke", { body: { client_id: user.app.client_id, client_secret: "bad", token: "whatever" } })).toEqual({});
+    expect(
+      await json("/oauth/revoke", { body: { client_id: user.app.client_id, client_secret: "bad", token: "whatever" } }),
+    ).toEqual({});
   });
 
   it("a token of one app cannot be revoked by another", async () => {
     const user = await registerUser();
     const other = await makeApp();
-    await json("/oauth/revoke", { body: { client_id: other.client_id, client_secret: other.client_secret, token: user.token } });
+    await json("/oauth/revoke", {
+      body: { client_id: other.client_id, client_secret: other.client_secret, token: user.token },
+    });
     await json("/api/v1/accounts/verify_credentials", { token: user.token });
   });
 });
@@ -139,7 +211,13 @@ describe("authorization code flow", () => {
     const user = await registerUser();
     const app = await makeApp("read write follow", `${REDIRECT}\nhttps://other.example/cb`);
     const { verifier, challenge } = await pkce();
-    const res = await authorize(app, user, { redirect_uri: REDIRECT, scope: "read write", state: "xyz", code_challenge: challenge, code_challenge_method: "S256" });
+    const res = await authorize(app, user, {
+      redirect_uri: REDIRECT,
+      scope: "read write",
+      state: "xyz",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
     expect(res.status).toBe(302);
     const location = new URL(res.headers.get("location")!);
     expect(location.origin + location.pathname).toBe(REDIRECT);
@@ -148,19 +226,40 @@ describe("authorization code flow", () => {
     // The sign-in also opened a browser session.
     expect(res.headers.get("set-cookie")).toMatch(/_pleroma_key=[^;]+;.*HttpOnly/i);
 
-    const exchange = { grant_type: "authorization_code", client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: REDIRECT };
-    await json("/oauth/token", { body: { ...exchange, code_verifier: "wrong-verifier-wrong-verifier-wrong-verifier" }, status: 400 });
+    const exchange = {
+      grant_type: "authorization_code",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      code,
+      redirect_uri: REDIRECT,
+    };
+    await json("/oauth/token", {
+      body: { ...exchange, code_verifier: "wrong-verifier-wrong-verifier-wrong-verifier" },
+      status: 400,
+    });
 
     // A failed exchange spends the code too; start again and do it right.
-    const again = await authorize(app, user, { redirect_uri: REDIRECT, scope: "read write", state: "s2", code_challenge: challenge, code_challenge_method: "S256" });
+    const again = await authorize(app, user, {
+      redirect_uri: REDIRECT,
+      scope: "read write",
+      state: "s2",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
     const code2 = new URL(again.headers.get("location")!).searchParams.get("code")!;
-    const token = valid(TokenSchema, await json("/oauth/token", { body: { ...exchange, code: code2, code_verifier: verifier } }));
+    const token = valid(
+      TokenSchema,
+      await json("/oauth/token", { body: { ...exchange, code: code2, code_verifier: verifier } }),
+    );
     expect(token.scope).toBe("read write");
     expect(token.me).toBe(`http://localhost/users/${user.username}`);
     const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
     expect(me.id).toBe(user.id);
 
-    const reused = await json("/oauth/token", { body: { ...exchange, code: code2, code_verifier: verifier }, status: 400 });
+    const reused = await json("/oauth/token", {
+      body: { ...exchange, code: code2, code_verifier: verifier },
+      status: 400,
+    });
     expect(reused.error).toBe("Invalid credentials");
   });
 
@@ -171,7 +270,13 @@ describe("authorization code flow", () => {
     expect(res.status).toBe(200);
     const code = /<code id="code">([^<]+)<\/code>/.exec(await res.text())![1];
     const token = await json("/oauth/token", {
-      body: { grant_type: "authorization_code", client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: "urn:ietf:wg:oauth:2.0:oob" },
+      body: {
+        grant_type: "authorization_code",
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+        code,
+        redirect_uri: "urn:ietf:wg:oauth:2.0:oob",
+      },
     });
     expect(token.scope).toBe("read");
   });
@@ -179,13 +284,17 @@ describe("authorization code flow", () => {
   it("refuses scopes beyond the app's, unknown redirect URIs, a bad password and a missing CSRF token", async () => {
     const user = await registerUser();
     const app = await makeApp("read", REDIRECT);
-    const wide = await call(`/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT, scope: "read write", state: "s" })}`);
+    const wide = await call(
+      `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT, scope: "read write", state: "s" })}`,
+    );
     expect(wide.status).toBe(302);
     const loc = new URL(wide.headers.get("location")!);
     expect(loc.searchParams.get("error")).toBe("invalid_scope");
     expect(loc.searchParams.get("state")).toBe("s");
 
-    const foreign = await call(`/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: "https://evil.example/cb" })}`);
+    const foreign = await call(
+      `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: "https://evil.example/cb" })}`,
+    );
     expect(foreign.status).toBe(400);
     expect(foreign.headers.get("location")).toBeNull();
 
@@ -197,7 +306,13 @@ describe("authorization code flow", () => {
     expect(await badPassword.text()).toContain("Invalid nickname or password.");
 
     const noCsrf = await call("/oauth/authorize", {
-      body: new URLSearchParams({ client_id: app.client_id, redirect_uri: REDIRECT, username: user.username, password: user.password, decision: "approve" }),
+      body: new URLSearchParams({
+        client_id: app.client_id,
+        redirect_uri: REDIRECT,
+        username: user.username,
+        password: user.password,
+        decision: "approve",
+      }),
     });
     expect(noCsrf.status).toBe(403);
 
@@ -208,8 +323,12 @@ describe("authorization code flow", () => {
   it("pressing Enter on the sign-in page approves the app (Authorize is the form's first submit button)", async () => {
     const user = await registerUser();
     const app = await makeApp("read", REDIRECT);
-    const page = await call(`/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT })}`);
-    const buttons = [...(await page.text()).matchAll(/<button type="submit" name="decision" value="([^"]+)"/g)].map((m) => m[1]);
+    const page = await call(
+      `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT })}`,
+    );
+    const buttons = [...(await page.text()).matchAll(/<button type="submit" name="decision" value="([^"]+)"/g)].map(
+      (m) => m[1],
+    );
     expect(buttons).toEqual(["approve", "deny"]);
     // `authorize` submits with the first button, as implicit submission does.
     const res = await authorize(app, user, { redirect_uri: REDIRECT });
@@ -224,7 +343,13 @@ describe("authorization code flow", () => {
     const res = await authorize(app, user, { redirect_uri: REDIRECT });
     const code = new URL(res.headers.get("location")!).searchParams.get("code")!;
     await json("/oauth/token", {
-      body: { grant_type: "authorization_code", client_id: other.client_id, client_secret: other.client_secret, code, redirect_uri: REDIRECT },
+      body: {
+        grant_type: "authorization_code",
+        client_id: other.client_id,
+        client_secret: other.client_secret,
+        code,
+        redirect_uri: REDIRECT,
+      },
       status: 400,
     });
   });
@@ -233,8 +358,15 @@ describe("authorization code flow", () => {
     const user = await registerUser();
     const app = await makeApp("read", REDIRECT);
     const first = await authorize(app, user, { redirect_uri: REDIRECT });
-    const session = first.headers.get("set-cookie")!.split(", ").find((c) => c.startsWith("_pleroma_key="))!.split(";")[0];
-    const page = await call(`/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT })}`, { headers: { cookie: session } });
+    const session = first.headers
+      .get("set-cookie")!
+      .split(", ")
+      .find((c) => c.startsWith("_pleroma_key="))!
+      .split(";")[0];
+    const page = await call(
+      `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: app.client_id, redirect_uri: REDIRECT })}`,
+      { headers: { cookie: session } },
+    );
     expect(await page.text()).toContain(`Signed in as <strong>@${user.username}</strong>`);
     // The session cookie also authenticates API calls, as in Pleroma.
     const me = await json("/api/v1/accounts/verify_credentials", { headers: { cookie: session } });
@@ -246,13 +378,55 @@ describe("one sign-in rule (issue 30): HTTP Basic, the password grant and the au
   const DISABLED = "Your account is currently disabled";
   const states: [string, string[], { basic: string; grant: string; page: string }][] = [
     ["active", [], { basic: "200", grant: "200", page: "code" }],
-    ["disabled", ["UPDATE accounts SET deactivated = 1 WHERE id = ?1"], { basic: DISABLED, grant: DISABLED, page: DISABLED }],
-    ["awaiting approval", ["UPDATE users SET approval_pending = 1 WHERE account_id = ?1"], { basic: "Your account is awaiting approval.", grant: "Your account is awaiting approval.", page: "Your account is awaiting approval." }],
-    ["unconfirmed", ["UPDATE users SET confirmed = 0 WHERE account_id = ?1"], { basic: "Your login is missing a confirmed e-mail address", grant: "Your login is missing a confirmed e-mail address", page: "Your login is missing a confirmed e-mail address" }],
-    ["reset forced", ["UPDATE credentials SET password_reset_pending = 1 WHERE account_id = ?1"], { basic: "Password reset is required", grant: "Password reset is required", page: "Password reset is required" }],
-    ["MFA", ["UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1"], { basic: "Invalid credentials.", grant: "mfa_required", page: "second factor" }],
-    ["disabled, with MFA", ["UPDATE accounts SET deactivated = 1 WHERE id = ?1", "UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1"], { basic: DISABLED, grant: DISABLED, page: DISABLED }],
-    ["reset forced, with MFA", ["UPDATE credentials SET password_reset_pending = 1 WHERE account_id = ?1", "UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1"], { basic: "Password reset is required", grant: "Password reset is required", page: "Password reset is required" }],
+    [
+      "disabled",
+      ["UPDATE accounts SET deactivated = 1 WHERE id = ?1"],
+      { basic: DISABLED, grant: DISABLED, page: DISABLED },
+    ],
+    [
+      "awaiting approval",
+      ["UPDATE users SET approval_pending = 1 WHERE account_id = ?1"],
+      {
+        basic: "Your account is awaiting approval.",
+        grant: "Your account is awaiting approval.",
+        page: "Your account is awaiting approval.",
+      },
+    ],
+    [
+      "unconfirmed",
+      ["UPDATE users SET confirmed = 0 WHERE account_id = ?1"],
+      {
+        basic: "Your login is missing a confirmed e-mail address",
+        grant: "Your login is missing a confirmed e-mail address",
+        page: "Your login is missing a confirmed e-mail address",
+      },
+    ],
+    [
+      "reset forced",
+      ["UPDATE credentials SET password_reset_pending = 1 WHERE account_id = ?1"],
+      { basic: "Password reset is required", grant: "Password reset is required", page: "Password reset is required" },
+    ],
+    [
+      "MFA",
+      ["UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1"],
+      { basic: "Invalid credentials.", grant: "mfa_required", page: "second factor" },
+    ],
+    [
+      "disabled, with MFA",
+      [
+        "UPDATE accounts SET deactivated = 1 WHERE id = ?1",
+        "UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1",
+      ],
+      { basic: DISABLED, grant: DISABLED, page: DISABLED },
+    ],
+    [
+      "reset forced, with MFA",
+      [
+        "UPDATE credentials SET password_reset_pending = 1 WHERE account_id = ?1",
+        "UPDATE credentials SET totp_secret = 'sealed' WHERE account_id = ?1",
+      ],
+      { basic: "Password reset is required", grant: "Password reset is required", page: "Password reset is required" },
+    ],
   ];
 
   for (const [name, updates, expected] of states) {
@@ -261,13 +435,22 @@ describe("one sign-in rule (issue 30): HTTP Basic, the password grant and the au
       const { env } = await import("cloudflare:test");
       for (const u of updates) await env.DB.prepare(u).bind(user.id).run();
       const ip = { "cf-connecting-ip": `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` };
-      const basic = await call("/api/v1/accounts/verify_credentials", { headers: { authorization: `Basic ${btoa(`${user.username}:${user.password}`)}`, ...ip } });
+      const basic = await call("/api/v1/accounts/verify_credentials", {
+        headers: { authorization: `Basic ${btoa(`${user.username}:${user.password}`)}`, ...ip },
+      });
       const grant = await call("/oauth/token", {
-        body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password: user.password },
+        body: {
+          grant_type: "password",
+          client_id: user.app.client_id,
+          client_secret: user.app.client_secret,
+          username: user.username,
+          password: user.password,
+        },
         headers: ip,
       });
       const page = await authorize(user.app, user, { redirect_uri: "urn:ietf:wg:oauth:2.0:oob", scope: "read" });
-      const said = async (res: Response) => (res.status === 200 ? "200" : ((await res.json()) as { error: string }).error);
+      const said = async (res: Response) =>
+        res.status === 200 ? "200" : ((await res.json()) as { error: string }).error;
       expect(await said(basic)).toBe(expected.basic);
       expect(await said(grant)).toBe(expected.grant);
       const html = await page.text();

@@ -38,7 +38,8 @@ function network(pages: Record<string, () => Response | Promise<Response>>) {
   return fetched;
 }
 
-const refused = (url: string, allowPrivate = false) => expect(checkOutboundUrl(url, allowPrivate)).rejects.toBeInstanceOf(OutboundRefused);
+const refused = (url: string, allowPrivate = false) =>
+  expect(checkOutboundUrl(url, allowPrivate)).rejects.toBeInstanceOf(OutboundRefused);
 
 describe("checkOutboundUrl", () => {
   it("refuses private, loopback, link-local, CGNAT, unique-local and mapped numeric hosts", async () => {
@@ -77,7 +78,16 @@ describe("checkOutboundUrl", () => {
 
   it("resolves names and refuses those with any non-public address, or none", async () => {
     network({});
-    for (const host of ["inside.example", "mixed.example", "v6inside.example", "mapped.example", "cgnat.example", "linklocal.example", "empty.example", "nxdomain.example"]) {
+    for (const host of [
+      "inside.example",
+      "mixed.example",
+      "v6inside.example",
+      "mapped.example",
+      "cgnat.example",
+      "linklocal.example",
+      "empty.example",
+      "nxdomain.example",
+    ]) {
       await refused(`https://${host}/x`);
     }
     await expect(checkOutboundUrl("https://public.example/x", false)).resolves.toBeUndefined();
@@ -104,8 +114,12 @@ describe("checkOutboundUrl", () => {
 describe("outboundFetch", () => {
   it("never fetches a refused URL", async () => {
     const fetched = network({ "http://10.0.0.1/": () => new Response("secret") });
-    await expect(outboundFetch("http://10.0.0.1/", undefined, { allowPrivate: false })).rejects.toBeInstanceOf(OutboundRefused);
-    await expect(outboundFetch("https://inside.example/", undefined, { allowPrivate: false })).rejects.toBeInstanceOf(OutboundRefused);
+    await expect(outboundFetch("http://10.0.0.1/", undefined, { allowPrivate: false })).rejects.toBeInstanceOf(
+      OutboundRefused,
+    );
+    await expect(outboundFetch("https://inside.example/", undefined, { allowPrivate: false })).rejects.toBeInstanceOf(
+      OutboundRefused,
+    );
     expect(fetched).toEqual([]);
   });
 
@@ -120,9 +134,15 @@ describe("outboundFetch", () => {
     });
     const res = await outboundFetch("https://public.example/a", undefined, { allowPrivate: false });
     expect(await res.text()).toBe("ok");
-    await expect(outboundFetch("https://public.example/evil", undefined, { allowPrivate: false })).rejects.toBeInstanceOf(OutboundRefused);
-    await expect(outboundFetch("https://public.example/evil2", undefined, { allowPrivate: false })).rejects.toBeInstanceOf(OutboundRefused);
-    await expect(outboundFetch("https://public.example/loop", undefined, { allowPrivate: false })).rejects.toThrow(/redirects/);
+    await expect(
+      outboundFetch("https://public.example/evil", undefined, { allowPrivate: false }),
+    ).rejects.toBeInstanceOf(OutboundRefused);
+    await expect(
+      outboundFetch("https://public.example/evil2", undefined, { allowPrivate: false }),
+    ).rejects.toBeInstanceOf(OutboundRefused);
+    await expect(outboundFetch("https://public.example/loop", undefined, { allowPrivate: false })).rejects.toThrow(
+      /redirects/,
+    );
     expect(fetched.filter((u) => u.includes("169.254") || u.includes("inside"))).toEqual([]);
     expect(fetched.filter((u) => u.endsWith("/loop"))).toHaveLength(4);
     // maxRedirects 0: the redirect itself is the answer (the caller follows it, checking each hop).
@@ -133,30 +153,50 @@ describe("outboundFetch", () => {
   it("caps the body and times out", async () => {
     network({
       "https://public.example/big": () => new Response("x".repeat(5000)),
-      "https://public.example/declared": () => new Response("x".repeat(5000), { headers: { "Content-Length": "5000" } }),
+      "https://public.example/declared": () =>
+        new Response("x".repeat(5000), { headers: { "Content-Length": "5000" } }),
       "https://public.example/slow": () => new Promise<Response>(() => {}),
       "https://public.example/small": () => new Response("fine"),
     });
     const big = await outboundFetch("https://public.example/big", undefined, { allowPrivate: false, maxBytes: 1000 });
     await expect(big.text()).rejects.toThrow(/larger than 1000 bytes/);
-    await expect(outboundFetch("https://public.example/declared", undefined, { allowPrivate: false, maxBytes: 1000 })).rejects.toThrow(/larger/);
-    expect(await (await outboundFetch("https://public.example/small", undefined, { allowPrivate: false, maxBytes: 1000 })).text()).toBe("fine");
+    await expect(
+      outboundFetch("https://public.example/declared", undefined, { allowPrivate: false, maxBytes: 1000 }),
+    ).rejects.toThrow(/larger/);
+    expect(
+      await (
+        await outboundFetch("https://public.example/small", undefined, { allowPrivate: false, maxBytes: 1000 })
+      ).text(),
+    ).toBe("fine");
     const started = Date.now();
-    await expect(outboundFetch("https://public.example/slow", undefined, { allowPrivate: false, timeoutMs: 200 })).rejects.toThrow();
+    await expect(
+      outboundFetch("https://public.example/slow", undefined, { allowPrivate: false, timeoutMs: 200 }),
+    ).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it("fetches private addresses with the development switch", async () => {
     network({ "http://127.0.0.1:8787/x": () => new Response("local") });
-    expect(await (await outboundFetch("http://127.0.0.1:8787/x", undefined, { allowPrivate: true })).text()).toBe("local");
+    expect(await (await outboundFetch("http://127.0.0.1:8787/x", undefined, { allowPrivate: true })).text()).toBe(
+      "local",
+    );
   });
 });
 
 describe("Fedify's document loaders go through the guard", () => {
   const actor = (id: string) => () =>
-    new Response(JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id, type: "Person", preferredUsername: "x", inbox: `${id}/inbox` }), {
-      headers: { "Content-Type": "application/activity+json" },
-    });
+    new Response(
+      JSON.stringify({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id,
+        type: "Person",
+        preferredUsername: "x",
+        inbox: `${id}/inbox`,
+      }),
+      {
+        headers: { "Content-Type": "application/activity+json" },
+      },
+    );
 
   it("refuses an actor on a name that resolves to a private address, and loads it with the switch", async () => {
     const id = `https://inside.example/users/x${Date.now()}`;
@@ -176,7 +216,10 @@ describe("Fedify's document loaders go through the guard", () => {
     const asked = `https://victim.example/redirect?to=${Date.now()}`;
     const served = `https://evil.example/doc${Date.now()}`;
     const forged = `https://victim.example/objects/${Date.now()}`;
-    network({ [asked]: () => new Response(null, { status: 302, headers: { Location: served } }), [served]: actor(forged) });
+    network({
+      [asked]: () => new Response(null, { status: 302, headers: { Location: served } }),
+      [served]: actor(forged),
+    });
     const ctx = await federationContext(env, "https://localhost");
     const doc = await ctx.documentLoader(asked);
     // Fedify checks an object's id against this URL: the evil server cannot pass its document off as the victim's.

@@ -27,7 +27,8 @@ async function page(path: string, opts: { status?: number; accept?: string; vars
 }
 
 /** The content of `<meta property|name="key" content="…">`. */
-const meta = (text: string, key: string) => new RegExp(`<meta (?:property|name)="${key.replace(/[:.]/g, "\\$&")}" content="([^"]*)">`).exec(text)?.[1];
+const meta = (text: string, key: string) =>
+  new RegExp(`<meta (?:property|name)="${key.replace(/[:.]/g, "\\$&")}" content="([^"]*)">`).exec(text)?.[1];
 
 const credentials = (u: TestUser, body: Record<string, unknown>) =>
   json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body });
@@ -76,7 +77,9 @@ describe("content negotiation", () => {
       }
     }
     // A browser that names ActivityStreams at a lower weight gets the page, from federation's side too.
-    const browser = await call(`/objects/${s.id}`, { headers: { Accept: "text/html, application/activity+json;q=0.1" } });
+    const browser = await call(`/objects/${s.id}`, {
+      headers: { Accept: "text/html, application/activity+json;q=0.1" },
+    });
     expect(browser.status).toBe(200);
     expect(browser.headers.get("content-type")).toMatch(/^text\/html/);
     // Without an Accept header (curl) or with a JSON API client's, the page is HTML.
@@ -103,7 +106,11 @@ describe("the instance page", () => {
     expect(meta(text, "og:image")).toBe(`${BASE}/images/banner.png`);
 
     const closed = await page("/", {
-      vars: { REGISTRATIONS_OPEN: "false", INSTANCE_NAME: "<script>alert(1)</script> & co", INSTANCE_DESCRIPTION: 'A "quoted" <b>place</b>' },
+      vars: {
+        REGISTRATIONS_OPEN: "false",
+        INSTANCE_NAME: "<script>alert(1)</script> & co",
+        INSTANCE_DESCRIPTION: 'A "quoted" <b>place</b>',
+      },
     });
     expect(closed.text).toContain("Registrations are <strong>by invitation only</strong>");
     expect(closed.text).toContain("<h1>&lt;script&gt;alert(1)&lt;/script&gt; &amp; co</h1>");
@@ -129,21 +136,38 @@ describe("actor pages", () => {
     });
     const pub = await post(u, { status: "a public post", visibility: "public" });
     const reply = await post(member, { status: "hi" });
-    await post(u, { status: `@${member.username} a public reply to someone`, visibility: "public", in_reply_to_id: reply.id });
+    await post(u, {
+      status: `@${member.username} a public reply to someone`,
+      visibility: "public",
+      in_reply_to_id: reply.id,
+    });
     await post(u, { status: "an unlisted post", visibility: "unlisted" });
     await post(u, { status: "a private post", visibility: "private" });
     await post(u, { status: `@${member.username} a direct post`, visibility: "direct" });
     await post(u, { status: "a local post", visibility: "local" });
     const list = await json("/api/v1/lists", { method: "POST", token: u.token, body: { title: "l" } });
     await json(`/api/v1/accounts/${member.id}/follow`, { method: "POST", token: u.token });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: u.token, body: { account_ids: [member.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: u.token,
+      body: { account_ids: [member.id] },
+    });
     await post(u, { status: "a list post", visibility: `list:${list.id}` });
     await json(`/api/v1/statuses/${reply.id}/reblog`, { method: "POST", token: u.token });
 
     const { text } = await page(`/users/${u.username}`);
     expect(text).toContain("a public post");
     expect(text).toContain(`href="${BASE}/notice/${pub.id}"`);
-    for (const hidden of ["public reply", "unlisted post", "private post", "direct post", "local post", "list post", ">hi<"]) expect(text).not.toContain(hidden);
+    for (const hidden of [
+      "public reply",
+      "unlisted post",
+      "private post",
+      "direct post",
+      "local post",
+      "list post",
+      ">hi<",
+    ])
+      expect(text).not.toContain(hidden);
     expect(text).not.toContain("<script>");
     expect(text).toContain("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; Ann");
     expect(text).toContain("I &lt;3 &lt;script&gt;bad()&lt;/script&gt; birds");
@@ -158,7 +182,9 @@ describe("actor pages", () => {
     expect(text).toContain(`<link rel="alternate" type="application/activity+json" href="${uri}">`);
     expect(text).toContain(`<link rel="canonical" href="${uri}">`);
     expect(meta(text, "og:type")).toBe("profile");
-    expect(meta(text, "og:title")).toBe(`&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; Ann (@${u.username}@localhost)`);
+    expect(meta(text, "og:title")).toBe(
+      `&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; Ann (@${u.username}@localhost)`,
+    );
     expect(meta(text, "og:description")).toBe("I &lt;3 &lt;script&gt;bad()&lt;/script&gt; birds");
     expect(meta(text, "og:image")).toBe(`${BASE}/images/avi.png`);
     expect(meta(text, "og:url")).toBe(uri);
@@ -218,7 +244,12 @@ describe("status pages", () => {
     await credentials(u, { display_name: "Bea <b>", discoverable: true });
     const media = await upload(u);
     await json(`/api/v1/media/${media.id}`, { method: "PUT", token: u.token, body: { description: 'a "red" <dot>' } });
-    const s = await post(u, { status: "look at <this> & that", visibility: "public", media_ids: [media.id], language: "en" });
+    const s = await post(u, {
+      status: "look at <this> & that",
+      visibility: "public",
+      media_ids: [media.id],
+      language: "en",
+    });
     expect(s.url).toBe(`${BASE}/notice/${s.id}`);
     const { text } = await page(`/notice/${s.id}`);
     expect(text).toContain("look at &lt;this&gt; &amp; that");
@@ -242,7 +273,12 @@ describe("status pages", () => {
     const u = await registerUser();
     const parent = await post(u, { status: "parent", visibility: "public" });
     const media = await upload(u);
-    const cw = await post(u, { status: "hidden text", spoiler_text: "<i>spoiler</i>", visibility: "public", in_reply_to_id: parent.id });
+    const cw = await post(u, {
+      status: "hidden text",
+      spoiler_text: "<i>spoiler</i>",
+      visibility: "public",
+      in_reply_to_id: parent.id,
+    });
     const sensitive = await post(u, { status: "nsfw", sensitive: true, media_ids: [media.id], visibility: "public" });
     const a = (await page(`/notice/${cw.id}`)).text;
     expect(a).toContain("<details><summary>&lt;i&gt;spoiler&lt;/i&gt;</summary>");
@@ -262,7 +298,11 @@ describe("status pages", () => {
     expect(meta((await page(`/notice/${unlisted.id}`)).text, "robots")).toBe("noindex, noarchive");
     const list = await json("/api/v1/lists", { method: "POST", token: u.token, body: { title: "l" } });
     await json(`/api/v1/accounts/${member.id}/follow`, { method: "POST", token: u.token });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: u.token, body: { account_ids: [member.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: u.token,
+      body: { account_ids: [member.id] },
+    });
     const hidden = [
       await post(u, { status: "private", visibility: "private" }),
       await post(u, { status: `@${member.username} direct`, visibility: "direct" }),
@@ -276,7 +316,8 @@ describe("status pages", () => {
         expect(text).not.toContain(s.content);
       }
     }
-    for (const bad of ["nope", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "%3Cscript%3E"]) await page(`/notice/${bad}`, { status: 404 });
+    for (const bad of ["nope", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "%3Cscript%3E"])
+      await page(`/notice/${bad}`, { status: 404 });
   });
 
   it("404 for a deactivated author's statuses", async () => {
@@ -303,7 +344,9 @@ describe("status pages", () => {
     const { id, domain } = await remoteAccount();
     const t = Date.now();
     const insert = (sid: string, url: string) =>
-      env.DB.prepare("INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, visibility, local, created_at) VALUES (?, ?, ?, ?, ?, ?, 'far away', 'public', 0, ?)")
+      env.DB.prepare(
+        "INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, visibility, local, created_at) VALUES (?, ?, ?, ?, ?, ?, 'far away', 'public', 0, ?)",
+      )
         .bind(sid, `https://${domain}/objects/${sid}`, url, id, sid, `https://${domain}/contexts/${sid}`, t)
         .run();
     const [ok, evil] = [newId(), newId()];
@@ -341,7 +384,8 @@ describe("hashtag pages", () => {
     const u = await registerUser();
     const tag = uniqueName("tag");
     const s = await post(u, { status: `public #${tag} post`, visibility: "public" });
-    for (const visibility of ["unlisted", "private", "local"]) await post(u, { status: `${visibility} #${tag} hidden`, visibility });
+    for (const visibility of ["unlisted", "private", "local"])
+      await post(u, { status: `${visibility} #${tag} hidden`, visibility });
     await post(u, { status: "no tag here", visibility: "public" });
     const link = s.tags[0].url;
     expect(link).toBe(`${BASE}/tag/${tag}`);

@@ -10,14 +10,22 @@ import { appToken, call, freshIp, json, makeApp, registerUser, uniqueName, valid
 const StatusSchema = z.object({ status: z.literal("success") }).strict();
 
 async function mailsTo(email: string) {
-  const { results } = await env.DB.prepare('SELECT * FROM mail_outbox WHERE "to" = ? ORDER BY id').bind(email).all<{ subject: string; text: string }>();
+  const { results } = await env.DB.prepare('SELECT * FROM mail_outbox WHERE "to" = ? ORDER BY id')
+    .bind(email)
+    .all<{ subject: string; text: string }>();
   return results;
 }
 
 async function secondToken(user: TestUser, password = user.password): Promise<string> {
   const t = await json("/oauth/token", {
     headers: { "cf-connecting-ip": freshIp() },
-    body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password },
+    body: {
+      grant_type: "password",
+      client_id: user.app.client_id,
+      client_secret: user.app.client_secret,
+      username: user.username,
+      password,
+    },
   });
   return valid(TokenSchema, t).access_token;
 }
@@ -25,7 +33,13 @@ async function secondToken(user: TestUser, password = user.password): Promise<st
 const grant = (user: TestUser, password: string) =>
   call("/oauth/token", {
     headers: { "cf-connecting-ip": freshIp() },
-    body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password },
+    body: {
+      grant_type: "password",
+      client_id: user.app.client_id,
+      client_secret: user.app.client_secret,
+      username: user.username,
+      password,
+    },
   });
 
 /** Asks for a reset and reads the link from the mail. */
@@ -40,17 +54,29 @@ async function resetLink(user: TestUser, by: Record<string, string> = { nickname
 }
 
 async function submitReset(token: string, password: string, confirmation = password) {
-  return call("/api/v1/pleroma/password_reset", { body: { "data[token]": token, "data[password]": password, "data[password_confirmation]": confirmation }, form: true });
+  return call("/api/v1/pleroma/password_reset", {
+    body: { "data[token]": token, "data[password]": password, "data[password_confirmation]": confirmation },
+    form: true,
+  });
 }
 
 describe("change_password", () => {
   it("checks the confirmation, the current password and the new one with Pleroma's messages", async () => {
     const user = await registerUser();
-    const ask = (body: Record<string, string>) => json("/api/pleroma/change_password", { token: user.token, body, form: true });
-    expect(await ask({ password: user.password, new_password: "new password 1", new_password_confirmation: "other" })).toEqual({ error: "New password does not match confirmation." });
-    expect(await ask({ password: "wrong", new_password: "new password 1", new_password_confirmation: "new password 1" })).toEqual({ error: "Invalid password." });
-    expect(await ask({ password: user.password, new_password: "", new_password_confirmation: "" })).toEqual({ error: "New password can't be blank." });
-    expect(await ask({ password: user.password, new_password: "short", new_password_confirmation: "short" })).toEqual({ error: "New password should be at least 8 character(s)." });
+    const ask = (body: Record<string, string>) =>
+      json("/api/pleroma/change_password", { token: user.token, body, form: true });
+    expect(
+      await ask({ password: user.password, new_password: "new password 1", new_password_confirmation: "other" }),
+    ).toEqual({ error: "New password does not match confirmation." });
+    expect(
+      await ask({ password: "wrong", new_password: "new password 1", new_password_confirmation: "new password 1" }),
+    ).toEqual({ error: "Invalid password." });
+    expect(await ask({ password: user.password, new_password: "", new_password_confirmation: "" })).toEqual({
+      error: "New password can't be blank.",
+    });
+    expect(await ask({ password: user.password, new_password: "short", new_password_confirmation: "short" })).toEqual({
+      error: "New password should be at least 8 character(s).",
+    });
     // Nothing changed: the old password still works.
     expect((await grant(user, user.password)).status).toBe(200);
   });
@@ -59,20 +85,38 @@ describe("change_password", () => {
     const user = await registerUser();
     const other = await secondToken(user);
     const stranger = await registerUser();
-    valid(StatusSchema, await json("/api/v1/pleroma/change_password", { token: user.token, body: { password: user.password, new_password: "brand new secret", new_password_confirmation: "brand new secret" } }));
+    valid(
+      StatusSchema,
+      await json("/api/v1/pleroma/change_password", {
+        token: user.token,
+        body: {
+          password: user.password,
+          new_password: "brand new secret",
+          new_password_confirmation: "brand new secret",
+        },
+      }),
+    );
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: user.token }));
     expect((await call("/api/v1/accounts/verify_credentials", { token: other })).status).toBe(403);
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: stranger.token }));
     expect((await grant(user, user.password)).status).toBe(400);
     expect((await grant(user, "brand new secret")).status).toBe(200);
-    const stored = await env.DB.prepare("SELECT password_hash FROM credentials WHERE account_id = ?").bind(user.id).first<{ password_hash: string }>();
+    const stored = await env.DB.prepare("SELECT password_hash FROM credentials WHERE account_id = ?")
+      .bind(user.id)
+      .first<{ password_hash: string }>();
     expect(stored!.password_hash).toMatch(/^pbkdf2-sha256\$/);
     expect(stored!.password_hash).not.toContain("brand new secret");
   });
 
   it("needs write:security and a user", async () => {
     const user = await registerUser({ scopes: "read write:accounts" });
-    expect(await json("/api/pleroma/change_password", { token: user.token, body: { password: user.password, new_password: "x".repeat(9), new_password_confirmation: "x".repeat(9) }, status: 403 })).toEqual({
+    expect(
+      await json("/api/pleroma/change_password", {
+        token: user.token,
+        body: { password: user.password, new_password: "x".repeat(9), new_password_confirmation: "x".repeat(9) },
+        status: 403,
+      }),
+    ).toEqual({
       error: "Insufficient permissions: write:security.",
     });
     expect((await call("/api/pleroma/change_password", { body: { password: "a" } })).status).toBe(403);
@@ -85,9 +129,13 @@ describe("change_email", () => {
     const taken = await registerUser();
     const ask = (body: Record<string, string>) => json("/api/pleroma/change_email", { token: user.token, body });
     expect(await ask({ password: "wrong", email: "x@example.com" })).toEqual({ error: "Invalid password." });
-    expect(await ask({ password: user.password, email: "not an address" })).toEqual({ error: "Email has invalid format." });
+    expect(await ask({ password: user.password, email: "not an address" })).toEqual({
+      error: "Email has invalid format.",
+    });
     expect(await ask({ password: user.password, email: "" })).toEqual({ error: "Email can't be blank." });
-    expect(await ask({ password: user.password, email: taken.email.toUpperCase() })).toEqual({ error: "Email has already been taken." });
+    expect(await ask({ password: user.password, email: taken.email.toUpperCase() })).toEqual({
+      error: "Email has already been taken.",
+    });
     const fresh = `${uniqueName("mail")}@example.org`;
     valid(StatusSchema, await ask({ password: user.password, email: fresh }));
     const me = await json("/api/v1/accounts/verify_credentials", { token: user.token });
@@ -100,10 +148,19 @@ describe("change_email", () => {
     const user = await registerUser();
     const fresh = `${uniqueName("conf")}@example.org`;
     const vars = { ACCOUNT_ACTIVATION_REQUIRED: "true" };
-    valid(StatusSchema, await json("/api/pleroma/change_email", { token: user.token, vars, body: { password: user.password, email: fresh } }));
+    valid(
+      StatusSchema,
+      await json("/api/pleroma/change_email", {
+        token: user.token,
+        vars,
+        body: { password: user.password, email: fresh },
+      }),
+    );
     const mails = await mailsTo(fresh);
     expect(mails).toHaveLength(1);
-    expect(await json("/api/v1/accounts/verify_credentials", { token: user.token, vars, status: 403 })).toMatchObject({ identifier: "missing_confirmed_email" });
+    expect(await json("/api/v1/accounts/verify_credentials", { token: user.token, vars, status: 403 })).toMatchObject({
+      identifier: "missing_confirmed_email",
+    });
     const link = /http:\/\/localhost\/api\/account\/confirm_email\/\S+/.exec(mails[0].text)![0];
     expect((await call(link, { vars })).status).toBe(200);
     valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: user.token, vars }));
@@ -153,7 +210,9 @@ describe("password reset", () => {
   it("refuses an expired link and an unknown one", async () => {
     const user = await registerUser();
     const link = await resetLink(user);
-    await env.DB.prepare("UPDATE password_reset_tokens SET expires_at = ? WHERE account_id = ?").bind(Date.now() - 1, user.id).run();
+    await env.DB.prepare("UPDATE password_reset_tokens SET expires_at = ? WHERE account_id = ?")
+      .bind(Date.now() - 1, user.id)
+      .run();
     expect((await call(link)).status).toBe(404);
     expect((await submitReset(link.split("/").pop()!, "the new password")).status).toBe(404);
     expect((await grant(user, user.password)).status).toBe(200);
@@ -164,7 +223,16 @@ describe("password reset", () => {
     const user = await registerUser();
     const ip = freshIp();
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await call("/auth/password", { body: { nickname: user.username }, form: true, headers: { "cf-connecting-ip": ip } })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push(
+        (
+          await call("/auth/password", {
+            body: { nickname: user.username },
+            form: true,
+            headers: { "cf-connecting-ip": ip },
+          })
+        ).status,
+      );
     expect(statuses).toEqual([204, 204, 204, 204, 204, 429]);
   });
 });
@@ -179,8 +247,13 @@ describe("forced password reset", () => {
     const res = await grant(user, user.password);
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({ error: "Password reset is required", identifier: "password_reset_required" });
-    const basic = { authorization: `Basic ${btoa(`${user.username}:${user.password}`)}`, "cf-connecting-ip": freshIp() };
-    expect(await json("/api/v1/accounts/verify_credentials", { headers: basic, status: 403 })).toMatchObject({ identifier: "password_reset_required" });
+    const basic = {
+      authorization: `Basic ${btoa(`${user.username}:${user.password}`)}`,
+      "cf-connecting-ip": freshIp(),
+    };
+    expect(await json("/api/v1/accounts/verify_credentials", { headers: basic, status: 403 })).toMatchObject({
+      identifier: "password_reset_required",
+    });
     const link = await resetLink(user);
     expect((await submitReset(link.split("/").pop()!, "after the reset")).status).toBe(200);
     expect((await grant(user, "after the reset")).status).toBe(200);
@@ -189,7 +262,9 @@ describe("forced password reset", () => {
 
 describe("password hash cost (PASSWORD_ITERATIONS)", () => {
   const storedCost = async (accountId: string) =>
-    ((await env.DB.prepare("SELECT password_hash AS h FROM credentials WHERE account_id = ?").bind(accountId).first<{ h: string }>())!.h).split("$")[1];
+    (await env.DB.prepare("SELECT password_hash AS h FROM credentials WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ h: string }>())!.h.split("$")[1];
 
   it("hashes new passwords at the configured cost, within what workerd allows, and still signs in with older hashes", async () => {
     const app = await makeApp();
@@ -197,8 +272,17 @@ describe("password hash cost (PASSWORD_ITERATIONS)", () => {
     const register = async (iterations: string) => {
       const username = uniqueName();
       const vars = { PASSWORD_ITERATIONS: iterations };
-      const body = { username, email: `${username}@example.com`, password: "correct horse battery", agreement: true, locale: "en" };
-      const token = valid(TokenSchema, await json("/api/v1/accounts", { token: appTok, vars, headers: { "cf-connecting-ip": freshIp() }, body }));
+      const body = {
+        username,
+        email: `${username}@example.com`,
+        password: "correct horse battery",
+        agreement: true,
+        locale: "en",
+      };
+      const token = valid(
+        TokenSchema,
+        await json("/api/v1/accounts", { token: appTok, vars, headers: { "cf-connecting-ip": freshIp() }, body }),
+      );
       const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
       return { id: me.id, username, vars };
     };
@@ -208,8 +292,18 @@ describe("password hash cost (PASSWORD_ITERATIONS)", () => {
     expect(await storedCost((await register("500000")).id)).toBe("100000");
     expect(await storedCost((await register("10")).id)).toBe("10000");
     // A hash made at one cost signs in whatever the instance's cost is now (the stored count is used).
-    const grant = { grant_type: "password", username: cheap.username, password: "correct horse battery", client_id: app.client_id, client_secret: app.client_secret };
+    const grant = {
+      grant_type: "password",
+      username: cheap.username,
+      password: "correct horse battery",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+    };
     valid(TokenSchema, await json("/oauth/token", { body: grant, headers: { "cf-connecting-ip": freshIp() } }));
-    await json("/oauth/token", { body: { ...grant, password: "wrong" }, headers: { "cf-connecting-ip": freshIp() }, status: 400 });
+    await json("/oauth/token", {
+      body: { ...grant, password: "wrong" },
+      headers: { "cf-connecting-ip": freshIp() },
+      status: 400,
+    });
   });
 });

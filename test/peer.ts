@@ -6,7 +6,14 @@
  * recorded, what it receives in `delivered`), `a.example`/`b.example` reach the instances, the rest is refused.
  * `send()` POSTs an activity to an instance's inbox signed with draft-cavage or RFC 9421, as a real server would.
  */
-import { createFederation, MemoryKvStore, generateCryptoKeyPair, signObject, signRequest, type Federation } from "@fedify/fedify";
+import {
+  createFederation,
+  MemoryKvStore,
+  generateCryptoKeyPair,
+  signObject,
+  signRequest,
+  type Federation,
+} from "@fedify/fedify";
 import { Activity, Endpoints, Person } from "@fedify/vocab";
 import { A, B, instanceFetch, type Instance } from "./instances";
 
@@ -24,7 +31,11 @@ export interface Peer {
   /** Every request the peer answered. */
   requests: string[];
   /** Signs and POSTs `activity` (sent as is) to `inbox` on `to`, as `actor` (its id); answers the instance's response. */
-  send(actor: string, activity: unknown, opts?: { to?: Instance; inbox?: string; spec?: Spec; signAs?: string }): Promise<Response>;
+  send(
+    actor: string,
+    activity: unknown,
+    opts?: { to?: Instance; inbox?: string; spec?: Spec; signAs?: string },
+  ): Promise<Response>;
   /** Answers one request made to the peer's host. */
   handle(req: Request): Promise<Response>;
   /**
@@ -63,7 +74,11 @@ export function createPeer(host = "peer.example"): Peer {
     }
     return hit;
   };
-  const federation: Federation<void> = createFederation<void>({ kv: new MemoryKvStore(), origin, allowPrivateAddress: true });
+  const federation: Federation<void> = createFederation<void>({
+    kv: new MemoryKvStore(),
+    origin,
+    allowPrivateAddress: true,
+  });
   federation
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
       if (!keys.has(identifier)) return null;
@@ -93,8 +108,15 @@ export function createPeer(host = "peer.example"): Peer {
     const url = new URL(req.url);
     requests.push(`${req.method} ${url.pathname}`);
     if (req.method === "POST" && /\/inbox$/.test(url.pathname)) {
-      const body = await req.clone().json().catch(() => null);
-      delivered.push({ url: req.url, body, signed: req.headers.has("signature") || req.headers.has("signature-input") });
+      const body = await req
+        .clone()
+        .json()
+        .catch(() => null);
+      delivered.push({
+        url: req.url,
+        body,
+        signed: req.headers.has("signature") || req.headers.has("signature-input"),
+      });
       return new Response(null, { status: 202 });
     }
     const doc = objects.get(url.href.replace(/#.*$/, ""));
@@ -127,7 +149,9 @@ export function createPeer(host = "peer.example"): Peer {
         headers: { "Content-Type": "application/activity+json", Accept: "application/activity+json" },
         body: JSON.stringify(activity),
       });
-      const signed = await signRequest(req, pair.privateKey, pair.keyId, { spec: opts.spec ?? "draft-cavage-http-signatures-12" });
+      const signed = await signRequest(req, pair.privateKey, pair.keyId, {
+        spec: opts.spec ?? "draft-cavage-http-signatures-12",
+      });
       return instanceFetch(to, signed);
     },
     async sendWithProof(actor, activity, opts = {}) {
@@ -135,11 +159,21 @@ export function createPeer(host = "peer.example"): Peer {
       const name = new URL(actor).pathname.split("/").pop()!;
       const ctx = federation.createContext(new URL(origin), undefined);
       const pair = (await ctx.getActorKeyPairs(name))[1]!;
-      const parsed = await Activity.fromJsonLd(activity, { contextLoader: ctx.contextLoader, documentLoader: ctx.documentLoader });
+      const parsed = await Activity.fromJsonLd(activity, {
+        contextLoader: ctx.contextLoader,
+        documentLoader: ctx.documentLoader,
+      });
       // The proof names the Multikey (`#multikey-2` in `assertionMethod`), not the CryptographicKey id.
-      const signed = await signObject(parsed, pair.privateKey, pair.multikey.id!, { contextLoader: ctx.contextLoader, documentLoader: ctx.documentLoader });
+      const signed = await signObject(parsed, pair.privateKey, pair.multikey.id!, {
+        contextLoader: ctx.contextLoader,
+        documentLoader: ctx.documentLoader,
+      });
       const body = JSON.stringify(await signed.toJsonLd({ contextLoader: ctx.contextLoader }));
-      const req = new Request(`${to.origin}${opts.inbox ?? "/inbox"}`, { method: "POST", headers: { "Content-Type": "application/activity+json" }, body });
+      const req = new Request(`${to.origin}${opts.inbox ?? "/inbox"}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/activity+json" },
+        body,
+      });
       return instanceFetch(to, req);
     },
     async keys(actor) {

@@ -9,7 +9,9 @@ const enc = new TextEncoder();
 
 /** A browser's side of a subscription: its ECDH key pair and auth secret. */
 async function subscriber() {
-  const pair = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, [
+    "deriveBits",
+  ])) as CryptoKeyPair;
   const publicRaw = new Uint8Array((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer);
   const auth = crypto.getRandomValues(new Uint8Array(16));
   return { pair, publicRaw, auth, p256dh: base64url(publicRaw), authB64: base64url(auth) };
@@ -30,7 +32,13 @@ async function decrypt(body: Uint8Array, sub: Awaited<ReturnType<typeof subscrib
   expect(ciphertext.length).toBeLessThanOrEqual(rs);
   const asKey = await crypto.subtle.importKey("raw", asPublic, { name: "ECDH", namedCurve: "P-256" }, false, []);
   // workers-types calls the field `$public`; the runtime takes the standard `public`.
-  const ecdh = new Uint8Array(await crypto.subtle.deriveBits({ name: "ECDH", public: asKey } as unknown as SubtleCryptoDeriveKeyAlgorithm, sub.pair.privateKey, 256));
+  const ecdh = new Uint8Array(
+    await crypto.subtle.deriveBits(
+      { name: "ECDH", public: asKey } as unknown as SubtleCryptoDeriveKeyAlgorithm,
+      sub.pair.privateKey,
+      256,
+    ),
+  );
   const keyInfo = new Uint8Array([...enc.encode("WebPush: info\0"), ...sub.publicRaw, ...asPublic]);
   const ikm = await hkdf(sub.auth, ecdh, keyInfo, 32);
   const cek = await hkdf(salt, ikm, enc.encode("Content-Encoding: aes128gcm\0"), 16);
@@ -50,8 +58,12 @@ async function checkVapid(header: string, serverKey: string) {
   const [, jwt, k] = m!;
   expect(k).toBe(serverKey);
   const [h, p, sig] = jwt.split(".");
-  const key = await crypto.subtle.importKey("raw", fromBase64(k), { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
-  expect(await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, fromBase64(sig), enc.encode(`${h}.${p}`))).toBe(true);
+  const key = await crypto.subtle.importKey("raw", fromBase64(k), { name: "ECDSA", namedCurve: "P-256" }, false, [
+    "verify",
+  ]);
+  expect(
+    await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, fromBase64(sig), enc.encode(`${h}.${p}`)),
+  ).toBe(true);
   const claims = JSON.parse(new TextDecoder().decode(fromBase64(p)));
   expect(claims.aud).toBe("https://push.example");
   expect(claims.exp * 1000).toBeGreaterThan(Date.now());
@@ -78,11 +90,19 @@ function receiver(status = 201) {
   return received;
 }
 
-async function subscribeUser(u: TestUser, alerts: Record<string, boolean>, sub: Awaited<ReturnType<typeof subscriber>>, token = u.token) {
+async function subscribeUser(
+  u: TestUser,
+  alerts: Record<string, boolean>,
+  sub: Awaited<ReturnType<typeof subscriber>>,
+  token = u.token,
+) {
   return json("/api/v1/push/subscription", {
     method: "POST",
     token,
-    body: { subscription: { endpoint: `${ENDPOINT}${u.id}`, keys: { p256dh: sub.p256dh, auth: sub.authB64 } }, data: { alerts } },
+    body: {
+      subscription: { endpoint: `${ENDPOINT}${u.id}`, keys: { p256dh: sub.p256dh, auth: sub.authB64 } },
+      data: { alerts },
+    },
   });
 }
 
@@ -95,7 +115,11 @@ describe("Web Push", () => {
     const sub = await subscriber();
     const created = await subscribeUser(me, { favourite: true, mention: true }, sub);
     const serverKey = (await json("/api/v1/instance")).vapid_public_key;
-    expect(created).toMatchObject({ endpoint: `${ENDPOINT}${me.id}`, server_key: serverKey, alerts: { favourite: true, mention: true, reblog: false, follow: false } });
+    expect(created).toMatchObject({
+      endpoint: `${ENDPOINT}${me.id}`,
+      server_key: serverKey,
+      alerts: { favourite: true, mention: true, reblog: false, follow: false },
+    });
 
     const s = await post(me, { status: "push me please" });
     await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: fan.token }); // reblog alerts are off
@@ -123,7 +147,11 @@ describe("Web Push", () => {
     const sub = await subscriber();
     await subscribeUser(me, { "pleroma:chat_mention": true, mention: false }, sub);
     const chat = await json(`/api/v1/pleroma/chats/by-account-id/${me.id}`, { method: "POST", token: friend.token });
-    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { method: "POST", token: friend.token, body: { content: "psst <b>hi</b>" } });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, {
+      method: "POST",
+      token: friend.token,
+      body: { content: "psst <b>hi</b>" },
+    });
     await expect.poll(() => received.length).toBe(1);
     const [n] = await json("/api/v1/notifications?include_types[]=pleroma:chat_mention", { token: me.token });
     expect(await decrypt(received[0].body, sub)).toMatchObject({
@@ -142,28 +170,54 @@ describe("Web Push", () => {
     const created = await json("/api/v1/push/subscription", {
       method: "POST",
       token: me.token,
-      body: new URLSearchParams({ "subscription[endpoint]": `${ENDPOINT}${me.id}`, "subscription[keys][p256dh]": sub.p256dh, "subscription[keys][auth]": sub.authB64, "data[alerts][status]": "true", "data[alerts][mention]": "false" }),
+      body: new URLSearchParams({
+        "subscription[endpoint]": `${ENDPOINT}${me.id}`,
+        "subscription[keys][p256dh]": sub.p256dh,
+        "subscription[keys][auth]": sub.authB64,
+        "data[alerts][status]": "true",
+        "data[alerts][mention]": "false",
+      }),
     });
     expect(created.alerts).toMatchObject({ status: true, mention: false });
     await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: me.token, body: { notify: true } });
     await post(author, { status: "fresh news" });
     await expect.poll(() => received.length).toBe(1);
     const [n] = await json("/api/v1/notifications", { token: me.token });
-    expect(await decrypt(received[0].body, sub)).toMatchObject({ notification_id: n.id, notification_type: "status", title: `${author.username} just posted`, body: "fresh news" });
+    expect(await decrypt(received[0].body, sub)).toMatchObject({
+      notification_id: n.id,
+      notification_type: "status",
+      title: `${author.username} just posted`,
+      body: "fresh news",
+    });
   });
 
   it("hides the contents when asked, and removes a subscription the push service says is gone", async () => {
     const received = receiver(410);
     const [me, fan] = [await registerUser(), await registerUser()];
     const sub = await subscribeUser(me, { mention: true }, await subscriber());
-    await json("/api/v1/pleroma/notification_settings", { method: "PUT", token: me.token, body: { hide_notification_contents: true } });
+    await json("/api/v1/pleroma/notification_settings", {
+      method: "PUT",
+      token: me.token,
+      body: { hide_notification_contents: true },
+    });
     const keys = await subscriber();
     await subscribeUser(me, { mention: true }, keys); // replaces the first: one per token
     expect((await json("/api/v1/push/subscription", { token: me.token })).id).not.toBe(sub.id);
     await post(fan, { status: `@${me.username} secret words` });
     await expect.poll(() => received.length).toBe(1);
-    expect(await decrypt(received[0].body, keys)).toMatchObject({ notification_type: "mention", title: "New notification", body: "" });
-    await expect.poll(async () => (await env.DB.prepare("SELECT count(*) AS n FROM push_subscriptions WHERE account_id = ?").bind(me.id).first<{ n: number }>())!.n).toBe(0);
+    expect(await decrypt(received[0].body, keys)).toMatchObject({
+      notification_type: "mention",
+      title: "New notification",
+      body: "",
+    });
+    await expect
+      .poll(
+        async () =>
+          (await env.DB.prepare("SELECT count(*) AS n FROM push_subscriptions WHERE account_id = ?")
+            .bind(me.id)
+            .first<{ n: number }>())!.n,
+      )
+      .toBe(0);
     await json("/api/v1/push/subscription", { token: me.token, status: 404 });
   });
 
@@ -173,26 +227,69 @@ describe("Web Push", () => {
     const bad = await json("/api/v1/push/subscription", {
       method: "POST",
       token: me.token,
-      body: { subscription: { endpoint: `${ENDPOINT}x`, keys: { p256dh: base64url(new Uint8Array(65)), auth: base64url(new Uint8Array(16)) } } },
+      body: {
+        subscription: {
+          endpoint: `${ENDPOINT}x`,
+          keys: { p256dh: base64url(new Uint8Array(65)), auth: base64url(new Uint8Array(16)) },
+        },
+      },
       status: 422,
     });
     expect(bad.error).toMatch(/p256dh/);
     const keys = await subscriber();
-    const shortAuth = await json("/api/v1/push/subscription", { method: "POST", token: me.token, body: { subscription: { endpoint: `${ENDPOINT}x`, keys: { p256dh: keys.p256dh, auth: "AAAA" } } }, status: 422 });
+    const shortAuth = await json("/api/v1/push/subscription", {
+      method: "POST",
+      token: me.token,
+      body: { subscription: { endpoint: `${ENDPOINT}x`, keys: { p256dh: keys.p256dh, auth: "AAAA" } } },
+      status: 422,
+    });
     expect(shortAuth.error).toMatch(/auth/);
-    await json("/api/v1/push/subscription", { method: "POST", token: me.token, body: { subscription: { endpoint: "not a url", keys: { p256dh: keys.p256dh, auth: keys.authB64 } } }, status: 400 });
-    await json("/api/v1/push/subscription", { method: "PUT", token: me.token, body: { data: { alerts: { poll: true } } }, status: 404 });
+    await json("/api/v1/push/subscription", {
+      method: "POST",
+      token: me.token,
+      body: { subscription: { endpoint: "not a url", keys: { p256dh: keys.p256dh, auth: keys.authB64 } } },
+      status: 400,
+    });
+    await json("/api/v1/push/subscription", {
+      method: "PUT",
+      token: me.token,
+      body: { data: { alerts: { poll: true } } },
+      status: 404,
+    });
 
     const created = await subscribeUser(me, { follow: true }, keys);
-    const form = new URLSearchParams({ "data[alerts][pleroma:emoji_reaction]": "true", "data[alerts][follow]": "false" });
+    const form = new URLSearchParams({
+      "data[alerts][pleroma:emoji_reaction]": "true",
+      "data[alerts][follow]": "false",
+    });
     const changed = await json("/api/v1/push/subscription", { method: "PUT", token: me.token, body: form });
-    expect(changed).toMatchObject({ id: created.id, endpoint: created.endpoint, alerts: { follow: false, "pleroma:emoji_reaction": true } });
+    expect(changed).toMatchObject({
+      id: created.id,
+      endpoint: created.endpoint,
+      alerts: { follow: false, "pleroma:emoji_reaction": true },
+    });
 
-    const readOnly = await json("/oauth/token", { body: { grant_type: "password", client_id: me.app.client_id, client_secret: me.app.client_secret, username: me.username, password: me.password, scope: "read" } });
-    expect((await json("/api/v1/push/subscription", { token: readOnly.access_token, status: 403 })).error).toBe("Insufficient permissions: push.");
+    const readOnly = await json("/oauth/token", {
+      body: {
+        grant_type: "password",
+        client_id: me.app.client_id,
+        client_secret: me.app.client_secret,
+        username: me.username,
+        password: me.password,
+        scope: "read",
+      },
+    });
+    expect((await json("/api/v1/push/subscription", { token: readOnly.access_token, status: 403 })).error).toBe(
+      "Insufficient permissions: push.",
+    );
 
-    await json("/oauth/revoke", { method: "POST", body: { client_id: me.app.client_id, client_secret: me.app.client_secret, token: me.token } });
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM push_subscriptions WHERE id = ?").bind(created.id).first<{ n: number }>();
+    await json("/oauth/revoke", {
+      method: "POST",
+      body: { client_id: me.app.client_id, client_secret: me.app.client_secret, token: me.token },
+    });
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM push_subscriptions WHERE id = ?")
+      .bind(created.id)
+      .first<{ n: number }>();
     expect(left!.n).toBe(0);
   });
 });

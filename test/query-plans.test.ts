@@ -29,13 +29,17 @@ const PAGE_WALKS = new Set(["statuses_public_tl", "statuses_public_local_tl"]);
 
 /** Words that may follow a table name after FROM or JOIN and are not its alias. */
 const NOT_ALIAS = new Set(
-  "where on join left right inner outer cross natural using indexed not order group limit union except intersect having window as set values select returning".split(" "),
+  "where on join left right inner outer cross natural using indexed not order group limit union except intersect having window as set values select returning".split(
+    " ",
+  ),
 );
 
 /** Alias (or name) -> table, as written after FROM and JOIN: plans name tables by their alias. */
 function tablesByAlias(text: string): Map<string, string> {
   const map = new Map<string, string>();
-  for (const [, table, alias] of text.matchAll(/\b(?:FROM|JOIN)\s+"?([A-Za-z_]\w*)"?(?:\s+(?:AS\s+)?"?([A-Za-z_]\w*)"?)?/gi)) {
+  for (const [, table, alias] of text.matchAll(
+    /\b(?:FROM|JOIN)\s+"?([A-Za-z_]\w*)"?(?:\s+(?:AS\s+)?"?([A-Za-z_]\w*)"?)?/gi,
+  )) {
     map.set(table!.toLowerCase(), table!.toLowerCase());
     if (alias && !NOT_ALIAS.has(alias.toLowerCase())) map.set(alias.toLowerCase(), table!.toLowerCase());
   }
@@ -58,7 +62,11 @@ const derivedNames = (text: string) =>
 let realTables = new Set<string>();
 
 async function planOf(s: SentStatement): Promise<PlanRow[]> {
-  return (await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results;
+  return (
+    await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+      .bind(...s.params)
+      .all<PlanRow>()
+  ).results;
 }
 
 /**
@@ -92,7 +100,7 @@ function pageWalk(plan: PlanRow[]): string[] {
   if (!root) return [];
   const inside = new Set([root.id]);
   const lines: string[] = [];
-  for (const r of plan) if (inside.has(r.parent)) inside.add(r.id), lines.push(r.detail); // children follow parents
+  for (const r of plan) if (inside.has(r.parent)) (inside.add(r.id), lines.push(r.detail)); // children follow parents
   return lines;
 }
 
@@ -116,7 +124,10 @@ async function explainRoute(route: string, u?: TestUser): Promise<Explained[]> {
   expect(res.status, `${route}: ${body.slice(0, 300)}`).toBe(200);
   // The statements are the real ones only if there was something to read.
   const answer = JSON.parse(body) as unknown;
-  expect(Array.isArray(answer) ? answer.length : Object.values(answer as object).flat().length, `${route} answered nothing`).toBeGreaterThan(0);
+  expect(
+    Array.isArray(answer) ? answer.length : Object.values(answer as object).flat().length,
+    `${route} answered nothing`,
+  ).toBeGreaterThan(0);
   const explained: Explained[] = [];
   for (const s of recorder.statements()) {
     const plan = await planOf(s);
@@ -129,7 +140,8 @@ async function explainRoute(route: string, u?: TestUser): Promise<Explained[]> {
 const describeStatement = (route: string, s: Explained, problem: string) =>
   `${route}\n  ${problem}\n  sql: ${s.sql.replace(/\s+/g, " ").slice(0, 2000)}\n  params: ${JSON.stringify(s.params)}\n  plan:\n${s.plan.map((r) => `    ${r.id}<${r.parent} ${r.detail}`).join("\n")}`;
 
-const act = (path: string, u: TestUser, body: Record<string, unknown> = {}) => json(path, { method: "POST", token: u.token, body });
+const act = (path: string, u: TestUser, body: Record<string, unknown> = {}) =>
+  json(path, { method: "POST", token: u.token, body });
 
 describe("query plans of list and timeline routes", () => {
   let me: TestUser, friend: TestUser;
@@ -142,7 +154,11 @@ describe("query plans of list and timeline routes", () => {
     realTables = new Set(tables.results.map((r) => r.name.toLowerCase()));
     const [fan, muted, blocked] = await Promise.all([registerUser(), registerUser(), registerUser()]);
     [me, friend] = await Promise.all([registerUser(), registerUser()]);
-    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: me.token, body: { locked: true, hide_favorites: false } });
+    await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: me.token,
+      body: { locked: true, hide_favorites: false },
+    });
     await act(`/api/v1/accounts/${friend.id}/follow`, me);
     await act(`/api/v1/accounts/${me.id}/follow`, friend);
     await act(`/api/v1/follow_requests/${friend.id}/authorize`, me);
@@ -153,7 +169,10 @@ describe("query plans of list and timeline routes", () => {
     const first = await post(friend, { status: "#plans first", visibility: "public" });
     const withMedia = await post(friend, { status: `#plans picture @${me.username}`, media_ids: [media.id] });
     const reply = await post(me, { status: `@${friend.username} a reply #plans`, in_reply_to_id: first.id });
-    const replyToReply = await post(friend, { status: `@${me.username} a reply to the reply`, in_reply_to_id: reply.id });
+    const replyToReply = await post(friend, {
+      status: `@${me.username} a reply to the reply`,
+      in_reply_to_id: reply.id,
+    });
     await post(me, { status: `@${friend.username} and down again`, in_reply_to_id: replyToReply.id });
     await post(friend, { status: "followers only", visibility: "private" });
     await post(friend, { status: "quiet", visibility: "unlisted" });
@@ -165,13 +184,28 @@ describe("query plans of list and timeline routes", () => {
     await act(`/api/v1/statuses/${withMedia.id}/bookmark`, me);
     await act(`/api/v1/statuses/${mine.id}/favourite`, friend);
     await act(`/api/v1/statuses/${mine.id}/reblog`, friend);
-    await json(`/api/v1/pleroma/statuses/${first.id}/reactions/${encodeURIComponent("👍")}`, { method: "PUT", token: me.token });
+    await json(`/api/v1/pleroma/statuses/${first.id}/reactions/${encodeURIComponent("👍")}`, {
+      method: "PUT",
+      token: me.token,
+    });
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "plans" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [friend.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: me.token,
+      body: { account_ids: [friend.id] },
+    });
     await act("/api/v1/tags/plans/follow", me);
     await act("/api/v1/tags/plans2/follow", me);
     const [newest] = await json("/api/v1/notifications?limit=1", { token: me.token });
-    Object.assign(ids, { notification: newest.id, first: first.id, withMedia: withMedia.id, reply: reply.id, replyToReply: replyToReply.id, mine: mine.id, list: list.id });
+    Object.assign(ids, {
+      notification: newest.id,
+      first: first.id,
+      withMedia: withMedia.id,
+      reply: reply.id,
+      replyToReply: replyToReply.id,
+      mine: mine.id,
+      list: list.id,
+    });
   });
 
   /** Routes read as `me` (signed in), then anonymously; the page walks of the second list must not sort. */
@@ -221,7 +255,12 @@ describe("query plans of list and timeline routes", () => {
       "/api/v1/followed_tags",
     ];
   };
-  const unsorted = () => ["/api/v1/timelines/public", "/api/v1/timelines/public?local=true", "/api/v1/timelines/tag/plans", `/api/v1/accounts/${friend.id}/statuses`];
+  const unsorted = () => [
+    "/api/v1/timelines/public",
+    "/api/v1/timelines/public?local=true",
+    "/api/v1/timelines/tag/plans",
+    `/api/v1/accounts/${friend.id}/statuses`,
+  ];
 
   it("no statement of these routes walks a whole table", async () => {
     for (const route of signedIn()) explained.set(route, await explainRoute(route, me));
@@ -245,7 +284,9 @@ describe("query plans of list and timeline routes", () => {
       if (!statements) return [`${route}: not read by the first test`];
       const page = statements.find((s) => pageWalk(s.plan).length);
       if (!page) return [`${route}: no statement materialises a page`];
-      return pageWalk(page.plan).includes("USE TEMP B-TREE FOR ORDER BY") ? [describeStatement(route, page, "the page walk sorts")] : [];
+      return pageWalk(page.plan).includes("USE TEMP B-TREE FOR ORDER BY")
+        ? [describeStatement(route, page, "the page walk sorts")]
+        : [];
     });
     expect(problems.join("\n\n")).toBe("");
   });
@@ -279,16 +320,30 @@ describe("query plans of list and timeline routes", () => {
     // An unindexed column, named plainly, through an alias, and after a comma join this reader does not resolve.
     expect(await walks("SELECT id FROM statuses WHERE spoiler_text = ?", "x")).toEqual(["SCAN statuses"]);
     expect(await walks("SELECT s.id FROM statuses s WHERE s.spoiler_text = ?", "x")).toEqual(["SCAN s"]);
-    expect(await walks("SELECT s.id FROM accounts a, statuses s WHERE s.spoiler_text = ? AND a.id = s.account_id", "x")).toContain("SCAN s");
+    expect(
+      await walks("SELECT s.id FROM accounts a, statuses s WHERE s.spoiler_text = ? AND a.id = s.account_id", "x"),
+    ).toContain("SCAN s");
     // A whole index, and a mostly-NULL column's index walked for its NULLs.
-    expect(await walks("SELECT account_id FROM statuses INDEXED BY statuses_account")).toEqual(["SCAN statuses USING COVERING INDEX statuses_account"]);
+    expect(await walks("SELECT account_id FROM statuses INDEXED BY statuses_account")).toEqual([
+      "SCAN statuses USING COVERING INDEX statuses_account",
+    ]);
     expect(await walks("SELECT s.id FROM statuses s WHERE s.reblog_of_id IS NULL")).toHaveLength(1);
     // What the routes do is fine: a key look-up, an index range, a CTE, json_each.
     expect(await walks("SELECT id FROM statuses WHERE id = ?", "x")).toEqual([]);
-    expect(await walks("SELECT id FROM statuses WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT 20", "a", "b")).toEqual([]);
-    expect(await walks("WITH page(id) AS MATERIALIZED (SELECT value FROM json_each(?)) SELECT s.id FROM page JOIN statuses s ON s.id = page.id", "[]")).toEqual([]);
+    expect(
+      await walks("SELECT id FROM statuses WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT 20", "a", "b"),
+    ).toEqual([]);
+    expect(
+      await walks(
+        "WITH page(id) AS MATERIALIZED (SELECT value FROM json_each(?)) SELECT s.id FROM page JOIN statuses s ON s.id = page.id",
+        "[]",
+      ),
+    ).toEqual([]);
     // A page that sorts is caught by the page-walk check.
-    const sorted = await planOf({ sql: "WITH page(id) AS MATERIALIZED (SELECT id FROM statuses WHERE account_id = ? ORDER BY created_at DESC LIMIT 20) SELECT id FROM page", params: ["a"] });
+    const sorted = await planOf({
+      sql: "WITH page(id) AS MATERIALIZED (SELECT id FROM statuses WHERE account_id = ? ORDER BY created_at DESC LIMIT 20) SELECT id FROM page",
+      params: ["a"],
+    });
     expect(pageWalk(sorted)).toContain("USE TEMP B-TREE FOR ORDER BY");
   });
 });

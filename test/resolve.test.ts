@@ -72,7 +72,12 @@ describe("resolving a Mastodon actor", () => {
     expect(a.bot).toBe(false);
     expect(a.created_at).toBe("2016-03-16T00:00:00.000Z");
     expect(a.emojis).toEqual([
-      { shortcode: "verified", url: `https://files.${h}/custom_emojis/images/000/000/001/original/verified.png`, static_url: `https://files.${h}/custom_emojis/images/000/000/001/original/verified.png`, visible_in_picker: false },
+      {
+        shortcode: "verified",
+        url: `https://files.${h}/custom_emojis/images/000/000/001/original/verified.png`,
+        static_url: `https://files.${h}/custom_emojis/images/000/000/001/original/verified.png`,
+        visible_in_picker: false,
+      },
     ]);
     expect(a.fields.map((f: any) => f.name)).toEqual(["Patreon", "Pronouns"]);
     expect(a.fields[0].value).toContain('href="https://www.patreon.com/mastodon"');
@@ -86,7 +91,11 @@ describe("resolving a Mastodon actor", () => {
     expect(net.fetched[0]).toBe(`https://${h}/.well-known/webfinger?resource=acct%3AGargron%40${h}`);
     expect(net.fetched).toContain(`https://${h}/users/Gargron/followers`);
     const row = await dbRow(`https://${h}/users/Gargron`);
-    expect(row).toMatchObject({ domain: h, inbox_url: `https://${h}/users/Gargron/inbox`, shared_inbox_url: `https://${h}/inbox` });
+    expect(row).toMatchObject({
+      domain: h,
+      inbox_url: `https://${h}/users/Gargron/inbox`,
+      shared_inbox_url: `https://${h}/inbox`,
+    });
     expect(row!.fetched_at).toBeGreaterThan(Date.now() - 60_000);
 
     // The profile and its (stored) statuses through the client API.
@@ -109,7 +118,10 @@ describe("resolving a Mastodon actor", () => {
     const { accounts, statuses, hashtags } = await search(me, actor.id);
     expect(accounts.map((a) => a.acct)).toEqual([`Gargron@${h}`]);
     expect([statuses, hashtags]).toEqual([[], []]);
-    const byProfile = await json(`/api/v1/accounts/search?q=${encodeURIComponent(`https://${h}/@Gargron`)}&resolve=true`, { instance: A, token: me.token });
+    const byProfile = await json(
+      `/api/v1/accounts/search?q=${encodeURIComponent(`https://${h}/@Gargron`)}&resolve=true`,
+      { instance: A, token: me.token },
+    );
     expect(byProfile.map((a: any) => a.id)).toEqual([accounts[0].id]);
   });
 
@@ -143,10 +155,19 @@ describe("other servers' actors", () => {
     const found = await json(`/api/v1/accounts/search?q=@lain@${h}&resolve=true`, { instance: A, token: me.token });
     expect(found).toHaveLength(1);
     const a = valid(AccountSchema, found[0]);
-    expect(a).toMatchObject({ username: "lain", acct: `lain@${h}`, locked: true, discoverable: false, url: `https://${h}/users/lain`, display_name: "lain :blobcat:" });
+    expect(a).toMatchObject({
+      username: "lain",
+      acct: `lain@${h}`,
+      locked: true,
+      discoverable: false,
+      url: `https://${h}/users/lain`,
+      display_name: "lain :blobcat:",
+    });
     expect(a.emojis.map((e) => [e.shortcode, e.url])).toEqual([["blobcat", `https://${h}/emoji/blobcat.png`]]);
     expect(a.avatar).toBe(`https://${h}/media/a1b2c3/avatar.png`);
-    expect(a.fields).toEqual([{ name: "Website", value: expect.stringContaining(`href="https://lain.test"`), verified_at: null }]);
+    expect(a.fields).toEqual([
+      { name: "Website", value: expect.stringContaining(`href="https://lain.test"`), verified_at: null },
+    ]);
     expect([a.followers_count, a.following_count, a.statuses_count]).toEqual([12, 34, 5678]);
     expect(net.fetched).toContain(`https://${h}/schemas/litepub-0.1.jsonld`);
   });
@@ -156,8 +177,17 @@ describe("other servers' actors", () => {
     const h = host("misskey");
     const actor = actorFixture("misskey", h);
     serve(actorServer(actor, { followers: 7, following: 8, outbox: 9 }));
-    const a = valid(AccountSchema, await json(`/api/v1/accounts/lookup?acct=syuilo@${h}`, { instance: A, token: me.token }));
-    expect(a).toMatchObject({ username: "syuilo", acct: `syuilo@${h}`, url: `https://${h}/@syuilo`, display_name: "しゅいろ", locked: false });
+    const a = valid(
+      AccountSchema,
+      await json(`/api/v1/accounts/lookup?acct=syuilo@${h}`, { instance: A, token: me.token }),
+    );
+    expect(a).toMatchObject({
+      username: "syuilo",
+      acct: `syuilo@${h}`,
+      url: `https://${h}/@syuilo`,
+      display_name: "しゅいろ",
+      locked: false,
+    });
     expect(a.pleroma.ap_id).toBe(`https://${h}/users/9gr8xsm1sa`);
     expect(a.note).toContain("Misskey の開発者です");
     expect(a.fields.map((f) => f.name)).toEqual(["GitHub"]);
@@ -170,8 +200,19 @@ describe("other servers' actors", () => {
     const h = host("gts");
     const actor = actorFixture("gotosocial", h);
     serve(actorServer(actor, { followers: null, following: null, outbox: null }));
-    const a = valid(AccountSchema, await json(`/api/v1/accounts/lookup?acct=tobi@${h}`, { instance: A, token: me.token }));
-    expect(a).toMatchObject({ username: "tobi", acct: `tobi@${h}`, locked: true, discoverable: true, followers_count: 0, statuses_count: 0, note: "<p>I&#39;m tobi, a GoToSocial sloth.</p>" });
+    const a = valid(
+      AccountSchema,
+      await json(`/api/v1/accounts/lookup?acct=tobi@${h}`, { instance: A, token: me.token }),
+    );
+    expect(a).toMatchObject({
+      username: "tobi",
+      acct: `tobi@${h}`,
+      locked: true,
+      discoverable: true,
+      followers_count: 0,
+      statuses_count: 0,
+      note: "<p>I&#39;m tobi, a GoToSocial sloth.</p>",
+    });
     expect(a.pleroma.also_known_as).toEqual(["https://mastodon.test/users/tobi"]);
     const row = await dbRow(actor.id);
     expect([row!.inbox_url, row!.shared_inbox_url]).toEqual([`https://${h}/users/tobi/inbox`, null]);
@@ -182,7 +223,9 @@ describe("other servers' actors", () => {
     const h = `${host("port")}:8443`;
     serve(actorServer(actorFixture("mastodon", h)));
     const { accounts } = await search(me, `Gargron@${h}`);
-    expect(accounts.map((a) => [a.acct, a.fqn, a.url])).toEqual([[`Gargron@${h}`, `Gargron@${h}`, `https://${h}/@Gargron`]]);
+    expect(accounts.map((a) => [a.acct, a.fqn, a.url])).toEqual([
+      [`Gargron@${h}`, `Gargron@${h}`, `https://${h}/@Gargron`],
+    ]);
     // Found again by that acct, stored.
     const again = await json(`/api/v1/accounts/lookup?acct=Gargron@${h}`, { instance: A });
     expect(again.id).toBe(accounts[0].id);
@@ -194,8 +237,16 @@ describe("other servers' actors", () => {
     const actor = actorFixture("mastodon", h);
     actor.name = "N".repeat(5000);
     actor.summary = `<p>${"b".repeat(60_000)}</p>`;
-    actor.attachment = Array.from({ length: 100 }, (_, i) => ({ type: "PropertyValue", name: `f${i}${"x".repeat(400)}`, value: "v".repeat(10_000) }));
-    actor.tag = Array.from({ length: 200 }, (_, i) => ({ type: "Emoji", name: `:e${i}:`, icon: { type: "Image", url: `https://${h}/e/${i}.png` } }));
+    actor.attachment = Array.from({ length: 100 }, (_, i) => ({
+      type: "PropertyValue",
+      name: `f${i}${"x".repeat(400)}`,
+      value: "v".repeat(10_000),
+    }));
+    actor.tag = Array.from({ length: 200 }, (_, i) => ({
+      type: "Emoji",
+      name: `:e${i}:`,
+      icon: { type: "Image", url: `https://${h}/e/${i}.png` },
+    }));
     serve(actorServer(actor));
     const [a] = (await search(me, `Gargron@${h}`)).accounts;
     expect(a.display_name.length).toBeLessThanOrEqual(200);
@@ -213,7 +264,10 @@ describe("refusals", () => {
     const strict = { instance: A, token: me.token, vars: { ALLOW_PRIVATE_ADDRESS: "false" } };
     fake = fakeFediverse({
       dns: { "evil.example": ["93.184.215.21"], "inside.example": ["10.1.2.3"] },
-      handles: { "mallory@evil.example": "https://inside.example/users/mallory", "eve@evil.example": "http://127.0.0.1/users/eve" },
+      handles: {
+        "mallory@evil.example": "https://inside.example/users/mallory",
+        "eve@evil.example": "http://127.0.0.1/users/eve",
+      },
       docs: {
         "https://inside.example/users/mallory": actorFixture("mastodon", "inside.example"),
         "http://127.0.0.1/users/eve": actorFixture("mastodon", "127.0.0.1"),
@@ -233,7 +287,10 @@ describe("refusals", () => {
     const liar = host("liar");
     const victim = host("victim");
     const forged = actorFixture("mastodon", victim); // id https://victim/users/Gargron
-    fake = fakeFediverse({ handles: { [`Gargron@${liar}`]: `https://${liar}/users/Gargron` }, docs: { [`https://${liar}/users/Gargron`]: forged } });
+    fake = fakeFediverse({
+      handles: { [`Gargron@${liar}`]: `https://${liar}/users/Gargron` },
+      docs: { [`https://${liar}/users/Gargron`]: forged },
+    });
     expect((await search(me, `Gargron@${liar}`)).accounts).toEqual([]);
     expect((await search(me, `https://${liar}/users/Gargron`)).accounts).toEqual([]);
     expect(await dbRow(`https://${victim}/users/Gargron`)).toBeNull();
@@ -248,12 +305,18 @@ describe("staleness", () => {
     const actor = actorFixture("mastodon", h);
     const net = serve(actorServer(actor, { followers: 1, following: 1, outbox: 1 }));
     const [first] = (await search(me, `Gargron@${h}`)).accounts;
-    const age = () => env.DB.prepare("UPDATE accounts SET fetched_at = ? WHERE uri = ?").bind(Date.now() - 3 * 24 * 3600_000, actor.id).run();
+    const age = () =>
+      env.DB.prepare("UPDATE accounts SET fetched_at = ? WHERE uri = ?")
+        .bind(Date.now() - 3 * 24 * 3600_000, actor.id)
+        .run();
 
     await age();
     net.docs.set(actor.id, { ...actor, name: "Renamed" });
     net.fetched.length = 0;
-    const refreshed = valid(AccountSchema, await json(`/api/v1/accounts/lookup?acct=Gargron@${h}`, { instance: A, token: me.token }));
+    const refreshed = valid(
+      AccountSchema,
+      await json(`/api/v1/accounts/lookup?acct=Gargron@${h}`, { instance: A, token: me.token }),
+    );
     expect(refreshed.id).toBe(first.id);
     expect(refreshed.display_name).toBe("Renamed");
     // A known account is refreshed from its id: no WebFinger.
@@ -261,7 +324,10 @@ describe("staleness", () => {
 
     await age();
     net.docs.set(actor.id, () => new Response("down", { status: 503 }));
-    const kept = valid(AccountSchema, await json(`/api/v1/accounts/lookup?acct=Gargron@${h}`, { instance: A, token: me.token }));
+    const kept = valid(
+      AccountSchema,
+      await json(`/api/v1/accounts/lookup?acct=Gargron@${h}`, { instance: A, token: me.token }),
+    );
     expect([kept.id, kept.display_name]).toEqual([first.id, "Renamed"]);
     expect((await search(me, `Gargron@${h}`)).accounts.map((a) => a.id)).toEqual([first.id]);
   });
@@ -270,7 +336,11 @@ describe("staleness", () => {
   async function timed(path: string, token: string, vars: Record<string, string>) {
     const ctx = createExecutionContext();
     const started = Date.now();
-    const res = await worker.fetch(new Request(`${A.origin}${path}`, { headers: { Authorization: `Bearer ${token}` } }), { ...A.bindings, ...vars } as typeof env, ctx);
+    const res = await worker.fetch(
+      new Request(`${A.origin}${path}`, { headers: { Authorization: `Bearer ${token}` } }),
+      { ...A.bindings, ...vars } as typeof env,
+      ctx,
+    );
     const waited = Date.now() - started;
     await waitOnExecutionContext(ctx);
     return { res, waited };
@@ -279,9 +349,14 @@ describe("staleness", () => {
   it("a server that never answers does not hold the request for long (RESOLVE_TIMEOUT_MS), nor the work after it", async () => {
     const me = await user();
     const h = host("slow");
-    fake = fakeFediverse({ handles: { [`sloth@${h}`]: `https://${h}/users/sloth` }, docs: { [`https://${h}/users/sloth`]: () => new Promise<Response>(() => {}) } });
+    fake = fakeFediverse({
+      handles: { [`sloth@${h}`]: `https://${h}/users/sloth` },
+      docs: { [`https://${h}/users/sloth`]: () => new Promise<Response>(() => {}) },
+    });
     const started = Date.now();
-    const { res, waited } = await timed(`/api/v1/accounts/lookup?acct=sloth@${h}`, me.token, { RESOLVE_TIMEOUT_MS: "300" });
+    const { res, waited } = await timed(`/api/v1/accounts/lookup?acct=sloth@${h}`, me.token, {
+      RESOLVE_TIMEOUT_MS: "300",
+    });
     expect(res.status).toBe(404);
     expect(waited).toBeGreaterThanOrEqual(250);
     expect(waited).toBeLessThan(2_000);
@@ -296,10 +371,19 @@ describe("staleness", () => {
     const server = actorServer(actor);
     const doc = server.docs[actor.id];
     // The actor document comes 600 ms late (a new server making its keys on its first fetch, say).
-    server.docs[actor.id] = () => new Promise<Response>((resolve) => setTimeout(() => resolve(new Response(JSON.stringify(doc), { headers: { "Content-Type": "application/activity+json" } })), 600));
+    server.docs[actor.id] = () =>
+      new Promise<Response>((resolve) =>
+        setTimeout(
+          () =>
+            resolve(new Response(JSON.stringify(doc), { headers: { "Content-Type": "application/activity+json" } })),
+          600,
+        ),
+      );
     serve(server);
     const q = encodeURIComponent(`Gargron@${h}`);
-    const first = await timed(`/api/v2/search?q=${q}&resolve=true&type=accounts`, me.token, { RESOLVE_TIMEOUT_MS: "300" });
+    const first = await timed(`/api/v2/search?q=${q}&resolve=true&type=accounts`, me.token, {
+      RESOLVE_TIMEOUT_MS: "300",
+    });
     expect(first.res.status).toBe(200);
     expect((await first.res.json<{ accounts: unknown[] }>()).accounts).toEqual([]);
     expect(first.waited).toBeLessThan(600);
@@ -317,14 +401,27 @@ describe("mentions", () => {
     const actor = actorFixture("mastodon", h);
     serve(actorServer(actor));
     const gone = host("gone");
-    const s = valid(StatusSchema, await json("/api/v1/statuses", { instance: A, token: me.token, body: { status: `hi @Gargron@${h} and @nobody@${gone}`, visibility: "direct" } }));
+    const s = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        instance: A,
+        token: me.token,
+        body: { status: `hi @Gargron@${h} and @nobody@${gone}`, visibility: "direct" },
+      }),
+    );
     const account = await dbRow(actor.id);
     expect(account).not.toBeNull();
-    expect(s.mentions).toEqual([{ id: account!.id, username: "Gargron", acct: `Gargron@${h}`, url: `https://${h}/@Gargron` }]);
-    expect(s.content).toContain(`<a class="u-url mention" data-user="${account!.id}" href="https://${h}/@Gargron" rel="ugc">@<span>Gargron@${h}</span></a>`);
+    expect(s.mentions).toEqual([
+      { id: account!.id, username: "Gargron", acct: `Gargron@${h}`, url: `https://${h}/@Gargron` },
+    ]);
+    expect(s.content).toContain(
+      `<a class="u-url mention" data-user="${account!.id}" href="https://${h}/@Gargron" rel="ugc">@<span>Gargron@${h}</span></a>`,
+    );
     expect(s.content).toContain(`@nobody@${gone}`);
     expect(s.content).not.toContain(`href="https://${gone}`);
-    const rcpt = await env.DB.prepare("SELECT account_id, mention FROM status_recipients WHERE status_id = ?").bind(s.id).all();
+    const rcpt = await env.DB.prepare("SELECT account_id, mention FROM status_recipients WHERE status_id = ?")
+      .bind(s.id)
+      .all();
     expect(rcpt.results).toEqual([{ account_id: account!.id, mention: 1 }]);
   });
 
@@ -333,7 +430,10 @@ describe("mentions", () => {
     const hosts = Array.from({ length: 8 }, () => host("many"));
     const net = serve(...hosts.map((h) => actorServer(actorFixture("mastodon", h))));
     const text = hosts.map((h) => `@Gargron@${h}`).join(" ");
-    const s = valid(StatusSchema, await json("/api/v1/statuses", { instance: A, token: me.token, body: { status: text } }));
+    const s = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", { instance: A, token: me.token, body: { status: text } }),
+    );
     expect(s.mentions.map((m) => m.acct)).toEqual(hosts.slice(0, 5).map((h) => `Gargron@${h}`));
     expect(net.fetched.filter((u) => u.includes("/.well-known/webfinger")).length).toBe(5);
   });
@@ -342,8 +442,18 @@ describe("mentions", () => {
 describe("status URLs", () => {
   it("a stored status is found by its uri or url, under the visibility rules", async () => {
     const [author, other] = await Promise.all([user(), user()]);
-    const pub = valid(StatusSchema, await json("/api/v1/statuses", { instance: A, token: author.token, body: { status: "public words" } }));
-    const priv = valid(StatusSchema, await json("/api/v1/statuses", { instance: A, token: author.token, body: { status: "private words", visibility: "private" } }));
+    const pub = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", { instance: A, token: author.token, body: { status: "public words" } }),
+    );
+    const priv = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        instance: A,
+        token: author.token,
+        body: { status: "private words", visibility: "private" },
+      }),
+    );
     expect((await search(other, pub.url!)).statuses.map((s) => s.id)).toEqual([pub.id]);
     expect((await search(other, pub.uri)).statuses.map((s) => s.id)).toEqual([pub.id]);
     expect((await search(null, pub.uri)).statuses.map((s) => s.id)).toEqual([pub.id]);
@@ -374,12 +484,19 @@ describe("what a remote server cannot claim", () => {
     await search(me, `evil@${h}`);
     const row = await dbRow(localId);
     expect(row).toMatchObject({ domain: null, username: victim.username });
-    expect(valid(AccountSchema, await json(`/api/v1/accounts/${victim.id}`, { instance: A })).display_name).not.toBe("Not the victim");
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${victim.id}`, { instance: A })).display_name).not.toBe(
+      "Not the victim",
+    );
   });
 
   it("a second actor claiming a stored user@host under a new id is not stored, and storing it does not throw (the inbox would 500)", async () => {
     const h = host("recreated");
-    const person = (path: string) => new Person({ id: new URL(`https://${h}/users/${path}`), preferredUsername: "Gargron", inbox: new URL(`https://${h}/users/${path}/inbox`) });
+    const person = (path: string) =>
+      new Person({
+        id: new URL(`https://${h}/users/${path}`),
+        preferredUsername: "Gargron",
+        inbox: new URL(`https://${h}/users/${path}/inbox`),
+      });
     expect(await upsertActor(db(env), person("Gargron"))).toMatchObject({ username: "Gargron", domain: h });
     expect(await upsertActor(db(env), person("Gargron2"))).toBeNull();
     expect(await dbRow(`https://${h}/users/Gargron2`)).toBeNull();
@@ -389,12 +506,26 @@ describe("what a remote server cannot claim", () => {
 describe("status URLs of other servers", () => {
   it("A fetches and stores a public status of B named by its URL; a followers-only one stays unknown", async () => {
     const [me, bob] = await Promise.all([user(), registerUser({ instance: B })]);
-    const pub = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "a post worth finding" } }));
-    const priv = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "followers only", visibility: "private" } }));
+    const pub = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "a post worth finding" } }),
+    );
+    const priv = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        instance: B,
+        token: bob.token,
+        body: { status: "followers only", visibility: "private" },
+      }),
+    );
     routed = routeFetch();
     const found = (await search(me, pub.uri)).statuses;
     expect(found).toHaveLength(1);
-    expect(found[0]).toMatchObject({ uri: pub.uri, visibility: "public", account: { acct: `${bob.username}@b.example` } });
+    expect(found[0]).toMatchObject({
+      uri: pub.uri,
+      visibility: "public",
+      account: { acct: `${bob.username}@b.example` },
+    });
     expect(found[0]!.content).toContain("a post worth finding");
     // Stored: found again without fetching, by anyone, and readable through the API.
     routed.requests.length = 0;
@@ -404,10 +535,16 @@ describe("status URLs of other servers", () => {
     // B does not serve a followers-only status to anyone: nothing found, nothing stored.
     expect((await search(me, priv.uri)).statuses).toEqual([]);
     // Its page URL (`/notice/<id>`, HTML naming the object as its alternate) finds it too.
-    const paged = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "found by its page" } }));
+    const paged = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "found by its page" } }),
+    );
     expect((await search(me, paged.url!)).statuses.map((s) => s.uri)).toEqual([paged.uri]);
     // Without a token nothing is fetched.
-    const other = valid(StatusSchema, await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "another one" } }));
+    const other = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", { instance: B, token: bob.token, body: { status: "another one" } }),
+    );
     routed.requests.length = 0;
     expect((await search(null, other.uri)).statuses).toEqual([]);
     expect(routed.requests).toEqual([]);
@@ -422,9 +559,17 @@ describe("two instances", () => {
     const { accounts } = await search(me, `${bob.username}@b.example`);
     expect(accounts).toHaveLength(1);
     const a = accounts[0];
-    expect(a).toMatchObject({ acct: `${bob.username}@b.example`, url: `https://b.example/users/${bob.username}`, statuses_count: 1, followers_count: 0 });
+    expect(a).toMatchObject({
+      acct: `${bob.username}@b.example`,
+      url: `https://b.example/users/${bob.username}`,
+      statuses_count: 1,
+      followers_count: 0,
+    });
     expect(a.pleroma.is_local).toBe(false);
-    const rel = valid(RelationshipSchema, await json(`/api/v1/accounts/${a.id}/follow`, { instance: A, token: me.token, method: "POST" }));
+    const rel = valid(
+      RelationshipSchema,
+      await json(`/api/v1/accounts/${a.id}/follow`, { instance: A, token: me.token, method: "POST" }),
+    );
     expect(rel).toMatchObject({ id: a.id, following: false, requested: true });
   });
 });

@@ -15,9 +15,15 @@ describe("search", () => {
     const r = await json(`/api/v2/search?q=${word}&type=statuses`, { token: viewer.token });
     r.statuses.forEach((s: unknown) => valid(StatusSchema, s));
     expect(r.statuses.map((s: any) => s.id)).toEqual([unl.id, pub.id]);
-    expect((await json(`/api/v2/search?q=${word}&type=statuses`, { token: b.token })).statuses.map((s: any) => s.id)).toEqual([dm.id, unl.id, pub.id]);
-    expect((await json(`/api/v2/search?q=${word}&type=statuses`, { token: a.token })).statuses.map((s: any) => s.id)).toEqual([dm.id, priv.id, unl.id, pub.id]);
-    expect((await json(`/api/v2/search?q=${word.slice(0, 8)}%20crossing&type=statuses`)).statuses.map((s: any) => s.id)).toContain(pub.id);
+    expect(
+      (await json(`/api/v2/search?q=${word}&type=statuses`, { token: b.token })).statuses.map((s: any) => s.id),
+    ).toEqual([dm.id, unl.id, pub.id]);
+    expect(
+      (await json(`/api/v2/search?q=${word}&type=statuses`, { token: a.token })).statuses.map((s: any) => s.id),
+    ).toEqual([dm.id, priv.id, unl.id, pub.id]);
+    expect(
+      (await json(`/api/v2/search?q=${word.slice(0, 8)}%20crossing&type=statuses`)).statuses.map((s: any) => s.id),
+    ).toContain(pub.id);
     expect((await json(`/api/v2/search?q=${word}`)).statuses.map((s: any) => s.id)).not.toContain(other.id);
     // Deleted statuses leave the index.
     await json(`/api/v1/statuses/${pub.id}`, { method: "DELETE", token: a.token });
@@ -31,7 +37,11 @@ describe("search", () => {
     const stamp = Date.now().toString(36);
     const alice = await registerUser({ username: `alice${stamp}` });
     const alison = await registerUser({ username: `alison${stamp}` });
-    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: alison.token, body: { display_name: `Wonder ${stamp}` } });
+    await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: alison.token,
+      body: { display_name: `Wonder ${stamp}` },
+    });
     const found = await json(`/api/v1/accounts/search?q=ali`);
     expect(found.map((x: any) => x.id)).toEqual(expect.arrayContaining([alice.id, alison.id]));
     found.forEach((x: unknown) => valid(AccountSchema, x));
@@ -39,13 +49,20 @@ describe("search", () => {
     expect((await json(`/api/v1/accounts/search?q=wonder ${stamp}`)).map((x: any) => x.id)).toEqual([alison.id]);
     // following=true keeps only the accounts the viewer follows.
     await json(`/api/v1/accounts/${alice.id}/follow`, { method: "POST", token: alison.token });
-    expect((await json(`/api/v1/accounts/search?q=ali&following=true`, { token: alison.token })).map((x: any) => x.id)).toEqual([alice.id]);
+    expect(
+      (await json(`/api/v1/accounts/search?q=ali&following=true`, { token: alison.token })).map((x: any) => x.id),
+    ).toEqual([alice.id]);
     // Pleroma-FE's list editor repeats the parameter (`following=true&following=accounts`): taken as Pleroma does.
-    const listEditor = await json(`/api/v2/search?q=ali&resolve=false&limit=20&following=true&following=accounts&type=accounts`, { token: alison.token });
+    const listEditor = await json(
+      `/api/v2/search?q=ali&resolve=false&limit=20&following=true&following=accounts&type=accounts`,
+      { token: alison.token },
+    );
     expect(listEditor.accounts.map((x: any) => x.id)).toEqual([alice.id]);
     // Blocked either way: not found.
     await json(`/api/v1/accounts/${alison.id}/block`, { method: "POST", token: alice.token });
-    expect((await json(`/api/v1/accounts/search?q=ali${"son"}${stamp}`, { token: alice.token })).map((x: any) => x.id)).toEqual([]);
+    expect(
+      (await json(`/api/v1/accounts/search?q=ali${"son"}${stamp}`, { token: alice.token })).map((x: any) => x.id),
+    ).toEqual([]);
 
     const tag = `tag${stamp}`;
     await post(alice, { status: `#${tag} #${tag}b` });

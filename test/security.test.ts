@@ -10,15 +10,30 @@ import { call, freshIp, json, makeApp, registerUser, valid, type TestApp, type T
 
 const REDIRECT = "https://client.example/callback";
 
-const passwordGrant = (user: TestUser, password: string, ip: string, extra: Record<string, string> = {}, vars?: Record<string, string>) =>
+const passwordGrant = (
+  user: TestUser,
+  password: string,
+  ip: string,
+  extra: Record<string, string> = {},
+  vars?: Record<string, string>,
+) =>
   call("/oauth/token", {
-    body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: user.username, password, ...extra },
+    body: {
+      grant_type: "password",
+      client_id: user.app.client_id,
+      client_secret: user.app.client_secret,
+      username: user.username,
+      password,
+      ...extra,
+    },
     headers: { "cf-connecting-ip": ip },
     vars,
   });
 
 const basic = (login: string, password: string, ip: string) =>
-  call("/api/v1/accounts/verify_credentials", { headers: { authorization: `Basic ${btoa(`${login}:${password}`)}`, "cf-connecting-ip": ip } });
+  call("/api/v1/accounts/verify_credentials", {
+    headers: { authorization: `Basic ${btoa(`${login}:${password}`)}`, "cf-connecting-ip": ip },
+  });
 
 /** A 429 as Pleroma answers it, with a Retry-After within the window. */
 async function expectThrottled(res: Response, windowSeconds: number) {
@@ -27,7 +42,8 @@ async function expectThrottled(res: Response, windowSeconds: number) {
   expect(Number.isInteger(retry)).toBe(true);
   expect(retry).toBeGreaterThan(0);
   expect(retry).toBeLessThanOrEqual(windowSeconds);
-  if (res.headers.get("content-type")?.startsWith("application/json")) expect(await res.json()).toEqual({ error: "Throttled" });
+  if (res.headers.get("content-type")?.startsWith("application/json"))
+    expect(await res.json()).toEqual({ error: "Throttled" });
 }
 
 /** Loads the authorize page like a browser, returning its form fields and cookie. */
@@ -38,11 +54,19 @@ async function authorizeForm(app: TestApp, ip: string, origin = "http://localhos
   const html = await page.text();
   const cookie = page.headers.get("set-cookie")!.split(";")[0];
   const fields = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields.set(m[1], m[2].replace(/&amp;/g, "&"));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields.set(m[1], m[2].replace(/&amp;/g, "&"));
   return { fields, cookie, page };
 }
 
-async function submit(app: TestApp, user: TestUser, password: string, ip: string, origin = "http://localhost", vars?: Record<string, string>) {
+async function submit(
+  app: TestApp,
+  user: TestUser,
+  password: string,
+  ip: string,
+  origin = "http://localhost",
+  vars?: Record<string, string>,
+) {
   const { fields, cookie } = await authorizeForm(app, ip, origin);
   fields.set("username", user.username);
   fields.set("password", password);
@@ -53,11 +77,20 @@ async function submit(app: TestApp, user: TestUser, password: string, ip: string
 describe("refresh grant", () => {
   it("cannot widen a token's scopes: a read token refreshed with scope=write is refused and still cannot post", async () => {
     const user = await registerUser();
-    const read = valid(TokenSchema, await (await passwordGrant(user, user.password, freshIp(), { scope: "read" })).json());
+    const read = valid(
+      TokenSchema,
+      await (await passwordGrant(user, user.password, freshIp(), { scope: "read" })).json(),
+    );
     expect(read.scope).toBe("read");
     const refresh = (scope?: string) =>
       json("/oauth/token", {
-        body: { grant_type: "refresh_token", client_id: user.app.client_id, client_secret: user.app.client_secret, refresh_token: read.refresh_token, ...(scope ? { scope } : {}) },
+        body: {
+          grant_type: "refresh_token",
+          client_id: user.app.client_id,
+          client_secret: user.app.client_secret,
+          refresh_token: read.refresh_token,
+          ...(scope ? { scope } : {}),
+        },
         status: scope === undefined || scope === "read" || scope.startsWith("read:") ? 200 : 400,
       });
     for (const scope of ["write", "read write", "follow", "write:statuses"]) {
@@ -76,7 +109,13 @@ describe("refresh grant", () => {
     const user = await registerUser();
     const full = valid(TokenSchema, await (await passwordGrant(user, user.password, freshIp())).json());
     const narrow = await json("/oauth/token", {
-      body: { grant_type: "refresh_token", client_id: user.app.client_id, client_secret: user.app.client_secret, refresh_token: full.refresh_token, scope: "read:accounts" },
+      body: {
+        grant_type: "refresh_token",
+        client_id: user.app.client_id,
+        client_secret: user.app.client_secret,
+        refresh_token: full.refresh_token,
+        scope: "read:accounts",
+      },
     });
     expect(narrow.scope).toBe("read:accounts");
     await json("/api/v1/accounts/verify_credentials", { token: narrow.access_token });
@@ -110,7 +149,9 @@ describe("password checks are throttled", () => {
     // Another account from the same addresses is not locked.
     expect((await passwordGrant(bystander, bystander.password, ips[0], {}, vars)).status).toBe(200);
     // The window is bounded: once it has passed, the owner signs in again.
-    await env.DB.prepare("UPDATE rate_limits SET window_start = window_start - 301000 WHERE key = ?").bind(`login:name:${user.username.toLowerCase()}`).run();
+    await env.DB.prepare("UPDATE rate_limits SET window_start = window_start - 301000 WHERE key = ?")
+      .bind(`login:name:${user.username.toLowerCase()}`)
+      .run();
     expect((await passwordGrant(user, user.password, freshIp(), {}, vars)).status).toBe(200);
   });
 
@@ -137,7 +178,8 @@ describe("password checks are throttled", () => {
     expect((await passwordGrant(user, "guess", freshIp(), { username: user.email }, vars)).status).toBe(400);
     // A login that names nobody is throttled exactly alike.
     const nobody = `nobody${Date.now()}`;
-    for (let i = 0; i < 3; i++) expect((await passwordGrant(user, "guess", freshIp(), { username: nobody }, vars)).status).toBe(400);
+    for (let i = 0; i < 3; i++)
+      expect((await passwordGrant(user, "guess", freshIp(), { username: nobody }, vars)).status).toBe(400);
     await expectThrottled(await passwordGrant(user, "guess", freshIp(), { username: nobody }, vars), 300);
   });
 
@@ -146,12 +188,21 @@ describe("password checks are throttled", () => {
     const ip = freshIp();
     const huge = "x".repeat(200_000);
     const grant = await call("/oauth/token", {
-      body: { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: huge, password: "p" },
+      body: {
+        grant_type: "password",
+        client_id: user.app.client_id,
+        client_secret: user.app.client_secret,
+        username: huge,
+        password: "p",
+      },
       headers: { "cf-connecting-ip": ip },
     });
     expect(grant.status).toBe(400);
     expect((await basic("y".repeat(20_000), "p", ip)).status).toBe(403);
-    const resend = await call("/api/v1/pleroma/accounts/confirmation_resend", { body: { email: huge }, headers: { "cf-connecting-ip": ip } });
+    const resend = await call("/api/v1/pleroma/accounts/confirmation_resend", {
+      body: { email: huge },
+      headers: { "cf-connecting-ip": ip },
+    });
     expect(resend.status).toBeLessThan(500);
   });
 
@@ -191,10 +242,12 @@ describe("password checks are throttled", () => {
     const send = (ip: string, body: Record<string, string>) =>
       call("/api/v1/pleroma/accounts/confirmation_resend", { body, headers: { "cf-connecting-ip": ip } });
     const ip = freshIp();
-    for (let i = 0; i < 5; i++) expect((await send(ip, { email: `nobody${i}-${ip}@example.com` })).status).toBeLessThan(300);
+    for (let i = 0; i < 5; i++)
+      expect((await send(ip, { email: `nobody${i}-${ip}@example.com` })).status).toBeLessThan(300);
     await expectThrottled(await send(ip, { email: `another-${ip}@example.com` }), 8640);
     // Per recipient: one address asked for from many places.
-    for (let i = 0; i < 5; i++) expect((await send(freshIp(), { email: user.email.toUpperCase() })).status).toBeLessThan(300);
+    for (let i = 0; i < 5; i++)
+      expect((await send(freshIp(), { email: user.email.toUpperCase() })).status).toBeLessThan(300);
     await expectThrottled(await send(freshIp(), { email: user.email }), 8640);
     expect((await send(freshIp(), { nickname: `someone_else_${Date.now()}` })).status).toBeLessThan(300);
     // The OpenAPI document says so.
@@ -222,7 +275,17 @@ describe("timing tells nothing about which nicknames and addresses exist", () =>
   it("a wrong password costs the same statements for a real nickname or e-mail as for an unknown one, throttled or not", async () => {
     const user = await registerUser();
     const grant = (login: string, ip: string) =>
-      beforeAnswer("/oauth/token", { grant_type: "password", client_id: user.app.client_id, client_secret: user.app.client_secret, username: login, password: "not it" }, ip);
+      beforeAnswer(
+        "/oauth/token",
+        {
+          grant_type: "password",
+          client_id: user.app.client_id,
+          client_secret: user.app.client_secret,
+          username: login,
+          password: "not it",
+        },
+        ip,
+      );
     for (const [real, unknown] of [
       [user.username, `nobody${Date.now()}`],
       [user.email, `nobody${Date.now()}@example.com`],
@@ -250,14 +313,20 @@ describe("timing tells nothing about which nicknames and addresses exist", () =>
     for (const path of ["/auth/password", "/api/v1/pleroma/accounts/confirmation_resend"]) {
       for (const field of ["email", "nickname"] as const) {
         const real = await beforeAnswer(path, { [field]: field === "email" ? user.email : user.username }, freshIp());
-        const unknown = await beforeAnswer(path, { [field]: field === "email" ? `nobody${Date.now()}@example.com` : `nobody${Date.now()}` }, freshIp());
+        const unknown = await beforeAnswer(
+          path,
+          { [field]: field === "email" ? `nobody${Date.now()}@example.com` : `nobody${Date.now()}` },
+          freshIp(),
+        );
         expect(real.status, `${path} ${field}`).toBe(204);
         expect(unknown.status, `${path} ${field}`).toBe(204);
         expect(real.sent, `${path} ${field}`).toEqual(unknown.sent);
       }
     }
     // The reset mail still goes out, after the answer.
-    const mail = await env.DB.prepare('SELECT subject FROM mail_outbox WHERE "to" = ? ORDER BY id DESC LIMIT 1').bind(user.email).first<{ subject: string }>();
+    const mail = await env.DB.prepare('SELECT subject FROM mail_outbox WHERE "to" = ? ORDER BY id DESC LIMIT 1')
+      .bind(user.email)
+      .first<{ subject: string }>();
     expect(mail?.subject).toBe("Password reset");
   });
 });
@@ -265,13 +334,19 @@ describe("timing tells nothing about which nicknames and addresses exist", () =>
 describe("credentials", () => {
   it("live in their own table: users holds no password hash or key, registration makes no signing key", async () => {
     const user = await registerUser();
-    const columns = (await env.DB.prepare("SELECT name FROM pragma_table_info('users')").all<{ name: string }>()).results.map((r) => r.name);
+    const columns = (
+      await env.DB.prepare("SELECT name FROM pragma_table_info('users')").all<{ name: string }>()
+    ).results.map((r) => r.name);
     expect(columns).not.toContain("password_hash");
     expect(columns).not.toContain("private_key");
-    const cred = await env.DB.prepare("SELECT password_hash, private_key FROM credentials WHERE account_id = ?").bind(user.id).first<{ password_hash: string; private_key: string | null }>();
+    const cred = await env.DB.prepare("SELECT password_hash, private_key FROM credentials WHERE account_id = ?")
+      .bind(user.id)
+      .first<{ password_hash: string; private_key: string | null }>();
     expect(cred!.password_hash).toMatch(/^pbkdf2-sha256\$/);
     expect(cred!.private_key).toBeNull();
-    const account = await env.DB.prepare("SELECT public_key FROM accounts WHERE id = ?").bind(user.id).first<{ public_key: string | null }>();
+    const account = await env.DB.prepare("SELECT public_key FROM accounts WHERE id = ?")
+      .bind(user.id)
+      .first<{ public_key: string | null }>();
     expect(account!.public_key).toBeNull();
   });
 
@@ -283,12 +358,15 @@ describe("credentials", () => {
     expect(a!.publicKey).toMatch(/^-----BEGIN PUBLIC KEY-----\n/);
     expect(b).toEqual(a);
     expect(await signingKey(d, user.id)).toEqual(a);
-    const stored = await env.DB.prepare("SELECT c.private_key, a.public_key FROM credentials c JOIN accounts a ON a.id = c.account_id WHERE c.account_id = ?")
+    const stored = await env.DB.prepare(
+      "SELECT c.private_key, a.public_key FROM credentials c JOIN accounts a ON a.id = c.account_id WHERE c.account_id = ?",
+    )
       .bind(user.id)
       .first<{ private_key: string; public_key: string }>();
     expect(stored).toEqual({ private_key: a!.privateKey, public_key: a!.publicKey });
     // The pair matches: what the private key signs, the public key verifies.
-    const der = (pem: string) => Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, "")), (ch) => ch.charCodeAt(0));
+    const der = (pem: string) =>
+      Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, "")), (ch) => ch.charCodeAt(0));
     const alg = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
     const priv = await crypto.subtle.importKey("pkcs8", der(a!.privateKey), alg, false, ["sign"]);
     const pub = await crypto.subtle.importKey("spki", der(a!.publicKey), alg, false, ["verify"]);
@@ -302,7 +380,8 @@ describe("credentials", () => {
 });
 
 describe("authorize page cookies and CSRF", () => {
-  const setCookies = (res: Response) => (res.headers.get("set-cookie") ?? "").split(/,\s*(?=[A-Za-z_]+=)/).filter(Boolean);
+  const setCookies = (res: Response) =>
+    (res.headers.get("set-cookie") ?? "").split(/,\s*(?=[A-Za-z_]+=)/).filter(Boolean);
   const cookieNamed = (res: Response, name: string) => setCookies(res).find((c) => c.startsWith(`${name}=`));
 
   it("sets the session cookie HttpOnly, SameSite=Lax, Path=/, and Secure over https", async () => {
@@ -345,7 +424,12 @@ describe("authorize page cookies and CSRF", () => {
     withoutField.delete("csrf_token");
     const wrong = new URLSearchParams(mine.fields);
     wrong.set("csrf_token", "x".repeat(32));
-    for (const res of [await post(withoutField, mine.cookie), await post(wrong, mine.cookie), await post(mine.fields), await post(theirs.fields, mine.cookie)]) {
+    for (const res of [
+      await post(withoutField, mine.cookie),
+      await post(wrong, mine.cookie),
+      await post(mine.fields),
+      await post(theirs.fields, mine.cookie),
+    ]) {
       expect(res.status).toBe(403);
       expect(res.headers.get("location")).toBeNull();
       expect(setCookies(res).some((c) => c.startsWith("_pleroma_key="))).toBe(false);

@@ -5,22 +5,48 @@ import { countingD1 } from "./d1-counter";
 import { BASE, call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
 
 const get = (path: string, user?: TestUser, status = 200) => json(path, { token: user?.token, status });
-const follow = (a: TestUser, b: TestUser) => json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: a.token });
-
+const follow = (a: TestUser, b: TestUser) =>
+  json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: a.token });
 
 describe("posting", () => {
   it("posts text with a mention, a hashtag and a link, and renders the whole Status", async () => {
     const [author, friend] = [await registerUser(), await registerUser()];
-    const s = valid(StatusSchema, await post(author, { status: `Hi @${friend.username} see https://example.org/a #Starling\nbye`, visibility: "public", language: "en" }));
+    const s = valid(
+      StatusSchema,
+      await post(author, {
+        status: `Hi @${friend.username} see https://example.org/a #Starling\nbye`,
+        visibility: "public",
+        language: "en",
+      }),
+    );
     expect(s.content).toBe(
       `Hi <span class="h-card"><a class="u-url mention" data-user="${friend.id}" href="${BASE}/users/${friend.username}" rel="ugc">@<span>${friend.username}</span></a></span> see ` +
         `<a href="https://example.org/a" rel="ugc nofollow noopener noreferrer" target="_blank">https://example.org/a</a> ` +
         `<a class="hashtag" data-tag="starling" href="${BASE}/tag/starling" rel="tag ugc">#Starling</a><br/>bye`,
     );
-    expect(s.mentions).toEqual([{ id: friend.id, username: friend.username, acct: friend.username, url: `${BASE}/users/${friend.username}` }]);
+    expect(s.mentions).toEqual([
+      { id: friend.id, username: friend.username, acct: friend.username, url: `${BASE}/users/${friend.username}` },
+    ]);
     expect(s.tags).toEqual([{ name: "starling", url: `${BASE}/tag/starling` }]);
-    expect(s).toMatchObject({ visibility: "public", language: "en", sensitive: false, spoiler_text: "", replies_count: 0, reblog: null, application: { name: "Test client", website: null } });
-    expect(s.pleroma).toMatchObject({ local: true, conversation_id: s.id, in_reply_to_account_acct: null, thread_muted: false, emoji_reactions: [], parent_visible: true, pinned_at: null, expires_at: null });
+    expect(s).toMatchObject({
+      visibility: "public",
+      language: "en",
+      sensitive: false,
+      spoiler_text: "",
+      replies_count: 0,
+      reblog: null,
+      application: { name: "Test client", website: null },
+    });
+    expect(s.pleroma).toMatchObject({
+      local: true,
+      conversation_id: s.id,
+      in_reply_to_account_acct: null,
+      thread_muted: false,
+      emoji_reactions: [],
+      parent_visible: true,
+      pinned_at: null,
+      expires_at: null,
+    });
     expect(s.pleroma.content["text/plain"]).toBe(`Hi @${friend.username} see https://example.org/a #Starling\nbye`);
     expect(s.uri).toBe(`${BASE}/objects/${s.id}`);
     expect((await get(`/api/v1/accounts/${author.id}`)).statuses_count).toBe(1);
@@ -32,7 +58,10 @@ describe("posting", () => {
     const md = await post(u, { status: "**bold** and `code #notatag`", content_type: "text/markdown" });
     expect(md.content).toContain("<strong>bold</strong>");
     expect(md.tags).toEqual([]);
-    const html = await post(u, { status: '<p onclick="x()">hi<script>alert(1)</script><a href="javascript:alert(1)">x</a></p>', content_type: "text/html" });
+    const html = await post(u, {
+      status: '<p onclick="x()">hi<script>alert(1)</script><a href="javascript:alert(1)">x</a></p>',
+      content_type: "text/html",
+    });
     expect(html.content).not.toMatch(/script|onclick|javascript/);
     const src = valid(StatusSourceSchema, await get(`/api/v1/statuses/${html.id}/source`, u));
     expect(src.content_type).toBe("text/html");
@@ -43,8 +72,17 @@ describe("posting", () => {
     const u = await registerUser();
     expect((await post(u, { status: "  " }, 422)).error).toMatch(/can't be blank/);
     const media = await upload(u);
-    expect((await post(u, { status: "x", media_ids: [media.id], poll: { options: ["a", "b"], expires_in: 600 } }, 422)).error).toMatch(/Polls can't have media/);
-    const long = await json("/api/v1/statuses", { method: "POST", token: u.token, body: { status: "x".repeat(11) }, vars: { MAX_TOOT_CHARS: "10" }, status: 422 });
+    expect(
+      (await post(u, { status: "x", media_ids: [media.id], poll: { options: ["a", "b"], expires_in: 600 } }, 422))
+        .error,
+    ).toMatch(/Polls can't have media/);
+    const long = await json("/api/v1/statuses", {
+      method: "POST",
+      token: u.token,
+      body: { status: "x".repeat(11) },
+      vars: { MAX_TOOT_CHARS: "10" },
+      status: 422,
+    });
     expect(long.error).toBe("The status is over the character limit");
     expect((await post(u, { status: "x", expires_in: 3600 }, 422)).error).toBe("Expiry date is too soon");
     await post(u, { status: "x", content_type: "text/x-unknown" }, 422);
@@ -54,8 +92,20 @@ describe("posting", () => {
 
   it("needs a user token with write:statuses", async () => {
     const u = await registerUser();
-    const read = await json("/oauth/token", { body: { grant_type: "password", client_id: u.app.client_id, client_secret: u.app.client_secret, username: u.username, password: u.password, scope: "read" } });
-    expect((await json("/api/v1/statuses", { method: "POST", token: read.access_token, body: { status: "x" }, status: 403 })).error).toBe("Insufficient permissions: write:statuses.");
+    const read = await json("/oauth/token", {
+      body: {
+        grant_type: "password",
+        client_id: u.app.client_id,
+        client_secret: u.app.client_secret,
+        username: u.username,
+        password: u.password,
+        scope: "read",
+      },
+    });
+    expect(
+      (await json("/api/v1/statuses", { method: "POST", token: read.access_token, body: { status: "x" }, status: 403 }))
+        .error,
+    ).toBe("Insufficient permissions: write:statuses.");
   });
 
   it("makes retries with the same Idempotency-Key return the same status", async () => {
@@ -100,7 +150,12 @@ describe("posting", () => {
 
 describe("privacy", () => {
   it("private statuses reach the author, followers and the mentioned only", async () => {
-    const [author, follower, mentioned, stranger] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [author, follower, mentioned, stranger] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await follow(follower, author);
     const s = await post(author, { status: `for friends @${mentioned.username}`, visibility: "private" });
     for (const u of [author, follower, mentioned]) await get(`/api/v1/statuses/${s.id}`, u);
@@ -150,7 +205,14 @@ describe("privacy", () => {
   it("to[] recipients appear in mentions, in the answer and when read, and are notified (Pleroma)", async () => {
     const [a, b, c] = [await registerUser(), await registerUser(), await registerUser()];
     // Pleroma-FE and megalodon send to[] form-encoded; the text need not name them.
-    const s = valid(StatusSchema, await json("/api/v1/statuses", { token: a.token, form: true, body: { status: "for your eyes", visibility: "public", to: [b.username, c.username] } }));
+    const s = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        token: a.token,
+        form: true,
+        body: { status: "for your eyes", visibility: "public", to: [b.username, c.username] },
+      }),
+    );
     const ids = (m: { id: string }[]) => m.map((x) => x.id).sort();
     expect(ids(s.mentions)).toEqual([b.id, c.id].sort());
     expect(s.mentions.find((m) => m.id === b.id)).toMatchObject({ username: b.username, acct: b.username });
@@ -169,22 +231,63 @@ describe("privacy", () => {
     const reply = await post(other, { status: "a reply", in_reply_to_id: s.id });
     const boost = await json(`/api/v1/statuses/${s.id}/reblog`, { method: "POST", token: other.token });
     const seen = async () => {
-      const ids = (list: { id: string; reblog?: { id: string } | null }[]) => list.flatMap((x) => [x.id, ...(x.reblog ? [x.reblog.id] : [])]);
-      const byId = [(await call(`/api/v1/statuses/${s.id}`)).status, (await call(`/api/v1/statuses/${s.id}`, { token: viewer.token })).status];
-      const pub = [...ids(await get("/api/v1/timelines/public?limit=40")), ...ids(await get("/api/v1/timelines/public?limit=40", viewer))];
+      const ids = (list: { id: string; reblog?: { id: string } | null }[]) =>
+        list.flatMap((x) => [x.id, ...(x.reblog ? [x.reblog.id] : [])]);
+      const byId = [
+        (await call(`/api/v1/statuses/${s.id}`)).status,
+        (await call(`/api/v1/statuses/${s.id}`, { token: viewer.token })).status,
+      ];
+      const pub = [
+        ...ids(await get("/api/v1/timelines/public?limit=40")),
+        ...ids(await get("/api/v1/timelines/public?limit=40", viewer)),
+      ];
       const home = ids(await get("/api/v1/timelines/home", viewer));
       const tagged = ids(await get(`/api/v1/timelines/tag/${tag}`, viewer));
-      const ctx = valid(ContextSchema, await get(`/api/v1/statuses/${reply.id}/context`, viewer)).ancestors.map((x) => x.id);
-      const found = (await get(`/api/v2/search?q=${word}&type=statuses`, viewer)).statuses.map((x: { id: string }) => x.id);
+      const ctx = valid(ContextSchema, await get(`/api/v1/statuses/${reply.id}/context`, viewer)).ancestors.map(
+        (x) => x.id,
+      );
+      const found = (await get(`/api/v2/search?q=${word}&type=statuses`, viewer)).statuses.map(
+        (x: { id: string }) => x.id,
+      );
       const notes = (await get("/api/v1/notifications", viewer)).map((n: { type: string }) => n.type);
       const multi = ids(await get(`/api/v1/statuses?ids[]=${s.id}&ids[]=${boost.id}`, viewer));
       const boosts = ids(await get(`/api/v1/accounts/${other.id}/statuses`, viewer));
-      return { byId, pub: pub.includes(s.id), boostShown: boosts.includes(boost.id), home: home.includes(s.id), tagged, ctx, found, notes, multi };
+      return {
+        byId,
+        pub: pub.includes(s.id),
+        boostShown: boosts.includes(boost.id),
+        home: home.includes(s.id),
+        tagged,
+        ctx,
+        found,
+        notes,
+        multi,
+      };
     };
-    expect(await seen()).toEqual({ byId: [200, 200], pub: true, boostShown: true, home: true, tagged: [s.id], ctx: [s.id], found: [s.id], notes: ["mention"], multi: [s.id, boost.id, s.id] });
+    expect(await seen()).toEqual({
+      byId: [200, 200],
+      pub: true,
+      boostShown: true,
+      home: true,
+      tagged: [s.id],
+      ctx: [s.id],
+      found: [s.id],
+      notes: ["mention"],
+      multi: [s.id, boost.id, s.id],
+    });
     await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(author.id).run();
     await get(`/api/v1/accounts/${author.id}`, viewer, 404);
-    expect(await seen()).toEqual({ byId: [404, 404], pub: false, boostShown: false, home: false, tagged: [], ctx: [], found: [], notes: [], multi: [] });
+    expect(await seen()).toEqual({
+      byId: [404, 404],
+      pub: false,
+      boostShown: false,
+      home: false,
+      tagged: [],
+      ctx: [],
+      found: [],
+      notes: [],
+      multi: [],
+    });
     await json(`/api/v1/statuses/${s.id}/favourite`, { method: "POST", token: viewer.token, status: 404 });
     // The other account's reply is still there, its parent hidden.
     expect(valid(StatusSchema, await get(`/api/v1/statuses/${reply.id}`, viewer)).in_reply_to_id).toBe(s.id);
@@ -195,10 +298,17 @@ describe("privacy", () => {
   it("no_rich_text: statuses come to that user with only paragraphs, breaks and links (Pleroma's StatusView), everywhere", async () => {
     const [author, plain, rich] = [await registerUser(), await registerUser(), await registerUser()];
     // Pleroma-FE's settings save: a form-encoded PATCH.
-    const me = await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: plain.token, body: new URLSearchParams({ no_rich_text: "true" }) });
+    const me = await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: plain.token,
+      body: new URLSearchParams({ no_rich_text: "true" }),
+    });
     expect(me.source.pleroma.no_rich_text).toBe(true);
     await json(`/api/v1/accounts/${author.id}/follow`, { method: "POST", token: plain.token });
-    const s = await post(author, { status: `**bold** @${plain.username} #plaintag\n\n- one\n- two\n\n\`x < y\``, content_type: "text/markdown" });
+    const s = await post(author, {
+      status: `**bold** @${plain.username} #plaintag\n\n- one\n- two\n\n\`x < y\``,
+      content_type: "text/markdown",
+    });
     expect(s.content).toContain("<strong>bold</strong>");
     const stripped = (html: string) => {
       expect(html).not.toMatch(/<(strong|ul|li|code)\b/);
@@ -209,7 +319,9 @@ describe("privacy", () => {
     };
     const byId = valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, plain));
     stripped(byId.content);
-    expect(byId.pleroma.content["text/plain"]).toBe(valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, rich)).pleroma.content["text/plain"]);
+    expect(byId.pleroma.content["text/plain"]).toBe(
+      valid(StatusSchema, await get(`/api/v1/statuses/${s.id}`, rich)).pleroma.content["text/plain"],
+    );
     stripped((await get("/api/v1/timelines/home", plain)).find((x: { id: string }) => x.id === s.id).content);
     const [n] = await json("/api/v1/notifications", { token: plain.token });
     stripped(n.status.content);
@@ -219,13 +331,23 @@ describe("privacy", () => {
     // Streams render per listener: the user's stream brings it stripped.
     const { openSocket } = await import("./streams");
     const socket = await openSocket(`stream=user&access_token=${plain.token}`);
-    const live = await post(author, { status: `**live** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``, content_type: "text/markdown" });
+    const live = await post(author, {
+      status: `**live** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``,
+      content_type: "text/markdown",
+    });
     const frame = await socket.next((f) => f.event === "update" && JSON.parse(f.payload!).id === live.id);
     expect(JSON.parse(frame.payload!).content).not.toContain("<strong>");
     expect(JSON.parse(frame.payload!).content).toMatch(/^<p>live <span class="h-card">/);
     await socket.close();
     // The user's own post is answered stripped too.
-    stripped((await post(plain, { status: `**bold** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``, content_type: "text/markdown" })).content);
+    stripped(
+      (
+        await post(plain, {
+          status: `**bold** @${plain.username} #plaintag\n\n- one\n\n\`x < y\``,
+          content_type: "text/markdown",
+        })
+      ).content,
+    );
   });
 
   it("local-only statuses need a signed-in viewer; list statuses reach the list's members", async () => {
@@ -237,7 +359,11 @@ describe("privacy", () => {
 
     await follow(a, member);
     const list = await json("/api/v1/lists", { method: "POST", token: a.token, body: { title: "inner" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: a.token, body: { account_ids: [member.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: a.token,
+      body: { account_ids: [member.id] },
+    });
     const s = await post(a, { status: "list only", visibility: `list:${list.id}` });
     expect(s.visibility).toBe("list");
     await get(`/api/v1/statuses/${s.id}`, member);
@@ -273,7 +399,9 @@ describe("reading", () => {
 
     await json(`/api/v1/accounts/${c.id}/mute`, { method: "POST", token: viewer.token });
     await json(`/api/v1/accounts/${b.id}/block`, { method: "POST", token: viewer.token });
-    expect((await get(`/api/v1/statuses/${root.id}/context`, viewer)).descendants.map((s: any) => s.id)).toEqual([r2.id]);
+    expect((await get(`/api/v1/statuses/${root.id}/context`, viewer)).descendants.map((s: any) => s.id)).toEqual([
+      r2.id,
+    ]);
   });
 
   it("multi-get answers visible statuses in order, at most 100 ids", async () => {
@@ -298,7 +426,9 @@ describe("reading", () => {
     await get(`/api/v1/statuses/${s.id}`, a, 404);
     expect((await get(`/api/v1/accounts/${a.id}`)).statuses_count).toBe(0);
     expect((await get(`/api/v1/statuses/${root.id}`)).replies_count).toBe(0);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM statuses WHERE reblog_of_id = ?").bind(s.id).first<{ n: number }>();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM statuses WHERE reblog_of_id = ?")
+      .bind(s.id)
+      .first<{ n: number }>();
     expect(left!.n).toBe(0);
   });
 
@@ -307,7 +437,10 @@ describe("reading", () => {
     const plain = await post(a, { status: "plain" });
     const m1 = await upload(a);
     const m2 = await upload(a);
-    const rich = await post(a, { status: `@${b.username} @${c.username} #one #two https://example.org`, media_ids: [m1.id, m2.id] });
+    const rich = await post(a, {
+      status: `@${b.username} @${c.username} #one #two https://example.org`,
+      media_ids: [m1.id, m2.id],
+    });
     expect(rich.media_attachments.map((m: any) => m.id)).toEqual([m1.id, m2.id]);
     const trips = async (path: string) => {
       const counter = countingD1();
@@ -320,7 +453,9 @@ describe("reading", () => {
     expect(simple).toBeLessThanOrEqual(3);
     const ten = [];
     for (let i = 0; i < 10; i++) ten.push((await post(c, { status: `n${i} #t @${a.username}` })).id);
-    expect(await trips(`/api/v1/statuses?${ten.map((id) => `ids[]=${id}`).join("&")}`)).toBe(await trips(`/api/v1/statuses?ids[]=${ten[0]}`));
+    expect(await trips(`/api/v1/statuses?${ten.map((id) => `ids[]=${id}`).join("&")}`)).toBe(
+      await trips(`/api/v1/statuses?ids[]=${ten[0]}`),
+    );
   });
 });
 
@@ -328,7 +463,12 @@ describe("secrets", () => {
   it("never appear in answers, even the owner's", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     const s = await post(a, { status: `@${b.username} hello` });
-    for (const [path, u] of [[`/api/v1/statuses/${s.id}`, a], ["/api/v1/timelines/home", a], ["/api/v1/accounts/verify_credentials", a], [`/api/v1/statuses/${s.id}`, b]] as const) {
+    for (const [path, u] of [
+      [`/api/v1/statuses/${s.id}`, a],
+      ["/api/v1/timelines/home", a],
+      ["/api/v1/accounts/verify_credentials", a],
+      [`/api/v1/statuses/${s.id}`, b],
+    ] as const) {
       const text = await (await call(path, { token: u.token })).text();
       expect(text).not.toMatch(/pbkdf2|PRIVATE KEY|password_hash|passwordHash|privateKey|token_hash/);
     }

@@ -8,17 +8,33 @@ import { dispatch } from "../src/services/events";
 import { deliverToStreams } from "../src/services/stream-delivery";
 import { countingD1 } from "./d1-counter";
 import { encodeConnection, streamObject, userObject } from "../src/objects/streams";
-import { expectClientsParse, openEventStream, openSocket, payloads, settled, type Socket, type WsFrame } from "./streams";
+import {
+  expectClientsParse,
+  openEventStream,
+  openSocket,
+  payloads,
+  settled,
+  type Socket,
+  type WsFrame,
+} from "./streams";
 
 /** A further token of `user` with exactly `scope` (password grant). */
 async function tokenWith(user: TestUser, scope: string): Promise<string> {
   const t = await json("/oauth/token", {
-    body: { grant_type: "password", username: user.username, password: user.password, client_id: user.app.client_id, client_secret: user.app.client_secret, scope },
+    body: {
+      grant_type: "password",
+      username: user.username,
+      password: user.password,
+      client_id: user.app.client_id,
+      client_secret: user.app.client_secret,
+      scope,
+    },
   });
   return t.access_token;
 }
 
-const follow = (who: TestUser, target: TestUser) => json(`/api/v1/accounts/${target.id}/follow`, { method: "POST", token: who.token });
+const follow = (who: TestUser, target: TestUser) =>
+  json(`/api/v1/accounts/${target.id}/follow`, { method: "POST", token: who.token });
 const updates = (frames: WsFrame[]) => payloads(frames, "update").map((s) => valid(StatusSchema, s).id);
 const isUpdate = (id: string) => (f: WsFrame) => f.event === "update" && JSON.parse(f.payload!).id === id;
 
@@ -28,25 +44,42 @@ describe("streaming: connecting", () => {
     const bad = await call("/api/v1/streaming?stream=public&access_token=nope", { headers: ws });
     expect(bad.status).toBe(401);
     expect(await bad.json()).toEqual({ error: "Invalid access token" });
-    expect(await json("/api/v1/streaming?stream=nonsense", { headers: ws, status: 404 })).toEqual({ error: "Unknown stream type" });
+    expect(await json("/api/v1/streaming?stream=nonsense", { headers: ws, status: 404 })).toEqual({
+      error: "Unknown stream type",
+    });
     // Without a stream a WebSocket opens (see "sockets opened without a stream"); an event stream needs one.
     expect(await json("/api/v1/streaming", { status: 400 })).toEqual({ error: "Unknown stream type" });
-    expect(await json("/api/v1/streaming?access_token=nope", { headers: ws, status: 401 })).toEqual({ error: "Invalid access token" });
-    expect(await json("/api/v1/streaming", { headers: { ...ws, "Sec-WebSocket-Protocol": "nope" }, status: 401 })).toEqual({ error: "Invalid access token" });
-    expect(await json("/api/v1/streaming?stream=user", { headers: ws, status: 401 })).toEqual({ error: "Missing access token" });
-    expect(await json("/api/v1/streaming?stream=hashtag", { headers: ws, status: 400 })).toEqual({ error: "No tag for stream provided" });
-    expect(await json("/api/v1/streaming?stream=public:remote", { headers: ws, status: 400 })).toEqual({ error: "No instance for stream provided" });
+    expect(await json("/api/v1/streaming?access_token=nope", { headers: ws, status: 401 })).toEqual({
+      error: "Invalid access token",
+    });
+    expect(
+      await json("/api/v1/streaming", { headers: { ...ws, "Sec-WebSocket-Protocol": "nope" }, status: 401 }),
+    ).toEqual({ error: "Invalid access token" });
+    expect(await json("/api/v1/streaming?stream=user", { headers: ws, status: 401 })).toEqual({
+      error: "Missing access token",
+    });
+    expect(await json("/api/v1/streaming?stream=hashtag", { headers: ws, status: 400 })).toEqual({
+      error: "No tag for stream provided",
+    });
+    expect(await json("/api/v1/streaming?stream=public:remote", { headers: ws, status: 400 })).toEqual({
+      error: "No instance for stream provided",
+    });
   });
 
   it("checks scopes per stream, and lists belong to their owner", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     const ws = { Upgrade: "websocket" };
     const writeOnly = await tokenWith(a, "write");
-    expect(await json(`/api/v1/streaming?stream=user&access_token=${writeOnly}`, { headers: ws, status: 401 })).toEqual({
-      error: "Insufficient permissions: read:statuses.",
-    });
+    expect(await json(`/api/v1/streaming?stream=user&access_token=${writeOnly}`, { headers: ws, status: 401 })).toEqual(
+      {
+        error: "Insufficient permissions: read:statuses.",
+      },
+    );
     const notificationsOnly = await tokenWith(a, "read:notifications");
-    expect((await json(`/api/v1/streaming?stream=direct&access_token=${notificationsOnly}`, { headers: ws, status: 401 })).error).toMatch(/read:statuses/);
+    expect(
+      (await json(`/api/v1/streaming?stream=direct&access_token=${notificationsOnly}`, { headers: ws, status: 401 }))
+        .error,
+    ).toMatch(/read:statuses/);
     const ok = await openSocket(`stream=user:notification&access_token=${notificationsOnly}`);
     await ok.close();
     // Public streams need no scope, whatever the token.
@@ -54,8 +87,12 @@ describe("streaming: connecting", () => {
     await pub.close();
     await follow(b, a);
     const list = await json("/api/v1/lists", { method: "POST", token: b.token, body: { title: "b's" } });
-    expect(await json(`/api/v1/streaming?stream=list&list=${list.id}&access_token=${a.token}`, { headers: ws, status: 404 })).toEqual({ error: "Record not found" });
-    expect(await json(`/api/v1/streaming?stream=list&list=${list.id}`, { headers: ws, status: 401 })).toEqual({ error: "Missing access token" });
+    expect(
+      await json(`/api/v1/streaming?stream=list&list=${list.id}&access_token=${a.token}`, { headers: ws, status: 404 }),
+    ).toEqual({ error: "Record not found" });
+    expect(await json(`/api/v1/streaming?stream=list&list=${list.id}`, { headers: ws, status: 401 })).toEqual({
+      error: "Missing access token",
+    });
     const own = await openSocket(`stream=list&list=${list.id}&access_token=${b.token}`);
     await own.close();
   });
@@ -74,7 +111,11 @@ describe("streaming: connecting", () => {
   it("declines permessage-deflate, which browsers offer, for every kind of stream", async () => {
     const a = await registerUser();
     const offer = { "Sec-WebSocket-Extensions": "permessage-deflate; client_max_window_bits" };
-    for (const [query, headers] of [["stream=public", {}], ["stream=user", { Authorization: `Bearer ${a.token}` }], ["", {}]] as const) {
+    for (const [query, headers] of [
+      ["stream=public", {}],
+      ["stream=user", { Authorization: `Bearer ${a.token}` }],
+      ["", {}],
+    ] as const) {
       const socket = await openSocket(query, { ...offer, ...headers });
       // The 101 names another extension, so workerd does not take up the client's offer.
       expect(socket.response.headers.get("sec-websocket-extensions")).toBe("none");
@@ -140,7 +181,12 @@ describe("streaming: update", () => {
   });
 
   it("each listener gets the status rendered for them: one's favourite is not another's", async () => {
-    const [fan, other, booster, author] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [fan, other, booster, author] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await follow(fan, booster);
     await follow(other, booster);
     const s = await post(author, { status: "worth a boost" });
@@ -151,7 +197,11 @@ describe("streaming: update", () => {
     const forFan = valid(StatusSchema, JSON.parse((await fanStream.next(isUpdate(r.id))).payload!));
     const forOther = valid(StatusSchema, JSON.parse((await otherStream.next(isUpdate(r.id))).payload!));
     expect([forFan.favourited, forFan.reblog?.favourited, forFan.reblog?.favourites_count]).toEqual([true, true, 1]);
-    expect([forOther.favourited, forOther.reblog?.favourited, forOther.reblog?.favourites_count]).toEqual([false, false, 1]);
+    expect([forOther.favourited, forOther.reblog?.favourited, forOther.reblog?.favourites_count]).toEqual([
+      false,
+      false,
+      1,
+    ]);
     await Promise.all([fanStream.close(), otherStream.close()]);
   });
 
@@ -189,7 +239,12 @@ describe("streaming: update", () => {
   });
 
   it("a muted or blocked account's post never reaches the user stream; the mute's notification-only form does not hide it", async () => {
-    const [me, muted, blocked, friend] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [me, muted, blocked, friend] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     for (const t of [muted, blocked, friend]) await follow(me, t);
     await json(`/api/v1/accounts/${muted.id}/mute`, { method: "POST", token: me.token });
     await json(`/api/v1/accounts/${blocked.id}/block`, { method: "POST", token: me.token });
@@ -210,7 +265,11 @@ describe("streaming: update", () => {
   it("irreversible home filters drop matching statuses from the user stream; others pass", async () => {
     const [me, b] = [await registerUser(), await registerUser()];
     await follow(me, b);
-    await json("/api/v1/filters", { method: "POST", token: me.token, body: { phrase: "spoiler", context: ["home"], irreversible: true, whole_word: true } });
+    await json("/api/v1/filters", {
+      method: "POST",
+      token: me.token,
+      body: { phrase: "spoiler", context: ["home"], irreversible: true, whole_word: true },
+    });
     const user = await openSocket(`stream=user&access_token=${me.token}`);
     await post(b, { status: "huge spoiler ahead" });
     const ok = await post(b, { status: "nothing to hide" });
@@ -225,7 +284,11 @@ describe("streaming: update", () => {
     await follow(me, member);
     await follow(me, other);
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "close" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [member.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: me.token,
+      body: { account_ids: [member.id] },
+    });
     const socket = await openSocket(`stream=list&list=${list.id}&access_token=${me.token}`);
     await post(other, { status: "not on the list" });
     const s = await post(member, { status: "on the list" });
@@ -276,7 +339,9 @@ describe("streaming: update", () => {
     const extra = await tokenWith(a, "read");
     const revoked = await openSocket(`stream=user&access_token=${extra}`);
     const kept = await openSocket(`stream=user&access_token=${a.token}`);
-    await json("/oauth/revoke", { body: { client_id: a.app.client_id, client_secret: a.app.client_secret, token: extra } });
+    await json("/oauth/revoke", {
+      body: { client_id: a.app.client_id, client_secret: a.app.client_secret, token: extra },
+    });
     const s = await post(b, { status: "after the revocation" });
     await kept.next(isUpdate(s.id));
     await revoked.fence();
@@ -307,10 +372,22 @@ describe("streaming: statuses from other instances", () => {
     const account = `0${t}${suffix}`.padEnd(26, "1");
     const id = `0${t}${suffix}`.padEnd(26, "2");
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)").bind(account, domain, `https://${domain}/users/far${suffix}`, `https://${domain}/@far${suffix}`, t, t),
+      env.DB.prepare(
+        "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, 'far', ?, ?, ?, ?, ?)",
+      ).bind(account, domain, `https://${domain}/users/far${suffix}`, `https://${domain}/@far${suffix}`, t, t),
       env.DB.prepare(
         "INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, has_media, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, '', 'public', 0, ?, ?)",
-      ).bind(id, `https://${domain}/objects/${id}`, `https://${domain}/notice/${id}`, account, id, `https://${domain}/contexts/${id}`, `<p>${text}</p>`, media ? 1 : 0, t),
+      ).bind(
+        id,
+        `https://${domain}/objects/${id}`,
+        `https://${domain}/notice/${id}`,
+        account,
+        id,
+        `https://${domain}/contexts/${id}`,
+        `<p>${text}</p>`,
+        media ? 1 : 0,
+        t,
+      ),
     ]);
     await dispatch(env as never, [{ accountId: null, event: "update", payload: id }], "http://localhost");
     return id;
@@ -338,7 +415,12 @@ describe("streaming: statuses from other instances", () => {
     const fans = await Promise.all(Array.from({ length: 5 }, () => registerUser()));
     for (const f of fans) await follow(f, author);
     const sockets = await Promise.all(fans.map((f) => openSocket(`stream=user&access_token=${f.token}`)));
-    const res = await call("/api/v1/statuses", { method: "POST", token: author.token, body: { status: "relayed" }, vars: { STREAM_FANOUT: "2" } });
+    const res = await call("/api/v1/statuses", {
+      method: "POST",
+      token: author.token,
+      body: { status: "relayed" },
+      vars: { STREAM_FANOUT: "2" },
+    });
     expect(res.status).toBe(200);
     const s = await res.json<{ id: string }>();
     for (const socket of sockets) await socket.next(isUpdate(s.id));
@@ -354,7 +436,11 @@ describe("streaming: statuses from other instances", () => {
     const trips = async (listeners: TestUser[]) => {
       const sockets = await Promise.all(listeners.map((f) => openSocket(`stream=user&access_token=${f.token}`)));
       const d1 = countingD1();
-      await deliverToStreams([{ accountId: null, event: "update", payload: s.id }], { ...env, DB: d1.db } as never, "http://localhost");
+      await deliverToStreams(
+        [{ accountId: null, event: "update", payload: s.id }],
+        { ...env, DB: d1.db } as never,
+        "http://localhost",
+      );
       for (const socket of sockets) await socket.next(isUpdate(s.id));
       await Promise.all(sockets.map((socket) => socket.close()));
       return d1.count();
@@ -367,7 +453,12 @@ describe("streaming: statuses from other instances", () => {
   it("an event nobody listens for calls no Durable Object; one listener, one call", async () => {
     const gets: string[] = [];
     const counting = <T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>) =>
-      new Proxy(ns, { get: (target, key) => (key === "get" ? (id: DurableObjectId) => (gets.push(id.toString()), target.get(id)) : Reflect.get(target, key).bind?.(target) ?? Reflect.get(target, key)) });
+      new Proxy(ns, {
+        get: (target, key) =>
+          key === "get"
+            ? (id: DurableObjectId) => (gets.push(id.toString()), target.get(id))
+            : (Reflect.get(target, key).bind?.(target) ?? Reflect.get(target, key)),
+      });
     const counted = { ...env, USER_STREAMS: counting(env.USER_STREAMS), TOPIC_STREAMS: counting(env.TOPIC_STREAMS) };
     const [a, b] = [await registerUser(), await registerUser()];
     await follow(b, a);
@@ -395,7 +486,11 @@ describe("streaming: other events", () => {
     await bUser.next(isUpdate(priv.id));
     await json(`/api/v1/statuses/${priv.id}`, { method: "DELETE", token: a.token });
     await json(`/api/v1/statuses/${open.id}`, { method: "DELETE", token: a.token });
-    expect(await pub.next((f) => f.event === "delete")).toEqual({ event: "delete", payload: open.id, stream: ["public"] });
+    expect(await pub.next((f) => f.event === "delete")).toEqual({
+      event: "delete",
+      payload: open.id,
+      stream: ["public"],
+    });
     await bUser.next((f) => f.event === "delete" && f.payload === priv.id);
     await strangerUser.next((f) => f.event === "delete" && f.payload === open.id);
     for (const s of [pub, strangerUser]) await s.fence();
@@ -426,7 +521,11 @@ describe("streaming: other events", () => {
     const [mod, reporter, troll] = [await registerUser(), await registerUser(), await registerUser()];
     await makeAdmin(mod.id);
     const socket = await openSocket(`stream=user:notification&access_token=${mod.token}`);
-    const report = await json("/api/v1/reports", { method: "POST", token: reporter.token, body: { account_id: troll.id, comment: "spam" } });
+    const report = await json("/api/v1/reports", {
+      method: "POST",
+      token: reporter.token,
+      body: { account_id: troll.id, comment: "spam" },
+    });
     const n = valid(NotificationSchema, JSON.parse((await socket.next((f) => f.event === "notification")).payload!));
     expect([n.type, n.report?.id, n.account.id]).toEqual(["pleroma:report", report.id, reporter.id]);
     await socket.close();
@@ -450,7 +549,10 @@ describe("streaming: other events", () => {
     const a = await registerUser();
     const socket = await openSocket(`stream=user&access_token=${a.token}`);
     await json("/api/v1/filters", { method: "POST", token: a.token, body: { phrase: "x", context: ["home"] } });
-    expect(await socket.next((f) => f.event === "filters_changed")).toEqual({ event: "filters_changed", stream: ["user"] });
+    expect(await socket.next((f) => f.event === "filters_changed")).toEqual({
+      event: "filters_changed",
+      stream: ["user"],
+    });
     await socket.close();
   });
 
@@ -541,7 +643,14 @@ describe("streaming: a socket that changes tokens", () => {
     const a = await registerUser();
     const b = await registerUser();
     const narrow = await json("/oauth/token", {
-      body: { grant_type: "password", client_id: a.app.client_id, client_secret: a.app.client_secret, username: a.username, password: a.password, scope: "read:statuses" },
+      body: {
+        grant_type: "password",
+        client_id: a.app.client_id,
+        client_secret: a.app.client_secret,
+        username: a.username,
+        password: a.password,
+        scope: "read:statuses",
+      },
     });
     // Signed in with the full token, subscribed to notifications; then the same account signs in with a token
     // that may read statuses only.
@@ -571,7 +680,11 @@ async function responded(socket: Socket) {
 }
 
 const presenceOf = async (accountId: string) =>
-  (await env.DB.prepare("SELECT object, stream, arg FROM stream_presence WHERE account_id = ? ORDER BY stream").bind(accountId).all()).results;
+  (
+    await env.DB.prepare("SELECT object, stream, arg FROM stream_presence WHERE account_id = ? ORDER BY stream")
+      .bind(accountId)
+      .all()
+  ).results;
 
 describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", () => {
   it("Pleroma-FE 2.7: bare socket, pleroma:authenticate, then subscribe by message; events arrive as it parses them", async () => {
@@ -579,7 +692,11 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     await follow(me, friend);
     await follow(me, member);
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "fe" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [member.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: me.token,
+      body: { account_ids: [member.id] },
+    });
     // `new WebSocket(new URL("/api/v1/streaming", "wss://…"))`: no stream, no token.
     const socket = await openSocket("");
     expect(socket.response.headers.get("sec-websocket-protocol")).toBeNull();
@@ -588,7 +705,12 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     // On open it sends the token, and subscribes once told success.
     socket.send({ type: "pleroma:authenticate", token: me.token });
     expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "success" });
-    for (const [stream, args] of [["user", {}], ["user:notification", {}], ["direct", {}], ["list", { list: list.id }]] as const) {
+    for (const [stream, args] of [
+      ["user", {}],
+      ["user:notification", {}],
+      ["direct", {}],
+      ["list", { list: list.id }],
+    ] as const) {
       socket.send({ type: "subscribe", stream, ...args });
       expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
     }
@@ -608,12 +730,21 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     expect(valid(NotificationSchema, JSON.parse(n!.payload!)).status?.id).toBe(dm.id);
     await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: friend.token });
     // Pleroma-FE special-cases `delete`: its payload is the plain id.
-    expect(await socket.next((f) => f.event === "delete")).toEqual({ event: "delete", payload: s.id, stream: ["user"] });
+    expect(await socket.next((f) => f.event === "delete")).toEqual({
+      event: "delete",
+      payload: s.id,
+      stream: ["user"],
+    });
     await socket.fence();
     expectClientsParse(socket.frames);
     // The socket was anonymous when it opened, so it lives in an object of its own; presence follows it exactly.
     const rows = await presenceOf(me.id);
-    expect(rows.map((r) => [r.stream, r.arg])).toEqual([["direct", ""], ["list", list.id], ["user", ""], ["user:notification", ""]]);
+    expect(rows.map((r) => [r.stream, r.arg])).toEqual([
+      ["direct", ""],
+      ["list", list.id],
+      ["user", ""],
+      ["user:notification", ""],
+    ]);
     expect(new Set(rows.map((r) => r.object)).size).toBe(1);
     expect(String(rows[0].object)).toMatch(/^topic:socket:/);
     await socket.close();
@@ -678,12 +809,22 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     const [a, b] = [await registerUser(), await registerUser()];
     const tag = `an${Date.now().toString(36)}`;
     const [one, two] = [await openSocket(""), await openSocket("")];
-    for (const [stream, args] of [["user", {}], ["user:notification", {}], ["direct", {}], ["list", { list: "1" }], ["user:pleroma_chat", {}]] as const) {
+    for (const [stream, args] of [
+      ["user", {}],
+      ["user:notification", {}],
+      ["direct", {}],
+      ["list", { list: "1" }],
+      ["user:pleroma_chat", {}],
+    ] as const) {
       one.send({ type: "subscribe", stream, ...args });
       expect(await responded(one)).toEqual({ type: "subscribe", result: "error", error: "unauthorized" });
     }
     const socketRows = async (where: string, arg = "") =>
-      (await env.DB.prepare(`SELECT object FROM stream_presence WHERE object LIKE 'topic:socket:%' AND ${where}`).bind(arg).all()).results.map((r) => String(r.object));
+      (
+        await env.DB.prepare(`SELECT object FROM stream_presence WHERE object LIKE 'topic:socket:%' AND ${where}`)
+          .bind(arg)
+          .all()
+      ).results.map((r) => String(r.object));
     const publicBefore = await socketRows("stream = 'public' AND ? = ''");
     one.send({ type: "subscribe", stream: "public" });
     expect(await responded(one)).toEqual({ type: "subscribe", result: "success" });
@@ -706,7 +847,12 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     }
     await Promise.all([one.close(), two.close()]);
     // Closed: no row of theirs is left.
-    const left = async () => (await env.DB.prepare("SELECT object FROM stream_presence WHERE object IN (?, ?)").bind(oneObject, twoObject).all()).results;
+    const left = async () =>
+      (
+        await env.DB.prepare("SELECT object FROM stream_presence WHERE object IN (?, ?)")
+          .bind(oneObject, twoObject)
+          .all()
+      ).results;
     await expect.poll(left).toEqual([]);
   });
 
@@ -723,7 +869,11 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     socket.send({ type: "subscribe", stream: "user" });
     expect(await responded(socket)).toEqual({ type: "subscribe", result: "error", error: "unauthorized" });
     socket.send({ type: "pleroma:authenticate", token: other.token });
-    expect(await responded(socket)).toEqual({ type: "pleroma:authenticate", result: "error", error: "already_authenticated" });
+    expect(await responded(socket)).toEqual({
+      type: "pleroma:authenticate",
+      result: "error",
+      error: "already_authenticated",
+    });
     socket.send({ type: "subscribe", stream: "user:notification" });
     expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
     // Still me, not the other account: the other's notifications never arrive.
@@ -747,7 +897,9 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     socket.send({ type: "subscribe", stream: "user" });
     expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
     // Listening under the token it authenticated with: revoking the cookie's token silences nothing.
-    await json("/oauth/revoke", { body: { client_id: me.app.client_id, client_secret: me.app.client_secret, token: other } });
+    await json("/oauth/revoke", {
+      body: { client_id: me.app.client_id, client_secret: me.app.client_secret, token: other },
+    });
     const s = await post(friend, { status: "still heard" });
     await socket.next(isUpdate(s.id));
     await socket.close();
@@ -764,8 +916,12 @@ describe("streaming: sockets opened without a stream (Pleroma-FE, masto.js)", ()
     expect(await responded(socket)).toEqual({ type: "subscribe", result: "success" });
     await socket.close();
     const ws = { Upgrade: "websocket", Cookie: `_pleroma_key=${me.token}` };
-    expect(await json("/api/v1/streaming?access_token=long-gone", { headers: ws, status: 401 })).toEqual({ error: "Invalid access token" });
-    expect(await json("/api/v1/streaming", { headers: { ...ws, "Sec-WebSocket-Protocol": "long-gone" }, status: 401 })).toEqual({ error: "Invalid access token" });
+    expect(await json("/api/v1/streaming?access_token=long-gone", { headers: ws, status: 401 })).toEqual({
+      error: "Invalid access token",
+    });
+    expect(
+      await json("/api/v1/streaming", { headers: { ...ws, "Sec-WebSocket-Protocol": "long-gone" }, status: 401 }),
+    ).toEqual({ error: "Invalid access token" });
   });
 });
 
@@ -776,7 +932,9 @@ describe("streaming: non-ASCII hashtags", () => {
     const [cafe, nihon] = [`café${suffix}`, `日本${suffix}`];
     const byUrl = await openSocket(`stream=hashtag&tag=${encodeURIComponent(cafe)}`);
     // Decomposed (NFD) as some keyboards type it: the same tag.
-    const decomposed = await openSocket(`stream=hashtag&tag=${encodeURIComponent(`#${cafe.normalize("NFD").toUpperCase()}`)}`);
+    const decomposed = await openSocket(
+      `stream=hashtag&tag=${encodeURIComponent(`#${cafe.normalize("NFD").toUpperCase()}`)}`,
+    );
     const byMessage = await openSocket("");
     byMessage.send({ type: "subscribe", stream: "hashtag", tag: nihon });
     expect(await responded(byMessage)).toEqual({ type: "subscribe", result: "success" });
@@ -793,11 +951,16 @@ describe("streaming: non-ASCII hashtags", () => {
     expectClientsParse([...byUrl.frames, ...decomposed.frames, ...byMessage.frames]);
     // Local workerd lets a non-ASCII header through with a warning, where the Fetch standard throws: the
     // connection header the objects receive is plain ASCII.
-    const info = { object: `topic:hashtag:${nihon}`, listener: { accountId: "", tokenId: "", scopes: [] }, subscriptions: [{ stream: "hashtag" as const, arg: nihon }] };
+    const info = {
+      object: `topic:hashtag:${nihon}`,
+      listener: { accountId: "", tokenId: "", scopes: [] },
+      subscriptions: [{ stream: "hashtag" as const, arg: nihon }],
+    };
     expect(encodeConnection(info)).toMatch(/^[\x21-\x7e]+$/);
     expect(JSON.parse(decodeURIComponent(encodeConnection(info)))).toEqual(info);
     await Promise.all([byUrl.close(), decomposed.close(), byMessage.close(), sse.close(), signedIn.close()]);
-    const rows = async () => (await env.DB.prepare("SELECT arg FROM stream_presence WHERE arg IN (?, ?)").bind(cafe, nihon).all()).results;
+    const rows = async () =>
+      (await env.DB.prepare("SELECT arg FROM stream_presence WHERE arg IN (?, ?)").bind(cafe, nihon).all()).results;
     await expect.poll(rows).toEqual([]);
   });
 });
@@ -842,7 +1005,8 @@ describe("streaming: server-sent events", () => {
   it("a client that went away is forgotten by the next heartbeat at the latest", async () => {
     const tag = `gone${Date.now().toString(36)}`;
     const stream = await openEventStream(`/api/v1/streaming/hashtag?tag=${tag}`);
-    const rows = async () => (await env.DB.prepare("SELECT object FROM stream_presence WHERE arg = ?").bind(tag).all()).results;
+    const rows = async () =>
+      (await env.DB.prepare("SELECT object FROM stream_presence WHERE arg = ?").bind(tag).all()).results;
     expect(await rows()).toEqual([{ object: `topic:hashtag:${tag}` }]);
     await stream.close();
     const topic = env.TOPIC_STREAMS.get(env.TOPIC_STREAMS.idFromName(`hashtag:${tag}`));
@@ -869,7 +1033,11 @@ describe("streaming: server-sent events", () => {
     const [me, member] = [await registerUser(), await registerUser()];
     await follow(me, member);
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "l" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [member.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: me.token,
+      body: { account_ids: [member.id] },
+    });
     const tag = `e${Date.now().toString(36)}`;
     const tagStream = await openEventStream(`/api/v1/streaming/hashtag?tag=${tag}`);
     const listStream = await openEventStream(`/api/v1/streaming/list?list=${list.id}`, me.token);
@@ -889,15 +1057,32 @@ describe("streaming: a socket closed while its message is answered", () => {
     // The object's own handler, called as the runtime calls it for a message that arrives as the client closes:
     // the socket is closed by the time the answer is ready. It must resolve, not throw "send() after close()".
     // (Typed loosely: the stub's RPC types are too deep for the checker here.)
-    const inObject = runInDurableObject as unknown as (stub: unknown, run: (instance: any, state: DurableObjectState) => Promise<void>) => Promise<void>;
+    const inObject = runInDurableObject as unknown as (
+      stub: unknown,
+      run: (instance: any, state: DurableObjectState) => Promise<void>,
+    ) => Promise<void>;
     await inObject(streamObject(env, userObject(me.id)), async (instance, state) => {
       const pair = new WebSocketPair();
       const server = pair[1];
       state.acceptWebSocket(server);
-      server.serializeAttachment({ object: userObject(me.id), accountId: null, tokenId: null, scopes: [], subscriptions: [] });
+      server.serializeAttachment({
+        object: userObject(me.id),
+        accountId: null,
+        tokenId: null,
+        scopes: [],
+        subscriptions: [],
+      });
       server.close(1000, "bye");
-      for (const message of [{ type: "subscribe", stream: "public" }, { type: "unsubscribe", stream: "public" }, { type: "subscribe", stream: "nonsense" }, { type: "pleroma:authenticate", token: me.token }]) {
-        await expect(instance.webSocketMessage(server, JSON.stringify(message)), JSON.stringify(message)).resolves.toBeUndefined();
+      for (const message of [
+        { type: "subscribe", stream: "public" },
+        { type: "unsubscribe", stream: "public" },
+        { type: "subscribe", stream: "nonsense" },
+        { type: "pleroma:authenticate", token: me.token },
+      ]) {
+        await expect(
+          instance.webSocketMessage(server, JSON.stringify(message)),
+          JSON.stringify(message),
+        ).resolves.toBeUndefined();
       }
     });
   });

@@ -34,7 +34,7 @@ function track() {
 /** Waits until no delivery is under way (including ones that start meanwhile). */
 export async function settled(): Promise<void> {
   // Notification deliveries start after a claim query: give them the chance to begin.
-  for (let quiet = 0; quiet < 3; ) {
+  for (let quiet = 0; quiet < 3;) {
     if (pending.size) {
       quiet = 0;
       await Promise.allSettled([...pending]);
@@ -62,7 +62,9 @@ export interface Socket {
 /** Opens a WebSocket at `/api/v1/streaming?<query>` (bare `/api/v1/streaming` for ""); expects the upgrade. */
 export async function openSocket(query: string, headers: Record<string, string> = {}): Promise<Socket> {
   track();
-  const response = await SELF.fetch(`${BASE}/api/v1/streaming${query ? `?${query}` : ""}`, { headers: { Upgrade: "websocket", ...headers } });
+  const response = await SELF.fetch(`${BASE}/api/v1/streaming${query ? `?${query}` : ""}`, {
+    headers: { Upgrade: "websocket", ...headers },
+  });
   expect(response.status, await (response.status === 101 ? "" : response.clone().text())).toBe(101);
   const ws = response.webSocket!;
   ws.accept();
@@ -128,7 +130,8 @@ export function expectClientsParse(frames: WsFrame[]): void {
 }
 
 /** `frames` of an event, their payloads parsed. */
-export const payloads = (frames: WsFrame[], event: string) => frames.filter((f) => f.event === event).map((f) => (f.payload === undefined ? undefined : JSON.parse(f.payload)));
+export const payloads = (frames: WsFrame[], event: string) =>
+  frames.filter((f) => f.event === event).map((f) => (f.payload === undefined ? undefined : JSON.parse(f.payload)));
 
 export interface EventStream {
   response: Response;

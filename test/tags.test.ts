@@ -18,13 +18,23 @@ import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
 
 afterEach(unroute);
 
-const tag = (u: TestUser | null, name: string, status = 200) => json(`/api/v1/tags/${name}`, { token: u?.token, status });
-const act = (u: TestUser, name: string, action: "follow" | "unfollow", status = 200) => json(`/api/v1/tags/${name}/${action}`, { method: "POST", token: u.token, status });
-const home = async (u: TestUser, query = "") => (await json(`/api/v1/timelines/home${query}`, { token: u.token })).map((s: unknown) => valid(StatusSchema, s).id);
+const tag = (u: TestUser | null, name: string, status = 200) =>
+  json(`/api/v1/tags/${name}`, { token: u?.token, status });
+const act = (u: TestUser, name: string, action: "follow" | "unfollow", status = 200) =>
+  json(`/api/v1/tags/${name}/${action}`, { method: "POST", token: u.token, status });
+const home = async (u: TestUser, query = "") =>
+  (await json(`/api/v1/timelines/home${query}`, { token: u.token })).map((s: unknown) => valid(StatusSchema, s).id);
 
 async function scopedToken(u: TestUser, scope: string) {
   const t = await json("/oauth/token", {
-    body: { grant_type: "password", client_id: u.app.client_id, client_secret: u.app.client_secret, username: u.username, password: u.password, scope },
+    body: {
+      grant_type: "password",
+      client_id: u.app.client_id,
+      client_secret: u.app.client_secret,
+      username: u.username,
+      password: u.password,
+      scope,
+    },
   });
   return valid(TokenSchema, t).access_token;
 }
@@ -45,7 +55,10 @@ describe("the Tag entity", () => {
     expect(Number(anonymous.history[0].day)).toBe(Math.floor(Date.now() / 86_400_000) * 86_400);
     expect("following" in anonymous).toBe(false);
     // `#` given too, any case: the same tag. Never used: zeros.
-    expect(await tag(viewer, encodeURIComponent(`#${name.toUpperCase()}`))).toMatchObject({ name: name.toLowerCase(), following: false });
+    expect(await tag(viewer, encodeURIComponent(`#${name.toUpperCase()}`))).toMatchObject({
+      name: name.toLowerCase(),
+      following: false,
+    });
     expect((await tag(viewer, "neverused")).history.every((h: any) => h.uses === "0")).toBe(true);
     // Not a hashtag: 404.
     for (const bad of ["a-b", "a%20b", "x".repeat(201), "%23"]) await tag(viewer, bad, 404);
@@ -63,9 +76,14 @@ describe("following hashtags", () => {
     expect((await tag(u, t1)).following).toBe(true);
     const res = await call("/api/v1/followed_tags?limit=2", { token: u.token });
     const first = ((await res.json()) as unknown[]).map((t) => valid(TrendTagSchema, t));
-    expect(first.map((t) => [t.name, t.following])).toEqual([[t3, true], [t2, true]]);
+    expect(first.map((t) => [t.name, t.following])).toEqual([
+      [t3, true],
+      [t2, true],
+    ]);
     const next = /<([^>]+)>; rel="next"/.exec(res.headers.get("link")!)![1]!;
-    expect((await json(next.replace(/^https?:\/\/[^/]+/, ""), { token: u.token })).map((t: any) => t.name)).toEqual([t1]);
+    expect((await json(next.replace(/^https?:\/\/[^/]+/, ""), { token: u.token })).map((t: any) => t.name)).toEqual([
+      t1,
+    ]);
     expect(valid(TrendTagSchema, await act(u, t2, "unfollow"))).toMatchObject({ name: t2, following: false });
     await act(u, t2, "unfollow"); // again: no change
     expect((await json("/api/v1/followed_tags", { token: u.token })).map((t: any) => t.name)).toEqual([t3, t1]);
@@ -75,7 +93,11 @@ describe("following hashtags", () => {
     expect((await tag(other, t1)).following).toBe(false);
     // Scopes: following needs write:follows, the list read:follows; anonymous callers are refused.
     await json(`/api/v1/tags/${t1}/follow`, { method: "POST", status: 403 });
-    await json(`/api/v1/tags/${t1}/follow`, { method: "POST", token: await scopedToken(u, "read write:statuses"), status: 403 });
+    await json(`/api/v1/tags/${t1}/follow`, {
+      method: "POST",
+      token: await scopedToken(u, "read write:statuses"),
+      status: 403,
+    });
     await json("/api/v1/followed_tags", { token: await scopedToken(u, "read:statuses"), status: 403 });
     await json("/api/v1/followed_tags", { status: 403 });
     await act(u, "not-a-tag", "follow", 404);
@@ -84,7 +106,9 @@ describe("following hashtags", () => {
   it(`at most ${FOLLOWED_TAGS_MAX} followed tags: then 422, and following one already followed still answers`, async () => {
     const u = await registerUser();
     const stmt = env.DB.prepare("INSERT INTO followed_tags (id, account_id, tag, created_at) VALUES (?, ?, ?, ?)");
-    await env.DB.batch(Array.from({ length: FOLLOWED_TAGS_MAX }, (_, i) => stmt.bind(newId(), u.id, `cap${i}`, Date.now())));
+    await env.DB.batch(
+      Array.from({ length: FOLLOWED_TAGS_MAX }, (_, i) => stmt.bind(newId(), u.id, `cap${i}`, Date.now())),
+    );
     expect((await act(u, "onemore", "follow", 422)).error).toMatch(/at most 100/);
     expect((await act(u, "cap7", "follow")).following).toBe(true);
     await act(u, "cap7", "unfollow");
@@ -95,7 +119,13 @@ describe("following hashtags", () => {
 describe("a followed tag's posts in the home timeline and stream", () => {
   it("public posts with the tag join home (not lists); unlisted, private, reblogs, muted and blocked authors do not", async () => {
     const name = uniqueName("home");
-    const [me, stranger, muted, blocked, friend] = [await registerUser(), await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [me, stranger, muted, blocked, friend] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await json(`/api/v1/accounts/${muted.id}/mute`, { method: "POST", token: me.token });
     await json(`/api/v1/accounts/${me.id}/block`, { method: "POST", token: blocked.token });
     await json(`/api/v1/accounts/${friend.id}/follow`, { method: "POST", token: me.token });
@@ -116,8 +146,14 @@ describe("a followed tag's posts in the home timeline and stream", () => {
     expect(await home(me, `?since_id=${shown.id}`)).toEqual([fromFriend.id]);
     // Lists show their members only.
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "friends" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [friend.id] } });
-    expect((await json(`/api/v1/timelines/list/${list.id}`, { token: me.token })).map((s: any) => s.id)).toEqual([fromFriend.id]);
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: me.token,
+      body: { account_ids: [friend.id] },
+    });
+    expect((await json(`/api/v1/timelines/list/${list.id}`, { token: me.token })).map((s: any) => s.id)).toEqual([
+      fromFriend.id,
+    ]);
     // Nobody else's home changes.
     expect(await home(stranger)).not.toContain(fromFriend.id);
     // Unfollowing the tag takes it out at once.
@@ -144,7 +180,9 @@ describe("a followed tag's posts in the home timeline and stream", () => {
     await json("/api/v1/tags/fediverse/follow", { instance: A, method: "POST", token: fan.token });
     const create = fill(mastodonCreate, s.vars);
     await expectAccepted(await s.peer.send(s.actor, create));
-    const [arrived] = (await json("/api/v1/timelines/home", { instance: A, token: fan.token })).map((x: unknown) => valid(StatusSchema, x));
+    const [arrived] = (await json("/api/v1/timelines/home", { instance: A, token: fan.token })).map((x: unknown) =>
+      valid(StatusSchema, x),
+    );
     expect(arrived?.uri).toBe(create.object.id);
     expect(arrived?.tags.map((t: { name: string }) => t.name)).toContain("fediverse");
   });

@@ -14,11 +14,17 @@ const ids = async (path: string, u?: TestUser) => {
   list.forEach((s: unknown) => valid(StatusSchema, s));
   return list.map((s: any) => s.id) as string[];
 };
-const follow = (a: TestUser, b: TestUser, body?: Record<string, unknown>) => json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: a.token, body });
+const follow = (a: TestUser, b: TestUser, body?: Record<string, unknown>) =>
+  json(`/api/v1/accounts/${b.id}/follow`, { method: "POST", token: a.token, body });
 
 describe("home timeline", () => {
   it("shows own posts, followed accounts' posts and what is addressed to you — nothing else", async () => {
-    const [me, friend, stranger, other] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [me, friend, stranger, other] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await follow(me, friend);
     const mine = await post(me, { status: "mine" });
     const pub = await post(friend, { status: "friend public" });
@@ -55,12 +61,19 @@ describe("home timeline", () => {
     expect(await ids("/api/v1/timelines/home?with_muted=true", me)).toEqual([sb.id, sa.id]);
     await json(`/api/v1/statuses/${sa.id}`, { method: "DELETE", token: a.token });
     expect(await ids("/api/v1/timelines/home?with_muted=true", me)).toEqual([sb.id]);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM home_feed WHERE status_id = ?").bind(sa.id).first<{ n: number }>();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM home_feed WHERE status_id = ?")
+      .bind(sa.id)
+      .first<{ n: number }>();
     expect(left!.n).toBe(0);
   });
 
   it("reblogs reach followers unless they hide the booster's reblogs", async () => {
-    const [me, booster, author, quiet] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [me, booster, author, quiet] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await follow(me, booster);
     await follow(quiet, booster, { reblogs: false });
     const s = await post(author, { status: "worth sharing" });
@@ -84,17 +97,25 @@ describe("home timeline", () => {
     const spoiler = await post(a, { status: "this has SPOILERS inside" });
     const partial = await post(a, { status: "spoilersmith is a word" });
     expect(await ids("/api/v1/timelines/home?only_media=true", me)).toEqual([withMedia.id]);
-    expect(await ids("/api/v1/timelines/home?exclude_visibilities[]=private&exclude_visibilities[]=public", me)).toEqual([]);
+    expect(
+      await ids("/api/v1/timelines/home?exclude_visibilities[]=private&exclude_visibilities[]=public", me),
+    ).toEqual([]);
     expect(await ids("/api/v1/timelines/home?reply_visibility=following", me)).not.toContain(replyToStranger.id);
     expect(await ids("/api/v1/timelines/home", me)).toContain(replyToStranger.id);
-    await json("/api/v1/filters", { method: "POST", token: me.token, body: { phrase: "spoilers", context: ["home"], irreversible: true, whole_word: true } });
+    await json("/api/v1/filters", {
+      method: "POST",
+      token: me.token,
+      body: { phrase: "spoilers", context: ["home"], irreversible: true, whole_word: true },
+    });
     const filtered = await ids("/api/v1/timelines/home", me);
     expect(filtered).not.toContain(spoiler.id);
     expect(filtered).toContain(partial.id);
     await json(`/api/v1/statuses/${priv.id}/mute`, { method: "POST", token: me.token });
     expect(await ids("/api/v1/timelines/home", me)).not.toContain(priv.id);
     // Unknown visibilities are ignored, the known ones still apply.
-    expect(await ids("/api/v1/timelines/home?exclude_visibilities[]=everyone&exclude_visibilities[]=public", me)).toEqual([]);
+    expect(
+      await ids("/api/v1/timelines/home?exclude_visibilities[]=everyone&exclude_visibilities[]=public", me),
+    ).toEqual([]);
   });
 
   it("pages through every status exactly once, forwards and backwards", async () => {
@@ -115,18 +136,37 @@ describe("home timeline", () => {
     expect(seen).toEqual(newestFirst);
     expect(await ids(`/api/v1/timelines/home?min_id=${posted[1]}&limit=2`, me)).toEqual([posted[3], posted[2]]);
     expect(await ids(`/api/v1/timelines/home?since_id=${posted[1]}&limit=2`, me)).toEqual([posted[6], posted[5]]);
-    const prev = /<([^>]+)>; rel="prev"/.exec((await call(`/api/v1/timelines/home?max_id=${posted[3]}&limit=2`, { token: me.token })).headers.get("link")!)![1];
+    const prev = /<([^>]+)>; rel="prev"/.exec(
+      (await call(`/api/v1/timelines/home?max_id=${posted[3]}&limit=2`, { token: me.token })).headers.get("link")!,
+    )![1];
     expect(new URL(prev).searchParams.get("min_id")).toBe(posted[2]);
   });
 
   it("applies the auth rules to the token read inside the timeline query", async () => {
     const u = await registerUser();
     await json("/api/v1/timelines/home", { status: 403 });
-    expect((await json("/api/v1/timelines/home", { token: "not-a-token", status: 403 })).error).toBe("Invalid credentials.");
-    const appOnly = await json("/oauth/token", { body: { grant_type: "client_credentials", client_id: u.app.client_id, client_secret: u.app.client_secret } });
-    expect((await json("/api/v1/timelines/home", { token: appOnly.access_token, status: 403 })).error).toBe("Invalid credentials.");
-    const writeOnly = await json("/oauth/token", { body: { grant_type: "password", client_id: u.app.client_id, client_secret: u.app.client_secret, username: u.username, password: u.password, scope: "write" } });
-    expect((await json("/api/v1/timelines/home", { token: writeOnly.access_token, status: 403 })).error).toBe("Insufficient permissions: read:statuses.");
+    expect((await json("/api/v1/timelines/home", { token: "not-a-token", status: 403 })).error).toBe(
+      "Invalid credentials.",
+    );
+    const appOnly = await json("/oauth/token", {
+      body: { grant_type: "client_credentials", client_id: u.app.client_id, client_secret: u.app.client_secret },
+    });
+    expect((await json("/api/v1/timelines/home", { token: appOnly.access_token, status: 403 })).error).toBe(
+      "Invalid credentials.",
+    );
+    const writeOnly = await json("/oauth/token", {
+      body: {
+        grant_type: "password",
+        client_id: u.app.client_id,
+        client_secret: u.app.client_secret,
+        username: u.username,
+        password: u.password,
+        scope: "write",
+      },
+    });
+    expect((await json("/api/v1/timelines/home", { token: writeOnly.access_token, status: 403 })).error).toBe(
+      "Insufficient permissions: read:statuses.",
+    );
     // On public timelines such tokens read as anonymous: no local-only statuses.
     const local = await post(u, { status: "members only", visibility: "local" });
     for (const token of ["not-a-token", appOnly.access_token, writeOnly.access_token]) {
@@ -134,24 +174,37 @@ describe("home timeline", () => {
     }
     expect(await ids(`/api/v1/timelines/public?limit=40`, u)).toContain(local.id);
     await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(u.id).run();
-    expect((await json("/api/v1/timelines/public", { token: u.token, status: 403 })).identifier).toBe("account_is_disabled");
+    expect((await json("/api/v1/timelines/public", { token: u.token, status: 403 })).identifier).toBe(
+      "account_is_disabled",
+    );
   });
 });
 
 describe("accounts with many followers are pulled, not fanned out", () => {
   it("writes no follower rows, yet followers see the posts, in order, with filters, lists, reblog settings and paging", async () => {
-    const [star, fan, quiet, stranger, small] = [await registerUser(), await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [star, fan, quiet, stranger, small] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     const vars = { FANOUT_INLINE_MAX: "1" };
     await follow(fan, star);
     await follow(quiet, star, { reblogs: false });
     await follow(fan, small);
-    const asStar = (status: string) => json("/api/v1/statuses", { method: "POST", token: star.token, body: { status }, vars });
+    const asStar = (status: string) =>
+      json("/api/v1/statuses", { method: "POST", token: star.token, body: { status }, vars });
     const posted: string[] = [];
     for (let i = 0; i < 3; i++) {
       posted.push((await asStar(`star ${i}`)).id);
       posted.push((await post(small, { status: `small ${i}` })).id);
     }
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM home_feed WHERE status_id IN (SELECT id FROM statuses WHERE account_id = ?) AND account_id <> ?").bind(star.id, star.id).first<{ n: number }>();
+    const rows = await env.DB.prepare(
+      "SELECT count(*) AS n FROM home_feed WHERE status_id IN (SELECT id FROM statuses WHERE account_id = ?) AND account_id <> ?",
+    )
+      .bind(star.id, star.id)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
     const newestFirst = [...posted].reverse();
     expect(await ids("/api/v1/timelines/home", fan)).toEqual(newestFirst);
@@ -176,12 +229,22 @@ describe("accounts with many followers are pulled, not fanned out", () => {
 
     // Lists, filters and unfollows hold for pulled statuses too.
     const list = await json("/api/v1/lists", { method: "POST", token: fan.token, body: { title: "stars" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: fan.token, body: { account_ids: [star.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: fan.token,
+      body: { account_ids: [star.id] },
+    });
     expect(await ids(`/api/v1/timelines/list/${list.id}`, fan)).toEqual([r.id, posted[4], posted[2], posted[0]]);
-    await json("/api/v1/filters", { method: "POST", token: fan.token, body: { phrase: "star 2", context: ["home"], irreversible: true, whole_word: false } });
+    await json("/api/v1/filters", {
+      method: "POST",
+      token: fan.token,
+      body: { phrase: "star 2", context: ["home"], irreversible: true, whole_word: false },
+    });
     expect(await ids("/api/v1/timelines/home", fan)).not.toContain(posted[4]);
     await json(`/api/v1/accounts/${star.id}/unfollow`, { method: "POST", token: fan.token });
-    expect((await ids("/api/v1/timelines/home", fan)).filter((x) => [posted[0], posted[2], r.id].includes(x))).toEqual([]);
+    expect((await ids("/api/v1/timelines/home", fan)).filter((x) => [posted[0], posted[2], r.id].includes(x))).toEqual(
+      [],
+    );
   });
 });
 
@@ -226,27 +289,60 @@ describe("public and tag timelines", () => {
 
 describe("list timelines", () => {
   it("show the members' posts from the owner's home, and 404 for someone else's list", async () => {
-    const [me, inList, notInList, other] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [me, inList, notInList, other] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await follow(me, inList);
     await follow(me, notInList);
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "L" } });
-    await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [inList.id] } });
+    await json(`/api/v1/lists/${list.id}/accounts`, {
+      method: "POST",
+      token: me.token,
+      body: { account_ids: [inList.id] },
+    });
     const s1 = await post(inList, { status: "in list" });
     await post(notInList, { status: "not in list" });
     expect(await ids(`/api/v1/timelines/list/${list.id}`, me)).toEqual([s1.id]);
     await json(`/api/v1/timelines/list/${list.id}`, { token: other.token, status: 404 });
     // The spec's scope, read:statuses, is enough (as read:lists was); other read scopes are not.
     const scoped = async (scope: string) =>
-      (await json("/oauth/token", { body: { grant_type: "password", client_id: me.app.client_id, client_secret: me.app.client_secret, username: me.username, password: me.password, scope } })).access_token;
-    expect(await json(`/api/v1/timelines/list/${list.id}?limit=5`, { token: await scoped("read:statuses") }).then((r) => r.map((x: any) => x.id))).toEqual([s1.id]);
-    expect(await json(`/api/v1/timelines/list/${list.id}`, { token: await scoped("read:lists") }).then((r) => r.length)).toBe(1);
-    expect((await json(`/api/v1/timelines/list/${list.id}`, { token: await scoped("read:accounts"), status: 403 })).error).toBe("Insufficient permissions: read:statuses | read:lists.");
+      (
+        await json("/oauth/token", {
+          body: {
+            grant_type: "password",
+            client_id: me.app.client_id,
+            client_secret: me.app.client_secret,
+            username: me.username,
+            password: me.password,
+            scope,
+          },
+        })
+      ).access_token;
+    expect(
+      await json(`/api/v1/timelines/list/${list.id}?limit=5`, { token: await scoped("read:statuses") }).then((r) =>
+        r.map((x: any) => x.id),
+      ),
+    ).toEqual([s1.id]);
+    expect(
+      await json(`/api/v1/timelines/list/${list.id}`, { token: await scoped("read:lists") }).then((r) => r.length),
+    ).toBe(1);
+    expect(
+      (await json(`/api/v1/timelines/list/${list.id}`, { token: await scoped("read:accounts"), status: 403 })).error,
+    ).toBe("Insufficient permissions: read:statuses | read:lists.");
   });
 });
 
 describe("account statuses", () => {
   it("filter by media, replies, reblogs, tag and pinned, and show only what the viewer may see", async () => {
-    const [a, b, follower, stranger] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const [a, b, follower, stranger] = [
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+      await registerUser(),
+    ];
     await follow(follower, a);
     const other = await post(b, { status: "other" });
     const plain = await post(a, { status: "plain #x" });
@@ -262,7 +358,11 @@ describe("account statuses", () => {
     expect(await ids(base, follower)).toEqual([media.id, priv.id, reblog.id, self.id, reply.id, plain.id]);
     expect(await ids(base, stranger)).toEqual([media.id, reblog.id, self.id, reply.id, plain.id]);
     expect(await ids(`${base}?only_media=true`, stranger)).toEqual([media.id]);
-    expect(await ids(`${base}?exclude_replies=true&exclude_reblogs=true`, stranger)).toEqual([media.id, self.id, plain.id]);
+    expect(await ids(`${base}?exclude_replies=true&exclude_reblogs=true`, stranger)).toEqual([
+      media.id,
+      self.id,
+      plain.id,
+    ]);
     expect(await ids(`${base}?tagged=x`, stranger)).toEqual([plain.id]);
     expect(await ids(`${base}?pinned=true`, stranger)).toEqual([media.id, plain.id]);
     expect(await ids(`/api/v1/accounts/${a.username}/statuses?limit=1`, stranger)).toEqual([media.id]);
@@ -274,7 +374,9 @@ describe("account statuses", () => {
     const [a, other] = [await registerUser(), await registerUser()];
     const s = await post(a, { status: "mine" });
     for (const who of ["nobody_here", "@nobody@remote.example", newId(), "@"]) {
-      expect((await json(`/api/v1/accounts/${encodeURIComponent(who)}/statuses`, { token: other.token, status: 404 })).error).toBe("Can't find user");
+      expect(
+        (await json(`/api/v1/accounts/${encodeURIComponent(who)}/statuses`, { token: other.token, status: 404 })).error,
+      ).toBe("Can't find user");
     }
     expect(await ids(`/api/v1/accounts/${a.username}@localhost/statuses`, other)).toEqual([s.id]);
     await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(a.id).run();
@@ -298,7 +400,11 @@ describe("favourites", () => {
     expect(await ids("/api/v1/favourites", a)).toEqual([s1.id, s2.id]);
     await json(`/api/v1/pleroma/accounts/${a.id}/favourites`, { token: b.token, status: 403 });
     expect(await ids(`/api/v1/pleroma/accounts/${a.id}/favourites`, a)).toEqual([s1.id, s2.id]);
-    await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: a.token, body: { hide_favorites: false } });
+    await json("/api/v1/accounts/update_credentials", {
+      method: "PATCH",
+      token: a.token,
+      body: { hide_favorites: false },
+    });
     expect(await ids(`/api/v1/pleroma/accounts/${a.id}/favourites`, b)).toEqual([s1.id, s2.id]);
   });
 });
@@ -307,7 +413,11 @@ describe("cost", () => {
   it("reads a timeline page in a fixed number of round trips, whatever its size", async () => {
     const [me, a] = [await registerUser(), await registerUser()];
     await follow(me, a);
-    for (let i = 0; i < 12; i++) await post(a, { status: `#cost @${me.username} ${i} https://example.org/${i}`, visibility: i % 2 ? "public" : "private" });
+    for (let i = 0; i < 12; i++)
+      await post(a, {
+        status: `#cost @${me.username} ${i} https://example.org/${i}`,
+        visibility: i % 2 ? "public" : "private",
+      });
     const trips = async (path: string) => {
       const counter = countingD1();
       const res = await call(path, { token: me.token, vars: { DB: counter.db } as never });
@@ -332,7 +442,9 @@ describe("cost", () => {
     const plan = async (query: SQL) => {
       // Pages run inside the hydration statement, which binds the viewer in a `params` CTE.
       const q = dialect.sqlToQuery(sql`WITH ${paramsCte(me)} ${query}`);
-      const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all<{ detail: string }>();
+      const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+        .bind(...q.params)
+        .all<{ detail: string }>();
       return rows.results.map((r) => r.detail).join(" | ");
     };
     const me = newId();
@@ -351,5 +463,5 @@ describe("cost", () => {
       expect(p).toContain(index);
       expect(p).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
     }
-});
+  });
 });

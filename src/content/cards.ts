@@ -10,7 +10,6 @@
 import { isFetchableUrl } from "../lib/outbound";
 import { decodeEntities } from "./entities";
 
-
 export interface CardData {
   /** Canonical URL: og:url when it is a same-site http(s) URL, else the fetched URL after redirects. */
   url: string;
@@ -84,13 +83,18 @@ export async function fetchCard(url: string, opts: FetchCardOptions): Promise<Ca
     const maxBytes = finiteOr(opts.maxBytes, DEFAULT_MAX_BYTES);
     const controller = new AbortController();
     const expired = new Promise<null>((resolve) => {
-      timer = setTimeout(() => {
-        controller.abort(new Error("link preview timed out"));
-        resolve(null);
-      }, Math.max(0, timeoutMs));
+      timer = setTimeout(
+        () => {
+          controller.abort(new Error("link preview timed out"));
+          resolve(null);
+        },
+        Math.max(0, timeoutMs),
+      );
     });
     // A fetcher that ignores the signal cannot hold us past the deadline: the race settles on the timer.
-    const work = fetchAndParse(url, fetcher, controller.signal, Math.max(0, Math.floor(maxBytes)), allowPrivate).catch(() => null);
+    const work = fetchAndParse(url, fetcher, controller.signal, Math.max(0, Math.floor(maxBytes)), allowPrivate).catch(
+      () => null,
+    );
     return await Promise.race([work, expired]);
   } catch {
     return null;
@@ -170,7 +174,12 @@ interface ParsedHead {
   title: string;
 }
 
-async function parseHead(res: Response, contentType: string, maxBytes: number, signal: AbortSignal): Promise<ParsedHead | null> {
+async function parseHead(
+  res: Response,
+  contentType: string,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<ParsedHead | null> {
   const meta = new Map<string, string>();
   let titleRaw = "";
   let titleState: "before" | "inside" | "done" = "before";
@@ -252,7 +261,9 @@ async function usableContentType(contentType: string): Promise<string> {
   if (!charset || charset === "utf-8" || charset === "utf8") return "text/html; charset=utf-8";
   const candidate = `text/html; charset=${charset}`;
   try {
-    await new HTMLRewriter().transform(new Response("<p></p>", { headers: { "content-type": candidate } })).arrayBuffer();
+    await new HTMLRewriter()
+      .transform(new Response("<p></p>", { headers: { "content-type": candidate } }))
+      .arrayBuffer();
     return candidate;
   } catch {
     return "text/html; charset=utf-8";
@@ -278,7 +289,11 @@ function buildCard(page: URL, head: ParsedHead): CardData | null {
   }
 
   const ogType = get("og:type").toLowerCase();
-  const type: CardData["type"] = /^video(\.|$)/.test(ogType) ? "video" : /^(photo|image)(\.|$)/.test(ogType) ? "photo" : "link";
+  const type: CardData["type"] = /^video(\.|$)/.test(ogType)
+    ? "video"
+    : /^(photo|image)(\.|$)/.test(ogType)
+      ? "photo"
+      : "link";
 
   const opengraph: Record<string, string> = {};
   let keys = 0;

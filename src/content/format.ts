@@ -77,7 +77,12 @@ type Segment =
   | { kind: "mention"; text: string; key: string }
   | { kind: "tag"; text: string; name: string };
 
-function mentionKey(user: string | undefined, host: string | undefined, local: string | undefined, localHost: string): string | null {
+function mentionKey(
+  user: string | undefined,
+  host: string | undefined,
+  local: string | undefined,
+  localHost: string,
+): string | null {
   if (local !== undefined) return local.toLowerCase();
   const h = host!.toLowerCase();
   if (h === localHost.toLowerCase()) return user!.toLowerCase();
@@ -109,11 +114,16 @@ function segmentText(text: string, localHost: string): Segment[] {
   const candidates: Found[] = [];
   for (const m of text.matchAll(MENTION_PATTERN)) {
     const key = mentionKey(m[1], m[2], m[3], localHost);
-    if (key) candidates.push({ start: m.index!, end: m.index! + m[0].length, segment: { kind: "mention", text: m[0], key } });
+    if (key)
+      candidates.push({ start: m.index!, end: m.index! + m[0].length, segment: { kind: "mention", text: m[0], key } });
   }
   for (const m of text.matchAll(HASHTAG_PATTERN)) {
     if (/^\d+$/.test(m[1])) continue; // #123 is not a hashtag
-    candidates.push({ start: m.index!, end: m.index! + m[0].length, segment: { kind: "tag", text: m[0], name: tagName(m[1]) } });
+    candidates.push({
+      start: m.index!,
+      end: m.index! + m[0].length,
+      segment: { kind: "tag", text: m[0], name: tagName(m[1]) },
+    });
   }
   candidates.sort((a, b) => a.start - b.start);
   const found = [...urls];
@@ -184,16 +194,59 @@ function markdownToHtml(text: string): string {
 // Sanitising
 
 const ALLOWED = new Set([
-  "p", "br", "span", "a", "b", "strong", "i", "em", "u", "s", "del", "code", "pre", "blockquote",
-  "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "sub", "sup", "hr",
+  "p",
+  "br",
+  "span",
+  "a",
+  "b",
+  "strong",
+  "i",
+  "em",
+  "u",
+  "s",
+  "del",
+  "code",
+  "pre",
+  "blockquote",
+  "ul",
+  "ol",
+  "li",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "sub",
+  "sup",
+  "hr",
 ]);
 
 /** Removed together with everything inside them. */
 const DROP = new Set([
-  "script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math", "form", "input",
-  "textarea", "select", "button",
+  "script",
+  "style",
+  "iframe",
+  "object",
+  "embed",
+  "template",
+  "noscript",
+  "svg",
+  "math",
+  "form",
+  "input",
+  "textarea",
+  "select",
+  "button",
   // Also raw-text or script-like elements whose content is not meant to be shown.
-  "title", "xmp", "noembed", "noframes", "plaintext", "applet", "frameset", "frame",
+  "title",
+  "xmp",
+  "noembed",
+  "noframes",
+  "plaintext",
+  "applet",
+  "frameset",
+  "frame",
 ]);
 
 /** Text inside these is never linked. */
@@ -220,7 +273,16 @@ function safeHref(raw: string): string | null {
 }
 
 function words(value: string | undefined): string[] {
-  return value === undefined ? [] : [...new Set(decodeEntities(value, true).toLowerCase().split(/[\t\n\f\r ]+/).filter(Boolean))];
+  return value === undefined
+    ? []
+    : [
+        ...new Set(
+          decodeEntities(value, true)
+            .toLowerCase()
+            .split(/[\t\n\f\r ]+/)
+            .filter(Boolean),
+        ),
+      ];
 }
 
 function allowedAttributes(name: string, attributes: Iterable<string[]>): string {
@@ -449,7 +511,12 @@ function collectLink(into: Collector, el: Element) {
   const href = raw === null ? null : safeHref(raw);
   if (!href || !/^https?:/i.test(href)) return;
   const classes = words(el.getAttribute("class") ?? undefined);
-  if (classes.includes("mention") || classes.includes("hashtag") || words(el.getAttribute("rel") ?? undefined).includes("tag")) return;
+  if (
+    classes.includes("mention") ||
+    classes.includes("hashtag") ||
+    words(el.getAttribute("rel") ?? undefined).includes("tag")
+  )
+    return;
   into.link(href);
 }
 
@@ -501,5 +568,8 @@ export function htmlToText(html: string): string {
       breakLines(1);
     }
   });
-  return out.replace(/[ \t]+\n/g, "\n").replace(/\n{3,}/g, "\n\n").trimEnd();
+  return out
+    .replace(/[ \t]+\n/g, "\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd();
 }

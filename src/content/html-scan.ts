@@ -13,7 +13,21 @@ export type HtmlToken =
 const RAW_TEXT = new Set(["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript"]);
 
 export const VOID_ELEMENTS = new Set([
-  "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param", "source", "track", "wbr",
+  "area",
+  "base",
+  "br",
+  "col",
+  "embed",
+  "hr",
+  "img",
+  "input",
+  "keygen",
+  "link",
+  "meta",
+  "param",
+  "source",
+  "track",
+  "wbr",
 ]);
 
 const SPACE = /[\t\n\f\r ]/;
@@ -127,10 +141,7 @@ export function tokenizeHtml(html: string): HtmlToken[] {
 }
 
 /** Walks tokens keeping a stack of open elements; `open` is innermost last. */
-export function walkHtml(
-  html: string,
-  visit: (token: HtmlToken, open: readonly string[]) => void,
-): void {
+export function walkHtml(html: string, visit: (token: HtmlToken, open: readonly string[]) => void): void {
   const open: string[] = [];
   for (const token of tokenizeHtml(html)) {
     if (token.type === "start") {

@@ -8,5 +8,7 @@
 const KEPT = new Set(["p", "br", "a", "span"]);
 
 export function stripRichText(html: string): string {
-  return html.replace(/<\/?([A-Za-z][A-Za-z0-9]*)\b[^>]*>/g, (tag, name: string) => (KEPT.has(name.toLowerCase()) ? tag : ""));
+  return html.replace(/<\/?([A-Za-z][A-Za-z0-9]*)\b[^>]*>/g, (tag, name: string) =>
+    KEPT.has(name.toLowerCase()) ? tag : "",
+  );
 }

@@ -16,7 +16,13 @@ import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
 import { deleteStatuses } from "../services/statuses";
-import { collectCodes, collectIdempotencyKeys, collectOutbox, collectPresence, collectUnattachedMedia } from "../services/collect";
+import {
+  collectCodes,
+  collectIdempotencyKeys,
+  collectOutbox,
+  collectPresence,
+  collectUnattachedMedia,
+} from "../services/collect";
 import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
 import { collectMfaTokens } from "../services/mfa";
@@ -39,10 +45,22 @@ const CLEANUP: Record<string, Job> = {
   // Windows older than a day are over whatever limit they served.
   // Windows last a day at most; the addresses a user signed in from are kept for as long as they count.
   rate_limits: (_env, d, t) =>
-    d.delete(rateLimits).where(or(and(lt(rateLimits.windowStart, t - DAY), notLike(rateLimits.key, "login:known:%")), lt(rateLimits.windowStart, t - KNOWN_ADDRESS_MS))),
+    d
+      .delete(rateLimits)
+      .where(
+        or(
+          and(lt(rateLimits.windowStart, t - DAY), notLike(rateLimits.key, "login:known:%")),
+          lt(rateLimits.windowStart, t - KNOWN_ADDRESS_MS),
+        ),
+      ),
   expired_filters: async (env, d, t, ctx) => {
     const owners = await deleteExpiredFilters(d, t);
-    if (ctx) publish(env, ctx, owners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })));
+    if (ctx)
+      publish(
+        env,
+        ctx,
+        owners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })),
+      );
   },
   expired_mutes: (_env, d, t) => deleteExpiredMutes(d, t),
   collect_media: (env, _d, t) => collectUnattachedMedia(env, t),
@@ -61,7 +79,12 @@ const CLEANUP: Record<string, Job> = {
 const SEQUENCE: Record<string, Job> = {
   scheduled_statuses: async (env, d, t, ctx) => {
     const posted = await postDue(d, config(env), POST_FORMATS, t);
-    if (ctx) publish(env, ctx, posted.map((id) => ({ accountId: null, event: "update" as const, payload: id })));
+    if (ctx)
+      publish(
+        env,
+        ctx,
+        posted.map((id) => ({ accountId: null, event: "update" as const, payload: id })),
+      );
   },
   polls: (_env, d, t) => closeEndedPolls(d, t),
   // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
@@ -98,22 +121,40 @@ async function runJob(name: string, job: Job, env: Env, d: DB, t: number, ctx: C
   }
 }
 
-export async function runScheduled(env: Env, time: number = now(), ctx?: { waitUntil(p: Promise<unknown>): void }): Promise<void> {
+export async function runScheduled(
+  env: Env,
+  time: number = now(),
+  ctx?: { waitUntil(p: Promise<unknown>): void },
+): Promise<void> {
   const d = db(env);
   // Jobs read the run-time settings too (src/services/settings.ts).
   await refreshSettings(env);
-  const outcomes = await Promise.all(Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)));
+  const outcomes = await Promise.all(
+    Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)),
+  );
   for (const [name, job] of Object.entries(SEQUENCE)) outcomes.push(await runJob(name, job, env, d, time, ctx));
   const at = new Date(time).toISOString();
   // Every heartbeat in one round trip: a success moves `last_success_at`, a failure records the error and its time.
   await d.$client.batch([
-    statement(d, d.insert(instanceKeys).values({ name: CRON_HEARTBEAT, value: at, createdAt: time }).onConflictDoUpdate({ target: instanceKeys.name, set: { value: at } })),
+    statement(
+      d,
+      d
+        .insert(instanceKeys)
+        .values({ name: CRON_HEARTBEAT, value: at, createdAt: time })
+        .onConflictDoUpdate({ target: instanceKeys.name, set: { value: at } }),
+    ),
     ...outcomes.map((o) =>
       statement(
         d,
         d
           .insert(jobHeartbeats)
-          .values({ name: o.name, lastRunAt: time, lastSuccessAt: o.error ? null : time, lastError: o.error, lastErrorAt: o.error ? time : null })
+          .values({
+            name: o.name,
+            lastRunAt: time,
+            lastSuccessAt: o.error ? null : time,
+            lastError: o.error,
+            lastErrorAt: o.error ? time : null,
+          })
           .onConflictDoUpdate({
             target: jobHeartbeats.name,
             set: o.error
@@ -128,8 +169,16 @@ export async function runScheduled(env: Env, time: number = now(), ctx?: { waitU
 /** Deletes statuses whose `expires_at` has passed, as their author deleting them would, a bounded number a run. */
 async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise<StreamEvent[]> {
   const d = db(env);
-  const due = await d.select({ id: statuses.id }).from(statuses).where(lte(statuses.expiresAt, time)).orderBy(asc(statuses.expiresAt)).limit(max);
-  const { files, events } = await deleteStatuses(d, due.map((r) => r.id));
+  const due = await d
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(lte(statuses.expiresAt, time))
+    .orderBy(asc(statuses.expiresAt))
+    .limit(max);
+  const { files, events } = await deleteStatuses(
+    d,
+    due.map((r) => r.id),
+  );
   if (files.length) await env.MEDIA.delete(files);
   return events;
 }

@@ -39,7 +39,10 @@ export function statement(d: DB, query: SQL | { toSQL(): { sql: string; params: 
  * The reads among `queries` that are wanted (null: not needed by this request) in one round trip, none when none
  * is wanted; each answers its rows, a query not sent answers [].
  */
-export async function readsWhere<const Q extends readonly (PromiseLike<unknown[]> | null)[]>(d: DB, queries: Q): Promise<{ [K in keyof Q]: Awaited<NonNullable<Q[K]>> }> {
+export async function readsWhere<const Q extends readonly (PromiseLike<unknown[]> | null)[]>(
+  d: DB,
+  queries: Q,
+): Promise<{ [K in keyof Q]: Awaited<NonNullable<Q[K]>> }> {
   const wanted = queries.filter((q) => q !== null);
   const results = wanted.length ? await d.batch(wanted as unknown as Parameters<DB["batch"]>[0]) : [];
   let next = 0;
@@ -47,7 +50,12 @@ export async function readsWhere<const Q extends readonly (PromiseLike<unknown[]
 }
 
 /** A drizzle builder query, as `d.batch` takes them. */
-type BuilderQuery = { _prepare(): { getQuery(): { sql: string; params: unknown[] }; mapResult(result: unknown, isFromBatch?: boolean): unknown } };
+type BuilderQuery = {
+  _prepare(): {
+    getQuery(): { sql: string; params: unknown[] };
+    mapResult(result: unknown, isFromBatch?: boolean): unknown;
+  };
+};
 
 /**
  * One round trip holding drizzle builder queries and hand-written statements (`notify`, set-based SQL) together:

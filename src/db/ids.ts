@@ -65,7 +65,6 @@ export function isId(value: string): boolean {
   return ID_PATTERN.test(value);
 }
 
-
 /**
  * Sequence ids, for the rows whose ids clients read as numbers (notifications, bookmarks: Pleroma-FE 2.8 takes
  * notification ids and the bookmarks' Link cursors through `parseInt`, as Pleroma's are integers). Still strings

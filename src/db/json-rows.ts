@@ -61,6 +61,7 @@ export function fromJson<T extends SQLiteTable>(table: T, obj: Record<string, un
 export function unionAll(parts: SQL[]): SQL {
   if (parts.length <= 5) return sql.join(parts, sql` UNION ALL `);
   const groups: SQL[] = [];
-  for (let i = 0; i < parts.length; i += 5) groups.push(sql`SELECT * FROM (${sql.join(parts.slice(i, i + 5), sql` UNION ALL `)})`);
+  for (let i = 0; i < parts.length; i += 5)
+    groups.push(sql`SELECT * FROM (${sql.join(parts.slice(i, i + 5), sql` UNION ALL `)})`);
   return unionAll(groups);
 }

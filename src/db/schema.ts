@@ -94,7 +94,9 @@ export const accounts = sqliteTable(
     uniqueIndex("accounts_uri").on(t.uri),
     index("accounts_url").on(t.url),
     index("accounts_domain").on(t.domain),
-    index("accounts_moved").on(t.movedToAccountId).where(sql`moved_to_account_id IS NOT NULL`),
+    index("accounts_moved")
+      .on(t.movedToAccountId)
+      .where(sql`moved_to_account_id IS NOT NULL`),
   ],
 );
 
@@ -228,7 +230,10 @@ export const authorizationCodes = sqliteTable(
     createdAt: time("created_at").notNull(),
     expiresAt: time("expires_at").notNull(),
   },
-  (t) => [uniqueIndex("authorization_codes_code_hash").on(t.codeHash), index("authorization_codes_expires").on(t.expiresAt)],
+  (t) => [
+    uniqueIndex("authorization_codes_code_hash").on(t.codeHash),
+    index("authorization_codes_expires").on(t.expiresAt),
+  ],
 );
 
 /**
@@ -366,7 +371,11 @@ export const fedifyKv = sqliteTable(
     value: text("value").notNull(),
     expiresAt: time("expires_at"),
   },
-  (t) => [index("fedify_kv_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`)],
+  (t) => [
+    index("fedify_kv_expires")
+      .on(t.expiresAt)
+      .where(sql`${t.expiresAt} IS NOT NULL`),
+  ],
 );
 
 /**
@@ -383,7 +392,11 @@ export const federationOutbox = sqliteTable(
     createdAt: time("created_at").notNull(),
     expandedAt: time("expanded_at"),
   },
-  (t) => [index("federation_outbox_pending").on(t.id).where(sql`${t.expandedAt} IS NULL`)],
+  (t) => [
+    index("federation_outbox_pending")
+      .on(t.id)
+      .where(sql`${t.expandedAt} IS NULL`),
+  ],
 );
 
 /** What remains to deliver: one row per (outbox row, inbox), drained per destination host. */
@@ -486,7 +499,9 @@ export const reports = sqliteTable(
   (t) => [
     index("reports_target").on(t.targetAccountId),
     index("reports_state").on(t.state, t.id),
-    uniqueIndex("reports_uri").on(t.uri, t.targetAccountId).where(sql`uri IS NOT NULL`),
+    uniqueIndex("reports_uri")
+      .on(t.uri, t.targetAccountId)
+      .where(sql`uri IS NOT NULL`),
   ],
 );
 
@@ -519,9 +534,13 @@ export const notifications = sqliteTable(
   (t) => [
     index("notifications_account").on(t.accountId, t.id),
     index("notifications_from").on(t.fromAccountId),
-    index("notifications_unpushed").on(t.id).where(sql`pushed = 0`),
+    index("notifications_unpushed")
+      .on(t.id)
+      .where(sql`pushed = 0`),
     // The unread count (markers) walks only what is unread.
-    index("notifications_unseen").on(t.accountId).where(sql`is_seen = 0`),
+    index("notifications_unseen")
+      .on(t.accountId)
+      .where(sql`is_seen = 0`),
   ],
 );
 
@@ -586,16 +605,24 @@ export const statuses = sqliteTable(
     index("statuses_url").on(t.url),
     index("statuses_search").on(t.searchRowid),
     // Home reads walk a followed account's pulled statuses newest first.
-    index("statuses_home_pull").on(t.accountId, t.id).where(sql`home_pull = 1`),
+    index("statuses_home_pull")
+      .on(t.accountId, t.id)
+      .where(sql`home_pull = 1`),
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reply").on(t.inReplyToId),
     index("statuses_thread").on(t.threadId, t.id),
     // Public and local timelines: walk ids newest first over just the statuses they can show.
-    index("statuses_public_tl").on(t.id).where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
-    index("statuses_public_local_tl").on(t.local, t.id).where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
+    index("statuses_public_tl")
+      .on(t.id)
+      .where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
+    index("statuses_public_local_tl")
+      .on(t.local, t.id)
+      .where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
     index("statuses_expires").on(t.expiresAt),
     // One reblog per account and status.
-    uniqueIndex("statuses_reblog").on(t.accountId, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
+    uniqueIndex("statuses_reblog")
+      .on(t.accountId, t.reblogOfId)
+      .where(sql`reblog_of_id IS NOT NULL`),
     index("statuses_reblog_of").on(t.reblogOfId),
   ],
 );
@@ -615,7 +642,10 @@ export const statusRecipients = sqliteTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     mention: bool("mention").notNull().default(true),
   },
-  (t) => [uniqueIndex("status_recipients_pair").on(t.statusId, t.accountId), index("status_recipients_account").on(t.accountId, t.statusId)],
+  (t) => [
+    uniqueIndex("status_recipients_pair").on(t.statusId, t.accountId),
+    index("status_recipients_account").on(t.accountId, t.statusId),
+  ],
 );
 
 export const statusTags = sqliteTable(
@@ -641,7 +671,10 @@ export const followedTags = sqliteTable(
     tag: text("tag").notNull(),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [uniqueIndex("followed_tags_pair").on(t.accountId, t.tag), index("followed_tags_account").on(t.accountId, t.id)],
+  (t) => [
+    uniqueIndex("followed_tags_pair").on(t.accountId, t.tag),
+    index("followed_tags_account").on(t.accountId, t.id),
+  ],
 );
 
 export const mediaAttachments = sqliteTable(
@@ -669,7 +702,9 @@ export const mediaAttachments = sqliteTable(
     index("media_status").on(t.statusId),
     index("media_account").on(t.accountId, t.id),
     // What the collector walks: uploads never attached to a status or a scheduled status.
-    index("media_unattached").on(t.createdAt).where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL AND ${t.chatMessageId} IS NULL`),
+    index("media_unattached")
+      .on(t.createdAt)
+      .where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL AND ${t.chatMessageId} IS NULL`),
   ],
 );
 
@@ -786,7 +821,10 @@ export const idempotencyKeys = sqliteTable(
     result: text("result").notNull(),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [uniqueIndex("idempotency_keys_pair").on(t.accountId, t.key), index("idempotency_keys_created").on(t.createdAt)],
+  (t) => [
+    uniqueIndex("idempotency_keys_pair").on(t.accountId, t.key),
+    index("idempotency_keys_created").on(t.createdAt),
+  ],
 );
 
 export const scheduledStatuses = sqliteTable(
@@ -835,7 +873,10 @@ export const participations = sqliteTable(
     lastStatusId: text("last_status_id"),
     updatedAt: time("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("participations_pair").on(t.conversationId, t.accountId), index("participations_account").on(t.accountId, t.updatedAt)],
+  (t) => [
+    uniqueIndex("participations_pair").on(t.conversationId, t.accountId),
+    index("participations_account").on(t.accountId, t.updatedAt),
+  ],
 );
 
 /** Custom emoji, one per (shortcode, domain): `domain` null for this instance's, else the server it came from. */
@@ -856,9 +897,13 @@ export const customEmojis = sqliteTable(
     // NULLs are distinct in a unique index: the local domain is keyed as ''.
     uniqueIndex("custom_emojis_key").on(t.shortcode, sql`ifnull(${t.domain}, '')`),
     // The listing reads this instance's emoji in shortcode order without walking remote ones.
-    index("custom_emojis_local").on(t.shortcode).where(sql`domain IS NULL`),
+    index("custom_emojis_local")
+      .on(t.shortcode)
+      .where(sql`domain IS NULL`),
     // A pack's files (category = pack name) in shortcode order.
-    index("custom_emojis_pack").on(t.category, t.shortcode).where(sql`domain IS NULL`),
+    index("custom_emojis_pack")
+      .on(t.category, t.shortcode)
+      .where(sql`domain IS NULL`),
   ],
 );
 
@@ -879,27 +924,31 @@ export const emojiPacks = sqliteTable("emoji_packs", {
 });
 
 /** Other servers: their shared inbox, software, and how delivery to them goes (failures since the last success). */
-export const instances = sqliteTable("instances", {
-  domain: text("domain").primaryKey(),
-  sharedInbox: text("shared_inbox"),
-  softwareName: text("software_name"),
-  softwareVersion: text("software_version"),
-  failureCount: integer("failure_count").notNull().default(0),
-  lastFailureAt: time("last_failure_at"),
-  lastSuccessAt: time("last_success_at"),
-  /** Set when a delivery to the host was given up after its retries (about two days); a success clears it. */
-  failingSince: time("failing_since"),
-  /**
-   * When the host's current run of failed deliveries began (a success clears it). Failing for over a day, the
-   * host is only probed, one delivery every few hours (federation/delivery.ts).
-   */
-  unreachableSince: time("unreachable_since"),
-  /** The favicon its home page names (`link rel=icon`), or null; learned by the cron (services/instance-favicons.ts). */
-  favicon: text("favicon"),
-  /** When the favicon was last looked for; null: not yet. */
-  faviconFetchedAt: time("favicon_fetched_at"),
-  createdAt: time("created_at").notNull(),
-}, (t) => [index("instances_favicon_due").on(t.faviconFetchedAt, t.createdAt)]);
+export const instances = sqliteTable(
+  "instances",
+  {
+    domain: text("domain").primaryKey(),
+    sharedInbox: text("shared_inbox"),
+    softwareName: text("software_name"),
+    softwareVersion: text("software_version"),
+    failureCount: integer("failure_count").notNull().default(0),
+    lastFailureAt: time("last_failure_at"),
+    lastSuccessAt: time("last_success_at"),
+    /** Set when a delivery to the host was given up after its retries (about two days); a success clears it. */
+    failingSince: time("failing_since"),
+    /**
+     * When the host's current run of failed deliveries began (a success clears it). Failing for over a day, the
+     * host is only probed, one delivery every few hours (federation/delivery.ts).
+     */
+    unreachableSince: time("unreachable_since"),
+    /** The favicon its home page names (`link rel=icon`), or null; learned by the cron (services/instance-favicons.ts). */
+    favicon: text("favicon"),
+    /** When the favicon was last looked for; null: not yet. */
+    faviconFetchedAt: time("favicon_fetched_at"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("instances_favicon_due").on(t.faviconFetchedAt, t.createdAt)],
+);
 
 /** Link previews, fetched once per URL. `title` null means the page gave no card. */
 export const linkCards = sqliteTable("link_cards", {
@@ -1086,7 +1135,11 @@ export const chats = sqliteTable(
     createdAt: time("created_at").notNull(),
     updatedAt: time("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("chats_pair").on(t.aId, t.bId), index("chats_a").on(t.aId, t.sortKey), index("chats_b").on(t.bId, t.sortKey)],
+  (t) => [
+    uniqueIndex("chats_pair").on(t.aId, t.bId),
+    index("chats_a").on(t.aId, t.sortKey),
+    index("chats_b").on(t.bId, t.sortKey),
+  ],
 );
 
 /** Chat messages, written only by the chat's ChatRoom object (src/objects/chat-room.ts). `unread`: by the recipient. */
@@ -1113,8 +1166,12 @@ export const chatMessages = sqliteTable(
   },
   (t) => [
     index("chat_messages_chat").on(t.chatId, t.id),
-    index("chat_messages_idempotency").on(t.chatId, t.accountId, t.idempotencyKey).where(sql`idempotency_key IS NOT NULL`),
-    uniqueIndex("chat_messages_uri").on(t.uri).where(sql`uri IS NOT NULL`),
+    index("chat_messages_idempotency")
+      .on(t.chatId, t.accountId, t.idempotencyKey)
+      .where(sql`idempotency_key IS NOT NULL`),
+    uniqueIndex("chat_messages_uri")
+      .on(t.uri)
+      .where(sql`uri IS NOT NULL`),
   ],
 );
 
@@ -1133,7 +1190,11 @@ export const accountDeletions = sqliteTable(
     updatedAt: time("updated_at").notNull(),
     finishedAt: time("finished_at"),
   },
-  (t) => [index("account_deletions_pending").on(t.requestedAt).where(sql`${t.finishedAt} IS NULL`)],
+  (t) => [
+    index("account_deletions_pending")
+      .on(t.requestedAt)
+      .where(sql`${t.finishedAt} IS NULL`),
+  ],
 );
 
 /** Pleroma backups: an account's archive (zip of ActivityStreams JSON), built by the cron into R2, kept a week. */
@@ -1154,7 +1215,12 @@ export const backups = sqliteTable(
     createdAt: time("created_at").notNull(),
     processedAt: time("processed_at"),
   },
-  (t) => [index("backups_account").on(t.accountId, t.id), index("backups_pending").on(t.createdAt).where(sql`${t.state} = 'pending'`)],
+  (t) => [
+    index("backups_account").on(t.accountId, t.id),
+    index("backups_pending")
+      .on(t.createdAt)
+      .where(sql`${t.state} = 'pending'`),
+  ],
 );
 
 /** Notes staff leave on a report (the admin API; migration 0023). */

@@ -4,7 +4,23 @@
  * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
  * Addressing is the one rule, `services/addressing.ts`.
  */
-import { Accept, Add, Block, Delete, Flag, Follow, Move, PUBLIC_COLLECTION, Reject, Remove, Tombstone, Undo, Update, type Activity, type Actor } from "@fedify/vocab";
+import {
+  Accept,
+  Add,
+  Block,
+  Delete,
+  Flag,
+  Follow,
+  Move,
+  PUBLIC_COLLECTION,
+  Reject,
+  Remove,
+  Tombstone,
+  Undo,
+  Update,
+  type Activity,
+  type Actor,
+} from "@fedify/vocab";
 import type { OutboxActivity } from "../services/outbox";
 import { addressing } from "../services/addressing";
 import type { Hydrated } from "../services/hydrate";
@@ -40,7 +56,12 @@ export interface ActivitySources {
 const url = (u: string) => new URL(u);
 
 /** The document of one outbox row, or null when its subject is gone (nothing to send). */
-export function buildActivity(outboxId: string, actorId: string, a: OutboxActivity, src: ActivitySources): Activity | null {
+export function buildActivity(
+  outboxId: string,
+  actorId: string,
+  a: OutboxActivity,
+  src: ActivitySources,
+): Activity | null {
   const actor = src.accounts.get(actorId);
   if (!actor) return null;
   const me = url(actor.uri);
@@ -65,7 +86,12 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
     }
     case "Delete": {
       const mentioned = a.recipients.flatMap((id) => src.accounts.get(id)?.uri ?? []);
-      const to = addressing({ visibility: a.visibility, followers: src.nc.followersOf(actor.username).href, mentioned, recipients: mentioned });
+      const to = addressing({
+        visibility: a.visibility,
+        followers: src.nc.followersOf(actor.username).href,
+        mentioned,
+        recipients: mentioned,
+      });
       if (!to) return null;
       return new Delete({
         id: url(`${a.uri}#delete`),
@@ -156,7 +182,16 @@ export function buildActivity(outboxId: string, actorId: string, a: OutboxActivi
     case "Vote":
       return voteActivity(actorId, actor.uri, src.votes?.get(a.voteId));
     case "UpdatePoll":
-      return updatePollActivity(src.nc, src.h, src.parentUris, outboxId, actorId, actor.uri, a.statusId, src.listRecipients.get(a.statusId));
+      return updatePollActivity(
+        src.nc,
+        src.h,
+        src.parentUris,
+        outboxId,
+        actorId,
+        actor.uri,
+        a.statusId,
+        src.listRecipients.get(a.statusId),
+      );
     case "Block":
     case "UndoBlock": {
       // Mastodon's shape: the blocked actor as the object, its id the block row's (the Undo embeds it).

@@ -12,7 +12,8 @@ import { federationRejected } from "../services/settings";
 import type { FederationData } from "./index";
 
 /** The owner of what is asked for, as SQL yielding a local account id (or NULL). */
-export const ownerByUsername = (username: string) => sql`(SELECT id FROM accounts WHERE acct_key = lower(${username}) AND domain IS NULL)`;
+export const ownerByUsername = (username: string) =>
+  sql`(SELECT id FROM accounts WHERE acct_key = lower(${username}) AND domain IS NULL)`;
 export const ownerOfStatus = (statusId: string) => sql`(SELECT account_id FROM statuses WHERE id = ${statusId})`;
 
 const signed = (req: Request) => req.headers.has("signature") || req.headers.has("signature-input");

@@ -15,7 +15,13 @@ import { emojiTag } from "./emoji-tags";
 
 export const chatMessageUri = (actorUri: string, id: string) => `${actorUri}#chat_messages/${id}`;
 
-export function createChatMessage(base: string, actorUri: string, recipientUri: string, m: ChatMessageRow, media: MediaRow | null): Create {
+export function createChatMessage(
+  base: string,
+  actorUri: string,
+  recipientUri: string,
+  m: ChatMessageRow,
+  media: MediaRow | null,
+): Create {
   const id = new URL(chatMessageUri(actorUri, m.id));
   const to = new URL(recipientUri);
   const object = new ChatMessage({
@@ -25,14 +31,33 @@ export function createChatMessage(base: string, actorUri: string, recipientUri: 
     content: m.content,
     published: instant(m.createdAt),
     tags: m.emojis.map((e) => emojiTag(base, e.shortcode, e.file)),
-    attachments: media ? [new Document({ mediaType: media.mimeType, url: new URL(mediaUrl(base, media.file)), name: media.description || null })] : [],
+    attachments: media
+      ? [
+          new Document({
+            mediaType: media.mimeType,
+            url: new URL(mediaUrl(base, media.file)),
+            name: media.description || null,
+          }),
+        ]
+      : [],
   });
-  return new Create({ id: new URL(`${id.href}/activity`), actor: new URL(actorUri), tos: [to], object, published: instant(m.createdAt) });
+  return new Create({
+    id: new URL(`${id.href}/activity`),
+    actor: new URL(actorUri),
+    tos: [to],
+    object,
+    published: instant(m.createdAt),
+  });
 }
 
 export function deleteChatMessage(actorUri: string, recipientUri: string, messageId: string): Delete {
   const uri = chatMessageUri(actorUri, messageId);
-  return new Delete({ id: new URL(`${uri}#delete`), actor: new URL(actorUri), object: new Tombstone({ id: new URL(uri) }), tos: [new URL(recipientUri)] });
+  return new Delete({
+    id: new URL(`${uri}#delete`),
+    actor: new URL(actorUri),
+    object: new Tombstone({ id: new URL(uri) }),
+    tos: [new URL(recipientUri)],
+  });
 }
 
 export interface ParsedChatMessage {
@@ -52,7 +77,8 @@ export async function parseChatMessage(object: ChatMessage, host: string): Promi
   try {
     for await (const tag of object.getTags(embedded)) {
       const emoji = await readEmoji(tag);
-      if (emoji && emojis.length < 50 && !emojis.some((e) => e.shortcode === emoji.shortcode)) emojis.push({ shortcode: emoji.shortcode, domain: host, file: emoji.url, visible_in_picker: false });
+      if (emoji && emojis.length < 50 && !emojis.some((e) => e.shortcode === emoji.shortcode))
+        emojis.push({ shortcode: emoji.shortcode, domain: host, file: emoji.url, visible_in_picker: false });
     }
   } catch {
     // An unreadable tag leaves the rest.
@@ -62,7 +88,12 @@ export async function parseChatMessage(object: ChatMessage, host: string): Promi
     for await (const a of object.getAttachments(embedded)) {
       if (!(a instanceof Document)) continue;
       const url = httpUrl(href(a.url as URL | Link | null));
-      if (url) attachment = { url, mimeType: text(a.mediaType).slice(0, 100) || "application/octet-stream", description: a.name ? text(a.name).slice(0, 1500) : null };
+      if (url)
+        attachment = {
+          url,
+          mimeType: text(a.mediaType).slice(0, 100) || "application/octet-stream",
+          description: a.name ? text(a.name).slice(0, 1500) : null,
+        };
       break;
     }
   } catch {

@@ -74,7 +74,8 @@ const hostOf = (col: string) =>
     ELSE substr(${col}, instr(${col}, '://') + 3) END)`);
 
 /** The remote account `a` has not blocked the actor (its Block stored as a `blocks` row, as Mastodon does). */
-const notBlocking = (actor: string) => sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${actor})`;
+const notBlocking = (actor: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${actor})`;
 
 /**
  * The deliveries of one expanded row: every distinct inbox of its audience, in one statement. `followers`: the
@@ -134,7 +135,9 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
   claimed.sort((a, b) => (a.id < b.id ? -1 : 1));
   const rows = claimed.map((r) => ({ row: r, a: JSON.parse(r.activity) as OutboxActivity }));
 
-  const statusIds = rows.flatMap(({ a }) => (a.type === "Create" || a.type === "Update" || a.type === "UpdatePoll" || a.type === "Announce" ? [a.statusId] : []));
+  const statusIds = rows.flatMap(({ a }) =>
+    a.type === "Create" || a.type === "Update" || a.type === "UpdatePoll" || a.type === "Announce" ? [a.statusId] : [],
+  );
   const accountIds = new Set<string>();
   for (const { row, a } of rows) {
     accountIds.add(row.account_id);
@@ -144,7 +147,8 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     if (a.type === "ChatMessage" || a.type === "DeleteChatMessage") accountIds.add(a.recipientId);
     if (a.type === "Move") accountIds.add(a.targetId);
     if (a.type === "Block" || a.type === "UndoBlock" || a.type === "Flag") accountIds.add(a.targetId);
-    if (a.type === "Like" || a.type === "UndoLike" || a.type === "EmojiReact" || a.type === "UndoEmojiReact") accountIds.add(a.targetId);
+    if (a.type === "Like" || a.type === "UndoLike" || a.type === "EmojiReact" || a.type === "UndoEmojiReact")
+      accountIds.add(a.targetId);
     if (a.type === "UndoAnnounce") accountIds.add(a.originalAuthorId);
   }
   const chatMessageIds = rows.flatMap(({ a }) => (a.type === "ChatMessage" ? [a.messageId] : []));
@@ -152,7 +156,10 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
   const [{ h, parentUris }, [accountsRead, listRead], chatRows, votes] = await Promise.all([
     hydrateWithParentUris(d, statusIds),
     d.$client.batch([
-      statement(d, sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`),
+      statement(
+        d,
+        sql`SELECT id, uri, username FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...accountIds])}))`,
+      ),
       statement(
         d,
         sql`SELECT r.status_id, a.uri FROM status_recipients r JOIN statuses s ON s.id = r.status_id AND s.visibility IN ('list', 'direct') JOIN accounts a ON a.id = r.account_id
@@ -160,7 +167,11 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       ),
     ]),
     chatMessageIds.length
-      ? d.select({ message: chatMessages, media: mediaAttachments }).from(chatMessages).leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId)).where(inJson(chatMessages.id, chatMessageIds))
+      ? d
+          .select({ message: chatMessages, media: mediaAttachments })
+          .from(chatMessages)
+          .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
+          .where(inJson(chatMessages.id, chatMessageIds))
       : Promise.resolve([]),
     votesById(d, voteIds),
   ]);
@@ -179,7 +190,8 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     actors,
     featuredOf: (username) => ctx.getFeaturedUri(username),
   };
-  for (const r of listRows) src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
+  for (const r of listRows)
+    src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
 
   // Keys are made on first need (the actor document usually made them already): deliveries only read them.
   await Promise.all([...new Set(rows.map((r) => r.row.account_id))].map((id) => signingKey(d, id)));
@@ -203,11 +215,27 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       case "Create":
       case "Update": {
         const s = h.statuses.get(a.statusId)!;
-        stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(s.visibility), sql`(SELECT account_id FROM status_recipients WHERE status_id = ${a.statusId})`, t));
+        stmts.push(
+          deliveriesInsert(
+            d,
+            row,
+            TO_FOLLOWERS.includes(s.visibility),
+            sql`(SELECT account_id FROM status_recipients WHERE status_id = ${a.statusId})`,
+            t,
+          ),
+        );
         break;
       }
       case "Delete":
-        stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(a.visibility), sql`(SELECT value FROM json_each(${JSON.stringify(a.recipients)}))`, t));
+        stmts.push(
+          deliveriesInsert(
+            d,
+            row,
+            TO_FOLLOWERS.includes(a.visibility),
+            sql`(SELECT value FROM json_each(${JSON.stringify(a.recipients)}))`,
+            t,
+          ),
+        );
         break;
       case "Follow":
       case "Undo":
@@ -220,7 +248,15 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
       case "DeleteActor":
         // Followers, and the remote accounts it follows (they hold its follow): read before the deletion job
         // removes the follows, which waits for this row to be expanded and delivered.
-        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT target_account_id FROM follows WHERE account_id = ${row.account_id})`, t));
+        stmts.push(
+          deliveriesInsert(
+            d,
+            row,
+            true,
+            sql`(SELECT target_account_id FROM follows WHERE account_id = ${row.account_id})`,
+            t,
+          ),
+        );
         break;
       case "Move":
         stmts.push(deliveriesInsert(d, row, true, sql`(SELECT NULL WHERE 0)`, t));
@@ -263,7 +299,15 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
         break;
       case "Announce":
         // The reblogger's followers and the original's author (a follower or not).
-        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId})`, t));
+        stmts.push(
+          deliveriesInsert(
+            d,
+            row,
+            true,
+            sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId})`,
+            t,
+          ),
+        );
         break;
       case "UndoAnnounce":
         stmts.push(deliveriesInsert(d, row, true, sql`(SELECT ${a.originalAuthorId})`, t));
@@ -276,13 +320,26 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
 }
 
 /** The actor documents of the live local accounts whose profile UpdateActor rows send, as served now. */
-async function updatedActors(d: DB, ctx: Awaited<ReturnType<typeof federationContext>>, rows: { row: OutboxRow; a: OutboxActivity }[]): Promise<Map<string, Actor>> {
+async function updatedActors(
+  d: DB,
+  ctx: Awaited<ReturnType<typeof federationContext>>,
+  rows: { row: OutboxRow; a: OutboxActivity }[],
+): Promise<Map<string, Actor>> {
   const ids = [...new Set(rows.flatMap(({ row, a }) => (a.type === "UpdateActor" ? [row.account_id] : [])))];
   if (ids.length === 0) return new Map();
-  const found = await d.select().from(accounts).where(and(inJson(accounts.id, ids), isNull(accounts.domain), eq(accounts.deactivated, false)));
+  const found = await d
+    .select()
+    .from(accounts)
+    .where(and(inJson(accounts.id, ids), isNull(accounts.domain), eq(accounts.deactivated, false)));
   // One document that cannot be built leaves its row without a body (nothing sent), not the whole claim failing.
   const built = await Promise.all(
-    found.map(async (a) => [a.id, await localActor(ctx, a).catch((e) => (console.error("actor document not built", a.id, e), null))] as const),
+    found.map(
+      async (a) =>
+        [
+          a.id,
+          await localActor(ctx, a).catch((e) => (console.error("actor document not built", a.id, e), null)),
+        ] as const,
+    ),
   );
   return new Map(built.flatMap(([id, actor]) => (actor ? [[id, actor] as const] : [])));
 }
@@ -326,15 +383,27 @@ async function post(env: Env, inbox: string, body: string, actorUri: string, key
   try {
     const req = new Request(inbox, {
       method: "POST",
-      headers: { "Content-Type": "application/activity+json", Accept: "application/activity+json", "User-Agent": userAgent(env) },
+      headers: {
+        "Content-Type": "application/activity+json",
+        Accept: "application/activity+json",
+        "User-Agent": userAgent(env),
+      },
       body,
     });
-    const signed = await signRequest(req, key, new URL(`${actorUri}#main-key`), { body: new TextEncoder().encode(body).buffer as ArrayBuffer });
-    const res = await outboundFetch(signed, undefined, { allowPrivate: allowPrivateAddress(env), timeoutMs: TIMEOUT_MS, maxRedirects: 0, maxBytes: 64_000 });
+    const signed = await signRequest(req, key, new URL(`${actorUri}#main-key`), {
+      body: new TextEncoder().encode(body).buffer as ArrayBuffer,
+    });
+    const res = await outboundFetch(signed, undefined, {
+      allowPrivate: allowPrivateAddress(env),
+      timeoutMs: TIMEOUT_MS,
+      maxRedirects: 0,
+      maxBytes: 64_000,
+    });
     await res.body?.cancel().catch(() => {});
     if (res.status >= 200 && res.status < 300) return { kind: "done" };
     // As Mastodon: a 4xx will not change, except 401 (the receiver may not have fetched our key yet), 408 and 429.
-    if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 408 && res.status !== 429) return { kind: "drop" };
+    if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 408 && res.status !== 429)
+      return { kind: "drop" };
     return { kind: "retry", error: `HTTP ${res.status}` };
   } catch (e) {
     // An address the guard refuses by itself will not become acceptable: dropped. A name that did not resolve
@@ -359,7 +428,11 @@ function importPem(pem: string): Promise<CryptoKey> {
  * One run for one host: claims up to `DELIVERIES_PER_RUN` due deliveries (oldest first), posts them, and writes
  * the outcome in one batch. Answers how many were delivered and when the host has something due next (or null).
  */
-export async function deliverHost(env: Env, host: string, t: number = Date.now()): Promise<{ delivered: number; attempted: number; next: number | null }> {
+export async function deliverHost(
+  env: Env,
+  host: string,
+  t: number = Date.now(),
+): Promise<{ delivered: number; attempted: number; next: number | null }> {
   const d = db(env);
   const claimed = await d.all<Claimed>(
     // A delivery waits while an earlier activity of the same actor to this host is not through yet (retrying,
@@ -376,7 +449,13 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
     const row = await d.get<{ next: number | null }>(nextFor(host, t));
     return { delivered: 0, attempted: 0, next: row?.next ?? null };
   }
-  const sources = await d.all<{ id: string; body: string | null; uri: string; private_key: string | null; type: OutboxActivity["type"] }>(
+  const sources = await d.all<{
+    id: string;
+    body: string | null;
+    uri: string;
+    private_key: string | null;
+    type: OutboxActivity["type"];
+  }>(
     sql`SELECT o.id, o.body, a.uri, c.private_key, json_extract(o.activity, '$.type') AS type FROM federation_outbox o JOIN accounts a ON a.id = o.account_id LEFT JOIN credentials c ON c.account_id = o.account_id
       WHERE o.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(claimed.map((c) => c.outbox_id))])}))`,
   );
@@ -387,7 +466,9 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
   // an Accept to a personal inbox must not be overtaken by the Create that follows it to the shared inbox (the
   // receiver would drop a post from someone its user does not follow yet). Actors side by side, a few at a time.
   const chains = new Map<string, Claimed[]>();
-  for (const c of claimed.sort((a, b) => (a.outbox_id === b.outbox_id ? (a.id < b.id ? -1 : 1) : a.outbox_id < b.outbox_id ? -1 : 1))) {
+  for (const c of claimed.sort((a, b) =>
+    a.outbox_id === b.outbox_id ? (a.id < b.id ? -1 : 1) : a.outbox_id < b.outbox_id ? -1 : 1,
+  )) {
     const key = byOutbox.get(c.outbox_id)?.uri ?? c.inbox;
     chains.set(key, [...(chains.get(key) ?? []), c]);
   }
@@ -408,7 +489,9 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
           outcomes.set(c.id, { kind: "drop" });
           continue;
         }
-        const o = asInstance ? await post(env, c.inbox, src.body, instance!.uri, instance!.key) : await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key!));
+        const o = asInstance
+          ? await post(env, c.inbox, src.body, instance!.uri, instance!.key)
+          : await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key!));
         outcomes.set(c.id, o);
         if (o.kind === "retry") held = true;
       }
@@ -445,14 +528,20 @@ export async function deliverHost(env: Env, host: string, t: number = Date.now()
   // Held deliveries come back with the failure ahead of them, without counting an attempt.
   const held = claimed.filter((c) => outcomes.get(c.id)!.kind === "later").map((c) => c.id);
   const stmts = [
-    statement(d, sql`DELETE FROM federation_deliveries WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`),
+    statement(
+      d,
+      sql`DELETE FROM federation_deliveries WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`,
+    ),
     statement(
       d,
       sql`UPDATE federation_deliveries SET attempts = attempts + 1, next_at = json_extract(${JSON.stringify(retry)}, '$."' || id || '"'),
           last_attempt_at = ${t}, last_error = json_extract(${JSON.stringify(errors)}, '$."' || id || '"')
         WHERE id IN (SELECT key FROM json_each(${JSON.stringify(retry)}))`,
     ),
-    statement(d, sql`UPDATE federation_deliveries SET next_at = ${heldUntil} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(held)}))`),
+    statement(
+      d,
+      sql`UPDATE federation_deliveries SET next_at = ${heldUntil} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(held)}))`,
+    ),
   ];
   if (delivered > 0) {
     stmts.push(
@@ -488,7 +577,11 @@ export async function wakeHosts(env: Env, hosts: string[]): Promise<void> {
   const groups: string[][] = [];
   for (let i = 0; i < hosts.length; i += size) groups.push(hosts.slice(i, i + size));
   await Promise.all(
-    groups.map(([first, ...rest]) => env.DELIVERY.get(env.DELIVERY.idFromName(first!)).kick(first!, rest).catch((e: unknown) => console.error("delivery wake", first, e))),
+    groups.map(([first, ...rest]) =>
+      env.DELIVERY.get(env.DELIVERY.idFromName(first!))
+        .kick(first!, rest)
+        .catch((e: unknown) => console.error("delivery wake", first, e)),
+    ),
   );
 }
 
@@ -519,7 +612,9 @@ const KEEP_EXPANDED_MS = 3600_000;
 export async function sweepFederation(env: Env, t: number = Date.now()): Promise<void> {
   const d = db(env);
   const woken = new Set(await expandOutbox(env, t));
-  const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)} LIMIT 1600`);
+  const due = await d.all<{ host: string }>(
+    sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)} LIMIT 1600`,
+  );
   due.forEach((r) => woken.add(r.host));
   await deliveryWake.run(env, [...woken]);
   await d.$client.batch([
@@ -530,7 +625,10 @@ export async function sweepFederation(env: Env, t: number = Date.now()): Promise
       sql`DELETE FROM federation_deliveries WHERE id IN (SELECT id FROM federation_deliveries WHERE created_at < ${t - GIVE_UP_MS}
         AND host IN (SELECT domain FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS}) LIMIT 1000)`,
     ),
-    statement(d, sql`UPDATE instances SET failing_since = ${t} WHERE failing_since IS NULL AND unreachable_since <= ${t - GIVE_UP_MS}`),
+    statement(
+      d,
+      sql`UPDATE instances SET failing_since = ${t} WHERE failing_since IS NULL AND unreachable_since <= ${t - GIVE_UP_MS}`,
+    ),
     statement(
       d,
       sql`DELETE FROM federation_outbox WHERE id IN (SELECT o.id FROM federation_outbox o WHERE o.body IS NOT NULL AND o.expanded_at < ${t - KEEP_EXPANDED_MS}
@@ -543,13 +641,18 @@ export async function sweepFederation(env: Env, t: number = Date.now()): Promise
  * Everything due for these bindings, now, in the caller: expansion, then each host's deliveries until none is
  * due at `t`. For tests (and instance B of the harness); the Worker uses the kicks and objects instead.
  */
-export async function drainFederation(env: Env, t: number = Date.now()): Promise<{ delivered: number; attempted: number }> {
+export async function drainFederation(
+  env: Env,
+  t: number = Date.now(),
+): Promise<{ delivered: number; attempted: number }> {
   const d = db(env);
   await expandOutbox(env, t, 100);
   let delivered = 0;
   let attempted = 0;
   for (let round = 0; round < 50; round++) {
-    const due = await d.all<{ host: string }>(sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)}`);
+    const due = await d.all<{ host: string }>(
+      sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)}`,
+    );
     if (due.length === 0) break;
     const runs = await Promise.all(due.map((r) => deliverHost(env, r.host, t)));
     for (const r of runs) {
@@ -586,4 +689,3 @@ export function queueStatsQuery(d: DB, t: number = Date.now()) {
         (SELECT count(*) FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS}) AS unreachable_hosts`,
   );
 }
-

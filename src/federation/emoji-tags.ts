@@ -9,5 +9,9 @@ import { imageType } from "./notes";
 
 export function emojiTag(base: string, shortcode: string, keyOrUrl: string): Emoji {
   const url = mediaUrl(base, keyOrUrl);
-  return new Emoji({ id: new URL(url), name: `:${shortcode}:`, icon: new Image({ url: new URL(url), mediaType: imageType(keyOrUrl) }) });
+  return new Emoji({
+    id: new URL(url),
+    name: `:${shortcode}:`,
+    icon: new Image({ url: new URL(url), mediaType: imageType(keyOrUrl) }),
+  });
 }

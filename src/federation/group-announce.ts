@@ -21,7 +21,8 @@ import { embeddedOnly } from "./loaders";
 import { isPostLike, typeName } from "./object-types";
 import type { FederationData } from "./index";
 
-const log = (what: string, announce: Announce) => console.log(`inbox: group announce dropped (${what})`, announce.id?.href ?? "");
+const log = (what: string, announce: Announce) =>
+  console.log(`inbox: group announce dropped (${what})`, announce.id?.href ?? "");
 
 /** A remote actor stored (fetched when unknown or stale); null when it is not an actor with that id, or local. */
 async function remoteActor(ctx: InboxContext<FederationData>, uri: string): Promise<AccountRow | null> {
@@ -38,7 +39,11 @@ async function remoteActor(ctx: InboxContext<FederationData>, uri: string): Prom
  * Handles `announce` when its sender `group` is a Group and it announces a Create: answers true when it was a
  * group post (stored or dropped for a reason), false when it is not one (a boost: the caller's).
  */
-export async function receiveGroupAnnounce(ctx: InboxContext<FederationData>, announce: Announce, group: AccountRow): Promise<boolean> {
+export async function receiveGroupAnnounce(
+  ctx: InboxContext<FederationData>,
+  announce: Announce,
+  group: AccountRow,
+): Promise<boolean> {
   if (group.actorType !== "Group") return false;
   let inner: APObject | null = null;
   try {
@@ -48,27 +53,31 @@ export async function receiveGroupAnnounce(ctx: InboxContext<FederationData>, an
   }
   // Groups also relay their members' likes, votes, updates and deletes as Announces of those activities: not
   // boosts of a post, so none is fetched (handling them is not done: a moderator's delete stays here).
-  if (inner instanceof Activity && !(inner instanceof Create)) return log(`an announced ${typeName(inner)}`, announce), true;
+  if (inner instanceof Activity && !(inner instanceof Create))
+    return (log(`an announced ${typeName(inner)}`, announce), true);
   if (!(inner instanceof Create)) return false;
   const d = ctx.data.d;
   // Worth a fetch only when someone here follows the group.
   const followed = await d.get<{ n: number }>(
     sql`SELECT 1 AS n FROM follows f JOIN accounts a ON a.id = f.account_id AND a.domain IS NULL WHERE f.target_account_id = ${group.id} LIMIT 1`,
   );
-  if (!followed) return log("nobody here follows the group", announce), true;
+  if (!followed) return (log("nobody here follows the group", announce), true);
   const id = inner.objectId;
-  if (!id) return log("no object id", announce), true;
+  if (!id) return (log("no object id", announce), true);
   const object = await ctx.lookupObject(id.href).catch(() => null);
-  if (!isPostLike(object) || object.id?.href !== id.href) return log(`not a post: ${typeName(object as APObject | null)}`, announce), true;
+  if (!isPostLike(object) || object.id?.href !== id.href)
+    return (log(`not a post: ${typeName(object as APObject | null)}`, announce), true);
   const authorUri = object.attributionId?.href;
-  if (!authorUri || new URL(authorUri).origin !== id.origin) return log("not attributed to an actor of its origin", announce), true;
+  if (!authorUri || new URL(authorUri).origin !== id.origin)
+    return (log("not attributed to an actor of its origin", announce), true);
   const addressed = [...object.toIds, ...object.ccIds, ...object.audienceIds].some((u) => u.href === group.uri);
-  if (!addressed) return log("not addressed to the group", announce), true;
-  if (rejectedHost(d, new URL(authorUri).hostname)) return log("author's domain rejected", announce), true;
+  if (!addressed) return (log("not addressed to the group", announce), true);
+  if (rejectedHost(d, new URL(authorUri).hostname)) return (log("author's domain rejected", announce), true);
   const author = await remoteActor(ctx, authorUri);
-  if (!author || author.deactivated) return log("author unknown", announce), true;
+  if (!author || author.deactivated) return (log("author unknown", announce), true);
   const note = applyNotePolicies(d, author.domain!, await parseNote(object as RemoteObject, author, author.domain!));
-  if (note.visibility !== "public" && note.visibility !== "unlisted") return log(`a ${note.visibility} post`, announce), true;
+  if (note.visibility !== "public" && note.visibility !== "unlisted")
+    return (log(`a ${note.visibility} post`, announce), true);
   const base = ctx.canonicalOrigin;
   // The group's local followers see it in their home, brought by the group as a boost is by its booster: in the
   // status's own batch, and again when it was stored already (another group's announce, an earlier delivery).
@@ -80,7 +89,12 @@ export async function receiveGroupAnnounce(ctx: InboxContext<FederationData>, an
         JOIN accounts a ON a.id = f.account_id AND a.domain IS NULL
       WHERE s.uri = ${note.uri} AND s.account_id = ${author.id}`,
   );
-  const stored = await storeRemoteNote(d, author, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base, requested: true, extra: [fanOut] });
+  const stored = await storeRemoteNote(d, author, note, {
+    inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
+    base,
+    requested: true,
+    extra: [fanOut],
+  });
   if (!stored.stored) await d.$client.batch([fanOut]);
   else if (ctx.data.exec) publish(ctx.data.env, ctx.data.exec, stored.events, base);
   return true;

@@ -11,7 +11,10 @@ export function hostMeta(req: Request, url: URL, base: string): Response | null 
   const accept = req.headers.get("accept") ?? "";
   const headers = { "Access-Control-Allow-Origin": "*", Vary: "Accept" };
   if (p.endsWith(".json") || (/json/i.test(accept) && !/xml/i.test(accept))) {
-    return Response.json({ links: [{ rel: "lrdd", template }] }, { headers: { ...headers, "Content-Type": "application/jrd+json; charset=utf-8" } });
+    return Response.json(
+      { links: [{ rel: "lrdd", template }] },
+      { headers: { ...headers, "Content-Type": "application/jrd+json; charset=utf-8" } },
+    );
   }
   const escaped = template.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
   const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">\n  <Link rel="lrdd" template="${escaped}"/>\n</XRD>\n`;

@@ -23,7 +23,16 @@
  * Fedify then handles the activity without verifying again (`skipSignatureVerification`, set only because every
  * POST that reaches it has passed here: federation/index.ts); the signatures are removed from the body it reads.
  */
-import { preloadedContexts, verifyProof, verifyRequestDetailed, verifySignature, type DocumentLoader, type KeyCache, type KvStore, type RemoteDocument } from "@fedify/fedify";
+import {
+  preloadedContexts,
+  verifyProof,
+  verifyRequestDetailed,
+  verifySignature,
+  type DocumentLoader,
+  type KeyCache,
+  type KvStore,
+  type RemoteDocument,
+} from "@fedify/fedify";
 import { Activity, Create, CryptographicKey, isActor, Multikey, Object as APObject, Update } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { decodeDict } from "structured-field-values";
@@ -48,7 +57,11 @@ const NOT_THE_ACTORS_KEY = "The signing key does not belong to the activity's ac
 const refused = (error: string, status: 202 | 400 | 401 = 401): Authenticated => ({ ok: false, status, error });
 
 const idOf = (v: unknown): string | null =>
-  typeof v === "string" ? v : v && typeof v === "object" && typeof (v as { id?: unknown }).id === "string" ? (v as { id: string }).id : null;
+  typeof v === "string"
+    ? v
+    : v && typeof v === "object" && typeof (v as { id?: unknown }).id === "string"
+      ? (v as { id: string }).id
+      : null;
 
 function parseUrl(u: string | null | undefined): URL | null {
   if (!u) return null;
@@ -68,7 +81,10 @@ function kvKeyCache(kv: KvStore): KeyCache {
       const stored = await kv.get<Record<string, unknown> | null>([...prefix, keyId.href]);
       if (stored === undefined) return undefined;
       if (stored === null) return null;
-      return (await CryptographicKey.fromJsonLd(stored).catch(() => null)) ?? (await Multikey.fromJsonLd(stored).catch(() => undefined));
+      return (
+        (await CryptographicKey.fromJsonLd(stored).catch(() => null)) ??
+        (await Multikey.fromJsonLd(stored).catch(() => undefined))
+      );
     },
     async set(keyId, key) {
       if (key === null) return kv.set([...prefix, keyId.href], null, { ttl: Temporal.Duration.from({ minutes: 10 }) });
@@ -88,7 +104,10 @@ function onceLoader(load: DocumentLoader): DocumentLoader {
   return (url, options) => {
     let hit = seen.get(url);
     if (!hit) {
-      if (!(url in preloadedContexts) && [...seen.keys()].filter((u) => !(u in preloadedContexts)).length >= REMOTE_CONTEXTS_MAX) {
+      if (
+        !(url in preloadedContexts) &&
+        [...seen.keys()].filter((u) => !(u in preloadedContexts)).length >= REMOTE_CONTEXTS_MAX
+      ) {
         return Promise.reject(new Error(`more than ${REMOTE_CONTEXTS_MAX} remote JSON-LD contexts`));
       }
       hit = load(url, options);
@@ -130,7 +149,10 @@ async function pinContext(ctx: unknown, load: DocumentLoader, depth = 0): Promis
   // A context object: its terms' own (scoped) contexts are pinned too.
   const out: Record<string, unknown> = {};
   for (const [term, def] of Object.entries(ctx)) {
-    out[term] = def !== null && typeof def === "object" && !Array.isArray(def) && "@context" in def ? { ...def, "@context": await pinContext((def as Record<string, unknown>)["@context"], load, depth + 1) } : def;
+    out[term] =
+      def !== null && typeof def === "object" && !Array.isArray(def) && "@context" in def
+        ? { ...def, "@context": await pinContext((def as Record<string, unknown>)["@context"], load, depth + 1) }
+        : def;
   }
   return out;
 }
@@ -140,7 +162,9 @@ function onlyPreloaded(value: unknown, depth = 0): boolean {
   if (depth > 60) return false;
   if (value === null || typeof value !== "object") return true;
   if (Array.isArray(value)) return value.every((v) => onlyPreloaded(v, depth + 1));
-  return Object.entries(value).every(([k, v]) => (k === "@context" ? contextPreloaded(v, depth + 1) : onlyPreloaded(v, depth + 1)));
+  return Object.entries(value).every(([k, v]) =>
+    k === "@context" ? contextPreloaded(v, depth + 1) : onlyPreloaded(v, depth + 1),
+  );
 }
 
 /** A context value: URLs preloaded; in a context object, `@import` too, and each term's scoped context. */
@@ -151,7 +175,8 @@ function contextPreloaded(ctx: unknown, depth: number): boolean {
   if (ctx === null || typeof ctx !== "object") return true;
   return Object.entries(ctx).every(([term, def]) => {
     if (term === "@import") return typeof def === "string" && def in preloadedContexts;
-    if (def !== null && typeof def === "object" && !Array.isArray(def) && "@context" in def) return contextPreloaded((def as Record<string, unknown>)["@context"], depth + 1);
+    if (def !== null && typeof def === "object" && !Array.isArray(def) && "@context" in def)
+      return contextPreloaded((def as Record<string, unknown>)["@context"], depth + 1);
     return true;
   });
 }
@@ -172,7 +197,10 @@ function headerKeyId(headers: Headers): string | null {
     } catch {
       return null;
     }
-    const labels = Object.values(dict).filter((item) => Array.isArray(item.value) && typeof item.params?.keyid === "string" && typeof item.params?.created === "number");
+    const labels = Object.values(dict).filter(
+      (item) =>
+        Array.isArray(item.value) && typeof item.params?.keyid === "string" && typeof item.params?.created === "number",
+    );
     return labels.length === 1 ? (labels[0]!.params.keyid as string) : null;
   }
   const header = headers.get("signature");
@@ -188,7 +216,10 @@ function headerKeyId(headers: Headers): string | null {
 }
 
 /** Whether a key that verified is the one named (by URL, as the signature wrote it). */
-const isNamed = (key: { id: URL | null } | null | undefined, named: string | URL | null | undefined): key is { id: URL } =>
+const isNamed = (
+  key: { id: URL | null } | null | undefined,
+  named: string | URL | null | undefined,
+): key is { id: URL } =>
   !!key?.id && !!named && key.id.href === (typeof named === "string" ? parseUrl(named)?.href : named.href);
 
 /**
@@ -216,7 +247,10 @@ async function actorListsNow(actorId: URL, keyId: URL, loaders: AuthLoaders): Pr
     const doc = await load(actorId.href).catch(() => null);
     // The document as served at the actor's id, on its origin (a redirect elsewhere speaks for nobody here).
     if (!doc || parseUrl(doc.documentUrl)?.origin !== actorId.origin) continue;
-    const actor = await APObject.fromJsonLd(doc.document, { documentLoader: loaders.documentLoader, contextLoader: loaders.contextLoader }).catch(() => null);
+    const actor = await APObject.fromJsonLd(doc.document, {
+      documentLoader: loaders.documentLoader,
+      contextLoader: loaders.contextLoader,
+    }).catch(() => null);
     if (!actor || !isActor(actor) || actor.id?.href !== actorId.href) continue;
     if ([...actor.publicKeyIds, ...actor.assertionMethodIds].some((k) => k.href === keyId.href)) return true;
   }
@@ -227,7 +261,11 @@ async function actorListsNow(actorId: URL, keyId: URL, loaders: AuthLoaders): Pr
 const PROOFS_MAX = 2;
 
 /** The keys of the body's own signatures (a Linked Data signature, Object Integrity Proofs) that verify it. */
-async function bodySigners(body: Record<string, unknown>, activity: Activity, opts: { documentLoader: DocumentLoader; contextLoader: DocumentLoader; keyCache: KeyCache }): Promise<URL[]> {
+async function bodySigners(
+  body: Record<string, unknown>,
+  activity: Activity,
+  opts: { documentLoader: DocumentLoader; contextLoader: DocumentLoader; keyCache: KeyCache },
+): Promise<URL[]> {
   const keys: URL[] = [];
   const signature = body.signature as { creator?: unknown } | undefined;
   if (signature && typeof signature === "object" && typeof signature.creator === "string") {
@@ -260,7 +298,12 @@ function unsigned(body: Record<string, unknown>): Record<string, unknown> {
  * context, an id of its own, so the copy can take no id of the author's), its object as the actor's origin serves
  * it (fetched fresh, at its id, attributed to the actor, or the actor itself for an Update of a profile); or null.
  */
-async function fromOrigin(activity: Activity, actorId: URL, loaders: AuthLoaders, contexts: DocumentLoader): Promise<Record<string, unknown> | null> {
+async function fromOrigin(
+  activity: Activity,
+  actorId: URL,
+  loaders: AuthLoaders,
+  contexts: DocumentLoader,
+): Promise<Record<string, unknown> | null> {
   const type = activity instanceof Create ? "Create" : activity instanceof Update ? "Update" : null;
   const objectId = activity.objectId;
   if (!type || !objectId || objectId.origin !== actorId.origin) return null;
@@ -269,18 +312,30 @@ async function fromOrigin(activity: Activity, actorId: URL, loaders: AuthLoaders
   if (!doc || doc.documentUrl !== objectId.href) return null;
   const document = (await pinContexts(doc.document, contexts).catch(() => null)) as Record<string, unknown> | null;
   if (document && !onlyPreloaded(document)) return null;
-  const object = document && (await APObject.fromJsonLd(document, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(() => null));
+  const object =
+    document &&
+    (await APObject.fromJsonLd(document, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(() => null));
   if (!object || object.id?.href !== objectId.href) return null;
   const isSelf = objectId.href === actorId.href && isActor(object);
   if (!isSelf && !object.attributionIds.some((a) => a.href === actorId.href)) return null;
-  return { "@context": "https://www.w3.org/ns/activitystreams", id: `urn:uuid:${crypto.randomUUID()}`, type, actor: actorId.href, object: document };
+  return {
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: `urn:uuid:${crypto.randomUUID()}`,
+    type,
+    actor: actorId.href,
+    object: document,
+  };
 }
 
 /**
  * Authenticates an inbox POST (`req` with its body still unread; `body` its parsed JSON, whose `actor` the
  * inbound guard has checked is one id).
  */
-export async function authenticateInbound(req: Request, raw: Record<string, unknown>, loaders: AuthLoaders): Promise<Authenticated> {
+export async function authenticateInbound(
+  req: Request,
+  raw: Record<string, unknown>,
+  loaders: AuthLoaders,
+): Promise<Authenticated> {
   try {
     return await authenticate(req, raw, loaders);
   } catch (e) {
@@ -298,15 +353,19 @@ async function authenticate(req: Request, raw: Record<string, unknown>, loaders:
   if (!body) return refused("The activity's JSON-LD contexts could not be loaded", 400);
   if (!onlyPreloaded(body)) return refused("The activity's JSON-LD contexts name one that cannot be pinned", 400);
   // Parsed as Fedify will parse it (nothing it links to is fetched here).
-  const activity = await Activity.fromJsonLd(body, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(() => null);
+  const activity = await Activity.fromJsonLd(body, { documentLoader: embeddedOnly, contextLoader: contexts }).catch(
+    () => null,
+  );
   if (!activity) return refused("The body is not an activity", 400);
   // JSON-LD lets a body name actors under other spellings than `actor` (a term of its context that sorts first):
   // the actor Fedify, and every listener, reads must be the one authenticated, and only it.
-  if (activity.actorIds.length !== 1 || activity.actorIds[0]!.href !== actorId.href) return refused("The activity's actor is not the one its body names");
+  if (activity.actorIds.length !== 1 || activity.actorIds[0]!.href !== actorId.href)
+    return refused("The activity's actor is not the one its body names");
   // Its id in the actor's namespace: an activity id already seen is dropped as a repeat, so a sender must not
   // take another server's ids (the author's next Delete, say). Acknowledged and dropped, never handed to Fedify
   // (which would remember the id), as Pleroma's containment drops it.
-  if (activity.id && activity.id.origin !== actorId.origin) return refused("The activity's id is not on its actor's origin", 202);
+  if (activity.id && activity.id.origin !== actorId.origin)
+    return refused("The activity's id is not on its actor's origin", 202);
   const keyCache = kvKeyCache(loaders.kv);
   const opts = { documentLoader: loaders.documentLoader, contextLoader: contexts, keyCache };
   const owned = (key: URL) => actorLists(actorId, key, loaders);

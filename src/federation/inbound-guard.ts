@@ -10,7 +10,10 @@ export const MAX_DEPTH = 32;
 
 const refuse = (status: number, error: string) => {
   console.log(`inbox: refused (${status}) ${error}`);
-  return new Response(JSON.stringify({ error }), { status, headers: { "Content-Type": "application/json; charset=utf-8" } });
+  return new Response(JSON.stringify({ error }), {
+    status,
+    headers: { "Content-Type": "application/json; charset=utf-8" },
+  });
 };
 
 /** The body's bytes, read up to the cap whatever Content-Length says; null past it. */
@@ -50,13 +53,16 @@ function tooDeep(value: unknown, max: number): boolean {
     const [v, depth] = stack.pop()!;
     if (v === null || typeof v !== "object") continue;
     if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
   }
   return false;
 }
 
 /** The inbox POST's bytes and parsed body, or the response refusing it. */
-export async function readInboxPost(req: Request): Promise<{ bytes: ArrayBuffer; body: Record<string, unknown> } | Response> {
+export async function readInboxPost(
+  req: Request,
+): Promise<{ bytes: ArrayBuffer; body: Record<string, unknown> } | Response> {
   const bytes = await readCapped(req);
   if (!bytes) return refuse(413, `The activity is larger than ${MAX_INBOX_BYTES} bytes`);
   let body: unknown;
@@ -65,10 +71,14 @@ export async function readInboxPost(req: Request): Promise<{ bytes: ArrayBuffer;
   } catch {
     return refuse(400, "The body is not JSON");
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return refuse(400, "The body is not a JSON object");
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    return refuse(400, "The body is not a JSON object");
   if (tooDeep(body, MAX_DEPTH)) return refuse(400, `The activity is nested more than ${MAX_DEPTH} levels deep`);
   const actor = (body as { actor?: unknown }).actor;
-  if (typeof actor !== "string" && !(actor && typeof actor === "object" && typeof (actor as { id?: unknown }).id === "string")) {
+  if (
+    typeof actor !== "string" &&
+    !(actor && typeof actor === "object" && typeof (actor as { id?: unknown }).id === "string")
+  ) {
     return refuse(400, "The activity has no actor");
   }
   return { bytes, body: body as Record<string, unknown> };

@@ -74,7 +74,12 @@ export async function onLike(ctx: Ctx, like: Like): Promise<void> {
   const status = await localTarget(d, like.objectId!.href, from);
   if (!status) return;
   const reaction = await reactionOf(like);
-  after(ctx, reaction ? await receiveReaction(d, from, status, like.id!.href, reaction) : await receiveLike(d, from, status, like.id!.href));
+  after(
+    ctx,
+    reaction
+      ? await receiveReaction(d, from, status, like.id!.href, reaction)
+      : await receiveLike(d, from, status, like.id!.href),
+  );
 }
 
 /** Pleroma's `EmojiReact` (unicode, or a custom emoji with its tag). */
@@ -91,7 +96,11 @@ const PUBLIC = PUBLIC_COLLECTION.href;
 
 /** A reblog's visibility from the Announce's audience, never wider than its original's. */
 function announcedVisibility(announce: Announce, original: Visibility): Visibility {
-  const v: Visibility = announce.toIds.some((u) => u.href === PUBLIC) ? "public" : announce.ccIds.some((u) => u.href === PUBLIC) ? "unlisted" : "private";
+  const v: Visibility = announce.toIds.some((u) => u.href === PUBLIC)
+    ? "public"
+    : announce.ccIds.some((u) => u.href === PUBLIC)
+      ? "unlisted"
+      : "private";
   return v === "public" && original === "unlisted" ? "unlisted" : v;
 }
 
@@ -123,7 +132,11 @@ async function fetchAnnounced(ctx: Ctx, uri: string): Promise<string | null> {
   if (!author || author.deactivated) return null;
   const note = applyNotePolicies(d, author.domain!, await parseNote(object, author, author.domain!));
   if (note.visibility !== "public" && note.visibility !== "unlisted") return null;
-  const stored = await storeRemoteNote(d, author, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base: ctx.canonicalOrigin, requested: true });
+  const stored = await storeRemoteNote(d, author, note, {
+    inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
+    base: ctx.canonicalOrigin,
+    requested: true,
+  });
   return stored.stored ? stored.statusId : null;
 }
 
@@ -144,10 +157,22 @@ export async function onAnnounce(ctx: Ctx, announce: Announce): Promise<void> {
   original = await d
     .select()
     .from(statuses)
-    .where(and(eq(statuses.uri, uri), isNull(statuses.reblogOfId), inArray(statuses.visibility, ["public", "unlisted"]), visibleTo(from.id)))
+    .where(
+      and(
+        eq(statuses.uri, uri),
+        isNull(statuses.reblogOfId),
+        inArray(statuses.visibility, ["public", "unlisted"]),
+        visibleTo(from.id),
+      ),
+    )
     .get();
   if (!original) return;
-  after(ctx, await receiveAnnounce(d, from, original, announce.id!.href, announcedVisibility(announce, original.visibility), { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax }));
+  after(
+    ctx,
+    await receiveAnnounce(d, from, original, announce.id!.href, announcedVisibility(announce, original.visibility), {
+      inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
+    }),
+  );
 }
 
 /** The `Undo` of the sender's own Like, EmojiReact or Announce (an embedded object naming another actor is not its to undo). */

@@ -15,7 +15,11 @@ import { resolveAny, resolveEnv } from "../services/resolve";
  * the actor's, and the document is the actor's own), or from its id when only the id was sent. An Update of any
  * other actor, or of an actor nobody here knows (nothing to refresh), or of a deactivated one, is dropped.
  */
-export async function receiveActorUpdate(ctx: InboxContext<FederationData>, update: Update, embedded: Actor | null): Promise<void> {
+export async function receiveActorUpdate(
+  ctx: InboxContext<FederationData>,
+  update: Update,
+  embedded: Actor | null,
+): Promise<void> {
   const actorId = update.actorId;
   const id = embedded?.id ?? update.objectId;
   if (!actorId || !id || id.href !== actorId.href) {
@@ -39,18 +43,28 @@ export async function receiveActorUpdate(ctx: InboxContext<FederationData>, upda
  * (as its actor document names it). A status not stored yet is fetched from its id (one bounded look-up) when
  * pinned; it must be the sender's. Other Adds and Removes (other collections, others' statuses) are dropped.
  */
-export async function receiveFeatured(ctx: InboxContext<FederationData>, activity: Add | Remove, from: AccountRow, pinned: boolean): Promise<void> {
+export async function receiveFeatured(
+  ctx: InboxContext<FederationData>,
+  activity: Add | Remove,
+  from: AccountRow,
+  pinned: boolean,
+): Promise<void> {
   const target = activity.targetId;
   const object = activity.objectId;
   if (!target || !object) return;
   // The featured collection's id is on the actor document (cached by the loader): the target must be it.
-  const actor = await activity.getActor({ documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader }).catch(() => null);
+  const actor = await activity
+    .getActor({ documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader })
+    .catch(() => null);
   if (!actor || actor.id?.href !== from.uri || actor.featuredId?.href !== target.href) {
-    console.warn(`inbox: ${pinned ? "Add" : "Remove"} to ${target.href} by ${from.uri} dropped (not its featured collection)`);
+    console.warn(
+      `inbox: ${pinned ? "Add" : "Remove"} to ${target.href} by ${from.uri} dropped (not its featured collection)`,
+    );
     return;
   }
   const d = ctx.data.d;
-  if ((await setRemotePin(d, from, object.href, pinned)) || !pinned || object.origin !== new URL(from.uri).origin) return;
+  if ((await setRemotePin(d, from, object.href, pinned)) || !pinned || object.origin !== new URL(from.uri).origin)
+    return;
   const base = ctx.canonicalOrigin;
   const found = await resolveAny(resolveEnv(ctx.data.env, base, new URL(base).host), object.href).catch(() => null);
   if (found && "statusId" in found) await setRemotePin(d, from, object.href, true);

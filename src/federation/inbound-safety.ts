@@ -39,7 +39,11 @@ export async function onFlag(ctx: InboxContext<FederationData>, flag: Flag): Pro
   // A report's comment is plain text here; some servers send HTML (tags dropped, entities decoded).
   const content = flag.content;
   const comment = htmlToText(typeof content === "string" ? content : (content?.toString() ?? ""));
-  const n = await receiveFlag(ctx.data.d, from, { uri: ownId(flag.id, from), objectUris: flag.objectIds.map((u) => u.href), comment });
+  const n = await receiveFlag(ctx.data.d, from, {
+    uri: ownId(flag.id, from),
+    objectUris: flag.objectIds.map((u) => u.href),
+    comment,
+  });
   if (n === 0) console.log("inbox: Flag from", from.uri, "dropped (report_removal, or nobody here named)");
   // The moderators' `pleroma:report` notifications: pushed and streamed after the response.
   else after(ctx, { events: [], notified: true });

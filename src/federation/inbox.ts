@@ -13,14 +13,39 @@
  * dropped, as is an Undo, Update, Accept or Reject of an object it has no use for.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Add, Block, ChatMessage, Create, Delete, Flag, Follow, isActor, Move, Question, Reject, Remove, Undo, Update, type Object as APObject } from "@fedify/vocab";
+import {
+  Accept,
+  Activity,
+  Add,
+  Block,
+  ChatMessage,
+  Create,
+  Delete,
+  Flag,
+  Follow,
+  isActor,
+  Move,
+  Question,
+  Reject,
+  Remove,
+  Undo,
+  Update,
+  type Object as APObject,
+} from "@fedify/vocab";
 import { Announce, EmojiReact, Like } from "@fedify/vocab";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./inbound-interactions";
 import { receiveUndoInteraction } from "../services/inbound-interactions";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
-import { authoredStatus, parseNote, storeRemoteNote, unknownMentions, updateRemoteNote, type RemoteObject } from "../services/remote-statuses";
+import {
+  authoredStatus,
+  parseNote,
+  storeRemoteNote,
+  unknownMentions,
+  updateRemoteNote,
+  type RemoteObject,
+} from "../services/remote-statuses";
 import { embeddedOnly } from "./loaders";
 import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
 import { deleteStatuses } from "../services/statuses";
@@ -49,7 +74,9 @@ function dropped(activity: Activity, what: string): void {
   console.log(`inbox: dropped ${what}`, activity.id?.href ?? "", "from", activity.actorId?.href ?? "");
 }
 
-async function embedded(get: (o: { documentLoader: typeof embeddedOnly }) => Promise<APObject | null>): Promise<APObject | null> {
+async function embedded(
+  get: (o: { documentLoader: typeof embeddedOnly }) => Promise<APObject | null>,
+): Promise<APObject | null> {
   try {
     return await get({ documentLoader: embeddedOnly });
   } catch {
@@ -70,7 +97,9 @@ export async function sender(ctx: InboxContext<FederationData>, activity: Activi
   const known = await accountByUri(d, id.href);
   if (known && known.domain === null) return null;
   if (known && !isStale(known)) return known;
-  const actor = await activity.getActor({ documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader }).catch(() => null);
+  const actor = await activity
+    .getActor({ documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader })
+    .catch(() => null);
   if (!actor || !isActor(actor) || actor.id?.href !== id.href) return known;
   return upsertActor(d, actor);
 }
@@ -88,7 +117,8 @@ export function after(ctx: InboxContext<FederationData>, r: { events: StreamEven
   const base = ctx.canonicalOrigin;
   if (!exec) return;
   publish(ctx.data.env, exec, r.events, base);
-  if (r.notified) exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
+  if (r.notified)
+    exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
 }
 
 export const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
@@ -97,7 +127,11 @@ export const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
  * The object of a Create/Update as the sender's own: embedded and attributed to the sender on its origin, or
  * else fetched from its id (through the guarded loader) and checked again. Null when it is not the sender's.
  */
-async function ownObject(ctx: InboxContext<FederationData>, activity: Create | Update, from: AccountRow): Promise<RemoteObject | "unhandled" | null> {
+async function ownObject(
+  ctx: InboxContext<FederationData>,
+  activity: Create | Update,
+  from: AccountRow,
+): Promise<RemoteObject | "unhandled" | null> {
   const sameOrigin = (u: URL | null) => u !== null && u.origin === new URL(from.uri).origin;
   let object: APObject | null = await embedded((o) => activity.getObject(o));
   if (object && !isNoteLike(object)) return "unhandled";
@@ -137,7 +171,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Undo, async (ctx, undo) => {
       const object = await embedded((o) => undo.getObject(o));
       if (object instanceof Block) return onUndoBlock(ctx, undo, object);
-      if (object instanceof Like || object instanceof EmojiReact || object instanceof Announce) return onUndoInteraction(ctx, undo, object);
+      if (object instanceof Like || object instanceof EmojiReact || object instanceof Announce)
+        return onUndoInteraction(ctx, undo, object);
       if (object && !(object instanceof Follow)) return dropped(undo, `Undo(${object.constructor.name})`);
       const from = await sender(ctx, undo);
       if (!from) return;
@@ -145,7 +180,10 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         // Only the follower can withdraw its Follow.
         if (object.actorId?.href !== from.uri) return;
         const target = await localTarget(ctx, object.objectId);
-        after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: object.id?.href ?? null, targetId: target?.id ?? null }));
+        after(
+          ctx,
+          await receiveUndoFollow(ctx.data.d, from, { uri: object.id?.href ?? null, targetId: target?.id ?? null }),
+        );
       } else if (undo.objectId) {
         // Only an id: whichever of the sender's follows, blocks, favourites, reactions or reblogs it names.
         after(ctx, await receiveUndoFollow(ctx.data.d, from, { uri: undo.objectId.href, targetId: null }));
@@ -164,7 +202,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (chat instanceof ChatMessage) {
         if (chat.attributionId?.href !== from.uri || !chat.id || chat.id.origin !== new URL(from.uri).origin) return;
         const parsed = await parseChatMessage(chat, from.domain!);
-        if (await receiveChatMessage(ctx.data.d, ctx.data.env, from, parsed, ctx.canonicalOrigin)) after(ctx, { events: [], notified: true });
+        if (await receiveChatMessage(ctx.data.d, ctx.data.env, from, parsed, ctx.canonicalOrigin))
+          after(ctx, { events: [], notified: true });
         return;
       }
       // A poll vote (a Note with a `name`, or Pleroma's Answer) in a local poll is counted, never stored as a status.
@@ -184,16 +223,23 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
           if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
         }),
       );
-      const stored = await storeRemoteNote(d, from, note, { inlineFanoutMax: config(ctx.data.env).inlineFanoutMax, base });
+      const stored = await storeRemoteNote(d, from, note, {
+        inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
+        base,
+      });
       if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
       // A reply to something not stored here: its ancestors are fetched after the response (bounded).
-      if (stored.stored && note.inReplyTo) ctx.data.exec?.waitUntil(fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo));
+      if (stored.stored && note.inReplyTo)
+        ctx.data.exec?.waitUntil(
+          fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo),
+        );
     })
     .on(Update, async (ctx, update) => {
       const object = await embedded((o) => update.getObject(o));
       // A profile change: the actor's own document (an actor id alone, as the sender's, is refetched).
       if (object && isActor(object)) return receiveActorUpdate(ctx, update, object);
-      if (!object && update.objectId && update.objectId.href === update.actorId?.href) return receiveActorUpdate(ctx, update, null);
+      if (!object && update.objectId && update.objectId.href === update.actorId?.href)
+        return receiveActorUpdate(ctx, update, null);
       if (object && !isNoteLike(object)) return dropped(update, `Update(${object.constructor.name})`);
       const from = await sender(ctx, update);
       if (!from) return;
@@ -201,10 +247,16 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.uri))) return;
       const note = applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!));
       // A poll's Update carries its tallies; it is an edit only when its `updated` is newer (services/remote-polls.ts).
-      if (own instanceof Question && (await updateRemoteTallies(ctx.data.d, from, note)) && !(await isEditOf(ctx.data.d, note.uri, note.updated))) return;
+      if (
+        own instanceof Question &&
+        (await updateRemoteTallies(ctx.data.d, from, note)) &&
+        !(await isEditOf(ctx.data.d, note.uri, note.updated))
+      )
+        return;
       const edited = await updateRemoteNote(ctx.data.d, from, note);
       // Shown again, edited, on the streams that show it.
-      if (edited) after(ctx, { events: [{ accountId: null, event: "status.update", payload: edited }], notified: false });
+      if (edited)
+        after(ctx, { events: [{ accountId: null, event: "status.update", payload: edited }], notified: false });
     })
     .on(Add, async (ctx, add) => {
       const from = await sender(ctx, add);
@@ -243,7 +295,10 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       // A target that cannot be reached now (down, or too slow on its first fetch) is not a refusal: the error
       // answers the sender 500, and its retry brings the Move again later. Only a target that answers without
       // listing the account is refused for good.
-      const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, { refresh: true, strict: true });
+      const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, {
+        refresh: true,
+        strict: true,
+      });
       if (!target || target.account.deactivated) return;
       await moveAccount(ctx.data.d, from, target.account, Date.now());
       after(ctx, { events: [], notified: true });
@@ -255,7 +310,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const from = await sender(ctx, announce);
       if (from && (await receiveGroupAnnounce(ctx, announce, from))) return;
       // An Announce of an activity (a relay's, a group's) is not a boost: nothing to fetch.
-      if ((await embedded((o) => announce.getObject(o))) instanceof Activity) return dropped(announce, "Announce of an activity");
+      if ((await embedded((o) => announce.getObject(o))) instanceof Activity)
+        return dropped(announce, "Announce of an activity");
       await onAnnounce(ctx, announce);
     })
     .on(Activity, async (_ctx, activity) => dropped(activity, activity.constructor.name))
@@ -282,4 +338,3 @@ async function followRef(ctx: InboxContext<FederationData>, activity: Accept | R
   }
   return activity.objectId ? { uri: activity.objectId.href, followerId: null } : null;
 }
-

@@ -14,7 +14,18 @@ import {
   type Message,
   type MessageQueue,
 } from "@fedify/fedify";
-import { Announce, Application, Endpoints, Group, Image, Note, Person, PropertyValue, Service, Tombstone } from "@fedify/vocab";
+import {
+  Announce,
+  Application,
+  Endpoints,
+  Group,
+  Image,
+  Note,
+  Person,
+  PropertyValue,
+  Service,
+  Tombstone,
+} from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { and, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
@@ -26,7 +37,13 @@ import { relatedAccounts } from "../services/account-pages";
 import { actorKeys } from "../services/credentials";
 import { instanceActorKeys } from "../services/instance-keys";
 import { mediaUrl } from "../services/media";
-import { featuredCount, featuredStatuses, federatedStatus, outboxCount, outboxPage } from "../services/federated-statuses";
+import {
+  featuredCount,
+  featuredStatuses,
+  federatedStatus,
+  outboxCount,
+  outboxPage,
+} from "../services/federated-statuses";
 import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
 import { hostMeta } from "./host-meta";
 import { emojiTag } from "./emoji-tags";
@@ -68,7 +85,11 @@ const builder = createFederationBuilder<FederationData>();
 /** A local account by nickname, case-insensitively (as WebFinger and the client API look nicknames up). */
 /** The actor id of the account an account moved to. */
 async function movedToUri(d: DB, id: string): Promise<URL | null> {
-  const row = await d.select({ uri: accounts.uri }).from(accounts).where(sql`${accounts.id} = ${id}`).get();
+  const row = await d
+    .select({ uri: accounts.uri })
+    .from(accounts)
+    .where(sql`${accounts.id} = ${id}`)
+    .get();
   return row ? new URL(row.uri) : null;
 }
 
@@ -82,7 +103,11 @@ async function localAccount(d: DB, username: string) {
   );
 }
 
-async function importKeys(keys: { privateKey: string; publicKey: string; proofKey: JsonWebKey }): Promise<CryptoKeyPair[]> {
+async function importKeys(keys: {
+  privateKey: string;
+  publicKey: string;
+  proofKey: JsonWebKey;
+}): Promise<CryptoKeyPair[]> {
   const rsa = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
   const { d: _secret, key_ops: _ops, ...publicJwk } = keys.proofKey;
   return [
@@ -120,7 +145,11 @@ async function instanceActor(ctx: Context<FederationData>) {
  * A live local account's actor document, as served at its id and sent in `Update`s of it (the one rendering of a
  * local actor). `deleting`: only what verifies its last signatures.
  */
-export async function localActor(ctx: Context<FederationData>, a: typeof accounts.$inferSelect, opts: { deleting?: boolean; restricted?: boolean } = {}) {
+export async function localActor(
+  ctx: Context<FederationData>,
+  a: typeof accounts.$inferSelect,
+  opts: { deleting?: boolean; restricted?: boolean } = {},
+) {
   const id = ctx.getActorUri(a.username);
   const keys = await ctx.getActorKeyPairs(a.username);
   // Being deleted: only what verifies its last signatures (the actor Delete) until the deletion job is done.
@@ -135,45 +164,58 @@ export async function localActor(ctx: Context<FederationData>, a: typeof account
       assertionMethods: keys.map((k) => k.multikey),
     });
   const base = ctx.canonicalOrigin;
-  const Actor = a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
-  return withCapabilities(Actor, a.acceptsChatMessages !== false, new Actor({
-    id,
-    preferredUsername: a.username,
-    name: a.displayName || null,
-    summary: a.note || null,
-    url: new URL(a.url),
-    published: instant(a.createdAt),
-    // When the profile last changed: receivers of an `Update` of it (and refetches) see it is newer.
-    updated: instant(a.updatedAt),
-    icon: a.avatar ? new Image({ url: new URL(mediaUrl(base, a.avatar)) }) : null,
-    image: a.header ? new Image({ url: new URL(mediaUrl(base, a.header)) }) : null,
-    attachments: a.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
-    // The profile's custom emoji, as Mastodon tags them, so other servers render `:code:` in name, bio and fields.
-    tags: a.emojis.map((e) => emojiTag(base, e.shortcode, e.url)),
-    manuallyApprovesFollowers: a.locked,
-    discoverable: a.discoverable,
-    aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
-    // `movedTo`: the account it moved to (move_account).
-    successor: a.movedToAccountId ? await movedToUri(ctx.data.d, a.movedToAccountId) : null,
-    inbox: ctx.getInboxUri(a.username),
-    endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
-    followers: ctx.getFollowersUri(a.username),
-    following: ctx.getFollowingUri(a.username),
-    outbox: ctx.getOutboxUri(a.username),
-    featured: ctx.getFeaturedUri(a.username),
-    publicKey: keys[0]?.cryptographicKey ?? null,
-    assertionMethods: keys.map((k) => k.multikey),
-  }));
+  const Actor =
+    a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
+  return withCapabilities(
+    Actor,
+    a.acceptsChatMessages !== false,
+    new Actor({
+      id,
+      preferredUsername: a.username,
+      name: a.displayName || null,
+      summary: a.note || null,
+      url: new URL(a.url),
+      published: instant(a.createdAt),
+      // When the profile last changed: receivers of an `Update` of it (and refetches) see it is newer.
+      updated: instant(a.updatedAt),
+      icon: a.avatar ? new Image({ url: new URL(mediaUrl(base, a.avatar)) }) : null,
+      image: a.header ? new Image({ url: new URL(mediaUrl(base, a.header)) }) : null,
+      attachments: a.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
+      // The profile's custom emoji, as Mastodon tags them, so other servers render `:code:` in name, bio and fields.
+      tags: a.emojis.map((e) => emojiTag(base, e.shortcode, e.url)),
+      manuallyApprovesFollowers: a.locked,
+      discoverable: a.discoverable,
+      aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
+      // `movedTo`: the account it moved to (move_account).
+      successor: a.movedToAccountId ? await movedToUri(ctx.data.d, a.movedToAccountId) : null,
+      inbox: ctx.getInboxUri(a.username),
+      endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+      followers: ctx.getFollowersUri(a.username),
+      following: ctx.getFollowingUri(a.username),
+      outbox: ctx.getOutboxUri(a.username),
+      featured: ctx.getFeaturedUri(a.username),
+      publicKey: keys[0]?.cryptographicKey ?? null,
+      assertionMethods: keys.map((k) => k.multikey),
+    }),
+  );
 }
 
-const LITEPUB = { litepub: "http://litepub.social/ns#", capabilities: "litepub:capabilities", acceptsChatMessages: "litepub:acceptsChatMessages" };
+const LITEPUB = {
+  litepub: "http://litepub.social/ns#",
+  capabilities: "litepub:capabilities",
+  acceptsChatMessages: "litepub:acceptsChatMessages",
+};
 
 /**
  * The actor with Pleroma's `capabilities: {acceptsChatMessages}` (LitePub): Pleroma and other Starling instances
  * read it before offering a chat. Fedify has no property for it; a document it parses keeps what it was given, so
  * the actor is written out, the capability added, and read back.
  */
-async function withCapabilities<T extends Person | Service | Group>(cls: { fromJsonLd(json: unknown): Promise<T> }, acceptsChatMessages: boolean, actor: T): Promise<T> {
+async function withCapabilities<T extends Person | Service | Group>(
+  cls: { fromJsonLd(json: unknown): Promise<T> },
+  acceptsChatMessages: boolean,
+  actor: T,
+): Promise<T> {
   const doc = (await actor.toJsonLd()) as Record<string, unknown>;
   const context = Array.isArray(doc["@context"]) ? doc["@context"] : [doc["@context"]];
   return cls.fromJsonLd({ ...doc, "@context": [...context, LITEPUB], capabilities: { acceptsChatMessages } });
@@ -189,7 +231,10 @@ builder
     const deleting = a.deactivated && (await deletionState(ctx.data.d, a.id)) === "pending";
     if (a.deactivated && !deleting) return new Tombstone({ id });
     // The same to a fetch authorized fetch does not allow (unsigned, or signed by someone it blocks), as Mastodon.
-    const restricted = !deleting && "request" in ctx && !(await fetchAllowed(ctx as RequestContext<FederationData>, ownerByUsername(a.username)));
+    const restricted =
+      !deleting &&
+      "request" in ctx &&
+      !(await fetchAllowed(ctx as RequestContext<FederationData>, ownerByUsername(a.username)));
     return localActor(ctx, a, { deleting, restricted });
   })
   .mapHandle(async (ctx, username) => {
@@ -250,17 +295,22 @@ function relationCollection<T>(side: "followers" | "following", item: (a: typeof
 }
 
 /** Authorized fetch (authorized-fetch.ts) of a local account's collections. */
-const byOwner = (ctx: RequestContext<FederationData>, identifier: string) => fetchAllowed(ctx, ownerByUsername(identifier));
+const byOwner = (ctx: RequestContext<FederationData>, identifier: string) =>
+  fetchAllowed(ctx, ownerByUsername(identifier));
 
 const followers = relationCollection("followers", recipient);
 builder
-  .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) => followers.dispatcher(ctx, identifier, cursor))
+  .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) =>
+    followers.dispatcher(ctx, identifier, cursor),
+  )
   .setCounter((ctx, identifier) => followers.counter(ctx, identifier))
   .setFirstCursor((ctx, identifier) => followers.firstCursor(ctx, identifier))
   .authorize(byOwner);
 const following = relationCollection("following", (a) => new URL(a.uri));
 builder
-  .setFollowingDispatcher("/users/{identifier}/following", (ctx, identifier, cursor) => following.dispatcher(ctx, identifier, cursor))
+  .setFollowingDispatcher("/users/{identifier}/following", (ctx, identifier, cursor) =>
+    following.dispatcher(ctx, identifier, cursor),
+  )
   .setCounter((ctx, identifier) => following.counter(ctx, identifier))
   .setFirstCursor((ctx, identifier) => following.firstCursor(ctx, identifier))
   .authorize(byOwner);
@@ -394,7 +444,8 @@ export async function processQueued(env: Env, queue: MessageQueue, message: Mess
  * Remote documents as their servers serve them now (no cache), through the SSRF guard, signed as the instance
  * actor: for refreshing what a cached copy may have outdated (resolving, an actor's keys, a relayed object).
  */
-export const freshDocumentLoader = (env: Env) => guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, () => instanceSigner(env));
+export const freshDocumentLoader = (env: Env) =>
+  guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, () => instanceSigner(env));
 
 /** A context for code outside a request (tests, later the outbox). */
 export async function federationContext(env: Env, base: string) {
@@ -411,7 +462,8 @@ const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 /** Paths only federation answers (or answers first): discovery, and the inboxes. */
 function isFederationPath(req: Request, url: URL): boolean {
   const p = url.pathname.replace(/\/+$/, "");
-  if (p === "/.well-known/webfinger" || p === "/.well-known/host-meta" || p === "/.well-known/host-meta.json") return true;
+  if (p === "/.well-known/webfinger" || p === "/.well-known/host-meta" || p === "/.well-known/host-meta.json")
+    return true;
   if (p === "/inbox" || /^\/users\/[^/]+\/inbox$/.test(p)) return req.method === "POST";
   if (isDocumentPath(url)) return wantsActivityJson(req.headers.get("accept"));
   return false;
@@ -427,16 +479,25 @@ function federationRefused(env: Env, url: URL): boolean {
 
 /** Actors, their collections and objects: ActivityStreams to servers, HTML pages (or 404) to people. */
 const isDocumentPath = (url: URL) =>
-  /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname) || /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?\/?$/.test(url.pathname);
+  /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname) ||
+  /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?\/?$/.test(url.pathname);
 
 function jsonError(status: number, error: string): Response {
-  return new Response(JSON.stringify({ error }), { status, headers: { "Content-Type": "application/json; charset=utf-8" } });
+  return new Response(JSON.stringify({ error }), {
+    status,
+    headers: { "Content-Type": "application/json; charset=utf-8" },
+  });
 }
 
 /** The host of an incoming activity's `actor` (a string or an object with an id). */
 function actorHost(body: unknown): string | null {
   const actor = (body as { actor?: unknown } | null)?.actor;
-  const id = typeof actor === "string" ? actor : typeof (actor as { id?: unknown } | null)?.id === "string" ? (actor as { id: string }).id : null;
+  const id =
+    typeof actor === "string"
+      ? actor
+      : typeof (actor as { id?: unknown } | null)?.id === "string"
+        ? (actor as { id: string }).id
+        : null;
   try {
     return id ? new URL(id).hostname : null;
   } catch {
@@ -460,15 +521,28 @@ export async function handleFederated(
   // Pleroma's `/notice/:id` does; people still get the page.
   const notice = /^\/notice\/([^/]+)\/?$/.exec(p);
   if (notice && req.method === "GET" && wantsActivityJson(req.headers.get("accept"))) {
-    return new Response(null, { status: 302, headers: { Location: new URL(`/objects/${encodeURIComponent(notice[1]!)}`, url).href, Vary: "Accept" } });
+    return new Response(null, {
+      status: 302,
+      headers: { Location: new URL(`/objects/${encodeURIComponent(notice[1]!)}`, url).href, Vary: "Accept" },
+    });
   }
-  if (!(p.startsWith("/users/") || p.startsWith("/objects/") || p.startsWith("/activities/") || p.startsWith("/.well-known/webfinger") || p.startsWith("/.well-known/host-meta") || /^\/inbox\/?$/.test(p))) {
+  if (!(
+    p.startsWith("/users/") ||
+    p.startsWith("/objects/") ||
+    p.startsWith("/activities/") ||
+    p.startsWith("/.well-known/webfinger") ||
+    p.startsWith("/.well-known/host-meta") ||
+    /^\/inbox\/?$/.test(p)
+  )) {
     return app(req, env, ctx);
   }
   await refreshSettings(env);
   if (federationRefused(env, url)) {
     if (!isFederationPath(req, url)) return app(req, env, ctx);
-    return jsonError(503, "Federation is disabled: set DOMAIN to this instance's public host name (see docs/configuration.md)");
+    return jsonError(
+      503,
+      "Federation is disabled: set DOMAIN to this instance's public host name (see docs/configuration.md)",
+    );
   }
   const meta = hostMeta(req, url, config(env).domain ? `https://${config(env).domain}` : url.origin);
   if (meta) return meta;
@@ -476,7 +550,10 @@ export async function handleFederated(
   const fallback = (r: Request) => Promise.resolve(app(r, env, ctx));
   // An actor, collection or status Fedify does not serve (unknown; not public, not local, gone) is a 404 to
   // servers, not the web app's 406; browsers still get the pages.
-  const notFound = (r: Request) => (isDocumentPath(url) && wantsActivityJson(r.headers.get("accept")) ? Promise.resolve(jsonError(404, "Record not found")) : fallback(r));
+  const notFound = (r: Request) =>
+    isDocumentPath(url) && wantsActivityJson(r.headers.get("accept"))
+      ? Promise.resolve(jsonError(404, "Record not found"))
+      : fallback(r);
   const data: FederationData = { env, d: db(env), exec: ctx };
   // Fedify verifies no signature itself (`skipSignatureVerification`): every request it could take for an inbox
   // delivery must be authenticated here. So an inbox is reached only by POST (Fedify's shared inbox would take any
@@ -494,12 +571,16 @@ export async function handleFederated(
     const host = actorHost(body);
     if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
     const fctx = federation.createContext(req, data);
-    const who = await authenticateInbound(new Request(req.url, { method: req.method, headers: req.headers, body: bytes }), body, {
-      documentLoader: fctx.documentLoader,
-      freshLoader: freshDocumentLoader(env),
-      contextLoader: fctx.contextLoader,
-      kv: new D1KvStore(data.d),
-    });
+    const who = await authenticateInbound(
+      new Request(req.url, { method: req.method, headers: req.headers, body: bytes }),
+      body,
+      {
+        documentLoader: fctx.documentLoader,
+        freshLoader: freshDocumentLoader(env),
+        contextLoader: fctx.contextLoader,
+        kv: new D1KvStore(data.d),
+      },
+    );
     if (!who.ok) {
       if (who.status !== 202) return jsonError(who.status, who.error);
       console.log(`inbox: dropped (${who.error})`);

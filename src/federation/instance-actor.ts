@@ -31,7 +31,13 @@ export function instanceSigner(env: Env): Promise<Signer> | null {
     hit = instanceActorKeys(env).then(async (k) => ({
       uri: instanceActorUri(`https://${domain}`),
       // Fedify's signRequest insists on an extractable key.
-      key: await crypto.subtle.importKey("pkcs8", pemToDer(k.privateKey), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]),
+      key: await crypto.subtle.importKey(
+        "pkcs8",
+        pemToDer(k.privateKey),
+        { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+        true,
+        ["sign"],
+      ),
     }));
     hit.catch(() => signers.delete(env.DB));
     signers.set(env.DB, hit);

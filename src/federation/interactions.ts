@@ -13,13 +13,22 @@ import { imageType, type NoteContext } from "./notes";
 type Actor = { uri: string; username: string };
 const url = (u: string) => new URL(u);
 
-export function likeActivity(me: Actor, target: Actor, a: Extract<OutboxActivity, { type: "Like" | "UndoLike" }>): Like | Undo {
+export function likeActivity(
+  me: Actor,
+  target: Actor,
+  a: Extract<OutboxActivity, { type: "Like" | "UndoLike" }>,
+): Like | Undo {
   const like = new Like({ id: url(a.uri), actor: url(me.uri), object: url(a.objectUri), to: url(target.uri) });
   if (a.type === "Like") return like;
   return new Undo({ id: url(`${a.uri}/undo`), actor: url(me.uri), object: like, to: url(target.uri) });
 }
 
-export function emojiReactActivity(nc: NoteContext, me: Actor, target: Actor, a: Extract<OutboxActivity, { type: "EmojiReact" | "UndoEmojiReact" }>): EmojiReact | Undo {
+export function emojiReactActivity(
+  nc: NoteContext,
+  me: Actor,
+  target: Actor,
+  a: Extract<OutboxActivity, { type: "EmojiReact" | "UndoEmojiReact" }>,
+): EmojiReact | Undo {
   const custom = a.emojiFile !== null;
   const icon = custom ? mediaUrl(nc.base, a.emojiFile!) : null;
   // A remote custom emoji (`blob@example.com`) goes by its shortcode, its image where its server keeps it.
@@ -29,7 +38,15 @@ export function emojiReactActivity(nc: NoteContext, me: Actor, target: Actor, a:
     actor: url(me.uri),
     object: url(a.objectUri),
     content: custom ? code : a.emoji,
-    tags: icon ? [new Emoji({ id: url(icon), name: code, icon: new Image({ url: url(icon), mediaType: imageType(a.emojiFile!) }) })] : [],
+    tags: icon
+      ? [
+          new Emoji({
+            id: url(icon),
+            name: code,
+            icon: new Image({ url: url(icon), mediaType: imageType(a.emojiFile!) }),
+          }),
+        ]
+      : [],
     to: url(target.uri),
   });
   if (a.type === "EmojiReact") return react;
@@ -37,8 +54,17 @@ export function emojiReactActivity(nc: NoteContext, me: Actor, target: Actor, a:
 }
 
 /** The Undo of a reblog's Announce, addressed as the Announce was. */
-export function undoAnnounceActivity(nc: NoteContext, me: Actor, originalAuthor: Actor | undefined, a: Extract<OutboxActivity, { type: "UndoAnnounce" }>): Undo | null {
-  const to = addressing({ visibility: a.visibility, followers: nc.followersOf(me.username).href, mentioned: originalAuthor ? [originalAuthor.uri] : [] });
+export function undoAnnounceActivity(
+  nc: NoteContext,
+  me: Actor,
+  originalAuthor: Actor | undefined,
+  a: Extract<OutboxActivity, { type: "UndoAnnounce" }>,
+): Undo | null {
+  const to = addressing({
+    visibility: a.visibility,
+    followers: nc.followersOf(me.username).href,
+    mentioned: originalAuthor ? [originalAuthor.uri] : [],
+  });
   if (!to) return null;
   const tos = to.to.map(url);
   const ccs = to.cc.map(url);

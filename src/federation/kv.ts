@@ -32,7 +32,10 @@ export class D1KvStore implements KvStore {
 
   async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
     const row = { key: encode(key), value: JSON.stringify(value), expiresAt: expiry(options) };
-    await this.d.insert(fedifyKv).values(row).onConflictDoUpdate({ target: fedifyKv.key, set: { value: row.value, expiresAt: row.expiresAt } });
+    await this.d
+      .insert(fedifyKv)
+      .values(row)
+      .onConflictDoUpdate({ target: fedifyKv.key, set: { value: row.value, expiresAt: row.expiresAt } });
   }
 
   async delete(key: KvKey): Promise<void> {

@@ -21,7 +21,13 @@ function preloaded(url: string): RemoteDocument | null {
  * object's id shares its document's origin, so naming the first URL would let a redirect pass one server's
  * document off as another's.
  */
-async function loadFollowing(url: string, request: (url: string) => Request | Promise<Request>, signal: AbortSignal | undefined, allowPrivate: boolean, load: DocumentLoader): Promise<RemoteDocument> {
+async function loadFollowing(
+  url: string,
+  request: (url: string) => Request | Promise<Request>,
+  signal: AbortSignal | undefined,
+  allowPrivate: boolean,
+  load: DocumentLoader,
+): Promise<RemoteDocument> {
   let current = url;
   for (let hop = 0; ; hop++) {
     const res = await outboundFetch(await request(current), { signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
@@ -40,7 +46,11 @@ export type FetchSigner = () => Promise<{ uri: string; key: CryptoKey }> | null;
  * Remote documents through the guard. With `signer`, every GET is signed as the instance actor (as Mastodon
  * signs its fetches as its representative): servers in authorized-fetch mode answer only signed requests.
  */
-export function guardedDocumentLoader(allowPrivate: boolean, userAgent: GetUserAgentOptions | string | undefined, signer?: FetchSigner): DocumentLoader {
+export function guardedDocumentLoader(
+  allowPrivate: boolean,
+  userAgent: GetUserAgentOptions | string | undefined,
+  signer?: FetchSigner,
+): DocumentLoader {
   const plain = (u: string) => createActivityPubRequest(u, { userAgent });
   const load: DocumentLoader = async (url, options) => {
     const hit = preloaded(url);
@@ -53,12 +63,25 @@ export function guardedDocumentLoader(allowPrivate: boolean, userAgent: GetUserA
 }
 
 /** Cached in the KvStore like Fedify's built-in loader (same prefix), so repeated lookups cost no fetch. */
-export function cachedDocumentLoader(kv: KvStore, allowPrivate: boolean, userAgent: GetUserAgentOptions | string | undefined, signer?: FetchSigner): DocumentLoader {
-  return kvCache({ loader: guardedDocumentLoader(allowPrivate, userAgent, signer), kv, prefix: ["_fedify", "remoteDocument"] });
+export function cachedDocumentLoader(
+  kv: KvStore,
+  allowPrivate: boolean,
+  userAgent: GetUserAgentOptions | string | undefined,
+  signer?: FetchSigner,
+): DocumentLoader {
+  return kvCache({
+    loader: guardedDocumentLoader(allowPrivate, userAgent, signer),
+    kv,
+    prefix: ["_fedify", "remoteDocument"],
+  });
 }
 
-const signedGet = (identity: { keyId: URL; privateKey: CryptoKey }, userAgent: GetUserAgentOptions | string | undefined) => (u: string) =>
-  signRequest(createActivityPubRequest(u, { userAgent }), identity.privateKey, identity.keyId, { spec: "draft-cavage-http-signatures-12" });
+const signedGet =
+  (identity: { keyId: URL; privateKey: CryptoKey }, userAgent: GetUserAgentOptions | string | undefined) =>
+  (u: string) =>
+    signRequest(createActivityPubRequest(u, { userAgent }), identity.privateKey, identity.keyId, {
+      spec: "draft-cavage-http-signatures-12",
+    });
 
 /**
  * Signed GETs (for servers with authorized fetch), draft-cavage HTTP Signatures, which Mastodon, Pleroma,
@@ -71,7 +94,8 @@ export function signedDocumentLoader(
   userAgent: GetUserAgentOptions | string | undefined,
 ): DocumentLoader {
   const sign = signedGet(identity, userAgent);
-  const load: DocumentLoader = async (url, options) => preloaded(url) ?? loadFollowing(url, sign, options?.signal, allowPrivate, load);
+  const load: DocumentLoader = async (url, options) =>
+    preloaded(url) ?? loadFollowing(url, sign, options?.signal, allowPrivate, load);
   return load;
 }
 
@@ -85,4 +109,3 @@ export const embeddedOnly = async (url: string): Promise<never> => {
 
 /** How Starling's fetches of ActivityPub documents name themselves (Fedify builds the User-Agent from it). */
 export const USER_AGENT: GetUserAgentOptions = { software: "Starling" };
-

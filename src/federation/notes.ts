@@ -22,7 +22,19 @@ export interface NoteContext {
 /** Mime type of an emoji image from its file name (custom emoji are stored by key or URL, without a type). */
 export function imageType(file: string): string | null {
   const ext = /\.([a-z0-9]+)(?:$|\?)/i.exec(file)?.[1]?.toLowerCase();
-  return ext ? ({ png: "image/png", gif: "image/gif", webp: "image/webp", jpg: "image/jpeg", jpeg: "image/jpeg", svg: "image/svg+xml", avif: "image/avif" } as Record<string, string>)[ext] ?? null : null;
+  return ext
+    ? ((
+        {
+          png: "image/png",
+          gif: "image/gif",
+          webp: "image/webp",
+          jpg: "image/jpeg",
+          jpeg: "image/jpeg",
+          svg: "image/svg+xml",
+          avif: "image/avif",
+        } as Record<string, string>
+      )[ext] ?? null)
+    : null;
 }
 
 /**
@@ -38,15 +50,30 @@ function audience(ctx: NoteContext, h: Hydrated, s: StatusRow, recipients?: stri
   // A reply is addressed to the author it answers too (as Pleroma does), mentioned in its text or not, so its
   // server sees it was meant to — but never wider than the status's own audience: a public or unlisted reply,
   // or a direct/list one that really has that author among its recipients (explicit addressing may leave them out).
-  const repliedTo = s.inReplyToAccountId && s.inReplyToAccountId !== s.accountId ? h.accounts.get(s.inReplyToAccountId)?.account : undefined;
-  if (repliedTo && (s.visibility === "public" || s.visibility === "unlisted" || recipients?.includes(repliedTo.uri))) mentioned.push(repliedTo.uri);
-  return addressing({ visibility: s.visibility, followers: ctx.followersOf(author.username).href, mentioned, recipients });
+  const repliedTo =
+    s.inReplyToAccountId && s.inReplyToAccountId !== s.accountId
+      ? h.accounts.get(s.inReplyToAccountId)?.account
+      : undefined;
+  if (repliedTo && (s.visibility === "public" || s.visibility === "unlisted" || recipients?.includes(repliedTo.uri)))
+    mentioned.push(repliedTo.uri);
+  return addressing({
+    visibility: s.visibility,
+    followers: ctx.followersOf(author.username).href,
+    mentioned,
+    recipients,
+  });
 }
 
 const urls = (xs: string[]) => xs.map((x) => new URL(x));
 
 /** The object of status `id` (not a reblog): a `Note`, or a `Question` when it has a poll. */
-export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<string, string>, id: string, recipients?: string[]): Note | Question | null {
+export function statusObject(
+  ctx: NoteContext,
+  h: Hydrated,
+  parentUris: Map<string, string>,
+  id: string,
+  recipients?: string[],
+): Note | Question | null {
   const s = h.statuses.get(id);
   const author = s && h.accounts.get(s.accountId)?.account;
   if (!s || !author || s.reblogOfId) return null;
@@ -54,12 +81,17 @@ export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<stri
   if (!to) return null;
   const mentions = (h.mentions.get(s.id) ?? []).flatMap((mid) => {
     const a = h.accounts.get(mid)?.account;
-    return a ? [new Mention({ href: new URL(a.uri), name: `@${a.username}@${a.domain ?? new URL(ctx.base).host}` })] : [];
+    return a
+      ? [new Mention({ href: new URL(a.uri), name: `@${a.username}@${a.domain ?? new URL(ctx.base).host}` })]
+      : [];
   });
-  const hashtags = (h.tags.get(s.id) ?? []).map((name) => new Hashtag({ href: new URL(`${ctx.base}/tag/${encodeURIComponent(name)}`), name: `#${name}` }));
+  const hashtags = (h.tags.get(s.id) ?? []).map(
+    (name) => new Hashtag({ href: new URL(`${ctx.base}/tag/${encodeURIComponent(name)}`), name: `#${name}` }),
+  );
   const emojis = s.emojis.map((e) => emojiTag(ctx.base, e.shortcode, e.file));
   const attachments = (h.media.get(s.id) ?? []).map(
-    (m) => new Document({ mediaType: m.mimeType, url: new URL(mediaUrl(ctx.base, m.file)), name: m.description || null }),
+    (m) =>
+      new Document({ mediaType: m.mimeType, url: new URL(mediaUrl(ctx.base, m.file)), name: m.description || null }),
   );
   const parent = s.inReplyToId ? parentUris.get(s.inReplyToId) : undefined;
   const common = {
@@ -98,7 +130,13 @@ export function statusObject(ctx: NoteContext, h: Hydrated, parentUris: Map<stri
 }
 
 /** The `Create` of a status: id `<uri>/activity`, as Mastodon names it; same audience as the object. */
-export function createActivity(ctx: NoteContext, h: Hydrated, parentUris: Map<string, string>, id: string, recipients?: string[]): Create | null {
+export function createActivity(
+  ctx: NoteContext,
+  h: Hydrated,
+  parentUris: Map<string, string>,
+  id: string,
+  recipients?: string[],
+): Create | null {
   const object = statusObject(ctx, h, parentUris, id, recipients);
   if (!object) return null;
   return new Create({
@@ -118,7 +156,11 @@ export function announceActivity(ctx: NoteContext, h: Hydrated, id: string): Ann
   const original = s?.reblogOfId ? h.statuses.get(s.reblogOfId) : undefined;
   const originalAuthor = original && h.accounts.get(original.accountId)?.account;
   if (!s || !author || !original || !originalAuthor) return null;
-  const to = addressing({ visibility: s.visibility, followers: ctx.followersOf(author.username).href, mentioned: [originalAuthor.uri] });
+  const to = addressing({
+    visibility: s.visibility,
+    followers: ctx.followersOf(author.username).href,
+    mentioned: [originalAuthor.uri],
+  });
   if (!to) return null;
   return new Announce({
     id: new URL(s.uri),
@@ -131,6 +173,11 @@ export function announceActivity(ctx: NoteContext, h: Hydrated, id: string): Ann
 }
 
 /** What an outbox shows for a status: its `Create`, or a reblog's `Announce`. */
-export function outboxActivity(ctx: NoteContext, h: Hydrated, parentUris: Map<string, string>, id: string): Create | Announce | null {
+export function outboxActivity(
+  ctx: NoteContext,
+  h: Hydrated,
+  parentUris: Map<string, string>,
+  id: string,
+): Create | Announce | null {
   return h.statuses.get(id)?.reblogOfId ? announceActivity(ctx, h, id) : createActivity(ctx, h, parentUris, id);
 }

@@ -4,7 +4,18 @@
  * as Mastodon shows these "converted" types: its name linked to its page, then its description; the media
  * it attaches as usual. A `summary` here is a description, not a content warning.
  */
-import { Article, Audio, Event, Image, Link, Note, Page, Question, Video, type Object as APObject } from "@fedify/vocab";
+import {
+  Article,
+  Audio,
+  Event,
+  Image,
+  Link,
+  Note,
+  Page,
+  Question,
+  Video,
+  type Object as APObject,
+} from "@fedify/vocab";
 import { embedded, href, httpUrl, sameHost, text } from "../services/remote-objects";
 import { escapeHtml, plainTextToHtml } from "../content/text";
 import type { ParsedNote } from "../services/remote-statuses";
@@ -15,14 +26,15 @@ export type ConvertedObject = Page | Video | Image | Event | Audio;
 const MAX_TITLE = 500;
 const MAX_BODY = 100_000;
 
-export const isConverted = (o: unknown): o is ConvertedObject => o instanceof Page || o instanceof Video || o instanceof Image || o instanceof Event || o instanceof Audio;
+export const isConverted = (o: unknown): o is ConvertedObject =>
+  o instanceof Page || o instanceof Video || o instanceof Image || o instanceof Event || o instanceof Audio;
 
 /** Every object type the inbox stores as a status. */
-export const isPostLike = (o: unknown): o is Note | Article | Question | ConvertedObject => o instanceof Note || o instanceof Article || o instanceof Question || isConverted(o);
+export const isPostLike = (o: unknown): o is Note | Article | Question | ConvertedObject =>
+  o instanceof Note || o instanceof Article || o instanceof Question || isConverted(o);
 
 /** The object's type name for logs (`Video`, …), from its class. */
 export const typeName = (o: APObject | null): string => (o ? o.constructor.name : "nothing");
-
 
 /**
  * The page a person opens for the object: among its `url`s the HTML one (PeerTube lists the watch page next to
@@ -31,7 +43,9 @@ export const typeName = (o: APObject | null): string => (o ? o.constructor.name 
 function pageUrl(object: ConvertedObject): string {
   const urls = object.urls;
   const html = urls.find((u) => u instanceof Link && text(u.mediaType).startsWith("text/html"));
-  const first = html ?? urls.find((u) => u instanceof URL || (u instanceof Link && !text(u.mediaType).match(/^(video|audio|image)\//)));
+  const first =
+    html ??
+    urls.find((u) => u instanceof URL || (u instanceof Link && !text(u.mediaType).match(/^(video|audio|image)\//)));
   return sameHost(httpUrl(href(first as URL | Link | null)), object.id!) ?? object.id!.href;
 }
 
@@ -46,7 +60,12 @@ function bodyHtml(object: ConvertedObject, parsed: ParsedNote): string {
   const type = text(object.mediaType);
   if (type === "text/markdown" || type === "text/plain") {
     const raw = text(object.content).slice(0, MAX_BODY).replace(/\r\n?/g, "\n").trim();
-    return raw ? raw.split(/\n{2,}/).map((p) => `<p>${plainTextToHtml(p)}</p>`).join("") : "";
+    return raw
+      ? raw
+          .split(/\n{2,}/)
+          .map((p) => `<p>${plainTextToHtml(p)}</p>`)
+          .join("")
+      : "";
   }
   return parsed.content;
 }
@@ -77,7 +96,8 @@ export async function adaptObjectType(object: unknown, parsed: ParsedNote): Prom
   if (summary && summary !== name) parts.push(`<p>${escapeHtml(summary)}</p>`);
   const body = bodyHtml(object, parsed);
   if (body) parts.push(body);
-  for (const link of await attachedLinks(object)) if (link !== url) parts.push(`<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`);
+  for (const link of await attachedLinks(object))
+    if (link !== url) parts.push(`<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`);
   return { ...parsed, url, content: parts.join(""), spoilerText: "", sensitive: object.sensitive ?? false };
 }
 

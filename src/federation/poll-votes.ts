@@ -49,17 +49,38 @@ export function voteActivity(actorId: string, actorUri: string, v: VoteDoc | und
     id: new URL(`${id}/activity`),
     actor: new URL(actorUri),
     to: author,
-    object: new Note({ id: new URL(id), name: v.name, attribution: new URL(actorUri), replyTarget: new URL(v.questionUri), to: author }),
+    object: new Note({
+      id: new URL(id),
+      name: v.name,
+      attribution: new URL(actorUri),
+      replyTarget: new URL(v.questionUri),
+      to: author,
+    }),
   });
 }
 
 /** The `Update{Question}` carrying a local poll's current tallies; null when the status is not the actor's poll. */
-export function updatePollActivity(nc: NoteContext, h: Hydrated, parentUris: Map<string, string>, outboxId: string, actorId: string, actorUri: string, statusId: string, recipients?: string[]): Update | null {
+export function updatePollActivity(
+  nc: NoteContext,
+  h: Hydrated,
+  parentUris: Map<string, string>,
+  outboxId: string,
+  actorId: string,
+  actorUri: string,
+  statusId: string,
+  recipients?: string[],
+): Update | null {
   const s = h.statuses.get(statusId);
   if (s?.accountId !== actorId || !h.polls.has(statusId)) return null;
   const object = statusObject(nc, h, parentUris, statusId, recipients);
   if (!object) return null;
-  return new Update({ id: new URL(`${s.uri}#updates/${outboxId}`), actor: new URL(actorUri), tos: object.toIds, ccs: object.ccIds, object });
+  return new Update({
+    id: new URL(`${s.uri}#updates/${outboxId}`),
+    actor: new URL(actorUri),
+    tos: object.toIds,
+    ccs: object.ccIds,
+    object,
+  });
 }
 
 /**
@@ -79,9 +100,16 @@ export function voteShape(object: APObject | null): InboundVote | null {
  * with an id on its origin when it has one). Answers whether it was a vote (handled: counted, or refused and
  * logged); false leaves a `Note` to the ordinary path. An `Answer` that is not a vote here is dropped.
  */
-export async function receiveVoteActivity(d: DB, from: AccountRow, object: APObject, ballot: InboundVote): Promise<boolean> {
+export async function receiveVoteActivity(
+  d: DB,
+  from: AccountRow,
+  object: APObject,
+  ballot: InboundVote,
+): Promise<boolean> {
   const origin = new URL(from.uri).origin;
-  const mine = (object.attributionId === null || object.attributionId.href === from.uri) && (object.id === null || object.id.origin === origin);
+  const mine =
+    (object.attributionId === null || object.attributionId.href === from.uri) &&
+    (object.id === null || object.id.origin === origin);
   // A vote is only ever its voter's: one in a local poll attributed to anyone else is dropped; another Note
   // someone else wrote goes the ordinary way (fetched from its id).
   if (!mine && (await isLocalPoll(d, ballot.questionUri))) {
@@ -91,6 +119,9 @@ export async function receiveVoteActivity(d: DB, from: AccountRow, object: APObj
   const outcome = mine ? await receiveVote(d, from, ballot) : ({ kind: "not-a-poll" } as const);
   if (outcome.kind !== "not-a-poll") return true;
   if (object instanceof Note) return false;
-  console.warn("inbox: Answer dropped (not the sender's, or to no local poll)", { from: from.uri, inReplyTo: ballot.questionUri });
+  console.warn("inbox: Answer dropped (not the sender's, or to no local poll)", {
+    from: from.uri,
+    inReplyTo: ballot.questionUri,
+  });
   return true;
 }

@@ -69,7 +69,8 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
     const creds = basic(c);
     if (creds) {
       const found = await checkLogin(db(c.env), creds.login, creds.password, loginThrottle(c));
-      if (found && passwordSignIn(found, "basic") === "signed-in") auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
+      if (found && passwordSignIn(found, "basic") === "signed-in")
+        auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
     }
   }
   if (auth?.account && auth.user) {
@@ -86,7 +87,13 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
  */
 export function settleToken(c: Context<AppEnv>, found: TokenFound | null): Auth | null {
   const auth: Auth | null = found
-    ? { tokenId: found.token.id, scopes: found.token.scopes.split(" "), app: found.app, account: found.account, user: found.user }
+    ? {
+        tokenId: found.token.id,
+        scopes: found.token.scopes.split(" "),
+        app: found.app,
+        account: found.account,
+        user: found.user,
+      }
     : null;
   if (auth?.account && auth.user) {
     assertActive(auth.account, auth.user);
@@ -99,7 +106,12 @@ export function settleToken(c: Context<AppEnv>, found: TokenFound | null): Auth 
 /** The limits on failed password checks for this request's caller (config `rateLimits`). */
 export function loginThrottle(c: Context<AppEnv>): LoginThrottle {
   const limits = config(c.env).rateLimits;
-  return { ip: clientIp(c), perIp: limits.loginPerIp, perAccount: limits.loginPerAccount, iterations: config(c.env).passwordIterations };
+  return {
+    ip: clientIp(c),
+    perIp: limits.loginPerIp,
+    perAccount: limits.loginPerAccount,
+    iterations: config(c.env).passwordIterations,
+  };
 }
 
 export type TokenFound = NonNullable<Awaited<ReturnType<typeof findToken>>>;

@@ -5,7 +5,8 @@
 import type { Context } from "hono";
 import { baseUrl } from "./urls";
 
-export const edgeCache = (): Cache | null => (typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default);
+export const edgeCache = (): Cache | null =>
+  typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default;
 
 export const edgeKey = (c: Context, name: string) => new Request(`${baseUrl(c)}/__edge/${name}`);
 
@@ -20,7 +21,9 @@ export async function edgeCached<T>(c: Context, name: string, seconds: number, m
   const hit = await cache.match(key).catch(() => undefined);
   if (hit) return (await hit.json()) as T;
   const value = await make();
-  const stored = new Response(JSON.stringify(value), { headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${seconds}` } });
+  const stored = new Response(JSON.stringify(value), {
+    headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${seconds}` },
+  });
   c.executionCtx.waitUntil(cache.put(key, stored).catch(() => {}));
   return value;
 }

@@ -35,7 +35,12 @@ export function pageParams(defaultLimit: number) {
 
 /** A page over sequence ids (`seqIds`): cursors clients kept from before, ULIDs, taken as their moment. */
 export function seqPage(page: Page): Page {
-  return { ...page, max_id: seqCursor(page.max_id), since_id: seqCursor(page.since_id), min_id: seqCursor(page.min_id) };
+  return {
+    ...page,
+    max_id: seqCursor(page.max_id),
+    since_id: seqCursor(page.since_id),
+    min_id: seqCursor(page.min_id),
+  };
 }
 
 export interface PageQuery {
@@ -53,7 +58,12 @@ export function pageQuery(column: SQLiteColumn | SQL, page: Page): PageQuery {
   if (page.min_id) conds.push(sql`${column} > ${page.min_id}`);
   else if (page.since_id) conds.push(sql`${column} > ${page.since_id}`);
   const reversed = Boolean(page.min_id);
-  return { where: conds.length ? and(...conds) : undefined, orderBy: reversed ? asc(column) : desc(column), limit: page.limit, reversed };
+  return {
+    where: conds.length ? and(...conds) : undefined,
+    orderBy: reversed ? asc(column) : desc(column),
+    limit: page.limit,
+    reversed,
+  };
 }
 
 export interface RawPage {
@@ -68,7 +78,12 @@ export interface RawPage {
 /** The same page for hand-written SQL: `WHERE ${where} ORDER BY ${order} LIMIT ${limit}`. */
 export function rawPage(column: SQL, page: Page): RawPage {
   const q = pageQuery(column, page);
-  return { where: q.where ?? sql`1`, order: q.orderBy, limit: sql.raw(String(Math.trunc(q.limit))), reversed: q.reversed };
+  return {
+    where: q.where ?? sql`1`,
+    order: q.orderBy,
+    limit: sql.raw(String(Math.trunc(q.limit))),
+    reversed: q.reversed,
+  };
 }
 
 /** Rows of a page in the answer's order (newest first). */

@@ -47,7 +47,11 @@ export function assign(target: Params, key: string, value: ParamValue): void {
     }
     const nextIsArray = path[i + 1] === "";
     const existing = node[part];
-    if (nextIsArray ? !Array.isArray(existing) : typeof existing !== "object" || existing === null || Array.isArray(existing) || existing instanceof File) {
+    if (
+      nextIsArray
+        ? !Array.isArray(existing)
+        : typeof existing !== "object" || existing === null || Array.isArray(existing) || existing instanceof File
+    ) {
       node[part] = nextIsArray ? [] : {};
     }
     node = node[part];
@@ -134,7 +138,7 @@ function emptyFileParts(bytes: Uint8Array, contentType: string): Set<string> {
   if (!boundary) return names;
   const delimiter = `--${boundary[1] ?? boundary[2]}`;
   const text = new TextDecoder("latin1").decode(bytes);
-  for (let at = text.indexOf(delimiter); at !== -1; ) {
+  for (let at = text.indexOf(delimiter); at !== -1;) {
     const headStart = at + delimiter.length + 2;
     const headEnd = text.indexOf("\r\n\r\n", headStart);
     const next = text.indexOf(`\r\n${delimiter}`, headStart);
@@ -226,16 +230,19 @@ export const ARRAY_MAX = 40;
  * `max` items (400 beyond): every list a request carries is bounded here, in one place.
  */
 export const arrayParam = <T extends z.ZodType>(item: T, max = ARRAY_MAX) =>
-  z.preprocess((v) => {
-    if (v === undefined || v === null) return v;
-    if (Array.isArray(v)) return v;
-    // `a[0]=x&a[1]=y` arrives as an object with numeric keys.
-    if (typeof v === "object" && !(v instanceof File)) {
-      const keys = Object.keys(v as object);
-      if (keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => +a - +b).map((k) => (v as any)[k]);
-    }
-    return [v];
-  }, z.array(item).max(max, `at most ${max} items`));
+  z.preprocess(
+    (v) => {
+      if (v === undefined || v === null) return v;
+      if (Array.isArray(v)) return v;
+      // `a[0]=x&a[1]=y` arrives as an object with numeric keys.
+      if (typeof v === "object" && !(v instanceof File)) {
+        const keys = Object.keys(v as object);
+        if (keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => +a - +b).map((k) => (v as any)[k]);
+      }
+      return [v];
+    },
+    z.array(item).max(max, `at most ${max} items`),
+  );
 
 /**
  * A list filter over known values (`include_types[]`, `exclude_visibilities[]`…): values this server does not
@@ -243,7 +250,9 @@ export const arrayParam = <T extends z.ZodType>(item: T, max = ARRAY_MAX) =>
  */
 export const enumArrayParam = <const V extends readonly [string, ...string[]]>(values: V) =>
   arrayParam(z.unknown())
-    .transform((list) => list.filter((x): x is V[number] => typeof x === "string" && (values as readonly string[]).includes(x)))
+    .transform((list) =>
+      list.filter((x): x is V[number] => typeof x === "string" && (values as readonly string[]).includes(x)),
+    )
     .openapi({ type: "array", items: { type: "string", enum: [...values] } });
 
 /** A string that treats "" as absent. */

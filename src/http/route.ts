@@ -71,7 +71,9 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
   spec: RouteSpec<P, M>,
 ): void {
   const scopes = spec.scopes ?? [];
-  const paramNames: ReadonlySet<string> = new Set(spec.params instanceof z.ZodObject ? Object.keys(spec.params.shape) : []);
+  const paramNames: ReadonlySet<string> = new Set(
+    spec.params instanceof z.ZodObject ? Object.keys(spec.params.shape) : [],
+  );
   const handler = async (c: Ctx) => {
     c.set("paramNames", paramNames);
     // hono leaves a malformed segment undecoded in `c.req.param()`: refuse it rather than guess.
@@ -81,7 +83,10 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
     const res = await spec.handler(c, params, auth as AuthFor<M>);
-    if (spec.notifies) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)));
+    if (spec.notifies)
+      c.executionCtx.waitUntil(
+        deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)),
+      );
     // Skipped when the action says it wrote no outbox row (a post with no remote audience): the kick claims rows
     // with a write statement, and the cron's sweep would find anything missed anyway.
     if (spec.federates && c.get("outboxWritten") !== false) c.executionCtx.waitUntil(kickFederation(c.env));
@@ -135,8 +140,22 @@ function register(app: OpenAPIHono<AppEnv>, spec: RouteSpec<any, any>, path: str
     responses: {
       ...(spec.noContent ? { 204: { description: "No Content" } } : { 200: success }),
       400: { description: "Invalid parameters", content: { "application/json": { schema: ErrorSchema } } },
-      ...(spec.auth === "none" ? {} : { 403: { description: "Missing credentials or scope", content: { "application/json": { schema: ErrorSchema } } } }),
-      ...(spec.rateLimit ? { 429: { description: "Throttled (see Retry-After)", content: { "application/json": { schema: ErrorSchema } } } } : {}),
+      ...(spec.auth === "none"
+        ? {}
+        : {
+            403: {
+              description: "Missing credentials or scope",
+              content: { "application/json": { schema: ErrorSchema } },
+            },
+          }),
+      ...(spec.rateLimit
+        ? {
+            429: {
+              description: "Throttled (see Retry-After)",
+              content: { "application/json": { schema: ErrorSchema } },
+            },
+          }
+        : {}),
     },
   });
 }

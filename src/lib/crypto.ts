@@ -62,7 +62,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /** A hash to compare against when the user does not exist, at the instance's cost, so both paths cost the same. */
-export const dummyPasswordHash = (iterations: number = PBKDF2_MAX_ITERATIONS) => `pbkdf2-sha256$${iterations}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
+export const dummyPasswordHash = (iterations: number = PBKDF2_MAX_ITERATIONS) =>
+  `pbkdf2-sha256$${iterations}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
 
 /**
  * Secrets that must be read back (TOTP secrets): AES-256-GCM under `key` (32 random bytes, base64url), stored as
@@ -75,7 +76,11 @@ async function aesKey(key: string, use: "encrypt" | "decrypt") {
 
 export async function sealSecret(key: string, context: string, plain: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: encoder.encode(context) }, await aesKey(key, "encrypt"), encoder.encode(plain));
+  const ct = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: encoder.encode(context) },
+    await aesKey(key, "encrypt"),
+    encoder.encode(plain),
+  );
   return `v1.${base64url(iv)}.${base64url(ct)}`;
 }
 
@@ -84,7 +89,11 @@ export async function openSecret(key: string, context: string, sealed: string): 
   const [v, iv, ct] = sealed.split(".");
   if (v !== "v1" || !iv || !ct) return null;
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64(iv), additionalData: encoder.encode(context) }, await aesKey(key, "decrypt"), fromBase64(ct));
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: fromBase64(iv), additionalData: encoder.encode(context) },
+      await aesKey(key, "decrypt"),
+      fromBase64(ct),
+    );
     return new TextDecoder().decode(plain);
   } catch {
     return null;

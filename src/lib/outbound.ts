@@ -105,7 +105,7 @@ const REFUSED_IPV4_RANGES = REFUSED_IPV4.map(([net, bits]) => {
 });
 
 function isPublicIPv4(ip: number): boolean {
-  return !REFUSED_IPV4_RANGES.some(({ net, mask }) => ((ip & mask) >>> 0) === net >>> 0);
+  return !REFUSED_IPV4_RANGES.some(({ net, mask }) => (ip & mask) >>> 0 === net >>> 0);
 }
 
 /** Eight 16-bit groups, or null. Accepts the compressed form and a dotted IPv4 tail. No zone ids. */
@@ -155,17 +155,18 @@ function isPublicIPv6(g: number[]): boolean {
   return true;
 }
 
-
 // ---------------------------------------------------------------------------------------------------------
 // Resolving and fetching
 // ---------------------------------------------------------------------------------------------------------
 
 /** An address as `node:dns` returns it, checked like a numeric host. */
 function isPublicAddress(address: string): boolean {
-  return address.includes(":") ? isPublicHost(`[${address}]`) : /^\d+\.\d+\.\d+\.\d+$/.test(address) && isPublicHost(address);
+  return address.includes(":")
+    ? isPublicHost(`[${address}]`)
+    : /^\d+\.\d+\.\d+\.\d+$/.test(address) && isPublicHost(address);
 }
 
-const isIpLiteral = (a: string) => /^\d+\.\d+\.\d+\.\d+$/.test(a) || /^[0-9a-f:.]+$/i.test(a) && a.includes(":");
+const isIpLiteral = (a: string) => /^\d+\.\d+\.\d+\.\d+$/.test(a) || (/^[0-9a-f:.]+$/i.test(a) && a.includes(":"));
 
 /**
  * Throws `OutboundRefused` unless `url` may be fetched: the sync checks, then, for a name, every address it
@@ -218,7 +219,11 @@ function capped(res: Response, max: number): Response {
       else controller.enqueue(chunk);
     },
   });
-  return new Response(res.body.pipeThrough(limiter), { status: res.status, statusText: res.statusText, headers: res.headers });
+  return new Response(res.body.pipeThrough(limiter), {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }
 
 /** `work`, or the signal's reason once it aborts: a fetch that ignores its signal cannot hold us past the deadline. */
@@ -237,7 +242,11 @@ function settleBy<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * body capped. Throws `OutboundRefused` for a refused address or an oversized body, and the fetch's own
  * errors (timeout: an AbortError/TimeoutError).
  */
-export async function outboundFetch(input: Request | URL | string, init: RequestInit | undefined, opts: OutboundOptions): Promise<Response> {
+export async function outboundFetch(
+  input: Request | URL | string,
+  init: RequestInit | undefined,
+  opts: OutboundOptions,
+): Promise<Response> {
   const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
   const first = new Request(input, init);
   const signal = first.signal && !first.signal.aborted ? AbortSignal.any([first.signal, timeout]) : timeout;
@@ -248,7 +257,16 @@ export async function outboundFetch(input: Request | URL | string, init: Request
   let url = first.url;
   for (let hop = 0; ; hop++) {
     await checkOutboundUrl(url, opts.allowPrivate);
-    const res = await settleBy(fetch(url, { method, headers: first.headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal }), signal);
+    const res = await settleBy(
+      fetch(url, {
+        method,
+        headers: first.headers,
+        body: method === "GET" || method === "HEAD" ? undefined : body,
+        redirect: "manual",
+        signal,
+      }),
+      signal,
+    );
     const location = res.headers.get("location");
     if (!REDIRECTS.has(res.status) || !location || maxRedirects === 0) return capped(res, opts.maxBytes ?? 5_000_000);
     await res.body?.cancel().catch(() => {});
@@ -260,5 +278,6 @@ export async function outboundFetch(input: Request | URL | string, init: Request
 
 /** A `fetch`-shaped function bound to these options, for libraries that take one. */
 export function guardedFetch(opts: OutboundOptions): typeof fetch {
-  return ((input: RequestInfo | URL, init?: RequestInit) => outboundFetch(input as Request | URL | string, init, opts)) as typeof fetch;
+  return ((input: RequestInfo | URL, init?: RequestInit) =>
+    outboundFetch(input as Request | URL | string, init, opts)) as typeof fetch;
 }

@@ -25,7 +25,11 @@ export class ZipRefused extends Error {}
  * The entries `want` asks for, inflated; throws `ZipRefused` (saying which limit) past a limit, and fflate's
  * error for an archive it cannot read.
  */
-export function unzipBounded(zip: Uint8Array, want: (name: string) => boolean, limits: ZipLimits): Record<string, Uint8Array> {
+export function unzipBounded(
+  zip: Uint8Array,
+  want: (name: string) => boolean,
+  limits: ZipLimits,
+): Record<string, Uint8Array> {
   let entries = 0;
   let total = 0;
   // Thrown from the filter, it stops fflate's walk of the directory at once (an archive can claim billions of
@@ -34,8 +38,10 @@ export function unzipBounded(zip: Uint8Array, want: (name: string) => boolean, l
     filter: (f) => {
       if (++entries > limits.maxEntries) throw new ZipRefused(`The archive has more than ${limits.maxEntries} entries`);
       if (!want(f.name)) return false;
-      if (f.originalSize > limits.maxFileBytes) throw new ZipRefused(`${f.name} is larger than ${limits.maxFileBytes} bytes uncompressed`);
-      if ((total += f.originalSize) > limits.maxTotalBytes) throw new ZipRefused(`The archive is larger than ${limits.maxTotalBytes} bytes uncompressed`);
+      if (f.originalSize > limits.maxFileBytes)
+        throw new ZipRefused(`${f.name} is larger than ${limits.maxFileBytes} bytes uncompressed`);
+      if ((total += f.originalSize) > limits.maxTotalBytes)
+        throw new ZipRefused(`The archive is larger than ${limits.maxTotalBytes} bytes uncompressed`);
       return true;
     },
   });

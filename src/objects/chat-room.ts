@@ -12,7 +12,13 @@ import { db, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { chatMessages, mediaAttachments } from "../db/schema";
 import { and, eq } from "drizzle-orm";
-import { bothViews, IDEMPOTENCY_WINDOW_MS, unreadCount, type ChatMessageRow, type MessageDraft } from "../services/chats";
+import {
+  bothViews,
+  IDEMPOTENCY_WINDOW_MS,
+  unreadCount,
+  type ChatMessageRow,
+  type MessageDraft,
+} from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { notify } from "../services/notifications";
 import { dispatch } from "../services/events";
@@ -50,7 +56,12 @@ export class ChatWriter {
         const dup = draft.uri
           ? sql`${chatMessages.uri} = ${draft.uri}`
           : sql`${chatMessages.chatId} = ${draft.chatId} AND ${chatMessages.accountId} = ${draft.senderId} AND ${chatMessages.idempotencyKey} = ${draft.idempotencyKey} AND ${chatMessages.idempotencyAt} > ${t - IDEMPOTENCY_WINDOW_MS}`;
-        const [found] = await d.select({ message: chatMessages, media: mediaAttachments }).from(chatMessages).leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId)).where(dup).limit(1);
+        const [found] = await d
+          .select({ message: chatMessages, media: mediaAttachments })
+          .from(chatMessages)
+          .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
+          .where(dup)
+          .limit(1);
         if (found) return { ...found, created: false };
       }
       const id = newId(t);
@@ -77,11 +88,24 @@ export class ChatWriter {
         notify(d, { type: "pleroma:chat_mention", to: draft.recipientId, from: draft.senderId, chatMessageId: id }),
       ];
       if (draft.mediaId) {
-        stmts.push(statement(d, d.update(mediaAttachments).set({ chatMessageId: id }).where(and(eq(mediaAttachments.id, draft.mediaId), eq(mediaAttachments.accountId, draft.senderId)))));
+        stmts.push(
+          statement(
+            d,
+            d
+              .update(mediaAttachments)
+              .set({ chatMessageId: id })
+              .where(and(eq(mediaAttachments.id, draft.mediaId), eq(mediaAttachments.accountId, draft.senderId))),
+          ),
+        );
       }
-      if (!draft.uri) stmts.push(outboxWrite(d, draft.senderId, { type: "ChatMessage", messageId: id, recipientId: draft.recipientId }, t));
+      if (!draft.uri)
+        stmts.push(
+          outboxWrite(d, draft.senderId, { type: "ChatMessage", messageId: id, recipientId: draft.recipientId }, t),
+        );
       await d.$client.batch(stmts);
-      const [media] = draft.mediaId ? await d.select().from(mediaAttachments).where(eq(mediaAttachments.id, draft.mediaId)) : [];
+      const [media] = draft.mediaId
+        ? await d.select().from(mediaAttachments).where(eq(mediaAttachments.id, draft.mediaId))
+        : [];
       this.waitUntil(this.publish(draft.chatId, base).catch((e: unknown) => console.error("chat update", e)));
       return { message, media: media ?? null, created: true };
     });
@@ -93,7 +117,10 @@ export class ChatWriter {
       const d = db(this.env);
       const upTo = lastReadId ?? "\u{10FFFF}";
       await d.$client.batch([
-        statement(d, sql`UPDATE chat_messages SET unread = 0 WHERE chat_id = ${chatId} AND account_id <> ${reader} AND unread = 1 AND id <= ${upTo}`),
+        statement(
+          d,
+          sql`UPDATE chat_messages SET unread = 0 WHERE chat_id = ${chatId} AND account_id <> ${reader} AND unread = 1 AND id <= ${upTo}`,
+        ),
         statement(
           d,
           sql`UPDATE chats SET a_unread = ${unreadCount("a")}, b_unread = ${unreadCount("b")},
@@ -110,8 +137,14 @@ export class ChatWriter {
     return this.serial(async () => {
       const d = db(this.env);
       await d.$client.batch([
-        statement(d, sql`UPDATE chat_messages SET unread = 0 WHERE id = ${messageId} AND chat_id = ${chatId} AND account_id <> ${reader}`),
-        statement(d, sql`UPDATE chats SET a_unread = ${unreadCount("a")}, b_unread = ${unreadCount("b")} WHERE id = ${chatId}`),
+        statement(
+          d,
+          sql`UPDATE chat_messages SET unread = 0 WHERE id = ${messageId} AND chat_id = ${chatId} AND account_id <> ${reader}`,
+        ),
+        statement(
+          d,
+          sql`UPDATE chats SET a_unread = ${unreadCount("a")}, b_unread = ${unreadCount("b")} WHERE id = ${chatId}`,
+        ),
       ]);
     });
   }
@@ -128,7 +161,10 @@ export class ChatWriter {
       // Only a local sender's message is deleted here; its remote recipient hears of it.
       stmts.push(outboxWrite(d, sender, { type: "DeleteChatMessage", messageId, recipientId: recipient }, t));
       stmts.push(
-        statement(d, sql`DELETE FROM chat_messages WHERE id = ${messageId} AND chat_id = ${chatId} AND account_id = ${sender}`),
+        statement(
+          d,
+          sql`DELETE FROM chat_messages WHERE id = ${messageId} AND chat_id = ${chatId} AND account_id = ${sender}`,
+        ),
         statement(
           d,
           sql`UPDATE chats SET last_message_id = (SELECT max(id) FROM chat_messages WHERE chat_id = ${chatId}),
@@ -146,13 +182,16 @@ export class ChatWriter {
       const mark = newId(Date.now());
       await d.$client.batch([
         statement(
-        d,
-        sql`UPDATE chats SET
+          d,
+          sql`UPDATE chats SET
           a_open = CASE WHEN a_id = ${who} THEN 0 ELSE a_open END, a_cleared_id = CASE WHEN a_id = ${who} THEN ${mark} ELSE a_cleared_id END,
           b_open = CASE WHEN b_id = ${who} THEN 0 ELSE b_open END, b_cleared_id = CASE WHEN b_id = ${who} THEN ${mark} ELSE b_cleared_id END
           WHERE id = ${chatId}`,
         ),
-        statement(d, sql`UPDATE chats SET a_unread = ${unreadCount("a")}, b_unread = ${unreadCount("b")} WHERE id = ${chatId}`),
+        statement(
+          d,
+          sql`UPDATE chats SET a_unread = ${unreadCount("a")}, b_unread = ${unreadCount("b")} WHERE id = ${chatId}`,
+        ),
       ]);
     });
   }
@@ -160,13 +199,21 @@ export class ChatWriter {
   /** `pleroma:chat_update` to both sides: the Chat with its last message, as each sees it. */
   private async publish(chatId: string, base: string): Promise<void> {
     const d = db(this.env);
-    const [chat] = await d.$client.prepare("SELECT id, a_id AS aId, b_id AS bId FROM chats WHERE id = ?").bind(chatId).all<{ id: string; aId: string; bId: string }>().then((r) => r.results);
+    const [chat] = await d.$client
+      .prepare("SELECT id, a_id AS aId, b_id AS bId FROM chats WHERE id = ?")
+      .bind(chatId)
+      .all<{ id: string; aId: string; bId: string }>()
+      .then((r) => r.results);
     if (!chat) return;
     const host = base ? new URL(base).host : "";
     const views = await bothViews(d, chat);
     await dispatch(
       this.env,
-      views.map((v) => ({ accountId: v.viewerId, event: "pleroma:chat_update" as const, payload: renderChat({ base, host, viewerId: v.viewerId }, v) })),
+      views.map((v) => ({
+        accountId: v.viewerId,
+        event: "pleroma:chat_update" as const,
+        payload: renderChat({ base, host, viewerId: v.viewerId }, v),
+      })),
       base,
     );
   }

@@ -53,7 +53,12 @@ export class FederationQueue extends DurableObject<Env> {
   async enqueue(bodies: unknown[], delayMs = 0, orderingKey: string | null = null): Promise<void> {
     const readyAt = Date.now() + Math.max(0, delayMs);
     for (const body of bodies) {
-      this.sql.exec(`INSERT INTO messages (body, ordering_key, ready_at) VALUES (?, ?, ?)`, JSON.stringify(body), orderingKey, readyAt);
+      this.sql.exec(
+        `INSERT INTO messages (body, ordering_key, ready_at) VALUES (?, ?, ?)`,
+        JSON.stringify(body),
+        orderingKey,
+        readyAt,
+      );
     }
     await this.schedule();
   }
@@ -71,7 +76,9 @@ export class FederationQueue extends DurableObject<Env> {
 
   /** Every stored row (tests and operators). */
   async rows(): Promise<QueuedRow[]> {
-    return this.sql.exec<QueuedRow>(`SELECT seq, body, ordering_key, ready_at, attempts, last_error FROM messages ORDER BY seq`).toArray();
+    return this.sql
+      .exec<QueuedRow>(`SELECT seq, body, ordering_key, ready_at, attempts, last_error FROM messages ORDER BY seq`)
+      .toArray();
   }
 
   /** Makes every waiting (not dead) message due now: an operator's "retry now", and tests of retries. */
@@ -101,8 +108,15 @@ export class FederationQueue extends DurableObject<Env> {
         const attempts = row.attempts + 1;
         const error = (e instanceof Error ? e.message : String(e)).slice(0, 500);
         const next = attempts >= MAX_ATTEMPTS ? null : Date.now() + retryDelay(attempts);
-        if (next === null) console.error(`federation queue: message ${row.seq} dead after ${attempts} attempts: ${error}`);
-        this.sql.exec(`UPDATE messages SET attempts = ?, last_error = ?, ready_at = ? WHERE seq = ?`, attempts, error, next, row.seq);
+        if (next === null)
+          console.error(`federation queue: message ${row.seq} dead after ${attempts} attempts: ${error}`);
+        this.sql.exec(
+          `UPDATE messages SET attempts = ?, last_error = ?, ready_at = ? WHERE seq = ?`,
+          attempts,
+          error,
+          next,
+          row.seq,
+        );
         if (row.ordering_key) blocked.add(row.ordering_key);
       }
     }
@@ -111,7 +125,9 @@ export class FederationQueue extends DurableObject<Env> {
 
   /** The alarm at the earliest due message (now if some are already due), or none when nothing waits. */
   private async schedule(): Promise<void> {
-    const next = this.sql.exec<{ at: number | null }>(`SELECT min(ready_at) AS at FROM messages WHERE ready_at IS NOT NULL`).one().at;
+    const next = this.sql
+      .exec<{ at: number | null }>(`SELECT min(ready_at) AS at FROM messages WHERE ready_at IS NOT NULL`)
+      .one().at;
     if (next === null) {
       await this.ctx.storage.deleteAlarm();
       return;
@@ -126,7 +142,12 @@ export class FederationQueue extends DurableObject<Env> {
       const delay = options?.delay ? options.delay.total({ unit: "millisecond" }) : 0;
       const readyAt = Date.now() + Math.max(0, delay);
       for (const body of bodies) {
-        this.sql.exec(`INSERT INTO messages (body, ordering_key, ready_at) VALUES (?, ?, ?)`, JSON.stringify(body), options?.orderingKey ?? null, readyAt);
+        this.sql.exec(
+          `INSERT INTO messages (body, ordering_key, ready_at) VALUES (?, ?, ?)`,
+          JSON.stringify(body),
+          options?.orderingKey ?? null,
+          readyAt,
+        );
       }
       // The alarm handler reschedules when it finishes.
       return Promise.resolve();

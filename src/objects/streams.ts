@@ -66,15 +66,21 @@ export interface Frame extends Subscription {
 
 const encoder = new TextEncoder();
 
-export const webSocketFrame = (f: Frame) => JSON.stringify({ event: f.event, payload: f.payload, stream: streamField(f) });
+export const webSocketFrame = (f: Frame) =>
+  JSON.stringify({ event: f.event, payload: f.payload, stream: streamField(f) });
 // Mastodon writes `data: undefined` for an event without payload. Every SSE payload is JSON (the contract): a
 // `delete`'s bare id is JSON-encoded too, so a client that parses every data line reads it (Mastodon's numeric
 // ids parse bare; Starling's do not). Over WebSocket the id stays bare, as Mastodon and Pleroma send it.
-export const sseFrame = (f: Frame) => `event: ${f.event}\ndata: ${f.event === "delete" && f.payload !== undefined ? JSON.stringify(f.payload) : (f.payload ?? "undefined")}\n\n`;
+export const sseFrame = (f: Frame) =>
+  `event: ${f.event}\ndata: ${f.event === "delete" && f.payload !== undefined ? JSON.stringify(f.payload) : (f.payload ?? "undefined")}\n\n`;
 // `stream: []`: masto.js reads `stream` of every frame (a frame without one ends its subscription) and an empty
 // one matches none of its subscriptions; Pleroma-FE parses the payload as JSON.
 const respond = (type: string, result: "success" | "ignored" | "error", error?: string) =>
-  JSON.stringify({ event: "pleroma:respond", payload: JSON.stringify({ result, type, ...(error ? { error } : {}) }), stream: [] });
+  JSON.stringify({
+    event: "pleroma:respond",
+    payload: JSON.stringify({ result, type, ...(error ? { error } : {}) }),
+    stream: [],
+  });
 
 /** Sends an answer unless the socket has closed meanwhile (then there is nobody to tell: not an error). */
 function answer(ws: WebSocket, text: string): void {
@@ -86,7 +92,8 @@ function answer(ws: WebSocket, text: string): void {
   }
 }
 
-const wants = (c: Connection, f: Frame) => c.tokenId === f.tokenId && c.subscriptions.some((s) => sameSubscription(s, f));
+const wants = (c: Connection, f: Frame) =>
+  c.tokenId === f.tokenId && c.subscriptions.some((s) => sameSubscription(s, f));
 
 class StreamObject extends DurableObject<Env> {
   /** Open event streams: in memory, since they keep the object awake anyway. */
@@ -109,7 +116,11 @@ class StreamObject extends DurableObject<Env> {
       server.serializeAttachment(connection);
       // Presence is written before the client sees the socket open: whatever it does next reaches it.
       await this.syncPresence(connection.object);
-      return new Response(null, { status: 101, webSocket: client, headers: info.protocol ? { "Sec-WebSocket-Protocol": info.protocol } : {} });
+      return new Response(null, {
+        status: 101,
+        webSocket: client,
+        headers: info.protocol ? { "Sec-WebSocket-Protocol": info.protocol } : {},
+      });
     }
     const { readable, writable } = new IdentityTransformStream();
     const writer = writable.getWriter() as WritableStreamDefaultWriter<Uint8Array>;
@@ -122,7 +133,11 @@ class StreamObject extends DurableObject<Env> {
     await this.syncPresence(connection.object);
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
     return new Response(readable, {
-      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" },
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
+      },
     });
   }
 
@@ -163,7 +178,11 @@ class StreamObject extends DurableObject<Env> {
     const [mine, ...others] = batches;
     await Promise.all([
       this.deliver(mine.object, mine.frames),
-      ...others.map((b) => streamObject(this.env, b.object).deliver(b.object, b.frames).catch((e: unknown) => console.error("stream relay", b.object, e))),
+      ...others.map((b) =>
+        streamObject(this.env, b.object)
+          .deliver(b.object, b.frames)
+          .catch((e: unknown) => console.error("stream relay", b.object, e)),
+      ),
     ]);
   }
 
@@ -187,14 +206,20 @@ class StreamObject extends DurableObject<Env> {
     if (!msg || typeof msg !== "object") return;
     const c = ws.deserializeAttachment() as Connection;
     // A list id may come as a number.
-    const text = (k: string) => (typeof msg[k] === "string" ? (msg[k] as string) : typeof msg[k] === "number" ? String(msg[k]) : undefined);
+    const text = (k: string) =>
+      typeof msg[k] === "string" ? (msg[k] as string) : typeof msg[k] === "number" ? String(msg[k]) : undefined;
     const type = text("type");
     if (type === "subscribe" || type === "unsubscribe") {
-      const sub = await resolveStream(db(this.env), c, text("stream"), { tag: text("tag"), list: text("list"), instance: text("instance") });
+      const sub = await resolveStream(db(this.env), c, text("stream"), {
+        tag: text("tag"),
+        list: text("list"),
+        instance: text("instance"),
+      });
       if (isRefusal(sub)) return answer(ws, respond(type, "error", sub.error));
       const has = c.subscriptions.some((s) => sameSubscription(s, sub));
       if (type === "subscribe" ? has : !has) return answer(ws, respond(type, "ignored"));
-      c.subscriptions = type === "subscribe" ? [...c.subscriptions, sub] : c.subscriptions.filter((s) => !sameSubscription(s, sub));
+      c.subscriptions =
+        type === "subscribe" ? [...c.subscriptions, sub] : c.subscriptions.filter((s) => !sameSubscription(s, sub));
       ws.serializeAttachment(c);
       await this.syncPresence(c.object);
       return answer(ws, respond(type, "success"));
@@ -202,12 +227,18 @@ class StreamObject extends DurableObject<Env> {
     if (type === "pleroma:authenticate") {
       // An anonymous socket may sign in; its later subscriptions are checked against the token.
       const found = text("token") ? await findToken(db(this.env), text("token")!.trim()) : null;
-      if (!found?.account || found.account.deactivated || !found.user?.confirmed || found.user.approvalPending) return answer(ws, respond(type, "error", "unauthorized"));
+      if (!found?.account || found.account.deactivated || !found.user?.confirmed || found.user.approvalPending)
+        return answer(ws, respond(type, "error", "unauthorized"));
       // Signed in as someone else: refused, as Pleroma does. Signed in as the same account (a browser sends its
       // session cookie with the upgrade, then Pleroma-FE authenticates, and closes the socket on any error): the
       // socket takes the new token.
-      if (c.accountId && c.accountId !== found.account.id) return answer(ws, respond(type, "error", "already_authenticated"));
-      Object.assign(c, { accountId: found.account.id, tokenId: found.token.id, scopes: found.token.scopes.split(" ") } satisfies Listener);
+      if (c.accountId && c.accountId !== found.account.id)
+        return answer(ws, respond(type, "error", "already_authenticated"));
+      Object.assign(c, {
+        accountId: found.account.id,
+        tokenId: found.token.id,
+        scopes: found.token.scopes.split(" "),
+      } satisfies Listener);
       // Subscriptions made under the earlier credential keep only what the new token's scopes allow.
       c.subscriptions = c.subscriptions.filter((sub) => scopesAllow(c, sub));
       ws.serializeAttachment(c);
@@ -283,7 +314,9 @@ class StreamObject extends DurableObject<Env> {
       const c = ws.deserializeAttachment() as Connection | null;
       if (c) open.push(c);
     }
-    const rows: PresenceRow[] = open.flatMap((c) => c.subscriptions.map((s) => ({ ...s, accountId: c.accountId, tokenId: c.tokenId })));
+    const rows: PresenceRow[] = open.flatMap((c) =>
+      c.subscriptions.map((s) => ({ ...s, accountId: c.accountId, tokenId: c.tokenId })),
+    );
     await db(this.env).$client.batch(presenceStatements(db(this.env), object, rows));
   }
 }

@@ -31,7 +31,11 @@ export interface AccountExtras {
 export const DEFAULT_AVATAR = "images/avi.png";
 export const DEFAULT_HEADER = "images/banner.png";
 
-export function renderAccount(ctx: RenderContext, { account: a, user: u }: AccountWithUser, extras: AccountExtras = {}): Account {
+export function renderAccount(
+  ctx: RenderContext,
+  { account: a, user: u }: AccountWithUser,
+  extras: AccountExtras = {},
+): Account {
   const self = ctx.viewerId === a.id;
   const avatar = a.avatar ? mediaUrl(ctx.base, a.avatar) : `${ctx.base}/${DEFAULT_AVATAR}`;
   const header = a.header ? mediaUrl(ctx.base, a.header) : `${ctx.base}/${DEFAULT_HEADER}`;
@@ -60,7 +64,11 @@ export function renderAccount(ctx: RenderContext, { account: a, user: u }: Accou
     // Pleroma and Mastodon give the day only, so the exact time of the last post is not disclosed.
     last_status_at: a.lastStatusAt === null ? null : iso(a.lastStatusAt).slice(0, 10),
     // A local profile's emoji hold R2 keys (made absolute here, as a status's are); a remote one's, absolute URLs.
-    emojis: a.emojis.map((e) => ({ ...e, url: mediaUrl(ctx.base, e.url), static_url: mediaUrl(ctx.base, e.static_url) })),
+    emojis: a.emojis.map((e) => ({
+      ...e,
+      url: mediaUrl(ctx.base, e.url),
+      static_url: mediaUrl(ctx.base, e.static_url),
+    })),
     fields: a.fields,
     pleroma: {
       ap_id: a.uri,

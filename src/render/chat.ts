@@ -9,7 +9,12 @@ import { renderAccount, type RenderContext } from "./account";
 import { renderMedia } from "./status";
 
 /** A message as `ctx.viewerId` sees it: your own are never unread; the idempotency key only for a few minutes. */
-export function renderChatMessage(ctx: RenderContext, m: ChatMessageRow, media: MediaRow | null, t: number = Date.now()): ChatMessage {
+export function renderChatMessage(
+  ctx: RenderContext,
+  m: ChatMessageRow,
+  media: MediaRow | null,
+  t: number = Date.now(),
+): ChatMessage {
   const echo = m.idempotencyKey && m.idempotencyAt !== null && m.idempotencyAt > t - IDEMPOTENCY_WINDOW_MS;
   return {
     id: m.id,
@@ -17,7 +22,12 @@ export function renderChatMessage(ctx: RenderContext, m: ChatMessageRow, media: 
     account_id: m.accountId,
     content: m.content,
     created_at: iso(m.createdAt),
-    emojis: m.emojis.map((e) => ({ shortcode: e.shortcode, url: mediaUrl(ctx.base, e.file), static_url: mediaUrl(ctx.base, e.file), visible_in_picker: e.visible_in_picker })),
+    emojis: m.emojis.map((e) => ({
+      shortcode: e.shortcode,
+      url: mediaUrl(ctx.base, e.file),
+      static_url: mediaUrl(ctx.base, e.file),
+      visible_in_picker: e.visible_in_picker,
+    })),
     attachment: media ? renderMedia(ctx, media) : null,
     card: null,
     unread: m.accountId !== ctx.viewerId && m.unread,
@@ -31,7 +41,9 @@ export function renderChat(ctx: RenderContext, v: ChatView, opts: { withLast?: b
     id: v.chat.id,
     account: renderAccount(ctx, v.other),
     unread: v.unread,
-    ...(opts.withLast === false ? {} : { last_message: v.lastMessage ? renderChatMessage(ctx, v.lastMessage, v.lastMedia) : null }),
+    ...(opts.withLast === false
+      ? {}
+      : { last_message: v.lastMessage ? renderChatMessage(ctx, v.lastMessage, v.lastMedia) : null }),
     updated_at: iso(v.chat.updatedAt),
   };
 }

@@ -10,10 +10,17 @@ import { renderAccount, type RenderContext } from "./account";
 import { renderStatuses } from "./status";
 
 /** Conversations with their last statuses and accounts: two reads whatever their number. */
-export async function renderConversations(d: DB, ctx: RenderContext, parts: conv.ParticipationRow[]): Promise<Conversation[]> {
+export async function renderConversations(
+  d: DB,
+  ctx: RenderContext,
+  parts: conv.ParticipationRow[],
+): Promise<Conversation[]> {
   const me = ctx.viewerId!;
   const lastIds = parts.flatMap((p) => (p.lastStatusId ? [p.lastStatusId] : []));
-  const [h, people] = await Promise.all([hydrate(d, lastIds, me), conv.accountsById(d, [me, ...parts.flatMap((p) => p.recipients)])]);
+  const [h, people] = await Promise.all([
+    hydrate(d, lastIds, me),
+    conv.accountsById(d, [me, ...parts.flatMap((p) => p.recipients)]),
+  ]);
   const last = new Map(renderStatuses(ctx, h, lastIds).map((s) => [s.id, s]));
   const acc = (id: string) => {
     const a = people.get(id);
@@ -27,4 +34,3 @@ export async function renderConversations(d: DB, ctx: RenderContext, parts: conv
     pleroma: { recipients: [me, ...p.recipients].flatMap(acc) },
   }));
 }
-

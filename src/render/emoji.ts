@@ -11,7 +11,14 @@ export function renderCustomEmojis(base: string, rows: LocalEmoji[]): z.infer<ty
   return rows.map((e) => {
     const url = mediaUrl(base, e.file);
     // No still variant is made: static_url is the image itself, as in statuses.
-    return { shortcode: e.shortcode, url, static_url: url, visible_in_picker: e.visibleInPicker, ...(e.category ? { category: e.category } : {}), tags: tagsOf(e) };
+    return {
+      shortcode: e.shortcode,
+      url,
+      static_url: url,
+      visible_in_picker: e.visibleInPicker,
+      ...(e.category ? { category: e.category } : {}),
+      tags: tagsOf(e),
+    };
   });
 }
 
@@ -21,5 +28,7 @@ export function renderCustomEmojis(base: string, rows: LocalEmoji[]): z.infer<ty
  */
 export function renderPleromaEmojiMap(rows: LocalEmoji[]): z.infer<typeof PleromaEmojiMapSchema> {
   // fromEntries defines own keys: a shortcode `__proto__` stays an entry.
-  return Object.fromEntries(rows.filter((e) => e.visibleInPicker).map((e) => [e.shortcode, { image_url: mediaPath(e.file), tags: tagsOf(e) }]));
+  return Object.fromEntries(
+    rows.filter((e) => e.visibleInPicker).map((e) => [e.shortcode, { image_url: mediaPath(e.file), tags: tagsOf(e) }]),
+  );
 }

@@ -47,4 +47,7 @@ export function filterResults(list: FilterRow[], text: string) {
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** Boundaries only where the phrase itself starts or ends with a word character (Mastodon's rule). */
 const wholeWord = (phrase: string) =>
-  new RegExp(`${/^[\p{L}\p{N}_]/u.test(phrase) ? "(?<![\\p{L}\\p{N}_])" : ""}${escape(phrase)}${/[\p{L}\p{N}_]$/u.test(phrase) ? "(?![\\p{L}\\p{N}_])" : ""}`, "u");
+  new RegExp(
+    `${/^[\p{L}\p{N}_]/u.test(phrase) ? "(?<![\\p{L}\\p{N}_])" : ""}${escape(phrase)}${/[\p{L}\p{N}_]$/u.test(phrase) ? "(?![\\p{L}\\p{N}_])" : ""}`,
+    "u",
+  );

@@ -16,7 +16,18 @@ export const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
  * Capabilities clients switch features on by. Only what this server really does is listed: each capability
  * adds its flag when it lands (e.g. `polls`, `pleroma_emoji_reactions`, `mastodon_api_streaming`).
  */
-export const FEATURES = ["pleroma_api", "mastodon_api", "mastodon_api_streaming", "polls", "pleroma_explicit_addressing", "multifetch", "pleroma_emoji_reactions", "pleroma_chat_messages", "shareable_emoji_packs", "pleroma_custom_emoji_reactions"];
+export const FEATURES = [
+  "pleroma_api",
+  "mastodon_api",
+  "mastodon_api_streaming",
+  "polls",
+  "pleroma_explicit_addressing",
+  "multifetch",
+  "pleroma_emoji_reactions",
+  "pleroma_chat_messages",
+  "shareable_emoji_packs",
+  "pleroma_custom_emoji_reactions",
+];
 
 /** Content types accepted for posts (`content_type`): those the content pipeline renders. */
 export const POST_FORMATS: string[] = CONTENT_TYPES;
@@ -82,7 +93,12 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     // Mastodon's shape, which current clients read for limits: only what is enforced is reported.
     configuration: {
       statuses: { max_characters: c.maxTootChars, max_media_attachments: c.maxMediaAttachments },
-      media_attachments: { supported_mime_types: c.uploadTypes, image_size_limit: c.uploadLimit, video_size_limit: c.uploadLimit, description_limit: c.descriptionLimit },
+      media_attachments: {
+        supported_mime_types: c.uploadTypes,
+        image_size_limit: c.uploadLimit,
+        video_size_limit: c.uploadLimit,
+        description_limit: c.descriptionLimit,
+      },
       polls: {
         max_options: c.pollLimits.max_options,
         max_characters_per_option: c.pollLimits.max_option_chars,
@@ -99,7 +115,11 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
         federation: federation(env),
         fields_limits: fieldsLimits(env),
         // What an uploaded or downloaded archive (emoji packs) may hold (lib/zip.ts); one file, as any upload.
-        archive_limits: { max_entries: ZIP_LIMITS.maxEntries, max_uncompressed_bytes: ZIP_LIMITS.maxTotalBytes, max_file_bytes: c.uploadLimit },
+        archive_limits: {
+          max_entries: ZIP_LIMITS.maxEntries,
+          max_uncompressed_bytes: ZIP_LIMITS.maxTotalBytes,
+          max_file_bytes: c.uploadLimit,
+        },
         post_formats: POST_FORMATS,
       },
       stats: { mau: stats.activeMonth },
@@ -126,7 +146,11 @@ export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: st
       urls: { streaming: v1.urls.streaming_api },
       vapid: { public_key: v1.vapid_public_key },
       accounts: { max_featured_tags: 0, max_pinned_statuses: MAX_PINNED },
-      statuses: { max_characters: v1.max_toot_chars, max_media_attachments: v1.max_media_attachments, characters_reserved_per_url: 0 },
+      statuses: {
+        max_characters: v1.max_toot_chars,
+        max_media_attachments: v1.max_media_attachments,
+        characters_reserved_per_url: 0,
+      },
       media_attachments: {
         // What uploads accept (UPLOAD_TYPES), as v1 says: one fact, one source.
         supported_mime_types: v1.configuration.media_attachments.supported_mime_types,
@@ -183,8 +207,18 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
       invitesEnabled: !c.registrationsOpen,
       mailerEnabled: c.activationRequired || c.mailer === "cloudflare",
       postFormats: POST_FORMATS,
-      uploadLimits: { general: c.uploadLimit, avatar: c.avatarUploadLimit, banner: c.bannerUploadLimit, background: c.backgroundUploadLimit },
-      fieldsLimits: { maxFields: c.fieldsLimits.max_fields, maxRemoteFields: c.fieldsLimits.max_remote_fields, nameLength: c.fieldsLimits.name_length, valueLength: c.fieldsLimits.value_length },
+      uploadLimits: {
+        general: c.uploadLimit,
+        avatar: c.avatarUploadLimit,
+        banner: c.bannerUploadLimit,
+        background: c.backgroundUploadLimit,
+      },
+      fieldsLimits: {
+        maxFields: c.fieldsLimits.max_fields,
+        maxRemoteFields: c.fieldsLimits.max_remote_fields,
+        nameLength: c.fieldsLimits.name_length,
+        valueLength: c.fieldsLimits.value_length,
+      },
       pollLimits: c.pollLimits,
       staffAccounts: stats.staff,
       suggestions: { enabled: false },

@@ -3,7 +3,10 @@ import { iso } from "../db/client";
 import type { MarkerRow } from "../services/notifications";
 
 export function renderMarkers(rows: MarkerRow[], unread: number) {
-  const out: Record<string, { last_read_id: string; version: number; updated_at: string; pleroma?: { unread_count: number } }> = {};
+  const out: Record<
+    string,
+    { last_read_id: string; version: number; updated_at: string; pleroma?: { unread_count: number } }
+  > = {};
   for (const m of rows) {
     out[m.timeline] = {
       last_read_id: m.lastReadId,

@@ -24,10 +24,17 @@ export async function renderNotifications(d: DB, ctx: RenderContext, rows: Notif
   const chatIds = [...new Set(rows.flatMap((r) => (r.chatMessageId ? [r.chatMessageId] : [])))];
   const [h, people, reportRows, chatRows] = await Promise.all([
     hydrate(d, statusIds, me),
-    accountsById(d, rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])])),
+    accountsById(
+      d,
+      rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])]),
+    ),
     reportIds.length ? d.select().from(reports).where(inJson(reports.id, reportIds)) : Promise.resolve([]),
     chatIds.length
-      ? d.select({ message: chatMessages, media: mediaAttachments }).from(chatMessages).leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId)).where(inJson(chatMessages.id, chatIds))
+      ? d
+          .select({ message: chatMessages, media: mediaAttachments })
+          .from(chatMessages)
+          .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
+          .where(inJson(chatMessages.id, chatIds))
       : Promise.resolve([]),
   ]);
   return renderLoadedNotifications(ctx, rows, {
@@ -39,7 +46,11 @@ export async function renderNotifications(d: DB, ctx: RenderContext, rows: Notif
 }
 
 /** Notifications whose statuses, accounts, reports and chat messages are loaded (`named`). */
-export function renderLoadedNotifications(ctx: RenderContext, rows: NotificationRow[], named: NotificationsNamed): Notification[] {
+export function renderLoadedNotifications(
+  ctx: RenderContext,
+  rows: NotificationRow[],
+  named: NotificationsNamed,
+): Notification[] {
   const { h, people, reports: reportsById, chats: chatById } = named;
   const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
   const statuses = new Map(renderStatuses(ctx, h, statusIds).map((s) => [s.id, s]));
@@ -62,11 +73,19 @@ export function renderLoadedNotifications(ctx: RenderContext, rows: Notification
         ...(status ? { status } : {}),
         ...(r.emoji ? { emoji: r.emoji } : {}),
         ...(target ? { target: renderAccount(ctx, target) } : {}),
-        ...(report ? { report: { id: report.id, action_taken: report.state !== "open", comment: report.comment, created_at: iso(report.createdAt) } } : {}),
+        ...(report
+          ? {
+              report: {
+                id: report.id,
+                action_taken: report.state !== "open",
+                comment: report.comment,
+                created_at: iso(report.createdAt),
+              },
+            }
+          : {}),
         ...(chat ? { chat_message: renderChatMessage(ctx, chat.message, chat.media) } : {}),
         pleroma: { is_seen: r.isSeen, is_muted: Boolean(r.isMuted) },
       },
     ];
   });
 }
-

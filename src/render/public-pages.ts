@@ -75,7 +75,8 @@ ${image ? html`<meta property="og:image" content="${image.url}">${image.alt ? ht
 function mediaHtml(m: MediaAttachment) {
   const url = safeUrl(m.url);
   const alt = m.description ?? "";
-  if (m.type === "image") return html`<a href="${url}"><img src="${safeUrl(m.preview_url)}" alt="${alt}" loading="lazy"></a>`;
+  if (m.type === "image")
+    return html`<a href="${url}"><img src="${safeUrl(m.preview_url)}" alt="${alt}" loading="lazy"></a>`;
   if (m.type === "video" || m.type === "gifv") {
     return html`<video src="${url}" controls preload="metadata" ${m.type === "gifv" ? raw("loop muted") : ""} aria-label="${alt}"></video>`;
   }
@@ -93,9 +94,10 @@ function statusBody(s: Status) {
     ? html`<ul class="poll">${s.poll.options.map((o) => html`<li>${o.title}${o.votes_count === null ? "" : html` <span class="meta">(${o.votes_count})</span>`}</li>`)}</ul>
 <p class="meta">${s.poll.expired ? "Poll closed" : s.poll.expires_at ? `Poll closes ${when(s.poll.expires_at)}` : "Poll"}</p>`
     : "";
-  const card = s.card && !s.media_attachments.length
-    ? html`<a class="card" href="${safeUrl(s.card.url)}" rel="nofollow noopener"><strong>${s.card.title || s.card.url}</strong>${s.card.description ? html`<br><span class="meta">${clip(s.card.description, 200)}</span>` : ""}</a>`
-    : "";
+  const card =
+    s.card && !s.media_attachments.length
+      ? html`<a class="card" href="${safeUrl(s.card.url)}" rel="nofollow noopener"><strong>${s.card.title || s.card.url}</strong>${s.card.description ? html`<br><span class="meta">${clip(s.card.description, 200)}</span>` : ""}</a>`
+      : "";
   // Content HTML is sanitised when stored (local) or received (remote).
   const inner = html`<div class="content">${raw(s.content)}</div>${media}${poll}${card}`;
   return s.spoiler_text ? html`<details><summary>${s.spoiler_text}</summary>${inner}</details>` : inner;
@@ -104,9 +106,10 @@ function statusBody(s: Status) {
 /** One status as an article; `full` adds the counters (the status page). */
 function statusArticle(s: Status, full: boolean) {
   const a = s.account;
-  const reply = s.in_reply_to_id && s.pleroma.parent_visible
-    ? html`<p class="meta">In reply to <a href="/notice/${s.in_reply_to_id}">${s.pleroma.in_reply_to_account_acct ? `@${s.pleroma.in_reply_to_account_acct}` : "a post"}</a></p>`
-    : "";
+  const reply =
+    s.in_reply_to_id && s.pleroma.parent_visible
+      ? html`<p class="meta">In reply to <a href="/notice/${s.in_reply_to_id}">${s.pleroma.in_reply_to_account_acct ? `@${s.pleroma.in_reply_to_account_acct}` : "a post"}</a></p>`
+      : "";
   return html`<article class="status" ${s.language ? html`lang="${s.language}"` : ""}>
 <header><a class="who" href="${safeUrl(a.url)}"><img class="avatar" src="${safeUrl(a.avatar)}" alt="" width="44" height="44"><span><strong>${a.display_name}</strong><span class="acct">@${a.fqn}</span></span></a></header>
 ${reply}${statusBody(s)}
@@ -203,7 +206,9 @@ export function statusPage(siteName: string, s: Status, noindex: boolean) {
       canonical: s.url ?? s.uri,
       activityJson: s.uri,
       ogType: "article",
-      image: image ? { url: image.url, alt: image.description || undefined, large: true } : { url: a.avatar, alt: a.display_name },
+      image: image
+        ? { url: image.url, alt: image.description || undefined, large: true }
+        : { url: a.avatar, alt: a.display_name },
       noindex,
       extra: html`<meta property="article:published_time" content="${s.created_at}"><meta property="article:author" content="${a.url}">`,
     },

@@ -5,6 +5,15 @@ import type { ReactionGroup } from "../services/reactions";
 import { renderAccount, type RenderContext } from "./account";
 import { mediaUrl } from "../services/media";
 
-export function renderReactions(ctx: RenderContext, groups: ReactionGroup[]): z.infer<typeof EmojiReactionAccountsSchema>[] {
-  return groups.map((g) => ({ name: g.name, count: g.count, me: g.me, url: g.file === null ? null : mediaUrl(ctx.base, g.file), accounts: g.accounts.map((a) => renderAccount(ctx, a)) }));
+export function renderReactions(
+  ctx: RenderContext,
+  groups: ReactionGroup[],
+): z.infer<typeof EmojiReactionAccountsSchema>[] {
+  return groups.map((g) => ({
+    name: g.name,
+    count: g.count,
+    me: g.me,
+    url: g.file === null ? null : mediaUrl(ctx.base, g.file),
+    accounts: g.accounts.map((a) => renderAccount(ctx, a)),
+  }));
 }

@@ -27,7 +27,11 @@ export function renderMedia(ctx: RenderContext, m: MediaRow): MediaAttachment {
   };
 }
 
-export function renderPoll(h: Pick<Hydrated, "pollCounts" | "pollVoters" | "ownVotes" | "viewerId">, p: PollRow, authorId: string): Poll {
+export function renderPoll(
+  h: Pick<Hydrated, "pollCounts" | "pollVoters" | "ownVotes" | "viewerId">,
+  p: PollRow,
+  authorId: string,
+): Poll {
   const counts = h.pollCounts.get(p.id) ?? new Map<number, number>();
   const expired = p.expiresAt !== null && p.expiresAt <= Date.now();
   // Totals stay hidden until the end when the author asked, except from the author.
@@ -82,7 +86,14 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
   const card = s.cardUrl ? h.cards.get(s.cardUrl) : undefined;
   const emoji = (shortcode: string) => {
     const e = h.emojis.get(shortcode);
-    return e && { shortcode, url: mediaUrl(ctx.base, e.file), static_url: mediaUrl(ctx.base, e.file), visible_in_picker: e.visibleInPicker };
+    return (
+      e && {
+        shortcode,
+        url: mediaUrl(ctx.base, e.file),
+        static_url: mediaUrl(ctx.base, e.file),
+        visible_in_picker: e.visibleInPicker,
+      }
+    );
   };
   const muted = h.mutedThreads.has(s.threadId);
   return {
@@ -98,7 +109,12 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     created_at: iso(s.createdAt),
     edited_at: s.editedAt === null ? null : iso(s.editedAt),
     // As resolved when the status was written (a remote status's emoji are its server's, never ours by name).
-    emojis: s.emojis.map((e) => ({ shortcode: e.shortcode, url: mediaUrl(ctx.base, e.file), static_url: mediaUrl(ctx.base, e.file), visible_in_picker: e.visible_in_picker })),
+    emojis: s.emojis.map((e) => ({
+      shortcode: e.shortcode,
+      url: mediaUrl(ctx.base, e.file),
+      static_url: mediaUrl(ctx.base, e.file),
+      visible_in_picker: e.visible_in_picker,
+    })),
     replies_count: s.repliesCount,
     reblogs_count: s.reblogsCount,
     favourites_count: s.favouritesCount,
@@ -113,7 +129,9 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     media_attachments: (h.media.get(s.id) ?? []).map((m) => renderMedia(ctx, m)),
     mentions: (h.mentions.get(s.id) ?? []).flatMap((id) => {
       const a = h.accounts.get(id)?.account;
-      return a ? [{ id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url }] : [];
+      return a
+        ? [{ id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url }]
+        : [];
     }),
     tags: (h.tags.get(s.id) ?? []).map((name) => ({ name, url: `${ctx.base}/tag/${encodeURIComponent(name)}` })),
     card: card ? renderCard(card) : null,
@@ -121,20 +139,32 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     application: s.appId ? (h.apps.get(s.appId) ?? null) : null,
     language: s.language,
     // Only for a signed-in viewer, and never on their own posts.
-    ...(h.viewerId && h.viewerId !== s.accountId ? { filtered: filterResults(h.filters, filterableText(h, s, poll)) } : {}),
+    ...(h.viewerId && h.viewerId !== s.accountId
+      ? { filtered: filterResults(h.filters, filterableText(h, s, poll)) }
+      : {}),
     pleroma: {
       local: s.local,
       conversation_id: s.threadId,
       context: s.context,
       direct_conversation_id: h.participations.get(s.threadId) ?? null,
-      in_reply_to_account_acct: replyTo ? (replyTo.account.domain ? `${replyTo.account.username}@${replyTo.account.domain}` : replyTo.account.username) : null,
+      in_reply_to_account_acct: replyTo
+        ? replyTo.account.domain
+          ? `${replyTo.account.username}@${replyTo.account.domain}`
+          : replyTo.account.username
+        : null,
       content: { "text/plain": htmlToText(s.content) },
       spoiler_text: { "text/plain": s.spoilerText },
       // Only the author learns when a post will disappear.
       expires_at: s.expiresAt !== null && h.viewerId === s.accountId ? iso(s.expiresAt) : null,
       thread_muted: muted,
       // Pleroma 2.6's shape: a custom emoji's image as `url` (null for Unicode), the reactors' ids.
-      emoji_reactions: (h.reactions.get(s.id) ?? []).map((r) => ({ name: r.name, count: r.count, me: r.me, url: emoji(r.name)?.url ?? null, account_ids: r.accountIds })),
+      emoji_reactions: (h.reactions.get(s.id) ?? []).map((r) => ({
+        name: r.name,
+        count: r.count,
+        me: r.me,
+        url: emoji(r.name)?.url ?? null,
+        account_ids: r.accountIds,
+      })),
       parent_visible: s.inReplyToId === null || h.visibleParents.has(s.inReplyToId),
       pinned_at: s.pinnedAt === null ? null : iso(s.pinnedAt),
     },
@@ -145,7 +175,12 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
  * Statuses in the order of `ids`; reblogs carry their original. Statuses the viewer may not see (or that could
  * not be loaded) are left out, whatever the caller asked for: callers filter pages, this is the last guard.
  */
-export function renderStatuses(ctx: RenderContext, h: Hydrated, ids: string[], opts: StatusRenderOptions = {}): Status[] {
+export function renderStatuses(
+  ctx: RenderContext,
+  h: Hydrated,
+  ids: string[],
+  opts: StatusRenderOptions = {},
+): Status[] {
   const out: Status[] = [];
   for (const id of ids) {
     const s = h.statuses.get(id);
@@ -157,7 +192,21 @@ export function renderStatuses(ctx: RenderContext, h: Hydrated, ids: string[], o
       const inner = original && renderOne(ctx, h, original, opts);
       if (!inner) continue;
       // A reblog shows the original's flags and counts, as Mastodon does.
-      out.push({ ...base, reblog: inner, reblogged: inner.reblogged, favourited: inner.favourited, bookmarked: inner.bookmarked, content: "", emojis: [], mentions: [], tags: [], media_attachments: [], poll: null, card: null, filtered: inner.filtered });
+      out.push({
+        ...base,
+        reblog: inner,
+        reblogged: inner.reblogged,
+        favourited: inner.favourited,
+        bookmarked: inner.bookmarked,
+        content: "",
+        emojis: [],
+        mentions: [],
+        tags: [],
+        media_attachments: [],
+        poll: null,
+        card: null,
+        filtered: inner.filtered,
+      });
     } else out.push(base);
   }
   return out;

@@ -11,12 +11,25 @@ import { loadRelationships } from "../services/relationships";
 export async function answerAccounts(
   c: Ctx,
   rows: PagedAccount[],
-  opts: { viewerId: string | null; withRelationships?: boolean; link?: boolean; extend?: (row: PagedAccount, account: Account) => object },
+  opts: {
+    viewerId: string | null;
+    withRelationships?: boolean;
+    link?: boolean;
+    extend?: (row: PagedAccount, account: Account) => object;
+  },
 ) {
-  if (opts.link !== false) setLinkHeader(c, rows.map((r) => r.cursor));
+  if (opts.link !== false)
+    setLinkHeader(
+      c,
+      rows.map((r) => r.cursor),
+    );
   const rels =
     opts.withRelationships && opts.viewerId
-      ? await loadRelationships(db(c.env), opts.viewerId, rows.map((r) => r.account.id))
+      ? await loadRelationships(
+          db(c.env),
+          opts.viewerId,
+          rows.map((r) => r.account.id),
+        )
       : undefined;
   const ctx = renderContext(c, opts.viewerId);
   return c.json(

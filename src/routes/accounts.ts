@@ -17,7 +17,8 @@ import { renderToken } from "../render/oauth";
 import { AccountSchema } from "../schemas/account";
 import { RegistrationPendingSchema, TokenSchema } from "../schemas/oauth";
 import {
-  approvalRequestMail, confirmationMail,
+  approvalRequestMail,
+  confirmationMail,
   fieldErrors,
   findAccount,
   register,
@@ -99,7 +100,8 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       const cfg = config(c.env);
       const d = db(c.env);
       if (!p.agreement) throw fieldErrors({ agreement: ["must be accepted"] });
-      if (cfg.captcha !== "none") await verifyCaptcha(c.env, p.captcha_token, p.captcha_solution, p.captcha_answer_data);
+      if (cfg.captcha !== "none")
+        await verifyCaptcha(c.env, p.captcha_token, p.captcha_solution, p.captcha_answer_data);
       const base = baseUrl(c);
       const made = await register(d, cfg, base, auth.app, { ...p, language: p.language ?? visitorLanguage(c) });
       if (made.confirmationToken) {
@@ -111,7 +113,13 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
         const send = mailer(c.env, hostOf(c));
         c.executionCtx.waitUntil(
           adminEmails(d)
-            .then((to) => Promise.all(to.map((addr) => send.send(approvalRequestMail(cfg, base, made.account, made.user.email, reason, addr)))))
+            .then((to) =>
+              Promise.all(
+                to.map((addr) =>
+                  send.send(approvalRequestMail(cfg, base, made.account, made.user.email, reason, addr)),
+                ),
+              ),
+            )
             .catch((e) => console.error("approval mail", e)),
         );
         return c.json({
@@ -175,11 +183,17 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       }
       const viewerId = auth?.account?.id ?? null;
       const relationship =
-        p.with_relationships && viewerId ? (await loadRelationships(d, viewerId, [found.account.id])).get(found.account.id) : undefined;
+        p.with_relationships && viewerId
+          ? (await loadRelationships(d, viewerId, [found.account.id])).get(found.account.id)
+          : undefined;
       const ctx = renderContext(c, viewerId);
       const target = await movedTarget(d, found.account);
       // A remote account not fetched for a day is refreshed after this answer (its counts as its server reports).
-      c.executionCtx.waitUntil(refreshStaleAccount(c.env, baseUrl(c), hostOf(c), found.account).catch((e) => console.error("account refresh", e)));
+      c.executionCtx.waitUntil(
+        refreshStaleAccount(c.env, baseUrl(c), hostOf(c), found.account).catch((e) =>
+          console.error("account refresh", e),
+        ),
+      );
       return c.json(renderAccount(ctx, found, { relationship, moved: target ? renderAccount(ctx, target) : null }));
     },
   });
@@ -189,7 +203,11 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
 async function renderOwn(c: Ctx, account: AccountRow, user: UserRow) {
   const [counters, target] = await Promise.all([ownerCounters(db(c.env), account.id), movedTarget(db(c.env), account)]);
   const ctx = renderContext(c, account.id);
-  return renderAccount(ctx, { account, user }, { source: true, settingsStore: true, ...counters, moved: target ? renderAccount(ctx, target) : null });
+  return renderAccount(
+    ctx,
+    { account, user },
+    { source: true, settingsStore: true, ...counters, moved: target ? renderAccount(ctx, target) : null },
+  );
 }
 
 const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,3}$/;

@@ -34,7 +34,9 @@ export function registerChatRoutes(app: OpenAPIHono<AppEnv>) {
     response: ChatSchema,
     handler: async (c, p, auth) => {
       const target = await accountById(c, p.id);
-      return c.json(renderChat(renderContext(c, auth.account.id), await chats.chatWith(db(c.env), auth.account.id, target)));
+      return c.json(
+        renderChat(renderContext(c, auth.account.id), await chats.chatWith(db(c.env), auth.account.id, target)),
+      );
     },
   });
   route(app, {
@@ -80,7 +82,8 @@ export function registerChatRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: read,
     params: z.object(chatId),
     response: ChatSchema,
-    handler: async (c, p, auth) => c.json(renderChat(renderContext(c, auth.account.id), await chats.ownChat(db(c.env), auth.account.id, p.id))),
+    handler: async (c, p, auth) =>
+      c.json(renderChat(renderContext(c, auth.account.id), await chats.ownChat(db(c.env), auth.account.id, p.id))),
   });
   route(app, {
     method: "delete",
@@ -188,7 +191,13 @@ async function messageAction(c: Ctx, p: { id: string; message_id: string }, me: 
   const ctx = renderContext(c, me);
   if (action === "read") {
     await room.readOne(found.chat.id, me, found.message.id);
-    return c.json(renderChatMessage(ctx, { ...found.message, unread: found.message.accountId === me ? found.message.unread : false }, found.media));
+    return c.json(
+      renderChatMessage(
+        ctx,
+        { ...found.message, unread: found.message.accountId === me ? found.message.unread : false },
+        found.media,
+      ),
+    );
   }
   // Only your own messages can be deleted; another's answers 404, as Pleroma does.
   if (found.message.accountId !== me) throw notFound();

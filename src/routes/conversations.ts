@@ -14,7 +14,8 @@ import { StatusSchema } from "../schemas/status";
 import * as conv from "../services/conversations";
 import { hydrate } from "../services/hydrate";
 
-const render = (c: Ctx, me: string, parts: conv.ParticipationRow[]) => renderConversations(db(c.env), renderContext(c, me), parts);
+const render = (c: Ctx, me: string, parts: conv.ParticipationRow[]) =>
+  renderConversations(db(c.env), renderContext(c, me), parts);
 
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -28,7 +29,10 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(ConversationSchema),
     handler: async (c, p, auth) => {
       const parts = await conv.listParticipations(db(c.env), auth.account.id, p, p.recipients);
-      setLinkHeader(c, parts.flatMap((x) => (x.lastStatusId ? [x.lastStatusId] : [])));
+      setLinkHeader(
+        c,
+        parts.flatMap((x) => (x.lastStatusId ? [x.lastStatusId] : [])),
+      );
       return c.json(await render(c, auth.account.id, parts));
     },
   });
@@ -42,7 +46,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:statuses"],
     params: z.object({ id: z.string() }),
     response: ConversationSchema,
-    handler: async (c, p, auth) => c.json((await render(c, auth.account.id, [await conv.ownParticipation(db(c.env), auth.account.id, p.id)]))[0]),
+    handler: async (c, p, auth) =>
+      c.json((await render(c, auth.account.id, [await conv.ownParticipation(db(c.env), auth.account.id, p.id)]))[0]),
   });
 
   route(app, {
@@ -89,7 +94,9 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const ids = await conv.markRead(d, auth.account.id, "all");
       // One read for all of them (not one per conversation), newest first as in the list.
-      const parts = (await conv.participationsByIds(d, ids)).sort((a, b) => ((a.lastStatusId ?? "") < (b.lastStatusId ?? "") ? 1 : -1));
+      const parts = (await conv.participationsByIds(d, ids)).sort((a, b) =>
+        (a.lastStatusId ?? "") < (b.lastStatusId ?? "") ? 1 : -1,
+      );
       return c.json(await render(c, auth.account.id, parts));
     },
   });
@@ -128,5 +135,4 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
       return c.json(renderStatuses(renderContext(c, me), h, h.page));
     },
   });
-
 }

@@ -21,16 +21,29 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "optional",
     scopes: ["read:accounts"],
     params: z.object({
-      offset: offsetParam().optional().transform((n) => n ?? 0),
-      limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
+      offset: offsetParam()
+        .optional()
+        .transform((n) => n ?? 0),
+      limit: intParam()
+        .optional()
+        .transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
       // Unknown orders fall back to `active`, as Mastodon does.
-      order: z.string().optional().transform((o) => (o === "new" ? "new" : "active") as "active" | "new"),
+      order: z
+        .string()
+        .optional()
+        .transform((o) => (o === "new" ? "new" : "active") as "active" | "new"),
       local: boolParam().optional(),
     }),
     response: z.array(AccountSchema),
     handler: async (c, p, auth) => {
       const viewerId = auth?.account?.id ?? null;
-      const rows = await directory(db(c.env), { viewerId, order: p.order, local: p.local ?? false, limit: p.limit, offset: p.offset });
+      const rows = await directory(db(c.env), {
+        viewerId,
+        order: p.order,
+        local: p.local ?? false,
+        limit: p.limit,
+        offset: p.offset,
+      });
       const ctx = renderContext(c, viewerId);
       return c.json(rows.map((r) => renderAccount(ctx, r)));
     },
@@ -40,7 +53,8 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/accounts/lookup",
-    summary: "An account by its acct (`alice`, `alice@remote.example`; unknown remote ones are fetched with a user token); 404 when unknown",
+    summary:
+      "An account by its acct (`alice`, `alice@remote.example`; unknown remote ones are fetched with a user token); 404 when unknown",
     tags: ["Accounts"],
     auth: "optional",
     scopes: ["read:accounts"],
@@ -50,7 +64,10 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
       const viewerId = auth?.account?.id ?? null;
       // With a user token, an unknown or stale remote account is fetched from its server (as search resolves).
       const found = parseHandle(p.acct, hostOf(c))
-        ? await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, { fetch: viewerId !== null, background: c.executionCtx })
+        ? await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, {
+            fetch: viewerId !== null,
+            background: c.executionCtx,
+          })
         : await findByAcct(db(c.env), p.acct, hostOf(c));
       if (!found || (found.account.deactivated && viewerId !== found.account.id)) throw notFound();
       return c.json(renderAccount(renderContext(c, viewerId), found));

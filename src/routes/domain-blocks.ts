@@ -29,7 +29,10 @@ export function registerDomainBlockRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(z.string()),
     handler: async (c, p, auth) => {
       const rows = await blockedDomains(db(c.env), auth.account.id, p);
-      setLinkHeader(c, rows.map((r) => r.id));
+      setLinkHeader(
+        c,
+        rows.map((r) => r.id),
+      );
       return c.json(rows.map((r) => r.domain));
     },
   });

@@ -32,7 +32,12 @@ import {
 
 const page = () => intParam().pipe(z.number().int().min(1).max(100_000)).optional();
 const pageSize = () => intParam().pipe(z.number().int().min(0).max(100_000)).optional();
-const admin = { auth: "user" as const, scopes: ["admin:write"], privilege: "emoji_manage_emoji" as const, tags: ["Emoji pack administration"] };
+const admin = {
+  auth: "user" as const,
+  scopes: ["admin:write"],
+  privilege: "emoji_manage_emoji" as const,
+  tags: ["Emoji pack administration"],
+};
 const name = z.object({ name: z.string() });
 
 export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
@@ -47,7 +52,8 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p) => {
       const list = await listPacks(db(c.env), p.page ?? 1, p.page_size ?? 50);
       const packs: Record<string, unknown> = {};
-      for (const entry of list.packs) packs[entry.pack.name] = await renderPack(c.env.MEDIA, { ...entry, count: entry.files.length });
+      for (const entry of list.packs)
+        packs[entry.pack.name] = await renderPack(c.env.MEDIA, { ...entry, count: entry.files.length });
       return c.json({ packs, count: list.count });
     },
   });
@@ -66,7 +72,12 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
       if (!pack) throw packNotFound(n);
       const share = await shareInfo(c.env.MEDIA, pack.pack, pack.files);
       if (!share)
-        return c.json({ error: `Pack ${n} cannot be downloaded from this instance, either pack sharing was disabled for this pack or some files are missing` }, 403);
+        return c.json(
+          {
+            error: `Pack ${n} cannot be downloaded from this instance, either pack sharing was disabled for this pack or some files are missing`,
+          },
+          403,
+        );
       return c.body(share.archive as Uint8Array<ArrayBuffer>, 200, {
         "Content-Type": "application/zip",
         "Content-Disposition": `attachment; filename*=UTF-8''${encodeURIComponent(`${n}.zip`)}`,
@@ -90,7 +101,8 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Another instance's packs",
     params: z.object({ url: z.string(), page: page(), page_size: pageSize() }),
     response: z.record(z.string(), z.unknown()),
-    handler: async (c, p) => c.json(await remotePacks(p.url, p.page ?? 1, p.page_size ?? 50, allowPrivateAddress(c.env))),
+    handler: async (c, p) =>
+      c.json(await remotePacks(p.url, p.page ?? 1, p.page_size ?? 50, allowPrivateAddress(c.env))),
   });
 
   route(app, {
@@ -101,7 +113,14 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ url: z.string(), name: z.string(), as: z.string().optional() }),
     response: z.literal("ok"),
     handler: async (c, p) => {
-      await downloadPack(db(c.env), c.env.MEDIA, { url: p.url, name: p.name, as: p.as || undefined }, allowPrivateAddress(c.env), config(c.env).uploadLimit, now());
+      await downloadPack(
+        db(c.env),
+        c.env.MEDIA,
+        { url: p.url, name: p.name, as: p.as || undefined },
+        allowPrivateAddress(c.env),
+        config(c.env).uploadLimit,
+        now(),
+      );
       return c.json("ok");
     },
   });
@@ -157,7 +176,16 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: PackMetadataSchema,
     handler: async (c, p) =>
-      c.json(await updateMetadata(db(c.env), c.env.MEDIA, packName(p.name), cleanMetadata(p.metadata), allowPrivateAddress(c.env), now())),
+      c.json(
+        await updateMetadata(
+          db(c.env),
+          c.env.MEDIA,
+          packName(p.name),
+          cleanMetadata(p.metadata),
+          allowPrivateAddress(c.env),
+          now(),
+        ),
+      ),
   });
 
   route(app, {
@@ -178,15 +206,26 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     method: "post",
     path: "/api/v1/pleroma/emoji/packs/files",
     summary: "Adds a file (an upload, a zip of images, or a remote URL) to a pack",
-    params: z.object({ name: z.string(), file: z.union([fileParam(), z.string()]), shortcode: z.string().optional(), filename: z.string().optional() }),
+    params: z.object({
+      name: z.string(),
+      file: z.union([fileParam(), z.string()]),
+      shortcode: z.string().optional(),
+      filename: z.string().optional(),
+    }),
     response: PackFilesSchema,
     handler: async (c, p) =>
       c.json(
-        await addFile(db(c.env), c.env.MEDIA, packName(p.name), { file: p.file, shortcode: p.shortcode, filename: p.filename }, {
-          allowPrivate: allowPrivateAddress(c.env),
-          limit: config(c.env).uploadLimit,
-          t: now(),
-        }),
+        await addFile(
+          db(c.env),
+          c.env.MEDIA,
+          packName(p.name),
+          { file: p.file, shortcode: p.shortcode, filename: p.filename },
+          {
+            allowPrivate: allowPrivateAddress(c.env),
+            limit: config(c.env).uploadLimit,
+            t: now(),
+          },
+        ),
       ),
   });
 
@@ -195,7 +234,13 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     method: "patch",
     path: "/api/v1/pleroma/emoji/packs/files",
     summary: "Renames an emoji of a pack and/or its file (`force` replaces an emoji holding the new shortcode)",
-    params: z.object({ name: z.string(), shortcode: z.string(), new_shortcode: z.string(), new_filename: z.string(), force: boolParam().optional() }),
+    params: z.object({
+      name: z.string(),
+      shortcode: z.string(),
+      new_shortcode: z.string(),
+      new_filename: z.string(),
+      force: boolParam().optional(),
+    }),
     response: PackFilesSchema,
     handler: async (c, p) => c.json(await updateFile(db(c.env), c.env.MEDIA, packName(p.name), p, now())),
   });

@@ -29,7 +29,11 @@ async function cachedListing(c: Ctx, kind: string, render: (rows: LocalEmoji[]) 
   const known = hit?.headers.get("x-emoji-version") ?? null;
   const { version, rows } = await emojiListing(db(c.env), known);
   const etag = `"emoji-${version}"`;
-  const headers = { "Content-Type": "application/json; charset=UTF-8", "Cache-Control": EMOJI_CACHE_CONTROL, ETag: etag };
+  const headers = {
+    "Content-Type": "application/json; charset=UTF-8",
+    "Cache-Control": EMOJI_CACHE_CONTROL,
+    ETag: etag,
+  };
   if (c.req.header("if-none-match") === etag) {
     await hit?.body?.cancel();
     return new Response(null, { status: 304, headers });
@@ -37,7 +41,13 @@ async function cachedListing(c: Ctx, kind: string, render: (rows: LocalEmoji[]) 
   if (hit && rows === null) return new Response(hit.body, { status: 200, headers });
   const body = JSON.stringify(render(rows ?? []));
   if (cache) {
-    const stored = new Response(body, { headers: { "Content-Type": headers["Content-Type"], "Cache-Control": "public, max-age=86400", "X-Emoji-Version": version } });
+    const stored = new Response(body, {
+      headers: {
+        "Content-Type": headers["Content-Type"],
+        "Cache-Control": "public, max-age=86400",
+        "X-Emoji-Version": version,
+      },
+    });
     c.executionCtx.waitUntil(cache.put(key, stored).catch(() => {}));
   }
   return new Response(body, { status: 200, headers });

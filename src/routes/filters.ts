@@ -14,7 +14,6 @@ import { route, type Ctx } from "../http/route";
 import { publish } from "../services/events";
 import * as filters from "../services/filters";
 
-
 const filterParams = z.object({
   phrase: z.string().trim().min(1, "can't be blank").max(1000),
   context: arrayParam(z.string()),
@@ -28,7 +27,10 @@ const filterParams = z.object({
 function contexts(values: string[]): filters.FilterInput["context"] {
   const bad = values.filter((v) => !(filters.FILTER_CONTEXTS as readonly string[]).includes(v));
   if (values.length === 0) throw unprocessable("Validation failed: Context can't be blank");
-  if (bad.length) throw unprocessable(`Validation failed: Context ${bad.join(", ")} is not a valid context (${filters.FILTER_CONTEXTS.join(", ")})`);
+  if (bad.length)
+    throw unprocessable(
+      `Validation failed: Context ${bad.join(", ")} is not a valid context (${filters.FILTER_CONTEXTS.join(", ")})`,
+    );
   return values as filters.FilterInput["context"];
 }
 
@@ -46,7 +48,8 @@ const keywordAttributes = z.preprocess(
     const merged: Record<string, unknown>[] = [];
     for (const item of list) {
       const last = merged[merged.length - 1];
-      if (item && typeof item === "object" && last && Object.keys(item).every((k) => !(k in last))) Object.assign(last, item);
+      if (item && typeof item === "object" && last && Object.keys(item).every((k) => !(k in last)))
+        Object.assign(last, item);
       else merged.push({ ...item });
     }
     return merged;
@@ -70,18 +73,21 @@ const filterV2Params = z.object({
   keywords_attributes: keywordAttributes.optional(),
 });
 
-const irreversibleOf = (action: string | undefined) => (action === "hide" ? true : action === "warn" || action === "blur" ? false : undefined);
+const irreversibleOf = (action: string | undefined) =>
+  action === "hide" ? true : action === "warn" || action === "blur" ? false : undefined;
 
 /** The one keyword a v2 request leaves (Starling filters hold exactly one), or null when it names none. */
 function oneKeyword(attrs: z.infer<typeof keywordAttributes> | undefined) {
   const all = attrs ?? [];
   const kept = all.filter((k) => !k._destroy);
   if (kept.length > 1) throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
-  if (kept.length === 0 && all.length > 0) throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
+  if (kept.length === 0 && all.length > 0)
+    throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
   return kept[0] ?? null;
 }
 
-const changed = (c: Ctx, accountId: string) => publish(c.env, c.executionCtx, [{ accountId, event: "filters_changed", payload: null }]);
+const changed = (c: Ctx, accountId: string) =>
+  publish(c.env, c.executionCtx, [{ accountId, event: "filters_changed", payload: null }]);
 
 export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -172,7 +178,8 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["read:filters"],
     response: z.array(FilterV2Schema),
-    handler: async (c, _p, auth) => c.json((await filters.activeFilters(db(c.env), auth.account.id)).map(renderFilterV2)),
+    handler: async (c, _p, auth) =>
+      c.json((await filters.activeFilters(db(c.env), auth.account.id)).map(renderFilterV2)),
   });
   route(app, {
     method: "get",
@@ -194,7 +201,8 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:filters"],
     params: z.object({ id: z.string() }),
     response: z.array(FilterKeywordSchema),
-    handler: async (c, p, auth) => c.json([renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))]),
+    handler: async (c, p, auth) =>
+      c.json([renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))]),
   });
   route(app, {
     method: "get",
@@ -247,13 +255,19 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const existing = await filters.getFilter(d, auth.account.id, p.id);
       const keyword = oneKeyword(p.keywords_attributes);
-      if (keyword?.id && keyword.id !== existing.id) throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
+      if (keyword?.id && keyword.id !== existing.id)
+        throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
       const row = await filters.updateFilter(d, auth.account.id, existing.id, {
         phrase: keyword?.keyword || existing.phrase,
         context: p.context === undefined ? existing.context : contexts(p.context),
         irreversible: irreversibleOf(p.filter_action),
         whole_word: keyword?.whole_word,
-        expires_in: typeof p.expires_in === "number" ? p.expires_in : p.expires_in === null || p.expires_in === "" ? null : undefined,
+        expires_in:
+          typeof p.expires_in === "number"
+            ? p.expires_in
+            : p.expires_in === null || p.expires_in === ""
+              ? null
+              : undefined,
       });
       changed(c, auth.account.id);
       return c.json(renderFilterV2(row));
@@ -266,7 +280,11 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
   const setKeyword = async (c: Ctx, accountId: string, id: string, k: z.output<typeof keywordParams>) => {
     const d = db(c.env);
     const existing = await filters.getFilter(d, accountId, id);
-    const row = await filters.updateFilter(d, accountId, existing.id, { phrase: k.keyword, context: existing.context, whole_word: k.whole_word ?? existing.wholeWord });
+    const row = await filters.updateFilter(d, accountId, existing.id, {
+      phrase: k.keyword,
+      context: existing.context,
+      whole_word: k.whole_word ?? existing.wholeWord,
+    });
     changed(c, accountId);
     return c.json(renderFilterKeyword(row));
   };
@@ -290,7 +308,8 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:filters"],
     params: z.object({ id: z.string() }),
     response: FilterKeywordSchema,
-    handler: async (c, p, auth) => c.json(renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))),
+    handler: async (c, p, auth) =>
+      c.json(renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))),
   });
   route(app, {
     method: "put",
@@ -314,7 +333,9 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     response: z.object({}),
     handler: async (c, p, auth) => {
       await filters.getFilter(db(c.env), auth.account.id, p.id);
-      throw unprocessable("Validation failed: a filter on this server holds exactly one keyword; delete the filter instead");
+      throw unprocessable(
+        "Validation failed: a filter on this server holds exactly one keyword; delete the filter instead",
+      );
     },
   });
 }

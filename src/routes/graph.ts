@@ -39,7 +39,12 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       path: `/api/v1/accounts/:id/${name}`,
       summary,
       notifies: name === "follow",
-      federates: name === "follow" || name === "unfollow" || name === "block" || name === "unblock" || name === "remove_from_followers",
+      federates:
+        name === "follow" ||
+        name === "unfollow" ||
+        name === "block" ||
+        name === "unblock" ||
+        name === "remove_from_followers",
       tags: ["Relationships"],
       auth: "user",
       scopes,
@@ -54,25 +59,50 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     });
 
   const d = (c: Ctx) => db(c.env);
-  action("follow", ["follow", "write:follows"], "Follow (or request to follow) an account", (c, p, me, t) => graph.follow(d(c), me, t, { reblogs: p.reblogs, notify: p.notify }), {
-    reblogs: boolParam().optional(),
-    notify: boolParam().optional(),
-  });
-  action("unfollow", ["follow", "write:follows"], "Stop following, or withdraw a follow request", (c, _p, me, t) => graph.unfollow(d(c), me, t));
+  action(
+    "follow",
+    ["follow", "write:follows"],
+    "Follow (or request to follow) an account",
+    (c, p, me, t) => graph.follow(d(c), me, t, { reblogs: p.reblogs, notify: p.notify }),
+    {
+      reblogs: boolParam().optional(),
+      notify: boolParam().optional(),
+    },
+  );
+  action("unfollow", ["follow", "write:follows"], "Stop following, or withdraw a follow request", (c, _p, me, t) =>
+    graph.unfollow(d(c), me, t),
+  );
   action("block", ["follow", "write:blocks"], "Block an account", (c, _p, me, t) => graph.block(d(c), me, t));
   action("unblock", ["follow", "write:blocks"], "Unblock an account", (c, _p, me, t) => graph.unblock(d(c), me, t));
-  action("mute", ["follow", "write:mutes"], "Mute an account", (c, p, me, t) => graph.mute(d(c), me, t, { notifications: p.notifications ?? true, expiresIn: p.expires_in }), {
-    notifications: boolParam().optional(),
-    expires_in: intParam().pipe(z.number().int().min(0)).optional(),
-  });
-  action("unmute", ["follow", "write:mutes"], "Unmute an account", (c, _p, me, t) => graph.unmute(d(c), me, t));
-  action("remove_from_followers", ["follow", "write:follows"], "Remove an account from your followers (a remote one's server is sent a Reject of its Follow)", (c, _p, me, t) =>
-    graph.removeFromFollowers(d(c), me, t),
+  action(
+    "mute",
+    ["follow", "write:mutes"],
+    "Mute an account",
+    (c, p, me, t) => graph.mute(d(c), me, t, { notifications: p.notifications ?? true, expiresIn: p.expires_in }),
+    {
+      notifications: boolParam().optional(),
+      expires_in: intParam().pipe(z.number().int().min(0)).optional(),
+    },
   );
-  action("note", ["write:accounts"], "Set a private note on an account (an empty comment removes it)", (c, p, me, t) => graph.setAccountNote(d(c), me, t, p.comment ?? ""), {
-    comment: z.string().max(20_000).optional(),
-  });
-  action("pin", ["write:accounts"], "Feature (endorse) an account on your profile", (c, _p, me, t) => graph.endorse(d(c), me, t));
+  action("unmute", ["follow", "write:mutes"], "Unmute an account", (c, _p, me, t) => graph.unmute(d(c), me, t));
+  action(
+    "remove_from_followers",
+    ["follow", "write:follows"],
+    "Remove an account from your followers (a remote one's server is sent a Reject of its Follow)",
+    (c, _p, me, t) => graph.removeFromFollowers(d(c), me, t),
+  );
+  action(
+    "note",
+    ["write:accounts"],
+    "Set a private note on an account (an empty comment removes it)",
+    (c, p, me, t) => graph.setAccountNote(d(c), me, t, p.comment ?? ""),
+    {
+      comment: z.string().max(20_000).optional(),
+    },
+  );
+  action("pin", ["write:accounts"], "Feature (endorse) an account on your profile", (c, _p, me, t) =>
+    graph.endorse(d(c), me, t),
+  );
   action("unpin", ["write:accounts"], "Stop featuring an account", (c, _p, me, t) => graph.unendorse(d(c), me, t));
 
   for (const [name, run] of [
@@ -138,7 +168,13 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     });
   }
 
-  const ownList = (path: string, summary: string, scopes: string[], run: (c: Ctx, me: string, page: any) => ReturnType<typeof relatedAccounts>, extend?: Parameters<typeof answerAccounts>[2]["extend"]) =>
+  const ownList = (
+    path: string,
+    summary: string,
+    scopes: string[],
+    run: (c: Ctx, me: string, page: any) => ReturnType<typeof relatedAccounts>,
+    extend?: Parameters<typeof answerAccounts>[2]["extend"],
+  ) =>
     route(app, {
       method: "get",
       path,
@@ -149,21 +185,32 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ ...pageParams(40), ...withRelationships }),
       response: z.array(AccountSchema),
       handler: async (c, p, auth) =>
-        answerAccounts(c, await run(c, auth.account.id, p), { viewerId: auth.account.id, withRelationships: p.with_relationships, extend }),
+        answerAccounts(c, await run(c, auth.account.id, p), {
+          viewerId: auth.account.id,
+          withRelationships: p.with_relationships,
+          extend,
+        }),
     });
 
-  ownList("/api/v1/mutes", "Accounts the user mutes", ["follow", "read:mutes"], (c, me, page) =>
-    relatedAccounts(db(c.env), mutes, "accountId", me, page),
+  ownList(
+    "/api/v1/mutes",
+    "Accounts the user mutes",
+    ["follow", "read:mutes"],
+    (c, me, page) => relatedAccounts(db(c.env), mutes, "accountId", me, page),
     (row) => {
       const expires = (row.relation as { expiresAt: number | null }).expiresAt;
       return { mute_expires_at: expires === null ? null : iso(expires) };
     },
   );
-  ownList("/api/v1/blocks", "Accounts the user blocks", ["follow", "read:blocks"], (c, me, page) => relatedAccounts(db(c.env), blocks, "accountId", me, page));
+  ownList("/api/v1/blocks", "Accounts the user blocks", ["follow", "read:blocks"], (c, me, page) =>
+    relatedAccounts(db(c.env), blocks, "accountId", me, page),
+  );
   ownList("/api/v1/follow_requests", "Accounts asking to follow the user", ["follow", "read:follows"], (c, me, page) =>
     relatedAccounts(db(c.env), followRequests, "targetAccountId", me, page),
   );
-  ownList("/api/v1/endorsements", "Accounts the user features", ["read:accounts"], (c, me, page) => relatedAccounts(db(c.env), endorsements, "accountId", me, page));
+  ownList("/api/v1/endorsements", "Accounts the user features", ["read:accounts"], (c, me, page) =>
+    relatedAccounts(db(c.env), endorsements, "accountId", me, page),
+  );
 
   route(app, {
     method: "get",

@@ -22,7 +22,9 @@ async function instanceV1(c: Ctx) {
 }
 
 const trendParams = z.object({
-  limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 10 : Math.min(n, 20))),
+  limit: intParam()
+    .optional()
+    .transform((n) => (n === undefined || n < 1 ? 10 : Math.min(n, 20))),
   offset: offsetParam().optional(),
 });
 

@@ -61,7 +61,8 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: write,
     params: z.object({ id: z.string(), title }),
     response: ListSchema,
-    handler: async (c, p, auth) => c.json(renderList(await lists.renameList(db(c.env), auth.account.id, p.id, p.title))),
+    handler: async (c, p, auth) =>
+      c.json(renderList(await lists.renameList(db(c.env), auth.account.id, p.id, p.title))),
   });
   route(app, {
     method: "delete",

@@ -19,7 +19,10 @@ export function registerMediaRoutes(app: OpenAPIHono<AppEnv>) {
   app.get("/images/:name", (c) => {
     const bytes = builtIn[c.req.param("name")];
     if (!bytes) return c.json({ error: "Not found" }, 404);
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png", "Cache-Control": "public, max-age=86400" });
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+      "Content-Type": "image/png",
+      "Cache-Control": "public, max-age=86400",
+    });
   });
 
   app.on(["GET", "HEAD"], "/media/*", async (c) => {
@@ -30,7 +33,8 @@ export function registerMediaRoutes(app: OpenAPIHono<AppEnv>) {
     if (archive) {
       const viewer = await authenticate(c).catch(() => null);
       const url = new URL(c.req.url);
-      if (!(await backupReadable(c.env, db(c.env), key, url.searchParams, viewer?.account?.id ?? null, Date.now()))) return c.json({ error: "Not found" }, 404);
+      if (!(await backupReadable(c.env, db(c.env), key, url.searchParams, viewer?.account?.id ?? null, Date.now())))
+        return c.json({ error: "Not found" }, 404);
     }
     const object = await c.env.MEDIA.get(key, { onlyIf: c.req.raw.headers, range: c.req.raw.headers });
     if (!object) return c.json({ error: "Not found" }, 404);

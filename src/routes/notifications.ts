@@ -16,7 +16,8 @@ import { VISIBILITIES } from "../schemas/status";
 import * as notes from "../services/notifications";
 import { NOTIFICATION_TYPES, type NotificationRow } from "../services/notifications";
 
-const render = (c: Ctx, me: string, rows: NotificationRow[]) => renderNotifications(db(c.env), renderContext(c, me), rows);
+const render = (c: Ctx, me: string, rows: NotificationRow[]) =>
+  renderNotifications(db(c.env), renderContext(c, me), rows);
 
 export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -49,9 +50,16 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       };
       // The token, the page and everything it names: one statement.
       const page = notes.notificationPage(query, p);
-      const h = await readPage(c, { mode: "user", scopes: ["read:notifications"], auth }, { page: () => page.statusIds, ctes: page.ctes, parts: page.parts });
+      const h = await readPage(
+        c,
+        { mode: "user", scopes: ["read:notifications"], auth },
+        { page: () => page.statusIds, ctes: page.ctes, parts: page.parts },
+      );
       const { rows, named } = notes.notificationsRead(h);
-      setLinkHeader(c, rows.map((r) => r.id));
+      setLinkHeader(
+        c,
+        rows.map((r) => r.id),
+      );
       return c.json(renderLoadedNotifications(renderContext(c, h.viewerId), rows, named));
     },
   });
@@ -66,7 +74,9 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: NotificationSchema,
     handler: async (c, p, auth) => {
-      const [rendered] = await render(c, auth.account.id, [await notes.ownNotification(db(c.env), auth.account.id, p.id)]);
+      const [rendered] = await render(c, auth.account.id, [
+        await notes.ownNotification(db(c.env), auth.account.id, p.id),
+      ]);
       if (!rendered) throw notFound();
       return c.json(rendered);
     },
@@ -147,7 +157,10 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["read:statuses"],
     params: z.object({ timeline: enumArrayParam(["home", "notifications"]).optional() }),
-    response: z.record(z.string(), MarkerSchema.extend({ pleroma: z.object({ unread_count: z.number().int() }).optional() })),
+    response: z.record(
+      z.string(),
+      MarkerSchema.extend({ pleroma: z.object({ unread_count: z.number().int() }).optional() }),
+    ),
     handler: async (c, p, auth) => c.json(await markers(c, auth.account.id, p.timeline ?? ["home", "notifications"])),
   });
 
@@ -158,10 +171,16 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Markers"],
     auth: "user",
     scopes: ["write:statuses"],
-    params: z.object({ home: z.object({ last_read_id: z.string() }).optional(), notifications: z.object({ last_read_id: z.string() }).optional() }),
+    params: z.object({
+      home: z.object({ last_read_id: z.string() }).optional(),
+      notifications: z.object({ last_read_id: z.string() }).optional(),
+    }),
     response: z.record(z.string(), MarkerSchema),
     handler: async (c, p, auth) => {
-      const given = await notes.saveMarkers(db(c.env), auth.account.id, { home: p.home?.last_read_id, notifications: p.notifications?.last_read_id });
+      const given = await notes.saveMarkers(db(c.env), auth.account.id, {
+        home: p.home?.last_read_id,
+        notifications: p.notifications?.last_read_id,
+      });
       return c.json(await markers(c, auth.account.id, given));
     },
   });
@@ -173,7 +192,10 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Notifications"],
     auth: "user",
     scopes: ["write:accounts"],
-    params: z.object({ block_from_strangers: boolParam().optional(), hide_notification_contents: boolParam().optional() }),
+    params: z.object({
+      block_from_strangers: boolParam().optional(),
+      hide_notification_contents: boolParam().optional(),
+    }),
     response: z.object({ status: z.literal("success") }),
     handler: async (c, p, auth) => {
       await notes.updateNotificationSettings(db(c.env), auth.account.id, auth.user.notificationSettings, p);

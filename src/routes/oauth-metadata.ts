@@ -9,8 +9,34 @@ import { baseUrl } from "../http/urls";
 import { OAuthServerMetadataSchema } from "../schemas/oauth";
 
 const GRANULAR = {
-  read: ["accounts", "blocks", "bookmarks", "favourites", "filters", "follows", "lists", "mutes", "notifications", "search", "statuses"],
-  write: ["accounts", "blocks", "bookmarks", "conversations", "favourites", "filters", "follows", "lists", "media", "mutes", "notifications", "reports", "statuses"],
+  read: [
+    "accounts",
+    "blocks",
+    "bookmarks",
+    "favourites",
+    "filters",
+    "follows",
+    "lists",
+    "mutes",
+    "notifications",
+    "search",
+    "statuses",
+  ],
+  write: [
+    "accounts",
+    "blocks",
+    "bookmarks",
+    "conversations",
+    "favourites",
+    "filters",
+    "follows",
+    "lists",
+    "media",
+    "mutes",
+    "notifications",
+    "reports",
+    "statuses",
+  ],
 };
 
 export const SCOPES_SUPPORTED = [

@@ -71,7 +71,8 @@ async function checkRequest(c: Ctx, p: AuthorizeRequest): Promise<Checked | Resp
   if (!app) return fail("Unknown application.");
   const registered = redirectUriList(app);
   const redirectUri = p.redirect_uri ?? (registered.length === 1 ? registered[0] : undefined);
-  if (!redirectUri || !registered.includes(redirectUri)) return fail("The redirect URI is not one the application registered.");
+  if (!redirectUri || !registered.includes(redirectUri))
+    return fail("The redirect URI is not one the application registered.");
   if (p.response_type !== undefined && p.response_type !== "code") {
     return redirectError(c, redirectUri, "unsupported_response_type", p.state);
   }
@@ -154,7 +155,10 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
     const p = await parseParams(c, decisionParams);
     const cookie = getCookie(c, CSRF_COOKIE);
     if (!cookie || !p.csrf_token || !safeEqual(cookie, p.csrf_token)) {
-      return c.html(messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."), 403);
+      return c.html(
+        messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."),
+        403,
+      );
     }
     const checked = await checkRequest(c, p);
     if (checked instanceof Response) return checked;
@@ -186,14 +190,29 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
       } catch (e) {
         // Throttled or refused: the form again with the reason (and Retry-After when throttled).
         if (e instanceof ApiError && (e.status === 403 || e.status === 429)) {
-          return again(e.status === 429 ? "Too many attempts. Wait a moment and try again." : e.message, e.status, e.headers);
+          return again(
+            e.status === 429 ? "Too many attempts. Wait a moment and try again." : e.message,
+            e.status,
+            e.headers,
+          );
         }
         throw e;
       }
       if (step === "second-factor") {
         // The second step: no session and no code until a TOTP or backup code passes (POST /oauth/mfa/verify).
-        const mfaToken = await createMfaToken(d, { accountId: found.account.id, appId: checked.app.id, scopes: checked.scopes });
-        return c.html(mfaPage({ appName: checked.app.name, csrf: cookie, mfaToken, hidden: { ...hiddenFields(p, checked), force_login: p.force_login } }));
+        const mfaToken = await createMfaToken(d, {
+          accountId: found.account.id,
+          appId: checked.app.id,
+          scopes: checked.scopes,
+        });
+        return c.html(
+          mfaPage({
+            appName: checked.app.name,
+            csrf: cookie,
+            mfaToken,
+            hidden: { ...hiddenFields(p, checked), force_login: p.force_login },
+          }),
+        );
       }
       startSession(c, (await createSession(d, found.account.id)).accessToken);
       who = found;
@@ -206,7 +225,10 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
     const p = await parseParams(c, mfaVerifyParams);
     const cookie = getCookie(c, CSRF_COOKIE);
     if (!cookie || !p.csrf_token || !safeEqual(cookie, p.csrf_token)) {
-      return c.html(messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."), 403);
+      return c.html(
+        messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."),
+        403,
+      );
     }
     const checked = await checkRequest(c, p);
     if (checked instanceof Response) return checked;
@@ -224,7 +246,11 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         : null;
     } catch (e) {
       if (e instanceof ApiError && e.status === 429) {
-        return c.html(messagePage("Too many attempts", "Too many wrong codes. Wait a while, then sign in again."), 429, e.headers);
+        return c.html(
+          messagePage("Too many attempts", "Too many wrong codes. Wait a while, then sign in again."),
+          429,
+          e.headers,
+        );
       }
       throw e;
     }
@@ -286,10 +312,15 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
           const grant = await consumeCode(d, client.id, p.code);
           if (!grant) throw invalidCredentials();
           if (p.redirect_uri && p.redirect_uri !== grant.redirectUri) throw invalidCredentials();
-          if (!(await verifyPkce(grant.codeChallenge, grant.codeChallengeMethod, p.code_verifier))) throw invalidCredentials();
+          if (!(await verifyPkce(grant.codeChallenge, grant.codeChallengeMethod, p.code_verifier)))
+            throw invalidCredentials();
           const account = await d.select().from(accounts).where(eq(accounts.id, grant.accountId)).get();
           if (!account) throw invalidCredentials();
-          const issued = await issueToken(d, { appId: client.id, accountId: account.id, scopes: grant.scopes.split(" ") });
+          const issued = await issueToken(d, {
+            appId: client.id,
+            accountId: account.id,
+            scopes: grant.scopes.split(" "),
+          });
           return c.json(renderToken(issued, account.uri));
         }
         case "password": {
@@ -298,10 +329,18 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
           if (!found) throw invalidCredentials();
           if (passwordSignIn(found, "grant") === "second-factor") {
             // Pleroma 2.5: 403 with a token for POST /oauth/mfa/challenge; methods as a comma-separated string.
-            const mfaToken = await createMfaToken(d, { accountId: found.account.id, appId: client.id, scopes: requested ?? appScopes });
+            const mfaToken = await createMfaToken(d, {
+              accountId: found.account.id,
+              appId: client.id,
+              scopes: requested ?? appScopes,
+            });
             throw forbidden("mfa_required", { mfa_token: mfaToken, supported_challenge_types: "totp" });
           }
-          const issued = await issueToken(d, { appId: client.id, accountId: found.account.id, scopes: requested ?? appScopes });
+          const issued = await issueToken(d, {
+            appId: client.id,
+            accountId: found.account.id,
+            scopes: requested ?? appScopes,
+          });
           return c.json(renderToken(issued, found.account.uri));
         }
         case "client_credentials": {
@@ -313,7 +352,8 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
           const issued = await refreshToken(d, client.id, p.refresh_token, requested ?? undefined);
           if (!issued) throw invalidCredentials();
           const me = issued.row.accountId
-            ? (await d.select({ uri: accounts.uri }).from(accounts).where(eq(accounts.id, issued.row.accountId)).get())?.uri ?? null
+            ? ((await d.select({ uri: accounts.uri }).from(accounts).where(eq(accounts.id, issued.row.accountId)).get())
+                ?.uri ?? null)
             : null;
           return c.json(renderToken(issued, me));
         }
@@ -366,7 +406,11 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Revoke a token (RFC 7009)",
     tags: ["OAuth"],
     auth: "none",
-    params: z.object({ token: z.string().optional(), client_id: z.string().optional(), client_secret: z.string().optional() }),
+    params: z.object({
+      token: z.string().optional(),
+      client_id: z.string().optional(),
+      client_secret: z.string().optional(),
+    }),
     response: z.object({}),
     handler: async (c, p) => {
       const d = db(c.env);
@@ -381,14 +425,25 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
   app.get("/api/account/confirm_email/:id/:token", async (c) => {
     const ok = await confirmEmail(db(c.env), c.req.param("id"), c.req.param("token"));
     return ok
-      ? c.html(messagePage("Account confirmed", `Your account on ${hostOf(c)} is confirmed. You can sign in from your app now.`))
+      ? c.html(
+          messagePage(
+            "Account confirmed",
+            `Your account on ${hostOf(c)} is confirmed. You can sign in from your app now.`,
+          ),
+        )
       : c.html(messagePage("Confirmation failed", "This confirmation link is invalid or was already used."), 404);
   });
 }
 
 /** Signs the browser in: the `_pleroma_key` session cookie (see docs/security.md). */
 function startSession(c: Ctx, accessToken: string) {
-  setCookie(c, SESSION_COOKIE, accessToken, { path: "/", httpOnly: true, sameSite: "Lax", secure: secure(c), maxAge: SESSION_SECONDS });
+  setCookie(c, SESSION_COOKIE, accessToken, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: secure(c),
+    maxAge: SESSION_SECONDS,
+  });
 }
 
 /** The authorization code for a signed-in user, sent to the redirect URI (or shown, out of band). */
@@ -422,4 +477,3 @@ function clientCredentials(c: Ctx, p: { client_id?: string; client_secret?: stri
   }
   return { id: p.client_id, secret: p.client_secret };
 }
-

@@ -21,7 +21,11 @@ export interface PageRead extends HydrateOptions {
  * auth rule is applied to what was read before anything is used. A token that does not qualify on an optional
  * route reads again as anonymous.
  */
-export async function readPage(c: Ctx, rule: { mode: "user" | "optional"; scopes: string[]; auth: Auth | null }, read: PageRead): Promise<Hydrated> {
+export async function readPage(
+  c: Ctx,
+  rule: { mode: "user" | "optional"; scopes: string[]; auth: Auth | null },
+  read: PageRead,
+): Promise<Hydrated> {
   const d = db(c.env);
   const { page, check, ...opts } = read;
   // Folded only when route() left the token to this read; otherwise the caller is already known.

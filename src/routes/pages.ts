@@ -24,7 +24,8 @@ import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../se
 /** Short enough that a deleted post or a changed profile drops out of caches within a minute. */
 const CACHE = "public, max-age=60";
 /** No script anywhere; images and media from anywhere (remote media are shown by URL). */
-const CSP = "default-src 'none'; img-src http: https: data:; media-src http: https:; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CSP =
+  "default-src 'none'; img-src http: https: data:; media-src http: https:; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   // The same URL answers JSON to servers: caches must keep the two apart.

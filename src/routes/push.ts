@@ -9,9 +9,20 @@ import { forbidden } from "../http/errors";
 import { boolParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { renderPushSubscription } from "../render/push";
-import { ALERTS, alertsFrom, serverKey, setAlerts, subscribe, tokenSubscription, unsubscribe, type SubscriptionRow } from "../services/push";
+import {
+  ALERTS,
+  alertsFrom,
+  serverKey,
+  setAlerts,
+  subscribe,
+  tokenSubscription,
+  unsubscribe,
+  type SubscriptionRow,
+} from "../services/push";
 
-const alertsParam = z.object({ alerts: z.object(Object.fromEntries(ALERTS.map((a) => [a, boolParam().optional()]))).optional() }).optional();
+const alertsParam = z
+  .object({ alerts: z.object(Object.fromEntries(ALERTS.map((a) => [a, boolParam().optional()]))).optional() })
+  .optional();
 
 /** The subscription belongs to the token: a password (Basic) login has none. */
 function tokenOf(auth: UserAuth): string {

@@ -21,12 +21,17 @@ export function registerRepliesRoutes(app: OpenAPIHono<AppEnv>) {
     // Authorized fetch covers this collection too (federation/authorized-fetch.ts), though Fedify does not serve it.
     if (config(c.env).authorizedFetch) {
       const ctx = await federationRequestContext(c.env, c.req.raw);
-      if (!(await fetchAllowed(ctx, ownerOfStatus(id)))) return ctx.data.refused ? c.json({ error: "Forbidden" }, 403) : c.json({ error: "Request not signed" }, 401);
+      if (!(await fetchAllowed(ctx, ownerOfStatus(id))))
+        return ctx.data.refused ? c.json({ error: "Forbidden" }, 403) : c.json({ error: "Request not signed" }, 401);
     }
     const page = c.req.query("page") === "true";
     const after = page ? (c.req.query("min_id") ?? null) : null;
     const found = await repliesPage(db(c.env), id, after);
-    const headers = { "Content-Type": "application/activity+json", Vary: "Accept", "Cache-Control": "public, max-age=60" };
+    const headers = {
+      "Content-Type": "application/activity+json",
+      Vary: "Accept",
+      "Cache-Control": "public, max-age=60",
+    };
     if (!found) return c.json({ error: "Record not found" }, 404);
     const collection = `${baseUrl(c)}/objects/${encodeURIComponent(id)}/replies`;
     const pageDoc = {
@@ -36,7 +41,9 @@ export function registerRepliesRoutes(app: OpenAPIHono<AppEnv>) {
       items: found.items,
       ...(found.next ? { next: `${collection}?page=true&min_id=${encodeURIComponent(found.next)}` } : {}),
     };
-    const body = page ? { "@context": AS, ...pageDoc } : { "@context": AS, id: collection, type: "Collection", first: pageDoc };
+    const body = page
+      ? { "@context": AS, ...pageDoc }
+      : { "@context": AS, id: collection, type: "Collection", first: pageDoc };
     return c.body(JSON.stringify(body), 200, headers);
   });
 }

@@ -8,7 +8,6 @@ import { route } from "../http/route";
 import { createReport } from "../services/reports";
 import { accountById } from "./graph";
 
-
 export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "post",

@@ -22,7 +22,10 @@ export function registerScheduledRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const ctx = renderContext(c, auth.account.id);
       const page = await listScheduled(db(c.env), auth.account.id, p);
-      setLinkHeader(c, page.map((s) => s.row.id));
+      setLinkHeader(
+        c,
+        page.map((s) => s.row.id),
+      );
       return c.json(page.map((s) => renderScheduled(ctx, s.row, s.media)));
     },
   });

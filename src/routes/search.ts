@@ -25,10 +25,11 @@ const searchParams = z.object({
   resolve: boolParam().optional(),
   following: boolParam().optional(),
   account_id: z.string().optional(),
-  limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 20 : Math.min(n, 40))),
+  limit: intParam()
+    .optional()
+    .transform((n) => (n === undefined || n < 1 ? 20 : Math.min(n, 40))),
   offset: offsetParam().optional(),
 });
-
 
 /**
  * What resolving adds to a search: the account `q` names, fetched when unknown or stale. Fetching from other
@@ -42,10 +43,12 @@ async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerI
   if (handle.kind === "url") {
     const found = await resolveAny(r, q, { fetch, background: c.executionCtx });
     // A fetched reply's thread: its missing ancestors are fetched after the response (services/thread-ancestors.ts).
-    if (found && "statusId" in found && found.parentUri) c.executionCtx.waitUntil(fetchAncestors(r, found.statusId, found.parentUri));
+    if (found && "statusId" in found && found.parentUri)
+      c.executionCtx.waitUntil(fetchAncestors(r, found.statusId, found.parentUri));
     return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };
   }
-  const found = fetch && isResolvable(q, r.localHost) ? await resolveAccount(r, q, { background: c.executionCtx }) : null;
+  const found =
+    fetch && isResolvable(q, r.localHost) ? await resolveAccount(r, q, { background: c.executionCtx }) : null;
   return { url: null, accountId: found?.account.id ?? null };
 }
 
@@ -53,12 +56,36 @@ async function search(c: Ctx, p: z.infer<typeof searchParams>, viewerId: string 
   const d = db(c.env);
   const want = (t: string) => !p.type || p.type === t;
   const offset = p.offset ?? 0;
-  const r = want("accounts") || want("statuses") ? await resolved(c, p.q, p.resolve, viewerId, offset) : { url: null, accountId: null };
+  const r =
+    want("accounts") || want("statuses")
+      ? await resolved(c, p.q, p.resolve, viewerId, offset)
+      : { url: null, accountId: null };
   // A URL with resolve=true names one thing (Mastodon): that account or that status, no text search.
-  const page = !want("statuses") ? null : r.url ? (offset === 0 ? statusByUrlPage(viewerId, r.url) : null) : statusSearchPage(viewerId, p.q, p.limit, offset, p.account_id);
-  const accountsFound =
-    !want("accounts") ? [] : r.url && !r.accountId ? [] : searchAccounts(d, { q: r.url ? "" : p.q, limit: p.limit, offset, following: p.following, viewerId, localHost: hostOf(c), include: r.accountId });
-  const [found, tags, h] = await Promise.all([accountsFound, want("hashtags") && !r.url ? searchHashtags(d, p.q, p.limit, offset) : [], page ? hydrate(d, page, viewerId) : null]);
+  const page = !want("statuses")
+    ? null
+    : r.url
+      ? offset === 0
+        ? statusByUrlPage(viewerId, r.url)
+        : null
+      : statusSearchPage(viewerId, p.q, p.limit, offset, p.account_id);
+  const accountsFound = !want("accounts")
+    ? []
+    : r.url && !r.accountId
+      ? []
+      : searchAccounts(d, {
+          q: r.url ? "" : p.q,
+          limit: p.limit,
+          offset,
+          following: p.following,
+          viewerId,
+          localHost: hostOf(c),
+          include: r.accountId,
+        });
+  const [found, tags, h] = await Promise.all([
+    accountsFound,
+    want("hashtags") && !r.url ? searchHashtags(d, p.q, p.limit, offset) : [],
+    page ? hydrate(d, page, viewerId) : null,
+  ]);
   const ctx = renderContext(c, viewerId);
   return {
     accounts: found.map((a) => renderAccount(ctx, a)),
@@ -76,11 +103,18 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "optional",
     scopes: ["read:search"],
     params: searchParams,
-    response: z.object({ accounts: z.array(AccountSchema), statuses: z.array(StatusSchema), hashtags: z.array(HashtagSchema) }),
+    response: z.object({
+      accounts: z.array(AccountSchema),
+      statuses: z.array(StatusSchema),
+      hashtags: z.array(HashtagSchema),
+    }),
     handler: async (c, p, auth) => {
       const r = await search(c, p, auth?.account?.id ?? null);
       const base = baseUrl(c);
-      return c.json({ ...r, hashtags: r.hashtags.map((name) => ({ name, url: `${base}/tag/${encodeURIComponent(name)}`, history: [] })) });
+      return c.json({
+        ...r,
+        hashtags: r.hashtags.map((name) => ({ name, url: `${base}/tag/${encodeURIComponent(name)}`, history: [] })),
+      });
     },
   });
 
@@ -92,7 +126,11 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "optional",
     scopes: ["read:search"],
     params: searchParams,
-    response: z.object({ accounts: z.array(AccountSchema), statuses: z.array(StatusSchema), hashtags: z.array(z.string()) }),
+    response: z.object({
+      accounts: z.array(AccountSchema),
+      statuses: z.array(StatusSchema),
+      hashtags: z.array(z.string()),
+    }),
     handler: async (c, p, auth) => c.json(await search(c, p, auth?.account?.id ?? null)),
   });
 
@@ -105,7 +143,9 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["read:accounts"],
     params: z.object({
       q: z.string().trim().min(1, "can't be blank"),
-      limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
+      limit: intParam()
+        .optional()
+        .transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
       offset: offsetParam().optional(),
       resolve: boolParam().optional(),
       following: boolParam().optional(),
@@ -116,7 +156,17 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
       const offset = p.offset ?? 0;
       const r = await resolved(c, p.q, p.resolve, viewerId, offset);
       const found =
-        r.url && !r.accountId ? [] : await searchAccounts(db(c.env), { q: r.url ? "" : p.q, limit: p.limit, offset, following: p.following, viewerId, localHost: hostOf(c), include: r.accountId });
+        r.url && !r.accountId
+          ? []
+          : await searchAccounts(db(c.env), {
+              q: r.url ? "" : p.q,
+              limit: p.limit,
+              offset,
+              following: p.following,
+              viewerId,
+              localHost: hostOf(c),
+              include: r.accountId,
+            });
       const ctx = renderContext(c, viewerId);
       return c.json(found.map((a) => renderAccount(ctx, a)));
     },

@@ -16,14 +16,29 @@ import { renderReactions } from "../render/reaction";
 import { renderScheduled } from "../render/scheduled";
 import { renderCard, renderStatuses } from "../render/status";
 import { AccountSchema } from "../schemas/account";
-import { CardSchema, ContextSchema, EmojiReactionAccountsSchema, ScheduledStatusSchema, StatusSchema, StatusSourceSchema } from "../schemas/status";
+import {
+  CardSchema,
+  ContextSchema,
+  EmojiReactionAccountsSchema,
+  ScheduledStatusSchema,
+  StatusSchema,
+  StatusSourceSchema,
+} from "../schemas/status";
 import { relatedStatusAccounts } from "../services/account-pages";
 import { contextIds } from "../services/context";
 import { listReactions } from "../services/reactions";
 import { ensureCard } from "../services/cards";
 import { allowPrivateAddress } from "../lib/outbound";
 import { resolveEnv, resolveMentions } from "../services/resolve";
-import { previewHydrated, preparePost, createStatus, deleteStatuses, visibleAmong, visibleStatus, type PostContext } from "../services/statuses";
+import {
+  previewHydrated,
+  preparePost,
+  createStatus,
+  deleteStatuses,
+  visibleAmong,
+  visibleStatus,
+  type PostContext,
+} from "../services/statuses";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
 import * as actions from "../services/status-actions";
@@ -115,7 +130,10 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
       if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl, allowPrivateAddress(c.env)));
       // Delivery starts only when the post notified someone (a mention, a subscriber).
-      if (notified) c.executionCtx.waitUntil(deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)));
+      if (notified)
+        c.executionCtx.waitUntil(
+          deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)),
+        );
       publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: s.id }], baseUrl(c));
       return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },
@@ -134,7 +152,13 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const me = viewer(auth);
       const ids = [...new Set(p.ids.filter(isId))];
       const ok = await visibleAmong(db(c.env), ids, me);
-      return c.json(await loadStatuses(c, ids.filter((id) => ok.has(id)), me));
+      return c.json(
+        await loadStatuses(
+          c,
+          ids.filter((id) => ok.has(id)),
+          me,
+        ),
+      );
     },
   });
 
@@ -249,7 +273,12 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
   }
 
   // ---- actions ----
-  const action = (name: string, scopes: string[], run: (c: Ctx, p: any, auth: UserAuth) => Promise<string>, params: z.ZodRawShape = {}) =>
+  const action = (
+    name: string,
+    scopes: string[],
+    run: (c: Ctx, p: any, auth: UserAuth) => Promise<string>,
+    params: z.ZodRawShape = {},
+  ) =>
     route(app, {
       method: "post",
       path: `/api/v1/statuses/:id/${name}`,
@@ -269,8 +298,13 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     "reblog",
     ["write:statuses"],
     async (c, p, a) => {
-      const made = await actions.reblog(d(c), a.account, p.id, { base: baseUrl(c), inlineFanoutMax: config(c.env).inlineFanoutMax, visibility: p.visibility });
-      if (made.created) publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: made.id }], baseUrl(c));
+      const made = await actions.reblog(d(c), a.account, p.id, {
+        base: baseUrl(c),
+        inlineFanoutMax: config(c.env).inlineFanoutMax,
+        visibility: p.visibility,
+      });
+      if (made.created)
+        publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: made.id }], baseUrl(c));
       return made.id;
     },
     { visibility: optionalString() },
@@ -286,7 +320,9 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
   action("unbookmark", ["write:bookmarks"], (c, p, a) => actions.bookmark(d(c), a.account, p.id, false));
   action("pin", ["write:accounts"], (c, p, a) => actions.pin(d(c), a.account, p.id, true));
   action("unpin", ["write:accounts"], (c, p, a) => actions.pin(d(c), a.account, p.id, false));
-  action("mute", ["write:mutes"], (c, p, a) => actions.muteThread(d(c), a.account, p.id, true, p.expires_in), { expires_in: intParam().pipe(z.number().int().min(0)).optional() });
+  action("mute", ["write:mutes"], (c, p, a) => actions.muteThread(d(c), a.account, p.id, true, p.expires_in), {
+    expires_in: intParam().pipe(z.number().int().min(0)).optional(),
+  });
   action("unmute", ["write:mutes"], (c, p, a) => actions.muteThread(d(c), a.account, p.id, false));
 
   route(app, {
@@ -338,8 +374,8 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       scopes: ["write:statuses"],
       params: z.object({ id: z.string(), emoji: z.string() }),
       response: StatusSchema,
-      handler: async (c, p, auth) => c.json(await loadStatus(c, await actions.react(db(c.env), auth.account, p.id, p.emoji, on), auth.account.id)),
+      handler: async (c, p, auth) =>
+        c.json(await loadStatus(c, await actions.react(db(c.env), auth.account, p.id, p.emoji, on), auth.account.id)),
     });
   }
 }
-

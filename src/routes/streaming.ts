@@ -13,7 +13,15 @@ import { ApiError } from "../http/errors";
 import { bearer, settleToken } from "../http/auth";
 import { boolParam, optionalString } from "../http/params";
 import { route, type Ctx } from "../http/route";
-import { CONNECTION_HEADER, encodeConnection, socketObject, streamObject, topicObject, userObject, type ConnectionInfo } from "../objects/streams";
+import {
+  CONNECTION_HEADER,
+  encodeConnection,
+  socketObject,
+  streamObject,
+  topicObject,
+  userObject,
+  type ConnectionInfo,
+} from "../objects/streams";
 import { ANONYMOUS, isRefusal, resolveStream, type Listener, type Subscription } from "../services/streams";
 import { findToken } from "../services/tokens";
 
@@ -30,7 +38,17 @@ const StreamParams = z.object({
 type StreamParams = z.output<typeof StreamParams>;
 
 /** Event-stream paths, as stream names (`/public/local` is `public:local`). */
-const SSE_PATHS = ["user", "user/notification", "public", "public/local", "public/remote", "hashtag", "hashtag/local", "list", "direct"];
+const SSE_PATHS = [
+  "user",
+  "user/notification",
+  "public",
+  "public/local",
+  "public/remote",
+  "hashtag",
+  "hashtag/local",
+  "list",
+  "direct",
+];
 
 /** The first protocol a WebSocket client offers: masto.js puts the token there. */
 const offeredProtocol = (c: Ctx) => c.req.header("sec-websocket-protocol")?.split(",")[0]?.trim() || undefined;
@@ -94,7 +112,8 @@ export function registerStreamingRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/streaming",
-    summary: "WebSocket streaming (stream, tag, list, instance, or none and subscribe by message; token by access_token, Authorization, Sec-WebSocket-Protocol or pleroma:authenticate)",
+    summary:
+      "WebSocket streaming (stream, tag, list, instance, or none and subscribe by message; token by access_token, Authorization, Sec-WebSocket-Protocol or pleroma:authenticate)",
     tags: ["Streaming"],
     auth: "none",
     params: StreamParams,

@@ -26,12 +26,16 @@ export function registerTagRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(TrendTagSchema),
     handler: async (c, p, auth) => {
       const rows = await tags.followedTagsPage(db(c.env), auth.account.id, p);
-      setLinkHeader(c, rows.map((r) => r.cursor));
+      setLinkHeader(
+        c,
+        rows.map((r) => r.cursor),
+      );
       return c.json(rows.map((r) => renderTag(baseUrl(c), r.tag)));
     },
   });
 
-  const answer = async (c: Ctx, viewerId: string | null, tag: string) => c.json(renderTag(baseUrl(c), await tags.tagInfo(db(c.env), viewerId, tag)));
+  const answer = async (c: Ctx, viewerId: string | null, tag: string) =>
+    c.json(renderTag(baseUrl(c), await tags.tagInfo(db(c.env), viewerId, tag)));
 
   route(app, {
     method: "get",
@@ -49,7 +53,8 @@ export function registerTagRoutes(app: OpenAPIHono<AppEnv>) {
     route(app, {
       method: "post",
       path: `/api/v1/tags/:name/${action}`,
-      summary: action === "follow" ? "Follow a hashtag: its public posts join the home timeline" : "Stop following a hashtag",
+      summary:
+        action === "follow" ? "Follow a hashtag: its public posts join the home timeline" : "Stop following a hashtag",
       tags: ["Tags"],
       auth: "user",
       scopes: ["write:follows"],

@@ -13,7 +13,15 @@ import { StatusSchema, VISIBILITIES } from "../schemas/status";
 import type { Hydrated } from "../services/hydrate";
 import { readPage, type PageRead } from "./page-read";
 import { ownListPart } from "../services/lists";
-import { accountPage, directPage, homePage, publicPage, tagPage, targetAccount, type TimelineFilters } from "../services/timelines";
+import {
+  accountPage,
+  directPage,
+  homePage,
+  publicPage,
+  tagPage,
+  targetAccount,
+  type TimelineFilters,
+} from "../services/timelines";
 import { notFound } from "../http/errors";
 import { accountById } from "./graph";
 import { answerMarked } from "./status-answer";
@@ -66,7 +74,12 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object(timelineParams),
     response: z.array(StatusSchema),
     authInQuery: true,
-    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, { page: () => homePage(p, filtersOf(p)), withMuted: p.with_muted }),
+    handler: (c, p, auth) =>
+      answerPage(
+        c,
+        { mode: "user", scopes: ["read:statuses"], auth },
+        { page: () => homePage(p, filtersOf(p)), withMuted: p.with_muted },
+      ),
   });
 
   route(app, {
@@ -79,7 +92,12 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object(timelineParams),
     response: z.array(StatusSchema),
     authInQuery: true,
-    handler: (c, p, auth) => answerPage(c, { mode: "user", scopes: ["read:statuses"], auth }, { page: () => directPage(p, filtersOf(p)), withMuted: p.with_muted }),
+    handler: (c, p, auth) =>
+      answerPage(
+        c,
+        { mode: "user", scopes: ["read:statuses"], auth },
+        { page: () => directPage(p, filtersOf(p)), withMuted: p.with_muted },
+      ),
   });
 
   route(app, {
@@ -92,7 +110,12 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ ...timelineParams, instance: z.string().optional() }),
     response: z.array(StatusSchema),
     authInQuery: true,
-    handler: (c, p, auth) => answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, { page: (me) => publicPage(me, p, filtersOf(p)), withMuted: p.with_muted }),
+    handler: (c, p, auth) =>
+      answerPage(
+        c,
+        { mode: "optional", scopes: ["read:statuses"], auth },
+        { page: (me) => publicPage(me, p, filtersOf(p)), withMuted: p.with_muted },
+      ),
   });
 
   route(app, {
@@ -106,7 +129,11 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(StatusSchema),
     authInQuery: true,
     handler: (c, p, auth) =>
-      answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, { page: (me) => tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), withMuted: p.with_muted }),
+      answerPage(
+        c,
+        { mode: "optional", scopes: ["read:statuses"], auth },
+        { page: (me) => tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), withMuted: p.with_muted },
+      ),
   });
 
   route(app, {
@@ -121,15 +148,19 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(StatusSchema),
     authInQuery: true,
     handler: (c, p, auth) =>
-      answerPage(c, { mode: "user", scopes: LIST_TIMELINE_SCOPES, auth }, {
-        page: () => homePage(p, filtersOf(p), p.list_id),
-        withMuted: p.with_muted,
-        // The list is read with the page: a list that is not the viewer's is not found (and its page is empty).
-        parts: [ownListPart(p.list_id)],
-        check: (h) => {
-          if (!h.extra.has("list")) throw notFound();
+      answerPage(
+        c,
+        { mode: "user", scopes: LIST_TIMELINE_SCOPES, auth },
+        {
+          page: () => homePage(p, filtersOf(p), p.list_id),
+          withMuted: p.with_muted,
+          // The list is read with the page: a list that is not the viewer's is not found (and its page is empty).
+          parts: [ownListPart(p.list_id)],
+          check: (h) => {
+            if (!h.extra.has("list")) throw notFound();
+          },
         },
-      }),
+      ),
   });
 
   route(app, {
@@ -151,18 +182,31 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     authInQuery: true,
     handler: (c, p, auth) => {
       const target = targetAccount(p.id, hostOf(c));
-      const filters = { ...filtersOf(p), excludeReplies: p.exclude_replies, excludeReblogs: p.exclude_reblogs, tagged: p.tagged?.replace(/^#/, ""), pinned: p.pinned };
-      return answerPage(c, { mode: "optional", scopes: ["read:statuses"], auth }, {
-        page: (viewer) => accountPage(viewer, target.id, p, filters),
-        withMuted: true,
-        ctes: target.ctes,
-        parts: target.parts,
-        check: (h) => {
-          if (!target.found(h)) throw notFound("Can't find user");
+      const filters = {
+        ...filtersOf(p),
+        excludeReplies: p.exclude_replies,
+        excludeReblogs: p.exclude_reblogs,
+        tagged: p.tagged?.replace(/^#/, ""),
+        pinned: p.pinned,
+      };
+      return answerPage(
+        c,
+        { mode: "optional", scopes: ["read:statuses"], auth },
+        {
+          page: (viewer) => accountPage(viewer, target.id, p, filters),
+          withMuted: true,
+          ctes: target.ctes,
+          parts: target.parts,
+          check: (h) => {
+            if (!target.found(h)) throw notFound("Can't find user");
+          },
+          // Pinned statuses come in the order they were pinned, newest pin first.
+          reorder: p.pinned
+            ? (ids, h) =>
+                [...ids].sort((a, b) => (h.statuses.get(b)?.pinnedAt ?? 0) - (h.statuses.get(a)?.pinnedAt ?? 0))
+            : undefined,
         },
-        // Pinned statuses come in the order they were pinned, newest pin first.
-        reorder: p.pinned ? (ids, h) => [...ids].sort((a, b) => (h.statuses.get(b)?.pinnedAt ?? 0) - (h.statuses.get(a)?.pinnedAt ?? 0)) : undefined,
-      });
+      );
     },
   });
 

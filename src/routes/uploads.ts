@@ -38,7 +38,8 @@ export function registerUploadRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["write:media"],
     params: z.object({ id: z.string() }),
     response: MediaAttachmentSchema,
-    handler: async (c, p, auth) => c.json(renderMedia(renderContext(c, auth.account.id), await ownUpload(db(c.env), auth.account.id, p.id))),
+    handler: async (c, p, auth) =>
+      c.json(renderMedia(renderContext(c, auth.account.id), await ownUpload(db(c.env), auth.account.id, p.id))),
   });
 
   route(app, {

@@ -24,7 +24,9 @@ export const AdminUserSchema = z
   })
   .openapi("AdminUser");
 
-export const AdminUsersSchema = z.object({ users: z.array(AdminUserSchema), count: z.number().int(), page_size: z.number().int() }).openapi("AdminUsers");
+export const AdminUsersSchema = z
+  .object({ users: z.array(AdminUserSchema), count: z.number().int(), page_size: z.number().int() })
+  .openapi("AdminUsers");
 
 /** `merge_account_views`: the Mastodon account with the admin fields over it (reports, notes, statuses). */
 export const AdminAccountSchema = AccountSchema.extend(AdminUserSchema.shape).openapi("AdminAccount");
@@ -51,7 +53,9 @@ export const AdminReportSchema = z
   })
   .openapi("AdminReport");
 
-export const AdminReportsSchema = z.object({ total: z.number().int(), reports: z.array(AdminReportSchema) }).openapi("AdminReports");
+export const AdminReportsSchema = z
+  .object({ total: z.number().int(), reports: z.array(AdminReportSchema) })
+  .openapi("AdminReports");
 
 /** `UserInviteToken` as the admin API shows it. */
 export const InviteSchema = z
@@ -70,4 +74,6 @@ export const ModerationLogItemSchema = z
   .object({ id: z.string(), data: z.record(z.string(), z.unknown()), time: z.number().int(), message: z.string() })
   .openapi("ModerationLogItem");
 
-export const ModerationLogSchema = z.object({ items: z.array(ModerationLogItemSchema), total: z.number().int() }).openapi("ModerationLog");
+export const ModerationLogSchema = z
+  .object({ items: z.array(ModerationLogItemSchema), total: z.number().int() })
+  .openapi("ModerationLog");

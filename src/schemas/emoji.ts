@@ -3,7 +3,10 @@ import { z } from "@hono/zod-openapi";
 import { EmojiSchema } from "./account";
 
 /** Mastodon's CustomEmoji; `category` (the pack) only when there is one, as Mastodon omits it; `tags` as Pleroma adds. */
-export const CustomEmojiSchema = EmojiSchema.extend({ category: z.string().optional(), tags: z.array(z.string()) }).openapi("CustomEmoji");
+export const CustomEmojiSchema = EmojiSchema.extend({
+  category: z.string().optional(),
+  tags: z.array(z.string()),
+}).openapi("CustomEmoji");
 
 /**
  * Pleroma's `/api/pleroma/emoji`: shortcode -> image path (relative to the instance, which Pleroma-FE prefixes
@@ -37,4 +40,6 @@ export const EmojiPackSchema = z
   })
   .openapi("EmojiPack");
 
-export const EmojiPackListSchema = z.object({ packs: z.record(z.string(), EmojiPackSchema), count: z.number().int() }).openapi("EmojiPackList");
+export const EmojiPackListSchema = z
+  .object({ packs: z.record(z.string(), EmojiPackSchema), count: z.number().int() })
+  .openapi("EmojiPackList");

@@ -5,7 +5,9 @@ import { z } from "@hono/zod-openapi";
 export const FILTER_CONTEXTS = ["home", "notifications", "public", "thread", "account"] as const;
 
 /** Each Starling filter is one with a single keyword. */
-export const FilterKeywordSchema = z.object({ id: z.string(), keyword: z.string(), whole_word: z.boolean() }).openapi("FilterKeyword");
+export const FilterKeywordSchema = z
+  .object({ id: z.string(), keyword: z.string(), whole_word: z.boolean() })
+  .openapi("FilterKeyword");
 export const FilterV2Schema = z
   .object({
     id: z.string(),
@@ -20,5 +22,9 @@ export const FilterV2Schema = z
 
 /** A filter of the viewer's that matches a status (`Status.filtered`): clients warn or hide in its contexts. */
 export const FilterResultSchema = z
-  .object({ filter: FilterV2Schema, keyword_matches: z.array(z.string()).nullable(), status_matches: z.array(z.string()).nullable() })
+  .object({
+    filter: FilterV2Schema,
+    keyword_matches: z.array(z.string()).nullable(),
+    status_matches: z.array(z.string()).nullable(),
+  })
   .openapi("FilterResult");

@@ -43,7 +43,12 @@ export const InstanceSchema = z
         video_size_limit: z.number().int(),
         description_limit: z.number().int(),
       }),
-      polls: z.object({ max_options: z.number().int(), max_characters_per_option: z.number().int(), min_expiration: z.number().int(), max_expiration: z.number().int() }),
+      polls: z.object({
+        max_options: z.number().int(),
+        max_characters_per_option: z.number().int(),
+        min_expiration: z.number().int(),
+        max_expiration: z.number().int(),
+      }),
       accounts: z.object({ max_profile_fields: z.number().int() }),
     }),
     vapid_public_key: z.string(),
@@ -59,10 +64,21 @@ export const InstanceSchema = z
           mrf_simple: z.record(z.string(), z.array(z.string())),
           mrf_simple_info: z.record(z.string(), z.record(z.string(), z.object({ reason: z.string() }))),
           quarantined_instances: z.array(z.string()),
-          quarantined_instances_info: z.object({ quarantined_instances: z.record(z.string(), z.object({ reason: z.string() })) }),
+          quarantined_instances_info: z.object({
+            quarantined_instances: z.record(z.string(), z.object({ reason: z.string() })),
+          }),
         }),
-        fields_limits: z.object({ max_fields: z.number().int(), max_remote_fields: z.number().int(), name_length: z.number().int(), value_length: z.number().int() }),
-        archive_limits: z.object({ max_entries: z.number().int(), max_uncompressed_bytes: z.number().int(), max_file_bytes: z.number().int() }),
+        fields_limits: z.object({
+          max_fields: z.number().int(),
+          max_remote_fields: z.number().int(),
+          name_length: z.number().int(),
+          value_length: z.number().int(),
+        }),
+        archive_limits: z.object({
+          max_entries: z.number().int(),
+          max_uncompressed_bytes: z.number().int(),
+          max_file_bytes: z.number().int(),
+        }),
         post_formats: z.array(z.string()),
       }),
       stats: z.object({ mau: z.number().int() }),
@@ -74,7 +90,12 @@ export const InstanceSchema = z
 export const NodeinfoSchema = z
   .object({
     version: z.enum(["2.0", "2.1"]),
-    software: z.object({ name: z.literal("pleroma"), version: z.string(), repository: z.string().optional(), homepage: z.string().optional() }),
+    software: z.object({
+      name: z.literal("pleroma"),
+      version: z.string(),
+      repository: z.string().optional(),
+      homepage: z.string().optional(),
+    }),
     protocols: z.array(z.string()),
     services: z.object({ inbound: z.array(z.string()), outbound: z.array(z.string()) }),
     openRegistrations: z.boolean(),
@@ -112,7 +133,11 @@ export const InstanceV2Schema = z
       urls: z.object({ streaming: z.string() }),
       vapid: z.object({ public_key: z.string() }),
       accounts: z.object({ max_featured_tags: z.number().int(), max_pinned_statuses: z.number().int() }),
-      statuses: z.object({ max_characters: z.number().int(), max_media_attachments: z.number().int(), characters_reserved_per_url: z.number().int() }),
+      statuses: z.object({
+        max_characters: z.number().int(),
+        max_media_attachments: z.number().int(),
+        characters_reserved_per_url: z.number().int(),
+      }),
       media_attachments: z.object({
         supported_mime_types: z.array(z.string()),
         image_size_limit: z.number().int(),
@@ -127,7 +152,12 @@ export const InstanceV2Schema = z
       }),
       translation: z.object({ enabled: z.boolean() }),
     }),
-    registrations: z.object({ enabled: z.boolean(), approval_required: z.boolean(), message: z.string().nullable(), url: z.string().nullable() }),
+    registrations: z.object({
+      enabled: z.boolean(),
+      approval_required: z.boolean(),
+      message: z.string().nullable(),
+      url: z.string().nullable(),
+    }),
     contact: z.object({ email: z.string(), account: z.null() }),
     rules: z.array(z.lazy(() => RuleSchema)),
     pleroma: z.object({
@@ -167,8 +197,16 @@ export const TrendTagSchema = z
   .openapi("Tag");
 
 export const FeaturedTagSchema = z
-  .object({ id: z.string(), name: z.string(), url: z.string(), statuses_count: z.number().int(), last_status_at: z.string().nullable() })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    url: z.string(),
+    statuses_count: z.number().int(),
+    last_status_at: z.string().nullable(),
+  })
   .openapi("FeaturedTag");
 
 /** `/api/pleroma/frontend_configurations`: settings per front-end, by its name. */
-export const FrontendConfigurationsSchema = z.record(z.string(), z.record(z.string(), z.unknown())).openapi("FrontendConfigurations");
+export const FrontendConfigurationsSchema = z
+  .record(z.string(), z.record(z.string(), z.unknown()))
+  .openapi("FrontendConfigurations");

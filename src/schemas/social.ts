@@ -56,7 +56,9 @@ export const NotificationSchema = z
     status: StatusSchema.optional(),
     emoji: z.string().optional(),
     target: AccountSchema.optional(),
-    report: z.object({ id: z.string(), action_taken: z.boolean(), comment: z.string(), created_at: z.string() }).optional(),
+    report: z
+      .object({ id: z.string(), action_taken: z.boolean(), comment: z.string(), created_at: z.string() })
+      .optional(),
     chat_message: ChatMessageSchema.optional(),
     pleroma: z.object({ is_seen: z.boolean(), is_muted: z.boolean() }),
   })
@@ -70,6 +72,5 @@ export const PushSubscriptionSchema = z
 
 /** A hashtag as v2 search answers it. */
 export const HashtagSchema = z.object({ name: z.string(), url: z.string(), history: z.array(z.unknown()) });
-
 
 export { FilterKeywordSchema, FilterResultSchema, FilterV2Schema } from "./filter";

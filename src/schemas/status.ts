@@ -111,7 +111,9 @@ const statusFields = {
 export const BaseStatusSchema = z.object({ ...statusFields, reblog: z.null() });
 export const StatusSchema = z.object({ ...statusFields, reblog: BaseStatusSchema.nullable() }).openapi("Status");
 
-export const ContextSchema = z.object({ ancestors: z.array(StatusSchema), descendants: z.array(StatusSchema) }).openapi("Context");
+export const ContextSchema = z
+  .object({ ancestors: z.array(StatusSchema), descendants: z.array(StatusSchema) })
+  .openapi("Context");
 
 export const StatusSourceSchema = z
   .object({ id: z.string(), text: z.string(), spoiler_text: z.string(), content_type: z.string() })

@@ -35,20 +35,34 @@ function revokeAccess(d: DB, accountId: string): D1PreparedStatement[] {
 
 /** Pleroma's `disable_account`: the account is deactivated and every token revoked; it can be reactivated by staff. */
 export async function disableAccount(d: DB, accountId: string, t: number): Promise<void> {
-  await d.$client.batch([statement(d, sql`UPDATE accounts SET deactivated = 1, updated_at = ${t} WHERE id = ${accountId} AND domain IS NULL`), ...revokeAccess(d, accountId)]);
+  await d.$client.batch([
+    statement(
+      d,
+      sql`UPDATE accounts SET deactivated = 1, updated_at = ${t} WHERE id = ${accountId} AND domain IS NULL`,
+    ),
+    ...revokeAccess(d, accountId),
+  ]);
 }
 
 /**
  * The statements that start deleting a local account, to put in one batch (the admin API adds its moderation
  * log entry to the same batch). Idempotent: a second request changes nothing.
  */
-export function accountDeletionStatements(d: DB, accountId: string, t: number, requestedBy: string | null): D1PreparedStatement[] {
+export function accountDeletionStatements(
+  d: DB,
+  accountId: string,
+  t: number,
+  requestedBy: string | null,
+): D1PreparedStatement[] {
   return [
     // Written while the follows still exist: its audience is read from them (they stay until it is delivered).
     outboxWrite(d, accountId, { type: "DeleteActor" }, t, {
       onlyIf: sql`NOT EXISTS (SELECT 1 FROM account_deletions WHERE account_id = ${accountId})`,
     }),
-    statement(d, sql`UPDATE accounts SET deactivated = 1, updated_at = ${t} WHERE id = ${accountId} AND domain IS NULL`),
+    statement(
+      d,
+      sql`UPDATE accounts SET deactivated = 1, updated_at = ${t} WHERE id = ${accountId} AND domain IS NULL`,
+    ),
     ...revokeAccess(d, accountId),
     statement(
       d,
@@ -60,13 +74,20 @@ export function accountDeletionStatements(d: DB, accountId: string, t: number, r
 }
 
 /** Starts deleting a local account (see the module comment): the entry point for `delete_account` and the admin API. */
-export async function startAccountDeletion(d: DB, accountId: string, t: number, requestedBy: string | null = accountId): Promise<void> {
+export async function startAccountDeletion(
+  d: DB,
+  accountId: string,
+  t: number,
+  requestedBy: string | null = accountId,
+): Promise<void> {
   await d.$client.batch(accountDeletionStatements(d, accountId, t, requestedBy));
 }
 
 /** Whether the account is being (or has been) deleted: its actor answers as gone only once the job has finished. */
 export async function deletionState(d: DB, accountId: string): Promise<"none" | "pending" | "done"> {
-  const row = await d.get<{ finished_at: number | null }>(sql`SELECT finished_at FROM account_deletions WHERE account_id = ${accountId}`);
+  const row = await d.get<{ finished_at: number | null }>(
+    sql`SELECT finished_at FROM account_deletions WHERE account_id = ${accountId}`,
+  );
   return !row ? "none" : row.finished_at === null ? "pending" : "done";
 }
 
@@ -115,7 +136,9 @@ const OWN_ROWS: [table: string, where: string][] = [
 /** One step of one deletion. */
 async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: number): Promise<Step> {
   // 1. Statuses (their reblogs, media rows, polls, favourites… go with them), without a Delete each: the actor's covers them.
-  const ids = await d.all<{ id: string }>(sql`SELECT id FROM statuses WHERE account_id = ${accountId} LIMIT ${STATUS_BATCH}`);
+  const ids = await d.all<{ id: string }>(
+    sql`SELECT id FROM statuses WHERE account_id = ${accountId} LIMIT ${STATUS_BATCH}`,
+  );
   if (ids.length) {
     const { files, deleted } = await deleteStatuses(
       d,
@@ -124,22 +147,32 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
     );
     const stored = files.filter(isStoredKey);
     if (stored.length) await env.MEDIA.delete(stored);
-    await d.run(sql`UPDATE account_deletions SET statuses_deleted = statuses_deleted + ${deleted.length}, updated_at = ${t} WHERE account_id = ${accountId}`);
+    await d.run(
+      sql`UPDATE account_deletions SET statuses_deleted = statuses_deleted + ${deleted.length}, updated_at = ${t} WHERE account_id = ${accountId}`,
+    );
     return "more";
   }
   // 2. Media not attached to a status (uploads, scheduled posts'): files first, so a failed run leaves rows to retry.
-  const media = await d.all<{ id: string; file: string }>(sql`SELECT id, file FROM media_attachments WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`);
+  const media = await d.all<{ id: string; file: string }>(
+    sql`SELECT id, file FROM media_attachments WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
+  );
   if (media.length) {
     const stored = media.map((m) => m.file).filter(isStoredKey);
     if (stored.length) await env.MEDIA.delete(stored);
-    await d.run(sql`DELETE FROM media_attachments WHERE id IN (SELECT value FROM json_each(${JSON.stringify(media.map((m) => m.id))}))`);
+    await d.run(
+      sql`DELETE FROM media_attachments WHERE id IN (SELECT value FROM json_each(${JSON.stringify(media.map((m) => m.id))}))`,
+    );
     return "more";
   }
   // Its backups: archives first, then rows.
-  const archives = await d.all<{ id: string; file_key: string }>(sql`SELECT id, file_key FROM backups WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`);
+  const archives = await d.all<{ id: string; file_key: string }>(
+    sql`SELECT id, file_key FROM backups WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
+  );
   if (archives.length) {
     await env.MEDIA.delete(archives.map((b) => b.file_key));
-    await d.run(sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`);
+    await d.run(
+      sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`,
+    );
     return "more";
   }
   // 3. Everything else, one batch: each table's next ROW_BATCH rows, then the counters of the accounts and statuses
@@ -159,10 +192,16 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
         SELECT target_account_id AS other FROM follows WHERE account_id = ${accountId}
         UNION SELECT account_id FROM follows WHERE target_account_id = ${accountId}) LIMIT ${ROW_BATCH * 2}`,
   );
-  const statusesHit = await d.all<{ id: string }>(sql`SELECT status_id AS id FROM favourites WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`);
+  const statusesHit = await d.all<{ id: string }>(
+    sql`SELECT status_id AS id FROM favourites WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
+  );
   let changes = 0;
   for (const [table, where] of tables) {
-    batch.push(client.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${ROW_BATCH})`).bind(accountId));
+    batch.push(
+      client
+        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${ROW_BATCH})`)
+        .bind(accountId),
+    );
   }
   const recounts = [
     statement(
@@ -182,13 +221,21 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
   if (changes > 0) return "more";
   if (delivering) return "wait";
   // 4. The end: secrets and the user row go, the account row stays as an emptied, deactivated tombstone.
-  const row = await d.get<{ avatar: string | null; header: string | null; background: string | null; mascot: string | null }>(
+  const row = await d.get<{
+    avatar: string | null;
+    header: string | null;
+    background: string | null;
+    mascot: string | null;
+  }>(
     sql`SELECT a.avatar, a.header, a.background, json_extract(u.mascot, '$.key') AS mascot FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id = ${accountId}`,
   );
   const images = [row?.avatar, row?.header, row?.background, row?.mascot].filter(isStoredKey);
   if (images.length) await env.MEDIA.delete(images);
   await client.batch([
-    statement(d, sql`DELETE FROM federation_deliveries WHERE outbox_id IN (SELECT id FROM federation_outbox WHERE account_id = ${accountId})`),
+    statement(
+      d,
+      sql`DELETE FROM federation_deliveries WHERE outbox_id IN (SELECT id FROM federation_outbox WHERE account_id = ${accountId})`,
+    ),
     statement(d, sql`DELETE FROM federation_outbox WHERE account_id = ${accountId}`),
     statement(d, sql`DELETE FROM credentials WHERE account_id = ${accountId}`),
     statement(d, sql`DELETE FROM users WHERE account_id = ${accountId}`),
@@ -199,7 +246,10 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
         followers_count = 0, following_count = 0, statuses_count = 0, last_status_at = NULL, locked = 0, discoverable = 0, updated_at = ${t}
         WHERE id = ${accountId}`,
     ),
-    statement(d, sql`UPDATE account_deletions SET finished_at = ${t}, updated_at = ${t} WHERE account_id = ${accountId}`),
+    statement(
+      d,
+      sql`UPDATE account_deletions SET finished_at = ${t}, updated_at = ${t} WHERE account_id = ${accountId}`,
+    ),
   ]);
   return "done";
 }
@@ -237,15 +287,24 @@ export async function receiveActorDelete(d: DB, remoteAccountId: string, t: numb
     sql`SELECT target_account_id AS id FROM follows WHERE account_id = ${remoteAccountId} UNION SELECT account_id FROM follows WHERE target_account_id = ${remoteAccountId}`,
   );
   await d.$client.batch([
-    statement(d, sql`DELETE FROM follows WHERE account_id = ${remoteAccountId} OR target_account_id = ${remoteAccountId}`),
-    statement(d, sql`DELETE FROM follow_requests WHERE account_id = ${remoteAccountId} OR target_account_id = ${remoteAccountId}`),
+    statement(
+      d,
+      sql`DELETE FROM follows WHERE account_id = ${remoteAccountId} OR target_account_id = ${remoteAccountId}`,
+    ),
+    statement(
+      d,
+      sql`DELETE FROM follow_requests WHERE account_id = ${remoteAccountId} OR target_account_id = ${remoteAccountId}`,
+    ),
     statement(
       d,
       sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
         following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id)
         WHERE domain IS NULL AND id IN (SELECT value FROM json_each(${JSON.stringify(others.map((r) => r.id))}))`,
     ),
-    statement(d, sql`UPDATE accounts SET deactivated = 1, updated_at = ${t} WHERE id = ${remoteAccountId} AND domain IS NOT NULL`),
+    statement(
+      d,
+      sql`UPDATE accounts SET deactivated = 1, updated_at = ${t} WHERE id = ${remoteAccountId} AND domain IS NOT NULL`,
+    ),
     statement(
       d,
       sql`INSERT INTO account_deletions (account_id, requested_by, requested_at, updated_at)

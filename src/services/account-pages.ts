@@ -1,12 +1,28 @@
 /** Pages through relation tables (accounts related to one account, marked statuses, blocked domains), paged by the relation's own row id. */
 import { and, eq, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { accounts, blocks, bookmarks, domainBlocks, endorsements, favourites, followRequests, follows, listAccounts, mutes, statuses, subscriptions, userColumns, users } from "../db/schema";
+import {
+  accounts,
+  blocks,
+  bookmarks,
+  domainBlocks,
+  endorsements,
+  favourites,
+  followRequests,
+  follows,
+  listAccounts,
+  mutes,
+  statuses,
+  subscriptions,
+  userColumns,
+  users,
+} from "../db/schema";
 import { notSilenced, visibleTo } from "./visibility";
 import { pageQuery, inOrder, seqPage, type Page } from "../http/pagination";
 import type { AccountWithUser } from "./accounts";
 
-type PairTable = typeof follows | typeof followRequests | typeof blocks | typeof mutes | typeof endorsements | typeof subscriptions;
+type PairTable =
+  typeof follows | typeof followRequests | typeof blocks | typeof mutes | typeof endorsements | typeof subscriptions;
 
 export interface PagedAccount extends AccountWithUser {
   /** The relation row's id: the Link header cursor. */
@@ -37,7 +53,12 @@ export async function relatedAccounts(
     .where(and(eq(table[by], ownerId), eq(accounts.deactivated, false), q.where, extra))
     .orderBy(q.orderBy)
     .limit(q.limit);
-  return inOrder(rows, q).map((r) => ({ cursor: r.relation.id, relation: r.relation, account: r.account, user: r.user }));
+  return inOrder(rows, q).map((r) => ({
+    cursor: r.relation.id,
+    relation: r.relation,
+    account: r.account,
+    user: r.user,
+  }));
 }
 
 /** Members of a list, paged by membership row; `limit: null` gives all of them. */
@@ -57,8 +78,17 @@ export async function listMembers(d: DB, listId: string, page: Page | null): Pro
  * Accounts that reblogged or favourited a status, paged by the reblog's or favourite's id, without accounts
  * the viewer blocks or mutes.
  */
-export async function relatedStatusAccounts(d: DB, kind: "reblogs" | "favourites", statusId: string, viewerId: string | null, page: Page): Promise<PagedAccount[]> {
-  const rel = kind === "reblogs" ? { id: statuses.id, account: statuses.accountId, status: statuses.reblogOfId } : { id: favourites.id, account: favourites.accountId, status: favourites.statusId };
+export async function relatedStatusAccounts(
+  d: DB,
+  kind: "reblogs" | "favourites",
+  statusId: string,
+  viewerId: string | null,
+  page: Page,
+): Promise<PagedAccount[]> {
+  const rel =
+    kind === "reblogs"
+      ? { id: statuses.id, account: statuses.accountId, status: statuses.reblogOfId }
+      : { id: favourites.id, account: favourites.accountId, status: favourites.statusId };
   const table = kind === "reblogs" ? statuses : favourites;
   const q = pageQuery(rel.id, page);
   const rows = await d
@@ -66,7 +96,14 @@ export async function relatedStatusAccounts(d: DB, kind: "reblogs" | "favourites
     .from(table as typeof favourites)
     .innerJoin(accounts, eq(accounts.id, rel.account))
     .leftJoin(users, eq(users.accountId, accounts.id))
-    .where(and(eq(rel.status, statusId), eq(accounts.deactivated, false), notSilenced(viewerId, false, rel.account), q.where))
+    .where(
+      and(
+        eq(rel.status, statusId),
+        eq(accounts.deactivated, false),
+        notSilenced(viewerId, false, rel.account),
+        q.where,
+      ),
+    )
     .orderBy(q.orderBy)
     .limit(q.limit);
   return inOrder(rows, q).map((r) => ({ cursor: r.cursor, relation: {}, account: r.account, user: r.user }));
@@ -76,7 +113,13 @@ export async function relatedStatusAccounts(d: DB, kind: "reblogs" | "favourites
  * The statuses an account favourited or bookmarked that the viewer may see, newest mark first, paged by the
  * mark's id (Link-only): the cursors and the status ids.
  */
-export async function markedStatuses(d: DB, table: typeof favourites | typeof bookmarks, ownerId: string, viewerId: string | null, page: Page): Promise<{ cursor: string; statusId: string }[]> {
+export async function markedStatuses(
+  d: DB,
+  table: typeof favourites | typeof bookmarks,
+  ownerId: string,
+  viewerId: string | null,
+  page: Page,
+): Promise<{ cursor: string; statusId: string }[]> {
   // Bookmarks have sequence ids (Pleroma-FE reads their Link cursors as numbers).
   const q = pageQuery(table.id, table === bookmarks ? seqPage(page) : page);
   return inOrder(
@@ -94,5 +137,13 @@ export async function markedStatuses(d: DB, table: typeof favourites | typeof bo
 /** The domains the user blocks, newest first, paged by the block's id (Link-only). */
 export async function blockedDomains(d: DB, ownerId: string, page: Page): Promise<{ id: string; domain: string }[]> {
   const q = pageQuery(domainBlocks.id, page);
-  return inOrder(await d.select({ id: domainBlocks.id, domain: domainBlocks.domain }).from(domainBlocks).where(and(eq(domainBlocks.accountId, ownerId), q.where)).orderBy(q.orderBy).limit(q.limit), q);
+  return inOrder(
+    await d
+      .select({ id: domainBlocks.id, domain: domainBlocks.domain })
+      .from(domainBlocks)
+      .where(and(eq(domainBlocks.accountId, ownerId), q.where))
+      .orderBy(q.orderBy)
+      .limit(q.limit),
+    q,
+  );
 }

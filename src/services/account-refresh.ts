@@ -12,7 +12,13 @@ import { ACTOR_STALE_MS, isStale, type AccountRow } from "./remote-accounts";
 import { resolveAccount, resolveEnv } from "./resolve";
 
 /** Refetches a stale remote account (once a day at most); nothing for a fresh, local or deactivated one. */
-export async function refreshStaleAccount(env: Env, base: string, localHost: string, account: AccountRow, t: number = now()): Promise<void> {
+export async function refreshStaleAccount(
+  env: Env,
+  base: string,
+  localHost: string,
+  account: AccountRow,
+  t: number = now(),
+): Promise<void> {
   if (account.deactivated || !isStale(account, t)) return;
   const d = db(env);
   const claimed = await d.get<{ id: string }>(

@@ -5,7 +5,18 @@ import type { DB } from "../db/client";
 import { db, mixedBatch, now } from "../db/client";
 import { profileUpdateWrites } from "./profile-updates";
 import { isId, newId } from "../db/ids";
-import { accounts, credentials, followRequests, invites, notifications, participations, tokens, userColumns, users, type AccountField } from "../db/schema";
+import {
+  accounts,
+  credentials,
+  followRequests,
+  invites,
+  notifications,
+  participations,
+  tokens,
+  userColumns,
+  users,
+  type AccountField,
+} from "../db/schema";
 import { plainTextToHtml } from "../content/text";
 import { ApiError, badRequest } from "../http/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
@@ -29,9 +40,9 @@ export interface AccountWithUser {
 
 /** Names that would collide with routes or mislead, as Pleroma reserves them. */
 export const RESERVED_NICKNAMES = (
-    ".well-known ~ about activities api auth check_password dev friend-requests inbox internal main media nodeinfo " +
-    "notice oauth objects ostatus_subscribe pleroma proxy push registration relay settings status tag user-search " +
-    "user_exists users web verify_credentials update_credentials relationships search confirmation_resend mfa " +
+  ".well-known ~ about activities api auth check_password dev friend-requests inbox internal main media nodeinfo " +
+  "notice oauth objects ostatus_subscribe pleroma proxy push registration relay settings status tag user-search " +
+  "user_exists users web verify_credentials update_credentials relationships search confirmation_resend mfa " +
   "admin administrator root starling instance images static"
 ).split(" ");
 const RESERVED = new Set(RESERVED_NICKNAMES);
@@ -115,7 +126,10 @@ export function accountMatch(idOrNickname: string, localHost: string): SQL {
  * The profile directory (Pleroma's rule): discoverable, active accounts, newest activity (`active`) or newest
  * account (`new`) first, without the viewer and accounts the viewer blocks, mutes or whose domain they block.
  */
-export function directory(d: DB, q: { viewerId: string | null; order: "active" | "new"; local: boolean; limit: number; offset: number }) {
+export function directory(
+  d: DB,
+  q: { viewerId: string | null; order: "active" | "new"; local: boolean; limit: number; offset: number },
+) {
   // Unconfirmed local users are not active yet.
   const conds = [
     eq(accounts.discoverable, true),
@@ -124,7 +138,10 @@ export function directory(d: DB, q: { viewerId: string | null; order: "active" |
   ];
   if (q.local) conds.push(isNull(accounts.domain));
   if (q.viewerId) conds.push(ne(accounts.id, q.viewerId), notSilenced(q.viewerId, false, accounts.id));
-  const order = q.order === "new" ? [desc(accounts.createdAt), desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
+  const order =
+    q.order === "new"
+      ? [desc(accounts.createdAt), desc(accounts.id)]
+      : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)];
   return withUser(d)
     .where(and(...conds))
     .orderBy(...order)
@@ -174,18 +191,23 @@ export async function register(
   if (!EMAIL_PATTERN.test(input.email)) add("email", "has invalid format");
   if (input.password.length < 8) add("password", "should be at least 8 character(s)");
   if (input.password.length > 256) add("password", "should be at most 256 character(s)");
-  if ((input.fullname ?? "").length > cfg.maxNameLength) add("name", `should be at most ${cfg.maxNameLength} character(s)`);
+  if ((input.fullname ?? "").length > cfg.maxNameLength)
+    add("name", `should be at most ${cfg.maxNameLength} character(s)`);
   if ((input.bio ?? "").length > cfg.maxBioLength) add("bio", `should be at most ${cfg.maxBioLength} character(s)`);
   const reason = (input.reason ?? "").trim();
   if (cfg.approvalRequired && !reason) add("reason", "can't be blank");
-  if (reason.length > cfg.registrationReasonLength) add("reason", `should be at most ${cfg.registrationReasonLength} character(s)`);
+  if (reason.length > cfg.registrationReasonLength)
+    add("reason", `should be at most ${cfg.registrationReasonLength} character(s)`);
   if (Object.keys(errors).length) throw fieldErrors(errors);
 
   const t = now();
   const codes = await shortcodesIn([input.fullname ?? "", input.bio ?? ""]);
   const [nickTaken, emailTaken, invite, emojiRows] = await d.batch([
     d.select({ id: accounts.id }).from(accounts).where(eq(accounts.acctKey, input.username.toLowerCase())),
-    d.select({ id: users.accountId }).from(users).where(sql`lower(${users.email}) = ${input.email.toLowerCase()}`),
+    d
+      .select({ id: users.accountId })
+      .from(users)
+      .where(sql`lower(${users.email}) = ${input.email.toLowerCase()}`),
     d
       .select()
       .from(invites)
@@ -200,7 +222,11 @@ export async function register(
   if (!cfg.registrationsOpen) {
     const inv = invite[0];
     if (!inv) throw badRequest("Invalid token");
-    if (inv.revoked || (inv.expiresAt !== null && inv.expiresAt < t) || (inv.maxUses !== null && inv.uses >= inv.maxUses)) {
+    if (
+      inv.revoked ||
+      (inv.expiresAt !== null && inv.expiresAt < t) ||
+      (inv.maxUses !== null && inv.uses >= inv.maxUses)
+    ) {
       throw badRequest("Expired token");
     }
     inviteId = inv.id;
@@ -244,7 +270,10 @@ export async function register(
   };
   const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
   const passwordHash = await hashPassword(input.password, cfg.passwordIterations);
-  const token = user.confirmed && !user.approvalPending ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") }) : null;
+  const token =
+    user.confirmed && !user.approvalPending
+      ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") })
+      : null;
 
   try {
     await d.batch([
@@ -252,14 +281,23 @@ export async function register(
       d.insert(users).values({ ...user, confirmationTokenHash }),
       d.insert(credentials).values({ accountId: id, passwordHash, privateKey: null }),
       ...(token ? [d.insert(tokens).values(token.row)] : []),
-      ...(inviteId ? [d.update(invites).set({ uses: sql`${invites.uses} + 1` }).where(eq(invites.id, inviteId))] : []),
+      ...(inviteId
+        ? [
+            d
+              .update(invites)
+              .set({ uses: sql`${invites.uses} + 1` })
+              .where(eq(invites.id, inviteId)),
+          ]
+        : []),
     ]);
   } catch (e) {
     // Racing registrations on one invite: its `invites_max_uses` trigger aborts the batch that would overuse it.
     if (String(e).includes("invite_exhausted")) throw badRequest("Expired token");
     // Two registrations racing for one name: the unique index decides.
     if (String(e).includes("UNIQUE")) {
-      throw fieldErrors(String(e).includes("email") ? { email: ["has already been taken"] } : { nickname: ["has already been taken"] });
+      throw fieldErrors(
+        String(e).includes("email") ? { email: ["has already been taken"] } : { nickname: ["has already been taken"] },
+      );
     }
     throw e;
   }
@@ -324,7 +362,10 @@ export async function confirmEmail(d: DB, accountId: string, token: string): Pro
 }
 
 /** A fresh confirmation token for an unconfirmed user with this e-mail or nickname; null if there is none. */
-export async function renewConfirmation(d: DB, login: string): Promise<{ found: { account: AccountRow; user: UserRow }; token: string } | null> {
+export async function renewConfirmation(
+  d: DB,
+  login: string,
+): Promise<{ found: { account: AccountRow; user: UserRow }; token: string } | null> {
   const found = await findLocalByLogin(d, login);
   if (!found || found.user.confirmed) return null;
   const token = randomToken(24);
@@ -338,14 +379,24 @@ export async function renewConfirmation(d: DB, login: string): Promise<{ found: 
 /** The confirmation mail again, to an unconfirmed user with this login, if there is one (after the answer). */
 export async function resendConfirmation(env: Env, base: string, host: string, login: string): Promise<void> {
   const renewed = await renewConfirmation(db(env), login);
-  if (renewed) await mailer(env, host).send(confirmationMail(config(env), base, renewed.found.account, renewed.found.user.email, renewed.token));
+  if (renewed)
+    await mailer(env, host).send(
+      confirmationMail(config(env), base, renewed.found.account, renewed.found.user.email, renewed.token),
+    );
 }
 
 /**
  * What admins are mailed when someone asks to join while approval is required (Pleroma's
  * `new_unapproved_registration`): who, and the reason they gave.
  */
-export function approvalRequestMail(cfg: Config, base: string, account: AccountRow, email: string, reason: string, to: string) {
+export function approvalRequestMail(
+  cfg: Config,
+  base: string,
+  account: AccountRow,
+  email: string,
+  reason: string,
+  to: string,
+) {
   const esc = (x: string) => x.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   return {
     to,
@@ -383,10 +434,19 @@ export function renderFields(fields: { name: string; value: string }[]): Account
  * Applies an update to the account and user rows in one batch. Given the row `before`, a change other servers
  * see is announced to them (an `Update` of the actor) in the same batch.
  */
-export async function saveCredentials(d: DB, accountId: string, update: CredentialsUpdate, before?: AccountRow): Promise<AccountWithUser> {
+export async function saveCredentials(
+  d: DB,
+  accountId: string,
+  update: CredentialsUpdate,
+  before?: AccountRow,
+): Promise<AccountWithUser> {
   const t = now();
   const [acc, usr] = (await mixedBatch(d, [
-    d.update(accounts).set({ ...update.account, updatedAt: t }).where(eq(accounts.id, accountId)).returning(),
+    d
+      .update(accounts)
+      .set({ ...update.account, updatedAt: t })
+      .where(eq(accounts.id, accountId))
+      .returning(),
     Object.keys(update.user).length
       ? d.update(users).set(update.user).where(eq(users.accountId, accountId)).returning(userColumns)
       : d.select(userColumns).from(users).where(eq(users.accountId, accountId)),
@@ -453,10 +513,18 @@ export async function updateCredentials(
     ["background", input.pleroma_background_image, cfg.backgroundUploadLimit],
   ] as const;
   const replaced: string[] = [];
-  if (update.account.displayName !== undefined || update.user.noteSource !== undefined || update.user.fieldsSource !== undefined) {
+  if (
+    update.account.displayName !== undefined ||
+    update.user.noteSource !== undefined ||
+    update.user.fieldsSource !== undefined
+  ) {
     // The profile's `:code:`s are resolved against local emoji when it is saved, as a status's are when posted.
     const fields = update.user.fieldsSource ?? me.user.fieldsSource;
-    const codes = await shortcodesIn([update.account.displayName ?? me.account.displayName, update.user.noteSource ?? me.user.noteSource, ...fields.flatMap((f) => [f.name, f.value])]);
+    const codes = await shortcodesIn([
+      update.account.displayName ?? me.account.displayName,
+      update.user.noteSource ?? me.user.noteSource,
+      ...fields.flatMap((f) => [f.name, f.value]),
+    ]);
     update.account.emojis = codes.length ? profileEmojis(codes, await localEmojisNamed(d, codes)) : [];
   }
   for (const [column, value, limit] of images) {
@@ -486,7 +554,9 @@ function credentialsUpdate(cfg: Config, p: CredentialsInput, user: UserRow): Cre
   if (p.fields_attributes !== undefined) {
     const fields = p.fields_attributes.filter((f) => f.name !== "" || f.value !== "");
     if (fields.length > cfg.fieldsLimits.max_fields) throw tooLarge("Too many field entries");
-    if (fields.some((f) => f.name.length > cfg.fieldsLimits.name_length || f.value.length > cfg.fieldsLimits.value_length)) {
+    if (
+      fields.some((f) => f.name.length > cfg.fieldsLimits.name_length || f.value.length > cfg.fieldsLimits.value_length)
+    ) {
       throw tooLarge("One or more field entries are too long");
     }
     account.fields = renderFields(fields);
@@ -521,12 +591,16 @@ function credentialsUpdate(cfg: Config, p: CredentialsInput, user: UserRow): Cre
   if (p.pleroma_settings_store !== undefined) {
     for (const [frontend, value] of Object.entries(p.pleroma_settings_store)) {
       if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > SETTINGS_STORE_FRONTEND_BYTES) {
-        throw new ApiError(400, `Settings store entry too large: ${frontend.slice(0, 100)} holds more than ${SETTINGS_STORE_FRONTEND_BYTES / 1024} KB`);
+        throw new ApiError(
+          400,
+          `Settings store entry too large: ${frontend.slice(0, 100)} holds more than ${SETTINGS_STORE_FRONTEND_BYTES / 1024} KB`,
+        );
       }
     }
     // Each frontend's entry is replaced whole; other frontends keep theirs.
     const store = { ...user.settingsStore, ...p.pleroma_settings_store };
-    if (Object.keys(store).length > SETTINGS_STORE_FRONTENDS) throw new ApiError(400, `Settings store holds at most ${SETTINGS_STORE_FRONTENDS} frontends`);
+    if (Object.keys(store).length > SETTINGS_STORE_FRONTENDS)
+      throw new ApiError(400, `Settings store holds at most ${SETTINGS_STORE_FRONTENDS} frontends`);
     u.settingsStore = store;
   }
   return { account, user: u };
@@ -536,8 +610,18 @@ function credentialsUpdate(cfg: Config, p: CredentialsInput, user: UserRow): Cre
 export async function ownerCounters(d: DB, accountId: string) {
   const [requests, unread, unseen] = await d.batch([
     d.select({ n: count() }).from(followRequests).where(eq(followRequests.targetAccountId, accountId)),
-    d.select({ n: count() }).from(participations).where(and(eq(participations.accountId, accountId), eq(participations.unread, true))),
-    d.select({ n: count() }).from(notifications).where(and(eq(notifications.accountId, accountId), eq(notifications.isSeen, false))),
+    d
+      .select({ n: count() })
+      .from(participations)
+      .where(and(eq(participations.accountId, accountId), eq(participations.unread, true))),
+    d
+      .select({ n: count() })
+      .from(notifications)
+      .where(and(eq(notifications.accountId, accountId), eq(notifications.isSeen, false))),
   ]);
-  return { followRequestsCount: requests[0]?.n ?? 0, unreadConversationCount: unread[0]?.n ?? 0, unreadNotificationsCount: unseen[0]?.n ?? 0 };
+  return {
+    followRequestsCount: requests[0]?.n ?? 0,
+    unreadConversationCount: unread[0]?.n ?? 0,
+    unreadNotificationsCount: unseen[0]?.n ?? 0,
+  };
 }

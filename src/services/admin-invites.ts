@@ -13,7 +13,8 @@ export type InviteRow = typeof invites.$inferSelect;
 /** Pleroma's `UserInviteToken` JSON; `invite_type` follows from the limits. */
 export function renderInvite(r: InviteRow) {
   const limited = r.maxUses !== null && r.maxUses > 1;
-  const type = r.expiresAt !== null ? (limited ? "reusable_date_limited" : "date_limited") : limited ? "reusable" : "one_time";
+  const type =
+    r.expiresAt !== null ? (limited ? "reusable_date_limited" : "date_limited") : limited ? "reusable" : "one_time";
   const exhausted = r.maxUses !== null && r.uses >= r.maxUses;
   return {
     id: r.id,
@@ -27,7 +28,11 @@ export function renderInvite(r: InviteRow) {
   } as const;
 }
 
-export async function createInvite(d: DB, actor: Actor, opts: { maxUse?: number; expiresAt?: number }): Promise<InviteRow> {
+export async function createInvite(
+  d: DB,
+  actor: Actor,
+  opts: { maxUse?: number; expiresAt?: number },
+): Promise<InviteRow> {
   const t = now();
   const token = randomToken(16);
   const row: InviteRow = {
@@ -40,7 +45,17 @@ export async function createInvite(d: DB, actor: Actor, opts: { maxUse?: number;
     createdAt: t,
     revoked: false,
   };
-  await mixedBatch(d, [d.insert(invites).values(row), logEntry(d, actor, "invite_create", { subject: { id: row.id, type: "invite" } }, `@${actor.username} created an invite token`, t)]);
+  await mixedBatch(d, [
+    d.insert(invites).values(row),
+    logEntry(
+      d,
+      actor,
+      "invite_create",
+      { subject: { id: row.id, type: "invite" } },
+      `@${actor.username} created an invite token`,
+      t,
+    ),
+  ]);
   return row;
 }
 
@@ -49,12 +64,23 @@ export async function listInvites(d: DB): Promise<InviteRow[]> {
 }
 
 export async function revokeInvite(d: DB, actor: Actor, token: string): Promise<InviteRow> {
-  const row = await d.select().from(invites).where(eq(invites.tokenHash, await sha256(token))).get();
+  const row = await d
+    .select()
+    .from(invites)
+    .where(eq(invites.tokenHash, await sha256(token)))
+    .get();
   if (!row) throw notFound("Not found");
   const t = now();
   await mixedBatch(d, [
     d.update(invites).set({ revoked: true }).where(eq(invites.id, row.id)),
-    logEntry(d, actor, "invite_revoke", { subject: { id: row.id, type: "invite" } }, `@${actor.username} revoked an invite token`, t),
+    logEntry(
+      d,
+      actor,
+      "invite_revoke",
+      { subject: { id: row.id, type: "invite" } },
+      `@${actor.username} revoked an invite token`,
+      t,
+    ),
   ]);
   return { ...row, revoked: true };
 }
@@ -71,4 +97,3 @@ export function inviteMail(instanceName: string, base: string, token: string, to
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-

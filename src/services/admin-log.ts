@@ -31,7 +31,10 @@ export async function readLog(d: DB, q: LogQuery) {
       .orderBy(desc(moderationLog.id))
       .limit(q.pageSize)
       .offset((q.page - 1) * q.pageSize),
-    d.select({ n: sql<number>`count(*)` }).from(moderationLog).where(cond),
+    d
+      .select({ n: sql<number>`count(*)` })
+      .from(moderationLog)
+      .where(cond),
   ]);
   return {
     items: rows.map(({ entry: r, nickname }) => ({

@@ -23,7 +23,11 @@ async function load(d: DB, rows: ReportRow[]): Promise<LoadedReports> {
   const ids = JSON.stringify(rows.map((r) => r.id));
   const people = JSON.stringify(rows.flatMap((r) => [r.accountId, r.targetAccountId]));
   const [notes, found] = await d.batch([
-    d.select().from(reportNotes).where(sql`${reportNotes.reportId} IN (SELECT value FROM json_each(${ids}))`).orderBy(reportNotes.id),
+    d
+      .select()
+      .from(reportNotes)
+      .where(sql`${reportNotes.reportId} IN (SELECT value FROM json_each(${ids}))`)
+      .orderBy(reportNotes.id),
     withUser(d).where(
       sql`${accounts.id} IN (SELECT value FROM json_each(${people}) UNION SELECT account_id FROM report_notes WHERE report_id IN (SELECT value FROM json_each(${ids})))`,
     ),
@@ -31,11 +35,23 @@ async function load(d: DB, rows: ReportRow[]): Promise<LoadedReports> {
   return { reports: rows, notes, accounts: new Map(found.map((f) => [f.account.id, f])) };
 }
 
-export async function listReports(d: DB, q: { state?: string; page: number; pageSize: number }): Promise<LoadedReports & { total: number }> {
+export async function listReports(
+  d: DB,
+  q: { state?: string; page: number; pageSize: number },
+): Promise<LoadedReports & { total: number }> {
   const cond = q.state ? eq(reports.state, q.state) : undefined;
   const [rows, [total]] = await d.batch([
-    d.select().from(reports).where(cond).orderBy(desc(reports.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize),
-    d.select({ n: sql<number>`count(*)` }).from(reports).where(cond),
+    d
+      .select()
+      .from(reports)
+      .where(cond)
+      .orderBy(desc(reports.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize),
+    d
+      .select({ n: sql<number>`count(*)` })
+      .from(reports)
+      .where(cond),
   ]);
   return { ...(await load(d, rows)), total: total?.n ?? 0 };
 }
@@ -47,7 +63,11 @@ export async function reportById(d: DB, id: string): Promise<LoadedReports> {
 }
 
 const targetNickname = async (d: DB, report: ReportRow) => {
-  const a = await d.select({ username: accounts.username, domain: accounts.domain }).from(accounts).where(eq(accounts.id, report.targetAccountId)).get();
+  const a = await d
+    .select({ username: accounts.username, domain: accounts.domain })
+    .from(accounts)
+    .where(eq(accounts.id, report.targetAccountId))
+    .get();
   return a ? (a.domain ? `${a.username}@${a.domain}` : a.username) : null;
 };
 
@@ -55,7 +75,11 @@ const targetNickname = async (d: DB, report: ReportRow) => {
  * Bulk state changes (`PATCH /reports`). As Pleroma, each item succeeds or fails on its own: the answer lists the
  * failures (`{id, error}`); the changes that can be made are made, each with its log entry, in one batch.
  */
-export async function updateReports(d: DB, actor: Actor, items: { id: string; state: string }[]): Promise<{ id: string; error: string }[]> {
+export async function updateReports(
+  d: DB,
+  actor: Actor,
+  items: { id: string; state: string }[],
+): Promise<{ id: string; error: string }[]> {
   const errors: { id: string; error: string }[] = [];
   const rows = items.length
     ? await d
@@ -84,7 +108,10 @@ export async function updateReports(d: DB, actor: Actor, items: { id: string; st
         d,
         actor,
         "report_update",
-        { subject: { id: item.id, state: item.state, type: "report" }, subject_actor: { id: found.report.targetAccountId, nickname: nick, type: "user" } },
+        {
+          subject: { id: item.id, state: item.state, type: "report" },
+          subject_actor: { id: found.report.targetAccountId, nickname: nick, type: "user" },
+        },
         `@${actor.username} updated report #${item.id} (on user @${nick}) with '${item.state}' state`,
         t,
       ),
@@ -115,7 +142,10 @@ export async function addNote(d: DB, actor: Actor, reportId: string, content: st
 export async function deleteNote(d: DB, actor: Actor, reportId: string, noteId: string): Promise<void> {
   const [report, note] = await d.batch([
     d.select().from(reports).where(eq(reports.id, reportId)),
-    d.select().from(reportNotes).where(and(eq(reportNotes.id, noteId), eq(reportNotes.reportId, reportId))),
+    d
+      .select()
+      .from(reportNotes)
+      .where(and(eq(reportNotes.id, noteId), eq(reportNotes.reportId, reportId))),
   ]);
   if (!report[0] || !note[0]) throw notFound();
   const nick = await targetNickname(d, report[0]);

@@ -14,7 +14,15 @@ import { deleteStatuses } from "./statuses";
  */
 export async function adminStatusIds(
   d: DB,
-  q: { accountId?: string; localOnly: boolean; withReblogs: boolean; godmode: boolean; page: number; pageSize: number; withTotal?: boolean },
+  q: {
+    accountId?: string;
+    localOnly: boolean;
+    withReblogs: boolean;
+    godmode: boolean;
+    page: number;
+    pageSize: number;
+    withTotal?: boolean;
+  },
 ): Promise<{ ids: string[]; total: number }> {
   const where: SQL[] = [];
   if (q.accountId) where.push(eq(statuses.accountId, q.accountId));
@@ -23,8 +31,17 @@ export async function adminStatusIds(
   if (!q.godmode) where.push(sql`${statuses.visibility} IN ('public', 'unlisted')`);
   const cond = and(...where);
   const [rows, [total]] = await d.batch([
-    d.select({ id: statuses.id }).from(statuses).where(cond).orderBy(desc(statuses.id)).limit(q.pageSize).offset((q.page - 1) * q.pageSize),
-    d.select({ n: q.withTotal ? sql<number>`count(*)` : sql<number>`0` }).from(statuses).where(q.withTotal ? cond : sql`0`),
+    d
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(cond)
+      .orderBy(desc(statuses.id))
+      .limit(q.pageSize)
+      .offset((q.page - 1) * q.pageSize),
+    d
+      .select({ n: q.withTotal ? sql<number>`count(*)` : sql<number>`0` })
+      .from(statuses)
+      .where(q.withTotal ? cond : sql`0`),
   ]);
   return { ids: rows.map((r) => r.id), total: total?.n ?? 0 };
 }
@@ -42,9 +59,15 @@ export const ADMIN_VISIBILITIES = ["public", "unlisted", "private"] as const;
  * Changes `sensitive` and/or `visibility`. Who may see the status follows from its `visibility` column
  * (`visibleTo`), so the change holds everywhere at once.
  */
-export async function updateStatus(d: DB, actor: Actor, id: string, change: { sensitive?: boolean; visibility?: string }): Promise<void> {
+export async function updateStatus(
+  d: DB,
+  actor: Actor,
+  id: string,
+  change: { sensitive?: boolean; visibility?: string },
+): Promise<void> {
   await anyStatus(d, id);
-  if (change.visibility !== undefined && !(ADMIN_VISIBILITIES as readonly string[]).includes(change.visibility)) throw badRequest("Unsupported visibility");
+  if (change.visibility !== undefined && !(ADMIN_VISIBILITIES as readonly string[]).includes(change.visibility))
+    throw badRequest("Unsupported visibility");
   if (change.sensitive === undefined && change.visibility === undefined) return;
   const t = now();
   const set: { sensitive?: boolean; visibility?: (typeof ADMIN_VISIBILITIES)[number]; editedAt?: number } = {};
@@ -68,15 +91,32 @@ export async function updateStatus(d: DB, actor: Actor, id: string, change: { se
 }
 
 /** Deletes through the one delete path (federation, streams, counters follow), the log entry in its batch. */
-export async function adminDeleteStatus(d: DB, actor: Actor, id: string): Promise<{ files: string[]; events: StreamEvent[] }> {
+export async function adminDeleteStatus(
+  d: DB,
+  actor: Actor,
+  id: string,
+): Promise<{ files: string[]; events: StreamEvent[] }> {
   const s = await anyStatus(d, id);
-  const author = await d.select({ username: accounts.username, domain: accounts.domain }).from(accounts).where(eq(accounts.id, s.accountId)).get();
+  const author = await d
+    .select({ username: accounts.username, domain: accounts.domain })
+    .from(accounts)
+    .where(eq(accounts.id, s.accountId))
+    .get();
   const t = now();
   const log = logEntry(
     d,
     actor,
     "status_delete",
-    { subject_id: id, subject_actor: author ? { id: s.accountId, nickname: author.domain ? `${author.username}@${author.domain}` : author.username, type: "user" } : null },
+    {
+      subject_id: id,
+      subject_actor: author
+        ? {
+            id: s.accountId,
+            nickname: author.domain ? `${author.username}@${author.domain}` : author.username,
+            type: "user",
+          }
+        : null,
+    },
     `@${actor.username} deleted status #${id}`,
     t,
   );

@@ -13,15 +13,32 @@ import { newId } from "../db/ids";
 import { accounts, credentials, users } from "../db/schema";
 import { badRequest, forbidden, notFound } from "../http/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
-import { emptyAccount, localActorUrls, NICKNAME_PATTERN, RESERVED_NICKNAMES, withUser, type AccountRow, type AccountWithUser } from "./accounts";
+import {
+  emptyAccount,
+  localActorUrls,
+  NICKNAME_PATTERN,
+  RESERVED_NICKNAMES,
+  withUser,
+  type AccountRow,
+  type AccountWithUser,
+} from "./accounts";
 import { logEntry, userRef, type Actor } from "./moderation-log";
 
-
-export const nicknameList = (rows: { account: AccountRow }[]) => rows.map((r) => `@${userRef(r.account).nickname}`).join(", ");
+export const nicknameList = (rows: { account: AccountRow }[]) =>
+  rows.map((r) => `@${userRef(r.account).nickname}`).join(", ");
 
 // ---- listing ----
 
-export const USER_FILTERS = ["local", "external", "active", "deactivated", "need_approval", "unconfirmed", "is_admin", "is_moderator"] as const;
+export const USER_FILTERS = [
+  "local",
+  "external",
+  "active",
+  "deactivated",
+  "need_approval",
+  "unconfirmed",
+  "is_admin",
+  "is_moderator",
+] as const;
 export type UserFilter = (typeof USER_FILTERS)[number];
 
 export interface UserQuery {
@@ -52,12 +69,18 @@ export async function listUsers(d: DB, q: UserQuery): Promise<{ rows: AccountWit
   else if (f.has("is_moderator")) where.push(sql`${users.isModerator} = 1`);
   if (q.query) {
     const p = like(q.query);
-    where.push(sql`(${accounts.acctKey} LIKE ${p} ESCAPE '\\' OR lower(${accounts.displayName}) LIKE ${p} ESCAPE '\\' OR lower(${users.email}) LIKE ${p} ESCAPE '\\')`);
+    where.push(
+      sql`(${accounts.acctKey} LIKE ${p} ESCAPE '\\' OR lower(${accounts.displayName}) LIKE ${p} ESCAPE '\\' OR lower(${users.email}) LIKE ${p} ESCAPE '\\')`,
+    );
   }
   if (q.name) where.push(sql`lower(${accounts.displayName}) LIKE ${like(q.name)} ESCAPE '\\'`);
   if (q.email) where.push(sql`lower(${users.email}) LIKE ${like(q.email)} ESCAPE '\\'`);
-  if (q.tags.length) where.push(sql`EXISTS (SELECT 1 FROM json_each(${accounts.tags}) t WHERE t.value IN (SELECT value FROM json_each(${JSON.stringify(q.tags)})))`);
-  if (q.actorTypes.length) where.push(sql`${accounts.actorType} IN (SELECT value FROM json_each(${JSON.stringify(q.actorTypes)}))`);
+  if (q.tags.length)
+    where.push(
+      sql`EXISTS (SELECT 1 FROM json_each(${accounts.tags}) t WHERE t.value IN (SELECT value FROM json_each(${JSON.stringify(q.tags)})))`,
+    );
+  if (q.actorTypes.length)
+    where.push(sql`${accounts.actorType} IN (SELECT value FROM json_each(${JSON.stringify(q.actorTypes)}))`);
   const cond = where.length ? and(...where) : undefined;
   const [rows, [total]] = await d.batch([
     withUser(d)
@@ -65,7 +88,11 @@ export async function listUsers(d: DB, q: UserQuery): Promise<{ rows: AccountWit
       .orderBy(desc(accounts.id))
       .limit(q.pageSize)
       .offset((q.page - 1) * q.pageSize),
-    d.select({ n: sql<number>`count(*)` }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(cond),
+    d
+      .select({ n: sql<number>`count(*)` })
+      .from(accounts)
+      .leftJoin(users, eq(users.accountId, accounts.id))
+      .where(cond),
   ]);
   return { rows, count: total?.n ?? 0 };
 }
@@ -79,20 +106,34 @@ export async function accountsByNicknames(d: DB, nicknames: string[], localHost:
     return (!domain || domain.toLowerCase() === localHost.toLowerCase() ? user! : `${user}@${domain}`).toLowerCase();
   });
   if (keys.length === 0) return [];
-  return withUser(d).where(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(keys)})) OR ${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(nicknames)}))`);
+  return withUser(d).where(
+    sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(keys)})) OR ${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(nicknames)}))`,
+  );
 }
 
 // ---- actions ----
 
 /** Activates or deactivates accounts (local or remote). Returns the accounts as they are now. */
-export async function setActive(d: DB, actor: Actor, found: AccountWithUser[], active: boolean): Promise<AccountWithUser[]> {
+export async function setActive(
+  d: DB,
+  actor: Actor,
+  found: AccountWithUser[],
+  active: boolean,
+): Promise<AccountWithUser[]> {
   if (found.length === 0) return [];
   const t = now();
   const ids = found.map((f) => f.account.id);
   const action = active ? "activate" : "deactivate";
   await mixedBatch(d, [
     d.update(accounts).set({ deactivated: !active, updatedAt: t }).where(inArray(accounts.id, ids)),
-    logEntry(d, actor, action, { subject: found.map((f) => userRef(f.account)) }, `@${actor.username} ${action}d users: ${nicknameList(found)}`, t),
+    logEntry(
+      d,
+      actor,
+      action,
+      { subject: found.map((f) => userRef(f.account)) },
+      `@${actor.username} ${action}d users: ${nicknameList(found)}`,
+      t,
+    ),
   ]);
   return found.map((f) => ({ ...f, account: { ...f.account, deactivated: !active } }));
 }
@@ -110,8 +151,27 @@ export async function deleteUsers(d: DB, actor: Actor, found: AccountWithUser[])
   const remote = found.filter((f) => !f.user);
   await mixedBatch(d, [
     ...local.flatMap((f) => accountDeletionStatements(d, f.account.id, t, actor.id)),
-    ...(remote.length ? [d.update(accounts).set({ deactivated: true, updatedAt: t }).where(inArray(accounts.id, remote.map((f) => f.account.id)))] : []),
-    logEntry(d, actor, "delete", { subject: found.map((f) => userRef(f.account)) }, `@${actor.username} deleted users: ${nicknameList(found)}`, t),
+    ...(remote.length
+      ? [
+          d
+            .update(accounts)
+            .set({ deactivated: true, updatedAt: t })
+            .where(
+              inArray(
+                accounts.id,
+                remote.map((f) => f.account.id),
+              ),
+            ),
+        ]
+      : []),
+    logEntry(
+      d,
+      actor,
+      "delete",
+      { subject: found.map((f) => userRef(f.account)) },
+      `@${actor.username} deleted users: ${nicknameList(found)}`,
+      t,
+    ),
   ]);
   return found.map((f) => userRef(f.account).nickname);
 }
@@ -121,7 +181,20 @@ export async function approveUsers(d: DB, actor: Actor, found: AccountWithUser[]
   const local = found.filter((f) => f.user);
   if (local.length === 0) return [];
   const t = now();
-  await mixedBatch(d, [approvePending(d, local.map((f) => f.account.id)), logEntry(d, actor, "approve", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} approved users: ${nicknameList(local)}`, t)]);
+  await mixedBatch(d, [
+    approvePending(
+      d,
+      local.map((f) => f.account.id),
+    ),
+    logEntry(
+      d,
+      actor,
+      "approve",
+      { subject: local.map((f) => userRef(f.account)) },
+      `@${actor.username} approved users: ${nicknameList(local)}`,
+      t,
+    ),
+  ]);
   return local;
 }
 
@@ -130,28 +203,67 @@ export async function confirmEmails(d: DB, actor: Actor, found: AccountWithUser[
   if (local.length === 0) return;
   const t = now();
   await mixedBatch(d, [
-    d.update(users).set({ confirmed: true, confirmationTokenHash: null }).where(inArray(users.accountId, local.map((f) => f.account.id))),
-    logEntry(d, actor, "confirm_email", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} confirmed email for users: ${nicknameList(local)}`, t),
+    d
+      .update(users)
+      .set({ confirmed: true, confirmationTokenHash: null })
+      .where(
+        inArray(
+          users.accountId,
+          local.map((f) => f.account.id),
+        ),
+      ),
+    logEntry(
+      d,
+      actor,
+      "confirm_email",
+      { subject: local.map((f) => userRef(f.account)) },
+      `@${actor.username} confirmed email for users: ${nicknameList(local)}`,
+      t,
+    ),
   ]);
 }
 
 /** Fresh confirmation tokens for the unconfirmed among them, written with the log entry; the caller mails them. */
-export async function renewConfirmations(d: DB, actor: Actor, found: AccountWithUser[]): Promise<{ found: AccountWithUser; token: string }[]> {
+export async function renewConfirmations(
+  d: DB,
+  actor: Actor,
+  found: AccountWithUser[],
+): Promise<{ found: AccountWithUser; token: string }[]> {
   const pending = await Promise.all(
-    found.filter((f) => f.user && !f.user.confirmed).map(async (f) => {
-      const token = randomToken(24);
-      return { found: f, token, hash: await sha256(token) };
-    }),
+    found
+      .filter((f) => f.user && !f.user.confirmed)
+      .map(async (f) => {
+        const token = randomToken(24);
+        return { found: f, token, hash: await sha256(token) };
+      }),
   );
   const t = now();
   await mixedBatch(d, [
-    ...pending.map((p) => d.update(users).set({ confirmationTokenHash: p.hash, confirmationSentAt: t }).where(eq(users.accountId, p.found.account.id))),
-    logEntry(d, actor, "resend_confirmation_email", { subject: found.map((f) => userRef(f.account)) }, `@${actor.username} re-sent confirmation email for users: ${nicknameList(found)}`, t),
-  ] );
+    ...pending.map((p) =>
+      d
+        .update(users)
+        .set({ confirmationTokenHash: p.hash, confirmationSentAt: t })
+        .where(eq(users.accountId, p.found.account.id)),
+    ),
+    logEntry(
+      d,
+      actor,
+      "resend_confirmation_email",
+      { subject: found.map((f) => userRef(f.account)) },
+      `@${actor.username} re-sent confirmation email for users: ${nicknameList(found)}`,
+      t,
+    ),
+  ]);
   return pending;
 }
 
-export async function tagUsers(d: DB, actor: Actor, found: AccountWithUser[], tags: string[], add: boolean): Promise<void> {
+export async function tagUsers(
+  d: DB,
+  actor: Actor,
+  found: AccountWithUser[],
+  tags: string[],
+  add: boolean,
+): Promise<void> {
   if (found.length === 0 || tags.length === 0) return;
   const t = now();
   const ids = JSON.stringify(found.map((f) => f.account.id));
@@ -172,21 +284,38 @@ export async function tagUsers(d: DB, actor: Actor, found: AccountWithUser[], ta
 export const PERMISSION_GROUPS = ["admin", "moderator"] as const;
 
 /** Grants or revokes a role to local users (`POST/DELETE /users/permission_group/:group`). */
-export async function setRole(d: DB, actor: Actor, found: AccountWithUser[], group: string, on: boolean): Promise<void> {
+export async function setRole(
+  d: DB,
+  actor: Actor,
+  found: AccountWithUser[],
+  group: string,
+  on: boolean,
+): Promise<void> {
   if (group !== "admin" && group !== "moderator") throw badRequest("No such permission_group");
-  if (!on && group === "admin" && found.some((f) => f.account.id === actor.id)) throw forbidden("You can't revoke your own admin status.");
+  if (!on && group === "admin" && found.some((f) => f.account.id === actor.id))
+    throw forbidden("You can't revoke your own admin status.");
   const local = found.filter((f) => f.user);
   if (local.length === 0) throw notFound();
   const t = now();
   const column = group === "admin" ? { isAdmin: on } : { isModerator: on };
   await mixedBatch(d, [
-    d.update(users).set(column).where(inArray(users.accountId, local.map((f) => f.account.id))),
+    d
+      .update(users)
+      .set(column)
+      .where(
+        inArray(
+          users.accountId,
+          local.map((f) => f.account.id),
+        ),
+      ),
     logEntry(
       d,
       actor,
       on ? "grant" : "revoke",
       { subject: local.map((f) => userRef(f.account)), permission: group },
-      on ? `@${actor.username} made ${nicknameList(local)} ${group}` : `@${actor.username} revoked ${group} role from ${nicknameList(local)}`,
+      on
+        ? `@${actor.username} made ${nicknameList(local)} ${group}`
+        : `@${actor.username} revoked ${group} role from ${nicknameList(local)}`,
       t,
     ),
   ]);
@@ -209,11 +338,27 @@ const RESERVED = new Set(RESERVED_NICKNAMES);
  * Creates local users, confirmed (`POST /users`). As Pleroma, all or nothing: any invalid or taken nickname or
  * e-mail answers every item with its errors and creates none.
  */
-export async function createUsers(d: DB, actor: Actor, base: string, input: NewUser[], iterations: number): Promise<{ ok: boolean; results: CreateResult[] }> {
+export async function createUsers(
+  d: DB,
+  actor: Actor,
+  base: string,
+  input: NewUser[],
+  iterations: number,
+): Promise<{ ok: boolean; results: CreateResult[] }> {
   const t = now();
   const [nickRows, emailRows] = await d.batch([
-    d.select({ key: accounts.acctKey }).from(accounts).where(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(input.map((u) => u.nickname.toLowerCase()))}))`),
-    d.select({ email: sql<string>`lower(${users.email})` }).from(users).where(sql`lower(${users.email}) IN (SELECT value FROM json_each(${JSON.stringify(input.map((u) => u.email.toLowerCase()))}))`),
+    d
+      .select({ key: accounts.acctKey })
+      .from(accounts)
+      .where(
+        sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(input.map((u) => u.nickname.toLowerCase()))}))`,
+      ),
+    d
+      .select({ email: sql<string>`lower(${users.email})` })
+      .from(users)
+      .where(
+        sql`lower(${users.email}) IN (SELECT value FROM json_each(${JSON.stringify(input.map((u) => u.email.toLowerCase()))}))`,
+      ),
   ]);
   const takenNick = new Set(nickRows.map((r) => r.key));
   const takenEmail = new Set(emailRows.map((r) => r.email));
@@ -252,14 +397,32 @@ export async function createUsers(d: DB, actor: Actor, base: string, input: NewU
     await mixedBatch(d, [
       ...rows.flatMap((r) => [
         d.insert(accounts).values(r.account),
-        d.insert(users).values({ accountId: r.account.id, email: r.email, confirmed: true, lastActiveAt: t, createdAt: t }),
+        d
+          .insert(users)
+          .values({ accountId: r.account.id, email: r.email, confirmed: true, lastActiveAt: t, createdAt: t }),
         d.insert(credentials).values({ accountId: r.account.id, passwordHash: r.hash, privateKey: null }),
       ]),
-      logEntry(d, actor, "create", { subjects: rows.map((r) => userRef(r.account)) }, `@${actor.username} created users: ${rows.map((r) => `@${r.account.username}`).join(", ")}`, t),
-    ] );
+      logEntry(
+        d,
+        actor,
+        "create",
+        { subjects: rows.map((r) => userRef(r.account)) },
+        `@${actor.username} created users: ${rows.map((r) => `@${r.account.username}`).join(", ")}`,
+        t,
+      ),
+    ]);
   } catch (e) {
     // Raced by a registration taking the same name or address.
-    if (String(e).includes("UNIQUE")) return { ok: false, results: results.map((r) => ({ type: "error", code: 409, error: { nickname: ["has already been taken"] }, data: r.data })) };
+    if (String(e).includes("UNIQUE"))
+      return {
+        ok: false,
+        results: results.map((r) => ({
+          type: "error",
+          code: 409,
+          error: { nickname: ["has already been taken"] },
+          data: r.data,
+        })),
+      };
     throw e;
   }
   return { ok, results };
@@ -272,7 +435,14 @@ export async function forcePasswordResets(d: DB, actor: Actor, found: AccountWit
   const t = now();
   await mixedBatch(d, [
     ...local.flatMap((f) => forcePasswordReset(d, f.account.id)),
-    logEntry(d, actor, "force_password_reset", { subject: local.map((f) => userRef(f.account)) }, `@${actor.username} forced password reset for users: ${nicknameList(local)}`, t),
+    logEntry(
+      d,
+      actor,
+      "force_password_reset",
+      { subject: local.map((f) => userRef(f.account)) },
+      `@${actor.username} forced password reset for users: ${nicknameList(local)}`,
+      t,
+    ),
   ]);
 }
 
@@ -281,6 +451,13 @@ export async function disableUserMfa(d: DB, actor: Actor, found: AccountWithUser
   const t = now();
   await mixedBatch(d, [
     ...disableMfaStatements(d, found.account.id),
-    logEntry(d, actor, "disable_mfa", { subject: [userRef(found.account)] }, `@${actor.username} disabled two-factor authentication for @${userRef(found.account).nickname}`, t),
+    logEntry(
+      d,
+      actor,
+      "disable_mfa",
+      { subject: [userRef(found.account)] },
+      `@${actor.username} disabled two-factor authentication for @${userRef(found.account).nickname}`,
+      t,
+    ),
   ]);
 }

@@ -31,12 +31,24 @@ export async function getAnnouncement(d: DB, id: string, message = "Not found"):
 }
 
 /** Announcements in force at `t`, with the viewer's `read` (null without a viewer), in one statement. */
-export async function inForce(d: DB, viewerId: string | null, withDismissed: boolean, t = now()): Promise<AnnouncementWithRead[]> {
-  const read = sql<number | null>`CASE WHEN ${viewerId} IS NULL THEN NULL ELSE EXISTS (SELECT 1 FROM announcement_reads r WHERE r.announcement_id = ${announcements.id} AND r.account_id = ${viewerId}) END`;
+export async function inForce(
+  d: DB,
+  viewerId: string | null,
+  withDismissed: boolean,
+  t = now(),
+): Promise<AnnouncementWithRead[]> {
+  const read = sql<
+    number | null
+  >`CASE WHEN ${viewerId} IS NULL THEN NULL ELSE EXISTS (SELECT 1 FROM announcement_reads r WHERE r.announcement_id = ${announcements.id} AND r.account_id = ${viewerId}) END`;
   const rows = await d
     .select({ a: announcements, read })
     .from(announcements)
-    .where(and(sql`(${announcements.startsAt} IS NULL OR ${announcements.startsAt} <= ${t})`, sql`(${announcements.endsAt} IS NULL OR ${announcements.endsAt} > ${t})`))
+    .where(
+      and(
+        sql`(${announcements.startsAt} IS NULL OR ${announcements.startsAt} <= ${t})`,
+        sql`(${announcements.endsAt} IS NULL OR ${announcements.endsAt} > ${t})`,
+      ),
+    )
     .orderBy(asc(announcements.id))
     .limit(100)
     .all();
@@ -45,7 +57,12 @@ export async function inForce(d: DB, viewerId: string | null, withDismissed: boo
     .filter((r) => withDismissed || !r.read);
 }
 
-export async function createAnnouncement(d: DB, actor: Actor, input: AnnouncementInput & { content: string }, t = now()): Promise<AnnouncementRow> {
+export async function createAnnouncement(
+  d: DB,
+  actor: Actor,
+  input: AnnouncementInput & { content: string },
+  t = now(),
+): Promise<AnnouncementRow> {
   const row: AnnouncementRow = {
     id: newId(t),
     content: input.content,
@@ -55,11 +72,27 @@ export async function createAnnouncement(d: DB, actor: Actor, input: Announcemen
     createdAt: t,
     updatedAt: t,
   };
-  await d.$client.batch([statement(d, d.insert(announcements).values(row)), logEntry(d, actor, "announcement_create", { id: row.id, content: row.content }, `@${actor.username} created announcement ${row.id}`, t)]);
+  await d.$client.batch([
+    statement(d, d.insert(announcements).values(row)),
+    logEntry(
+      d,
+      actor,
+      "announcement_create",
+      { id: row.id, content: row.content },
+      `@${actor.username} created announcement ${row.id}`,
+      t,
+    ),
+  ]);
   return row;
 }
 
-export async function updateAnnouncement(d: DB, actor: Actor, id: string, input: AnnouncementInput, t = now()): Promise<AnnouncementRow> {
+export async function updateAnnouncement(
+  d: DB,
+  actor: Actor,
+  id: string,
+  input: AnnouncementInput,
+  t = now(),
+): Promise<AnnouncementRow> {
   const set: Partial<AnnouncementRow> = { updatedAt: t };
   if (input.content !== undefined) set.content = input.content;
   if (input.starts_at !== undefined) set.startsAt = input.starts_at;
@@ -68,7 +101,9 @@ export async function updateAnnouncement(d: DB, actor: Actor, id: string, input:
   const [updated] = await d.$client.batch([
     statement(d, d.update(announcements).set(set).where(eq(announcements.id, id)).returning()),
     // Logged only when the announcement exists (the update's own batch).
-    logEntry(d, actor, "announcement_update", { id }, `@${actor.username} updated announcement ${id}`, t, { onlyIf: sql`EXISTS (SELECT 1 FROM announcements WHERE id = ${id})` }),
+    logEntry(d, actor, "announcement_update", { id }, `@${actor.username} updated announcement ${id}`, t, {
+      onlyIf: sql`EXISTS (SELECT 1 FROM announcements WHERE id = ${id})`,
+    }),
   ]);
   if (!updated!.results.length) throw notFound("Not found");
   return getAnnouncement(d, id);
@@ -78,7 +113,9 @@ export async function deleteAnnouncement(d: DB, actor: Actor, id: string, t = no
   // Its content goes into the log: read first, logged only if the batch finds it still there.
   const { content } = await getAnnouncement(d, id);
   const [deleted] = await d.$client.batch([
-    logEntry(d, actor, "announcement_delete", { id, content }, `@${actor.username} deleted announcement ${id}`, t, { onlyIf: sql`EXISTS (SELECT 1 FROM announcements WHERE id = ${id})` }),
+    logEntry(d, actor, "announcement_delete", { id, content }, `@${actor.username} deleted announcement ${id}`, t, {
+      onlyIf: sql`EXISTS (SELECT 1 FROM announcements WHERE id = ${id})`,
+    }),
     statement(d, sql`DELETE FROM announcements WHERE id = ${id}`),
   ]);
   if (!deleted!.meta.changes) throw notFound("Not found");
@@ -86,11 +123,11 @@ export async function deleteAnnouncement(d: DB, actor: Actor, id: string, t = no
 
 /** Marks an announcement in force as read by the user; 404 for an unknown one. */
 export async function dismiss(d: DB, accountId: string, id: string): Promise<void> {
-  const r = await d.run(sql`INSERT OR IGNORE INTO announcement_reads (announcement_id, account_id) SELECT id, ${accountId} FROM announcements WHERE id = ${id}
+  const r =
+    await d.run(sql`INSERT OR IGNORE INTO announcement_reads (announcement_id, account_id) SELECT id, ${accountId} FROM announcements WHERE id = ${id}
     RETURNING announcement_id`);
   if (!r.results.length) {
     const exists = await d.select({ id: announcements.id }).from(announcements).where(eq(announcements.id, id)).get();
     if (!exists) throw notFound();
   }
 }
-

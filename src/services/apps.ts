@@ -13,7 +13,10 @@ export type AppRow = typeof apps.$inferSelect;
 export const OOB_URI = "urn:ietf:wg:oauth:2.0:oob";
 
 export function redirectUriList(app: Pick<AppRow, "redirectUris">): string[] {
-  return app.redirectUris.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
+  return app.redirectUris
+    .split(/\r?\n/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function validRedirectUri(uri: string): boolean {
@@ -31,7 +34,10 @@ export async function createApp(
   d: DB,
   input: { name: string; redirectUris: string; scopes: string[]; website?: string | null },
 ): Promise<{ app: AppRow; clientSecret: string }> {
-  const uris = input.redirectUris.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
+  const uris = input.redirectUris
+    .split(/\r?\n/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (uris.length === 0) throw unprocessable("redirect_uris can't be blank");
   const bad = uris.find((u) => !validRedirectUri(u));
   if (bad) throw unprocessable(`Invalid redirect URI: ${bad}`);

@@ -56,12 +56,27 @@ export async function signedBackupUrl(env: Env, base: string, key: string, expir
 }
 
 /** Whether the archive at `key` may be served: a valid, unexpired signed link, or the owner's own credentials. */
-export async function backupReadable(env: Env, d: DB, key: string, query: URLSearchParams, viewerId: string | null, t: number): Promise<boolean> {
+export async function backupReadable(
+  env: Env,
+  d: DB,
+  key: string,
+  query: URLSearchParams,
+  viewerId: string | null,
+  t: number,
+): Promise<boolean> {
   const expires = Number(query.get("expires"));
   const signature = query.get("signature");
-  if (signature && Number.isSafeInteger(expires) && expires > t && safeEqual(signature, await instanceSignature(env, `backup:${key}:${expires}`))) return true;
+  if (
+    signature &&
+    Number.isSafeInteger(expires) &&
+    expires > t &&
+    safeEqual(signature, await instanceSignature(env, `backup:${key}:${expires}`))
+  )
+    return true;
   if (!viewerId) return false;
-  return (await d.get(sql`SELECT 1 AS ok FROM backups WHERE file_key = ${key} AND account_id = ${viewerId}`)) !== undefined;
+  return (
+    (await d.get(sql`SELECT 1 AS ok FROM backups WHERE file_key = ${key} AND account_id = ${viewerId}`)) !== undefined
+  );
 }
 
 /** Pleroma's BackupView. */
@@ -69,7 +84,12 @@ export async function renderBackup(env: Env, base: string, b: BackupRow, t: numb
   return {
     id: b.id,
     content_type: "application/zip",
-    url: await signedBackupUrl(env, base, b.file_key, Math.min(t + LISTED_LINK_MS, b.created_at + BACKUP_KEEP_DAYS * DAY)),
+    url: await signedBackupUrl(
+      env,
+      base,
+      b.file_key,
+      Math.min(t + LISTED_LINK_MS, b.created_at + BACKUP_KEEP_DAYS * DAY),
+    ),
     file_size: b.size,
     processed: b.state === "complete",
     inserted_at: iso(b.created_at),
@@ -81,18 +101,36 @@ export function listBackups(d: DB, accountId: string): Promise<BackupRow[]> {
 }
 
 /** Asks for a backup; 400 Pleroma's message when the last one is too recent. */
-export async function requestBackup(d: DB, account: { id: string; username: string }, base: string, t: number): Promise<void> {
-  const last = await d.get<{ created_at: number }>(sql`SELECT created_at FROM backups WHERE account_id = ${account.id} ORDER BY id DESC LIMIT 1`);
+export async function requestBackup(
+  d: DB,
+  account: { id: string; username: string },
+  base: string,
+  t: number,
+): Promise<void> {
+  const last = await d.get<{ created_at: number }>(
+    sql`SELECT created_at FROM backups WHERE account_id = ${account.id} ORDER BY id DESC LIMIT 1`,
+  );
   if (last && t - last.created_at <= BACKUP_LIMIT_DAYS * DAY) {
     throw badRequest(`Last export was less than ${BACKUP_LIMIT_DAYS} days ago`);
   }
-  const stamp = new Date(t).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "");
+  const stamp = new Date(t)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "");
   const key = `${BACKUPS_PREFIX}archive-${account.username}-${stamp}-${randomToken(24)}.zip`;
-  await d.run(sql`INSERT INTO backups (id, account_id, state, file_key, base, created_at) VALUES (${newId(t)}, ${account.id}, 'pending', ${key}, ${base}, ${t})`);
+  await d.run(
+    sql`INSERT INTO backups (id, account_id, state, file_key, base, created_at) VALUES (${newId(t)}, ${account.id}, 'pending', ${key}, ${base}, ${t})`,
+  );
 }
 
 const collection = (name: string, items: unknown[]) =>
-  JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${name}.json`, type: "OrderedCollection", orderedItems: items, totalItems: items.length });
+  JSON.stringify({
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: `${name}.json`,
+    type: "OrderedCollection",
+    orderedItems: items,
+    totalItems: items.length,
+  });
 
 interface StatusRow {
   id: string;
@@ -124,7 +162,19 @@ async function allPages<T extends { id: string }>(read: (after: string) => Promi
 
 /** The archive's files. */
 async function buildArchive(d: DB, accountId: string, base: string): Promise<Record<string, Uint8Array> | null> {
-  const a = await d.get<{ uri: string; url: string; username: string; display_name: string; note: string; avatar: string | null; header: string | null; locked: number; also_known_as: string; created_at: number; fields: string }>(
+  const a = await d.get<{
+    uri: string;
+    url: string;
+    username: string;
+    display_name: string;
+    note: string;
+    avatar: string | null;
+    header: string | null;
+    locked: number;
+    also_known_as: string;
+    created_at: number;
+    fields: string;
+  }>(
     sql`SELECT uri, url, username, display_name, note, avatar, header, locked, also_known_as, created_at, fields FROM accounts WHERE id = ${accountId} AND domain IS NULL`,
   );
   if (!a) return null;
@@ -140,7 +190,11 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
     published: iso(a.created_at),
     manuallyApprovesFollowers: a.locked === 1,
     alsoKnownAs: JSON.parse(a.also_known_as),
-    attachment: (JSON.parse(a.fields) as { name: string; value: string }[]).map((f) => ({ type: "PropertyValue", name: f.name, value: f.value })),
+    attachment: (JSON.parse(a.fields) as { name: string; value: string }[]).map((f) => ({
+      type: "PropertyValue",
+      name: f.name,
+      value: f.value,
+    })),
     icon: a.avatar ? { type: "Image", url: mediaUrl(base, a.avatar) } : undefined,
     image: a.header ? { type: "Image", url: mediaUrl(base, a.header) } : undefined,
     inbox: `${a.uri}/inbox`,
@@ -161,9 +215,13 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
   );
   const outbox = statuses.map((s) => {
     const recipients = JSON.parse(s.recipients) as string[];
-    const to = addressing({ visibility: s.visibility, followers, mentioned: recipients, recipients }) ?? { to: [a.uri], cc: [] };
+    const to = addressing({ visibility: s.visibility, followers, mentioned: recipients, recipients }) ?? {
+      to: [a.uri],
+      cc: [],
+    };
     const published = iso(s.created_at);
-    if (s.reblog_uri) return { id: s.uri, type: "Announce", actor: a.uri, published, to: to.to, cc: to.cc, object: s.reblog_uri };
+    if (s.reblog_uri)
+      return { id: s.uri, type: "Announce", actor: a.uri, published, to: to.to, cc: to.cc, object: s.reblog_uri };
     const media = JSON.parse(s.media) as { url: string; mediaType: string; name: string | null }[];
     return {
       id: `${s.uri}/activity`,
@@ -185,7 +243,12 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
         updated: s.edited_at ? iso(s.edited_at) : undefined,
         to: to.to,
         cc: to.cc,
-        attachment: media.map((m) => ({ type: "Document", mediaType: m.mediaType, url: mediaUrl(base, m.url), name: m.name })),
+        attachment: media.map((m) => ({
+          type: "Document",
+          mediaType: m.mediaType,
+          url: mediaUrl(base, m.url),
+          name: m.name,
+        })),
       },
     };
   });
@@ -207,9 +270,24 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
   return {
     "actor.json": strToU8(JSON.stringify(actor)),
     "outbox.json": strToU8(collection("outbox", outbox)),
-    "likes.json": strToU8(collection("likes", likes.map((l) => l.uri))),
-    "bookmarks.json": strToU8(collection("bookmarks", bookmarks.map((b) => b.uri))),
-    "following.json": strToU8(collection("following", following.map((f) => f.uri))),
+    "likes.json": strToU8(
+      collection(
+        "likes",
+        likes.map((l) => l.uri),
+      ),
+    ),
+    "bookmarks.json": strToU8(
+      collection(
+        "bookmarks",
+        bookmarks.map((b) => b.uri),
+      ),
+    ),
+    "following.json": strToU8(
+      collection(
+        "following",
+        following.map((f) => f.uri),
+      ),
+    ),
   };
 }
 
@@ -219,10 +297,14 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
  */
 export async function processBackups(env: Env, t: number): Promise<void> {
   const d = db(env);
-  const expired = await d.all<{ id: string; file_key: string }>(sql`SELECT id, file_key FROM backups WHERE created_at < ${t - BACKUP_KEEP_DAYS * DAY} LIMIT 100`);
+  const expired = await d.all<{ id: string; file_key: string }>(
+    sql`SELECT id, file_key FROM backups WHERE created_at < ${t - BACKUP_KEEP_DAYS * DAY} LIMIT 100`,
+  );
   if (expired.length) {
     await env.MEDIA.delete(expired.map((b) => b.file_key));
-    await d.run(sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(expired.map((b) => b.id))}))`);
+    await d.run(
+      sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(expired.map((b) => b.id))}))`,
+    );
   }
   const b = await d.get<BackupRow>(sql`SELECT * FROM backups WHERE state = 'pending' ORDER BY created_at LIMIT 1`);
   if (!b) return;
@@ -233,14 +315,29 @@ export async function processBackups(env: Env, t: number): Promise<void> {
     return;
   }
   const zip = zipSync(files, { level: 6 });
-  await env.MEDIA.put(b.file_key, zip, { httpMetadata: { contentType: "application/zip", contentDisposition: `attachment; filename="${b.file_key.split("/").pop()}"` } });
-  const older = await d.all<{ id: string; file_key: string }>(sql`SELECT id, file_key FROM backups WHERE account_id = ${b.account_id} AND id < ${b.id}`);
+  await env.MEDIA.put(b.file_key, zip, {
+    httpMetadata: {
+      contentType: "application/zip",
+      contentDisposition: `attachment; filename="${b.file_key.split("/").pop()}"`,
+    },
+  });
+  const older = await d.all<{ id: string; file_key: string }>(
+    sql`SELECT id, file_key FROM backups WHERE account_id = ${b.account_id} AND id < ${b.id}`,
+  );
   if (older.length) await env.MEDIA.delete(older.map((o) => o.file_key));
   await d.$client.batch([
-    statement(d, sql`UPDATE backups SET state = 'complete', size = ${zip.byteLength}, processed_at = ${t} WHERE id = ${b.id}`),
-    statement(d, sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(older.map((o) => o.id))}))`),
+    statement(
+      d,
+      sql`UPDATE backups SET state = 'complete', size = ${zip.byteLength}, processed_at = ${t} WHERE id = ${b.id}`,
+    ),
+    statement(
+      d,
+      sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(older.map((o) => o.id))}))`,
+    ),
   ]);
-  const user = await d.get<{ email: string; username: string }>(sql`SELECT u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = ${b.account_id}`);
+  const user = await d.get<{ email: string; username: string }>(
+    sql`SELECT u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = ${b.account_id}`,
+  );
   if (user?.email) {
     // Valid as long as the archive is kept: the mail goes to the owner's own address.
     const link = await signedBackupUrl(env, base, b.file_key, b.created_at + BACKUP_KEEP_DAYS * DAY);

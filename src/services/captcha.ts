@@ -27,7 +27,10 @@ function draw(answer: string): string {
     })
     .join("");
   const lines = [0, 1, 2, 3]
-    .map((i) => `<line x1="${r[answer.length * 3 + i] % 40}" y1="${r[answer.length * 3 + i + 4] % 60}" x2="${120 + (r[answer.length * 3 + i + 8] % 60)}" y2="${r[i] % 60}" stroke="#555" stroke-width="2"/>`)
+    .map(
+      (i) =>
+        `<line x1="${r[answer.length * 3 + i] % 40}" y1="${r[answer.length * 3 + i + 4] % 60}" x2="${120 + (r[answer.length * 3 + i + 8] % 60)}" y2="${r[i] % 60}" stroke="#555" stroke-width="2"/>`,
+    )
     .join("");
   return `<svg xmlns="http://www.w3.org/2000/svg" width="180" height="60" viewBox="0 0 180 60"><rect width="180" height="60" fill="#eee"/><g font-family="monospace" font-size="30" font-weight="bold" fill="#222">${chars}</g>${lines}</svg>`;
 }
@@ -55,7 +58,8 @@ const captchaError = (message: string) => fieldErrors({ captcha: [message] });
 
 /** Throws Pleroma's captcha errors unless the solution is right, in time, and first. */
 export async function verifyCaptcha(env: Env, token?: string, solution?: string, answerData?: string): Promise<void> {
-  if (!token || !solution || !answerData) throw captchaError("Invalid CAPTCHA (Missing parameter: captcha_token, captcha_solution or captcha_answer_data)");
+  if (!token || !solution || !answerData)
+    throw captchaError("Invalid CAPTCHA (Missing parameter: captcha_token, captcha_solution or captcha_answer_data)");
   const [expiresText, mac] = answerData.split(".");
   const expires = Number(expiresText);
   if (!Number.isFinite(expires) || !mac) throw captchaError("Invalid answer data");

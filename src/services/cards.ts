@@ -12,9 +12,11 @@ export async function ensureCard(d: DB, url: string, allowPrivate: boolean): Pro
   if (known) return known.data ?? null;
   // fetchCard follows redirects itself (each hop re-checked, time and size bounded); every hop goes through
   // the SSRF guard, which also resolves names (fetchCard's own check sees only the URL).
-  const card = await fetchCard(url, { allowPrivate, fetcher: (req) => outboundFetch(req, undefined, { allowPrivate, maxRedirects: 0, timeoutMs: 5000 }) });
+  const card = await fetchCard(url, {
+    allowPrivate,
+    fetcher: (req) => outboundFetch(req, undefined, { allowPrivate, maxRedirects: 0, timeoutMs: 5000 }),
+  });
   const data = card ? ({ ...card } as Record<string, unknown>) : null;
   await d.insert(linkCards).values({ url, data, fetchedAt: now() }).onConflictDoNothing();
   return data;
 }
-

@@ -40,15 +40,32 @@ export interface ChatView {
 }
 
 const otherId = (me: string) => sql`CASE WHEN ${chats.aId} = ${me} THEN ${chats.bId} ELSE ${chats.aId} END`;
-const mine = (me: string) => sql`((${chats.aId} = ${me} AND ${chats.aOpen} = 1) OR (${chats.bId} = ${me} AND ${chats.bOpen} = 1))`;
-const myCleared = (me: string) => sql`coalesce(CASE WHEN ${chats.aId} = ${me} THEN ${chats.aClearedId} ELSE ${chats.bClearedId} END, '')`;
+const mine = (me: string) =>
+  sql`((${chats.aId} = ${me} AND ${chats.aOpen} = 1) OR (${chats.bId} = ${me} AND ${chats.bOpen} = 1))`;
+const myCleared = (me: string) =>
+  sql`coalesce(CASE WHEN ${chats.aId} = ${me} THEN ${chats.aClearedId} ELSE ${chats.bClearedId} END, '')`;
 
 /**
  * The other side's user columns a chat renders (D1 answers at most 100 columns per row, and chat, account, message
  * and attachment already take most): the user's own settings and sources are only rendered for themselves.
  */
-const { settingsStore: _s, notificationSettings: _n, noteSource: _ns, fieldsSource: _fs, mascot: _m, registrationReason: _r, ...otherUserColumns } = userColumns;
-const OMITTED_USER = { settingsStore: {}, notificationSettings: null, noteSource: null, fieldsSource: null, mascot: null, registrationReason: null };
+const {
+  settingsStore: _s,
+  notificationSettings: _n,
+  noteSource: _ns,
+  fieldsSource: _fs,
+  mascot: _m,
+  registrationReason: _r,
+  ...otherUserColumns
+} = userColumns;
+const OMITTED_USER = {
+  settingsStore: {},
+  notificationSettings: null,
+  noteSource: null,
+  fieldsSource: null,
+  mascot: null,
+  registrationReason: null,
+};
 
 /** The query of chat views for `me` (one statement: chat, other account, last message and its attachment). */
 function chatViewQuery(d: DB, me: string, where: SQL | undefined) {
@@ -63,18 +80,25 @@ function chatViewQuery(d: DB, me: string, where: SQL | undefined) {
 }
 
 type ViewRow = Awaited<ReturnType<ReturnType<typeof chatViewQuery>["all"]>>[number];
-const toView = (me: string) => (r: ViewRow): ChatView => ({
-  chat: r.chat,
-  viewerId: me,
-  other: { account: r.account, user: (r.user ? { ...r.user, ...OMITTED_USER } : null) as AccountWithUser["user"] },
-  unread: r.chat.aId === me ? r.chat.aUnread : r.chat.bUnread,
-  lastMessage: r.message,
-  lastMedia: r.media,
-});
+const toView =
+  (me: string) =>
+  (r: ViewRow): ChatView => ({
+    chat: r.chat,
+    viewerId: me,
+    other: { account: r.account, user: (r.user ? { ...r.user, ...OMITTED_USER } : null) as AccountWithUser["user"] },
+    unread: r.chat.aId === me ? r.chat.aUnread : r.chat.bUnread,
+    lastMessage: r.message,
+    lastMedia: r.media,
+  });
 
 /** The chat list, most recently updated first: blocked accounts' chats never, muted ones only `withMuted`. */
 export async function chatList(d: DB, me: string, opts: { withMuted: boolean; page?: Page }): Promise<ChatView[]> {
-  const hidden = silenced(me, accounts.id, { blocks: "viewer", mutes: opts.withMuted ? "none" : "any", domains: false, now: sql`${Date.now()}` });
+  const hidden = silenced(me, accounts.id, {
+    blocks: "viewer",
+    mutes: opts.withMuted ? "none" : "any",
+    domains: false,
+    now: sql`${Date.now()}`,
+  });
   const q = opts.page ? pageQuery(chats.sortKey, opts.page) : null;
   const base = chatViewQuery(d, me, and(sql`NOT ${hidden}`, eq(accounts.deactivated, false), q?.where));
   const rows = q ? await base.orderBy(q.orderBy).limit(q.limit) : await base.orderBy(sql`${chats.sortKey} DESC`);
@@ -91,7 +115,10 @@ export async function ownChat(d: DB, me: string, id: string): Promise<ChatView> 
 /** Views of one chat for both its sides (for `pleroma:chat_update`): two reads side by side. */
 export async function bothViews(d: DB, chat: Pick<ChatRow, "id" | "aId" | "bId">): Promise<ChatView[]> {
   // Not one d.batch: batched rows come back as objects, and joined tables' same-named columns would collide.
-  const [a, b] = await Promise.all([chatViewQuery(d, chat.aId, eq(chats.id, chat.id)), chatViewQuery(d, chat.bId, eq(chats.id, chat.id))]);
+  const [a, b] = await Promise.all([
+    chatViewQuery(d, chat.aId, eq(chats.id, chat.id)),
+    chatViewQuery(d, chat.bId, eq(chats.id, chat.id)),
+  ]);
   return [...a.map(toView(chat.aId)), ...b.map(toView(chat.bId))];
 }
 
@@ -122,7 +149,12 @@ export async function chatWith(d: DB, me: string, target: AccountWithUser): Prom
  * A page of messages of one of `me`'s chats, newest first, with their attachments: one statement, the chat
  * left-joined to its page (a chat with no message on the page still answers one row, so 404 means no chat).
  */
-export async function messagePage(d: DB, me: string, chatId: string, page: Page): Promise<{ message: ChatMessageRow; media: MediaRow | null }[]> {
+export async function messagePage(
+  d: DB,
+  me: string,
+  chatId: string,
+  page: Page,
+): Promise<{ message: ChatMessageRow; media: MediaRow | null }[]> {
   const q = pageQuery(chatMessages.id, page);
   const rows = await d
     .select({ message: chatMessages, media: mediaAttachments })
@@ -146,7 +178,14 @@ export async function ownMessage(d: DB, me: string, chatId: string, messageId: s
     .from(chatMessages)
     .innerJoin(chats, eq(chats.id, chatMessages.chatId))
     .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
-    .where(and(eq(chatMessages.id, isId(messageId) ? messageId : ""), eq(chatMessages.chatId, chatId), mine(me), sql`${chatMessages.id} > ${myCleared(me)}`))
+    .where(
+      and(
+        eq(chatMessages.id, isId(messageId) ? messageId : ""),
+        eq(chatMessages.chatId, chatId),
+        mine(me),
+        sql`${chatMessages.id} > ${myCleared(me)}`,
+      ),
+    )
     .limit(1);
   if (!row) throw notFound();
   return row;
@@ -193,7 +232,9 @@ export async function draftMessage(
         recipientId: sql<string>`${accounts.id}`.as("recipient_id"),
         deactivated: sql<number>`${accounts.deactivated}`.as("deactivated"),
         accepts: sql<number | null>`${accounts.acceptsChatMessages}`.as("accepts"),
-        blocked: sql<number>`${silenced(sender, accounts.id, { blocks: "either", mutes: "none", domains: false })}`.as("blocked"),
+        blocked: sql<number>`${silenced(sender, accounts.id, { blocks: "either", mutes: "none", domains: false })}`.as(
+          "blocked",
+        ),
       })
       .from(chats)
       .innerJoin(accounts, eq(accounts.id, otherId(sender)))
@@ -201,7 +242,15 @@ export async function draftMessage(
     d
       .select()
       .from(mediaAttachments)
-      .where(and(eq(mediaAttachments.id, input.media_id ?? ""), eq(mediaAttachments.accountId, sender), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId), isNull(mediaAttachments.chatMessageId))),
+      .where(
+        and(
+          eq(mediaAttachments.id, input.media_id ?? ""),
+          eq(mediaAttachments.accountId, sender),
+          isNull(mediaAttachments.statusId),
+          isNull(mediaAttachments.scheduledStatusId),
+          isNull(mediaAttachments.chatMessageId),
+        ),
+      ),
     localEmojisNamed(d, shortcodes),
   ]);
   const found = chatRows[0];
@@ -241,7 +290,6 @@ export function unreadCount(side: "a" | "b"): SQL {
   return sql`(SELECT count(*) FROM chat_messages um WHERE um.chat_id = chats.id AND um.account_id <> ${reader} AND um.unread = 1 AND um.id > coalesce(${cleared}, ''))`;
 }
 
-
 /**
  * An incoming ChatMessage from a remote account: to exactly one local, active recipient who accepts chat messages
  * and is not blocked either way; an attachment is kept by URL. Written through the chat's ChatRoom (a repeat of
@@ -251,7 +299,13 @@ export async function receiveChatMessage(
   d: DB,
   env: Env,
   from: { id: string; deactivated: boolean },
-  m: { uri: string; to: string[]; content: string; emojis: StatusEmoji[]; attachment: { url: string; mimeType: string; description: string | null } | null },
+  m: {
+    uri: string;
+    to: string[];
+    content: string;
+    emojis: StatusEmoji[];
+    attachment: { url: string; mimeType: string; description: string | null } | null;
+  },
   base: string,
 ): Promise<boolean> {
   if (m.to.length !== 1 || from.deactivated) return false;
@@ -284,7 +338,16 @@ export async function receiveChatMessage(
     });
   }
   const sent = await chatRoom(env, chatId).send(
-    { chatId, senderId: from.id, recipientId: recipient.id, content: m.content, emojis: m.emojis, mediaId, idempotencyKey: null, uri: m.uri },
+    {
+      chatId,
+      senderId: from.id,
+      recipientId: recipient.id,
+      content: m.content,
+      emojis: m.emojis,
+      mediaId,
+      idempotencyKey: null,
+      uri: m.uri,
+    },
     base,
   );
   return sent.created;
@@ -293,13 +356,24 @@ export async function receiveChatMessage(
 /** A remote sender's Delete of its chat message (by the object's id); false when there is no such message. */
 export async function receiveChatMessageDelete(d: DB, env: Env, uri: string, senderUri: string): Promise<boolean> {
   const [row] = await d
-    .select({ id: chatMessages.id, chatId: chatMessages.chatId, senderId: chatMessages.accountId, aId: chats.aId, bId: chats.bId })
+    .select({
+      id: chatMessages.id,
+      chatId: chatMessages.chatId,
+      senderId: chatMessages.accountId,
+      aId: chats.aId,
+      bId: chats.bId,
+    })
     .from(chatMessages)
     .innerJoin(chats, eq(chats.id, chatMessages.chatId))
     .innerJoin(accounts, eq(accounts.id, chatMessages.accountId))
     .where(and(eq(chatMessages.uri, uri), eq(accounts.uri, senderUri)))
     .limit(1);
   if (!row) return false;
-  await chatRoom(env, row.chatId).deleteMessage(row.chatId, row.senderId, row.aId === row.senderId ? row.bId : row.aId, row.id);
+  await chatRoom(env, row.chatId).deleteMessage(
+    row.chatId,
+    row.senderId,
+    row.aId === row.senderId ? row.bId : row.aId,
+    row.id,
+  );
   return true;
 }

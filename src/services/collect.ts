@@ -55,9 +55,26 @@ export async function collectCodes(d: DB, t: number, max = 1000): Promise<number
   const [codes, captchas] = await d.batch([
     d
       .delete(authorizationCodes)
-      .where(inArray(authorizationCodes.id, d.select({ id: authorizationCodes.id }).from(authorizationCodes).where(sql`${authorizationCodes.usedAt} IS NOT NULL OR ${authorizationCodes.expiresAt} < ${t}`).limit(max)))
+      .where(
+        inArray(
+          authorizationCodes.id,
+          d
+            .select({ id: authorizationCodes.id })
+            .from(authorizationCodes)
+            .where(sql`${authorizationCodes.usedAt} IS NOT NULL OR ${authorizationCodes.expiresAt} < ${t}`)
+            .limit(max),
+        ),
+      )
       .returning({ id: authorizationCodes.id }),
-    d.delete(usedCaptchas).where(inArray(usedCaptchas.token, d.select({ token: usedCaptchas.token }).from(usedCaptchas).where(lt(usedCaptchas.expiresAt, t)).limit(max))).returning({ token: usedCaptchas.token }),
+    d
+      .delete(usedCaptchas)
+      .where(
+        inArray(
+          usedCaptchas.token,
+          d.select({ token: usedCaptchas.token }).from(usedCaptchas).where(lt(usedCaptchas.expiresAt, t)).limit(max),
+        ),
+      )
+      .returning({ token: usedCaptchas.token }),
   ]);
   return codes.length + captchas.length;
 }
@@ -66,7 +83,16 @@ export async function collectCodes(d: DB, t: number, max = 1000): Promise<number
 export async function collectOutbox(d: DB, t: number, max = 1000): Promise<number> {
   const gone = await d
     .delete(mailOutbox)
-    .where(inArray(mailOutbox.id, d.select({ id: mailOutbox.id }).from(mailOutbox).where(lt(mailOutbox.createdAt, t - OUTBOX_TTL)).limit(max)))
+    .where(
+      inArray(
+        mailOutbox.id,
+        d
+          .select({ id: mailOutbox.id })
+          .from(mailOutbox)
+          .where(lt(mailOutbox.createdAt, t - OUTBOX_TTL))
+          .limit(max),
+      ),
+    )
     .returning({ id: mailOutbox.id });
   return gone.length;
 }
@@ -84,8 +110,13 @@ export async function collectPresence(env: Env, t: number, max = PRESENCE_CHECKS
     .from(streamPresence)
     .where(lt(streamPresence.seenAt, t - PRESENCE_CHECK_AFTER))
     .limit(max);
-  const results = await Promise.allSettled(stale.map(({ object }) => streamObject(env, object).refreshPresence(object)));
+  const results = await Promise.allSettled(
+    stale.map(({ object }) => streamObject(env, object).refreshPresence(object)),
+  );
   const failed = results.filter((r) => r.status === "rejected");
-  if (failed.length) throw new Error(`${failed.length} of ${stale.length} stream objects did not answer: ${(failed[0] as PromiseRejectedResult).reason}`);
+  if (failed.length)
+    throw new Error(
+      `${failed.length} of ${stale.length} stream objects did not answer: ${(failed[0] as PromiseRejectedResult).reason}`,
+    );
   return stale.length;
 }

@@ -17,7 +17,11 @@ export const CONTEXT_LIMITS = {
  * Ids of the ancestors (root first) and descendants (depth first, replies in id order) of a status the caller
  * already checked the viewer may see.
  */
-export async function contextIds(d: DB, statusId: string, viewerId: string | null): Promise<{ ancestors: string[]; descendants: string[] }> {
+export async function contextIds(
+  d: DB,
+  statusId: string,
+  viewerId: string | null,
+): Promise<{ ancestors: string[]; descendants: string[] }> {
   // Ancestors up to `ancestors` levels; descendants depth first (the recursion queue ordered by path), at most
   // `descendants` of them and `depth` levels down. Without statistics SQLite would walk every non-reblog
   // (`statuses_reblog_of`, reblog_of_id IS NULL) per reply step and every status for the final join, so the reply
@@ -38,7 +42,13 @@ export async function contextIds(d: DB, statusId: string, viewerId: string | nul
   ).all<{ id: string; depth: number | null; path: string | null; ok: number }>();
   const shown = results.filter((r) => r.ok);
   return {
-    ancestors: shown.filter((r) => r.depth !== null).sort((x, y) => y.depth! - x.depth!).map((r) => r.id),
-    descendants: shown.filter((r) => r.path !== null).sort((x, y) => (x.path! < y.path! ? -1 : 1)).map((r) => r.id),
+    ancestors: shown
+      .filter((r) => r.depth !== null)
+      .sort((x, y) => y.depth! - x.depth!)
+      .map((r) => r.id),
+    descendants: shown
+      .filter((r) => r.path !== null)
+      .sort((x, y) => (x.path! < y.path! ? -1 : 1))
+      .map((r) => r.id),
   };
 }

@@ -19,16 +19,26 @@ const withThread = (d: DB) =>
     .from(participations)
     .innerJoin(conversations, eq(conversations.id, participations.conversationId));
 
-const flatten = (r: { p: typeof participations.$inferSelect; threadId: string }): ParticipationRow => ({ ...r.p, threadId: r.threadId });
+const flatten = (r: { p: typeof participations.$inferSelect; threadId: string }): ParticipationRow => ({
+  ...r.p,
+  threadId: r.threadId,
+});
 
 export async function ownParticipation(d: DB, ownerId: string, id: string): Promise<ParticipationRow> {
-  const row = await withThread(d).where(and(eq(participations.id, id), eq(participations.accountId, ownerId))).get();
+  const row = await withThread(d)
+    .where(and(eq(participations.id, id), eq(participations.accountId, ownerId)))
+    .get();
   if (!row) throw notFound();
   return flatten(row);
 }
 
 /** The user's conversations whose last status still exists, most recent first; paged by last status id. */
-export async function listParticipations(d: DB, ownerId: string, page: Page, recipients?: string[]): Promise<ParticipationRow[]> {
+export async function listParticipations(
+  d: DB,
+  ownerId: string,
+  page: Page,
+  recipients?: string[],
+): Promise<ParticipationRow[]> {
   const q = pageQuery(participations.lastStatusId, page);
   const rows = await withThread(d)
     .where(
@@ -56,7 +66,13 @@ export async function markRead(d: DB, ownerId: string, ids: string[] | "all"): P
   const rows = await d
     .update(participations)
     .set({ unread: false })
-    .where(and(eq(participations.accountId, ownerId), eq(participations.unread, true), ids === "all" ? undefined : inJson(participations.id, ids.length ? ids : [""])))
+    .where(
+      and(
+        eq(participations.accountId, ownerId),
+        eq(participations.unread, true),
+        ids === "all" ? undefined : inJson(participations.id, ids.length ? ids : [""]),
+      ),
+    )
     .returning({ id: participations.id });
   return rows.map((r) => r.id);
 }
@@ -70,15 +86,24 @@ export async function deleteParticipation(d: DB, ownerId: string, id: string): P
 export async function setRecipients(d: DB, ownerId: string, id: string, ids: string[]): Promise<void> {
   const p = await ownParticipation(d, ownerId, id);
   const wanted = [...new Set(ids)].filter((x) => x !== ownerId);
-  const known = wanted.length ? await d.select({ id: accounts.id }).from(accounts).where(inJson(accounts.id, wanted)) : [];
+  const known = wanted.length
+    ? await d.select({ id: accounts.id }).from(accounts).where(inJson(accounts.id, wanted))
+    : [];
   const ok = new Set(known.map((a) => a.id));
-  await d.update(participations).set({ recipients: wanted.filter((x) => ok.has(x)) }).where(eq(participations.id, p.id));
+  await d
+    .update(participations)
+    .set({ recipients: wanted.filter((x) => ok.has(x)) })
+    .where(eq(participations.id, p.id));
 }
 
 /** Accounts of the given ids (with users), keyed by id. */
 export async function accountsById(d: DB, ids: string[]): Promise<Map<string, AccountWithUser>> {
   if (ids.length === 0) return new Map();
-  const rows = await d.select({ account: accounts, user: userColumns }).from(accounts).leftJoin(users, eq(users.accountId, accounts.id)).where(inJson(accounts.id, [...new Set(ids)]));
+  const rows = await d
+    .select({ account: accounts, user: userColumns })
+    .from(accounts)
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .where(inJson(accounts.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.account.id, r]));
 }
 

@@ -42,7 +42,11 @@ export async function checkLogin(d: DB, login: string, password: string, throttl
     .select({
       account: accounts,
       user: userColumns,
-      credentials: { passwordHash: credentials.passwordHash, totpSecret: credentials.totpSecret, passwordResetPending: credentials.passwordResetPending },
+      credentials: {
+        passwordHash: credentials.passwordHash,
+        totpSecret: credentials.totpSecret,
+        passwordResetPending: credentials.passwordResetPending,
+      },
     })
     .from(accounts)
     .innerJoin(users, eq(users.accountId, accounts.id))
@@ -62,7 +66,12 @@ export async function checkLogin(d: DB, login: string, password: string, throttl
       ? await d
           .select({ key: rateLimits.key })
           .from(rateLimits)
-          .where(and(eq(rateLimits.key, knownKey(found?.account.id ?? "-", throttle.ip)), gt(rateLimits.windowStart, now() - KNOWN_ADDRESS_MS)))
+          .where(
+            and(
+              eq(rateLimits.key, knownKey(found?.account.id ?? "-", throttle.ip)),
+              gt(rateLimits.windowStart, now() - KNOWN_ADDRESS_MS),
+            ),
+          )
           .get()
       : undefined;
   throwIfOver(found && known ? [byIp] : [byIp, byLogin]);
@@ -96,14 +105,23 @@ export async function signingKey(d: DB, accountId: string): Promise<SigningKey |
       .where(eq(credentials.accountId, accountId));
   const existing = (await read())[0];
   if (!existing) return null;
-  if (existing.privateKey && existing.publicKey) return { privateKey: existing.privateKey, publicKey: existing.publicKey };
+  if (existing.privateKey && existing.publicKey)
+    return { privateKey: existing.privateKey, publicKey: existing.publicKey };
   const made = await generateActorKeyPair();
   const [, , rows] = await d.batch([
-    d.update(credentials).set({ privateKey: made.privateKey }).where(and(eq(credentials.accountId, accountId), isNull(credentials.privateKey))),
+    d
+      .update(credentials)
+      .set({ privateKey: made.privateKey })
+      .where(and(eq(credentials.accountId, accountId), isNull(credentials.privateKey))),
     d
       .update(accounts)
       .set({ publicKey: made.publicKey })
-      .where(and(eq(accounts.id, accountId), sql`(SELECT private_key FROM credentials WHERE account_id = ${accountId}) = ${made.privateKey}`)),
+      .where(
+        and(
+          eq(accounts.id, accountId),
+          sql`(SELECT private_key FROM credentials WHERE account_id = ${accountId}) = ${made.privateKey}`,
+        ),
+      ),
     read(),
   ]);
   const row = rows[0];
@@ -128,7 +146,9 @@ export async function actorKeys(d: DB, accountId: string): Promise<ActorKeys | n
       .innerJoin(accounts, eq(accounts.id, credentials.accountId))
       .where(eq(credentials.accountId, accountId));
   const done = (row: { privateKey: string | null; proofKey: string | null; publicKey: string | null } | undefined) =>
-    row?.privateKey && row.publicKey && row.proofKey ? { privateKey: row.privateKey, publicKey: row.publicKey, proofKey: JSON.parse(row.proofKey) as JsonWebKey } : null;
+    row?.privateKey && row.publicKey && row.proofKey
+      ? { privateKey: row.privateKey, publicKey: row.publicKey, proofKey: JSON.parse(row.proofKey) as JsonWebKey }
+      : null;
   const existing = (await read())[0];
   if (!existing) return null;
   const ready = done(existing);
@@ -136,11 +156,13 @@ export async function actorKeys(d: DB, accountId: string): Promise<ActorKeys | n
   if (!existing.privateKey || !existing.publicKey) await signingKey(d, accountId);
   if (!existing.proofKey) {
     const made = JSON.stringify(await generateProofKey());
-    await d.update(credentials).set({ proofKey: made }).where(and(eq(credentials.accountId, accountId), isNull(credentials.proofKey)));
+    await d
+      .update(credentials)
+      .set({ proofKey: made })
+      .where(and(eq(credentials.accountId, accountId), isNull(credentials.proofKey)));
   }
   return done((await read())[0]);
 }
-
 
 /**
  * Pleroma's `confirm_current_password` for a signed-in user (delete/disable/move…): whether `password` is the
@@ -150,7 +172,13 @@ export async function actorKeys(d: DB, accountId: string): Promise<ActorKeys | n
 export async function confirmPassword(d: DB, accountId: string, password: string, perAccount: Limit): Promise<boolean> {
   const key = `password:account:${accountId}`;
   throwIfOver(await countHits(d, [{ key, limit: perAccount }]));
-  const stored = (await d.select({ hash: credentials.passwordHash }).from(credentials).where(eq(credentials.accountId, accountId)).get())?.hash;
+  const stored = (
+    await d
+      .select({ hash: credentials.passwordHash })
+      .from(credentials)
+      .where(eq(credentials.accountId, accountId))
+      .get()
+  )?.hash;
   const ok = await verifyPassword(password, stored ?? dummyPasswordHash());
   if (!ok || !stored) return false;
   await unhit(d, [key]);

@@ -49,7 +49,8 @@ export function packName(input: string): string {
   const name = input.trim();
   if (name === "") throw badRequest("pack name cannot be empty");
   // One path segment of a key: no separators, no dot segments, no control characters.
-  if (name.length > 128 || /[/\\\p{Cc}]/u.test(name) || name === "." || name === "..") throw badRequest("Invalid pack name");
+  if (name.length > 128 || /[/\\\p{Cc}]/u.test(name) || name === "." || name === "..")
+    throw badRequest("Invalid pack name");
   return name;
 }
 
@@ -63,13 +64,18 @@ export function validFilename(name: string): boolean {
 }
 
 export const packKey = (pack: string, filename: string) => `${PACKS_PREFIX}${pack}/${filename}`;
-const filenameOf = (pack: string, file: string) => (file.startsWith(packKey(pack, "")) ? file.slice(packKey(pack, "").length) : file);
+const filenameOf = (pack: string, file: string) =>
+  file.startsWith(packKey(pack, "")) ? file.slice(packKey(pack, "").length) : file;
 const archiveKey = (pack: string) => `emoji-archives/${pack}.zip`;
 
 /** Adds one to the listings' version: a statement for the change's own batch. */
 export const bumpVersion = (d: DB) =>
-  statement(d, sql`UPDATE instance_keys SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE name = 'emoji_version'`);
-const touch = (d: DB, name: string, t: number) => statement(d, sql`UPDATE emoji_packs SET updated_at = ${t} WHERE name = ${name}`);
+  statement(
+    d,
+    sql`UPDATE instance_keys SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE name = 'emoji_version'`,
+  );
+const touch = (d: DB, name: string, t: number) =>
+  statement(d, sql`UPDATE emoji_packs SET updated_at = ${t} WHERE name = ${name}`);
 
 const PACK_COLUMNS = sql`name, license, homepage, description, fallback_src, fallback_src_sha256, share_files`;
 
@@ -86,7 +92,8 @@ export function metadataOf(p: PackRow): Metadata {
   return m;
 }
 
-export const filesMap = (pack: string, files: PackFile[]) => Object.fromEntries(files.map((f) => [f.shortcode, filenameOf(pack, f.file)]));
+export const filesMap = (pack: string, files: PackFile[]) =>
+  Object.fromEntries(files.map((f) => [f.shortcode, filenameOf(pack, f.file)]));
 
 /** One pack with a page of its files (shortcode order) and its count: one round trip. */
 export async function readPack(d: DB, name: string, page = 1, pageSize = 100_000) {
@@ -94,7 +101,10 @@ export async function readPack(d: DB, name: string, page = 1, pageSize = 100_000
   const [packs, count, files] = await d.$client.batch([
     statement(d, sql`SELECT ${PACK_COLUMNS} FROM emoji_packs WHERE name = ${name}`),
     statement(d, sql`SELECT count(*) AS n FROM custom_emojis WHERE domain IS NULL AND category = ${name}`),
-    statement(d, sql`SELECT shortcode, file FROM custom_emojis WHERE domain IS NULL AND category = ${name} ORDER BY shortcode LIMIT ${pageSize} OFFSET ${offset}`),
+    statement(
+      d,
+      sql`SELECT shortcode, file FROM custom_emojis WHERE domain IS NULL AND category = ${name} ORDER BY shortcode LIMIT ${pageSize} OFFSET ${offset}`,
+    ),
   ]);
   const pack = (packs.results as PackRow[])[0];
   if (!pack) return null;
@@ -113,8 +123,12 @@ export async function listPacks(d: DB, page: number, pageSize: number) {
     ),
   ]);
   const byPack = new Map<string, PackFile[]>();
-  for (const f of files.results as (PackFile & { category: string })[]) byPack.set(f.category, [...(byPack.get(f.category) ?? []), f]);
-  return { count: (count.results[0] as { n: number }).n, packs: (packs.results as PackRow[]).map((pack) => ({ pack, files: byPack.get(pack.name) ?? [] })) };
+  for (const f of files.results as (PackFile & { category: string })[])
+    byPack.set(f.category, [...(byPack.get(f.category) ?? []), f]);
+  return {
+    count: (count.results[0] as { n: number }).n,
+    packs: (packs.results as PackRow[]).map((pack) => ({ pack, files: byPack.get(pack.name) ?? [] })),
+  };
 }
 
 // ---- archives ----
@@ -137,13 +151,20 @@ export async function buildArchive(bucket: R2Bucket, pack: PackRow, files: PackF
 }
 
 export const sha256Hex = async (bytes: Uint8Array) =>
-  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("").toUpperCase();
+  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .toUpperCase();
 
 /**
  * `can-download` and `download-sha256` of a pack: only a pack with `share-files` whose files are all in R2. The
  * archive is kept in R2 by a key naming its pack and its files' state, so it is built once per change.
  */
-export async function shareInfo(bucket: R2Bucket, pack: PackRow, files: PackFile[]): Promise<{ archive: Uint8Array; sha: string } | null> {
+export async function shareInfo(
+  bucket: R2Bucket,
+  pack: PackRow,
+  files: PackFile[],
+): Promise<{ archive: Uint8Array; sha: string } | null> {
   if (!pack.share_files) return null;
   const stamp = await sha256Hex(strToU8(JSON.stringify([metadataOf(pack), files])));
   const key = archiveKey(pack.name);
@@ -160,7 +181,11 @@ export async function shareInfo(bucket: R2Bucket, pack: PackRow, files: PackFile
 }
 
 /** Pleroma's pack entity: `{files, files_count, pack}` with `can-download` (and `download-sha256` when it can). */
-export async function renderPack(bucket: R2Bucket, p: { pack: PackRow; files: PackFile[]; count: number }, allFiles?: PackFile[]) {
+export async function renderPack(
+  bucket: R2Bucket,
+  p: { pack: PackRow; files: PackFile[]; count: number },
+  allFiles?: PackFile[],
+) {
   const share = await shareInfo(bucket, p.pack, allFiles ?? p.files);
   const info: Record<string, unknown> = { ...metadataOf(p.pack), "can-download": Boolean(share) };
   if (share) info["download-sha256"] = share.sha;
@@ -171,7 +196,10 @@ export async function renderPack(bucket: R2Bucket, p: { pack: PackRow; files: Pa
 
 export async function createPack(d: DB, name: string, t: number) {
   const [inserted] = await d.$client.batch([
-    statement(d, sql`INSERT INTO emoji_packs (name, created_at, updated_at) VALUES (${name}, ${t}, ${t}) ON CONFLICT (name) DO NOTHING RETURNING name`),
+    statement(
+      d,
+      sql`INSERT INTO emoji_packs (name, created_at, updated_at) VALUES (${name}, ${t}, ${t}) ON CONFLICT (name) DO NOTHING RETURNING name`,
+    ),
     bumpVersion(d),
   ]);
   if (inserted.results.length === 0) throw conflict(`A pack named "${name}" already exists`);
@@ -181,7 +209,10 @@ export async function createPack(d: DB, name: string, t: number) {
 export async function deletePack(d: DB, bucket: R2Bucket, name: string) {
   // Only a pack's own emoji go: rows whose category names no pack are not a pack's.
   const [, deleted] = await d.$client.batch([
-    statement(d, sql`DELETE FROM custom_emojis WHERE domain IS NULL AND category = ${name} AND EXISTS (SELECT 1 FROM emoji_packs WHERE name = ${name})`),
+    statement(
+      d,
+      sql`DELETE FROM custom_emojis WHERE domain IS NULL AND category = ${name} AND EXISTS (SELECT 1 FROM emoji_packs WHERE name = ${name})`,
+    ),
     statement(d, sql`DELETE FROM emoji_packs WHERE name = ${name} RETURNING name`),
     bumpVersion(d),
   ]);
@@ -205,11 +236,19 @@ const HEX64 = /^[0-9a-fA-F]{64}$/;
  * Replaces the metadata. A new `fallback-src` must be a reachable zip holding every file of the pack (400
  * otherwise); its SHA-256 is computed and stored, as Pleroma does.
  */
-export async function updateMetadata(d: DB, bucket: R2Bucket, name: string, m: Metadata, allowPrivate: boolean, t: number): Promise<Metadata> {
+export async function updateMetadata(
+  d: DB,
+  bucket: R2Bucket,
+  name: string,
+  m: Metadata,
+  allowPrivate: boolean,
+  t: number,
+): Promise<Metadata> {
   const current = await readPack(d, name);
   if (!current) throw packNotFound(name);
   const next: Metadata = { ...m };
-  if (next["fallback-src-sha256"] !== undefined && !HEX64.test(next["fallback-src-sha256"])) throw badRequest("fallback-src-sha256 must be the SHA-256 of the archive, in hexadecimal");
+  if (next["fallback-src-sha256"] !== undefined && !HEX64.test(next["fallback-src-sha256"]))
+    throw badRequest("fallback-src-sha256 must be the SHA-256 of the archive, in hexadecimal");
   if (next["fallback-src-sha256"]) next["fallback-src-sha256"] = next["fallback-src-sha256"].toUpperCase();
   if (next["fallback-src"] !== undefined && next["fallback-src"] !== current.pack.fallback_src) {
     const zip = await fetchBytes(next["fallback-src"], allowPrivate, ARCHIVE_MAX).catch(() => {
@@ -222,7 +261,8 @@ export async function updateMetadata(d: DB, bucket: R2Bucket, name: string, m: M
       if (e instanceof ZipRefused) throw new ApiError(413, e.message);
       throw badRequest("The fallback archive does not have all files specified in pack.json");
     }
-    if (!current.files.every((f) => names.has(filenameOf(name, f.file)))) throw badRequest("The fallback archive does not have all files specified in pack.json");
+    if (!current.files.every((f) => names.has(filenameOf(name, f.file))))
+      throw badRequest("The fallback archive does not have all files specified in pack.json");
     next["fallback-src-sha256"] = await sha256Hex(zip);
   }
   await d.$client.batch([
@@ -245,7 +285,12 @@ function zipNames(zip: Uint8Array): Set<string> {
 }
 
 /** An archive's wanted entries within the limits: past one, 413 saying which; unreadable, `unreadable`. */
-function unzipOrRefuse(zip: Uint8Array, want: (name: string) => boolean, maxFileBytes: number, unreadable: ApiError): Record<string, Uint8Array> {
+function unzipOrRefuse(
+  zip: Uint8Array,
+  want: (name: string) => boolean,
+  maxFileBytes: number,
+  unreadable: ApiError,
+): Record<string, Uint8Array> {
   try {
     return unzipBounded(zip, want, { ...ZIP_LIMITS, maxFileBytes });
   } catch (e) {
@@ -312,7 +357,8 @@ export async function addFile(
 ): Promise<Record<string, string>> {
   const current = await packFiles(d, name);
   const upload = await uploadOf(input.file, opts.allowPrivate, opts.limit);
-  const isZip = upload.bytes[0] === 0x50 && upload.bytes[1] === 0x4b && upload.bytes[2] === 0x03 && upload.bytes[3] === 0x04;
+  const isZip =
+    upload.bytes[0] === 0x50 && upload.bytes[1] === 0x4b && upload.bytes[2] === 0x03 && upload.bytes[3] === 0x04;
   if (isZip && typeof input.file !== "string") return addZip(d, bucket, name, upload.bytes, opts.limit, opts.t);
   const filename = (input.filename ?? upload.name).trim();
   const shortcode = (input.shortcode ?? baseName(filename)).trim();
@@ -348,15 +394,20 @@ export async function addFile(
 async function addZip(d: DB, bucket: R2Bucket, name: string, zip: Uint8Array, limit: number, t: number) {
   const want = (f: string) => !f.endsWith("/") && validFilename(f) && SHORTCODE.test(baseName(f));
   const entries = unzipOrRefuse(zip, want, limit, unprocessable("The archive could not be read"));
-  const files = Object.entries(entries).slice(0, PACK_FILES_MAX).filter(([, bytes]) => sniffImage(bytes.subarray(0, 32)));
+  const files = Object.entries(entries)
+    .slice(0, PACK_FILES_MAX)
+    .filter(([, bytes]) => sniffImage(bytes.subarray(0, 32)));
   const rows = files.map(([filename]) => ({ shortcode: baseName(filename), file: packKey(name, filename) }));
   const existing = await d.$client
-    .prepare("SELECT shortcode FROM custom_emojis WHERE domain IS NULL AND shortcode IN (SELECT value FROM json_each(?))")
+    .prepare(
+      "SELECT shortcode FROM custom_emojis WHERE domain IS NULL AND shortcode IN (SELECT value FROM json_each(?))",
+    )
     .bind(JSON.stringify(rows.map((r) => r.shortcode)))
     .all<{ shortcode: string }>();
   const skip = new Set(existing.results.map((r) => r.shortcode));
   const fresh = rows.filter((r) => !skip.has(r.shortcode));
-  for (const [filename, bytes] of files) if (!skip.has(baseName(filename))) await putEmojiFile(bucket, packKey(name, filename), bytes);
+  for (const [filename, bytes] of files)
+    if (!skip.has(baseName(filename))) await putEmojiFile(bucket, packKey(name, filename), bytes);
   await d.$client.batch([insertRows(d, name, fresh, t), touch(d, name, t), bumpVersion(d)]);
   return filesMap(name, (await packFiles(d, name)).files);
 }
@@ -384,15 +435,23 @@ export async function updateFile(
   if (!newShortcode || !newFilename) throw unprocessable("new_shortcode or new_filename cannot be empty");
   const emoji = current.files.find((f) => f.shortcode === p.shortcode);
   if (!emoji) throw badRequest(`Emoji "${p.shortcode}" does not exist`);
-  if (!SHORTCODE.test(newShortcode)) throw unprocessable(`Invalid shortcode "${newShortcode}": use letters, digits, _ and -`);
+  if (!SHORTCODE.test(newShortcode))
+    throw unprocessable(`Invalid shortcode "${newShortcode}": use letters, digits, _ and -`);
   if (!validFilename(newFilename)) throw unprocessable(`Invalid filename "${newFilename}"`);
   const newKey = packKey(name, newFilename);
   const [other, keyUsed] = await d.$client.batch([
-    statement(d, sql`SELECT shortcode, file, category FROM custom_emojis WHERE domain IS NULL AND shortcode = ${newShortcode} AND shortcode <> ${p.shortcode}`),
-    statement(d, sql`SELECT 1 FROM custom_emojis WHERE domain IS NULL AND file = ${newKey} AND shortcode NOT IN (${p.shortcode}, ${newShortcode})`),
+    statement(
+      d,
+      sql`SELECT shortcode, file, category FROM custom_emojis WHERE domain IS NULL AND shortcode = ${newShortcode} AND shortcode <> ${p.shortcode}`,
+    ),
+    statement(
+      d,
+      sql`SELECT 1 FROM custom_emojis WHERE domain IS NULL AND file = ${newKey} AND shortcode NOT IN (${p.shortcode}, ${newShortcode})`,
+    ),
   ]);
   const replaced = other.results[0] as { shortcode: string; file: string; category: string | null } | undefined;
-  if (replaced && !p.force) throw conflict(`New shortcode "${newShortcode}" is already used. If you want to override emoji use 'force' option`);
+  if (replaced && !p.force)
+    throw conflict(`New shortcode "${newShortcode}" is already used. If you want to override emoji use 'force' option`);
   if (keyUsed.results.length) throw conflict(`A file named "${newFilename}" already exists in the pack`);
   if (newKey !== emoji.file) {
     const object = await bucket.get(emoji.file);
@@ -400,12 +459,21 @@ export async function updateFile(
     await bucket.put(newKey, await object.arrayBuffer(), { httpMetadata: object.httpMetadata });
   }
   await d.$client.batch([
-    statement(d, sql`DELETE FROM custom_emojis WHERE domain IS NULL AND shortcode = ${newShortcode} AND shortcode <> ${p.shortcode}`),
-    statement(d, sql`UPDATE custom_emojis SET shortcode = ${newShortcode}, file = ${newKey} WHERE domain IS NULL AND shortcode = ${p.shortcode}`),
+    statement(
+      d,
+      sql`DELETE FROM custom_emojis WHERE domain IS NULL AND shortcode = ${newShortcode} AND shortcode <> ${p.shortcode}`,
+    ),
+    statement(
+      d,
+      sql`UPDATE custom_emojis SET shortcode = ${newShortcode}, file = ${newKey} WHERE domain IS NULL AND shortcode = ${p.shortcode}`,
+    ),
     touch(d, name, t),
     bumpVersion(d),
   ]);
-  const stale = [...(newKey !== emoji.file ? [emoji.file] : []), ...(replaced && replaced.file !== newKey && replaced.category ? [replaced.file] : [])];
+  const stale = [
+    ...(newKey !== emoji.file ? [emoji.file] : []),
+    ...(replaced && replaced.file !== newKey && replaced.category ? [replaced.file] : []),
+  ];
   if (stale.length) await bucket.delete(stale);
   const files = filesMap(name, current.files);
   delete files[p.shortcode];
@@ -413,13 +481,22 @@ export async function updateFile(
   return { ...files, [newShortcode]: newFilename };
 }
 
-export async function deleteFile(d: DB, bucket: R2Bucket, name: string, shortcode: string, t: number): Promise<Record<string, string>> {
+export async function deleteFile(
+  d: DB,
+  bucket: R2Bucket,
+  name: string,
+  shortcode: string,
+  t: number,
+): Promise<Record<string, string>> {
   if (!shortcode.trim()) throw unprocessable("pack name or shortcode cannot be empty");
   const current = await packFiles(d, name);
   const emoji = current.files.find((f) => f.shortcode === shortcode);
   if (!emoji) throw badRequest(`Emoji "${shortcode}" does not exist`);
   await d.$client.batch([
-    statement(d, sql`DELETE FROM custom_emojis WHERE domain IS NULL AND category = ${name} AND shortcode = ${shortcode}`),
+    statement(
+      d,
+      sql`DELETE FROM custom_emojis WHERE domain IS NULL AND category = ${name} AND shortcode = ${shortcode}`,
+    ),
     touch(d, name, t),
     bumpVersion(d),
   ]);
@@ -490,7 +567,9 @@ export async function importPacks(d: DB, bucket: R2Bucket, t: number): Promise<s
       for (const k of keys) if (IMAGE_EXT.test(k)) files[baseName(k)] = k;
     }
     const rows = Object.entries(files)
-      .filter(([code, file]) => typeof file === "string" && SHORTCODE.test(code) && validFilename(file) && keys.has(file))
+      .filter(
+        ([code, file]) => typeof file === "string" && SHORTCODE.test(code) && validFilename(file) && keys.has(file),
+      )
       .slice(0, PACK_FILES_MAX * 10)
       .map(([shortcode, file]) => ({ shortcode, file: packKey(name, file) }));
     await d.$client.batch([
@@ -503,7 +582,10 @@ export async function importPacks(d: DB, bucket: R2Bucket, t: number): Promise<s
                 ON CONFLICT (name) DO UPDATE SET license = excluded.license, homepage = excluded.homepage, description = excluded.description,
                   fallback_src = excluded.fallback_src, fallback_src_sha256 = excluded.fallback_src_sha256, share_files = excluded.share_files`,
           )
-        : statement(d, sql`INSERT INTO emoji_packs (name, created_at, updated_at) VALUES (${name}, ${t}, ${t}) ON CONFLICT (name) DO NOTHING`),
+        : statement(
+            d,
+            sql`INSERT INTO emoji_packs (name, created_at, updated_at) VALUES (${name}, ${t}, ${t}) ON CONFLICT (name) DO NOTHING`,
+          ),
       insertRows(d, name, rows, t),
       bumpVersion(d),
     ]);
@@ -515,7 +597,8 @@ export async function importPacks(d: DB, bucket: R2Bucket, t: number): Promise<s
 /** The metadata keys Starling keeps, from a manifest or a request, with their types checked. */
 export function cleanMetadata(m: Record<string, unknown>): Metadata {
   const out: Metadata = {};
-  for (const k of ["license", "homepage", "description", "fallback-src", "fallback-src-sha256"] as const) if (typeof m[k] === "string") out[k] = m[k] as string;
+  for (const k of ["license", "homepage", "description", "fallback-src", "fallback-src-sha256"] as const)
+    if (typeof m[k] === "string") out[k] = m[k] as string;
   if (typeof m["share-files"] === "boolean") out["share-files"] = m["share-files"];
   return out;
 }
@@ -532,7 +615,11 @@ async function fetchBytes(url: string, allowPrivate: boolean, maxBytes: number):
 }
 
 async function fetchJson(url: string, allowPrivate: boolean): Promise<any> {
-  const res = await outboundFetch(url, { headers: { Accept: "application/json" } }, { allowPrivate, maxBytes: 5_000_000 });
+  const res = await outboundFetch(
+    url,
+    { headers: { Accept: "application/json" } },
+    { allowPrivate, maxBytes: 5_000_000 },
+  );
   if (!res.ok) {
     await res.body?.cancel().catch(() => {});
     throw new Error(`${url} answered ${res.status}`);
@@ -566,7 +653,10 @@ async function shareableBase(input: string, allowPrivate: boolean): Promise<URL>
 export async function remotePacks(url: string, page: number, pageSize: number, allowPrivate: boolean) {
   const base = await shareableBase(url, allowPrivate);
   try {
-    return await fetchJson(new URL(`/api/v1/pleroma/emoji/packs?page=${page}&page_size=${pageSize}`, base).href, allowPrivate);
+    return await fetchJson(
+      new URL(`/api/v1/pleroma/emoji/packs?page=${page}&page_size=${pageSize}`, base).href,
+      allowPrivate,
+    );
   } catch (e) {
     throw err500(`Could not list the packs of ${base.host}`);
   }
@@ -577,10 +667,18 @@ export async function remotePacks(url: string, page: number, pageSize: number, a
  * when shared, else its `fallback-src`) checked against the announced SHA-256, the files into R2 and the rows in
  * one batch. Failures answer 500 with Pleroma's messages.
  */
-export async function downloadPack(d: DB, bucket: R2Bucket, p: { url: string; name: string; as?: string }, allowPrivate: boolean, limit: number, t: number) {
+export async function downloadPack(
+  d: DB,
+  bucket: R2Bucket,
+  p: { url: string; name: string; as?: string },
+  allowPrivate: boolean,
+  limit: number,
+  t: number,
+) {
   const local = packName(p.as ?? p.name);
   const base = await shareableBase(p.url, allowPrivate);
-  const packUrl = (size: number) => new URL(`/api/v1/pleroma/emoji/pack?name=${encodeURIComponent(p.name)}&page_size=${size}`, base).href;
+  const packUrl = (size: number) =>
+    new URL(`/api/v1/pleroma/emoji/pack?name=${encodeURIComponent(p.name)}&page_size=${size}`, base).href;
   let remote: { files?: Record<string, string>; files_count?: number; pack?: Record<string, unknown> };
   try {
     const head = await fetchJson(packUrl(0), allowPrivate);
@@ -591,19 +689,34 @@ export async function downloadPack(d: DB, bucket: R2Bucket, p: { url: string; na
   const info = remote.pack ?? {};
   let source: { url: string; sha: string };
   if (info["share-files"] === true && info["can-download"] === true && typeof info["download-sha256"] === "string")
-    source = { url: new URL(`/api/v1/pleroma/emoji/packs/archive?name=${encodeURIComponent(p.name)}`, base).href, sha: info["download-sha256"] };
-  else if (typeof info["fallback-src"] === "string" && typeof info["fallback-src-sha256"] === "string") source = { url: info["fallback-src"], sha: info["fallback-src-sha256"] };
+    source = {
+      url: new URL(`/api/v1/pleroma/emoji/packs/archive?name=${encodeURIComponent(p.name)}`, base).href,
+      sha: info["download-sha256"],
+    };
+  else if (typeof info["fallback-src"] === "string" && typeof info["fallback-src-sha256"] === "string")
+    source = { url: info["fallback-src"], sha: info["fallback-src-sha256"] };
   else throw err500("The pack was not set as shared and there is no fallback src to download from");
   const archive = await fetchBytes(source.url, allowPrivate, ARCHIVE_MAX).catch(() => {
     throw err500(`The archive of pack ${p.name} could not be fetched`);
   });
-  if ((await sha256Hex(archive)) !== source.sha.toUpperCase()) throw err500("SHA256 for the pack doesn't match the one sent by the server");
-  const wanted = Object.entries(remote.files ?? {}).filter(([code, file]) => typeof file === "string" && SHORTCODE.test(code) && validFilename(file));
+  if ((await sha256Hex(archive)) !== source.sha.toUpperCase())
+    throw err500("SHA256 for the pack doesn't match the one sent by the server");
+  const wanted = Object.entries(remote.files ?? {}).filter(
+    ([code, file]) => typeof file === "string" && SHORTCODE.test(code) && validFilename(file),
+  );
   const names = new Set(wanted.map(([, f]) => f));
-  const entries = unzipOrRefuse(archive, (f) => names.has(f), limit, err500(`The archive of pack ${p.name} could not be read`));
-  const rows = wanted.filter(([, f]) => entries[f] && sniffImage(entries[f].subarray(0, 32))).map(([shortcode, f]) => ({ shortcode, file: packKey(local, f) }));
+  const entries = unzipOrRefuse(
+    archive,
+    (f) => names.has(f),
+    limit,
+    err500(`The archive of pack ${p.name} could not be read`),
+  );
+  const rows = wanted
+    .filter(([, f]) => entries[f] && sniffImage(entries[f].subarray(0, 32)))
+    .map(([shortcode, f]) => ({ shortcode, file: packKey(local, f) }));
   const meta = cleanMetadata(info);
-  if ((await d.$client.prepare("SELECT 1 FROM emoji_packs WHERE name = ?").bind(local).first()) !== null) throw conflict(`A pack named "${local}" already exists`);
+  if ((await d.$client.prepare("SELECT 1 FROM emoji_packs WHERE name = ?").bind(local).first()) !== null)
+    throw conflict(`A pack named "${local}" already exists`);
   const seen = new Set<string>();
   for (const r of rows) {
     if (seen.has(r.file)) continue;

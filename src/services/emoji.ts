@@ -20,12 +20,26 @@ export interface LocalEmoji {
 /** Every local emoji, hidden ones included (each renderer decides), in shortcode order. */
 export function localEmojisQuery(d: DB, unlessVersion?: string | null) {
   const local = isNull(customEmojis.domain);
-  return d
-    .select({ shortcode: customEmojis.shortcode, file: customEmojis.file, category: customEmojis.category, visibleInPicker: customEmojis.visibleInPicker })
-    .from(customEmojis)
-    // The version condition is one constant subquery: rows are read only when the caller's copy is stale.
-    .where(unlessVersion === undefined ? local : and(local, sql`coalesce((SELECT value FROM instance_keys WHERE name = 'emoji_version'), '') IS NOT ${unlessVersion ?? ""}`))
-    .orderBy(customEmojis.shortcode);
+  return (
+    d
+      .select({
+        shortcode: customEmojis.shortcode,
+        file: customEmojis.file,
+        category: customEmojis.category,
+        visibleInPicker: customEmojis.visibleInPicker,
+      })
+      .from(customEmojis)
+      // The version condition is one constant subquery: rows are read only when the caller's copy is stale.
+      .where(
+        unlessVersion === undefined
+          ? local
+          : and(
+              local,
+              sql`coalesce((SELECT value FROM instance_keys WHERE name = 'emoji_version'), '') IS NOT ${unlessVersion ?? ""}`,
+            ),
+      )
+      .orderBy(customEmojis.shortcode)
+  );
 }
 
 export const localEmojis = (d: DB): Promise<LocalEmoji[]> => localEmojisQuery(d).all();
@@ -35,7 +49,10 @@ export const localEmojis = (d: DB): Promise<LocalEmoji[]> => localEmojisQuery(d)
  * rows: ONE round trip either way. Every change of this instance's emoji bumps the version in its own batch
  * (`bumpVersion` in emoji-packs.ts).
  */
-export async function emojiListing(d: DB, known: string | null): Promise<{ version: string; rows: LocalEmoji[] | null }> {
+export async function emojiListing(
+  d: DB,
+  known: string | null,
+): Promise<{ version: string; rows: LocalEmoji[] | null }> {
   const [version, rows] = await d.batch([
     d.select({ value: instanceKeys.value }).from(instanceKeys).where(eq(instanceKeys.name, "emoji_version")),
     localEmojisQuery(d, known),
@@ -51,9 +68,18 @@ export async function emojiListing(d: DB, known: string | null): Promise<{ versi
  */
 export function localEmojisNamed(d: DB, shortcodes: string[]) {
   return d
-    .select({ shortcode: customEmojis.shortcode, file: customEmojis.file, visibleInPicker: customEmojis.visibleInPicker })
+    .select({
+      shortcode: customEmojis.shortcode,
+      file: customEmojis.file,
+      visibleInPicker: customEmojis.visibleInPicker,
+    })
     .from(customEmojis)
-    .where(and(sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(shortcodes)])}))`, isNull(customEmojis.domain)));
+    .where(
+      and(
+        sql`${customEmojis.shortcode} IN (SELECT value FROM json_each(${JSON.stringify([...new Set(shortcodes)])}))`,
+        isNull(customEmojis.domain),
+      ),
+    );
 }
 
 /** The `:code:`s written in plain texts (a profile's name, bio, field names and values), each once. */
@@ -80,4 +106,9 @@ export function resolveLocalEmojis(shortcodes: string[], rows: NamedRow[]): Stat
  * URLs, which `mediaUrl` keeps as they are.
  */
 export const profileEmojis = (shortcodes: string[], rows: NamedRow[]): EmojiRef[] =>
-  resolveLocalEmojis(shortcodes, rows).map((e) => ({ shortcode: e.shortcode, url: e.file, static_url: e.file, visible_in_picker: e.visible_in_picker }));
+  resolveLocalEmojis(shortcodes, rows).map((e) => ({
+    shortcode: e.shortcode,
+    url: e.file,
+    static_url: e.file,
+    visible_in_picker: e.visible_in_picker,
+  }));

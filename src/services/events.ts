@@ -26,7 +26,11 @@ export type StreamEvent =
       /** The local user whose `user` stream receives the event. */
       accountId: string;
       event: "pleroma:follow_relationships_update";
-      payload: { state: "follow_pending" | "follow_accept" | "follow_reject"; follower: FollowCounts; following: FollowCounts };
+      payload: {
+        state: "follow_pending" | "follow_accept" | "follow_reject";
+        follower: FollowCounts;
+        following: FollowCounts;
+      };
     }
   | { accountId: string; event: "filters_changed"; payload: null }
   /** A new status or reblog (its id): every stream whose timeline would show it, to each listener allowed to see it. */
@@ -52,7 +56,12 @@ export const configuredBase = (env: Env) => {
 };
 
 /** Hands events to the sinks after the response. */
-export function publish(env: Env, ctx: { waitUntil(p: Promise<unknown>): void }, events: StreamEvent[], base: string = configuredBase(env)): void {
+export function publish(
+  env: Env,
+  ctx: { waitUntil(p: Promise<unknown>): void },
+  events: StreamEvent[],
+  base: string = configuredBase(env),
+): void {
   if (events.length === 0 || eventSinks.length === 0) return;
   ctx.waitUntil(dispatch(env, events, base));
 }
@@ -60,5 +69,7 @@ export function publish(env: Env, ctx: { waitUntil(p: Promise<unknown>): void },
 /** Hands events to the sinks now (for work that already runs after the response). A failing sink is logged. */
 export async function dispatch(env: Env, events: StreamEvent[], base: string = configuredBase(env)): Promise<void> {
   if (events.length === 0) return;
-  await Promise.all(eventSinks.map(async (sink) => sink(events, env, base))).catch((e) => console.error("stream events", e));
+  await Promise.all(eventSinks.map(async (sink) => sink(events, env, base))).catch((e) =>
+    console.error("stream events", e),
+  );
 }

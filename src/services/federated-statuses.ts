@@ -28,7 +28,8 @@ export interface FederatedStatuses {
 /** A status federation may serve: visible to anyone, written here, and (for a reblog) of a servable status. */
 export function servable(h: Hydrated, id: string): StatusRow | null {
   const s = h.statuses.get(id);
-  if (!s || !h.visible.has(id) || !s.local || !(SERVED_VISIBILITIES as readonly string[]).includes(s.visibility)) return null;
+  if (!s || !h.visible.has(id) || !s.local || !(SERVED_VISIBILITIES as readonly string[]).includes(s.visibility))
+    return null;
   if (!h.accounts.get(s.accountId) || h.accounts.get(s.accountId)!.account.domain !== null) return null;
   if (s.reblogOfId) {
     const o = h.statuses.get(s.reblogOfId);
@@ -51,7 +52,11 @@ export async function federatedStatus(d: DB, id: string): Promise<FederatedStatu
 }
 
 /** A page of the account's outbox, newest first, by status id; `next` is the cursor of the page after it. */
-export async function outboxPage(d: DB, accountId: string, maxId: string | undefined): Promise<FederatedStatuses & { next: string | null }> {
+export async function outboxPage(
+  d: DB,
+  accountId: string,
+  maxId: string | undefined,
+): Promise<FederatedStatuses & { next: string | null }> {
   const page = { limit: OUTBOX_PAGE, ...(maxId ? { max_id: maxId } : {}) };
   const r = await load(d, accountPage(null, accountId, page, { excludeVisibilities: NOT_SERVED }));
   return { ...r, next: r.h.page.length === OUTBOX_PAGE ? r.h.page[r.h.page.length - 1]! : null };
@@ -75,5 +80,13 @@ export async function featuredCount(d: DB, accountId: string): Promise<number> {
 
 /** The account's pinned statuses that federate, most recently pinned first. */
 export async function featuredStatuses(d: DB, accountId: string): Promise<FederatedStatuses> {
-  return load(d, accountPage(null, accountId, { limit: FEATURED_MAX }, { pinned: true, excludeReblogs: true, excludeVisibilities: NOT_SERVED }));
+  return load(
+    d,
+    accountPage(
+      null,
+      accountId,
+      { limit: FEATURED_MAX },
+      { pinned: true, excludeReblogs: true, excludeVisibilities: NOT_SERVED },
+    ),
+  );
 }

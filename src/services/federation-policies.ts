@@ -23,12 +23,17 @@ export function applyNotePolicies(d: DB, host: string, note: ParsedNote): Parsed
   let n = note;
   if (n.media.length && hasPolicy(env, host, "media_removal")) n = { ...n, media: [] };
   if (n.media.length && hasPolicy(env, host, "media_nsfw")) n = { ...n, sensitive: true };
-  if (n.visibility === "public" && hasPolicy(env, host, "federated_timeline_removal")) n = { ...n, visibility: "unlisted" };
+  if (n.visibility === "public" && hasPolicy(env, host, "federated_timeline_removal"))
+    n = { ...n, visibility: "unlisted" };
   return n;
 }
 
 /** A remote actor's images as the policies allow: `avatar_removal`, `banner_removal`. */
-export function applyActorPolicies<T extends { avatar: string | null; header: string | null }>(d: DB, host: string, f: T): T {
+export function applyActorPolicies<T extends { avatar: string | null; header: string | null }>(
+  d: DB,
+  host: string,
+  f: T,
+): T {
   const env = bindingOf(d);
   let out = f;
   if (hasPolicy(env, host, "avatar_removal")) out = { ...out, avatar: null };

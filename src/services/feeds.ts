@@ -15,10 +15,12 @@ import { statement } from "../db/client";
 import type { StatusRow } from "./hydrate";
 
 type FanOutStatus = Pick<StatusRow, "id" | "accountId" | "visibility" | "reblogOfId">;
-const reachesFollowers = (s: Pick<StatusRow, "visibility">) => ["public", "unlisted", "private", "local"].includes(s.visibility);
+const reachesFollowers = (s: Pick<StatusRow, "visibility">) =>
+  ["public", "unlisted", "private", "local"].includes(s.visibility);
 
 /** Whether a status by an account with this many followers is pulled by readers rather than fanned out. */
-export const pulledByReaders = (s: Pick<StatusRow, "visibility">, followers: number, inlineMax: number) => reachesFollowers(s) && followers > inlineMax;
+export const pulledByReaders = (s: Pick<StatusRow, "visibility">, followers: number, inlineMax: number) =>
+  reachesFollowers(s) && followers > inlineMax;
 
 /** The statement that fans a new status (or reblog) out to its readers' home feeds (followers unless pulled). */
 export function fanOut(d: DB, s: FanOutStatus, pulled = false): D1PreparedStatement {
@@ -41,8 +43,10 @@ export function fanOut(d: DB, s: FanOutStatus, pulled = false): D1PreparedStatem
 /** The statements that put a status's plain text into the full-text index (after the status row exists). */
 export function indexForSearch(d: DB, statusId: string, body: string): D1PreparedStatement[] {
   return [
-    statement(d, sql`INSERT INTO statuses_fts (rowid, body) VALUES ((SELECT coalesce(max(rowid), 0) + 1 FROM statuses_fts), ${body})`),
+    statement(
+      d,
+      sql`INSERT INTO statuses_fts (rowid, body) VALUES ((SELECT coalesce(max(rowid), 0) + 1 FROM statuses_fts), ${body})`,
+    ),
     statement(d, sql`UPDATE statuses SET search_rowid = (SELECT max(rowid) FROM statuses_fts) WHERE id = ${statusId}`),
   ];
 }
-

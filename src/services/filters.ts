@@ -14,11 +14,19 @@ const live = (t: number) => or(isNull(filters.expiresAt), gt(filters.expiresAt, 
 
 /** The user's filters in force now. */
 export function activeFilters(d: DB, ownerId: string) {
-  return d.select().from(filters).where(and(eq(filters.accountId, ownerId), live(now()))).orderBy(asc(filters.id));
+  return d
+    .select()
+    .from(filters)
+    .where(and(eq(filters.accountId, ownerId), live(now())))
+    .orderBy(asc(filters.id));
 }
 
 export async function getFilter(d: DB, ownerId: string, id: string): Promise<FilterRow> {
-  const row = await d.select().from(filters).where(and(eq(filters.id, id), eq(filters.accountId, ownerId), live(now()))).get();
+  const row = await d
+    .select()
+    .from(filters)
+    .where(and(eq(filters.id, id), eq(filters.accountId, ownerId), live(now())))
+    .get();
   if (!row) throw notFound();
   return row;
 }
@@ -69,7 +77,12 @@ export async function updateFilter(d: DB, ownerId: string, id: string, input: Fi
       context: [...new Set(input.context)],
       irreversible: input.irreversible ?? existing.irreversible,
       wholeWord: input.whole_word ?? existing.wholeWord,
-      expiresAt: input.expires_in === undefined ? existing.expiresAt : input.expires_in === null ? null : t + input.expires_in * 1000,
+      expiresAt:
+        input.expires_in === undefined
+          ? existing.expiresAt
+          : input.expires_in === null
+            ? null
+            : t + input.expires_in * 1000,
       updatedAt: t,
     })
     .where(eq(filters.id, existing.id))
@@ -79,7 +92,10 @@ export async function updateFilter(d: DB, ownerId: string, id: string, input: Fi
 }
 
 export async function deleteFilter(d: DB, ownerId: string, id: string): Promise<void> {
-  const rows = await d.delete(filters).where(and(eq(filters.id, id), eq(filters.accountId, ownerId))).returning({ id: filters.id });
+  const rows = await d
+    .delete(filters)
+    .where(and(eq(filters.id, id), eq(filters.accountId, ownerId)))
+    .returning({ id: filters.id });
   if (rows.length === 0) throw notFound();
 }
 

@@ -34,9 +34,15 @@ export function tagFromPath(given: string): string {
 
 /** The Tag entity of any well-formed name, used or not (as Mastodon 4 answers): its week and, signed in, following. */
 export async function tagInfo(d: DB, viewerId: string | null, tag: string, t = Date.now()): Promise<TagInfo> {
-  const follows = viewerId ? sql`SELECT 1 AS followed FROM followed_tags WHERE account_id = ${viewerId} AND tag = ${tag}` : sql`SELECT 1 AS followed WHERE 0`;
+  const follows = viewerId
+    ? sql`SELECT 1 AS followed FROM followed_tags WHERE account_id = ${viewerId} AND tag = ${tag}`
+    : sql`SELECT 1 AS followed WHERE 0`;
   const [days, followed] = await d.$client.batch<any>([tagHistoryQuery(d, tag, t), statement(d, follows)]);
-  return { name: tag, history: tagHistory(days.results, t), ...(viewerId ? { following: followed.results.length > 0 } : {}) };
+  return {
+    name: tag,
+    history: tagHistory(days.results, t),
+    ...(viewerId ? { following: followed.results.length > 0 } : {}),
+  };
 }
 
 /** Follows a tag (again: no change). Beyond FOLLOWED_TAGS_MAX, 422. */
@@ -52,7 +58,11 @@ export async function followTag(d: DB, me: string, tag: string): Promise<void> {
     ),
   ]);
   if (meta.changes > 0) return;
-  const already = await d.select({ id: followedTags.id }).from(followedTags).where(and(eq(followedTags.accountId, me), eq(followedTags.tag, tag))).get();
+  const already = await d
+    .select({ id: followedTags.id })
+    .from(followedTags)
+    .where(and(eq(followedTags.accountId, me), eq(followedTags.tag, tag)))
+    .get();
   if (!already) throw unprocessable(`You can follow at most ${FOLLOWED_TAGS_MAX} hashtags`);
 }
 
@@ -61,13 +71,26 @@ export async function unfollowTag(d: DB, me: string, tag: string): Promise<void>
 }
 
 /** The user's followed tags, newest followed first, paged by the follow's id (Link-only), with their weeks. */
-export async function followedTagsPage(d: DB, me: string, page: Page, t = Date.now()): Promise<{ cursor: string; tag: TagInfo }[]> {
+export async function followedTagsPage(
+  d: DB,
+  me: string,
+  page: Page,
+  t = Date.now(),
+): Promise<{ cursor: string; tag: TagInfo }[]> {
   const q = pageQuery(followedTags.id, page);
   const rows = inOrder(
-    await d.select({ id: followedTags.id, tag: followedTags.tag }).from(followedTags).where(and(eq(followedTags.accountId, me), q.where)).orderBy(q.orderBy).limit(q.limit),
+    await d
+      .select({ id: followedTags.id, tag: followedTags.tag })
+      .from(followedTags)
+      .where(and(eq(followedTags.accountId, me), q.where))
+      .orderBy(q.orderBy)
+      .limit(q.limit),
     q,
   );
   if (rows.length === 0) return [];
   const histories = await d.$client.batch<any>(rows.map((r) => tagHistoryQuery(d, r.tag, t)));
-  return rows.map((r, i) => ({ cursor: r.id, tag: { name: r.tag, history: tagHistory(histories[i].results, t), following: true } }));
+  return rows.map((r, i) => ({
+    cursor: r.id,
+    tag: { name: r.tag, history: tagHistory(histories[i].results, t), following: true },
+  }));
 }

@@ -9,7 +9,19 @@ import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
-import { accountNotes, accounts, blocks, domainBlocks, endorsements, followRequests, follows, listAccounts, mutes, notifications, subscriptions } from "../db/schema";
+import {
+  accountNotes,
+  accounts,
+  blocks,
+  domainBlocks,
+  endorsements,
+  followRequests,
+  follows,
+  listAccounts,
+  mutes,
+  notifications,
+  subscriptions,
+} from "../db/schema";
 import { notify, unnotify } from "./notifications";
 import { badRequest, forbidden, notFound, unprocessable } from "../http/errors";
 import type { Relationship } from "../schemas/account";
@@ -40,44 +52,87 @@ export function recount(d: DB, accountId: string) {
 }
 
 const countsOf = (d: DB, ids: string[]) =>
-  d.select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount }).from(accounts).where(inJson(accounts.id, ids));
+  d
+    .select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount })
+    .from(accounts)
+    .where(inJson(accounts.id, ids));
 
 /** Removes `member` from every list owned by `owner`. */
 export const leaveLists = (d: DB, owner: string, member: string) =>
-  d.delete(listAccounts).where(and(eq(listAccounts.accountId, member), sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${owner})`));
+  d
+    .delete(listAccounts)
+    .where(
+      and(
+        eq(listAccounts.accountId, member),
+        sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${owner})`,
+      ),
+    );
 
 /**
  * Runs writes and the notification statements they cause, then reads the viewer's relationship to the target,
  * all in one round trip (one transaction: no action without its notification, nor the reverse).
  */
-async function writeAndRead(d: DB, viewerId: string, targetId: string, writes: any[], notes: D1PreparedStatement[] = []): Promise<{ relationship: Relationship; counts: FollowCounts[] }> {
-  const results = await mixedBatch(d, [...writes, ...notes, countsOf(d, [viewerId, targetId]), relationshipsQuery(d, viewerId, [targetId])]);
+async function writeAndRead(
+  d: DB,
+  viewerId: string,
+  targetId: string,
+  writes: any[],
+  notes: D1PreparedStatement[] = [],
+): Promise<{ relationship: Relationship; counts: FollowCounts[] }> {
+  const results = await mixedBatch(d, [
+    ...writes,
+    ...notes,
+    countsOf(d, [viewerId, targetId]),
+    relationshipsQuery(d, viewerId, [targetId]),
+  ]);
   const rel = results[results.length - 1] as Parameters<typeof toRelationship>[0][];
   const counts = results[results.length - 2] as FollowCounts[];
   return { relationship: toRelationship(rel[0]), counts };
 }
 
-function followEvent(state: "follow_pending" | "follow_accept" | "follow_reject", followerId: string, followingId: string, counts: FollowCounts[], notify: string[]): StreamEvent[] {
+function followEvent(
+  state: "follow_pending" | "follow_accept" | "follow_reject",
+  followerId: string,
+  followingId: string,
+  counts: FollowCounts[],
+  notify: string[],
+): StreamEvent[] {
   const find = (id: string) => counts.find((c) => c.id === id) ?? { id, follower_count: 0, following_count: 0 };
   const payload = { state, follower: find(followerId), following: find(followingId) };
   return notify.map((accountId) => ({ accountId, event: "pleroma:follow_relationships_update" as const, payload }));
 }
 
 async function isBlockedBy(d: DB, actorId: string, targetId: string): Promise<boolean> {
-  const row = await d.select({ id: blocks.id }).from(blocks).where(and(eq(blocks.accountId, targetId), eq(blocks.targetAccountId, actorId))).get();
+  const row = await d
+    .select({ id: blocks.id })
+    .from(blocks)
+    .where(and(eq(blocks.accountId, targetId), eq(blocks.targetAccountId, actorId)))
+    .get();
   return Boolean(row);
 }
 
 const isLocal = (a: AccountRow) => a.domain === null;
 
 const subscribeWrite = (d: DB, accountId: string, targetAccountId: string, t: number) =>
-  d.insert(subscriptions).values({ id: newId(t), accountId, targetAccountId, createdAt: t }).onConflictDoNothing();
+  d
+    .insert(subscriptions)
+    .values({ id: newId(t), accountId, targetAccountId, createdAt: t })
+    .onConflictDoNothing();
 
-export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { reblogs?: boolean; notify?: boolean }): Promise<GraphResult> {
+export async function follow(
+  d: DB,
+  me: AccountRow,
+  target: AccountRow,
+  opts: { reblogs?: boolean; notify?: boolean },
+): Promise<GraphResult> {
   if (me.id === target.id) throw badRequest("Can not follow yourself");
   if (await isBlockedBy(d, me.id, target.id)) throw forbidden(`Could not follow user: ${target.username} blocked you.`);
   const t = now();
-  const existing = await d.select().from(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))).get();
+  const existing = await d
+    .select()
+    .from(follows)
+    .where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id)))
+    .get();
   const writes: any[] = [];
   // Locked accounts approve followers; remote accounts answer with an Accept, so the follow waits for it.
   const pending = !existing && (target.locked || !isLocal(target));
@@ -85,9 +140,15 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
   // it waits on the request (`follow_requests.notify`) and starts only if the request is accepted: a rejected
   // follower must not hear of the account's posts.
   if (opts.notify === true && !pending) writes.push(subscribeWrite(d, me.id, target.id, t));
-  if (opts.notify === false) writes.push(d.delete(subscriptions).where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))));
+  if (opts.notify === false)
+    writes.push(
+      d
+        .delete(subscriptions)
+        .where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
+    );
   if (existing) {
-    if (opts.reblogs !== undefined) writes.push(d.update(follows).set({ showReblogs: opts.reblogs }).where(eq(follows.id, existing.id)));
+    if (opts.reblogs !== undefined)
+      writes.push(d.update(follows).set({ showReblogs: opts.reblogs }).where(eq(follows.id, existing.id)));
     return { ...(await writeAndRead(d, me.id, target.id, writes)), events: [] };
   }
   if (pending) {
@@ -95,91 +156,177 @@ export async function follow(d: DB, me: AccountRow, target: AccountRow, opts: { 
     writes.push(
       d
         .insert(followRequests)
-        .values({ id: requestId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: opts.notify === true, createdAt: t, uri: localActivityUri(me, "follows", requestId) })
+        .values({
+          id: requestId,
+          accountId: me.id,
+          targetAccountId: target.id,
+          showReblogs: opts.reblogs ?? true,
+          notify: opts.notify === true,
+          createdAt: t,
+          uri: localActivityUri(me, "follows", requestId),
+        })
         // A repeated request keeps its first id: the remote Accept will name that one.
         .onConflictDoUpdate({
           target: [followRequests.accountId, followRequests.targetAccountId],
           set: { showReblogs: opts.reblogs ?? true, ...(opts.notify === undefined ? {} : { notify: opts.notify }) },
         }),
       // A remote account hears of a new request as a Follow (its id: the request's uri); a repeated one sends nothing.
-      outboxWrite(d, me.id, { type: "Follow", uri: localActivityUri(me, "follows", requestId), targetId: target.id }, t, {
-        onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
-      }),
+      outboxWrite(
+        d,
+        me.id,
+        { type: "Follow", uri: localActivityUri(me, "follows", requestId), targetId: target.id },
+        t,
+        {
+          onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
+        },
+      ),
     );
     const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
       // Only a new request notifies (not a repeated or racing one).
-      notify(d, { type: "follow_request", to: target.id, from: me.id, onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})` }),
+      notify(d, {
+        type: "follow_request",
+        to: target.id,
+        from: me.id,
+        onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
+      }),
     ]);
-    return { relationship, events: followEvent("follow_pending", me.id, target.id, counts, [me.id, ...(isLocal(target) ? [target.id] : [])]) };
+    return {
+      relationship,
+      events: followEvent("follow_pending", me.id, target.id, counts, [me.id, ...(isLocal(target) ? [target.id] : [])]),
+    };
   }
   const followId = newId(t);
   writes.push(
     d
       .insert(follows)
-      .values({ id: followId, accountId: me.id, targetAccountId: target.id, showReblogs: opts.reblogs ?? true, notify: false, createdAt: t, uri: localActivityUri(me, "follows", followId) })
+      .values({
+        id: followId,
+        accountId: me.id,
+        targetAccountId: target.id,
+        showReblogs: opts.reblogs ?? true,
+        notify: false,
+        createdAt: t,
+        uri: localActivityUri(me, "follows", followId),
+      })
       .onConflictDoNothing(),
     recount(d, me.id),
     recount(d, target.id),
   );
   const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
-    notify(d, { type: "follow", to: target.id, from: me.id, onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})` }),
+    notify(d, {
+      type: "follow",
+      to: target.id,
+      from: me.id,
+      onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})`,
+    }),
   ]);
   return { relationship, events: followEvent("follow_accept", me.id, target.id, counts, [me.id, target.id]) };
 }
 
 export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
   if (me.id === target.id) throw badRequest("Can not unfollow yourself");
-  const { relationship } = await writeAndRead(d, me.id, target.id, [
-    // Undo of the Follow (of the follow, or else the pending request), read before the rows go; none if neither.
-    outboxWrite(d, me.id, { type: "Undo", object: "Follow", uri: "", targetId: target.id }, now(), {
-      uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${me.id} AND target_account_id = ${target.id}),
+  const { relationship } = await writeAndRead(
+    d,
+    me.id,
+    target.id,
+    [
+      // Undo of the Follow (of the follow, or else the pending request), read before the rows go; none if neither.
+      outboxWrite(d, me.id, { type: "Undo", object: "Follow", uri: "", targetId: target.id }, now(), {
+        uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${me.id} AND target_account_id = ${target.id}),
         (SELECT uri FROM follow_requests WHERE account_id = ${me.id} AND target_account_id = ${target.id}))`,
-    }),
-    d.delete(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
-    d.delete(followRequests).where(and(eq(followRequests.accountId, me.id), eq(followRequests.targetAccountId, target.id))),
-    // `notify` belongs to the follow (Mastodon): unfollowing ends the new-post notifications too.
-    d.delete(subscriptions).where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
-    leaveLists(d, me.id, target.id),
-    recount(d, me.id),
-    recount(d, target.id),
-  ], [unnotify(d, { type: "follow", to: target.id, from: me.id }), unnotify(d, { type: "follow_request", to: target.id, from: me.id })]);
+      }),
+      d.delete(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
+      d
+        .delete(followRequests)
+        .where(and(eq(followRequests.accountId, me.id), eq(followRequests.targetAccountId, target.id))),
+      // `notify` belongs to the follow (Mastodon): unfollowing ends the new-post notifications too.
+      d
+        .delete(subscriptions)
+        .where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
+      leaveLists(d, me.id, target.id),
+      recount(d, me.id),
+      recount(d, target.id),
+    ],
+    [
+      unnotify(d, { type: "follow", to: target.id, from: me.id }),
+      unnotify(d, { type: "follow_request", to: target.id, from: me.id }),
+    ],
+  );
   return { relationship, events: [] };
 }
 
 /** Accepts a pending request of `requesterId` to follow `me`. */
 export async function authorizeRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
-  const request = await d.select().from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
+  const request = await d
+    .select()
+    .from(followRequests)
+    .where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id)))
+    .get();
   if (!request) throw notFound();
   const t = now();
   const followId = newId(t);
-  const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
-    // The follow is the requested Follow: it keeps the request's id (Undo names it).
-    d
-      .insert(follows)
-      .values({ id: followId, accountId: requesterId, targetAccountId: me.id, showReblogs: request.showReblogs, notify: false, createdAt: t, uri: request.uri })
-      .onConflictDoNothing(),
-    d.delete(followRequests).where(eq(followRequests.id, request.id)),
-    ...(request.notify ? [subscribeWrite(d, requesterId, me.id, t)] : []),
-    // A remote requester gets an Accept of their Follow (the request's uri is its id).
-    ...(request.uri ? [outboxWrite(d, me.id, { type: "Accept", uri: request.uri, followerId: requesterId }, t)] : []),
-    recount(d, me.id),
-    recount(d, requesterId),
-  ], [
-    unnotify(d, { type: "follow_request", to: me.id, from: requesterId }),
-    notify(d, { type: "follow", to: me.id, from: requesterId, onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})` }),
-  ]);
+  const { relationship, counts } = await writeAndRead(
+    d,
+    me.id,
+    requesterId,
+    [
+      // The follow is the requested Follow: it keeps the request's id (Undo names it).
+      d
+        .insert(follows)
+        .values({
+          id: followId,
+          accountId: requesterId,
+          targetAccountId: me.id,
+          showReblogs: request.showReblogs,
+          notify: false,
+          createdAt: t,
+          uri: request.uri,
+        })
+        .onConflictDoNothing(),
+      d.delete(followRequests).where(eq(followRequests.id, request.id)),
+      ...(request.notify ? [subscribeWrite(d, requesterId, me.id, t)] : []),
+      // A remote requester gets an Accept of their Follow (the request's uri is its id).
+      ...(request.uri ? [outboxWrite(d, me.id, { type: "Accept", uri: request.uri, followerId: requesterId }, t)] : []),
+      recount(d, me.id),
+      recount(d, requesterId),
+    ],
+    [
+      unnotify(d, { type: "follow_request", to: me.id, from: requesterId }),
+      notify(d, {
+        type: "follow",
+        to: me.id,
+        from: requesterId,
+        onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})`,
+      }),
+    ],
+  );
   return { relationship, events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]) };
 }
 
 export async function rejectRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
   // Only a pending request can be refused (404 otherwise), as `authorizeRequest`.
-  const pending = await d.select({ id: followRequests.id, uri: followRequests.uri }).from(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).get();
+  const pending = await d
+    .select({ id: followRequests.id, uri: followRequests.uri })
+    .from(followRequests)
+    .where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id)))
+    .get();
   if (!pending) throw notFound();
-  const { relationship, counts } = await writeAndRead(d, me.id, requesterId, [
-    // A remote requester gets a Reject of their Follow.
-    ...(pending.uri ? [outboxWrite(d, me.id, { type: "Reject", uri: pending.uri, followerId: requesterId }, now())] : []),
-    d.delete(followRequests).where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id))).returning({ id: followRequests.id }),
-  ], [unnotify(d, { type: "follow_request", to: me.id, from: requesterId })]);
+  const { relationship, counts } = await writeAndRead(
+    d,
+    me.id,
+    requesterId,
+    [
+      // A remote requester gets a Reject of their Follow.
+      ...(pending.uri
+        ? [outboxWrite(d, me.id, { type: "Reject", uri: pending.uri, followerId: requesterId }, now())]
+        : []),
+      d
+        .delete(followRequests)
+        .where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, me.id)))
+        .returning({ id: followRequests.id }),
+    ],
+    [unnotify(d, { type: "follow_request", to: me.id, from: requesterId })],
+  );
   return { relationship, events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]) };
 }
 
@@ -188,10 +335,28 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
   if (me.id === target.id) throw badRequest("Can not block yourself");
   const t = now();
   const blockId = newId(t);
-  const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(table: T) =>
-    d.delete(table).where(or(and(eq(table.accountId, me.id), eq(table.targetAccountId, target.id)), and(eq(table.accountId, target.id), eq(table.targetAccountId, me.id))));
+  const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(
+    table: T,
+  ) =>
+    d
+      .delete(table)
+      .where(
+        or(
+          and(eq(table.accountId, me.id), eq(table.targetAccountId, target.id)),
+          and(eq(table.accountId, target.id), eq(table.targetAccountId, me.id)),
+        ),
+      );
   const { relationship } = await writeAndRead(d, me.id, target.id, [
-    d.insert(blocks).values({ id: blockId, accountId: me.id, targetAccountId: target.id, createdAt: t, uri: localActivityUri(me, "blocks", blockId) }).onConflictDoNothing(),
+    d
+      .insert(blocks)
+      .values({
+        id: blockId,
+        accountId: me.id,
+        targetAccountId: target.id,
+        createdAt: t,
+        uri: localActivityUri(me, "blocks", blockId),
+      })
+      .onConflictDoNothing(),
     // A remote account's server must learn that the follows are over, or it keeps showing it what this account
     // sends to its other followers there (Mastodon sends Reject and Undo with the Block). Read before the rows go.
     outboxWrite(d, me.id, { type: "Reject", uri: "", followerId: target.id }, t, {
@@ -245,7 +410,9 @@ export async function removeFromFollowers(d: DB, me: AccountRow, follower: Accou
       uriFrom: sql`(SELECT uri FROM follows WHERE account_id = ${follower.id} AND target_account_id = ${me.id})`,
     }),
     d.delete(follows).where(and(eq(follows.accountId, follower.id), eq(follows.targetAccountId, me.id))),
-    d.delete(subscriptions).where(and(eq(subscriptions.accountId, follower.id), eq(subscriptions.targetAccountId, me.id))),
+    d
+      .delete(subscriptions)
+      .where(and(eq(subscriptions.accountId, follower.id), eq(subscriptions.targetAccountId, me.id))),
     leaveLists(d, follower.id, me.id),
     recount(d, me.id),
     recount(d, follower.id),
@@ -259,42 +426,78 @@ export const ACCOUNT_NOTE_MAX = 2_000;
 /** Sets (or, empty, removes) `me`'s private note on `target`; answers the relationship, which shows it. */
 export async function setAccountNote(d: DB, me: AccountRow, target: AccountRow, comment: string): Promise<GraphResult> {
   const text = comment.trim();
-  if ([...text].length > ACCOUNT_NOTE_MAX) throw unprocessable(`Validation failed: Comment is too long (maximum is ${ACCOUNT_NOTE_MAX} characters)`);
+  if ([...text].length > ACCOUNT_NOTE_MAX)
+    throw unprocessable(`Validation failed: Comment is too long (maximum is ${ACCOUNT_NOTE_MAX} characters)`);
   const t = now();
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     text
       ? d
           .insert(accountNotes)
-          .values({ id: newId(t), accountId: me.id, targetAccountId: target.id, createdAt: t, comment: text, updatedAt: t })
-          .onConflictDoUpdate({ target: [accountNotes.accountId, accountNotes.targetAccountId], set: { comment: text, updatedAt: t } })
-      : d.delete(accountNotes).where(and(eq(accountNotes.accountId, me.id), eq(accountNotes.targetAccountId, target.id))),
+          .values({
+            id: newId(t),
+            accountId: me.id,
+            targetAccountId: target.id,
+            createdAt: t,
+            comment: text,
+            updatedAt: t,
+          })
+          .onConflictDoUpdate({
+            target: [accountNotes.accountId, accountNotes.targetAccountId],
+            set: { comment: text, updatedAt: t },
+          })
+      : d
+          .delete(accountNotes)
+          .where(and(eq(accountNotes.accountId, me.id), eq(accountNotes.targetAccountId, target.id))),
   ]);
   return { relationship, events: [] };
 }
 
-export async function mute(d: DB, me: AccountRow, target: AccountRow, opts: { notifications: boolean; expiresIn?: number }): Promise<GraphResult> {
+export async function mute(
+  d: DB,
+  me: AccountRow,
+  target: AccountRow,
+  opts: { notifications: boolean; expiresIn?: number },
+): Promise<GraphResult> {
   if (me.id === target.id) throw badRequest("Can not mute yourself");
   const t = now();
   const expiresAt = opts.expiresIn ? t + opts.expiresIn * 1000 : null;
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     d
       .insert(mutes)
-      .values({ id: newId(t), accountId: me.id, targetAccountId: target.id, hideNotifications: opts.notifications, expiresAt, createdAt: t })
-      .onConflictDoUpdate({ target: [mutes.accountId, mutes.targetAccountId], set: { hideNotifications: opts.notifications, expiresAt } }),
+      .values({
+        id: newId(t),
+        accountId: me.id,
+        targetAccountId: target.id,
+        hideNotifications: opts.notifications,
+        expiresAt,
+        createdAt: t,
+      })
+      .onConflictDoUpdate({
+        target: [mutes.accountId, mutes.targetAccountId],
+        set: { hideNotifications: opts.notifications, expiresAt },
+      }),
   ]);
   return { relationship, events: [] };
 }
 
 export async function unmute(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
-  const { relationship } = await writeAndRead(d, me.id, target.id, [d.delete(mutes).where(and(eq(mutes.accountId, me.id), eq(mutes.targetAccountId, target.id)))]);
+  const { relationship } = await writeAndRead(d, me.id, target.id, [
+    d.delete(mutes).where(and(eq(mutes.accountId, me.id), eq(mutes.targetAccountId, target.id))),
+  ]);
   return { relationship, events: [] };
 }
 
 export async function endorse(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
   if (me.id === target.id) throw badRequest("Can not endorse yourself");
   const [following, count] = await d.batch([
-    d.select({ id: follows.id }).from(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
-    d.select({ n: sql<number>`count(*)` }).from(endorsements).where(eq(endorsements.accountId, me.id)),
+    d
+      .select({ id: follows.id })
+      .from(follows)
+      .where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
+    d
+      .select({ n: sql<number>`count(*)` })
+      .from(endorsements)
+      .where(eq(endorsements.accountId, me.id)),
   ]);
   if (following.length === 0) throw badRequest(`Could not endorse user: You are not following ${target.username}`);
   if ((count[0]?.n ?? 0) >= MAX_ENDORSEMENTS) throw badRequest("You have already pinned the maximum number of users");
@@ -306,9 +509,20 @@ export async function endorse(d: DB, me: AccountRow, target: AccountRow): Promis
       .insert(endorsements)
       .select(
         d
-          .select({ id: sql`${newId(t)}`.as("id"), accountId: sql`${me.id}`.as("account_id"), targetAccountId: follows.targetAccountId, createdAt: sql`${t}`.as("created_at") })
+          .select({
+            id: sql`${newId(t)}`.as("id"),
+            accountId: sql`${me.id}`.as("account_id"),
+            targetAccountId: follows.targetAccountId,
+            createdAt: sql`${t}`.as("created_at"),
+          })
           .from(follows)
-          .where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id), sql`(SELECT count(*) FROM endorsements WHERE account_id = ${me.id}) < ${MAX_ENDORSEMENTS}`)),
+          .where(
+            and(
+              eq(follows.accountId, me.id),
+              eq(follows.targetAccountId, target.id),
+              sql`(SELECT count(*) FROM endorsements WHERE account_id = ${me.id}) < ${MAX_ENDORSEMENTS}`,
+            ),
+          ),
       )
       .onConflictDoNothing(),
   ]);
@@ -330,32 +544,55 @@ export async function subscribe(d: DB, me: AccountRow, target: AccountRow): Prom
   if (me.id === target.id) throw badRequest("Can not subscribe to yourself");
   if (await isBlockedBy(d, me.id, target.id)) throw forbidden(`Could not subscribe: ${target.username} blocked you.`);
   const t = now();
-  const { relationship } = await writeAndRead(d, me.id, target.id, [
-    subscribeWrite(d, me.id, target.id, t),
-  ]);
+  const { relationship } = await writeAndRead(d, me.id, target.id, [subscribeWrite(d, me.id, target.id, t)]);
   return { relationship, events: [] };
 }
 
 export async function unsubscribe(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
   const { relationship } = await writeAndRead(d, me.id, target.id, [
-    d.delete(subscriptions).where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
+    d
+      .delete(subscriptions)
+      .where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
   ]);
   return { relationship, events: [] };
 }
 
 /** A valid, normalised domain name or null. */
 export function normaliseDomain(input: string): string | null {
-  const domain = input.trim().toLowerCase().replace(/^https?:\/\//, "").replace(/\/.*$/, "");
-  return /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}(:\d{1,5})?$/.test(domain) ? domain : null;
+  const domain = input
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, "")
+    .replace(/\/.*$/, "");
+  return /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}(:\d{1,5})?$/.test(domain)
+    ? domain
+    : null;
 }
 
 /** Blocks a domain: hides it and removes the followers the user has there. */
 export async function blockDomain(d: DB, me: AccountRow, domain: string): Promise<void> {
   const t = now();
   await d.batch([
-    d.insert(domainBlocks).values({ id: newId(t), accountId: me.id, domain, createdAt: t }).onConflictDoNothing(),
-    d.delete(follows).where(and(eq(follows.targetAccountId, me.id), sql`${follows.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`)),
-    d.delete(followRequests).where(and(eq(followRequests.targetAccountId, me.id), sql`${followRequests.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`)),
+    d
+      .insert(domainBlocks)
+      .values({ id: newId(t), accountId: me.id, domain, createdAt: t })
+      .onConflictDoNothing(),
+    d
+      .delete(follows)
+      .where(
+        and(
+          eq(follows.targetAccountId, me.id),
+          sql`${follows.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`,
+        ),
+      ),
+    d
+      .delete(followRequests)
+      .where(
+        and(
+          eq(followRequests.targetAccountId, me.id),
+          sql`${followRequests.accountId} IN (SELECT id FROM accounts WHERE domain = ${domain})`,
+        ),
+      ),
     // The accounts of that domain are remote: their following counts are their server's, not recounted here.
     recount(d, me.id),
   ]);
@@ -364,7 +601,6 @@ export async function blockDomain(d: DB, me: AccountRow, domain: string): Promis
 export async function unblockDomain(d: DB, me: AccountRow, domain: string): Promise<void> {
   await d.delete(domainBlocks).where(and(eq(domainBlocks.accountId, me.id), eq(domainBlocks.domain, domain)));
 }
-
 
 /** Deletes mutes past their expiry, a bounded number per run. */
 export async function deleteExpiredMutes(d: DB, t: number, max = 500): Promise<void> {

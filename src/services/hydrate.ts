@@ -10,7 +10,18 @@ import type { DB } from "../db/client";
 import { group } from "../lib/group";
 import { newestFirst } from "../db/ids";
 import { statement } from "../db/client";
-import { accounts, apps, customEmojis, filters, mediaAttachments, polls, statuses, tokens, userColumns, users } from "../db/schema";
+import {
+  accounts,
+  apps,
+  customEmojis,
+  filters,
+  mediaAttachments,
+  polls,
+  statuses,
+  tokens,
+  userColumns,
+  users,
+} from "../db/schema";
 import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
 import { ME, NOW, notSilenced, notSilencedByLists, paramsCte, visibleTo } from "./visibility";
@@ -79,13 +90,17 @@ export interface HydrateOptions {
   parts?: SQL[];
 }
 
-
 /**
  * `source` is either status ids, or a query selecting one column of status ids (a timeline page). Everything is
  * read by ONE statement: the page is a materialised CTE evaluated once, and each kind of row comes back as a
  * tagged JSON object (`UNION ALL`), so the cost is one round trip whatever the page holds.
  */
-export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | null, opts: HydrateOptions = {}): Promise<Hydrated> {
+export async function hydrate(
+  d: DB,
+  source: string[] | SQL,
+  viewerId: string | null,
+  opts: HydrateOptions = {},
+): Promise<Hydrated> {
   const q = hydrationQuery(source, viewerId, opts);
   const rows = await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll(q.parts)}`);
   return fromRows(rows, viewerId);
@@ -95,7 +110,10 @@ export async function hydrate(d: DB, source: string[] | SQL, viewerId: string | 
  * `hydrate` for the anonymous viewer plus the uri of each loaded status's parent (ActivityPub `inReplyTo`, which
  * names the parent whatever its visibility), in the same one statement: federation's objects and outbox pages.
  */
-export async function hydrateWithParentUris(d: DB, source: string[] | SQL): Promise<{ h: Hydrated; parentUris: Map<string, string> }> {
+export async function hydrateWithParentUris(
+  d: DB,
+  source: string[] | SQL,
+): Promise<{ h: Hydrated; parentUris: Map<string, string> }> {
   const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN ${ofLoaded("in_reply_to_id")}`;
   const h = await hydrate(d, source, null, { parts: [parents] });
   const parentUris = new Map((h.extra.get("parentUri") ?? []).map((o: { id: string; uri: string }) => [o.id, o.uri]));
@@ -107,7 +125,12 @@ export async function hydrateWithParentUris(d: DB, source: string[] | SQL): Prom
  * app, account and user), so the request costs one round trip. The caller checks the token before using the
  * result, and sets `viewerId` from it.
  */
-export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opts: HydrateOptions = {}): Promise<{ h: Hydrated; token: TokenFound | null }> {
+export async function hydrateForToken(
+  d: DB,
+  source: SQL,
+  tokenHash: string,
+  opts: HydrateOptions = {},
+): Promise<{ h: Hydrated; token: TokenFound | null }> {
   const q = hydrationQuery(source, { tokenHash }, opts);
   const t = Date.now();
   const authPart = sql`SELECT 'auth' AS k, json_object('token', ${jsonObject(tokens, "tk")}, 'app', CASE WHEN ap.id IS NULL THEN NULL ELSE ${jsonObject(apps, "ap")} END,
@@ -126,7 +149,13 @@ export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opt
       user: o.user ? fromJson(users, o.user) : null,
     };
   }
-  return { h: fromRows(rows.filter((r) => r.k !== "auth"), token?.account?.id ?? null), token };
+  return {
+    h: fromRows(
+      rows.filter((r) => r.k !== "auth"),
+      token?.account?.id ?? null,
+    ),
+    token,
+  };
 }
 
 /**
@@ -138,12 +167,18 @@ export async function hydrateForToken(d: DB, source: SQL, tokenHash: string, opt
  * why the text must stay the same for every viewer (`params`) and why adding parts or variants of the text is
  * not free: each new text is prepared once per database object, and again whenever the cache evicts it.
  */
-export function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: HydrateOptions = {}) {
+export function hydrationQuery(
+  source: string[] | SQL,
+  who: string | null | { tokenHash: string },
+  opts: HydrateOptions = {},
+) {
   const signedIn = typeof who === "object" ? who !== null : Boolean(who);
   // The viewer and the time are bound once (`params`), so the parts are the same text for every viewer of a kind:
   // built once. Viewer-specific parts match nothing for anonymous viewers.
-  const parts = precompiled(`hydrate ${signedIn ? "me" : "anonymous"} ${opts.withMuted ? "with muted" : ""}`, () =>
-    sql`SELECT * FROM (${unionAll([...sharedParts(), ...viewerParts({ me: ME, viewer: signedIn ? ME : null, from: sql``, by: sql``, tag: (v) => v, one: true }, opts)])})`,
+  const parts = precompiled(
+    `hydrate ${signedIn ? "me" : "anonymous"} ${opts.withMuted ? "with muted" : ""}`,
+    () =>
+      sql`SELECT * FROM (${unionAll([...sharedParts(), ...viewerParts({ me: ME, viewer: signedIn ? ME : null, from: sql``, by: sql``, tag: (v) => v, one: true }, opts)])})`,
   );
   const ctes = opts.ctes ? sql`${opts.ctes},` : sql``;
   return { preamble: sql`WITH ${paramsCte(who)}, ${ctes} ${idCtes(source)}`, parts: [parts, ...(opts.parts ?? [])] };
@@ -159,7 +194,10 @@ export function accountsPart(kind: string, ids: SQL): SQL {
 }
 
 /** An account row of `accountsPart`. */
-export const accountFromJson = (o: { account: Record<string, unknown>; user: Record<string, unknown> | null }): AccountWithUser => ({
+export const accountFromJson = (o: {
+  account: Record<string, unknown>;
+  user: Record<string, unknown> | null;
+}): AccountWithUser => ({
   account: fromJson(accounts, o.account),
   user: o.user ? fromJson(users, o.user) : null,
 });
@@ -170,7 +208,9 @@ const ofLoaded = (col: string) => sql.raw(`(SELECT ${col} FROM loaded)`);
 const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
 
 function idCtes(source: string[] | SQL): SQL {
-  const src = Array.isArray(source) ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})` : source;
+  const src = Array.isArray(source)
+    ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})`
+    : source;
   // `all_ids`: the page and the statuses it reblogs. It names `page` once: SQLite copies a CTE's text into every
   // place that names it (materialised or not) and compiles each copy, so each mention of `page` here is paid
   // again by every part that reads `all_ids` or `loaded`; with a home page's filters that is most of the time
@@ -194,7 +234,11 @@ function sharedParts(): SQL[] {
     UNION SELECT in_reply_to_account_id FROM loaded
     UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`,
     ),
-    part("mention", sql`json_object('s', status_id, 'a', account_id)`, sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`),
+    part(
+      "mention",
+      sql`json_object('s', status_id, 'a', account_id)`,
+      sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`,
+    ),
     part("tag", sql`json_object('s', status_id, 't', tag)`, sql`FROM status_tags WHERE ${inAll("status_id")}`),
     part("media", jsonObject(mediaAttachments, "m"), sql`FROM media_attachments m WHERE ${inAll("m.status_id")}`),
     part("poll", jsonObject(polls, "p"), sql`FROM polls p WHERE ${inAll("p.status_id")}`),
@@ -208,7 +252,11 @@ function sharedParts(): SQL[] {
       sql`json_object('p', poll_id, 'n', count(DISTINCT account_id))`,
       sql`FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")}) GROUP BY poll_id`,
     ),
-    part("app", sql`json_object('id', id, 'name', name, 'website', website)`, sql`FROM apps WHERE id IN ${ofLoaded("app_id")}`),
+    part(
+      "app",
+      sql`json_object('id', id, 'name', name, 'website', website)`,
+      sql`FROM apps WHERE id IN ${ofLoaded("app_id")}`,
+    ),
     part("card", sql`json_object('url', url, 'data', data)`, sql`FROM link_cards WHERE url IN ${ofLoaded("card_url")}`),
     part(
       "emoji",
@@ -242,7 +290,10 @@ const VIEWER_KINDS = new Set(["flags", "ownVote", "reaction", "participation", "
 /** Parts that depend on who looks: what they may see, their own favourites, votes, mutes, reactions... */
 function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { withMuted?: boolean }): SQL[] {
   const t = NOW;
-  const shownReactor = (accountId: SQL, domain: SQL) => (one ? notSilencedByLists(viewer, opts.withMuted ?? false, accountId, domain) : notSilenced(viewer, opts.withMuted, accountId));
+  const shownReactor = (accountId: SQL, domain: SQL) =>
+    one
+      ? notSilencedByLists(viewer, opts.withMuted ?? false, accountId, domain)
+      : notSilenced(viewer, opts.withMuted, accountId);
   return [
     part(
       "flags",
@@ -260,7 +311,11 @@ function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { wi
       ),
       sql`FROM ${from} loaded v`,
     ),
-    part("ownVote", tag(sql`json_object('p', pv.poll_id, 'c', pv.choice)`), sql`FROM ${from} poll_votes pv WHERE pv.account_id = ${me} AND pv.poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
+    part(
+      "ownVote",
+      tag(sql`json_object('p', pv.poll_id, 'c', pv.choice)`),
+      sql`FROM ${from} poll_votes pv WHERE pv.account_id = ${me} AND pv.poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`,
+    ),
     part(
       "reaction",
       // Each emoji's reactors: all are counted, the first few listed (`a`: the first REACTION_ACCOUNTS_MAX
@@ -281,8 +336,16 @@ function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { wi
       tag(sql`json_object('id', pa.id, 't', c.thread_id)`),
       sql`FROM ${from} participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN ${ofLoaded("thread_id")}`,
     ),
-    part("plainText", tag(sql`json_object()`), sql`FROM ${from} users nr WHERE nr.account_id = ${me} AND nr.no_rich_text = 1`),
-    part("filter", tag(jsonObject(filters, "fl")), sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${t})`),
+    part(
+      "plainText",
+      tag(sql`json_object()`),
+      sql`FROM ${from} users nr WHERE nr.account_id = ${me} AND nr.no_rich_text = 1`,
+    ),
+    part(
+      "filter",
+      tag(jsonObject(filters, "fl")),
+      sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${t})`,
+    ),
   ];
 }
 
@@ -298,10 +361,20 @@ export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Prom
   if (unique.length === 0) return out;
   const signedIn = unique.filter(Boolean);
   const shared = hydrationQuery(ids, null);
-  const many: ViewerScope = { me: sql`w.id`, viewer: sql`w.id`, from: sql`viewers w,`, by: sql`w.id,`, tag: (v) => sql`json_set(${v}, '$.w', w.id)`, one: false };
+  const many: ViewerScope = {
+    me: sql`w.id`,
+    viewer: sql`w.id`,
+    from: sql`viewers w,`,
+    by: sql`w.id,`,
+    tag: (v) => sql`json_set(${v}, '$.w', w.id)`,
+    one: false,
+  };
   const perViewer = sql`WITH ${paramsCte(null)}, viewers(id) AS (SELECT value FROM json_each(${JSON.stringify(signedIn)})), ${idCtes(ids)}
     ${precompiled("hydrate each viewer", () => unionAll(viewerParts(many, {})))}`;
-  const [base, own] = await d.$client.batch<{ k: string; v: string }>([statement(d, sql`${shared.preamble} ${unionAll(shared.parts)}`), statement(d, perViewer)]);
+  const [base, own] = await d.$client.batch<{ k: string; v: string }>([
+    statement(d, sql`${shared.preamble} ${unionAll(shared.parts)}`),
+    statement(d, perViewer),
+  ]);
   const anonymous = fromRows(base.results, null);
   if (unique.includes("")) out.set("", anonymous);
   const alike = base.results.filter((r) => !VIEWER_KINDS.has(r.k));
@@ -343,17 +416,40 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   const accountRows = of("account").map(accountFromJson);
   const mentionRows = of("mention").map((o) => ({ statusId: o.s as string, accountId: o.a as string }));
   const tagRows = of("tag").map((o) => ({ statusId: o.s as string, tag: o.t as string }));
-  const mediaRows = of("media").map((o) => fromJson(mediaAttachments, o)).sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
+  const mediaRows = of("media")
+    .map((o) => fromJson(mediaAttachments, o))
+    .sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
   const pollRows = of("poll").map((o) => fromJson(polls, o));
-  const pollCountRows = of("pollCount").map((o) => ({ pollId: o.p as string, choice: o.c as number, n: o.n as number }));
+  const pollCountRows = of("pollCount").map((o) => ({
+    pollId: o.p as string,
+    choice: o.c as number,
+    n: o.n as number,
+  }));
   const voterRows = of("pollVoters").map((o) => ({ pollId: o.p as string, n: o.n as number }));
   const ownVoteRows = of("ownVote").map((o) => ({ pollId: o.p as string, choice: o.c as number }));
-  const flagRows = of("flags") as { id: string; v: number; fav: number; bm: number; rb: number; tm: string | null; pv: string | null }[];
+  const flagRows = of("flags") as {
+    id: string;
+    v: number;
+    fav: number;
+    bm: number;
+    rb: number;
+    tm: string | null;
+    pv: string | null;
+  }[];
   const reactionRows = of("reaction")
     .sort((a, b) => (a.first < b.first ? -1 : 1))
-    .map((o) => ({ statusId: o.s as string, emoji: o.e as string, n: o.n as number, me: o.me as number, accountIds: reactorIds(o.a) }));
+    .map((o) => ({
+      statusId: o.s as string,
+      emoji: o.e as string,
+      n: o.n as number,
+      me: o.me as number,
+      accountIds: reactorIds(o.a),
+    }));
   const appRows = of("app") as { id: string; name: string; website: string | null }[];
-  const cardRows = of("card").map((o) => ({ url: o.url as string, data: o.data === null ? null : (JSON.parse(o.data) as Record<string, unknown>) }));
+  const cardRows = of("card").map((o) => ({
+    url: o.url as string,
+    data: o.data === null ? null : (JSON.parse(o.data) as Record<string, unknown>),
+  }));
   const participationRows = of("participation").map((o) => ({ id: o.id as string, threadId: o.t as string }));
   const emojiRows = of("emoji").map((o) => fromJson(customEmojis, o));
   const pageRows = of("page") as { id: string }[];
@@ -376,18 +472,38 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     visible: new Set(flagRows.filter((f) => f.v).map((f) => f.id)),
     statuses: new Map(statusRows.map((s) => [s.id, s])),
     accounts: new Map(accountRows.map((a) => [a.account.id, a])),
-    mentions: group(mentionRows, (r) => r.statusId, (r) => r.accountId),
-    tags: group(tagRows, (r) => r.statusId, (r) => r.tag),
-    media: group(mediaRows, (r) => r.statusId!, (r) => r),
+    mentions: group(
+      mentionRows,
+      (r) => r.statusId,
+      (r) => r.accountId,
+    ),
+    tags: group(
+      tagRows,
+      (r) => r.statusId,
+      (r) => r.tag,
+    ),
+    media: group(
+      mediaRows,
+      (r) => r.statusId!,
+      (r) => r,
+    ),
     polls: new Map(pollRows.map((p) => [p.statusId, p])),
     pollCounts,
     pollVoters,
-    ownVotes: group(ownVoteRows, (r) => r.pollId, (r) => r.choice),
+    ownVotes: group(
+      ownVoteRows,
+      (r) => r.pollId,
+      (r) => r.choice,
+    ),
     favourited: new Set(flagRows.filter((f) => f.fav).map((f) => f.id)),
     bookmarked: new Set(flagRows.filter((f) => f.bm).map((f) => f.id)),
     reblogged: new Set(flagRows.filter((f) => f.rb).map((f) => f.id)),
     mutedThreads: new Set(flagRows.flatMap((f) => (f.tm === null ? [] : [f.tm]))),
-    reactions: group(reactionRows, (r) => r.statusId, (r) => ({ name: r.emoji, count: r.n, me: Boolean(r.me), accountIds: r.accountIds })),
+    reactions: group(
+      reactionRows,
+      (r) => r.statusId,
+      (r) => ({ name: r.emoji, count: r.n, me: Boolean(r.me), accountIds: r.accountIds }),
+    ),
     apps: new Map(appRows.map((a) => [a.id, { name: a.name, website: a.website }])),
     cards: new Map(cardRows.map((c) => [c.url, c.data ?? null])),
     visibleParents: new Set(flagRows.flatMap((f) => (f.pv === null ? [] : [f.pv]))),

@@ -52,7 +52,8 @@ function toAcctKey(token: string, localHost: string): string | null {
   return (local ? user : `${user}@${host}`).toLowerCase();
 }
 
-const chunks = <T>(items: T[], size = CHUNK) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+const chunks = <T>(items: T[], size = CHUNK) =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 interface Target {
   id: string;
@@ -96,16 +97,30 @@ export async function importFollows(d: DB, me: AccountRow, keys: string[]): Prom
     const direct = chunk.filter((x) => !x.locked && x.domain === null);
     const pending = chunk.filter((x) => x.locked || x.domain !== null);
     statements.push(
-      statement(d, sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at, uri)
-        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "follows", direct, t)})`),
-      statement(d, sql`INSERT OR IGNORE INTO follow_requests (id, account_id, target_account_id, show_reblogs, notify, created_at, uri)
+      statement(
+        d,
+        sql`INSERT OR IGNORE INTO follows (id, account_id, target_account_id, show_reblogs, notify, created_at, uri)
+        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "follows", direct, t)})`,
+      ),
+      statement(
+        d,
+        sql`INSERT OR IGNORE INTO follow_requests (id, account_id, target_account_id, show_reblogs, notify, created_at, uri)
         SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, 0, ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "follows", pending, t)})
-        WHERE NOT EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me.id} AND f.target_account_id = json_extract(value, '$.target'))`),
-      statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id)
-        WHERE id IN (SELECT value FROM json_each(${JSON.stringify(direct.map((x) => x.id))})) AND domain IS NULL`),
+        WHERE NOT EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me.id} AND f.target_account_id = json_extract(value, '$.target'))`,
+      ),
+      statement(
+        d,
+        sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id)
+        WHERE id IN (SELECT value FROM json_each(${JSON.stringify(direct.map((x) => x.id))})) AND domain IS NULL`,
+      ),
     );
   }
-  statements.push(statement(d, sql`UPDATE accounts SET following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`));
+  statements.push(
+    statement(
+      d,
+      sql`UPDATE accounts SET following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`,
+    ),
+  );
   await d.$client.batch(statements);
   return targets.length;
 }
@@ -117,28 +132,43 @@ export async function importBlocks(d: DB, me: AccountRow, keys: string[]): Promi
   for (const chunk of chunks(targets)) {
     const ids = JSON.stringify(chunk.map((x) => x.id));
     statements.push(
-      statement(d, sql`INSERT OR IGNORE INTO blocks (id, account_id, target_account_id, created_at, uri)
-        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "blocks", chunk, t)})`),
+      statement(
+        d,
+        sql`INSERT OR IGNORE INTO blocks (id, account_id, target_account_id, created_at, uri)
+        SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), ${t}, json_extract(value, '$.uri') FROM json_each(${activities(me, "blocks", chunk, t)})`,
+      ),
     );
     // As a single block does: every tie between the two ends, both ways.
     for (const table of ["follows", "follow_requests", "subscriptions", "endorsements"]) {
       statements.push(
-        statement(d, sql`DELETE FROM ${sql.identifier(table)} WHERE (account_id = ${me.id} AND target_account_id IN (SELECT value FROM json_each(${ids})))
-          OR (target_account_id = ${me.id} AND account_id IN (SELECT value FROM json_each(${ids})))`),
+        statement(
+          d,
+          sql`DELETE FROM ${sql.identifier(table)} WHERE (account_id = ${me.id} AND target_account_id IN (SELECT value FROM json_each(${ids})))
+          OR (target_account_id = ${me.id} AND account_id IN (SELECT value FROM json_each(${ids})))`,
+        ),
       );
     }
     statements.push(
-      statement(d, sql`DELETE FROM list_accounts WHERE
+      statement(
+        d,
+        sql`DELETE FROM list_accounts WHERE
         (account_id IN (SELECT value FROM json_each(${ids})) AND list_id IN (SELECT id FROM lists WHERE account_id = ${me.id}))
-        OR (account_id = ${me.id} AND list_id IN (SELECT id FROM lists WHERE account_id IN (SELECT value FROM json_each(${ids}))))`),
-      statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
+        OR (account_id = ${me.id} AND list_id IN (SELECT id FROM lists WHERE account_id IN (SELECT value FROM json_each(${ids}))))`,
+      ),
+      statement(
+        d,
+        sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
         following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id)
-        WHERE id IN (SELECT value FROM json_each(${ids})) AND domain IS NULL`),
+        WHERE id IN (SELECT value FROM json_each(${ids})) AND domain IS NULL`,
+      ),
     );
   }
   statements.push(
-    statement(d, sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = ${me.id}),
-      following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`),
+    statement(
+      d,
+      sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = ${me.id}),
+      following_count = (SELECT count(*) FROM follows WHERE account_id = ${me.id}) WHERE id = ${me.id}`,
+    ),
   );
   await d.$client.batch(statements);
   return targets.length;
@@ -148,8 +178,11 @@ export async function importMutes(d: DB, me: AccountRow, keys: string[]): Promis
   const targets = await resolve(d, me, keys);
   const t = now();
   const statements = chunks(targets).map((chunk) =>
-    statement(d, sql`INSERT OR IGNORE INTO mutes (id, account_id, target_account_id, hide_notifications, expires_at, created_at)
-      SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, NULL, ${t} FROM json_each(${pairs(chunk, t)})`),
+    statement(
+      d,
+      sql`INSERT OR IGNORE INTO mutes (id, account_id, target_account_id, hide_notifications, expires_at, created_at)
+      SELECT json_extract(value, '$.id'), ${me.id}, json_extract(value, '$.target'), 1, NULL, ${t} FROM json_each(${pairs(chunk, t)})`,
+    ),
   );
   if (statements.length) await d.$client.batch(statements);
   return targets.length;

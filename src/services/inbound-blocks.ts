@@ -20,12 +20,30 @@ import { outboxWrite } from "./outbox";
  * to the blocker's server, as Mastodon's UnfollowService does), subscriptions, endorsements, the target's lists,
  * the follow notifications. One batch; a repeated Block changes nothing more.
  */
-export async function receiveBlock(d: DB, from: AccountRow, target: AccountRow, uri: string | null, t: number = now()): Promise<void> {
-  const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(table: T) =>
-    d.delete(table).where(or(and(eq(table.accountId, from.id), eq(table.targetAccountId, target.id)), and(eq(table.accountId, target.id), eq(table.targetAccountId, from.id))));
+export async function receiveBlock(
+  d: DB,
+  from: AccountRow,
+  target: AccountRow,
+  uri: string | null,
+  t: number = now(),
+): Promise<void> {
+  const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(
+    table: T,
+  ) =>
+    d
+      .delete(table)
+      .where(
+        or(
+          and(eq(table.accountId, from.id), eq(table.targetAccountId, target.id)),
+          and(eq(table.accountId, target.id), eq(table.targetAccountId, from.id)),
+        ),
+      );
   await mixedBatch(d, [
     // Any uniqueness conflict (the pair blocked already, or the id reused) leaves the stored block as it is.
-    d.insert(blocks).values({ id: newId(t), accountId: from.id, targetAccountId: target.id, createdAt: t, uri }).onConflictDoNothing(),
+    d
+      .insert(blocks)
+      .values({ id: newId(t), accountId: from.id, targetAccountId: target.id, createdAt: t, uri })
+      .onConflictDoNothing(),
     outboxWrite(d, target.id, { type: "Undo", object: "Follow", uri: "", targetId: from.id }, t, {
       uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${target.id} AND target_account_id = ${from.id}),
         (SELECT uri FROM follow_requests WHERE account_id = ${target.id} AND target_account_id = ${from.id}))`,
@@ -45,8 +63,15 @@ export async function receiveBlock(d: DB, from: AccountRow, target: AccountRow, 
  * `from` withdraws its block: the one its Block's id names, or (an Undo embedding the Block without an id
  * stored here) its block of `targetId`. Only its own blocks; none: nothing happens.
  */
-export async function receiveUndoBlock(d: DB, from: AccountRow, ref: { uri: string | null; targetId: string | null }): Promise<void> {
-  const which = [ref.uri ? eq(blocks.uri, ref.uri) : null, ref.targetId ? eq(blocks.targetAccountId, ref.targetId) : null].filter((c) => c !== null);
+export async function receiveUndoBlock(
+  d: DB,
+  from: AccountRow,
+  ref: { uri: string | null; targetId: string | null },
+): Promise<void> {
+  const which = [
+    ref.uri ? eq(blocks.uri, ref.uri) : null,
+    ref.targetId ? eq(blocks.targetAccountId, ref.targetId) : null,
+  ].filter((c) => c !== null);
   if (which.length === 0) return;
   await d.delete(blocks).where(and(eq(blocks.accountId, from.id), or(...which)));
 }

@@ -29,9 +29,21 @@ const countsOf = (d: DB, ids: string[]) =>
     .from(accounts)
     .where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
 
-function followEvent(state: "follow_pending" | "follow_accept" | "follow_reject", followerId: string, followingId: string, counts: FollowCounts[], to: string): StreamEvent[] {
+function followEvent(
+  state: "follow_pending" | "follow_accept" | "follow_reject",
+  followerId: string,
+  followingId: string,
+  counts: FollowCounts[],
+  to: string,
+): StreamEvent[] {
   const find = (id: string) => counts.find((c) => c.id === id) ?? { id, follower_count: 0, following_count: 0 };
-  return [{ accountId: to, event: "pleroma:follow_relationships_update", payload: { state, follower: find(followerId), following: find(followingId) } }];
+  return [
+    {
+      accountId: to,
+      event: "pleroma:follow_relationships_update",
+      payload: { state, follower: find(followerId), following: find(followingId) },
+    },
+  ];
 }
 
 /**
@@ -40,11 +52,26 @@ function followEvent(state: "follow_pending" | "follow_accept" | "follow_reject"
  * locked: a follow request the user decides on (the route's authorize/reject answer it). A repeated Follow of
  * an existing follow is accepted again (the sender lost our first Accept).
  */
-export async function receiveFollow(d: DB, actor: AccountRow, target: AccountRow, uri: string, t: number = now()): Promise<InboundResult> {
+export async function receiveFollow(
+  d: DB,
+  actor: AccountRow,
+  target: AccountRow,
+  uri: string,
+  t: number = now(),
+): Promise<InboundResult> {
   const [blocked, domainBlocked, existing] = await d.batch([
-    d.select({ id: blocks.id }).from(blocks).where(and(eq(blocks.accountId, target.id), eq(blocks.targetAccountId, actor.id))),
-    d.select({ id: domainBlocks.id }).from(domainBlocks).where(and(eq(domainBlocks.accountId, target.id), eq(domainBlocks.domain, actor.domain ?? ""))),
-    d.select({ id: follows.id }).from(follows).where(and(eq(follows.accountId, actor.id), eq(follows.targetAccountId, target.id))),
+    d
+      .select({ id: blocks.id })
+      .from(blocks)
+      .where(and(eq(blocks.accountId, target.id), eq(blocks.targetAccountId, actor.id))),
+    d
+      .select({ id: domainBlocks.id })
+      .from(domainBlocks)
+      .where(and(eq(domainBlocks.accountId, target.id), eq(domainBlocks.domain, actor.domain ?? ""))),
+    d
+      .select({ id: follows.id })
+      .from(follows)
+      .where(and(eq(follows.accountId, actor.id), eq(follows.targetAccountId, target.id))),
   ]);
   if (target.deactivated || blocked.length || domainBlocked.length) {
     await outboxWrite(d, target.id, { type: "Reject", uri, followerId: actor.id }, t).run();
@@ -63,22 +90,57 @@ export async function receiveFollow(d: DB, actor: AccountRow, target: AccountRow
     const results = await mixedBatch(d, [
       d
         .insert(followRequests)
-        .values({ id: requestId, accountId: actor.id, targetAccountId: target.id, showReblogs: true, notify: false, createdAt: t, uri })
+        .values({
+          id: requestId,
+          accountId: actor.id,
+          targetAccountId: target.id,
+          showReblogs: true,
+          notify: false,
+          createdAt: t,
+          uri,
+        })
         .onConflictDoUpdate({ target: [followRequests.accountId, followRequests.targetAccountId], set: { uri } }),
-      notify(d, { type: "follow_request", to: target.id, from: actor.id, onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})` }),
+      notify(d, {
+        type: "follow_request",
+        to: target.id,
+        from: actor.id,
+        onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
+      }),
       countsOf(d, [actor.id, target.id]),
     ]);
-    return { events: followEvent("follow_pending", actor.id, target.id, results[2] as FollowCounts[], target.id), notified: true };
+    return {
+      events: followEvent("follow_pending", actor.id, target.id, results[2] as FollowCounts[], target.id),
+      notified: true,
+    };
   }
   const followId = newId(t);
   const results = await mixedBatch(d, [
-    d.insert(follows).values({ id: followId, accountId: actor.id, targetAccountId: target.id, showReblogs: true, notify: false, createdAt: t, uri }).onConflictDoNothing(),
+    d
+      .insert(follows)
+      .values({
+        id: followId,
+        accountId: actor.id,
+        targetAccountId: target.id,
+        showReblogs: true,
+        notify: false,
+        createdAt: t,
+        uri,
+      })
+      .onConflictDoNothing(),
     recount(d, target.id),
-    notify(d, { type: "follow", to: target.id, from: actor.id, onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})` }),
+    notify(d, {
+      type: "follow",
+      to: target.id,
+      from: actor.id,
+      onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})`,
+    }),
     outboxWrite(d, target.id, { type: "Accept", uri, followerId: actor.id }, t),
     countsOf(d, [actor.id, target.id]),
   ]);
-  return { events: followEvent("follow_accept", actor.id, target.id, results[4] as FollowCounts[], target.id), notified: true };
+  return {
+    events: followEvent("follow_accept", actor.id, target.id, results[4] as FollowCounts[], target.id),
+    notified: true,
+  };
 }
 
 /**
@@ -93,50 +155,112 @@ export interface FollowRef {
 }
 
 const refCondition = <T extends typeof follows | typeof followRequests>(table: T, sender: AccountRow, ref: FollowRef) =>
-  and(eq(table.targetAccountId, sender.id), or(eq(table.uri, ref.uri ?? "\u0000"), eq(table.accountId, ref.followerId ?? "\u0000")));
+  and(
+    eq(table.targetAccountId, sender.id),
+    or(eq(table.uri, ref.uri ?? "\u0000"), eq(table.accountId, ref.followerId ?? "\u0000")),
+  );
 
 /** The sender accepted a local account's follow request: the follow starts (and a subscription asked with it). */
-export async function receiveAccept(d: DB, sender: AccountRow, ref: FollowRef, t: number = now()): Promise<InboundResult> {
-  const request = await d.select().from(followRequests).where(refCondition(followRequests, sender, ref)).get();
+export async function receiveAccept(
+  d: DB,
+  sender: AccountRow,
+  ref: FollowRef,
+  t: number = now(),
+): Promise<InboundResult> {
+  const request = await d
+    .select()
+    .from(followRequests)
+    .where(refCondition(followRequests, sender, ref))
+    .get();
   if (!request) return none;
   const results = await mixedBatch(d, [
     d
       .insert(follows)
-      .values({ id: newId(t), accountId: request.accountId, targetAccountId: sender.id, showReblogs: request.showReblogs, notify: false, createdAt: t, uri: request.uri })
+      .values({
+        id: newId(t),
+        accountId: request.accountId,
+        targetAccountId: sender.id,
+        showReblogs: request.showReblogs,
+        notify: false,
+        createdAt: t,
+        uri: request.uri,
+      })
       .onConflictDoNothing(),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
-    ...(request.notify ? [d.insert(subscriptions).values({ id: newId(t), accountId: request.accountId, targetAccountId: sender.id, createdAt: t }).onConflictDoNothing()] : []),
+    ...(request.notify
+      ? [
+          d
+            .insert(subscriptions)
+            .values({ id: newId(t), accountId: request.accountId, targetAccountId: sender.id, createdAt: t })
+            .onConflictDoNothing(),
+        ]
+      : []),
     recount(d, request.accountId),
     countsOf(d, [request.accountId, sender.id]),
   ]);
-  return { events: followEvent("follow_accept", request.accountId, sender.id, results[results.length - 1] as FollowCounts[], request.accountId), notified: false };
+  return {
+    events: followEvent(
+      "follow_accept",
+      request.accountId,
+      sender.id,
+      results[results.length - 1] as FollowCounts[],
+      request.accountId,
+    ),
+    notified: false,
+  };
 }
 
 /** The sender refused (or ended) a local account's follow: the request or the follow goes. */
 export async function receiveReject(d: DB, sender: AccountRow, ref: FollowRef): Promise<InboundResult> {
   const [request, follow] = await d.batch([
-    d.select({ accountId: followRequests.accountId }).from(followRequests).where(refCondition(followRequests, sender, ref)),
-    d.select({ accountId: follows.accountId }).from(follows).where(refCondition(follows, sender, ref)),
+    d
+      .select({ accountId: followRequests.accountId })
+      .from(followRequests)
+      .where(refCondition(followRequests, sender, ref)),
+    d
+      .select({ accountId: follows.accountId })
+      .from(follows)
+      .where(refCondition(follows, sender, ref)),
   ]);
   const followerId = request[0]?.accountId ?? follow[0]?.accountId;
   if (!followerId) return none;
   const results = await mixedBatch(d, [
-    d.delete(followRequests).where(and(eq(followRequests.accountId, followerId), eq(followRequests.targetAccountId, sender.id))),
+    d
+      .delete(followRequests)
+      .where(and(eq(followRequests.accountId, followerId), eq(followRequests.targetAccountId, sender.id))),
     d.delete(follows).where(and(eq(follows.accountId, followerId), eq(follows.targetAccountId, sender.id))),
-    d.delete(subscriptions).where(and(eq(subscriptions.accountId, followerId), eq(subscriptions.targetAccountId, sender.id))),
+    d
+      .delete(subscriptions)
+      .where(and(eq(subscriptions.accountId, followerId), eq(subscriptions.targetAccountId, sender.id))),
     recount(d, followerId),
     countsOf(d, [followerId, sender.id]),
   ]);
-  return { events: followEvent("follow_reject", followerId, sender.id, results[results.length - 1] as FollowCounts[], followerId), notified: false };
+  return {
+    events: followEvent(
+      "follow_reject",
+      followerId,
+      sender.id,
+      results[results.length - 1] as FollowCounts[],
+      followerId,
+    ),
+    notified: false,
+  };
 }
 
 /**
  * The actor withdrew its Follow (`ref.uri`: the Follow's id; or, from an embedded Follow, the local account it
  * followed): the follow or request goes, with its notification, and the target is recounted.
  */
-export async function receiveUndoFollow(d: DB, actor: AccountRow, ref: { uri: string | null; targetId: string | null }): Promise<InboundResult> {
+export async function receiveUndoFollow(
+  d: DB,
+  actor: AccountRow,
+  ref: { uri: string | null; targetId: string | null },
+): Promise<InboundResult> {
   const match = <T extends typeof follows | typeof followRequests>(table: T) =>
-    and(eq(table.accountId, actor.id), or(eq(table.uri, ref.uri ?? "\u0000"), eq(table.targetAccountId, ref.targetId ?? "\u0000")));
+    and(
+      eq(table.accountId, actor.id),
+      or(eq(table.uri, ref.uri ?? "\u0000"), eq(table.targetAccountId, ref.targetId ?? "\u0000")),
+    );
   const [f, r] = await d.batch([
     d.select({ targetId: follows.targetAccountId }).from(follows).where(match(follows)),
     d.select({ targetId: followRequests.targetAccountId }).from(followRequests).where(match(followRequests)),
@@ -145,7 +269,9 @@ export async function receiveUndoFollow(d: DB, actor: AccountRow, ref: { uri: st
   if (!targetId) return none;
   await mixedBatch(d, [
     d.delete(follows).where(and(eq(follows.accountId, actor.id), eq(follows.targetAccountId, targetId))),
-    d.delete(followRequests).where(and(eq(followRequests.accountId, actor.id), eq(followRequests.targetAccountId, targetId))),
+    d
+      .delete(followRequests)
+      .where(and(eq(followRequests.accountId, actor.id), eq(followRequests.targetAccountId, targetId))),
     recount(d, targetId),
     unnotify(d, { type: "follow", to: targetId, from: actor.id }),
     unnotify(d, { type: "follow_request", to: targetId, from: actor.id }),

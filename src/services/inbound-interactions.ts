@@ -26,21 +26,45 @@ export function localTarget(d: DB, uri: string, from: AccountRow): Promise<Statu
   return d
     .select()
     .from(statuses)
-    .where(and(eq(statuses.uri, uri), eq(statuses.local, true), isNull(statuses.reblogOfId), ne(statuses.visibility, "local"), visibleTo(from.id)))
+    .where(
+      and(
+        eq(statuses.uri, uri),
+        eq(statuses.local, true),
+        isNull(statuses.reblogOfId),
+        ne(statuses.visibility, "local"),
+        visibleTo(from.id),
+      ),
+    )
     .get();
 }
 
 /** A stored status (local or remote) by uri, not a reblog. */
 export function storedStatus(d: DB, uri: string): Promise<StatusRow | undefined> {
-  return d.select().from(statuses).where(and(eq(statuses.uri, uri), isNull(statuses.reblogOfId))).get();
+  return d
+    .select()
+    .from(statuses)
+    .where(and(eq(statuses.uri, uri), isNull(statuses.reblogOfId)))
+    .get();
 }
 
 /** A remote `Like` of a local status: the favourite, its `favourite` notification and the recount. */
-export async function receiveLike(d: DB, from: AccountRow, status: StatusRow, uri: string, t: number = now()): Promise<Received> {
+export async function receiveLike(
+  d: DB,
+  from: AccountRow,
+  status: StatusRow,
+  uri: string,
+  t: number = now(),
+): Promise<Received> {
   const id = newId(t);
   const made = sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${id})`;
   await d.$client.batch([
-    statement(d, d.insert(favourites).values({ id, accountId: from.id, statusId: status.id, createdAt: t, uri }).onConflictDoNothing()),
+    statement(
+      d,
+      d
+        .insert(favourites)
+        .values({ id, accountId: from.id, statusId: status.id, createdAt: t, uri })
+        .onConflictDoNothing(),
+    ),
     statement(d, recountFavourites(status.id)),
     notify(d, { type: "favourite", to: status.accountId, from: from.id, statusId: status.id, onlyIf: made }),
   ]);
@@ -54,10 +78,18 @@ export type ReceivedEmoji = { unicode: string } | { shortcode: string; url: stri
  * The name a remote reaction is stored under: the unicode emoji, or `shortcode@domain` for a custom emoji of
  * another server (Akkoma's naming), its image kept as a remote `custom_emojis` row of that domain.
  */
-export const remoteReactionName = (e: ReceivedEmoji, domain: string) => ("unicode" in e ? e.unicode : `${e.shortcode}@${domain}`);
+export const remoteReactionName = (e: ReceivedEmoji, domain: string) =>
+  "unicode" in e ? e.unicode : `${e.shortcode}@${domain}`;
 
 /** A remote emoji reaction to a local status: the reaction (and its remote emoji), the notification. */
-export async function receiveReaction(d: DB, from: AccountRow, status: StatusRow, uri: string, emoji: ReceivedEmoji, t: number = now()): Promise<Received> {
+export async function receiveReaction(
+  d: DB,
+  from: AccountRow,
+  status: StatusRow,
+  uri: string,
+  emoji: ReceivedEmoji,
+  t: number = now(),
+): Promise<Received> {
   const id = newId(t);
   const name = remoteReactionName(emoji, from.domain!);
   const made = sql`EXISTS (SELECT 1 FROM emoji_reactions WHERE id = ${id})`;
@@ -71,8 +103,21 @@ export async function receiveReaction(d: DB, from: AccountRow, status: StatusRow
           ),
         ]
       : []),
-    statement(d, d.insert(emojiReactions).values({ id, accountId: from.id, statusId: status.id, emoji: name, createdAt: t, uri }).onConflictDoNothing()),
-    notify(d, { type: "pleroma:emoji_reaction", to: status.accountId, from: from.id, statusId: status.id, emoji: name, onlyIf: made }),
+    statement(
+      d,
+      d
+        .insert(emojiReactions)
+        .values({ id, accountId: from.id, statusId: status.id, emoji: name, createdAt: t, uri })
+        .onConflictDoNothing(),
+    ),
+    notify(d, {
+      type: "pleroma:emoji_reaction",
+      to: status.accountId,
+      from: from.id,
+      statusId: status.id,
+      emoji: name,
+      onlyIf: made,
+    }),
   ]);
   return { events: [], notified: true };
 }
@@ -105,14 +150,27 @@ export async function receiveAnnounce(
  * The `Undo` of a Like, EmojiReact or Announce of `from`, by the activity's id; a Like without a known id by the
  * status it liked (`likedUri`, as Mastodon matches it). Only the sender's own rows are touched.
  */
-export async function receiveUndoInteraction(d: DB, from: AccountRow, uri: string | null, likedUri: string | null = null): Promise<Received> {
+export async function receiveUndoInteraction(
+  d: DB,
+  from: AccountRow,
+  uri: string | null,
+  likedUri: string | null = null,
+): Promise<Received> {
   const [fav, reaction, reblog, likedFav] = await d.batch([
-    d.select({ id: favourites.id, statusId: favourites.statusId }).from(favourites).where(and(eq(favourites.uri, uri ?? ""), eq(favourites.accountId, from.id))),
+    d
+      .select({ id: favourites.id, statusId: favourites.statusId })
+      .from(favourites)
+      .where(and(eq(favourites.uri, uri ?? ""), eq(favourites.accountId, from.id))),
     d
       .select({ id: emojiReactions.id, statusId: emojiReactions.statusId, emoji: emojiReactions.emoji })
       .from(emojiReactions)
       .where(and(eq(emojiReactions.uri, uri ?? ""), eq(emojiReactions.accountId, from.id))),
-    d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.uri, uri ?? ""), eq(statuses.accountId, from.id), sql`${statuses.reblogOfId} IS NOT NULL`)),
+    d
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(
+        and(eq(statuses.uri, uri ?? ""), eq(statuses.accountId, from.id), sql`${statuses.reblogOfId} IS NOT NULL`),
+      ),
     d
       .select({ id: favourites.id, statusId: favourites.statusId })
       .from(favourites)
@@ -126,7 +184,10 @@ export async function receiveUndoInteraction(d: DB, from: AccountRow, uri: strin
     await d.$client.batch([
       statement(d, sql`DELETE FROM favourites WHERE id = ${f.id}`),
       statement(d, recountFavourites(f.statusId)),
-      statement(d, sql`DELETE FROM notifications WHERE account_id = ${owner} AND from_account_id = ${from.id} AND type = 'favourite' AND status_id = ${f.statusId}`),
+      statement(
+        d,
+        sql`DELETE FROM notifications WHERE account_id = ${owner} AND from_account_id = ${from.id} AND type = 'favourite' AND status_id = ${f.statusId}`,
+      ),
     ]);
     return NOTHING;
   }

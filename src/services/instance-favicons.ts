@@ -62,7 +62,11 @@ async function firstBytes(res: Response, max: number): Promise<Uint8Array> {
 async function lookFor(env: Env, domain: string): Promise<string | null | undefined> {
   const base = `https://${domain}/`;
   try {
-    const res = await outboundFetch(base, { headers: { Accept: "text/html" } }, { allowPrivate: allowPrivateAddress(env), timeoutMs: 5000 });
+    const res = await outboundFetch(
+      base,
+      { headers: { Accept: "text/html" } },
+      { allowPrivate: allowPrivateAddress(env), timeoutMs: 5000 },
+    );
     if (!res.ok || !/html/i.test(res.headers.get("content-type") ?? "")) {
       await res.body?.cancel();
       return res.ok ? null : undefined;
@@ -89,11 +93,19 @@ export async function learnFavicons(env: Env, t: number, max = PER_RUN): Promise
   const stmts = due.flatMap(({ domain }, i) => {
     const favicon = found[i];
     if (favicon === undefined) {
-      return [statement(d, sql`UPDATE instances SET favicon_fetched_at = ${t - FAVICON_REFRESH_MS + RETRY_AFTER_FAILURE_MS} WHERE domain = ${domain}`)];
+      return [
+        statement(
+          d,
+          sql`UPDATE instances SET favicon_fetched_at = ${t - FAVICON_REFRESH_MS + RETRY_AFTER_FAILURE_MS} WHERE domain = ${domain}`,
+        ),
+      ];
     }
     return [
       statement(d, sql`UPDATE instances SET favicon = ${favicon}, favicon_fetched_at = ${t} WHERE domain = ${domain}`),
-      statement(d, sql`UPDATE accounts SET favicon = ${favicon} WHERE domain = ${domain} AND favicon IS NOT ${favicon}`),
+      statement(
+        d,
+        sql`UPDATE accounts SET favicon = ${favicon} WHERE domain = ${domain} AND favicon IS NOT ${favicon}`,
+      ),
     ];
   });
   if (stmts.length) await d.$client.batch(stmts);

@@ -42,14 +42,25 @@ export function vapidKeys(env: Env): Promise<VapidKeys> {
 
 async function loadVapid(env: Env): Promise<VapidKeys> {
   if (env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY) {
-    const pub = Uint8Array.from(atob(env.VAPID_PUBLIC_KEY.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+    const pub = Uint8Array.from(atob(env.VAPID_PUBLIC_KEY.replace(/-/g, "+").replace(/_/g, "/")), (c) =>
+      c.charCodeAt(0),
+    );
     return {
       publicKey: env.VAPID_PUBLIC_KEY,
-      privateJwk: { kty: "EC", crv: "P-256", d: env.VAPID_PRIVATE_KEY, x: base64url(pub.slice(1, 33)), y: base64url(pub.slice(33, 65)) },
+      privateJwk: {
+        kty: "EC",
+        crv: "P-256",
+        d: env.VAPID_PRIVATE_KEY,
+        x: base64url(pub.slice(1, 33)),
+        y: base64url(pub.slice(33, 65)),
+      },
     };
   }
   const stored = await getOrCreate(env, "vapid", async () => {
-    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
+      "sign",
+      "verify",
+    ])) as CryptoKeyPair;
     const raw = (await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer;
     const jwk = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
     return JSON.stringify({ publicKey: base64url(raw), privateJwk: jwk });
@@ -64,7 +75,13 @@ export function instanceSecret(env: Env): Promise<string> {
 
 /** An HMAC-SHA256 of `message` under the instance secret, base64url: what this instance alone can make. */
 export async function instanceSignature(env: Env, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(await instanceSecret(env)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(await instanceSecret(env)),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   return base64url(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message)));
 }
 
@@ -72,7 +89,9 @@ export async function instanceSignature(env: Env, message: string): Promise<stri
  * The instance actor's keys (it signs fetches for the instance): an RSA pair as PEM and an Ed25519 private JWK,
  * made once and kept, like every instance key.
  */
-export async function instanceActorKeys(env: Env): Promise<{ privateKey: string; publicKey: string; proofKey: JsonWebKey }> {
+export async function instanceActorKeys(
+  env: Env,
+): Promise<{ privateKey: string; publicKey: string; proofKey: JsonWebKey }> {
   const stored = await getOrCreate(env, "instance_actor", async () => {
     return JSON.stringify({ ...(await generateActorKeyPair()), proofKey: await generateProofKey() });
   });

@@ -33,10 +33,23 @@ export async function instanceStats(d: DB): Promise<InstanceStats> {
       .select({ users: count(), statuses: sql<number>`coalesce(sum(${accounts.statusesCount}), 0)` })
       .from(accounts)
       .where(and(isNull(accounts.domain), eq(accounts.deactivated, false))),
-    d.select({ n: sql<number>`count(distinct ${accounts.domain})` }).from(accounts).where(isNotNull(accounts.domain)),
-    d.select({ n: count() }).from(users).where(gt(users.lastActiveAt, t - 30 * DAY)),
-    d.select({ n: count() }).from(users).where(gt(users.lastActiveAt, t - 180 * DAY)),
-    d.select({ uri: accounts.uri }).from(users).innerJoin(accounts, eq(accounts.id, users.accountId)).where(eq(users.isAdmin, true)),
+    d
+      .select({ n: sql<number>`count(distinct ${accounts.domain})` })
+      .from(accounts)
+      .where(isNotNull(accounts.domain)),
+    d
+      .select({ n: count() })
+      .from(users)
+      .where(gt(users.lastActiveAt, t - 30 * DAY)),
+    d
+      .select({ n: count() })
+      .from(users)
+      .where(gt(users.lastActiveAt, t - 180 * DAY)),
+    d
+      .select({ uri: accounts.uri })
+      .from(users)
+      .innerJoin(accounts, eq(accounts.id, users.accountId))
+      .where(eq(users.isAdmin, true)),
   ]);
   return {
     userCount: local[0]?.users ?? 0,
@@ -50,6 +63,10 @@ export async function instanceStats(d: DB): Promise<InstanceStats> {
 
 /** Remote domains this instance knows of. */
 export async function peers(d: DB): Promise<string[]> {
-  const rows = await d.selectDistinct({ domain: accounts.domain }).from(accounts).where(isNotNull(accounts.domain)).orderBy(accounts.domain);
+  const rows = await d
+    .selectDistinct({ domain: accounts.domain })
+    .from(accounts)
+    .where(isNotNull(accounts.domain))
+    .orderBy(accounts.domain);
   return rows.map((r) => r.domain!);
 }

@@ -17,11 +17,16 @@ export function ownLists(d: DB, ownerId: string) {
  * `ownList` as a hydration part (kind `list`), for the list timeline's one statement: a row only when the list is
  * the viewer's (`ME`).
  */
-export const ownListPart = (listId: string) => sql`SELECT 'list' AS k, json_object('id', id) AS v FROM lists WHERE id = ${listId} AND account_id = ${ME}`;
+export const ownListPart = (listId: string) =>
+  sql`SELECT 'list' AS k, json_object('id', id) AS v FROM lists WHERE id = ${listId} AND account_id = ${ME}`;
 
 /** The owner's list, or 404: another user's list does not exist for this caller. */
 export async function ownList(d: DB, ownerId: string, listId: string): Promise<ListRow> {
-  const list = await d.select().from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).get();
+  const list = await d
+    .select()
+    .from(lists)
+    .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+    .get();
   if (!list) throw notFound();
   return list;
 }
@@ -43,7 +48,12 @@ export async function createList(d: DB, ownerId: string, title: string): Promise
 }
 
 export async function renameList(d: DB, ownerId: string, listId: string, title: string): Promise<ListRow> {
-  const row = await d.update(lists).set({ title }).where(and(eq(lists.id, listId), eq(lists.accountId, ownerId))).returning().get();
+  const row = await d
+    .update(lists)
+    .set({ title })
+    .where(and(eq(lists.id, listId), eq(lists.accountId, ownerId)))
+    .returning()
+    .get();
   if (!row) throw notFound();
   return row;
 }
@@ -51,7 +61,10 @@ export async function renameList(d: DB, ownerId: string, listId: string, title: 
 export async function deleteList(d: DB, ownerId: string, listId: string): Promise<void> {
   const list = await ownList(d, ownerId, listId);
   // Members go with the list, in the same batch (the foreign key cascade needs PRAGMA foreign_keys).
-  await d.batch([d.delete(listAccounts).where(eq(listAccounts.listId, list.id)), d.delete(lists).where(eq(lists.id, list.id))]);
+  await d.batch([
+    d.delete(listAccounts).where(eq(listAccounts.listId, list.id)),
+    d.delete(lists).where(eq(lists.id, list.id)),
+  ]);
 }
 
 /** Adds accounts the owner follows; any account not followed refuses the whole request. */
@@ -63,7 +76,8 @@ export async function addToList(d: DB, ownerId: string, listId: string, accountI
     .where(and(eq(follows.accountId, ownerId), inJson(follows.targetAccountId, accountIds)));
   const ok = new Set(followed.map((f) => f.id));
   const missing = accountIds.filter((id) => !ok.has(id));
-  if (missing.length) throw unprocessable(`You can only add accounts you follow to a list (not followed: ${missing.join(", ")})`);
+  if (missing.length)
+    throw unprocessable(`You can only add accounts you follow to a list (not followed: ${missing.join(", ")})`);
   const t = now();
   // One JSON parameter for the rows: a VALUES list binds four parameters per member and passes D1's 100.
   const rows = JSON.stringify([...ok].map((accountId) => ({ id: newId(t), account: accountId })));
@@ -85,6 +99,11 @@ export function listsContaining(d: DB, ownerId: string, accountId: string) {
   return d
     .select({ id: lists.id, accountId: lists.accountId, title: lists.title, createdAt: lists.createdAt })
     .from(lists)
-    .where(and(eq(lists.accountId, ownerId), sql`${lists.id} IN (SELECT list_id FROM list_accounts WHERE account_id = ${accountId})`))
+    .where(
+      and(
+        eq(lists.accountId, ownerId),
+        sql`${lists.id} IN (SELECT list_id FROM list_accounts WHERE account_id = ${accountId})`,
+      ),
+    )
     .orderBy(asc(lists.id));
 }

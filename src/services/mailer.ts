@@ -60,15 +60,23 @@ export function mime(from: string, mail: Mail): string {
 }
 
 class OutboxMailer implements Mailer {
-  constructor(private env: Env, private from: string) {}
+  constructor(
+    private env: Env,
+    private from: string,
+  ) {}
   async send(mail: Mail) {
-    await db(this.env).insert(mailOutbox).values({ id: newId(), from: this.from, ...mail, createdAt: now() });
+    await db(this.env)
+      .insert(mailOutbox)
+      .values({ id: newId(), from: this.from, ...mail, createdAt: now() });
     console.log(`[mail outbox] to=${mail.to} subject=${JSON.stringify(mail.subject)}`);
   }
 }
 
 class CloudflareMailer implements Mailer {
-  constructor(private binding: SendEmail, private from: string) {}
+  constructor(
+    private binding: SendEmail,
+    private from: string,
+  ) {}
   async send(mail: Mail) {
     const { EmailMessage } = await import("cloudflare:email");
     await this.binding.send(new EmailMessage(this.from, mail.to, mime(this.from, mail)));
@@ -78,7 +86,7 @@ class CloudflareMailer implements Mailer {
 export function mailer(env: Env, host: string): Mailer {
   const from = fromAddress(env, host);
   if (config(env).mailer === "cloudflare") {
-    if (!env.EMAIL) throw new Error("MAILER is \"cloudflare\" but no send_email binding named EMAIL is configured");
+    if (!env.EMAIL) throw new Error('MAILER is "cloudflare" but no send_email binding named EMAIL is configured');
     return new CloudflareMailer(env.EMAIL, from);
   }
   return new OutboxMailer(env, from);

@@ -16,7 +16,8 @@ export function sniffImage(b: Uint8Array): Sniffed | null {
   if (startsWith(b, [0xff, 0xd8, 0xff])) return { mime: "image/jpeg", ext: "jpg" };
   if (ascii(b, 0, 6) === "GIF87a" || ascii(b, 0, 6) === "GIF89a") return { mime: "image/gif", ext: "gif" };
   if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 12) === "WEBP") return { mime: "image/webp", ext: "webp" };
-  if (ascii(b, 4, 8) === "ftyp" && ["avif", "avis"].includes(ascii(b, 8, 12))) return { mime: "image/avif", ext: "avif" };
+  if (ascii(b, 4, 8) === "ftyp" && ["avif", "avis"].includes(ascii(b, 8, 12)))
+    return { mime: "image/avif", ext: "avif" };
   return null;
 }
 
@@ -36,7 +37,8 @@ export function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
   if (ascii(b, 0, 4) === "OggS") return { mime: "audio/ogg", ext: "ogg", type: "audio" };
   if (ascii(b, 0, 4) === "fLaC") return { mime: "audio/flac", ext: "flac", type: "audio" };
   if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 12) === "WAVE") return { mime: "audio/wav", ext: "wav", type: "audio" };
-  if (ascii(b, 0, 3) === "ID3" || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0)) return { mime: "audio/mpeg", ext: "mp3", type: "audio" };
+  if (ascii(b, 0, 3) === "ID3" || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0))
+    return { mime: "audio/mpeg", ext: "mp3", type: "audio" };
   return { mime: "application/octet-stream", ext: "bin", type: "unknown" };
 }
 
@@ -50,13 +52,22 @@ export interface StoredFile {
  * Stores an upload under `prefix` with its sniffed type, refusing files over `limit` bytes (413) and types not
  * in `types` (415).
  */
-export async function storeUpload(bucket: R2Bucket, prefix: string, file: File, limit: number, types: string[]): Promise<StoredFile & { type: MediaType }> {
+export async function storeUpload(
+  bucket: R2Bucket,
+  prefix: string,
+  file: File,
+  limit: number,
+  types: string[],
+): Promise<StoredFile & { type: MediaType }> {
   if (file.size > limit) throw new ApiError(413, "File is too large");
   const bytes = new Uint8Array(await file.arrayBuffer());
   const kind = sniffMedia(bytes.subarray(0, 32));
-  if (!types.includes(kind.mime)) throw new ApiError(415, `Unsupported media type: ${kind.mime} files are not accepted`);
+  if (!types.includes(kind.mime))
+    throw new ApiError(415, `Unsupported media type: ${kind.mime} files are not accepted`);
   const key = `${prefix}/${newId().toLowerCase()}.${kind.ext}`;
-  await bucket.put(key, bytes, { httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" } });
+  await bucket.put(key, bytes, {
+    httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" },
+  });
   return { key, mime: kind.mime, size: bytes.byteLength, type: kind.type };
 }
 
@@ -67,7 +78,9 @@ export async function storeImage(bucket: R2Bucket, prefix: string, file: File, l
   const type = sniffImage(bytes.subarray(0, 32));
   if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
   const key = `${prefix}/${newId().toLowerCase()}.${type.ext}`;
-  await bucket.put(key, bytes, { httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000, immutable" } });
+  await bucket.put(key, bytes, {
+    httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000, immutable" },
+  });
   return { key, mime: type.mime, size: bytes.byteLength };
 }
 

@@ -38,11 +38,23 @@ export function totpStep(secret: string, code: string, t: number = now()): numbe
  * Takes a TOTP code's step for the user: only a step later than the last one taken, in one conditional update, so
  * a code (seen over a shoulder, phished, replayed) works once however close two uses come.
  */
-const takeTotpStepStatement = (d: DB, accountId: string, step: number, set: Partial<typeof credentials.$inferInsert>, where: SQL) =>
+const takeTotpStepStatement = (
+  d: DB,
+  accountId: string,
+  step: number,
+  set: Partial<typeof credentials.$inferInsert>,
+  where: SQL,
+) =>
   d
     .update(credentials)
     .set({ ...set, totpLastStep: step })
-    .where(and(eq(credentials.accountId, accountId), sql`(${credentials.totpLastStep} IS NULL OR ${credentials.totpLastStep} < ${step})`, where))
+    .where(
+      and(
+        eq(credentials.accountId, accountId),
+        sql`(${credentials.totpLastStep} IS NULL OR ${credentials.totpLastStep} < ${step})`,
+        where,
+      ),
+    )
     .returning({ a: credentials.accountId });
 
 async function takeTotpStep(d: DB, accountId: string, step: number, where: SQL): Promise<boolean> {
@@ -81,7 +93,13 @@ export async function setupTotp(env: Env, d: DB, accountId: string, label: strin
  * stays) and pending MFA sign-ins: a session opened with the password alone must not outlive the second factor.
  * One batch: the ends happen only when the confirmation took.
  */
-export async function confirmTotp(env: Env, d: DB, accountId: string, code: string, keepTokenId: string | null): Promise<void> {
+export async function confirmTotp(
+  env: Env,
+  d: DB,
+  accountId: string,
+  code: string,
+  keepTokenId: string | null,
+): Promise<void> {
   const row = await readSecrets(d, accountId);
   // Pleroma's answer when there is no secret to check against.
   if (!row?.totpPending) throw unprocessable("invalid_secret_and_token");
@@ -92,8 +110,16 @@ export async function confirmTotp(env: Env, d: DB, accountId: string, code: stri
   // Only the secret the code was checked against becomes the confirmed one; its code is then spent for sign-in.
   const confirmed = sql`EXISTS (SELECT 1 FROM credentials WHERE account_id = ${accountId} AND totp_secret = ${row.totpPending} AND totp_last_step = ${step})`;
   const [taken] = await d.batch([
-    takeTotpStepStatement(d, accountId, step, { totpSecret: row.totpPending, totpPending: null }, eq(credentials.totpPending, row.totpPending)),
-    d.delete(tokens).where(and(eq(tokens.accountId, accountId), keepTokenId ? ne(tokens.id, keepTokenId) : undefined, confirmed)),
+    takeTotpStepStatement(
+      d,
+      accountId,
+      step,
+      { totpSecret: row.totpPending, totpPending: null },
+      eq(credentials.totpPending, row.totpPending),
+    ),
+    d
+      .delete(tokens)
+      .where(and(eq(tokens.accountId, accountId), keepTokenId ? ne(tokens.id, keepTokenId) : undefined, confirmed)),
     d.delete(mfaTokens).where(and(eq(mfaTokens.accountId, accountId), confirmed)),
   ]);
   if (taken.length === 0) throw unprocessable("invalid_token");
@@ -123,8 +149,14 @@ const backupHash = (accountId: string, code: string) => sha256(`${accountId}:${c
  * second factor itself: the password is asked (422 "Invalid password." otherwise, counted like a sign-in). With
  * MFA off, none are in force and Pleroma-FE asks for them before its password-checked confirmation, without one.
  */
-export async function regenerateBackupCodes(d: DB, accountId: string, password: string | undefined, perAccount: Limit): Promise<string[]> {
-  if ((await mfaSettings(d, accountId)).enabled && !(await confirmPassword(d, accountId, password ?? "", perAccount))) throw unprocessable("Invalid password.");
+export async function regenerateBackupCodes(
+  d: DB,
+  accountId: string,
+  password: string | undefined,
+  perAccount: Limit,
+): Promise<string[]> {
+  if ((await mfaSettings(d, accountId)).enabled && !(await confirmPassword(d, accountId, password ?? "", perAccount)))
+    throw unprocessable("Invalid password.");
   return generateBackupCodes(d, accountId);
 }
 
@@ -134,8 +166,13 @@ export async function generateBackupCodes(d: DB, accountId: string): Promise<str
     Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join(""),
   );
   const t = now();
-  const rows = await Promise.all(codes.map(async (code) => ({ codeHash: await backupHash(accountId, code), accountId, createdAt: t })));
-  await d.batch([d.delete(mfaBackupCodes).where(eq(mfaBackupCodes.accountId, accountId)), d.insert(mfaBackupCodes).values(rows)]);
+  const rows = await Promise.all(
+    codes.map(async (code) => ({ codeHash: await backupHash(accountId, code), accountId, createdAt: t })),
+  );
+  await d.batch([
+    d.delete(mfaBackupCodes).where(eq(mfaBackupCodes.accountId, accountId)),
+    d.insert(mfaBackupCodes).values(rows),
+  ]);
   return codes;
 }
 
@@ -149,7 +186,10 @@ async function useBackupCode(d: DB, accountId: string, code: string): Promise<bo
 }
 
 /** The second step's token for a user who passed the password step, bound to the app and scopes asked for. */
-export async function createMfaToken(d: DB, input: { accountId: string; appId: string; scopes: string[] }): Promise<string> {
+export async function createMfaToken(
+  d: DB,
+  input: { accountId: string; appId: string; scopes: string[] },
+): Promise<string> {
   const token = randomToken(32);
   const t = now();
   await d.insert(mfaTokens).values({
@@ -184,7 +224,8 @@ export async function redeemMfaToken(
     .where(and(eq(mfaTokens.tokenHash, hash), gt(mfaTokens.expiresAt, t), lt(mfaTokens.attempts, MFA_TOKEN_ATTEMPTS)))
     .returning()
     .get();
-  if (!row || row.appId !== input.appId || !input.code || (input.type !== "totp" && input.type !== "recovery")) return null;
+  if (!row || row.appId !== input.appId || !input.code || (input.type !== "totp" && input.type !== "recovery"))
+    return null;
   const key = `mfa:account:${row.accountId}`;
   throwIfOver(await countHits(d, [{ key, limit: input.limit }]));
   if (!(await checkSecondFactor(env, d, row.accountId, input.type, input.code))) return null;
@@ -195,7 +236,13 @@ export async function redeemMfaToken(
 }
 
 /** A TOTP code of the confirmed secret, or an unused backup code (then spent). */
-async function checkSecondFactor(env: Env, d: DB, accountId: string, type: ChallengeType, code: string): Promise<boolean> {
+async function checkSecondFactor(
+  env: Env,
+  d: DB,
+  accountId: string,
+  type: ChallengeType,
+  code: string,
+): Promise<boolean> {
   if (type === "recovery") return useBackupCode(d, accountId, code);
   const row = await readSecrets(d, accountId);
   if (!row?.totpSecret) return false;
@@ -207,7 +254,13 @@ async function checkSecondFactor(env: Env, d: DB, accountId: string, type: Chall
 /** Expired MFA tokens and password reset tokens, at most `max` of each (the cron). */
 export async function collectMfaTokens(d: DB, t: number, max = 500) {
   await d.batch([
-    d.delete(mfaTokens).where(sql`${mfaTokens.tokenHash} IN (SELECT token_hash FROM mfa_tokens WHERE expires_at < ${t} LIMIT ${max})`),
-    d.delete(passwordResetTokens).where(sql`${passwordResetTokens.tokenHash} IN (SELECT token_hash FROM password_reset_tokens WHERE expires_at < ${t} LIMIT ${max})`),
+    d
+      .delete(mfaTokens)
+      .where(sql`${mfaTokens.tokenHash} IN (SELECT token_hash FROM mfa_tokens WHERE expires_at < ${t} LIMIT ${max})`),
+    d
+      .delete(passwordResetTokens)
+      .where(
+        sql`${passwordResetTokens.tokenHash} IN (SELECT token_hash FROM password_reset_tokens WHERE expires_at < ${t} LIMIT ${max})`,
+      ),
   ]);
 }

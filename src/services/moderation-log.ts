@@ -24,8 +24,19 @@ export const userRef = (a: { id: string; username: string; domain?: string | nul
  * (`deactivate`, `report_update`, `config_update`…), its subject as it was then (ids, nicknames, values), and the
  * message, so the log still reads right after the subject is gone.
  */
-export function logEntry(d: DB, actor: Actor, action: string, data: Record<string, unknown>, message: string, t: number, opts: { onlyIf?: SQL } = {}) {
+export function logEntry(
+  d: DB,
+  actor: Actor,
+  action: string,
+  data: Record<string, unknown>,
+  message: string,
+  t: number,
+  opts: { onlyIf?: SQL } = {},
+) {
   const entry = JSON.stringify({ actor: userRef(actor), action, ...data, message });
   // `onlyIf`: a condition the action's batch makes true only when the action took place (the row it changes exists).
-  return statement(d, sql`INSERT INTO moderation_log (id, actor_id, action, data, created_at) SELECT ${newId(t)}, ${actor.id}, ${action}, ${entry}, ${t} WHERE ${opts.onlyIf ?? sql`1`}`);
+  return statement(
+    d,
+    sql`INSERT INTO moderation_log (id, actor_id, action, data, created_at) SELECT ${newId(t)}, ${actor.id}, ${action}, ${entry}, ${t} WHERE ${opts.onlyIf ?? sql`1`}`,
+  );
 }

@@ -49,7 +49,12 @@ export async function addAlias(d: DB, account: AccountRow, alias: AccountRow, t:
 /** Removes `alias`; false when it was not an alias. */
 export async function removeAlias(d: DB, account: AccountRow, alias: AccountRow, t: number): Promise<boolean> {
   if (!account.alsoKnownAs.includes(alias.uri)) return false;
-  await setAliases(d, account, account.alsoKnownAs.filter((u) => u !== alias.uri), t);
+  await setAliases(
+    d,
+    account,
+    account.alsoKnownAs.filter((u) => u !== alias.uri),
+    t,
+  );
   return true;
 }
 
@@ -71,7 +76,10 @@ export async function moveAccount(d: DB, origin: AccountRow, target: AccountRow,
     sql`SELECT f.account_id AS id FROM follows f JOIN users u ON u.account_id = f.account_id WHERE f.target_account_id = ${origin.id}`,
   );
   await d.$client.batch([
-    statement(d, sql`UPDATE accounts SET moved_to_account_id = ${target.id}, updated_at = ${t} WHERE id = ${origin.id}`),
+    statement(
+      d,
+      sql`UPDATE accounts SET moved_to_account_id = ${target.id}, updated_at = ${t} WHERE id = ${origin.id}`,
+    ),
     notify(d, { type: "move", to: followers.map((f) => f.id), from: origin.id, targetAccountId: target.id }),
     ...(origin.domain === null ? [outboxWrite(d, origin.id, { type: "Move", targetId: target.id }, t)] : []),
   ]);
@@ -101,7 +109,10 @@ export async function moveFollowers(env: Env, max = MOVES_PER_RUN): Promise<numb
   );
   if (rows.length === 0) return 0;
   const ids = [...new Set(rows.flatMap((r) => [r.follower, r.origin, r.target]))];
-  const found = await d.select().from(accounts).where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
+  const found = await d
+    .select()
+    .from(accounts)
+    .where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
   const byId = new Map(found.map((a) => [a.id, a]));
   let moved = 0;
   for (const r of rows) {

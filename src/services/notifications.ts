@@ -47,7 +47,9 @@ export interface NotificationInput {
 export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
   const t = Date.now();
   const to = JSON.stringify(Array.isArray(n.to) ? n.to : [n.to]);
-  const rules = n.toSelf ? sql`n.to_id = n.from_id` : sql`n.to_id <> n.from_id AND ${allowed(sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_settings`)}`;
+  const rules = n.toSelf
+    ? sql`n.to_id = n.from_id`
+    : sql`n.to_id <> n.from_id AND ${allowed(sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_settings`)}`;
   return statement(
     d,
     sql`WITH n(to_id, from_id, status_id, t) AS (SELECT value, ${n.from}, ${n.statusId ?? null}, ${t} FROM json_each(${to}))
@@ -73,7 +75,10 @@ export const senderMuted = (t: number) =>
   sql<number>`${silenced(sql`${notifications.accountId}`, notifications.fromAccountId, { blocks: "none", mutes: "any", domains: false, now: sql`${t}` })}`;
 
 /** The statement that removes what an undone action caused. */
-export function unnotify(d: DB, n: Omit<NotificationInput, "targetAccountId" | "to"> & { to: string }): D1PreparedStatement {
+export function unnotify(
+  d: DB,
+  n: Omit<NotificationInput, "targetAccountId" | "to"> & { to: string },
+): D1PreparedStatement {
   return statement(
     d,
     sql`DELETE FROM notifications WHERE account_id = ${n.to} AND from_account_id = ${n.from} AND type = ${n.type}
@@ -82,7 +87,11 @@ export function unnotify(d: DB, n: Omit<NotificationInput, "targetAccountId" | "
 }
 
 /** Mention notifications of a new status: its mentioned recipients, and every recipient of a direct status. */
-export function notifyMentions(d: DB, status: { id: string; accountId: string; visibility: string }, recipients: { accountId: string; mention: boolean }[]): D1PreparedStatement[] {
+export function notifyMentions(
+  d: DB,
+  status: { id: string; accountId: string; visibility: string },
+  recipients: { accountId: string; mention: boolean }[],
+): D1PreparedStatement[] {
   const to = recipients.filter((r) => r.mention || status.visibility === "direct").map((r) => r.accountId);
   return to.length ? [notify(d, { type: "mention", to, from: status.accountId, statusId: status.id })] : [];
 }
@@ -94,7 +103,10 @@ export function notifyMentions(d: DB, status: { id: string; accountId: string; v
  * ONE set-based statement, after the status and its recipients in the post's batch: any number of subscribers
  * costs the same.
  */
-export function notifySubscribers(d: DB, status: { id: string; accountId: string; createdAt: number }): D1PreparedStatement {
+export function notifySubscribers(
+  d: DB,
+  status: { id: string; accountId: string; createdAt: number },
+): D1PreparedStatement {
   const t = status.createdAt;
   return statement(
     d,
@@ -129,12 +141,15 @@ export async function closeEndedPolls(d: DB, t: number, max = 50): Promise<numbe
     // overlapping run finds it closed by another time and sends nothing.
     stmts.push(statement(d, sql`UPDATE polls SET closed_at = ${t} WHERE id = ${p.id} AND closed_at IS NULL`));
     const mine = sql`EXISTS (SELECT 1 FROM polls WHERE id = ${p.id} AND closed_at = ${t})`;
-    stmts.push(notify(d, { type: "poll", to: p.authorId, from: p.authorId, statusId: p.statusId, toSelf: true, onlyIf: mine }));
+    stmts.push(
+      notify(d, { type: "poll", to: p.authorId, from: p.authorId, statusId: p.statusId, toSelf: true, onlyIf: mine }),
+    );
     // A local poll's final tallies go to the servers that have it (its audience and remote voters), as Mastodon's
     // PollExpirationNotifyWorker; the outbox row is written only for local statuses with a remote audience.
     stmts.push(outboxWrite(d, p.authorId, { type: "UpdatePoll", statusId: p.statusId }, t, { onlyIf: mine }));
     for (const voter of JSON.parse(p.voters) as string[]) {
-      if (voter !== p.authorId) stmts.push(notify(d, { type: "poll", to: voter, from: p.authorId, statusId: p.statusId, onlyIf: mine }));
+      if (voter !== p.authorId)
+        stmts.push(notify(d, { type: "poll", to: voter, from: p.authorId, statusId: p.statusId, onlyIf: mine }));
     }
   }
   await d.$client.batch(stmts);
@@ -172,7 +187,8 @@ function shownTo(me: ViewerRef, withMuted: boolean): SQL {
 }
 
 const selectRows = (d: DB) => d.select({ n: notifications, isMuted: senderMuted(Date.now()) }).from(notifications);
-const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[]): NotificationRow[] => rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
+const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[]): NotificationRow[] =>
+  rows.map((r) => ({ ...r.n, isMuted: r.isMuted }));
 
 /**
  * A page of the viewer's (`ME`) notifications, newest first, with every filter in the one query, as a part of
@@ -196,13 +212,22 @@ export function notificationPage(q: NotificationQuery, page: Page) {
     ctes: sql`npage AS MATERIALIZED (SELECT notifications.*, ${senderMuted(Date.now())} AS is_muted FROM notifications WHERE ${and(...conds)} ORDER BY ${p.order} LIMIT ${p.limit})`,
     statusIds: sql`SELECT status_id FROM npage WHERE status_id IS NOT NULL`,
     // One term of the statement's compound SELECT (D1 allows 5 per compound: json-rows.ts `unionAll`).
-    parts: [precompiled("notification page parts", () => sql`SELECT * FROM (${unionAll([
-      sql`SELECT 'notification' AS k, json_object('n', ${jsonObject(notifications, "np")}, 'm', np.is_muted) AS v FROM npage np`,
-      accountsPart("notificationAccount", sql`SELECT from_account_id FROM npage UNION SELECT target_account_id FROM npage`),
-      sql`SELECT 'report' AS k, ${jsonObject(reports, "r")} AS v FROM reports r WHERE r.id IN (SELECT report_id FROM npage)`,
-      sql`SELECT 'chatMessage' AS k, json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END) AS v
+    parts: [
+      precompiled(
+        "notification page parts",
+        () =>
+          sql`SELECT * FROM (${unionAll([
+            sql`SELECT 'notification' AS k, json_object('n', ${jsonObject(notifications, "np")}, 'm', np.is_muted) AS v FROM npage np`,
+            accountsPart(
+              "notificationAccount",
+              sql`SELECT from_account_id FROM npage UNION SELECT target_account_id FROM npage`,
+            ),
+            sql`SELECT 'report' AS k, ${jsonObject(reports, "r")} AS v FROM reports r WHERE r.id IN (SELECT report_id FROM npage)`,
+            sql`SELECT 'chatMessage' AS k, json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END) AS v
         FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id IN (SELECT chat_message_id FROM npage)`,
-    ])})`)],
+          ])})`,
+      ),
+    ],
   };
 }
 
@@ -212,10 +237,25 @@ export function notificationsRead(h: Hydrated): { rows: NotificationRow[]; named
   const rows = of("notification")
     .map((o) => ({ ...fromJson(notifications, o.n), isMuted: o.m as number }))
     .sort((a, b) => newestFirst(a.id, b.id));
-  const people = new Map(of("notificationAccount").map((o) => accountFromJson(o)).map((a) => [a.account.id, a]));
+  const people = new Map(
+    of("notificationAccount")
+      .map((o) => accountFromJson(o))
+      .map((a) => [a.account.id, a]),
+  );
   const reportRows = of("report").map((o) => fromJson(reports, o));
-  const chats = of("chatMessage").map((o) => ({ message: fromJson(chatMessages, o.message), media: o.media ? fromJson(mediaAttachments, o.media) : null }));
-  return { rows, named: { h, people, reports: new Map(reportRows.map((r) => [r.id, r])), chats: new Map(chats.map((c) => [c.message.id, c])) } };
+  const chats = of("chatMessage").map((o) => ({
+    message: fromJson(chatMessages, o.message),
+    media: o.media ? fromJson(mediaAttachments, o.media) : null,
+  }));
+  return {
+    rows,
+    named: {
+      h,
+      people,
+      reports: new Map(reportRows.map((r) => [r.id, r])),
+      chats: new Map(chats.map((c) => [c.message.id, c])),
+    },
+  };
 }
 
 /** What notifications name, loaded: their statuses (hydrated), accounts, reports and chat messages, by id. */
@@ -228,7 +268,9 @@ export interface NotificationsNamed {
 
 /** One of the user's own notifications (404 for anyone else's). */
 export async function ownNotification(d: DB, me: string, id: string): Promise<NotificationRow> {
-  const row = await selectRows(d).where(and(eq(notifications.id, id), eq(notifications.accountId, me))).get();
+  const row = await selectRows(d)
+    .where(and(eq(notifications.id, id), eq(notifications.accountId, me)))
+    .get();
   if (!row) throw notFound();
   return flat([row])[0];
 }
@@ -236,17 +278,24 @@ export async function ownNotification(d: DB, me: string, id: string): Promise<No
 /** Notifications by id (any recipient): for publishing, which renders each for its recipient. */
 export async function notificationsByIds(d: DB, ids: string[]): Promise<NotificationRow[]> {
   if (ids.length === 0) return [];
-  return flat(await selectRows(d).where(sql`${notifications.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`));
+  return flat(
+    await selectRows(d).where(sql`${notifications.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`),
+  );
 }
 
 export async function dismissNotification(d: DB, me: string, id: string): Promise<void> {
-  const gone = await d.delete(notifications).where(and(eq(notifications.id, id), eq(notifications.accountId, me))).returning({ id: notifications.id });
+  const gone = await d
+    .delete(notifications)
+    .where(and(eq(notifications.id, id), eq(notifications.accountId, me)))
+    .returning({ id: notifications.id });
   if (gone.length === 0) throw notFound();
 }
 
 /** Deletes the user's notifications: all of them, or those among `ids`. */
 export async function clearNotifications(d: DB, me: string, ids?: string[]): Promise<void> {
-  await d.delete(notifications).where(and(eq(notifications.accountId, me), ids ? inJson(notifications.id, ids) : undefined));
+  await d
+    .delete(notifications)
+    .where(and(eq(notifications.accountId, me), ids ? inJson(notifications.id, ids) : undefined));
 }
 
 /** Marks one notification read and answers it as it now is. */
@@ -261,10 +310,18 @@ export async function markReadUpTo(d: DB, me: string, maxId: string, max = 80): 
   const marked = await d
     .update(notifications)
     .set({ isSeen: true })
-    .where(and(eq(notifications.accountId, me), lte(notifications.id, seqCursor(maxId)!), eq(notifications.isSeen, false)))
+    .where(
+      and(eq(notifications.accountId, me), lte(notifications.id, seqCursor(maxId)!), eq(notifications.isSeen, false)),
+    )
     .returning({ id: notifications.id });
-  const ids = marked.map((m) => m.id).sort().reverse().slice(0, max);
-  return ids.length ? flat(await selectRows(d).where(inJson(notifications.id, ids)).orderBy(desc(notifications.id))) : [];
+  const ids = marked
+    .map((m) => m.id)
+    .sort()
+    .reverse()
+    .slice(0, max);
+  return ids.length
+    ? flat(await selectRows(d).where(inJson(notifications.id, ids)).orderBy(desc(notifications.id)))
+    : [];
 }
 
 // ---- markers and settings ----
@@ -273,16 +330,30 @@ export type MarkerTimeline = "home" | "notifications";
 export type MarkerRow = typeof markers.$inferSelect;
 
 /** The user's markers of the given timelines, and their unread notification count (one batch). */
-export async function markersOf(d: DB, me: string, timelines: string[]): Promise<{ rows: MarkerRow[]; unread: number }> {
+export async function markersOf(
+  d: DB,
+  me: string,
+  timelines: string[],
+): Promise<{ rows: MarkerRow[]; unread: number }> {
   const [rows, unread] = await d.batch([
-    d.select().from(markers).where(and(eq(markers.accountId, me), inJson(markers.timeline, timelines))),
-    d.select({ n: sql<number>`count(*)` }).from(notifications).where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false))),
+    d
+      .select()
+      .from(markers)
+      .where(and(eq(markers.accountId, me), inJson(markers.timeline, timelines))),
+    d
+      .select({ n: sql<number>`count(*)` })
+      .from(notifications)
+      .where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false))),
   ]);
   return { rows, unread: unread[0]?.n ?? 0 };
 }
 
 /** Saves reading positions: each given timeline's marker is created or moved (its version counts the moves). */
-export async function saveMarkers(d: DB, me: string, positions: Partial<Record<MarkerTimeline, string>>): Promise<MarkerTimeline[]> {
+export async function saveMarkers(
+  d: DB,
+  me: string,
+  positions: Partial<Record<MarkerTimeline, string>>,
+): Promise<MarkerTimeline[]> {
   const t = now();
   const given = (["home", "notifications"] as const).filter((k) => positions[k] !== undefined);
   if (given.length === 0) throw badRequest("Give home[last_read_id] or notifications[last_read_id]");
@@ -292,13 +363,24 @@ export async function saveMarkers(d: DB, me: string, positions: Partial<Record<M
     await d
       .insert(markers)
       .values({ accountId: me, timeline, lastReadId, version: 1, updatedAt: t })
-      .onConflictDoUpdate({ target: [markers.accountId, markers.timeline], set: { lastReadId, version: sql`${markers.version} + 1`, updatedAt: t } });
+      .onConflictDoUpdate({
+        target: [markers.accountId, markers.timeline],
+        set: { lastReadId, version: sql`${markers.version} + 1`, updatedAt: t },
+      });
   }
   return [...given];
 }
 
 /** Changes the given notification settings, keeping the others. */
-export async function updateNotificationSettings(d: DB, me: string, current: unknown, changes: { block_from_strangers?: boolean; hide_notification_contents?: boolean }): Promise<void> {
-  const next = { ...NotificationSettingsSchema.parse(current), ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
+export async function updateNotificationSettings(
+  d: DB,
+  me: string,
+  current: unknown,
+  changes: { block_from_strangers?: boolean; hide_notification_contents?: boolean },
+): Promise<void> {
+  const next = {
+    ...NotificationSettingsSchema.parse(current),
+    ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
+  };
   await d.update(users).set({ notificationSettings: next }).where(eq(users.accountId, me));
 }

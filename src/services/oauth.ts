@@ -13,7 +13,14 @@ export const SESSION_SECONDS = 30 * 24 * 3600;
 
 export async function createCode(
   d: DB,
-  input: { appId: string; accountId: string; scopes: string[]; redirectUri: string; codeChallenge?: string; codeChallengeMethod?: string },
+  input: {
+    appId: string;
+    accountId: string;
+    scopes: string[];
+    redirectUri: string;
+    codeChallenge?: string;
+    codeChallengeMethod?: string;
+  },
 ): Promise<string> {
   const code = randomToken(32);
   const t = now();
@@ -42,14 +49,24 @@ export async function consumeCode(d: DB, appId: string, code: string) {
   const row = await d
     .update(authorizationCodes)
     .set({ usedAt: t })
-    .where(and(eq(authorizationCodes.codeHash, await sha256(code)), isNull(authorizationCodes.usedAt), gt(authorizationCodes.expiresAt, t)))
+    .where(
+      and(
+        eq(authorizationCodes.codeHash, await sha256(code)),
+        isNull(authorizationCodes.usedAt),
+        gt(authorizationCodes.expiresAt, t),
+      ),
+    )
     .returning()
     .get();
   return row && row.appId === appId ? row : null;
 }
 
 /** RFC 7636: S256 (and plain, for old clients). A code without a challenge needs no verifier. */
-export async function verifyPkce(challenge: string | null, method: string | null, verifier: string | undefined): Promise<boolean> {
+export async function verifyPkce(
+  challenge: string | null,
+  method: string | null,
+  verifier: string | undefined,
+): Promise<boolean> {
   if (!challenge) return true;
   if (!verifier) return false;
   if (method === "S256") {
@@ -61,5 +78,10 @@ export async function verifyPkce(challenge: string | null, method: string | null
 
 /** A session for the authorize page's cookie: a token of no app with the full user scopes. */
 export function createSession(d: DB, accountId: string) {
-  return issueToken(d, { appId: null, accountId, scopes: ["read", "write", "follow", "push"], lifetimeSeconds: SESSION_SECONDS });
+  return issueToken(d, {
+    appId: null,
+    accountId,
+    scopes: ["read", "write", "follow", "push"],
+    lifetimeSeconds: SESSION_SECONDS,
+  });
 }

@@ -56,7 +56,14 @@ export type OutboxActivity =
    * An emoji reaction to a remote status, to its author (Pleroma's `EmojiReact`): `emoji` a unicode emoji or a
    * local custom emoji's shortcode, `emojiFile` that emoji's file (null for unicode).
    */
-  | { type: "EmojiReact" | "UndoEmojiReact"; uri: string; objectUri: string; targetId: string; emoji: string; emojiFile: string | null }
+  | {
+      type: "EmojiReact" | "UndoEmojiReact";
+      uri: string;
+      objectUri: string;
+      targetId: string;
+      emoji: string;
+      emojiFile: string | null;
+    }
   /** A reblog (public or unlisted): an Announce to the reblogger's followers and the original's author. */
   | { type: "Announce"; statusId: string }
   /** A reblog withdrawn: its uri and audience as they were. */
@@ -152,10 +159,20 @@ export interface OutboxWriteOptions {
  * The insert of an outbox row, to put in the action's batch (a D1 statement: it joins drizzle and raw batches).
  * Nothing is written when the activity has no remote audience.
  */
-export function outboxWrite(d: DB, accountId: string, activity: OutboxActivity, t: number, opts: OutboxWriteOptions = {}): D1PreparedStatement {
+export function outboxWrite(
+  d: DB,
+  accountId: string,
+  activity: OutboxActivity,
+  t: number,
+  opts: OutboxWriteOptions = {},
+): D1PreparedStatement {
   const json = JSON.stringify(activity);
   const value = opts.uriFrom ? sql`json_set(${json}, '$.uri', (${opts.uriFrom}))` : sql`${json}`;
-  const conditions = [audience(accountId, activity), ...(opts.onlyIf ? [opts.onlyIf] : []), ...(opts.uriFrom ? [sql`(${opts.uriFrom}) IS NOT NULL`] : [])];
+  const conditions = [
+    audience(accountId, activity),
+    ...(opts.onlyIf ? [opts.onlyIf] : []),
+    ...(opts.uriFrom ? [sql`(${opts.uriFrom}) IS NOT NULL`] : []),
+  ];
   return statement(
     d,
     sql`INSERT INTO federation_outbox (id, account_id, activity, created_at) SELECT ${newId(t)}, ${accountId}, ${value}, ${t} WHERE ${sql.join(conditions, sql` AND `)}`,

@@ -29,11 +29,26 @@ export function newPasswordError(password: string | undefined, confirmation: str
  * Sets a new password and ends every session but `keepTokenId` (the caller's; null ends all), pending MFA sign-ins
  * and reset links, and lifts a forced reset — one batch.
  */
-export async function setPassword(d: DB, accountId: string, password: string, keepTokenId: string | null, iterations: number): Promise<void> {
+export async function setPassword(
+  d: DB,
+  accountId: string,
+  password: string,
+  keepTokenId: string | null,
+  iterations: number,
+): Promise<void> {
   const hash = await hashPassword(password, iterations);
   await d.batch([
-    d.update(credentials).set({ passwordHash: hash, passwordResetPending: false }).where(eq(credentials.accountId, accountId)),
-    d.delete(tokens).where(keepTokenId ? and(eq(tokens.accountId, accountId), ne(tokens.id, keepTokenId)) : eq(tokens.accountId, accountId)),
+    d
+      .update(credentials)
+      .set({ passwordHash: hash, passwordResetPending: false })
+      .where(eq(credentials.accountId, accountId)),
+    d
+      .delete(tokens)
+      .where(
+        keepTokenId
+          ? and(eq(tokens.accountId, accountId), ne(tokens.id, keepTokenId))
+          : eq(tokens.accountId, accountId),
+      ),
     d.delete(mfaTokens).where(eq(mfaTokens.accountId, accountId)),
     d.delete(passwordResetTokens).where(eq(passwordResetTokens.accountId, accountId)),
   ]);
@@ -55,7 +70,9 @@ export async function changeEmail(
   if (!address) return { error: "Email can't be blank." };
   if (!EMAIL_PATTERN.test(address) || address.length > 320) return { error: "Email has invalid format." };
   const token = cfg.activationRequired ? randomToken(24) : null;
-  const set = token ? { email: address, confirmed: false, confirmationTokenHash: await sha256(token), confirmationSentAt: now() } : { email: address };
+  const set = token
+    ? { email: address, confirmed: false, confirmationTokenHash: await sha256(token), confirmationSentAt: now() }
+    : { email: address };
   try {
     // The unique index on lower(email) decides a race between two users taking the same address.
     const taken = await d
@@ -81,14 +98,20 @@ export async function createResetToken(d: DB, login: string) {
   if (!found || found.account.deactivated) return null;
   const token = randomToken(32);
   const t = now();
-  await d.insert(passwordResetTokens).values({ tokenHash: await sha256(token), accountId: found.account.id, createdAt: t, expiresAt: t + RESET_TOKEN_MS });
+  await d.insert(passwordResetTokens).values({
+    tokenHash: await sha256(token),
+    accountId: found.account.id,
+    createdAt: t,
+    expiresAt: t + RESET_TOKEN_MS,
+  });
   return { found, token };
 }
 
 /** A reset link mailed to an active user with this login, if there is one (done after the answer: see the route). */
 export async function mailResetLink(env: Env, base: string, host: string, login: string): Promise<void> {
   const made = await createResetToken(db(env), login);
-  if (made) await mailer(env, host).send(resetMail(config(env), base, made.found.account, made.found.user.email, made.token));
+  if (made)
+    await mailer(env, host).send(resetMail(config(env), base, made.found.account, made.found.user.email, made.token));
 }
 
 export function resetMail(cfg: Config, base: string, account: AccountRow, email: string, token: string) {
@@ -123,10 +146,16 @@ export async function resetPassword(d: DB, token: string, password: string, iter
     .from(passwordResetTokens)
     .where(and(eq(passwordResetTokens.tokenHash, await sha256(token)), gt(passwordResetTokens.expiresAt, now())));
   const [, , , spent] = await d.batch([
-    d.update(credentials).set({ passwordHash: hash, passwordResetPending: false }).where(inArray(credentials.accountId, owner)),
+    d
+      .update(credentials)
+      .set({ passwordHash: hash, passwordResetPending: false })
+      .where(inArray(credentials.accountId, owner)),
     d.delete(tokens).where(inArray(tokens.accountId, owner)),
     d.delete(mfaTokens).where(inArray(mfaTokens.accountId, owner)),
-    d.delete(passwordResetTokens).where(inArray(passwordResetTokens.accountId, owner)).returning({ h: passwordResetTokens.tokenHash }),
+    d
+      .delete(passwordResetTokens)
+      .where(inArray(passwordResetTokens.accountId, owner))
+      .returning({ h: passwordResetTokens.tokenHash }),
   ]);
   return spent.length > 0;
 }

@@ -10,7 +10,19 @@ import { outboxWrite } from "./outbox";
 type AccountRow = typeof accounts.$inferSelect;
 
 /** The columns the actor document (src/federation/index.ts `localActor`) is made of. */
-const SHOWN = ["displayName", "note", "avatar", "header", "fields", "emojis", "locked", "discoverable", "actorType", "alsoKnownAs", "url"] as const;
+const SHOWN = [
+  "displayName",
+  "note",
+  "avatar",
+  "header",
+  "fields",
+  "emojis",
+  "locked",
+  "discoverable",
+  "actorType",
+  "alsoKnownAs",
+  "url",
+] as const;
 
 /** Whether `changes` alter what the actor document of `before` shows. */
 export function profileChanged(before: AccountRow, changes: Partial<AccountRow>): boolean {
@@ -18,7 +30,12 @@ export function profileChanged(before: AccountRow, changes: Partial<AccountRow>)
 }
 
 /** The outbox write announcing the change, to put in the change's own batch ([] when nothing shown changes). */
-export function profileUpdateWrites(d: DB, before: AccountRow, changes: Partial<AccountRow>, t: number): D1PreparedStatement[] {
+export function profileUpdateWrites(
+  d: DB,
+  before: AccountRow,
+  changes: Partial<AccountRow>,
+  t: number,
+): D1PreparedStatement[] {
   if (before.domain !== null || !profileChanged(before, changes)) return [];
   return [outboxWrite(d, before.id, { type: "UpdateActor" }, t)];
 }

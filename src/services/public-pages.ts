@@ -14,7 +14,10 @@ import { accountPage, tagPage } from "./timelines";
 
 export const PROFILE_PAGE_SIZE = 20;
 
-const pageBefore = (maxId?: string): Page => ({ limit: PROFILE_PAGE_SIZE, ...(maxId && isId(maxId) ? { max_id: maxId } : {}) });
+const pageBefore = (maxId?: string): Page => ({
+  limit: PROFILE_PAGE_SIZE,
+  ...(maxId && isId(maxId) ? { max_id: maxId } : {}),
+});
 
 export interface PublicProfile {
   account: AccountWithUser;
@@ -27,11 +30,20 @@ export interface PublicProfile {
  * A local, active account and its newest public statuses. As Mastodon's public profile: public posts only
  * (unlisted ones stay off listings), no replies to others, no reblogs.
  */
-export async function publicProfile(d: DB, username: string, localHost: string, maxId?: string): Promise<PublicProfile | null> {
+export async function publicProfile(
+  d: DB,
+  username: string,
+  localHost: string,
+  maxId?: string,
+): Promise<PublicProfile | null> {
   if (!NICKNAME_PATTERN.test(username)) return null;
   const found = await findByAcct(d, username, localHost);
   if (!found || found.account.domain !== null || found.account.deactivated) return null;
-  const source = accountPage(null, found.account.id, pageBefore(maxId), { excludeReplies: true, excludeReblogs: true, excludeVisibilities: ["unlisted"] });
+  const source = accountPage(null, found.account.id, pageBefore(maxId), {
+    excludeReplies: true,
+    excludeReblogs: true,
+    excludeVisibilities: ["unlisted"],
+  });
   const h = await hydrate(d, source, null);
   return { account: found, h, ids: h.page };
 }

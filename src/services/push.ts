@@ -20,7 +20,16 @@ import { vapidKeys } from "./instance-keys";
 import { mediaUrl } from "./media";
 import { DEFAULT_AVATAR } from "../render/account";
 
-export const ALERTS = ["follow", "favourite", "reblog", "mention", "status", "poll", "pleroma:chat_mention", "pleroma:emoji_reaction"] as const;
+export const ALERTS = [
+  "follow",
+  "favourite",
+  "reblog",
+  "mention",
+  "status",
+  "poll",
+  "pleroma:chat_mention",
+  "pleroma:emoji_reaction",
+] as const;
 export type Alerts = Record<(typeof ALERTS)[number], boolean>;
 
 /** Which alert a notification type is sent under. */
@@ -51,24 +60,38 @@ function decodeKey(value: string): Uint8Array | null {
 /** The client's keys must be a P-256 public point and a 16-byte secret, or nothing can be encrypted to it. */
 export async function checkKeys(p256dh: string, auth: string): Promise<void> {
   const point = decodeKey(p256dh);
-  if (!point || point.length !== 65 || point[0] !== 4) throw unprocessable("Invalid subscription[keys][p256dh]: expected the base64url of an uncompressed P-256 point (65 bytes)");
+  if (!point || point.length !== 65 || point[0] !== 4)
+    throw unprocessable(
+      "Invalid subscription[keys][p256dh]: expected the base64url of an uncompressed P-256 point (65 bytes)",
+    );
   try {
     await crypto.subtle.importKey("raw", point, { name: "ECDH", namedCurve: "P-256" }, false, []);
   } catch {
     throw unprocessable("Invalid subscription[keys][p256dh]: not a point on P-256");
   }
   const secret = decodeKey(auth);
-  if (!secret || secret.length !== 16) throw unprocessable("Invalid subscription[keys][auth]: expected the base64url of 16 bytes");
+  if (!secret || secret.length !== 16)
+    throw unprocessable("Invalid subscription[keys][auth]: expected the base64url of 16 bytes");
 }
 
-export const alertsFrom = (given: Partial<Record<string, boolean>> | undefined, base?: Record<string, boolean>): Alerts =>
-  Object.fromEntries(ALERTS.map((a) => [a, given?.[a] ?? base?.[a] ?? false])) as Alerts;
+export const alertsFrom = (
+  given: Partial<Record<string, boolean>> | undefined,
+  base?: Record<string, boolean>,
+): Alerts => Object.fromEntries(ALERTS.map((a) => [a, given?.[a] ?? base?.[a] ?? false])) as Alerts;
 
 /** Stores a subscription for the token, replacing the token's previous one (one batch). */
-export async function subscribe(d: DB, tokenId: string, accountId: string, input: { endpoint: string; p256dh: string; auth: string; alerts: Alerts }): Promise<SubscriptionRow> {
+export async function subscribe(
+  d: DB,
+  tokenId: string,
+  accountId: string,
+  input: { endpoint: string; p256dh: string; auth: string; alerts: Alerts },
+): Promise<SubscriptionRow> {
   await checkKeys(input.p256dh, input.auth);
   const row: SubscriptionRow = { id: newId(), tokenId, accountId, ...input, createdAt: now() };
-  await d.batch([d.delete(pushSubscriptions).where(eq(pushSubscriptions.tokenId, tokenId)), d.insert(pushSubscriptions).values(row)]);
+  await d.batch([
+    d.delete(pushSubscriptions).where(eq(pushSubscriptions.tokenId, tokenId)),
+    d.insert(pushSubscriptions).values(row),
+  ]);
   return row;
 }
 
@@ -80,7 +103,11 @@ export async function tokenSubscription(d: DB, tokenId: string): Promise<Subscri
 }
 
 /** Changes which alerts the token's subscription receives; the others stay. */
-export async function setAlerts(d: DB, tokenId: string, given: Partial<Record<string, boolean>> | undefined): Promise<SubscriptionRow> {
+export async function setAlerts(
+  d: DB,
+  tokenId: string,
+  given: Partial<Record<string, boolean>> | undefined,
+): Promise<SubscriptionRow> {
   const row = await tokenSubscription(d, tokenId);
   const alerts = alertsFrom(given, row.alerts);
   await d.update(pushSubscriptions).set({ alerts }).where(eq(pushSubscriptions.id, row.id));
@@ -127,7 +154,12 @@ async function send(request: () => Promise<Request>, allowPrivate: boolean): Pro
     try {
       // Endpoints are URLs a client gave: through the SSRF guard, no redirects (a push service answers, it
       // does not redirect), 10 s.
-      const res = await outboundFetch(await request(), undefined, { allowPrivate, maxRedirects: 0, timeoutMs: 10_000, maxBytes: 64_000 });
+      const res = await outboundFetch(await request(), undefined, {
+        allowPrivate,
+        maxRedirects: 0,
+        timeoutMs: 10_000,
+        maxBytes: 64_000,
+      });
       await res.body?.cancel();
       if (res.status === 404 || res.status === 410) return "gone";
       if (res.ok) return "sent";
@@ -161,14 +193,35 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
     )
     .returning();
   if (claimed.length === 0) return 0;
-  const streamed = dispatch(env, claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })), base);
+  const streamed = dispatch(
+    env,
+    claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })),
+    base,
+  );
   const recipients = [...new Set(claimed.map((n) => n.accountId))];
   const [subs, senders, settings, texts, chatTexts] = await d.batch([
     d.select().from(pushSubscriptions).where(inJson(pushSubscriptions.accountId, recipients)),
-    d.select({ id: accounts.id, username: accounts.username, displayName: accounts.displayName, avatar: accounts.avatar }).from(accounts).where(inJson(accounts.id, [...new Set(claimed.map((n) => n.fromAccountId))])),
-    d.select({ id: users.accountId, locale: users.locale, settings: users.notificationSettings }).from(users).where(inJson(users.accountId, recipients)),
-    d.select({ id: statuses.id, content: statuses.content, spoiler: statuses.spoilerText }).from(statuses).where(inJson(statuses.id, [...new Set(claimed.flatMap((n) => (n.statusId ? [n.statusId] : [])))].concat(""))),
-    d.select({ id: chatMessages.id, content: chatMessages.content }).from(chatMessages).where(inJson(chatMessages.id, claimed.flatMap((n) => (n.chatMessageId ? [n.chatMessageId] : [])).concat(""))),
+    d
+      .select({
+        id: accounts.id,
+        username: accounts.username,
+        displayName: accounts.displayName,
+        avatar: accounts.avatar,
+      })
+      .from(accounts)
+      .where(inJson(accounts.id, [...new Set(claimed.map((n) => n.fromAccountId))])),
+    d
+      .select({ id: users.accountId, locale: users.locale, settings: users.notificationSettings })
+      .from(users)
+      .where(inJson(users.accountId, recipients)),
+    d
+      .select({ id: statuses.id, content: statuses.content, spoiler: statuses.spoilerText })
+      .from(statuses)
+      .where(inJson(statuses.id, [...new Set(claimed.flatMap((n) => (n.statusId ? [n.statusId] : [])))].concat(""))),
+    d
+      .select({ id: chatMessages.id, content: chatMessages.content })
+      .from(chatMessages)
+      .where(inJson(chatMessages.id, claimed.flatMap((n) => (n.chatMessageId ? [n.chatMessageId] : [])).concat(""))),
   ]);
   if (subs.length === 0) {
     await streamed;
@@ -176,7 +229,11 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
   }
   const keys = await vapidKeys(env);
   const cfg = config(env);
-  const vapid = { subject: cfg.email ? `mailto:${cfg.email}` : base, publicKey: keys.publicKey, privateKey: keys.privateJwk.d! };
+  const vapid = {
+    subject: cfg.email ? `mailto:${cfg.email}` : base,
+    publicKey: keys.publicKey,
+    privateKey: keys.privateJwk.d!,
+  };
   const senderOf = new Map(senders.map((s) => [s.id, s]));
   const userOf = new Map(settings.map((u) => [u.id, u]));
   const textOf = new Map(texts.map((t) => [t.id, t.spoiler || htmlToText(t.content)]));
@@ -195,7 +252,14 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
         notification_id: n.id,
         notification_type: n.type,
         title: hidden ? "New notification" : title(n.type, name, n.emoji),
-        body: hidden ? "" : (n.statusId ? (textOf.get(n.statusId) ?? "") : n.chatMessageId ? (chatTextOf.get(n.chatMessageId) ?? "") : "").slice(0, 140),
+        body: hidden
+          ? ""
+          : (n.statusId
+              ? (textOf.get(n.statusId) ?? "")
+              : n.chatMessageId
+                ? (chatTextOf.get(n.chatMessageId) ?? "")
+                : ""
+            ).slice(0, 140),
         icon: sender.avatar ? mediaUrl(base, sender.avatar) : `${base}/${DEFAULT_AVATAR}`,
         preferred_locale: user.locale,
       };
@@ -204,7 +268,11 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
         .map(async (s) => {
           const subscription = { endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } };
           const result = await send(async () => {
-            const msg = await buildPushPayload({ data: payload, options: { ttl: 86400, urgency: "normal" } }, subscription, vapid);
+            const msg = await buildPushPayload(
+              { data: payload, options: { ttl: 86400, urgency: "normal" } },
+              subscription,
+              vapid,
+            );
             return new Request(s.endpoint, { method: "POST", headers: msg.headers, body: msg.body });
           }, allowPrivate);
           if (result === "gone") gone.add(s.id);
@@ -216,4 +284,3 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
   await streamed;
   return sent;
 }
-

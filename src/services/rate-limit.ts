@@ -42,7 +42,10 @@ export async function countHits(d: DB, hits: Hit[]): Promise<HitResult[]> {
   const [first, ...rest] = hits.map((h) => upsert(d, h.key, h.limit, t));
   const rows = await d.batch([first, ...rest]);
   return rows.map(([row], i) => ({
-    retryAfter: row && row.count > hits[i].limit.max ? Math.max(1, Math.ceil((row.windowStart + hits[i].limit.windowSeconds * 1000 - t) / 1000)) : 0,
+    retryAfter:
+      row && row.count > hits[i].limit.max
+        ? Math.max(1, Math.ceil((row.windowStart + hits[i].limit.windowSeconds * 1000 - t) / 1000))
+        : 0,
   }));
 }
 
@@ -72,6 +75,9 @@ export async function unhit(d: DB, keys: string[], remember?: { key: string; at:
   if (!remember) return void (await back);
   await d.batch([
     back,
-    d.insert(rateLimits).values({ key: remember.key, windowStart: remember.at, count: 0 }).onConflictDoUpdate({ target: rateLimits.key, set: { windowStart: remember.at } }),
+    d
+      .insert(rateLimits)
+      .values({ key: remember.key, windowStart: remember.at, count: 0 })
+      .onConflictDoUpdate({ target: rateLimits.key, set: { windowStart: remember.at } }),
   ]);
 }

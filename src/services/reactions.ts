@@ -27,7 +27,12 @@ export interface ReactionGroup {
  * in the order of their first reaction. One statement: window functions rank and count each emoji's rows, so a
  * popular status costs a bounded answer.
  */
-export async function listReactions(d: DB, statusId: string, viewerId: string | null, opts: { emoji?: string; withMuted?: boolean }): Promise<ReactionGroup[]> {
+export async function listReactions(
+  d: DB,
+  statusId: string,
+  viewerId: string | null,
+  opts: { emoji?: string; withMuted?: boolean },
+): Promise<ReactionGroup[]> {
   const name = opts.emoji === undefined ? undefined : await reactionName(d, opts.emoji);
   const per = sql`PARTITION BY ${emojiReactions.emoji}`;
   const ranked = d
@@ -41,10 +46,24 @@ export async function listReactions(d: DB, statusId: string, viewerId: string | 
     })
     .from(emojiReactions)
     .innerJoin(accounts, eq(accounts.id, emojiReactions.accountId))
-    .where(and(eq(emojiReactions.statusId, statusId), name ? eq(emojiReactions.emoji, name) : undefined, eq(accounts.deactivated, false), notSilenced(viewerId, opts.withMuted ?? false, emojiReactions.accountId)))
+    .where(
+      and(
+        eq(emojiReactions.statusId, statusId),
+        name ? eq(emojiReactions.emoji, name) : undefined,
+        eq(accounts.deactivated, false),
+        notSilenced(viewerId, opts.withMuted ?? false, emojiReactions.accountId),
+      ),
+    )
     .as("ranked");
   const rows = await d
-    .select({ emoji: ranked.emoji, total: ranked.total, mine: ranked.mine, file: sql<string | null>`${customEmojis.file}`.as("emoji_file"), account: accounts, user: userColumns })
+    .select({
+      emoji: ranked.emoji,
+      total: ranked.total,
+      mine: ranked.mine,
+      file: sql<string | null>`${customEmojis.file}`.as("emoji_file"),
+      account: accounts,
+      user: userColumns,
+    })
     .from(ranked)
     .innerJoin(accounts, eq(accounts.id, ranked.accountId))
     .leftJoin(users, eq(users.accountId, accounts.id))
@@ -58,7 +77,13 @@ export async function listReactions(d: DB, statusId: string, viewerId: string | 
     .orderBy(ranked.id);
   const groups = new Map<string, ReactionGroup>();
   for (const r of rows) {
-    const g = groups.get(r.emoji) ?? { name: r.emoji, count: Number(r.total), me: Boolean(r.mine), file: r.file, accounts: [] };
+    const g = groups.get(r.emoji) ?? {
+      name: r.emoji,
+      count: Number(r.total),
+      me: Boolean(r.mine),
+      file: r.file,
+      accounts: [],
+    };
     g.accounts.push({ account: r.account, user: r.user });
     groups.set(r.emoji, g);
   }

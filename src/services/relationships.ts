@@ -37,14 +37,21 @@ export function relationshipsQuery(d: DB, viewerId: string, targetIds: string[])
       blocked_by: flag(sql`EXISTS(SELECT 1 FROM blocks b WHERE b.account_id = ${a} AND b.target_account_id = ${v})`),
       muting: flag(sql`EXISTS(SELECT 1 FROM mutes m WHERE ${liveMute})`),
       muting_notifications: flag(sql`EXISTS(SELECT 1 FROM mutes m WHERE ${liveMute} AND m.hide_notifications)`),
-      subscribing: flag(sql`EXISTS(SELECT 1 FROM subscriptions s WHERE s.account_id = ${v} AND s.target_account_id = ${a})`),
-      requested: flag(sql`EXISTS(SELECT 1 FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = ${a})`),
+      subscribing: flag(
+        sql`EXISTS(SELECT 1 FROM subscriptions s WHERE s.account_id = ${v} AND s.target_account_id = ${a})`,
+      ),
+      requested: flag(
+        sql`EXISTS(SELECT 1 FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = ${a})`,
+      ),
       domain_blocking: flag(
         sql`(${accounts.domain} IS NOT NULL AND EXISTS(SELECT 1 FROM domain_blocks db WHERE db.account_id = ${v} AND db.domain = ${accounts.domain}))`,
       ),
-      showing_reblogs: flag(sql`COALESCE((SELECT f.show_reblogs FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = ${a}),
+      showing_reblogs:
+        flag(sql`COALESCE((SELECT f.show_reblogs FROM follows f WHERE f.account_id = ${v} AND f.target_account_id = ${a}),
         (SELECT r.show_reblogs FROM follow_requests r WHERE r.account_id = ${v} AND r.target_account_id = ${a}), 1)`),
-      endorsed: flag(sql`EXISTS(SELECT 1 FROM endorsements e WHERE e.account_id = ${v} AND e.target_account_id = ${a})`),
+      endorsed: flag(
+        sql`EXISTS(SELECT 1 FROM endorsements e WHERE e.account_id = ${v} AND e.target_account_id = ${a})`,
+      ),
       // Wrapped like the flags: a top-level template of a select leaves its columns unqualified, and `id` would
       // then be the note's own.
       note: sql<string>`${sql`COALESCE((SELECT n.comment FROM account_notes n WHERE n.account_id = ${v} AND n.target_account_id = ${a}), '')`}`,
@@ -75,7 +82,11 @@ export function toRelationship(r: RelationshipRow): Relationship {
 }
 
 /** Relationships keyed by target id. */
-export async function loadRelationships(d: DB, viewerId: string, targetIds: string[]): Promise<Map<string, Relationship>> {
+export async function loadRelationships(
+  d: DB,
+  viewerId: string,
+  targetIds: string[],
+): Promise<Map<string, Relationship>> {
   if (targetIds.length === 0) return new Map();
   const rows = await relationshipsQuery(d, viewerId, targetIds);
   return new Map(rows.map((r) => [r.id, toRelationship(r)]));

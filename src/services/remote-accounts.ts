@@ -54,7 +54,9 @@ async function imageUrl(get: () => Promise<Image | null>): Promise<string | null
 }
 
 /** The actor's custom emoji (its `tag` of type `Emoji`), as the account entity lists them. */
-export async function actorEmojis(object: { getTags(options?: typeof embedded): AsyncIterable<unknown> }): Promise<EmojiRef[]> {
+export async function actorEmojis(object: {
+  getTags(options?: typeof embedded): AsyncIterable<unknown>;
+}): Promise<EmojiRef[]> {
   const out: EmojiRef[] = [];
   try {
     for await (const tag of object.getTags(embedded)) {
@@ -75,7 +77,11 @@ export async function actorFields(actor: Actor) {
   try {
     for await (const a of actor.getAttachments(embedded)) {
       if (!(a instanceof PropertyValue) || fields.length >= MAX_FIELDS) continue;
-      fields.push({ name: text(a.name).slice(0, 255), value: await sanitizeHtml(text(a.value).slice(0, 2048)), verified_at: null });
+      fields.push({
+        name: text(a.name).slice(0, 255),
+        value: await sanitizeHtml(text(a.value).slice(0, 2048)),
+        verified_at: null,
+      });
     }
   } catch {
     // Unloadable attachments are left out.
@@ -127,7 +133,12 @@ export interface ReportedCounts {
  * Stores the actor (insert, or refresh the row with the same uri) and returns its row. Only actors with an id
  * and an inbox are accounts; anything else is refused with null.
  */
-export async function upsertActor(d: DB, actor: Actor, counts: ReportedCounts = {}, t: number = now()): Promise<AccountRow | null> {
+export async function upsertActor(
+  d: DB,
+  actor: Actor,
+  counts: ReportedCounts = {},
+  t: number = now(),
+): Promise<AccountRow | null> {
   if (!actor.id || !actor.inboxId || !/^https?:$/.test(actor.id.protocol)) return null;
   const { createdAt, ...fields } = await actorFields(actor);
   const f = applyActorPolicies(d, fields.domain ?? "", fields);
@@ -143,7 +154,11 @@ export async function upsertActor(d: DB, actor: Actor, counts: ReportedCounts = 
         .values({ id: newId(t), ...f, ...counts, favicon, createdAt: createdAt ?? t, updatedAt: t, fetchedAt: t })
         // Only a remote row is refreshed: a document claiming a local account's id (reached through a redirect
         // or a WebFinger answer pointing back here) never rewrites it.
-        .onConflictDoUpdate({ target: accounts.uri, set: { ...f, ...counts, favicon, updatedAt: t, fetchedAt: t }, setWhere: sql`${accounts.domain} IS NOT NULL` })
+        .onConflictDoUpdate({
+          target: accounts.uri,
+          set: { ...f, ...counts, favicon, updatedAt: t, fetchedAt: t },
+          setWhere: sql`${accounts.domain} IS NOT NULL`,
+        })
         .returning(),
     ]);
     return rows[0] ?? null;
@@ -164,4 +179,5 @@ export async function accountByUri(d: DB, uri: string): Promise<AccountRow | nul
 }
 
 /** Whether a remote row should be fetched again before it is relied on. */
-export const isStale = (a: AccountRow, t: number = now()) => a.domain !== null && (a.fetchedAt === null || t - a.fetchedAt > ACTOR_STALE_MS);
+export const isStale = (a: AccountRow, t: number = now()) =>
+  a.domain !== null && (a.fetchedAt === null || t - a.fetchedAt > ACTOR_STALE_MS);

@@ -18,7 +18,13 @@ import { within, type ResolveEnv } from "./resolve";
 /** Featured items read per fetch (Mastodon pins at most 5). */
 export const FEATURED_MAX = 5;
 
-export async function syncFeatured(r: ResolveEnv, actor: Actor, account: AccountRow, loader: DocumentLoader, ms: number): Promise<void> {
+export async function syncFeatured(
+  r: ResolveEnv,
+  actor: Actor,
+  account: AccountRow,
+  loader: DocumentLoader,
+  ms: number,
+): Promise<void> {
   if (!actor.featuredId || account.domain === null) return;
   const origin = new URL(account.uri).origin;
   const read = async () => {
@@ -27,7 +33,10 @@ export async function syncFeatured(r: ResolveEnv, actor: Actor, account: Account
     const items: (Note | Article | Question)[] = [];
     for await (const item of collection.getItems({ documentLoader: loader, suppressError: true })) {
       if (items.length >= FEATURED_MAX) break;
-      const own = (item instanceof Note || item instanceof Article || item instanceof Question) && item.attributionId?.href === account.uri && item.id?.origin === origin;
+      const own =
+        (item instanceof Note || item instanceof Article || item instanceof Question) &&
+        item.attributionId?.href === account.uri &&
+        item.id?.origin === origin;
       if (own) items.push(item);
     }
     return items;
@@ -38,7 +47,11 @@ export async function syncFeatured(r: ResolveEnv, actor: Actor, account: Account
   const uris: string[] = [];
   for (const item of items) {
     const note = applyNotePolicies(d, account.domain, await parseNote(item, account, account.domain));
-    await storeRemoteNote(d, account, note, { inlineFanoutMax: config(r.env).inlineFanoutMax, base: r.base, requested: true });
+    await storeRemoteNote(d, account, note, {
+      inlineFanoutMax: config(r.env).inlineFanoutMax,
+      base: r.base,
+      requested: true,
+    });
     if (await setRemotePin(d, account, note.uri, true)) uris.push(note.uri);
   }
   // What is no longer featured is no longer pinned.

@@ -10,7 +10,8 @@ import { embeddedOnly } from "../federation/loaders";
 export const embedded = { documentLoader: embeddedOnly };
 
 export const text = (v: unknown): string => (v == null ? "" : String(v));
-export const href = (v: URL | Link | null | undefined): string | null => (v instanceof URL ? v.href : v instanceof Link ? (v.href?.href ?? null) : null);
+export const href = (v: URL | Link | null | undefined): string | null =>
+  v instanceof URL ? v.href : v instanceof Link ? (v.href?.href ?? null) : null;
 export const httpUrl = (u: string | null | undefined): string | null => (u && /^https?:\/\//i.test(u) ? u : null);
 
 function sameBy(part: "host" | "origin", url: string | null, id: URL): string | null {

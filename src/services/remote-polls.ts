@@ -29,7 +29,10 @@ export function votersCount(object: Question): number | null {
  * poll's tallies: only when the first vote row is really there (a repeated vote writes no row, so adds nothing).
  */
 export function countOwnVote(d: DB, pollId: string, choices: number[], firstVoteId: string): D1PreparedStatement {
-  const paths = choices.map((c) => sql`, '$[${sql.raw(String(Math.trunc(c)))}]', coalesce(json_extract(remote_tallies, '$[${sql.raw(String(Math.trunc(c)))}]'), 0) + 1`);
+  const paths = choices.map(
+    (c) =>
+      sql`, '$[${sql.raw(String(Math.trunc(c)))}]', coalesce(json_extract(remote_tallies, '$[${sql.raw(String(Math.trunc(c)))}]'), 0) + 1`,
+  );
   return statement(
     d,
     sql`UPDATE polls SET remote_tallies = json_set(remote_tallies${sql.join(paths, sql``)}), remote_voters = coalesce(remote_voters, 0) + 1
@@ -76,7 +79,12 @@ export type VoteOutcome =
  * `Update{Question}` of the new tallies in the same batch, unless the poll hides its totals until the end or an
  * earlier one is still waiting to be built (it is built from the rows, so it will carry this vote too).
  */
-export async function receiveVote(d: DB, voter: AccountRow, vote: InboundVote, t: number = Date.now()): Promise<VoteOutcome> {
+export async function receiveVote(
+  d: DB,
+  voter: AccountRow,
+  vote: InboundVote,
+  t: number = Date.now(),
+): Promise<VoteOutcome> {
   const row = await statement(
     d,
     sql`SELECT p.id, p.options, p.multiple, p.hide_totals AS hideTotals, p.expires_at AS expiresAt, statuses.id AS statusId, statuses.account_id AS authorId,
@@ -84,7 +92,16 @@ export async function receiveVote(d: DB, voter: AccountRow, vote: InboundVote, t
       FROM statuses JOIN polls p ON p.status_id = statuses.id
       WHERE statuses.uri = ${vote.questionUri} AND statuses.local = 1 AND statuses.reblog_of_id IS NULL`,
   )
-    .first<{ id: string; options: string; multiple: number; hideTotals: number; expiresAt: number | null; statusId: string; authorId: string; visible: number }>()
+    .first<{
+      id: string;
+      options: string;
+      multiple: number;
+      hideTotals: number;
+      expiresAt: number | null;
+      statusId: string;
+      authorId: string;
+      visible: number;
+    }>()
     .catch(() => null);
   if (!row) return { kind: "not-a-poll" };
   const refused = (reason: string): VoteOutcome => {
@@ -105,8 +122,13 @@ export async function receiveVote(d: DB, voter: AccountRow, vote: InboundVote, t
   const update = { type: "UpdatePoll" as const, statusId: row.statusId };
   const waiting = sql`EXISTS (SELECT 1 FROM federation_outbox WHERE expanded_at IS NULL AND account_id = ${row.authorId} AND activity = ${JSON.stringify(update)})`;
   const [insert] = await d.$client.batch([
-    statement(d, sql`INSERT OR IGNORE INTO poll_votes (id, poll_id, account_id, choice, created_at) SELECT ${id}, ${row.id}, ${voter.id}, ${choice}, ${t} WHERE ${once}`),
-    outboxWrite(d, row.authorId, update, t, { onlyIf: sql`${counted} AND ${row.hideTotals ? sql`0` : sql`1`} AND NOT ${waiting}` }),
+    statement(
+      d,
+      sql`INSERT OR IGNORE INTO poll_votes (id, poll_id, account_id, choice, created_at) SELECT ${id}, ${row.id}, ${voter.id}, ${choice}, ${t} WHERE ${once}`,
+    ),
+    outboxWrite(d, row.authorId, update, t, {
+      onlyIf: sql`${counted} AND ${row.hideTotals ? sql`0` : sql`1`} AND NOT ${waiting}`,
+    }),
   ]);
   if (!insert!.meta.changes) return refused("already voted");
   return { kind: "counted", statusId: row.statusId };
@@ -114,7 +136,10 @@ export async function receiveVote(d: DB, voter: AccountRow, vote: InboundVote, t
 
 /** Whether `uri` is a local status with a poll. */
 export async function isLocalPoll(d: DB, uri: string): Promise<boolean> {
-  return !!(await statement(d, sql`SELECT 1 AS x FROM statuses s JOIN polls p ON p.status_id = s.id WHERE s.uri = ${uri} AND s.local = 1`).first());
+  return !!(await statement(
+    d,
+    sql`SELECT 1 AS x FROM statuses s JOIN polls p ON p.status_id = s.id WHERE s.uri = ${uri} AND s.local = 1`,
+  ).first());
 }
 
 /**
@@ -123,6 +148,8 @@ export async function isLocalPoll(d: DB, uri: string): Promise<boolean> {
  */
 export async function isEditOf(d: DB, uri: string, updated: number | null): Promise<boolean> {
   if (updated === null) return false;
-  const row = await statement(d, sql`SELECT edited_at AS editedAt FROM statuses WHERE uri = ${uri}`).first<{ editedAt: number | null }>();
+  const row = await statement(d, sql`SELECT edited_at AS editedAt FROM statuses WHERE uri = ${uri}`).first<{
+    editedAt: number | null;
+  }>();
   return !!row && (row.editedAt === null || updated > row.editedAt);
 }

@@ -57,7 +57,13 @@ export interface ParsedNote {
   inReplyTo: string | null;
   context: string | null;
   /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (services/remote-polls.ts). */
-  poll: { options: string[]; multiple: boolean; expiresAt: number | null; tallies: number[]; voters: number | null } | null;
+  poll: {
+    options: string[];
+    multiple: boolean;
+    expiresAt: number | null;
+    tallies: number[];
+    voters: number | null;
+  } | null;
   counts: { replies: number; reblogs: number; favourites: number };
 }
 
@@ -136,7 +142,11 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
       if (!(a instanceof Document) || media.length >= MAX_MEDIA) continue;
       const url = httpUrl(href(a.url as URL | Link | null));
       if (!url) continue;
-      media.push({ url, mimeType: text(a.mediaType).slice(0, 100), description: a.name ? text(a.name).slice(0, 1500) : null });
+      media.push({
+        url,
+        mimeType: text(a.mediaType).slice(0, 100),
+        description: a.name ? text(a.name).slice(0, 1500) : null,
+      });
     }
   } catch {
     // Same for attachments.
@@ -145,8 +155,11 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   let html = text(content).slice(0, MAX_CONTENT);
   // Misskey's quote (`_misskey_quote`, `quoteUrl`, `quoteUri`): Starling has no quotes yet, so the link is kept
   // in the text as Mastodon shows it ("RE: <url>") unless the content already links it.
-  const quote = httpUrl(object instanceof Note || object instanceof Article || object instanceof Question ? object.quoteUrl?.href : null);
-  if (quote && !html.includes(quote)) html += `<p class="quote-inline">RE: <a href="${quote.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}">${quote.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</a></p>`;
+  const quote = httpUrl(
+    object instanceof Note || object instanceof Article || object instanceof Question ? object.quoteUrl?.href : null,
+  );
+  if (quote && !html.includes(quote))
+    html += `<p class="quote-inline">RE: <a href="${quote.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}">${quote.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</a></p>`;
   const summary = text(object.summary).slice(0, MAX_SUMMARY);
   let poll: ParsedNote["poll"] = null;
   if (object instanceof Question) {
@@ -165,7 +178,17 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
       // Unreadable options: no poll.
     }
     const end = object.endTime ?? object.closed;
-    if (options.length >= 2) poll = { options, multiple, expiresAt: end instanceof Object && "epochMilliseconds" in end ? (end as { epochMilliseconds: number }).epochMilliseconds : null, tallies, voters: votersCount(object) };
+    if (options.length >= 2)
+      poll = {
+        options,
+        multiple,
+        expiresAt:
+          end instanceof Object && "epochMilliseconds" in end
+            ? (end as { epochMilliseconds: number }).epochMilliseconds
+            : null,
+        tallies,
+        voters: votersCount(object),
+      };
   }
   // Pages, videos, events… are shown with their title and link (federation/object-types.ts).
   return adaptObjectType(object, {
@@ -201,12 +224,17 @@ export async function unknownMentions(d: DB, note: ParsedNote, localOrigin: stri
   // Actor ids only (an `acct:` href would mean a WebFinger look-up), and never this instance's.
   const remote = note.mentions.filter((u) => /^https?:\/\//i.test(u) && !u.startsWith(`${localOrigin}/`));
   if (remote.length === 0) return [];
-  const known = await d.select({ uri: accounts.uri }).from(accounts).where(sql`${accounts.uri} IN (SELECT value FROM json_each(${JSON.stringify(remote)}))`);
+  const known = await d
+    .select({ uri: accounts.uri })
+    .from(accounts)
+    .where(sql`${accounts.uri} IN (SELECT value FROM json_each(${JSON.stringify(remote)}))`);
   const have = new Set(known.map((k) => k.uri));
   return remote.filter((u) => !have.has(u)).slice(0, MAX_MENTION_FETCHES);
 }
 
-export type StoreResult = { stored: false; reason: "exists" | "irrelevant" } | { stored: true; statusId: string; notified: boolean; events: StreamEvent[] };
+export type StoreResult =
+  | { stored: false; reason: "exists" | "irrelevant" }
+  | { stored: true; statusId: string; notified: boolean; events: StreamEvent[] };
 
 /**
  * Stores a remote status if it concerns this instance: its author is followed by a local account, or it
@@ -223,7 +251,10 @@ export async function storeRemoteNote(
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
   const [existing, parentRows, recipientRows, followed, contextRows] = await d.batch([
     d.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, note.uri)),
-    d.select().from(statuses).where(eq(statuses.uri, note.inReplyTo ?? "")),
+    d
+      .select()
+      .from(statuses)
+      .where(eq(statuses.uri, note.inReplyTo ?? "")),
     d
       .select({ id: accounts.id, uri: accounts.uri, local: sql<number>`${accounts.domain} IS NULL` })
       .from(accounts)
@@ -231,9 +262,18 @@ export async function storeRemoteNote(
     d
       .select({ id: follows.id })
       .from(follows)
-      .where(and(eq(follows.targetAccountId, author.id), sql`EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${follows.accountId} AND fa.domain IS NULL)`))
+      .where(
+        and(
+          eq(follows.targetAccountId, author.id),
+          sql`EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${follows.accountId} AND fa.domain IS NULL)`,
+        ),
+      )
       .limit(1),
-    d.select({ threadId: statuses.threadId }).from(statuses).where(eq(statuses.context, note.context ?? "")).limit(1),
+    d
+      .select({ threadId: statuses.threadId })
+      .from(statuses)
+      .where(eq(statuses.context, note.context ?? ""))
+      .limit(1),
   ]);
   if (existing.length) return { stored: false, reason: "exists" };
   const parent = (parentRows[0] as StatusRow | undefined) ?? null;
@@ -241,10 +281,17 @@ export async function storeRemoteNote(
   const mentioned = new Set(note.mentions);
   for (const r of recipientRows) if (r.id !== author.id) recipients.set(r.id, mentioned.has(r.uri));
   const localRecipient = recipientRows.some((r) => r.local && r.id !== author.id);
-  const relevant = opts.requested === true || followed.length > 0 || localRecipient || (parent !== null && parent.local);
+  const relevant =
+    opts.requested === true || followed.length > 0 || localRecipient || (parent !== null && parent.local);
   if (!relevant) return { stored: false, reason: "irrelevant" };
   // A reply reaches the parent's author (as a local reply does), when that author is among the addressed.
-  if (parent && parent.accountId !== author.id && !recipients.has(parent.accountId) && recipientRows.some((r) => r.id === parent.accountId)) recipients.set(parent.accountId, false);
+  if (
+    parent &&
+    parent.accountId !== author.id &&
+    !recipients.has(parent.accountId) &&
+    recipientRows.some((r) => r.id === parent.accountId)
+  )
+    recipients.set(parent.accountId, false);
 
   // Remote ids are ordered by their publication (never later than now: a future date cannot pin a status on top).
   // Ids are made from the time: a date before 2000 (or none) is taken as now, so no id is malformed or sorts
@@ -286,12 +333,26 @@ export async function storeRemoteNote(
     homePull: false,
   };
   const poll: PollRow | null = note.poll
-    ? { id: newId(t), statusId: id, options: note.poll.options, multiple: note.poll.multiple, hideTotals: false, expiresAt: note.poll.expiresAt, closedAt: null, createdAt: t, remoteTallies: note.poll.tallies, remoteVoters: note.poll.voters }
+    ? {
+        id: newId(t),
+        statusId: id,
+        options: note.poll.options,
+        multiple: note.poll.multiple,
+        hideTotals: false,
+        expiresAt: note.poll.expiresAt,
+        closedAt: null,
+        createdAt: t,
+        remoteTallies: note.poll.tallies,
+        remoteVoters: note.poll.voters,
+      }
     : null;
   const extra: D1PreparedStatement[] = [
     ...mediaInserts(d, author.id, id, note.media, t),
     // writePost recounts the author's statuses from local rows; a remote account keeps what its server reports.
-    statement(d, sql`UPDATE accounts SET statuses_count = ${author.statusesCount} WHERE id = ${author.id} AND domain IS NOT NULL`),
+    statement(
+      d,
+      sql`UPDATE accounts SET statuses_count = ${author.statusesCount} WHERE id = ${author.id} AND domain IS NOT NULL`,
+    ),
     // The caller's own rows for the new status (a group's followers' home feeds: federation/group-announce.ts).
     ...(opts.extra ?? []),
   ];
@@ -314,7 +375,12 @@ export async function storeRemoteNote(
       null,
       extra,
     );
-    return { stored: true, statusId: id, notified: written.notified, events: [{ accountId: null, event: "update", payload: id }] };
+    return {
+      stored: true,
+      statusId: id,
+      notified: written.notified,
+      events: [{ accountId: null, event: "update", payload: id }],
+    };
   } catch (e) {
     // A concurrent delivery of the same object stored it first (the uri is unique): nothing more to do.
     if (String(e).includes("statuses.uri") || String(e).includes("UNIQUE")) return { stored: false, reason: "exists" };
@@ -322,7 +388,13 @@ export async function storeRemoteNote(
   }
 }
 
-function mediaInserts(d: DB, accountId: string, statusId: string, media: ParsedNote["media"], t: number): D1PreparedStatement[] {
+function mediaInserts(
+  d: DB,
+  accountId: string,
+  statusId: string,
+  media: ParsedNote["media"],
+  t: number,
+): D1PreparedStatement[] {
   return media.map((m, position) =>
     statement(
       d,
@@ -347,9 +419,20 @@ function mediaInserts(d: DB, accountId: string, statusId: string, media: ParsedN
  * sensitivity, emoji, hashtags and media are replaced, `edited_at` set. Answers the status's id, or null when
  * nothing changed (unknown status, an older or repeated edit).
  */
-export async function updateRemoteNote(d: DB, author: AccountRow, note: ParsedNote, t: number = now()): Promise<string | null> {
+export async function updateRemoteNote(
+  d: DB,
+  author: AccountRow,
+  note: ParsedNote,
+  t: number = now(),
+): Promise<string | null> {
   const row = await d
-    .select({ id: statuses.id, content: statuses.content, spoilerText: statuses.spoilerText, sensitive: statuses.sensitive, editedAt: statuses.editedAt })
+    .select({
+      id: statuses.id,
+      content: statuses.content,
+      spoilerText: statuses.spoilerText,
+      sensitive: statuses.sensitive,
+      editedAt: statuses.editedAt,
+    })
     .from(statuses)
     .where(and(eq(statuses.uri, note.uri), eq(statuses.accountId, author.id)))
     .get();
@@ -364,14 +447,27 @@ export async function updateRemoteNote(d: DB, author: AccountRow, note: ParsedNo
       d,
       d
         .update(statuses)
-        .set({ content: note.content, spoilerText: note.spoilerText, sensitive: note.sensitive, emojis: note.emojis, hasMedia: note.media.length > 0, editedAt: Math.min(note.updated ?? t, t) })
+        .set({
+          content: note.content,
+          spoilerText: note.spoilerText,
+          sensitive: note.sensitive,
+          emojis: note.emojis,
+          hasMedia: note.media.length > 0,
+          editedAt: Math.min(note.updated ?? t, t),
+        })
         .where(eq(statuses.id, row.id)),
     ),
     statement(d, sql`DELETE FROM status_tags WHERE status_id = ${row.id}`),
-    statement(d, sql`INSERT INTO status_tags (status_id, tag) SELECT ${row.id}, value FROM json_each(${JSON.stringify(note.tags)})`),
+    statement(
+      d,
+      sql`INSERT INTO status_tags (status_id, tag) SELECT ${row.id}, value FROM json_each(${JSON.stringify(note.tags)})`,
+    ),
     statement(d, sql`DELETE FROM media_attachments WHERE status_id = ${row.id}`),
     ...mediaInserts(d, author.id, row.id, note.media, t),
-    statement(d, sql`UPDATE statuses_fts SET body = ${[note.spoilerText, htmlToText(note.content)].filter(Boolean).join("\n")} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`),
+    statement(
+      d,
+      sql`UPDATE statuses_fts SET body = ${[note.spoilerText, htmlToText(note.content)].filter(Boolean).join("\n")} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`,
+    ),
     ...(note.poll ? pollEditStatements(d, row.id, note.poll) : []),
   ]);
   return row.id;

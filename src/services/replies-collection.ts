@@ -18,10 +18,17 @@ const anonymous = visibleTo(null, { id: sql`s.id`, accountId: sql`s.account_id`,
  * One page of the replies of local status `id` after reply id `after` (null: the first), or null when the status is
  * not served (unknown, not local, not visible to anyone, a reblog). One round trip.
  */
-export async function repliesPage(d: DB, id: string, after: string | null): Promise<{ items: string[]; next: string | null } | null> {
+export async function repliesPage(
+  d: DB,
+  id: string,
+  after: string | null,
+): Promise<{ items: string[]; next: string | null } | null> {
   if (!isId(id) || (after !== null && !isId(after))) return null;
   const [parent, replies] = await d.$client.batch<{ uri: string; id: string }>([
-    statement(d, sql`SELECT s.id, s.uri FROM statuses s WHERE s.id = ${id} AND s.local = 1 AND s.reblog_of_id IS NULL AND ${anonymous}`),
+    statement(
+      d,
+      sql`SELECT s.id, s.uri FROM statuses s WHERE s.id = ${id} AND s.local = 1 AND s.reblog_of_id IS NULL AND ${anonymous}`,
+    ),
     statement(
       d,
       sql`SELECT s.id, s.uri FROM statuses s WHERE s.in_reply_to_id = ${id} AND s.reblog_of_id IS NULL AND s.id > ${after ?? ""} AND ${anonymous}
@@ -30,5 +37,8 @@ export async function repliesPage(d: DB, id: string, after: string | null): Prom
   ]);
   if (!parent!.results.length) return null;
   const rows = replies!.results.slice(0, REPLIES_PAGE);
-  return { items: rows.map((r) => r.uri), next: replies!.results.length > REPLIES_PAGE ? rows[rows.length - 1]!.id : null };
+  return {
+    items: rows.map((r) => r.uri),
+    next: replies!.results.length > REPLIES_PAGE ? rows[rows.length - 1]!.id : null,
+  };
 }

@@ -48,7 +48,13 @@ export async function createReport(
     ? await d
         .select({ id: statuses.id, uri: statuses.uri })
         .from(statuses)
-        .where(and(sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(input.statusIds)}))`, eq(statuses.accountId, input.accountId), visibleTo(reporterId)))
+        .where(
+          and(
+            sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(input.statusIds)}))`,
+            eq(statuses.accountId, input.accountId),
+            visibleTo(reporterId),
+          ),
+        )
     : [];
   const uris = new Map(found.map((r) => [r.id, r.uri]));
   const t = now();
@@ -68,7 +74,20 @@ export async function createReport(
     notifyModerators(d, report.id, reporterId, t),
     // Forwarded: the reported account's server hears of it (nothing is written for a local account).
     ...(input.forward
-      ? [outboxWrite(d, reporterId, { type: "Flag", reportId: report.id, targetId: input.accountId, objectUris: report.statusIds.map((id) => uris.get(id)!), comment: report.comment }, t)]
+      ? [
+          outboxWrite(
+            d,
+            reporterId,
+            {
+              type: "Flag",
+              reportId: report.id,
+              targetId: input.accountId,
+              objectUris: report.statusIds.map((id) => uris.get(id)!),
+              comment: report.comment,
+            },
+            t,
+          ),
+        ]
       : []),
   ]);
   return report;
@@ -80,12 +99,25 @@ export async function createReport(
  * `from`. Dropped from hosts with the `report_removal` policy. Received again (same `uri`), it changes nothing.
  * Answers how many local accounts it reports (0: dropped).
  */
-export async function receiveFlag(d: DB, from: AccountRow, flag: { uri: string | null; objectUris: string[]; comment: string }, t: number = now()): Promise<number> {
+export async function receiveFlag(
+  d: DB,
+  from: AccountRow,
+  flag: { uri: string | null; objectUris: string[]; comment: string },
+  t: number = now(),
+): Promise<number> {
   if (reportsRemoved(d, from.domain!)) return 0;
   const uris = JSON.stringify([...new Set(flag.objectUris)].slice(0, FLAG_OBJECTS_MAX));
   const [named, reported] = await d.batch([
-    d.select({ id: accounts.id }).from(accounts).where(sql`${accounts.domain} IS NULL AND NOT ${accounts.deactivated} AND ${accounts.uri} IN (SELECT value FROM json_each(${uris}))`),
-    d.select({ id: statuses.id, accountId: statuses.accountId }).from(statuses).where(sql`${statuses.local} = 1 AND ${statuses.uri} IN (SELECT value FROM json_each(${uris}))`),
+    d
+      .select({ id: accounts.id })
+      .from(accounts)
+      .where(
+        sql`${accounts.domain} IS NULL AND NOT ${accounts.deactivated} AND ${accounts.uri} IN (SELECT value FROM json_each(${uris}))`,
+      ),
+    d
+      .select({ id: statuses.id, accountId: statuses.accountId })
+      .from(statuses)
+      .where(sql`${statuses.local} = 1 AND ${statuses.uri} IN (SELECT value FROM json_each(${uris}))`),
   ]);
   const targets = new Map<string, string[]>(named.map((a) => [a.id, []]));
   for (const s of reported) targets.set(s.accountId, [...(targets.get(s.accountId) ?? []), s.id]);
@@ -96,7 +128,17 @@ export async function receiveFlag(d: DB, from: AccountRow, flag: { uri: string |
   // delivered twice is still one report.
   const uri = flag.uri ?? `urn:starling:flag:${from.id}:${await sha256(`${uris}\n${comment}`)}`;
   const writes = [...targets].flatMap(([targetId, statusIds]) => {
-    const row: ReportRow = { id: newId(t), accountId: from.id, targetAccountId: targetId, statusIds, comment, forward: false, state: "open", createdAt: t, uri };
+    const row: ReportRow = {
+      id: newId(t),
+      accountId: from.id,
+      targetAccountId: targetId,
+      statusIds,
+      comment,
+      forward: false,
+      state: "open",
+      createdAt: t,
+      uri,
+    };
     // (uri, target) is unique: a Flag delivered again writes nothing, and so notifies nobody.
     return [d.insert(reports).values(row).onConflictDoNothing(), notifyModerators(d, row.id, from.id, t)];
   });

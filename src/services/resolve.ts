@@ -39,7 +39,8 @@ export interface ResolveEnv {
 
 export type Handle = { kind: "acct"; username: string; host: string | null } | { kind: "url"; url: URL };
 
-const ACCT = /^([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?:@((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?))?$/;
+const ACCT =
+  /^([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?:@((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?))?$/;
 
 /** What a person typed: `alice`, `@alice@host`, `acct:alice@host[:port]`, or an http(s) URL; else null. */
 export function parseHandle(q: string, localHost: string): Handle | null {
@@ -64,10 +65,14 @@ export function isResolvable(q: string, localHost: string): boolean {
   return h !== null && (h.kind === "url" || h.host !== null);
 }
 
-
 /** A stored account (local or remote) whose ActivityPub id or profile URL is `url`. */
 async function storedByUrl(d: DB, url: string): Promise<AccountWithUser | null> {
-  return (await withUser(d).where(or(eq(accounts.uri, url), eq(accounts.url, url))).orderBy(sql`${accounts.uri} = ${url} DESC`).get()) ?? null;
+  return (
+    (await withUser(d)
+      .where(or(eq(accounts.uri, url), eq(accounts.url, url)))
+      .orderBy(sql`${accounts.uri} = ${url} DESC`)
+      .get()) ?? null
+  );
 }
 
 /** `work`, or null once `ms` have passed (the work is abandoned, not awaited). */
@@ -82,7 +87,11 @@ export function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
  * Fedify refuses a document whose id is on another origin than where it was fetched from (it is not stored under
  * a wrong id), and WebFinger answers pointing at private addresses are refused by its own check (loaders: ours).
  */
-async function lookup(r: ResolveEnv, target: string, ms: number): Promise<{ object: APObject | null; loader: DocumentLoader }> {
+async function lookup(
+  r: ResolveEnv,
+  target: string,
+  ms: number,
+): Promise<{ object: APObject | null; loader: DocumentLoader }> {
   const ctx = await federationContext(r.env, r.base);
   // Not the context's cached loader: resolving is when a stale row is refreshed, so it reads what the server
   // says now (and its collections' counts with it).
@@ -132,7 +141,10 @@ async function storeActor(r: ResolveEnv, d: DB, actor: Actor, loader: DocumentLo
   try {
     const row = await upsertActor(d, actor, counts);
     // Its pinned statuses, as its featured collection lists them now.
-    if (row) await syncFeatured(r, actor, row, loader, COUNTS_MS).catch((e) => console.warn(`resolve: featured of ${row.uri}: ${(e as Error)?.message ?? e}`));
+    if (row)
+      await syncFeatured(r, actor, row, loader, COUNTS_MS).catch((e) =>
+        console.warn(`resolve: featured of ${row.uri}: ${(e as Error)?.message ?? e}`),
+      );
     return row ? { account: row, user: null } : null;
   } catch (e) {
     // e.g. another actor already holds this user@host (a renamed or re-created account): keep what is stored.
@@ -155,8 +167,16 @@ export async function storeFetchedStatus(r: ResolveEnv, object: APObject): Promi
   const author = await resolveAccount(r, authorId.href);
   if (!author || author.account.domain === null || author.account.uri !== authorId.href) return null;
   const d = db(r.env);
-  const note = applyNotePolicies(d, author.account.domain, await parseNote(object, author.account, author.account.domain));
-  const stored = await storeRemoteNote(d, author.account, note, { inlineFanoutMax: config(r.env).inlineFanoutMax, base: r.base, requested: true });
+  const note = applyNotePolicies(
+    d,
+    author.account.domain,
+    await parseNote(object, author.account, author.account.domain),
+  );
+  const stored = await storeRemoteNote(d, author.account, note, {
+    inlineFanoutMax: config(r.env).inlineFanoutMax,
+    base: r.base,
+    requested: true,
+  });
   if (stored.stored) return stored.statusId;
   const row = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE uri = ${note.uri}`);
   return row?.id ?? null;
@@ -179,7 +199,11 @@ export interface ResolveOptions {
  * An account by handle or actor URL: local accounts, then a fresh stored remote row, else fetched (and stored
  * or refreshed). A stale row whose server fails is returned as stored. Null when nothing is found.
  */
-export async function resolveAccount(r: ResolveEnv, q: string, opts: ResolveOptions = {}): Promise<AccountWithUser | null> {
+export async function resolveAccount(
+  r: ResolveEnv,
+  q: string,
+  opts: ResolveOptions = {},
+): Promise<AccountWithUser | null> {
   const found = await resolveAny(r, q, opts);
   return found && "account" in found ? found : null;
 }
@@ -188,7 +212,11 @@ export async function resolveAccount(r: ResolveEnv, q: string, opts: ResolveOpti
  * Like `resolveAccount`, but a URL may also name a status: `{ statusId }` when the URL is a stored status
  * (visibility is the caller's to check) or a fetched one that could be stored (`storeFetchedStatus`).
  */
-export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions = {}): Promise<AccountWithUser | { statusId: string; parentUri?: string } | null> {
+export async function resolveAny(
+  r: ResolveEnv,
+  q: string,
+  opts: ResolveOptions = {},
+): Promise<AccountWithUser | { statusId: string; parentUri?: string } | null> {
   const h = parseHandle(q, r.localHost);
   if (!h) return null;
   const d = db(r.env);
@@ -201,7 +229,9 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
   } else {
     stored = await storedByUrl(d, h.url.href);
     if (!stored) {
-      const status = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE (uri = ${h.url.href} OR url = ${h.url.href}) AND reblog_of_id IS NULL LIMIT 1`);
+      const status = await d.get<{ id: string }>(
+        sql`SELECT id FROM statuses WHERE (uri = ${h.url.href} OR url = ${h.url.href}) AND reblog_of_id IS NULL LIMIT 1`,
+      );
       if (status) return { statusId: status.id };
     }
     if (h.url.host.toLowerCase() === r.localHost.toLowerCase()) return stored;
@@ -234,7 +264,12 @@ export async function resolveAny(r: ResolveEnv, q: string, opts: ResolveOptions 
   if (outcome && "found" in outcome) return outcome.found;
   // Too slow: it goes on after the answer (bounded by the clock too, whatever a fetch does with its signal).
   if (!outcome) opts.background?.waitUntil(within(work, ms * (BACKGROUND_FACTOR - 1)));
-  if (opts.strict) throw new Unreachable(outcome ? `${target}: ${(outcome.error as Error)?.message ?? outcome.error}` : `${target} did not answer within ${ms} ms`);
+  if (opts.strict)
+    throw new Unreachable(
+      outcome
+        ? `${target}: ${(outcome.error as Error)?.message ?? outcome.error}`
+        : `${target} did not answer within ${ms} ms`,
+    );
   return stored;
 }
 

@@ -56,17 +56,31 @@ async function checkLimits(d: DB, accountId: string, at: number, except: string 
   const dayStart = Math.floor(at / DAY) * DAY;
   const others = except ? sql`${scheduledStatuses.id} <> ${except}` : sql`1`;
   const [pending, sameDay] = await d.batch([
-    d.select({ n: count() }).from(scheduledStatuses).where(and(eq(scheduledStatuses.accountId, accountId), others)),
     d
       .select({ n: count() })
       .from(scheduledStatuses)
-      .where(and(eq(scheduledStatuses.accountId, accountId), others, sql`${scheduledStatuses.scheduledAt} >= ${dayStart} AND ${scheduledStatuses.scheduledAt} < ${dayStart + DAY}`)),
+      .where(and(eq(scheduledStatuses.accountId, accountId), others)),
+    d
+      .select({ n: count() })
+      .from(scheduledStatuses)
+      .where(
+        and(
+          eq(scheduledStatuses.accountId, accountId),
+          others,
+          sql`${scheduledStatuses.scheduledAt} >= ${dayStart} AND ${scheduledStatuses.scheduledAt} < ${dayStart + DAY}`,
+        ),
+      ),
   ]);
   if ((pending[0]?.n ?? 0) >= MAX_PENDING) throw unprocessable("total limit exceeded");
   if ((sameDay[0]?.n ?? 0) >= MAX_PER_DAY) throw unprocessable("daily limit exceeded");
 }
 
-export async function scheduleStatus(ctx: PostContext, p: PostInput & { scheduled_at?: string; preview?: boolean }, at: string, key?: string): Promise<{ row: ScheduledRow; media: MediaRow[] }> {
+export async function scheduleStatus(
+  ctx: PostContext,
+  p: PostInput & { scheduled_at?: string; preview?: boolean },
+  at: string,
+  key?: string,
+): Promise<{ row: ScheduledRow; media: MediaRow[] }> {
   const me = ctx.author.account.id;
   if (key) {
     const earlier = await findIdempotent(ctx.d, me, key);
@@ -79,12 +93,28 @@ export async function scheduleStatus(ctx: PostContext, p: PostInput & { schedule
     ? await ctx.d
         .select()
         .from(mediaAttachments)
-        .where(and(inJson(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.scheduledStatusId)))
+        .where(
+          and(
+            inJson(mediaAttachments.id, mediaIds),
+            eq(mediaAttachments.accountId, me),
+            isNull(mediaAttachments.statusId),
+            isNull(mediaAttachments.scheduledStatusId),
+          ),
+        )
     : [];
   if (media.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
   const { scheduled_at: _s, preview: _p, ...post } = p;
   const params: StoredParams = { ...post, base: ctx.base, host: ctx.host, idempotency: key ?? null };
-  const row: ScheduledRow = { id: newId(), accountId: me, scheduledAt: t, params: params as unknown as Record<string, unknown>, appId: ctx.appId, createdAt: now(), attempts: 0, lastError: null };
+  const row: ScheduledRow = {
+    id: newId(),
+    accountId: me,
+    scheduledAt: t,
+    params: params as unknown as Record<string, unknown>,
+    appId: ctx.appId,
+    createdAt: now(),
+    attempts: 0,
+    lastError: null,
+  };
   // The row is written only within the limits (counted by the insert itself); media and key follow it only if it was.
   const made = sql`EXISTS (SELECT 1 FROM scheduled_statuses WHERE id = ${row.id})`;
   const [inserted] = await ctx.d.$client.batch([
@@ -94,17 +124,53 @@ export async function scheduleStatus(ctx: PostContext, p: PostInput & { schedule
         SELECT ${row.id}, ${me}, ${t}, ${JSON.stringify(params)}, ${row.appId}, ${row.createdAt} WHERE ${withinLimits(me, t)}`,
     ),
     // One statement whatever the number of media (up to MEDIA_ATTACHMENTS_MAX).
-    ...(media.length ? [statement(ctx.d, ctx.d.update(mediaAttachments).set({ scheduledStatusId: row.id }).where(and(inJson(mediaAttachments.id, media.map((m) => m.id)), made)))] : []),
-    ...(key ? [statement(ctx.d, sql`INSERT INTO idempotency_keys (account_id, key, result, created_at) SELECT ${me}, ${key}, ${`scheduled:${row.id}`}, ${now()} WHERE ${made}`)] : []),
+    ...(media.length
+      ? [
+          statement(
+            ctx.d,
+            ctx.d
+              .update(mediaAttachments)
+              .set({ scheduledStatusId: row.id })
+              .where(
+                and(
+                  inJson(
+                    mediaAttachments.id,
+                    media.map((m) => m.id),
+                  ),
+                  made,
+                ),
+              ),
+          ),
+        ]
+      : []),
+    ...(key
+      ? [
+          statement(
+            ctx.d,
+            sql`INSERT INTO idempotency_keys (account_id, key, result, created_at) SELECT ${me}, ${key}, ${`scheduled:${row.id}`}, ${now()} WHERE ${made}`,
+          ),
+        ]
+      : []),
   ]);
   if (!inserted.meta.changes) await limitError(ctx.d, me, t);
   return { row, media: media.map((m) => ({ ...m, scheduledStatusId: row.id })) };
 }
 
-export async function scheduledById(d: DB, accountId: string, id: string): Promise<{ row: ScheduledRow; media: MediaRow[] }> {
+export async function scheduledById(
+  d: DB,
+  accountId: string,
+  id: string,
+): Promise<{ row: ScheduledRow; media: MediaRow[] }> {
   const [rows, media] = await d.batch([
-    d.select().from(scheduledStatuses).where(and(eq(scheduledStatuses.id, id), eq(scheduledStatuses.accountId, accountId))),
-    d.select().from(mediaAttachments).where(eq(mediaAttachments.scheduledStatusId, id)).orderBy(asc(mediaAttachments.id)),
+    d
+      .select()
+      .from(scheduledStatuses)
+      .where(and(eq(scheduledStatuses.id, id), eq(scheduledStatuses.accountId, accountId))),
+    d
+      .select()
+      .from(mediaAttachments)
+      .where(eq(mediaAttachments.scheduledStatusId, id))
+      .orderBy(asc(mediaAttachments.id)),
   ]);
   if (!rows[0]) throw notFound();
   return { row: rows[0], media };
@@ -114,10 +180,19 @@ export async function scheduledById(d: DB, accountId: string, id: string): Promi
 export async function listScheduled(d: DB, accountId: string, page: Page) {
   const q = pageQuery(scheduledStatuses.id, page);
   const where = and(eq(scheduledStatuses.accountId, accountId), q.where);
-  const ids = d.select({ id: scheduledStatuses.id }).from(scheduledStatuses).where(where).orderBy(q.orderBy).limit(q.limit);
+  const ids = d
+    .select({ id: scheduledStatuses.id })
+    .from(scheduledStatuses)
+    .where(where)
+    .orderBy(q.orderBy)
+    .limit(q.limit);
   const [rows, media] = await d.batch([
     d.select().from(scheduledStatuses).where(where).orderBy(q.orderBy).limit(q.limit),
-    d.select().from(mediaAttachments).where(and(eq(mediaAttachments.accountId, accountId), inArray(mediaAttachments.scheduledStatusId, ids))).orderBy(asc(mediaAttachments.id)),
+    d
+      .select()
+      .from(mediaAttachments)
+      .where(and(eq(mediaAttachments.accountId, accountId), inArray(mediaAttachments.scheduledStatusId, ids)))
+      .orderBy(asc(mediaAttachments.id)),
   ]);
   return inOrder(rows, q).map((row) => ({ row, media: media.filter((m) => m.scheduledStatusId === row.id) }));
 }
@@ -125,7 +200,11 @@ export async function listScheduled(d: DB, accountId: string, page: Page) {
 export async function reschedule(d: DB, accountId: string, id: string, at: string) {
   await scheduledById(d, accountId, id);
   const t = scheduledTime(at);
-  const moved = await d.update(scheduledStatuses).set({ scheduledAt: t }).where(and(eq(scheduledStatuses.id, id), withinLimits(accountId, t, id))).returning({ id: scheduledStatuses.id });
+  const moved = await d
+    .update(scheduledStatuses)
+    .set({ scheduledAt: t })
+    .where(and(eq(scheduledStatuses.id, id), withinLimits(accountId, t, id)))
+    .returning({ id: scheduledStatuses.id });
   if (!moved.length) await limitError(d, accountId, t, id);
   return scheduledById(d, accountId, id);
 }
@@ -138,7 +217,6 @@ export async function unschedule(d: DB, accountId: string, id: string) {
     d.delete(scheduledStatuses).where(eq(scheduledStatuses.id, id)),
   ]);
 }
-
 
 /** Runs that may fail to post a scheduled status for a transient reason before it is given up. */
 export const MAX_ATTEMPTS = 10;
@@ -163,7 +241,15 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
   const posted: string[] = [];
   for (const { row, account, user } of due) {
     const p = row.params as unknown as StoredParams;
-    const ctx: PostContext = { d, cfg, base: p.base, host: p.host, author: { account, user }, appId: row.appId, postFormats };
+    const ctx: PostContext = {
+      d,
+      cfg,
+      base: p.base,
+      host: p.host,
+      author: { account, user },
+      appId: row.appId,
+      postFormats,
+    };
     const claim = statement(d, d.delete(scheduledStatuses).where(eq(scheduledStatuses.id, row.id)));
     try {
       const { base: _b, host: _h, idempotency: _i, ...input } = p;
@@ -177,10 +263,22 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
       const permanent = e instanceof ApiError && e.status < 500;
       if (permanent || row.attempts + 1 >= MAX_ATTEMPTS) {
         console.warn(`scheduled status ${row.id} dropped after ${row.attempts + 1} attempt(s): ${message}`);
-        await d.$client.batch([statement(d, d.update(mediaAttachments).set({ scheduledStatusId: null }).where(eq(mediaAttachments.scheduledStatusId, row.id))), claim]);
+        await d.$client.batch([
+          statement(
+            d,
+            d
+              .update(mediaAttachments)
+              .set({ scheduledStatusId: null })
+              .where(eq(mediaAttachments.scheduledStatusId, row.id)),
+          ),
+          claim,
+        ]);
       } else {
         console.warn(`scheduled status ${row.id} kept for the next run (attempt ${row.attempts + 1}): ${message}`);
-        await d.update(scheduledStatuses).set({ attempts: sql`${scheduledStatuses.attempts} + 1`, lastError: message }).where(eq(scheduledStatuses.id, row.id));
+        await d
+          .update(scheduledStatuses)
+          .set({ attempts: sql`${scheduledStatuses.attempts} + 1`, lastError: message })
+          .where(eq(scheduledStatuses.id, row.id));
       }
     }
   }

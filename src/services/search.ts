@@ -39,12 +39,22 @@ export async function searchAccounts(d: DB, s: AccountSearch): Promise<AccountWi
           ? sql`(${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} OR instr(lower(${accounts.displayName}), ${q}) > 0 OR ${accounts.id} = ${s.include ?? ""})`
           : eq(accounts.id, s.include ?? ""),
         // Accounts blocked either way are not found; muted ones are.
-        s.viewerId ? sql`NOT ${silenced(s.viewerId, accounts.id, { blocks: "either", mutes: "none", domains: false })}` : undefined,
-        me && s.following ? sql`EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me} AND f.target_account_id = ${accounts.id})` : undefined,
+        s.viewerId
+          ? sql`NOT ${silenced(s.viewerId, accounts.id, { blocks: "either", mutes: "none", domains: false })}`
+          : undefined,
+        me && s.following
+          ? sql`EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ${me} AND f.target_account_id = ${accounts.id})`
+          : undefined,
       ),
     )
     // The exact acct first, then acct prefixes, then display names; the most followed first within each.
-    .orderBy(sql`${accounts.id} = ${s.include ?? ""} DESC`, sql`${accounts.acctKey} = ${key} DESC`, sql`${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} DESC`, desc(accounts.followersCount), accounts.id)
+    .orderBy(
+      sql`${accounts.id} = ${s.include ?? ""} DESC`,
+      sql`${accounts.acctKey} = ${key} DESC`,
+      sql`${accounts.acctKey} >= ${key} AND ${accounts.acctKey} < ${upper(key)} DESC`,
+      desc(accounts.followersCount),
+      accounts.id,
+    )
     .limit(s.limit)
     .offset(s.offset);
   return rows;
@@ -68,11 +78,20 @@ export async function searchHashtags(d: DB, q: string, limit: number, offset: nu
 export function ftsQuery(q: string): string | null {
   const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
   if (words.length === 0) return null;
-  return words.slice(0, 16).map((w) => `"${w}"*`).join(" ");
+  return words
+    .slice(0, 16)
+    .map((w) => `"${w}"*`)
+    .join(" ");
 }
 
 /** The page query of matching statuses, newest first, for `hydrate`. */
-export function statusSearchPage(viewerId: string | null, q: string, limit: number, offset: number, accountId?: string): ReturnType<typeof sql> | null {
+export function statusSearchPage(
+  viewerId: string | null,
+  q: string,
+  limit: number,
+  offset: number,
+  accountId?: string,
+): ReturnType<typeof sql> | null {
   const match = ftsQuery(q);
   if (!match) return null;
   const s = { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` };

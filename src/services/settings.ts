@@ -17,7 +17,16 @@ import { sql } from "drizzle-orm";
 
 export const SETTINGS_TTL_MS = 30_000;
 
-export const POLICIES = ["reject", "accept", "media_removal", "media_nsfw", "federated_timeline_removal", "report_removal", "avatar_removal", "banner_removal"] as const;
+export const POLICIES = [
+  "reject",
+  "accept",
+  "media_removal",
+  "media_nsfw",
+  "federated_timeline_removal",
+  "report_removal",
+  "avatar_removal",
+  "banner_removal",
+] as const;
 export type Policy = (typeof POLICIES)[number];
 
 export interface PolicyRow {
@@ -41,30 +50,174 @@ const POLL_KEYS = ["max_options", "max_option_chars", "min_expiration", "max_exp
 
 /** Starling's settings under Pleroma's `:instance` names. */
 export const INSTANCE_SETTINGS: SettingDef[] = [
-  { key: "name", type: "string", description: "Name of the instance", apply: (c, v) => ({ ...c, name: v }), read: (c) => c.name },
-  { key: "description", type: "string", description: "The instance's description", apply: (c, v) => ({ ...c, description: v }), read: (c) => c.description },
-  { key: "short_description", type: "string", description: "Shorter version of the description", apply: (c, v) => ({ ...c, shortDescription: v }), read: (c) => c.shortDescription },
-  { key: "email", type: "string", description: "Email used to reach an administrator", apply: (c, v) => ({ ...c, email: v }), read: (c) => c.email },
-  { key: "registrations_open", type: "boolean", description: "Allow anyone to register (otherwise an invite is needed)", apply: (c, v) => ({ ...c, registrationsOpen: v }), read: (c) => c.registrationsOpen },
-  { key: "account_approval_required", type: "boolean", description: "Require an admin to approve new accounts", apply: (c, v) => ({ ...c, approvalRequired: v }), read: (c) => c.approvalRequired },
-  { key: "account_activation_required", type: "boolean", description: "Require users to confirm their e-mail address", apply: (c, v) => ({ ...c, activationRequired: v }), read: (c) => c.activationRequired },
-  { key: "registration_reason_length", type: "integer", description: "Maximum registration reason length", apply: (c, v) => ({ ...c, registrationReasonLength: v }), read: (c) => c.registrationReasonLength },
-  { key: "limit", type: "integer", description: "Posts character limit", apply: (c, v) => ({ ...c, maxTootChars: v }), read: (c) => c.maxTootChars },
-  { key: "max_media_attachments", type: "integer", description: `Maximum number of media attachments (1 to ${MEDIA_ATTACHMENTS_MAX})`, apply: (c, v) => ({ ...c, maxMediaAttachments: Math.min(MEDIA_ATTACHMENTS_MAX, Math.max(1, v)) }), read: (c) => c.maxMediaAttachments },
-  { key: "chat_limit", type: "integer", description: "Character limit of chat messages", apply: (c, v) => ({ ...c, chatLimit: v }), read: (c) => c.chatLimit },
-  { key: "description_limit", type: "integer", description: "Character limit of media descriptions", apply: (c, v) => ({ ...c, descriptionLimit: v }), read: (c) => c.descriptionLimit },
-  { key: "upload_limit", type: "integer", description: "File size limit of uploads (bytes)", apply: (c, v) => ({ ...c, uploadLimit: v }), read: (c) => c.uploadLimit },
-  { key: "avatar_upload_limit", type: "integer", description: "File size limit of avatars (bytes)", apply: (c, v) => ({ ...c, avatarUploadLimit: v }), read: (c) => c.avatarUploadLimit },
-  { key: "background_upload_limit", type: "integer", description: "File size limit of backgrounds (bytes)", apply: (c, v) => ({ ...c, backgroundUploadLimit: v }), read: (c) => c.backgroundUploadLimit },
-  { key: "banner_upload_limit", type: "integer", description: "File size limit of banners (bytes)", apply: (c, v) => ({ ...c, bannerUploadLimit: v }), read: (c) => c.bannerUploadLimit },
-  { key: "user_bio_length", type: "integer", description: "Character limit of bios", apply: (c, v) => ({ ...c, maxBioLength: v }), read: (c) => c.maxBioLength },
-  { key: "user_name_length", type: "integer", description: "Character limit of display names", apply: (c, v) => ({ ...c, maxNameLength: v }), read: (c) => c.maxNameLength },
-  { key: "max_account_fields", type: "integer", description: "Maximum number of profile fields", apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, max_fields: v } }), read: (c) => c.fieldsLimits.max_fields },
-  { key: "account_field_name_length", type: "integer", description: "Character limit of a profile field's name", apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, name_length: v } }), read: (c) => c.fieldsLimits.name_length },
-  { key: "account_field_value_length", type: "integer", description: "Character limit of a profile field's value", apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, value_length: v } }), read: (c) => c.fieldsLimits.value_length },
-  { key: "languages", type: "languages", description: "Languages of the instance (codes)", apply: (c, v) => ({ ...c, languages: v }), read: (c) => c.languages },
-  { key: "authorized_fetch_mode", type: "boolean", description: "Require HTTP signatures on fetches of actors, statuses and collections", apply: (c, v) => ({ ...c, authorizedFetch: v }), read: (c) => c.authorizedFetch },
-  { key: "poll_limits", type: "poll_limits", description: "Limits of polls (max_options, max_option_chars, min_expiration, max_expiration)", apply: (c, v) => ({ ...c, pollLimits: { ...c.pollLimits, ...v } }), read: (c) => c.pollLimits },
+  {
+    key: "name",
+    type: "string",
+    description: "Name of the instance",
+    apply: (c, v) => ({ ...c, name: v }),
+    read: (c) => c.name,
+  },
+  {
+    key: "description",
+    type: "string",
+    description: "The instance's description",
+    apply: (c, v) => ({ ...c, description: v }),
+    read: (c) => c.description,
+  },
+  {
+    key: "short_description",
+    type: "string",
+    description: "Shorter version of the description",
+    apply: (c, v) => ({ ...c, shortDescription: v }),
+    read: (c) => c.shortDescription,
+  },
+  {
+    key: "email",
+    type: "string",
+    description: "Email used to reach an administrator",
+    apply: (c, v) => ({ ...c, email: v }),
+    read: (c) => c.email,
+  },
+  {
+    key: "registrations_open",
+    type: "boolean",
+    description: "Allow anyone to register (otherwise an invite is needed)",
+    apply: (c, v) => ({ ...c, registrationsOpen: v }),
+    read: (c) => c.registrationsOpen,
+  },
+  {
+    key: "account_approval_required",
+    type: "boolean",
+    description: "Require an admin to approve new accounts",
+    apply: (c, v) => ({ ...c, approvalRequired: v }),
+    read: (c) => c.approvalRequired,
+  },
+  {
+    key: "account_activation_required",
+    type: "boolean",
+    description: "Require users to confirm their e-mail address",
+    apply: (c, v) => ({ ...c, activationRequired: v }),
+    read: (c) => c.activationRequired,
+  },
+  {
+    key: "registration_reason_length",
+    type: "integer",
+    description: "Maximum registration reason length",
+    apply: (c, v) => ({ ...c, registrationReasonLength: v }),
+    read: (c) => c.registrationReasonLength,
+  },
+  {
+    key: "limit",
+    type: "integer",
+    description: "Posts character limit",
+    apply: (c, v) => ({ ...c, maxTootChars: v }),
+    read: (c) => c.maxTootChars,
+  },
+  {
+    key: "max_media_attachments",
+    type: "integer",
+    description: `Maximum number of media attachments (1 to ${MEDIA_ATTACHMENTS_MAX})`,
+    apply: (c, v) => ({ ...c, maxMediaAttachments: Math.min(MEDIA_ATTACHMENTS_MAX, Math.max(1, v)) }),
+    read: (c) => c.maxMediaAttachments,
+  },
+  {
+    key: "chat_limit",
+    type: "integer",
+    description: "Character limit of chat messages",
+    apply: (c, v) => ({ ...c, chatLimit: v }),
+    read: (c) => c.chatLimit,
+  },
+  {
+    key: "description_limit",
+    type: "integer",
+    description: "Character limit of media descriptions",
+    apply: (c, v) => ({ ...c, descriptionLimit: v }),
+    read: (c) => c.descriptionLimit,
+  },
+  {
+    key: "upload_limit",
+    type: "integer",
+    description: "File size limit of uploads (bytes)",
+    apply: (c, v) => ({ ...c, uploadLimit: v }),
+    read: (c) => c.uploadLimit,
+  },
+  {
+    key: "avatar_upload_limit",
+    type: "integer",
+    description: "File size limit of avatars (bytes)",
+    apply: (c, v) => ({ ...c, avatarUploadLimit: v }),
+    read: (c) => c.avatarUploadLimit,
+  },
+  {
+    key: "background_upload_limit",
+    type: "integer",
+    description: "File size limit of backgrounds (bytes)",
+    apply: (c, v) => ({ ...c, backgroundUploadLimit: v }),
+    read: (c) => c.backgroundUploadLimit,
+  },
+  {
+    key: "banner_upload_limit",
+    type: "integer",
+    description: "File size limit of banners (bytes)",
+    apply: (c, v) => ({ ...c, bannerUploadLimit: v }),
+    read: (c) => c.bannerUploadLimit,
+  },
+  {
+    key: "user_bio_length",
+    type: "integer",
+    description: "Character limit of bios",
+    apply: (c, v) => ({ ...c, maxBioLength: v }),
+    read: (c) => c.maxBioLength,
+  },
+  {
+    key: "user_name_length",
+    type: "integer",
+    description: "Character limit of display names",
+    apply: (c, v) => ({ ...c, maxNameLength: v }),
+    read: (c) => c.maxNameLength,
+  },
+  {
+    key: "max_account_fields",
+    type: "integer",
+    description: "Maximum number of profile fields",
+    apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, max_fields: v } }),
+    read: (c) => c.fieldsLimits.max_fields,
+  },
+  {
+    key: "account_field_name_length",
+    type: "integer",
+    description: "Character limit of a profile field's name",
+    apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, name_length: v } }),
+    read: (c) => c.fieldsLimits.name_length,
+  },
+  {
+    key: "account_field_value_length",
+    type: "integer",
+    description: "Character limit of a profile field's value",
+    apply: (c, v) => ({ ...c, fieldsLimits: { ...c.fieldsLimits, value_length: v } }),
+    read: (c) => c.fieldsLimits.value_length,
+  },
+  {
+    key: "languages",
+    type: "languages",
+    description: "Languages of the instance (codes)",
+    apply: (c, v) => ({ ...c, languages: v }),
+    read: (c) => c.languages,
+  },
+  {
+    key: "authorized_fetch_mode",
+    type: "boolean",
+    description: "Require HTTP signatures on fetches of actors, statuses and collections",
+    apply: (c, v) => ({ ...c, authorizedFetch: v }),
+    read: (c) => c.authorizedFetch,
+  },
+  {
+    key: "poll_limits",
+    type: "poll_limits",
+    description: "Limits of polls (max_options, max_option_chars, min_expiration, max_expiration)",
+    apply: (c, v) => ({ ...c, pollLimits: { ...c.pollLimits, ...v } }),
+    read: (c) => c.pollLimits,
+  },
 ];
 const CAPTCHA_KEY = "captcha_enabled";
 const BY_KEY = new Map(INSTANCE_SETTINGS.map((s) => [s.key, s]));
@@ -83,7 +236,8 @@ let stamp = 0;
  * symbol, and shares its copy of the settings.
  */
 const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
-const bindingOf = (b: D1Database): D1Database => ((b as unknown as Record<symbol, D1Database | undefined>)[WRAPPED_BINDING] ?? b);
+const bindingOf = (b: D1Database): D1Database =>
+  (b as unknown as Record<symbol, D1Database | undefined>)[WRAPPED_BINDING] ?? b;
 
 function install(binding: D1Database, values: Record<string, unknown>, policies: PolicyRow[], t: number) {
   states.set(binding, { loadedAt: t, values, policies });
@@ -131,7 +285,11 @@ const norm = (host: string) => host.toLowerCase().replace(/:\d+$/, "").replace(/
 /** The policies naming `host` (exactly, or as `*.parent`), and whether the allow-list (if any) admits it. */
 function matches(rows: PolicyRow[], host: string, policy: Policy): PolicyRow | undefined {
   const h = norm(host);
-  return rows.find((r) => r.policy === policy && (r.domain === h || (r.domain.startsWith("*.") && (h === r.domain.slice(2) || h.endsWith(r.domain.slice(1))))));
+  return rows.find(
+    (r) =>
+      r.policy === policy &&
+      (r.domain === h || (r.domain.startsWith("*.") && (h === r.domain.slice(2) || h.endsWith(r.domain.slice(1))))),
+  );
 }
 
 export function hasPolicy(env: Pick<Env, "DB">, host: string, policy: Policy): boolean {
@@ -194,10 +352,20 @@ export function configEntries(env: Env): ConfigEntry[] {
     {
       group: ":pleroma",
       key: ":mrf_simple",
-      value: POLICIES.map((p) => tuple(atom(p), rows.filter((r) => r.policy === p).map((r) => tuple(r.domain, r.reason)))),
+      value: POLICIES.map((p) =>
+        tuple(
+          atom(p),
+          rows.filter((r) => r.policy === p).map((r) => tuple(r.domain, r.reason)),
+        ),
+      ),
       db: POLICIES.filter((p) => rows.some((r) => r.policy === p)).map(atom),
     },
-    { group: ":pleroma", key: "Pleroma.Captcha", value: [tuple(":enabled", c.captcha !== "none")], db: captchaStored ? [":enabled"] : [] },
+    {
+      group: ":pleroma",
+      key: "Pleroma.Captcha",
+      value: [tuple(":enabled", c.captcha !== "none")],
+      db: captchaStored ? [":enabled"] : [],
+    },
   ];
 }
 
@@ -211,7 +379,15 @@ export function configDescriptions() {
       type: "group",
       label: "Instance",
       description: "Instance-related settings",
-      children: INSTANCE_SETTINGS.map((s) => ({ key: atom(s.key), label: s.key, type: typeOf(s.type), description: s.description, ...(s.type === "poll_limits" ? { children: POLL_KEYS.map((k) => ({ key: atom(k), type: "integer", description: k })) } : {}) })),
+      children: INSTANCE_SETTINGS.map((s) => ({
+        key: atom(s.key),
+        label: s.key,
+        type: typeOf(s.type),
+        description: s.description,
+        ...(s.type === "poll_limits"
+          ? { children: POLL_KEYS.map((k) => ({ key: atom(k), type: "integer", description: k })) }
+          : {}),
+      })),
     },
     {
       group: ":pleroma",
@@ -219,7 +395,11 @@ export function configDescriptions() {
       type: "group",
       label: "MRF Simple",
       description: "Simple ingress policies (per remote domain, each with a reason)",
-      children: POLICIES.map((p) => ({ key: atom(p), type: ["list", "tuple"], description: `Instances to apply ${p} to: {"tuple": ["domain", "reason"]}` })),
+      children: POLICIES.map((p) => ({
+        key: atom(p),
+        type: ["list", "tuple"],
+        description: `Instances to apply ${p} to: {"tuple": ["domain", "reason"]}`,
+      })),
     },
     {
       group: ":pleroma",
@@ -240,7 +420,8 @@ function keyword(value: unknown, where: string): [string, unknown][] {
   if (Array.isArray(value)) {
     return value.map((item) => {
       const t = (item as Tuple | null)?.tuple;
-      if (!Array.isArray(t) || t.length !== 2 || typeof t[0] !== "string") throw invalid(`${where} must be a list of {"tuple": [key, value]}`);
+      if (!Array.isArray(t) || t.length !== 2 || typeof t[0] !== "string")
+        throw invalid(`${where} must be a list of {"tuple": [key, value]}`);
       return [unatom(t[0]), t[1]];
     });
   }
@@ -249,7 +430,10 @@ function keyword(value: unknown, where: string): [string, unknown][] {
 }
 
 function checkValue(def: SettingDef, v: unknown): unknown {
-  const bad = () => invalid(`:${def.key} must be ${def.type === "poll_limits" ? "a keyword list of integers" : def.type === "languages" ? "a list of language codes" : `a ${def.type}`}`);
+  const bad = () =>
+    invalid(
+      `:${def.key} must be ${def.type === "poll_limits" ? "a keyword list of integers" : def.type === "languages" ? "a list of language codes" : `a ${def.type}`}`,
+    );
   switch (def.type) {
     case "string":
       if (typeof v !== "string" || v.length > 5000) throw bad();
@@ -262,7 +446,13 @@ function checkValue(def: SettingDef, v: unknown): unknown {
       if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > 2 ** 40) throw bad();
       return v;
     case "languages":
-      if (!Array.isArray(v) || v.length === 0 || v.length > 50 || !v.every((x) => typeof x === "string" && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(x))) throw bad();
+      if (
+        !Array.isArray(v) ||
+        v.length === 0 ||
+        v.length > 50 ||
+        !v.every((x) => typeof x === "string" && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(x))
+      )
+        throw bad();
       return v;
     case "poll_limits": {
       const out: Record<string, number> = {};
@@ -286,9 +476,11 @@ function policyList(v: unknown, policy: string): { domain: string; reason: strin
     let domain: unknown;
     let reason: unknown = "";
     if (typeof item === "string") domain = item;
-    else if (Array.isArray((item as Tuple | null)?.tuple) && (item as Tuple).tuple.length === 2) [domain, reason] = (item as Tuple).tuple;
+    else if (Array.isArray((item as Tuple | null)?.tuple) && (item as Tuple).tuple.length === 2)
+      [domain, reason] = (item as Tuple).tuple;
     else throw invalid(`:mrf_simple :${policy} entries must be {"tuple": [domain, reason]}`);
-    if (typeof domain !== "string" || typeof reason !== "string" || reason.length > 1000) throw invalid(`:mrf_simple :${policy} entries must be {"tuple": [domain, reason]}`);
+    if (typeof domain !== "string" || typeof reason !== "string" || reason.length > 1000)
+      throw invalid(`:mrf_simple :${policy} entries must be {"tuple": [domain, reason]}`);
     const d = norm(domain.trim());
     if (!DOMAIN_PATTERN.test(d)) throw invalid(`"${domain}" is not a domain`);
     seen.set(d, reason);
@@ -329,7 +521,9 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
         stmts.push(upsert(d, k, checkValue(def, v), t));
       }
     } else if (ch.key === ":mrf_simple") {
-      const pairs: [string, unknown][] = del ? (subkeys ?? [...POLICIES]).map((k) => [k, []]) : keyword(ch.value, ":mrf_simple");
+      const pairs: [string, unknown][] = del
+        ? (subkeys ?? [...POLICIES]).map((k) => [k, []])
+        : keyword(ch.value, ":mrf_simple");
       for (const [p, v] of pairs) {
         if (!(POLICIES as readonly string[]).includes(p)) throw invalid(`unknown key :mrf_simple :${p}`);
         const list = policyList(v, p);
@@ -346,7 +540,12 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
         }
       }
       // Deliveries already queued to a domain now refused are dropped with the change (same batch).
-      stmts.push(statement(d, sql`DELETE FROM federation_deliveries WHERE NOT ${deliveryAllowedSql(sql`federation_deliveries.host`)}`));
+      stmts.push(
+        statement(
+          d,
+          sql`DELETE FROM federation_deliveries WHERE NOT ${deliveryAllowedSql(sql`federation_deliveries.host`)}`,
+        ),
+      );
     } else if (ch.key === "Pleroma.Captcha") {
       if (del) {
         stmts.push(statement(d, sql`DELETE FROM instance_settings WHERE key = ${CAPTCHA_KEY}`));
@@ -367,7 +566,10 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
 function upsert(d: DB, key: string, value: unknown, t: number) {
   return statement(
     d,
-    d.insert(instanceSettings).values({ key, value, updatedAt: t }).onConflictDoUpdate({ target: instanceSettings.key, set: { value, updatedAt: t } }),
+    d
+      .insert(instanceSettings)
+      .values({ key, value, updatedAt: t })
+      .onConflictDoUpdate({ target: instanceSettings.key, set: { value, updatedAt: t } }),
   );
 }
 

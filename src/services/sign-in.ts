@@ -27,7 +27,10 @@ export const resetRequired = () => forbidden("Password reset is required", { ide
 export type PasswordSignIn = "signed-in" | "second-factor";
 
 /** The rule for a user whose password matched (`checkLogin`), signing in `via` one of the three ways. */
-export function passwordSignIn(found: { account: AccountRow; user: UserRow; mfa: boolean; resetPending: boolean }, via: "basic" | "grant" | "page"): PasswordSignIn {
+export function passwordSignIn(
+  found: { account: AccountRow; user: UserRow; mfa: boolean; resetPending: boolean },
+  via: "basic" | "grant" | "page",
+): PasswordSignIn {
   assertActive(found.account, found.user);
   if (found.resetPending) throw resetRequired();
   if (!found.mfa) return "signed-in";

@@ -8,7 +8,16 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId, seqIds } from "../db/ids";
-import { bookmarks, customEmojis, emojiReactions, favourites, polls, statuses, threadMutes, type Visibility } from "../db/schema";
+import {
+  bookmarks,
+  customEmojis,
+  emojiReactions,
+  favourites,
+  polls,
+  statuses,
+  threadMutes,
+  type Visibility,
+} from "../db/schema";
 import { badRequest, notFound, unprocessable } from "../http/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
@@ -34,25 +43,51 @@ export async function reblog(
   const { base, visibility } = opts;
   const original = await visibleStatus(d, id, me.id);
   const target = original.reblogOfId ? await visibleStatus(d, original.reblogOfId, me.id) : original;
-  const rebloggable = ["public", "unlisted", "local"].includes(target.visibility) || (target.visibility === "private" && target.accountId === me.id);
+  const rebloggable =
+    ["public", "unlisted", "local"].includes(target.visibility) ||
+    (target.visibility === "private" && target.accountId === me.id);
   if (!rebloggable) throw unprocessable("This status cannot be reblogged");
-  const existing = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id))).get();
+  const existing = await d
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id)))
+    .get();
   if (existing) return { id: existing.id, created: false };
   const t = now();
   const rid = newId(t);
   // A reblog never reaches further than the status it shares.
   const order = ["direct", "list", "private", "local", "unlisted", "public"];
-  const wanted = visibility && order.includes(visibility) && order.indexOf(visibility) < order.indexOf(target.visibility) ? visibility : target.visibility;
+  const wanted =
+    visibility && order.includes(visibility) && order.indexOf(visibility) < order.indexOf(target.visibility)
+      ? visibility
+      : target.visibility;
   try {
-    await writeReblog(d, me, target, { id: rid, uri: `${base}/activities/${rid}`, url: `${base}/notice/${rid}`, visibility: wanted as Visibility, t, inlineFanoutMax: opts.inlineFanoutMax }, [
-      // Public and unlisted reblogs are announced (the audience rule leaves the others out).
-      outboxWrite(d, me.id, { type: "Announce", statusId: rid }, t),
-    ]);
+    await writeReblog(
+      d,
+      me,
+      target,
+      {
+        id: rid,
+        uri: `${base}/activities/${rid}`,
+        url: `${base}/notice/${rid}`,
+        visibility: wanted as Visibility,
+        t,
+        inlineFanoutMax: opts.inlineFanoutMax,
+      },
+      [
+        // Public and unlisted reblogs are announced (the audience rule leaves the others out).
+        outboxWrite(d, me.id, { type: "Announce", statusId: rid }, t),
+      ],
+    );
   } catch (e) {
     // Two reblogs racing: the unique index keeps one; answer it.
     if (!String(e).includes("UNIQUE")) throw e;
   }
-  const made = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id))).get();
+  const made = await d
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id)))
+    .get();
   return { id: made!.id, created: made!.id === rid };
 }
 
@@ -108,9 +143,16 @@ export async function writeReblog(
 export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id: string; events: StreamEvent[] }> {
   const original = await visibleStatus(d, id, me.id);
   const targetId = original.reblogOfId ?? original.id;
-  const mine = await d.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId))).all();
+  const mine = await d
+    .select({ id: statuses.id })
+    .from(statuses)
+    .where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, targetId)))
+    .all();
   // Deleting the reblog also deletes its notification, in the same batch.
-  const { events } = await deleteStatuses(d, mine.map((r) => r.id));
+  const { events } = await deleteStatuses(
+    d,
+    mine.map((r) => r.id),
+  );
   return { id: targetId, events };
 }
 
@@ -130,10 +172,18 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
   const federation = { objectUri: s.uri, targetId: s.accountId };
   const stmts = on
     ? [
-        statement(d, d.insert(favourites).values({ id: favId, accountId: me.id, statusId: s.id, createdAt: t, uri }).onConflictDoNothing()),
+        statement(
+          d,
+          d
+            .insert(favourites)
+            .values({ id: favId, accountId: me.id, statusId: s.id, createdAt: t, uri })
+            .onConflictDoNothing(),
+        ),
         // Only a new favourite (this batch's row) notifies and federates: again, or racing, does not.
         notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }),
-        outboxWrite(d, me.id, { type: "Like", uri, ...federation }, t, { onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }),
+        outboxWrite(d, me.id, { type: "Like", uri, ...federation }, t, {
+          onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})`,
+        }),
       ]
     : [
         // Read before the row goes: the Undo names the Like's id, and only a favourite that was there is undone.
@@ -149,7 +199,11 @@ export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): 
   const s = await actionTarget(d, me, id);
   const t = now();
   // `WHERE true`: SQLite's INSERT … SELECT … ON CONFLICT needs it to parse.
-  if (on) await statement(d, sql`INSERT INTO bookmarks (id, account_id, status_id, created_at) SELECT ${seqIds("bookmarks", t)}, ${me.id}, ${s.id}, ${t} WHERE true ON CONFLICT (account_id, status_id) DO NOTHING`).run();
+  if (on)
+    await statement(
+      d,
+      sql`INSERT INTO bookmarks (id, account_id, status_id, created_at) SELECT ${seqIds("bookmarks", t)}, ${me.id}, ${s.id}, ${t} WHERE true ON CONFLICT (account_id, status_id) DO NOTHING`,
+    ).run();
   else await d.delete(bookmarks).where(and(eq(bookmarks.accountId, me.id), eq(bookmarks.statusId, s.id)));
   return s.id;
 }
@@ -163,7 +217,13 @@ export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promi
       outboxWrite(d, me.id, { type: "RemoveFeatured", statusId: s.id, uri: s.uri }, t, {
         onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${s.id} AND account_id = ${me.id} AND pinned_at IS NOT NULL)`,
       }),
-      statement(d, d.update(statuses).set({ pinnedAt: null }).where(and(eq(statuses.id, s.id), eq(statuses.accountId, me.id)))),
+      statement(
+        d,
+        d
+          .update(statuses)
+          .set({ pinnedAt: null })
+          .where(and(eq(statuses.id, s.id), eq(statuses.accountId, me.id))),
+      ),
     ]);
     return s.id;
   }
@@ -178,10 +238,18 @@ export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promi
       d
         .update(statuses)
         .set({ pinnedAt: t })
-        .where(and(eq(statuses.id, s.id), isNull(statuses.pinnedAt), sql`(SELECT count(*) FROM statuses WHERE account_id = ${me.id} AND pinned_at IS NOT NULL) < ${MAX_PINNED}`))
+        .where(
+          and(
+            eq(statuses.id, s.id),
+            isNull(statuses.pinnedAt),
+            sql`(SELECT count(*) FROM statuses WHERE account_id = ${me.id} AND pinned_at IS NOT NULL) < ${MAX_PINNED}`,
+          ),
+        )
         .returning({ id: statuses.id }),
     ),
-    outboxWrite(d, me.id, { type: "AddFeatured", statusId: s.id, uri: s.uri }, t, { onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${s.id} AND pinned_at = ${t})` }),
+    outboxWrite(d, me.id, { type: "AddFeatured", statusId: s.id, uri: s.uri }, t, {
+      onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${s.id} AND pinned_at = ${t})`,
+    }),
   ]);
   if (done!.results.length) return s.id;
   // Lost: either a racing request pinned this very status (done), or the limit is reached.
@@ -202,7 +270,8 @@ export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean,
   return s.id;
 }
 
-const SINGLE_EMOJI = /^(\p{Extended_Pictographic}|\p{Regional_Indicator}{2}|[#*0-9]\uFE0F?\u20E3)(\uFE0F|\p{Emoji_Modifier}|\u200D(\p{Extended_Pictographic}|\p{Emoji_Component})\uFE0F?)*$/u;
+const SINGLE_EMOJI =
+  /^(\p{Extended_Pictographic}|\p{Regional_Indicator}{2}|[#*0-9]\uFE0F?\u20E3)(\uFE0F|\p{Emoji_Modifier}|\u200D(\p{Extended_Pictographic}|\p{Emoji_Component})\uFE0F?)*$/u;
 
 /**
  * A reaction's name: one unicode emoji, or an existing custom emoji of this instance (`:blob:` or `blob`), or a
@@ -224,7 +293,12 @@ async function reactionEmoji(d: DB, input: string): Promise<{ name: string; file
     ? await d
         .select()
         .from(customEmojis)
-        .where(and(eq(customEmojis.shortcode, shortcode), domain ? eq(customEmojis.domain, domain) : isNull(customEmojis.domain)))
+        .where(
+          and(
+            eq(customEmojis.shortcode, shortcode),
+            domain ? eq(customEmojis.domain, domain) : isNull(customEmojis.domain),
+          ),
+        )
         .get()
     : undefined;
   if (!custom) throw badRequest("Invalid emoji: use one unicode emoji or a custom emoji of this instance");
@@ -246,7 +320,13 @@ export async function react(d: DB, me: AccountRow, id: string, emoji: string, on
     const uri = localActivityUri(me, "reactions", id);
     const made = sql`EXISTS (SELECT 1 FROM emoji_reactions WHERE id = ${id})`;
     await d.$client.batch([
-      statement(d, d.insert(emojiReactions).values({ id, accountId: me.id, statusId: s.id, emoji: name, createdAt: t, uri }).onConflictDoNothing()),
+      statement(
+        d,
+        d
+          .insert(emojiReactions)
+          .values({ id, accountId: me.id, statusId: s.id, emoji: name, createdAt: t, uri })
+          .onConflictDoNothing(),
+      ),
       notify(d, { ...note, onlyIf: made }),
       outboxWrite(d, me.id, { type: "EmojiReact", uri, ...federation }, t, { onlyIf: made }),
     ]);
@@ -256,7 +336,14 @@ export async function react(d: DB, me: AccountRow, id: string, emoji: string, on
       outboxWrite(d, me.id, { type: "UndoEmojiReact", uri: "", ...federation }, t, {
         uriFrom: sql`SELECT uri FROM emoji_reactions WHERE account_id = ${me.id} AND status_id = ${s.id} AND emoji = ${name}`,
       }),
-      statement(d, d.delete(emojiReactions).where(and(eq(emojiReactions.accountId, me.id), eq(emojiReactions.statusId, s.id), eq(emojiReactions.emoji, name)))),
+      statement(
+        d,
+        d
+          .delete(emojiReactions)
+          .where(
+            and(eq(emojiReactions.accountId, me.id), eq(emojiReactions.statusId, s.id), eq(emojiReactions.emoji, name)),
+          ),
+      ),
       unnotify(d, note),
     ]);
   }
@@ -271,7 +358,8 @@ export async function vote(d: DB, me: AccountRow, pollId: string, choices: numbe
   if (s.accountId === me.id) throw unprocessable("Poll's author can't vote");
   if (poll.expiresAt !== null && poll.expiresAt <= now()) throw unprocessable("Poll's closed");
   const unique = [...new Set(choices)];
-  if (unique.length === 0 || unique.some((c) => c < 0 || c >= poll.options.length)) throw unprocessable("Invalid indices");
+  if (unique.length === 0 || unique.some((c) => c < 0 || c >= poll.options.length))
+    throw unprocessable("Invalid indices");
   if (!poll.multiple && unique.length > 1) throw unprocessable("Too many choices");
   const t = now();
   // One conditional insert: a second vote (even a racing one) finds the first and writes nothing.
@@ -288,10 +376,13 @@ export async function vote(d: DB, me: AccountRow, pollId: string, choices: numbe
     ? []
     : [
         countOwnVote(d, poll.id, unique, votes[0]!.id),
-        ...votes.map((v) => outboxWrite(d, me.id, { type: "Vote", voteId: v.id }, t, { onlyIf: sql`EXISTS (SELECT 1 FROM poll_votes WHERE id = ${v.id})` })),
+        ...votes.map((v) =>
+          outboxWrite(d, me.id, { type: "Vote", voteId: v.id }, t, {
+            onlyIf: sql`EXISTS (SELECT 1 FROM poll_votes WHERE id = ${v.id})`,
+          }),
+        ),
       ];
   const [result] = await d.$client.batch([insert, ...remote]);
   if (!result!.meta.changes) throw unprocessable("Already voted");
   return poll.id;
 }
-

@@ -79,13 +79,17 @@ export function validatePost(ctx: Pick<PostContext, "cfg" | "postFormats">, p: P
   const text = p.status ?? "";
   const media = p.media_ids ?? [];
   if (text.trim() === "" && media.length === 0) throw unprocessable("Validation failed: Text can't be blank");
-  if (media.length > ctx.cfg.maxMediaAttachments) throw unprocessable(`Cannot attach more than ${ctx.cfg.maxMediaAttachments} files`);
+  if (media.length > ctx.cfg.maxMediaAttachments)
+    throw unprocessable(`Cannot attach more than ${ctx.cfg.maxMediaAttachments} files`);
   if (p.poll && media.length > 0) throw unprocessable("Validation failed: Polls can't have media attached");
   if (p.poll && text.trim() === "") throw unprocessable("Validation failed: Text can't be blank");
-  if (text.length + (p.spoiler_text ?? "").length > ctx.cfg.maxTootChars) throw unprocessable("The status is over the character limit");
+  if (text.length + (p.spoiler_text ?? "").length > ctx.cfg.maxTootChars)
+    throw unprocessable("The status is over the character limit");
   if (p.expires_in !== undefined && p.expires_in <= MIN_EXPIRY_SECONDS) throw unprocessable("Expiry date is too soon");
-  if (p.content_type && !ctx.postFormats.includes(p.content_type)) throw unprocessable(`Unsupported content type: ${p.content_type}`);
-  if (p.visibility && !/^(public|unlisted|private|direct|local|list:.+)$/.test(p.visibility)) throw unprocessable(`Invalid visibility: ${p.visibility}`);
+  if (p.content_type && !ctx.postFormats.includes(p.content_type))
+    throw unprocessable(`Unsupported content type: ${p.content_type}`);
+  if (p.visibility && !/^(public|unlisted|private|direct|local|list:.+)$/.test(p.visibility))
+    throw unprocessable(`Invalid visibility: ${p.visibility}`);
   if (p.poll) validatePoll(ctx.cfg, p.poll);
 }
 
@@ -94,7 +98,8 @@ function validatePoll(cfg: Config, poll: PollInput): void {
   if (poll.options.length < 2) throw unprocessable("Poll must contain at least 2 options");
   if (poll.options.length > l.max_options) throw unprocessable(`Poll can't contain more than ${l.max_options} options`);
   if (poll.options.some((o) => o.trim() === "")) throw unprocessable("Poll options can't be blank");
-  if (poll.options.some((o) => o.length > l.max_option_chars)) throw unprocessable(`Poll options cannot be longer than ${l.max_option_chars} characters each`);
+  if (poll.options.some((o) => o.length > l.max_option_chars))
+    throw unprocessable(`Poll options cannot be longer than ${l.max_option_chars} characters each`);
   if (new Set(poll.options).size !== poll.options.length) throw unprocessable("Poll options must be unique");
   if (poll.expires_in < Math.max(l.min_expiration, 1)) throw unprocessable("Expiration date is too soon");
   if (poll.expires_in > l.max_expiration) throw unprocessable("Expiration date is too far in the future");
@@ -129,49 +134,83 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const mediaIds = [...new Set(p.media_ids ?? [])];
 
   // Emoji of the text, the spoiler and the poll options: the status's `emojis` must render all of them.
-  const optionEmojis = (await Promise.all((p.poll?.options ?? []).map((o) => extract(o, "text/plain", ctx.host)))).flatMap((x) => x.emojis);
-  const shortcodes = [...new Set([...found.emojis, ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis, ...optionEmojis])];
+  const optionEmojis = (
+    await Promise.all((p.poll?.options ?? []).map((o) => extract(o, "text/plain", ctx.host)))
+  ).flatMap((x) => x.emojis);
+  const shortcodes = [
+    ...new Set([
+      ...found.emojis,
+      ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis,
+      ...optionEmojis,
+    ]),
+  ];
   // Only the reads this post needs, in one round trip; a plain post needs none (its author came with the token).
   const replyId = p.in_reply_to_id && isId(p.in_reply_to_id) ? p.in_reply_to_id : null;
   const conversationId = p.in_reply_to_conversation_id ?? null;
-  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] = await readsWhere(d, [
-    p.in_reply_to_id ? d.select().from(statuses).where(and(eq(statuses.id, replyId ?? ""), visibleTo(me))) : null,
-    mediaIds.length
-      ? d
-          .select()
-          .from(mediaAttachments)
-          .where(and(inJson(mediaAttachments.id, mediaIds), eq(mediaAttachments.accountId, me), isNull(mediaAttachments.statusId), isNull(mediaAttachments.chatMessageId)))
-      : null,
-    listId !== null ? d.select().from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, me))) : null,
-    listId !== null ? d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId)) : null,
-    conversationId !== null
-      ? d
-          .select({ p: participations, threadId: conversations.threadId })
-          .from(participations)
-          .innerJoin(conversations, eq(conversations.id, participations.conversationId))
-          .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
-      : null,
-    acctKeys.length
-      ? d
-          .select({ account: accounts, user: userColumns })
-          .from(accounts)
-          .leftJoin(users, eq(users.accountId, accounts.id))
-          .where(and(sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`, eq(accounts.deactivated, false)))
-      : null,
-    // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
-    shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
-    p.in_reply_to_id
-      ? d
-          .select({ account: accounts, user: userColumns })
-          .from(accounts)
-          .leftJoin(users, eq(users.accountId, accounts.id))
-          .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id})`)
-      : null,
-  ] as const);
+  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] =
+    await readsWhere(d, [
+      p.in_reply_to_id
+        ? d
+            .select()
+            .from(statuses)
+            .where(and(eq(statuses.id, replyId ?? ""), visibleTo(me)))
+        : null,
+      mediaIds.length
+        ? d
+            .select()
+            .from(mediaAttachments)
+            .where(
+              and(
+                inJson(mediaAttachments.id, mediaIds),
+                eq(mediaAttachments.accountId, me),
+                isNull(mediaAttachments.statusId),
+                isNull(mediaAttachments.chatMessageId),
+              ),
+            )
+        : null,
+      listId !== null
+        ? d
+            .select()
+            .from(lists)
+            .where(and(eq(lists.id, listId), eq(lists.accountId, me)))
+        : null,
+      listId !== null
+        ? d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId))
+        : null,
+      conversationId !== null
+        ? d
+            .select({ p: participations, threadId: conversations.threadId })
+            .from(participations)
+            .innerJoin(conversations, eq(conversations.id, participations.conversationId))
+            .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
+        : null,
+      acctKeys.length
+        ? d
+            .select({ account: accounts, user: userColumns })
+            .from(accounts)
+            .leftJoin(users, eq(users.accountId, accounts.id))
+            .where(
+              and(
+                sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`,
+                eq(accounts.deactivated, false),
+              ),
+            )
+        : null,
+      // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
+      shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
+      p.in_reply_to_id
+        ? d
+            .select({ account: accounts, user: userColumns })
+            .from(accounts)
+            .leftJoin(users, eq(users.accountId, accounts.id))
+            .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id})`)
+        : null,
+    ] as const);
 
   const parent = parentRows[0] ?? null;
   if (p.in_reply_to_id && !parent) throw notFound();
-  if (mediaRows.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
+  if (mediaRows.length !== mediaIds.length)
+    throw unprocessable("Invalid media_ids: not found, not yours, or already used");
   if (listId && listRows.length === 0) throw notFound();
   const participation = participationRows[0] ?? null;
   if (p.in_reply_to_conversation_id && !participation) throw notFound();
@@ -187,7 +226,9 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const unknown = acctKeys.filter((k) => k.includes("@") && !byKey.has(k));
   const resolvedRows = unknown.length && ctx.resolveMentions ? [...(await ctx.resolveMentions(unknown))] : [];
   for (const [k, a] of resolvedRows) byKey.set(k, a);
-  const mentioned = [...new Map(found.mentions.flatMap((k) => byKey.get(k) ?? []).map((a) => [a.account.id, a])).values()];
+  const mentioned = [
+    ...new Map(found.mentions.flatMap((k) => byKey.get(k) ?? []).map((a) => [a.account.id, a])).values(),
+  ];
   const recipients = new Map<string, boolean>();
   if (explicit) {
     // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients. Every `to`
@@ -200,17 +241,29 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     for (const a of mentioned) recipients.set(a.account.id, true);
     if (parent && !recipients.has(parent.accountId)) recipients.set(parent.accountId, false);
   }
-  if (visibility === "list") for (const m of memberRows) if (!recipients.has(m.accountId)) recipients.set(m.accountId, false);
+  if (visibility === "list")
+    for (const m of memberRows) if (!recipients.has(m.accountId)) recipients.set(m.accountId, false);
   if (participation) for (const id of participation.p.recipients) if (!recipients.has(id)) recipients.set(id, false);
   recipients.delete(me);
 
   const mentionTargets = new Map<string, MentionTarget>(
     found.mentions.flatMap((k) => {
       const a = byKey.get(k)?.account;
-      return a ? [[k, { id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url }] as const] : [];
+      return a
+        ? [
+            [
+              k,
+              { id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url },
+            ] as const,
+          ]
+        : [];
     }),
   );
-  const content = await renderContent(text, contentType, { base: ctx.base, localHost: ctx.host, mentions: mentionTargets });
+  const content = await renderContent(text, contentType, {
+    base: ctx.base,
+    localHost: ctx.host,
+    mentions: mentionTargets,
+  });
   const spoiler = p.spoiler_text ?? "";
 
   const id = newId(t);
@@ -271,7 +324,9 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     status,
     recipients: [...recipients].map(([accountId, mention]) => ({ accountId, mention })),
     mentioned,
-    addressed: [...mentionRows, ...resolvedRows.map(([, a]) => a)].filter((r) => addressedIds.has(r.account.id)).concat(replyToRows),
+    addressed: [...mentionRows, ...resolvedRows.map(([, a]) => a)]
+      .filter((r) => addressedIds.has(r.account.id))
+      .concat(replyToRows),
     tags: found.tags,
     media,
     poll,
@@ -297,7 +352,12 @@ export interface Written {
   federated: boolean;
 }
 
-export async function writePost(d: DB, prepared: Prepared, idempotency: { accountId: string; key: string } | null, extra: D1PreparedStatement[] = []): Promise<Written> {
+export async function writePost(
+  d: DB,
+  prepared: Prepared,
+  idempotency: { accountId: string; key: string } | null,
+  extra: D1PreparedStatement[] = [],
+): Promise<Written> {
   const s = prepared.status;
   s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
@@ -305,7 +365,12 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   if (prepared.recipients.length) {
     // Lists of rows are bound as one JSON parameter each: a VALUES list would pass D1's 100 parameters.
     const rows = JSON.stringify(prepared.recipients.map((r) => [r.accountId, r.mention ? 1 : 0]));
-    stmts.push(statement(d, sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${s.id}, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows})`));
+    stmts.push(
+      statement(
+        d,
+        sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${s.id}, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows})`,
+      ),
+    );
   }
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
@@ -315,21 +380,45 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
   if (!s.inReplyToId) stmts.push(notifySubscribers(d, s));
   const notifyingEnd = stmts.length;
-  if (prepared.tags.length) stmts.push(statement(d, sql`INSERT INTO status_tags (status_id, tag) SELECT ${s.id}, value FROM json_each(${JSON.stringify(prepared.tags)})`));
+  if (prepared.tags.length)
+    stmts.push(
+      statement(
+        d,
+        sql`INSERT INTO status_tags (status_id, tag) SELECT ${s.id}, value FROM json_each(${JSON.stringify(prepared.tags)})`,
+      ),
+    );
   if (prepared.media.length) {
     const media = JSON.stringify(Object.fromEntries(prepared.media.map((m) => [m.id, m.position])));
     stmts.push(
-      statement(d, sql`UPDATE media_attachments SET status_id = ${s.id}, scheduled_status_id = NULL, position = json_extract(${media}, '$."' || id || '"')
-        WHERE id IN (SELECT key FROM json_each(${media}))`),
+      statement(
+        d,
+        sql`UPDATE media_attachments SET status_id = ${s.id}, scheduled_status_id = NULL, position = json_extract(${media}, '$."' || id || '"')
+        WHERE id IN (SELECT key FROM json_each(${media}))`,
+      ),
     );
   }
   if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
-  if (idempotency) stmts.push(statement(d, d.insert(idempotencyKeys).values({ ...idempotency, result: `status:${s.id}`, createdAt: t })));
+  if (idempotency)
+    stmts.push(
+      statement(d, d.insert(idempotencyKeys).values({ ...idempotency, result: `status:${s.id}`, createdAt: t })),
+    );
   if (prepared.participants.length) {
-    stmts.push(statement(d, sql`INSERT OR IGNORE INTO conversations (id, thread_id, created_at) VALUES (${newId(t)}, ${s.threadId}, ${t})`));
+    stmts.push(
+      statement(
+        d,
+        sql`INSERT OR IGNORE INTO conversations (id, thread_id, created_at) VALUES (${newId(t)}, ${s.threadId}, ${t})`,
+      ),
+    );
     const everyone = prepared.participants;
     // Recipients are set when a participation starts; later they change only when its owner changes them.
-    const rows = JSON.stringify(everyone.map((accountId) => [newId(t), accountId, JSON.stringify(everyone.filter((x) => x !== accountId)), accountId === s.accountId ? 0 : 1]));
+    const rows = JSON.stringify(
+      everyone.map((accountId) => [
+        newId(t),
+        accountId,
+        JSON.stringify(everyone.filter((x) => x !== accountId)),
+        accountId === s.accountId ? 0 : 1,
+      ]),
+    );
     stmts.push(
       statement(
         d,
@@ -354,10 +443,16 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
     ),
   );
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
-  stmts.push(fanOut(d, s, s.homePull), ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")));
+  stmts.push(
+    fanOut(d, s, s.homePull),
+    ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")),
+  );
   const results = await d.$client.batch<Record<string, any>>([...stmts, ...extra]);
   return {
-    participationId: participationsAt >= 0 ? (results[participationsAt].results.find((r) => r.accountId === s.accountId)?.id ?? null) : null,
+    participationId:
+      participationsAt >= 0
+        ? (results[participationsAt].results.find((r) => r.accountId === s.accountId)?.id ?? null)
+        : null,
     author: results[counters].results[0] as Written["author"],
     notified: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
     federated: (results[outbox].meta?.changes ?? 0) > 0,
@@ -365,14 +460,21 @@ export async function writePost(d: DB, prepared: Prepared, idempotency: { accoun
 }
 
 // Recounts apply to local statuses and accounts only: a remote one keeps the figures its server reports.
-const recountReplies = (id: string) => sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = ${id}) WHERE id = ${id} AND local = 1`;
+const recountReplies = (id: string) =>
+  sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = ${id}) WHERE id = ${id} AND local = 1`;
 
 /** The status an earlier request with this key made, if it is recent. */
 export async function findIdempotent(d: DB, accountId: string, key: string): Promise<string | null> {
   const row = await d
     .select()
     .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), gt(idempotencyKeys.createdAt, now() - IDEMPOTENCY_HOURS * 3600_000)))
+    .where(
+      and(
+        eq(idempotencyKeys.accountId, accountId),
+        eq(idempotencyKeys.key, key),
+        gt(idempotencyKeys.createdAt, now() - IDEMPOTENCY_HOURS * 3600_000),
+      ),
+    )
     .get();
   return row?.result ?? null;
 }
@@ -411,7 +513,11 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     visible: new Set([s.id]),
     statuses: new Map([[s.id, s]]),
     // The author last: its row (with the post's counters) wins over an older copy among the addressed.
-    accounts: new Map([...prepared.mentioned.map((a) => [a.account.id, a] as const), ...prepared.addressed.map((a) => [a.account.id, a] as const), [author.account.id, author]]),
+    accounts: new Map([
+      ...prepared.mentioned.map((a) => [a.account.id, a] as const),
+      ...prepared.addressed.map((a) => [a.account.id, a] as const),
+      [author.account.id, author],
+    ]),
     mentions: new Map([[s.id, prepared.recipients.filter((r) => r.mention).map((r) => r.accountId)]]),
     tags: new Map([[s.id, prepared.tags]]),
     media: new Map([[s.id, prepared.media]]),
@@ -466,11 +572,16 @@ export async function deleteStatuses(
         reblogOfId: statuses.reblogOfId,
         // A reblog's original, for the Undo of its Announce (the outer table named in full: drizzle leaves
         // columns unqualified in a single-table select).
-        reblogOf: sql<string | null>`(SELECT json_object('uri', o.uri, 'accountId', o.account_id) FROM statuses o WHERE o.id = statuses.reblog_of_id)`,
+        reblogOf: sql<
+          string | null
+        >`(SELECT json_object('uri', o.uri, 'accountId', o.account_id) FROM statuses o WHERE o.id = statuses.reblog_of_id)`,
       })
       .from(statuses)
       .where(sql`${statuses.id} IN ${targets}`),
-    d.select({ file: mediaAttachments.file }).from(mediaAttachments).where(sql`${mediaAttachments.statusId} IN (SELECT value FROM json_each(${json}))`),
+    d
+      .select({ file: mediaAttachments.file })
+      .from(mediaAttachments)
+      .where(sql`${mediaAttachments.statusId} IN (SELECT value FROM json_each(${json}))`),
     // A reblog reached those its original addressed.
     d
       .select({ statusId: statuses.id, accountId: statusRecipients.accountId, domain: accounts.domain })
@@ -484,7 +595,10 @@ export async function deleteStatuses(
   const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
   const stmts: D1PreparedStatement[] = [
     statement(d, sql`DELETE FROM home_feed WHERE ${inAll("status_id")}`),
-    statement(d, sql`DELETE FROM statuses_fts WHERE rowid IN (SELECT search_rowid FROM statuses WHERE ${inAll("id")} AND search_rowid IS NOT NULL)`),
+    statement(
+      d,
+      sql`DELETE FROM statuses_fts WHERE rowid IN (SELECT search_rowid FROM statuses WHERE ${inAll("id")} AND search_rowid IS NOT NULL)`,
+    ),
     statement(d, sql`DELETE FROM status_recipients WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM status_tags WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM media_attachments WHERE ${inAll("status_id")}`),
@@ -509,19 +623,46 @@ export async function deleteStatuses(
   for (const r of opts.federate === false ? [] : rows) {
     if (!r.local || r.reblogOfId || r.visibility === "local") continue;
     const recipients = addressed.filter((a) => a.statusId === r.id && a.domain !== null).map((a) => a.accountId);
-    stmts.unshift(outboxWrite(d, r.accountId, { type: "Delete", statusId: r.id, uri: r.uri, visibility: r.visibility, recipients }, t));
+    stmts.unshift(
+      outboxWrite(
+        d,
+        r.accountId,
+        { type: "Delete", statusId: r.id, uri: r.uri, visibility: r.visibility, recipients },
+        t,
+      ),
+    );
   }
   // A local reblog withdrawn (not because its original is deleted): the Undo of its Announce, if one was sent.
   for (const r of opts.federate === false ? [] : rows) {
     if (!r.local || !r.reblogOfId || !r.reblogOf || ids.includes(r.reblogOfId)) continue;
     const original = JSON.parse(r.reblogOf) as { uri: string; accountId: string };
-    stmts.unshift(outboxWrite(d, r.accountId, { type: "UndoAnnounce", uri: r.uri, objectUri: original.uri, visibility: r.visibility, originalAuthorId: original.accountId }, t));
+    stmts.unshift(
+      outboxWrite(
+        d,
+        r.accountId,
+        {
+          type: "UndoAnnounce",
+          uri: r.uri,
+          objectUri: original.uri,
+          visibility: r.visibility,
+          originalAuthorId: original.accountId,
+        },
+        t,
+      ),
+    );
   }
   for (const accountId of new Set(rows.map((r) => r.accountId))) {
-    stmts.push(statement(d, sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId} AND domain IS NULL`));
+    stmts.push(
+      statement(
+        d,
+        sql`UPDATE accounts SET statuses_count = (SELECT count(*) FROM statuses WHERE account_id = ${accountId} AND reblog_of_id IS NULL) WHERE id = ${accountId} AND domain IS NULL`,
+      ),
+    );
   }
-  for (const parent of new Set(rows.flatMap((r) => (r.inReplyToId ? [r.inReplyToId] : [])))) stmts.push(statement(d, recountReplies(parent)));
-  for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : [])))) stmts.push(statement(d, recountReblogs(original)));
+  for (const parent of new Set(rows.flatMap((r) => (r.inReplyToId ? [r.inReplyToId] : []))))
+    stmts.push(statement(d, recountReplies(parent)));
+  for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : []))))
+    stmts.push(statement(d, recountReblogs(original)));
   // The caller's own writes (a moderation-log entry) go in the same batch.
   stmts.push(...extra);
   await d.$client.batch(stmts);
@@ -529,21 +670,32 @@ export async function deleteStatuses(
     accountId: null,
     event: "delete",
     payload: r.id,
-    audience: { authorId: r.accountId, visibility: r.visibility, recipients: addressed.filter((a) => a.statusId === r.id).map((a) => a.accountId) },
+    audience: {
+      authorId: r.accountId,
+      visibility: r.visibility,
+      recipients: addressed.filter((a) => a.statusId === r.id).map((a) => a.accountId),
+    },
   }));
   return { deleted: rows.map((r) => r.id), files: media.map((m) => m.file).filter((f) => !/^https?:/.test(f)), events };
 }
 
-export const recountReblogs = (id: string) => sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id} AND local = 1`;
-export const recountFavourites = (id: string) => sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id} AND local = 1`;
+export const recountReblogs = (id: string) =>
+  sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id} AND local = 1`;
+export const recountFavourites = (id: string) =>
+  sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id} AND local = 1`;
 
 /** A status the viewer may see, or 404. */
 export async function visibleStatus(d: DB, id: string, viewerId: string | null): Promise<StatusRow> {
-  const row = isId(id) ? await d.select().from(statuses).where(and(eq(statuses.id, id), visibleTo(viewerId))).get() : undefined;
+  const row = isId(id)
+    ? await d
+        .select()
+        .from(statuses)
+        .where(and(eq(statuses.id, id), visibleTo(viewerId)))
+        .get()
+    : undefined;
   if (!row) throw notFound();
   return row;
 }
-
 
 /** Of the given ids, those the viewer may see, without authors they block or on domains they block (muted authors stay: asked for by id). */
 export async function visibleAmong(d: DB, ids: string[], viewerId: string | null): Promise<Set<string>> {
@@ -551,7 +703,13 @@ export async function visibleAmong(d: DB, ids: string[], viewerId: string | null
   const rows = await d
     .select({ id: statuses.id })
     .from(statuses)
-    .where(and(sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`, visibleTo(viewerId), notSilenced(viewerId, true)));
+    .where(
+      and(
+        sql`${statuses.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+        visibleTo(viewerId),
+        notSilenced(viewerId, true),
+      ),
+    );
   return new Set(rows.map((r) => r.id));
 }
 

@@ -42,7 +42,8 @@ interface Recipient {
 
 const LISTENER = sql`p.account_id`;
 const list = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(", "));
-const columns = (ref: SQL) => sql`SELECT p.object, p.account_id AS accountId, p.token_id AS tokenId, p.stream, p.arg, ${ref} AS ref`;
+const columns = (ref: SQL) =>
+  sql`SELECT p.object, p.account_id AS accountId, p.token_id AS tokenId, p.stream, p.arg, ${ref} AS ref`;
 // A listener whose token was revoked or expired, or whose account was disabled, hears nothing more.
 const liveToken = sql`(p.token_id = '' OR EXISTS (SELECT 1 FROM tokens tk JOIN accounts ta ON ta.id = tk.account_id
   WHERE tk.id = p.token_id AND tk.expires_at > ${NOW} AND ta.deactivated = 0))`;
@@ -83,18 +84,25 @@ function updateListenersOf(): SQL {
 /** Listeners of `direct` streams whose conversation a new direct status updated. */
 function conversationListeners(ids: string[]): SQL {
   return sql`WITH ${paramsCte(null)}, ids(id) AS (SELECT value FROM json_each(${JSON.stringify(ids)}))
-    ${precompiled("stream conversation listeners", () => sql`${columns(sql`pa.id`)} FROM statuses s
+    ${precompiled(
+      "stream conversation listeners",
+      () => sql`${columns(sql`pa.id`)} FROM statuses s
       JOIN conversations c ON c.thread_id = s.thread_id
       JOIN participations pa ON pa.conversation_id = c.id AND pa.last_status_id = s.id
       JOIN stream_presence p ON p.account_id = pa.account_id AND p.stream = 'direct'
     WHERE s.id IN (SELECT id FROM ids) AND s.visibility = 'direct' AND ${liveToken}
-      AND ${visibleTo(LISTENER, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(LISTENER, false, sql`s.account_id`)}`)}`;
+      AND ${visibleTo(LISTENER, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(LISTENER, false, sql`s.account_id`)}`,
+    )}`;
 }
 
 /** Listeners who could have seen deleted statuses: public ones everywhere, others on the streams of their audience. */
 function deleteListeners(deletes: Extract<StreamEvent, { event: "delete" }>[]): SQL {
-  const json = JSON.stringify(deletes.map((e) => [e.payload, e.audience.authorId, e.audience.visibility, e.audience.recipients]));
-  const [id, author, visibility, recipients] = ["$[0]", "$[1]", "$[2]", "$[3]"].map((path) => sql`json_extract(e.value, ${sql.raw(`'${path}'`)})`);
+  const json = JSON.stringify(
+    deletes.map((e) => [e.payload, e.audience.authorId, e.audience.visibility, e.audience.recipients]),
+  );
+  const [id, author, visibility, recipients] = ["$[0]", "$[1]", "$[2]", "$[3]"].map(
+    (path) => sql`json_extract(e.value, ${sql.raw(`'${path}'`)})`,
+  );
   return sql`WITH ${paramsCte(null)}
     ${columns(id)} FROM json_each(${json}) e JOIN stream_presence p ON p.stream NOT IN ('user:notification', 'user:pleroma_chat')
     WHERE ${liveToken} AND (${visibility} = 'public' OR (p.account_id <> '' AND (${visibility} = 'local'
@@ -122,7 +130,8 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   const deletes = events.filter((e): e is Extract<StreamEvent, { event: "delete" }> => e.event === "delete");
   const personal = events.filter((e): e is Extract<StreamEvent, { accountId: string }> => e.accountId !== null);
   const queries: [string, SQL][] = [];
-  if (updates.length) queries.push(["update", updateListeners(updates)], ["conversation", conversationListeners(updates)]);
+  if (updates.length)
+    queries.push(["update", updateListeners(updates)], ["conversation", conversationListeners(updates)]);
   // An edit reaches whoever a new status would (the same timeline rules), as `status.update`.
   if (edits.length) queries.push(["status.update", updateListeners(edits)]);
   if (deletes.length) queries.push(["delete", deleteListeners(deletes)]);
@@ -135,7 +144,8 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   const host = base ? new URL(base).host : "";
   const ctxFor = (viewer: string): RenderContext => ({ base, host, viewerId: viewer || null });
   const frames: (Frame & { object: string })[] = [];
-  const frame = (r: Recipient, event: string, payload?: string) => frames.push({ object: r.object, tokenId: r.tokenId, stream: r.stream, arg: r.arg, event, payload });
+  const frame = (r: Recipient, event: string, payload?: string) =>
+    frames.push({ object: r.object, tokenId: r.tokenId, stream: r.stream, arg: r.arg, event, payload });
 
   const updateRows = found.get("update") ?? [];
   const editRows = found.get("status.update") ?? [];
@@ -146,18 +156,34 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     return e.event === "notification" ? [e.payload] : [];
   });
   const [hydrated, participations, notificationRows] = await Promise.all([
-    updateRows.length || editRows.length ? hydrateEach(d, [...new Set([...updates, ...edits])], [...updateRows, ...editRows].map((r) => r.accountId)) : new Map(),
-    participationsByIds(d, conversationRows.map((r) => r.ref)),
+    updateRows.length || editRows.length
+      ? hydrateEach(
+          d,
+          [...new Set([...updates, ...edits])],
+          [...updateRows, ...editRows].map((r) => r.accountId),
+        )
+      : new Map(),
+    participationsByIds(
+      d,
+      conversationRows.map((r) => r.ref),
+    ),
     notificationsByIds(d, notificationIds),
   ]);
 
   // Each status rendered once per distinct viewer state (listeners alike share a Hydrated: hydrateEach).
-  for (const [event, found, ids] of [["update", updateRows, updates], ["status.update", editRows, edits]] as const) {
+  for (const [event, found, ids] of [
+    ["update", updateRows, updates],
+    ["status.update", editRows, edits],
+  ] as const) {
     const renderings = new Map<Hydrated, Map<string, string>>();
     for (const [viewer, rows] of group(found, (r) => r.accountId)) {
       const h = hydrated.get(viewer)!;
       let rendered = renderings.get(h);
-      if (!rendered) renderings.set(h, (rendered = new Map(renderStatuses(ctxFor(h.viewerId ?? ""), h, ids).map((s) => [s.id, JSON.stringify(s)]))));
+      if (!rendered)
+        renderings.set(
+          h,
+          (rendered = new Map(renderStatuses(ctxFor(h.viewerId ?? ""), h, ids).map((s) => [s.id, JSON.stringify(s)]))),
+        );
       for (const r of rows) {
         const payload = rendered.get(r.ref);
         if (payload) frame(r, event, payload);
@@ -169,26 +195,39 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   await Promise.all([
     ...[...group(conversationRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
       const mine = participations.filter((p) => p.accountId === viewer);
-      const rendered = new Map((await renderConversations(d, ctxFor(viewer), mine)).map((c) => [c.id, JSON.stringify(c)]));
+      const rendered = new Map(
+        (await renderConversations(d, ctxFor(viewer), mine)).map((c) => [c.id, JSON.stringify(c)]),
+      );
       for (const r of rows) if (rendered.has(r.ref)) frame(r, "conversation", rendered.get(r.ref));
     }),
     ...[...group(personalRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
       const own = notificationRows.filter((n) => n.accountId === viewer && !n.isMuted);
-      const rendered = new Map((own.length ? await renderNotifications(d, ctxFor(viewer), own) : []).map((n) => [n.id, JSON.stringify(n)]));
+      const rendered = new Map(
+        (own.length ? await renderNotifications(d, ctxFor(viewer), own) : []).map((n) => [n.id, JSON.stringify(n)]),
+      );
       for (const r of rows) {
         const e = personal[Number(r.ref)];
         if (e.event === "notification") {
           if (rendered.has(e.payload)) frame(r, "notification", rendered.get(e.payload));
-        } else if (r.stream === "user" || r.stream === "user:pleroma_chat") frame(r, e.event, e.payload === null ? undefined : JSON.stringify(e.payload));
+        } else if (r.stream === "user" || r.stream === "user:pleroma_chat")
+          frame(r, e.event, e.payload === null ? undefined : JSON.stringify(e.payload));
       }
     }),
   ]);
 
-  const batches = [...group(frames, (f) => f.object)].map(([object, list]) => ({ object, frames: list.map(({ object: _o, ...f }) => f) }));
+  const batches = [...group(frames, (f) => f.object)].map(([object, list]) => ({
+    object,
+    frames: list.map(({ object: _o, ...f }) => f),
+  }));
   // Up to STREAM_FANOUT objects are called directly; more, in groups through the group's first object, so no
   // invocation calls more than STREAM_FANOUT objects.
   const fanout = config(env).streamFanout;
-  const groups = batches.length <= fanout ? batches.map((b) => [b]) : Array.from({ length: Math.ceil(batches.length / fanout) }, (_, i) => batches.slice(i * fanout, (i + 1) * fanout));
+  const groups =
+    batches.length <= fanout
+      ? batches.map((b) => [b])
+      : Array.from({ length: Math.ceil(batches.length / fanout) }, (_, i) =>
+          batches.slice(i * fanout, (i + 1) * fanout),
+        );
   await Promise.all(
     groups.map((group) => {
       const head = streamObject(env, group[0].object);

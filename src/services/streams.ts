@@ -11,7 +11,16 @@ import { lists } from "../db/schema";
 import { hasAnyScope } from "../http/auth";
 import { isId } from "../db/ids";
 
-export const PUBLIC_STREAMS = ["public", "public:local", "public:media", "public:local:media", "public:remote", "public:remote:media", "hashtag", "hashtag:local"] as const;
+export const PUBLIC_STREAMS = [
+  "public",
+  "public:local",
+  "public:media",
+  "public:local:media",
+  "public:remote",
+  "public:remote:media",
+  "hashtag",
+  "hashtag:local",
+] as const;
 export const USER_STREAMS = ["user", "user:notification", "direct", "user:pleroma_chat", "list"] as const;
 export type StreamName = (typeof PUBLIC_STREAMS)[number] | (typeof USER_STREAMS)[number];
 
@@ -42,7 +51,11 @@ export interface StreamRefusal {
   message: string;
 }
 
-const refuse = (error: StreamRefusal["error"], status: StreamRefusal["status"], message: string): StreamRefusal => ({ error, status, message });
+const refuse = (error: StreamRefusal["error"], status: StreamRefusal["status"], message: string): StreamRefusal => ({
+  error,
+  status,
+  message,
+});
 
 const ARG_OF: Partial<Record<StreamName, "tag" | "list" | "instance">> = {
   hashtag: "tag",
@@ -61,7 +74,8 @@ const SCOPES_OF: Partial<Record<StreamName, string[]>> = {
   list: ["read:lists"],
 };
 
-const isStream = (name: string): name is StreamName => (PUBLIC_STREAMS as readonly string[]).includes(name) || (USER_STREAMS as readonly string[]).includes(name);
+const isStream = (name: string): name is StreamName =>
+  (PUBLIC_STREAMS as readonly string[]).includes(name) || (USER_STREAMS as readonly string[]).includes(name);
 
 /** Checks a stream request; answers the subscription, or why it is refused. */
 export async function resolveStream(
@@ -83,10 +97,17 @@ export async function resolveStream(
   const scopes = SCOPES_OF[name];
   if (scopes) {
     if (!who.accountId) return refuse("unauthorized", 401, "Missing access token");
-    if (!hasAnyScope(who.scopes, scopes)) return refuse("unauthorized", 401, `Insufficient permissions: ${scopes.join(" | ")}.`);
+    if (!hasAnyScope(who.scopes, scopes))
+      return refuse("unauthorized", 401, `Insufficient permissions: ${scopes.join(" | ")}.`);
   }
   if (name === "list") {
-    const own = isId(arg) && (await d.select({ id: lists.id }).from(lists).where(and(eq(lists.id, arg), eq(lists.accountId, who.accountId))).get());
+    const own =
+      isId(arg) &&
+      (await d
+        .select({ id: lists.id })
+        .from(lists)
+        .where(and(eq(lists.id, arg), eq(lists.accountId, who.accountId)))
+        .get());
     if (!own) return refuse("bad_topic", 404, "Record not found");
   }
   return { stream: name, arg };
@@ -116,7 +137,10 @@ export function presenceStatements(d: DB, object: string, rows: PresenceRow[]): 
   const keys = JSON.stringify(keyed.map((r) => `${r.tokenId}\n${r.stream}\n${r.arg}`));
   const t = Date.now();
   return [
-    statement(d, sql`DELETE FROM stream_presence WHERE object = ${object} AND token_id || char(10) || stream || char(10) || arg NOT IN (SELECT value FROM json_each(${keys}))`),
+    statement(
+      d,
+      sql`DELETE FROM stream_presence WHERE object = ${object} AND token_id || char(10) || stream || char(10) || arg NOT IN (SELECT value FROM json_each(${keys}))`,
+    ),
     statement(
       d,
       // Every row the object still holds is marked seen now: rows not seen for long are checked by the collector.

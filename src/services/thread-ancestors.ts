@@ -42,7 +42,12 @@ function link(d: DB, childId: string, parentId: string): D1PreparedStatement[] {
  * stops at the first one already stored (linking to it), at a local one, or at anything that cannot be fetched
  * or stored. Answers how many were stored. Never throws.
  */
-export async function fetchAncestors(r: ResolveEnv, childId: string, parentUri: string, max = MAX_ANCESTORS): Promise<number> {
+export async function fetchAncestors(
+  r: ResolveEnv,
+  childId: string,
+  parentUri: string,
+  max = MAX_ANCESTORS,
+): Promise<number> {
   const d = db(r.env);
   let stored = 0;
   let child = childId;
@@ -59,8 +64,14 @@ export async function fetchAncestors(r: ResolveEnv, childId: string, parentUri: 
       const target = new URL(uri);
       // This instance's own statuses are never fetched (a missing one is gone); nor a rejected domain's.
       if (target.origin === new URL(r.base).origin || rejectedHost(d, target.hostname)) break;
-      const object: APObject | null = await ctx.lookupObject(uri, { documentLoader: loader, signal: AbortSignal.timeout(FETCH_MS) }).catch(() => null);
-      if (!(object instanceof Note || object instanceof Article || object instanceof Question) || object.id?.href !== uri) break;
+      const object: APObject | null = await ctx
+        .lookupObject(uri, { documentLoader: loader, signal: AbortSignal.timeout(FETCH_MS) })
+        .catch(() => null);
+      if (
+        !(object instanceof Note || object instanceof Article || object instanceof Question) ||
+        object.id?.href !== uri
+      )
+        break;
       const parentId = await storeFetchedStatus(r, object);
       if (!parentId) break;
       await d.$client.batch(link(d, child, parentId));

@@ -39,17 +39,25 @@ export function shown(viewer: SQL | null, f: TimelineFilters, context: "home" | 
     sql`(s.reblog_of_id IS NULL OR EXISTS (SELECT 1 FROM statuses o WHERE o.id = s.reblog_of_id AND ${visibleTo(viewer, o)} AND ${notSilenced(viewer, f.withMuted ?? false, sql`o.account_id`)}))`,
   ];
   if (viewer) {
-    parts.push(sql`NOT EXISTS (SELECT 1 FROM thread_mutes tm WHERE tm.account_id = ${viewer} AND tm.thread_id = s.thread_id AND (tm.expires_at IS NULL OR tm.expires_at > ${NOW}))`);
+    parts.push(
+      sql`NOT EXISTS (SELECT 1 FROM thread_mutes tm WHERE tm.account_id = ${viewer} AND tm.thread_id = s.thread_id AND (tm.expires_at IS NULL OR tm.expires_at > ${NOW}))`,
+    );
     if (context === "home") parts.push(notFilteredOut(viewer, "home", NOW));
   }
-  if (f.excludeVisibilities?.length) parts.push(sql`s.visibility NOT IN (SELECT value FROM json_each(${JSON.stringify(f.excludeVisibilities)}))`);
+  if (f.excludeVisibilities?.length)
+    parts.push(sql`s.visibility NOT IN (SELECT value FROM json_each(${JSON.stringify(f.excludeVisibilities)}))`);
   if (f.onlyMedia) parts.push(sql`s.has_media = 1`);
   if (f.local) parts.push(sql`s.local = 1`);
   if (f.remote) parts.push(sql`s.local = 0`);
   if (f.instance) parts.push(sql`s.account_id IN (SELECT id FROM accounts WHERE domain = ${f.instance.toLowerCase()})`);
   if (f.replyVisibility && viewer) {
-    const toFollowed = f.replyVisibility === "following" ? sql`OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${viewer} AND rf.target_account_id = s.in_reply_to_account_id)` : sql``;
-    parts.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = ${viewer} OR s.in_reply_to_account_id = s.account_id ${toFollowed})`);
+    const toFollowed =
+      f.replyVisibility === "following"
+        ? sql`OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${viewer} AND rf.target_account_id = s.in_reply_to_account_id)`
+        : sql``;
+    parts.push(
+      sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = ${viewer} OR s.in_reply_to_account_id = s.account_id ${toFollowed})`,
+    );
   }
   return sql.join(parts, sql` AND `);
 }
@@ -94,7 +102,9 @@ export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
     OR EXISTS (SELECT 1 FROM follows hf WHERE hf.account_id = ${ME} AND hf.target_account_id IN (s.account_id, h.author_id))
     OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${ME}))`;
   const members = (col: SQL) =>
-    listId ? sql`AND ${col} IN (SELECT la.account_id FROM list_accounts la JOIN lists l ON l.id = la.list_id WHERE la.list_id = ${listId} AND l.account_id = ${ME})` : sql``;
+    listId
+      ? sql`AND ${col} IN (SELECT la.account_id FROM list_accounts la JOIN lists l ON l.id = la.list_id WHERE la.list_id = ${listId} AND l.account_id = ${ME})`
+      : sql``;
   const fromFeed = sql`SELECT h.status_id AS id FROM home_feed h JOIN statuses s ON s.id = h.status_id
     WHERE h.account_id = ${ME} AND ${fed.where} ${members(sql`h.author_id`)} AND ${stillFollowed} AND ${shownHere}
     ORDER BY ${fed.order} LIMIT ${n}`;
@@ -181,13 +191,21 @@ export function targetAccount(idOrNickname: string, localHost: string) {
   };
 }
 
-export function accountPage(viewerId: string | null, accountId: string | SQL, page: Page, f: AccountStatusFilters): SQL {
+export function accountPage(
+  viewerId: string | null,
+  accountId: string | SQL,
+  page: Page,
+  f: AccountStatusFilters,
+): SQL {
   const p = rawPage(sql`s.id`, page);
   const extra: SQL[] = [];
   // Replies to others are left out; a thread of one's own stays.
   if (f.excludeReplies) extra.push(sql`(s.in_reply_to_id IS NULL OR s.in_reply_to_account_id = s.account_id)`);
   if (f.excludeReblogs) extra.push(sql`s.reblog_of_id IS NULL`);
-  if (f.tagged) extra.push(sql`EXISTS (SELECT 1 FROM status_tags tt WHERE tt.status_id = s.id AND tt.tag = ${f.tagged.toLowerCase()})`);
+  if (f.tagged)
+    extra.push(
+      sql`EXISTS (SELECT 1 FROM status_tags tt WHERE tt.status_id = s.id AND tt.tag = ${f.tagged.toLowerCase()})`,
+    );
   if (f.pinned) extra.push(sql`s.pinned_at IS NOT NULL`);
   const more = extra.length ? sql`AND ${sql.join(extra, sql` AND `)}` : sql``;
   // Visiting a profile shows it even when muted; blocks still hold.

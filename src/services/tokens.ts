@@ -77,14 +77,21 @@ export async function findToken(d: DB, token: string) {
 /** Revokes an access or refresh token of this app (RFC 7009: unknown tokens are not an error). */
 export async function revokeToken(d: DB, appId: string, token: string): Promise<void> {
   const hash = await sha256(token);
-  await d.delete(tokens).where(and(eq(tokens.appId, appId), or(eq(tokens.tokenHash, hash), eq(tokens.refreshHash, hash))));
+  await d
+    .delete(tokens)
+    .where(and(eq(tokens.appId, appId), or(eq(tokens.tokenHash, hash), eq(tokens.refreshHash, hash))));
 }
 
 /**
  * Exchanges a refresh token for a new token with the same scopes, or the narrower `scopes` asked for; the old one
  * stops working. RFC 6749 §6: the new scopes must be granted by the old token's, or the answer is `invalid_scope`.
  */
-export async function refreshToken(d: DB, appId: string, refresh: string, scopes?: string[]): Promise<IssuedToken | null> {
+export async function refreshToken(
+  d: DB,
+  appId: string,
+  refresh: string,
+  scopes?: string[],
+): Promise<IssuedToken | null> {
   const old = await d
     .select()
     .from(tokens)
@@ -93,7 +100,9 @@ export async function refreshToken(d: DB, appId: string, refresh: string, scopes
   if (!old) return null;
   const held = old.scopes.split(" ");
   if (scopes && !withinScopes(scopes, held)) {
-    throw badRequest("invalid_scope", { error_description: "The requested scope exceeds the scope granted by the refresh token." });
+    throw badRequest("invalid_scope", {
+      error_description: "The requested scope exceeds the scope granted by the refresh token.",
+    });
   }
   const issued = await buildToken({ appId, accountId: old.accountId, scopes: scopes ?? held });
   // Delete-then-insert in one batch: a refresh token works once.
@@ -119,6 +128,9 @@ export function userTokens(d: DB, accountId: string) {
  * user holds no such token.
  */
 export async function revokeUserToken(d: DB, accountId: string, id: string): Promise<boolean> {
-  const rows = await d.delete(tokens).where(and(eq(tokens.id, id), eq(tokens.accountId, accountId))).returning({ id: tokens.id });
+  const rows = await d
+    .delete(tokens)
+    .where(and(eq(tokens.id, id), eq(tokens.accountId, accountId)))
+    .returning({ id: tokens.id });
   return rows.length > 0;
 }

@@ -35,7 +35,12 @@ export function trendingTagsQuery(since: number) {
 export async function trendingTags(d: DB, t: number, limit: number, offset: number): Promise<TrendingTag[]> {
   const today = Math.floor(t / DAY) * DAY;
   const since = today - (DAYS - 1) * DAY;
-  const rows = await statement(d, trendingTagsQuery(since)).all<{ tag: string; day: number; uses: number; accounts: number }>();
+  const rows = await statement(d, trendingTagsQuery(since)).all<{
+    tag: string;
+    day: number;
+    uses: number;
+    accounts: number;
+  }>();
   const byTag = new Map<string, Map<number, { uses: number; accounts: number }>>();
   for (const r of rows.results) {
     const days = byTag.get(r.tag) ?? new Map();
@@ -45,7 +50,8 @@ export async function trendingTags(d: DB, t: number, limit: number, offset: numb
   const score = (days: Map<number, { accounts: number }>, from: number) =>
     [...days].reduce((n, [day, v]) => (day >= from ? n + v.accounts : n), 0);
   const ranked = [...byTag].sort(
-    ([a, da], [b, db]) => score(db, today - DAY) - score(da, today - DAY) || score(db, since) - score(da, since) || a.localeCompare(b),
+    ([a, da], [b, db]) =>
+      score(db, today - DAY) - score(da, today - DAY) || score(db, since) - score(da, since) || a.localeCompare(b),
   );
   return ranked.slice(offset, offset + limit).map(([name, days]) => ({ name, history: history(days, today) }));
 }
@@ -76,5 +82,8 @@ export function tagHistoryQuery(d: DB, tag: string, t: number) {
 
 /** The history of a `tagHistoryQuery`'s rows. */
 export function tagHistory(rows: { day: number; uses: number; accounts: number }[], t: number): TrendingTag["history"] {
-  return history(new Map(rows.map((r) => [r.day * DAY, { uses: r.uses, accounts: r.accounts }])), Math.floor(t / DAY) * DAY);
+  return history(
+    new Map(rows.map((r) => [r.day * DAY, { uses: r.uses, accounts: r.accounts }])),
+    Math.floor(t / DAY) * DAY,
+  );
 }

@@ -9,11 +9,19 @@ import type { MediaRow } from "./hydrate";
 import { storeUpload } from "./media";
 
 function checkDescription(cfg: Config, description: string | undefined) {
-  if (description !== undefined && description.length > cfg.descriptionLimit) throw unprocessable("Description is too long");
+  if (description !== undefined && description.length > cfg.descriptionLimit)
+    throw unprocessable("Description is too long");
 }
 
 /** Stores an uploaded file (checked against the upload limit and types) and its unattached row. */
-export async function createUpload(d: DB, cfg: Config, bucket: R2Bucket, accountId: string, file: File, description: string | undefined): Promise<MediaRow> {
+export async function createUpload(
+  d: DB,
+  cfg: Config,
+  bucket: R2Bucket,
+  accountId: string,
+  file: File,
+  description: string | undefined,
+): Promise<MediaRow> {
   checkDescription(cfg, description);
   const stored = await storeUpload(bucket, `media/${accountId.toLowerCase()}`, file, cfg.uploadLimit, cfg.uploadTypes);
   const row = {
@@ -37,13 +45,23 @@ export async function createUpload(d: DB, cfg: Config, bucket: R2Bucket, account
 
 /** One of the user's own uploads (404 for anyone else's). */
 export async function ownUpload(d: DB, accountId: string, id: string): Promise<MediaRow> {
-  const row = await d.select().from(mediaAttachments).where(and(eq(mediaAttachments.id, id), eq(mediaAttachments.accountId, accountId))).get();
+  const row = await d
+    .select()
+    .from(mediaAttachments)
+    .where(and(eq(mediaAttachments.id, id), eq(mediaAttachments.accountId, accountId)))
+    .get();
   if (!row) throw notFound();
   return row;
 }
 
 /** Changes an upload's description (absent: unchanged). */
-export async function describeUpload(d: DB, cfg: Config, accountId: string, id: string, description: string | undefined): Promise<MediaRow> {
+export async function describeUpload(
+  d: DB,
+  cfg: Config,
+  accountId: string,
+  id: string,
+  description: string | undefined,
+): Promise<MediaRow> {
   checkDescription(cfg, description);
   const row = await ownUpload(d, accountId, id);
   const next = description ?? row.description;

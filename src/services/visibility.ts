@@ -22,7 +22,10 @@ export const NOW = sql`(SELECT now FROM params)`;
 export function paramsCte(viewer: string | null | { tokenHash: string }) {
   const t = Date.now();
   // A viewer known only by token: the statement reads the account from the token itself (one round trip).
-  const me = viewer !== null && typeof viewer === "object" ? sql`(SELECT account_id FROM tokens WHERE token_hash = ${viewer.tokenHash} AND expires_at > ${t})` : sql`${viewer ?? ""}`;
+  const me =
+    viewer !== null && typeof viewer === "object"
+      ? sql`(SELECT account_id FROM tokens WHERE token_hash = ${viewer.tokenHash} AND expires_at > ${t})`
+      : sql`${viewer ?? ""}`;
   return sql`params(me, now) AS (SELECT ${me}, ${t})`;
 }
 
@@ -32,7 +35,14 @@ const v = (viewer: ViewerRef) => (typeof viewer === "string" ? sql`${viewer}` : 
 const nowOf = (viewer: ViewerRef) => (typeof viewer === "string" ? sql`${Date.now()}` : NOW);
 
 /** SQL condition on `statuses` (the table itself, not an alias) for `viewerId` (null: anonymous). */
-export function visibleTo(viewerId: ViewerRef | null, s: { id: SQL | typeof statuses.id; accountId: SQL | typeof statuses.accountId; visibility: SQL | typeof statuses.visibility } = statuses): SQL {
+export function visibleTo(
+  viewerId: ViewerRef | null,
+  s: {
+    id: SQL | typeof statuses.id;
+    accountId: SQL | typeof statuses.accountId;
+    visibility: SQL | typeof statuses.visibility;
+  } = statuses,
+): SQL {
   // A primary-key look-up per status: pages still walk their own index.
   const active = sql`NOT EXISTS (SELECT 1 FROM accounts vd WHERE vd.id = ${s.accountId} AND vd.deactivated = 1)`;
   if (viewerId === null) return sql`(${s.visibility} IN ('public', 'unlisted') AND ${active})`;
@@ -67,15 +77,25 @@ export function silenced(viewer: ViewerRef, accountId: SQL | SQLiteColumn, rules
   const me = v(viewer);
   const t = rules.now ?? nowOf(viewer);
   const parts: SQL[] = [];
-  if (rules.blocks === "viewer") parts.push(sql`EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${me} AND sb.target_account_id = ${accountId})`);
+  if (rules.blocks === "viewer")
+    parts.push(
+      sql`EXISTS (SELECT 1 FROM blocks sb WHERE sb.account_id = ${me} AND sb.target_account_id = ${accountId})`,
+    );
   if (rules.blocks === "either") {
-    parts.push(sql`EXISTS (SELECT 1 FROM blocks sb WHERE (sb.account_id = ${me} AND sb.target_account_id = ${accountId}) OR (sb.account_id = ${accountId} AND sb.target_account_id = ${me}))`);
+    parts.push(
+      sql`EXISTS (SELECT 1 FROM blocks sb WHERE (sb.account_id = ${me} AND sb.target_account_id = ${accountId}) OR (sb.account_id = ${accountId} AND sb.target_account_id = ${me}))`,
+    );
   }
   if (rules.mutes !== "none") {
     const only = rules.mutes === "notifications" ? sql`AND sm.hide_notifications = 1 ` : sql``;
-    parts.push(sql`EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} ${only}AND (sm.expires_at IS NULL OR sm.expires_at > ${t}))`);
+    parts.push(
+      sql`EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} ${only}AND (sm.expires_at IS NULL OR sm.expires_at > ${t}))`,
+    );
   }
-  if (rules.domains) parts.push(sql`EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId})`);
+  if (rules.domains)
+    parts.push(
+      sql`EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId})`,
+    );
   return parts.length ? sql`(${sql.join(parts, sql` OR `)})` : sql`0`;
 }
 
@@ -83,7 +103,11 @@ export function silenced(viewer: ViewerRef, accountId: SQL | SQLiteColumn, rules
  * For lists of statuses (context, timelines, multi-get shown to a user): also leave out authors the viewer blocks
  * or mutes (mutes unless `withMuted`), and authors on domains the viewer blocks.
  */
-export function notSilenced(viewerId: ViewerRef | null, withMuted = false, accountId: SQL | SQLiteColumn = statuses.accountId): SQL {
+export function notSilenced(
+  viewerId: ViewerRef | null,
+  withMuted = false,
+  accountId: SQL | SQLiteColumn = statuses.accountId,
+): SQL {
   if (viewerId === null) return sql`1`;
   return sql`NOT ${silenced(viewerId, accountId, { blocks: "viewer", mutes: withMuted ? "none" : "any", domains: true })}`;
 }
@@ -98,7 +122,12 @@ export function notSilenced(viewerId: ViewerRef | null, withMuted = false, accou
 export function notSilencedByLists(viewer: SQL | null, withMuted: boolean, accountId: SQL, domain: SQL): SQL {
   if (viewer === null) return sql`1`;
   const parts: SQL[] = [sql`${accountId} IN (SELECT target_account_id FROM blocks WHERE account_id = ${viewer})`];
-  if (!withMuted) parts.push(sql`${accountId} IN (SELECT target_account_id FROM mutes WHERE account_id = ${viewer} AND (expires_at IS NULL OR expires_at > ${nowOf(viewer)}))`);
-  parts.push(sql`(${domain} IS NOT NULL AND ${domain} IN (SELECT domain FROM domain_blocks WHERE account_id = ${viewer}))`);
+  if (!withMuted)
+    parts.push(
+      sql`${accountId} IN (SELECT target_account_id FROM mutes WHERE account_id = ${viewer} AND (expires_at IS NULL OR expires_at > ${nowOf(viewer)}))`,
+    );
+  parts.push(
+    sql`(${domain} IS NOT NULL AND ${domain} IN (SELECT domain FROM domain_blocks WHERE account_id = ${viewer}))`,
+  );
   return sql`NOT (${sql.join(parts, sql` OR `)})`;
 }

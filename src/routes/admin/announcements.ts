@@ -9,7 +9,13 @@ import { boolParam, intParam, offsetParam } from "../../http/params";
 import { route } from "../../http/route";
 import { renderAnnouncement } from "../../render/announcement";
 import { AnnouncementSchema } from "../../schemas/instance";
-import { createAnnouncement, deleteAnnouncement, getAnnouncement, listAll, updateAnnouncement } from "../../services/announcements";
+import {
+  createAnnouncement,
+  deleteAnnouncement,
+  getAnnouncement,
+  listAll,
+  updateAnnouncement,
+} from "../../services/announcements";
 
 /** An ISO 8601 time, or empty/null for none. */
 const timeParam = () =>
@@ -49,11 +55,14 @@ export function registerAdminAnnouncementRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Every announcement, newest first",
     scopes: ["admin:read"],
     params: z.object({
-      limit: intParam().optional().transform((n) => (n === undefined || n < 1 ? 20 : Math.min(n, 100))),
+      limit: intParam()
+        .optional()
+        .transform((n) => (n === undefined || n < 1 ? 20 : Math.min(n, 100))),
       offset: offsetParam().optional(),
     }),
     response: z.array(AnnouncementSchema),
-    handler: async (c, p) => c.json((await listAll(db(c.env), p.limit, p.offset ?? 0)).map((a) => renderAnnouncement(a, null))),
+    handler: async (c, p) =>
+      c.json((await listAll(db(c.env), p.limit, p.offset ?? 0)).map((a) => renderAnnouncement(a, null))),
   });
 
   route(app, {
@@ -92,7 +101,10 @@ export function registerAdminAnnouncementRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       const current = await getAnnouncement(d, p.id);
-      checkOrder(p.starts_at === undefined ? current.startsAt : p.starts_at, p.ends_at === undefined ? current.endsAt : p.ends_at);
+      checkOrder(
+        p.starts_at === undefined ? current.startsAt : p.starts_at,
+        p.ends_at === undefined ? current.endsAt : p.ends_at,
+      );
       return c.json(renderAnnouncement(await updateAnnouncement(d, actorOf(auth), p.id, p), null));
     },
   });

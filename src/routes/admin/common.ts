@@ -5,8 +5,12 @@ import type { UserAuth } from "../../http/auth";
 import type { Actor } from "../../services/moderation-log";
 
 export const pageFields = (defaultSize: number) => ({
-  page: intParam().optional().transform((n) => (n === undefined || n < 1 ? 1 : Math.min(n, 10_000))),
-  page_size: intParam().optional().transform((n) => (n === undefined || n < 1 ? defaultSize : Math.min(n, 500))),
+  page: intParam()
+    .optional()
+    .transform((n) => (n === undefined || n < 1 ? 1 : Math.min(n, 10_000))),
+  page_size: intParam()
+    .optional()
+    .transform((n) => (n === undefined || n < 1 ? defaultSize : Math.min(n, 500))),
 });
 
 export const nicknamesParam = () => arrayParam(z.string().min(1).max(320), 100);

@@ -9,7 +9,9 @@ import { logEntry } from "../../services/moderation-log";
 import { configDescriptions, configEntries, configStatements, refreshSettings } from "../../services/settings";
 
 const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
-const ConfigsSchema = z.object({ configs: z.array(ConfigEntrySchema), need_reboot: z.boolean() }).openapi("AdminConfigs");
+const ConfigsSchema = z
+  .object({ configs: z.array(ConfigEntrySchema), need_reboot: z.boolean() })
+  .openapi("AdminConfigs");
 
 export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -33,7 +35,8 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "post",
     path: "/api/v1/pleroma/admin/config",
-    summary: "Change run-time settings: every known key validated, anything unknown refused (400), nothing half-written",
+    summary:
+      "Change run-time settings: every known key validated, anything unknown refused (400), nothing half-written",
     tags: ["Admin"],
     auth: "user",
     scopes: ["admin:write"],
@@ -57,7 +60,17 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const t = now();
       const stmts = configStatements(d, p.configs, t);
-      await d.$client.batch([...stmts, logEntry(d, actorOf(auth), "config_update", { configs: p.configs }, `@${auth.account.username} updated the settings: ${p.configs.map((x) => `${x.group} ${x.key}`).join(", ")}`, t)]);
+      await d.$client.batch([
+        ...stmts,
+        logEntry(
+          d,
+          actorOf(auth),
+          "config_update",
+          { configs: p.configs },
+          `@${auth.account.username} updated the settings: ${p.configs.map((x) => `${x.group} ${x.key}`).join(", ")}`,
+          t,
+        ),
+      ]);
       // This isolate sees the change at once; others within SETTINGS_TTL_MS.
       await refreshSettings(c.env, true);
       const changed = new Set(p.configs.map((x) => x.key));

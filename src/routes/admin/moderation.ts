@@ -13,7 +13,13 @@ import { route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderReports } from "../../render/admin-report";
 import { renderAdminStatuses } from "../../render/admin-status";
-import { AdminReportSchema, AdminReportsSchema, AdminStatusSchema, InviteSchema, ModerationLogSchema } from "../../schemas/admin";
+import {
+  AdminReportSchema,
+  AdminReportsSchema,
+  AdminStatusSchema,
+  InviteSchema,
+  ModerationLogSchema,
+} from "../../schemas/admin";
 import { addNote, deleteNote, listReports, reportById, updateReports } from "../../services/admin-reports";
 import { adminDeleteStatus, adminStatusIds, anyStatus, updateStatus } from "../../services/admin-statuses";
 import { createInvite, inviteMail, listInvites, renderInvite, revokeInvite } from "../../services/admin-invites";
@@ -52,7 +58,10 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       const loaded = await listReports(d, { state: p.state || undefined, page: p.page, pageSize: p.page_size });
-      return c.json({ total: loaded.total, reports: await renderReports(d, renderContext(c, auth.account.id), loaded) });
+      return c.json({
+        total: loaded.total,
+        reports: await renderReports(d, renderContext(c, auth.account.id), loaded),
+      });
     },
   });
 
@@ -81,7 +90,12 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["admin:write:reports"],
     privilege: "reports_manage_reports",
-    params: z.object({ reports: z.array(z.object({ id: z.string().max(64), state: z.string().max(20) })).min(1).max(100) }),
+    params: z.object({
+      reports: z
+        .array(z.object({ id: z.string().max(64), state: z.string().max(20) }))
+        .min(1)
+        .max(100),
+    }),
     noContent: true,
     handler: async (c, p, auth) => {
       const errors = await updateReports(db(c.env), actorOf(auth), p.reports);
@@ -130,7 +144,12 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["admin:read:statuses"],
     privilege: "messages_read",
-    params: z.object({ local_only: boolParam().optional(), with_reblogs: boolParam().optional(), godmode: boolParam().optional(), ...pageFields(20) }),
+    params: z.object({
+      local_only: boolParam().optional(),
+      with_reblogs: boolParam().optional(),
+      godmode: boolParam().optional(),
+      ...pageFields(20),
+    }),
     response: z.array(AdminStatusSchema),
     handler: async (c, p, auth) => {
       const d = db(c.env);
@@ -209,12 +228,17 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["admin:write:invites"],
     privilege: "users_manage_invites",
-    params: z.object({ max_use: z.coerce.number().int().min(1).max(100_000).optional(), expires_at: dateParam().optional() }),
+    params: z.object({
+      max_use: z.coerce.number().int().min(1).max(100_000).optional(),
+      expires_at: dateParam().optional(),
+    }),
     response: InviteSchema,
     handler: async (c, p, auth) => {
       // A date means through the end of that day.
       const expires = p.expires_at === undefined ? undefined : p.expires_at + 86_400_000 - 1;
-      return c.json(renderInvite(await createInvite(db(c.env), actorOf(auth), { maxUse: p.max_use, expiresAt: expires })));
+      return c.json(
+        renderInvite(await createInvite(db(c.env), actorOf(auth), { maxUse: p.max_use, expiresAt: expires })),
+      );
     },
   });
 
@@ -279,7 +303,15 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: ModerationLogSchema,
     handler: async (c, p) =>
-      c.json(await readLog(db(c.env), { page: p.page, pageSize: p.page_size, startDate: p.start_date, endDate: p.end_date, userId: p.user_id || undefined, search: p.search || undefined })),
+      c.json(
+        await readLog(db(c.env), {
+          page: p.page,
+          pageSize: p.page_size,
+          startDate: p.start_date,
+          endDate: p.end_date,
+          userId: p.user_id || undefined,
+          search: p.search || undefined,
+        }),
+      ),
   });
 }
-

@@ -43,7 +43,12 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     response: AdminUsersSchema,
     handler: async (c, p) => {
       // Unknown filter names are ignored, as Pleroma does.
-      const filters = new Set((p.filters ?? "").split(",").map((f) => f.trim()).filter((f): f is admin.UserFilter => (admin.USER_FILTERS as readonly string[]).includes(f)));
+      const filters = new Set(
+        (p.filters ?? "")
+          .split(",")
+          .map((f) => f.trim())
+          .filter((f): f is admin.UserFilter => (admin.USER_FILTERS as readonly string[]).includes(f)),
+      );
       const { rows, count } = await admin.listUsers(db(c.env), {
         filters,
         query: p.query || undefined,
@@ -68,10 +73,19 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: WRITE,
     privilege: "users_manage_credentials",
     params: z.object({
-      users: z.array(z.object({ nickname: z.string().max(64), email: z.string().max(320), password: z.string().max(256) })).min(1).max(100),
+      users: z
+        .array(z.object({ nickname: z.string().max(64), email: z.string().max(320), password: z.string().max(256) }))
+        .min(1)
+        .max(100),
     }),
     handler: async (c, p, auth) => {
-      const { ok, results } = await admin.createUsers(db(c.env), actorOf(auth), baseUrl(c), p.users, config(c.env).passwordIterations);
+      const { ok, results } = await admin.createUsers(
+        db(c.env),
+        actorOf(auth),
+        baseUrl(c),
+        p.users,
+        config(c.env).passwordIterations,
+      );
       return c.json(results, ok ? 200 : 409);
     },
   });
@@ -112,7 +126,10 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
       handler: async (c, p, auth) => {
         const d = db(c.env);
         const found = await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c));
-        const done = action === "approve" ? await admin.approveUsers(d, actorOf(auth), found) : await admin.setActive(d, actorOf(auth), found, action === "activate");
+        const done =
+          action === "approve"
+            ? await admin.approveUsers(d, actorOf(auth), found)
+            : await admin.setActive(d, actorOf(auth), found, action === "activate");
         const ctx = renderContext(c, null);
         return c.json({ users: done.map((f) => renderAdminUser(ctx, f)) });
       },
@@ -147,7 +164,11 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     noContent: true,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      await admin.forcePasswordResets(d, actorOf(auth), await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c)));
+      await admin.forcePasswordResets(
+        d,
+        actorOf(auth),
+        await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c)),
+      );
       return c.body(null, 204);
     },
   });
@@ -186,12 +207,18 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
       const renewed = await admin.renewConfirmations(d, actorOf(auth), found);
       const cfg = config(c.env);
       const m = mailer(c.env, hostOf(c));
-      for (const r of renewed) c.executionCtx.waitUntil(m.send(confirmationMail(cfg, baseUrl(c), r.found.account, r.found.user!.email, r.token)));
+      for (const r of renewed)
+        c.executionCtx.waitUntil(
+          m.send(confirmationMail(cfg, baseUrl(c), r.found.account, r.found.user!.email, r.token)),
+        );
       return c.json("");
     },
   });
 
-  for (const [method, add] of [["put", true], ["delete", false]] as const) {
+  for (const [method, add] of [
+    ["put", true],
+    ["delete", false],
+  ] as const) {
     route(app, {
       method,
       path: "/api/v1/pleroma/admin/users/tag",
@@ -204,14 +231,26 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
       noContent: true,
       handler: async (c, p, auth) => {
         const d = db(c.env);
-        await admin.tagUsers(d, actorOf(auth), await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c)), p.tags, add);
+        await admin.tagUsers(
+          d,
+          actorOf(auth),
+          await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c)),
+          p.tags,
+          add,
+        );
         return c.body(null, 204);
       },
     });
   }
 
-  for (const [method, on] of [["post", true], ["delete", false]] as const) {
-    for (const path of ["/api/v1/pleroma/admin/users/permission_group/:group", "/api/v1/pleroma/admin/users/:nickname/permission_group/:group"]) {
+  for (const [method, on] of [
+    ["post", true],
+    ["delete", false],
+  ] as const) {
+    for (const path of [
+      "/api/v1/pleroma/admin/users/permission_group/:group",
+      "/api/v1/pleroma/admin/users/:nickname/permission_group/:group",
+    ]) {
       route(app, {
         method,
         path,
@@ -221,7 +260,11 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
         scopes: WRITE,
         privilege: "superuser",
         // The body's `nicknames`, or admin-fe's one nickname in the path.
-        params: z.object({ group: z.string(), nickname: z.string().optional(), nicknames: nicknamesParam().optional() }),
+        params: z.object({
+          group: z.string(),
+          nickname: z.string().optional(),
+          nicknames: nicknamesParam().optional(),
+        }),
         handler: async (c, p, auth) => {
           const d = db(c.env);
           const names = [...(p.nicknames ?? []), ...(p.nickname ? [p.nickname] : [])];
@@ -241,7 +284,12 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["admin:read:statuses"],
     privilege: "messages_read",
-    params: z.object({ nickname: z.string(), godmode: boolParam().optional(), with_reblogs: boolParam().optional(), ...pageFields(20) }),
+    params: z.object({
+      nickname: z.string(),
+      godmode: boolParam().optional(),
+      with_reblogs: boolParam().optional(),
+      ...pageFields(20),
+    }),
     response: z.object({ total: z.number().int(), activities: z.array(AdminStatusSchema) }),
     handler: async (c, p, auth) => {
       const d = db(c.env);

@@ -18,11 +18,16 @@ import { baseUrl, hostOf } from "../../http/urls";
 
 /** An account by nickname (`alice`, `alice@remote.example`), local or remote, fetched when unknown or stale. */
 const byNickname = async (c: Ctx, nickname: string, refresh = false) => {
-  const found = await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), nickname.trim(), { refresh, background: c.executionCtx });
+  const found = await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), nickname.trim(), {
+    refresh,
+    background: c.executionCtx,
+  });
   return found && !found.account.deactivated ? found.account : null;
 };
 
-export const StatusOrErrorSchema = z.union([z.object({ status: z.literal("success") }), z.object({ error: z.string() })]).openapi("StatusOrError");
+export const StatusOrErrorSchema = z
+  .union([z.object({ status: z.literal("success") }), z.object({ error: z.string() })])
+  .openapi("StatusOrError");
 export const INVALID_PASSWORD = "Invalid password.";
 
 /** Pleroma's `confirm_current_password`: a missing password is a wrong one. */

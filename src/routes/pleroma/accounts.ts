@@ -19,7 +19,10 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
       // The same answer, in the same time, whether or not such a user exists: the work happens after the answer.
-      if (login) c.executionCtx.waitUntil(resendConfirmation(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("confirmation resend", e)));
+      if (login)
+        c.executionCtx.waitUntil(
+          resendConfirmation(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("confirmation resend", e)),
+        );
       return c.body(null, 204);
     },
   });

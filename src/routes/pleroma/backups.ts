@@ -9,7 +9,8 @@ import { BackupSchema } from "../../schemas/pleroma";
 import { listBackups, renderBackup, requestBackup, type BackupRow } from "../../services/backups";
 import type { Env } from "../../env";
 
-const renderBackups = (env: Env, base: string, rows: BackupRow[]) => Promise.all(rows.map((b) => renderBackup(env, base, b, now())));
+const renderBackups = (env: Env, base: string, rows: BackupRow[]) =>
+  Promise.all(rows.map((b) => renderBackup(env, base, b, now())));
 
 export function registerBackupRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -20,7 +21,8 @@ export function registerBackupRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["read:accounts"],
     response: z.array(BackupSchema),
-    handler: async (c, _p, auth) => c.json(await renderBackups(c.env, baseUrl(c), await listBackups(db(c.env), auth.account.id))),
+    handler: async (c, _p, auth) =>
+      c.json(await renderBackups(c.env, baseUrl(c), await listBackups(db(c.env), auth.account.id))),
   });
 
   route(app, {

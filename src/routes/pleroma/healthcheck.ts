@@ -34,24 +34,48 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
       // D1 is the one connection this Worker depends on: healthy means it answers, in time.
       const started = Date.now();
       let heartbeat: string | null = null;
-      const jobs: Record<string, { last_run_at: string; last_success_at: string | null; last_error: string | null; last_error_at: string | null; ok: boolean }> = {};
+      const jobs: Record<
+        string,
+        {
+          last_run_at: string;
+          last_success_at: string | null;
+          last_error: string | null;
+          last_error_at: string | null;
+          ok: boolean;
+        }
+      > = {};
       let healthy = true;
       let federation: Record<string, unknown> | null = null;
       try {
         const d = db(c.env);
         const [[row, beats], stats] = await Promise.race([
           Promise.all([
-            d.batch([d.select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)), d.select().from(jobHeartbeats).orderBy(jobHeartbeats.name)]),
+            d.batch([
+              d.select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)),
+              d.select().from(jobHeartbeats).orderBy(jobHeartbeats.name),
+            ]),
             queueStatsQuery(d),
           ]),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error("D1 timeout")), DB_TIMEOUT_MS)),
         ]);
-        federation = stats ? { ...stats, oldest_pending_at: stats.oldest_pending_at === null ? null : new Date(stats.oldest_pending_at).toISOString() } : null;
+        federation = stats
+          ? {
+              ...stats,
+              oldest_pending_at:
+                stats.oldest_pending_at === null ? null : new Date(stats.oldest_pending_at).toISOString(),
+            }
+          : null;
         heartbeat = row[0]?.value ?? null;
         const at = (t: number | null) => (t === null ? null : new Date(t).toISOString());
         for (const b of beats) {
           // A job is ok when its last run succeeded; an old error stays visible next to the later success.
-          jobs[b.name] = { last_run_at: at(b.lastRunAt)!, last_success_at: at(b.lastSuccessAt), last_error: admin ? b.lastError : b.lastError && "failed", last_error_at: at(b.lastErrorAt), ok: b.lastSuccessAt === b.lastRunAt };
+          jobs[b.name] = {
+            last_run_at: at(b.lastRunAt)!,
+            last_success_at: at(b.lastSuccessAt),
+            last_error: admin ? b.lastError : b.lastError && "failed",
+            last_error_at: at(b.lastErrorAt),
+            ok: b.lastSuccessAt === b.lastRunAt,
+          };
         }
       } catch {
         healthy = false;

@@ -80,7 +80,12 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       let stored;
       try {
-        stored = await storeImage(c.env.MEDIA, `accounts/${auth.account.id.toLowerCase()}`, p.file, config(c.env).uploadLimit);
+        stored = await storeImage(
+          c.env.MEDIA,
+          `accounts/${auth.account.id.toLowerCase()}`,
+          p.file,
+          config(c.env).uploadLimit,
+        );
       } catch (e) {
         // Pleroma's words for a non-image.
         if (e instanceof ApiError && e.status === 415) throw new ApiError(415, "mascots can only be images");

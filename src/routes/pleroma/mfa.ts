@@ -50,7 +50,8 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       if (p.method !== "totp") throw badRequest("undefined mfa method");
       const d = db(c.env);
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) throw unprocessable("Invalid password.");
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
+        throw unprocessable("Invalid password.");
       await confirmTotp(c.env, d, auth.account.id, p.code ?? "", auth.tokenId);
       return c.json({});
     },
@@ -69,7 +70,8 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
       // TOTP is the only method, so turning it off turns MFA off, as in Pleroma.
       if (p.method !== "totp" && p.method !== "mfa") throw badRequest("undefined mfa method");
       const d = db(c.env);
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) throw unprocessable("Invalid password.");
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
+        throw unprocessable("Invalid password.");
       await disableMfa(d, auth.account.id);
       return c.json({});
     },
@@ -85,6 +87,13 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ password: z.string().optional() }),
     response: z.object({ codes: z.array(z.string()) }),
     handler: async (c, p, auth) =>
-      c.json({ codes: await regenerateBackupCodes(db(c.env), auth.account.id, p.password, config(c.env).rateLimits.loginPerAccount) }),
+      c.json({
+        codes: await regenerateBackupCodes(
+          db(c.env),
+          auth.account.id,
+          p.password,
+          config(c.env).rateLimits.loginPerAccount,
+        ),
+      }),
   });
 }

@@ -13,14 +13,28 @@ import { baseUrl, hostOf } from "../../http/urls";
 import { messagePage, resetPage } from "../../render/pages";
 import { confirmPassword } from "../../services/credentials";
 import { mailer } from "../../services/mailer";
-import { changeEmail, mailResetLink, newPasswordError, resetPassword, resetTokenValid, setPassword } from "../../services/passwords";
+import {
+  changeEmail,
+  mailResetLink,
+  newPasswordError,
+  resetPassword,
+  resetTokenValid,
+  setPassword,
+} from "../../services/passwords";
 
 /** Pleroma answers these with 200 and `{status: "success"}` or `{error}`. */
 const StatusOrError = z.union([z.object({ status: z.literal("success") }), z.object({ error: z.string() })]);
-const INVALID_TOKEN = "This password reset link is invalid, was already used or has expired. Ask for a new one from the sign-in page.";
+const INVALID_TOKEN =
+  "This password reset link is invalid, was already used or has expired. Ask for a new one from the sign-in page.";
 
 const resetParams = z.object({
-  data: z.object({ token: z.string().optional(), password: z.string().optional(), password_confirmation: z.string().optional() }).optional(),
+  data: z
+    .object({
+      token: z.string().optional(),
+      password: z.string().optional(),
+      password_confirmation: z.string().optional(),
+    })
+    .optional(),
   token: z.string().optional(),
   password: z.string().optional(),
   password_confirmation: z.string().optional(),
@@ -34,13 +48,19 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Pleroma"],
     auth: "user",
     scopes: ["write:security"],
-    params: z.object({ password: z.string().optional(), new_password: z.string().optional(), new_password_confirmation: z.string().optional() }),
+    params: z.object({
+      password: z.string().optional(),
+      new_password: z.string().optional(),
+      new_password_confirmation: z.string().optional(),
+    }),
     response: StatusOrError,
     handler: async (c, p, auth) => {
       const d = db(c.env);
       // Pleroma's order: the confirmation is compared before the current password is checked.
-      if ((p.new_password ?? "") !== (p.new_password_confirmation ?? "")) return c.json({ error: "New password does not match confirmation." });
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) return c.json({ error: "Invalid password." });
+      if ((p.new_password ?? "") !== (p.new_password_confirmation ?? ""))
+        return c.json({ error: "New password does not match confirmation." });
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
+        return c.json({ error: "Invalid password." });
       const invalid = newPasswordError(p.new_password, p.new_password_confirmation);
       if (invalid) return c.json({ error: invalid });
       await setPassword(d, auth.account.id, p.new_password!, auth.tokenId, config(c.env).passwordIterations);
@@ -59,7 +79,8 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     response: StatusOrError,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount))) return c.json({ error: "Invalid password." });
+      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
+        return c.json({ error: "Invalid password." });
       const changed = await changeEmail(d, config(c.env), baseUrl(c), auth.account, p.email);
       if ("error" in changed) return c.json({ error: changed.error });
       if (changed.mail) c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(changed.mail));
@@ -80,16 +101,24 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
       // Everything after the answer, so that it takes the same time whether or not the user exists.
-      if (login) c.executionCtx.waitUntil(mailResetLink(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("password reset", e)));
+      if (login)
+        c.executionCtx.waitUntil(
+          mailResetLink(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("password reset", e)),
+        );
       return c.body(null, 204);
     },
   });
 
   // The reset page the mail links to, and its form's target (Pleroma's paths and `data[...]` fields).
-  const noStore = { "Cache-Control": "no-store", "X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'" };
+  const noStore = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+  };
   app.get("/api/v1/pleroma/password_reset/:token", async (c) => {
     const token = c.req.param("token");
-    if (!(await resetTokenValid(db(c.env), token))) return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
+    if (!(await resetTokenValid(db(c.env), token)))
+      return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
     return c.html(resetPage(token), 200, noStore);
   });
   const doReset = async (c: Ctx) => {
@@ -103,8 +132,16 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
       if (!(await resetTokenValid(d, token))) return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
       return c.html(resetPage(token, invalid.replace(/^New password/, "The password")), 422, noStore);
     }
-    if (!(await resetPassword(d, token, password!, config(c.env).passwordIterations))) return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
-    return c.html(messagePage("Password reset", "Your password was changed. Sign in with the new one; your other sessions were signed out."), 200, noStore);
+    if (!(await resetPassword(d, token, password!, config(c.env).passwordIterations)))
+      return c.html(messagePage("Password reset", INVALID_TOKEN), 404, noStore);
+    return c.html(
+      messagePage(
+        "Password reset",
+        "Your password was changed. Sign in with the new one; your other sessions were signed out.",
+      ),
+      200,
+      noStore,
+    );
   };
   app.post("/api/v1/pleroma/password_reset", (c) => doReset(c as Ctx));
   app.post("/api/v1/pleroma/password_reset/:token", (c) => doReset(c as Ctx));
