@@ -56,12 +56,14 @@ import { registerAdminConfigRoutes } from "./routes/admin/config";
 import { registerAdminAnnouncementRoutes } from "./routes/admin/announcements";
 import { refreshSettings } from "./services/settings";
 
+import type { Effects } from "./services/effects";
+
 export type AppEnv = {
   Bindings: Env;
   Variables: {
     auth?: Auth | null;
-    /** Set false by a `federates` action that wrote no outbox row: route() then skips the delivery kick. */
-    outboxWritten?: boolean;
+    /** What must follow the action after the answer (`after()` in http/route.ts; run by route()). */
+    effects?: Effects;
     /** The parameters the route declares (route()): the only ones a `Link` header carries on. */
     paramNames?: ReadonlySet<string>;
   };

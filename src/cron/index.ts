@@ -9,9 +9,11 @@ import { db, now, statement, type DB } from "../db/client";
 import { instanceKeys, jobHeartbeats, rateLimits } from "../db/schema";
 import { and, asc, lt, lte, notLike, or } from "drizzle-orm";
 import { KNOWN_ADDRESS_MS } from "../services/credentials";
-import { deleteExpiredFilters } from "../services/filters";
+import { deleteExpiredFilters, filtersChanged } from "../services/filters";
+import { runEffects } from "../effects";
+import { mergeEffects } from "../services/effects";
 import { deleteExpiredMutes } from "../services/graph";
-import { configuredBase, publish, type StreamEvent } from "../services/events";
+import { configuredBase, type StreamEvent } from "../services/events";
 import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
@@ -55,12 +57,7 @@ const CLEANUP: Record<string, Job> = {
       ),
   expired_filters: async (env, d, t, ctx) => {
     const owners = await deleteExpiredFilters(d, t);
-    if (ctx)
-      publish(
-        env,
-        ctx,
-        owners.map((accountId) => ({ accountId, event: "filters_changed" as const, payload: null })),
-      );
+    if (ctx) runEffects(env, ctx, configuredBase(env), mergeEffects(...owners.map(filtersChanged)));
   },
   expired_mutes: (_env, d, t) => deleteExpiredMutes(d, t),
   collect_media: (env, _d, t) => collectUnattachedMedia(env, t),
@@ -79,19 +76,16 @@ const CLEANUP: Record<string, Job> = {
 const SEQUENCE: Record<string, Job> = {
   scheduled_statuses: async (env, d, t, ctx) => {
     const posted = await postDue(d, config(env), POST_FORMATS, t);
-    if (ctx)
-      publish(
-        env,
-        ctx,
-        posted.map((id) => ({ accountId: null, event: "update" as const, payload: id })),
-      );
+    // Their pushes and deliveries are this run's `push` and `federation` jobs.
+    const events = posted.map((id) => ({ accountId: null, event: "update" as const, payload: id }));
+    if (ctx) runEffects(env, ctx, configuredBase(env), { events });
   },
   polls: (_env, d, t) => closeEndedPolls(d, t),
   // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
   push: (env) => deliverPending(env, configuredBase(env)),
   expired_statuses: async (env, _d, t, ctx) => {
     const gone = await deleteExpiredStatuses(env, t);
-    if (ctx) publish(env, ctx, gone);
+    if (ctx) runEffects(env, ctx, configuredBase(env), { events: gone });
   },
   // Bounded steps of account deletions (after expired statuses: both delete statuses and their files).
   account_deletions: (env, _d, t) => runAccountDeletions(env, t),

@@ -13,8 +13,8 @@
  *    for two days, then dropped and the host marked failing (`instances.failing_since`). A host whose
  *    deliveries have all failed for over a day (`instances.unreachable_since`) is only probed: one delivery
  *    every 6 h, the rest waiting (and not woken) until a probe succeeds; other hosts are never held by it.
- * 3. **Kicks**: a federating route (`federates` in its spec) runs `kickFederation` after the response
- *    (waitUntil); the cron (`sweepFederation`, each minute) expands whatever is left and wakes every host with
+ * 3. **Kicks**: an action whose batch may have written outbox rows says so in its `Effects` (`federate`), and
+ *    the one door (src/effects.ts `runEffects`) runs `kickFederation` after the response (waitUntil); the cron (`sweepFederation`, each minute) expands whatever is left and wakes every host with
  *    due deliveries, so nothing depends on waitUntil alone. `drainFederation` does all of it at once, in the
  *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
  */

@@ -16,7 +16,7 @@ import { config } from "../env";
 import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
 import { parseNote, storeRemoteNote, type RemoteObject } from "../services/remote-statuses";
 import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
-import { publish } from "../services/events";
+import { runEffects } from "../effects";
 import { embeddedOnly } from "./loaders";
 import { isPostLike, typeName } from "./object-types";
 import type { FederationData } from "./index";
@@ -96,6 +96,6 @@ export async function receiveGroupAnnounce(
     extra: [fanOut],
   });
   if (!stored.stored) await d.$client.batch([fanOut]);
-  else if (ctx.data.exec) publish(ctx.data.env, ctx.data.exec, stored.events, base);
+  else if (ctx.data.exec) runEffects(ctx.data.env, ctx.data.exec, base, stored.effects);
   return true;
 }

@@ -46,5 +46,5 @@ export async function onFlag(ctx: InboxContext<FederationData>, flag: Flag): Pro
   });
   if (n === 0) console.log("inbox: Flag from", from.uri, "dropped (report_removal, or nobody here named)");
   // The moderators' `pleroma:report` notifications: pushed and streamed after the response.
-  else after(ctx, { events: [], notified: true });
+  else after(ctx, { push: true });
 }

@@ -52,8 +52,8 @@ import { deleteStatuses } from "../services/statuses";
 import { receiveActorDelete } from "../services/account-deletion";
 import { moveAccount } from "../services/move";
 import { resolveAccount, resolveEnv } from "../services/resolve";
-import { publish, type StreamEvent } from "../services/events";
-import { deliverPending } from "../services/push";
+import type { Effects } from "../services/effects";
+import { runEffects } from "../effects";
 import type { FederationData } from "./index";
 import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
@@ -111,14 +111,9 @@ export async function localTarget(ctx: InboxContext<FederationData>, uri: URL | 
   return a && a.domain === null ? a : null;
 }
 
-/** Streams after the response; push (and notification frames) when notifications were made. */
-export function after(ctx: InboxContext<FederationData>, r: { events: StreamEvent[]; notified: boolean }) {
-  const exec = ctx.data.exec;
-  const base = ctx.canonicalOrigin;
-  if (!exec) return;
-  publish(ctx.data.env, exec, r.events, base);
-  if (r.notified)
-    exec.waitUntil(deliverPending(ctx.data.env, base, 50, true).catch((e) => console.error("push delivery", e)));
+/** What an activity's handling said must follow it, through the one door, after the response. */
+export function after(ctx: InboxContext<FederationData>, e: Effects) {
+  if (ctx.data.exec) runEffects(ctx.data.env, ctx.data.exec, ctx.canonicalOrigin, e);
 }
 
 export const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
@@ -203,7 +198,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         if (chat.attributionId?.href !== from.uri || !chat.id || chat.id.origin !== new URL(from.uri).origin) return;
         const parsed = await parseChatMessage(chat, from.domain!);
         if (await receiveChatMessage(ctx.data.d, ctx.data.env, from, parsed, ctx.canonicalOrigin))
-          after(ctx, { events: [], notified: true });
+          after(ctx, { push: true });
         return;
       }
       // A poll vote (a Note with a `name`, or Pleroma's Answer) in a local poll is counted, never stored as a status.
@@ -227,7 +222,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
         base,
       });
-      if (stored.stored) after(ctx, { events: stored.events, notified: stored.notified });
+      if (stored.stored) after(ctx, stored.effects);
       // A reply to something not stored here: its ancestors are fetched after the response (bounded).
       if (stored.stored && note.inReplyTo)
         ctx.data.exec?.waitUntil(
@@ -255,8 +250,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         return;
       const edited = await updateRemoteNote(ctx.data.d, from, note);
       // Shown again, edited, on the streams that show it.
-      if (edited)
-        after(ctx, { events: [{ accountId: null, event: "status.update", payload: edited }], notified: false });
+      if (edited) after(ctx, { events: [{ accountId: null, event: "status.update", payload: edited }] });
     })
     .on(Add, async (ctx, add) => {
       const from = await sender(ctx, add);
@@ -284,7 +278,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         return;
       }
       const { events } = await deleteStatuses(ctx.data.d, [statusId]);
-      after(ctx, { events, notified: false });
+      after(ctx, { events });
     })
     .on(Move, async (ctx, move) => {
       // Only an actor moves itself; the target, refetched now, must list it among its aliases (alsoKnownAs).
@@ -301,7 +295,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       });
       if (!target || target.account.deactivated) return;
       await moveAccount(ctx.data.d, from, target.account, Date.now());
-      after(ctx, { events: [], notified: true });
+      after(ctx, { push: true });
     })
     .on(Block, onBlock)
     .on(Flag, onFlag)

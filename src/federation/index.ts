@@ -48,7 +48,7 @@ import { announceActivity, outboxActivity, statusObject, type NoteContext } from
 import { hostMeta } from "./host-meta";
 import { emojiTag } from "./emoji-tags";
 import { wantsActivityJson } from "../http/negotiate";
-import { kickFederation } from "./delivery";
+import { runEffects } from "../effects";
 import { D1KvStore } from "./kv";
 import { authenticateInbound } from "./inbound-auth";
 import { servedWithFullPublic } from "./public-audience";
@@ -599,6 +599,7 @@ export async function handleFederated(
   }
   // An accepted activity may have written an answer to the outbox (an Accept, a Reject): send it now rather
   // than at the next sweep, after the response.
-  if (req.method === "POST" && res.status < 300 && isInboxPath(url)) ctx.waitUntil(kickFederation(env));
+  if (req.method === "POST" && res.status < 300 && isInboxPath(url))
+    runEffects(env, ctx, url.origin, { federate: true });
   return res;
 }

@@ -12,11 +12,11 @@ import { requirePrivilege, type Privilege } from "../services/privileges";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";
 import { baseUrl, clientIp, decodePath } from "./urls";
-import { deliverPending } from "../services/push";
 import { config, type Config } from "../env";
 import { db } from "../db/client";
 import { hitAll } from "../services/rate-limit";
-import { kickFederation } from "../federation/delivery";
+import { runEffects } from "../effects";
+import { mergeEffects, type Effects } from "../services/effects";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
 export type Ctx = Context<AppEnv>;
@@ -49,19 +49,20 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
    * `Throttled` with `Retry-After`, before the handler runs.
    */
   rateLimit?: { name: keyof Config["rateLimits"]; by?: (params: z.output<P>) => string | undefined };
-  /** The action may create notifications: push them after the response. */
-  notifies?: boolean;
   /**
    * Staff only (the admin API): the caller must hold this privilege (src/services/privileges.ts), or be an admin
    * for `superuser`; checked before the parameters are read.
    */
   privilege?: Privilege | "superuser";
-  /**
-   * The action may write federation outbox rows: expand them and wake their hosts' delivery after the response
-   * (unless the handler set `outboxWritten` false).
-   */
-  federates?: boolean;
   handler: (c: Ctx, params: z.output<P>, auth: AuthFor<M>) => Promise<Response> | Response;
+}
+
+/**
+ * Hands an action's `Effects` (what its services returned) to run after the answer: the only way a route starts
+ * after-commit work. Several calls add up.
+ */
+export function after(c: Ctx, e: Effects | undefined): void {
+  if (e) c.set("effects", mergeEffects(c.get("effects"), e));
 }
 
 const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)(\{[^}]*\})?/g, "{$1}");
@@ -83,13 +84,8 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
     const res = await spec.handler(c, params, auth as AuthFor<M>);
-    if (spec.notifies)
-      c.executionCtx.waitUntil(
-        deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)),
-      );
-    // Skipped when the action says it wrote no outbox row (a post with no remote audience): the kick claims rows
-    // with a write statement, and the cron's sweep would find anything missed anyway.
-    if (spec.federates && c.get("outboxWritten") !== false) c.executionCtx.waitUntil(kickFederation(c.env));
+    // What the action's services said must follow it (`after`), through the one door.
+    runEffects(c.env, c.executionCtx, baseUrl(c), c.get("effects"));
     return res;
   };
   const paths = [spec.path];

@@ -24,12 +24,15 @@ import { notify } from "../services/notifications";
 import { dispatch } from "../services/events";
 import { renderChat } from "../render/chat";
 import { outboxWrite } from "../services/outbox";
+import type { Effects } from "../services/effects";
 
 export interface SentMessage {
   message: ChatMessageRow;
   media: MediaRow | null;
   /** False when an idempotent resend found the first message. */
   created: boolean;
+  /** What follows a new message: push of its `pleroma:chat_mention`, delivery of a local sender's ChatMessage. */
+  effects: Effects;
 }
 
 /** The writer itself: what the object runs (and, in the two-instance tests, runs in process: `chatRoomSeam`). */
@@ -62,7 +65,7 @@ export class ChatWriter {
           .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
           .where(dup)
           .limit(1);
-        if (found) return { ...found, created: false };
+        if (found) return { ...found, created: false, effects: {} };
       }
       const id = newId(t);
       const message: ChatMessageRow = {
@@ -107,7 +110,7 @@ export class ChatWriter {
         ? await d.select().from(mediaAttachments).where(eq(mediaAttachments.id, draft.mediaId))
         : [];
       this.waitUntil(this.publish(draft.chatId, base).catch((e: unknown) => console.error("chat update", e)));
-      return { message, media: media ?? null, created: true };
+      return { message, media: media ?? null, created: true, effects: { push: true, federate: !draft.uri } };
     });
   }
 
@@ -150,7 +153,8 @@ export class ChatWriter {
   }
 
   /** Deletes the sender's own message (its attachment goes back to the collector, its notification away). */
-  deleteMessage(chatId: string, sender: string, recipient: string, messageId: string): Promise<void> {
+  /** Deletes a local sender's message; answers what follows (the delivery of its Delete). */
+  deleteMessage(chatId: string, sender: string, recipient: string, messageId: string): Promise<Effects> {
     return this.serial(async () => {
       const d = db(this.env);
       const t = Date.now();
@@ -172,6 +176,7 @@ export class ChatWriter {
         ),
       );
       await d.$client.batch(stmts);
+      return { federate: true };
     });
   }
 

@@ -10,7 +10,7 @@ import { config } from "../env";
 import { db } from "../db/client";
 import { forbidden, notFound } from "../http/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
-import { route, type Ctx } from "../http/route";
+import { after, route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { renderToken } from "../render/oauth";
@@ -152,16 +152,14 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
     method: "patch",
     path: "/api/v1/accounts/update_credentials",
     summary: "Change the user's profile and settings",
-    federates: true,
     tags: ["Accounts"],
     auth: "user",
     scopes: ["write:accounts"],
     params: updateParams,
     response: AccountSchema,
     handler: async (c, p, auth) => {
-      const { saved, replaced } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, p);
-      // The old files go once the new profile is saved; nobody waits for it.
-      if (replaced.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(replaced));
+      const { saved, effects } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, p);
+      after(c, effects);
       return c.json(await renderOwn(c, saved.account, saved.user!));
     },
   });

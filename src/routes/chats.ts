@@ -10,7 +10,7 @@ import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { boolParam, optionalString } from "../http/params";
 import { notFound } from "../http/errors";
-import { route, type Ctx } from "../http/route";
+import { after, route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { ChatMessageSchema, ChatSchema } from "../schemas/chat";
 import { renderChat, renderChatMessage } from "../render/chat";
@@ -128,8 +128,6 @@ export function registerChatRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: write,
     params: z.object({ ...chatId, content: z.string().optional(), media_id: optionalString() }),
     response: ChatMessageSchema,
-    notifies: true,
-    federates: true,
     handler: async (c, p, auth) => {
       const me = auth.account.id;
       const draft = await chats.draftMessage(
@@ -140,6 +138,7 @@ export function registerChatRoutes(app: OpenAPIHono<AppEnv>) {
         { chatLimit: config(c.env).chatLimit, host: hostOf(c) },
       );
       const sent = await chats.chatRoom(c.env, draft.chatId).send(draft, baseUrl(c));
+      after(c, sent.effects);
       return c.json(renderChatMessage(renderContext(c, me), sent.message, sent.media));
     },
   });
@@ -179,7 +178,6 @@ export function registerChatRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: write,
     params: z.object({ ...chatId, message_id: z.string() }),
     response: ChatMessageSchema,
-    federates: true,
     handler: async (c, p, auth) => messageAction(c, p, auth.account.id, "delete"),
   });
 }
@@ -202,6 +200,6 @@ async function messageAction(c: Ctx, p: { id: string; message_id: string }, me: 
   // Only your own messages can be deleted; another's answers 404, as Pleroma does.
   if (found.message.accountId !== me) throw notFound();
   const other = found.chat.aId === me ? found.chat.bId : found.chat.aId;
-  await room.deleteMessage(found.chat.id, me, other, found.message.id);
+  after(c, await room.deleteMessage(found.chat.id, me, other, found.message.id));
   return c.json(renderChatMessage(ctx, found.message, found.media));
 }

@@ -10,8 +10,7 @@ import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { unprocessable } from "../http/errors";
 import { arrayParam, boolParam, intParam } from "../http/params";
-import { route, type Ctx } from "../http/route";
-import { publish } from "../services/events";
+import { after, route, type Ctx } from "../http/route";
 import * as filters from "../services/filters";
 
 const filterParams = z.object({
@@ -86,8 +85,7 @@ function oneKeyword(attrs: z.infer<typeof keywordAttributes> | undefined) {
   return kept[0] ?? null;
 }
 
-const changed = (c: Ctx, accountId: string) =>
-  publish(c.env, c.executionCtx, [{ accountId, event: "filters_changed", payload: null }]);
+const changed = (c: Ctx, accountId: string) => after(c, filters.filtersChanged(accountId));
 
 export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

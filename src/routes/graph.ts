@@ -8,12 +8,11 @@ import { blocks, endorsements, followRequests, follows, mutes } from "../db/sche
 import { notFound } from "../http/errors";
 import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam } from "../http/params";
-import { route, type Ctx } from "../http/route";
+import { after, route, type Ctx } from "../http/route";
 import { iso } from "../db/client";
 import { AccountSchema, RelationshipSchema } from "../schemas/account";
 import { findAccount, type AccountWithUser } from "../services/accounts";
 import { relatedAccounts } from "../services/account-pages";
-import { publish } from "../services/events";
 import * as graph from "../services/graph";
 import { loadRelationships } from "../services/relationships";
 import { answerAccounts } from "./account-list";
@@ -38,13 +37,6 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       method: "post",
       path: `/api/v1/accounts/:id/${name}`,
       summary,
-      notifies: name === "follow",
-      federates:
-        name === "follow" ||
-        name === "unfollow" ||
-        name === "block" ||
-        name === "unblock" ||
-        name === "remove_from_followers",
       tags: ["Relationships"],
       auth: "user",
       scopes,
@@ -53,7 +45,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       handler: async (c, p, auth: UserAuth) => {
         const target = await accountById(c, p.id);
         const result = await run(c, p, auth.account, target.account);
-        publish(c.env, c.executionCtx, result.events);
+        after(c, result.effects);
         return c.json(result.relationship);
       },
     });
@@ -236,8 +228,6 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       method: "post",
       path: `/api/v1/follow_requests/:id/${name}`,
       summary: name === "authorize" ? "Accept a follow request" : "Refuse a follow request",
-      notifies: name === "authorize",
-      federates: true,
       tags: ["Relationships"],
       auth: "user",
       scopes: ["follow", "write:follows"],
@@ -246,7 +236,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       handler: async (c, p, auth) => {
         const requester = await accountById(c, p.id);
         const result = await run(db(c.env), auth.account, requester.account.id);
-        publish(c.env, c.executionCtx, result.events);
+        after(c, result.effects);
         return c.json(result.relationship);
       },
     });

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { arrayParam, intParam } from "../http/params";
-import { route, type Ctx } from "../http/route";
+import { after, route, type Ctx } from "../http/route";
 import { PollSchema } from "../schemas/status";
 import { vote } from "../services/status-actions";
 import { visiblePollStatus } from "../services/statuses";
@@ -34,12 +34,10 @@ export function registerPollRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Polls"],
     auth: "user",
     scopes: ["write:statuses"],
-    // A vote in a remote poll is sent to its author.
-    federates: true,
     params: z.object({ id: z.string(), choices: arrayParam(intParam()) }),
     response: PollSchema,
     handler: async (c, p, auth) => {
-      await vote(db(c.env), auth.account, p.id, p.choices);
+      after(c, (await vote(db(c.env), auth.account, p.id, p.choices)).effects);
       return c.json(await pollAnswer(c, p.id, auth.account.id));
     },
   });

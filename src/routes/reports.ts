@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { arrayParam, boolParam } from "../http/params";
-import { route } from "../http/route";
+import { after, route } from "../http/route";
 import { createReport } from "../services/reports";
 import { accountById } from "./graph";
 
@@ -23,17 +23,15 @@ export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
       forward: boolParam().optional(),
     }),
     response: ReportSchema,
-    notifies: true,
-    // A forwarded report is a Flag to the reported account's server.
-    federates: true,
     handler: async (c, p, auth) => {
       const target = await accountById(c, p.account_id);
-      const report = await createReport(db(c.env), auth.account.id, {
+      const { report, effects } = await createReport(db(c.env), auth.account.id, {
         accountId: target.account.id,
         statusIds: [...new Set(p.status_ids ?? [])],
         comment: p.comment ?? "",
         forward: p.forward ?? false,
       });
+      after(c, effects);
       return c.json({ id: report.id, action_taken: false });
     },
   });

@@ -9,7 +9,7 @@ import { bookmarks } from "../db/schema";
 import type { UserAuth } from "../http/auth";
 import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam, optionalString } from "../http/params";
-import { route, type Ctx } from "../http/route";
+import { after, route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { POST_FORMATS } from "../render/instance";
 import { renderReactions } from "../render/reaction";
@@ -39,8 +39,6 @@ import {
   visibleStatus,
   type PostContext,
 } from "../services/statuses";
-import { publish } from "../services/events";
-import { deliverPending } from "../services/push";
 import * as actions from "../services/status-actions";
 import { scheduledById, scheduleStatus } from "../services/scheduled";
 import { answerAccounts } from "./account-list";
@@ -94,7 +92,6 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     path: "/api/v1/statuses",
     summary: "Post a status (or schedule it, or preview it)",
     tags: ["Statuses"],
-    federates: true,
     auth: "user",
     scopes: ["write:statuses"],
     params: postParams,
@@ -121,20 +118,13 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
         }
         return c.json(await loadStatus(c, id, auth.account.id));
       }
-      const { prepared, participationId, author, notified, federated } = created;
+      const { prepared, participationId, author, effects } = created;
       const s = prepared.status;
-      c.set("outboxWritten", federated);
+      after(c, effects);
       // The answer is rendered from what was just written: no second read.
       const h = previewHydrated(prepared, { account: { ...auth.account, ...author }, user: auth.user });
       if (participationId) h.participations.set(s.threadId, participationId);
       if (auth.app) h.apps.set(auth.app.id, { name: auth.app.name, website: auth.app.website });
-      if (s.cardUrl) c.executionCtx.waitUntil(ensureCard(ctx.d, s.cardUrl, allowPrivateAddress(c.env)));
-      // Delivery starts only when the post notified someone (a mention, a subscriber).
-      if (notified)
-        c.executionCtx.waitUntil(
-          deliverPending(c.env, baseUrl(c), 50, true).catch((e) => console.error("push delivery", e)),
-        );
-      publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: s.id }], baseUrl(c));
       return c.json(renderStatuses(renderContext(c, auth.account.id), h, [s.id])[0]);
     },
   });
@@ -182,7 +172,6 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     path: "/api/v1/statuses/:id",
     summary: "Delete your status (answers it with its source, for redrafting)",
     tags: ["Statuses"],
-    federates: true,
     auth: "user",
     scopes: ["write:statuses"],
     params: idParam,
@@ -192,9 +181,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const s = await visibleStatus(d, p.id, auth.account.id);
       if (s.accountId !== auth.account.id) throw notFound();
       const rendered = await loadStatus(c, s.id, auth.account.id, { withSource: true });
-      const { files, events } = await deleteStatuses(d, [s.id]);
-      if (files.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(files));
-      publish(c.env, c.executionCtx, events, baseUrl(c));
+      after(c, (await deleteStatuses(d, [s.id])).effects);
       return c.json(rendered);
     },
   });
@@ -276,44 +263,37 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
   const action = (
     name: string,
     scopes: string[],
-    run: (c: Ctx, p: any, auth: UserAuth) => Promise<string>,
+    run: (c: Ctx, p: any, auth: UserAuth) => Promise<actions.Acted>,
     params: z.ZodRawShape = {},
   ) =>
     route(app, {
       method: "post",
       path: `/api/v1/statuses/:id/${name}`,
       summary: `${name[0].toUpperCase()}${name.slice(1)} a status`,
-      notifies: name === "reblog" || name === "favourite",
-      // Pins go to followers as Add/Remove on the featured collection.
-      federates: ["reblog", "unreblog", "favourite", "unfavourite", "pin", "unpin"].includes(name),
       tags: ["Statuses"],
       auth: "user",
       scopes,
       params: z.object({ id: z.string(), ...params }),
       response: StatusSchema,
-      handler: async (c, p, auth) => c.json(await loadStatus(c, await run(c, p, auth), auth.account.id)),
+      handler: async (c, p, auth) => {
+        const acted = await run(c, p, auth);
+        after(c, acted.effects);
+        return c.json(await loadStatus(c, acted.id, auth.account.id));
+      },
     });
   const d = (c: Ctx) => db(c.env);
   action(
     "reblog",
     ["write:statuses"],
-    async (c, p, a) => {
-      const made = await actions.reblog(d(c), a.account, p.id, {
+    (c, p, a) =>
+      actions.reblog(d(c), a.account, p.id, {
         base: baseUrl(c),
         inlineFanoutMax: config(c.env).inlineFanoutMax,
         visibility: p.visibility,
-      });
-      if (made.created)
-        publish(c.env, c.executionCtx, [{ accountId: null, event: "update", payload: made.id }], baseUrl(c));
-      return made.id;
-    },
+      }),
     { visibility: optionalString() },
   );
-  action("unreblog", ["write:statuses"], async (c, p, a) => {
-    const { id, events } = await actions.unreblog(d(c), a.account, p.id);
-    publish(c.env, c.executionCtx, events, baseUrl(c));
-    return id;
-  });
+  action("unreblog", ["write:statuses"], (c, p, a) => actions.unreblog(d(c), a.account, p.id));
   action("favourite", ["write:favourites"], (c, p, a) => actions.favourite(d(c), a.account, p.id, true));
   action("unfavourite", ["write:favourites"], (c, p, a) => actions.favourite(d(c), a.account, p.id, false));
   action("bookmark", ["write:bookmarks"], (c, p, a) => actions.bookmark(d(c), a.account, p.id, true));
@@ -367,15 +347,16 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       method,
       path: "/api/v1/pleroma/statuses/:id/reactions/:emoji",
       summary: on ? "React to a status with an emoji" : "Remove your emoji reaction",
-      notifies: on,
-      federates: true,
       tags: ["Reactions"],
       auth: "user",
       scopes: ["write:statuses"],
       params: z.object({ id: z.string(), emoji: z.string() }),
       response: StatusSchema,
-      handler: async (c, p, auth) =>
-        c.json(await loadStatus(c, await actions.react(db(c.env), auth.account, p.id, p.emoji, on), auth.account.id)),
+      handler: async (c, p, auth) => {
+        const acted = await actions.react(db(c.env), auth.account, p.id, p.emoji, on);
+        after(c, acted.effects);
+        return c.json(await loadStatus(c, acted.id, auth.account.id));
+      },
     });
   }
 }

@@ -10,6 +10,7 @@
  * still taken (as Pleroma keeps a deleted user's nickname: its old ActivityPub id must never name someone else).
  * A remote actor that deleted itself is emptied by the same job (`receiveActorDelete`).
  */
+import type { Effects } from "./effects";
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { db, statement, type DB } from "../db/client";
@@ -79,8 +80,10 @@ export async function startAccountDeletion(
   accountId: string,
   t: number,
   requestedBy: string | null = accountId,
-): Promise<void> {
+): Promise<Effects> {
   await d.$client.batch(accountDeletionStatements(d, accountId, t, requestedBy));
+  // The actor's Delete goes to the servers that know it.
+  return { federate: true };
 }
 
 /** Whether the account is being (or has been) deleted: its actor answers as gone only once the job has finished. */

@@ -23,6 +23,7 @@ import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import { config, type Config, type Env } from "../env";
 import { mailer } from "./mailer";
 import type { AppRow } from "./apps";
+import type { Effects } from "./effects";
 import { isStoredKey, storeImage } from "./media";
 import { buildToken, type IssuedToken } from "./tokens";
 import { localEmojisNamed, profileEmojis, shortcodesIn } from "./emoji";
@@ -495,8 +496,8 @@ export interface CredentialsInput {
 
 /**
  * Updates the user's profile and settings: Pleroma's length and count checks (413), new images stored first,
- * then account and user rows in one batch. Answers the saved rows and the keys of the images replaced, which
- * the caller deletes once the answer is on its way.
+ * then account and user rows in one batch. Answers the saved rows and what follows (the replaced images'
+ * deletion, the delivery of the profile's Update).
  */
 export async function updateCredentials(
   d: DB,
@@ -504,7 +505,7 @@ export async function updateCredentials(
   media: R2Bucket,
   me: { account: AccountRow; user: UserRow },
   input: CredentialsInput,
-): Promise<{ saved: AccountWithUser; replaced: string[] }> {
+): Promise<{ saved: AccountWithUser; effects: Effects }> {
   const update = credentialsUpdate(cfg, input, me.user);
   const prefix = `accounts/${me.account.id.toLowerCase()}`;
   const images = [
@@ -534,7 +535,8 @@ export async function updateCredentials(
     if (isStoredKey(old)) replaced.push(old);
   }
   const saved = await saveCredentials(d, me.account.id, update, me.account);
-  return { saved, replaced };
+  // The old images go once the new profile is saved; the profile goes to the followers' servers (Update).
+  return { saved, effects: { files: replaced, federate: true } };
 }
 
 /** The column changes an update asks for, after Pleroma's length and count checks (413 when exceeded). */

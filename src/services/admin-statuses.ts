@@ -1,10 +1,10 @@
 /** The admin API's rules about statuses (Pleroma 2.5's `AdminAPI.StatusController` and the user's statuses). */
+import type { Effects } from "./effects";
 import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
 import { accounts, statuses } from "../db/schema";
 import { badRequest, notFound } from "../http/errors";
-import type { StreamEvent } from "./events";
 import { logEntry, type Actor } from "./moderation-log";
 import { deleteStatuses } from "./statuses";
 
@@ -91,11 +91,7 @@ export async function updateStatus(
 }
 
 /** Deletes through the one delete path (federation, streams, counters follow), the log entry in its batch. */
-export async function adminDeleteStatus(
-  d: DB,
-  actor: Actor,
-  id: string,
-): Promise<{ files: string[]; events: StreamEvent[] }> {
+export async function adminDeleteStatus(d: DB, actor: Actor, id: string): Promise<Effects> {
   const s = await anyStatus(d, id);
   const author = await d
     .select({ username: accounts.username, domain: accounts.domain })
@@ -120,6 +116,5 @@ export async function adminDeleteStatus(
     `@${actor.username} deleted status #${id}`,
     t,
   );
-  const { files, events } = await deleteStatuses(d, [id], { extra: [log] });
-  return { files, events };
+  return (await deleteStatuses(d, [id], { extra: [log] })).effects;
 }

@@ -1,4 +1,5 @@
 /** Keyword filters (Mastodon v1). Expired filters are left out on read; the cron deletes them. */
+import type { Effects } from "./effects";
 import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
@@ -108,3 +109,8 @@ export async function deleteExpiredFilters(d: DB, t: number, max = 500): Promise
     .returning({ accountId: filters.accountId });
   return [...new Set(rows.map((r) => r.accountId))];
 }
+
+/** What follows any change to the user's filters: `filters_changed` on their streams (clients refetch them). */
+export const filtersChanged = (accountId: string): Effects => ({
+  events: [{ accountId, event: "filters_changed", payload: null }],
+});

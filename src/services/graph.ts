@@ -5,6 +5,7 @@
  * its server reports) and reads back the resulting relationship. Rows standing for an activity (follows,
  * requests, blocks) get their ActivityPub id (`localActivityUri`) in the same batch.
  */
+import type { Effects } from "./effects";
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, mixedBatch, now } from "../db/client";
@@ -34,7 +35,8 @@ export const MAX_ENDORSEMENTS = 20;
 
 export interface GraphResult {
   relationship: Relationship;
-  events: StreamEvent[];
+  /** What follows: `pleroma:follow_relationships_update` events, push, delivery. */
+  effects: Effects;
 }
 
 /**
@@ -149,7 +151,7 @@ export async function follow(
   if (existing) {
     if (opts.reblogs !== undefined)
       writes.push(d.update(follows).set({ showReblogs: opts.reblogs }).where(eq(follows.id, existing.id)));
-    return { ...(await writeAndRead(d, me.id, target.id, writes)), events: [] };
+    return { ...(await writeAndRead(d, me.id, target.id, writes)), effects: {} };
   }
   if (pending) {
     const requestId = newId(t);
@@ -192,7 +194,14 @@ export async function follow(
     ]);
     return {
       relationship,
-      events: followEvent("follow_pending", me.id, target.id, counts, [me.id, ...(isLocal(target) ? [target.id] : [])]),
+      effects: {
+        events: followEvent("follow_pending", me.id, target.id, counts, [
+          me.id,
+          ...(isLocal(target) ? [target.id] : []),
+        ]),
+        push: true,
+        federate: true,
+      },
     };
   }
   const followId = newId(t);
@@ -220,7 +229,14 @@ export async function follow(
       onlyIf: sql`EXISTS (SELECT 1 FROM follows WHERE id = ${followId})`,
     }),
   ]);
-  return { relationship, events: followEvent("follow_accept", me.id, target.id, counts, [me.id, target.id]) };
+  return {
+    relationship,
+    effects: {
+      events: followEvent("follow_accept", me.id, target.id, counts, [me.id, target.id]),
+      push: true,
+      federate: true,
+    },
+  };
 }
 
 export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
@@ -252,7 +268,7 @@ export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promi
       unnotify(d, { type: "follow_request", to: target.id, from: me.id }),
     ],
   );
-  return { relationship, events: [] };
+  return { relationship, effects: { federate: true } };
 }
 
 /** Accepts a pending request of `requesterId` to follow `me`. */
@@ -300,7 +316,14 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
       }),
     ],
   );
-  return { relationship, events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]) };
+  return {
+    relationship,
+    effects: {
+      events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]),
+      push: true,
+      federate: true,
+    },
+  };
 }
 
 export async function rejectRequest(d: DB, me: AccountRow, requesterId: string): Promise<GraphResult> {
@@ -327,7 +350,10 @@ export async function rejectRequest(d: DB, me: AccountRow, requesterId: string):
     ],
     [unnotify(d, { type: "follow_request", to: me.id, from: requesterId })],
   );
-  return { relationship, events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]) };
+  return {
+    relationship,
+    effects: { events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]), federate: true },
+  };
 }
 
 /** Blocking ends every tie between the two: follows and requests both ways, subscriptions, endorsements, lists. */
@@ -382,7 +408,7 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
     // What the blocked account caused is no longer shown.
     d.delete(notifications).where(and(eq(notifications.accountId, me.id), eq(notifications.fromAccountId, target.id))),
   ]);
-  return { relationship, events: [] };
+  return { relationship, effects: { federate: true } };
 }
 
 export async function unblock(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
@@ -393,7 +419,7 @@ export async function unblock(d: DB, me: AccountRow, target: AccountRow): Promis
     }),
     d.delete(blocks).where(and(eq(blocks.accountId, me.id), eq(blocks.targetAccountId, target.id))),
   ]);
-  return { relationship, events: [] };
+  return { relationship, effects: { federate: true } };
 }
 
 /**
@@ -417,7 +443,10 @@ export async function removeFromFollowers(d: DB, me: AccountRow, follower: Accou
     recount(d, me.id),
     recount(d, follower.id),
   ]);
-  return { relationship, events: followEvent("follow_reject", follower.id, me.id, counts, [follower.id, me.id]) };
+  return {
+    relationship,
+    effects: { events: followEvent("follow_reject", follower.id, me.id, counts, [follower.id, me.id]), federate: true },
+  };
 }
 
 /** Mastodon's account notes: as long as `ACCOUNT_NOTE_MAX`. */
@@ -449,7 +478,7 @@ export async function setAccountNote(d: DB, me: AccountRow, target: AccountRow, 
           .delete(accountNotes)
           .where(and(eq(accountNotes.accountId, me.id), eq(accountNotes.targetAccountId, target.id))),
   ]);
-  return { relationship, events: [] };
+  return { relationship, effects: {} };
 }
 
 export async function mute(
@@ -477,14 +506,14 @@ export async function mute(
         set: { hideNotifications: opts.notifications, expiresAt },
       }),
   ]);
-  return { relationship, events: [] };
+  return { relationship, effects: {} };
 }
 
 export async function unmute(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     d.delete(mutes).where(and(eq(mutes.accountId, me.id), eq(mutes.targetAccountId, target.id))),
   ]);
-  return { relationship, events: [] };
+  return { relationship, effects: {} };
 }
 
 export async function endorse(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
@@ -530,14 +559,14 @@ export async function endorse(d: DB, me: AccountRow, target: AccountRow): Promis
     if (!relationship.following) throw badRequest(`Could not endorse user: You are not following ${target.username}`);
     throw badRequest("You have already pinned the maximum number of users");
   }
-  return { relationship, events: [] };
+  return { relationship, effects: {} };
 }
 
 export async function unendorse(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     d.delete(endorsements).where(and(eq(endorsements.accountId, me.id), eq(endorsements.targetAccountId, target.id))),
   ]);
-  return { relationship, events: [] };
+  return { relationship, effects: {} };
 }
 
 export async function subscribe(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
@@ -545,7 +574,7 @@ export async function subscribe(d: DB, me: AccountRow, target: AccountRow): Prom
   if (await isBlockedBy(d, me.id, target.id)) throw forbidden(`Could not subscribe: ${target.username} blocked you.`);
   const t = now();
   const { relationship } = await writeAndRead(d, me.id, target.id, [subscribeWrite(d, me.id, target.id, t)]);
-  return { relationship, events: [] };
+  return { relationship, effects: {} };
 }
 
 export async function unsubscribe(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
@@ -554,7 +583,7 @@ export async function unsubscribe(d: DB, me: AccountRow, target: AccountRow): Pr
       .delete(subscriptions)
       .where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
   ]);
-  return { relationship, events: [] };
+  return { relationship, effects: {} };
 }
 
 /** A valid, normalised domain name or null. */

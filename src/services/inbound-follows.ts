@@ -4,6 +4,7 @@
  * the recounts, the notification and the outbox row of the answer (`outboxWrite`) together. The caller (the
  * inbox) has already checked that the sender signed the activity and stored it with `upsertActor`.
  */
+import type { Effects } from "./effects";
 import { and, eq, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
@@ -15,13 +16,10 @@ import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 import type { FollowCounts, StreamEvent } from "./events";
 
-export interface InboundResult {
-  events: StreamEvent[];
-  /** Whether a notification may have been created (then push/stream delivery is worth starting). */
-  notified: boolean;
-}
+/** What follows an incoming follow activity: the relationship events, and push when it notified someone. */
+export type InboundResult = Effects;
 
-const none: InboundResult = { events: [], notified: false };
+const none: InboundResult = {};
 
 const countsOf = (d: DB, ids: string[]) =>
   d
@@ -110,7 +108,7 @@ export async function receiveFollow(
     ]);
     return {
       events: followEvent("follow_pending", actor.id, target.id, results[2] as FollowCounts[], target.id),
-      notified: true,
+      push: true,
     };
   }
   const followId = newId(t);
@@ -139,7 +137,7 @@ export async function receiveFollow(
   ]);
   return {
     events: followEvent("follow_accept", actor.id, target.id, results[4] as FollowCounts[], target.id),
-    notified: true,
+    push: true,
   };
 }
 
@@ -206,7 +204,7 @@ export async function receiveAccept(
       results[results.length - 1] as FollowCounts[],
       request.accountId,
     ),
-    notified: false,
+    push: false,
   };
 }
 
@@ -243,7 +241,7 @@ export async function receiveReject(d: DB, sender: AccountRow, ref: FollowRef): 
       results[results.length - 1] as FollowCounts[],
       followerId,
     ),
-    notified: false,
+    push: false,
   };
 }
 

@@ -5,6 +5,7 @@
  * by the one visibility rule are acted on (never a local-only one); every write is idempotent by the activity's
  * id and by its pair (one favourite, one reblog, one reaction per emoji and account).
  */
+import type { Effects } from "./effects";
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
@@ -12,14 +13,14 @@ import { newId } from "../db/ids";
 import { emojiReactions, favourites, statuses, type Visibility } from "../db/schema";
 import type { AccountRow } from "./remote-accounts";
 import type { StatusRow } from "./hydrate";
-import type { StreamEvent } from "./events";
 import { notify } from "./notifications";
 import { deleteStatuses, recountFavourites } from "./statuses";
 import { visibleTo } from "./visibility";
 import { writeReblog } from "./status-actions";
 
-export type Received = { events: StreamEvent[]; notified: boolean };
-const NOTHING: Received = { events: [], notified: false };
+/** What follows an incoming interaction: stream events, and push when it notified someone. */
+export type Received = Effects;
+const NOTHING: Received = {};
 
 /** A local status `from` may act on: its own (not a reblog), not local-only, and visible to it. */
 export function localTarget(d: DB, uri: string, from: AccountRow): Promise<StatusRow | undefined> {
@@ -68,7 +69,7 @@ export async function receiveLike(
     statement(d, recountFavourites(status.id)),
     notify(d, { type: "favourite", to: status.accountId, from: from.id, statusId: status.id, onlyIf: made }),
   ]);
-  return { events: [], notified: true };
+  return { push: true };
 }
 
 /** A reaction as received: a unicode emoji, or a custom emoji of the sender's server (shortcode and image). */
@@ -119,7 +120,7 @@ export async function receiveReaction(
       onlyIf: made,
     }),
   ]);
-  return { events: [], notified: true };
+  return { push: true };
 }
 
 /**
@@ -143,7 +144,7 @@ export async function receiveAnnounce(
     if (String(e).includes("UNIQUE")) return NOTHING;
     throw e;
   }
-  return { events: [{ accountId: null, event: "update", payload: id }], notified: true };
+  return { events: [{ accountId: null, event: "update", payload: id }], push: true };
 }
 
 /**
@@ -203,6 +204,6 @@ export async function receiveUndoInteraction(
     ]);
     return NOTHING;
   }
-  if (reblog[0]) return { events: (await deleteStatuses(d, [reblog[0].id])).events, notified: false };
+  if (reblog[0]) return { events: (await deleteStatuses(d, [reblog[0].id])).events };
   return NOTHING;
 }

@@ -9,6 +9,7 @@
  * number per run: their follow of the origin ends, a follow (or request) of the target starts, as Pleroma's
  * `move_following` does. An incoming `Move` is handled the same way once the target, refetched, lists the origin.
  */
+import type { Effects } from "./effects";
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { db, statement, type DB } from "../db/client";
@@ -38,24 +39,32 @@ export async function listAliases(d: DB, account: AccountRow, localHost: string)
 }
 
 /** Adds `alias` to the account's aliases (already there: nothing changes). Answers an error message or null. */
-export async function addAlias(d: DB, account: AccountRow, alias: AccountRow, t: number): Promise<string | null> {
-  if (alias.id === account.id) return "Can not add self as alias.";
-  if (account.alsoKnownAs.includes(alias.uri)) return null;
-  if (account.alsoKnownAs.length >= MAX_ALIASES) return "Too many aliases.";
+export async function addAlias(
+  d: DB,
+  account: AccountRow,
+  alias: AccountRow,
+  t: number,
+): Promise<{ error: string | null; effects: Effects }> {
+  if (alias.id === account.id) return { error: "Can not add self as alias.", effects: {} };
+  if (account.alsoKnownAs.includes(alias.uri)) return { error: null, effects: {} };
+  if (account.alsoKnownAs.length >= MAX_ALIASES) return { error: "Too many aliases.", effects: {} };
   await setAliases(d, account, [...account.alsoKnownAs, alias.uri], t);
-  return null;
+  return { error: null, effects: ALIASES_ANNOUNCED };
 }
 
-/** Removes `alias`; false when it was not an alias. */
-export async function removeAlias(d: DB, account: AccountRow, alias: AccountRow, t: number): Promise<boolean> {
-  if (!account.alsoKnownAs.includes(alias.uri)) return false;
+/** A change of aliases goes to the followers' servers (the actor's Update). */
+const ALIASES_ANNOUNCED: Effects = { federate: true };
+
+/** Removes `alias`; null when it was not an alias. */
+export async function removeAlias(d: DB, account: AccountRow, alias: AccountRow, t: number): Promise<Effects | null> {
+  if (!account.alsoKnownAs.includes(alias.uri)) return null;
   await setAliases(
     d,
     account,
     account.alsoKnownAs.filter((u) => u !== alias.uri),
     t,
   );
-  return true;
+  return ALIASES_ANNOUNCED;
 }
 
 /** The aliases written, and (for a local account) announced to its followers in the same batch. */
@@ -68,10 +77,15 @@ async function setAliases(d: DB, account: AccountRow, alsoKnownAs: string[], t: 
 
 /**
  * Records the move of `origin` to `target` (local origin: `move_account`; remote: an incoming `Move`). Answers
- * Pleroma's error message when the target does not list the origin, else null.
+ * Pleroma's error message when the target does not list the origin, else null, and what follows.
  */
-export async function moveAccount(d: DB, origin: AccountRow, target: AccountRow, t: number): Promise<string | null> {
-  if (origin.id === target.id || !target.alsoKnownAs.includes(origin.uri)) return NOT_ALIASED;
+export async function moveAccount(
+  d: DB,
+  origin: AccountRow,
+  target: AccountRow,
+  t: number,
+): Promise<{ error: string | null; effects: Effects }> {
+  if (origin.id === target.id || !target.alsoKnownAs.includes(origin.uri)) return { error: NOT_ALIASED, effects: {} };
   const followers = await d.all<{ id: string }>(
     sql`SELECT f.account_id AS id FROM follows f JOIN users u ON u.account_id = f.account_id WHERE f.target_account_id = ${origin.id}`,
   );
@@ -83,7 +97,8 @@ export async function moveAccount(d: DB, origin: AccountRow, target: AccountRow,
     notify(d, { type: "move", to: followers.map((f) => f.id), from: origin.id, targetAccountId: target.id }),
     ...(origin.domain === null ? [outboxWrite(d, origin.id, { type: "Move", targetId: target.id }, t)] : []),
   ]);
-  return null;
+  // The Move goes to the followers' servers; local followers are notified.
+  return { error: null, effects: { push: true, federate: true } };
 }
 
 /** The account an account moved to, for its `moved` field (null when it has not moved or the target is gone). */

@@ -5,6 +5,7 @@
  * author's reported counter join that batch. Only what concerns this instance is stored (`relevant`). Updates
  * and deletes come only from the author.
  */
+import type { Effects } from "./effects";
 import { Article, Document, Hashtag, Link, Mention, Note, PUBLIC_COLLECTION, Question } from "@fedify/vocab";
 import { LanguageString } from "@fedify/vocab-runtime";
 import { and, eq, sql } from "drizzle-orm";
@@ -17,7 +18,6 @@ import type { AccountRow } from "./remote-accounts";
 import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "./remote-objects";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
-import type { StreamEvent } from "./events";
 import { votersCount } from "./remote-polls";
 import { adaptObjectType, type ConvertedObject } from "../federation/object-types";
 
@@ -233,8 +233,7 @@ export async function unknownMentions(d: DB, note: ParsedNote, localOrigin: stri
 }
 
 export type StoreResult =
-  | { stored: false; reason: "exists" | "irrelevant" }
-  | { stored: true; statusId: string; notified: boolean; events: StreamEvent[] };
+  { stored: false; reason: "exists" | "irrelevant" } | { stored: true; statusId: string; effects: Effects };
 
 /**
  * Stores a remote status if it concerns this instance: its author is followed by a local account, or it
@@ -378,8 +377,7 @@ export async function storeRemoteNote(
     return {
       stored: true,
       statusId: id,
-      notified: written.notified,
-      events: [{ accountId: null, event: "update", payload: id }],
+      effects: written.effects,
     };
   } catch (e) {
     // A concurrent delivery of the same object stored it first (the uri is unique): nothing more to do.

@@ -3,6 +3,7 @@
  * account made with `forward` is also sent to its server (a `Flag` by the instance actor, in the report's
  * batch); a `Flag` received from another server becomes a report here (`receiveFlag`).
  */
+import type { Effects } from "./effects";
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
@@ -41,7 +42,7 @@ export async function createReport(
   d: DB,
   reporterId: string,
   input: { accountId: string; statusIds: string[]; comment: string; forward: boolean },
-): Promise<ReportRow> {
+): Promise<{ report: ReportRow; effects: Effects }> {
   if (input.accountId === reporterId) throw badRequest("You cannot report yourself");
   // Only statuses of the reported account, and ones the reporter can see, go with the report.
   const found = input.statusIds.length
@@ -90,7 +91,8 @@ export async function createReport(
         ]
       : []),
   ]);
-  return report;
+  // Moderators are notified; a forwarded report is a Flag to deliver.
+  return { report, effects: { push: true, federate: input.forward } };
 }
 
 /**

@@ -4,6 +4,7 @@
  * batch, and recounts the counters it touches from the rows (of local statuses; a remote status's are its server's).
  * Favourites and reactions get their ActivityPub id (`localActivityUri`) in that batch; a reblog is a status with its uri.
  */
+import type { Effects } from "./effects";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
@@ -21,7 +22,6 @@ import {
 import { badRequest, notFound, unprocessable } from "../http/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
-import type { StreamEvent } from "./events";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
 import { fanOut, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
@@ -29,6 +29,12 @@ import { outboxWrite } from "./outbox";
 import { countOwnVote } from "./remote-polls";
 
 export const MAX_PINNED = 5;
+
+/** What an action answers: the status (or poll) acted on, and what must follow. */
+export interface Acted {
+  id: string;
+  effects: Effects;
+}
 
 /**
  * Reblogs a status (once; again returns the same reblog, `created` false). Direct statuses, and others' private
@@ -39,7 +45,7 @@ export async function reblog(
   me: AccountRow,
   id: string,
   opts: { base: string; inlineFanoutMax: number; visibility?: string },
-): Promise<{ id: string; created: boolean }> {
+): Promise<Acted> {
   const { base, visibility } = opts;
   const original = await visibleStatus(d, id, me.id);
   const target = original.reblogOfId ? await visibleStatus(d, original.reblogOfId, me.id) : original;
@@ -52,7 +58,7 @@ export async function reblog(
     .from(statuses)
     .where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id)))
     .get();
-  if (existing) return { id: existing.id, created: false };
+  if (existing) return { id: existing.id, effects: {} };
   const t = now();
   const rid = newId(t);
   // A reblog never reaches further than the status it shares.
@@ -88,7 +94,14 @@ export async function reblog(
     .from(statuses)
     .where(and(eq(statuses.accountId, me.id), eq(statuses.reblogOfId, target.id)))
     .get();
-  return { id: made!.id, created: made!.id === rid };
+  // Made by this request (not a racing one): on the streams, notified, to the followers' servers.
+  const created = made!.id === rid;
+  return {
+    id: made!.id,
+    effects: created
+      ? { events: [{ accountId: null, event: "update", payload: rid }], push: true, federate: true }
+      : {},
+  };
 }
 
 /**
@@ -140,7 +153,7 @@ export async function writeReblog(
 }
 
 /** Removes the user's reblog; answers the original and the stream events of the reblogs deleted. */
-export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id: string; events: StreamEvent[] }> {
+export async function unreblog(d: DB, me: AccountRow, id: string): Promise<Acted> {
   const original = await visibleStatus(d, id, me.id);
   const targetId = original.reblogOfId ?? original.id;
   const mine = await d
@@ -153,7 +166,7 @@ export async function unreblog(d: DB, me: AccountRow, id: string): Promise<{ id:
     d,
     mine.map((r) => r.id),
   );
-  return { id: targetId, events };
+  return { id: targetId, effects: { events, federate: true } };
 }
 
 /** The status actions apply to: a reblog stands for its original. */
@@ -162,7 +175,7 @@ async function actionTarget(d: DB, me: AccountRow, id: string): Promise<StatusRo
   return s.reblogOfId ? visibleStatus(d, s.reblogOfId, me.id) : s;
 }
 
-export async function favourite(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
+export async function favourite(d: DB, me: AccountRow, id: string, on: boolean): Promise<Acted> {
   const s = await actionTarget(d, me, id);
   const t = now();
   const favId = newId(t);
@@ -192,10 +205,10 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
         unnotify(d, note),
       ];
   await d.$client.batch([...stmts, statement(d, recountFavourites(s.id))]);
-  return s.id;
+  return { id: s.id, effects: { push: on, federate: true } };
 }
 
-export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
+export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): Promise<Acted> {
   const s = await actionTarget(d, me, id);
   const t = now();
   // `WHERE true`: SQLite's INSERT … SELECT … ON CONFLICT needs it to parse.
@@ -205,11 +218,13 @@ export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): 
       sql`INSERT INTO bookmarks (id, account_id, status_id, created_at) SELECT ${seqIds("bookmarks", t)}, ${me.id}, ${s.id}, ${t} WHERE true ON CONFLICT (account_id, status_id) DO NOTHING`,
     ).run();
   else await d.delete(bookmarks).where(and(eq(bookmarks.accountId, me.id), eq(bookmarks.statusId, s.id)));
-  return s.id;
+  return { id: s.id, effects: {} };
 }
 
-export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promise<string> {
+export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promise<Acted> {
   const s = await actionTarget(d, me, id);
+  // Pins go to followers as Add/Remove on the featured collection.
+  const pinned: Acted = { id: s.id, effects: { federate: true } };
   const t = now();
   if (!on) {
     // The Remove goes out only when the status was pinned (read by the batch before the write).
@@ -225,11 +240,11 @@ export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promi
           .where(and(eq(statuses.id, s.id), eq(statuses.accountId, me.id))),
       ),
     ]);
-    return s.id;
+    return pinned;
   }
   if (s.accountId !== me.id) throw unprocessable("Someone else's status cannot be pinned");
   if (!["public", "unlisted"].includes(s.visibility)) throw unprocessable("Non-public status cannot be pinned");
-  if (s.pinnedAt !== null) return s.id;
+  if (s.pinnedAt !== null) return pinned;
   // One conditional write: the count is taken by the update itself, so racing pins cannot pass the limit together.
   // The Add goes out only when this very write pinned it.
   const [done] = await d.$client.batch<{ id: string }>([
@@ -251,14 +266,14 @@ export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promi
       onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${s.id} AND pinned_at = ${t})`,
     }),
   ]);
-  if (done!.results.length) return s.id;
+  if (done!.results.length) return pinned;
   // Lost: either a racing request pinned this very status (done), or the limit is reached.
   const again = await d.select({ pinnedAt: statuses.pinnedAt }).from(statuses).where(eq(statuses.id, s.id)).get();
   if (again?.pinnedAt == null) throw unprocessable("You have already pinned the maximum number of statuses");
-  return s.id;
+  return pinned;
 }
 
-export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean, expiresIn?: number): Promise<string> {
+export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean, expiresIn?: number): Promise<Acted> {
   const s = await visibleStatus(d, id, me.id);
   if (on) {
     const expiresAt = expiresIn ? now() + expiresIn * 1000 : null;
@@ -267,7 +282,7 @@ export async function muteThread(d: DB, me: AccountRow, id: string, on: boolean,
       .values({ id: newId(), accountId: me.id, threadId: s.threadId, expiresAt, createdAt: now() })
       .onConflictDoUpdate({ target: [threadMutes.accountId, threadMutes.threadId], set: { expiresAt } });
   } else await d.delete(threadMutes).where(and(eq(threadMutes.accountId, me.id), eq(threadMutes.threadId, s.threadId)));
-  return s.id;
+  return { id: s.id, effects: {} };
 }
 
 const SINGLE_EMOJI =
@@ -308,7 +323,7 @@ async function reactionEmoji(d: DB, input: string): Promise<{ name: string; file
 /** Whether `s` is exactly one unicode emoji (with its modifiers and joiners). */
 export const isUnicodeEmoji = (s: string) => SINGLE_EMOJI.test(s);
 
-export async function react(d: DB, me: AccountRow, id: string, emoji: string, on: boolean): Promise<string> {
+export async function react(d: DB, me: AccountRow, id: string, emoji: string, on: boolean): Promise<Acted> {
   const s = await actionTarget(d, me, id);
   const { name, file } = await reactionEmoji(d, emoji);
   const note = { type: "pleroma:emoji_reaction" as const, to: s.accountId, from: me.id, statusId: s.id, emoji: name };
@@ -347,11 +362,11 @@ export async function react(d: DB, me: AccountRow, id: string, emoji: string, on
       unnotify(d, note),
     ]);
   }
-  return s.id;
+  return { id: s.id, effects: { push: on, federate: true } };
 }
 
 /** Votes in a poll: not its author, not after the end, not twice, choices in range and one unless multiple. */
-export async function vote(d: DB, me: AccountRow, pollId: string, choices: number[]): Promise<string> {
+export async function vote(d: DB, me: AccountRow, pollId: string, choices: number[]): Promise<Acted> {
   const poll = await d.select().from(polls).where(eq(polls.id, pollId)).get();
   if (!poll) throw notFound();
   const s = await visibleStatus(d, poll.statusId, me.id);
@@ -384,5 +399,6 @@ export async function vote(d: DB, me: AccountRow, pollId: string, choices: numbe
       ];
   const [result] = await d.$client.batch([insert, ...remote]);
   if (!result!.meta.changes) throw unprocessable("Already voted");
-  return poll.id;
+  // A vote in a remote poll goes to its server.
+  return { id: poll.id, effects: { federate: !s.local } };
 }

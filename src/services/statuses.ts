@@ -3,6 +3,7 @@
  * mentioned accounts, idempotency key) are read in one batch, and everything it writes (status, recipients,
  * tags, media, poll, conversation participations, counters, idempotency key) is one batch.
  */
+import type { Effects } from "./effects";
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement, inJson, readsWhere } from "../db/client";
@@ -346,10 +347,11 @@ export interface Written {
   participationId: string | null;
   /** The author's counters after the post. */
   author: { statusesCount: number; lastStatusAt: number };
-  /** Whether the post created any notification (then delivery is worth starting). */
-  notified: boolean;
-  /** Whether the post wrote a federation outbox row (it has a remote audience). */
-  federated: boolean;
+  /**
+   * What follows the post: `update` on the streams, push when it notified someone, delivery when it wrote an
+   * outbox row (it has a remote audience), its link card.
+   */
+  effects: Effects;
 }
 
 export async function writePost(
@@ -454,8 +456,13 @@ export async function writePost(
         ? (results[participationsAt].results.find((r) => r.accountId === s.accountId)?.id ?? null)
         : null,
     author: results[counters].results[0] as Written["author"],
-    notified: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
-    federated: (results[outbox].meta?.changes ?? 0) > 0,
+    effects: {
+      events: [{ accountId: null, event: "update", payload: s.id }],
+      push: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
+      federate: (results[outbox].meta?.changes ?? 0) > 0,
+      // A local post's card is fetched now; a remote one's when a client asks for it.
+      cards: s.cardUrl && s.local ? [s.cardUrl] : [],
+    },
   };
 }
 
@@ -549,15 +556,16 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
  * Deletes statuses and everything hanging off them (reblogs of them, recipients, tags, media rows, polls,
  * favourites, bookmarks, reactions) and recounts the counters they contributed to, in one batch. Deleting a
  * status that is already gone does nothing, so repeated or overlapping runs are harmless.
- * `extra` statements join the batch. Returns the ids deleted (reblogs included), the R2 keys of media files to remove, and the stream events.
+ * `extra` statements join the batch. Returns the ids deleted (reblogs included), the R2 keys of media files to
+ * remove, the stream events, and all of it as the deletion's `effects` (with the delivery of its Deletes).
  */
 export async function deleteStatuses(
   d: DB,
   ids: string[],
   opts: { federate?: boolean; extra?: D1PreparedStatement[] } = {},
-): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[] }> {
+): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[]; effects: Effects }> {
   const extra = opts.extra ?? [];
-  if (ids.length === 0) return { deleted: [], files: [], events: [] };
+  if (ids.length === 0) return { deleted: [], files: [], events: [], effects: {} };
   const json = JSON.stringify(ids);
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
   const [rows, media, addressed] = await d.batch([
@@ -590,7 +598,7 @@ export async function deleteStatuses(
       .innerJoin(accounts, eq(accounts.id, statusRecipients.accountId))
       .where(sql`${statuses.id} IN ${targets}`),
   ]);
-  if (rows.length === 0) return { deleted: [], files: [], events: [] };
+  if (rows.length === 0) return { deleted: [], files: [], events: [], effects: {} };
   const all = JSON.stringify(rows.map((r) => r.id));
   const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
   const stmts: D1PreparedStatement[] = [
@@ -676,7 +684,13 @@ export async function deleteStatuses(
       recipients: addressed.filter((a) => a.statusId === r.id).map((a) => a.accountId),
     },
   }));
-  return { deleted: rows.map((r) => r.id), files: media.map((m) => m.file).filter((f) => !/^https?:/.test(f)), events };
+  const files = media.map((m) => m.file).filter((f) => !/^https?:/.test(f));
+  return {
+    deleted: rows.map((r) => r.id),
+    files,
+    events,
+    effects: { events, files, federate: opts.federate !== false },
+  };
 }
 
 export const recountReblogs = (id: string) =>

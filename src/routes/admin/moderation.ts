@@ -9,7 +9,7 @@ import { config } from "../../env";
 import { db } from "../../db/client";
 import { badRequest } from "../../http/errors";
 import { boolParam } from "../../http/params";
-import { route } from "../../http/route";
+import { after, route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderReports } from "../../render/admin-report";
 import { renderAdminStatuses } from "../../render/admin-status";
@@ -24,7 +24,6 @@ import { addNote, deleteNote, listReports, reportById, updateReports } from "../
 import { adminDeleteStatus, adminStatusIds, anyStatus, updateStatus } from "../../services/admin-statuses";
 import { createInvite, inviteMail, listInvites, renderInvite, revokeInvite } from "../../services/admin-invites";
 import { readLog } from "../../services/admin-log";
-import { publish } from "../../services/events";
 import { mailer } from "../../services/mailer";
 import { ADMIN_TAG, actorOf, pageFields } from "./common";
 
@@ -208,13 +207,10 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["admin:write:statuses"],
     privilege: "messages_delete",
-    federates: true,
     params: z.object({ id: z.string() }),
     response: z.object({}),
     handler: async (c, p, auth) => {
-      const { files, events } = await adminDeleteStatus(db(c.env), actorOf(auth), p.id);
-      if (files.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(files));
-      publish(c.env, c.executionCtx, events, baseUrl(c));
+      after(c, await adminDeleteStatus(db(c.env), actorOf(auth), p.id));
       return c.json({});
     },
   });

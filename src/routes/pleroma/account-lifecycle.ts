@@ -8,7 +8,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { db, now } from "../../db/client";
 import { config } from "../../env";
-import { route, type Ctx } from "../../http/route";
+import { after, route, type Ctx } from "../../http/route";
 import { confirmPassword } from "../../services/credentials";
 import { disableAccount, startAccountDeletion } from "../../services/account-deletion";
 import { addAlias, listAliases, moveAccount, removeAlias } from "../../services/move";
@@ -46,10 +46,9 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
       scopes: ["write:accounts"],
       params: z.object({ password: z.string().optional() }),
       response: StatusOrErrorSchema,
-      federates: true,
       handler: async (c, p, auth) => {
         if (!(await passwordOk(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
-        await startAccountDeletion(db(c.env), auth.account.id, now(), auth.account.id);
+        after(c, await startAccountDeletion(db(c.env), auth.account.id, now(), auth.account.id));
         return c.json({ status: "success" as const });
       },
     });
@@ -80,14 +79,13 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["write:accounts"],
     params: z.object({ password: z.string().optional(), target_account: z.string().max(500) }),
     response: StatusOrErrorSchema,
-    federates: true,
-    notifies: true,
     handler: async (c, p, auth) => {
       if (!(await passwordOk(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
       // The target's aliases as its server says now (it lists the origin just before the move).
       const target = await byNickname(c, p.target_account, true);
       if (!target) throw notFound("Target account not found.");
-      const error = await moveAccount(db(c.env), auth.account, target, now());
+      const { error, effects } = await moveAccount(db(c.env), auth.account, target, now());
+      after(c, effects);
       return c.json(error ? { error } : { status: "success" as const });
     },
   });
@@ -108,7 +106,6 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
       method,
       path: "/api/v1/pleroma/aliases",
       summary: method === "put" ? "Add an alias (local or user@domain)" : "Remove an alias",
-      federates: true,
       tags: ["Pleroma"],
       auth: "user",
       scopes: ["write:accounts"],
@@ -119,10 +116,13 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
         const alias = await byNickname(c, p.alias);
         if (!alias) throw notFound("Target account does not exist.");
         if (method === "put") {
-          const error = await addAlias(d, auth.account, alias, now());
+          const { error, effects } = await addAlias(d, auth.account, alias, now());
           if (error) throw new ApiError(400, error);
-        } else if (!(await removeAlias(d, auth.account, alias, now()))) {
-          throw notFound("Account has no such alias.");
+          after(c, effects);
+        } else {
+          const removed = await removeAlias(d, auth.account, alias, now());
+          if (!removed) throw notFound("Account has no such alias.");
+          after(c, removed);
         }
         return c.json({ status: "success" as const });
       },

@@ -9,7 +9,7 @@ import { db } from "../../db/client";
 import { config } from "../../env";
 import { ApiError, badRequest } from "../../http/errors";
 import { fileParam } from "../../http/params";
-import { route, type Ctx } from "../../http/route";
+import { after, route, type Ctx } from "../../http/route";
 import { baseUrl } from "../../http/urls";
 import { MediaAttachmentSchema } from "../../schemas/status";
 import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/accounts";
@@ -110,7 +110,6 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
       method: "patch",
       path: `/api/v1/pleroma/accounts/${path}`,
       summary: `Set or remove (empty value) the ${input === "header" ? "banner" : input === "avatar" ? "avatar" : "background image"}`,
-      federates: input !== "pleroma_background_image",
       tags: ["Pleroma"],
       auth: "user",
       scopes: ["write:accounts"],
@@ -120,8 +119,8 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
         const value = p[field] ?? p.file;
         if (value === undefined) throw badRequest(`Missing field: ${field}.`);
         const change: CredentialsInput = { [input]: toFile(value) };
-        const { saved, replaced } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, change);
-        if (replaced.length) c.executionCtx.waitUntil(c.env.MEDIA.delete(replaced));
+        const { saved, effects } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, change);
+        after(c, effects);
         const column = input === "avatar" ? "avatar" : input === "header" ? "header" : "background";
         const key = saved.account[column];
         return c.json({ url: key ? mediaUrl(baseUrl(c), key) : null });

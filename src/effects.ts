@@ -1,0 +1,25 @@
+/**
+ * The one door for after-commit work: `runEffects` hands an action's `Effects` (src/services/effects.ts) to
+ * their sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows
+ * to delivery, link cards to the card fetcher, orphaned files to R2. Each runs under `waitUntil`; what must not
+ * be lost is durable before it gets here (outbox rows, unpushed notifications, which the cron sweeps too).
+ */
+import type { Env } from "./env";
+import { db } from "./db/client";
+import { allowPrivateAddress } from "./lib/outbound";
+import { ensureCard } from "./services/cards";
+import type { Effects } from "./services/effects";
+import { publish } from "./services/events";
+import { deliverPending } from "./services/push";
+import { kickFederation } from "./federation/delivery";
+
+type WaitUntil = { waitUntil(p: Promise<unknown>): void };
+
+export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | undefined): void {
+  if (!e) return;
+  if (e.events?.length) publish(env, ctx, e.events, base);
+  if (e.push) ctx.waitUntil(deliverPending(env, base, 50, true).catch((err) => console.error("push delivery", err)));
+  if (e.federate) ctx.waitUntil(kickFederation(env));
+  for (const url of new Set(e.cards ?? [])) ctx.waitUntil(ensureCard(db(env), url, allowPrivateAddress(env)));
+  if (e.files?.length) ctx.waitUntil(env.MEDIA.delete(e.files));
+}

@@ -1,0 +1,36 @@
+/**
+ * What must follow an action once its batch is committed, described by the service that built the batch (and
+ * so knows what it wrote): stream events, notifications to push, federation outbox rows to send, link cards to
+ * fetch, stored files no longer referenced. Routes, the inbox and the cron hand it to the one door,
+ * `runEffects` (src/effects.ts), after their answer; nothing else starts after-commit work.
+ */
+import type { StreamEvent } from "./events";
+
+export interface Effects {
+  /** Events for the live streams. */
+  events?: StreamEvent[];
+  /** The batch may have created notifications: push them (Web Push, `user:notification`). */
+  push?: boolean;
+  /** The batch may have written federation outbox rows: expand them and wake their hosts' delivery. */
+  federate?: boolean;
+  /** Link cards to fetch and store (URLs). */
+  cards?: string[];
+  /** Stored files (R2 keys) no longer referenced by any row. */
+  files?: string[];
+}
+
+export const NO_EFFECTS: Effects = {};
+
+/** Several actions' effects as one. */
+export function mergeEffects(...all: (Effects | undefined)[]): Effects {
+  const out: Effects = {};
+  for (const e of all) {
+    if (!e) continue;
+    if (e.events?.length) out.events = [...(out.events ?? []), ...e.events];
+    if (e.push) out.push = true;
+    if (e.federate) out.federate = true;
+    if (e.cards?.length) out.cards = [...(out.cards ?? []), ...e.cards];
+    if (e.files?.length) out.files = [...(out.files ?? []), ...e.files];
+  }
+  return out;
+}
