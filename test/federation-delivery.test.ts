@@ -25,6 +25,10 @@ import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";
 import { outboxWrite } from "../src/services/outbox";
 import { closeEndedPolls } from "../src/services/notifications";
+import { AUDIENCE, hasAudience, inboxesOf } from "../src/services/audience";
+import type { OutboxActivity } from "../src/services/outbox";
+import { statement } from "../src/db/client";
+import { sql } from "drizzle-orm";
 import { db } from "../src/db/client";
 import { newId } from "../src/db/ids";
 import { signingKey } from "../src/services/credentials";
@@ -712,6 +716,96 @@ describe("a poll's final tallies (issue 30: the gate agrees with the expansion)"
   });
 });
 
+describe("one audience rule per activity kind (issue 30): the gate and the expansion read the same set", () => {
+  it("every kind reaches exactly its audience, and writes a row exactly when it reaches someone", async () => {
+    const me = await registerUser({ instance: A });
+    const lonely = await registerUser({ instance: A });
+    const [fan, other] = [await remote(host()), await remote(host())];
+    await follows(fan.id, me.id);
+    const shared = (r: { domain: string }) => `https://${r.domain}/inbox`;
+    // A public status of mine addressing `other`; a remote public status of `other` I voted in and reblogged.
+    const mine = await statusOf(await postA(me, { status: "to all", visibility: "public" }));
+    const quiet = await statusOf(await postA(lonely, { status: "nobody hears", visibility: "public" }));
+    await env.DB.prepare("INSERT INTO status_recipients (status_id, account_id, mention) VALUES (?, ?, 1)")
+      .bind(mine.id, other.id)
+      .run();
+    const theirs = newId();
+    await env.DB.prepare(
+      "INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at) VALUES (?1, ?2, ?2, ?3, ?1, 'ctx', '<p>far</p>', '', 'public', 0, ?4)",
+    )
+      .bind(theirs, `${other.uri}/statuses/${theirs}`, other.id, Date.now())
+      .run();
+    const [pollId, voteId] = [newId(), newId()];
+    await env.DB.batch([
+      env.DB.prepare(
+        'INSERT INTO polls (id, status_id, options, multiple, hide_totals, created_at) VALUES (?, ?, \'["a","b"]\', 0, 0, ?)',
+      ).bind(pollId, theirs, Date.now()),
+      env.DB.prepare(
+        "INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at) VALUES (?, ?, ?, 0, ?)",
+      ).bind(voteId, pollId, me.id, Date.now()),
+    ]);
+    const boost = (await json(`/api/v1/statuses/${theirs}/reblog`, {
+      method: "POST",
+      instance: A,
+      token: me.token,
+    })) as { id: string };
+    const t = { targetId: other.id, uri: "https://a.example/x", objectUri: `${other.uri}/statuses/${theirs}` };
+    const react = { ...t, emoji: "🔥", emojiFile: null };
+    const kinds: { [K in keyof typeof AUDIENCE]: [OutboxActivity, string[]] } = {
+      Create: [{ type: "Create", statusId: mine.id }, [shared(fan), shared(other)]],
+      Update: [{ type: "Update", statusId: mine.id }, [shared(fan), shared(other)]],
+      Delete: [
+        { type: "Delete", statusId: mine.id, uri: mine.uri, visibility: "public", recipients: [other.id] },
+        [shared(fan), shared(other)],
+      ],
+      Follow: [{ type: "Follow", uri: t.uri, targetId: other.id }, [other.inbox]],
+      Undo: [{ type: "Undo", object: "Follow", uri: t.uri, targetId: other.id }, [other.inbox]],
+      Accept: [{ type: "Accept", uri: t.uri, followerId: fan.id }, [fan.inbox]],
+      Reject: [{ type: "Reject", uri: t.uri, followerId: fan.id }, [fan.inbox]],
+      UpdateActor: [{ type: "UpdateActor" }, [shared(fan)]],
+      Move: [{ type: "Move", targetId: other.id }, [shared(fan)]],
+      AddFeatured: [{ type: "AddFeatured", statusId: mine.id, uri: mine.uri }, [shared(fan)]],
+      RemoveFeatured: [{ type: "RemoveFeatured", statusId: mine.id, uri: mine.uri }, [shared(fan)]],
+      ChatMessage: [{ type: "ChatMessage", messageId: newId(), recipientId: other.id }, [other.inbox]],
+      DeleteChatMessage: [{ type: "DeleteChatMessage", messageId: newId(), recipientId: other.id }, [other.inbox]],
+      DeleteActor: [{ type: "DeleteActor" }, [shared(fan)]],
+      Vote: [{ type: "Vote", voteId }, [other.inbox]],
+      UpdatePoll: [{ type: "UpdatePoll", statusId: mine.id }, [shared(fan), shared(other)]],
+      Block: [{ type: "Block", uri: t.uri, targetId: other.id }, [other.inbox]],
+      UndoBlock: [{ type: "UndoBlock", uri: t.uri, targetId: other.id }, [other.inbox]],
+      Flag: [{ type: "Flag", reportId: newId(), targetId: other.id, objectUris: [], comment: "" }, [shared(other)]],
+      Like: [{ type: "Like", ...t }, [other.inbox]],
+      UndoLike: [{ type: "UndoLike", ...t }, [other.inbox]],
+      EmojiReact: [{ type: "EmojiReact", ...react }, [other.inbox]],
+      UndoEmojiReact: [{ type: "UndoEmojiReact", ...react }, [other.inbox]],
+      Announce: [{ type: "Announce", statusId: boost.id }, [shared(fan), shared(other)]],
+      UndoAnnounce: [
+        { type: "UndoAnnounce", uri: t.uri, objectUri: t.objectUri, visibility: "public", originalAuthorId: other.id },
+        [shared(fan), shared(other)],
+      ],
+    };
+    const gate = async (actor: string, a: OutboxActivity) =>
+      Boolean((await statement(D(), sql`SELECT ${hasAudience(actor, a)} AS yes`).first<{ yes: number }>())!.yes);
+    const sent = async (actor: string, a: OutboxActivity) =>
+      (await statement(D(), inboxesOf(actor, a)).all<{ inbox: string }>()).results.map((r) => r.inbox).sort();
+    for (const [kind, [activity, expected]] of Object.entries(kinds)) {
+      expect(await sent(me.id, activity), kind).toEqual([...expected].sort());
+      expect(await gate(me.id, activity), kind).toBe(true);
+      // The same kind from an account nobody remote follows, about local or unknown subjects: no one, no row.
+      const local = JSON.parse(
+        JSON.stringify(activity)
+          .replaceAll(mine.id, quiet.id)
+          .replaceAll(other.id, lonely.id)
+          .replaceAll(fan.id, lonely.id)
+          .replaceAll(voteId, newId())
+          .replaceAll(boost.id, quiet.id),
+      );
+      expect(await sent(lonely.id, local), `${kind}, nobody`).toEqual([]);
+      expect(await gate(lonely.id, local), `${kind}, nobody`).toBe(false);
+    }
+  });
+});
+
 describe("federation policies hold for hosts on any port (issue 30)", () => {
   it("a rejected domain gets nothing at its non-default port, as its activities from there are refused", async () => {
     const me = await registerUser({ instance: A });
@@ -725,7 +819,9 @@ describe("federation policies hold for hosts on any port (issue 30)", () => {
     try {
       await statusOf(await postA(me, { status: "not for them", visibility: "public" }));
       await drainFederation(A.bindings);
-      expect(received.map((r) => r.host)).toEqual([plain.domain]);
+      // (Earlier tests' rows may be drained here too: only these two hosts are looked at.)
+      const ours = received.map((r) => r.host).filter((h) => h === onPort.domain || h === plain.domain);
+      expect(ours).toEqual([plain.domain]);
     } finally {
       await env.DB.prepare("DELETE FROM federation_policies WHERE domain = ?").bind(name).run();
     }

@@ -19,7 +19,6 @@
  *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
  */
 import { withFullPublic } from "./public-audience";
-import { deliveryAllowedSql } from "../services/settings";
 import { signRequest } from "@fedify/fedify";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Actor } from "@fedify/vocab";
@@ -30,7 +29,8 @@ import { pemToDer } from "../lib/keys";
 import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
 import { configuredBase } from "../services/events";
 import { hydrateWithParentUris } from "../services/hydrate";
-import { SIGNED_BY_INSTANCE, TO_FOLLOWERS, type OutboxActivity } from "../services/outbox";
+import { SIGNED_BY_INSTANCE, type OutboxActivity } from "../services/outbox";
+import { inboxesOf, inboxHost } from "../services/audience";
 import { signingKey } from "../services/credentials";
 import { buildActivity, type ActivitySources } from "./activities";
 import { votesById } from "./poll-votes";
@@ -67,50 +67,13 @@ export function retryDelay(attempts: number): number {
 
 type OutboxRow = { id: string; account_id: string; activity: string };
 
-/** The authority (host[:port]) of an inbox URL, in SQL. */
-const hostOf = (col: string) =>
-  sql.raw(`lower(CASE WHEN instr(substr(${col}, instr(${col}, '://') + 3), '/') > 0
-    THEN substr(substr(${col}, instr(${col}, '://') + 3), 1, instr(substr(${col}, instr(${col}, '://') + 3), '/') - 1)
-    ELSE substr(${col}, instr(${col}, '://') + 3) END)`);
-
-/** The remote account `a` has not blocked the actor (its Block stored as a `blocks` row, as Mastodon does). */
-const notBlocking = (actor: string) =>
-  sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${actor})`;
-
-/**
- * The deliveries of one expanded row: every distinct inbox of its audience, in one statement. `followers`: the
- * actor's remote followers are included; `accountsSql`: a subquery of the further remote account ids addressed.
- */
-function deliveriesInsert(d: DB, row: OutboxRow, followers: boolean, accountsSql: ReturnType<typeof sql>, t: number) {
-  const actor = row.account_id;
+/** The deliveries of one expanded row: every distinct inbox of its audience (services/audience.ts), in one statement. */
+function deliveriesInsert(d: DB, row: OutboxRow, a: OutboxActivity, t: number) {
   return statement(
     d,
     sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
-      SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${hostOf("inbox")}, inbox, 0, ${t}, ${t}
-      FROM (SELECT DISTINCT x.inbox FROM (
-          SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox, a.domain FROM follows f JOIN accounts a ON a.id = f.account_id
-            WHERE ${followers ? 1 : 0} AND f.target_account_id = ${actor} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
-          UNION ALL
-          SELECT coalesce(a.shared_inbox_url, a.inbox_url), a.domain FROM accounts a WHERE a.id IN ${accountsSql} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
-        ) x
-        WHERE x.inbox LIKE 'http%://%' AND x.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor}))
-      WHERE ${hostOf("inbox")} NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
-        AND ${deliveryAllowedSql(hostOf("inbox"))}
-      RETURNING host`,
-  );
-}
-
-/**
- * Follow/Undo/Accept/Reject go to the one account's own inbox; what is addressed to its server rather than to it
- * (a forwarded report) to the shared inbox (`shared`).
- */
-function directInsert(d: DB, row: OutboxRow, accountId: string, t: number, shared = false) {
-  return statement(
-    d,
-    sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
-      SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${hostOf("inbox")}, inbox, 0, ${t}, ${t}
-      FROM (SELECT ${shared ? sql`coalesce(shared_inbox_url, inbox_url)` : sql`coalesce(inbox_url, shared_inbox_url)`} AS inbox FROM accounts WHERE id = ${accountId} AND domain IS NOT NULL)
-      WHERE inbox LIKE 'http%://%' AND ${deliveryAllowedSql(hostOf("inbox"))}
+      SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${inboxHost("inbox")}, inbox, 0, ${t}, ${t}
+      FROM (${inboxesOf(row.account_id, a)})
       RETURNING host`,
   );
 }
@@ -211,108 +174,7 @@ export async function expandBatch(env: Env, t: number): Promise<{ rows: number; 
     // Nothing to send (the status is gone, a target vanished): the row is done, with an empty body.
     stmts.push(statement(d, sql`UPDATE federation_outbox SET body = ${body}, expanded_at = ${t} WHERE id = ${row.id}`));
     if (!doc) continue;
-    switch (a.type) {
-      case "Create":
-      case "Update": {
-        const s = h.statuses.get(a.statusId)!;
-        stmts.push(
-          deliveriesInsert(
-            d,
-            row,
-            TO_FOLLOWERS.includes(s.visibility),
-            sql`(SELECT account_id FROM status_recipients WHERE status_id = ${a.statusId})`,
-            t,
-          ),
-        );
-        break;
-      }
-      case "Delete":
-        stmts.push(
-          deliveriesInsert(
-            d,
-            row,
-            TO_FOLLOWERS.includes(a.visibility),
-            sql`(SELECT value FROM json_each(${JSON.stringify(a.recipients)}))`,
-            t,
-          ),
-        );
-        break;
-      case "Follow":
-      case "Undo":
-        stmts.push(directInsert(d, row, a.targetId, t));
-        break;
-      case "Accept":
-      case "Reject":
-        stmts.push(directInsert(d, row, a.followerId, t));
-        break;
-      case "DeleteActor":
-        // Followers, and the remote accounts it follows (they hold its follow): read before the deletion job
-        // removes the follows, which waits for this row to be expanded and delivered.
-        stmts.push(
-          deliveriesInsert(
-            d,
-            row,
-            true,
-            sql`(SELECT target_account_id FROM follows WHERE account_id = ${row.account_id})`,
-            t,
-          ),
-        );
-        break;
-      case "Move":
-        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT NULL WHERE 0)`, t));
-        break;
-      case "UpdateActor":
-      case "AddFeatured":
-      case "RemoveFeatured":
-        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT NULL WHERE 0)`, t));
-        break;
-      case "ChatMessage":
-      case "DeleteChatMessage":
-        stmts.push(directInsert(d, row, a.recipientId, t));
-        break;
-      case "Vote":
-        stmts.push(directInsert(d, row, votes.get(a.voteId)!.authorId, t));
-        break;
-      case "UpdatePoll": {
-        // Its Create's audience, and the remote accounts that voted or reblogged it (as Mastodon's DistributePollUpdateWorker).
-        const s = h.statuses.get(a.statusId)!;
-        // (Voters and rebloggers the author has blocked since are not sent the poll again.)
-        const others = sql`(SELECT account_id FROM status_recipients WHERE status_id = ${a.statusId}
-          UNION SELECT id FROM (SELECT v.account_id AS id FROM poll_votes v JOIN polls p ON p.id = v.poll_id WHERE p.status_id = ${a.statusId}
-            UNION SELECT account_id FROM statuses WHERE reblog_of_id = ${a.statusId})
-            WHERE id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ${row.account_id}))`;
-        stmts.push(deliveriesInsert(d, row, TO_FOLLOWERS.includes(s.visibility), others, t));
-        break;
-      }
-      case "Block":
-      case "UndoBlock":
-        stmts.push(directInsert(d, row, a.targetId, t));
-        break;
-      case "Flag":
-        stmts.push(directInsert(d, row, a.targetId, t, true));
-        break;
-      case "Like":
-      case "UndoLike":
-      case "EmojiReact":
-      case "UndoEmojiReact":
-        stmts.push(directInsert(d, row, a.targetId, t));
-        break;
-      case "Announce":
-        // The reblogger's followers and the original's author (a follower or not).
-        stmts.push(
-          deliveriesInsert(
-            d,
-            row,
-            true,
-            sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId})`,
-            t,
-          ),
-        );
-        break;
-      case "UndoAnnounce":
-        stmts.push(deliveriesInsert(d, row, true, sql`(SELECT ${a.originalAuthorId})`, t));
-        break;
-    }
+    stmts.push(deliveriesInsert(d, row, a, t));
   }
   const results = await d.$client.batch<{ host: string }>(stmts);
   const hosts = new Set(results.flatMap((r) => (r.results ?? []).map((x) => x.host).filter(Boolean)));

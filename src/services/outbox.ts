@@ -5,12 +5,14 @@
  * the inboxes and delivering happen later, off the request path (src/federation/delivery.ts).
  *
  * The insert is conditional, decided by SQL inside the batch: a row is written only when the activity has a
- * remote audience (a remote follower, a remote addressee, a remote target), so an island instance writes nothing.
+ * remote audience (services/audience.ts, the same rule the expansion sends by), so an island instance writes
+ * nothing.
  */
 import { sql, type SQL } from "drizzle-orm";
 import { newId } from "../db/ids";
 import { statement, type DB } from "../db/client";
 import type { Visibility } from "../db/schema";
+import { hasAudience } from "./audience";
 
 /**
  * What to send. Rows that outlive their subject (a deleted status, an undone follow) carry what the document
@@ -74,77 +76,6 @@ export type OutboxActivity =
 /** Activities sent as the instance actor (its id, its key) whichever local account's action wrote them. */
 export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set(["Flag"]);
 
-/** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
-export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
-
-const isRemote = (id: string | SQL) => sql`EXISTS (SELECT 1 FROM accounts WHERE id = ${id} AND domain IS NOT NULL)`;
-const hasRemoteFollower = (accountId: string) =>
-  sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ${accountId} AND a.domain IS NOT NULL)`;
-const hasRemoteFollowee = (accountId: string) =>
-  sql`EXISTS (SELECT 1 FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ${accountId} AND a.domain IS NOT NULL)`;
-const followerVisibilities = sql.raw(TO_FOLLOWERS.map((v) => `'${v}'`).join(", "));
-
-/** Whether the activity has anyone to go to, as SQL evaluated inside the action's batch (after its writes). */
-function audience(accountId: string, a: OutboxActivity): SQL {
-  switch (a.type) {
-    case "Create":
-    case "Update":
-      // The status as written by the same batch: local, not local-only, and followers or addressees remote.
-      return sql`EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${a.statusId} AND s.local = 1 AND s.reblog_of_id IS NULL AND s.visibility <> 'local'
-        AND ((s.visibility IN (${followerVisibilities}) AND ${hasRemoteFollower(accountId)})
-          OR EXISTS (SELECT 1 FROM status_recipients r JOIN accounts ra ON ra.id = r.account_id WHERE r.status_id = s.id AND ra.domain IS NOT NULL)))`;
-    case "Delete":
-      if (a.visibility === "local") return sql`0`;
-      return sql`((${TO_FOLLOWERS.includes(a.visibility) ? 1 : 0} AND ${hasRemoteFollower(accountId)})
-        OR EXISTS (SELECT 1 FROM accounts WHERE id IN (SELECT value FROM json_each(${JSON.stringify(a.recipients)})) AND domain IS NOT NULL))`;
-    case "Follow":
-    case "Undo":
-      return isRemote(a.targetId);
-    case "Accept":
-    case "Reject":
-      return isRemote(a.followerId);
-    case "UpdateActor":
-    case "Move":
-      return hasRemoteFollower(accountId);
-    case "AddFeatured":
-    case "RemoveFeatured":
-      return sql`(EXISTS (SELECT 1 FROM statuses WHERE id = ${a.statusId} AND local = 1 AND visibility IN ('public', 'unlisted')) AND ${hasRemoteFollower(accountId)})`;
-    case "ChatMessage":
-    case "DeleteChatMessage":
-      return isRemote(a.recipientId);
-    case "DeleteActor":
-      return sql`(${hasRemoteFollower(accountId)} OR ${hasRemoteFollowee(accountId)})`;
-    case "Vote":
-      return sql`EXISTS (SELECT 1 FROM poll_votes v JOIN polls p ON p.id = v.poll_id JOIN statuses s ON s.id = p.status_id JOIN accounts a ON a.id = s.account_id
-        WHERE v.id = ${a.voteId} AND a.domain IS NOT NULL)`;
-    case "UpdatePoll":
-      // As its Create's audience, plus the remote voters and rebloggers (who may not follow the author), as the
-      // expansion in federation/delivery.ts sends it.
-      return sql`EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${a.statusId} AND s.local = 1 AND s.visibility <> 'local'
-        AND ((s.visibility IN (${followerVisibilities}) AND ${hasRemoteFollower(accountId)})
-          OR EXISTS (SELECT 1 FROM status_recipients r JOIN accounts ra ON ra.id = r.account_id WHERE r.status_id = s.id AND ra.domain IS NOT NULL)
-          OR EXISTS (SELECT 1 FROM polls p JOIN poll_votes v ON v.poll_id = p.id JOIN accounts va ON va.id = v.account_id WHERE p.status_id = s.id AND va.domain IS NOT NULL)
-          OR EXISTS (SELECT 1 FROM statuses rb JOIN accounts rba ON rba.id = rb.account_id WHERE rb.reblog_of_id = s.id AND rba.domain IS NOT NULL)))`;
-    case "Block":
-    case "UndoBlock":
-    case "Flag":
-      return isRemote(a.targetId);
-    case "Like":
-    case "UndoLike":
-    case "EmojiReact":
-    case "UndoEmojiReact":
-      return isRemote(a.targetId);
-    case "Announce":
-      // Never a private, direct or local-only status; to remote followers and a remote original author.
-      return sql`EXISTS (SELECT 1 FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId} AND r.local = 1
-        AND r.visibility IN ('public', 'unlisted') AND o.visibility IN ('public', 'unlisted')
-        AND (${hasRemoteFollower(accountId)} OR ${isRemote(sql`o.account_id`)}))`;
-    case "UndoAnnounce":
-      if (a.visibility !== "public" && a.visibility !== "unlisted") return sql`0`;
-      return sql`(${hasRemoteFollower(accountId)} OR ${isRemote(a.originalAuthorId)})`;
-  }
-}
-
 export interface OutboxWriteOptions {
   /** A further condition (e.g. "the request was really created"), evaluated in the batch. */
   onlyIf?: SQL;
@@ -169,7 +100,7 @@ export function outboxWrite(
   const json = JSON.stringify(activity);
   const value = opts.uriFrom ? sql`json_set(${json}, '$.uri', (${opts.uriFrom}))` : sql`${json}`;
   const conditions = [
-    audience(accountId, activity),
+    hasAudience(accountId, activity),
     ...(opts.onlyIf ? [opts.onlyIf] : []),
     ...(opts.uriFrom ? [sql`(${opts.uriFrom}) IS NOT NULL`] : []),
   ];

@@ -1,0 +1,183 @@
+/**
+ * Who each outbox activity goes to: ONE rule per kind (`AUDIENCE`, exhaustive over `OutboxActivity["type"]`: a
+ * new kind without a rule does not compile), used both by the gate that decides, inside the action's batch,
+ * whether a row is written at all (services/outbox.ts) and by the expansion that writes its deliveries
+ * (federation/delivery.ts). Both read the same SQL set of inboxes (`inboxes`), with the same filters: remote,
+ * not deactivated, not blocking the actor, not on a domain the actor blocks, and allowed by the federation
+ * policies (host names compared without a port, as the inbox compares them). So the gate never writes a row the
+ * expansion sends to nobody, nor the other way round.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import type { OutboxActivity } from "./outbox";
+import { deliveryAllowedSql } from "./settings";
+import type { Visibility } from "../db/schema";
+
+/** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
+export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
+const followerVisibilities = sql.raw(TO_FOLLOWERS.map((v) => `'${v}'`).join(", "));
+
+/**
+ * An activity's audience: `many` is the actor's remote followers when `followers` holds, and the remote accounts
+ * `accounts` (a subquery of ids) names, each at its shared inbox; `one` is one account at its own inbox (or, for
+ * what is addressed to its server rather than to it, the shared one), whoever it blocks.
+ */
+export type Audience =
+  { kind: "many"; followers: SQL; accounts: SQL } | { kind: "one"; accountId: SQL; inbox: "personal" | "shared" };
+
+type Kind = OutboxActivity["type"];
+/** The member of the union whose `type` admits K (some members cover two kinds, e.g. Accept | Reject). */
+type Of<K extends Kind> = OutboxActivity extends infer A
+  ? A extends { type: infer T }
+    ? K extends T
+      ? A
+      : never
+    : never
+  : never;
+type Rule<K extends Kind> = (actor: string, a: Of<K>) => Audience;
+
+const NOBODY = sql`(SELECT NULL WHERE 0)`;
+const one = (accountId: string | SQL, inbox: "personal" | "shared" = "personal"): Audience => ({
+  kind: "one",
+  accountId: typeof accountId === "string" ? sql`${accountId}` : accountId,
+  inbox,
+});
+const followersOnly = (when: SQL = sql`1`): Audience => ({ kind: "many", followers: when, accounts: NOBODY });
+
+/** A local status that federates at all: not a reblog, not local-only. */
+const federatingStatus = (statusId: string) =>
+  sql`EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.local = 1 AND s.reblog_of_id IS NULL AND s.visibility <> 'local')`;
+const toFollowers = (statusId: string) =>
+  sql`(${federatingStatus(statusId)} AND EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.visibility IN (${followerVisibilities})))`;
+
+/** A status's audience: followers by visibility, and the accounts it addresses. */
+const statusAudience = (statusId: string): Audience => ({
+  kind: "many",
+  followers: toFollowers(statusId),
+  accounts: sql`(SELECT account_id FROM status_recipients WHERE status_id = ${statusId} AND ${federatingStatus(statusId)})`,
+});
+
+export const AUDIENCE: { [K in Kind]: Rule<K> } = {
+  Create: (_actor, a) => statusAudience(a.statusId),
+  Update: (_actor, a) => statusAudience(a.statusId),
+  // As it was: followers by its visibility (never for local-only), and the accounts it addressed.
+  Delete: (_actor, a) => ({
+    kind: "many",
+    followers: sql`${TO_FOLLOWERS.includes(a.visibility) ? 1 : 0}`,
+    accounts: a.visibility === "local" ? NOBODY : sql`(SELECT value FROM json_each(${JSON.stringify(a.recipients)}))`,
+  }),
+  Follow: (_actor, a) => one(a.targetId),
+  Undo: (_actor, a) => one(a.targetId),
+  Accept: (_actor, a) => one(a.followerId),
+  Reject: (_actor, a) => one(a.followerId),
+  UpdateActor: () => followersOnly(),
+  Move: () => followersOnly(),
+  AddFeatured: (_actor, a) =>
+    followersOnly(
+      sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${a.statusId} AND local = 1 AND visibility IN ('public', 'unlisted'))`,
+    ),
+  RemoveFeatured: (_actor, a) =>
+    followersOnly(
+      sql`EXISTS (SELECT 1 FROM statuses WHERE id = ${a.statusId} AND local = 1 AND visibility IN ('public', 'unlisted'))`,
+    ),
+  ChatMessage: (_actor, a) => one(a.recipientId),
+  DeleteChatMessage: (_actor, a) => one(a.recipientId),
+  // Its followers, and the remote accounts it follows (they hold its follow).
+  DeleteActor: (actor) => ({
+    kind: "many",
+    followers: sql`1`,
+    accounts: sql`(SELECT target_account_id FROM follows WHERE account_id = ${actor})`,
+  }),
+  // To the poll's author.
+  Vote: (_actor, a) =>
+    one(
+      sql`(SELECT s.account_id FROM poll_votes v JOIN polls p ON p.id = v.poll_id JOIN statuses s ON s.id = p.status_id WHERE v.id = ${a.voteId})`,
+    ),
+  // Its Create's audience, and the remote accounts that voted or reblogged it (as Mastodon's
+  // DistributePollUpdateWorker), but those the author has blocked since.
+  UpdatePoll: (actor, a) => ({
+    kind: "many",
+    followers: toFollowers(a.statusId),
+    accounts: sql`(SELECT id FROM (
+        SELECT account_id AS id FROM status_recipients WHERE status_id = ${a.statusId}
+        UNION SELECT v.account_id FROM poll_votes v JOIN polls p ON p.id = v.poll_id WHERE p.status_id = ${a.statusId}
+        UNION SELECT account_id FROM statuses WHERE reblog_of_id = ${a.statusId})
+      WHERE ${federatingStatus(a.statusId)} AND id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ${actor}))`,
+  }),
+  Block: (_actor, a) => one(a.targetId),
+  UndoBlock: (_actor, a) => one(a.targetId),
+  // Addressed to the reported account's server.
+  Flag: (_actor, a) => one(a.targetId, "shared"),
+  Like: (_actor, a) => one(a.targetId),
+  UndoLike: (_actor, a) => one(a.targetId),
+  EmojiReact: (_actor, a) => one(a.targetId),
+  UndoEmojiReact: (_actor, a) => one(a.targetId),
+  // A local reblog of a public or unlisted status, never of a private, direct or local-only one: the reblogger's
+  // followers and the original's author (a follower or not).
+  Announce: (_actor, a) => {
+    const shareable = sql`EXISTS (SELECT 1 FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId}
+      AND r.local = 1 AND r.visibility IN ('public', 'unlisted') AND o.visibility IN ('public', 'unlisted'))`;
+    return {
+      kind: "many",
+      followers: shareable,
+      accounts: sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId} AND ${shareable})`,
+    };
+  },
+  UndoAnnounce: (_actor, a) => {
+    const shared = a.visibility === "public" || a.visibility === "unlisted";
+    return {
+      kind: "many",
+      followers: sql`${shared ? 1 : 0}`,
+      accounts: shared ? sql`(SELECT ${a.originalAuthorId})` : NOBODY,
+    };
+  },
+};
+
+/** The audience rule of an activity. */
+export function audienceOf(actor: string, a: OutboxActivity): Audience {
+  return (AUDIENCE[a.type] as Rule<Kind>)(actor, a as never);
+}
+
+/** The authority (host[:port]) of an inbox URL, in SQL. */
+export const inboxHost = (col: string) =>
+  sql.raw(`lower(CASE WHEN instr(substr(${col}, instr(${col}, '://') + 3), '/') > 0
+    THEN substr(substr(${col}, instr(${col}, '://') + 3), 1, instr(substr(${col}, instr(${col}, '://') + 3), '/') - 1)
+    ELSE substr(${col}, instr(${col}, '://') + 3) END)`);
+
+/** The remote account `a` has not blocked the actor (its Block stored as a `blocks` row, as Mastodon does). */
+const notBlocking = (actor: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = a.id AND b.target_account_id = ${actor})`;
+
+/**
+ * The inboxes (column `inbox`, one row per recipient, not yet distinct) an activity of `actor` with this audience
+ * is delivered to, every filter applied: the one SQL set the gate and the expansion read.
+ */
+function recipients(actor: string, audience: Audience): SQL {
+  if (audience.kind === "one") {
+    const inbox =
+      audience.inbox === "shared"
+        ? sql`coalesce(shared_inbox_url, inbox_url)`
+        : sql`coalesce(inbox_url, shared_inbox_url)`;
+    return sql`SELECT inbox FROM (SELECT ${inbox} AS inbox FROM accounts WHERE id = ${audience.accountId} AND domain IS NOT NULL)
+      WHERE inbox LIKE 'http%://%' AND ${deliveryAllowedSql(inboxHost("inbox"))}`;
+  }
+  return sql`SELECT inbox FROM (
+      SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox, a.domain FROM follows f JOIN accounts a ON a.id = f.account_id
+        WHERE ${audience.followers} AND f.target_account_id = ${actor} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
+      UNION ALL
+      SELECT coalesce(a.shared_inbox_url, a.inbox_url), a.domain FROM accounts a
+        WHERE a.id IN ${audience.accounts} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
+    ) x
+    WHERE x.inbox LIKE 'http%://%' AND x.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
+      AND ${inboxHost("inbox")} NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
+      AND ${deliveryAllowedSql(inboxHost("inbox"))}`;
+}
+
+/** The gate: whether the activity reaches anyone (SQL, stops at the first recipient). */
+export function hasAudience(actor: string, a: OutboxActivity): SQL {
+  return sql`EXISTS (${recipients(actor, audienceOf(actor, a))})`;
+}
+
+/** The expansion: the distinct inboxes the activity is delivered to. */
+export function inboxesOf(actor: string, a: OutboxActivity): SQL {
+  return sql`SELECT DISTINCT inbox FROM (${recipients(actor, audienceOf(actor, a))})`;
+}
