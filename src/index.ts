@@ -3,7 +3,7 @@ import { createApp } from "./app";
 import { runScheduled } from "./cron";
 import type { Env } from "./env";
 import { eventSinks } from "./services/events";
-import { deliverToStreams } from "./services/stream-delivery";
+import { deliverToStreams } from "./effects/stream-delivery";
 import { handleFederated } from "./federation";
 
 export { UserStream, TopicStream } from "./objects/streams";

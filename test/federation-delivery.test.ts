@@ -15,7 +15,6 @@ import {
   deliverHost,
   deliveryWake,
   drainFederation,
-  GIVE_UP_MS,
   PROBE_EVERY_MS,
   sweepFederation,
   UNREACHABLE_AFTER_MS,
@@ -23,7 +22,7 @@ import {
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";
-import { outboxWrite } from "../src/services/outbox";
+import { GIVE_UP_MS, outboxWrite } from "../src/services/outbox";
 import { closeEndedPolls } from "../src/services/notifications";
 import { AUDIENCE, hasAudience, inboxesOf } from "../src/services/audience";
 import type { OutboxActivity } from "../src/services/outbox";

@@ -8,8 +8,9 @@ import { drizzle } from "drizzle-orm/d1";
 import { sql } from "drizzle-orm";
 import { sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { arrayParam, boolParam, fileParam, intParam, parseParams } from "../src/http/params";
-import { inOrder, pageParams, pageQuery, setLinkHeader } from "../src/http/pagination";
-import { ApiError } from "../src/http/errors";
+import { pageParams, setLinkHeader } from "../src/http/pagination";
+import { inOrder, pageQuery } from "../src/db/paging";
+import { ApiError } from "../src/lib/errors";
 import { idFloor, idTime, isId, newId } from "../src/db/ids";
 import { call, freshIp, json, registerUser } from "./helpers";
 

@@ -5,7 +5,7 @@ import { ConversationSchema, NotificationSchema } from "../src/schemas/social";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser } from "./helpers";
 import { dispatch } from "../src/services/events";
-import { deliverToStreams } from "../src/services/stream-delivery";
+import { deliverToStreams } from "../src/effects/stream-delivery";
 import { countingD1 } from "./d1-counter";
 import { encodeConnection, streamObject, userObject } from "../src/objects/streams";
 import {

@@ -4,6 +4,7 @@
  * still run. The healthcheck reports every job's heartbeat.
  */
 import { learnFavicons } from "../services/instance-favicons";
+import { collectPresence } from "./presence";
 import type { Env } from "../env";
 import { db, now, statement, type DB } from "../db/client";
 import { instanceKeys, jobHeartbeats, rateLimits } from "../db/schema";
@@ -18,13 +19,7 @@ import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
 import { deleteStatuses } from "../services/statuses";
-import {
-  collectCodes,
-  collectIdempotencyKeys,
-  collectOutbox,
-  collectPresence,
-  collectUnattachedMedia,
-} from "../services/collect";
+import { collectCodes, collectIdempotencyKeys, collectOutbox, collectUnattachedMedia } from "../services/collect";
 import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
 import { collectMfaTokens } from "../services/mfa";

@@ -14,7 +14,7 @@
  *    deliveries have all failed for over a day (`instances.unreachable_since`) is only probed: one delivery
  *    every 6 h, the rest waiting (and not woken) until a probe succeeds; other hosts are never held by it.
  * 3. **Kicks**: an action whose batch may have written outbox rows says so in its `Effects` (`federate`), and
- *    the one door (src/effects.ts `runEffects`) runs `kickFederation` after the response (waitUntil); the cron (`sweepFederation`, each minute) expands whatever is left and wakes every host with
+ *    the one door (src/effects/index.ts `runEffects`) runs `kickFederation` after the response (waitUntil); the cron (`sweepFederation`, each minute) expands whatever is left and wakes every host with
  *    due deliveries, so nothing depends on waitUntil alone. `drainFederation` does all of it at once, in the
  *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
  */
@@ -29,7 +29,7 @@ import { pemToDer } from "../lib/keys";
 import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../lib/outbound";
 import { configuredBase } from "../services/events";
 import { hydrateWithParentUris } from "../services/hydrate";
-import { SIGNED_BY_INSTANCE, type OutboxActivity } from "../services/outbox";
+import { GIVE_UP_MS, SIGNED_BY_INSTANCE, type OutboxActivity } from "../services/outbox";
 import { inboxesOf, inboxHost } from "../services/audience";
 import { signingKey } from "../services/credentials";
 import { buildActivity, type ActivitySources } from "./activities";
@@ -47,8 +47,6 @@ export const DELIVERIES_PER_RUN = 40;
 const CONCURRENCY = 6;
 export const RETRY_BASE_MS = 30_000;
 export const RETRY_MAX_MS = 6 * 3600_000;
-/** A delivery is given up once its next try would fall later than this after it was written. */
-export const GIVE_UP_MS = 2 * 24 * 3600_000;
 /**
  * A host whose deliveries have all failed for this long is unreachable (Mastodon's UnavailableDomain): new and
  * retried deliveries wait, and one probe is sent every `PROBE_EVERY_MS`; the first success lets the rest through.

@@ -6,7 +6,8 @@
 import type { InboxContext } from "@fedify/fedify";
 import { isActor, type Actor, type Add, type Remove, type Update } from "@fedify/vocab";
 import type { FederationData } from "./index";
-import { accountByUri, upsertActor, type AccountRow } from "../services/remote-accounts";
+import { accountByUri, upsertActor } from "../services/remote-accounts";
+import type { AccountRow } from "../services/accounts";
 import { setRemotePin } from "../services/remote-pins";
 import { resolveAny, resolveEnv } from "../services/resolve";
 

@@ -9,7 +9,7 @@ import type { Block, Flag, Undo } from "@fedify/vocab";
 import { receiveBlock, receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveFlag } from "../services/reports";
 import { htmlToText } from "../content/format";
-import type { AccountRow } from "../services/remote-accounts";
+import type { AccountRow } from "../services/accounts";
 import type { FederationData } from "./index";
 import { after, localTarget, sender } from "./inbox";
 

@@ -36,7 +36,8 @@ import { Announce, EmojiReact, Like } from "@fedify/vocab";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./inbound-interactions";
 import { receiveUndoInteraction } from "../services/inbound-interactions";
 import { config } from "../env";
-import { accountByUri, isStale, upsertActor, type AccountRow } from "../services/remote-accounts";
+import { accountByUri, isStale, upsertActor } from "../services/remote-accounts";
+import type { AccountRow } from "../services/accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
 import {
   authoredStatus,

@@ -14,7 +14,7 @@ import { sql } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
 import type { Hydrated } from "../services/hydrate";
 import { isLocalPoll, receiveVote, type InboundVote } from "../services/remote-polls";
-import type { AccountRow } from "../services/remote-accounts";
+import type { AccountRow } from "../services/accounts";
 import { text } from "../services/remote-objects";
 import { statusObject, type NoteContext } from "./notes";
 

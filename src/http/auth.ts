@@ -13,7 +13,8 @@ import type { AccountRow, UserRow, AppRow } from "../services/accounts";
 import { checkLogin, type LoginThrottle } from "../services/credentials";
 import { assertActive, passwordSignIn } from "../services/sign-in";
 import { findToken } from "../services/tokens";
-import { forbidden } from "./errors";
+import { hasAnyScope } from "../services/scopes";
+import { forbidden } from "../lib/errors";
 import { clientIp } from "./urls";
 
 export const SESSION_COOKIE = "_pleroma_key";
@@ -128,15 +129,6 @@ function touchActivity(c: Context<AppEnv>, user: UserRow): void {
   } catch {
     // No execution context (called outside a request): the write still runs, unawaited.
   }
-}
-
-/** Token scope `held` grants `required` when equal or when `required` is a narrower form (`read` ⊇ `read:accounts`). */
-export function scopeGrants(held: string, required: string): boolean {
-  return required === held || required.startsWith(held + ":");
-}
-
-export function hasAnyScope(held: string[], alternatives: string[]): boolean {
-  return alternatives.some((req) => held.some((h) => scopeGrants(h, req)));
 }
 
 export function insufficientScopes(alternatives: string[]) {

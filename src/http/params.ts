@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
-import { ApiError, badRequest } from "./errors";
+import { ApiError, badRequest } from "../lib/errors";
 
 export type ParamValue = string | File | ParamValue[] | { [key: string]: ParamValue } | unknown;
 export type Params = Record<string, ParamValue>;

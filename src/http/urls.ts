@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app";
 import { config } from "../env";
-import { badRequest } from "./errors";
+import { badRequest } from "../lib/errors";
 import type { RenderContext } from "../render/account";
 
 /** The instance origin: `https://DOMAIN` when configured, else the origin the client reached. */

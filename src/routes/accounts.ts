@@ -8,7 +8,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { config } from "../env";
 import { db } from "../db/client";
-import { forbidden, notFound } from "../http/errors";
+import { forbidden, notFound } from "../lib/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { forbidden } from "../http/errors";
+import { forbidden } from "../lib/errors";
 import { route } from "../http/route";
 import { renderApp } from "../render/oauth";
 import { AppCredentialsSchema, AppSchema } from "../schemas/oauth";

@@ -9,7 +9,7 @@ import { config } from "../env";
 import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { boolParam, optionalString } from "../http/params";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { after, route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { ChatMessageSchema, ChatSchema } from "../schemas/chat";

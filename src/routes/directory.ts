@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { boolParam, intParam, offsetParam } from "../http/params";
 import { route } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";

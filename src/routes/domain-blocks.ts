@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { badRequest } from "../http/errors";
+import { badRequest } from "../lib/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { route } from "../http/route";
 import { blockedDomains } from "../services/account-pages";

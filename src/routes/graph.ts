@@ -5,7 +5,7 @@ import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { isId } from "../db/ids";
 import { blocks, endorsements, followRequests, follows, mutes } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";

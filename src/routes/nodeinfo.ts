@@ -6,7 +6,7 @@ import { route } from "../http/route";
 import { baseUrl } from "../http/urls";
 import { renderNodeinfo } from "../render/instance";
 import { NodeinfoSchema } from "../schemas/instance";
-import { cachedInstanceStats } from "../services/instance";
+import { cachedInstanceStats } from "./instance-stats";
 import { z } from "@hono/zod-openapi";
 
 const SCHEMA = (v: string) => `http://nodeinfo.diaspora.software/ns/schema/${v}`;

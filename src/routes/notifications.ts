@@ -4,7 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { badRequest, notFound } from "../http/errors";
+import { badRequest, notFound } from "../lib/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { arrayParam, boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";

@@ -7,7 +7,7 @@ import { config } from "../env";
 import { db } from "../db/client";
 import { authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";
 import { assertActive, passwordSignIn } from "../services/sign-in";
-import { ApiError, badRequest, forbidden } from "../http/errors";
+import { ApiError, badRequest, forbidden } from "../lib/errors";
 import { parseParams } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf } from "../http/urls";

@@ -11,14 +11,14 @@ import { z } from "zod";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { config } from "../env";
-import { ApiError, notFound } from "../http/errors";
+import { ApiError, notFound } from "../lib/errors";
 import { wantsActivityJson } from "../http/negotiate";
 import { parseParams } from "../http/params";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { instancePage, profilePage, safeUrl, statusPage, tagPage } from "../render/public-pages";
 import { renderStatuses } from "../render/status";
-import { cachedInstanceStats } from "../services/instance";
+import { cachedInstanceStats } from "./instance-stats";
 import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../services/public-pages";
 
 /** Short enough that a deleted post or a changed profile drops out of caches within a minute. */

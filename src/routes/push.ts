@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import type { UserAuth } from "../http/auth";
-import { forbidden } from "../http/errors";
+import { forbidden } from "../lib/errors";
 import { boolParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { renderPushSubscription } from "../render/push";

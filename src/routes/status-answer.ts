@@ -1,7 +1,8 @@
 /** Answering with statuses: one hydration round trip for the whole set, one renderer. */
 import { db } from "../db/client";
 import type { bookmarks, favourites } from "../db/schema";
-import { setLinkHeader, type Page } from "../http/pagination";
+import { setLinkHeader } from "../http/pagination";
+import { type Page } from "../db/paging";
 import { markedStatuses } from "../services/account-pages";
 import type { Ctx } from "../http/route";
 import { renderContext } from "../http/urls";

@@ -43,7 +43,7 @@ import * as actions from "../services/status-actions";
 import { scheduledById, scheduleStatus } from "../services/scheduled";
 import { answerAccounts } from "./account-list";
 import { answerMarked, loadStatus, loadStatuses } from "./status-answer";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 
 export const postParams = z.object({
   status: z.string().optional(),

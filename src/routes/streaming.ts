@@ -9,7 +9,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
 import { bearer, settleToken } from "../http/auth";
 import { boolParam, optionalString } from "../http/params";
 import { route, type Ctx } from "../http/route";

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { favourites } from "../db/schema";
-import { forbidden } from "../http/errors";
+import { forbidden } from "../lib/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
@@ -22,7 +22,7 @@ import {
   targetAccount,
   type TimelineFilters,
 } from "../services/timelines";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { accountById } from "./graph";
 import { answerMarked } from "./status-answer";
 

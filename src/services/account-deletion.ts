@@ -14,7 +14,7 @@ import type { Effects } from "./effects";
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { db, statement, type DB } from "../db/client";
-import { GIVE_UP_MS } from "../federation/delivery";
+import { GIVE_UP_MS } from "./outbox";
 import { isStoredKey } from "./media";
 import { outboxWrite } from "./outbox";
 import { deleteStatuses } from "./statuses";

@@ -18,7 +18,7 @@ import {
   users,
 } from "../db/schema";
 import { notSilenced, visibleTo } from "./visibility";
-import { pageQuery, inOrder, seqPage, type Page } from "../http/pagination";
+import { pageQuery, inOrder, seqPage, type Page } from "../db/paging";
 import type { AccountWithUser } from "./accounts";
 
 type PairTable =

@@ -18,7 +18,7 @@ import {
   type AccountField,
 } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
-import { ApiError, badRequest } from "../http/errors";
+import { ApiError, badRequest } from "../lib/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import { config, type Config, type Env } from "../env";
 import { mailer } from "./mailer";

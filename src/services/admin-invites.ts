@@ -4,7 +4,7 @@ import type { DB } from "../db/client";
 import { iso, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import { invites } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { randomToken, sha256 } from "../lib/crypto";
 import { logEntry, type Actor } from "./moderation-log";
 

@@ -1,14 +1,14 @@
 /** The admin API's rules about reports (Pleroma 2.5's `AdminAPI.ReportController`): listing, states, notes. */
+import type { ReportRow } from "./reports";
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, reportNotes, reports } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { withUser, type AccountWithUser } from "./accounts";
 import { logEntry, type Actor } from "./moderation-log";
 
-export type ReportRow = typeof reports.$inferSelect;
 export type NoteRow = typeof reportNotes.$inferSelect;
 
 export interface LoadedReports {

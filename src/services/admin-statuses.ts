@@ -4,7 +4,7 @@ import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
 import { accounts, statuses } from "../db/schema";
-import { badRequest, notFound } from "../http/errors";
+import { badRequest, notFound } from "../lib/errors";
 import { logEntry, type Actor } from "./moderation-log";
 import { deleteStatuses } from "./statuses";
 

@@ -11,7 +11,7 @@ import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, credentials, users } from "../db/schema";
-import { badRequest, forbidden, notFound } from "../http/errors";
+import { badRequest, forbidden, notFound } from "../lib/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import {
   emptyAccount,
@@ -139,8 +139,9 @@ export async function setActive(
 }
 
 /**
- * Deleting users: for now their accounts are deactivated (and the deletion logged). The full deletion job is
- * LIFECYCLE's `startAccountDeletion` (issue 16): the lead wires it here.
+ * Deleting users (logged): a local user's account goes through the full deletion job (`accountDeletionStatements`,
+ * the same as `delete_account`: hidden at once, emptied by the cron, its actor's Delete federated); a remote
+ * account is only deactivated here (its server owns it).
  */
 export async function deleteUsers(d: DB, actor: Actor, found: AccountWithUser[]): Promise<string[]> {
   if (found.length === 0) return [];

@@ -6,7 +6,7 @@ import { and, asc, desc, eq, sql } from "drizzle-orm";
 import { now, statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import { announcements } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { logEntry, type Actor } from "./moderation-log";
 
 export type AnnouncementRow = typeof announcements.$inferSelect;

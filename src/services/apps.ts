@@ -5,7 +5,7 @@ import { now } from "../db/client";
 import { newId } from "../db/ids";
 import { apps } from "../db/schema";
 import { randomToken, safeEqual, sha256 } from "../lib/crypto";
-import { badRequest, unprocessable } from "../http/errors";
+import { badRequest, unprocessable } from "../lib/errors";
 import { invalidScopes } from "./scopes";
 
 export type AppRow = typeof apps.$inferSelect;

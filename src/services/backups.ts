@@ -13,7 +13,7 @@ import type { Env } from "../env";
 import { db, iso, statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import type { Visibility } from "../db/schema";
-import { badRequest } from "../http/errors";
+import { badRequest } from "../lib/errors";
 import { randomToken, safeEqual } from "../lib/crypto";
 import { escapeHtml } from "../content/text";
 import { addressing } from "./addressing";

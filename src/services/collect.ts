@@ -6,10 +6,9 @@ import { inArray, lt, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import type { DB } from "../db/client";
 import { db, statement } from "../db/client";
-import { authorizationCodes, mailOutbox, mediaAttachments, streamPresence, usedCaptchas } from "../db/schema";
+import { authorizationCodes, mailOutbox, mediaAttachments, usedCaptchas } from "../db/schema";
 import { IDEMPOTENCY_HOURS } from "./statuses";
 import { isStoredKey } from "./media";
-import { streamObject } from "../objects/streams";
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -17,10 +16,6 @@ const DAY = 24 * HOUR;
 export const UNATTACHED_MEDIA_TTL = DAY;
 /** Mail kept by the outbox mailer is development material: a week is plenty. */
 export const OUTBOX_TTL = 7 * DAY;
-/** An object that wrote no presence for this long is asked what it really holds. */
-export const PRESENCE_CHECK_AFTER = HOUR;
-/** Objects asked per run: each is one subrequest. */
-export const PRESENCE_CHECKS_PER_RUN = 10;
 
 /**
  * Deletes uploads never attached that are older than a day, with their files. Rows go first (one statement that
@@ -95,28 +90,4 @@ export async function collectOutbox(d: DB, t: number, max = 1000): Promise<numbe
     )
     .returning({ id: mailOutbox.id });
   return gone.length;
-}
-
-/**
- * Presence rows whose object wrote nothing for `PRESENCE_CHECK_AFTER`: each such object (a few a run) rewrites
- * its rows from the connections it really holds, which refreshes live rows and removes those of connections
- * that died with an object that could not close them. An object that cannot be reached keeps its rows for the
- * next run.
- */
-export async function collectPresence(env: Env, t: number, max = PRESENCE_CHECKS_PER_RUN): Promise<number> {
-  const d = db(env);
-  const stale = await d
-    .selectDistinct({ object: streamPresence.object })
-    .from(streamPresence)
-    .where(lt(streamPresence.seenAt, t - PRESENCE_CHECK_AFTER))
-    .limit(max);
-  const results = await Promise.allSettled(
-    stale.map(({ object }) => streamObject(env, object).refreshPresence(object)),
-  );
-  const failed = results.filter((r) => r.status === "rejected");
-  if (failed.length)
-    throw new Error(
-      `${failed.length} of ${stale.length} stream objects did not answer: ${(failed[0] as PromiseRejectedResult).reason}`,
-    );
-  return stale.length;
 }

@@ -6,8 +6,8 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { inJson, type DB } from "../db/client";
 import { accounts, conversations, participations, userColumns, users } from "../db/schema";
-import { notFound } from "../http/errors";
-import { inOrder, pageQuery, rawPage, type Page } from "../http/pagination";
+import { notFound } from "../lib/errors";
+import { inOrder, pageQuery, rawPage, type Page } from "../db/paging";
 import { notSilenced, visibleTo } from "./visibility";
 import type { AccountWithUser } from "./accounts";
 

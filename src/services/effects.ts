@@ -2,7 +2,7 @@
  * What must follow an action once its batch is committed, described by the service that built the batch (and
  * so knows what it wrote): stream events, notifications to push, federation outbox rows to send, link cards to
  * fetch, stored files no longer referenced. Routes, the inbox and the cron hand it to the one door,
- * `runEffects` (src/effects.ts), after their answer; nothing else starts after-commit work.
+ * `runEffects` (src/effects/index.ts), after their answer; nothing else starts after-commit work.
  */
 import type { StreamEvent } from "./events";
 

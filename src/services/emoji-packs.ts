@@ -7,7 +7,7 @@
 import { sql } from "drizzle-orm";
 import { strToU8, zipSync } from "fflate";
 import { statement, type DB } from "../db/client";
-import { ApiError, badRequest, conflict, unprocessable } from "../http/errors";
+import { ApiError, badRequest, conflict, unprocessable } from "../lib/errors";
 import { outboundFetch } from "../lib/outbound";
 import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
 import { sniffImage } from "./media";

@@ -5,7 +5,7 @@ import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { filters, type FilterContext } from "../db/schema";
-import { notFound, unprocessable } from "../http/errors";
+import { notFound, unprocessable } from "../lib/errors";
 import { FILTER_CONTEXTS } from "../schemas/social";
 
 export type FilterRow = typeof filters.$inferSelect;

@@ -10,8 +10,8 @@ import { statement } from "../db/client";
 import { newId } from "../db/ids";
 import { followedTags } from "../db/schema";
 import { normalizeTag } from "../content/format";
-import { notFound, unprocessable } from "../http/errors";
-import { inOrder, pageQuery, type Page } from "../http/pagination";
+import { notFound, unprocessable } from "../lib/errors";
+import { inOrder, pageQuery, type Page } from "../db/paging";
 import { tagHistory, tagHistoryQuery, type TrendingTag } from "./trends";
 
 /**

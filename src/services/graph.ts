@@ -24,7 +24,7 @@ import {
   subscriptions,
 } from "../db/schema";
 import { notify, unnotify } from "./notifications";
-import { badRequest, forbidden, notFound, unprocessable } from "../http/errors";
+import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors";
 import type { Relationship } from "../schemas/account";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { FollowCounts, StreamEvent } from "./events";

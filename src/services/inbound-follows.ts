@@ -10,7 +10,7 @@ import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, blocks, domainBlocks, followRequests, follows, subscriptions } from "../db/schema";
-import type { AccountRow } from "./remote-accounts";
+import type { AccountRow } from "./accounts";
 import { recount } from "./graph";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";

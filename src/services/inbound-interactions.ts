@@ -11,7 +11,7 @@ import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { emojiReactions, favourites, statuses, type Visibility } from "../db/schema";
-import type { AccountRow } from "./remote-accounts";
+import type { AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import { notify } from "./notifications";
 import { deleteStatuses, recountFavourites } from "./statuses";

@@ -1,11 +1,8 @@
-/** Figures about the instance, read in one D1 round trip, and kept a minute in the edge cache. */
-import type { Ctx } from "../http/route";
+/** Figures about the instance, read in one D1 round trip (routes/instance-stats.ts keeps them at the edge). */
 import { and, count, eq, gt, isNotNull, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { db, now } from "../db/client";
+import { now } from "../db/client";
 import { accounts, users } from "../db/schema";
-import { config } from "../env";
-import { edgeCached } from "../http/edge-cache";
 
 const DAY = 24 * 3600 * 1000;
 
@@ -16,14 +13,6 @@ export interface InstanceStats {
   activeMonth: number;
   activeHalfyear: number;
   staff: string[];
-}
-
-/**
- * The figures as the instance document, nodeinfo and the front page show them: the same for everyone and read
- * by every client at start (the counts walk every local account), so kept `STATS_CACHE_SECONDS` (60) at the edge.
- */
-export function cachedInstanceStats(c: Ctx): Promise<InstanceStats> {
-  return edgeCached(c, "instance-stats", config(c.env).statsCacheSeconds, () => instanceStats(db(c.env)));
 }
 
 export async function instanceStats(d: DB): Promise<InstanceStats> {

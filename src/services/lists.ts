@@ -4,7 +4,7 @@ import type { DB } from "../db/client";
 import { now, inJson, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { follows, listAccounts, lists } from "../db/schema";
-import { notFound, unprocessable } from "../http/errors";
+import { notFound, unprocessable } from "../lib/errors";
 import { ME } from "./visibility";
 
 export type ListRow = typeof lists.$inferSelect;

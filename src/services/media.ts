@@ -1,5 +1,5 @@
 /** Files in R2: type detection from the bytes themselves, size limits, keys and public URLs. */
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
 import { newId } from "../db/ids";
 
 interface Sniffed {

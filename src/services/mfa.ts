@@ -9,7 +9,7 @@ import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { credentials, mfaBackupCodes, mfaTokens, passwordResetTokens, tokens } from "../db/schema";
 import type { Env, Limit } from "../env";
-import { unprocessable } from "../http/errors";
+import { unprocessable } from "../lib/errors";
 import { openSecret, randomToken, sealSecret, sha256 } from "../lib/crypto";
 import { confirmPassword } from "./credentials";
 import { secretsKey } from "./instance-keys";

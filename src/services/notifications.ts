@@ -16,8 +16,8 @@ import { chatMessages, markers, mediaAttachments, notifications, reports, users 
 import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
 import { accountFromJson, accountsPart, type Hydrated } from "./hydrate";
 import type { AccountWithUser } from "./accounts";
-import { badRequest, notFound } from "../http/errors";
-import { rawPage, seqPage, type Page } from "../http/pagination";
+import { badRequest, notFound } from "../lib/errors";
+import { rawPage, seqPage, type Page } from "../db/paging";
 import { NotificationSettingsSchema } from "../schemas/account";
 import { NOTIFICATION_TYPES } from "../schemas/social";
 import { ME, silenced, visibleTo, type ViewerRef } from "./visibility";

@@ -76,6 +76,9 @@ export type OutboxActivity =
 /** Activities sent as the instance actor (its id, its key) whichever local account's action wrote them. */
 export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set(["Flag"]);
 
+/** A delivery is given up once its next try would fall later than this after it was written (delivery.ts). */
+export const GIVE_UP_MS = 2 * 24 * 3600_000;
+
 export interface OutboxWriteOptions {
   /** A further condition (e.g. "the request was really created"), evaluated in the batch. */
   onlyIf?: SQL;

@@ -3,7 +3,7 @@
  * `:moderator_privileges`), so that admin-fe and Pleroma scripts meet the same refusals. Admins hold every
  * privilege; moderators act on reports and statuses. Instance settings need an admin (`superuser`).
  */
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
 
 export const PRIVILEGES = [
   "users_read",

@@ -7,7 +7,7 @@
  */
 import type { DB } from "../db/client";
 import { isId } from "../db/ids";
-import type { Page } from "../http/pagination";
+import type { Page } from "../db/paging";
 import { findByAcct, NICKNAME_PATTERN, type AccountWithUser } from "./accounts";
 import { hydrate, type Hydrated } from "./hydrate";
 import { accountPage, tagPage } from "./timelines";

@@ -12,7 +12,7 @@ import { db, now, type DB, inJson } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, chatMessages, notifications, pushSubscriptions, statuses, users } from "../db/schema";
 import { htmlToText } from "../content/format";
-import { notFound, unprocessable } from "../http/errors";
+import { notFound, unprocessable } from "../lib/errors";
 import { fromBase64 } from "../lib/crypto";
 import { allowPrivateAddress, OutboundRefused, outboundFetch } from "../lib/outbound";
 import { dispatch } from "./events";

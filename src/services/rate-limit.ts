@@ -6,7 +6,7 @@ import { inArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { rateLimits } from "../db/schema";
-import { tooManyRequests } from "../http/errors";
+import { tooManyRequests } from "../lib/errors";
 
 import type { Limit } from "../env";
 

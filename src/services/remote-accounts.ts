@@ -3,6 +3,7 @@
  * `accounts` row keyed by its id. The one place an actor document is turned into a row: the inbox, WebFinger
  * look-ups, mentions and search all come here.
  */
+import type { AccountRow } from "./accounts";
 import { applyActorPolicies } from "./federation-policies";
 import { Application, Group, Image, Link, PropertyValue, Service, type Actor } from "@fedify/vocab";
 import { eq, sql } from "drizzle-orm";
@@ -12,8 +13,6 @@ import { newId } from "../db/ids";
 import { accounts, instances, type AccountField, type EmojiRef } from "../db/schema";
 import { sanitizeHtml } from "../content/format";
 import { embedded, href, httpUrl, readEmoji, sameHost, text } from "./remote-objects";
-
-export type AccountRow = typeof accounts.$inferSelect;
 
 /** How long a remote actor's row is trusted before it is fetched again when next needed. */
 export const ACTOR_STALE_MS = 24 * 3600_000;

@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { db } from "../db/client";
 import { config } from "../env";
 import { applyNotePolicies } from "./federation-policies";
-import type { AccountRow } from "./remote-accounts";
+import type { AccountRow } from "./accounts";
 import { parseNote, storeRemoteNote } from "./remote-statuses";
 import { setRemotePin } from "./remote-pins";
 import { within, type ResolveEnv } from "./resolve";

@@ -5,7 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import { now, type DB } from "../db/client";
-import type { AccountRow } from "./remote-accounts";
+import type { AccountRow } from "./accounts";
 
 /**
  * Pins (or unpins) the author's stored status with this uri. Answers false when no such status is stored (for a

@@ -13,7 +13,7 @@ import { sql } from "drizzle-orm";
 import type { Question } from "@fedify/vocab";
 import { statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
-import type { AccountRow } from "./remote-accounts";
+import type { AccountRow } from "./accounts";
 import type { ParsedNote } from "./remote-statuses";
 import { outboxWrite } from "./outbox";
 import { visibleTo } from "./visibility";

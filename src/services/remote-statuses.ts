@@ -14,7 +14,7 @@ import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, follows, mediaAttachments, statuses, type StatusEmoji, type Visibility } from "../db/schema";
 import { htmlToText, sanitizeHtml } from "../content/format";
-import type { AccountRow } from "./remote-accounts";
+import type { AccountRow } from "./accounts";
 import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "./remote-objects";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";

@@ -10,7 +10,7 @@ import { mixedBatch, now, statement } from "../db/client";
 import { newId, seqIds } from "../db/ids";
 import { accounts, reports, statuses } from "../db/schema";
 import { visibleTo } from "./visibility";
-import { badRequest } from "../http/errors";
+import { badRequest } from "../lib/errors";
 import { outboxWrite } from "./outbox";
 import type { AccountRow } from "./accounts";
 import { reportsRemoved } from "./federation-policies";

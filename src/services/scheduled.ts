@@ -9,8 +9,8 @@ import { now, statement, inJson } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, mediaAttachments, scheduledStatuses, userColumns, users } from "../db/schema";
 import type { Config } from "../env";
-import { ApiError, notFound, unprocessable } from "../http/errors";
-import { inOrder, pageQuery, type Page } from "../http/pagination";
+import { ApiError, notFound, unprocessable } from "../lib/errors";
+import { inOrder, pageQuery, type Page } from "../db/paging";
 import type { MediaRow } from "./hydrate";
 import { findIdempotent, preparePost, validatePost, writePost, type PostContext, type PostInput } from "./statuses";
 

@@ -1,5 +1,4 @@
 /** OAuth scope strings: parsing, validation and the subset rule. */
-import { scopeGrants } from "../http/auth";
 
 const SCOPE_PATTERN = /^(read|write|follow|push|admin)(:[a-z_]+)*$/;
 
@@ -16,4 +15,13 @@ export function invalidScopes(scopes: string[]): string[] {
 /** Every requested scope must be covered by one the app registered. */
 export function withinScopes(requested: string[], allowed: string[]): boolean {
   return requested.every((r) => allowed.some((a) => scopeGrants(a, r)));
+}
+
+/** Token scope `held` grants `required` when equal or when `required` is a narrower form (`read` ⊇ `read:accounts`). */
+export function scopeGrants(held: string, required: string): boolean {
+  return required === held || required.startsWith(held + ":");
+}
+
+export function hasAnyScope(held: string[], alternatives: string[]): boolean {
+  return alternatives.some((req) => held.some((h) => scopeGrants(h, req)));
 }

@@ -12,7 +12,7 @@
 import { config, MEDIA_ATTACHMENTS_MAX, setRuntimeOverrides, varsConfig, type Config, type Env } from "../env";
 import { db, statement, type DB } from "../db/client";
 import { federationPolicies, instanceSettings } from "../db/schema";
-import { badRequest } from "../http/errors";
+import { badRequest } from "../lib/errors";
 import { sql } from "drizzle-orm";
 
 export const SETTINGS_TTL_MS = 30_000;

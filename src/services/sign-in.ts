@@ -5,7 +5,7 @@
  * is refused with that reason first; then a password reset an admin forced; then the second factor: a password
  * sign-in of an MFA user goes on to it (grant and page), and HTTP Basic, which has no second step, is refused.
  */
-import { forbidden } from "../http/errors";
+import { forbidden } from "../lib/errors";
 import type { AccountRow, UserRow } from "./accounts";
 
 /** Refuses disabled, unapproved and unconfirmed users with Pleroma's identifiers. */

@@ -19,7 +19,7 @@ import {
   threadMutes,
   type Visibility,
 } from "../db/schema";
-import { badRequest, notFound, unprocessable } from "../http/errors";
+import { badRequest, notFound, unprocessable } from "../lib/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";

@@ -27,7 +27,7 @@ import { extract, htmlToText, renderContent, type ContentType, type MentionTarge
 import { fanOut, indexForSearch, pulledByReaders } from "./feeds";
 import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
-import { notFound, unprocessable } from "../http/errors";
+import { notFound, unprocessable } from "../lib/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
 import { notSilenced, visibleTo } from "./visibility";

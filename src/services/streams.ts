@@ -8,7 +8,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import { lists } from "../db/schema";
-import { hasAnyScope } from "../http/auth";
+import { hasAnyScope } from "./scopes";
 import { isId } from "../db/ids";
 
 export const PUBLIC_STREAMS = [

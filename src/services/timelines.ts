@@ -5,7 +5,7 @@
  * status_tags (tag, status), statuses (account, id).
  */
 import { sql, type SQL } from "drizzle-orm";
-import { rawPage, type Page } from "../http/pagination";
+import { rawPage, type Page } from "../db/paging";
 import { precompiled } from "../db/json-rows";
 import { ME, NOW, notSilenced, visibleTo } from "./visibility";
 import { accountMatch } from "./accounts";

@@ -5,7 +5,7 @@ import { now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, apps, tokens, userColumns, users } from "../db/schema";
 import { randomToken, sha256 } from "../lib/crypto";
-import { badRequest } from "../http/errors";
+import { badRequest } from "../lib/errors";
 import { withinScopes } from "./scopes";
 
 export type TokenRow = typeof tokens.$inferSelect;

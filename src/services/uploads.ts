@@ -4,7 +4,7 @@ import { now, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import { mediaAttachments } from "../db/schema";
 import type { Config } from "../env";
-import { notFound, unprocessable } from "../http/errors";
+import { notFound, unprocessable } from "../lib/errors";
 import type { MediaRow } from "./hydrate";
 import { storeUpload } from "./media";
 

@@ -4,7 +4,7 @@ import { actorOf } from "./common";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { db } from "../../db/client";
-import { badRequest } from "../../http/errors";
+import { badRequest } from "../../lib/errors";
 import { boolParam, intParam, offsetParam } from "../../http/params";
 import { route } from "../../http/route";
 import { renderAnnouncement } from "../../render/announcement";

@@ -7,7 +7,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { config } from "../../env";
 import { db } from "../../db/client";
-import { badRequest } from "../../http/errors";
+import { badRequest } from "../../lib/errors";
 import { boolParam } from "../../http/params";
 import { after, route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";

@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { config } from "../../env";
 import { db } from "../../db/client";
-import { badRequest, notFound } from "../../http/errors";
+import { badRequest, notFound } from "../../lib/errors";
 import { arrayParam, boolParam } from "../../http/params";
 import { route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";

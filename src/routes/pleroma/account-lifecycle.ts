@@ -13,7 +13,7 @@ import { confirmPassword } from "../../services/credentials";
 import { disableAccount, startAccountDeletion } from "../../services/account-deletion";
 import { addAlias, listAliases, moveAccount, removeAlias } from "../../services/move";
 import { resolveAccount, resolveEnv } from "../../services/resolve";
-import { ApiError, notFound } from "../../http/errors";
+import { ApiError, notFound } from "../../lib/errors";
 import { baseUrl, hostOf } from "../../http/urls";
 
 /** An account by nickname (`alice`, `alice@remote.example`), local or remote, fetched when unknown or stale. */

@@ -7,7 +7,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { db } from "../../db/client";
 import { config } from "../../env";
-import { ApiError, badRequest } from "../../http/errors";
+import { ApiError, badRequest } from "../../lib/errors";
 import { fileParam } from "../../http/params";
 import { after, route, type Ctx } from "../../http/route";
 import { baseUrl } from "../../http/urls";

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { db } from "../../db/client";
-import { badRequest } from "../../http/errors";
+import { badRequest } from "../../lib/errors";
 import { fileParam } from "../../http/params";
 import { route } from "../../http/route";
 import { hostOf } from "../../http/urls";

@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { db } from "../../db/client";
 import { config } from "../../env";
-import { badRequest, unprocessable } from "../../http/errors";
+import { badRequest, unprocessable } from "../../lib/errors";
 import { route } from "../../http/route";
 import { confirmPassword } from "../../services/credentials";
 import { confirmTotp, disableMfa, mfaSettings, regenerateBackupCodes, setupTotp } from "../../services/mfa";

@@ -22,13 +22,13 @@ import { renderNotifications } from "../render/notification";
 import { renderStatuses } from "../render/status";
 import type { RenderContext } from "../render/account";
 import { group } from "../lib/group";
-import { notificationsByIds } from "./notifications";
-import { participationsByIds } from "./conversations";
-import type { StreamEvent } from "./events";
-import { hydrateEach, type Hydrated } from "./hydrate";
-import { PUBLIC_STREAMS, type StreamName } from "./streams";
-import { shown } from "./timelines";
-import { NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
+import { notificationsByIds } from "../services/notifications";
+import { participationsByIds } from "../services/conversations";
+import type { StreamEvent } from "../services/events";
+import { hydrateEach, type Hydrated } from "../services/hydrate";
+import { PUBLIC_STREAMS, type StreamName } from "../services/streams";
+import { shown } from "../services/timelines";
+import { NOW, notSilenced, paramsCte, visibleTo } from "../services/visibility";
 
 /** A listener that may receive something: `ref` says what (a status, participation or event index). */
 interface Recipient {

@@ -4,14 +4,14 @@
  * to delivery, link cards to the card fetcher, orphaned files to R2. Each runs under `waitUntil`; what must not
  * be lost is durable before it gets here (outbox rows, unpushed notifications, which the cron sweeps too).
  */
-import type { Env } from "./env";
-import { db } from "./db/client";
-import { allowPrivateAddress } from "./lib/outbound";
-import { ensureCard } from "./services/cards";
-import type { Effects } from "./services/effects";
-import { publish } from "./services/events";
-import { deliverPending } from "./services/push";
-import { kickFederation } from "./federation/delivery";
+import type { Env } from "../env";
+import { db } from "../db/client";
+import { allowPrivateAddress } from "../lib/outbound";
+import { ensureCard } from "../services/cards";
+import type { Effects } from "../services/effects";
+import { publish } from "../services/events";
+import { deliverPending } from "../services/push";
+import { kickFederation } from "../federation/delivery";
 
 type WaitUntil = { waitUntil(p: Promise<unknown>): void };
 
