@@ -7,8 +7,6 @@ export interface Env {
   USER_STREAMS: DurableObjectNamespace<import("./objects/streams").UserStream>;
   /** Streaming: one object per public or hashtag stream holding its anonymous connections. */
   TOPIC_STREAMS: DurableObjectNamespace<import("./objects/streams").TopicStream>;
-  /** Fedify's message queue: messages in the object's storage, drained by its alarm (src/objects/federation-queue.ts). */
-  FEDERATION_QUEUE: DurableObjectNamespace<import("./objects/federation-queue").FederationQueue>;
   /** Outgoing deliveries, one object per destination host (src/objects/host-delivery.ts). */
   DELIVERY: DurableObjectNamespace<import("./objects/host-delivery").HostDelivery>;
   /** Chats: one object per chat, the single writer of its messages and unread counts (src/objects/chat-room.ts). */

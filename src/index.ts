@@ -7,7 +7,6 @@ import { deliverToStreams } from "./effects/stream-delivery";
 import { handleFederated } from "./federation";
 
 export { UserStream, TopicStream } from "./objects/streams";
-export { FederationQueue } from "./objects/federation-queue";
 export { HostDelivery } from "./objects/host-delivery";
 export { ChatRoom } from "./objects/chat-room";
 

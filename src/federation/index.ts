@@ -6,14 +6,7 @@
  * Dispatchers are registered once per isolate on a builder; the `Federation` itself is built from the
  * bindings (KvStore on D1, MessageQueue on a Durable Object) and cached per bindings object.
  */
-import {
-  createFederationBuilder,
-  type Context,
-  type Federation,
-  type RequestContext,
-  type Message,
-  type MessageQueue,
-} from "@fedify/fedify";
+import { createFederationBuilder, type Context, type Federation, type RequestContext } from "@fedify/fedify";
 import {
   Announce,
   Application,
@@ -53,7 +46,6 @@ import { D1KvStore } from "./kv";
 import { authenticateInbound } from "./inbound-auth";
 import { servedWithFullPublic } from "./public-audience";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
-import { DurableObjectMessageQueue } from "./queue";
 import { instanceSigner } from "./instance-actor";
 import { registerInbox } from "./inbox";
 import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch";
@@ -388,18 +380,18 @@ registerInbox(builder);
 
 const built = new WeakMap<object, Promise<Federation<FederationData>>>();
 
-/** The Federation for these bindings, with `queue` (the Worker's, or the queue object's own when draining). */
-async function buildFederation(env: Env, queue: MessageQueue): Promise<Federation<FederationData>> {
+/**
+ * The Federation for these bindings. No message queue: Starling sends through its own transactional outbox
+ * (federation/delivery.ts), and an incoming activity is handled (or refused) while its sender waits, so nothing is
+ * stored for a type Starling does not handle.
+ */
+async function buildFederation(env: Env): Promise<Federation<FederationData>> {
   const domain = config(env).domain;
   const kv = new D1KvStore(db(env));
   const allowPrivate = allowPrivateAddress(env);
   const userAgent = USER_AGENT;
   const federation = await builder.build({
     kv,
-    // Only delivery goes through the queue: with no inbox queue, an incoming activity is handled (or refused)
-    // while its sender waits, and nothing is stored for a type Starling does not handle.
-    queue: { outbox: queue, fanout: queue },
-    manuallyStartQueue: true,
     // Ids are https://DOMAIN/… whatever host a request reached; without DOMAIN (local development only, see
     // `federationRefused`) they are made from the request's origin.
     origin: domain ? `https://${domain}` : undefined,
@@ -427,17 +419,11 @@ function federationFor(env: Env): Promise<Federation<FederationData>> {
   // Cached per bindings object: the builder's dispatchers are stateless and the stores only hold bindings.
   let hit = built.get(env);
   if (!hit) {
-    hit = buildFederation(env, new DurableObjectMessageQueue(env.FEDERATION_QUEUE));
+    hit = buildFederation(env);
     hit.catch(() => built.delete(env));
     built.set(env, hit);
   }
   return hit;
-}
-
-/** What the queue object does with each message: Fedify's own processing (signing, delivery). */
-export async function processQueued(env: Env, queue: MessageQueue, message: Message): Promise<void> {
-  const federation = await buildFederation(env, queue);
-  await federation.processQueuedTask({ env, d: db(env) }, message);
 }
 
 /**
