@@ -84,7 +84,7 @@ describe("cron isolation and heartbeats", () => {
       "collect_media",
       "collect_presence",
       "collect_codes",
-      "collect_outbox",
+      "collect_mail",
       "collect_idempotency_keys",
       "rate_limits",
     ]) {

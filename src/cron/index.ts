@@ -19,7 +19,7 @@ import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
 import { deleteStatuses } from "../services/statuses";
-import { collectCodes, collectIdempotencyKeys, collectOutbox, collectUnattachedMedia } from "../services/collect";
+import { collectCodes, collectIdempotencyKeys, collectMail, collectUnattachedMedia } from "../services/collect";
 import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
 import { collectMfaTokens } from "../services/mfa";
@@ -58,7 +58,7 @@ const CLEANUP: Record<string, Job> = {
   collect_media: (env, _d, t) => collectUnattachedMedia(env, t),
   collect_idempotency_keys: (_env, d, t) => collectIdempotencyKeys(d, t),
   collect_codes: (_env, d, t) => collectCodes(d, t),
-  collect_outbox: (_env, d, t) => collectOutbox(d, t),
+  collect_mail: (_env, d, t) => collectMail(d, t),
   collect_presence: (env, _d, t) => collectPresence(env, t),
   collect_fedify_kv: (_env, d, t) => collectFedifyKv(d, t),
   // Expired MFA sign-in tokens and password reset links.

@@ -11,14 +11,14 @@ import { receiveFlag } from "../services/reports";
 import { htmlToText } from "../content/format";
 import type { AccountRow } from "../services/accounts";
 import type { FederationData } from "./index";
-import { after, localTarget, sender } from "./inbox";
+import { after, localAccountAt, sender } from "./inbox";
 
 /** The activity's id when it is the sender's (same origin), else null: an id is not trusted for anyone else. */
 const ownId = (id: URL | null, from: AccountRow) => (id && id.origin === new URL(from.uri).origin ? id.href : null);
 
 export async function onBlock(ctx: InboxContext<FederationData>, block: Block): Promise<void> {
   // A Block of nobody here is acknowledged and dropped, its sender not even fetched.
-  const target = await localTarget(ctx, block.objectId);
+  const target = await localAccountAt(ctx, block.objectId);
   if (!target) return;
   const from = await sender(ctx, block);
   if (!from || from.deactivated) return;
@@ -29,7 +29,7 @@ export async function onBlock(ctx: InboxContext<FederationData>, block: Block): 
 export async function onUndoBlock(ctx: InboxContext<FederationData>, undo: Undo, block: Block): Promise<void> {
   const from = await sender(ctx, undo);
   if (!from || block.actorId?.href !== from.uri) return;
-  const target = await localTarget(ctx, block.objectId);
+  const target = await localAccountAt(ctx, block.objectId);
   await receiveUndoBlock(ctx.data.d, from, { uri: ownId(block.id, from), targetId: target?.id ?? null });
 }
 

@@ -6,7 +6,7 @@
  * the sender's only when its `attributedTo` is the sender and it lives on the sender's origin (otherwise it is
  * fetched from its id and checked again), and updates and deletes apply only to the sender's own statuses.
  *
- * Part 2 (issue 18): likes, reactions, boosts (inbound-interactions.ts), blocks and flags (inbound-safety.ts),
+ * Part 2 (issue 18): likes, reactions, boosts (interaction-listeners.ts), blocks and flags (inbound-safety.ts),
  * actor updates and pins (inbound-profile.ts), poll votes (poll-votes.ts). Notes include the other object types shown as statuses (pages, videos, events…: federation/object-types.ts),
  * and a Group's Announce of a Create is its members' post (federation/group-announce.ts). An activity type no
  * listener handles, or a Create of an object type Starling does not show, is acknowledged (202), logged and
@@ -33,7 +33,7 @@ import {
   type Object as APObject,
 } from "@fedify/vocab";
 import { Announce, EmojiReact, Like } from "@fedify/vocab";
-import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./inbound-interactions";
+import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./interaction-listeners";
 import { receiveUndoInteraction } from "../services/inbound-interactions";
 import { config } from "../env";
 import { accountByUri, isStale, upsertActor } from "../services/remote-accounts";
@@ -106,7 +106,7 @@ export async function sender(ctx: InboxContext<FederationData>, activity: Activi
 }
 
 /** A local, stored account by its actor id. */
-export async function localTarget(ctx: InboxContext<FederationData>, uri: URL | null): Promise<AccountRow | null> {
+export async function localAccountAt(ctx: InboxContext<FederationData>, uri: URL | null): Promise<AccountRow | null> {
   if (!uri) return null;
   const a = await accountByUri(ctx.data.d, uri.href);
   return a && a.domain === null ? a : null;
@@ -146,7 +146,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, async (ctx, follow) => {
       // A Follow of nobody here (or without an id to answer) is acknowledged and dropped, its sender not fetched.
-      const target = await localTarget(ctx, follow.objectId);
+      const target = await localAccountAt(ctx, follow.objectId);
       if (!target || !follow.id) return;
       const from = await sender(ctx, follow);
       if (!from) return;
@@ -175,7 +175,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (object instanceof Follow) {
         // Only the follower can withdraw its Follow.
         if (object.actorId?.href !== from.uri) return;
-        const target = await localTarget(ctx, object.objectId);
+        const target = await localAccountAt(ctx, object.objectId);
         after(
           ctx,
           await receiveUndoFollow(ctx.data.d, from, { uri: object.id?.href ?? null, targetId: target?.id ?? null }),
@@ -328,7 +328,7 @@ async function followRef(ctx: InboxContext<FederationData>, activity: Accept | R
   }
   if (object instanceof Follow) {
     if (object.objectId?.href !== from.uri) return null;
-    const follower = await localTarget(ctx, object.actorId);
+    const follower = await localAccountAt(ctx, object.actorId);
     return { uri: object.id?.href ?? null, followerId: follower?.id ?? null };
   }
   return activity.objectId ? { uri: activity.objectId.href, followerId: null } : null;

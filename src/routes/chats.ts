@@ -2,6 +2,7 @@
  * Pleroma's chats (`/api/v1/pleroma/chats`, and `/api/pleroma/chats` by route()). Another pair's chat, or a
  * message of it, answers 404 as if it did not exist. Writes go through the chat's ChatRoom object.
  */
+import { accountToActOn } from "../services/accounts";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -15,7 +16,6 @@ import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { ChatMessageSchema, ChatSchema } from "../schemas/chat";
 import { renderChat, renderChatMessage } from "../render/chat";
 import * as chats from "../services/chats";
-import { accountById } from "./graph";
 
 const read = ["read:chats"];
 const write = ["write:chats"];
@@ -33,7 +33,7 @@ export function registerChatRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: ChatSchema,
     handler: async (c, p, auth) => {
-      const target = await accountById(c, p.id);
+      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
       return c.json(
         renderChat(renderContext(c, auth.account.id), await chats.chatWith(db(c.env), auth.account.id, target)),
       );

@@ -1,17 +1,16 @@
 /** Follows, follow requests, blocks, mutes, endorsements, subscriptions, relationships and the account lists. */
+import { accountToActOn } from "../services/accounts";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
 import { db } from "../db/client";
 import { isId } from "../db/ids";
 import { blocks, endorsements, followRequests, follows, mutes } from "../db/schema";
-import { notFound } from "../lib/errors";
 import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
 import { iso } from "../db/client";
 import { AccountSchema, RelationshipSchema } from "../schemas/account";
-import { findAccount, type AccountWithUser } from "../services/accounts";
 import { relatedAccounts } from "../services/account-pages";
 import * as graph from "../services/graph";
 import { loadRelationships } from "../services/relationships";
@@ -19,13 +18,6 @@ import { answerAccounts } from "./account-list";
 import { hostOf } from "../http/urls";
 import type { UserAuth } from "../http/auth";
 import type { AccountRow } from "../services/accounts";
-
-/** The account named by `:id` (ids only, as in Pleroma's nested paths), or 404. */
-export async function accountById(c: Ctx, id: string): Promise<AccountWithUser> {
-  const found = isId(id) ? await findAccount(db(c.env), id, hostOf(c)) : null;
-  if (!found || found.account.deactivated) throw notFound("Can't find user");
-  return found;
-}
 
 const withRelationships = { with_relationships: boolParam().optional() };
 
@@ -43,7 +35,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string(), ...params }),
       response: RelationshipSchema,
       handler: async (c, p, auth: UserAuth) => {
-        const target = await accountById(c, p.id);
+        const target = await accountToActOn(db(c.env), hostOf(c), p.id);
         const result = await run(c, p, auth.account, target.account);
         after(c, result.effects);
         return c.json(result.relationship);
@@ -111,7 +103,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string() }),
       response: RelationshipSchema,
       handler: async (c, p, auth) => {
-        const target = await accountById(c, p.id);
+        const target = await accountToActOn(db(c.env), hostOf(c), p.id);
         return c.json((await run(db(c.env), auth.account, target.account)).relationship);
       },
     });
@@ -150,7 +142,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string(), ...pageParams(40), ...withRelationships }),
       response: z.array(AccountSchema),
       handler: async (c, p, auth) => {
-        const target = await accountById(c, p.id);
+        const target = await accountToActOn(db(c.env), hostOf(c), p.id);
         const viewerId = auth.account?.id ?? null;
         // A hidden list is empty for everyone but its owner (Pleroma answers [] rather than an error).
         const hidden = target.account[hideFlag] && viewerId !== target.account.id;
@@ -214,7 +206,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string(), ...pageParams(40), ...withRelationships }),
     response: z.array(AccountSchema),
     handler: async (c, p, auth) => {
-      const target = await accountById(c, p.id);
+      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
       const rows = await relatedAccounts(db(c.env), endorsements, "accountId", target.account.id, p);
       return answerAccounts(c, rows, { viewerId: auth?.account?.id ?? null, withRelationships: p.with_relationships });
     },
@@ -234,7 +226,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string() }),
       response: RelationshipSchema,
       handler: async (c, p, auth) => {
-        const requester = await accountById(c, p.id);
+        const requester = await accountToActOn(db(c.env), hostOf(c), p.id);
         const result = await run(db(c.env), auth.account, requester.account.id);
         after(c, result.effects);
         return c.json(result.relationship);

@@ -1,4 +1,6 @@
 /** Lists and their members. Another user's list answers 404, as if it did not exist. */
+import { accountToActOn } from "../services/accounts";
+import { hostOf } from "../http/urls";
 import { ListSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -12,7 +14,6 @@ import { listMembers } from "../services/account-pages";
 import { renderList } from "../render/list";
 import * as lists from "../services/lists";
 import { answerAccounts } from "./account-list";
-import { accountById } from "./graph";
 
 const title = z.string().trim().min(1, "can't be blank").max(200);
 const accountIds = arrayParam(z.string(), 250).pipe(z.array(z.string()).min(1));
@@ -122,7 +123,7 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: z.array(ListSchema),
     handler: async (c, p, auth) => {
-      const target = await accountById(c, p.id);
+      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
       return c.json((await lists.listsContaining(db(c.env), auth.account.id, target.account.id)).map(renderList));
     },
   });

@@ -1,3 +1,5 @@
+import { accountToActOn } from "../services/accounts";
+import { hostOf } from "../http/urls";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { ReportSchema } from "../schemas/social";
 import { z } from "@hono/zod-openapi";
@@ -6,7 +8,6 @@ import { db } from "../db/client";
 import { arrayParam, boolParam } from "../http/params";
 import { after, route } from "../http/route";
 import { createReport } from "../services/reports";
-import { accountById } from "./graph";
 
 export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -24,7 +25,7 @@ export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: ReportSchema,
     handler: async (c, p, auth) => {
-      const target = await accountById(c, p.account_id);
+      const target = await accountToActOn(db(c.env), hostOf(c), p.account_id);
       const { report, effects } = await createReport(db(c.env), auth.account.id, {
         accountId: target.account.id,
         statusIds: [...new Set(p.status_ids ?? [])],

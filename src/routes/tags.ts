@@ -2,6 +2,8 @@
  * Hashtags: the Tag entity, following and unfollowing tags, the followed tags; and featured tags, which
  * Starling does not keep yet (the real shape, empty, with the auth Mastodon requires).
  */
+import { accountToActOn } from "../services/accounts";
+import { hostOf } from "../http/urls";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -12,7 +14,6 @@ import { baseUrl } from "../http/urls";
 import { renderTag } from "../render/tag";
 import { FeaturedTagSchema, TrendTagSchema } from "../schemas/instance";
 import * as tags from "../services/followed-tags";
-import { accountById } from "./graph";
 
 export function registerTagRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -78,7 +79,7 @@ export function registerTagRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: z.array(FeaturedTagSchema),
     handler: async (c, p) => {
-      await accountById(c, p.id);
+      await accountToActOn(db(c.env), hostOf(c), p.id);
       return c.json([]);
     },
   });

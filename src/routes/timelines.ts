@@ -1,4 +1,6 @@
 /** Timelines (home, public, tag, list), an account's statuses, and favourites. */
+import { accountToActOn } from "../services/accounts";
+import { db } from "../db/client";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../app";
@@ -23,7 +25,6 @@ import {
   type TimelineFilters,
 } from "../services/timelines";
 import { notFound } from "../lib/errors";
-import { accountById } from "./graph";
 import { answerMarked } from "./status-answer";
 
 const timelineParams = {
@@ -233,7 +234,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(StatusSchema),
     handler: async (c, p, auth) => {
       const me = auth?.account?.id ?? null;
-      const target = await accountById(c, p.id);
+      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
       if (target.account.hideFavorites && me !== target.account.id) throw forbidden("Can't get favorites");
       return answerMarked(c, favourites, target.account.id, me, p);
     },

@@ -18,7 +18,7 @@ import {
   type AccountField,
 } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
-import { ApiError, badRequest } from "../lib/errors";
+import { ApiError, badRequest, notFound } from "../lib/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import { config, type Config, type Env } from "../env";
 import { mailer } from "./mailer";
@@ -626,4 +626,14 @@ export async function ownerCounters(d: DB, accountId: string) {
     unreadConversationCount: unread[0]?.n ?? 0,
     unreadNotificationsCount: unseen[0]?.n ?? 0,
   };
+}
+
+/**
+ * The account a request names by id to act on or show (Pleroma's nested paths take ids only): 404 "Can't find
+ * user" for an unknown or deactivated one.
+ */
+export async function accountToActOn(d: DB, localHost: string, id: string): Promise<AccountWithUser> {
+  const found = isId(id) ? await findAccount(d, id, localHost) : null;
+  if (!found || found.account.deactivated) throw notFound("Can't find user");
+  return found;
 }

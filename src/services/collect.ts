@@ -75,7 +75,7 @@ export async function collectCodes(d: DB, t: number, max = 1000): Promise<number
 }
 
 /** Mail in the development outbox older than `OUTBOX_TTL`. */
-export async function collectOutbox(d: DB, t: number, max = 1000): Promise<number> {
+export async function collectMail(d: DB, t: number, max = 1000): Promise<number> {
   const gone = await d
     .delete(mailOutbox)
     .where(

@@ -23,7 +23,7 @@ export type Received = Effects;
 const NOTHING: Received = {};
 
 /** A local status `from` may act on: its own (not a reblog), not local-only, and visible to it. */
-export function localTarget(d: DB, uri: string, from: AccountRow): Promise<StatusRow | undefined> {
+export function localStatusFor(d: DB, uri: string, from: AccountRow): Promise<StatusRow | undefined> {
   return d
     .select()
     .from(statuses)

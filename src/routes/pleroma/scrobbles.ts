@@ -1,11 +1,13 @@
 /** Pleroma's scrobbles ("now listening"). Starling records none: an existing account's list is empty. */
+import { accountToActOn } from "../../services/accounts";
+import { db } from "../../db/client";
+import { hostOf } from "../../http/urls";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app";
 import { pageParams } from "../../http/pagination";
 import { route } from "../../http/route";
 import { ScrobbleSchema } from "../../schemas/pleroma";
-import { accountById } from "../graph";
 
 export function registerScrobbleRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -18,7 +20,7 @@ export function registerScrobbleRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string(), ...pageParams(20) }),
     response: z.array(ScrobbleSchema),
     handler: async (c, p) => {
-      await accountById(c, p.id);
+      await accountToActOn(db(c.env), hostOf(c), p.id);
       return c.json([]);
     },
   });

@@ -23,7 +23,7 @@ import { embedded, readEmoji, text } from "../services/remote-objects";
 import { isUnicodeEmoji } from "../services/status-actions";
 import { visibleTo } from "../services/visibility";
 import {
-  localTarget,
+  localStatusFor,
   receiveAnnounce,
   receiveLike,
   receiveReaction,
@@ -72,7 +72,7 @@ export async function onLike(ctx: Ctx, like: Like): Promise<void> {
   const from = await ownActivity(ctx, like, true);
   if (!from) return;
   const d = ctx.data.d;
-  const status = await localTarget(d, like.objectId!.href, from);
+  const status = await localStatusFor(d, like.objectId!.href, from);
   if (!status) return;
   const reaction = await reactionOf(like);
   after(
@@ -89,7 +89,7 @@ export async function onEmojiReact(ctx: Ctx, react: EmojiReact): Promise<void> {
   if (!from) return;
   const reaction = await reactionOf(react);
   if (!reaction) return;
-  const status = await localTarget(ctx.data.d, react.objectId!.href, from);
+  const status = await localStatusFor(ctx.data.d, react.objectId!.href, from);
   if (status) after(ctx, await receiveReaction(ctx.data.d, from, status, react.id!.href, reaction));
 }
 
