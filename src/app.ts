@@ -1,9 +1,8 @@
 /** The hono app: middleware, error handling, route modules and the OpenAPI document. */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
-import type { Env } from "./env";
 import { VERSION } from "./env";
-import type { Auth } from "./http/auth";
+import type { AppEnv } from "./http/app-env";
 import { errorResponse } from "./http/errors";
 import { ApiError } from "./lib/errors";
 import { validationError } from "./http/params";
@@ -56,19 +55,6 @@ import { registerAdminRoutes } from "./routes/admin";
 import { registerAdminConfigRoutes } from "./routes/admin/config";
 import { registerAdminAnnouncementRoutes } from "./routes/admin/announcements";
 import { refreshSettings } from "./services/settings";
-
-import type { Effects } from "./services/effects";
-
-export type AppEnv = {
-  Bindings: Env;
-  Variables: {
-    auth?: Auth | null;
-    /** What must follow the action after the answer (`after()` in http/route.ts; run by route()). */
-    effects?: Effects;
-    /** The parameters the route declares (route()): the only ones a `Link` header carries on. */
-    paramNames?: ReadonlySet<string>;
-  };
-};
 
 export function createApp() {
   // `strict: false`: every route answers with or without a trailing slash (Pleroma-FE asks for `/api/v1/mutes/`).

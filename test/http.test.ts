@@ -1,5 +1,5 @@
 /** The shared HTTP layer: parameter reading, errors, CORS, the /api/pleroma alias, and the paginator. */
-import type { AppEnv } from "../src/app";
+import type { AppEnv } from "../src/http/app-env";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Hono } from "hono";

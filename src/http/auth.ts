@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "./app-env";
 import { eq } from "drizzle-orm";
 import { db } from "../db/client";
 import { users } from "../db/schema";

@@ -3,7 +3,7 @@
  * the next (older) and previous (newer) pages. The queries are src/db/paging.ts.
  */
 import type { Context } from "hono";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "./app-env";
 import { z } from "@hono/zod-openapi";
 import { intParam } from "./params";
 

@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "./app-env";
 import { requirePrivilege, type Privilege } from "../services/privileges";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
 import { parseParams } from "./params";

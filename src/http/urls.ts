@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "./app-env";
 import { config } from "../env";
 import { badRequest } from "../lib/errors";
 import type { RenderContext } from "../render/account";

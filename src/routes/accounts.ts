@@ -5,7 +5,7 @@ import { refreshStaleAccount } from "../services/account-refresh";
 import { adminEmails } from "../services/registration";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { config } from "../env";
 import { db } from "../db/client";
 import { forbidden, notFound } from "../lib/errors";

@@ -1,7 +1,7 @@
 /** Administrators' announcements as clients see them (src/services/announcements.ts). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { boolParam } from "../http/params";
 import { route } from "../http/route";

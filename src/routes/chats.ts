@@ -5,7 +5,7 @@
 import { accountToActOn } from "../services/accounts";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { config } from "../env";
 import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";

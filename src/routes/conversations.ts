@@ -2,7 +2,7 @@
 import { ConversationSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { arrayParam, boolParam } from "../http/params";

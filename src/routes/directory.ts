@@ -1,7 +1,7 @@
 /** The profile directory (`/api/v1/directory`) and account look-up by acct (`/api/v1/accounts/lookup`). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { notFound } from "../lib/errors";
 import { boolParam, intParam, offsetParam } from "../http/params";

@@ -1,7 +1,7 @@
 /** Domains the user blocks. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { badRequest } from "../lib/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";

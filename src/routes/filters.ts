@@ -6,7 +6,7 @@ import { FilterKeywordSchema, FilterSchema, FilterV2Schema } from "../schemas/so
 import { renderFilter, renderFilterKeyword, renderFilterV2 } from "../render/filter";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { unprocessable } from "../lib/errors";
 import { arrayParam, boolParam, intParam } from "../http/params";
@@ -21,17 +21,6 @@ const filterParams = z.object({
   // "" means no expiry (POST) or unchanged (PUT): told apart below.
   expires_in: z.union([z.literal(""), z.null(), intParam().pipe(z.number().int().min(1))]).optional(),
 });
-
-/** Context values are checked here to answer 422, as Mastodon does, rather than a generic 400. */
-function contexts(values: string[]): filters.FilterInput["context"] {
-  const bad = values.filter((v) => !(filters.FILTER_CONTEXTS as readonly string[]).includes(v));
-  if (values.length === 0) throw unprocessable("Validation failed: Context can't be blank");
-  if (bad.length)
-    throw unprocessable(
-      `Validation failed: Context ${bad.join(", ")} is not a valid context (${filters.FILTER_CONTEXTS.join(", ")})`,
-    );
-  return values as filters.FilterInput["context"];
-}
 
 /**
  * `keywords_attributes` as clients send it: a JSON array, an indexed object (`[0][keyword]`), or Rails' form
@@ -72,19 +61,6 @@ const filterV2Params = z.object({
   keywords_attributes: keywordAttributes.optional(),
 });
 
-const irreversibleOf = (action: string | undefined) =>
-  action === "hide" ? true : action === "warn" || action === "blur" ? false : undefined;
-
-/** The one keyword a v2 request leaves (Starling filters hold exactly one), or null when it names none. */
-function oneKeyword(attrs: z.infer<typeof keywordAttributes> | undefined) {
-  const all = attrs ?? [];
-  const kept = all.filter((k) => !k._destroy);
-  if (kept.length > 1) throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
-  if (kept.length === 0 && all.length > 0)
-    throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
-  return kept[0] ?? null;
-}
-
 const changed = (c: Ctx, accountId: string) => after(c, filters.filtersChanged(accountId));
 
 export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
@@ -121,7 +97,7 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const row = await filters.createFilter(db(c.env), auth.account.id, {
         ...p,
-        context: contexts(p.context),
+        context: filters.filterContexts(p.context),
         expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
       });
       changed(c, auth.account.id);
@@ -140,7 +116,7 @@ export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const row = await filters.updateFilter(db(c.env), auth.account.id, p.id, {
         ...p,
-        context: contexts(p.context),
+        context: filters.filterContexts(p.context),
         expires_in: typeof p.expires_in === "number" ? p.expires_in : p.expires_in === null ? null : undefined,
       });
       changed(c, auth.account.id);
@@ -226,13 +202,13 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     params: filterV2Params,
     response: FilterV2Schema,
     handler: async (c, p, auth) => {
-      const keyword = oneKeyword(p.keywords_attributes);
+      const keyword = filters.singleKeyword(p.keywords_attributes);
       const phrase = keyword?.keyword || p.title;
       if (!phrase) throw unprocessable("Validation failed: Title can't be blank");
       const row = await filters.createFilter(db(c.env), auth.account.id, {
         phrase,
-        context: contexts(p.context ?? []),
-        irreversible: irreversibleOf(p.filter_action),
+        context: filters.filterContexts(p.context ?? []),
+        irreversible: filters.irreversibleFor(p.filter_action),
         whole_word: keyword?.whole_word,
         expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
       });
@@ -252,13 +228,13 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       const existing = await filters.getFilter(d, auth.account.id, p.id);
-      const keyword = oneKeyword(p.keywords_attributes);
+      const keyword = filters.singleKeyword(p.keywords_attributes);
       if (keyword?.id && keyword.id !== existing.id)
         throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
       const row = await filters.updateFilter(d, auth.account.id, existing.id, {
         phrase: keyword?.keyword || existing.phrase,
-        context: p.context === undefined ? existing.context : contexts(p.context),
-        irreversible: irreversibleOf(p.filter_action),
+        context: p.context === undefined ? existing.context : filters.filterContexts(p.context),
+        irreversible: filters.irreversibleFor(p.filter_action),
         whole_word: keyword?.whole_word,
         expires_in:
           typeof p.expires_in === "number"

@@ -2,7 +2,7 @@
 import { accountToActOn } from "../services/accounts";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { isId } from "../db/ids";
 import { blocks, endorsements, followRequests, follows, mutes } from "../db/schema";

@@ -1,7 +1,7 @@
 /** Instance information (v1 and v2), rules, trends, and the empty-by-design Mastodon endpoints. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { notFound } from "../lib/errors";
 import { route } from "../http/route";

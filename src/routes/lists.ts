@@ -4,7 +4,7 @@ import { hostOf } from "../http/urls";
 import { ListSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { pageParams } from "../http/pagination";
 import { arrayParam, intParam } from "../http/params";

@@ -1,6 +1,6 @@
 /** Files in R2 and the built-in default images, served with their type and long-lived cache headers. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { fromBase64 } from "../lib/crypto";
 import { decodePath } from "../http/urls";
 import { DEFAULT_AVATAR_PNG, DEFAULT_BANNER_PNG } from "../render/images";

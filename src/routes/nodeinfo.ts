@@ -1,7 +1,7 @@
 /** Nodeinfo discovery and documents. The software is named `pleroma` so that clients detecting the server
  *  type (megalodon and the apps built on it) speak the Pleroma dialect to it. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { route } from "../http/route";
 import { baseUrl } from "../http/urls";
 import { renderNodeinfo } from "../render/instance";

@@ -3,7 +3,7 @@
  * whether to use PKCE; without this document they fall back to the plain code flow.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { route } from "../http/route";
 import { baseUrl } from "../http/urls";
 import { OAuthServerMetadataSchema } from "../schemas/oauth";

@@ -1,7 +1,7 @@
 /** Pleroma's token management: the user's tokens (apps and browser sessions), and revoking one of them. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { notFound } from "../lib/errors";
 import { route } from "../http/route";

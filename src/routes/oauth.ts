@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { getCookie, setCookie } from "hono/cookie";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { config } from "../env";
 import { db } from "../db/client";
 import { authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";

@@ -8,7 +8,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { config } from "../env";
 import { ApiError, notFound } from "../lib/errors";

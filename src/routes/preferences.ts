@@ -1,6 +1,6 @@
 /** The user's posting and reading defaults under Mastodon's preference keys. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { route } from "../http/route";
 import { PreferencesSchema } from "../schemas/account";
 

@@ -2,7 +2,7 @@
 import { PushSubscriptionSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import type { UserAuth } from "../http/auth";
 import { forbidden } from "../lib/errors";

@@ -5,7 +5,7 @@
  * `?page=true&min_id=<reply id>`, as Mastodon's (`page=true` alone: the first).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { baseUrl } from "../http/urls";
 import { repliesPage } from "../services/replies-collection";

@@ -3,7 +3,7 @@ import { hostOf } from "../http/urls";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { ReportSchema } from "../schemas/social";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { arrayParam, boolParam } from "../http/params";
 import { after, route } from "../http/route";

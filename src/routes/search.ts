@@ -5,7 +5,7 @@
 import { HashtagSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { boolParam, intParam, offsetParam } from "../http/params";
 import { route, type Ctx } from "../http/route";

@@ -1,7 +1,7 @@
 /** Posting, reading, deleting and acting on statuses; emoji reactions; bookmarks. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { config, MEDIA_ATTACHMENTS_MAX } from "../env";
 import { db } from "../db/client";
 import { isId } from "../db/ids";

@@ -6,7 +6,7 @@ import { accountToActOn } from "../services/accounts";
 import { hostOf } from "../http/urls";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { route, type Ctx } from "../http/route";

@@ -3,7 +3,7 @@ import { accountToActOn } from "../services/accounts";
 import { db } from "../db/client";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { favourites } from "../db/schema";
 import { forbidden } from "../lib/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";

@@ -1,7 +1,7 @@
 /** Media uploads (v1 and v2), their description, and reading them back. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../app";
+import type { AppEnv } from "../http/app-env";
 import { config } from "../env";
 import { db } from "../db/client";
 import { fileParam } from "../http/params";

@@ -114,3 +114,27 @@ export async function deleteExpiredFilters(d: DB, t: number, max = 500): Promise
 export const filtersChanged = (accountId: string): Effects => ({
   events: [{ accountId, event: "filters_changed", payload: null }],
 });
+
+/** Context values, checked here to answer 422 as Mastodon does (a generic 400 would say less). */
+export function filterContexts(values: string[]): FilterInput["context"] {
+  const bad = values.filter((v) => !(FILTER_CONTEXTS as readonly string[]).includes(v));
+  if (values.length === 0) throw unprocessable("Validation failed: Context can't be blank");
+  if (bad.length)
+    throw unprocessable(
+      `Validation failed: Context ${bad.join(", ")} is not a valid context (${FILTER_CONTEXTS.join(", ")})`,
+    );
+  return values as FilterInput["context"];
+}
+
+/** A v2 `filter_action` as the one flag Starling keeps: `hide` drops, `warn` (and Mastodon 4.4's `blur`) warns. */
+export const irreversibleFor = (action: string | undefined) =>
+  action === "hide" ? true : action === "warn" || action === "blur" ? false : undefined;
+
+/** The one keyword a v2 request leaves (Starling filters hold exactly one), or null when it names none. */
+export function singleKeyword<K extends { _destroy?: boolean }>(entries: K[] | undefined): K | null {
+  const all = entries ?? [];
+  const kept = all.filter((k) => !k._destroy);
+  if (kept.length > 1 || (kept.length === 0 && all.length > 0))
+    throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
+  return kept[0] ?? null;
+}

@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { actorOf } from "./common";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { db, now } from "../../db/client";
 import { route } from "../../http/route";
 import { logEntry } from "../../services/moderation-log";

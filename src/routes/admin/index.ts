@@ -1,6 +1,6 @@
 /** The admin API (`/api/v1/pleroma/admin/…`): Pleroma 2.5's paths and shapes, so admin-fe works. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { registerAdminModerationRoutes } from "./moderation";
 import { registerAdminUserRoutes } from "./users";
 

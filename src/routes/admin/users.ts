@@ -1,7 +1,7 @@
 /** `/api/v1/pleroma/admin/users…` (Pleroma 2.5's `AdminAPI.UserController` and the user's statuses). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { config } from "../../env";
 import { db } from "../../db/client";
 import { badRequest, notFound } from "../../lib/errors";

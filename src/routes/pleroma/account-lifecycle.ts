@@ -5,7 +5,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { db, now } from "../../db/client";
 import { config } from "../../env";
 import { after, route, type Ctx } from "../../http/route";

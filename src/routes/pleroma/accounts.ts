@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { route } from "../../http/route";
 import { baseUrl, hostOf } from "../../http/urls";
 import { resendConfirmation } from "../../services/accounts";

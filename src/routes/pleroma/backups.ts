@@ -1,7 +1,7 @@
 /** Pleroma's backups API: ask for an archive of the account, list them (BackupController). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { db, now } from "../../db/client";
 import { route } from "../../http/route";
 import { baseUrl } from "../../http/urls";

@@ -1,7 +1,7 @@
 /** Pleroma's bookmark folders. Starling has none yet: the list is empty. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { route } from "../../http/route";
 import { BookmarkFolderSchema } from "../../schemas/pleroma";
 

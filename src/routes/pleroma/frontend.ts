@@ -1,6 +1,6 @@
 /** Settings for front-ends (Pleroma-FE reads them at start). None are configured: an empty object. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { route } from "../../http/route";
 import { FrontendConfigurationsSchema } from "../../schemas/instance";
 

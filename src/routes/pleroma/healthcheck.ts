@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { instanceKeys, jobHeartbeats } from "../../db/schema";
 import { route } from "../../http/route";

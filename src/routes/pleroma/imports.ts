@@ -1,7 +1,7 @@
 /** Pleroma's follow, block and mute imports (`/api/pleroma/*_import`, also under `/api/v1/pleroma/`). */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { badRequest } from "../../lib/errors";
 import { fileParam } from "../../http/params";

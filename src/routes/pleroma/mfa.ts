@@ -1,7 +1,7 @@
 /** Pleroma's MFA settings (TwoFactorAuthenticationController): TOTP set-up, confirmation, disabling, backup codes. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { config } from "../../env";
 import { badRequest, unprocessable } from "../../lib/errors";

@@ -4,7 +4,7 @@ import { db } from "../../db/client";
 import { hostOf } from "../../http/urls";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../app";
+import type { AppEnv } from "../../http/app-env";
 import { pageParams } from "../../http/pagination";
 import { route } from "../../http/route";
 import { ScrobbleSchema } from "../../schemas/pleroma";
