@@ -21,7 +21,7 @@ import {
 } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { notify } from "../services/notifications";
-import { dispatch } from "../services/events";
+import { runEffects } from "../effects";
 import { renderChat } from "../render/chat";
 import { outboxWrite } from "../services/outbox";
 import type { Effects } from "../services/effects";
@@ -212,15 +212,13 @@ export class ChatWriter {
     if (!chat) return;
     const host = base ? new URL(base).host : "";
     const views = await bothViews(d, chat);
-    await dispatch(
-      this.env,
-      views.map((v) => ({
-        accountId: v.viewerId,
-        event: "pleroma:chat_update" as const,
-        payload: renderChat({ base, host, viewerId: v.viewerId }, v),
-      })),
-      base,
-    );
+    const events = views.map((v) => ({
+      accountId: v.viewerId,
+      event: "pleroma:chat_update" as const,
+      payload: renderChat({ base, host, viewerId: v.viewerId }, v),
+    }));
+    // Through the one door, as every other action's events.
+    runEffects(this.env, { waitUntil: this.waitUntil }, base, { events });
   }
 }
 

@@ -2,7 +2,7 @@
 import { iso } from "../db/client";
 import type { Account, Relationship } from "../schemas/account";
 import type { AccountWithUser } from "../services/accounts";
-import { mediaUrl } from "../services/media";
+import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl } from "../services/media";
 
 export interface RenderContext {
   /** Origin the client reached, e.g. `https://social.example`: media and default images hang off it. */
@@ -27,9 +27,6 @@ export interface AccountExtras {
   unreadConversationCount?: number;
   unreadNotificationsCount?: number;
 }
-
-export const DEFAULT_AVATAR = "images/avi.png";
-export const DEFAULT_HEADER = "images/banner.png";
 
 export function renderAccount(
   ctx: RenderContext,

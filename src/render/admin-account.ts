@@ -3,8 +3,8 @@ import { iso } from "../db/client";
 import type { z } from "@hono/zod-openapi";
 import type { AdminAccountSchema, AdminUserSchema } from "../schemas/admin";
 import type { AccountWithUser } from "../services/accounts";
-import { mediaUrl } from "../services/media";
-import { DEFAULT_AVATAR, renderAccount, type RenderContext } from "./account";
+import { DEFAULT_AVATAR, mediaUrl } from "../services/media";
+import { renderAccount, type RenderContext } from "./account";
 
 export type AdminUser = z.infer<typeof AdminUserSchema>;
 export type AdminAccount = z.infer<typeof AdminAccountSchema>;

@@ -84,6 +84,10 @@ export async function storeImage(bucket: R2Bucket, prefix: string, file: File, l
   return { key, mime: type.mime, size: bytes.byteLength };
 }
 
+/** The images shown for an account without its own (served by routes/media.ts), relative to the instance origin. */
+export const DEFAULT_AVATAR = "images/avi.png";
+export const DEFAULT_HEADER = "images/banner.png";
+
 /** Public URL of a stored file; absolute URLs (remote media) pass through. */
 export function mediaUrl(base: string, keyOrUrl: string): string {
   return /^https?:\/\//.test(keyOrUrl) ? keyOrUrl : `${base}${mediaPath(keyOrUrl)}`;

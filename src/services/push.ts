@@ -17,8 +17,7 @@ import { fromBase64 } from "../lib/crypto";
 import { allowPrivateAddress, OutboundRefused, outboundFetch } from "../lib/outbound";
 import { dispatch } from "./events";
 import { vapidKeys } from "./instance-keys";
-import { mediaUrl } from "./media";
-import { DEFAULT_AVATAR } from "../render/account";
+import { DEFAULT_AVATAR, mediaUrl } from "./media";
 
 export const ALERTS = [
   "follow",
