@@ -7,7 +7,7 @@ import { config } from "../env";
 import { db } from "../db/client";
 import { authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";
 import { assertActive, passwordSignIn } from "../services/sign-in";
-import { ApiError, badRequest, forbidden } from "../lib/errors";
+import { ApiError, badRequest } from "../lib/errors";
 import { parseParams } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf } from "../http/urls";
@@ -17,9 +17,10 @@ import { TokenSchema } from "../schemas/oauth";
 import { confirmEmail } from "../services/accounts";
 import { checkLogin } from "../services/credentials";
 import { authenticateClient, findAppByClientId, OOB_URI, redirectUriList, type AppRow } from "../services/apps";
-import { consumeCode, createCode, createSession, SESSION_SECONDS, verifyPkce } from "../services/oauth";
+import { createCode, createSession, SESSION_SECONDS } from "../services/oauth";
 import { parseScopes, withinScopes } from "../services/scopes";
-import { issueToken, refreshToken, revokeToken } from "../services/tokens";
+import { issueToken, revokeToken } from "../services/tokens";
+import { grantToken } from "../services/oauth-grants";
 import { randomToken, safeEqual } from "../lib/crypto";
 import { eq } from "drizzle-orm";
 import { accounts } from "../db/schema";
@@ -27,8 +28,6 @@ import { createMfaToken, redeemMfaToken } from "../services/mfa";
 import { withUser } from "../services/accounts";
 
 const CSRF_COOKIE = "starling_csrf";
-const invalidCredentials = () => badRequest("Invalid credentials");
-/** Pleroma's answer to a sign-in of a user whose password an admin asked to be reset. */
 
 const authorizeParams = z.object({
   response_type: z.string().optional(),
@@ -298,68 +297,8 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: TokenSchema,
     handler: async (c, p) => {
-      const d = db(c.env);
-      const creds = clientCredentials(c, p);
-      const client = await authenticateClient(d, creds.id, creds.secret);
-      if (!client) throw invalidCredentials();
-      const appScopes = client.scopes.split(" ");
-      const requested = p.scope ? parseScopes(p.scope) : null;
-      if (requested && !withinScopes(requested, appScopes)) throw badRequest("Invalid credentials");
-
-      switch (p.grant_type) {
-        case "authorization_code": {
-          if (!p.code) throw invalidCredentials();
-          const grant = await consumeCode(d, client.id, p.code);
-          if (!grant) throw invalidCredentials();
-          if (p.redirect_uri && p.redirect_uri !== grant.redirectUri) throw invalidCredentials();
-          if (!(await verifyPkce(grant.codeChallenge, grant.codeChallengeMethod, p.code_verifier)))
-            throw invalidCredentials();
-          const account = await d.select().from(accounts).where(eq(accounts.id, grant.accountId)).get();
-          if (!account) throw invalidCredentials();
-          const issued = await issueToken(d, {
-            appId: client.id,
-            accountId: account.id,
-            scopes: grant.scopes.split(" "),
-          });
-          return c.json(renderToken(issued, account.uri));
-        }
-        case "password": {
-          if (!p.username || !p.password) throw invalidCredentials();
-          const found = await checkLogin(d, p.username, p.password, loginThrottle(c));
-          if (!found) throw invalidCredentials();
-          if (passwordSignIn(found, "grant") === "second-factor") {
-            // Pleroma 2.5: 403 with a token for POST /oauth/mfa/challenge; methods as a comma-separated string.
-            const mfaToken = await createMfaToken(d, {
-              accountId: found.account.id,
-              appId: client.id,
-              scopes: requested ?? appScopes,
-            });
-            throw forbidden("mfa_required", { mfa_token: mfaToken, supported_challenge_types: "totp" });
-          }
-          const issued = await issueToken(d, {
-            appId: client.id,
-            accountId: found.account.id,
-            scopes: requested ?? appScopes,
-          });
-          return c.json(renderToken(issued, found.account.uri));
-        }
-        case "client_credentials": {
-          const issued = await issueToken(d, { appId: client.id, accountId: null, scopes: requested ?? appScopes });
-          return c.json(renderToken(issued, null));
-        }
-        case "refresh_token": {
-          if (!p.refresh_token) throw invalidCredentials();
-          const issued = await refreshToken(d, client.id, p.refresh_token, requested ?? undefined);
-          if (!issued) throw invalidCredentials();
-          const me = issued.row.accountId
-            ? ((await d.select({ uri: accounts.uri }).from(accounts).where(eq(accounts.id, issued.row.accountId)).get())
-                ?.uri ?? null)
-            : null;
-          return c.json(renderToken(issued, me));
-        }
-        default:
-          throw badRequest("Unsupported grant_type");
-      }
+      const { issued, me } = await grantToken(db(c.env), clientCredentials(c, p), p, loginThrottle(c));
+      return c.json(renderToken(issued, me));
     },
   });
 
