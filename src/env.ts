@@ -94,7 +94,7 @@ export const VERSION = "0.1.0";
 export const MEDIA_ATTACHMENTS_MAX = 1000;
 
 /** Every type an upload is recognised as (`sniffMedia` in src/services/media.ts: keep in step with it); `application/octet-stream` is any other file. */
-export const DEFAULT_UPLOAD_TYPES = [
+const DEFAULT_UPLOAD_TYPES = [
   "image/png",
   "image/jpeg",
   "image/gif",

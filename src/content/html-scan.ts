@@ -32,7 +32,7 @@ export const VOID_ELEMENTS = new Set([
 
 const SPACE = /[\t\n\f\r ]/;
 
-export function tokenizeHtml(html: string): HtmlToken[] {
+function tokenizeHtml(html: string): HtmlToken[] {
   const tokens: HtmlToken[] = [];
   let pos = 0;
   let text = "";

@@ -92,8 +92,6 @@ const SEQUENCE: Record<string, Job> = {
   federation: (env, _d, t) => sweepFederation(env, t),
 };
 
-export const JOB_NAMES = [...Object.keys(CLEANUP), ...Object.keys(SEQUENCE)];
-
 interface Outcome {
   name: string;
   error: string | null;

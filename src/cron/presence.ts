@@ -9,9 +9,9 @@ import { streamPresence } from "../db/schema";
 import { streamObject } from "../objects/streams";
 
 /** An object that wrote no presence for this long is asked what it really holds. */
-export const PRESENCE_CHECK_AFTER = 3600_000;
+const PRESENCE_CHECK_AFTER = 3600_000;
 /** Objects asked per run: each is one subrequest. */
-export const PRESENCE_CHECKS_PER_RUN = 10;
+const PRESENCE_CHECKS_PER_RUN = 10;
 
 /**
  * Presence rows whose object wrote nothing for `PRESENCE_CHECK_AFTER`: each such object (a few a run) rewrites

@@ -6,7 +6,7 @@ import { sql, type SQL } from "drizzle-orm";
  * `min_id` are plain comparisons on an index.
  */
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-export const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 function encodeTime(ms: number): string {
   let out = "";
@@ -76,8 +76,6 @@ export function isId(value: string): boolean {
  * Only ids made of digits count as the highest (`< ':'`, the character after '9'): a stray id of another form
  * sorting above them cannot reset the sequence.
  */
-export const SEQ_ID_PATTERN = /^\d{16}$/;
-
 /** The SQL expression of the next sequence ids of `table` in an INSERT … SELECT made at time `t`. */
 export function seqIds(table: "notifications" | "bookmarks", t: number): SQL {
   return sql`printf('%016d', max(CAST(${Math.trunc(t)} AS INTEGER) * 1000, coalesce((SELECT CAST(id AS INTEGER) FROM ${sql.identifier(table)} WHERE id < ':' ORDER BY id DESC LIMIT 1), 0) + 1) + row_number() OVER () - 1)`;

@@ -13,7 +13,7 @@ import type { StatusEmoji } from "../db/schema";
 import { instant } from "./notes";
 import { emojiTag } from "./emoji-tags";
 
-export const chatMessageUri = (actorUri: string, id: string) => `${actorUri}#chat_messages/${id}`;
+const chatMessageUri = (actorUri: string, id: string) => `${actorUri}#chat_messages/${id}`;
 
 export function createChatMessage(
   base: string,

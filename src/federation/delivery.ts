@@ -42,11 +42,11 @@ const EXPAND_BATCH = 20;
 /** A claim (of an outbox row or a delivery) not finished by then is taken again. */
 const LEASE_MS = 5 * 60_000;
 /** Deliveries per host per run: each is a subrequest (the Free plan allows 50 per invocation). */
-export const DELIVERIES_PER_RUN = 40;
+const DELIVERIES_PER_RUN = 40;
 /** Inboxes of one host posted to at the same time. */
 const CONCURRENCY = 6;
-export const RETRY_BASE_MS = 30_000;
-export const RETRY_MAX_MS = 6 * 3600_000;
+const RETRY_BASE_MS = 30_000;
+const RETRY_MAX_MS = 6 * 3600_000;
 /**
  * A host whose deliveries have all failed for this long is unreachable (Mastodon's UnavailableDomain): new and
  * retried deliveries wait, and one probe is sent every `PROBE_EVERY_MS`; the first success lets the rest through.
@@ -57,7 +57,7 @@ export const PROBE_EVERY_MS = 6 * 3600_000;
 const WAKE_FANOUT = 40;
 const TIMEOUT_MS = 10_000;
 
-export function retryDelay(attempts: number): number {
+function retryDelay(attempts: number): number {
   return Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
 }
 
@@ -80,7 +80,7 @@ function deliveriesInsert(d: DB, row: OutboxRow, a: OutboxActivity, t: number) {
  * Claims up to `EXPAND_BATCH` unexpanded rows (or rows whose claim expired), builds their documents and writes
  * their deliveries. Answers the hosts that got deliveries and how many rows were handled.
  */
-export async function expandBatch(env: Env, t: number): Promise<{ rows: number; hosts: string[] }> {
+async function expandBatch(env: Env, t: number): Promise<{ rows: number; hosts: string[] }> {
   const base = configuredBase(env);
   // Ids are https://DOMAIN/…: without DOMAIN nothing is built (the rows wait for it).
   if (!base) return { rows: 0, hosts: [] };
@@ -205,7 +205,7 @@ async function updatedActors(
 }
 
 /** Expands until nothing is left (bounded), answering the hosts that got deliveries. */
-export async function expandOutbox(env: Env, t: number = Date.now(), maxBatches = 10): Promise<string[]> {
+async function expandOutbox(env: Env, t: number = Date.now(), maxBatches = 10): Promise<string[]> {
   const hosts = new Set<string>();
   for (let i = 0; i < maxBatches; i++) {
     const r = await expandBatch(env, t);

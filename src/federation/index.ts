@@ -68,7 +68,7 @@ export interface FederationData {
  */
 export const INSTANCE_ACTOR = "internal.fetch";
 /** Accounts per page of a followers/following collection. */
-export const COLLECTION_PAGE = 40;
+const COLLECTION_PAGE = 40;
 /** The first page's cursor (pages after it are cursored by the relation row's id). */
 const FIRST = "first";
 

@@ -26,7 +26,7 @@ export type ConvertedObject = Page | Video | Image | Event | Audio;
 const MAX_TITLE = 500;
 const MAX_BODY = 100_000;
 
-export const isConverted = (o: unknown): o is ConvertedObject =>
+const isConverted = (o: unknown): o is ConvertedObject =>
   o instanceof Page || o instanceof Video || o instanceof Image || o instanceof Event || o instanceof Audio;
 
 /** Every object type the inbox stores as a status. */

@@ -6,7 +6,7 @@
  * builds its bodies itself (federation/delivery.ts) and serves documents through Fedify's dispatchers, so both
  * pass through here. The contexts Starling uses never redefine `as:` or `Public`, so the rewrite keeps the meaning.
  */
-export const PUBLIC_IRI = "https://www.w3.org/ns/activitystreams#Public";
+const PUBLIC_IRI = "https://www.w3.org/ns/activitystreams#Public";
 
 /** The addressing properties (and a Follow's object: Mastodon-style relays are followed with the public collection). */
 const ADDRESSING = new Set(["to", "cc", "bto", "bcc", "audience"]);

@@ -131,7 +131,7 @@ function touchActivity(c: Context<AppEnv>, user: UserRow): void {
   }
 }
 
-export function insufficientScopes(alternatives: string[]) {
+function insufficientScopes(alternatives: string[]) {
   return forbidden(`Insufficient permissions: ${alternatives.join(" | ")}.`);
 }
 

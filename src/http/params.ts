@@ -23,7 +23,7 @@ function splitKey(key: string): string[] {
 const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 /** Puts `value` into `target` at the path the bracketed key names. */
-export function assign(target: Params, key: string, value: ParamValue): void {
+function assign(target: Params, key: string, value: ParamValue): void {
   const path = splitKey(key);
   if (path.some((p) => UNSAFE_KEYS.has(p))) return;
   let node: any = target;
@@ -66,7 +66,7 @@ function fromEntries(entries: Iterable<[string, ParamValue]>, into: Params = {})
 const bodyCache = new WeakMap<Request, Promise<Params>>();
 
 /** The request body as parameters; parsed once per request. */
-export function readBody(c: Context): Promise<Params> {
+function readBody(c: Context): Promise<Params> {
   const req = c.req.raw;
   let cached = bodyCache.get(req);
   if (!cached) {
@@ -153,7 +153,7 @@ function emptyFileParts(bytes: Uint8Array, contentType: string): Set<string> {
 }
 
 /** Query string and body merged; body values win. */
-export async function readParams(c: Context): Promise<Params> {
+async function readParams(c: Context): Promise<Params> {
   const url = new URL(c.req.url);
   const params = fromEntries(url.searchParams);
   const body = await readBody(c);
@@ -216,14 +216,14 @@ export const intParam = () =>
  * A paging offset: never negative, and anything past `OFFSET_MAX` counts as `OFFSET_MAX` (a page that far is
  * empty anyway), so a huge number never reaches SQL (SQLite refuses an OFFSET beyond 64 bits).
  */
-export const OFFSET_MAX = 100_000;
+const OFFSET_MAX = 100_000;
 export const offsetParam = () =>
   intParam()
     .pipe(z.number().int().min(0))
     .transform((n) => Math.min(n, OFFSET_MAX));
 
 /** The default cap of an array parameter: Mastodon's multi-gets take 40 ids. */
-export const ARRAY_MAX = 40;
+const ARRAY_MAX = 40;
 
 /**
  * An array that also accepts a single value (`ids=1` as well as `ids[]=1`) or a newline/comma-free list. At most

@@ -156,4 +156,4 @@ function register(app: OpenAPIHono<AppEnv>, spec: RouteSpec<any, any>, path: str
   });
 }
 
-export const ErrorSchema = z.object({ error: z.string() }).passthrough().openapi("Error");
+const ErrorSchema = z.object({ error: z.string() }).passthrough().openapi("Error");

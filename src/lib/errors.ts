@@ -17,7 +17,6 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (message: string, extra?: Record<string, unknown>) => new ApiError(400, message, extra);
-export const unauthorized = (message = "Invalid credentials.") => new ApiError(401, message);
 export const forbidden = (message = "Invalid credentials.", extra?: Record<string, unknown>) =>
   new ApiError(403, message, extra);
 export const notFound = (message = "Record not found") => new ApiError(404, message);

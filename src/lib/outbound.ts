@@ -275,9 +275,3 @@ export async function outboundFetch(
     if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) method = "GET";
   }
 }
-
-/** A `fetch`-shaped function bound to these options, for libraries that take one. */
-export function guardedFetch(opts: OutboundOptions): typeof fetch {
-  return ((input: RequestInfo | URL, init?: RequestInit) =>
-    outboundFetch(input as Request | URL | string, init, opts)) as typeof fetch;
-}

@@ -28,7 +28,7 @@ import {
   type Subscription,
 } from "../services/streams";
 
-export const HEARTBEAT_MS = 15_000;
+const HEARTBEAT_MS = 15_000;
 /** Header carrying the connection the Worker authorised (objects are reachable only through the Worker). */
 export const CONNECTION_HEADER = "x-starling-connection";
 
@@ -66,12 +66,11 @@ export interface Frame extends Subscription {
 
 const encoder = new TextEncoder();
 
-export const webSocketFrame = (f: Frame) =>
-  JSON.stringify({ event: f.event, payload: f.payload, stream: streamField(f) });
+const webSocketFrame = (f: Frame) => JSON.stringify({ event: f.event, payload: f.payload, stream: streamField(f) });
 // Mastodon writes `data: undefined` for an event without payload. Every SSE payload is JSON (the contract): a
 // `delete`'s bare id is JSON-encoded too, so a client that parses every data line reads it (Mastodon's numeric
 // ids parse bare; Starling's do not). Over WebSocket the id stays bare, as Mastodon and Pleroma send it.
-export const sseFrame = (f: Frame) =>
+const sseFrame = (f: Frame) =>
   `event: ${f.event}\ndata: ${f.event === "delete" && f.payload !== undefined ? JSON.stringify(f.payload) : (f.payload ?? "undefined")}\n\n`;
 // `stream: []`: masto.js reads `stream` of every frame (a frame without one ends its subscription) and an empty
 // one matches none of its subscriptions; Pleroma-FE parses the payload as JSON.
@@ -335,7 +334,7 @@ export function streamObject(env: Env, object: string): DurableObjectStub<Stream
 }
 
 /** Signed-in connections are spread over this many `UserStream` objects. */
-export const USER_STREAM_SHARDS = 32;
+const USER_STREAM_SHARDS = 32;
 
 /** The `UserStream` of an account's connections (FNV-1a of the id: stable across isolates and deployments). */
 export function userObject(accountId: string): string {

@@ -7,16 +7,16 @@ import { CONTENT_TYPES } from "../content/format";
 import { MAX_PINNED } from "../services/status-actions";
 import { policies, POLICIES } from "../services/settings";
 
-export const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
+const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
 /** Where the source is published: not yet recorded anywhere, so empty rather than made up. */
-export const SOURCE_URL = "";
-export const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
+const SOURCE_URL = "";
+const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
 
 /**
  * Capabilities clients switch features on by. Only what this server really does is listed: each capability
  * adds its flag when it lands (e.g. `polls`, `pleroma_emoji_reactions`, `mastodon_api_streaming`).
  */
-export const FEATURES = [
+const FEATURES = [
   "pleroma_api",
   "mastodon_api",
   "mastodon_api_streaming",

@@ -31,7 +31,7 @@ export function renderToken(issued: IssuedToken, me: string | null): Token {
 }
 
 /** Tokens without an app are sessions of the sign-in page. */
-export const SESSION_APP_NAME = "Browser session";
+const SESSION_APP_NAME = "Browser session";
 
 /** One entry of Pleroma's token management list. */
 export function renderTokenEntry(t: { id: string; expiresAt: number; appName: string | null }): OAuthTokenEntry {

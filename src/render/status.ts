@@ -27,7 +27,7 @@ export function renderMedia(ctx: RenderContext, m: MediaRow): MediaAttachment {
   };
 }
 
-export function renderPoll(
+function renderPoll(
   h: Pick<Hydrated, "pollCounts" | "pollVoters" | "ownVotes" | "viewerId">,
   p: PollRow,
   authorId: string,

@@ -1,7 +1,7 @@
 /** The Tag entity with its history (trends, followed tags, featured tags' URL). */
 import type { TagInfo } from "../services/followed-tags";
 
-export const tagUrl = (base: string, name: string) => `${base}/tag/${encodeURIComponent(name)}`;
+const tagUrl = (base: string, name: string) => `${base}/tag/${encodeURIComponent(name)}`;
 
 /** The Tag entity: trends, `/api/v1/tags/:name`, followed tags (`following` only where the viewer is known). */
 export function renderTag(base: string, tag: TagInfo) {

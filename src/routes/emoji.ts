@@ -19,7 +19,7 @@ import { emojiListing, type LocalEmoji } from "../services/emoji";
 import type { Ctx } from "../http/route";
 import { edgeCache, edgeKey } from "../http/edge-cache";
 
-export const EMOJI_CACHE_CONTROL = "public, max-age=300";
+const EMOJI_CACHE_CONTROL = "public, max-age=300";
 
 /** A listing answer from the edge cache when it is current, else rendered from the rows and cached. */
 async function cachedListing(c: Ctx, kind: string, render: (rows: LocalEmoji[]) => unknown): Promise<Response> {

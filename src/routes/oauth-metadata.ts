@@ -39,7 +39,7 @@ const GRANULAR = {
   ],
 };
 
-export const SCOPES_SUPPORTED = [
+const SCOPES_SUPPORTED = [
   "read",
   "write",
   "follow",

@@ -41,7 +41,7 @@ const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
 };
 
-export const PAGE_PATHS = ["/", "/users/:username", "/notice/:id", "/objects/:id", "/activities/:id", "/tag/:tag"];
+const PAGE_PATHS = ["/", "/users/:username", "/notice/:id", "/objects/:id", "/activities/:id", "/tag/:tag"];
 
 export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
   for (const path of PAGE_PATHS) app.use(path, pageHeaders);

@@ -45,7 +45,7 @@ import { answerAccounts } from "./account-list";
 import { answerMarked, loadStatus, loadStatuses } from "./status-answer";
 import { notFound } from "../lib/errors";
 
-export const postParams = z.object({
+const postParams = z.object({
   status: z.string().optional(),
   in_reply_to_id: optionalString(),
   media_ids: arrayParam(z.string(), MEDIA_ATTACHMENTS_MAX).optional(),
@@ -69,7 +69,7 @@ export const postParams = z.object({
   in_reply_to_conversation_id: optionalString(),
 });
 
-export function postContext(c: Ctx, auth: UserAuth): PostContext {
+function postContext(c: Ctx, auth: UserAuth): PostContext {
   return {
     d: db(c.env),
     cfg: config(c.env),

@@ -4,7 +4,7 @@ export const EmojiSchema = z
   .object({ shortcode: z.string(), url: z.string(), static_url: z.string(), visible_in_picker: z.boolean() })
   .openapi("Emoji");
 
-export const FieldSchema = z
+const FieldSchema = z
   .object({ name: z.string(), value: z.string(), verified_at: z.string().nullable() })
   .openapi("Field");
 
@@ -32,7 +32,7 @@ export const NotificationSettingsSchema = z.object({
   hide_notification_contents: z.boolean(),
 });
 
-export const SourceSchema = z.object({
+const SourceSchema = z.object({
   note: z.string(),
   sensitive: z.boolean(),
   privacy: z.enum(["public", "unlisted", "private", "direct", "local"]),
@@ -46,7 +46,7 @@ export const SourceSchema = z.object({
   }),
 });
 
-export const AccountPleromaSchema = z.object({
+const AccountPleromaSchema = z.object({
   ap_id: z.string().nullable(),
   also_known_as: z.array(z.string()),
   background_image: z.string().nullable(),

@@ -34,11 +34,11 @@ export const AdminAccountSchema = AccountSchema.extend(AdminUserSchema.shape).op
 /** A status with its account as staff see it (`AdminAPI.StatusView`). */
 export const AdminStatusSchema = StatusSchema.extend({ account: AdminAccountSchema }).openapi("AdminStatus");
 
-export const ReportNoteSchema = z
+const ReportNoteSchema = z
   .object({ id: z.string(), content: z.string(), user: AdminAccountSchema, created_at: z.string() })
   .openapi("AdminReportNote");
 
-export const REPORT_STATES = ["open", "closed", "resolved"] as const;
+const REPORT_STATES = ["open", "closed", "resolved"] as const;
 
 export const AdminReportSchema = z
   .object({
@@ -70,7 +70,7 @@ export const InviteSchema = z
   })
   .openapi("AdminInvite");
 
-export const ModerationLogItemSchema = z
+const ModerationLogItemSchema = z
   .object({ id: z.string(), data: z.record(z.string(), z.unknown()), time: z.number().int(), message: z.string() })
   .openapi("ModerationLogItem");
 

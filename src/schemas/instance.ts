@@ -11,7 +11,7 @@ const limits = {
   banner_upload_limit: z.number().int(),
 };
 
-export const PollLimitsSchema = z.object({
+const PollLimitsSchema = z.object({
   max_options: z.number().int(),
   max_option_chars: z.number().int(),
   min_expiration: z.number().int(),
@@ -191,7 +191,7 @@ export const AnnouncementSchema = z
   .openapi("Announcement");
 
 /** A hashtag with its daily use (trends, followed tags). Figures are strings, as Mastodon sends them. */
-export const TagHistorySchema = z.object({ day: z.string(), uses: z.string(), accounts: z.string() });
+const TagHistorySchema = z.object({ day: z.string(), uses: z.string(), accounts: z.string() });
 export const TrendTagSchema = z
   .object({ name: z.string(), url: z.string(), history: z.array(TagHistorySchema), following: z.boolean().optional() })
   .openapi("Tag");

@@ -73,4 +73,4 @@ export const PushSubscriptionSchema = z
 /** A hashtag as v2 search answers it. */
 export const HashtagSchema = z.object({ name: z.string(), url: z.string(), history: z.array(z.unknown()) });
 
-export { FilterKeywordSchema, FilterResultSchema, FilterV2Schema } from "./filter";
+export { FilterKeywordSchema, FilterV2Schema } from "./filter";

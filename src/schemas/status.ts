@@ -51,12 +51,12 @@ export const CardSchema = z
   })
   .openapi("Card");
 
-export const MentionSchema = z.object({ id: z.string(), username: z.string(), acct: z.string(), url: z.string() });
-export const TagSchema = z.object({ name: z.string(), url: z.string() });
+const MentionSchema = z.object({ id: z.string(), username: z.string(), acct: z.string(), url: z.string() });
+const TagSchema = z.object({ name: z.string(), url: z.string() });
 /** Pleroma 2.6's reaction: `url` is the custom emoji's image (null for a Unicode emoji). */
 const reactionFields = { name: z.string(), count: z.number().int(), me: z.boolean(), url: z.string().nullable() };
 /** A status's `pleroma.emoji_reactions` entry, with the ids of the accounts behind it (`account_ids`). */
-export const EmojiReactionSchema = z.object({ ...reactionFields, account_ids: z.array(z.string()) });
+const EmojiReactionSchema = z.object({ ...reactionFields, account_ids: z.array(z.string()) });
 /** A reaction list entry (`GET …/reactions`): the reaction with the accounts behind it. */
 export const EmojiReactionAccountsSchema = z.object({ ...reactionFields, accounts: z.array(AccountSchema) });
 

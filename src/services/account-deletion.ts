@@ -20,9 +20,9 @@ import { outboxWrite } from "./outbox";
 import { deleteStatuses } from "./statuses";
 
 /** Statuses deleted per step (each step is one read and one batch). */
-export const STATUS_BATCH = 200;
+const STATUS_BATCH = 200;
 /** Rows per table per step for the other tables. */
-export const ROW_BATCH = 500;
+const ROW_BATCH = 500;
 /** Steps per cron run, all deletions together: a run stays far within a Worker's limits. */
 export const STEPS_PER_RUN = 8;
 

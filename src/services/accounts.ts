@@ -363,7 +363,7 @@ export async function confirmEmail(d: DB, accountId: string, token: string): Pro
 }
 
 /** A fresh confirmation token for an unconfirmed user with this e-mail or nickname; null if there is none. */
-export async function renewConfirmation(
+async function renewConfirmation(
   d: DB,
   login: string,
 ): Promise<{ found: { account: AccountRow; user: UserRow }; token: string } | null> {
@@ -427,7 +427,7 @@ export interface CredentialsUpdate {
 }
 
 /** Renders profile fields; values become HTML with links, names stay text. */
-export function renderFields(fields: { name: string; value: string }[]): AccountField[] {
+function renderFields(fields: { name: string; value: string }[]): AccountField[] {
   return fields.map((f) => ({ name: f.name, value: plainTextToHtml(f.value), verified_at: null }));
 }
 
@@ -459,8 +459,8 @@ export async function saveCredentials(
 // ---- credential updates ----
 
 /** The settings store is opaque to the server, but bounded: 64 KB of JSON per frontend, 16 frontends. */
-export const SETTINGS_STORE_FRONTEND_BYTES = 64 * 1024;
-export const SETTINGS_STORE_FRONTENDS = 16;
+const SETTINGS_STORE_FRONTEND_BYTES = 64 * 1024;
+const SETTINGS_STORE_FRONTENDS = 16;
 
 type Visibility = "public" | "unlisted" | "private" | "direct" | "local";
 type ActorType = "Person" | "Service" | "Group" | "Application";

@@ -24,8 +24,7 @@ import {
 } from "./accounts";
 import { logEntry, userRef, type Actor } from "./moderation-log";
 
-export const nicknameList = (rows: { account: AccountRow }[]) =>
-  rows.map((r) => `@${userRef(r.account).nickname}`).join(", ");
+const nicknameList = (rows: { account: AccountRow }[]) => rows.map((r) => `@${userRef(r.account).nickname}`).join(", ");
 
 // ---- listing ----
 
@@ -281,8 +280,6 @@ export async function tagUsers(
     logEntry(d, actor, add ? "tag" : "untag", { nicknames, tags }, message, t),
   ]);
 }
-
-export const PERMISSION_GROUPS = ["admin", "moderator"] as const;
 
 /** Grants or revokes a role to local users (`POST/DELETE /users/permission_group/:group`). */
 export async function setRole(

@@ -13,7 +13,7 @@ import { deliveryAllowedSql } from "./settings";
 import type { Visibility } from "../db/schema";
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */
-export const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
+const TO_FOLLOWERS: readonly Visibility[] = ["public", "unlisted", "private"];
 const followerVisibilities = sql.raw(TO_FOLLOWERS.map((v) => `'${v}'`).join(", "));
 
 /**
@@ -133,7 +133,7 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
 };
 
 /** The audience rule of an activity. */
-export function audienceOf(actor: string, a: OutboxActivity): Audience {
+function audienceOf(actor: string, a: OutboxActivity): Audience {
   return (AUDIENCE[a.type] as Rule<Kind>)(actor, a as never);
 }
 

@@ -23,7 +23,7 @@ import { mailer } from "./mailer";
 import { mediaUrl } from "./media";
 
 /** Pleroma's default `limit_days` (its message: "Last export was less than 7 days ago"). */
-export const BACKUP_LIMIT_DAYS = 7;
+const BACKUP_LIMIT_DAYS = 7;
 export const BACKUP_KEEP_DAYS = 7;
 const DAY = 24 * 3600_000;
 /** Rows read per query while building (a few queries per thousand statuses). */

@@ -26,8 +26,7 @@ export type ChatMessageRow = typeof chatMessages.$inferSelect;
 /** How long the `Idempotency-Key` of a message dedupes a resend and is echoed as `idempotency_key`. */
 export const IDEMPOTENCY_WINDOW_MS = 2 * 60_000;
 
-export const pairOf = (x: string, y: string): [string, string] => (x < y ? [x, y] : [y, x]);
-export const sideOf = (chat: Pick<ChatRow, "aId">, viewer: string): "a" | "b" => (chat.aId === viewer ? "a" : "b");
+const pairOf = (x: string, y: string): [string, string] => (x < y ? [x, y] : [y, x]);
 
 /** A chat as one side sees it: the other account, the unread count and the last message visible to that side. */
 export interface ChatView {
@@ -123,7 +122,7 @@ export async function bothViews(d: DB, chat: Pick<ChatRow, "id" | "aId" | "bId">
 }
 
 /** The chat of a pair's id, created if absent (one statement; never more than one per pair); reopened for `reopen`. */
-export async function ensureChat(d: DB, x: string, y: string, reopen: string | null): Promise<string> {
+async function ensureChat(d: DB, x: string, y: string, reopen: string | null): Promise<string> {
   const [a, b] = pairOf(x, y);
   const t = Date.now();
   const id = newId(t);
@@ -205,7 +204,7 @@ export interface MessageDraft {
 }
 
 /** Chat message text as HTML: escaped, links made clickable, line breaks kept (no markup from the user). */
-export const chatHtml = (text: string) => plainTextToHtml(text);
+const chatHtml = (text: string) => plainTextToHtml(text);
 
 /**
  * Checks a local user's new message and builds its draft: the chat is the sender's, the recipient is active,

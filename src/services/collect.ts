@@ -13,9 +13,9 @@ import { isStoredKey } from "./media";
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 /** Uploads not attached to a status (or a scheduled one) within a day are abandoned. */
-export const UNATTACHED_MEDIA_TTL = DAY;
+const UNATTACHED_MEDIA_TTL = DAY;
 /** Mail kept by the outbox mailer is development material: a week is plenty. */
-export const OUTBOX_TTL = 7 * DAY;
+const OUTBOX_TTL = 7 * DAY;
 
 /**
  * Deletes uploads never attached that are older than a day, with their files. Rows go first (one statement that

@@ -8,7 +8,7 @@ import { statement, type DB } from "../db/client";
 import { ME, notSilenced, paramsCte, visibleTo } from "./visibility";
 
 /** Mastodon's context limits (StatusesController): 4,096 each way signed in; 40 up, 60 down, 20 deep anonymously. */
-export const CONTEXT_LIMITS = {
+const CONTEXT_LIMITS = {
   signedIn: { ancestors: 4096, descendants: 4096, depth: 4096 },
   anonymous: { ancestors: 40, descendants: 60, depth: 20 },
 };

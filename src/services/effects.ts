@@ -19,8 +19,6 @@ export interface Effects {
   files?: string[];
 }
 
-export const NO_EFFECTS: Effects = {};
-
 /** Several actions' effects as one. */
 export function mergeEffects(...all: (Effects | undefined)[]): Effects {
   const out: Effects = {};

@@ -12,11 +12,11 @@ import { outboundFetch } from "../lib/outbound";
 import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
 import { sniffImage } from "./media";
 
-export const PACKS_PREFIX = "emoji/";
+const PACKS_PREFIX = "emoji/";
 /** Files copied or imported in one request: each is an R2 call, and a request may make about 1,000. */
-export const PACK_FILES_MAX = 500;
+const PACK_FILES_MAX = 500;
 /** Largest archive fetched from another server or a fallback source. */
-export const ARCHIVE_MAX = 32_000_000;
+const ARCHIVE_MAX = 32_000_000;
 
 export interface PackRow {
   name: string;
@@ -55,21 +55,21 @@ export function packName(input: string): string {
 }
 
 /** Shortcodes this server writes and recognises in text (`:code:`): letters, digits, `_` and `-`. */
-export const SHORTCODE = /^[A-Za-z0-9_-]{1,100}$/;
+const SHORTCODE = /^[A-Za-z0-9_-]{1,100}$/;
 
 /** A file name inside a pack: relative, sub-folders allowed, no dot segments. */
-export function validFilename(name: string): boolean {
+function validFilename(name: string): boolean {
   if (name.length === 0 || name.length > 255 || /[\\\p{Cc}]/u.test(name)) return false;
   return name.split("/").every((seg) => seg !== "" && seg !== "." && seg !== "..") && name !== "pack.json";
 }
 
-export const packKey = (pack: string, filename: string) => `${PACKS_PREFIX}${pack}/${filename}`;
+const packKey = (pack: string, filename: string) => `${PACKS_PREFIX}${pack}/${filename}`;
 const filenameOf = (pack: string, file: string) =>
   file.startsWith(packKey(pack, "")) ? file.slice(packKey(pack, "").length) : file;
 const archiveKey = (pack: string) => `emoji-archives/${pack}.zip`;
 
 /** Adds one to the listings' version: a statement for the change's own batch. */
-export const bumpVersion = (d: DB) =>
+const bumpVersion = (d: DB) =>
   statement(
     d,
     sql`UPDATE instance_keys SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE name = 'emoji_version'`,
@@ -81,7 +81,7 @@ const PACK_COLUMNS = sql`name, license, homepage, description, fallback_src, fal
 
 // ---- reading ----
 
-export function metadataOf(p: PackRow): Metadata {
+function metadataOf(p: PackRow): Metadata {
   const m: Metadata = {};
   if (p.license !== null) m.license = p.license;
   if (p.homepage !== null) m.homepage = p.homepage;
@@ -92,7 +92,7 @@ export function metadataOf(p: PackRow): Metadata {
   return m;
 }
 
-export const filesMap = (pack: string, files: PackFile[]) =>
+const filesMap = (pack: string, files: PackFile[]) =>
   Object.fromEntries(files.map((f) => [f.shortcode, filenameOf(pack, f.file)]));
 
 /** One pack with a page of its files (shortcode order) and its count: one round trip. */
@@ -137,7 +137,7 @@ export async function listPacks(d: DB, page: number, pageSize: number) {
  * The pack's zip (`pack.json` + every file), built deterministically (fixed times) so its SHA-256 is stable, or
  * null when a file is missing from R2. Pleroma's archive: Pleroma instances download it the same way.
  */
-export async function buildArchive(bucket: R2Bucket, pack: PackRow, files: PackFile[]): Promise<Uint8Array | null> {
+async function buildArchive(bucket: R2Bucket, pack: PackRow, files: PackFile[]): Promise<Uint8Array | null> {
   const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};
   const mtime = new Date("2000-01-01T00:00:00Z");
   const manifest = { files: filesMap(pack.name, files), pack: metadataOf(pack), files_count: files.length };
@@ -150,7 +150,7 @@ export async function buildArchive(bucket: R2Bucket, pack: PackRow, files: PackF
   return zipSync(entries, { level: 0 });
 }
 
-export const sha256Hex = async (bytes: Uint8Array) =>
+const sha256Hex = async (bytes: Uint8Array) =>
   [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
     .map((b) => b.toString(16).padStart(2, "0"))
     .join("")
@@ -307,7 +307,7 @@ interface Upload {
 }
 
 /** The bytes of an uploaded file, or of a remote one fetched through the SSRF guard. */
-export async function uploadOf(file: File | string, allowPrivate: boolean, limit: number): Promise<Upload> {
+async function uploadOf(file: File | string, allowPrivate: boolean, limit: number): Promise<Upload> {
   if (typeof file !== "string") {
     if (file.size > limit) throw new ApiError(413, "File is too large");
     return { bytes: new Uint8Array(await file.arrayBuffer()), name: file.name };
@@ -413,7 +413,7 @@ async function addZip(d: DB, bucket: R2Bucket, name: string, zip: Uint8Array, li
 }
 
 /** Emoji rows of a pack from one JSON parameter; shortcodes already used are left alone. */
-export const insertRows = (d: DB, pack: string, rows: PackFile[], t: number) =>
+const insertRows = (d: DB, pack: string, rows: PackFile[], t: number) =>
   statement(
     d,
     sql`INSERT INTO custom_emojis (shortcode, domain, file, category, visible_in_picker, created_at)

@@ -42,8 +42,6 @@ export function localEmojisQuery(d: DB, unlessVersion?: string | null) {
   );
 }
 
-export const localEmojis = (d: DB): Promise<LocalEmoji[]> => localEmojisQuery(d).all();
-
 /**
  * The listings' version and, unless the caller already holds the answer made at that version (`known`), the
  * rows: ONE round trip either way. Every change of this instance's emoji bumps the version in its own batch

@@ -11,10 +11,10 @@ import { hydrateWithParentUris, type Hydrated, type StatusRow } from "./hydrate"
 import { accountPage, shown } from "./timelines";
 
 /** Visibilities that federate unsigned. */
-export const SERVED_VISIBILITIES = ["public", "unlisted"] as const;
+const SERVED_VISIBILITIES = ["public", "unlisted"] as const;
 const NOT_SERVED = ["private", "direct", "list", "local"];
 /** Items per outbox page (Mastodon's). */
-export const OUTBOX_PAGE = 20;
+const OUTBOX_PAGE = 20;
 /** Pinned statuses are capped well below this (`MAX_PINNED`); featured is one unpaged collection. */
 const FEATURED_MAX = 40;
 
@@ -26,7 +26,7 @@ export interface FederatedStatuses {
 }
 
 /** A status federation may serve: visible to anyone, written here, and (for a reblog) of a servable status. */
-export function servable(h: Hydrated, id: string): StatusRow | null {
+function servable(h: Hydrated, id: string): StatusRow | null {
   const s = h.statuses.get(id);
   if (!s || !h.visible.has(id) || !s.local || !(SERVED_VISIBILITIES as readonly string[]).includes(s.visibility))
     return null;

@@ -42,7 +42,7 @@ export interface FilterInput {
 }
 
 /** Filters in force per user: every read and every status checks them, so they are bounded. */
-export const MAX_FILTERS = 100;
+const MAX_FILTERS = 100;
 
 export async function createFilter(d: DB, ownerId: string, input: FilterInput): Promise<FilterRow> {
   const t = now();

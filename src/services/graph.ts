@@ -31,7 +31,7 @@ import type { FollowCounts, StreamEvent } from "./events";
 import { relationshipsQuery, toRelationship } from "./relationships";
 import { outboxWrite } from "./outbox";
 
-export const MAX_ENDORSEMENTS = 20;
+const MAX_ENDORSEMENTS = 20;
 
 export interface GraphResult {
   relationship: Relationship;
@@ -450,7 +450,7 @@ export async function removeFromFollowers(d: DB, me: AccountRow, follower: Accou
 }
 
 /** Mastodon's account notes: as long as `ACCOUNT_NOTE_MAX`. */
-export const ACCOUNT_NOTE_MAX = 2_000;
+const ACCOUNT_NOTE_MAX = 2_000;
 
 /** Sets (or, empty, removes) `me`'s private note on `target`; answers the relationship, which shows it. */
 export async function setAccountNote(d: DB, me: AccountRow, target: AccountRow, comment: string): Promise<GraphResult> {

@@ -167,11 +167,7 @@ export async function hydrateForToken(
  * why the text must stay the same for every viewer (`params`) and why adding parts or variants of the text is
  * not free: each new text is prepared once per database object, and again whenever the cache evicts it.
  */
-export function hydrationQuery(
-  source: string[] | SQL,
-  who: string | null | { tokenHash: string },
-  opts: HydrateOptions = {},
-) {
+function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: HydrateOptions = {}) {
   const signedIn = typeof who === "object" ? who !== null : Boolean(who);
   // The viewer and the time are bound once (`params`), so the parts are the same text for every viewer of a kind:
   // built once. Viewer-specific parts match nothing for anonymous viewers.

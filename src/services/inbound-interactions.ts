@@ -79,7 +79,7 @@ export type ReceivedEmoji = { unicode: string } | { shortcode: string; url: stri
  * The name a remote reaction is stored under: the unicode emoji, or `shortcode@domain` for a custom emoji of
  * another server (Akkoma's naming), its image kept as a remote `custom_emojis` row of that domain.
  */
-export const remoteReactionName = (e: ReceivedEmoji, domain: string) =>
+const remoteReactionName = (e: ReceivedEmoji, domain: string) =>
   "unicode" in e ? e.unicode : `${e.shortcode}@${domain}`;
 
 /** A remote emoji reaction to a local status: the reaction (and its remote emoji), the notification. */

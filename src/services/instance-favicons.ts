@@ -23,7 +23,7 @@ const PAGE_READ_BYTES = 512_000;
 const URL_MAX = 2048;
 
 /** The icon a home page names: the first `<link>` whose `rel` holds the token `icon`, resolved against the page. */
-export async function faviconOf(page: Response, base: string): Promise<string | null> {
+async function faviconOf(page: Response, base: string): Promise<string | null> {
   let href: string | null = null;
   const rewriter = new HTMLRewriter().on("link[rel][href]", {
     element(el) {

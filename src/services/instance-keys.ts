@@ -69,7 +69,7 @@ async function loadVapid(env: Env): Promise<VapidKeys> {
 }
 
 /** A random secret for signing short-lived values (captcha answers, backup download links). */
-export function instanceSecret(env: Env): Promise<string> {
+function instanceSecret(env: Env): Promise<string> {
   return getOrCreate(env, "secret", async () => randomToken(32));
 }
 

@@ -32,7 +32,7 @@ export async function ownList(d: DB, ownerId: string, listId: string): Promise<L
 }
 
 /** Lists per user (Mastodon's limit). */
-export const MAX_LISTS = 50;
+const MAX_LISTS = 50;
 
 export async function createList(d: DB, ownerId: string, title: string): Promise<ListRow> {
   const t = now();

@@ -24,7 +24,7 @@ export function sniffImage(b: Uint8Array): Sniffed | null {
 export type MediaType = "image" | "gifv" | "video" | "audio" | "unknown";
 
 /** Type of any upload from its bytes; files that are none of the known kinds are stored as opaque data. */
-export function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
+function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
   const image = sniffImage(b);
   if (image) return { ...image, type: "image" };
   if (ascii(b, 4, 8) === "ftyp") {

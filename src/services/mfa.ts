@@ -27,7 +27,7 @@ const totp = (secret: string, label = "", issuer = "") =>
 const PERIOD_MS = 30_000;
 
 /** The time step a TOTP code belongs to (one step of clock drift either way), or null when it is not valid. */
-export function totpStep(secret: string, code: string, t: number = now()): number | null {
+function totpStep(secret: string, code: string, t: number = now()): number | null {
   const clean = code.replace(/\s+/g, "");
   if (!/^\d{6}$/.test(clean)) return null;
   const delta = totp(secret).validate({ token: clean, window: 1, timestamp: t });
@@ -161,7 +161,7 @@ export async function regenerateBackupCodes(
 }
 
 /** New backup codes, shown once: the old ones stop working in the same batch. */
-export async function generateBackupCodes(d: DB, accountId: string): Promise<string[]> {
+async function generateBackupCodes(d: DB, accountId: string): Promise<string[]> {
   const codes = Array.from({ length: BACKUP_CODES }, () =>
     Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join(""),
   );

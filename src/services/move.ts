@@ -24,9 +24,9 @@ import { profileUpdateWrites } from "./profile-updates";
 /** Pleroma's answer when the target does not list the origin. */
 export const NOT_ALIASED = "Target account must have the origin in `alsoKnownAs`";
 /** Aliases an account may list (actor documents carry them all). */
-export const MAX_ALIASES = 16;
+const MAX_ALIASES = 16;
 /** Followers moved per cron run (each is a few round trips). */
-export const MOVES_PER_RUN = 20;
+const MOVES_PER_RUN = 20;
 
 /** The account's aliases as full nicknames (`user@host`), in the order they were added; unknown ids are skipped. */
 export async function listAliases(d: DB, account: AccountRow, localHost: string): Promise<string[]> {

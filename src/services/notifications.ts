@@ -25,7 +25,7 @@ import { ME, silenced, visibleTo, type ViewerRef } from "./visibility";
 export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 /** Shown only when asked for with `include_types[]`. */
-export const OPT_IN_TYPES: NotificationType[] = ["pleroma:chat_mention", "pleroma:report"];
+const OPT_IN_TYPES: NotificationType[] = ["pleroma:chat_mention", "pleroma:report"];
 
 export interface NotificationInput {
   type: NotificationType;
@@ -71,7 +71,7 @@ function allowed(to: SQL, from: SQL, statusId: SQL, t: SQL, settings: SQL): SQL 
 }
 
 /** Whether a notification's recipient mutes its sender now (an expired mute does not count). */
-export const senderMuted = (t: number) =>
+const senderMuted = (t: number) =>
   sql<number>`${silenced(sql`${notifications.accountId}`, notifications.fromAccountId, { blocks: "none", mutes: "any", domains: false, now: sql`${t}` })}`;
 
 /** The statement that removes what an undone action caused. */
@@ -171,7 +171,7 @@ export interface NotificationQuery {
 }
 
 /** The types a listing shows: those asked for, else all but the opt-in ones; minus the excluded. */
-export function shownTypes(q: NotificationQuery): NotificationType[] {
+function shownTypes(q: NotificationQuery): NotificationType[] {
   const base = q.include ?? NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t));
   return base.filter((t) => !q.exclude?.includes(t));
 }

@@ -27,7 +27,7 @@ export interface TokenRequest {
 }
 
 /** What every refusal answers, as Pleroma does: nothing about which part was wrong. */
-export const invalidCredentials = () => badRequest("Invalid credentials");
+const invalidCredentials = () => badRequest("Invalid credentials");
 
 /** A token for the client `creds` names, by the request's grant; `me` is the account's ActivityPub id. */
 export async function grantToken(

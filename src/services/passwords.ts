@@ -13,7 +13,7 @@ import { confirmationMail, findLocalByLogin, type AccountRow } from "./accounts"
 import { mailer } from "./mailer";
 
 /** Pleroma's `password_reset_token_validity`: a day. */
-export const RESET_TOKEN_MS = 24 * 3600 * 1000;
+const RESET_TOKEN_MS = 24 * 3600 * 1000;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Registration's rule, in Pleroma's words for a change ("New password ..."); null when acceptable. */
@@ -93,7 +93,7 @@ export async function changeEmail(
  * A reset link for the active local user with this nickname or e-mail, or null (no such user, deactivated): the
  * caller answers the same either way.
  */
-export async function createResetToken(d: DB, login: string) {
+async function createResetToken(d: DB, login: string) {
   const found = await findLocalByLogin(d, login);
   if (!found || found.account.deactivated) return null;
   const token = randomToken(32);
@@ -114,7 +114,7 @@ export async function mailResetLink(env: Env, base: string, host: string, login:
     await mailer(env, host).send(resetMail(config(env), base, made.found.account, made.found.user.email, made.token));
 }
 
-export function resetMail(cfg: Config, base: string, account: AccountRow, email: string, token: string) {
+function resetMail(cfg: Config, base: string, account: AccountRow, email: string, token: string) {
   const link = `${base}/api/v1/pleroma/password_reset/${token}`;
   return {
     to: email,

@@ -36,7 +36,7 @@ interface Staff {
   isModerator: boolean;
 }
 
-export function hasPrivilege(user: Staff | null | undefined, privilege: Privilege): boolean {
+function hasPrivilege(user: Staff | null | undefined, privilege: Privilege): boolean {
   if (!user) return false;
   return user.isAdmin || (user.isModerator && MODERATOR_PRIVILEGES.has(privilege));
 }

@@ -25,7 +25,7 @@ const SHOWN = [
 ] as const;
 
 /** Whether `changes` alter what the actor document of `before` shows. */
-export function profileChanged(before: AccountRow, changes: Partial<AccountRow>): boolean {
+function profileChanged(before: AccountRow, changes: Partial<AccountRow>): boolean {
   return SHOWN.some((k) => k in changes && JSON.stringify(changes[k]) !== JSON.stringify(before[k]));
 }
 

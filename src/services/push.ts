@@ -57,7 +57,7 @@ function decodeKey(value: string): Uint8Array | null {
 }
 
 /** The client's keys must be a P-256 public point and a 16-byte secret, or nothing can be encrypted to it. */
-export async function checkKeys(p256dh: string, auth: string): Promise<void> {
+async function checkKeys(p256dh: string, auth: string): Promise<void> {
   const point = decodeKey(p256dh);
   if (!point || point.length !== 65 || point[0] !== 4)
     throw unprocessable(

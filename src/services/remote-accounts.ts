@@ -30,7 +30,7 @@ const MAX_EMOJIS = 64;
  * The `domain` of a remote account: the host of its id, with the port when it is not the default (issue 13:
  * `user@host:port`). WebFinger may name another domain; Starling shows where the actor lives.
  */
-export function actorDomain(id: URL): string {
+function actorDomain(id: URL): string {
   return id.host.toLowerCase();
 }
 
@@ -53,7 +53,7 @@ async function imageUrl(get: () => Promise<Image | null>): Promise<string | null
 }
 
 /** The actor's custom emoji (its `tag` of type `Emoji`), as the account entity lists them. */
-export async function actorEmojis(object: {
+async function actorEmojis(object: {
   getTags(options?: typeof embedded): AsyncIterable<unknown>;
 }): Promise<EmojiRef[]> {
   const out: EmojiRef[] = [];
@@ -69,7 +69,7 @@ export async function actorEmojis(object: {
 }
 
 /** The row an actor document describes (counters and identity fields excepted: see `upsertActor`). */
-export async function actorFields(actor: Actor) {
+async function actorFields(actor: Actor) {
   // First: reading linked properties below can make Fedify drop the document it parsed.
   const chats = await acceptsChatMessages(actor);
   const fields: AccountField[] = [];

@@ -16,7 +16,7 @@ import { setRemotePin } from "./remote-pins";
 import { within, type ResolveEnv } from "./resolve";
 
 /** Featured items read per fetch (Mastodon pins at most 5). */
-export const FEATURED_MAX = 5;
+const FEATURED_MAX = 5;
 
 export async function syncFeatured(
   r: ResolveEnv,

@@ -33,7 +33,7 @@ const MAX_RECIPIENTS = 90;
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
 /** Remote mentioned actors fetched per status when not yet known. */
-export const MAX_MENTION_FETCHES = 5;
+const MAX_MENTION_FETCHES = 5;
 
 const PUBLIC = new Set([PUBLIC_COLLECTION.href, "as:Public", "Public"]);
 

@@ -10,7 +10,7 @@ import { isId } from "../db/ids";
 import { visibleTo } from "./visibility";
 
 /** Reply ids per page (Mastodon's DESCENDANTS_LIMIT for a page is 60; its pages hold far fewer). */
-export const REPLIES_PAGE = 20;
+const REPLIES_PAGE = 20;
 
 const anonymous = visibleTo(null, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` });
 

@@ -28,7 +28,7 @@ import { syncFeatured } from "./remote-featured";
  */
 const BACKGROUND_FACTOR = 3;
 /** How long the counters (three collections, in parallel) may add to it. */
-export const COUNTS_MS = 2_000;
+const COUNTS_MS = 2_000;
 
 /** Where Starling is: its origin (`https://DOMAIN`) and host (`DOMAIN`, with a port if any). */
 export interface ResolveEnv {
@@ -110,7 +110,7 @@ async function lookup(
 }
 
 /** The remote server did not answer in time, or could not be reached (`strict` look-ups throw it). */
-export class Unreachable extends Error {}
+class Unreachable extends Error {}
 
 /** The counters the actor's followers/following/outbox collections report (`totalItems`), best effort. */
 async function reportedCounts(original: Actor, loader: DocumentLoader, ms: number): Promise<ReportedCounts> {
@@ -274,8 +274,8 @@ export async function resolveAny(
 }
 
 /** The most unknown remote mentions one post resolves, and the time all of them may take together. */
-export const MENTION_RESOLVE_MAX = 5;
-export const MENTION_RESOLVE_MS = 6_000;
+const MENTION_RESOLVE_MAX = 5;
+const MENTION_RESOLVE_MS = 6_000;
 
 /**
  * Resolves the mentioned remote accounts a post does not know yet (acct keys `user@host`), the first

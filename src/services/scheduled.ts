@@ -14,9 +14,9 @@ import { inOrder, pageQuery, type Page } from "../db/paging";
 import type { MediaRow } from "./hydrate";
 import { findIdempotent, preparePost, validatePost, writePost, type PostContext, type PostInput } from "./statuses";
 
-export const MIN_LEAD_MS = 5 * 60_000;
-export const MAX_PENDING = 300;
-export const MAX_PER_DAY = 50;
+const MIN_LEAD_MS = 5 * 60_000;
+const MAX_PENDING = 300;
+const MAX_PER_DAY = 50;
 const DAY = 86_400_000;
 
 export type ScheduledRow = typeof scheduledStatuses.$inferSelect;
@@ -219,7 +219,7 @@ export async function unschedule(d: DB, accountId: string, id: string) {
 }
 
 /** Runs that may fail to post a scheduled status for a transient reason before it is given up. */
-export const MAX_ATTEMPTS = 10;
+const MAX_ATTEMPTS = 10;
 
 /**
  * Posts the scheduled statuses that are due, at most `max` a run (a backlog drains over runs). One that can

@@ -18,7 +18,7 @@ export function withinScopes(requested: string[], allowed: string[]): boolean {
 }
 
 /** Token scope `held` grants `required` when equal or when `required` is a narrower form (`read` ⊇ `read:accounts`). */
-export function scopeGrants(held: string, required: string): boolean {
+function scopeGrants(held: string, required: string): boolean {
   return required === held || required.startsWith(held + ":");
 }
 

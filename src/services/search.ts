@@ -75,7 +75,7 @@ export async function searchHashtags(d: DB, q: string, limit: number, offset: nu
 }
 
 /** An FTS5 query from what a person typed: every word must appear (as a word or a word's start). */
-export function ftsQuery(q: string): string | null {
+function ftsQuery(q: string): string | null {
   const words = q.match(/[\p{L}\p{N}_]+/gu) ?? [];
   if (words.length === 0) return null;
   return words

@@ -9,7 +9,7 @@
  * (Starling's settings under Pleroma's names), `:mrf_simple` (the policies) and `Pleroma.Captcha`, values in
  * ConfigDB's JSON form (`{"tuple": [":name", "Starling"]}`).
  */
-import { config, MEDIA_ATTACHMENTS_MAX, setRuntimeOverrides, varsConfig, type Config, type Env } from "../env";
+import { config, MEDIA_ATTACHMENTS_MAX, setRuntimeOverrides, type Config, type Env } from "../env";
 import { db, statement, type DB } from "../db/client";
 import { federationPolicies, instanceSettings } from "../db/schema";
 import { badRequest } from "../lib/errors";
@@ -49,7 +49,7 @@ interface SettingDef {
 const POLL_KEYS = ["max_options", "max_option_chars", "min_expiration", "max_expiration"] as const;
 
 /** Starling's settings under Pleroma's `:instance` names. */
-export const INSTANCE_SETTINGS: SettingDef[] = [
+const INSTANCE_SETTINGS: SettingDef[] = [
   {
     key: "name",
     type: "string",
@@ -572,6 +572,3 @@ function upsert(d: DB, key: string, value: unknown, t: number) {
       .onConflictDoUpdate({ target: instanceSettings.key, set: { value, updatedAt: t } }),
   );
 }
-
-/** The `[vars]` value of a setting, for docs and tests. */
-export const varsValue = (env: Env, key: string) => BY_KEY.get(key)?.read(varsConfig(env));

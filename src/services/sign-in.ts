@@ -21,7 +21,7 @@ export function assertActive(account: AccountRow, user: UserRow): void {
   }
 }
 
-export const resetRequired = () => forbidden("Password reset is required", { identifier: "password_reset_required" });
+const resetRequired = () => forbidden("Password reset is required", { identifier: "password_reset_required" });
 
 /** How a password sign-in goes on, or throws why it may not. */
 export type PasswordSignIn = "signed-in" | "second-factor";

@@ -77,7 +77,7 @@ function shownInPage(signedIn: boolean, f: TimelineFilters, context: "home" | "p
  * Irreversible keyword filters of a context drop matching statuses outright. A whole-word phrase must stand
  * between non-alphanumeric characters (GLOB with the phrase's own GLOB characters escaped).
  */
-export function notFilteredOut(viewer: SQL, context: "home" | "notifications", now: SQL, status: SQL = sql`s`): SQL {
+function notFilteredOut(viewer: SQL, context: "home" | "notifications", now: SQL, status: SQL = sql`s`): SQL {
   const body = sql`lower(' ' || ${status}.spoiler_text || ' ' || CASE WHEN ${status}.text <> '' THEN ${status}.text ELSE ${status}.content END || ' ')`;
   const phrase = sql`lower(replace(replace(replace(kf.phrase, '[', '[[]'), '*', '[*]'), '?', '[?]'))`;
   return sql`NOT EXISTS (SELECT 1 FROM filters kf WHERE kf.account_id = ${viewer} AND kf.irreversible = 1

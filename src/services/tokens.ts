@@ -11,7 +11,7 @@ import { withinScopes } from "./scopes";
 export type TokenRow = typeof tokens.$inferSelect;
 
 /** Tokens live long, as in Pleroma and Mastodon; clients keep them until revoked. */
-export const TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+const TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
 
 export interface IssuedToken {
   row: TokenRow;

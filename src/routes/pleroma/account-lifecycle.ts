@@ -25,13 +25,13 @@ const byNickname = async (c: Ctx, nickname: string, refresh = false) => {
   return found && !found.account.deactivated ? found.account : null;
 };
 
-export const StatusOrErrorSchema = z
+const StatusOrErrorSchema = z
   .union([z.object({ status: z.literal("success") }), z.object({ error: z.string() })])
   .openapi("StatusOrError");
-export const INVALID_PASSWORD = "Invalid password.";
+const INVALID_PASSWORD = "Invalid password.";
 
 /** Pleroma's `confirm_current_password`: a missing password is a wrong one. */
-export const passwordOk = (c: Ctx, accountId: string, password: string | undefined) =>
+const passwordOk = (c: Ctx, accountId: string, password: string | undefined) =>
   confirmPassword(db(c.env), accountId, password ?? "", config(c.env).rateLimits.loginPerAccount);
 
 export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
