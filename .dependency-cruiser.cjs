@@ -7,7 +7,7 @@
  * its bindings hold).
  */
 const TYPES = ["type-only", "type-import"];
-const KNOWN_DEBTS = "^src/services/(resolve|thread-ancestors|remote-objects|remote-statuses)\\.ts$";
+const KNOWN_DEBTS = "^src/services/(resolve|remote-objects|remote-statuses)\\.ts$";
 module.exports = {
   forbidden: [
     {

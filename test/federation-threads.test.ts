@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
-import { MAX_ANCESTORS } from "../src/services/thread-ancestors";
+import { MAX_ANCESTORS } from "../src/federation/thread-ancestors";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
 

@@ -60,7 +60,7 @@ import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
 import { receiveVoteActivity, voteShape } from "./poll-votes";
 import { isEditOf, updateRemoteTallies } from "../services/remote-polls";
-import { fetchAncestors } from "../services/thread-ancestors";
+import { fetchAncestors } from "./thread-ancestors";
 import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";

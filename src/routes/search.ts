@@ -16,7 +16,7 @@ import { AccountSchema } from "../schemas/account";
 import { StatusSchema } from "../schemas/status";
 import { hydrate } from "../services/hydrate";
 import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../services/resolve";
-import { fetchAncestors } from "../services/thread-ancestors";
+import { fetchAncestors } from "../federation/thread-ancestors";
 import { searchAccounts, searchHashtags, statusByUrlPage, statusSearchPage } from "../services/search";
 
 const searchParams = z.object({
@@ -42,7 +42,7 @@ async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerI
   const fetch = viewerId !== null && offset === 0;
   if (handle.kind === "url") {
     const found = await resolveAny(r, q, { fetch, background: c.executionCtx });
-    // A fetched reply's thread: its missing ancestors are fetched after the response (services/thread-ancestors.ts).
+    // A fetched reply's thread: its missing ancestors are fetched after the response (federation/thread-ancestors.ts).
     if (found && "statusId" in found && found.parentUri)
       c.executionCtx.waitUntil(fetchAncestors(r, found.statusId, found.parentUri));
     return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };

@@ -9,11 +9,11 @@
 import { Article, Note, Question, type Object as APObject } from "@fedify/vocab";
 import { sql } from "drizzle-orm";
 import { db, statement, type DB } from "../db/client";
-import { federationContext } from "../federation/index";
-import { guardedDocumentLoader, USER_AGENT } from "../federation/loaders";
+import { federationContext } from "./index";
+import { guardedDocumentLoader, USER_AGENT } from "./loaders";
 import { allowPrivateAddress } from "../lib/outbound";
-import { rejectedHost } from "./federation-policies";
-import { storeFetchedStatus, type ResolveEnv } from "./resolve";
+import { rejectedHost } from "../services/federation-policies";
+import { storeFetchedStatus, type ResolveEnv } from "../services/resolve";
 
 /** Levels of ancestors fetched for one stored status. */
 export const MAX_ANCESTORS = 5;
