@@ -805,6 +805,66 @@ describe("one audience rule per activity kind (issue 30): the gate and the expan
   });
 });
 
+describe("the audience of a status by its visibility and the actor's blocks (issue 30)", () => {
+  it("private: followers and those addressed; direct and list: only those addressed; local-only: nobody; blocked hosts never", async () => {
+    const me = await registerUser({ instance: A });
+    const [fan, addressed, blocker, walledOff, rejected] = [
+      await remote(host()),
+      await remote(host()),
+      await remote(host()),
+      await remote(host()),
+      await remote(host()),
+    ];
+    for (const f of [fan, blocker, walledOff, rejected]) await follows(f.id, me.id);
+    // `blocker` blocks me; I block `walledOff`'s domain; the instance rejects `rejected`'s.
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO blocks (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(
+        newId(),
+        blocker.id,
+        me.id,
+        Date.now(),
+      ),
+      env.DB.prepare("INSERT INTO domain_blocks (id, account_id, domain, created_at) VALUES (?, ?, ?, ?)").bind(
+        newId(),
+        me.id,
+        walledOff.domain,
+        Date.now(),
+      ),
+      env.DB.prepare("INSERT INTO federation_policies (domain, policy, created_at) VALUES (?, 'reject', ?)").bind(
+        rejected.domain,
+        Date.now(),
+      ),
+    ]);
+    try {
+      const shared = (r: { domain: string }) => `https://${r.domain}/inbox`;
+      const sentFor = async (visibility: string) => {
+        const s = await statusOf(await postA(me, { status: `to whom? (${visibility})`, visibility }));
+        await env.DB.prepare(
+          "INSERT OR IGNORE INTO status_recipients (status_id, account_id, mention) VALUES (?, ?, 1)",
+        )
+          .bind(s.id, addressed.id)
+          .run();
+        const a: OutboxActivity = { type: "Create", statusId: s.id };
+        const rows = (await statement(D(), inboxesOf(me.id, a)).all<{ inbox: string }>()).results
+          .map((r) => r.inbox)
+          .sort();
+        const gate = (await statement(D(), sql`SELECT ${hasAudience(me.id, a)} AS yes`).first<{ yes: number }>())!.yes;
+        expect(Boolean(gate), visibility).toBe(rows.length > 0);
+        return rows;
+      };
+      expect(await sentFor("public")).toEqual([shared(fan), shared(addressed)].sort());
+      expect(await sentFor("private")).toEqual([shared(fan), shared(addressed)].sort());
+      expect(await sentFor("direct")).toEqual([shared(addressed)]);
+      expect(await sentFor("local")).toEqual([]);
+      // Blocks hold for a one-account audience too: a rejected server gets not even a Follow.
+      const follow: OutboxActivity = { type: "Follow", uri: "https://a.example/f", targetId: rejected.id };
+      expect((await statement(D(), inboxesOf(me.id, follow)).all()).results).toEqual([]);
+    } finally {
+      await env.DB.prepare("DELETE FROM federation_policies WHERE domain = ?").bind(rejected.domain).run();
+    }
+  });
+});
+
 describe("federation policies hold for hosts on any port (issue 30)", () => {
   it("a rejected domain gets nothing at its non-default port, as its activities from there are refused", async () => {
     const me = await registerUser({ instance: A });

@@ -30,7 +30,7 @@ import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } f
 import { configuredBase } from "../services/events";
 import { hydrateWithParentUris } from "../services/hydrate";
 import { GIVE_UP_MS, SIGNED_BY_INSTANCE, type OutboxActivity } from "../services/outbox";
-import { inboxesOf, inboxHost } from "../services/audience";
+import { inboxesOf } from "../services/audience";
 import { signingKey } from "../services/credentials";
 import { buildActivity, type ActivitySources } from "./activities";
 import { votesById } from "./poll-votes";
@@ -70,7 +70,7 @@ function deliveriesInsert(d: DB, row: OutboxRow, a: OutboxActivity, t: number) {
   return statement(
     d,
     sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
-      SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, ${inboxHost("inbox")}, inbox, 0, ${t}, ${t}
+      SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, host, inbox, 0, ${t}, ${t}
       FROM (${inboxesOf(row.account_id, a)})
       RETURNING host`,
   );

@@ -83,10 +83,13 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     if (spec.privilege) requirePrivilege(auth?.user, spec.privilege);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
-    const res = await spec.handler(c, params, auth as AuthFor<M>);
-    // What the action's services said must follow it (`after`), through the one door.
-    runEffects(c.env, c.executionCtx, baseUrl(c), c.get("effects"));
-    return res;
+    try {
+      return await spec.handler(c, params, auth as AuthFor<M>);
+    } finally {
+      // What the action's services said must follow it (`after`), through the one door; also when the handler
+      // failed after its batch was committed (rendering the answer), so nothing committed goes without it.
+      runEffects(c.env, c.executionCtx, baseUrl(c), c.get("effects"));
+    }
   };
   const paths = [spec.path];
   if (spec.path.startsWith("/api/v1/pleroma/")) paths.push(spec.path.replace("/api/v1/pleroma/", "/api/pleroma/"));
