@@ -7,6 +7,11 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { countingD1, type SentStatement } from "./d1-counter";
 import { BASE, call, json, post, registerUser, upload, type TestUser } from "./helpers";
+import { sql } from "drizzle-orm";
+import { db, statement } from "../src/db/client";
+import { newId } from "../src/db/ids";
+import { hasAudience, inboxesOf } from "../src/services/audience";
+import type { OutboxActivity } from "../src/services/outbox";
 
 interface PlanRow {
   id: number;
@@ -345,5 +350,58 @@ describe("query plans of list and timeline routes", () => {
       params: ["a"],
     });
     expect(pageWalk(sorted)).toContain("USE TEMP B-TREE FOR ORDER BY");
+  });
+});
+
+describe("the outbox audience's statements (issue 30)", () => {
+  it("the write's gate and the expansion walk indexes only, whatever the number of followers", async () => {
+    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all<{ name: string }>();
+    realTables = new Set(tables.results.map((r) => r.name.toLowerCase()));
+    const me = await registerUser();
+    const t = Date.now();
+    const stmts = [];
+    for (let i = 0; i < 30; i++) {
+      const id = newId();
+      const host = `plan${i % 3}.example`;
+      stmts.push(
+        env.DB.prepare(
+          "INSERT INTO accounts (id, username, domain, uri, url, inbox_url, shared_inbox_url, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ).bind(
+          id,
+          `f${i}`,
+          host,
+          `https://${host}/u/f${i}`,
+          `https://${host}/@f${i}`,
+          `https://${host}/u/f${i}/inbox`,
+          `https://${host}/inbox`,
+          t,
+          t,
+        ),
+        env.DB.prepare("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)").bind(
+          newId(),
+          id,
+          me.id,
+          t,
+        ),
+      );
+    }
+    await env.DB.batch(stmts);
+    const s = await post(me, { status: "to my followers" });
+    const activity: OutboxActivity = { type: "Create", statusId: s.id };
+    const recorder = countingD1();
+    const d = db({ DB: recorder.db } as never);
+    await statement(d, sql`SELECT ${hasAudience(me.id, activity)} AS yes`).first();
+    const rows = await statement(d, inboxesOf(me.id, activity)).all<{ inbox: string }>();
+    expect(rows.results.map((r) => r.inbox).sort()).toEqual([
+      "https://plan0.example/inbox",
+      "https://plan1.example/inbox",
+      "https://plan2.example/inbox",
+    ]);
+    const problems: string[] = [];
+    for (const sent of recorder.statements()) {
+      const walks = fullWalks(sent, await planOf(sent));
+      if (walks.length) problems.push(`${sent.sql.slice(0, 200)}: ${walks.join("; ")}`);
+    }
+    expect(problems).toEqual([]);
   });
 });
