@@ -10,4 +10,4 @@ CREATE INDEX `instances_favicon_due` ON `instances` (`favicon_fetched_at`,`creat
 ALTER TABLE `accounts` ADD `favicon` text;
 --> statement-breakpoint
 INSERT OR IGNORE INTO `instances` (`domain`, `failure_count`, `created_at`)
-  SELECT DISTINCT `domain`, 0, CAST(unixepoch('subsec') * 1000 AS INTEGER) FROM `accounts` WHERE `domain` IS NOT NULL;
+  SELECT DISTINCT `domain`, 0, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) FROM `accounts` WHERE `domain` IS NOT NULL;

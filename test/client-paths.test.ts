@@ -26,26 +26,23 @@ import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { paramsCte } from "../src/services/visibility";
 import { directPage } from "../src/services/timelines";
 import { trendingTagsQuery } from "../src/services/trends";
-import { appToken, call, json, makeApp, post, registerUser, uniqueName, valid, type TestUser } from "./helpers";
+import {
+  appToken,
+  call,
+  json,
+  makeApp,
+  post,
+  registerUser,
+  scopedToken,
+  uniqueName,
+  valid,
+  type TestUser,
+} from "./helpers";
 
 const ACCEPT = { accept: "application/json" };
 const all = <S extends z.ZodType>(schema: S, list: unknown[]) => list.map((x) => valid(schema, x));
 const act = (path: string, u: TestUser, status = 200) =>
   json(path, { method: "POST", token: u.token, body: {}, status });
-
-async function readOnlyToken(u: TestUser, scope: string) {
-  const t = await json("/oauth/token", {
-    body: {
-      grant_type: "password",
-      client_id: u.app.client_id,
-      client_secret: u.app.client_secret,
-      username: u.username,
-      password: u.password,
-      scope,
-    },
-  });
-  return valid(TokenSchema, t).access_token;
-}
 
 async function insertRemote(opts: { discoverable?: boolean; lastStatusAt?: number } = {}) {
   const id = newId();
@@ -190,8 +187,8 @@ describe("preferences", () => {
     });
     await json("/api/v1/preferences", { status: 403 });
     // A token without read:accounts may not read them.
-    await json("/api/v1/preferences", { token: await readOnlyToken(u, "write"), status: 403 });
-    expect(await json("/api/v1/preferences", { token: await readOnlyToken(u, "read:accounts") })).toMatchObject({
+    await json("/api/v1/preferences", { token: await scopedToken(u, "write"), status: 403 });
+    expect(await json("/api/v1/preferences", { token: await scopedToken(u, "read:accounts") })).toMatchObject({
       "posting:default:language": "fr",
     });
   });
@@ -252,7 +249,7 @@ describe("direct timeline", () => {
     // A user is needed, with read:statuses.
     await json("/api/v1/timelines/direct", { status: 403 });
     await json("/api/v1/timelines/direct", { token: await appToken(a.app), status: 403 });
-    await json("/api/v1/timelines/direct", { token: await readOnlyToken(a, "read:accounts"), status: 403 });
+    await json("/api/v1/timelines/direct", { token: await scopedToken(a, "read:accounts"), status: 403 });
     // One round trip whatever the page size.
     const trips = async (path: string) => {
       const counter = countingD1();
@@ -278,7 +275,7 @@ describe("hashtags followed, featured and trending", () => {
     const u = await registerUser();
     expect(all(TrendTagSchema, await json("/api/v1/followed_tags?limit=200", { token: u.token }))).toEqual([]);
     await json("/api/v1/followed_tags", { status: 403 });
-    await json("/api/v1/followed_tags", { token: await readOnlyToken(u, "read:statuses"), status: 403 });
+    await json("/api/v1/followed_tags", { token: await scopedToken(u, "read:statuses"), status: 403 });
     expect(all(FeaturedTagSchema, await json(`/api/v1/accounts/${u.id}/featured_tags`))).toEqual([]);
     expect(await json(`/api/v1/accounts/${u.id}/featured_tags`, { token: u.token })).toEqual([]);
     await json(`/api/v1/accounts/${newId()}/featured_tags`, { status: 404 });
@@ -343,7 +340,7 @@ describe("Pleroma's bookmark folders and scrobbles", () => {
       expect(await json(`${prefix}/accounts/${u.id}/scrobbles`, { token: u.token })).toEqual([]);
       await json(`${prefix}/accounts/${newId()}/scrobbles`, { status: 404 });
     }
-    await json("/api/v1/pleroma/bookmark_folders", { token: await readOnlyToken(u, "read:statuses"), status: 403 });
+    await json("/api/v1/pleroma/bookmark_folders", { token: await scopedToken(u, "read:statuses"), status: 403 });
   });
 });
 
@@ -551,7 +548,7 @@ describe("v2 filters over the v1 filters", () => {
     expect(await json("/api/v2/filters", { token: other.token })).toEqual([]);
     await json("/api/v2/filters", { status: 403 });
     await json("/api/v2/filters", {
-      token: await readOnlyToken(u, "read"),
+      token: await scopedToken(u, "read"),
       body: { title: "x", context: ["home"] },
       status: 403,
     });

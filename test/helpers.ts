@@ -194,3 +194,18 @@ export async function upload(user: TestUser, bytes: Uint8Array = PNG_1PX, name =
   form.set("file", new File([bytes], name));
   return json("/api/v1/media", { method: "POST", token: user.token, body: form });
 }
+
+/** A token of the user's app with only `scope` (the password grant), to test what a narrower token may do. */
+export async function scopedToken(u: TestUser, scope: string): Promise<string> {
+  const t = await json("/oauth/token", {
+    body: {
+      grant_type: "password",
+      client_id: u.app.client_id,
+      client_secret: u.app.client_secret,
+      username: u.username,
+      password: u.password,
+      scope,
+    },
+  });
+  return valid(TokenSchema, t).access_token;
+}

@@ -8,9 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../src/db/ids";
 import { TrendTagSchema } from "../src/schemas/instance";
 import { StatusSchema } from "../src/schemas/status";
-import { TokenSchema } from "../src/schemas/oauth";
 import { FOLLOWED_TAGS_MAX } from "../src/services/followed-tags";
-import { call, json, post, registerUser, uniqueName, valid, type TestUser } from "./helpers";
+import { call, json, post, registerUser, scopedToken, uniqueName, valid, type TestUser } from "./helpers";
 import { expectAccepted, fill, setup, unroute } from "./inbound";
 import { A } from "./instances";
 import { openSocket, payloads } from "./streams";
@@ -24,20 +23,6 @@ const act = (u: TestUser, name: string, action: "follow" | "unfollow", status = 
   json(`/api/v1/tags/${name}/${action}`, { method: "POST", token: u.token, status });
 const home = async (u: TestUser, query = "") =>
   (await json(`/api/v1/timelines/home${query}`, { token: u.token })).map((s: unknown) => valid(StatusSchema, s).id);
-
-async function scopedToken(u: TestUser, scope: string) {
-  const t = await json("/oauth/token", {
-    body: {
-      grant_type: "password",
-      client_id: u.app.client_id,
-      client_secret: u.app.client_secret,
-      username: u.username,
-      password: u.password,
-      scope,
-    },
-  });
-  return valid(TokenSchema, t).access_token;
-}
 
 describe("the Tag entity", () => {
   it("any well-formed name, with its week counted as trends count; following only for a signed-in viewer", async () => {

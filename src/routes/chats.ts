@@ -33,7 +33,7 @@ export function registerChatRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: ChatSchema,
     handler: async (c, p, auth) => {
-      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
+      const target = await accountToActOn(db(c.env), p.id, hostOf(c));
       return c.json(
         renderChat(renderContext(c, auth.account.id), await chats.chatWith(db(c.env), auth.account.id, target)),
       );

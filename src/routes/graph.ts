@@ -35,7 +35,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string(), ...params }),
       response: RelationshipSchema,
       handler: async (c, p, auth: UserAuth) => {
-        const target = await accountToActOn(db(c.env), hostOf(c), p.id);
+        const target = await accountToActOn(db(c.env), p.id, hostOf(c));
         const result = await run(c, p, auth.account, target.account);
         after(c, result.effects);
         return c.json(result.relationship);
@@ -103,7 +103,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string() }),
       response: RelationshipSchema,
       handler: async (c, p, auth) => {
-        const target = await accountToActOn(db(c.env), hostOf(c), p.id);
+        const target = await accountToActOn(db(c.env), p.id, hostOf(c));
         return c.json((await run(db(c.env), auth.account, target.account)).relationship);
       },
     });
@@ -142,7 +142,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string(), ...pageParams(40), ...withRelationships }),
       response: z.array(AccountSchema),
       handler: async (c, p, auth) => {
-        const target = await accountToActOn(db(c.env), hostOf(c), p.id);
+        const target = await accountToActOn(db(c.env), p.id, hostOf(c));
         const viewerId = auth.account?.id ?? null;
         // A hidden list is empty for everyone but its owner (Pleroma answers [] rather than an error).
         const hidden = target.account[hideFlag] && viewerId !== target.account.id;
@@ -206,7 +206,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string(), ...pageParams(40), ...withRelationships }),
     response: z.array(AccountSchema),
     handler: async (c, p, auth) => {
-      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
+      const target = await accountToActOn(db(c.env), p.id, hostOf(c));
       const rows = await relatedAccounts(db(c.env), endorsements, "accountId", target.account.id, p);
       return answerAccounts(c, rows, { viewerId: auth?.account?.id ?? null, withRelationships: p.with_relationships });
     },
@@ -226,7 +226,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string() }),
       response: RelationshipSchema,
       handler: async (c, p, auth) => {
-        const requester = await accountToActOn(db(c.env), hostOf(c), p.id);
+        const requester = await accountToActOn(db(c.env), p.id, hostOf(c));
         const result = await run(db(c.env), auth.account, requester.account.id);
         after(c, result.effects);
         return c.json(result.relationship);

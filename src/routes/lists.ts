@@ -123,7 +123,7 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: z.array(ListSchema),
     handler: async (c, p, auth) => {
-      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
+      const target = await accountToActOn(db(c.env), p.id, hostOf(c));
       return c.json((await lists.listsContaining(db(c.env), auth.account.id, target.account.id)).map(renderList));
     },
   });

@@ -25,7 +25,7 @@ export function registerReportRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: ReportSchema,
     handler: async (c, p, auth) => {
-      const target = await accountToActOn(db(c.env), hostOf(c), p.account_id);
+      const target = await accountToActOn(db(c.env), p.account_id, hostOf(c));
       const { report, effects } = await createReport(db(c.env), auth.account.id, {
         accountId: target.account.id,
         statusIds: [...new Set(p.status_ids ?? [])],

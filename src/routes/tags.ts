@@ -79,7 +79,7 @@ export function registerTagRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string() }),
     response: z.array(FeaturedTagSchema),
     handler: async (c, p) => {
-      await accountToActOn(db(c.env), hostOf(c), p.id);
+      await accountToActOn(db(c.env), p.id, hostOf(c));
       return c.json([]);
     },
   });

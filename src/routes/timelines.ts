@@ -234,7 +234,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(StatusSchema),
     handler: async (c, p, auth) => {
       const me = auth?.account?.id ?? null;
-      const target = await accountToActOn(db(c.env), hostOf(c), p.id);
+      const target = await accountToActOn(db(c.env), p.id, hostOf(c));
       if (target.account.hideFavorites && me !== target.account.id) throw forbidden("Can't get favorites");
       return answerMarked(c, favourites, target.account.id, me, p);
     },

@@ -632,7 +632,7 @@ export async function ownerCounters(d: DB, accountId: string) {
  * The account a request names by id to act on or show (Pleroma's nested paths take ids only): 404 "Can't find
  * user" for an unknown or deactivated one.
  */
-export async function accountToActOn(d: DB, localHost: string, id: string): Promise<AccountWithUser> {
+export async function accountToActOn(d: DB, id: string, localHost: string): Promise<AccountWithUser> {
   const found = isId(id) ? await findAccount(d, id, localHost) : null;
   if (!found || found.account.deactivated) throw notFound("Can't find user");
   return found;

@@ -49,14 +49,12 @@ export async function tagInfo(d: DB, viewerId: string | null, tag: string, t = D
 export async function followTag(d: DB, me: string, tag: string): Promise<void> {
   const t = Date.now();
   // The cap is checked in the insert itself, so two requests at once cannot pass it together.
-  const [{ meta }] = await d.$client.batch([
-    statement(
-      d,
-      sql`INSERT INTO followed_tags (id, account_id, tag, created_at) SELECT ${newId(t)}, ${me}, ${tag}, ${t}
-        WHERE (SELECT count(*) FROM followed_tags WHERE account_id = ${me}) < ${FOLLOWED_TAGS_MAX}
-        ON CONFLICT (account_id, tag) DO NOTHING`,
-    ),
-  ]);
+  const { meta } = await statement(
+    d,
+    sql`INSERT INTO followed_tags (id, account_id, tag, created_at) SELECT ${newId(t)}, ${me}, ${tag}, ${t}
+      WHERE (SELECT count(*) FROM followed_tags WHERE account_id = ${me}) < ${FOLLOWED_TAGS_MAX}
+      ON CONFLICT (account_id, tag) DO NOTHING`,
+  ).run();
   if (meta.changes > 0) return;
   const already = await d
     .select({ id: followedTags.id })

@@ -20,7 +20,7 @@ export function registerScrobbleRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ id: z.string(), ...pageParams(20) }),
     response: z.array(ScrobbleSchema),
     handler: async (c, p) => {
-      await accountToActOn(db(c.env), hostOf(c), p.id);
+      await accountToActOn(db(c.env), p.id, hostOf(c));
       return c.json([]);
     },
   });
