@@ -7,20 +7,26 @@
  * its bindings hold).
  */
 const TYPES = ["type-only", "type-import"];
-const KNOWN_DEBTS = "^src/services/(resolve|remote-objects|remote-statuses)\\.ts$";
 module.exports = {
   forbidden: [
     {
       name: "services-below-entry-points",
       comment: "Services hold the rules; they do not speak HTTP, Fedify, Durable Objects or render entities.",
       severity: "error",
-      // Known, not to grow (issue 30's remainder): the services that still speak Fedify to fetch and parse remote
-      // documents (to move into federation/, taking plain inputs as PostContext.resolveMentions does).
-      from: { path: "^src/services/", pathNot: KNOWN_DEBTS },
+      from: { path: "^src/services/" },
       to: {
         dependencyTypesNot: TYPES,
         path: "^src/(federation|objects|render|http|routes|cron)/|^src/(app|index|effects)\\.ts$",
       },
+    },
+    {
+      name: "services-take-plain-inputs",
+      comment:
+        "Fetching and parsing remote documents is federation/'s (parse-note.ts, actors.ts, resolve.ts): services " +
+        "take the plain values it reads (ParsedNote, ParsedActor), or a function to call, never a Fedify object.",
+      severity: "error",
+      from: { path: "^src/(services|render|db|content|lib|schemas)/|^src/env\\.ts$" },
+      to: { path: "node_modules/@fedify/" },
     },
     {
       name: "render-is-pure",
@@ -41,6 +47,16 @@ module.exports = {
         dependencyTypesNot: TYPES,
         path: "^src/(services|federation|objects|render|http|routes|cron)/|^src/(app|index|effects)\\.ts$",
       },
+    },
+    {
+      name: "no-import-cycles",
+      comment:
+        "Modules import each other one way. The one loop allowed runs through federation/index.ts: the Federation " +
+        "is built from every dispatcher and inbox listener, and what listeners call (resolve.ts, " +
+        "thread-ancestors.ts, the delivery kick) looks remote documents up through that same Federation.",
+      severity: "error",
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: TYPES, pathNot: "^src/federation/index\\.ts$" } },
     },
   ],
   options: {

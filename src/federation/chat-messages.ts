@@ -7,7 +7,7 @@ import { ChatMessage, Create, Delete, Document, Link, Tombstone } from "@fedify/
 import type { ChatMessageRow } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { mediaUrl } from "../services/media";
-import { embedded, href, httpUrl, readEmoji, text } from "../services/remote-objects";
+import { embedded, href, httpUrl, readEmoji, text } from "./remote-objects";
 import { sanitizeHtml } from "../content/format";
 import type { StatusEmoji } from "../db/schema";
 import { instant } from "./notes";

@@ -5,7 +5,24 @@
  */
 import { Emoji, Image } from "@fedify/vocab";
 import { mediaUrl } from "../services/media";
-import { imageType } from "./notes";
+
+/** Mime type of an emoji image from its file name (custom emoji are stored by key or URL, without a type). */
+export function imageType(file: string): string | null {
+  const ext = /\.([a-z0-9]+)(?:$|\?)/i.exec(file)?.[1]?.toLowerCase();
+  return ext
+    ? ((
+        {
+          png: "image/png",
+          gif: "image/gif",
+          webp: "image/webp",
+          jpg: "image/jpeg",
+          jpeg: "image/jpeg",
+          svg: "image/svg+xml",
+          avif: "image/avif",
+        } as Record<string, string>
+      )[ext] ?? null)
+    : null;
+}
 
 export function emojiTag(base: string, shortcode: string, keyOrUrl: string): Emoji {
   const url = mediaUrl(base, keyOrUrl);

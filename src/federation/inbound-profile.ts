@@ -6,10 +6,11 @@
 import type { InboxContext } from "@fedify/fedify";
 import { isActor, type Actor, type Add, type Remove, type Update } from "@fedify/vocab";
 import type { FederationData } from "./index";
-import { accountByUri, upsertActor } from "../services/remote-accounts";
+import { accountByUri } from "../services/remote-accounts";
+import { upsertActor } from "./actors";
 import type { AccountRow } from "../services/accounts";
 import { setRemotePin } from "../services/remote-pins";
-import { resolveAny, resolveEnv } from "../services/resolve";
+import { resolveAny, resolveEnv } from "./resolve";
 
 /**
  * An actor's `Update` of itself: the stored account is refreshed from the embedded document (the signature is

@@ -11,7 +11,7 @@ import { receiveFlag } from "../services/reports";
 import { htmlToText } from "../content/format";
 import type { AccountRow } from "../services/accounts";
 import type { FederationData } from "./index";
-import { after, localAccountAt, sender } from "./inbox";
+import { after, localAccountAt, sender } from "./inbox-context";
 
 /** The activity's id when it is the sender's (same origin), else null: an id is not trusted for anyone else. */
 const ownId = (id: URL | null, from: AccountRow) => (id && id.origin === new URL(from.uri).origin ? id.href : null);

@@ -36,35 +36,28 @@ import { Announce, EmojiReact, Like } from "@fedify/vocab";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./interaction-listeners";
 import { receiveUndoInteraction } from "../services/inbound-interactions";
 import { config } from "../env";
-import { accountByUri, isStale, upsertActor } from "../services/remote-accounts";
+import { accountByUri } from "../services/remote-accounts";
+import { upsertActor } from "./actors";
 import type { AccountRow } from "../services/accounts";
 import { receiveAccept, receiveFollow, receiveReject, receiveUndoFollow } from "../services/inbound-follows";
-import {
-  authoredStatus,
-  parseNote,
-  storeRemoteNote,
-  unknownMentions,
-  updateRemoteNote,
-  type RemoteObject,
-} from "../services/remote-statuses";
+import { authoredStatus, storeRemoteNote, unknownMentions, updateRemoteNote } from "../services/remote-statuses";
+import { parseNote, type RemoteObject } from "./parse-note";
 import { embeddedOnly } from "./loaders";
-import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
+import { applyNotePolicies } from "../services/federation-policies";
 import { deleteStatuses } from "../services/statuses";
 import { receiveActorDelete } from "../services/account-deletion";
 import { moveAccount } from "../services/move";
-import { resolveAccount, resolveEnv } from "../services/resolve";
-import type { Effects } from "../services/effects";
-import { runEffects } from "../effects";
+import { resolveAccount, resolveEnv } from "./resolve";
 import type { FederationData } from "./index";
 import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
 import { receiveVoteActivity, voteShape } from "./poll-votes";
 import { isEditOf, updateRemoteTallies } from "../services/remote-polls";
 import { fetchAncestors } from "./thread-ancestors";
+import { after, isNoteLike, localAccountAt, sender } from "./inbox-context";
 import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
-import { isPostLike } from "./object-types";
 import { receiveGroupAnnounce } from "./group-announce";
 
 /**
@@ -84,40 +77,6 @@ async function embedded(
     return null;
   }
 }
-
-/**
- * The sender as a stored account: the row, refreshed from its document when stale. Null when the actor cannot
- * be loaded as an actor with that very id, or names a local account (only this instance speaks for those).
- */
-export async function sender(ctx: InboxContext<FederationData>, activity: Activity): Promise<AccountRow | null> {
-  const id = activity.actorId;
-  if (!id) return null;
-  const d = ctx.data.d;
-  // A rejected domain's actors are neither fetched nor heard (the inbox door refuses most before this).
-  if (rejectedHost(d, id.hostname)) return null;
-  const known = await accountByUri(d, id.href);
-  if (known && known.domain === null) return null;
-  if (known && !isStale(known)) return known;
-  const actor = await activity
-    .getActor({ documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader })
-    .catch(() => null);
-  if (!actor || !isActor(actor) || actor.id?.href !== id.href) return known;
-  return upsertActor(d, actor);
-}
-
-/** A local, stored account by its actor id. */
-export async function localAccountAt(ctx: InboxContext<FederationData>, uri: URL | null): Promise<AccountRow | null> {
-  if (!uri) return null;
-  const a = await accountByUri(ctx.data.d, uri.href);
-  return a && a.domain === null ? a : null;
-}
-
-/** What an activity's handling said must follow it, through the one door, after the response. */
-export function after(ctx: InboxContext<FederationData>, e: Effects) {
-  if (ctx.data.exec) runEffects(ctx.data.env, ctx.data.exec, ctx.canonicalOrigin, e);
-}
-
-export const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
 
 /**
  * The object of a Create/Update as the sender's own: embedded and attributed to the sender on its origin, or

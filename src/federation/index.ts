@@ -46,7 +46,7 @@ import { D1KvStore } from "./kv";
 import { authenticateInbound } from "./inbound-auth";
 import { servedWithFullPublic } from "./public-audience";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
-import { instanceSigner } from "./instance-actor";
+import { INSTANCE_ACTOR, instanceSigner } from "./instance-actor";
 import { registerInbox } from "./inbox";
 import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch";
 import { readInboxPost } from "./inbound-guard";
@@ -62,11 +62,6 @@ export interface FederationData {
   refused?: boolean;
 }
 
-/**
- * The instance actor's identifier (`/users/internal.fetch`, Pleroma's name for it): local nicknames are
- * `[a-zA-Z0-9_]`, so it can never be a user's.
- */
-export const INSTANCE_ACTOR = "internal.fetch";
 /** Accounts per page of a followers/following collection. */
 const COLLECTION_PAGE = 40;
 /** The first page's cursor (pages after it are cursored by the relation row's id). */

@@ -6,7 +6,12 @@
 import { config, type Env } from "../env";
 import { pemToDer } from "../lib/keys";
 import { instanceActorKeys } from "../services/instance-keys";
-import { INSTANCE_ACTOR } from "./index";
+
+/**
+ * The instance actor's identifier (`/users/internal.fetch`, Pleroma's name for it): local nicknames are
+ * `[a-zA-Z0-9_]`, so it can never be a user's.
+ */
+export const INSTANCE_ACTOR = "internal.fetch";
 
 /** The instance actor's id on `base` (`https://DOMAIN`). */
 export const instanceActorUri = (base: string) => new URL(`/users/${INSTANCE_ACTOR}`, base).href;

@@ -14,12 +14,14 @@ import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { config } from "../env";
 import { statuses, type Visibility } from "../db/schema";
 import type { FederationData } from "./index";
-import { after, isNoteLike, sender } from "./inbox";
-import { accountByUri, upsertActor } from "../services/remote-accounts";
+import { after, isNoteLike, sender } from "./inbox-context";
+import { accountByUri } from "../services/remote-accounts";
+import { upsertActor } from "./actors";
 import type { AccountRow } from "../services/accounts";
 import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
-import { parseNote, storeRemoteNote } from "../services/remote-statuses";
-import { embedded, readEmoji, text } from "../services/remote-objects";
+import { storeRemoteNote } from "../services/remote-statuses";
+import { parseNote } from "./parse-note";
+import { embedded, readEmoji, text } from "./remote-objects";
 import { isUnicodeEmoji } from "../services/status-actions";
 import { visibleTo } from "../services/visibility";
 import {

@@ -8,7 +8,8 @@ import { Announce, EmojiReact, Emoji, Image, Like, Undo } from "@fedify/vocab";
 import { addressing } from "../services/addressing";
 import { mediaUrl } from "../services/media";
 import type { OutboxActivity } from "../services/outbox";
-import { imageType, type NoteContext } from "./notes";
+import type { NoteContext } from "./notes";
+import { imageType } from "./emoji-tags";
 
 type Actor = { uri: string; username: string };
 const url = (u: string) => new URL(u);

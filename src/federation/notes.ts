@@ -19,24 +19,6 @@ export interface NoteContext {
   followersOf: (username: string) => URL;
 }
 
-/** Mime type of an emoji image from its file name (custom emoji are stored by key or URL, without a type). */
-export function imageType(file: string): string | null {
-  const ext = /\.([a-z0-9]+)(?:$|\?)/i.exec(file)?.[1]?.toLowerCase();
-  return ext
-    ? ((
-        {
-          png: "image/png",
-          gif: "image/gif",
-          webp: "image/webp",
-          jpg: "image/jpeg",
-          jpeg: "image/jpeg",
-          svg: "image/svg+xml",
-          avif: "image/avif",
-        } as Record<string, string>
-      )[ext] ?? null)
-    : null;
-}
-
 /**
  * To/cc of a status (null: local-only, never federated). `recipients`: actor ids of a list status's members,
  * which delivery passes (list statuses are never served, so the dispatchers do not load them).

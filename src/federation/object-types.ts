@@ -16,7 +16,7 @@ import {
   Video,
   type Object as APObject,
 } from "@fedify/vocab";
-import { embedded, href, httpUrl, sameHost, text } from "../services/remote-objects";
+import { embedded, href, httpUrl, sameHost, text } from "./remote-objects";
 import { escapeHtml, plainTextToHtml } from "../content/text";
 import type { ParsedNote } from "../services/remote-statuses";
 

@@ -15,7 +15,7 @@ import { statement, type DB } from "../db/client";
 import type { Hydrated } from "../services/hydrate";
 import { isLocalPoll, receiveVote, type InboundVote } from "../services/remote-polls";
 import type { AccountRow } from "../services/accounts";
-import { text } from "../services/remote-objects";
+import { text } from "./remote-objects";
 import { statusObject, type NoteContext } from "./notes";
 
 /** A stored vote as its document needs it. */

@@ -13,7 +13,7 @@ import { federationContext } from "./index";
 import { guardedDocumentLoader, USER_AGENT } from "./loaders";
 import { allowPrivateAddress } from "../lib/outbound";
 import { rejectedHost } from "../services/federation-policies";
-import { storeFetchedStatus, type ResolveEnv } from "../services/resolve";
+import { storeFetchedStatus, type ResolveEnv } from "./resolve";
 
 /** Levels of ancestors fetched for one stored status. */
 export const MAX_ANCESTORS = 5;

@@ -1,7 +1,7 @@
 /** Registration, the user's own account, and reading any account. */
 import { getCookie } from "hono/cookie";
 import { movedTarget } from "../services/move";
-import { refreshStaleAccount } from "../services/account-refresh";
+import { refreshStaleAccount } from "../federation/account-refresh";
 import { adminEmails } from "../services/registration";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";

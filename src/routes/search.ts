@@ -1,6 +1,6 @@
 /**
  * Search (v1 and v2) and account search. `resolve=true` with a user token also finds remote accounts by
- * `user@domain` or URL (`services/resolve.ts`); a URL query then answers only what the URL names.
+ * `user@domain` or URL (`federation/resolve.ts`); a URL query then answers only what the URL names.
  */
 import { HashtagSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -15,7 +15,7 @@ import { renderStatuses } from "../render/status";
 import { AccountSchema } from "../schemas/account";
 import { StatusSchema } from "../schemas/status";
 import { hydrate } from "../services/hydrate";
-import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../services/resolve";
+import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../federation/resolve";
 import { fetchAncestors } from "../federation/thread-ancestors";
 import { searchAccounts, searchHashtags, statusByUrlPage, statusSearchPage } from "../services/search";
 

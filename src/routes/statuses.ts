@@ -29,7 +29,7 @@ import { contextIds } from "../services/context";
 import { listReactions } from "../services/reactions";
 import { ensureCard } from "../services/cards";
 import { allowPrivateAddress } from "../lib/outbound";
-import { resolveEnv, resolveMentions } from "../services/resolve";
+import { resolveEnv, resolveMentions } from "../federation/resolve";
 import {
   previewHydrated,
   preparePost,

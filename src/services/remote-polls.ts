@@ -10,19 +10,12 @@
  *   Question arrives and again from each `Update` by its author (`updateRemoteTallies`).
  */
 import { sql } from "drizzle-orm";
-import type { Question } from "@fedify/vocab";
 import { statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import type { AccountRow } from "./accounts";
 import type { ParsedNote } from "./remote-statuses";
 import { outboxWrite } from "./outbox";
 import { visibleTo } from "./visibility";
-
-/** `votersCount` of a Question (a non-negative integer), or null. */
-export function votersCount(object: Question): number | null {
-  const n = object.voters;
-  return typeof n === "number" && Number.isInteger(n) && n >= 0 ? Math.min(n, 2 ** 31) : null;
-}
 
 /**
  * Statements adding a local account's new vote (`voteIds` of `choices`, written by the same batch) to a remote

@@ -1,41 +1,26 @@
 /**
- * Remote statuses (issue 13, part 1): a `Note` (or `Article`, or `Question`) another server sent becomes a status
- * through the ONE write path of local posts (`writePost`): recipients, mention notifications, tags, conversation
- * participations, home feeds of local followers and the search index in one batch; the remote media rows and the
- * author's reported counter join that batch. Only what concerns this instance is stored (`relevant`). Updates
+ * Remote statuses (issue 13, part 1): a `Note` (or `Article`, or `Question`) another server sent, read into a
+ * `ParsedNote` by federation/parse-note.ts, becomes a status through the ONE write path of local posts
+ * (`writePost`): recipients, mention notifications, tags, conversation participations, home feeds of local
+ * followers and the search index in one batch; the remote media rows and the author's reported counter join that
+ * batch. Only what concerns this instance is stored (`relevant`). Updates
  * and deletes come only from the author.
  */
 import type { Effects } from "./effects";
-import { Article, Document, Hashtag, Link, Mention, Note, PUBLIC_COLLECTION, Question } from "@fedify/vocab";
-import { LanguageString } from "@fedify/vocab-runtime";
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, follows, mediaAttachments, statuses, type StatusEmoji, type Visibility } from "../db/schema";
-import { htmlToText, sanitizeHtml } from "../content/format";
+import { htmlToText } from "../content/format";
 import type { AccountRow } from "./accounts";
-import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "./remote-objects";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
-import { votersCount } from "./remote-polls";
-import { adaptObjectType, type ConvertedObject } from "../federation/object-types";
 
-export type RemoteObject = Note | Article | Question | ConvertedObject;
-
-/** Caps on what one remote object may add (its server decides the rest). */
-const MAX_CONTENT = 100_000;
-const MAX_SUMMARY = 5_000;
-const MAX_TAGS = 32;
-const MAX_EMOJIS = 64;
-const MAX_MEDIA = 16;
-const MAX_RECIPIENTS = 90;
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
 /** Remote mentioned actors fetched per status when not yet known. */
 const MAX_MENTION_FETCHES = 5;
-
-const PUBLIC = new Set([PUBLIC_COLLECTION.href, "as:Public", "Public"]);
 
 /** What a remote object says, read once (every property the rows need), before anything is stored. */
 export interface ParsedNote {
@@ -56,7 +41,7 @@ export interface ParsedNote {
   media: { url: string; mimeType: string; description: string | null }[];
   inReplyTo: string | null;
   context: string | null;
-  /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (services/remote-polls.ts). */
+  /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (federation/parse-note.ts). */
   poll: {
     options: string[];
     multiple: boolean;
@@ -67,156 +52,11 @@ export interface ParsedNote {
   counts: { replies: number; reblogs: number; favourites: number };
 }
 
-async function totalOf(get: () => Promise<{ totalItems: number | null } | null>): Promise<number> {
-  try {
-    const n = (await get())?.totalItems;
-    return typeof n === "number" && n >= 0 ? Math.min(n, 2 ** 31) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** The language of the content (`contentMap`'s key), when the object says. */
-function language(object: RemoteObject): string | null {
-  const tagged = object.contents.find((c): c is LanguageString => c instanceof LanguageString);
-  return tagged ? tagged.locale.baseName.slice(0, 16) : null;
-}
-
-async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
-  try {
-    for await (const _ of items) return true;
-  } catch {
-    // Unreadable: none.
-  }
-  return false;
-}
-
 function mediaType(mime: string, isImage: boolean): MediaRow["type"] {
   if (mime.startsWith("image/") || (!mime && isImage)) return mime === "image/gif" ? "gifv" : "image";
   if (mime.startsWith("video/")) return "video";
   if (mime.startsWith("audio/")) return "audio";
   return "unknown";
-}
-
-/**
- * Reads a remote object. `author`: its (verified) author, whose followers collection makes it followers-only.
- * Visibility is never wider than the addressing: Public in `to` → public, in `cc` → unlisted, the author's
- * followers → private, else direct.
- */
-export async function parseNote(object: RemoteObject, author: AccountRow, host: string): Promise<ParsedNote> {
-  const to = object.toIds.map((u) => u.href);
-  const cc = object.ccIds.map((u) => u.href);
-  const followers = author.followersUrl;
-  const visibility: Visibility = to.some((u) => PUBLIC.has(u))
-    ? "public"
-    : cc.some((u) => PUBLIC.has(u))
-      ? "unlisted"
-      : followers && [...to, ...cc].includes(followers)
-        ? "private"
-        : "direct";
-  const mentions: string[] = [];
-  const tags = new Set<string>();
-  const emojis: StatusEmoji[] = [];
-  try {
-    for await (const tag of object.getTags(embedded)) {
-      if (tag instanceof Mention) {
-        const h = tag.href?.href;
-        if (h && mentions.length < MAX_RECIPIENTS) mentions.push(h);
-      } else if (tag instanceof Hashtag) {
-        const name = text(tag.name).replace(/^#/, "").normalize("NFC").toLowerCase();
-        if (/^[\p{L}\p{N}_]{1,100}$/u.test(name) && tags.size < MAX_TAGS) tags.add(name);
-      } else {
-        const emoji = await readEmoji(tag);
-        // Keyed by the remote host: a remote `:blob:` is never this instance's `:blob:`.
-        if (emoji && emojis.length < MAX_EMOJIS && !emojis.some((e) => e.shortcode === emoji.shortcode)) {
-          emojis.push({ shortcode: emoji.shortcode, domain: host, file: emoji.url, visible_in_picker: false });
-        }
-      }
-    }
-  } catch {
-    // A tag that cannot be read leaves the rest.
-  }
-  const media: ParsedNote["media"] = [];
-  try {
-    for await (const a of object.getAttachments(embedded)) {
-      if (!(a instanceof Document) || media.length >= MAX_MEDIA) continue;
-      const url = httpUrl(href(a.url as URL | Link | null));
-      if (!url) continue;
-      media.push({
-        url,
-        mimeType: text(a.mediaType).slice(0, 100),
-        description: a.name ? text(a.name).slice(0, 1500) : null,
-      });
-    }
-  } catch {
-    // Same for attachments.
-  }
-  const content = object.content;
-  let html = text(content).slice(0, MAX_CONTENT);
-  // Misskey's quote (`_misskey_quote`, `quoteUrl`, `quoteUri`): Starling has no quotes yet, so the link is kept
-  // in the text as Mastodon shows it ("RE: <url>") unless the content already links it.
-  const quote = httpUrl(
-    object instanceof Note || object instanceof Article || object instanceof Question ? object.quoteUrl?.href : null,
-  );
-  if (quote && !html.includes(quote))
-    html += `<p class="quote-inline">RE: <a href="${quote.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}">${quote.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</a></p>`;
-  const summary = text(object.summary).slice(0, MAX_SUMMARY);
-  let poll: ParsedNote["poll"] = null;
-  if (object instanceof Question) {
-    const options: string[] = [];
-    const tallies: number[] = [];
-    // `anyOf` (several choices) or `oneOf` (one).
-    const multiple = object.inclusiveOptionIds.length > 0 || (await hasAny(object.getInclusiveOptions(embedded)));
-    const read = multiple ? object.getInclusiveOptions(embedded) : object.getExclusiveOptions(embedded);
-    try {
-      for await (const o of read) {
-        if (options.length >= 20) break;
-        options.push(text(o.name).slice(0, 200));
-        tallies.push(await totalOf(() => o.getReplies(embedded)));
-      }
-    } catch {
-      // Unreadable options: no poll.
-    }
-    const end = object.endTime ?? object.closed;
-    if (options.length >= 2)
-      poll = {
-        options,
-        multiple,
-        expiresAt:
-          end instanceof Object && "epochMilliseconds" in end
-            ? (end as { epochMilliseconds: number }).epochMilliseconds
-            : null,
-        tallies,
-        voters: votersCount(object),
-      };
-  }
-  // Pages, videos, events… are shown with their title and link (federation/object-types.ts).
-  return adaptObjectType(object, {
-    uri: object.id!.href,
-    url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,
-    content: await sanitizeHtml(html),
-    spoilerText: htmlToText(summary).slice(0, MAX_SUMMARY),
-    sensitive: object.sensitive ?? summary !== "",
-    language: language(object),
-    published: object.published?.epochMilliseconds ?? null,
-    updated: object.updated?.epochMilliseconds ?? null,
-    visibility,
-    addressed: [...new Set([...to, ...cc])].filter((u) => !PUBLIC.has(u) && u !== followers).slice(0, MAX_RECIPIENTS),
-    mentions,
-    tags: [...tags],
-    emojis,
-    media,
-    inReplyTo: object.replyTargetId?.href ?? null,
-    // A conversation id groups a thread only when the author's own server made it: anyone could name another
-    // server's (this one's `/contexts/<thread>` included) and slip into a thread it was never part of.
-    context: sameOrigin(object.contextIds[0]?.href ?? null, object.id!),
-    poll,
-    counts: {
-      replies: await totalOf(() => object.getReplies(embedded)),
-      reblogs: await totalOf(() => object.getShares(embedded)),
-      favourites: await totalOf(() => object.getLikes(embedded)),
-    },
-  });
 }
 
 /** Remote hrefs of mentions not stored yet (the caller may fetch a few of them as actors before storing). */

@@ -5,20 +5,23 @@
  * counters its collections report. A stale row is refreshed; when its server does not answer, the stored row is
  * kept. Every fetch is bounded in time: a slow server cannot hold a request for long.
  */
-import { applyNotePolicies, rejectedHost } from "./federation-policies";
+import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
 import type { DocumentLoader } from "@fedify/fedify";
 import { isActor, type Actor, type Object as APObject } from "@fedify/vocab";
-import { isPostLike } from "../federation/object-types";
+import { isPostLike } from "./object-types";
 import { eq, or, sql } from "drizzle-orm";
 import { db, type DB } from "../db/client";
 import { accounts } from "../db/schema";
 import { config, type Env } from "../env";
-import { federationContext, freshDocumentLoader } from "../federation";
-import type { AccountWithUser } from "./accounts";
-import { findByAcct, withUser } from "./accounts";
-import { isStale, upsertActor, type ReportedCounts } from "./remote-accounts";
-import { parseNote, storeRemoteNote } from "./remote-statuses";
-import { syncFeatured } from "./remote-featured";
+import { within } from "../lib/within";
+import { federationContext, freshDocumentLoader } from "./index";
+import type { AccountWithUser } from "../services/accounts";
+import { findByAcct, withUser } from "../services/accounts";
+import { isStale, type ReportedCounts } from "../services/remote-accounts";
+import { upsertActor } from "./actors";
+import { storeRemoteNote } from "../services/remote-statuses";
+import { parseNote } from "./parse-note";
+import { syncFeatured } from "./featured";
 
 /**
  * How long a look-up (WebFinger + actor) may hold a request: `RESOLVE_TIMEOUT_MS`, 5 s by default. A server
@@ -73,13 +76,6 @@ async function storedByUrl(d: DB, url: string): Promise<AccountWithUser | null> 
       .orderBy(sql`${accounts.uri} = ${url} DESC`)
       .get()) ?? null
   );
-}
-
-/** `work`, or null once `ms` have passed (the work is abandoned, not awaited). */
-export function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const deadline = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
-  return Promise.race([work.catch(() => null), deadline]).finally(() => clearTimeout(timer!));
 }
 
 /**

@@ -9,11 +9,13 @@ import { Article, Note, Question, type Actor } from "@fedify/vocab";
 import { sql } from "drizzle-orm";
 import { db } from "../db/client";
 import { config } from "../env";
-import { applyNotePolicies } from "./federation-policies";
-import type { AccountRow } from "./accounts";
-import { parseNote, storeRemoteNote } from "./remote-statuses";
-import { setRemotePin } from "./remote-pins";
-import { within, type ResolveEnv } from "./resolve";
+import { applyNotePolicies } from "../services/federation-policies";
+import type { AccountRow } from "../services/accounts";
+import { storeRemoteNote } from "../services/remote-statuses";
+import { parseNote } from "./parse-note";
+import { setRemotePin } from "../services/remote-pins";
+import type { ResolveEnv } from "./resolve";
+import { within } from "../lib/within";
 
 /** Featured items read per fetch (Mastodon pins at most 5). */
 const FEATURED_MAX = 5;

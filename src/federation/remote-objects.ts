@@ -1,10 +1,10 @@
 /**
- * Reading what another server's documents say, the same way for actors (remote-accounts.ts) and notes
- * (remote-statuses.ts): values as text, links as http(s) URLs, links kept only where the document's own id lives,
+ * Reading what another server's documents say, the same way for actors (actors.ts) and notes
+ * (parse-note.ts): values as text, links as http(s) URLs, links kept only where the document's own id lives,
  * custom emoji tags; everything read as embedded, nothing fetched.
  */
 import { Emoji, Link } from "@fedify/vocab";
-import { embeddedOnly } from "../federation/loaders";
+import { embeddedOnly } from "./loaders";
 
 /** Options for Fedify's getters: what a document embeds is read, anything it only links to is not fetched. */
 export const embedded = { documentLoader: embeddedOnly };

@@ -8,8 +8,8 @@
 import { sql } from "drizzle-orm";
 import { db, now } from "../db/client";
 import type { Env } from "../env";
-import { ACTOR_STALE_MS, isStale } from "./remote-accounts";
-import type { AccountRow } from "./accounts";
+import { ACTOR_STALE_MS, isStale } from "../services/remote-accounts";
+import type { AccountRow } from "../services/accounts";
 import { resolveAccount, resolveEnv } from "./resolve";
 
 /** Refetches a stale remote account (once a day at most); nothing for a fresh, local or deactivated one. */
