@@ -1,6 +1,6 @@
 /** Background work: isolated cron jobs with heartbeats, scheduled-post retries, collection, races, batched notifications. */
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
 import { newId } from "../src/db/ids";
 import { HealthcheckSchema } from "../src/schemas/instance";
@@ -24,6 +24,7 @@ import {
 } from "./helpers";
 import { failingD1 } from "./failing-d1";
 import { openSocket } from "./streams";
+import { dnsAnswer } from "./outbound";
 import { userObject } from "../src/objects/streams";
 
 const DAY = 86_400_000;
@@ -133,6 +134,35 @@ describe("scheduled statuses of a disabled account", () => {
     expect(await count("federation_outbox WHERE account_id = ?", a.id)).toBe(0);
     // Kept, unposted, with its attempts untouched (nothing failed).
     expect(await one("SELECT attempts FROM scheduled_statuses WHERE id = ?", sch.id)).toEqual({ attempts: 0 });
+  });
+});
+
+describe("scheduled statuses that are posted", () => {
+  it("are followed by what follows a post through the API: the link card is fetched", async () => {
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      const url = input instanceof Request ? input.url : String(input);
+      const dns = dnsAnswer(url, { "later.example": ["93.184.215.14"] });
+      if (dns) return dns;
+      if (url === "https://later.example/page")
+        return new Response("<html><head><title>Read later</title></head></html>", {
+          headers: { "content-type": "text/html" },
+        });
+      return new Response("nope", { status: 404 });
+    });
+    try {
+      const a = await registerUser();
+      const at = Date.now() + 10 * 60_000;
+      await post(a, { status: "see https://later.example/page", scheduled_at: new Date(at).toISOString() });
+      await runCron(at + 1000);
+      const [posted] = await json(`/api/v1/accounts/${a.id}/statuses`, { token: a.token });
+      // The card was fetched after the post's batch, as the API's post does: the status shows it.
+      expect(valid(StatusSchema, posted).card).toMatchObject({
+        title: "Read later",
+        url: "https://later.example/page",
+      });
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

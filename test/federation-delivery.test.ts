@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { verifyRequest } from "@fedify/fedify";
 import worker from "../src/index";
 import { A, routeFetch, type Routed } from "./instances";
-import { call, json, uniqueName, valid, type TestUser, registerUser } from "./helpers";
+import { call, json, makeAdmin, uniqueName, valid, type TestUser, registerUser } from "./helpers";
 import { countingD1 } from "./d1-counter";
 import {
   deliverHost,
@@ -891,13 +891,13 @@ describe("every action that writes outbox rows wakes delivery at once (issue 30)
   it("unblocking and a forwarded report too (they waited for the cron)", async () => {
     const { me } = await withFollowers();
     const other = await remote(host());
-    const kickedBy = async (path: string, body: Record<string, unknown> = {}) => {
+    const kickedBy = async (path: string, body: Record<string, unknown> = {}, method = "POST", token = me.token) => {
       const counter = countingD1(env.DB);
       const ctx = createExecutionContext();
       const res = await worker.fetch(
         new Request(`${A.origin}${path}`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${me.token}`, "Content-Type": "application/json" },
+          method,
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
           body: JSON.stringify(body),
         }),
         { ...A.bindings, DB: counter.db },
@@ -913,6 +913,13 @@ describe("every action that writes outbox rows wakes delivery at once (issue 30)
     // Both activities were written: the kick had something to send.
     const kinds = (await outboxRows(me.id)).map((o: any) => JSON.parse(o.activity).type);
     expect(kinds).toEqual(expect.arrayContaining(["UndoBlock", "Flag"]));
+    // An admin deleting a user: its actor's Delete goes out at once too.
+    const admin = await registerUser({ instance: A, scopes: "read write admin" });
+    await makeAdmin(admin.id);
+    expect(await kickedBy("/api/v1/pleroma/admin/users", { nicknames: [me.username] }, "DELETE", admin.token)).toBe(
+      true,
+    );
+    expect((await outboxRows(me.id)).map((o: any) => JSON.parse(o.activity).type)).toContain("DeleteActor");
   });
 });
 

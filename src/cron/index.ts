@@ -70,10 +70,10 @@ const CLEANUP: Record<string, Job> = {
 /** Jobs run one after another, in this order (poll endings made by `polls` are pushed by `push`). */
 const SEQUENCE: Record<string, Job> = {
   scheduled_statuses: async (env, d, t, ctx) => {
-    const posted = await postDue(d, config(env), POST_FORMATS, t);
-    // Their pushes and deliveries are this run's `push` and `federation` jobs.
-    const events = posted.map((id) => ({ accountId: null, event: "update" as const, payload: id }));
-    if (ctx) runEffects(env, ctx, configuredBase(env), { events });
+    const { effects } = await postDue(d, config(env), POST_FORMATS, t);
+    // What each post's batch says must follow it, as after a post through the API (this run's `push` and
+    // `federation` jobs also send whatever the door has not).
+    if (ctx) runEffects(env, ctx, configuredBase(env), effects);
   },
   polls: (_env, d, t) => closeEndedPolls(d, t),
   // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.

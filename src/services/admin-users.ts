@@ -2,6 +2,7 @@
  * The admin API's rules about users (Pleroma 2.5's `AdminAPI.UserController`): listing with filters, and the
  * bulk actions on `nicknames[]`, each written with its moderation-log entry in ONE batch.
  */
+import type { Effects } from "./effects";
 import { accountDeletionStatements } from "./account-deletion";
 import { approveUsers as approvePending } from "./registration";
 import { disableMfaStatements } from "./mfa";
@@ -140,10 +141,14 @@ export async function setActive(
 /**
  * Deleting users (logged): a local user's account goes through the full deletion job (`accountDeletionStatements`,
  * the same as `delete_account`: hidden at once, emptied by the cron, its actor's Delete federated); a remote
- * account is only deactivated here (its server owns it).
+ * account is only deactivated here (its server owns it). Answers the nicknames, and the kick for the Deletes.
  */
-export async function deleteUsers(d: DB, actor: Actor, found: AccountWithUser[]): Promise<string[]> {
-  if (found.length === 0) return [];
+export async function deleteUsers(
+  d: DB,
+  actor: Actor,
+  found: AccountWithUser[],
+): Promise<{ nicknames: string[]; effects: Effects }> {
+  if (found.length === 0) return { nicknames: [], effects: {} };
   const t = now();
   // Local users are deleted for real by the background job (their actor Delete federated); remote accounts are
   // only deactivated here (their server owns them).
@@ -173,7 +178,7 @@ export async function deleteUsers(d: DB, actor: Actor, found: AccountWithUser[])
       t,
     ),
   ]);
-  return found.map((f) => userRef(f.account).nickname);
+  return { nicknames: found.map((f) => userRef(f.account).nickname), effects: { federate: local.length > 0 } };
 }
 
 /** Approves pending registrations (services/registration.ts), logged in the same batch. */

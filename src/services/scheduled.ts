@@ -13,6 +13,7 @@ import { ApiError, notFound, unprocessable } from "../lib/errors";
 import { inOrder, pageQuery, type Page } from "../db/paging";
 import type { MediaRow } from "./hydrate";
 import { findIdempotent, preparePost, validatePost, writePost, type PostContext, type PostInput } from "./statuses";
+import { mergeEffects, type Effects } from "./effects";
 
 const MIN_LEAD_MS = 5 * 60_000;
 const MAX_PENDING = 300;
@@ -225,9 +226,15 @@ const MAX_ATTEMPTS = 10;
  * Posts the scheduled statuses that are due, at most `max` a run (a backlog drains over runs). One that can
  * never be posted (refused as a post would be: its reply target gone, say) is dropped with its media released;
  * any other failure (D1 unavailable, ...) keeps it for the next run with its attempt counted, until
- * `MAX_ATTEMPTS`. Returns the ids of the statuses posted.
+ * `MAX_ATTEMPTS`. Returns the ids of the statuses posted and what must follow their batches (as a post's).
  */
-export async function postDue(d: DB, cfg: Config, postFormats: string[], t: number, max = 25): Promise<string[]> {
+export async function postDue(
+  d: DB,
+  cfg: Config,
+  postFormats: string[],
+  t: number,
+  max = 25,
+): Promise<{ posted: string[]; effects: Effects }> {
   const due = await d
     .select({ row: scheduledStatuses, account: accounts, user: userColumns })
     .from(scheduledStatuses)
@@ -239,6 +246,7 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
     .orderBy(asc(scheduledStatuses.scheduledAt))
     .limit(max);
   const posted: string[] = [];
+  const effects: Effects[] = [];
   for (const { row, account, user } of due) {
     const p = row.params as unknown as StoredParams;
     const ctx: PostContext = {
@@ -254,8 +262,9 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
     try {
       const { base: _b, host: _h, idempotency: _i, ...input } = p;
       const prepared = await preparePost(ctx, input, Math.max(t, row.scheduledAt));
-      await writePost(d, prepared, { accountId: account.id, key: `scheduled:${row.id}` }, [claim]);
+      const written = await writePost(d, prepared, { accountId: account.id, key: `scheduled:${row.id}` }, [claim]);
       posted.push(prepared.status.id);
+      effects.push(written.effects);
     } catch (e) {
       const message = (e instanceof Error ? e.message : String(e)).slice(0, 500);
       // Another run posted it: its batch removed the row too.
@@ -282,5 +291,5 @@ export async function postDue(d: DB, cfg: Config, postFormats: string[], t: numb
       }
     }
   }
-  return posted;
+  return { posted, effects: mergeEffects(...effects) };
 }

@@ -6,7 +6,7 @@ import { config } from "../../env";
 import { db } from "../../db/client";
 import { badRequest, notFound } from "../../lib/errors";
 import { arrayParam, boolParam } from "../../http/params";
-import { route } from "../../http/route";
+import { after, route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderAdminUser } from "../../render/admin-account";
 import { renderAdminStatuses } from "../../render/admin-status";
@@ -104,7 +104,9 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const names = [...(p.nicknames ?? []), ...(p.nickname ? [p.nickname] : [])];
       const found = await admin.accountsByNicknames(d, names, hostOf(c));
-      return c.json(await admin.deleteUsers(d, actorOf(auth), found));
+      const { nicknames, effects } = await admin.deleteUsers(d, actorOf(auth), found);
+      after(c, effects);
+      return c.json(nicknames);
     },
   });
 

@@ -94,7 +94,8 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
       const mascot: StoredMascot = { id: newId(), key: stored.key, mime: stored.mime };
       await saveCredentials(db(c.env), auth.account.id, { account: {}, user: { mascot: { ...mascot } } });
       const old = (auth.user.mascot as StoredMascot | null)?.key;
-      if (isStoredKey(old)) c.executionCtx.waitUntil(c.env.MEDIA.delete(old));
+      // The replaced file goes through the one door, as a replaced avatar's does.
+      if (isStoredKey(old)) after(c, { files: [old] });
       return c.json(renderMascot(baseUrl(c), mascot));
     },
   });
