@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { drainFederation } from "../src/federation/delivery";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
-import { StatusSchema } from "../src/schemas/status";
+import { StatusEditSchema, StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, type Instance } from "./instances";
@@ -254,5 +254,81 @@ describe("two Starling instances", () => {
     await settle();
     expect(await relationship(bob, B, aliceOnB.id)).toMatchObject({ following: false, requested: false });
     expect(await json("/api/v1/follow_requests", { instance: A, token: alice.token })).toEqual([]);
+  });
+
+  it("an edit travels both ways as an Update: the copy changes, its history is on both sides, rebloggers hear", async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    const bobOnA = await find(alice, A, bob, B);
+    const aliceOnB = await find(bob, B, alice, A);
+    await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} });
+    await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
+    await settle();
+    const versions = async (user: TestUser, inst: Instance, id: string) =>
+      ((await json(`/api/v1/statuses/${id}/history`, { instance: inst, token: user.token })) as unknown[]).map(
+        (e) => valid(StatusEditSchema, e).content,
+      );
+    const copyOf = async (user: TestUser, inst: Instance, uri: string) => {
+      const found = (await homeOf(user, inst)).find((x) => x.uri === uri);
+      expect(found, `${uri} in the home of ${user.username}`).toBeDefined();
+      return found!;
+    };
+
+    // B to A: Bob edits a post Alice reblogged on A.
+    const s = await post(bob, B, { status: "first draft", visibility: "public" });
+    await settle();
+    const onA = await copyOf(alice, A, s.uri);
+    await json(`/api/v1/statuses/${onA.id}/reblog`, { instance: A, token: alice.token, body: {} });
+    await settle();
+    await json(`/api/v1/statuses/${s.id}`, {
+      instance: B,
+      method: "PUT",
+      token: bob.token,
+      body: { status: "final draft" },
+    });
+    await settle();
+    const editedOnA = valid(
+      StatusSchema,
+      await json(`/api/v1/statuses/${onA.id}`, { instance: A, token: alice.token }),
+    );
+    expect(editedOnA.content).toContain("final draft");
+    expect(editedOnA.edited_at).not.toBeNull();
+    expect(await versions(alice, A, onA.id)).toEqual([onA.content, editedOnA.content]);
+    expect(await versions(bob, B, s.id)).toEqual(["first draft", "final draft"]);
+    const updates = ((await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[])
+      .map((n) => valid(NotificationSchema, n))
+      .filter((n) => n.type === "update");
+    expect(updates.map((n) => n.status!.id)).toEqual([onA.id]);
+
+    // A to B: Alice edits a followers-only post; Bob's copy follows, its history too.
+    const p = await post(alice, A, { status: "for followers", visibility: "private" });
+    await settle();
+    const onB = await copyOf(bob, B, p.uri);
+    await json(`/api/v1/statuses/${p.id}`, {
+      instance: A,
+      method: "PUT",
+      token: alice.token,
+      body: { status: "for followers, edited", spoiler_text: "cw added" },
+    });
+    await settle();
+    const editedOnB = valid(StatusSchema, await json(`/api/v1/statuses/${onB.id}`, { instance: B, token: bob.token }));
+    expect(editedOnB).toMatchObject({ spoiler_text: "cw added", visibility: "private" });
+    expect(editedOnB.content).toContain("for followers, edited");
+    expect(await versions(bob, B, onB.id)).toEqual([onB.content, editedOnB.content]);
+
+    // A local-only post's edit does not leave A (nothing to update on B, nothing queued).
+    const local = await post(alice, A, { status: "stays home", visibility: "local" });
+    await json(`/api/v1/statuses/${local.id}`, {
+      instance: A,
+      method: "PUT",
+      token: alice.token,
+      body: { status: "stays home!" },
+    });
+    const queued = await A.bindings.DB.prepare(
+      "SELECT count(*) AS n FROM federation_outbox WHERE json_extract(activity, '$.statusId') = ?",
+    )
+      .bind(local.id)
+      .first();
+    expect(queued).toEqual({ n: 0 });
   });
 });

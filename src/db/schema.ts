@@ -697,6 +697,8 @@ export const mediaAttachments = sqliteTable(
     createdAt: time("created_at").notNull(),
     /** The chat message it is attached to (chats.ts). */
     chatMessageId: text("chat_message_id"),
+    /** Taken off its (local) status by an edit: kept for the status's history, gone with the status. */
+    removedByEdit: bool("removed_by_edit").notNull().default(false),
   },
   (t) => [
     index("media_status").on(t.statusId),
@@ -707,6 +709,37 @@ export const mediaAttachments = sqliteTable(
       .where(sql`${t.statusId} IS NULL AND ${t.scheduledStatusId} IS NULL AND ${t.chatMessageId} IS NULL`),
   ],
 );
+
+/** A version of an edited status, the original included (services/status-edits.ts, issue 31). */
+export const statusEdits = sqliteTable(
+  "status_edits",
+  {
+    id: text("id").primaryKey(),
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    content: text("content").notNull(),
+    spoilerText: text("spoiler_text").notNull().default(""),
+    sensitive: integer("sensitive", { mode: "boolean" }).notNull().default(false),
+    emojis: json<StatusEmoji[]>("emojis").notNull().default([]),
+    /** The attachments as they were: media rows as JSON (their descriptions then). */
+    media: json<EditedMedia[]>("media").notNull().default([]),
+    /** The poll's options then (null: no poll). */
+    poll: json<{ options: string[] }>("poll"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("status_edits_status").on(t.statusId, t.createdAt)],
+);
+
+/** An attachment as a version of a status showed it. */
+export interface EditedMedia {
+  id: string;
+  type: "image" | "gifv" | "video" | "audio" | "unknown";
+  file: string;
+  remoteUrl: string | null;
+  mimeType: string;
+  description: string | null;
+}
 
 export const polls = sqliteTable(
   "polls",

@@ -209,8 +209,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       )
         return;
       const edited = await updateRemoteNote(ctx.data.d, from, note);
-      // Shown again, edited, on the streams that show it.
-      if (edited) after(ctx, { events: [{ accountId: null, event: "status.update", payload: edited }] });
+      if (edited) after(ctx, edited.effects);
     })
     .on(Add, async (ctx, add) => {
       const from = await sender(ctx, add);

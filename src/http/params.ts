@@ -31,12 +31,21 @@ function assign(target: Params, key: string, value: ParamValue): void {
     const part = path[i];
     const last = i === path.length - 1;
     if (part === "") {
-      // `a[]`: append; `a[][b]` is not a form clients use, so it appends an object.
+      // `a[]`: append. `a[][b]` (Mastodon's `media_attributes[][id]`), as Rack reads it: into the last object
+      // while it lacks `b`, else into a new one.
       if (!Array.isArray(node)) return;
       if (last) node.push(value);
       else {
-        const child = {};
-        node.push(child);
+        const tail = node[node.length - 1];
+        const reuse =
+          typeof tail === "object" &&
+          tail !== null &&
+          !Array.isArray(tail) &&
+          !(tail instanceof File) &&
+          i + 2 === path.length &&
+          !(path[i + 1]! in tail);
+        const child = reuse ? tail : {};
+        if (!reuse) node.push(child);
         node = child;
       }
       continue;

@@ -27,6 +27,8 @@ const FEATURES = [
   "pleroma_chat_messages",
   "shareable_emoji_packs",
   "pleroma_custom_emoji_reactions",
+  // Editing statuses (PUT /api/v1/statuses/:id, /history): Pleroma-FE shows Edit only when this is listed.
+  "editing",
 ];
 
 /** Content types accepted for posts (`content_type`): those the content pipeline renders. */

@@ -13,7 +13,10 @@ export interface StatusRenderOptions {
   withSource?: boolean;
 }
 
-export function renderMedia(ctx: RenderContext, m: MediaRow): MediaAttachment {
+export function renderMedia(
+  ctx: RenderContext,
+  m: Pick<MediaRow, "id" | "type" | "file" | "remoteUrl" | "description" | "mimeType">,
+): MediaAttachment {
   const url = mediaUrl(ctx.base, m.file);
   return {
     id: m.id,
@@ -25,6 +28,16 @@ export function renderMedia(ctx: RenderContext, m: MediaRow): MediaAttachment {
     description: m.description,
     pleroma: { mime_type: m.mimeType },
   };
+}
+
+/** A status's emoji, as resolved when it was written (a remote status's are its server's, never ours by name). */
+export function renderStatusEmojis(ctx: RenderContext, emojis: StatusRow["emojis"]) {
+  return emojis.map((e) => ({
+    shortcode: e.shortcode,
+    url: mediaUrl(ctx.base, e.file),
+    static_url: mediaUrl(ctx.base, e.file),
+    visible_in_picker: e.visible_in_picker,
+  }));
 }
 
 function renderPoll(
@@ -108,13 +121,7 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     text: opts.withSource ? s.text : null,
     created_at: iso(s.createdAt),
     edited_at: s.editedAt === null ? null : iso(s.editedAt),
-    // As resolved when the status was written (a remote status's emoji are its server's, never ours by name).
-    emojis: s.emojis.map((e) => ({
-      shortcode: e.shortcode,
-      url: mediaUrl(ctx.base, e.file),
-      static_url: mediaUrl(ctx.base, e.file),
-      visible_in_picker: e.visible_in_picker,
-    })),
+    emojis: renderStatusEmojis(ctx, s.emojis),
     replies_count: s.repliesCount,
     reblogs_count: s.reblogsCount,
     favourites_count: s.favouritesCount,

@@ -21,9 +21,12 @@ import {
   ContextSchema,
   EmojiReactionAccountsSchema,
   ScheduledStatusSchema,
+  StatusEditSchema,
   StatusSchema,
   StatusSourceSchema,
 } from "../schemas/status";
+import { currentVersion, renderStatusEdit } from "../render/status-edit";
+import { editStatus, statusVersions } from "../services/status-edits";
 import { relatedStatusAccounts } from "../services/account-pages";
 import { contextIds } from "../services/context";
 import { listReactions } from "../services/reactions";
@@ -83,6 +86,22 @@ function postContext(c: Ctx, auth: UserAuth): PostContext {
 }
 
 const idParam = z.object({ id: z.string() });
+
+/** What an edit may change (Mastodon 3.5, Pleroma 2.5): visibility, reply target and scheduling stay. */
+const editParams = z.object({
+  id: z.string(),
+  status: postParams.shape.status,
+  spoiler_text: postParams.shape.spoiler_text,
+  sensitive: postParams.shape.sensitive,
+  language: postParams.shape.language,
+  content_type: postParams.shape.content_type,
+  media_ids: postParams.shape.media_ids,
+  media_attributes: arrayParam(
+    z.object({ id: z.string(), description: z.string().optional(), focus: z.string().optional() }),
+    MEDIA_ATTACHMENTS_MAX,
+  ).optional(),
+  poll: postParams.shape.poll,
+});
 
 const viewer = (auth: { account: { id: string } | null } | null) => auth?.account?.id ?? null;
 
@@ -164,6 +183,43 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const s = await visibleStatus(db(c.env), p.id, viewer(auth));
       return c.json(await loadStatus(c, s.id, viewer(auth)));
+    },
+  });
+
+  route(app, {
+    method: "put",
+    path: "/api/v1/statuses/:id",
+    summary: "Edit your status (text, content warning, sensitivity, language, media and their descriptions, poll)",
+    tags: ["Statuses"],
+    auth: "user",
+    scopes: ["write:statuses"],
+    params: editParams,
+    response: StatusSchema,
+    handler: async (c, p, auth) => {
+      const { id, ...input } = p;
+      const edited = await editStatus(postContext(c, auth), id, input);
+      after(c, edited.effects);
+      return c.json(await loadStatus(c, edited.statusId, auth.account.id));
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/statuses/:id/history",
+    summary: "The versions of a status, oldest first (the original included; one when never edited)",
+    tags: ["Statuses"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: idParam,
+    response: z.array(StatusEditSchema),
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const s = await visibleStatus(d, p.id, viewer(auth));
+      const [current, versions] = await Promise.all([loadStatus(c, s.id, viewer(auth)), statusVersions(d, s.id)]);
+      const ctx = renderContext(c, viewer(auth));
+      return c.json(
+        versions.length ? versions.map((v) => renderStatusEdit(ctx, v, current.account)) : [currentVersion(current)],
+      );
     },
   });
 

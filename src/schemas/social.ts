@@ -13,6 +13,8 @@ export const NOTIFICATION_TYPES = [
   "reblog",
   "favourite",
   "poll",
+  // A status the user reblogged was edited (Mastodon 3.5, Pleroma 2.5).
+  "update",
   "move",
   "pleroma:emoji_reaction",
   "pleroma:chat_mention",

@@ -115,6 +115,20 @@ export const ContextSchema = z
   .object({ ancestors: z.array(StatusSchema), descendants: z.array(StatusSchema) })
   .openapi("Context");
 
+/** A version of a status (Mastodon 3.5's StatusEdit): `GET /api/v1/statuses/:id/history`, oldest first. */
+export const StatusEditSchema = z
+  .object({
+    content: z.string(),
+    spoiler_text: z.string(),
+    sensitive: z.boolean(),
+    created_at: z.string(),
+    account: AccountSchema,
+    poll: z.object({ options: z.array(z.object({ title: z.string() })) }).nullable(),
+    media_attachments: z.array(MediaAttachmentSchema),
+    emojis: z.array(EmojiSchema),
+  })
+  .openapi("StatusEdit");
+
 export const StatusSourceSchema = z
   .object({ id: z.string(), text: z.string(), spoiler_text: z.string(), content_type: z.string() })
   .openapi("StatusSource");
@@ -147,3 +161,4 @@ export type BaseStatus = z.infer<typeof BaseStatusSchema>;
 export type MediaAttachment = z.infer<typeof MediaAttachmentSchema>;
 export type Poll = z.infer<typeof PollSchema>;
 export type Card = z.infer<typeof CardSchema>;
+export type StatusEdit = z.infer<typeof StatusEditSchema>;

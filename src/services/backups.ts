@@ -208,7 +208,7 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
     d.all<StatusRow>(
       sql`SELECT s.id, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.created_at, s.edited_at, p.uri AS in_reply_to, r.uri AS reblog_uri,
           (SELECT json_group_array(ra.uri) FROM status_recipients sr JOIN accounts ra ON ra.id = sr.account_id WHERE sr.status_id = s.id) AS recipients,
-          (SELECT json_group_array(json_object('url', m.file, 'mediaType', m.mime_type, 'name', m.description)) FROM media_attachments m WHERE m.status_id = s.id) AS media
+          (SELECT json_group_array(json_object('url', m.file, 'mediaType', m.mime_type, 'name', m.description)) FROM media_attachments m WHERE m.status_id = s.id AND m.removed_by_edit = 0) AS media
         FROM statuses s LEFT JOIN statuses p ON p.id = s.in_reply_to_id LEFT JOIN statuses r ON r.id = s.reblog_of_id
         WHERE s.account_id = ${accountId} AND s.id > ${after} ORDER BY s.id LIMIT ${PAGE}`,
     ),

@@ -236,7 +236,12 @@ function sharedParts(): SQL[] {
       sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`,
     ),
     part("tag", sql`json_object('s', status_id, 't', tag)`, sql`FROM status_tags WHERE ${inAll("status_id")}`),
-    part("media", jsonObject(mediaAttachments, "m"), sql`FROM media_attachments m WHERE ${inAll("m.status_id")}`),
+    part(
+      "media",
+      jsonObject(mediaAttachments, "m"),
+      // What an edit took off stays for the history only.
+      sql`FROM media_attachments m WHERE ${inAll("m.status_id")} AND m.removed_by_edit = 0`,
+    ),
     part("poll", jsonObject(polls, "p"), sql`FROM polls p WHERE ${inAll("p.status_id")}`),
     part(
       "pollCount",

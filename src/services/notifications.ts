@@ -31,6 +31,10 @@ export interface NotificationInput {
   type: NotificationType;
   /** One recipient, or several (one statement whatever their number: they are bound as one JSON parameter). */
   to: string | string[];
+  /** Recipients as a query (its `account_id` column) rather than a list, when the batch is what decides them. */
+  toQuery?: SQL;
+  /** When (default: now). */
+  at?: number;
   from: string;
   statusId?: string | null;
   emoji?: string | null;
@@ -45,14 +49,17 @@ export interface NotificationInput {
 
 /** The statement that creates the notification unless a rule suppresses it. */
 export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
-  const t = Date.now();
+  const t = n.at ?? Date.now();
   const to = JSON.stringify(Array.isArray(n.to) ? n.to : [n.to]);
+  const recipients = n.toQuery
+    ? sql`SELECT q.account_id, ${n.from}, ${n.statusId ?? null}, ${t} FROM (${n.toQuery}) q`
+    : sql`SELECT value, ${n.from}, ${n.statusId ?? null}, ${t} FROM json_each(${to})`;
   const rules = n.toSelf
     ? sql`n.to_id = n.from_id`
     : sql`n.to_id <> n.from_id AND ${allowed(sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_settings`)}`;
   return statement(
     d,
-    sql`WITH n(to_id, from_id, status_id, t) AS (SELECT value, ${n.from}, ${n.statusId ?? null}, ${t} FROM json_each(${to}))
+    sql`WITH n(to_id, from_id, status_id, t) AS (${recipients})
     INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, chat_message_id, is_seen, created_at)
     SELECT ${seqIds("notifications", t)}, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, n.t
     FROM n JOIN users u ON u.account_id = n.to_id

@@ -26,6 +26,7 @@ export const ALERTS = [
   "mention",
   "status",
   "poll",
+  "update",
   "pleroma:chat_mention",
   "pleroma:emoji_reaction",
 ] as const;
@@ -40,6 +41,7 @@ const ALERT_OF: Record<string, (typeof ALERTS)[number] | undefined> = {
   mention: "mention",
   status: "status",
   poll: "poll",
+  update: "update",
   "pleroma:chat_mention": "pleroma:chat_mention",
   "pleroma:emoji_reaction": "pleroma:emoji_reaction",
 };
@@ -138,6 +140,8 @@ function title(type: string, name: string, emoji: string | null): string {
       return `${name} favourited your post`;
     case "poll":
       return "A poll has ended";
+    case "update":
+      return `${name} edited a post`;
     case "pleroma:emoji_reaction":
       return `${name} reacted with ${emoji ?? ""}`.trim();
     case "pleroma:chat_mention":

@@ -7,15 +7,16 @@
  * and deletes come only from the author.
  */
 import type { Effects } from "./effects";
-import { and, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, follows, mediaAttachments, statuses, type StatusEmoji, type Visibility } from "../db/schema";
+import { accounts, follows, mediaAttachments, polls, statuses, type StatusEmoji, type Visibility } from "../db/schema";
 import { htmlToText } from "../content/format";
 import type { AccountRow } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
+import { editedMedia, notifyEdit, versionStatements } from "./status-edits";
 
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
@@ -186,7 +187,7 @@ export async function storeRemoteNote(
       }
     : null;
   const extra: D1PreparedStatement[] = [
-    ...mediaInserts(d, author.id, id, note.media, t),
+    ...mediaInserts(d, remoteMedia(author.id, id, note.media, t)),
     // writePost recounts the author's statuses from local rows; a remote account keeps what its server reports.
     statement(
       d,
@@ -226,61 +227,65 @@ export async function storeRemoteNote(
   }
 }
 
-function mediaInserts(
-  d: DB,
-  accountId: string,
-  statusId: string,
-  media: ParsedNote["media"],
-  t: number,
-): D1PreparedStatement[] {
-  return media.map((m, position) =>
-    statement(
-      d,
-      d.insert(mediaAttachments).values({
-        id: newId(t),
-        accountId,
-        statusId,
-        file: m.url,
-        remoteUrl: m.url,
-        mimeType: m.mimeType || "application/octet-stream",
-        type: mediaType(m.mimeType, false),
-        description: m.description,
-        position,
-        createdAt: t,
-      }),
-    ),
-  );
+/** A remote status's attachments as rows (ids made here, so a kept version names the same ones). */
+function remoteMedia(accountId: string, statusId: string, media: ParsedNote["media"], t: number): MediaRow[] {
+  return media.map((m, position) => ({
+    id: newId(t),
+    accountId,
+    statusId,
+    scheduledStatusId: null,
+    file: m.url,
+    remoteUrl: m.url,
+    mimeType: m.mimeType || "application/octet-stream",
+    type: mediaType(m.mimeType, false),
+    description: m.description,
+    size: 0,
+    position,
+    createdAt: t,
+    chatMessageId: null,
+    removedByEdit: false,
+  }));
 }
+
+const mediaInserts = (d: DB, rows: MediaRow[]) => rows.map((m) => statement(d, d.insert(mediaAttachments).values(m)));
 
 /**
  * An edit by the author (the caller checked the actor is the status's author): content, content warning,
- * sensitivity, emoji, hashtags and media are replaced, `edited_at` set. Answers the status's id, or null when
- * nothing changed (unknown status, an older or repeated edit).
+ * sensitivity, emoji, hashtags and media are replaced, `edited_at` set, the version kept (the original too, on the
+ * first edit: services/status-edits.ts) and local rebloggers notified. Answers the status's id and what follows,
+ * or null when nothing changed (unknown status, an older or repeated edit).
  */
 export async function updateRemoteNote(
   d: DB,
   author: AccountRow,
   note: ParsedNote,
   t: number = now(),
-): Promise<string | null> {
-  const row = await d
-    .select({
-      id: statuses.id,
-      content: statuses.content,
-      spoilerText: statuses.spoilerText,
-      sensitive: statuses.sensitive,
-      editedAt: statuses.editedAt,
-    })
-    .from(statuses)
-    .where(and(eq(statuses.uri, note.uri), eq(statuses.accountId, author.id)))
-    .get();
+): Promise<{ statusId: string; effects: Effects } | null> {
+  const [rows, mediaRows, pollRows] = await d.batch([
+    d
+      .select()
+      .from(statuses)
+      .where(and(eq(statuses.uri, note.uri), eq(statuses.accountId, author.id))),
+    d
+      .select()
+      .from(mediaAttachments)
+      .where(sql`${mediaAttachments.statusId} = (SELECT id FROM statuses WHERE uri = ${note.uri})`)
+      .orderBy(asc(mediaAttachments.position)),
+    d
+      .select({ options: polls.options })
+      .from(polls)
+      .where(sql`${polls.statusId} = (SELECT id FROM statuses WHERE uri = ${note.uri})`),
+  ]);
+  const row = rows[0];
   if (!row) return null;
   // An edit older than the one shown arrived late, and a re-delivered one changes nothing: both are dropped
   // (no write, no `status.update` streamed again).
   if (note.updated !== null && row.editedAt !== null && note.updated < row.editedAt) return null;
   const same = row.content === note.content && row.spoilerText === note.spoilerText && row.sensitive === note.sensitive;
   if (same && (note.updated === null || note.updated === row.editedAt)) return null;
-  await d.$client.batch([
+  const editedAt = Math.min(note.updated ?? t, t);
+  const media = remoteMedia(author.id, row.id, note.media, t);
+  const stmts = [
     statement(
       d,
       d
@@ -291,7 +296,7 @@ export async function updateRemoteNote(
           sensitive: note.sensitive,
           emojis: note.emojis,
           hasMedia: note.media.length > 0,
-          editedAt: Math.min(note.updated ?? t, t),
+          editedAt,
         })
         .where(eq(statuses.id, row.id)),
     ),
@@ -301,14 +306,45 @@ export async function updateRemoteNote(
       sql`INSERT INTO status_tags (status_id, tag) SELECT ${row.id}, value FROM json_each(${JSON.stringify(note.tags)})`,
     ),
     statement(d, sql`DELETE FROM media_attachments WHERE status_id = ${row.id}`),
-    ...mediaInserts(d, author.id, row.id, note.media, t),
+    ...mediaInserts(d, media),
     statement(
       d,
       sql`UPDATE statuses_fts SET body = ${[note.spoilerText, htmlToText(note.content)].filter(Boolean).join("\n")} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`,
     ),
     ...(note.poll ? pollEditStatements(d, row.id, note.poll) : []),
-  ]);
-  return row.id;
+    ...versionStatements(
+      d,
+      row.id,
+      {
+        content: row.content,
+        spoilerText: row.spoilerText,
+        sensitive: row.sensitive,
+        emojis: row.emojis,
+        media: mediaRows.map(editedMedia),
+        poll: pollRows[0] ? { options: pollRows[0].options } : null,
+        createdAt: row.editedAt ?? row.createdAt,
+      },
+      {
+        content: note.content,
+        spoilerText: note.spoilerText,
+        sensitive: note.sensitive,
+        emojis: note.emojis,
+        media: media.map(editedMedia),
+        poll: note.poll ? { options: note.poll.options } : null,
+        createdAt: editedAt,
+      },
+    ),
+  ];
+  const notifying = stmts.push(notifyEdit(d, row, t)) - 1;
+  const results = await d.$client.batch(stmts);
+  return {
+    statusId: row.id,
+    effects: {
+      // Shown again, edited, on the streams that show it.
+      events: [{ accountId: null, event: "status.update", payload: row.id }],
+      push: (results[notifying]!.meta?.changes ?? 0) > 0,
+    },
+  };
 }
 
 /**

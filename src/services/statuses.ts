@@ -121,6 +121,48 @@ interface Prepared {
   inlineFanoutMax: number;
 }
 
+/** Emoji of the text, the spoiler and the poll options: the status's `emojis` must render all of them. */
+export async function shortcodesOf(
+  host: string,
+  found: { emojis: string[] },
+  spoiler: string,
+  options: string[],
+): Promise<string[]> {
+  const others = await Promise.all([spoiler, ...options].map((x) => extract(x, "text/plain", host)));
+  return [...new Set([...found.emojis, ...others.flatMap((x) => x.emojis)])];
+}
+
+/** Active accounts by acct key (`user`, `user@host`), with their users. */
+export function accountsByAcctKey(d: DB, acctKeys: string[]) {
+  return d
+    .select({ account: accounts, user: userColumns })
+    .from(accounts)
+    .leftJoin(users, eq(users.accountId, accounts.id))
+    .where(
+      and(
+        sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`,
+        eq(accounts.deactivated, false),
+      ),
+    );
+}
+
+/** The mentions of a text that name known accounts, as the renderer links them. */
+export function mentionTargets(keys: string[], byKey: Map<string, AccountWithUser>): Map<string, MentionTarget> {
+  return new Map(
+    keys.flatMap((k) => {
+      const a = byKey.get(k)?.account;
+      return a
+        ? [
+            [
+              k,
+              { id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url },
+            ] as const,
+          ]
+        : [];
+    }),
+  );
+}
+
 /** Reads what a post refers to and builds its rows, without writing anything. */
 export async function preparePost(ctx: PostContext, p: PostInput, t: number = now()): Promise<Prepared> {
   validatePost(ctx, p);
@@ -134,17 +176,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const acctKeys = [...new Set([...found.mentions, ...(explicit ?? [])])];
   const mediaIds = [...new Set(p.media_ids ?? [])];
 
-  // Emoji of the text, the spoiler and the poll options: the status's `emojis` must render all of them.
-  const optionEmojis = (
-    await Promise.all((p.poll?.options ?? []).map((o) => extract(o, "text/plain", ctx.host)))
-  ).flatMap((x) => x.emojis);
-  const shortcodes = [
-    ...new Set([
-      ...found.emojis,
-      ...(await extract(p.spoiler_text ?? "", "text/plain", ctx.host)).emojis,
-      ...optionEmojis,
-    ]),
-  ];
+  const shortcodes = await shortcodesOf(ctx.host, found, p.spoiler_text ?? "", p.poll?.options ?? []);
   // Only the reads this post needs, in one round trip; a plain post needs none (its author came with the token).
   const replyId = p.in_reply_to_id && isId(p.in_reply_to_id) ? p.in_reply_to_id : null;
   const conversationId = p.in_reply_to_conversation_id ?? null;
@@ -185,18 +217,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
             .innerJoin(conversations, eq(conversations.id, participations.conversationId))
             .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
         : null,
-      acctKeys.length
-        ? d
-            .select({ account: accounts, user: userColumns })
-            .from(accounts)
-            .leftJoin(users, eq(users.accountId, accounts.id))
-            .where(
-              and(
-                sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`,
-                eq(accounts.deactivated, false),
-              ),
-            )
-        : null,
+      acctKeys.length ? accountsByAcctKey(d, acctKeys) : null,
       // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
       shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
       p.in_reply_to_id
@@ -247,23 +268,10 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   if (participation) for (const id of participation.p.recipients) if (!recipients.has(id)) recipients.set(id, false);
   recipients.delete(me);
 
-  const mentionTargets = new Map<string, MentionTarget>(
-    found.mentions.flatMap((k) => {
-      const a = byKey.get(k)?.account;
-      return a
-        ? [
-            [
-              k,
-              { id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url },
-            ] as const,
-          ]
-        : [];
-    }),
-  );
   const content = await renderContent(text, contentType, {
     base: ctx.base,
     localHost: ctx.host,
-    mentions: mentionTargets,
+    mentions: mentionTargets(found.mentions, byKey),
   });
   const spoiler = p.spoiler_text ?? "";
 
@@ -609,6 +617,7 @@ export async function deleteStatuses(
     ),
     statement(d, sql`DELETE FROM status_recipients WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM status_tags WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM status_edits WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM media_attachments WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`),
     statement(d, sql`DELETE FROM polls WHERE ${inAll("status_id")}`),

@@ -38,6 +38,7 @@ export async function createUpload(
     position: 0,
     createdAt: now(),
     chatMessageId: null,
+    removedByEdit: false,
   };
   await d.insert(mediaAttachments).values(row);
   return row;

@@ -1,0 +1,393 @@
+/**
+ * Editing statuses (issue 31), as Mastodon 3.5+ and Pleroma 2.5 do:
+ * - a local status's author changes its text, content warning, sensitivity, language, media (and their
+ *   descriptions) and poll; visibility, reply target and addressing stay. Mentions an edit adds are addressed and
+ *   notified once; hashtags, emoji, link card and the search index follow the new text; a poll whose options (or
+ *   `multiple`) change loses its votes;
+ * - every version is kept (`status_edits`): on the first edit the original too, so the history lists it first;
+ * - the edit streams `status.update`, notifies (`update`) the local accounts that reblogged it, and goes out as an
+ *   `Update` to the audience of its `Create` (services/audience.ts), all in the edit's one batch;
+ * - an edit received from a remote author (services/remote-statuses.ts `updateRemoteNote`) keeps its versions
+ *   and notifies the same way, through `versionStatements` and `notifyEdit`.
+ */
+import type { Effects } from "./effects";
+import { and, asc, eq, isNull, or, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { inJson, now, readsWhere, statement } from "../db/client";
+import { isId, newId } from "../db/ids";
+import { mediaAttachments, polls, statusEdits, statusRecipients, statuses, type EditedMedia } from "../db/schema";
+import { extract, htmlToText, renderContent, type ContentType } from "../content/format";
+import { notFound, unprocessable } from "../lib/errors";
+import type { AccountWithUser } from "./accounts";
+import type { MediaRow, PollRow, StatusRow } from "./hydrate";
+import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
+import { notify } from "./notifications";
+import { outboxWrite } from "./outbox";
+import {
+  accountsByAcctKey,
+  mentionTargets,
+  shortcodesOf,
+  validatePost,
+  type PollInput,
+  type PostContext,
+} from "./statuses";
+import { visibleTo } from "./visibility";
+
+export type EditRow = typeof statusEdits.$inferSelect;
+
+export interface EditInput {
+  status?: string;
+  spoiler_text?: string;
+  sensitive?: boolean;
+  language?: string;
+  content_type?: string;
+  media_ids?: string[];
+  /** Mastodon's `media_attributes[]`: new descriptions of the attached media (`focus` is not stored yet). */
+  media_attributes?: { id: string; description?: string; focus?: string }[];
+  poll?: PollInput;
+}
+
+/** A version of a status as `status_edits` keeps it. */
+export interface Version {
+  content: string;
+  spoilerText: string;
+  sensitive: boolean;
+  emojis: StatusRow["emojis"];
+  media: EditedMedia[];
+  poll: { options: string[] } | null;
+  createdAt: number;
+}
+
+export const editedMedia = (m: Pick<MediaRow, keyof EditedMedia>): EditedMedia => ({
+  id: m.id,
+  type: m.type,
+  file: m.file,
+  remoteUrl: m.remoteUrl,
+  mimeType: m.mimeType,
+  description: m.description,
+});
+
+/**
+ * The statements keeping a status's versions: `before` (what it showed until now) only when no version is kept
+ * yet, so the first edit keeps the original too; then `after`, the edit.
+ */
+export function versionStatements(d: DB, statusId: string, before: Version, after: Version): D1PreparedStatement[] {
+  const row = (v: Version) => ({
+    id: newId(v.createdAt),
+    statusId,
+    content: v.content,
+    spoilerText: v.spoilerText,
+    sensitive: v.sensitive,
+    emojis: v.emojis,
+    media: v.media,
+    poll: v.poll,
+    createdAt: v.createdAt,
+  });
+  const first = row(before);
+  return [
+    statement(
+      d,
+      sql`INSERT INTO status_edits (id, status_id, content, spoiler_text, sensitive, emojis, media, poll, created_at)
+        SELECT ${first.id}, ${statusId}, ${first.content}, ${first.spoilerText}, ${first.sensitive ? 1 : 0}, ${JSON.stringify(first.emojis)},
+          ${JSON.stringify(first.media)}, ${first.poll ? JSON.stringify(first.poll) : null}, ${first.createdAt}
+        WHERE NOT EXISTS (SELECT 1 FROM status_edits WHERE status_id = ${statusId})`,
+    ),
+    statement(d, d.insert(statusEdits).values(row(after))),
+  ];
+}
+
+/**
+ * `update` notifications of an edit to the local accounts that reblogged the status and may still see it (as
+ * Mastodon 4 notifies: not those who only favourited or replied). One statement whatever their number.
+ */
+export function notifyEdit(d: DB, status: { id: string; accountId: string }, t: number): D1PreparedStatement {
+  const rebloggers = sql`(SELECT DISTINCT r.account_id FROM statuses r JOIN users u ON u.account_id = r.account_id
+    WHERE r.reblog_of_id = ${status.id} AND r.account_id <> ${status.accountId})`;
+  return notify(d, {
+    type: "update",
+    to: [],
+    toQuery: rebloggers,
+    from: status.accountId,
+    statusId: status.id,
+    onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE statuses.id = ${status.id} AND ${visibleTo(sql`n.to_id`)})`,
+    at: t,
+  });
+}
+
+const sameOptions = (a: PollRow, b: PollInput) =>
+  a.multiple === (b.multiple ?? false) &&
+  a.options.length === b.options.length &&
+  a.options.every((o, i) => o === b.options[i]);
+
+/**
+ * Edits a local status of `ctx.author` (404 for anyone else's, a reblog, or an unknown id). Answers its id and
+ * what must follow the edit; an edit that changes nothing writes nothing.
+ */
+export async function editStatus(
+  ctx: PostContext,
+  id: string,
+  p: EditInput,
+  t: number = now(),
+): Promise<{ statusId: string; effects: Effects }> {
+  const { d, author } = ctx;
+  const me = author.account.id;
+  const status = isId(id)
+    ? await d
+        .select()
+        .from(statuses)
+        .where(and(eq(statuses.id, id), eq(statuses.accountId, me), isNull(statuses.reblogOfId)))
+        .get()
+    : undefined;
+  if (!status) throw notFound();
+  const contentType = (p.content_type ?? status.contentType) as ContentType;
+  validatePost(ctx, { ...p, content_type: contentType });
+  const text = p.status ?? "";
+  const spoiler = p.spoiler_text ?? "";
+  const found = await extract(text, contentType, ctx.host);
+  const shortcodes = await shortcodesOf(ctx.host, found, spoiler, p.poll?.options ?? []);
+  const mediaIds = [...new Set(p.media_ids ?? [])];
+  const acctKeys = [...new Set(found.mentions)];
+
+  const [mediaRows, currentMedia, pollRows, recipientRows, mentionRows, emojiRows] = await readsWhere(d, [
+    mediaIds.length
+      ? d
+          .select()
+          .from(mediaAttachments)
+          .where(
+            and(
+              inJson(mediaAttachments.id, mediaIds),
+              eq(mediaAttachments.accountId, me),
+              // Already this status's (shown, or taken off by an earlier edit), or an upload not used yet.
+              or(eq(mediaAttachments.statusId, id), isNull(mediaAttachments.statusId)),
+              isNull(mediaAttachments.scheduledStatusId),
+              isNull(mediaAttachments.chatMessageId),
+            ),
+          )
+      : null,
+    d
+      .select()
+      .from(mediaAttachments)
+      .where(and(eq(mediaAttachments.statusId, id), eq(mediaAttachments.removedByEdit, false)))
+      .orderBy(asc(mediaAttachments.position)),
+    d.select().from(polls).where(eq(polls.statusId, id)),
+    d
+      .select({ accountId: statusRecipients.accountId, mention: statusRecipients.mention })
+      .from(statusRecipients)
+      .where(eq(statusRecipients.statusId, id)),
+    acctKeys.length ? accountsByAcctKey(d, acctKeys) : null,
+    shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
+  ] as const);
+  if (mediaRows.length !== mediaIds.length)
+    throw unprocessable("Invalid media_ids: not found, not yours, or already used");
+  const attributes = p.media_attributes ?? [];
+  if (attributes.some((a) => !mediaIds.includes(a.id)))
+    throw unprocessable("media_attributes name media that are not among media_ids");
+
+  const byKey = new Map<string, AccountWithUser>(mentionRows.map((r) => [r.account.acctKey!, r]));
+  const unknown = acctKeys.filter((k) => k.includes("@") && !byKey.has(k));
+  if (unknown.length && ctx.resolveMentions) for (const [k, a] of await ctx.resolveMentions(unknown)) byKey.set(k, a);
+  const content = await renderContent(text, contentType, {
+    base: ctx.base,
+    localHost: ctx.host,
+    mentions: mentionTargets(found.mentions, byKey),
+  });
+  const mentioned = new Set(found.mentions.flatMap((k) => byKey.get(k)?.account.id ?? []));
+  mentioned.delete(me);
+  const wasMentioned = new Set(recipientRows.filter((r) => r.mention).map((r) => r.accountId));
+  const newMentions = [...mentioned].filter((a) => !wasMentioned.has(a));
+
+  const described = new Map(attributes.flatMap((a) => (a.description === undefined ? [] : [[a.id, a.description]])));
+  const byId = new Map(mediaRows.map((m) => [m.id, m]));
+  const media = mediaIds.map((mid, position) => {
+    const m = byId.get(mid)!;
+    return { ...m, position, description: described.has(mid) ? described.get(mid)!.slice(0, 1500) : m.description };
+  });
+  const emojis = resolveLocalEmojis(shortcodes, emojiRows);
+  const poll = pollRows[0] ?? null;
+  const sensitive = p.sensitive ?? (spoiler !== "" || (media.length > 0 && author.user.sensitive));
+  const language = p.language ?? status.language;
+  const cardUrl = found.links[0] ?? null;
+
+  const before: Version = {
+    content: status.content,
+    spoilerText: status.spoilerText,
+    sensitive: status.sensitive,
+    emojis: status.emojis,
+    media: currentMedia.map(editedMedia),
+    poll: poll ? { options: poll.options } : null,
+    // What it showed since: the original, or an edit made before versions were kept (an admin's, say).
+    createdAt: status.editedAt ?? status.createdAt,
+  };
+  const after: Version = {
+    content,
+    spoilerText: spoiler,
+    sensitive,
+    emojis,
+    media: media.map(editedMedia),
+    poll: p.poll ? { options: p.poll.options } : null,
+    createdAt: t,
+  };
+  const unchanged =
+    status.text === text &&
+    status.contentType === contentType &&
+    status.language === language &&
+    JSON.stringify({ ...before, createdAt: 0 }) === JSON.stringify({ ...after, createdAt: 0 }) &&
+    (!poll || !p.poll || (sameOptions(poll, p.poll) && poll.hideTotals === (p.poll.hide_totals ?? false)));
+  if (unchanged) return { statusId: id, effects: {} };
+
+  const stmts: D1PreparedStatement[] = [
+    statement(
+      d,
+      d
+        .update(statuses)
+        .set({
+          text,
+          content,
+          contentType,
+          spoilerText: spoiler,
+          sensitive,
+          language,
+          emojis,
+          cardUrl,
+          hasMedia: media.length > 0,
+          editedAt: t,
+        })
+        .where(eq(statuses.id, id)),
+    ),
+    statement(d, sql`DELETE FROM status_tags WHERE status_id = ${id}`),
+    statement(
+      d,
+      sql`INSERT INTO status_tags (status_id, tag) SELECT ${id}, value FROM json_each(${JSON.stringify(found.tags)})`,
+    ),
+    // Media taken off stay with the status for its history (and go with it); those kept or added are ordered.
+    statement(
+      d,
+      sql`UPDATE media_attachments SET removed_by_edit = 1 WHERE status_id = ${id}
+        AND id NOT IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)}))`,
+    ),
+    ...(media.length
+      ? [
+          statement(
+            d,
+            sql`UPDATE media_attachments SET status_id = ${id}, removed_by_edit = 0,
+              position = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.position])))}, '$."' || id || '"'),
+              description = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.description])))}, '$."' || id || '"')
+              WHERE id IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)})) AND account_id = ${me}`,
+          ),
+        ]
+      : []),
+    ...pollStatements(d, id, poll, p.poll, t),
+    statement(
+      d,
+      sql`UPDATE statuses_fts SET body = ${[spoiler, htmlToText(content)].filter(Boolean).join("\n")}
+        WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${id})`,
+    ),
+    ...versionStatements(d, id, before, after),
+  ];
+  // Newly mentioned accounts are addressed (a private or direct status reaches them from now on, as on Mastodon)
+  // before the Update's audience is read, and told once.
+  if (newMentions.length) {
+    const rows = JSON.stringify(newMentions);
+    stmts.push(
+      statement(
+        d,
+        sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${id}, value, 1 FROM json_each(${rows}) WHERE true
+          ON CONFLICT (status_id, account_id) DO UPDATE SET mention = 1`,
+      ),
+    );
+  }
+  // Mentions the edit removed stay addressed, silently (as Mastodon: taking access back would confuse more).
+  stmts.push(
+    statement(
+      d,
+      sql`UPDATE status_recipients SET mention = 0 WHERE status_id = ${id} AND mention = 1
+        AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify([...mentioned])}))`,
+    ),
+  );
+  const outbox = stmts.push(outboxWrite(d, me, { type: "Update", statusId: id }, t)) - 1;
+  const notifying = stmts.length;
+  if (newMentions.length) stmts.push(notify(d, { type: "mention", to: newMentions, from: me, statusId: id, at: t }));
+  stmts.push(notifyEdit(d, status, t));
+  const notifyingEnd = stmts.length;
+  const results = await d.$client.batch(stmts);
+  return {
+    statusId: id,
+    effects: {
+      events: [{ accountId: null, event: "status.update", payload: id }],
+      push: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
+      federate: (results[outbox]!.meta?.changes ?? 0) > 0,
+      cards: cardUrl && cardUrl !== status.cardUrl ? [cardUrl] : [],
+    },
+  };
+}
+
+/**
+ * A poll edited: options (or `multiple`) changed → its votes go and it runs again for `expires_in` (Mastodon's
+ * reset); unchanged → votes stay, `hide_totals` and the end follow the edit unless it has ended. No poll in the
+ * edit removes it; a poll in an edit of a status without one adds it.
+ */
+function pollStatements(
+  d: DB,
+  statusId: string,
+  poll: PollRow | null,
+  next: PollInput | undefined,
+  t: number,
+): D1PreparedStatement[] {
+  if (!next) {
+    if (!poll) return [];
+    return [
+      statement(d, sql`DELETE FROM poll_votes WHERE poll_id = ${poll.id}`),
+      statement(d, sql`DELETE FROM polls WHERE id = ${poll.id}`),
+    ];
+  }
+  const expiresAt = t + next.expires_in * 1000;
+  if (!poll)
+    return [
+      statement(
+        d,
+        d.insert(polls).values({
+          id: newId(t),
+          statusId,
+          options: next.options,
+          multiple: next.multiple ?? false,
+          hideTotals: next.hide_totals ?? false,
+          expiresAt,
+          closedAt: null,
+          createdAt: t,
+          remoteTallies: null,
+          remoteVoters: null,
+        }),
+      ),
+    ];
+  if (sameOptions(poll, next))
+    return [
+      statement(
+        d,
+        d
+          .update(polls)
+          .set({ hideTotals: next.hide_totals ?? false, ...(poll.closedAt === null ? { expiresAt } : {}) })
+          .where(eq(polls.id, poll.id)),
+      ),
+    ];
+  return [
+    statement(d, sql`DELETE FROM poll_votes WHERE poll_id = ${poll.id}`),
+    statement(
+      d,
+      d
+        .update(polls)
+        .set({
+          options: next.options,
+          multiple: next.multiple ?? false,
+          hideTotals: next.hide_totals ?? false,
+          expiresAt,
+          closedAt: null,
+        })
+        .where(eq(polls.id, poll.id)),
+    ),
+  ];
+}
+
+/** The kept versions of a status, oldest first (none when it was never edited). */
+export async function statusVersions(d: DB, statusId: string): Promise<EditRow[]> {
+  return d.select().from(statusEdits).where(eq(statusEdits.statusId, statusId)).orderBy(asc(statusEdits.createdAt));
+}
