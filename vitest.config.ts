@@ -15,11 +15,20 @@ export default defineConfig(async () => {
           // Instance B of the two-instance federation harness (test/instances.ts) keeps its data here; the
           // Worker sees it as its own DB. C (`DB_C`) and D (`DB_D`) are for tests that change instance-wide
           // policies (C) and settings (D), which must not reach the other files' instances.
-          d1Databases: { DB_B: "starling-b", DB_C: "starling-c", DB_D: "starling-d" },
+          // EMPTY_1/2: databases no migration touched, for the Worker's own upgrade (test/schema-upgrade.test.ts).
+          d1Databases: {
+            DB_B: "starling-b",
+            DB_C: "starling-c",
+            DB_D: "starling-d",
+            DB_EMPTY_1: "starling-empty-1",
+            DB_EMPTY_2: "starling-empty-2",
+          },
         },
       }),
     ],
     test: {
+      // scripts/*.test.ts run under Node's test runner (they spawn processes), not in workerd.
+      include: ["test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
       reporters: ["default", "./scripts/summary-reporter.ts"],
       testTimeout: 30_000,

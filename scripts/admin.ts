@@ -14,7 +14,7 @@
  * for ids and password hashes, so what it writes is what registration would have written.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -55,14 +55,39 @@ function runSql(statements: string[]) {
   d1(["--file", file]);
 }
 
-/** The public host: `--domain`, else DOMAIN from wrangler.toml, else the local dev address. */
+/**
+ * The public host ids are made from: `--domain`, else the one `npm run deploy` remembered (for `--remote`), else
+ * DOMAIN from wrangler.toml, else the local dev address (`PORT`, as `npm start` uses it). Said out loud: an account
+ * made with the wrong one has ids that point nowhere.
+ */
 function base(): string {
-  if (values.domain) return `https://${values.domain}`;
-  const toml = readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8");
-  const domain = /^DOMAIN\s*=\s*"([^"]*)"/m.exec(toml)?.[1];
-  if (domain) return `https://${domain}`;
-  if (values.remote) throw new Error("Pass --domain (or set DOMAIN in wrangler.toml) for a deployed instance.");
-  return `http://localhost:${process.env.PORT ?? "8787"}`;
+  const chosen = ((): [string, string] => {
+    if (values.domain) return [`https://${values.domain}`, "--domain"];
+    const deployed = new URL("../.starling/deploy.json", import.meta.url);
+    if (values.remote && existsSync(deployed))
+      return [`https://${JSON.parse(readFileSync(deployed, "utf8")).domain}`, "the domain npm run deploy used"];
+    const toml = readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8");
+    const domain = /^DOMAIN\s*=\s*"([^"]*)"/m.exec(toml)?.[1];
+    if (domain) return [`https://${domain}`, "DOMAIN in wrangler.toml"];
+    if (values.remote) throw new Error("Pass --domain for a deployed instance.");
+    const port = process.env.PORT ?? "8787";
+    return [
+      `http://localhost:${port}`,
+      `the local address (PORT=${port}; set PORT as for npm start, or pass --domain)`,
+    ];
+  })();
+  console.error(`ids are made from ${chosen[0]} (${chosen[1]})`);
+  return chosen[0];
+}
+
+/** A local database is brought up to date first (as the Worker does on its first request), so no order matters. */
+function migrateLocal() {
+  if (values.remote) return;
+  execFileSync(
+    "npx",
+    ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", process.env.STATE || ".wrangler/state"],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "1" } },
+  );
 }
 
 async function createAdmin() {
@@ -201,6 +226,7 @@ if (!command) {
   process.exit(2);
 }
 Promise.resolve()
+  .then(() => (positionals[0] === "migrations" ? undefined : migrateLocal()))
   .then(command)
   .catch((e) => {
     console.error(String(e instanceof Error ? e.message : e));

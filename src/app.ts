@@ -14,6 +14,7 @@ import { registerMediaRoutes } from "./routes/media";
 import { registerNodeinfoRoutes } from "./routes/nodeinfo";
 import { registerOAuthRoutes } from "./routes/oauth";
 import { registerPageRoutes } from "./routes/pages";
+import { registerSetupRoutes } from "./routes/setup";
 import { registerRepliesRoutes } from "./routes/replies";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
@@ -119,6 +120,7 @@ export function createApp() {
   registerScheduledRoutes(app);
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);
+  registerSetupRoutes(app);
   registerEmojiRoutes(app);
   registerEmojiPackRoutes(app);
   registerNodeinfoRoutes(app);
@@ -130,6 +132,20 @@ export function createApp() {
   registerRepliesRoutes(app);
   registerPageRoutes(app);
 
+  // The scheme every route's `security` names: OAuth 2 as Starling serves it, with every scope a route asks for.
+  const scopes = new Set<string>();
+  for (const def of app.openAPIRegistry.definitions)
+    if (def.type === "route")
+      for (const req of def.route.security ?? []) for (const s of req.OAuth2 ?? []) scopes.add(s);
+  const scopeMap = Object.fromEntries([...scopes].sort().map((s) => [s, s]));
+  app.openAPIRegistry.registerComponent("securitySchemes", "OAuth2", {
+    type: "oauth2",
+    flows: {
+      authorizationCode: { authorizationUrl: "/oauth/authorize", tokenUrl: "/oauth/token", scopes: scopeMap },
+      password: { tokenUrl: "/oauth/token", scopes: scopeMap },
+      clientCredentials: { tokenUrl: "/oauth/token", scopes: scopeMap },
+    },
+  });
   app.doc31("/api/openapi", (c) => ({
     openapi: "3.1.0",
     info: {

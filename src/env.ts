@@ -70,6 +70,8 @@ export interface Env {
   STATS_CACHE_SECONDS?: string;
   RESOLVE_TIMEOUT_MS?: string;
   PASSWORD_ITERATIONS?: string;
+  /** Secret: opens `/setup` (the first administrator, in the browser) until an admin exists. */
+  SETUP_SECRET?: string;
   /** Optional VAPID key pair (base64url); generated once and stored in D1 when unset. */
   VAPID_PUBLIC_KEY?: string;
   VAPID_PRIVATE_KEY?: string;

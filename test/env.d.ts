@@ -10,5 +10,8 @@ declare namespace Cloudflare {
     DB_C: D1Database;
     /** Instance D: the one whose run-time settings tests change. */
     DB_D: D1Database;
+    /** Databases no migration touched (test/schema-upgrade.test.ts). */
+    DB_EMPTY_1: D1Database;
+    DB_EMPTY_2: D1Database;
   }
 }

@@ -1,5 +1,6 @@
 import { createScheduledController, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { validate } from "@hyperjump/json-schema/openapi-3-1";
 import worker from "../src/index";
 import { HealthcheckSchema, InstanceSchema, NodeinfoSchema } from "../src/schemas/instance";
 import { newId } from "../src/db/ids";
@@ -36,8 +37,31 @@ describe("instance information", () => {
     expect((await call(inst.thumbnail)).headers.get("content-type")).toBe("image/png");
   });
 
-  it("keeps the figures a minute in the edge cache (the default), shared by the instance, nodeinfo and the front page", async () => {
+  it("a small instance's figures are fresh: its first users and posts count at once, even with the cache on", async () => {
     const cached = { STATS_CACHE_SECONDS: "60" };
+    const before = valid(InstanceSchema, await json("/api/v1/instance", { vars: cached }));
+    const u = await registerUser();
+    await json("/api/v1/statuses", { token: u.token, body: { status: "first!" } });
+    const after = valid(InstanceSchema, await json("/api/v1/instance", { vars: cached }));
+    expect(after.stats.user_count).toBe(before.stats.user_count + 1);
+    expect(after.stats.status_count).toBe(before.stats.status_count + 1);
+    // The front page says it in words that fit the numbers.
+    const page = await (await call("/", { vars: cached, headers: { accept: "text/html" } })).text();
+    expect(page).toMatch(/<strong>\d+<\/strong> (users?)<\/li>/);
+    expect(page).not.toContain("<strong>1</strong> users");
+  });
+
+  it("keeps the figures a minute in the edge cache (the default) once the instance is not small, shared by the instance, nodeinfo and the front page", async () => {
+    const cached = { STATS_CACHE_SECONDS: "60" };
+    // 50 local accounts: counting them is no longer left to every request.
+    const t = Date.now();
+    await env.DB.batch(
+      Array.from({ length: 50 }, (_, i) =>
+        env.DB.prepare(
+          "INSERT INTO accounts (id, username, uri, url, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        ).bind(newId(), `many${i}`, `http://localhost/users/many${i}`, `http://localhost/@many${i}`, t, t),
+      ),
+    );
     await registerUser();
     const first = valid(InstanceSchema, await json("/api/v1/instance", { vars: cached }));
     await registerUser();
@@ -226,5 +250,22 @@ describe("OpenAPI description", () => {
     );
     expect(doc.components.schemas.Account.properties.pleroma).toBeDefined();
     expect(doc.paths["/api/v1/accounts/verify_credentials"].get.security).toEqual([{ OAuth2: ["read:accounts"] }]);
+  });
+
+  it("is a valid OpenAPI 3.1 document, whose security scheme is defined with every scope routes ask for", async () => {
+    const doc = await json("/api/openapi");
+    const output = await validate("https://spec.openapis.org/oas/3.1/schema-base", doc, "BASIC");
+    expect(output.valid, JSON.stringify(output).slice(0, 2000)).toBe(true);
+    const scheme = doc.components.securitySchemes.OAuth2;
+    expect(scheme.type).toBe("oauth2");
+    expect(scheme.flows.authorizationCode).toMatchObject({
+      authorizationUrl: "/oauth/authorize",
+      tokenUrl: "/oauth/token",
+    });
+    const used = new Set<string>();
+    for (const item of Object.values(doc.paths) as Record<string, { security?: { OAuth2?: string[] }[] }>[])
+      for (const op of Object.values(item))
+        for (const req of op.security ?? []) req.OAuth2?.forEach((s) => used.add(s));
+    expect([...used].filter((s) => !(s in scheme.flows.password.scopes))).toEqual([]);
   });
 });

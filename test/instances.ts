@@ -6,7 +6,8 @@
  * `https://a.example/…` is handled by A and `https://b.example/…` by B; anything else goes to the fetch it
  * replaced (in tests: a refusal). Call `restore()` (afterEach) to put it back.
  */
-import { applyD1Migrations, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { upgrade } from "../src/db/schema-upgrade";
 import { afterEach, beforeEach } from "vitest";
 import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import worker from "../src/index";
@@ -32,7 +33,7 @@ export const C = instance("c.example", env.DB_C);
 export const D = instance("d.example", env.DB_D);
 
 // Their databases get the same migrations as A's (test/setup.ts), here so that only the files using them pay.
-await Promise.all([env.DB_B, env.DB_C, env.DB_D].map((db) => applyD1Migrations(db, env.TEST_MIGRATIONS)));
+await Promise.all([env.DB_B, env.DB_C, env.DB_D].map((db) => upgrade(db)));
 
 /** One request handled by `inst`'s Worker, background work (waitUntil) included. */
 export async function instanceFetch(inst: Instance, req: Request): Promise<Response> {

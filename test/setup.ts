@@ -1,7 +1,8 @@
-import { applyD1Migrations, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
+import { upgrade } from "../src/db/schema-upgrade";
 
-// The real migrations, as `wrangler d1 migrations apply` would run them.
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+// The real migrations, applied the way the Worker applies them to its database (src/db/schema-upgrade.ts).
+await upgrade(env.DB);
 // The other instances' databases (B, C, D) are migrated by test/instances.ts, only in the files that use them:
 // migrating four databases for every file was half of the suite's time.
 

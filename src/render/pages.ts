@@ -110,3 +110,28 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 </form>`,
   );
 }
+
+export interface SetupForm {
+  instance: string;
+  secret: string;
+  username?: string;
+  email?: string;
+  error?: string;
+}
+
+/** The first administrator's form (`/setup`, until an admin exists), for the holder of the set-up secret. */
+export function setupPage(f: SetupForm) {
+  return page(
+    `Set up ${f.instance}`,
+    html`<h1>Set up ${f.instance}</h1>
+<p>Choose the first administrator's account. This page goes away once it exists.</p>
+${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
+<form method="post" action="/setup">
+<label for="secret">Set-up secret</label><input type="password" id="secret" name="secret" value="${f.secret}" autocomplete="off" required>
+<label for="username">Nickname</label><input type="text" id="username" name="username" value="${f.username ?? ""}" autocomplete="username" pattern="[a-zA-Z0-9_]+" required autofocus>
+<label for="email">E-mail</label><input type="text" id="email" name="email" value="${f.email ?? ""}" autocomplete="email" required>
+<label for="password">Password (8 characters or more)</label><input type="password" id="password" name="password" autocomplete="new-password" minlength="8" required>
+<div class="actions"><button type="submit" name="decision" value="approve">Create the administrator</button></div>
+</form>`,
+  );
+}

@@ -38,6 +38,7 @@ const clip = (text: string, max: number) => {
 };
 
 /** `2026-11-23 05:53 UTC`: the same for every reader, no script needed to localise it. */
+const plural = (n: number, word: string) => (n === 1 ? word : `${word}s`);
 const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
 export interface PageMeta {
@@ -252,7 +253,7 @@ export function instancePage(v: InstanceView) {
       image: { url: v.thumbnail },
     },
     html`<section><h1>${v.name}</h1><p>${v.description}</p>
-<ul class="stats"><li><strong>${v.users}</strong> users</li><li><strong>${v.statuses}</strong> posts</li><li><strong>${v.domains}</strong> connected servers</li></ul>
+<ul class="stats"><li><strong>${v.users}</strong> ${plural(v.users, "user")}</li><li><strong>${v.statuses}</strong> ${plural(v.statuses, "post")}</li><li><strong>${v.domains}</strong> connected ${plural(v.domains, "server")}</li></ul>
 ${v.email ? html`<p class="meta">Contact: <a href="mailto:${v.email}">${v.email}</a></p>` : ""}</section>
 <section><h2>Join or sign in</h2>
 <p>This server has no web app of its own. Use a Mastodon or Pleroma app and enter this server's address, <code>${v.host}</code>:</p>

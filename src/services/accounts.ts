@@ -170,6 +170,18 @@ export function fieldErrors(errors: Record<string, string[]>): ApiError {
   return badRequest(JSON.stringify(errors));
 }
 
+/** Pleroma's checks of a new account's nickname, e-mail address and password (registration, admins, set-up). */
+export function credentialErrors(username: string, email: string, password: string): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  if (!NICKNAME_PATTERN.test(username)) add("nickname", "has invalid format");
+  else if (RESERVED.has(username.toLowerCase())) add("nickname", "is reserved");
+  if (!EMAIL_PATTERN.test(email)) add("email", "has invalid format");
+  if (password.length < 8) add("password", "should be at least 8 character(s)");
+  if (password.length > 256) add("password", "should be at most 256 character(s)");
+  return errors;
+}
+
 export interface Registered {
   account: AccountRow;
   user: UserRow;
@@ -185,13 +197,8 @@ export async function register(
   app: AppRow,
   input: RegistrationInput,
 ): Promise<Registered> {
-  const errors: Record<string, string[]> = {};
+  const errors = credentialErrors(input.username, input.email, input.password);
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
-  if (!NICKNAME_PATTERN.test(input.username)) add("nickname", "has invalid format");
-  else if (RESERVED.has(input.username.toLowerCase())) add("nickname", "is reserved");
-  if (!EMAIL_PATTERN.test(input.email)) add("email", "has invalid format");
-  if (input.password.length < 8) add("password", "should be at least 8 character(s)");
-  if (input.password.length > 256) add("password", "should be at most 256 character(s)");
   if ((input.fullname ?? "").length > cfg.maxNameLength)
     add("name", `should be at most ${cfg.maxNameLength} character(s)`);
   if ((input.bio ?? "").length > cfg.maxBioLength) add("bio", `should be at most ${cfg.maxBioLength} character(s)`);

@@ -17,8 +17,7 @@ import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import {
   emptyAccount,
   localActorUrls,
-  NICKNAME_PATTERN,
-  RESERVED_NICKNAMES,
+  credentialErrors,
   withUser,
   type AccountRow,
   type AccountWithUser,
@@ -334,9 +333,6 @@ export type CreateResult =
   | { type: "success"; code: 200; data: { nickname: string; email: string } }
   | { type: "error"; code: 409; error: Record<string, string[]>; data: { nickname: string; email: string } };
 
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const RESERVED = new Set(RESERVED_NICKNAMES);
-
 /**
  * Creates local users, confirmed (`POST /users`). As Pleroma, all or nothing: any invalid or taken nickname or
  * e-mail answers every item with its errors and creates none.
@@ -369,16 +365,12 @@ export async function createUsers(
   const seenEmail = new Set<string>();
   let ok = true;
   const results: CreateResult[] = input.map((u) => {
-    const errors: Record<string, string[]> = {};
+    const errors = credentialErrors(u.nickname, u.email, u.password);
     const add = (k: string, m: string) => (errors[k] ??= []).push(m);
     const nick = u.nickname.toLowerCase();
     const mail = u.email.toLowerCase();
-    if (!NICKNAME_PATTERN.test(u.nickname)) add("nickname", "has invalid format");
-    else if (RESERVED.has(nick)) add("nickname", "is reserved");
-    else if (takenNick.has(nick) || seenNick.has(nick)) add("nickname", "has already been taken");
-    if (!EMAIL_PATTERN.test(u.email)) add("email", "has invalid format");
-    else if (takenEmail.has(mail) || seenEmail.has(mail)) add("email", "has already been taken");
-    if (u.password.length < 8) add("password", "should be at least 8 character(s)");
+    if (!errors.nickname && (takenNick.has(nick) || seenNick.has(nick))) add("nickname", "has already been taken");
+    if (!errors.email && (takenEmail.has(mail) || seenEmail.has(mail))) add("email", "has already been taken");
     seenNick.add(nick);
     seenEmail.add(mail);
     const data = { nickname: u.nickname, email: u.email };

@@ -14,6 +14,7 @@ import { db, statement, type DB } from "../db/client";
 import { federationPolicies, instanceSettings } from "../db/schema";
 import { badRequest } from "../lib/errors";
 import { sql } from "drizzle-orm";
+import { bindingOf } from "../db/binding";
 
 export const SETTINGS_TTL_MS = 30_000;
 
@@ -230,14 +231,6 @@ interface State {
 }
 const states = new WeakMap<object, State>();
 let stamp = 0;
-
-/**
- * The database binding itself: a wrapper around it (a test's round-trip counter) names what it wraps under this
- * symbol, and shares its copy of the settings.
- */
-const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
-const bindingOf = (b: D1Database): D1Database =>
-  (b as unknown as Record<symbol, D1Database | undefined>)[WRAPPED_BINDING] ?? b;
 
 function install(binding: D1Database, values: Record<string, unknown>, policies: PolicyRow[], t: number) {
   states.set(binding, { loadedAt: t, values, policies });

@@ -1,0 +1,65 @@
+/**
+ * The Worker brings its own database up to date (issue 33): an upgrade is a deploy, and a fresh database needs no
+ * `wrangler d1 migrations apply`. Before a request or a cron run touches the schema, `ensureSchema` checks once per
+ * isolate (one round trip: the names in `d1_migrations`) and applies what is missing, each migration in ONE batch
+ * (a D1 transaction) with its row in `d1_migrations`, the table wrangler's own `migrations apply` keeps, so either
+ * path sees the other's work and a half-applied migration is never seen. Isolates starting together race safely:
+ * the row goes first in the batch, and the name is unique, so the loser's batch rolls back whole and it re-reads.
+ */
+import { MIGRATIONS } from "./migrations.generated";
+import { bindingOf } from "./binding";
+
+const TABLE = "d1_migrations";
+const checked = new WeakMap<D1Database, Promise<void>>();
+
+/** Whether this isolate has checked this database yet: afterwards, free. */
+export function ensureSchema(binding: D1Database): Promise<void> {
+  const db = bindingOf(binding);
+  let hit = checked.get(db);
+  if (!hit) {
+    hit = upgrade(db).then(() => undefined);
+    // A failure (D1 unavailable) is not remembered: the next request tries again.
+    hit.catch(() => checked.delete(db));
+    checked.set(db, hit);
+  }
+  return hit;
+}
+
+async function applied(db: D1Database): Promise<Set<string>> {
+  const [, rows] = await db.batch<{ name: string }>([
+    // wrangler's own definition of the table, so `wrangler d1 migrations apply` reads it as it wrote it.
+    db.prepare(
+      `CREATE TABLE IF NOT EXISTS ${TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
+    ),
+    db.prepare(`SELECT name FROM ${TABLE}`),
+  ]);
+  return new Set(rows!.results.map((r) => r.name));
+}
+
+/**
+ * Applies the migrations this database lacks, in order; answers the names it applied. Exported for the tests
+ * that race two upgrades past the per-isolate check.
+ */
+export async function upgrade(
+  db: D1Database,
+  migrations: { name: string; queries: string[] }[] = MIGRATIONS,
+): Promise<string[]> {
+  let done = await applied(db);
+  const ran: string[] = [];
+  for (const m of migrations) {
+    if (done.has(m.name)) continue;
+    try {
+      await db.batch([
+        db.prepare(`INSERT INTO ${TABLE} (name) VALUES (?)`).bind(m.name),
+        ...m.queries.map((q) => db.prepare(q)),
+      ]);
+      ran.push(m.name);
+    } catch (e) {
+      // Another isolate applied it meanwhile (its row is there now): carry on from what is applied.
+      done = await applied(db);
+      if (!done.has(m.name)) throw new Error(`migration ${m.name} failed: ${(e as Error)?.message ?? e}`);
+    }
+  }
+  if (ran.length) console.log(`database upgraded: ${ran.join(", ")}`);
+  return ran;
+}

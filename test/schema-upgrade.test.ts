@@ -1,0 +1,87 @@
+/**
+ * The Worker brings its own database up to date (issue 33, src/db/schema-upgrade.ts): from an EMPTY D1 the first
+ * request gets a working instance; a new migration is applied by the next isolate's first request; two upgrades
+ * racing on one database apply each migration once; the bundled migrations are the folder's.
+ */
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { MIGRATIONS } from "../src/db/migrations.generated";
+import { upgrade } from "../src/db/schema-upgrade";
+import { StatusSchema } from "../src/schemas/status";
+import { InstanceSchema } from "../src/schemas/instance";
+import { valid } from "./helpers";
+
+async function fetchOn(db: D1Database, path: string, init: RequestInit = {}) {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(new Request(`http://localhost${path}`, init), { ...env, DB: db }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+const appliedNames = async (db: D1Database) =>
+  (await db.prepare("SELECT name FROM d1_migrations ORDER BY id").all<{ name: string }>()).results.map((r) => r.name);
+
+describe("the Worker's own migrations", () => {
+  it("are the migrations folder, split as wrangler splits it (npm run db:bundle after adding one)", () => {
+    expect(MIGRATIONS.map((m) => m.name)).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
+    expect(MIGRATIONS).toEqual(env.TEST_MIGRATIONS.map((m) => ({ name: m.name, queries: m.queries })));
+  });
+
+  it("turn an EMPTY database into a working instance on the first request", async () => {
+    const db = env.DB_EMPTY_1;
+    expect((await db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").first())!.n).toBe(0);
+    const res = await fetchOn(db, "/api/v1/instance");
+    expect(res.status).toBe(200);
+    valid(InstanceSchema, await res.json());
+    expect(await appliedNames(db)).toEqual(MIGRATIONS.map((m) => m.name));
+    // A user registers and posts on it, through the API.
+    const app = await (
+      await fetchOn(db, "/api/v1/apps", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ client_name: "t", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }),
+      })
+    ).json<{ client_id: string; client_secret: string }>();
+    const appToken = await (
+      await fetchOn(db, "/oauth/token", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...app, grant_type: "client_credentials", scope: "read write" }),
+      })
+    ).json<{ access_token: string }>();
+    const signup = await fetchOn(db, "/api/v1/accounts", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${appToken.access_token}` },
+      body: JSON.stringify({
+        username: "first",
+        email: "first@example.com",
+        password: "a long password 1",
+        agreement: true,
+        locale: "en",
+      }),
+    });
+    expect(signup.status, await signup.clone().text()).toBe(200);
+    const { access_token } = await signup.json<{ access_token: string }>();
+    const posted = await fetchOn(db, "/api/v1/statuses", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${access_token}` },
+      body: JSON.stringify({ status: "hello from a fresh database" }),
+    });
+    expect(posted.status).toBe(200);
+    valid(StatusSchema, await posted.json());
+  });
+
+  it("apply a new migration (an upgrade is a deploy), and two racing upgrades apply each once", async () => {
+    const db = env.DB_EMPTY_2;
+    // A database as the previous release left it: every migration but the newest.
+    const before = MIGRATIONS.slice(0, -1);
+    const [first, second] = await Promise.all([upgrade(db, before), upgrade(db, before)]);
+    expect([...first, ...second].sort()).toEqual(before.map((m) => m.name).sort());
+    expect(await appliedNames(db)).toEqual(before.map((m) => m.name));
+    // The new release's first request applies the rest, once.
+    expect((await fetchOn(db, "/api/v1/instance")).status).toBe(200);
+    expect(await appliedNames(db)).toEqual(MIGRATIONS.map((m) => m.name));
+    expect(await upgrade(db)).toEqual([]);
+  });
+});

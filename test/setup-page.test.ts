@@ -1,0 +1,86 @@
+/**
+ * The first administrator, made in the browser (issue 33): `/setup` while no admin exists, for the holder of the
+ * set-up secret only; gone afterwards. (This file's database starts with no admin.)
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { AccountSchema } from "../src/schemas/account";
+import { TokenSchema } from "../src/schemas/oauth";
+import { call, json, makeApp, valid } from "./helpers";
+
+const SECRET = "a-set-up-secret-of-some-length";
+const vars = { SETUP_SECRET: SECRET };
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+const submit = (fields: Record<string, string>) => call("/setup", { method: "POST", body: form(fields), vars });
+const admins = async () =>
+  (await env.DB.prepare("SELECT count(*) AS n FROM users WHERE is_admin = 1").first<{ n: number }>())!.n;
+
+describe("/setup", () => {
+  it("is not there without a configured secret", async () => {
+    expect((await call("/setup")).status).toBe(404);
+    expect((await call("/setup", { method: "POST", body: form({ secret: "" }) })).status).toBe(404);
+  });
+
+  it("makes the first admin for the secret's holder, refuses guesses and bad input, then goes away", async () => {
+    const page = await call(`/setup?secret=${SECRET}`, { vars });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    const html = await page.text();
+    expect(html).toContain('action="/setup"');
+    expect(html).toContain(`value="${SECRET}"`);
+
+    const wrong = await submit({
+      secret: "guess",
+      username: "root",
+      email: "root@example.com",
+      password: "a long password",
+    });
+    expect(wrong.status).toBe(403);
+    expect(await wrong.text()).toContain("secret is not right");
+    const bad = await submit({ secret: SECRET, username: "no spaces", email: "nope", password: "short" });
+    expect(bad.status).toBe(422);
+    const text = await bad.text();
+    expect(text).toContain("nickname has invalid format");
+    expect(text).toContain("email has invalid format");
+    expect(text).toContain("password should be at least 8 character(s)");
+    expect(await admins()).toBe(0);
+
+    // Two submissions racing: one admin.
+    const [a, b] = await Promise.all([
+      submit({ secret: SECRET, username: "boss", email: "boss@example.com", password: "a long password" }),
+      submit({ secret: SECRET, username: "other", email: "other@example.com", password: "a long password" }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 404]);
+    expect(await admins()).toBe(1);
+    const winner = a.status === 200 ? "boss" : "other";
+
+    // The admin signs in with an app, and is one.
+    const app = await makeApp("read write admin");
+    const token = valid(
+      TokenSchema,
+      await json("/oauth/token", {
+        body: {
+          grant_type: "password",
+          client_id: app.client_id,
+          client_secret: app.client_secret,
+          username: winner,
+          password: "a long password",
+          scope: "read write admin",
+        },
+      }),
+    );
+    const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: token.access_token }));
+    expect(me.pleroma).toMatchObject({ is_admin: true });
+
+    expect((await call(`/setup?secret=${SECRET}`, { vars })).status).toBe(404);
+    const again = await submit({
+      secret: SECRET,
+      username: "late",
+      email: "late@example.com",
+      password: "a long password",
+    });
+    expect(again.status).toBe(404);
+    expect(await admins()).toBe(1);
+  });
+});
