@@ -40,6 +40,8 @@ export async function startServer(
     vars?: Record<string, string> | ((port: number) => Record<string, string>);
     inspectorPort?: number;
     log?: boolean;
+    /** More `wrangler dev` arguments (`--test-scheduled`, say). */
+    args?: string[];
   } = {},
 ): Promise<Server> {
   const port = await freePort();
@@ -49,7 +51,7 @@ export async function startServer(
   const vars = { ...(typeof opts.vars === "function" ? opts.vars(port) : opts.vars), INSTANCE_DESCRIPTION: marker };
   const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persist];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  args.push("--inspector-port", String(opts.inspectorPort ?? (await freePort())));
+  args.push("--inspector-port", String(opts.inspectorPort ?? (await freePort())), ...(opts.args ?? []));
   const child = spawn("npx", args, {
     stdio: ["ignore", opts.log || process.env.BENCH_SERVER_LOG ? "inherit" : "ignore", "inherit"],
     detached: true,

@@ -67,6 +67,8 @@ test("first deploy: domain, plan-safe hashing, minified, a set-up secret uploade
     "DOMAIN:social.example",
     "--var",
     "PASSWORD_ITERATIONS:10000",
+    "--var",
+    "DATABASE_LIMIT_MB:500",
   ]);
   const secret = call.secrets?.SETUP_SECRET;
   assert.match(secret ?? "", /^[A-Za-z0-9_-]{32}$/);
@@ -85,6 +87,7 @@ test("later deploys (upgrades) need no argument, upload no secret, keep the plan
   deploy(p, ["social.example", "--plan", "paid"]);
   const first = p.calls()[0]!;
   assert.ok(first.args.includes("PASSWORD_ITERATIONS:100000"));
+  assert.ok(first.args.includes("DATABASE_LIMIT_MB:10000"));
   const { code } = deploy(p, []);
   assert.equal(code, 0);
   const second = p.calls()[1]!;

@@ -7,7 +7,7 @@
  * wrangler provisions the D1 database and the R2 bucket named in wrangler.toml on the first deploy (no ids are
  * copied anywhere) and reuses them after; the Worker applies its own migrations (src/db/schema-upgrade.ts). This
  * script adds what wrangler.toml must not hold, because it is the host's: the domain (as `DOMAIN` and as the
- * Worker's custom domain), the password hashing cost that fits the plan, and on the first deploy a set-up secret
+ * Worker's custom domain), the password hashing cost and the database ceiling of the plan, and on the first deploy a set-up secret
  * (a Worker secret) for `/setup`, where the first administrator is made in the browser. It remembers them in
  * `.starling/deploy.json` (not tracked), so an upgrade needs no argument and never conflicts with `git pull`.
  *
@@ -29,6 +29,8 @@ export interface DeployState {
 
 /** PBKDF2 iterations per plan: a sign-in fits the Free plan's 10 ms of CPU at 10,000 (docs/deploy.md, bench:cpu). */
 export const ITERATIONS = { free: 10_000, paid: 100_000 } as const;
+/** The database's ceiling per plan (D1: 500 MB per database on Free, 10 GB on Paid), for the storage guard. */
+export const DATABASE_MB = { free: 500, paid: 10_000 } as const;
 
 const HOST = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -96,6 +98,8 @@ export function plan(
       `DOMAIN:${domain}`,
       "--var",
       `PASSWORD_ITERATIONS:${ITERATIONS[planName]}`,
+      "--var",
+      `DATABASE_LIMIT_MB:${DATABASE_MB[planName]}`,
     ],
     secrets: first && !where.ci ? { SETUP_SECRET: state.setupSecret } : null,
     messages,

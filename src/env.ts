@@ -68,6 +68,10 @@ export interface Env {
   /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
   STREAM_FANOUT?: string;
   STATS_CACHE_SECONDS?: string;
+  /** Retention and the storage guard (services/retention.ts, services/storage.ts; docs/configuration.md). */
+  REMOTE_POST_RETENTION_DAYS?: string;
+  NOTIFICATION_RETENTION_DAYS?: string;
+  DATABASE_LIMIT_MB?: string;
   RESOLVE_TIMEOUT_MS?: string;
   PASSWORD_ITERATIONS?: string;
   /** Secret: opens `/setup` (the first administrator, in the browser) until an admin exists. */
@@ -159,6 +163,12 @@ export interface Config {
   streamFanout: number;
   /** How long the instance's figures are kept in the edge cache (0: read every time). */
   statsCacheSeconds: number;
+  /** Remote statuses nobody here interacted with are deleted after this many days (0: kept). */
+  remotePostRetentionDays: number;
+  /** Notifications are deleted after this many days (0: kept). */
+  notificationRetentionDays: number;
+  /** The database's ceiling (the plan's: 500 MB on Workers Free), for the storage guard. */
+  databaseLimitMb: number;
   /** How long looking a remote account up may hold a request (then it goes on after the answer). */
   resolveTimeoutMs: number;
   /** PBKDF2 iterations of new password hashes (10,000 to 100,000; workerd allows no more). */
@@ -289,6 +299,9 @@ export function varsConfig(env: Env): Config {
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),
     statsCacheSeconds: Math.max(0, int(env.STATS_CACHE_SECONDS, 60)),
+    remotePostRetentionDays: Math.max(0, int(env.REMOTE_POST_RETENTION_DAYS, 30)),
+    notificationRetentionDays: Math.max(0, int(env.NOTIFICATION_RETENTION_DAYS, 180)),
+    databaseLimitMb: Math.max(1, int(env.DATABASE_LIMIT_MB, 500)),
     resolveTimeoutMs: Math.min(30_000, Math.max(100, int(env.RESOLVE_TIMEOUT_MS, 5_000))),
     passwordIterations: Math.min(
       PBKDF2_MAX_ITERATIONS,

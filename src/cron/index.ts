@@ -30,8 +30,12 @@ import { processBackups } from "../services/backups";
 import { config } from "../env";
 import { refreshSettings } from "../services/settings";
 import { POST_FORMATS } from "../render/instance";
+import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
+import { measureStorage } from "../services/storage";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
+/** The minute of each hour the retention jobs run in. */
+export const RETENTION_MINUTE = 30;
 const DAY = 24 * 3600 * 1000;
 
 type Ctx = { waitUntil(p: Promise<unknown>): void } | undefined;
@@ -88,6 +92,17 @@ const SEQUENCE: Record<string, Job> = {
   account_moves: (env) => moveFollowers(env),
   // One account archive a run; expired archives go.
   backups: (env, _d, t) => processBackups(env, t),
+  // Retention (services/retention.ts): once an hour, a bounded step each (rows read stay within D1's free budget).
+  prune_remote_statuses: async (env, d, t) =>
+    new Date(t).getUTCMinutes() === RETENTION_MINUTE
+      ? { report: await pruneRemoteStatuses(d, t, config(env).remotePostRetentionDays) }
+      : null,
+  prune_notifications: async (env, d, t) =>
+    new Date(t).getUTCMinutes() === RETENTION_MINUTE
+      ? { report: await pruneNotifications(d, t, config(env).notificationRetentionDays) }
+      : null,
+  // The database's size against its ceiling, after the pruning (services/storage.ts).
+  storage: async (env, d, t) => ({ report: await measureStorage(env, d, t) }),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
   federation: (env, _d, t) => sweepFederation(env, t),
 };
@@ -95,16 +110,20 @@ const SEQUENCE: Record<string, Job> = {
 interface Outcome {
   name: string;
   error: string | null;
+  /** What the job said it did (`{ report }`), shown in the healthcheck. */
+  report: Record<string, number> | null;
 }
 
 async function runJob(name: string, job: Job, env: Env, d: DB, t: number, ctx: Ctx): Promise<Outcome> {
   try {
-    await job(env, d, t, ctx);
-    return { name, error: null };
+    const done = await job(env, d, t, ctx);
+    const report =
+      done && typeof done === "object" && "report" in done ? (done as { report: Record<string, number> }).report : null;
+    return { name, error: null, report };
   } catch (e) {
     const error = (e instanceof Error ? e.message : String(e)).slice(0, 500);
     console.error(`cron job ${name} failed: ${error}`);
-    return { name, error };
+    return { name, error, report: null };
   }
 }
 
@@ -141,12 +160,13 @@ export async function runScheduled(
             lastSuccessAt: o.error ? null : time,
             lastError: o.error,
             lastErrorAt: o.error ? time : null,
+            lastResult: o.report,
           })
           .onConflictDoUpdate({
             target: jobHeartbeats.name,
             set: o.error
               ? { lastRunAt: time, lastError: o.error, lastErrorAt: time }
-              : { lastRunAt: time, lastSuccessAt: time },
+              : { lastRunAt: time, lastSuccessAt: time, ...(o.report ? { lastResult: o.report } : {}) },
           }),
       ),
     ),

@@ -396,5 +396,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE INDEX `status_edits_status` ON `status_edits` (`status_id`,`created_at`)",
    "ALTER TABLE `media_attachments` ADD `removed_by_edit` integer DEFAULT false NOT NULL"
   ]
+ },
+ {
+  "name": "0035_job_reports.sql",
+  "queries": [
+   "-- What a clocked job last did (issue 35): e.g. `{\"examined\":1000,\"removed\":12}` for the retention jobs, shown in\n-- the healthcheck's job stats.\nALTER TABLE `job_heartbeats` ADD `last_result` text;\n"
+  ]
  }
 ];

@@ -354,6 +354,8 @@ export const jobHeartbeats = sqliteTable("job_heartbeats", {
   lastSuccessAt: time("last_success_at"),
   lastError: text("last_error"),
   lastErrorAt: time("last_error_at"),
+  /** What the job last reported doing (JSON), when it reports. */
+  lastResult: json<Record<string, number>>("last_result"),
 });
 
 /** Instance-wide secrets and keys generated once (VAPID key pair, signing secret). */

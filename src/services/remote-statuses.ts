@@ -17,6 +17,7 @@ import type { AccountRow } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import { editedMedia, notifyEdit, versionStatements } from "./status-edits";
+import { acceptsUnsolicited, fromRow, storageRow } from "./storage";
 
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
@@ -74,7 +75,8 @@ export async function unknownMentions(d: DB, note: ParsedNote, localOrigin: stri
 }
 
 export type StoreResult =
-  { stored: false; reason: "exists" | "irrelevant" } | { stored: true; statusId: string; effects: Effects };
+  | { stored: false; reason: "exists" | "irrelevant" | "storage full" }
+  | { stored: true; statusId: string; effects: Effects };
 
 /**
  * Stores a remote status if it concerns this instance: its author is followed by a local account, or it
@@ -89,7 +91,7 @@ export async function storeRemoteNote(
 ): Promise<StoreResult> {
   const t = opts.t ?? now();
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
-  const [existing, parentRows, recipientRows, followed, contextRows] = await d.batch([
+  const [existing, parentRows, recipientRows, followed, contextRows, storage] = await d.batch([
     d.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, note.uri)),
     d
       .select()
@@ -114,6 +116,7 @@ export async function storeRemoteNote(
       .from(statuses)
       .where(eq(statuses.context, note.context ?? ""))
       .limit(1),
+    storageRow(d),
   ]);
   if (existing.length) return { stored: false, reason: "exists" };
   const parent = (parentRows[0] as StatusRow | undefined) ?? null;
@@ -124,6 +127,10 @@ export async function storeRemoteNote(
   const relevant =
     opts.requested === true || followed.length > 0 || localRecipient || (parent !== null && parent.local);
   if (!relevant) return { stored: false, reason: "irrelevant" };
+  // Near the database's ceiling, what only a fetch here brought (nobody follows its author, nobody here is
+  // addressed, it answers nothing local) is refused first (services/storage.ts).
+  const unsolicited = followed.length === 0 && !localRecipient && !(parent !== null && parent.local);
+  if (unsolicited && !acceptsUnsolicited(fromRow(storage))) return { stored: false, reason: "storage full" };
   // A reply reaches the parent's author (as a local reply does), when that author is among the addressed.
   if (
     parent &&

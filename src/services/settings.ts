@@ -213,6 +213,29 @@ const INSTANCE_SETTINGS: SettingDef[] = [
     read: (c) => c.authorizedFetch,
   },
   {
+    key: "remote_post_retention_days",
+    type: "integer",
+    description:
+      "Remote posts nobody here interacted with are deleted after this many days (Akkoma's name; 0 keeps them)",
+    apply: (c, v) => ({ ...c, remotePostRetentionDays: Math.max(0, v) }),
+    read: (c) => c.remotePostRetentionDays,
+  },
+  {
+    key: "notification_retention_days",
+    type: "integer",
+    description: "Notifications are deleted after this many days (0 keeps them)",
+    apply: (c, v) => ({ ...c, notificationRetentionDays: Math.max(0, v) }),
+    read: (c) => c.notificationRetentionDays,
+  },
+  {
+    key: "database_limit_mb",
+    type: "integer",
+    description:
+      "The database's ceiling in MB (the plan's: 500 on Workers Free, 10000 on Paid): admins are told at 80%, and at 95% content nobody here asked for is refused",
+    apply: (c, v) => ({ ...c, databaseLimitMb: Math.max(1, v) }),
+    read: (c) => c.databaseLimitMb,
+  },
+  {
     key: "poll_limits",
     type: "poll_limits",
     description: "Limits of polls (max_options, max_option_chars, min_expiration, max_expiration)",

@@ -7,13 +7,43 @@ import { db, now } from "../../db/client";
 import { route } from "../../http/route";
 import { logEntry } from "../../services/moderation-log";
 import { configDescriptions, configEntries, configStatements, refreshSettings } from "../../services/settings";
+import { adminStats } from "../../services/storage";
 
 const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
 const ConfigsSchema = z
   .object({ configs: z.array(ConfigEntrySchema), need_reboot: z.boolean() })
   .openapi("AdminConfigs");
 
+const StorageSchema = z
+  .object({
+    bytes: z.number(),
+    limit_bytes: z.number(),
+    percent: z.number(),
+    measured_at: z.string(),
+    refusing_unsolicited: z.boolean(),
+  })
+  .nullable();
+export const AdminStatsSchema = z
+  .object({
+    status_visibility: z.record(z.string(), z.number().int()),
+    storage: StorageSchema,
+  })
+  .openapi("AdminStats");
+
 export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/admin/stats",
+    summary: "Statuses by visibility (Pleroma's dashboard figures) and the database's size against its ceiling",
+    tags: ["Admin"],
+    auth: "user",
+    scopes: ["admin:read"],
+    privilege: "superuser",
+    params: z.object({ instance: z.string().optional() }),
+    response: AdminStatsSchema,
+    handler: async (c) => c.json(await adminStats(db(c.env))),
+  });
+
   route(app, {
     method: "get",
     path: "/api/v1/pleroma/admin/config",

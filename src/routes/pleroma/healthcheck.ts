@@ -7,6 +7,7 @@ import { route } from "../../http/route";
 import { HealthcheckSchema } from "../../schemas/instance";
 import { CRON_HEARTBEAT } from "../../cron";
 import { queueStatsQuery } from "../../federation/delivery";
+import { fromRow, storageReport, storageRow } from "../../services/storage";
 
 const DB_TIMEOUT_MS = 2000;
 
@@ -41,18 +42,21 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
           last_success_at: string | null;
           last_error: string | null;
           last_error_at: string | null;
+          last_result: Record<string, number> | null;
           ok: boolean;
         }
       > = {};
+      let storage: ReturnType<typeof storageReport> = null;
       let healthy = true;
       let federation: Record<string, unknown> | null = null;
       try {
         const d = db(c.env);
-        const [[row, beats], stats] = await Promise.race([
+        const [[row, beats, kept], stats] = await Promise.race([
           Promise.all([
             d.batch([
               d.select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)),
               d.select().from(jobHeartbeats).orderBy(jobHeartbeats.name),
+              storageRow(d),
             ]),
             queueStatsQuery(d),
           ]),
@@ -66,6 +70,7 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
             }
           : null;
         heartbeat = row[0]?.value ?? null;
+        storage = storageReport(fromRow(kept));
         const at = (t: number | null) => (t === null ? null : new Date(t).toISOString());
         for (const b of beats) {
           // A job is ok when its last run succeeded; an old error stays visible next to the later success.
@@ -74,6 +79,7 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
             last_success_at: at(b.lastSuccessAt),
             last_error: admin ? b.lastError : b.lastError && "failed",
             last_error_at: at(b.lastErrorAt),
+            last_result: b.lastResult,
             ok: b.lastSuccessAt === b.lastRunAt,
           };
         }
@@ -88,7 +94,14 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         healthy,
         // `federation`: the delivery queue (src/federation/delivery.ts `queueStatsQuery`: pending, retrying, failed in
         // the last hour, failing and unreachable hosts), null when the database did not answer.
-        job_queue_stats: { cron_last_run_at: heartbeat, database_latency_ms: Date.now() - started, jobs, federation },
+        // `storage`: the database's size against its ceiling (services/storage.ts), as last measured by the cron.
+        job_queue_stats: {
+          cron_last_run_at: heartbeat,
+          database_latency_ms: Date.now() - started,
+          jobs,
+          federation,
+          storage,
+        },
       };
       c.header("Cache-Control", "no-store");
       return c.json(body, healthy ? 200 : 503);

@@ -1,0 +1,82 @@
+/**
+ * What the database keeps (issue 35). An instance is one D1 database (500 MB on Workers Free), so remote content
+ * nobody here cares about goes, as Akkoma's `remote_post_retention_days` and Mastodon's `statuses remove` do:
+ * - remote statuses older than `remote_post_retention_days` (30 by default) that no local account favourited,
+ *   reblogged, bookmarked, reacted to, replied to, was addressed or mentioned in (direct conversations included),
+ *   voted in, and that are not pinned, are deleted with everything hanging on them (`deleteStatuses`: home-feed
+ *   rows, search rows, notifications, reblogs of them). A remote account's boost of a local status stays (it is a
+ *   count on our post). Local content is never touched;
+ * - notifications older than `notification_retention_days` (180) go.
+ * Each run is bounded (rows examined and deleted), walks statuses in id (time) order from a cursor kept in
+ * `instance_keys`, and reports what it removed; a run cut short leaves nothing half-deleted (each deletion is one
+ * batch) and the next run goes on from the cursor.
+ */
+import { sql } from "drizzle-orm";
+import { statement, type DB } from "../db/client";
+import { idFloor } from "../db/ids";
+import { deleteStatuses } from "./statuses";
+
+const DAY = 24 * 3600 * 1000;
+/** Statuses looked at per run (rows read stay bounded: the cron runs every minute). */
+export const EXAMINE_PER_RUN = 1000;
+/** Statuses deleted per run at most (each run's deletion is one batch). */
+export const DELETE_PER_RUN = 200;
+/** Notifications deleted per run at most. */
+const NOTIFICATIONS_PER_RUN = 2000;
+const CURSOR = "retention:statuses_cursor";
+
+/** A local account did something with the remote status `s`, or it concerns one: kept. */
+const interactedWith = sql`(s.pinned_at IS NOT NULL
+  OR EXISTS (SELECT 1 FROM statuses r WHERE r.reblog_of_id = s.id AND r.local = 1)
+  OR EXISTS (SELECT 1 FROM statuses r WHERE r.in_reply_to_id = s.id AND r.local = 1)
+  OR EXISTS (SELECT 1 FROM favourites f JOIN accounts fa ON fa.id = f.account_id AND fa.domain IS NULL WHERE f.status_id = s.id)
+  OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.status_id = s.id)
+  OR EXISTS (SELECT 1 FROM emoji_reactions e JOIN accounts ea ON ea.id = e.account_id AND ea.domain IS NULL WHERE e.status_id = s.id)
+  OR EXISTS (SELECT 1 FROM status_recipients sr JOIN accounts ra ON ra.id = sr.account_id AND ra.domain IS NULL WHERE sr.status_id = s.id)
+  OR EXISTS (SELECT 1 FROM polls p JOIN poll_votes pv ON pv.poll_id = p.id JOIN accounts va ON va.id = pv.account_id AND va.domain IS NULL WHERE p.status_id = s.id)
+  OR EXISTS (SELECT 1 FROM statuses o WHERE o.id = s.reblog_of_id AND o.local = 1))`;
+
+export interface PruneReport {
+  examined: number;
+  removed: number;
+}
+
+/** One bounded step of deleting old remote statuses nobody here interacted with. */
+export async function pruneRemoteStatuses(d: DB, t: number, days: number): Promise<PruneReport> {
+  if (days <= 0) return { examined: 0, removed: 0 };
+  const floor = idFloor(t - days * DAY);
+  const cursor =
+    (await d.get<{ value: string }>(sql`SELECT value FROM instance_keys WHERE name = ${CURSOR}`))?.value ?? "";
+  // The statuses after the cursor and older than the retention, oldest first; which of them may go is decided by
+  // the same statement, so what it answers is exactly what was looked at.
+  const rows = await d.all<{ id: string; prunable: number }>(
+    sql`SELECT s.id, (s.local = 0 AND NOT ${interactedWith}) AS prunable FROM statuses s
+      WHERE s.id > ${cursor} AND s.id < ${floor} ORDER BY s.id LIMIT ${EXAMINE_PER_RUN}`,
+  );
+  const prunable = rows.filter((r) => r.prunable).map((r) => r.id);
+  const chosen = prunable.slice(0, DELETE_PER_RUN);
+  // Where the next run starts: after the last status looked at, or after the last one deleted when the deletion
+  // cap cut this run short; back at the start once the walk reached the retention floor.
+  const last = chosen.length < prunable.length ? chosen[chosen.length - 1]! : rows[rows.length - 1]?.id;
+  const next = rows.length < EXAMINE_PER_RUN && chosen.length === prunable.length ? "" : (last ?? "");
+  const advance = sql`INSERT INTO instance_keys (name, value, created_at) VALUES (${CURSOR}, ${next}, ${t})
+    ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
+  if (!chosen.length) {
+    await d.run(advance);
+    return { examined: rows.length, removed: 0 };
+  }
+  // One batch: the deletion and the cursor past it. No Delete is federated: the statuses are their servers'.
+  const { deleted } = await deleteStatuses(d, chosen, { federate: false, extra: [statement(d, advance)] });
+  return { examined: rows.length, removed: deleted.length };
+}
+
+/** One bounded step of deleting notifications older than the retention. */
+export async function pruneNotifications(d: DB, t: number, days: number): Promise<{ removed: number }> {
+  if (days <= 0) return { removed: 0 };
+  // Notification ids are the time in ms times 1000 (db/ids.ts `seqIds`), 16 digits: the primary key walks them.
+  const before = String((t - days * DAY) * 1000).padStart(16, "0");
+  const { meta } = await d.run(
+    sql`DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE id < ${before} ORDER BY id LIMIT ${NOTIFICATIONS_PER_RUN})`,
+  );
+  return { removed: meta.changes ?? 0 };
+}

@@ -1,0 +1,128 @@
+/**
+ * The storage guard (issue 35): the database's size against its ceiling (`database_limit_mb`, the plan's), measured
+ * by the cron (D1 reports it with every query: `meta.size_after`) and kept in `instance_keys`:
+ * - shown in the healthcheck's job stats and the admin API's `stats`;
+ * - at 80% the admins are told, once a week while it lasts: an e-mail to each, and an announcement (in the apps'
+ *   announcements, made in the first admin's name);
+ * - at 95% content nobody here asked for is refused (`acceptsUnsolicited`: remote posts fetched by a search, an
+ *   account's pinned posts, a thread's ancestors), so that local posting, signing in and what people here follow
+ *   keep working for as long as possible.
+ */
+import { count, eq, sql } from "drizzle-orm";
+import { instanceKeys, statuses } from "../db/schema";
+import type { DB } from "../db/client";
+import type { Env } from "../env";
+import { config } from "../env";
+import { configuredBase } from "./events";
+import { mailer } from "./mailer";
+import { createAnnouncement } from "./announcements";
+
+const KEY = "storage";
+const WEEK = 7 * 24 * 3600 * 1000;
+export const WARN_AT = 0.8;
+export const REFUSE_AT = 0.95;
+
+export interface StorageState {
+  bytes: number;
+  limitBytes: number;
+  /** When it was measured (ms). */
+  at: number;
+  /** When the admins were last told it is above WARN_AT. */
+  warnedAt: number | null;
+}
+
+export const fraction = (s: StorageState) => s.bytes / s.limitBytes;
+
+/** The kept measurement, as a query that can join another batch (`fromRow` reads its answer). */
+export const storageRow = (d: DB) =>
+  d.select({ value: instanceKeys.value }).from(instanceKeys).where(eq(instanceKeys.name, KEY));
+export const fromRow = (rows: { value: string }[]): StorageState | null =>
+  rows[0] ? (JSON.parse(rows[0].value) as StorageState) : null;
+
+export async function storageState(d: DB): Promise<StorageState | null> {
+  return fromRow(await storageRow(d));
+}
+
+/** Whether content nobody here asked for may be stored: below REFUSE_AT of the ceiling, or never measured. */
+export function acceptsUnsolicited(state: StorageState | null): boolean {
+  return !state || fraction(state) < REFUSE_AT;
+}
+
+/** Measures the database (one round trip), keeps the figure, and tells the admins when it nears the ceiling. */
+export async function measureStorage(env: Env, d: DB, t: number): Promise<{ bytes: number; percent: number }> {
+  const { meta } = await env.DB.prepare("SELECT 1").run();
+  const bytes = Number((meta as { size_after?: number }).size_after ?? 0);
+  const limitBytes = config(env).databaseLimitMb * 1024 * 1024;
+  const before = await storageState(d);
+  const state: StorageState = { bytes, limitBytes, at: t, warnedAt: before?.warnedAt ?? null };
+  const warn = bytes / limitBytes >= WARN_AT && (state.warnedAt === null || t - state.warnedAt >= WEEK);
+  if (warn) state.warnedAt = t;
+  await d.run(
+    sql`INSERT INTO instance_keys (name, value, created_at) VALUES (${KEY}, ${JSON.stringify(state)}, ${t})
+      ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+  );
+  if (warn) await tellAdmins(env, d, state);
+  return { bytes, percent: Math.round((bytes / limitBytes) * 1000) / 10 };
+}
+
+async function tellAdmins(env: Env, d: DB, s: StorageState) {
+  const admins = await d.all<{ id: string; email: string; username: string }>(
+    sql`SELECT a.id, u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id
+      WHERE u.is_admin = 1 AND a.deactivated = 0 ORDER BY a.id`,
+  );
+  const base = configuredBase(env) || "this instance";
+  const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
+  const pct = Math.round(fraction(s) * 100);
+  const text =
+    `The database of ${base} holds ${mb(s.bytes)} of its ${mb(s.limitBytes)} (${pct}%).\n\n` +
+    `At ${REFUSE_AT * 100}% Starling refuses remote content nobody here asked for; when it is full, posting and ` +
+    `signing in fail. Shorten remote_post_retention_days or notification_retention_days in the admin settings, or ` +
+    `raise database_limit_mb after moving to a plan with more room (docs/deploy.md).`;
+  const host = new URL(configuredBase(env) || "http://localhost").host;
+  const [first] = admins;
+  if (first)
+    await createAnnouncement(
+      d,
+      { id: first.id, username: first.username },
+      {
+        content: `This server's storage is ${pct}% full (${mb(s.bytes)} of ${mb(s.limitBytes)}). The admins have been told; old remote posts are being cleared.`,
+      },
+    ).catch((e) => console.error("storage warning announcement", e));
+  for (const a of admins)
+    await mailer(env, host)
+      .send({ to: a.email, subject: `Database ${pct}% full`, text, html: `<p>${text.replace(/\n\n/g, "</p><p>")}</p>` })
+      .catch((e) => console.error("storage warning mail", a.username, e));
+}
+
+/** The kept measurement as the healthcheck and the admin API show it (null before the first measurement). */
+export function storageReport(state: StorageState | null) {
+  return state
+    ? {
+        bytes: state.bytes,
+        limit_bytes: state.limitBytes,
+        percent: Math.round(fraction(state) * 1000) / 10,
+        measured_at: new Date(state.at).toISOString(),
+        refusing_unsolicited: !acceptsUnsolicited(state),
+      }
+    : null;
+}
+
+/** Pleroma's admin `stats` (`status_visibility`: local and remote statuses by visibility), with the storage. */
+export async function adminStats(d: DB) {
+  const [rows, storage] = await d.batch([
+    d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
+    storageRow(d),
+  ]);
+  const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
+  return {
+    status_visibility: {
+      public: by.public ?? 0,
+      unlisted: by.unlisted ?? 0,
+      private: by.private ?? 0,
+      direct: by.direct ?? 0,
+      local: by.local ?? 0,
+      list: by.list ?? 0,
+    },
+    storage: storageReport(fromRow(storage)),
+  };
+}
