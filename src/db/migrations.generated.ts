@@ -402,5 +402,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "-- What a clocked job last did (issue 35): e.g. `{\"examined\":1000,\"removed\":12}` for the retention jobs, shown in\n-- the healthcheck's job stats.\nALTER TABLE `job_heartbeats` ADD `last_result` text;\n"
   ]
+ },
+ {
+  "name": "0036_media_meta.sql",
+  "queries": [
+   "ALTER TABLE `media_attachments` ADD `meta` text"
+  ]
  }
 ];

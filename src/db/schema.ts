@@ -701,6 +701,8 @@ export const mediaAttachments = sqliteTable(
     chatMessageId: text("chat_message_id"),
     /** Taken off its (local) status by an edit: kept for the status's history, gone with the status. */
     removedByEdit: bool("removed_by_edit").notNull().default(false),
+    /** The picture's size as read at upload, and the uploader's focal point (rendered as `meta`). */
+    meta: json<MediaMeta>("meta"),
   },
   (t) => [
     index("media_status").on(t.statusId),
@@ -733,6 +735,13 @@ export const statusEdits = sqliteTable(
   (t) => [index("status_edits_status").on(t.statusId, t.createdAt)],
 );
 
+/** What is known of an attachment's picture. */
+export interface MediaMeta {
+  original?: { width: number; height: number };
+  /** Mastodon's focal point: x and y in -1..1, (0, 0) the centre. */
+  focus?: { x: number; y: number };
+}
+
 /** An attachment as a version of a status showed it. */
 export interface EditedMedia {
   id: string;
@@ -741,6 +750,7 @@ export interface EditedMedia {
   remoteUrl: string | null;
   mimeType: string;
   description: string | null;
+  meta?: MediaMeta | null;
 }
 
 export const polls = sqliteTable(

@@ -4,6 +4,7 @@ import { htmlToText } from "../content/format";
 import { stripRichText } from "../content/rich-text";
 import type { BaseStatus, Card, MediaAttachment, Poll, Status } from "../schemas/status";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate";
+import type { MediaMeta } from "../db/schema";
 import { mediaUrl } from "../services/media";
 import { renderAccount, type RenderContext } from "./account";
 import { filterResults } from "./filter";
@@ -15,9 +16,10 @@ export interface StatusRenderOptions {
 
 export function renderMedia(
   ctx: RenderContext,
-  m: Pick<MediaRow, "id" | "type" | "file" | "remoteUrl" | "description" | "mimeType">,
+  m: Pick<MediaRow, "id" | "type" | "file" | "remoteUrl" | "description" | "mimeType"> & { meta?: MediaMeta | null },
 ): MediaAttachment {
   const url = mediaUrl(ctx.base, m.file);
+  const o = m.meta?.original;
   return {
     id: m.id,
     type: m.type,
@@ -26,6 +28,23 @@ export function renderMedia(
     preview_url: url,
     text_url: url,
     description: m.description,
+    // Mastodon's shape: apps size the picture before it loads, and crop around the focal point.
+    meta:
+      o || m.meta?.focus
+        ? {
+            ...(o
+              ? {
+                  original: {
+                    width: o.width,
+                    height: o.height,
+                    size: `${o.width}x${o.height}`,
+                    aspect: Math.round((o.width / o.height) * 1e6) / 1e6,
+                  },
+                }
+              : {}),
+            ...(m.meta?.focus ? { focus: m.meta.focus } : {}),
+          }
+        : null,
     pleroma: { mime_type: m.mimeType },
   };
 }

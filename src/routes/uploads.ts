@@ -23,7 +23,15 @@ export function registerUploadRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ file: fileParam(), description: z.string().optional(), focus: z.string().optional() }),
       response: MediaAttachmentSchema,
       handler: async (c, p, auth) => {
-        const row = await createUpload(db(c.env), config(c.env), c.env.MEDIA, auth.account.id, p.file, p.description);
+        const row = await createUpload(
+          db(c.env),
+          config(c.env),
+          c.env.MEDIA,
+          auth.account.id,
+          p.file,
+          p.description,
+          p.focus,
+        );
         return c.json(renderMedia(renderContext(c, auth.account.id), row));
       },
     });
@@ -45,14 +53,14 @@ export function registerUploadRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "put",
     path: "/api/v1/media/:id",
-    summary: "Change an upload's description",
+    summary: "Change an upload's description or focal point",
     tags: ["Media"],
     auth: "user",
     scopes: ["write:media"],
     params: z.object({ id: z.string(), description: z.string().optional(), focus: z.string().optional() }),
     response: MediaAttachmentSchema,
     handler: async (c, p, auth) => {
-      const row = await describeUpload(db(c.env), config(c.env), auth.account.id, p.id, p.description);
+      const row = await describeUpload(db(c.env), config(c.env), auth.account.id, p.id, p.description, p.focus);
       return c.json(renderMedia(renderContext(c, auth.account.id), row));
     },
   });

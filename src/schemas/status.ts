@@ -13,6 +13,14 @@ export const MediaAttachmentSchema = z
     preview_url: z.string(),
     text_url: z.string().nullable(),
     description: z.string().nullable(),
+    meta: z
+      .object({
+        original: z
+          .object({ width: z.number().int(), height: z.number().int(), size: z.string(), aspect: z.number() })
+          .optional(),
+        focus: z.object({ x: z.number(), y: z.number() }).optional(),
+      })
+      .nullable(),
     pleroma: z.object({ mime_type: z.string() }),
   })
   .openapi("MediaAttachment");

@@ -7,6 +7,7 @@
 import { sql } from "drizzle-orm";
 import { strToU8, zipSync } from "fflate";
 import { statement, type DB } from "../db/client";
+import { cleanImage } from "../content/image-metadata";
 import { ApiError, badRequest, conflict, unprocessable } from "../lib/errors";
 import { outboundFetch } from "../lib/outbound";
 import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
@@ -341,7 +342,9 @@ async function packFiles(d: DB, name: string) {
 async function putEmojiFile(bucket: R2Bucket, key: string, bytes: Uint8Array) {
   const type = sniffImage(bytes.subarray(0, 32));
   if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
-  await bucket.put(key, bytes, { httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000" } });
+  // Without the metadata a photo brings (content/image-metadata.ts), as every stored image.
+  const clean = (await cleanImage(bytes, type.mime)).bytes;
+  await bucket.put(key, clean, { httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000" } });
 }
 
 /**

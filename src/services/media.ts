@@ -1,6 +1,7 @@
 /** Files in R2: type detection from the bytes themselves, size limits, keys and public URLs. */
 import { ApiError } from "../lib/errors";
 import { newId } from "../db/ids";
+import { cleanImage } from "../content/image-metadata";
 
 interface Sniffed {
   mime: string;
@@ -46,6 +47,21 @@ export interface StoredFile {
   key: string;
   mime: string;
   size: number;
+  /** An image's displayed size in pixels, when read (content/image-metadata.ts). */
+  width?: number;
+  height?: number;
+}
+
+const sizeOf = (c: { bytes: Uint8Array; width?: number; height?: number }) =>
+  c.width && c.height ? { width: c.width, height: c.height } : {};
+
+/** An image's bytes without their metadata (location, camera, time), and its size; other files as they are. */
+async function cleaned(
+  bytes: Uint8Array,
+  mime: string,
+  isImage: boolean,
+): Promise<{ bytes: Uint8Array; width?: number; height?: number }> {
+  return isImage ? cleanImage(bytes, mime) : { bytes };
 }
 
 /**
@@ -64,11 +80,12 @@ export async function storeUpload(
   const kind = sniffMedia(bytes.subarray(0, 32));
   if (!types.includes(kind.mime))
     throw new ApiError(415, `Unsupported media type: ${kind.mime} files are not accepted`);
+  const clean = await cleaned(bytes, kind.mime, kind.type === "image");
   const key = `${prefix}/${newId().toLowerCase()}.${kind.ext}`;
-  await bucket.put(key, bytes, {
+  await bucket.put(key, clean.bytes, {
     httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" },
   });
-  return { key, mime: kind.mime, size: bytes.byteLength, type: kind.type };
+  return { ...sizeOf(clean), key, mime: kind.mime, size: clean.bytes.byteLength, type: kind.type };
 }
 
 /** Stores an uploaded image under `prefix`, refusing non-images (415) and files over `limit` bytes (413). */
@@ -77,11 +94,12 @@ export async function storeImage(bucket: R2Bucket, prefix: string, file: File, l
   const bytes = new Uint8Array(await file.arrayBuffer());
   const type = sniffImage(bytes.subarray(0, 32));
   if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
+  const clean = await cleaned(bytes, type.mime, true);
   const key = `${prefix}/${newId().toLowerCase()}.${type.ext}`;
-  await bucket.put(key, bytes, {
+  await bucket.put(key, clean.bytes, {
     httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000, immutable" },
   });
-  return { key, mime: type.mime, size: bytes.byteLength };
+  return { ...sizeOf(clean), key, mime: type.mime, size: clean.bytes.byteLength };
 }
 
 /** The images shown for an account without its own (served by routes/media.ts), relative to the instance origin. */

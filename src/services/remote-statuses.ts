@@ -251,6 +251,7 @@ function remoteMedia(accountId: string, statusId: string, media: ParsedNote["med
     createdAt: t,
     chatMessageId: null,
     removedByEdit: false,
+    meta: null,
   }));
 }
 

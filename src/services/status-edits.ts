@@ -65,6 +65,7 @@ export const editedMedia = (m: Pick<MediaRow, keyof EditedMedia>): EditedMedia =
   remoteUrl: m.remoteUrl,
   mimeType: m.mimeType,
   description: m.description,
+  meta: m.meta,
 });
 
 /**

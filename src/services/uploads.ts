@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import { now, type DB } from "../db/client";
 import { newId } from "../db/ids";
-import { mediaAttachments } from "../db/schema";
+import { mediaAttachments, type MediaMeta } from "../db/schema";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
 import type { MediaRow } from "./hydrate";
@@ -13,7 +13,20 @@ function checkDescription(cfg: Config, description: string | undefined) {
     throw unprocessable("Description is too long");
 }
 
-/** Stores an uploaded file (checked against the upload limit and types) and its unattached row. */
+/**
+ * Mastodon's `focus`: "x,y", each in -1..1 ((0, 0) the centre, (-1, 1) the top left). Out of range is clamped (apps
+ * round); anything else is refused (422). Absent or empty: none given.
+ */
+export function parseFocus(focus: string | undefined): MediaMeta["focus"] | undefined {
+  if (focus === undefined || focus.trim() === "") return undefined;
+  const parts = focus.split(",").map((v) => Number(v.trim()));
+  if (parts.length !== 2 || parts.some((v) => !Number.isFinite(v)))
+    throw unprocessable('Invalid focus: expected "x,y" with each between -1.0 and 1.0');
+  const clamp = (v: number) => Math.round(Math.min(1, Math.max(-1, v)) * 100) / 100;
+  return { x: clamp(parts[0]!), y: clamp(parts[1]!) };
+}
+
+/** Stores an uploaded file (checked against the upload limit and types, images without metadata) and its row. */
 export async function createUpload(
   d: DB,
   cfg: Config,
@@ -21,9 +34,15 @@ export async function createUpload(
   accountId: string,
   file: File,
   description: string | undefined,
+  focus?: string,
 ): Promise<MediaRow> {
   checkDescription(cfg, description);
+  const point = parseFocus(focus);
   const stored = await storeUpload(bucket, `media/${accountId.toLowerCase()}`, file, cfg.uploadLimit, cfg.uploadTypes);
+  const meta: MediaMeta = {
+    ...(stored.width && stored.height ? { original: { width: stored.width, height: stored.height } } : {}),
+    ...(point ? { focus: point } : {}),
+  };
   const row = {
     id: newId(),
     accountId,
@@ -39,6 +58,7 @@ export async function createUpload(
     createdAt: now(),
     chatMessageId: null,
     removedByEdit: false,
+    meta: Object.keys(meta).length ? meta : null,
   };
   await d.insert(mediaAttachments).values(row);
   return row;
@@ -55,17 +75,20 @@ export async function ownUpload(d: DB, accountId: string, id: string): Promise<M
   return row;
 }
 
-/** Changes an upload's description (absent: unchanged). */
+/** Changes an upload's description and focal point (absent: unchanged). */
 export async function describeUpload(
   d: DB,
   cfg: Config,
   accountId: string,
   id: string,
   description: string | undefined,
+  focus?: string,
 ): Promise<MediaRow> {
   checkDescription(cfg, description);
+  const point = parseFocus(focus);
   const row = await ownUpload(d, accountId, id);
   const next = description ?? row.description;
-  await d.update(mediaAttachments).set({ description: next }).where(eq(mediaAttachments.id, row.id));
-  return { ...row, description: next };
+  const meta = point ? { ...row.meta, focus: point } : row.meta;
+  await d.update(mediaAttachments).set({ description: next, meta }).where(eq(mediaAttachments.id, row.id));
+  return { ...row, description: next, meta };
 }

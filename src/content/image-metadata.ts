@@ -1,0 +1,216 @@
+/**
+ * What leaves the server of an uploaded image (issue 32): its pixels, not where or with what it was taken. A phone
+ * photo's EXIF carries the GPS position, the camera's serial number and the time; Mastodon and GoToSocial strip
+ * it, and so does Starling, for every stored image (post media, avatars, headers, backgrounds, emoji, chat
+ * attachments), without re-encoding (no CPU for pixels on the request):
+ * - JPEG: the APP1 (EXIF, XMP), APP13 (IPTC, Photoshop), COM and other application segments go, and whatever
+ *   follows the end of the image (phones append previews with EXIF of their own); the orientation is kept as the
+ *   only tag (a minimal EXIF block), so nothing turns sideways; JFIF, ICC profiles and Adobe's segment stay;
+ * - PNG: the `eXIf`, `tEXt`, `zTXt`, `iTXt` and `tIME` chunks go;
+ * - WebP: the `EXIF` and `XMP ` chunks go (and their VP8X flags);
+ * - GIF: kept as it is (GIF carries no EXIF; its comment and application blocks are not read yet);
+ * - AVIF: kept as it is (its EXIF item is not removed yet: issue 32 names it).
+ * Its size in pixels is read on the way (displayed size: a rotated JPEG's width and height swap); a file that is
+ * not a complete image of its type, or has more than `MAX_PIXELS`, is refused (422).
+ */
+import exifr from "exifr";
+import { ApiError } from "../lib/errors";
+
+/** Mastodon's limit (MAX_MATRIX_LIMIT, 7680 × 4320): beyond it, a decoder's memory is the attacker's. */
+export const MAX_PIXELS = 33_177_600;
+
+export interface CleanImage {
+  bytes: Uint8Array;
+  width: number;
+  height: number;
+}
+
+const broken = () => new ApiError(422, "Validation failed: the file is not a complete image of its type");
+
+const u16 = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
+const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+const u16le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
+const u24le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
+const u32le = (b: Uint8Array, at: number) => u24le(b, at) + b[at + 3]! * 0x1000000;
+const tag = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+function sized(bytes: Uint8Array, width: number, height: number): CleanImage {
+  if (!(width > 0 && height > 0)) throw broken();
+  if (width * height > MAX_PIXELS)
+    throw new ApiError(422, `Validation failed: the image has more than ${MAX_PIXELS} pixels (${width} × ${height})`);
+  return { bytes, width, height };
+}
+
+/** An APP1 EXIF segment holding the orientation alone (big-endian TIFF, one IFD entry). */
+function orientationSegment(orientation: number): Uint8Array {
+  // "Exif\0\0", TIFF header MM 42 offset 8, IFD: 1 entry (0x0112 SHORT count 1 value), next IFD 0.
+  const body = [
+    ...[0x45, 0x78, 0x69, 0x66, 0, 0],
+    ...[0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8],
+    ...[0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0],
+    ...[0, 0, 0, 0],
+  ];
+  const length = body.length + 2;
+  return Uint8Array.from([0xff, 0xe1, length >> 8, length & 0xff, ...body]);
+}
+
+/**
+ * Segments a JPEG keeps: the codec's, JFIF (APP0), ICC profiles (APP2 "ICC_PROFILE", not the multi-picture
+ * index: the pictures it indexes are cut off with everything after the end of the image) and Adobe's (APP14).
+ */
+function keepSegment(b: Uint8Array, at: number, m: number): boolean {
+  if (m === 0xe2) return String.fromCharCode(...b.subarray(at + 4, at + 15)) === "ICC_PROFILE";
+  return m === 0xe0 || m === 0xee || (m < 0xe0 && m !== 0xfe) || m > 0xef;
+}
+
+/**
+ * Where the image ends: after the start of scan at `at`, through its entropy-coded data (an 0xFF is followed by 0
+ * or a restart marker there) and the segments between scans (progressive JPEGs), to the end-of-image marker.
+ * Anything after it (a phone's appended previews, with their own EXIF) is not part of the image.
+ */
+function endOfImage(b: Uint8Array, at: number): number {
+  let i = at;
+  for (;;) {
+    if (i + 4 > b.length) throw broken();
+    // A segment (the scan's header, a table between scans): skipped by its length.
+    i += 2 + u16(b, i + 2);
+    // Entropy-coded data up to the next marker.
+    for (;;) {
+      if (i + 1 >= b.length) throw broken();
+      if (b[i] === 0xff && b[i + 1] !== 0 && !(b[i + 1]! >= 0xd0 && b[i + 1]! <= 0xd7) && b[i + 1] !== 0xff) break;
+      i++;
+    }
+    if (b[i + 1] === 0xd9) return i + 2;
+  }
+}
+
+async function jpeg(b: Uint8Array): Promise<CleanImage> {
+  const orientation = await exifr.orientation(b).catch(() => undefined);
+  const parts: Uint8Array[] = [b.subarray(0, 2)];
+  let width = 0;
+  let height = 0;
+  let at = 2;
+  for (;;) {
+    if (at + 4 > b.length || b[at] !== 0xff) throw broken();
+    const marker = b[at + 1]!;
+    // Fill bytes before a marker.
+    if (marker === 0xff) {
+      at++;
+      continue;
+    }
+    const length = u16(b, at + 2);
+    const end = at + 2 + length;
+    if (length < 2 || end > b.length) throw broken();
+    // Start of frame (baseline, progressive, …): the size.
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      height = u16(b, at + 5);
+      width = u16(b, at + 7);
+    }
+    if (marker === 0xda) {
+      // Start of scan: the image data follows, kept as it is to the end of the image.
+      if (orientation && orientation > 1 && orientation <= 8) parts.splice(1, 0, orientationSegment(orientation));
+      parts.push(b.subarray(at, endOfImage(b, at)));
+      const [w, h] = orientation && orientation >= 5 && orientation <= 8 ? [height, width] : [width, height];
+      return sized(concat(parts), w, h);
+    }
+    if (keepSegment(b, at, marker)) parts.push(b.subarray(at, end));
+    at = end;
+  }
+}
+
+const PNG_DROP = new Set(["eXIf", "tEXt", "zTXt", "iTXt", "tIME"]);
+
+function png(b: Uint8Array): CleanImage {
+  const parts: Uint8Array[] = [b.subarray(0, 8)];
+  let width = 0;
+  let height = 0;
+  let at = 8;
+  for (;;) {
+    if (at + 12 > b.length) throw broken();
+    const length = u32(b, at);
+    const type = tag(b, at + 4);
+    const end = at + 12 + length;
+    if (end > b.length) throw broken();
+    if (type === "IHDR") {
+      width = u32(b, at + 8);
+      height = u32(b, at + 12);
+    }
+    if (!PNG_DROP.has(type)) parts.push(b.subarray(at, end));
+    at = end;
+    if (type === "IEND") return sized(concat(parts), width, height);
+  }
+}
+
+function webp(b: Uint8Array): CleanImage {
+  if (b.length < 20) throw broken();
+  const chunks: Uint8Array[] = [];
+  let width = 0;
+  let height = 0;
+  let at = 12;
+  const riffEnd = Math.min(b.length, 8 + u32le(b, 4));
+  while (at + 8 <= riffEnd) {
+    const type = tag(b, at);
+    const length = u32le(b, at + 4);
+    const end = at + 8 + length + (length & 1);
+    if (at + 8 + length > b.length) throw broken();
+    const data = at + 8;
+    if (type === "VP8X") {
+      width = u24le(b, data + 4) + 1;
+      height = u24le(b, data + 7) + 1;
+    } else if (type === "VP8 " && !width) {
+      width = u16le(b, data + 6) & 0x3fff;
+      height = u16le(b, data + 8) & 0x3fff;
+    } else if (type === "VP8L" && !width) {
+      const bits = u32le(b, data + 1);
+      width = (bits & 0x3fff) + 1;
+      height = ((bits >> 14) & 0x3fff) + 1;
+    }
+    if (type !== "EXIF" && type !== "XMP ") {
+      const chunk = b.slice(at, Math.min(end, b.length));
+      // VP8X's flags: no EXIF (bit 3), no XMP (bit 2) any more.
+      if (type === "VP8X") chunk[8] = chunk[8]! & ~0x0c;
+      chunks.push(chunk);
+    }
+    at = end;
+  }
+  const body = concat(chunks);
+  const header = new Uint8Array(12);
+  header.set(b.subarray(0, 12));
+  const size = body.length + 4;
+  header.set([size & 0xff, (size >> 8) & 0xff, (size >> 16) & 0xff, (size >>> 24) & 0xff], 4);
+  return sized(concat([header, body]), width, height);
+}
+
+function gif(b: Uint8Array): CleanImage {
+  if (b.length < 13) throw broken();
+  return sized(b, u16le(b, 6), u16le(b, 8));
+}
+
+/**
+ * The image without its metadata, and its displayed size. `mime` is the sniffed type (services/media.ts
+ * `sniffImage`); a type not handled here is returned as it is, with no size.
+ */
+export async function cleanImage(bytes: Uint8Array, mime: string): Promise<CleanImage | { bytes: Uint8Array }> {
+  switch (mime) {
+    case "image/jpeg":
+      return jpeg(bytes);
+    case "image/png":
+      return png(bytes);
+    case "image/webp":
+      return webp(bytes);
+    case "image/gif":
+      return gif(bytes);
+    default:
+      return { bytes };
+  }
+}

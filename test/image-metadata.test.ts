@@ -1,0 +1,218 @@
+/**
+ * No metadata leaves the server (issue 32): a phone photo's GPS position, camera serial and time are stripped from
+ * every stored image (post media, avatars), the orientation kept so nothing turns sideways, previews appended after
+ * the image cut off; sizes are read into `meta.original`; the focal point is kept; broken files and pixel floods
+ * are refused. Fixtures are made with libraries (jpeg-js, fast-png, piexifjs) and read back with exifr.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import exifr from "exifr";
+import jpegJs from "jpeg-js";
+import { encode as encodePng } from "fast-png";
+import piexif from "piexifjs";
+import { MediaAttachmentSchema } from "../src/schemas/status";
+import { AccountSchema } from "../src/schemas/account";
+import { call, json, registerUser, valid, type TestUser } from "./helpers";
+
+/** A `width` × `height` JPEG (pixels from jpeg-js), with a phone's EXIF (GPS, serial, time, orientation). */
+function phoneJpeg(width: number, height: number, orientation = 6): Uint8Array {
+  const data = Buffer.alloc(width * height * 4, 0x80);
+  const plain = jpegJs.encode({ data, width, height }, 80).data;
+  const exif = piexif.dump({
+    "0th": {
+      [piexif.ImageIFD.Make]: "PhoneMaker",
+      [piexif.ImageIFD.Model]: "Phone 15",
+      [piexif.ImageIFD.Orientation]: orientation,
+      [piexif.ImageIFD.DateTime]: "2026:11:01 08:30:00",
+    },
+    Exif: {
+      [piexif.ExifIFD.BodySerialNumber]: "SN-0042-SECRET",
+      [piexif.ExifIFD.DateTimeOriginal]: "2026:11:01 08:30:00",
+    },
+    GPS: {
+      [piexif.GPSIFD.GPSLatitudeRef]: "N",
+      [piexif.GPSIFD.GPSLatitude]: [
+        [48, 1],
+        [51, 1],
+        [2964, 100],
+      ],
+      [piexif.GPSIFD.GPSLongitudeRef]: "E",
+      [piexif.GPSIFD.GPSLongitude]: [
+        [2, 1],
+        [17, 1],
+        [4020, 100],
+      ],
+    },
+  });
+  const binary = piexif.insert(exif, String.fromCharCode(...plain));
+  return Uint8Array.from(binary, (c: string) => c.charCodeAt(0));
+}
+
+const upload = async (
+  u: TestUser,
+  bytes: Uint8Array,
+  name: string,
+  extra: Record<string, string> = {},
+  status = 200,
+) => {
+  const form = new FormData();
+  form.set("file", new File([bytes], name));
+  for (const [k, v] of Object.entries(extra)) form.set(k, v);
+  return json("/api/v2/media", { method: "POST", token: u.token, body: form, status });
+};
+
+/** The stored file, as anyone fetching the attachment's URL gets it. */
+async function stored(url: string): Promise<Uint8Array> {
+  const res = await call(new URL(url).pathname);
+  expect(res.status).toBe(200);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+const has = (b: Uint8Array, text: string) => Buffer.from(b).includes(Buffer.from(text, "latin1"));
+
+describe("uploaded photos", () => {
+  it("lose GPS, camera and time, keep their orientation, and say their displayed size", async () => {
+    const u = await registerUser();
+    const photo = phoneJpeg(40, 30);
+    // The fixture really carries what a phone writes.
+    const before = await exifr.parse(photo, { gps: true, tiff: true, exif: true });
+    expect(before).toMatchObject({ Make: "PhoneMaker", SerialNumber: "SN-0042-SECRET" });
+    expect(before.latitude).toBeCloseTo(48.858, 2);
+    const m = valid(MediaAttachmentSchema, await upload(u, photo, "IMG_0001.jpg"));
+    const bytes = await stored(m.url);
+    const after = (await exifr.parse(bytes, { gps: true, tiff: true, exif: true, xmp: true, iptc: true })) ?? {};
+    expect(after.latitude).toBeUndefined();
+    expect(after.GPSLatitude).toBeUndefined();
+    expect(after.SerialNumber).toBeUndefined();
+    expect(after.Make).toBeUndefined();
+    expect(after.DateTimeOriginal).toBeUndefined();
+    expect(has(bytes, "SN-0042-SECRET")).toBe(false);
+    // Still a JPEG that decodes to the same picture, and turned as the phone held it.
+    expect(await exifr.orientation(bytes)).toBe(6);
+    expect(jpegJs.decode(bytes)).toMatchObject({ width: 40, height: 30 });
+    expect(m.meta?.original).toEqual({ width: 30, height: 40, size: "30x40", aspect: 0.75 });
+  });
+
+  it("cut off what a phone appends after the image (previews with their own EXIF)", async () => {
+    const u = await registerUser();
+    const main = phoneJpeg(16, 16, 1);
+    const preview = phoneJpeg(8, 8, 1);
+    const both = new Uint8Array(main.length + preview.length);
+    both.set(main);
+    both.set(preview, main.length);
+    const m = valid(MediaAttachmentSchema, await upload(u, both, "IMG_0002.jpg"));
+    const bytes = await stored(m.url);
+    expect(has(bytes, "SN-0042-SECRET")).toBe(false);
+    expect(bytes.length).toBeLessThan(main.length);
+    expect(jpegJs.decode(bytes)).toMatchObject({ width: 16, height: 16 });
+    expect(await exifr.orientation(bytes)).toBeUndefined();
+  });
+
+  it("lose PNG text chunks; and avatars are cleaned too", async () => {
+    const u = await registerUser();
+    const png = encodePng({
+      width: 3,
+      height: 2,
+      data: new Uint8Array(3 * 2 * 4).fill(200),
+      channels: 4,
+      text: { Comment: "taken at 12 Secret Street", Author: "Jane Doe" },
+    });
+    expect(has(png, "Secret Street")).toBe(true);
+    const m = valid(MediaAttachmentSchema, await upload(u, png, "shot.png"));
+    const bytes = await stored(m.url);
+    expect(has(bytes, "Secret Street")).toBe(false);
+    expect(has(bytes, "tEXt")).toBe(false);
+    expect(m.meta?.original).toMatchObject({ width: 3, height: 2 });
+
+    const form = new FormData();
+    form.set("avatar", new File([phoneJpeg(20, 20)], "me.jpg"));
+    const me = valid(
+      AccountSchema,
+      await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body: form }),
+    );
+    const avatar = await stored(me.avatar);
+    expect(has(avatar, "SN-0042-SECRET")).toBe(false);
+    expect((await exifr.parse(avatar, { gps: true }))?.latitude).toBeUndefined();
+  });
+
+  it("lose a WebP's EXIF and XMP chunks", async () => {
+    const u = await registerUser();
+    // A 1×1 lossless WebP (as cwebp writes it), with an EXIF chunk from piexif and an XMP chunk added: a RIFF
+    // container is a list of chunks, which is how a phone's editor adds them.
+    const vp8l = Uint8Array.from(atob("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=="), (c) => c.charCodeAt(0));
+    const exif = Uint8Array.from(
+      piexif
+        .dump({ GPS: { [piexif.GPSIFD.GPSLatitudeRef]: "N" }, "0th": { [piexif.ImageIFD.Make]: "Cam-XYZ" } })
+        .slice(6),
+      (c: string) => c.charCodeAt(0),
+    );
+    const chunk = (type: string, data: Uint8Array) => {
+      const out = new Uint8Array(8 + data.length + (data.length & 1));
+      out.set(Buffer.from(type, "latin1"));
+      new DataView(out.buffer).setUint32(4, data.length, true);
+      out.set(data, 8);
+      return out;
+    };
+    const body = [
+      vp8l.subarray(12),
+      chunk("EXIF", exif),
+      chunk("XMP ", Buffer.from("<x:xmpmeta>Secret Street</x:xmpmeta>")),
+    ];
+    const size = body.reduce((n, c) => n + c.length, 4);
+    const webp = new Uint8Array(8 + size);
+    webp.set(vp8l.subarray(0, 12));
+    new DataView(webp.buffer).setUint32(4, size, true);
+    let at = 12;
+    for (const c of body) {
+      webp.set(c, at);
+      at += c.length;
+    }
+    expect(has(webp, "Cam-XYZ")).toBe(true);
+    const m = valid(MediaAttachmentSchema, await upload(u, webp, "pic.webp"));
+    const bytes = await stored(m.url);
+    expect(has(bytes, "Cam-XYZ")).toBe(false);
+    expect(has(bytes, "Secret Street")).toBe(false);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(bytes.length - 8);
+    expect(m.meta?.original).toMatchObject({ width: 1, height: 1 });
+  });
+});
+
+describe("files that are not what they claim", () => {
+  it("a truncated JPEG, a PNG without its end and a pixel flood are refused with 422, nothing stored", async () => {
+    const u = await registerUser();
+    const count = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM media_attachments WHERE account_id = ?")
+        .bind(u.id)
+        .first<{ n: number }>())!.n;
+    const photo = phoneJpeg(16, 16);
+    expect((await upload(u, photo.subarray(0, photo.length / 2), "half.jpg", {}, 422)).error).toMatch(
+      /not a complete image/,
+    );
+    const png = encodePng({ width: 2, height: 2, data: new Uint8Array(16), channels: 4 });
+    expect((await upload(u, png.subarray(0, png.length - 12), "cut.png", {}, 422)).error).toMatch(
+      /not a complete image/,
+    );
+    // A header claiming 20,000 × 20,000 pixels: a decoder's memory is refused before any is spent.
+    const flood = png.slice();
+    const view = new DataView(flood.buffer);
+    view.setUint32(16, 20_000);
+    view.setUint32(20, 20_000);
+    expect((await upload(u, flood, "flood.png", {}, 422)).error).toMatch(/more than 33177600 pixels/);
+    expect(await count()).toBe(0);
+  });
+});
+
+describe("focal points", () => {
+  it("are taken at upload and by PUT /api/v1/media/:id, shown in meta.focus; nonsense is 422", async () => {
+    const u = await registerUser();
+    const m = valid(MediaAttachmentSchema, await upload(u, phoneJpeg(8, 8), "f.jpg", { focus: "0.5,-0.25" }));
+    expect(m.meta?.focus).toEqual({ x: 0.5, y: -0.25 });
+    const moved = valid(
+      MediaAttachmentSchema,
+      await json(`/api/v1/media/${m.id}`, { method: "PUT", token: u.token, body: { focus: "-2,1" } }),
+    );
+    expect(moved.meta).toMatchObject({ focus: { x: -1, y: 1 }, original: { width: 8, height: 8 } });
+    await json(`/api/v1/media/${m.id}`, { method: "PUT", token: u.token, body: { focus: "left" }, status: 422 });
+    await upload(u, phoneJpeg(8, 8), "g.jpg", { focus: "1,2,3" }, 422);
+  });
+});
