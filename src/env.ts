@@ -3,6 +3,8 @@ import { PBKDF2_MAX_ITERATIONS, PBKDF2_MIN_ITERATIONS } from "./lib/crypto";
 export interface Env {
   DB: D1Database;
   MEDIA: R2Bucket;
+  /** Cloudflare Images: thumbnails and blurhash of uploaded pictures (optional: without it, neither is made). */
+  IMAGES?: ImagesBinding;
   /** Streaming: one object per user holding that user's connections (src/objects/streams.ts). */
   USER_STREAMS: DurableObjectNamespace<import("./objects/streams").UserStream>;
   /** Streaming: one object per public or hashtag stream holding its anonymous connections. */

@@ -10,7 +10,7 @@ import { drainFederation } from "../src/federation/delivery";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusEditSchema, StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
-import { call, json, registerUser, valid, type TestUser } from "./helpers";
+import { call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, type Instance } from "./instances";
 
 // Outbound fetches routed between A and B, background delivery off: `settle()` delivers everything queued.
@@ -330,5 +330,24 @@ describe("two Starling instances", () => {
       .bind(local.id)
       .first();
     expect(queued).toEqual({ n: 0 });
+  });
+
+  it("a picture's size travels with it (Document width and height), never guessed on the other side", async () => {
+    const alice = await registerUser({ instance: A });
+    const bob = await registerUser({ instance: B });
+    const bobOnA = await find(alice, A, bob, B);
+    await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} });
+    await settle();
+    const form = new FormData();
+    form.set("file", new File([PNG_1PX], "dot.png"));
+    const m = await json("/api/v2/media", { instance: B, method: "POST", token: bob.token, body: form });
+    expect(m.meta.original).toMatchObject({ width: 1, height: 1 });
+    const s = await post(bob, B, { status: "a dot", media_ids: [m.id] });
+    await settle();
+    const copy = (await homeOf(alice, A)).find((x) => x.uri === s.uri);
+    expect(copy?.media_attachments[0]).toMatchObject({
+      meta: { original: { width: 1, height: 1, size: "1x1", aspect: 1 } },
+      blurhash: null,
+    });
   });
 });

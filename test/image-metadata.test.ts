@@ -177,6 +177,36 @@ describe("uploaded photos", () => {
   });
 });
 
+describe("thumbnails and blurhash (the Images binding)", () => {
+  it("a picture gets a WebP thumbnail of at most 640 pixels as preview_url, its size in meta.small, a blurhash", async () => {
+    const u = await registerUser();
+    const m = valid(MediaAttachmentSchema, await upload(u, phoneJpeg(1200, 800, 1), "big.jpg"));
+    expect(m.preview_url).not.toBe(m.url);
+    const preview = await call(new URL(m.preview_url).pathname);
+    expect(preview.headers.get("content-type")).toBe("image/webp");
+    const info = await env.IMAGES!.info(new Blob([await preview.arrayBuffer()]).stream());
+    expect(info).toMatchObject({ width: 640, height: 427 });
+    expect(m.meta).toMatchObject({
+      original: { width: 1200, height: 800, size: "1200x800", aspect: 1.5 },
+      small: { width: 640, height: 427 },
+    });
+    expect(m.blurhash).toMatch(/^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{28}$/);
+
+    // The status serves it, and federates the picture's size; deleting the status deletes the thumbnail too.
+    const s = await json("/api/v1/statuses", { token: u.token, body: { status: "a picture", media_ids: [m.id] } });
+    expect(s.media_attachments[0]).toMatchObject({ preview_url: m.preview_url, blurhash: m.blurhash });
+    const note = JSON.parse(
+      await (await call(`/objects/${s.id}`, { headers: { Accept: "application/activity+json" } })).text(),
+    );
+    // One attachment compacts to an object, several to an array.
+    expect([note.attachment].flat()[0]).toMatchObject({ type: "Document", width: 1200, height: 800 });
+    const key = new URL(m.preview_url).pathname.replace(/^\/media\//, "");
+    expect(await env.MEDIA.head(key)).not.toBeNull();
+    await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: u.token });
+    await expect.poll(async () => await env.MEDIA.head(key)).toBeNull();
+  });
+});
+
 describe("files that are not what they claim", () => {
   it("a truncated JPEG, a PNG without its end and a pixel flood are refused with 422, nothing stored", async () => {
     const u = await registerUser();

@@ -253,14 +253,18 @@ describe("status pages", () => {
     expect(s.url).toBe(`${BASE}/notice/${s.id}`);
     const { text } = await page(`/notice/${s.id}`);
     expect(text).toContain("look at &lt;this&gt; &amp; that");
-    expect(text).toContain(`<img src="${media.url}" alt="a &quot;red&quot; &lt;dot&gt;" loading="lazy">`);
+    // The page shows the thumbnail (linking the file), and link previews use it too.
+    expect(media.preview_url).not.toBe(media.url);
+    expect(text).toContain(
+      `<a href="${media.url}"><img src="${media.preview_url}" alt="a &quot;red&quot; &lt;dot&gt;" loading="lazy">`,
+    );
     expect(text).toContain('lang="en"');
     expect(text).toContain(`<link rel="alternate" type="application/activity+json" href="${s.uri}">`);
     expect(text).toContain(`<link rel="canonical" href="${s.url}">`);
     expect(meta(text, "og:type")).toBe("article");
     expect(meta(text, "og:title")).toBe("Bea &lt;b&gt;: &quot;look at &lt;this&gt; &amp; that&quot;");
     expect(meta(text, "og:description")).toBe("look at &lt;this&gt; &amp; that");
-    expect(meta(text, "og:image")).toBe(media.url);
+    expect(meta(text, "og:image")).toBe(media.preview_url);
     expect(meta(text, "og:image:alt")).toBe("a &quot;red&quot; &lt;dot&gt;");
     expect(meta(text, "twitter:card")).toBe("summary_large_image");
     expect(meta(text, "article:published_time")).toBe(s.created_at);

@@ -738,6 +738,9 @@ export const statusEdits = sqliteTable(
 /** What is known of an attachment's picture. */
 export interface MediaMeta {
   original?: { width: number; height: number };
+  /** The thumbnail's size, when one was made (stored at `thumbnailKey(file)`). */
+  small?: { width: number; height: number };
+  blurhash?: string;
   /** Mastodon's focal point: x and y in -1..1, (0, 0) the centre. */
   focus?: { x: number; y: number };
 }

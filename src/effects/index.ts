@@ -11,6 +11,7 @@ import { ensureCard } from "../services/cards";
 import type { Effects } from "../services/effects";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
+import { deleteStoredFiles } from "../services/media";
 import { kickFederation } from "../federation/delivery";
 
 type WaitUntil = { waitUntil(p: Promise<unknown>): void };
@@ -21,5 +22,6 @@ export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | 
   if (e.push) ctx.waitUntil(deliverPending(env, base, 50, true).catch((err) => console.error("push delivery", err)));
   if (e.federate) ctx.waitUntil(kickFederation(env));
   for (const url of new Set(e.cards ?? [])) ctx.waitUntil(ensureCard(db(env), url, allowPrivateAddress(env)));
-  if (e.files?.length) ctx.waitUntil(env.MEDIA.delete(e.files));
+  // With what was made from them (thumbnails).
+  if (e.files?.length) ctx.waitUntil(deleteStoredFiles(env.MEDIA, e.files));
 }

@@ -73,7 +73,14 @@ export function statusObject(
   const emojis = s.emojis.map((e) => emojiTag(ctx.base, e.shortcode, e.file));
   const attachments = (h.media.get(s.id) ?? []).map(
     (m) =>
-      new Document({ mediaType: m.mimeType, url: new URL(mediaUrl(ctx.base, m.file)), name: m.description || null }),
+      new Document({
+        mediaType: m.mimeType,
+        url: new URL(mediaUrl(ctx.base, m.file)),
+        name: m.description || null,
+        // Its size (read at upload), so other servers lay it out before it loads.
+        width: m.meta?.original?.width ?? null,
+        height: m.meta?.original?.height ?? null,
+      }),
   );
   const parent = s.inReplyToId ? parentUris.get(s.inReplyToId) : undefined;
   const common = {

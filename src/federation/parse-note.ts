@@ -92,10 +92,15 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
       if (!(a instanceof Document) || media.length >= MAX_MEDIA) continue;
       const url = httpUrl(href(a.url as URL | Link | null));
       if (!url) continue;
+      // Its size as its server says (never our own guess), when sane.
+      const side = (n: number | null) =>
+        typeof n === "number" && Number.isInteger(n) && n > 0 && n <= 100_000 ? n : null;
+      const [width, height] = [side(a.width), side(a.height)];
       media.push({
         url,
         mimeType: text(a.mediaType).slice(0, 100),
         description: a.name ? text(a.name).slice(0, 1500) : null,
+        ...(width && height ? { width, height } : {}),
       });
     }
   } catch {

@@ -208,7 +208,8 @@ export function statusPage(siteName: string, s: Status, noindex: boolean) {
       activityJson: s.uri,
       ogType: "article",
       image: image
-        ? { url: image.url, alt: image.description || undefined, large: true }
+        ? // The thumbnail (services/media.ts), as the timeline shows it: link previews need no more.
+          { url: image.preview_url, alt: image.description || undefined, large: true }
         : { url: a.avatar, alt: a.display_name },
       noindex,
       extra: html`<meta property="article:published_time" content="${s.created_at}"><meta property="article:author" content="${a.url}">`,

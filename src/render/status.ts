@@ -5,7 +5,7 @@ import { stripRichText } from "../content/rich-text";
 import type { BaseStatus, Card, MediaAttachment, Poll, Status } from "../schemas/status";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate";
 import type { MediaMeta } from "../db/schema";
-import { mediaUrl } from "../services/media";
+import { mediaUrl, thumbnailKey } from "../services/media";
 import { renderAccount, type RenderContext } from "./account";
 import { filterResults } from "./filter";
 
@@ -20,28 +20,29 @@ export function renderMedia(
 ): MediaAttachment {
   const url = mediaUrl(ctx.base, m.file);
   const o = m.meta?.original;
+  const small = m.meta?.small;
+  const size = (d: { width: number; height: number }) => ({
+    width: d.width,
+    height: d.height,
+    size: `${d.width}x${d.height}`,
+    aspect: Math.round((d.width / d.height) * 1e6) / 1e6,
+  });
   return {
     id: m.id,
     type: m.type,
     url,
     remote_url: m.remoteUrl,
-    preview_url: url,
+    // The thumbnail timelines show (services/media.ts), when one was made; else the file itself.
+    preview_url: small ? mediaUrl(ctx.base, thumbnailKey(m.file)) : url,
     text_url: url,
     description: m.description,
+    blurhash: m.meta?.blurhash ?? null,
     // Mastodon's shape: apps size the picture before it loads, and crop around the focal point.
     meta:
-      o || m.meta?.focus
+      o || small || m.meta?.focus
         ? {
-            ...(o
-              ? {
-                  original: {
-                    width: o.width,
-                    height: o.height,
-                    size: `${o.width}x${o.height}`,
-                    aspect: Math.round((o.width / o.height) * 1e6) / 1e6,
-                  },
-                }
-              : {}),
+            ...(o ? { original: size(o) } : {}),
+            ...(small ? { small: size(small) } : {}),
             ...(m.meta?.focus ? { focus: m.meta.focus } : {}),
           }
         : null,

@@ -31,6 +31,7 @@ export function registerUploadRoutes(app: OpenAPIHono<AppEnv>) {
           p.file,
           p.description,
           p.focus,
+          c.env.IMAGES,
         );
         return c.json(renderMedia(renderContext(c, auth.account.id), row));
       },

@@ -4,6 +4,13 @@ import { FilterResultSchema } from "./filter";
 
 export const VISIBILITIES = ["public", "unlisted", "private", "direct", "local", "list"] as const;
 
+const MediaSizeSchema = z.object({
+  width: z.number().int(),
+  height: z.number().int(),
+  size: z.string(),
+  aspect: z.number(),
+});
+
 export const MediaAttachmentSchema = z
   .object({
     id: z.string(),
@@ -13,11 +20,11 @@ export const MediaAttachmentSchema = z
     preview_url: z.string(),
     text_url: z.string().nullable(),
     description: z.string().nullable(),
+    blurhash: z.string().nullable(),
     meta: z
       .object({
-        original: z
-          .object({ width: z.number().int(), height: z.number().int(), size: z.string(), aspect: z.number() })
-          .optional(),
+        original: MediaSizeSchema.optional(),
+        small: MediaSizeSchema.optional(),
         focus: z.object({ x: z.number(), y: z.number() }).optional(),
       })
       .nullable(),

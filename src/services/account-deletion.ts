@@ -15,7 +15,7 @@ import { sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { db, statement, type DB } from "../db/client";
 import { GIVE_UP_MS } from "./outbox";
-import { isStoredKey } from "./media";
+import { deleteStoredFiles, isStoredKey } from "./media";
 import { outboxWrite } from "./outbox";
 import { deleteStatuses } from "./statuses";
 
@@ -148,8 +148,7 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
       ids.map((r) => r.id),
       { federate: false },
     );
-    const stored = files.filter(isStoredKey);
-    if (stored.length) await env.MEDIA.delete(stored);
+    await deleteStoredFiles(env.MEDIA, files);
     await d.run(
       sql`UPDATE account_deletions SET statuses_deleted = statuses_deleted + ${deleted.length}, updated_at = ${t} WHERE account_id = ${accountId}`,
     );
@@ -160,8 +159,10 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
     sql`SELECT id, file FROM media_attachments WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
   );
   if (media.length) {
-    const stored = media.map((m) => m.file).filter(isStoredKey);
-    if (stored.length) await env.MEDIA.delete(stored);
+    await deleteStoredFiles(
+      env.MEDIA,
+      media.map((m) => m.file),
+    );
     await d.run(
       sql`DELETE FROM media_attachments WHERE id IN (SELECT value FROM json_each(${JSON.stringify(media.map((m) => m.id))}))`,
     );

@@ -8,7 +8,7 @@ import type { DB } from "../db/client";
 import { db, statement } from "../db/client";
 import { authorizationCodes, mailOutbox, mediaAttachments, usedCaptchas } from "../db/schema";
 import { IDEMPOTENCY_HOURS } from "./statuses";
-import { isStoredKey } from "./media";
+import { deleteStoredFiles } from "./media";
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -31,8 +31,10 @@ export async function collectUnattachedMedia(env: Env, t: number, max = 200): Pr
         AND ${mediaAttachments.statusId} IS NULL AND ${mediaAttachments.scheduledStatusId} IS NULL`,
     )
     .returning({ file: mediaAttachments.file });
-  const files = gone.map((r) => r.file).filter(isStoredKey);
-  if (files.length) await env.MEDIA.delete(files);
+  await deleteStoredFiles(
+    env.MEDIA,
+    gone.map((r) => r.file),
+  );
   return gone.length;
 }
 

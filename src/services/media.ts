@@ -2,6 +2,8 @@
 import { ApiError } from "../lib/errors";
 import { newId } from "../db/ids";
 import { cleanImage } from "../content/image-metadata";
+import { decode as decodePng } from "fast-png";
+import { encode as encodeBlurhash } from "blurhash";
 
 interface Sniffed {
   mime: string;
@@ -50,6 +52,75 @@ export interface StoredFile {
   /** An image's displayed size in pixels, when read (content/image-metadata.ts). */
   width?: number;
   height?: number;
+  /** A thumbnail's size (at `thumbnailKey(key)`) and the blurhash, when the Images binding made them. */
+  small?: { width: number; height: number };
+  blurhash?: string;
+}
+
+/** The longest side of a thumbnail (Mastodon's `small` is 640 pixels at most on its long side). */
+export const THUMBNAIL_SIDE = 640;
+/** Where a stored picture's thumbnail is: beside it. */
+export const thumbnailKey = (key: string) => `${key}.small.webp`;
+
+/** Deletes stored files and what was made from them (thumbnails). R2 ignores keys that are not there. */
+export async function deleteStoredFiles(bucket: R2Bucket, keys: string[]): Promise<void> {
+  const stored = keys.filter(isStoredKey);
+  if (stored.length) await bucket.delete(stored.flatMap((k) => [k, thumbnailKey(k)]));
+}
+
+/**
+ * A picture's thumbnail (WebP, at most THUMBNAIL_SIDE on its long side, stored beside it) and blurhash, made by the
+ * Images binding (not on this request's CPU). Best effort: without the binding, or when it fails, none.
+ */
+async function derive(
+  images: ImagesBinding | undefined,
+  bucket: R2Bucket,
+  key: string,
+  bytes: Uint8Array,
+): Promise<Pick<StoredFile, "small" | "blurhash">> {
+  if (!images) return {};
+  const input = () => new Blob([bytes]).stream();
+  try {
+    // The long side bounded, the other following (one dimension given keeps the aspect; never enlarged).
+    const seen = await images.info(input());
+    const [w, h] = "width" in seen ? [seen.width, seen.height] : [THUMBNAIL_SIDE, THUMBNAIL_SIDE];
+    const box = w >= h ? { width: Math.min(THUMBNAIL_SIDE, w) } : { height: Math.min(THUMBNAIL_SIDE, h) };
+    const thumb = await images.input(input()).transform(box).output({ format: "image/webp", quality: 80 });
+    const small = new Uint8Array(await thumb.response().arrayBuffer());
+    const info = await images.info(new Blob([small]).stream());
+    await bucket.put(thumbnailKey(key), small, {
+      httpMetadata: { contentType: "image/webp", cacheControl: "public, max-age=31536000, immutable" },
+    });
+    // The blurhash from a 32-pixel PNG (the binding has no raw pixel output locally), decoded here: 4 KB of pixels.
+    const tiny = await images
+      .input(input())
+      .transform(w >= h ? { width: 32 } : { height: 32 })
+      .output({ format: "image/png" });
+    const png = decodePng(new Uint8Array(await tiny.response().arrayBuffer()));
+    const rgba = toRgba(png);
+    const blurhash = encodeBlurhash(rgba, png.width, png.height, 4, 3);
+    return {
+      ...("width" in info && info.width && info.height ? { small: { width: info.width, height: info.height } } : {}),
+      blurhash,
+    };
+  } catch (e) {
+    console.warn(`thumbnail of ${key}: ${(e as Error)?.message ?? e}`);
+    return {};
+  }
+}
+
+/** A decoded PNG's pixels as 8-bit RGBA. */
+function toRgba(png: { data: ArrayLike<number>; width: number; height: number; channels: number; depth: number }) {
+  const n = png.width * png.height;
+  const out = new Uint8ClampedArray(n * 4);
+  const scale = png.depth === 16 ? 1 / 257 : 1;
+  for (let i = 0; i < n; i++) {
+    const c = png.channels;
+    const v = (k: number) => Math.round(png.data[i * c + k]! * scale);
+    const [r, g, b] = c >= 3 ? [v(0), v(1), v(2)] : [v(0), v(0), v(0)];
+    out.set([r, g, b, c === 4 ? v(3) : c === 2 ? v(1) : 255], i * 4);
+  }
+  return out;
 }
 
 const sizeOf = (c: { bytes: Uint8Array; width?: number; height?: number }) =>
@@ -74,6 +145,7 @@ export async function storeUpload(
   file: File,
   limit: number,
   types: string[],
+  images?: ImagesBinding,
 ): Promise<StoredFile & { type: MediaType }> {
   if (file.size > limit) throw new ApiError(413, "File is too large");
   const bytes = new Uint8Array(await file.arrayBuffer());
@@ -85,7 +157,8 @@ export async function storeUpload(
   await bucket.put(key, clean.bytes, {
     httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" },
   });
-  return { ...sizeOf(clean), key, mime: kind.mime, size: clean.bytes.byteLength, type: kind.type };
+  const derived = kind.type === "image" ? await derive(images, bucket, key, clean.bytes) : {};
+  return { ...sizeOf(clean), ...derived, key, mime: kind.mime, size: clean.bytes.byteLength, type: kind.type };
 }
 
 /** Stores an uploaded image under `prefix`, refusing non-images (415) and files over `limit` bytes (413). */

@@ -40,7 +40,7 @@ export interface ParsedNote {
   mentions: string[];
   tags: string[];
   emojis: StatusEmoji[];
-  media: { url: string; mimeType: string; description: string | null }[];
+  media: { url: string; mimeType: string; description: string | null; width?: number; height?: number }[];
   inReplyTo: string | null;
   context: string | null;
   /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (federation/parse-note.ts). */
@@ -251,7 +251,7 @@ function remoteMedia(accountId: string, statusId: string, media: ParsedNote["med
     createdAt: t,
     chatMessageId: null,
     removedByEdit: false,
-    meta: null,
+    meta: m.width && m.height ? { original: { width: m.width, height: m.height } } : null,
   }));
 }
 

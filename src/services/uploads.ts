@@ -35,12 +35,22 @@ export async function createUpload(
   file: File,
   description: string | undefined,
   focus?: string,
+  images?: ImagesBinding,
 ): Promise<MediaRow> {
   checkDescription(cfg, description);
   const point = parseFocus(focus);
-  const stored = await storeUpload(bucket, `media/${accountId.toLowerCase()}`, file, cfg.uploadLimit, cfg.uploadTypes);
+  const stored = await storeUpload(
+    bucket,
+    `media/${accountId.toLowerCase()}`,
+    file,
+    cfg.uploadLimit,
+    cfg.uploadTypes,
+    images,
+  );
   const meta: MediaMeta = {
     ...(stored.width && stored.height ? { original: { width: stored.width, height: stored.height } } : {}),
+    ...(stored.small ? { small: stored.small } : {}),
+    ...(stored.blurhash ? { blurhash: stored.blurhash } : {}),
     ...(point ? { focus: point } : {}),
   };
   const row = {

@@ -35,6 +35,7 @@ function renderMascot(base: string, m: StoredMascot | null) {
     preview_url: url,
     text_url: url,
     description: null,
+    blurhash: null,
     meta: null,
     pleroma: { mime_type: m?.mime ?? DEFAULT_MASCOT.mime },
   };
