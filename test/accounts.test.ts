@@ -511,7 +511,11 @@ describe("update_credentials", () => {
     expect(file.status).toBe(200);
     expect(file.headers.get("content-type")).toBe("image/png"); // from the bytes, not the name given
     expect(file.headers.get("cache-control")).toContain("immutable");
-    expect(new Uint8Array(await file.arrayBuffer())).toEqual(PNG_1PX);
+    // The picture itself, at Mastodon's avatar size (test/image-metadata.test.ts has the rest).
+    const info = await env.IMAGES!.info(new Blob([await file.arrayBuffer()]).stream());
+    expect(info).toMatchObject({ format: "image/png", width: 400, height: 400 });
+    // The background is kept at its own size: byte for byte (a 1-pixel PNG has nothing to strip).
+    expect(new Uint8Array(await (await call(me.pleroma.background_image!)).arrayBuffer())).toEqual(PNG_1PX);
     const etag = file.headers.get("etag")!;
     expect((await call(me.avatar, { headers: { "if-none-match": etag } })).status).toBe(304);
 

@@ -207,6 +207,27 @@ describe("thumbnails and blurhash (the Images binding)", () => {
   });
 });
 
+describe("avatars and headers", () => {
+  it("are cropped to Mastodon's sizes (400 × 400, 1500 × 500), without their metadata", async () => {
+    const u = await registerUser();
+    const form = new FormData();
+    form.set("avatar", new File([phoneJpeg(1000, 800, 1)], "me.jpg"));
+    form.set("header", new File([phoneJpeg(3000, 1200, 1)], "wide.jpg"));
+    const me = valid(
+      AccountSchema,
+      await json("/api/v1/accounts/update_credentials", { method: "PATCH", token: u.token, body: form }),
+    );
+    const size = async (url: string) => {
+      const bytes = await stored(url);
+      expect(has(bytes, "SN-0042-SECRET")).toBe(false);
+      const info = await env.IMAGES!.info(new Blob([bytes]).stream());
+      return "width" in info ? [info.width, info.height] : null;
+    };
+    expect(await size(me.avatar)).toEqual([400, 400]);
+    expect(await size(me.header)).toEqual([1500, 500]);
+  });
+});
+
 describe("files that are not what they claim", () => {
   it("a truncated JPEG, a PNG without its end and a pixel flood are refused with 422, nothing stored", async () => {
     const u = await registerUser();

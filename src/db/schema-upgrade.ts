@@ -60,6 +60,6 @@ export async function upgrade(
       if (!done.has(m.name)) throw new Error(`migration ${m.name} failed: ${(e as Error)?.message ?? e}`);
     }
   }
-  if (ran.length) console.log(`database upgraded: ${ran.join(", ")}`);
+  if (ran.length) console.log(`database upgraded to ${ran[ran.length - 1]} (${ran.length} migration(s) applied)`);
   return ran;
 }

@@ -158,7 +158,13 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
     params: updateParams,
     response: AccountSchema,
     handler: async (c, p, auth) => {
-      const { saved, effects } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, p);
+      const { saved, effects } = await updateCredentials(
+        db(c.env),
+        config(c.env),
+        { bucket: c.env.MEDIA, images: c.env.IMAGES },
+        auth,
+        p,
+      );
       after(c, effects);
       return c.json(await renderOwn(c, saved.account, saved.user!));
     },

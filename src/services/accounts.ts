@@ -509,16 +509,17 @@ export interface CredentialsInput {
 export async function updateCredentials(
   d: DB,
   cfg: Config,
-  media: R2Bucket,
+  media: { bucket: R2Bucket; images?: ImagesBinding },
   me: { account: AccountRow; user: UserRow },
   input: CredentialsInput,
 ): Promise<{ saved: AccountWithUser; effects: Effects }> {
   const update = credentialsUpdate(cfg, input, me.user);
   const prefix = `accounts/${me.account.id.toLowerCase()}`;
+  // Avatars and headers at Mastodon's sizes (cropped to fill), so every app downloads what it shows.
   const images = [
-    ["avatar", input.avatar, cfg.avatarUploadLimit],
-    ["header", input.header, cfg.bannerUploadLimit],
-    ["background", input.pleroma_background_image, cfg.backgroundUploadLimit],
+    ["avatar", input.avatar, cfg.avatarUploadLimit, { width: 400, height: 400 }],
+    ["header", input.header, cfg.bannerUploadLimit, { width: 1500, height: 500 }],
+    ["background", input.pleroma_background_image, cfg.backgroundUploadLimit, null],
   ] as const;
   const replaced: string[] = [];
   if (
@@ -535,9 +536,12 @@ export async function updateCredentials(
     ]);
     update.account.emojis = codes.length ? profileEmojis(codes, await localEmojisNamed(d, codes)) : [];
   }
-  for (const [column, value, limit] of images) {
+  for (const [column, value, limit, box] of images) {
     if (value === undefined) continue;
-    update.account[column] = value === "" ? null : (await storeImage(media, prefix, value, limit)).key;
+    update.account[column] =
+      value === ""
+        ? null
+        : (await storeImage(media.bucket, prefix, value, limit, box && { ...box, images: media.images })).key;
     const old = me.account[column];
     if (isStoredKey(old)) replaced.push(old);
   }

@@ -109,6 +109,27 @@ async function derive(
   }
 }
 
+/** An image cropped to fill `box`, in its own format; as it was if the binding fails (best effort). */
+async function fitted(
+  images: ImagesBinding,
+  image: { bytes: Uint8Array; width?: number; height?: number },
+  mime: string,
+  box: { width: number; height: number },
+): Promise<{ bytes: Uint8Array; width?: number; height?: number }> {
+  try {
+    const format = (["image/jpeg", "image/png", "image/webp", "image/avif"].includes(mime) ? mime : "image/webp") as
+      "image/jpeg" | "image/png" | "image/webp" | "image/avif";
+    const out = await images
+      .input(new Blob([image.bytes]).stream())
+      .transform({ width: box.width, height: box.height, fit: "cover" })
+      .output({ format });
+    return { bytes: new Uint8Array(await out.response().arrayBuffer()), width: box.width, height: box.height };
+  } catch (e) {
+    console.warn(`resizing an image: ${(e as Error)?.message ?? e}`);
+    return image;
+  }
+}
+
 /** A decoded PNG's pixels as 8-bit RGBA. */
 function toRgba(png: { data: ArrayLike<number>; width: number; height: number; channels: number; depth: number }) {
   const n = png.width * png.height;
@@ -161,13 +182,23 @@ export async function storeUpload(
   return { ...sizeOf(clean), ...derived, key, mime: kind.mime, size: clean.bytes.byteLength, type: kind.type };
 }
 
-/** Stores an uploaded image under `prefix`, refusing non-images (415) and files over `limit` bytes (413). */
-export async function storeImage(bucket: R2Bucket, prefix: string, file: File, limit: number): Promise<StoredFile> {
+/**
+ * Stores an uploaded image under `prefix`, refusing non-images (415) and files over `limit` bytes (413); with a
+ * `resize` box and the Images binding, cropped to fill it (animated GIFs stay as they are: not yet made still).
+ */
+export async function storeImage(
+  bucket: R2Bucket,
+  prefix: string,
+  file: File,
+  limit: number,
+  resize?: { images?: ImagesBinding; width: number; height: number } | null,
+): Promise<StoredFile> {
   if (file.size > limit) throw new ApiError(413, "File is too large");
   const bytes = new Uint8Array(await file.arrayBuffer());
   const type = sniffImage(bytes.subarray(0, 32));
   if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
-  const clean = await cleaned(bytes, type.mime, true);
+  let clean = await cleaned(bytes, type.mime, true);
+  if (resize?.images && type.mime !== "image/gif") clean = await fitted(resize.images, clean, type.mime, resize);
   const key = `${prefix}/${newId().toLowerCase()}.${type.ext}`;
   await bucket.put(key, clean.bytes, {
     httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000, immutable" },

@@ -122,7 +122,13 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
         const value = p[field] ?? p.file;
         if (value === undefined) throw badRequest(`Missing field: ${field}.`);
         const change: CredentialsInput = { [input]: toFile(value) };
-        const { saved, effects } = await updateCredentials(db(c.env), config(c.env), c.env.MEDIA, auth, change);
+        const { saved, effects } = await updateCredentials(
+          db(c.env),
+          config(c.env),
+          { bucket: c.env.MEDIA, images: c.env.IMAGES },
+          auth,
+          change,
+        );
         after(c, effects);
         const column = input === "avatar" ? "avatar" : input === "header" ? "header" : "background";
         const key = saved.account[column];
