@@ -13,6 +13,7 @@ import piexif from "piexifjs";
 import { MediaAttachmentSchema } from "../src/schemas/status";
 import { AccountSchema } from "../src/schemas/account";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
+import { AVIF_WITH_EXIF } from "./fixtures/avif-exif";
 
 /** A `width` × `height` JPEG (pixels from jpeg-js), with a phone's EXIF (GPS, serial, time, orientation). */
 function phoneJpeg(width: number, height: number, orientation = 6): Uint8Array {
@@ -204,6 +205,31 @@ describe("thumbnails and blurhash (the Images binding)", () => {
     expect(await env.MEDIA.head(key)).not.toBeNull();
     await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: u.token });
     await expect.poll(async () => await env.MEDIA.head(key)).toBeNull();
+  });
+});
+
+describe("AVIF", () => {
+  it("with an EXIF item: re-encoded through the Images binding without it; refused without the binding", async () => {
+    const u = await registerUser();
+    const avif = Uint8Array.from(atob(AVIF_WITH_EXIF), (c) => c.charCodeAt(0));
+    expect(has(avif, "AvifCam")).toBe(true);
+    const m = valid(MediaAttachmentSchema, await upload(u, avif, "photo.avif"));
+    const bytes = await stored(m.url);
+    expect(has(bytes, "AvifCam")).toBe(false);
+    expect(has(bytes, "Exif")).toBe(false);
+    // Still an AVIF (the local binding's `info` calls sharp's AVIF "heif" and refuses it, so the brand is read).
+    expect(String.fromCharCode(...bytes.subarray(4, 12))).toBe("ftypavif");
+    // Without the binding nothing can take the item out: refused rather than published.
+    const form = new FormData();
+    form.set("file", new File([avif], "photo.avif"));
+    const res = await call("/api/v2/media", {
+      method: "POST",
+      token: u.token,
+      body: form,
+      vars: { IMAGES: undefined } as never,
+    });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { error: string }).error).toMatch(/cannot be removed/);
   });
 });
 

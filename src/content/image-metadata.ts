@@ -9,7 +9,8 @@
  * - PNG: the `eXIf`, `tEXt`, `zTXt`, `iTXt` and `tIME` chunks go;
  * - WebP: the `EXIF` and `XMP ` chunks go (and their VP8X flags);
  * - GIF: kept as it is (GIF carries no EXIF; its comment and application blocks are not read yet);
- * - AVIF: kept as it is (its EXIF item is not removed yet: issue 32 names it).
+ * - AVIF: an EXIF or XMP item is not taken out here (`avifHasMetadata` finds it): services/media.ts re-encodes
+ *   such a file through the Images binding, or refuses it.
  * Its size in pixels is read on the way (displayed size: a rotated JPEG's width and height swap); a file that is
  * not a complete image of its type, or has more than `MAX_PIXELS`, is refused (422).
  */
@@ -194,6 +195,45 @@ function webp(b: Uint8Array): CleanImage {
 function gif(b: Uint8Array): CleanImage {
   if (b.length < 13) throw broken();
   return sized(b, u16le(b, 6), u16le(b, 8));
+}
+
+/** The children of an ISOBMFF box's payload (`from`..`to`), as [type, payload start, end]. */
+function* boxes(b: Uint8Array, from: number, to: number): Generator<[string, number, number]> {
+  let at = from;
+  while (at + 8 <= to) {
+    let size = u32(b, at);
+    let header = 8;
+    if (size === 1 && at + 16 <= to) {
+      size = u32(b, at + 8) * 2 ** 32 + u32(b, at + 12);
+      header = 16;
+    } else if (size === 0) size = to - at;
+    if (size < header || at + size > to) throw broken();
+    yield [tag(b, at + 4), at + header, at + size];
+    at += size;
+  }
+}
+
+/**
+ * Whether an AVIF (or HEIF) names an EXIF or XMP item (`meta` → `iinf` → `infe` of type `Exif`, or `mime` items:
+ * XMP is `application/rdf+xml`). Starling cannot take such items out of the file itself; media.ts re-encodes it
+ * through the Images binding, or refuses it.
+ */
+export function avifHasMetadata(b: Uint8Array): boolean {
+  for (const [type, start, end] of boxes(b, 0, b.length)) {
+    if (type !== "meta") continue;
+    for (const [inner, from, to] of boxes(b, start + 4, end)) {
+      if (inner !== "iinf") continue;
+      const version = b[from]!;
+      for (const [entry, es] of boxes(b, from + 4 + (version === 0 ? 2 : 4), to)) {
+        if (entry !== "infe") continue;
+        const v = b[es]!;
+        if (v < 2) continue;
+        const itemType = tag(b, es + 4 + (v === 2 ? 2 : 4) + 2);
+        if (itemType === "Exif" || itemType === "mime") return true;
+      }
+    }
+  }
+  return false;
 }
 
 /**

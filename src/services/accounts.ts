@@ -539,9 +539,7 @@ export async function updateCredentials(
   for (const [column, value, limit, box] of images) {
     if (value === undefined) continue;
     update.account[column] =
-      value === ""
-        ? null
-        : (await storeImage(media.bucket, prefix, value, limit, box && { ...box, images: media.images })).key;
+      value === "" ? null : (await storeImage(media.bucket, prefix, value, limit, { images: media.images, box })).key;
     const old = me.account[column];
     if (isStoredKey(old)) replaced.push(old);
   }

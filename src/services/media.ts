@@ -1,7 +1,7 @@
 /** Files in R2: type detection from the bytes themselves, size limits, keys and public URLs. */
 import { ApiError } from "../lib/errors";
 import { newId } from "../db/ids";
-import { cleanImage } from "../content/image-metadata";
+import { avifHasMetadata, cleanImage } from "../content/image-metadata";
 import { decode as decodePng } from "fast-png";
 import { encode as encodeBlurhash } from "blurhash";
 
@@ -152,8 +152,20 @@ async function cleaned(
   bytes: Uint8Array,
   mime: string,
   isImage: boolean,
+  images?: ImagesBinding,
 ): Promise<{ bytes: Uint8Array; width?: number; height?: number }> {
-  return isImage ? cleanImage(bytes, mime) : { bytes };
+  if (!isImage) return { bytes };
+  if (mime === "image/avif" && avifHasMetadata(bytes)) {
+    // Its EXIF or XMP item cannot be cut out here: re-encoded (the binding writes no metadata), or refused.
+    if (!images)
+      throw new ApiError(
+        422,
+        "Validation failed: this AVIF carries metadata (location, camera) that cannot be removed",
+      );
+    const out = await images.input(new Blob([bytes]).stream()).output({ format: "image/avif" });
+    return { bytes: new Uint8Array(await out.response().arrayBuffer()) };
+  }
+  return cleanImage(bytes, mime);
 }
 
 /**
@@ -173,7 +185,7 @@ export async function storeUpload(
   const kind = sniffMedia(bytes.subarray(0, 32));
   if (!types.includes(kind.mime))
     throw new ApiError(415, `Unsupported media type: ${kind.mime} files are not accepted`);
-  const clean = await cleaned(bytes, kind.mime, kind.type === "image");
+  const clean = await cleaned(bytes, kind.mime, kind.type === "image", images);
   const key = `${prefix}/${newId().toLowerCase()}.${kind.ext}`;
   await bucket.put(key, clean.bytes, {
     httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" },
@@ -184,21 +196,22 @@ export async function storeUpload(
 
 /**
  * Stores an uploaded image under `prefix`, refusing non-images (415) and files over `limit` bytes (413); with a
- * `resize` box and the Images binding, cropped to fill it (animated GIFs stay as they are: not yet made still).
+ * `box` and the Images binding, cropped to fill it (animated GIFs stay as they are: not yet made still).
  */
 export async function storeImage(
   bucket: R2Bucket,
   prefix: string,
   file: File,
   limit: number,
-  resize?: { images?: ImagesBinding; width: number; height: number } | null,
+  opts: { images?: ImagesBinding; box?: { width: number; height: number } | null } = {},
 ): Promise<StoredFile> {
   if (file.size > limit) throw new ApiError(413, "File is too large");
   const bytes = new Uint8Array(await file.arrayBuffer());
   const type = sniffImage(bytes.subarray(0, 32));
   if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
-  let clean = await cleaned(bytes, type.mime, true);
-  if (resize?.images && type.mime !== "image/gif") clean = await fitted(resize.images, clean, type.mime, resize);
+  let clean = await cleaned(bytes, type.mime, true, opts.images);
+  if (opts.images && opts.box && type.mime !== "image/gif")
+    clean = await fitted(opts.images, clean, type.mime, opts.box);
   const key = `${prefix}/${newId().toLowerCase()}.${type.ext}`;
   await bucket.put(key, clean.bytes, {
     httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000, immutable" },
