@@ -85,10 +85,12 @@ function endOfImage(b: Uint8Array, at: number): number {
     if (i + 4 > b.length) throw broken();
     // A segment (the scan's header, a table between scans): skipped by its length.
     i += 2 + u16(b, i + 2);
-    // Entropy-coded data up to the next marker.
+    // Entropy-coded data up to the next marker (jumping between 0xFF bytes: a photo's megabytes cost little CPU).
     for (;;) {
-      if (i + 1 >= b.length) throw broken();
-      if (b[i] === 0xff && b[i + 1] !== 0 && !(b[i + 1]! >= 0xd0 && b[i + 1]! <= 0xd7) && b[i + 1] !== 0xff) break;
+      i = b.indexOf(0xff, i);
+      if (i < 0 || i + 1 >= b.length) throw broken();
+      const next = b[i + 1]!;
+      if (next !== 0 && !(next >= 0xd0 && next <= 0xd7) && next !== 0xff) break;
       i++;
     }
     if (b[i + 1] === 0xd9) return i + 2;
