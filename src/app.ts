@@ -1,5 +1,6 @@
 /** The hono app: middleware, error handling, route modules and the OpenAPI document. */
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { afterware, type Ctx } from "./http/route";
 import { cors } from "hono/cors";
 import { VERSION } from "./env";
 import type { AppEnv } from "./http/app-env";
@@ -15,6 +16,7 @@ import { registerNodeinfoRoutes } from "./routes/nodeinfo";
 import { registerOAuthRoutes } from "./routes/oauth";
 import { registerPageRoutes } from "./routes/pages";
 import { registerSetupRoutes } from "./routes/setup";
+import { registerSignUpRoutes } from "./routes/sign-up";
 import { registerRepliesRoutes } from "./routes/replies";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
@@ -73,6 +75,9 @@ export function createApp() {
     }),
   );
 
+  // What actions said must follow them (`after`), after the handler: src/http/route.ts `afterware`.
+  app.use("*", (c, next) => afterware(c as unknown as Ctx, next));
+
   // Run-time settings (src/services/settings.ts): a D1 read only when this isolate's copy is past its TTL.
   app.use("*", async (c, next) => {
     await refreshSettings(c.env);
@@ -121,6 +126,7 @@ export function createApp() {
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);
   registerSetupRoutes(app);
+  registerSignUpRoutes(app);
   registerEmojiRoutes(app);
   registerEmojiPackRoutes(app);
   registerNodeinfoRoutes(app);

@@ -12,6 +12,7 @@ import type { Effects } from "../services/effects";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
 import { deleteStoredFiles } from "../services/media";
+import { mailer } from "../services/mailer";
 import { kickFederation } from "../federation/delivery";
 
 type WaitUntil = { waitUntil(p: Promise<unknown>): void };
@@ -24,4 +25,8 @@ export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | 
   for (const url of new Set(e.cards ?? [])) ctx.waitUntil(ensureCard(db(env), url, allowPrivateAddress(env)));
   // With what was made from them (thumbnails).
   if (e.files?.length) ctx.waitUntil(deleteStoredFiles(env.MEDIA, e.files));
+  if (e.mail?.length) {
+    const send = mailer(env, new URL(base || "http://localhost").host);
+    for (const m of e.mail) ctx.waitUntil(send.send(m).catch((err) => console.error("mail", m.subject, err)));
+  }
 }

@@ -65,6 +65,19 @@ export function after(c: Ctx, e: Effects | undefined): void {
   if (e) c.set("effects", mergeEffects(c.get("effects"), e));
 }
 
+/**
+ * Runs what the request's actions said must follow them (`after`), through the one door, once the handler is
+ * done: for `route()`s and plain pages alike, and also when the handler failed after its batch was committed
+ * (rendering the answer), so nothing committed goes without it. Installed once, on every path (app.ts).
+ */
+export async function afterware(c: Ctx, next: () => Promise<void>): Promise<void> {
+  try {
+    await next();
+  } finally {
+    runEffects(c.env, c.executionCtx, baseUrl(c), c.get("effects"));
+  }
+}
+
 const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)(\{[^}]*\})?/g, "{$1}");
 
 export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode = "none">(
@@ -83,13 +96,7 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     if (spec.privilege) requirePrivilege(auth?.user, spec.privilege);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
     if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
-    try {
-      return await spec.handler(c, params, auth as AuthFor<M>);
-    } finally {
-      // What the action's services said must follow it (`after`), through the one door; also when the handler
-      // failed after its batch was committed (rendering the answer), so nothing committed goes without it.
-      runEffects(c.env, c.executionCtx, baseUrl(c), c.get("effects"));
-    }
+    return spec.handler(c, params, auth as AuthFor<M>);
   };
   const paths = [spec.path];
   if (spec.path.startsWith("/api/v1/pleroma/")) paths.push(spec.path.replace("/api/v1/pleroma/", "/api/pleroma/"));
@@ -99,7 +106,8 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
   }
 }
 
-function throttle(c: Ctx, name: keyof Config["rateLimits"], key: string | undefined) {
+/** Counts a request against a configured limit, by address and by `key` (429 over either). */
+export function throttle(c: Ctx, name: keyof Config["rateLimits"], key: string | undefined) {
   const limit = config(c.env).rateLimits[name];
   const hits = [{ key: `${name}:ip:${clientIp(c)}`, limit }];
   // Bounded: the key becomes a row key.

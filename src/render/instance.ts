@@ -134,7 +134,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
  * Mastodon 4's Instance (`/api/v2/instance`), made from the v1 answer so both tell the same facts, with
  * Pleroma's extra `pleroma` object as Pleroma 2.5 adds it.
  */
-export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: string) {
+export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: string, base: string) {
   return {
     domain: host,
     title: v1.title,
@@ -168,7 +168,13 @@ export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: st
       },
       translation: { enabled: false },
     },
-    registrations: { enabled: v1.registrations, approval_required: v1.approval_required, message: null, url: null },
+    // The sign-up page (routes/sign-up.ts), where apps without in-app sign-up send people.
+    registrations: {
+      enabled: v1.registrations,
+      approval_required: v1.approval_required,
+      message: null,
+      url: `${base}/auth/sign_up`,
+    },
     contact: { email: v1.email, account: null },
     rules: [] as never[],
     pleroma: {

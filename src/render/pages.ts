@@ -135,3 +135,55 @@ ${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
 </form>`,
   );
 }
+
+export interface SignUpForm {
+  instance: string;
+  csrf: string;
+  /** Registrations closed: an invite token is needed (prefilled from an invite link). */
+  inviteOnly: boolean;
+  token?: string;
+  approvalRequired: boolean;
+  reasonLimit: number;
+  captcha: { token: string; url: string; answerData: string } | null;
+  values?: { username?: string; email?: string; reason?: string };
+  error?: string;
+}
+
+/** The sign-up page (`/auth/sign_up`, `/registration/:token`): no JavaScript, the instance's rules. */
+export function signUpPage(f: SignUpForm) {
+  const v = f.values ?? {};
+  return page(
+    `Sign up on ${f.instance}`,
+    html`<h1>Sign up on ${f.instance}</h1>
+${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
+${f.approvalRequired ? html`<p>New accounts are approved by the admins: say why you want to join.</p>` : ""}
+<form method="post" action="/auth/sign_up">
+<input type="hidden" name="csrf_token" value="${f.csrf}">
+<label for="username">Nickname</label><input type="text" id="username" name="username" value="${v.username ?? ""}" autocomplete="username" pattern="[a-zA-Z0-9_]+" required autofocus>
+<label for="email">E-mail</label><input type="text" id="email" name="email" value="${v.email ?? ""}" autocomplete="email" required>
+<label for="password">Password (8 characters or more)</label><input type="password" id="password" name="password" autocomplete="new-password" minlength="8" required>
+<label for="password_confirmation">The password again</label><input type="password" id="password_confirmation" name="password_confirmation" autocomplete="new-password" minlength="8" required>
+${
+  f.approvalRequired
+    ? html`<label for="reason">Why do you want to join?</label><input type="text" id="reason" name="reason" value="${v.reason ?? ""}" maxlength="${String(f.reasonLimit)}" required>`
+    : ""
+}
+${
+  f.inviteOnly
+    ? html`<label for="token">Invite code</label><input type="text" id="token" name="token" value="${f.token ?? ""}" required>`
+    : f.token
+      ? html`<input type="hidden" name="token" value="${f.token}">`
+      : ""
+}
+${
+  f.captcha
+    ? html`<label for="captcha_solution">The characters in the picture</label><img src="${f.captcha.url}" alt="captcha" width="180" height="60">
+<input type="text" id="captcha_solution" name="captcha_solution" autocomplete="off" required>
+<input type="hidden" name="captcha_token" value="${f.captcha.token}"><input type="hidden" name="captcha_answer_data" value="${f.captcha.answerData}">`
+    : ""
+}
+<label><input type="checkbox" name="agreement" value="true" required> I accept this server's rules</label>
+<div class="actions"><button type="submit" name="decision" value="approve">Sign up</button></div>
+</form>`,
+  );
+}

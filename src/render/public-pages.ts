@@ -242,8 +242,8 @@ const APPS: [string, string, string][] = [
 export function instancePage(v: InstanceView) {
   const join =
     v.registrations === "open"
-      ? html`Registrations are <strong>open</strong>: choose “Sign up” (or “Create account”) in the app after entering <code>${v.host}</code>.${v.activationRequired ? " You will confirm your e-mail address before signing in." : ""}`
-      : html`Registrations are <strong>by invitation only</strong>: a member can send you an invite link.`;
+      ? html`Registrations are <strong>open</strong>: <a href="/auth/sign_up">sign up here</a>, or choose “Sign up” (or “Create account”) in the app after entering <code>${v.host}</code>.${v.activationRequired ? " You will confirm your e-mail address before signing in." : ""}`
+      : html`Registrations are <strong>by invitation only</strong>: a member can send you an invite link (or enter its code <a href="/auth/sign_up">on the sign-up page</a>).`;
   return document(
     {
       siteName: v.name,

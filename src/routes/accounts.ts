@@ -1,8 +1,6 @@
 /** Registration, the user's own account, and reading any account. */
-import { getCookie } from "hono/cookie";
 import { movedTarget } from "../services/move";
 import { refreshStaleAccount } from "../federation/account-refresh";
-import { adminEmails } from "../services/registration";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
@@ -11,24 +9,14 @@ import { db } from "../db/client";
 import { forbidden, notFound } from "../lib/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
+import { visitorLanguage } from "../http/browser";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { renderToken } from "../render/oauth";
 import { AccountSchema } from "../schemas/account";
 import { RegistrationPendingSchema, TokenSchema } from "../schemas/oauth";
-import {
-  approvalRequestMail,
-  confirmationMail,
-  fieldErrors,
-  findAccount,
-  register,
-  ownerCounters,
-  updateCredentials,
-  type AccountRow,
-  type UserRow,
-} from "../services/accounts";
-import { verifyCaptcha } from "../services/captcha";
-import { mailer } from "../services/mailer";
+import { findAccount, ownerCounters, updateCredentials, type AccountRow, type UserRow } from "../services/accounts";
+import { signUp } from "../services/sign-up";
 import { loadRelationships } from "../services/relationships";
 
 const VISIBILITY = z.enum(["public", "unlisted", "private", "direct", "local"]);
@@ -97,31 +85,12 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       // Only an app acting for nobody registers users: a signed-in user has an account already.
       if (!auth.app || auth.account) throw forbidden("Invalid credentials");
-      const cfg = config(c.env);
-      const d = db(c.env);
-      if (!p.agreement) throw fieldErrors({ agreement: ["must be accepted"] });
-      if (cfg.captcha !== "none")
-        await verifyCaptcha(c.env, p.captcha_token, p.captcha_solution, p.captcha_answer_data);
-      const base = baseUrl(c);
-      const made = await register(d, cfg, base, auth.app, { ...p, language: p.language ?? visitorLanguage(c) });
-      if (made.confirmationToken) {
-        const mail = confirmationMail(cfg, base, made.account, made.user.email, made.confirmationToken);
-        c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(mail));
-      }
+      const { made, effects } = await signUp(c.env, db(c.env), config(c.env), baseUrl(c), auth.app, {
+        ...p,
+        language: p.language ?? visitorLanguage(c),
+      });
+      after(c, effects);
       if (made.user.approvalPending) {
-        const reason = made.user.registrationReason ?? "";
-        const send = mailer(c.env, hostOf(c));
-        c.executionCtx.waitUntil(
-          adminEmails(d)
-            .then((to) =>
-              Promise.all(
-                to.map((addr) =>
-                  send.send(approvalRequestMail(cfg, base, made.account, made.user.email, reason, addr)),
-                ),
-              ),
-            )
-            .catch((e) => console.error("approval mail", e)),
-        );
         return c.json({
           message: "You have been registered. You'll be able to log in once your account is approved.",
           identifier: "awaiting_approval",
@@ -212,17 +181,4 @@ async function renderOwn(c: Ctx, account: AccountRow, user: UserRow) {
     { account, user },
     { source: true, settingsStore: true, ...counters, moved: target ? renderAccount(ctx, target) : null },
   );
-}
-
-const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,3}$/;
-
-/**
- * The language a visitor reads, for the mails of a new account (Pleroma's order): the `userLanguage` cookie
- * Pleroma-FE sets from its language setting, else the browser's `Accept-Language`. Only a well-formed tag.
- */
-function visitorLanguage(c: Ctx): string | undefined {
-  const cookie = getCookie(c, "userLanguage")?.trim();
-  if (cookie && LANGUAGE_TAG.test(cookie)) return cookie;
-  const header = c.req.header("accept-language")?.split(",")[0]?.split(";")[0]?.trim();
-  return header && LANGUAGE_TAG.test(header) ? header : undefined;
 }

@@ -47,7 +47,7 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Instance"],
     auth: "none",
     response: InstanceV2Schema,
-    handler: async (c) => c.json(renderInstanceV2(await instanceV1(c), hostOf(c))),
+    handler: async (c) => c.json(renderInstanceV2(await instanceV1(c), hostOf(c), baseUrl(c))),
   });
 
   route(app, {

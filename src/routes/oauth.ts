@@ -1,7 +1,8 @@
 /** OAuth 2: the authorize page, the token endpoint (four grants) and revocation. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { getCookie, setCookie } from "hono/cookie";
+import { getCookie } from "hono/cookie";
+import { csrfCookie, csrfToken, csrfValid, startSession } from "../http/browser";
 import type { AppEnv } from "../http/app-env";
 import { config } from "../env";
 import { db } from "../db/client";
@@ -17,17 +18,14 @@ import { TokenSchema } from "../schemas/oauth";
 import { confirmEmail } from "../services/accounts";
 import { checkLogin } from "../services/credentials";
 import { authenticateClient, findAppByClientId, OOB_URI, redirectUriList, type AppRow } from "../services/apps";
-import { createCode, createSession, SESSION_SECONDS } from "../services/oauth";
+import { createCode, createSession } from "../services/oauth";
 import { parseScopes, withinScopes } from "../services/scopes";
 import { issueToken, revokeToken } from "../services/tokens";
 import { grantToken } from "../services/oauth-grants";
-import { randomToken, safeEqual } from "../lib/crypto";
 import { eq } from "drizzle-orm";
 import { accounts } from "../db/schema";
 import { createMfaToken, redeemMfaToken } from "../services/mfa";
 import { withUser } from "../services/accounts";
-
-const CSRF_COOKIE = "starling_csrf";
 
 const authorizeParams = z.object({
   response_type: z.string().optional(),
@@ -101,17 +99,6 @@ function hiddenFields(p: AuthorizeRequest, checked: Checked) {
   };
 }
 
-/** Cookies are `Secure` when the page is served over https, or the instance has a public DOMAIN (always https). */
-const secure = (c: Ctx) => new URL(c.req.url).protocol === "https:" || config(c.env).domain !== null;
-
-function csrfToken(c: Ctx): string {
-  const existing = getCookie(c, CSRF_COOKIE);
-  if (existing && existing.length >= 32) return existing;
-  const token = randomToken(24);
-  setCookie(c, CSRF_COOKIE, token, { path: "/oauth", httpOnly: true, sameSite: "Strict", secure: secure(c) });
-  return token;
-}
-
 /** The account behind the session cookie, unless the user asked to sign in afresh. */
 async function sessionUser(c: Ctx, forceLogin: boolean) {
   if (forceLogin || !getCookie(c, SESSION_COOKIE)) return null;
@@ -142,7 +129,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         instance: config(c.env).name,
         appName: checked.app.name,
         scopes: checked.scopes,
-        csrf: csrfToken(c),
+        csrf: csrfToken(c, "/oauth"),
         hidden: { ...hiddenFields(p, checked), force_login: p.force_login },
         user: session?.account.username ?? null,
         forceLoginUrl: forceLogin.pathname + forceLogin.search,
@@ -152,8 +139,8 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.post("/oauth/authorize", async (c) => {
     const p = await parseParams(c, decisionParams);
-    const cookie = getCookie(c, CSRF_COOKIE);
-    if (!cookie || !p.csrf_token || !safeEqual(cookie, p.csrf_token)) {
+    const cookie = csrfCookie(c) ?? "";
+    if (!csrfValid(c, p.csrf_token)) {
       return c.html(
         messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."),
         403,
@@ -222,8 +209,8 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
   // The authorize page's second step (Pleroma's `mfa[...]` form at the same path): same CSRF rule as the first.
   app.post("/oauth/mfa/verify", async (c) => {
     const p = await parseParams(c, mfaVerifyParams);
-    const cookie = getCookie(c, CSRF_COOKIE);
-    if (!cookie || !p.csrf_token || !safeEqual(cookie, p.csrf_token)) {
+    const cookie = csrfCookie(c) ?? "";
+    if (!csrfValid(c, p.csrf_token)) {
       return c.html(
         messagePage("Authorization failed", "The form expired. Go back, reload the page and try again."),
         403,
@@ -371,17 +358,6 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
           ),
         )
       : c.html(messagePage("Confirmation failed", "This confirmation link is invalid or was already used."), 404);
-  });
-}
-
-/** Signs the browser in: the `_pleroma_key` session cookie (see docs/security.md). */
-function startSession(c: Ctx, accessToken: string) {
-  setCookie(c, SESSION_COOKIE, accessToken, {
-    path: "/",
-    httpOnly: true,
-    sameSite: "Lax",
-    secure: secure(c),
-    maxAge: SESSION_SECONDS,
   });
 }
 

@@ -194,7 +194,7 @@ export async function register(
   d: DB,
   cfg: Config,
   base: string,
-  app: AppRow,
+  app: AppRow | null,
   input: RegistrationInput,
 ): Promise<Registered> {
   const errors = credentialErrors(input.username, input.email, input.password);
@@ -278,8 +278,9 @@ export async function register(
   };
   const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
   const passwordHash = await hashPassword(input.password, cfg.passwordIterations);
+  // A token for the app that registered it (none for the web page, which starts a browser session instead).
   const token =
-    user.confirmed && !user.approvalPending
+    app && user.confirmed && !user.approvalPending
       ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") })
       : null;
 

@@ -5,6 +5,7 @@
  * `runEffects` (src/effects/index.ts), after their answer; nothing else starts after-commit work.
  */
 import type { StreamEvent } from "./events";
+import type { Mail } from "./mailer";
 
 export interface Effects {
   /** Events for the live streams. */
@@ -17,6 +18,8 @@ export interface Effects {
   cards?: string[];
   /** Stored files (R2 keys) no longer referenced by any row. */
   files?: string[];
+  /** Mail to send (confirmation links, approval requests). */
+  mail?: Mail[];
 }
 
 /** Several actions' effects as one. */
@@ -29,6 +32,7 @@ export function mergeEffects(...all: (Effects | undefined)[]): Effects {
     if (e.federate) out.federate = true;
     if (e.cards?.length) out.cards = [...(out.cards ?? []), ...e.cards];
     if (e.files?.length) out.files = [...(out.files ?? []), ...e.files];
+    if (e.mail?.length) out.mail = [...(out.mail ?? []), ...e.mail];
   }
   return out;
 }

@@ -1,5 +1,5 @@
 /** Authorization codes (single use, ten minutes, optionally bound to a PKCE challenge) and session tokens. */
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now } from "../db/client";
 import { newId } from "../db/ids";
@@ -84,4 +84,9 @@ export function createSession(d: DB, accountId: string) {
     scopes: ["read", "write", "follow", "push"],
     lifetimeSeconds: SESSION_SECONDS,
   });
+}
+
+/** Ends a browser session: its token (the `_pleroma_key` cookie's value) is deleted. */
+export async function endSessionToken(d: DB, token: string): Promise<void> {
+  await d.run(sql`DELETE FROM tokens WHERE app_id IS NULL AND token_hash = ${await sha256(token)}`);
 }

@@ -1,0 +1,62 @@
+/**
+ * What the HTML forms share (the authorize page, the sign-up page): the double-submit CSRF token and the browser
+ * session cookie (`_pleroma_key`, docs/security.md). Cookies are `Secure` over https or with a public DOMAIN.
+ */
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { config } from "../env";
+import { randomToken, safeEqual } from "../lib/crypto";
+import { SESSION_SECONDS } from "../services/oauth";
+import { SESSION_COOKIE } from "./auth";
+import type { Ctx } from "./route";
+
+const CSRF_COOKIE = "starling_csrf";
+
+/** Cookies are `Secure` when the page is served over https, or the instance has a public DOMAIN (always https). */
+export const secure = (c: Ctx) => new URL(c.req.url).protocol === "https:" || config(c.env).domain !== null;
+
+/** The form's CSRF token (kept in a cookie scoped to `path`, made when missing). */
+export function csrfToken(c: Ctx, path: string): string {
+  const existing = getCookie(c, CSRF_COOKIE);
+  if (existing && existing.length >= 32) return existing;
+  const token = randomToken(24);
+  setCookie(c, CSRF_COOKIE, token, { path, httpOnly: true, sameSite: "Strict", secure: secure(c) });
+  return token;
+}
+
+/** Whether a submitted form carries the token its cookie holds. */
+export function csrfValid(c: Ctx, submitted: string | undefined): boolean {
+  const cookie = getCookie(c, CSRF_COOKIE);
+  return !!cookie && !!submitted && safeEqual(cookie, submitted);
+}
+
+/** The CSRF cookie's value, for a form shown again. */
+export const csrfCookie = (c: Ctx) => getCookie(c, CSRF_COOKIE);
+
+/** Signs the browser in: the `_pleroma_key` session cookie. */
+export function startSession(c: Ctx, accessToken: string) {
+  setCookie(c, SESSION_COOKIE, accessToken, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: secure(c),
+    maxAge: SESSION_SECONDS,
+  });
+}
+
+/** Signs the browser out (the session's token is revoked by the caller). */
+export function endSession(c: Ctx) {
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secure(c) });
+}
+
+const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,3}$/;
+
+/**
+ * The language a visitor reads, for the mails of a new account (Pleroma's order): the `userLanguage` cookie
+ * Pleroma-FE sets from its language setting, else the browser's `Accept-Language`. Only a well-formed tag.
+ */
+export function visitorLanguage(c: Ctx): string | undefined {
+  const cookie = getCookie(c, "userLanguage")?.trim();
+  if (cookie && LANGUAGE_TAG.test(cookie)) return cookie;
+  const header = c.req.header("accept-language")?.split(",")[0]?.split(";")[0]?.trim();
+  return header && LANGUAGE_TAG.test(header) ? header : undefined;
+}
