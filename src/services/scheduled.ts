@@ -3,7 +3,7 @@
  * due. Posting a scheduled status and removing it are one batch guarded by the idempotency key
  * `scheduled:<id>`, so overlapping or repeated cron runs post it once.
  */
-import { and, asc, count, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, lte, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement, inJson } from "../db/client";
 import { newId } from "../db/ids";
@@ -12,6 +12,7 @@ import type { Config } from "../env";
 import { ApiError, notFound, unprocessable } from "../lib/errors";
 import { inOrder, pageQuery, type Page } from "../db/paging";
 import type { MediaRow } from "./hydrate";
+import { usableUploads } from "./uploads";
 import { findIdempotent, preparePost, validatePost, writePost, type PostContext, type PostInput } from "./statuses";
 import { mergeEffects, type Effects } from "./effects";
 
@@ -90,19 +91,7 @@ export async function scheduleStatus(
   const t = scheduledTime(at);
   validatePost(ctx, p);
   const mediaIds = [...new Set(p.media_ids ?? [])];
-  const media = mediaIds.length
-    ? await ctx.d
-        .select()
-        .from(mediaAttachments)
-        .where(
-          and(
-            inJson(mediaAttachments.id, mediaIds),
-            eq(mediaAttachments.accountId, me),
-            isNull(mediaAttachments.statusId),
-            isNull(mediaAttachments.scheduledStatusId),
-          ),
-        )
-    : [];
+  const media = mediaIds.length ? await usableUploads(ctx.d, me, mediaIds) : [];
   if (media.length !== mediaIds.length) throw unprocessable("Invalid media_ids: not found, not yours, or already used");
   const { scheduled_at: _s, preview: _p, ...post } = p;
   const params: StoredParams = { ...post, base: ctx.base, host: ctx.host, idempotency: key ?? null };

@@ -11,9 +11,9 @@
  *   and notifies the same way, through `versionStatements` and `notifyEdit`.
  */
 import type { Effects } from "./effects";
-import { and, asc, eq, isNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { inJson, now, readsWhere, statement } from "../db/client";
+import { now, readsWhere, statement } from "../db/client";
 import { isId, newId } from "../db/ids";
 import { mediaAttachments, polls, statusEdits, statusRecipients, statuses, type EditedMedia } from "../db/schema";
 import { extract, htmlToText, renderContent, type ContentType } from "../content/format";
@@ -32,6 +32,7 @@ import {
   type PostContext,
 } from "./statuses";
 import { visibleTo } from "./visibility";
+import { usableUploads } from "./uploads";
 
 export type EditRow = typeof statusEdits.$inferSelect;
 
@@ -150,21 +151,8 @@ export async function editStatus(
   const acctKeys = [...new Set(found.mentions)];
 
   const [mediaRows, currentMedia, pollRows, recipientRows, mentionRows, emojiRows] = await readsWhere(d, [
-    mediaIds.length
-      ? d
-          .select()
-          .from(mediaAttachments)
-          .where(
-            and(
-              inJson(mediaAttachments.id, mediaIds),
-              eq(mediaAttachments.accountId, me),
-              // Already this status's (shown, or taken off by an earlier edit), or an upload not used yet.
-              or(eq(mediaAttachments.statusId, id), isNull(mediaAttachments.statusId)),
-              isNull(mediaAttachments.scheduledStatusId),
-              isNull(mediaAttachments.chatMessageId),
-            ),
-          )
-      : null,
+    // Already this status's (shown, or taken off by an earlier edit), or an upload not used yet.
+    mediaIds.length ? usableUploads(d, me, mediaIds, { status: id }) : null,
     d
       .select()
       .from(mediaAttachments)

@@ -4,9 +4,9 @@
  * tags, media, poll, conversation participations, counters, idempotency key) is one batch.
  */
 import type { Effects } from "./effects";
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now, statement, inJson, readsWhere } from "../db/client";
+import { now, statement, readsWhere } from "../db/client";
 import { isId, newId } from "../db/ids";
 import {
   accounts,
@@ -34,6 +34,7 @@ import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 import { outboxWrite } from "./outbox";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
+import { usableUploads } from "./uploads";
 
 export const IDEMPOTENCY_HOURS = 6;
 const MIN_EXPIRY_SECONDS = 3600;
@@ -188,19 +189,8 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
             .from(statuses)
             .where(and(eq(statuses.id, replyId ?? ""), visibleTo(me)))
         : null,
-      mediaIds.length
-        ? d
-            .select()
-            .from(mediaAttachments)
-            .where(
-              and(
-                inJson(mediaAttachments.id, mediaIds),
-                eq(mediaAttachments.accountId, me),
-                isNull(mediaAttachments.statusId),
-                isNull(mediaAttachments.chatMessageId),
-              ),
-            )
-        : null,
+      // A scheduled post being posted takes its own uploads.
+      mediaIds.length ? usableUploads(d, me, mediaIds, { scheduled: true }) : null,
       listId !== null
         ? d
             .select()

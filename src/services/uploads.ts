@@ -1,6 +1,6 @@
 /** Media uploads as rows: stored in R2 (`media.ts`), owned by their uploader until a status or scheduled status takes them. */
-import { and, eq } from "drizzle-orm";
-import { now, type DB } from "../db/client";
+import { and, eq, isNull, or } from "drizzle-orm";
+import { inJson, now, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import { mediaAttachments, type MediaMeta } from "../db/schema";
 import type { Config } from "../env";
@@ -101,4 +101,30 @@ export async function describeUpload(
   const meta = point ? { ...row.meta, focus: point } : row.meta;
   await d.update(mediaAttachments).set({ description: next, meta }).where(eq(mediaAttachments.id, row.id));
   return { ...row, description: next, meta };
+}
+
+/**
+ * The uploads among `ids` of `accountId` that a post may take: on no other status (`status`: those already on
+ * this one count as free), chat message or, unless `scheduled` (a scheduled post being posted), scheduled post.
+ */
+export function usableUploads(
+  d: DB,
+  accountId: string,
+  ids: string[],
+  on: { status?: string; scheduled?: boolean } = {},
+) {
+  return d
+    .select()
+    .from(mediaAttachments)
+    .where(
+      and(
+        inJson(mediaAttachments.id, ids),
+        eq(mediaAttachments.accountId, accountId),
+        on.status
+          ? or(eq(mediaAttachments.statusId, on.status), isNull(mediaAttachments.statusId))
+          : isNull(mediaAttachments.statusId),
+        isNull(mediaAttachments.chatMessageId),
+        ...(on.scheduled ? [] : [isNull(mediaAttachments.scheduledStatusId)]),
+      ),
+    );
 }
