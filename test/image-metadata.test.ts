@@ -208,6 +208,53 @@ describe("thumbnails and blurhash (the Images binding)", () => {
   });
 });
 
+describe("metadata hidden elsewhere in a file", () => {
+  it("a JPEG's comments, IPTC, and an XMP block after the image data are gone; JFIF thumbnails too", async () => {
+    const u = await registerUser();
+    const plain = phoneJpeg(16, 16, 1);
+    const segment = (marker: number, text: string) => {
+      const body = Buffer.from(text, "latin1");
+      return Uint8Array.from([0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 0xff, ...body]);
+    };
+    // After SOI: a comment and a Photoshop/IPTC block; before EOI (after the scan): an XMP block.
+    const eoi = plain.length - 2;
+    const parts = [
+      plain.subarray(0, 2),
+      segment(0xfe, "shot at 12 Secret Street"),
+      segment(0xed, "Photoshop 3.0\0IPTC Secret Street"),
+      plain.subarray(2, eoi),
+      segment(0xe1, "http://ns.adobe.com/xap/1.0/\0<x:xmpmeta>Secret Street</x:xmpmeta>"),
+      plain.subarray(eoi),
+    ];
+    const crafted = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      crafted.set(p, at);
+      at += p.length;
+    }
+    expect(has(crafted, "Secret Street")).toBe(true);
+    const m = valid(MediaAttachmentSchema, await upload(u, crafted, "crafted.jpg"));
+    const bytes = await stored(m.url);
+    expect(has(bytes, "Secret Street")).toBe(false);
+    expect(has(bytes, "JFIF")).toBe(false);
+    expect(jpegJs.decode(bytes)).toMatchObject({ width: 16, height: 16 });
+  });
+
+  it("a PNG keeps only the chunks that draw it (private ones go)", async () => {
+    const u = await registerUser();
+    const png = encodePng({ width: 2, height: 2, data: new Uint8Array(16).fill(9), channels: 4 });
+    const chunk = Uint8Array.from([0, 0, 0, 13, ...Buffer.from("prVtSecret Street"), 0, 0, 0, 0]);
+    const crafted = new Uint8Array(png.length + chunk.length);
+    crafted.set(png.subarray(0, 33));
+    crafted.set(chunk, 33);
+    crafted.set(png.subarray(33), 33 + chunk.length);
+    const m = valid(MediaAttachmentSchema, await upload(u, crafted, "p.png"));
+    const bytes = await stored(m.url);
+    expect(has(bytes, "Secret Street")).toBe(false);
+    expect(m.meta?.original).toMatchObject({ width: 2, height: 2 });
+  });
+});
+
 describe("AVIF", () => {
   it("with an EXIF item: re-encoded through the Images binding without it; refused without the binding", async () => {
     const u = await registerUser();

@@ -161,6 +161,59 @@ describe("pruning remote statuses", () => {
   });
 });
 
+describe("pruning keeps what is new here, answers us, or was reported", () => {
+  it("an old post boosted lately, fetched lately, reported, or answering a local post stays; a race loses nothing", async () => {
+    const me = await registerUser();
+    const far = await remoteAccount();
+    const booster = await remoteAccount();
+    const t = Date.now();
+    const boosted = await remoteStatus(far, 400);
+    await env.DB.prepare(
+      `INSERT INTO statuses (id, uri, url, account_id, reblog_of_id, thread_id, context, content, text, visibility, local, created_at)
+       VALUES (?1, ?2, ?2, ?3, ?4, ?1, '', '', '', 'public', 0, ?5)`,
+    )
+      .bind(newId(t), `https://${booster.domain}/boosts/${boosted}`, booster.id, boosted, t)
+      .run();
+    const fetched = await remoteStatus(far, 400);
+    await env.DB.prepare("UPDATE statuses SET stored_at = ? WHERE id = ?").bind(t, fetched).run();
+    const reported = await remoteStatus(far, 400);
+    await json("/api/v1/reports", {
+      token: me.token,
+      body: { account_id: far.id, status_ids: [reported], comment: "spam" },
+    });
+    const mine = valid(StatusSchema, await post(me, { status: "asking" }));
+    const answer = await remoteStatus(far, 400);
+    await env.DB.prepare("UPDATE statuses SET in_reply_to_id = ? WHERE id = ?").bind(mine.id, answer).run();
+    // Someone here favourites a candidate between the look and the deletion: the batch checks again and stops.
+    const raced = await remoteStatus(far, 400);
+    const racing = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "batch")
+          return async (stmts: D1PreparedStatement[]) => {
+            await env.DB.prepare(
+              "INSERT OR IGNORE INTO favourites (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)",
+            )
+              .bind(newId(), me.id, raced, Date.now())
+              .run();
+            return target.batch(stmts);
+          };
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const step = await pruneRemoteStatuses(db({ ...env, DB: racing } as typeof env), t, 30);
+    expect(step.removed).toBe(0);
+    expect(await exists(raced)).toBe(true);
+    const favourite = await env.DB.prepare("SELECT count(*) AS n FROM favourites WHERE status_id = ?")
+      .bind(raced)
+      .first();
+    expect(favourite).toEqual({ n: 1 });
+    // And in a quiet run, the rest stays too.
+    for (let i = 0; i < 5; i++) await pruneRemoteStatuses(db(env), t, 30);
+    for (const id of [boosted, fetched, reported, answer, raced]) expect(await exists(id), id).toBe(true);
+  });
+});
+
 describe("pruning notifications", () => {
   it("deletes those older than the retention, keeps the rest", async () => {
     const me = await registerUser();

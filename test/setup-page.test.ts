@@ -6,7 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AccountSchema } from "../src/schemas/account";
 import { TokenSchema } from "../src/schemas/oauth";
-import { call, json, makeApp, valid } from "./helpers";
+import { call, json, makeApp, registerUser, valid } from "./helpers";
 
 const SECRET = "a-set-up-secret-of-some-length";
 const vars = { SETUP_SECRET: SECRET };
@@ -45,6 +45,16 @@ describe("/setup", () => {
     expect(text).toContain("email has invalid format");
     expect(text).toContain("password should be at least 8 character(s)");
     expect(await admins()).toBe(0);
+    // A nickname an account (not an admin) already has: said in words, not a 500.
+    const someone = await registerUser();
+    const taken = await submit({
+      secret: SECRET,
+      username: someone.username,
+      email: "fresh@example.com",
+      password: "a long password",
+    });
+    expect(taken.status).toBe(422);
+    expect(await taken.text()).toContain("nickname has already been taken");
 
     // Two submissions racing: one admin.
     const [a, b] = await Promise.all([
@@ -82,5 +92,8 @@ describe("/setup", () => {
     });
     expect(again.status).toBe(404);
     expect(await admins()).toBe(1);
+    // An admin made here and later demoted does not reopen the page for the old secret.
+    await env.DB.prepare("UPDATE users SET is_admin = 0").run();
+    expect((await call(`/setup?secret=${SECRET}`, { vars })).status).toBe(404);
   });
 });

@@ -6,8 +6,8 @@
  * - JPEG: the APP1 (EXIF, XMP), APP13 (IPTC, Photoshop), COM and other application segments go, and whatever
  *   follows the end of the image (phones append previews with EXIF of their own); the orientation is kept as the
  *   only tag (a minimal EXIF block), so nothing turns sideways; JFIF, ICC profiles and Adobe's segment stay;
- * - PNG: the `eXIf`, `tEXt`, `zTXt`, `iTXt` and `tIME` chunks go;
- * - WebP: the `EXIF` and `XMP ` chunks go (and their VP8X flags);
+ * - PNG: only the chunks that draw the picture stay (text, EXIF, time, C2PA and private chunks go);
+ * - WebP: only the chunks that draw the picture stay (EXIF, XMP, C2PA go, and their VP8X flags);
  * - GIF: kept as it is (GIF carries no EXIF; its comment and application blocks are not read yet);
  * - AVIF: an EXIF or XMP item is not taken out here (`avifHasMetadata` finds it): services/media.ts re-encodes
  *   such a file through the Images binding, or refuses it.
@@ -66,25 +66,35 @@ function orientationSegment(orientation: number): Uint8Array {
 }
 
 /**
- * Segments a JPEG keeps: the codec's, JFIF (APP0), ICC profiles (APP2 "ICC_PROFILE", not the multi-picture
- * index: the pictures it indexes are cut off with everything after the end of the image) and Adobe's (APP14).
+ * Segments a JPEG keeps: the codec's, ICC profiles (APP2 "ICC_PROFILE", not the multi-picture index: the pictures
+ * it indexes are cut off with everything after the end of the image) and Adobe's (APP14).
  */
 function keepSegment(b: Uint8Array, at: number, m: number): boolean {
   if (m === 0xe2) return String.fromCharCode(...b.subarray(at + 4, at + 15)) === "ICC_PROFILE";
-  return m === 0xe0 || m === 0xee || (m < 0xe0 && m !== 0xfe) || m > 0xef;
+  // The codec's segments (below APP0); Adobe's colour transform. Not APP0 (JFIF and JFXX carry thumbnails of the
+  // original picture), not the other applications', not comments (0xFE), not the JPEG extensions (0xF0–0xFD).
+  return m < 0xe0 || m === 0xee;
 }
 
 /**
- * Where the image ends: after the start of scan at `at`, through its entropy-coded data (an 0xFF is followed by 0
- * or a restart marker there) and the segments between scans (progressive JPEGs), to the end-of-image marker.
- * Anything after it (a phone's appended previews, with their own EXIF) is not part of the image.
+ * The image from the start of scan at `at`: its entropy-coded data (an 0xFF is followed by 0 or a restart marker
+ * there) and the segments between scans (progressive JPEGs: tables, more scans; application segments and comments
+ * there are dropped too), to the end-of-image marker. Anything after it (a phone's appended previews, with their
+ * own EXIF) is not part of the image.
  */
-function endOfImage(b: Uint8Array, at: number): number {
+function scans(b: Uint8Array, at: number): Uint8Array[] {
+  const parts: Uint8Array[] = [];
   let i = at;
   for (;;) {
     if (i + 4 > b.length) throw broken();
-    // A segment (the scan's header, a table between scans): skipped by its length.
-    i += 2 + u16(b, i + 2);
+    const marker = b[i + 1]!;
+    const length = u16(b, i + 2);
+    if (length < 2 || i + 2 + length > b.length) throw broken();
+    // A segment (the scan's header, a table between scans): kept unless it is an application's or a comment.
+    const segmentEnd = i + 2 + length;
+    const dropped = (marker >= 0xe0 && marker <= 0xef) || marker === 0xfe;
+    const start = i;
+    i = segmentEnd;
     // Entropy-coded data up to the next marker (jumping between 0xFF bytes: a photo's megabytes cost little CPU).
     for (;;) {
       i = b.indexOf(0xff, i);
@@ -93,7 +103,12 @@ function endOfImage(b: Uint8Array, at: number): number {
       if (next !== 0 && !(next >= 0xd0 && next <= 0xd7) && next !== 0xff) break;
       i++;
     }
-    if (b[i + 1] === 0xd9) return i + 2;
+    // Entropy-coded data follows only a start of scan; any other segment is followed directly by a marker.
+    parts.push(b.subarray(dropped ? segmentEnd : start, i));
+    if (b[i + 1] === 0xd9) {
+      parts.push(b.subarray(i, i + 2));
+      return parts;
+    }
   }
 }
 
@@ -122,7 +137,7 @@ async function jpeg(b: Uint8Array): Promise<CleanImage> {
     if (marker === 0xda) {
       // Start of scan: the image data follows, kept as it is to the end of the image.
       if (orientation && orientation > 1 && orientation <= 8) parts.splice(1, 0, orientationSegment(orientation));
-      parts.push(b.subarray(at, endOfImage(b, at)));
+      parts.push(...scans(b, at));
       const [w, h] = orientation && orientation >= 5 && orientation <= 8 ? [height, width] : [width, height];
       return sized(concat(parts), w, h);
     }
@@ -131,7 +146,11 @@ async function jpeg(b: Uint8Array): Promise<CleanImage> {
   }
 }
 
-const PNG_DROP = new Set(["eXIf", "tEXt", "zTXt", "iTXt", "tIME"]);
+/** PNG chunks that draw the picture (animation included); everything else (text, EXIF, C2PA, private) goes. */
+const PNG_KEEP = new Set([
+  ...["IHDR", "PLTE", "IDAT", "IEND", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV", "cLLI"],
+  ...["bKGD", "hIST", "pHYs", "sPLT", "acTL", "fcTL", "fdAT"],
+]);
 
 function png(b: Uint8Array): CleanImage {
   const parts: Uint8Array[] = [b.subarray(0, 8)];
@@ -148,11 +167,14 @@ function png(b: Uint8Array): CleanImage {
       width = u32(b, at + 8);
       height = u32(b, at + 12);
     }
-    if (!PNG_DROP.has(type)) parts.push(b.subarray(at, end));
+    if (PNG_KEEP.has(type)) parts.push(b.subarray(at, end));
     at = end;
     if (type === "IEND") return sized(concat(parts), width, height);
   }
 }
+
+/** WebP chunks that draw the picture; EXIF, XMP, C2PA and unknown chunks go. */
+const WEBP_KEEP = new Set(["VP8 ", "VP8L", "VP8X", "ALPH", "ANIM", "ANMF", "ICCP"]);
 
 function webp(b: Uint8Array): CleanImage {
   if (b.length < 20) throw broken();
@@ -178,7 +200,7 @@ function webp(b: Uint8Array): CleanImage {
       width = (bits & 0x3fff) + 1;
       height = ((bits >> 14) & 0x3fff) + 1;
     }
-    if (type !== "EXIF" && type !== "XMP ") {
+    if (WEBP_KEEP.has(type)) {
       const chunk = b.slice(at, Math.min(end, b.length));
       // VP8X's flags: no EXIF (bit 3), no XMP (bit 2) any more.
       if (type === "VP8X") chunk[8] = chunk[8]! & ~0x0c;

@@ -408,5 +408,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "ALTER TABLE `media_attachments` ADD `meta` text"
   ]
+ },
+ {
+  "name": "0037_status_stored_at.sql",
+  "queries": [
+   "-- When a remote status was stored here (issue 35): its id and created_at are its publication, which may be long\n-- before (a boost of an old post, a post fetched by a search), and the retention counts from this instead.\nALTER TABLE `statuses` ADD `stored_at` integer;\n"
+  ]
  }
 ];

@@ -601,6 +601,8 @@ export const statuses = sqliteTable(
      * home reads pull them per followed account instead (src/services/feeds.ts).
      */
     homePull: bool("home_pull").notNull().default(false),
+    /** When a remote status was stored here (its id is its publication): the retention counts from it. */
+    storedAt: time("stored_at"),
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),

@@ -8,7 +8,7 @@ import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { config } from "../env";
 import { parseParams } from "../http/params";
-import type { Ctx } from "../http/route";
+import { throttle, type Ctx } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
 import { ApiError } from "../lib/errors";
 import { messagePage, setupPage } from "../render/pages";
@@ -38,6 +38,8 @@ export function registerSetupRoutes(app: OpenAPIHono<AppEnv>) {
   app.post("/setup", async (c) => {
     const p = await parseParams(c as unknown as Ctx, setupParams);
     try {
+      // Guesses of the secret are throttled as failed sign-ins are, per address.
+      await throttle(c as unknown as Ctx, "loginPerIp", undefined);
       const admin = await createFirstAdmin(
         db(c.env),
         c.env.SETUP_SECRET,
@@ -56,6 +58,7 @@ export function registerSetupRoutes(app: OpenAPIHono<AppEnv>) {
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       if (e.status === 404) return c.html(messagePage("Set-up", GONE), 404, noStore);
+      if (e.status === 429) return c.html(messagePage("Set-up", "Too many tries: wait a minute."), 429, noStore);
       // Pleroma's field errors come JSON-encoded (services/accounts.ts `fieldErrors`): said in words here.
       let error = e.message;
       try {

@@ -17,9 +17,17 @@ export async function adminExists(d: DB): Promise<boolean> {
   return !!(await d.get(sql`SELECT 1 AS x FROM users WHERE is_admin = 1 LIMIT 1`));
 }
 
-/** Whether `/setup` is open: a secret is configured and no admin exists yet. */
+/**
+ * Whether `/setup` is open: a secret is configured, no admin exists, and no set-up ever made one (an admin made
+ * here and later demoted or deleted does not reopen it for the old secret).
+ */
 export async function setupOpen(d: DB, secret: string | undefined): Promise<boolean> {
-  return !!secret && !(await adminExists(d));
+  if (!secret) return false;
+  const row = await d.get(
+    sql`SELECT 1 AS x WHERE EXISTS (SELECT 1 FROM users WHERE is_admin = 1)
+      OR EXISTS (SELECT 1 FROM instance_keys WHERE name = 'first_admin')`,
+  );
+  return !row;
 }
 
 export interface FirstAdmin {
@@ -64,6 +72,11 @@ export async function createFirstAdmin(
     ]);
   } catch (e) {
     if (String(e).includes("instance_keys")) throw new ApiError(404, "There is nothing to set up.");
+    // A nickname or address an existing (non-admin) account already has.
+    if (String(e).includes("UNIQUE"))
+      throw fieldErrors(
+        String(e).includes("email") ? { email: ["has already been taken"] } : { nickname: ["has already been taken"] },
+      );
     throw e;
   }
   return account;

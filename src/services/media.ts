@@ -155,15 +155,19 @@ async function cleaned(
   images?: ImagesBinding,
 ): Promise<{ bytes: Uint8Array; width?: number; height?: number }> {
   if (!isImage) return { bytes };
-  if (mime === "image/avif" && avifHasMetadata(bytes)) {
-    // Its EXIF or XMP item cannot be cut out here: re-encoded (the binding writes no metadata), or refused.
-    if (!images)
+  if (mime === "image/avif") {
+    // Its items cannot be cut out here: re-encoded (the binding writes no metadata); without the binding, refused
+    // when it names metadata or carries its marks anywhere (an XMP `uuid` box, a nested `meta`).
+    if (images) {
+      const out = await images.input(new Blob([bytes]).stream()).output({ format: "image/avif" });
+      return { bytes: new Uint8Array(await out.response().arrayBuffer()) };
+    }
+    const text = new TextDecoder("latin1").decode(bytes);
+    if (avifHasMetadata(bytes) || /Exif|xmpmeta|XMP|GPS/.test(text))
       throw new ApiError(
         422,
         "Validation failed: this AVIF carries metadata (location, camera) that cannot be removed",
       );
-    const out = await images.input(new Blob([bytes]).stream()).output({ format: "image/avif" });
-    return { bytes: new Uint8Array(await out.response().arrayBuffer()) };
   }
   return cleanImage(bytes, mime);
 }

@@ -178,6 +178,7 @@ export async function storeRemoteNote(
     editedAt: null,
     searchRowid: null,
     homePull: false,
+    storedAt: t,
   };
   const poll: PollRow | null = note.poll
     ? {

@@ -1,9 +1,10 @@
 /**
  * What the database keeps (issue 35). An instance is one D1 database (500 MB on Workers Free), so remote content
  * nobody here cares about goes, as Akkoma's `remote_post_retention_days` and Mastodon's `statuses remove` do:
- * - remote statuses older than `remote_post_retention_days` (30 by default) that no local account favourited,
- *   reblogged, bookmarked, reacted to, replied to, was addressed or mentioned in (direct conversations included),
- *   voted in, and that are not pinned, are deleted with everything hanging on them (`deleteStatuses`: home-feed
+ * - remote statuses stored (and last boosted) more than `remote_post_retention_days` (30 by default) ago that no
+ *   local account favourited, reblogged, bookmarked, reacted to, replied to, was addressed or mentioned in (direct
+ *   conversations included), voted in or reported, that answer no local status, and that are not pinned, are
+ *   deleted with everything hanging on them (`deleteStatuses`: home-feed
  *   rows, search rows, notifications, reblogs of them). A remote account's boost of a local status stays (it is a
  *   count on our post). Local content is never touched;
  * - notifications older than `notification_retention_days` (180) go.
@@ -25,9 +26,15 @@ export const DELETE_PER_RUN = 200;
 const NOTIFICATIONS_PER_RUN = 2000;
 const CURSOR = "retention:statuses_cursor";
 
-/** A local account did something with the remote status `s`, or it concerns one: kept. */
-const interactedWith = sql`(s.pinned_at IS NOT NULL
-  OR EXISTS (SELECT 1 FROM statuses r WHERE r.reblog_of_id = s.id AND r.local = 1)
+/**
+ * A local account did something with the remote status `s`, or it concerns one, or it came here (or was boosted)
+ * recently: kept. (`floor`: the id of the retention's start; a boost's id is when it arrived.)
+ */
+const kept = (floor: string, since: number) => sql`(s.pinned_at IS NOT NULL
+  OR coalesce(s.stored_at, s.created_at) >= ${since}
+  OR EXISTS (SELECT 1 FROM statuses r WHERE r.reblog_of_id = s.id AND (r.local = 1 OR r.id >= ${floor}))
+  OR EXISTS (SELECT 1 FROM statuses p WHERE p.id = s.in_reply_to_id AND p.local = 1)
+  OR EXISTS (SELECT 1 FROM reports rp, json_each(rp.status_ids) rs WHERE rs.value = s.id)
   OR EXISTS (SELECT 1 FROM statuses r WHERE r.in_reply_to_id = s.id AND r.local = 1)
   OR EXISTS (SELECT 1 FROM favourites f JOIN accounts fa ON fa.id = f.account_id AND fa.domain IS NULL WHERE f.status_id = s.id)
   OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.status_id = s.id)
@@ -49,8 +56,9 @@ export async function pruneRemoteStatuses(d: DB, t: number, days: number): Promi
     (await d.get<{ value: string }>(sql`SELECT value FROM instance_keys WHERE name = ${CURSOR}`))?.value ?? "";
   // The statuses after the cursor and older than the retention, oldest first; which of them may go is decided by
   // the same statement, so what it answers is exactly what was looked at.
+  const since = t - days * DAY;
   const rows = await d.all<{ id: string; prunable: number }>(
-    sql`SELECT s.id, (s.local = 0 AND NOT ${interactedWith}) AS prunable FROM statuses s
+    sql`SELECT s.id, (s.local = 0 AND NOT ${kept(floor, since)}) AS prunable FROM statuses s
       WHERE s.id > ${cursor} AND s.id < ${floor} ORDER BY s.id LIMIT ${EXAMINE_PER_RUN}`,
   );
   const prunable = rows.filter((r) => r.prunable).map((r) => r.id);
@@ -65,9 +73,21 @@ export async function pruneRemoteStatuses(d: DB, t: number, days: number): Promi
     await d.run(advance);
     return { examined: rows.length, removed: 0 };
   }
-  // One batch: the deletion and the cursor past it. No Delete is federated: the statuses are their servers'.
-  const { deleted } = await deleteStatuses(d, chosen, { federate: false, extra: [statement(d, advance)] });
-  return { examined: rows.length, removed: deleted.length };
+  // One batch: the deletion and the cursor past it. No Delete is federated: the statuses are their servers'. Its
+  // first statement looks again, inside the transaction: if someone here interacted with one of them since the
+  // look above (a boost, a favourite), it fails (`json` of a non-JSON string) and nothing is deleted this run.
+  const guard = statement(
+    d,
+    sql`SELECT CASE WHEN EXISTS (SELECT 1 FROM statuses s WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify(chosen)}))
+      AND ${kept(floor, since)}) THEN json('retention: a status to delete was interacted with meanwhile') END`,
+  );
+  try {
+    const { deleted } = await deleteStatuses(d, chosen, { federate: false, extra: [statement(d, advance)], guard });
+    return { examined: rows.length, removed: deleted.length };
+  } catch (e) {
+    if (String(e).includes("malformed JSON")) return { examined: rows.length, removed: 0 };
+    throw e;
+  }
 }
 
 /** One bounded step of deleting notifications older than the retention. */

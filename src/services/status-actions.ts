@@ -142,6 +142,7 @@ export async function writeReblog(
     appId: null,
     searchRowid: null,
     homePull: pulledByReaders(target, by.followersCount, r.inlineFanoutMax),
+    storedAt: by.domain === null ? null : r.t,
   };
   await d.$client.batch([
     statement(d, d.insert(statuses).values(row)),

@@ -261,7 +261,8 @@ export async function editStatus(
             sql`UPDATE media_attachments SET status_id = ${id}, removed_by_edit = 0,
               position = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.position])))}, '$."' || id || '"'),
               description = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.description])))}, '$."' || id || '"')
-              WHERE id IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)})) AND account_id = ${me}`,
+              WHERE id IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)})) AND account_id = ${me}
+                AND (status_id IS NULL OR status_id = ${id}) AND chat_message_id IS NULL AND scheduled_status_id IS NULL`,
           ),
         ]
       : []),

@@ -299,6 +299,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     editedAt: null,
     searchRowid: null,
     homePull: false,
+    storedAt: null,
   };
   const order = new Map(mediaIds.map((m, i) => [m, i]));
   const media = mediaRows
@@ -560,7 +561,12 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
 export async function deleteStatuses(
   d: DB,
   ids: string[],
-  opts: { federate?: boolean; extra?: D1PreparedStatement[] } = {},
+  opts: {
+    federate?: boolean;
+    extra?: D1PreparedStatement[];
+    /** A first statement that fails (rolling the whole batch back) when the deletion must not happen after all. */
+    guard?: D1PreparedStatement;
+  } = {},
 ): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[]; effects: Effects }> {
   const extra = opts.extra ?? [];
   if (ids.length === 0) return { deleted: [], files: [], events: [], effects: {} };
@@ -600,6 +606,7 @@ export async function deleteStatuses(
   const all = JSON.stringify(rows.map((r) => r.id));
   const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
   const stmts: D1PreparedStatement[] = [
+    ...(opts.guard ? [opts.guard] : []),
     statement(d, sql`DELETE FROM home_feed WHERE ${inAll("status_id")}`),
     statement(
       d,
