@@ -76,6 +76,12 @@ describe("the sign-up page", () => {
     });
     expect(valid(AccountSchema, await me.json()).username).toBe(who.username);
     const session = b.jar.get("_pleroma_key")!;
+    // Another site cannot sign the browser out.
+    const forged = await call("/auth/sign_out", {
+      method: "POST",
+      headers: { origin: "https://evil.example", cookie: `_pleroma_key=${session}` },
+    });
+    expect(forged.status).toBe(403);
     const out = await b.send("/auth/sign_out", { method: "POST" });
     expect(out.res.status).toBe(303);
     expect(out.res.headers.get("location")).toBe("/");

@@ -2,7 +2,8 @@
  * Signing up and out in a browser, without JavaScript (issue 34): `/auth/sign_up` (also `/registration`, and an
  * invite link `/registration/:token`, Pleroma's paths) through the same service as `POST /api/v1/accounts`
  * (services/sign-up.ts); a new account that may sign in at once gets a browser session (`_pleroma_key`).
- * `/auth/sign_out` ends it. The form carries a double-submit CSRF token and is throttled as registrations are.
+ * `/auth/sign_out` ends it (same-origin only). The form carries a double-submit CSRF token and is throttled as
+ * registrations are.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -134,6 +135,11 @@ export function registerSignUpRoutes(app: OpenAPIHono<AppEnv>) {
 
   const signOut = async (ctx: unknown) => {
     const c = ctx as Ctx;
+    // Only from this instance's own pages: a browser names the page's origin on a cross-site POST (the session
+    // cookie is SameSite=Lax, so it would not even be sent; this says so plainly).
+    const origin = c.req.header("origin");
+    if (origin && origin !== new URL(baseUrl(c)).origin)
+      return c.html(messagePage("Sign-out refused", "Sign out from this server's own pages."), 403);
     const token = getCookie(c, SESSION_COOKIE);
     if (token) await endSessionToken(db(c.env), token);
     endSession(c);
