@@ -14,6 +14,7 @@ import { MediaAttachmentSchema } from "../src/schemas/status";
 import { AccountSchema } from "../src/schemas/account";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { AVIF_WITH_EXIF } from "./fixtures/avif-exif";
+import { GIF } from "./fixtures/gif";
 
 /** A `width` × `height` JPEG (pixels from jpeg-js), with a phone's EXIF (GPS, serial, time, orientation). */
 function phoneJpeg(width: number, height: number, orientation = 6): Uint8Array {
@@ -298,6 +299,18 @@ describe("avatars and headers", () => {
     };
     expect(await size(me.avatar)).toEqual([400, 400]);
     expect(await size(me.header)).toEqual([1500, 500]);
+  });
+});
+
+describe("GIFs", () => {
+  it("keep being shown as themselves (no still thumbnail), with their size and a blurhash", async () => {
+    const u = await registerUser();
+    const gif = Uint8Array.from(atob(GIF), (c) => c.charCodeAt(0));
+    const m = valid(MediaAttachmentSchema, await upload(u, gif, "anim.gif"));
+    expect(m.preview_url).toBe(m.url);
+    expect(m.meta?.original).toMatchObject({ width: 24, height: 12 });
+    expect(m.meta?.small).toBeUndefined();
+    expect(m.blurhash).toBeTruthy();
   });
 });
 

@@ -76,33 +76,41 @@ async function derive(
   images: ImagesBinding | undefined,
   bucket: R2Bucket,
   key: string,
-  bytes: Uint8Array,
+  image: { bytes: Uint8Array; width?: number; height?: number },
+  mime: string,
 ): Promise<Pick<StoredFile, "small" | "blurhash">> {
   if (!images) return {};
-  const input = () => new Blob([bytes]).stream();
+  const input = () => new Blob([image.bytes]).stream();
   try {
+    // The size read while stripping (content/image-metadata.ts), else asked of the binding (AVIF).
+    const seen = image.width && image.height ? null : await images.info(input());
+    const [w, h] =
+      image.width && image.height
+        ? [image.width, image.height]
+        : seen && "width" in seen
+          ? [seen.width, seen.height]
+          : [THUMBNAIL_SIDE, THUMBNAIL_SIDE];
     // The long side bounded, the other following (one dimension given keeps the aspect; never enlarged).
-    const seen = await images.info(input());
-    const [w, h] = "width" in seen ? [seen.width, seen.height] : [THUMBNAIL_SIDE, THUMBNAIL_SIDE];
-    const box = w >= h ? { width: Math.min(THUMBNAIL_SIDE, w) } : { height: Math.min(THUMBNAIL_SIDE, h) };
-    const thumb = await images.input(input()).transform(box).output({ format: "image/webp", quality: 80 });
-    const small = new Uint8Array(await thumb.response().arrayBuffer());
-    const info = await images.info(new Blob([small]).stream());
-    await bucket.put(thumbnailKey(key), small, {
-      httpMetadata: { contentType: "image/webp", cacheControl: "public, max-age=31536000, immutable" },
-    });
+    const scale = Math.min(1, THUMBNAIL_SIDE / Math.max(w, h));
+    const small = { width: Math.max(1, Math.round(w * scale)), height: Math.max(1, Math.round(h * scale)) };
+    // An animated GIF keeps being shown as itself (a still thumbnail would stop it in every timeline).
+    if (mime !== "image/gif") {
+      const thumb = await images
+        .input(input())
+        .transform(w >= h ? { width: small.width } : { height: small.height })
+        .output({ format: "image/webp", quality: 80 });
+      await bucket.put(thumbnailKey(key), new Uint8Array(await thumb.response().arrayBuffer()), {
+        httpMetadata: { contentType: "image/webp", cacheControl: "public, max-age=31536000, immutable" },
+      });
+    }
     // The blurhash from a 32-pixel PNG (the binding has no raw pixel output locally), decoded here: 4 KB of pixels.
     const tiny = await images
       .input(input())
       .transform(w >= h ? { width: 32 } : { height: 32 })
       .output({ format: "image/png" });
     const png = decodePng(new Uint8Array(await tiny.response().arrayBuffer()));
-    const rgba = toRgba(png);
-    const blurhash = encodeBlurhash(rgba, png.width, png.height, 4, 3);
-    return {
-      ...("width" in info && info.width && info.height ? { small: { width: info.width, height: info.height } } : {}),
-      blurhash,
-    };
+    const blurhash = encodeBlurhash(toRgba(png), png.width, png.height, 4, 3);
+    return { ...(mime !== "image/gif" ? { small } : {}), blurhash };
   } catch (e) {
     console.warn(`thumbnail of ${key}: ${(e as Error)?.message ?? e}`);
     return {};
@@ -194,7 +202,7 @@ export async function storeUpload(
   await bucket.put(key, clean.bytes, {
     httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" },
   });
-  const derived = kind.type === "image" ? await derive(images, bucket, key, clean.bytes) : {};
+  const derived = kind.type === "image" ? await derive(images, bucket, key, clean, kind.mime) : {};
   return { ...sizeOf(clean), ...derived, key, mime: kind.mime, size: clean.bytes.byteLength, type: kind.type };
 }
 

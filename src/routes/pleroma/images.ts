@@ -10,7 +10,8 @@ import { config } from "../../env";
 import { ApiError, badRequest } from "../../lib/errors";
 import { fileParam } from "../../http/params";
 import { after, route, type Ctx } from "../../http/route";
-import { baseUrl } from "../../http/urls";
+import { baseUrl, renderContext } from "../../http/urls";
+import { renderMedia } from "../../render/status";
 import { MediaAttachmentSchema } from "../../schemas/status";
 import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/accounts";
 import { isStoredKey, mediaUrl, storeImage } from "../../services/media";
@@ -25,20 +26,16 @@ interface StoredMascot {
   mime: string;
 }
 
-function renderMascot(base: string, m: StoredMascot | null) {
-  const url = m ? mediaUrl(base, m.key) : base + DEFAULT_MASCOT.path;
-  return {
+/** The mascot as the one MediaAttachment renderer shows it (the default one is this instance's own file). */
+function renderMascot(c: Ctx, viewerId: string, m: StoredMascot | null) {
+  return renderMedia(renderContext(c, viewerId), {
     id: m?.id ?? DEFAULT_MASCOT.id,
-    type: "image" as const,
-    url,
-    remote_url: null,
-    preview_url: url,
-    text_url: url,
+    type: "image",
+    file: m ? m.key : baseUrl(c) + DEFAULT_MASCOT.path,
+    remoteUrl: null,
     description: null,
-    blurhash: null,
-    meta: null,
-    pleroma: { mime_type: m?.mime ?? DEFAULT_MASCOT.mime },
-  };
+    mimeType: m?.mime ?? DEFAULT_MASCOT.mime,
+  });
 }
 
 /** An image as clients send it here: a multipart file, or a `data:image/...;base64,` URL (Pleroma-FE). */
@@ -67,7 +64,7 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["read:accounts"],
     response: MediaAttachmentSchema,
-    handler: (c, _p, auth) => c.json(renderMascot(baseUrl(c), auth.user.mascot as StoredMascot | null)),
+    handler: (c, _p, auth) => c.json(renderMascot(c, auth.account.id, auth.user.mascot as StoredMascot | null)),
   });
 
   route(app, {
@@ -98,7 +95,7 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
       const old = (auth.user.mascot as StoredMascot | null)?.key;
       // The replaced file goes through the one door, as a replaced avatar's does.
       if (isStoredKey(old)) after(c, { files: [old] });
-      return c.json(renderMascot(baseUrl(c), mascot));
+      return c.json(renderMascot(c, auth.account.id, mascot));
     },
   });
 
