@@ -14,7 +14,8 @@ import { registerInstanceRoutes } from "./routes/instance";
 import { registerMediaRoutes } from "./routes/media";
 import { registerNodeinfoRoutes } from "./routes/nodeinfo";
 import { registerOAuthRoutes } from "./routes/oauth";
-import { registerPageRoutes } from "./routes/pages";
+import { instancePageOf, registerPageRoutes } from "./routes/pages";
+import { registerFrontendServing } from "./routes/frontend-serving";
 import { registerSetupRoutes } from "./routes/setup";
 import { registerSignUpRoutes } from "./routes/sign-up";
 import { registerRepliesRoutes } from "./routes/replies";
@@ -161,6 +162,9 @@ export function createApp() {
     },
     servers: [{ url: new URL(c.req.url).origin }],
   }));
+
+  // Last: an installed frontend's files and pages, for what nothing above answered.
+  registerFrontendServing(app, instancePageOf);
 
   app.notFound((c) => c.json({ error: "Not found" }, 404));
   app.onError((err, c) => {

@@ -177,6 +177,8 @@ export interface Config {
   passwordIterations: number;
   /** Authorized fetch (`AUTHORIZED_FETCH`, run-time `authorized_fetch_mode`): federation GETs must be signed. */
   authorizedFetch: boolean;
+  /** The installed frontends served at `/` and `/pleroma/admin/` (run-time `:frontends`; none by default). */
+  frontends: { primary: { name: string; ref: string } | null; admin: { name: string; ref: string } | null };
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -310,6 +312,7 @@ export function varsConfig(env: Env): Config {
       Math.max(PBKDF2_MIN_ITERATIONS, int(env.PASSWORD_ITERATIONS, PBKDF2_MAX_ITERATIONS)),
     ),
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
+    frontends: { primary: null, admin: null },
   };
   cache.set(env, c);
   return c;

@@ -414,5 +414,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "-- When a remote status was stored here (issue 35): its id and created_at are its publication, which may be long\n-- before (a boost of an old post, a post fetched by a search), and the retention counts from this instead.\nALTER TABLE `statuses` ADD `stored_at` integer;\n"
   ]
+ },
+ {
+  "name": "0038_frontends.sql",
+  "queries": [
+   "CREATE TABLE `frontends` (\n\t`name` text NOT NULL,\n\t`ref` text NOT NULL,\n\t`build` text NOT NULL,\n\t`files` text NOT NULL,\n\t`bytes` integer NOT NULL,\n\t`installed_at` integer NOT NULL,\n\tPRIMARY KEY(`name`, `ref`)\n)"
+  ]
  }
 ];

@@ -1297,6 +1297,27 @@ export const instanceSettings = sqliteTable("instance_settings", {
   updatedAt: time("updated_at").notNull(),
 });
 
+/** One file of an installed frontend: its path inside the build, content type and size. */
+export interface FrontendFile {
+  path: string;
+  type: string;
+  size: number;
+}
+
+/** Installed frontends (services/frontends.ts): the build in R2 that serves each name and ref. */
+export const frontends = sqliteTable(
+  "frontends",
+  {
+    name: text("name").notNull(),
+    ref: text("ref").notNull(),
+    build: text("build").notNull(),
+    files: json<FrontendFile[]>("files").notNull(),
+    bytes: integer("bytes").notNull(),
+    installedAt: time("installed_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.ref] })],
+);
+
 /** Federation policies per remote domain (Pleroma's `:mrf_simple`): `reject`, `accept`, `media_removal`… */
 export const federationPolicies = sqliteTable(
   "federation_policies",

@@ -27,7 +27,7 @@ export class ZipRefused extends Error {}
  */
 export function unzipBounded(
   zip: Uint8Array,
-  want: (name: string) => boolean,
+  want: (name: string, declaredSize: number) => boolean,
   limits: ZipLimits,
 ): Record<string, Uint8Array> {
   let entries = 0;
@@ -37,7 +37,7 @@ export function unzipBounded(
   return unzipSync(zip, {
     filter: (f) => {
       if (++entries > limits.maxEntries) throw new ZipRefused(`The archive has more than ${limits.maxEntries} entries`);
-      if (!want(f.name)) return false;
+      if (!want(f.name, f.originalSize)) return false;
       if (f.originalSize > limits.maxFileBytes)
         throw new ZipRefused(`${f.name} is larger than ${limits.maxFileBytes} bytes uncompressed`);
       if ((total += f.originalSize) > limits.maxTotalBytes)

@@ -56,11 +56,10 @@ export interface PageMeta {
   extra?: Body;
 }
 
-function document(m: PageMeta, body: Body) {
+/** The page's `<head>` tags for people and link previews: title, description, canonical URL, OpenGraph. */
+function metaTags(m: PageMeta) {
   const image = m.image;
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${m.title}</title><meta name="description" content="${m.description}">
+  return html`<title>${m.title}</title><meta name="description" content="${m.description}">
 ${m.noindex ? html`<meta name="robots" content="noindex, noarchive">` : ""}
 <link rel="canonical" href="${m.canonical}">
 ${m.activityJson ? html`<link rel="alternate" type="application/activity+json" href="${m.activityJson}">` : ""}
@@ -68,9 +67,37 @@ ${m.activityJson ? html`<link rel="alternate" type="application/activity+json" h
 <meta property="og:title" content="${m.title}"><meta property="og:description" content="${m.description}">
 <meta property="og:url" content="${m.canonical}">
 ${image ? html`<meta property="og:image" content="${image.url}">${image.alt ? html`<meta property="og:image:alt" content="${image.alt}">` : ""}` : ""}
-<meta name="twitter:card" content="${image?.large ? "summary_large_image" : "summary"}">${m.extra ?? ""}
+<meta name="twitter:card" content="${image?.large ? "summary_large_image" : "summary"}">${m.extra ?? ""}`;
+}
+
+/** A page: what its head says of it, and its body for the built-in (no-JavaScript) document. */
+export interface Page {
+  meta: PageMeta;
+  body: Body;
+}
+
+const page = (meta: PageMeta, body: Body): Page => ({ meta, body });
+
+/** The built-in document of a page. */
+export function renderPage(p: Page) {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+${metaTags(p.meta)}
 <style>${raw(STYLE)}</style></head>
-<body><div class="site"><a href="/">${m.siteName}</a></div><main>${body}</main></body></html>`;
+<body><div class="site"><a href="/">${p.meta.siteName}</a></div><main>${p.body}</main></body></html>`;
+}
+
+const META_MARK = "<!--server-generated-meta-->";
+
+/**
+ * An installed frontend's `index.html` with the page's tags put in, as Pleroma's metadata providers do: at
+ * Pleroma-FE's `<!--server-generated-meta-->` mark, else before `</head>` (an index without a head gets none).
+ */
+export async function frontendDocument(index: string, p: Page): Promise<string> {
+  const tags = String(await metaTags(p.meta));
+  if (index.includes(META_MARK)) return index.replace(META_MARK, () => tags);
+  const head = index.search(/<\/head>/i);
+  return head < 0 ? index : index.slice(0, head) + tags + index.slice(head);
 }
 
 function mediaHtml(m: MediaAttachment) {
@@ -144,7 +171,7 @@ export function profilePage(v: ProfileView) {
     a.pleroma.hide_follows_count ? "" : html`<li><strong>${a.following_count}</strong> following</li>`,
     a.pleroma.hide_followers_count ? "" : html`<li><strong>${a.followers_count}</strong> followers</li>`,
   ];
-  return document(
+  return page(
     {
       siteName: v.siteName,
       title: `${a.display_name} (@${a.fqn})`,
@@ -181,7 +208,7 @@ export interface TagView {
 }
 
 export function tagPage(v: TagView) {
-  return document(
+  return page(
     {
       siteName: v.siteName,
       title: `#${v.tag}`,
@@ -199,7 +226,7 @@ export function statusPage(siteName: string, s: Status, noindex: boolean) {
   const a = s.account;
   const text = clip(s.spoiler_text ? `CW: ${s.spoiler_text}` : plain(s), 300);
   const image = !s.sensitive && firstImage(s);
-  return document(
+  return page(
     {
       siteName,
       title: `${a.display_name}: "${clip(s.spoiler_text || plain(s) || "Post", 60)}"`,
@@ -244,7 +271,7 @@ export function instancePage(v: InstanceView) {
     v.registrations === "open"
       ? html`Registrations are <strong>open</strong>: <a href="/auth/sign_up">sign up here</a>, or choose “Sign up” (or “Create account”) in the app after entering <code>${v.host}</code>.${v.activationRequired ? " You will confirm your e-mail address before signing in." : ""}`
       : html`Registrations are <strong>by invitation only</strong>: a member can send you an invite link (or enter its code <a href="/auth/sign_up">on the sign-up page</a>).`;
-  return document(
+  return page(
     {
       siteName: v.name,
       title: v.name,

@@ -16,7 +16,9 @@ import { wantsActivityJson } from "../http/negotiate";
 import { parseParams } from "../http/params";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
-import { instancePage, profilePage, safeUrl, statusPage, tagPage } from "../render/public-pages";
+import { instancePage, profilePage, safeUrl, statusPage, tagPage, type Page } from "../render/public-pages";
+import { respondWithPage } from "./frontend-serving";
+import { chosenFrontend } from "../services/frontends";
 import { renderStatuses } from "../render/status";
 import { cachedInstanceStats } from "./instance-stats";
 import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../services/public-pages";
@@ -34,7 +36,12 @@ const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw new ApiError(406, "ActivityStreams representation not available here", {}, { Vary: "Accept" });
   }
   await next();
-  if (c.res.status === 200 && c.res.headers.get("Content-Type")?.startsWith("text/html")) {
+  // An installed frontend's page carries its own (routes/frontend-serving.ts).
+  if (
+    c.res.status === 200 &&
+    c.res.headers.get("Content-Type")?.startsWith("text/html") &&
+    !c.res.headers.has("Content-Security-Policy")
+  ) {
     c.header("Cache-Control", CACHE);
     c.header("Content-Security-Policy", CSP);
     c.header("X-Content-Type-Options", "nosniff");
@@ -43,38 +50,43 @@ const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 const PAGE_PATHS = ["/", "/users/:username", "/notice/:id", "/objects/:id", "/activities/:id", "/tag/:tag"];
 
+/** The instance's page (`/`, and the page of any frontend route the server knows nothing of). */
+export async function instancePageOf(c: Context<AppEnv>): Promise<Page> {
+  const cfg = config(c.env);
+  const stats = await cachedInstanceStats(c);
+  const base = baseUrl(c);
+  return instancePage({
+    name: cfg.name,
+    description: cfg.description,
+    host: hostOf(c),
+    // Closed registrations still admit invited users (`invites_enabled` in /api/v1/instance).
+    registrations: cfg.registrationsOpen ? "open" : "invite",
+    activationRequired: cfg.activationRequired,
+    users: stats.userCount,
+    statuses: stats.statusCount,
+    domains: stats.domainCount,
+    email: cfg.email,
+    thumbnail: `${base}/images/banner.png`,
+    base,
+  });
+}
+
 export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
   for (const path of PAGE_PATHS) app.use(path, pageHeaders);
 
-  app.get("/", async (c) => {
-    const cfg = config(c.env);
-    const stats = await cachedInstanceStats(c);
-    const base = baseUrl(c);
-    return c.html(
-      instancePage({
-        name: cfg.name,
-        description: cfg.description,
-        host: hostOf(c),
-        // Closed registrations still admit invited users (`invites_enabled` in /api/v1/instance).
-        registrations: cfg.registrationsOpen ? "open" : "invite",
-        activationRequired: cfg.activationRequired,
-        users: stats.userCount,
-        statuses: stats.statusCount,
-        domains: stats.domainCount,
-        email: cfg.email,
-        thumbnail: `${base}/images/banner.png`,
-        base,
-      }),
-    );
-  });
+  app.get("/", async (c) => respondWithPage(c, await instancePageOf(c)));
 
   app.get("/users/:username", async (c) => {
     const p = await parseParams(c, z.object({ username: z.string(), max_id: z.string().optional() }));
     const found = await publicProfile(db(c.env), p.username, hostOf(c), p.max_id);
-    if (!found) throw notFound("Can't find user");
+    if (!found) {
+      if (await chosenFrontend(c.env, config(c.env), "primary")) return respondWithPage(c, await instancePageOf(c));
+      throw notFound("Can't find user");
+    }
     const ctx = renderContext(c, null);
     const account = renderAccount(ctx, found.account);
-    return c.html(
+    return respondWithPage(
+      c,
       profilePage({
         siteName: config(c.env).name,
         account,
@@ -90,7 +102,8 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
     const p = await parseParams(c, z.object({ tag: z.string().min(1).max(200), max_id: z.string().optional() }));
     const found = await publicTag(db(c.env), p.tag, p.max_id);
     const name = p.tag.replace(/^#/, "").toLowerCase();
-    return c.html(
+    return respondWithPage(
+      c,
       tagPage({
         siteName: config(c.env).name,
         tag: name,
@@ -105,6 +118,13 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
     const id = c.req.param("id") ?? "";
     const h = await publicStatus(db(c.env), id);
     const [s] = h ? renderStatuses(renderContext(c, null), h, [id]) : [];
+    const noindex = (x: typeof s) => !x.account.discoverable || x.visibility !== "public" || !x.pleroma.local;
+    // An installed frontend shows any status it may (remote ones too, as Pleroma-FE does), or says it cannot.
+    if (await chosenFrontend(c.env, config(c.env), "primary"))
+      return respondWithPage(
+        c,
+        s ? statusPage(config(c.env).name, s.reblog ?? s, noindex(s.reblog ?? s)) : await instancePageOf(c),
+      );
     if (!s) throw notFound();
     // A reblog has no page of its own: it leads to what it shares. A remote post is shown where it lives.
     const target = s.reblog ?? s;
@@ -113,7 +133,7 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
       if (to === "#") throw notFound();
       return c.redirect(to, 302);
     }
-    return c.html(statusPage(config(c.env).name, s, !s.account.discoverable || s.visibility !== "public"));
+    return respondWithPage(c, statusPage(config(c.env).name, s, noindex(s)));
   };
   app.get("/notice/:id", showStatus);
   app.get("/objects/:id", showStatus);

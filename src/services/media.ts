@@ -64,8 +64,9 @@ export const thumbnailKey = (key: string) => `${key}.small.webp`;
 
 /** Deletes stored files and what was made from them (thumbnails). R2 ignores keys that are not there. */
 export async function deleteStoredFiles(bucket: R2Bucket, keys: string[]): Promise<void> {
-  const stored = keys.filter(isStoredKey);
-  if (stored.length) await bucket.delete(stored.flatMap((k) => [k, thumbnailKey(k)]));
+  const all = keys.filter(isStoredKey).flatMap((k) => [k, thumbnailKey(k)]);
+  // R2 deletes at most 1,000 keys per call (an old frontend build has hundreds of files).
+  for (let i = 0; i < all.length; i += 1000) await bucket.delete(all.slice(i, i + 1000));
 }
 
 /**

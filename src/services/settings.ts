@@ -15,6 +15,7 @@ import { federationPolicies, instanceSettings } from "../db/schema";
 import { badRequest } from "../lib/errors";
 import { sql } from "drizzle-orm";
 import { bindingOf } from "../db/binding";
+import { FRONTEND_SEGMENT } from "../lib/frontend-archive";
 
 export const SETTINGS_TTL_MS = 30_000;
 
@@ -244,6 +245,10 @@ const INSTANCE_SETTINGS: SettingDef[] = [
   },
 ];
 const CAPTCHA_KEY = "captcha_enabled";
+/** `:frontends` subkeys (services/frontends.ts), stored as `frontends.<subkey>`: `{name, ref}` or null. */
+const FRONTEND_KEYS = ["primary", "admin"] as const;
+type FrontendKey = (typeof FRONTEND_KEYS)[number];
+const frontendRow = (k: FrontendKey) => `frontends.${k}`;
 const BY_KEY = new Map(INSTANCE_SETTINGS.map((s) => [s.key, s]));
 
 /** What one isolate knows of the stored settings, per database binding. */
@@ -265,6 +270,8 @@ function install(binding: D1Database, values: Record<string, unknown>, policies:
         const def = BY_KEY.get(key);
         if (def) c = def.apply(c, v);
         else if (key === CAPTCHA_KEY) c = { ...c, captcha: v ? "native" : "none" };
+        else if (key.startsWith("frontends."))
+          c = { ...c, frontends: { ...c.frontends, [key.slice("frontends.".length)]: v === "none" ? null : v } };
       }
       return c;
     },
@@ -382,6 +389,12 @@ export function configEntries(env: Env): ConfigEntry[] {
       value: [tuple(":enabled", c.captcha !== "none")],
       db: captchaStored ? [":enabled"] : [],
     },
+    {
+      group: ":pleroma",
+      key: ":frontends",
+      value: FRONTEND_KEYS.map((k) => tuple(atom(k), c.frontends[k])),
+      db: FRONTEND_KEYS.filter((k) => frontendRow(k) in values).map(atom),
+    },
   ];
 }
 
@@ -424,7 +437,40 @@ export function configDescriptions() {
       description: "Captcha-related settings",
       children: [{ key: ":enabled", type: "boolean", description: "Whether the captcha is required to register" }],
     },
+    {
+      group: ":pleroma",
+      key: ":frontends",
+      type: "group",
+      label: "Frontends",
+      description: "Installed frontends to serve (GET /api/v1/pleroma/admin/frontends lists them)",
+      children: FRONTEND_KEYS.map((k) => ({
+        key: atom(k),
+        label: k === "primary" ? "Primary" : "Admin",
+        type: "map",
+        description:
+          k === "primary"
+            ? 'The frontend served at / to browsers (null or name "none": the built-in pages)'
+            : "The frontend served at /pleroma/admin/",
+        children: [
+          { key: "name", type: "string", description: "Name of the installed frontend" },
+          { key: "ref", type: "string", description: "Reference of the installed frontend" },
+        ],
+      })),
+    },
   ];
+}
+
+/** A `:frontends` subkey's value: `{name, ref}`, or null for none (`null`, `"none"`, or the name `"none"`). */
+function frontendValue(k: string, v: unknown): { name: string; ref: string } | null {
+  if (v === null || v === "none") return null;
+  const o = v as { name?: unknown; ref?: unknown } | null;
+  if (!o || typeof o !== "object" || typeof o.name !== "string")
+    throw invalid(`:frontends :${k} must be {"name": …, "ref": …} or null`);
+  if (o.name === "none") return null;
+  const ref = o.ref ?? "stable";
+  if (typeof ref !== "string" || !FRONTEND_SEGMENT.test(o.name) || !FRONTEND_SEGMENT.test(ref))
+    throw invalid(`:frontends :${k} name and ref may only hold letters, digits, ".", "_" and "-"`);
+  return { name: o.name, ref };
 }
 
 // ---- Parsing and saving a change ----------------------------------------------------------------------
@@ -571,6 +617,20 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
         if (k !== "enabled") throw invalid(`unknown key Pleroma.Captcha :${k}`);
         if (typeof v !== "boolean") throw invalid(":enabled must be a boolean");
         stmts.push(upsert(d, CAPTCHA_KEY, v, t));
+      }
+    } else if (ch.key === ":frontends") {
+      const pairs: [string, unknown][] = del
+        ? (subkeys ?? [...FRONTEND_KEYS]).map((k) => [k, undefined])
+        : keyword(ch.value, ":frontends");
+      for (const [k, v] of pairs) {
+        if (!(FRONTEND_KEYS as readonly string[]).includes(k)) throw invalid(`unknown key :frontends :${k}`);
+        const row = frontendRow(k as FrontendKey);
+        stmts.push(
+          del
+            ? statement(d, sql`DELETE FROM instance_settings WHERE key = ${row}`)
+            : // "none" rather than null: the column holds JSON and is NOT NULL.
+              upsert(d, row, frontendValue(k, v) ?? "none", t),
+        );
       }
     } else {
       throw invalid(`unknown key ${ch.key}`);

@@ -1,6 +1,7 @@
 /** The admin API (`/api/v1/pleroma/admin/…`): Pleroma 2.5's paths and shapes, so admin-fe works. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
+import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
 import { registerAdminUserRoutes } from "./users";
 
@@ -8,4 +9,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   // Fixed paths (`/users/invites`, `/users/tag`…) are declared before `/users/:nickname`.
   registerAdminModerationRoutes(app);
   registerAdminUserRoutes(app);
+  registerAdminFrontendRoutes(app);
 }

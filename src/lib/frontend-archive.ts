@@ -1,0 +1,135 @@
+/**
+ * Reading a frontend's build archive (issue 34): Pleroma's artifacts are zips with the site under a folder
+ * (`build_dir`, `dist` by default). What a hostile or broken archive could do is bounded here, before anything
+ * is stored: the number of entries and each file's and the total uncompressed size (lib/zip.ts checks them
+ * before inflating), paths that would climb out of the build (`..`, absolute, backslashes, control characters),
+ * and an archive without an `index.html`. Files are inflated one at a time, so memory holds the archive and one
+ * file, never the whole site. Shared by the Worker's install and the command line (scripts/admin.ts).
+ */
+import { unzipBounded, ZipRefused, type ZipLimits } from "./zip";
+
+export const FRONTEND_LIMITS: ZipLimits & { maxArchiveBytes: number; maxFiles: number } = {
+  maxArchiveBytes: 64_000_000,
+  // Each file is one R2 write in the install's request: well under the 1,000 a request may make.
+  maxFiles: 900,
+  maxEntries: 5_000,
+  maxFileBytes: 32_000_000,
+  maxTotalBytes: 150_000_000,
+};
+
+/** A frontend's name or ref as a path segment: letters, digits, `.`, `_`, `-`; not `.` or `..`. */
+export const FRONTEND_SEGMENT = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,64}$/;
+
+export interface ArchiveFile {
+  /** The path inside the build, as served (no leading slash). */
+  path: string;
+  /** The entry's name in the archive. */
+  entry: string;
+  type: string;
+  size: number;
+}
+
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  htm: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  mjs: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  json: "application/json",
+  map: "application/json",
+  webmanifest: "application/manifest+json",
+  txt: "text/plain; charset=utf-8",
+  xml: "application/xml",
+  svg: "image/svg+xml",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  avif: "image/avif",
+  ico: "image/x-icon",
+  woff: "font/woff",
+  woff2: "font/woff2",
+  ttf: "font/ttf",
+  otf: "font/otf",
+  eot: "application/vnd.ms-fontobject",
+  wasm: "application/wasm",
+  mp3: "audio/mpeg",
+  ogg: "audio/ogg",
+  wav: "audio/wav",
+  mp4: "video/mp4",
+  webm: "video/webm",
+};
+
+export const contentTypeOf = (path: string) =>
+  TYPES[path.slice(path.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream";
+
+/**
+ * Whether a file's name carries a content hash (`main.DinL-YV_.js`, `app.1a2b3c4d.css`, `2b0cfde38bdc93337f7f.wasm`):
+ * such a file never changes under its name and may be cached for a year. The hash is a run of 8 or more letters,
+ * digits, `_` or `-` after a `.`/`-` (or the whole stem), with a digit or both cases in it, so `bootstrap.css`
+ * or `sw-pleroma.js` are not mistaken for one.
+ */
+export function isHashedAsset(path: string): boolean {
+  const base = path.slice(path.lastIndexOf("/") + 1);
+  const stem = base.slice(0, base.lastIndexOf("."));
+  if (!stem) return false;
+  const parts = stem.split(/[.]/);
+  const candidates = [...parts.slice(1), ...(parts.length === 1 ? [stem] : []), stem.slice(stem.lastIndexOf("-") + 1)];
+  return candidates.some(
+    (h) => /^[A-Za-z0-9_-]{8,64}$/.test(h) && (/\d/.test(h) || (/[a-z]/.test(h) && /[A-Z]/.test(h))),
+  );
+}
+
+/** The path an entry has inside the build, or null for what is not part of it (other folders, directories). */
+function buildPath(entry: string, prefix: string): string | null {
+  if (entry.endsWith("/") || !entry.startsWith(prefix)) return null;
+  return entry.slice(prefix.length);
+}
+
+/** Whether a path is safe to store and serve: relative, no empty, `.` or `..` segment, no backslash or control. */
+function safePath(path: string): boolean {
+  if (!path || path.length > 512 || path.startsWith("/") || /[\\\u0000-\u001f\u007f]/.test(path)) return false;
+  return path.split("/").every((s) => s !== "" && s !== "." && s !== "..");
+}
+
+/**
+ * The files of the build in `zip` under `buildDir` (or at the archive's root when nothing is under it and the
+ * root has an `index.html`). Throws `ZipRefused` saying what is wrong; fflate's own error for an unreadable zip.
+ */
+export function listFrontendArchive(zip: Uint8Array, buildDir: string): ArchiveFile[] {
+  if (zip.byteLength > FRONTEND_LIMITS.maxArchiveBytes)
+    throw new ZipRefused(`The archive is larger than ${FRONTEND_LIMITS.maxArchiveBytes} bytes`);
+  // Names and declared sizes only: nothing is inflated, the entries are still counted against the limit.
+  const entries: { name: string; size: number }[] = [];
+  unzipBounded(zip, (name, size) => (entries.push({ name, size }), false), { ...FRONTEND_LIMITS, maxFileBytes: 0 });
+  const dir = buildDir.replace(/^\/+|\/+$/g, "");
+  for (const prefix of dir ? [`${dir}/`, ""] : [""]) {
+    const files: ArchiveFile[] = [];
+    for (const e of entries) {
+      const path = buildPath(e.name, prefix);
+      if (path === null) continue;
+      if (!safePath(path)) throw new ZipRefused(`The archive holds an unsafe path: ${JSON.stringify(e.name)}`);
+      files.push({ path, entry: e.name, type: contentTypeOf(path), size: e.size });
+    }
+    if (!files.some((f) => f.path === "index.html")) continue;
+    if (new Set(files.map((f) => f.path)).size !== files.length)
+      throw new ZipRefused("The archive holds the same path twice");
+    if (files.length > FRONTEND_LIMITS.maxFiles)
+      throw new ZipRefused(`The build has more than ${FRONTEND_LIMITS.maxFiles} files`);
+    const big = files.find((f) => f.size > FRONTEND_LIMITS.maxFileBytes);
+    if (big) throw new ZipRefused(`${big.entry} is larger than ${FRONTEND_LIMITS.maxFileBytes} bytes uncompressed`);
+    if (files.reduce((n, f) => n + f.size, 0) > FRONTEND_LIMITS.maxTotalBytes)
+      throw new ZipRefused(`The build is larger than ${FRONTEND_LIMITS.maxTotalBytes} bytes uncompressed`);
+    return files;
+  }
+  throw new ZipRefused(`The archive has no ${dir ? `${dir}/` : ""}index.html`);
+}
+
+/** One file of the archive, inflated (cut at its declared size, which `listFrontendArchive` checked). */
+export function inflateFrontendFile(zip: Uint8Array, file: ArchiveFile): Uint8Array {
+  const out = unzipBounded(zip, (name) => name === file.entry, FRONTEND_LIMITS);
+  const bytes = out[file.entry];
+  if (!bytes) throw new ZipRefused(`${file.entry} could not be read`);
+  return bytes;
+}

@@ -1,0 +1,117 @@
+/**
+ * Serving the installed frontends (issue 34; services/frontends.ts), as Pleroma does: the admin one at
+ * `/pleroma/admin/`, the primary one at `/` — its files by path, and its `index.html` for a browser's navigation
+ * to any path the API, federation and the built-in pages do not answer, with the page's OpenGraph tags put in.
+ * The public pages (routes/pages.ts) answer with the primary frontend through `respondWithPage` when one is
+ * installed, with their own no-JavaScript document otherwise. Registered last: everything else comes first.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/app-env";
+import { config } from "../env";
+import { notFound } from "../lib/errors";
+import type { Ctx } from "../http/route";
+import { baseUrl } from "../http/urls";
+import { isHashedAsset } from "../lib/frontend-archive";
+import { frontendDocument, renderPage, type Page } from "../render/public-pages";
+import { chosenFrontend, frontendFile, frontendIndex, type Installed } from "../services/frontends";
+
+/** What a frontend may do on the instance's origin: its own scripts and styles, media from anywhere, no framing. */
+function frontendCsp(base: string) {
+  const socket = base.replace(/^http/, "ws");
+  return [
+    "default-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+    "script-src 'self' 'wasm-unsafe-eval'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob: https: http:",
+    "media-src 'self' data: blob: https: http:",
+    "font-src 'self' data:",
+    `connect-src 'self' blob: ${socket}`,
+    "manifest-src 'self'",
+    "worker-src 'self' blob:",
+  ].join("; ");
+}
+
+function securityHeaders(c: Ctx) {
+  c.header("Content-Security-Policy", frontendCsp(baseUrl(c)));
+  c.header("X-Content-Type-Options", "nosniff");
+  c.header("X-Frame-Options", "DENY");
+  c.header("Referrer-Policy", "same-origin");
+}
+
+/** A frontend's index page (with `page`'s tags put in, for the primary one): never cached without asking. */
+async function indexResponse(c: Ctx, fe: Installed, page: Page | null): Promise<Response | null> {
+  const index = await frontendIndex(c.env, fe);
+  if (index === null) return null;
+  securityHeaders(c);
+  c.header("Cache-Control", "no-cache");
+  return c.html(page ? await frontendDocument(index, page) : index);
+}
+
+/** A public page: the primary frontend with the page's tags when one is installed, else the built-in document. */
+export async function respondWithPage(c: Ctx, page: Page): Promise<Response> {
+  const fe = await chosenFrontend(c.env, config(c.env), "primary");
+  return (fe && (await indexResponse(c, fe, page))) || c.html(renderPage(page));
+}
+
+async function fileResponse(c: Ctx, fe: Installed, path: string): Promise<Response | null> {
+  const found = await frontendFile(c.env, fe, path);
+  if (!found) return null;
+  const { file, body } = found;
+  securityHeaders(c);
+  // Hashed names never change: a year. Others (config.json, the service worker) may change with a new install.
+  c.header("Cache-Control", isHashedAsset(path) ? "public, max-age=31536000, immutable" : "public, max-age=300");
+  c.header("ETag", body.httpEtag);
+  if (c.req.header("If-None-Match") === body.httpEtag) {
+    await body.body.cancel();
+    return c.body(null, 304);
+  }
+  c.header("Content-Type", file.type);
+  c.header("Content-Length", String(file.size));
+  return c.body(body.body);
+}
+
+/** Paths that are never a frontend's navigation: API, federation, OAuth, media and the built-in forms. */
+const NOT_NAVIGATION =
+  /^\/(api|oauth|\.well-known|nodeinfo|media|proxy|inbox|relay|internal|streaming|auth|registration|setup|static|objects|activities)(\/|$)/;
+
+const wantsHtml = (c: Ctx) => /text\/html|application\/xhtml\+xml/.test(c.req.header("Accept") ?? "");
+
+export function registerFrontendServing(app: OpenAPIHono<AppEnv>, fallbackPage: (c: Ctx) => Promise<Page>) {
+  // One handler for `/pleroma/admin` and below (the app matches with or without a trailing slash).
+  const admin = async (c: Ctx) => {
+    const pathname = new URL(c.req.url).pathname;
+    if (pathname === "/pleroma/admin") return c.redirect("/pleroma/admin/", 301);
+    const fe = await chosenFrontend(c.env, config(c.env), "admin");
+    if (!fe) throw notFound("No admin frontend is installed");
+    const path = safeDecode(pathname.slice("/pleroma/admin/".length));
+    const res = (path && (await fileResponse(c, fe, path))) || (await indexResponse(c, fe, null));
+    if (!res) throw notFound();
+    return res;
+  };
+  app.get("/pleroma/admin", admin);
+  app.get("/pleroma/admin/*", admin);
+
+  app.get("*", async (c) => {
+    const fe = await chosenFrontend(c.env, config(c.env), "primary");
+    if (!fe) return c.notFound();
+    const pathname = new URL(c.req.url).pathname;
+    const path = safeDecode(pathname.slice(1));
+    const file = path ? await fileResponse(c, fe, path) : null;
+    if (file) return file;
+    if (!wantsHtml(c) || NOT_NAVIGATION.test(pathname)) return c.notFound();
+    c.header("Vary", "Accept");
+    return (await indexResponse(c, fe, await fallbackPage(c))) ?? c.notFound();
+  });
+}
+
+/** A path as the build names its files; a malformed escape names none. */
+function safeDecode(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return "";
+  }
+}

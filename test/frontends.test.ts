@@ -1,0 +1,335 @@
+/**
+ * Installable frontends (issue 34): Pleroma's admin API to list and install them (an uploaded zip, or a
+ * `build_url` fetched through the SSRF guard), the `:frontends` setting, and what a browser and a server get on
+ * each path once a primary and an admin frontend are chosen.
+ */
+import { env } from "cloudflare:test";
+import { zipSync, strToU8 } from "fflate";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { FrontendSchema } from "../src/routes/admin/frontends";
+import { StatusSchema } from "../src/schemas/status";
+import { call, json, makeAdmin, post, registerUser, valid, type TestUser } from "./helpers";
+
+const ADMIN_SCOPES = "read write follow push admin";
+const List = z.array(FrontendSchema);
+const HTML = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+
+const INDEX = `<!DOCTYPE html><html><head><meta charset="utf-8">
+<!--server-generated-meta-->
+<script type="module" src="/static/js/main.DinL-YV_.js"></script></head><body><div id="app"></div></body></html>`;
+
+/** A build archive: `files` under `dist/` unless a path says otherwise. */
+function archive(files: Record<string, string>, dir = "dist/"): Uint8Array {
+  return zipSync(Object.fromEntries(Object.entries(files).map(([p, text]) => [dir + p, strToU8(text)])));
+}
+
+const PLEROMA_FE = () =>
+  archive({
+    "index.html": INDEX,
+    "static/js/main.DinL-YV_.js": "console.log('fe')",
+    "static/config.json": '{"theme":"pleroma-dark"}',
+    "sw-pleroma.js": "self.addEventListener('fetch', () => {})",
+  });
+
+let admin: TestUser;
+let plain: TestUser;
+
+beforeAll(async () => {
+  admin = await registerUser({ scopes: ADMIN_SCOPES });
+  await makeAdmin(admin.id);
+  plain = await registerUser({ scopes: ADMIN_SCOPES });
+});
+
+function install(fields: Record<string, string | Uint8Array>, token = admin.token, status = 200) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields))
+    form.set(k, typeof v === "string" ? v : new File([v], "build.zip", { type: "application/zip" }));
+  return json("/api/v1/pleroma/admin/frontends/install", { token, body: form, status });
+}
+
+const choose = (configs: { primary?: unknown; admin?: unknown }) =>
+  json("/api/v1/pleroma/admin/config", {
+    token: admin.token,
+    body: {
+      configs: [
+        {
+          group: ":pleroma",
+          key: ":frontends",
+          value: Object.entries(configs).map(([k, v]) => ({ tuple: [`:${k}`, v] })),
+        },
+      ],
+    },
+  });
+
+const r2Keys = async (prefix: string) => (await env.MEDIA.list({ prefix })).objects.map((o) => o.key);
+
+describe("the admin API", () => {
+  it("lists the frontends Starling knows, none installed, to admins only", async () => {
+    const list = valid(List, await json("/api/v1/pleroma/admin/frontends", { token: admin.token }));
+    expect(list.map((f) => f.name)).toEqual(["pleroma-fe", "admin-fe"]);
+    expect(list[0]).toMatchObject({ installed: false, installed_refs: [], ref: "develop" });
+    expect(list[0].build_url).toContain("${ref}");
+    // Pleroma's unversioned path too.
+    expect(await json("/api/pleroma/admin/frontends", { token: admin.token })).toEqual(list);
+    await json("/api/v1/pleroma/admin/frontends", { token: plain.token, status: 403 });
+    await json("/api/v1/pleroma/admin/frontends", { status: 403 });
+    await install({ name: "pleroma-fe", ref: "stable", file: PLEROMA_FE() }, plain.token, 403);
+  });
+
+  it("installs an uploaded build under its name and ref, and logs who did", async () => {
+    const list = valid(List, await install({ name: "pleroma-fe", ref: "stable", file: PLEROMA_FE() }));
+    expect(list.find((f) => f.name === "pleroma-fe")).toMatchObject({ installed: true, installed_refs: ["stable"] });
+    const keys = await r2Keys("frontends/pleroma-fe/stable/");
+    expect(keys.map((k) => k.split("/").slice(4).join("/")).sort()).toEqual([
+      "index.html",
+      "static/config.json",
+      "static/js/main.DinL-YV_.js",
+      "sw-pleroma.js",
+    ]);
+    const log = await json("/api/v1/pleroma/admin/moderation_log", { token: admin.token });
+    expect(log.items[0].message).toBe(`@${admin.username} installed the frontend pleroma-fe (stable)`);
+  });
+
+  it("refuses what would escape the build, overflow it or is not one, storing nothing", async () => {
+    const before = await r2Keys("frontends/");
+    const refused = async (fields: Record<string, string | Uint8Array>, status: number, error: RegExp) => {
+      const res = await install({ name: "bad-fe", ref: "x", ...fields }, admin.token, status);
+      expect(res.error).toMatch(error);
+    };
+    await refused({ file: archive({ "index.html": INDEX, "../escape.js": "x" }) }, 422, /unsafe path/);
+    await refused({ file: archive({ "index.html": INDEX, "a//b.js": "x" }) }, 422, /unsafe path/);
+    await refused({ file: archive({ "index.html": INDEX, "a\\b.js": "x" }) }, 422, /unsafe path/);
+    await refused({ file: archive({ "app.js": "x" }) }, 422, /no dist\/index.html/);
+    await refused({ file: strToU8("not a zip at all") }, 422, /not a zip/);
+    const many = Object.fromEntries(Array.from({ length: 901 }, (_, i) => [`f${i}.js`, "x"]));
+    await refused({ file: archive({ "index.html": INDEX, ...many }) }, 422, /more than 900 files/);
+    await refused({ file: PLEROMA_FE(), build_dir: "../dist" }, 400, /build_dir/);
+    await install({ name: "../etc", ref: "x", file: PLEROMA_FE() }, admin.token, 400);
+    await install({ name: "ok", ref: "..", file: PLEROMA_FE() }, admin.token, 400);
+    // A frontend Starling does not know needs a ref and a source.
+    expect((await install({ name: "unknown-fe", file: PLEROMA_FE() }, admin.token, 400)).error).toMatch(/ref/);
+    expect((await install({ name: "unknown-fe", ref: "v1" }, admin.token, 400)).error).toMatch(/build_url/);
+    expect(await r2Keys("frontends/")).toEqual(before);
+  });
+
+  it("takes a build at the archive's root, and another build_dir", async () => {
+    await install({ name: "root-fe", ref: "v1", file: archive({ "index.html": INDEX }, "") });
+    await install({ name: "dir-fe", ref: "v1", build_dir: "build", file: archive({ "index.html": INDEX }, "build/") });
+    const list = valid(List, await json("/api/v1/pleroma/admin/frontends", { token: admin.token }));
+    expect(list.filter((f) => f.installed).map((f) => f.name)).toEqual(["pleroma-fe", "dir-fe", "root-fe"]);
+    expect(list.find((f) => f.name === "root-fe")).toMatchObject({ git: null, build_url: null, ref: null });
+  });
+});
+
+describe("installing from a build_url", () => {
+  const previous = globalThis.fetch;
+  const asked: string[] = [];
+  afterEach(() => {
+    globalThis.fetch = previous;
+  });
+  const serve = (answer: (url: string) => Response) => {
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = new Request(input, init).url;
+      asked.push(url);
+      return answer(url);
+    }) as typeof fetch;
+  };
+
+  it("downloads the artifact with the ref put in, through the SSRF guard", async () => {
+    serve((url) =>
+      url === "https://builds.example/admin-fe/v2.5.0.zip"
+        ? new Response(archive({ "index.html": "<html><head></head><body>admin</body></html>" }))
+        : new Response("no", { status: 404 }),
+    );
+    const res = await call("/api/v1/pleroma/admin/frontends/install", {
+      token: admin.token,
+      vars: { ALLOW_PRIVATE_ADDRESS: "true" },
+      body: { name: "admin-fe", ref: "v2.5.0", build_url: "https://builds.example/admin-fe/${ref}.zip" },
+    });
+    expect(res.status).toBe(200);
+    const list = valid(List, await res.json());
+    expect(list.find((f) => f.name === "admin-fe")?.installed_refs).toEqual(["v2.5.0"]);
+    expect(asked).toContain("https://builds.example/admin-fe/v2.5.0.zip");
+
+    const missing = await call("/api/v1/pleroma/admin/frontends/install", {
+      token: admin.token,
+      vars: { ALLOW_PRIVATE_ADDRESS: "true" },
+      body: { name: "admin-fe", ref: "nope", build_url: "https://builds.example/admin-fe/${ref}.zip" },
+    });
+    expect(missing.status).toBe(502);
+    expect(((await missing.json()) as { error: string }).error).toMatch(/answered 404/);
+  });
+
+  it("refuses a private address and a redirect to one", async () => {
+    serve(() => new Response(null, { status: 302, headers: { Location: "http://10.0.0.1/x.zip" } }));
+    for (const build_url of ["http://127.0.0.1:8080/x.zip", "http://[::1]/x.zip", "file:///etc/passwd"]) {
+      const res = await json("/api/v1/pleroma/admin/frontends/install", {
+        token: admin.token,
+        body: { name: "admin-fe", ref: "evil", build_url },
+        status: build_url.startsWith("file") ? 400 : 422,
+      });
+      expect(res.error).toBeTruthy();
+    }
+    const res = await json("/api/v1/pleroma/admin/frontends/install", {
+      token: admin.token,
+      body: { name: "admin-fe", ref: "evil", build_url: "https://93.184.216.34/x.zip" },
+      status: 422,
+    });
+    expect(res.error).toMatch(/refused/);
+  });
+});
+
+describe("serving", () => {
+  let alice: TestUser;
+  let publicId: string;
+  let privateId: string;
+
+  beforeAll(async () => {
+    alice = await registerUser();
+    publicId = valid(StatusSchema, await post(alice, { status: "Hello from the frontend test" })).id;
+    privateId = valid(StatusSchema, await post(alice, { status: "secret words", visibility: "private" })).id;
+  });
+
+  it("shows the built-in pages while no primary frontend is chosen", async () => {
+    const res = await call("/", { headers: HTML });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    expect(res.headers.get("Content-Security-Policy")).not.toContain("script-src");
+    expect(await res.text()).toContain("no web app of its own");
+    expect((await call("/main/all", { headers: HTML })).status).toBe(404);
+    expect((await call("/static/config.json")).status).toBe(404);
+  });
+
+  it("refuses a :frontends value that is not a name and a ref", async () => {
+    for (const value of [{ name: "../x", ref: "a" }, 42, { ref: "a" }])
+      await json("/api/v1/pleroma/admin/config", {
+        token: admin.token,
+        body: { configs: [{ group: ":pleroma", key: ":frontends", value: [{ tuple: [":primary", value] }] }] },
+        status: 400,
+      });
+    await json("/api/v1/pleroma/admin/config", {
+      token: admin.token,
+      body: { configs: [{ group: ":pleroma", key: ":frontends", value: [{ tuple: [":available", {}] }] }] },
+      status: 400,
+    });
+  });
+
+  it("serves the primary frontend's index with each page's tags to browsers", async () => {
+    const saved = await choose({ primary: { name: "pleroma-fe", ref: "stable" } });
+    expect(saved.configs[0]).toMatchObject({ key: ":frontends", db: [":primary"] });
+
+    const home = await call("/", { headers: HTML });
+    expect(home.status).toBe(200);
+    expect(home.headers.get("Cache-Control")).toBe("no-cache");
+    expect(home.headers.get("Content-Security-Policy")).toContain("script-src 'self'");
+    expect(home.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
+    const homeHtml = await home.text();
+    expect(homeHtml).toContain('<div id="app">');
+    expect(homeHtml).toContain('<meta property="og:type" content="website">');
+    expect(homeHtml).not.toContain("<!--server-generated-meta-->");
+
+    const profile = await (await call(`/users/${alice.username}`, { headers: HTML })).text();
+    expect(profile).toContain('<div id="app">');
+    expect(profile).toContain(`<meta property="profile:username" content="${alice.username}@`);
+
+    const status = await (await call(`/notice/${publicId}`, { headers: HTML })).text();
+    expect(status).toContain("Hello from the frontend test");
+    expect(status).toContain('<meta property="og:type" content="article">');
+
+    // A private status's words never reach the page's tags: the visitor gets the instance's.
+    const hidden = await call(`/notice/${privateId}`, { headers: HTML });
+    expect(hidden.status).toBe(200);
+    const hiddenHtml = await hidden.text();
+    expect(hiddenHtml).not.toContain("secret words");
+    expect(hiddenHtml).toContain('<meta property="og:type" content="website">');
+
+    // The frontend's own routes and an unknown profile get the index too (it shows its own pages and errors).
+    for (const path of ["/main/all", "/login", "/settings/profile", `/users/nobody-here`]) {
+      const res = await call(path, { headers: HTML });
+      expect(res.status, path).toBe(200);
+      expect(await res.text(), path).toContain('<div id="app">');
+    }
+  });
+
+  it("serves the build's files with their types, hashed ones cached for a year", async () => {
+    const js = await call("/static/js/main.DinL-YV_.js");
+    expect(js.status).toBe(200);
+    expect(js.headers.get("Content-Type")).toBe("text/javascript; charset=utf-8");
+    expect(js.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+    expect(js.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(await js.text()).toBe("console.log('fe')");
+    const etag = js.headers.get("ETag")!;
+    const again = await call("/static/js/main.DinL-YV_.js", { headers: { "If-None-Match": etag } });
+    expect(again.status).toBe(304);
+
+    const cfg = await call("/static/config.json");
+    expect(cfg.headers.get("Content-Type")).toBe("application/json");
+    expect(cfg.headers.get("Cache-Control")).toBe("public, max-age=300");
+    expect(await cfg.json()).toEqual({ theme: "pleroma-dark" });
+    expect((await call("/sw-pleroma.js", { method: "HEAD" })).status).toBe(200);
+    expect((await call("/static/js/missing.js")).status).toBe(404);
+    expect((await call("/static/%E0%A4%A.js")).status).toBe(404);
+  });
+
+  it("leaves the API, federation, OAuth and the built-in forms as they were", async () => {
+    const api = await call("/api/v1/nothing-here", { headers: HTML });
+    expect(api.status).toBe(404);
+    expect(api.headers.get("Content-Type")).toContain("application/json");
+    const actor = await call(`/users/${alice.username}`, { headers: { Accept: "application/activity+json" } });
+    expect(actor.status).toBe(200);
+    expect(actor.headers.get("Content-Type")).toContain("activity+json");
+    expect((await call("/.well-known/nodeinfo")).status).toBe(200);
+    expect(await (await call("/auth/sign_up", { headers: HTML })).text()).toContain("<form");
+    expect(await (await call("/api/pleroma/frontend_configurations")).json()).toEqual({});
+    // A script or an image asking for a page that is not there gets a 404, not the index.
+    expect((await call("/main/all", { headers: { Accept: "*/*" } })).status).toBe(404);
+    expect(await (await call("/registration/nothing", { headers: HTML })).text()).not.toContain('id="app"');
+  });
+
+  it("swaps a reinstalled ref at once and deletes the old build's files", async () => {
+    const old = await r2Keys("frontends/pleroma-fe/stable/");
+    await install({
+      name: "pleroma-fe",
+      ref: "stable",
+      file: archive({ "index.html": INDEX.replace('id="app"', 'id="app2"'), "static/js/main.DinL-YV_.js": "2" }),
+    });
+    const now = await r2Keys("frontends/pleroma-fe/stable/");
+    expect(now).toHaveLength(2);
+    expect(now.some((k) => old.includes(k))).toBe(false);
+    expect(await (await call("/", { headers: HTML })).text()).toContain('id="app2"');
+    expect((await call("/static/config.json")).status).toBe(404);
+  });
+
+  it("serves the admin frontend at /pleroma/admin/ once chosen", async () => {
+    expect((await call("/pleroma/admin/", { headers: HTML })).status).toBe(404);
+    expect((await call("/pleroma/admin/static/js/app.1a2b3c4d.js")).status).toBe(404);
+    await install({
+      name: "admin-fe",
+      ref: "stable",
+      file: archive({ "index.html": "<html><head></head><body>panel</body></html>", "static/js/app.1a2b3c4d.js": "1" }),
+    });
+    await choose({ admin: { name: "admin-fe", ref: "stable" } });
+    const bare = await call("/pleroma/admin", { headers: HTML });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get("Location")).toBe("/pleroma/admin/");
+    const index = await call("/pleroma/admin/", { headers: HTML });
+    expect(index.status).toBe(200);
+    expect(await index.text()).toContain("panel");
+    const js = await call("/pleroma/admin/static/js/app.1a2b3c4d.js");
+    expect(js.headers.get("Cache-Control")).toContain("immutable");
+    // The primary frontend is untouched; `none` turns the admin one off again.
+    expect(await (await call("/", { headers: HTML })).text()).toContain('id="app2"');
+    await choose({ admin: "none" });
+    expect((await call("/pleroma/admin/", { headers: HTML })).status).toBe(404);
+  });
+
+  it("goes back to the built-in pages when the primary setting is deleted", async () => {
+    await json("/api/v1/pleroma/admin/config", {
+      token: admin.token,
+      body: { configs: [{ group: ":pleroma", key: ":frontends", delete: true }] },
+    });
+    expect(await (await call("/", { headers: HTML })).text()).toContain("no web app of its own");
+    expect((await call("/static/js/main.DinL-YV_.js")).status).toBe(404);
+  });
+});
