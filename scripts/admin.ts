@@ -9,6 +9,7 @@
  *   npm run admin -- reset-password --username alice [--password …] [--remote]   (prints a new one if not given)
  *   npm run admin -- deactivate|activate --username alice [--remote]
  *   npm run admin -- migrations [--remote]      (applied vs pending D1 migrations)
+ *   npm run admin -- frontend install <name> [--ref …] [--file build.zip | --build-url …] [--build-dir dist] [--primary|--admin] [--remote]
  *
  * It writes through `wrangler d1 execute`, so it needs no running server, and uses the Worker's own code
  * for ids and password hashes, so what it writes is what registration would have written.
@@ -22,6 +23,7 @@ import { newId } from "../src/db/ids";
 import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
 import { localActorUrls, NICKNAME_PATTERN } from "../src/services/accounts";
 import { uploadEmojiFolder } from "./emoji-upload";
+import { installFrontendFromCli } from "./frontend-install";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -33,6 +35,12 @@ const { positionals, values } = parseArgs({
     domain: { type: "string" },
     "max-uses": { type: "string" },
     days: { type: "string" },
+    ref: { type: "string" },
+    file: { type: "string" },
+    "build-url": { type: "string" },
+    "build-dir": { type: "string" },
+    primary: { type: "boolean", default: false },
+    admin: { type: "boolean", default: false },
   },
 });
 
@@ -219,6 +227,20 @@ const commands: Record<string, () => unknown> = {
   activate: activation(true),
   migrations,
   "emoji-upload": () => uploadEmojiFolder(positionals[1], values.remote ?? false),
+  frontend: () => {
+    if (positionals[1] !== "install") throw new Error("usage: npm run admin -- frontend install <name> [options]");
+    return installFrontendFromCli({
+      name: positionals[2],
+      ref: values.ref,
+      file: values.file,
+      buildUrl: values["build-url"],
+      buildDir: values["build-dir"],
+      primary: values.primary,
+      admin: values.admin,
+      target: values.remote ? ["--remote"] : ["--local", "--persist-to", process.env.STATE || ".wrangler/state"],
+      runSql,
+    });
+  },
 };
 const command = commands[positionals[0] ?? ""];
 if (!command) {

@@ -3,7 +3,9 @@
  * `build_url` fetched through the SSRF guard), the `:frontends` setting, and what a browser and a server get on
  * each path once a primary and an admin frontend are chosen.
  */
-import { env } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { RETENTION_MINUTE } from "../src/cron/index";
+import worker from "../src/index";
 import { zipSync, strToU8 } from "fflate";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -331,5 +333,29 @@ describe("serving", () => {
     });
     expect(await (await call("/", { headers: HTML })).text()).toContain("no web app of its own");
     expect((await call("/static/js/main.DinL-YV_.js")).status).toBe(404);
+  });
+});
+
+describe("the hourly sweep", () => {
+  it("deletes files no installed build names, once they are an hour old", async () => {
+    await install({ name: "sweep-fe", ref: "v1", file: archive({ "index.html": INDEX }) });
+    const live = await r2Keys("frontends/sweep-fe/");
+    await env.MEDIA.put("frontends/sweep-fe/v1/half-written/index.html", "left by a failed install");
+    await env.MEDIA.put("frontends/gone-fe/v0/old/app.js", "left by the command line");
+    const run = async (at: number) => {
+      const ctx = createExecutionContext();
+      await worker.scheduled(createScheduledController({ scheduledTime: new Date(at), cron: "* * * * *" }), env, ctx);
+      await waitOnExecutionContext(ctx);
+    };
+    const hour = 3_600_000;
+    // Within the hour an install may still be writing: nothing goes.
+    await run(Math.floor(Date.now() / hour) * hour + hour + RETENTION_MINUTE * 60_000 - 3 * 60_000);
+    await run(Math.ceil(Date.now() / hour) * hour + RETENTION_MINUTE * 60_000 - hour);
+    expect(await r2Keys("frontends/gone-fe/")).toHaveLength(1);
+    await run(Math.ceil(Date.now() / hour) * hour + hour + RETENTION_MINUTE * 60_000);
+    expect(await r2Keys("frontends/gone-fe/")).toEqual([]);
+    expect(await r2Keys("frontends/sweep-fe/")).toEqual(live);
+    const job = await env.DB.prepare("SELECT last_result FROM job_heartbeats WHERE name = 'frontend_files'").first();
+    expect(JSON.parse(job!.last_result as string)).toEqual({ deleted: 2 });
   });
 });

@@ -31,6 +31,7 @@ import { config } from "../env";
 import { refreshSettings } from "../services/settings";
 import { POST_FORMATS } from "../render/instance";
 import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
+import { sweepFrontendFiles } from "../services/frontends";
 import { measureStorage } from "../services/storage";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
@@ -101,6 +102,9 @@ const SEQUENCE: Record<string, Job> = {
     new Date(t).getUTCMinutes() === RETENTION_MINUTE
       ? { report: await pruneNotifications(d, t, config(env).notificationRetentionDays) }
       : null,
+  // Frontend files no installed build names (services/frontends.ts), with the other hourly clean-ups.
+  frontend_files: async (env, _d, t) =>
+    new Date(t).getUTCMinutes() === RETENTION_MINUTE ? { report: await sweepFrontendFiles(env, t) } : null,
   // The database's size against its ceiling, after the pruning (services/storage.ts).
   storage: async (env, d, t) => ({ report: await measureStorage(env, d, t) }),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.

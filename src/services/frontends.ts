@@ -299,3 +299,35 @@ export async function frontendFile(
   const body = await env.MEDIA.get(buildPrefix(fe.name, fe.ref, fe.build) + path);
   return body ? { file, body } : null;
 }
+
+// ---- files no build row points at ---------------------------------------------------------------------------
+
+/** Files younger than this are left: an install may be writing them before its row exists. */
+export const SWEEP_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * Deletes frontend files that no `frontends` row names (a build replaced by the command line, which cannot
+ * delete hundreds of R2 objects quickly, or an install that failed half-way), at most `maxPages` listings of
+ * R2 a run. Returns how many were deleted.
+ */
+export async function sweepFrontendFiles(
+  env: Pick<Env, "DB" | "MEDIA">,
+  t: number,
+  maxPages = 5,
+): Promise<{ deleted: number }> {
+  const live = new Set((await installedFrontends(env, 0)).map((r) => buildPrefix(r.name, r.ref, r.build)));
+  let cursor: string | undefined;
+  let deleted = 0;
+  for (let page = 0; page < maxPages; page++) {
+    const listing = await env.MEDIA.list({ prefix: "frontends/", cursor, limit: 1000 });
+    const orphans = listing.objects
+      .filter((o) => t - o.uploaded.getTime() > SWEEP_GRACE_MS)
+      .map((o) => o.key)
+      .filter((key) => !live.has(key.split("/").slice(0, 4).join("/") + "/"));
+    if (orphans.length) await env.MEDIA.delete(orphans);
+    deleted += orphans.length;
+    if (!listing.truncated) break;
+    cursor = listing.cursor;
+  }
+  return { deleted };
+}
