@@ -14,6 +14,7 @@ import { baseUrl } from "../http/urls";
 import { isHashedAsset } from "../lib/frontend-archive";
 import { frontendDocument, renderPage, type Page } from "../render/public-pages";
 import { chosenFrontend, frontendFile, frontendIndex, type Installed } from "../services/frontends";
+import { documentAt } from "../services/instance-documents";
 
 /** What a frontend may do on the instance's origin: its own scripts and styles, media from anywhere, no framing. */
 function frontendCsp(base: string) {
@@ -95,9 +96,18 @@ export function registerFrontendServing(app: OpenAPIHono<AppEnv>, fallbackPage: 
   app.get("/pleroma/admin/*", admin);
 
   app.get("*", async (c) => {
+    const pathname = new URL(c.req.url).pathname;
+    // An instance document an admin uploaded overrides the frontend's file of the same path (as Pleroma's
+    // instance static folder does), and is served without one too.
+    const doc = await documentAt(c.env, pathname);
+    if (doc) {
+      c.header("Content-Security-Policy", "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'");
+      c.header("X-Content-Type-Options", "nosniff");
+      c.header("Cache-Control", "public, max-age=60");
+      return c.html(await doc.text());
+    }
     const fe = await chosenFrontend(c.env, config(c.env), "primary");
     if (!fe) return c.notFound();
-    const pathname = new URL(c.req.url).pathname;
     const path = safeDecode(pathname.slice(1));
     const file = path ? await fileResponse(c, fe, path) : null;
     if (file) return file;

@@ -16,6 +16,8 @@ export async function adminStatusIds(
   d: DB,
   q: {
     accountId?: string;
+    /** Only statuses of accounts on this remote host. */
+    domain?: string;
     localOnly: boolean;
     withReblogs: boolean;
     godmode: boolean;
@@ -26,6 +28,10 @@ export async function adminStatusIds(
 ): Promise<{ ids: string[]; total: number }> {
   const where: SQL[] = [];
   if (q.accountId) where.push(eq(statuses.accountId, q.accountId));
+  if (q.domain)
+    where.push(
+      sql`${statuses.accountId} IN (SELECT ${accounts.id} FROM ${accounts} WHERE ${accounts.domain} = ${q.domain})`,
+    );
   if (q.localOnly) where.push(eq(statuses.local, true));
   if (!q.withReblogs) where.push(isNull(statuses.reblogOfId));
   if (!q.godmode) where.push(sql`${statuses.visibility} IN ('public', 'unlisted')`);

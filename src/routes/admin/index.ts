@@ -3,6 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
+import { registerAdminPanelRoutes } from "./panel";
 import { registerAdminUserRoutes } from "./users";
 
 export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
@@ -10,4 +11,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminModerationRoutes(app);
   registerAdminUserRoutes(app);
   registerAdminFrontendRoutes(app);
+  registerAdminPanelRoutes(app);
 }

@@ -1,0 +1,54 @@
+/**
+ * Pleroma's instance documents (admin-fe's Settings → Instance and Other): the instance panel Pleroma-FE shows
+ * beside the timeline (`/instance/panel.html`) and the terms of service of its sign-up form
+ * (`/static/terms-of-service.html`, which overrides the one a frontend ships). HTML an admin uploads, kept in R2.
+ */
+import type { Env } from "../env";
+import { ApiError, notFound } from "../lib/errors";
+
+/** Document name → the path it is served at. */
+export const INSTANCE_DOCUMENTS: Record<string, string> = {
+  "instance-panel": "/instance/panel.html",
+  "terms-of-service": "/static/terms-of-service.html",
+};
+
+export const DOCUMENT_MAX_BYTES = 512 * 1024;
+
+const keyOf = (name: string) => `instance-documents/${name}.html`;
+
+function known(name: string): string {
+  const path = INSTANCE_DOCUMENTS[name];
+  if (!path) throw notFound("Not found");
+  return path;
+}
+
+/** The document's HTML, or 404 when none was uploaded. */
+export async function readDocument(env: Pick<Env, "MEDIA">, name: string): Promise<string> {
+  known(name);
+  const obj = await env.MEDIA.get(keyOf(name));
+  if (!obj) throw notFound("Not found");
+  return obj.text();
+}
+
+/** The document served at `path`, if one was uploaded (null: the path is not a document's, or none is stored). */
+export async function documentAt(env: Pick<Env, "MEDIA">, path: string): Promise<R2ObjectBody | null> {
+  const name = Object.entries(INSTANCE_DOCUMENTS).find(([, p]) => p === path)?.[0];
+  return name ? env.MEDIA.get(keyOf(name)) : null;
+}
+
+/** Stores an uploaded document; answers the path it is served at. */
+export async function writeDocument(env: Pick<Env, "MEDIA">, name: string, file: File): Promise<string> {
+  const path = known(name);
+  if (file.size > DOCUMENT_MAX_BYTES)
+    throw new ApiError(413, `The document is larger than ${DOCUMENT_MAX_BYTES} bytes`);
+  const text = await file.text();
+  if (text.includes("\u0000")) throw new ApiError(422, "The document is not text");
+  await env.MEDIA.put(keyOf(name), text, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
+  return path;
+}
+
+export async function deleteDocument(env: Pick<Env, "MEDIA">, name: string): Promise<string> {
+  const path = known(name);
+  await env.MEDIA.delete(keyOf(name));
+  return path;
+}

@@ -1,0 +1,149 @@
+/**
+ * What admin-fe asks besides users, reports and settings (issue 34; its calls in docs/admin.md): restarts,
+ * emoji reloading, the media proxy cache, instance documents and a remote instance's statuses, in Pleroma's
+ * shapes, to admins only.
+ */
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { newId } from "../src/db/ids";
+import { AdminStatusSchema } from "../src/schemas/admin";
+import { call, json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
+
+const ADMIN_SCOPES = "read write follow push admin";
+let admin: TestUser;
+let plain: TestUser;
+
+beforeAll(async () => {
+  admin = await registerUser({ scopes: ADMIN_SCOPES });
+  await makeAdmin(admin.id);
+  plain = await registerUser({ scopes: ADMIN_SCOPES });
+});
+
+const doc = (name: string, html: string | Uint8Array, token = admin.token, status = 200) => {
+  const form = new FormData();
+  form.set("file", new File([html], "panel.html", { type: "text/html" }));
+  return json(`/api/v1/pleroma/admin/instance_document/${name}`, { method: "PATCH", token, body: form, status });
+};
+
+describe("admin-fe's housekeeping", () => {
+  it("never needs a restart, and says so in Pleroma's shapes on both paths", async () => {
+    for (const prefix of ["/api/v1/pleroma/admin", "/api/pleroma/admin"]) {
+      expect(await json(`${prefix}/need_reboot`, { token: admin.token })).toEqual({ need_reboot: false });
+      expect(await json(`${prefix}/restart`, { token: admin.token })).toEqual({});
+      expect(await json(`${prefix}/reload_emoji`, { method: "POST", token: admin.token })).toBe("ok");
+    }
+    for (const [path, method] of [
+      ["/need_reboot", "GET"],
+      ["/restart", "GET"],
+      ["/reload_emoji", "POST"],
+      ["/media_proxy_caches", "GET"],
+    ])
+      await json(`/api/v1/pleroma/admin${path}`, { method, token: plain.token, status: 403 });
+  });
+
+  it("has no media proxy cache, and checks what it is asked to purge", async () => {
+    expect(await json("/api/pleroma/admin/media_proxy_caches?page=1&page_size=50", { token: admin.token })).toEqual({
+      page_size: 50,
+      count: 0,
+      urls: [],
+    });
+    expect(
+      await json("/api/pleroma/admin/media_proxy_caches/purge", {
+        token: admin.token,
+        body: { urls: ["https://x.example/a.png"], ban: true },
+      }),
+    ).toEqual({});
+    await json("/api/pleroma/admin/media_proxy_caches/delete", {
+      token: admin.token,
+      body: { urls: "https://x.example/a.png" },
+      status: 400,
+    });
+    await json("/api/pleroma/admin/media_proxy_caches/delete", {
+      token: admin.token,
+      body: { urls: Array.from({ length: 1001 }, (_, i) => `https://x.example/${i}`) },
+      status: 400,
+    });
+  });
+});
+
+describe("instance documents", () => {
+  it("stores the panel and the terms, serves them at Pleroma-FE's paths, and deletes them", async () => {
+    expect(
+      (await json("/api/pleroma/admin/instance_document/instance-panel", { token: admin.token, status: 404 })).error,
+    ).toBe("Not found");
+    expect((await call("/instance/panel.html")).status).toBe(404);
+
+    const saved = await doc("instance-panel", "<p>Welcome to <b>our</b> server</p>");
+    expect(saved).toEqual({ url: "http://localhost/instance/panel.html" });
+    const read = await call("/api/pleroma/admin/instance_document/instance-panel", { token: admin.token });
+    expect(read.headers.get("Content-Type")).toContain("text/html");
+    expect(await read.text()).toBe("<p>Welcome to <b>our</b> server</p>");
+
+    const served = await call("/instance/panel.html");
+    expect(served.status).toBe(200);
+    expect(served.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    expect(await served.text()).toBe("<p>Welcome to <b>our</b> server</p>");
+
+    await doc("terms-of-service", "<h2>Be kind</h2>");
+    expect(await (await call("/static/terms-of-service.html")).text()).toBe("<h2>Be kind</h2>");
+
+    expect(
+      await json("/api/pleroma/admin/instance_document/instance-panel", { method: "DELETE", token: admin.token }),
+    ).toEqual({ url: "http://localhost/instance/panel.html" });
+    expect((await call("/instance/panel.html")).status).toBe(404);
+  });
+
+  it("refuses other names, binary or oversized files, and non-admins", async () => {
+    await doc("../../etc/passwd", "x", admin.token, 404);
+    await doc("secrets", "x", admin.token, 404);
+    await doc("instance-panel", new Uint8Array([0x3c, 0x70, 0, 0x3e]), admin.token, 422);
+    await doc("instance-panel", "x".repeat(512 * 1024 + 1), admin.token, 413);
+    await doc("instance-panel", "<p>mine</p>", plain.token, 403);
+    await json("/api/pleroma/admin/instance_document/terms-of-service", { token: plain.token, status: 403 });
+    expect((await call("/instance/panel.html")).status).toBe(404);
+  });
+});
+
+describe("a remote instance's statuses", () => {
+  it("lists them newest first with their total; private ones only in godmode", async () => {
+    const host = `far${Date.now()}.example`;
+    const account = newId();
+    const t = Date.now();
+    await env.DB.prepare(
+      "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?1, 'far', ?2, ?3, ?3, ?4, ?4)",
+    )
+      .bind(account, host, `https://${host}/users/far`, t)
+      .run();
+    const ids = [newId(t - 3000), newId(t - 2000), newId(t - 1000)];
+    for (const [i, id] of ids.entries())
+      await env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+         VALUES (?1, ?2, ?2, ?3, ?1, ?2, ?4, '', ?5, 0, ?6)`,
+      )
+        .bind(
+          id,
+          `https://${host}/notes/${i}`,
+          account,
+          `<p>note ${i}</p>`,
+          i === 2 ? "private" : "public",
+          t - 3000 + i,
+        )
+        .run();
+    const Page = z.object({ total: z.number(), activities: z.array(AdminStatusSchema) });
+
+    const open = valid(Page, await json(`/api/pleroma/admin/instances/${host}/statuses`, { token: admin.token }));
+    expect(open.total).toBe(2);
+    expect(open.activities.map((s) => s.id)).toEqual([ids[1], ids[0]]);
+    const god = valid(
+      Page,
+      await json(`/api/pleroma/admin/instances/${host.toUpperCase()}/statuses?godmode=true&page_size=2`, {
+        token: admin.token,
+      }),
+    );
+    expect(god.total).toBe(3);
+    expect(god.activities.map((s) => s.id)).toEqual([ids[2], ids[1]]);
+    expect((await json(`/api/pleroma/admin/instances/nowhere.example/statuses`, { token: admin.token })).total).toBe(0);
+    await json(`/api/pleroma/admin/instances/${host}/statuses`, { token: plain.token, status: 403 });
+  });
+});
