@@ -179,6 +179,8 @@ export interface Config {
   authorizedFetch: boolean;
   /** The installed frontends served at `/` and `/pleroma/admin/` (run-time `:frontends`; none by default). */
   frontends: { primary: { name: string; ref: string } | null; admin: { name: string; ref: string } | null };
+  /** What `/api/pleroma/frontend_configurations` gives each frontend (run-time `:frontend_configurations`). */
+  frontendConfigurations: Record<string, Record<string, unknown>>;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -313,6 +315,7 @@ export function varsConfig(env: Env): Config {
     ),
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
     frontends: { primary: null, admin: null },
+    frontendConfigurations: {},
   };
   cache.set(env, c);
   return c;

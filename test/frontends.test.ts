@@ -336,6 +336,50 @@ describe("serving", () => {
   });
 });
 
+describe("frontend configurations", () => {
+  const set = (value: unknown, status = 200) =>
+    json("/api/v1/pleroma/admin/config", {
+      token: admin.token,
+      body: { configs: [{ group: ":pleroma", key: ":frontend_configurations", value }] },
+      status,
+    });
+  const read = () => json("/api/pleroma/frontend_configurations");
+
+  it("gives each frontend the settings an admin saved, each frontend's map replaced alone", async () => {
+    await set([
+      { tuple: [":pleroma_fe", { theme: "ocean", redirectRootNoLogin: "/main/all" }] },
+      { tuple: [":masto_fe", { showInstanceSpecificPanel: true }] },
+    ]);
+    expect(await read()).toEqual({
+      pleroma_fe: { theme: "ocean", redirectRootNoLogin: "/main/all" },
+      masto_fe: { showInstanceSpecificPanel: true },
+    });
+    await set([{ tuple: [":pleroma_fe", { theme: "pleroma-dark" }] }]);
+    expect(await read()).toEqual({
+      pleroma_fe: { theme: "pleroma-dark" },
+      masto_fe: { showInstanceSpecificPanel: true },
+    });
+    const all = await json("/api/v1/pleroma/admin/config", { token: admin.token });
+    expect(all.configs.find((e: { key: string }) => e.key === ":frontend_configurations")).toMatchObject({
+      db: [":pleroma_fe", ":masto_fe"],
+    });
+  });
+
+  it("refuses what is not a map per frontend name, or too large, changing nothing", async () => {
+    const before = await read();
+    await set([{ tuple: [":pleroma_fe", ["a"]] }], 400);
+    await set([{ tuple: [':x"]', { a: 1 }] }], 400);
+    await set([{ tuple: [":pleroma_fe", { big: "x".repeat(70_000) }] }], 400);
+    await set("nope", 400);
+    expect(await read()).toEqual(before);
+    await json("/api/v1/pleroma/admin/config", {
+      token: admin.token,
+      body: { configs: [{ group: ":pleroma", key: ":frontend_configurations", delete: true }] },
+    });
+    expect(await read()).toEqual({});
+  });
+});
+
 describe("the hourly sweep", () => {
   it("deletes files no installed build names, once they are an hour old", async () => {
     await install({ name: "sweep-fe", ref: "v1", file: archive({ "index.html": INDEX }) });

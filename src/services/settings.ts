@@ -249,6 +249,9 @@ const CAPTCHA_KEY = "captcha_enabled";
 const FRONTEND_KEYS = ["primary", "admin"] as const;
 type FrontendKey = (typeof FRONTEND_KEYS)[number];
 const frontendRow = (k: FrontendKey) => `frontends.${k}`;
+/** `:frontend_configurations` (Pleroma-FE reads its `pleroma_fe` map over its own config.json): one row, all of it. */
+const FRONTEND_CONFIGURATIONS_KEY = "frontend_configurations";
+const FRONTEND_CONFIGURATIONS_MAX = 64 * 1024;
 const BY_KEY = new Map(INSTANCE_SETTINGS.map((s) => [s.key, s]));
 
 /** What one isolate knows of the stored settings, per database binding. */
@@ -270,6 +273,8 @@ function install(binding: D1Database, values: Record<string, unknown>, policies:
         const def = BY_KEY.get(key);
         if (def) c = def.apply(c, v);
         else if (key === CAPTCHA_KEY) c = { ...c, captcha: v ? "native" : "none" };
+        else if (key === FRONTEND_CONFIGURATIONS_KEY)
+          c = { ...c, frontendConfigurations: v as Config["frontendConfigurations"] };
         else if (key.startsWith("frontends."))
           c = { ...c, frontends: { ...c.frontends, [key.slice("frontends.".length)]: v === "none" ? null : v } };
       }
@@ -395,6 +400,12 @@ export function configEntries(env: Env): ConfigEntry[] {
       value: FRONTEND_KEYS.map((k) => tuple(atom(k), c.frontends[k])),
       db: FRONTEND_KEYS.filter((k) => frontendRow(k) in values).map(atom),
     },
+    {
+      group: ":pleroma",
+      key: ":frontend_configurations",
+      value: Object.entries(c.frontendConfigurations).map(([k, v]) => tuple(atom(k), v)),
+      db: FRONTEND_CONFIGURATIONS_KEY in values ? Object.keys(c.frontendConfigurations).map(atom) : [],
+    },
   ];
 }
 
@@ -439,6 +450,22 @@ export function configDescriptions() {
     },
     {
       group: ":pleroma",
+      key: ":frontend_configurations",
+      type: "group",
+      label: "Frontend configurations",
+      description:
+        "Settings each frontend reads at start (GET /api/pleroma/frontend_configurations); Pleroma-FE's are under :pleroma_fe",
+      children: [
+        {
+          key: ":pleroma_fe",
+          label: "Pleroma FE",
+          type: "map",
+          description: "Pleroma-FE's settings over its static/config.json (theme, logo, redirectRootNoLogin, …)",
+        },
+      ],
+    },
+    {
+      group: ":pleroma",
       key: ":frontends",
       type: "group",
       label: "Frontends",
@@ -458,6 +485,21 @@ export function configDescriptions() {
       })),
     },
   ];
+}
+
+/** `:frontend_configurations`: frontend name → a JSON object of its settings, at most 64 KB in all. */
+function frontendConfigurations(value: unknown): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [k, v] of keyword(value, ":frontend_configurations")) {
+    // A name only (it goes into a JSON path): letters, digits, `_`.
+    if (!/^[a-z0-9_]{1,64}$/i.test(k)) throw invalid(`:frontend_configurations :${k} is not a frontend name`);
+    if (!v || typeof v !== "object" || Array.isArray(v))
+      throw invalid(`:frontend_configurations :${k} must be a map of settings`);
+    out[k] = v as Record<string, unknown>;
+  }
+  if (JSON.stringify(out).length > FRONTEND_CONFIGURATIONS_MAX)
+    throw invalid(`:frontend_configurations is larger than ${FRONTEND_CONFIGURATIONS_MAX} bytes`);
+  return out;
 }
 
 /** A `:frontends` subkey's value: `{name, ref}`, or null for none (`null`, `"none"`, or the name `"none"`). */
@@ -617,6 +659,22 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
         if (k !== "enabled") throw invalid(`unknown key Pleroma.Captcha :${k}`);
         if (typeof v !== "boolean") throw invalid(":enabled must be a boolean");
         stmts.push(upsert(d, CAPTCHA_KEY, v, t));
+      }
+    } else if (ch.key === ":frontend_configurations") {
+      if (del) {
+        stmts.push(statement(d, sql`DELETE FROM instance_settings WHERE key = ${FRONTEND_CONFIGURATIONS_KEY}`));
+        continue;
+      }
+      // Each frontend named gets the map given; the others keep theirs (as ConfigDB sets the subkeys it names).
+      for (const [name, map] of Object.entries(frontendConfigurations(ch.value))) {
+        const v = JSON.stringify(map);
+        stmts.push(
+          statement(
+            d,
+            sql`INSERT INTO instance_settings (key, value, updated_at) VALUES (${FRONTEND_CONFIGURATIONS_KEY}, json_object(${name}, json(${v})), ${t})
+                ON CONFLICT (key) DO UPDATE SET value = json_set(value, ${`$."${name}"`}, json(${v})), updated_at = ${t}`,
+          ),
+        );
       }
     } else if (ch.key === ":frontends") {
       const pairs: [string, unknown][] = del
