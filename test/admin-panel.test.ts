@@ -7,6 +7,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newId } from "../src/db/ids";
+import { AccountSchema } from "../src/schemas/account";
 import { AdminStatusSchema } from "../src/schemas/admin";
 import { call, json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
 
@@ -145,5 +146,30 @@ describe("a remote instance's statuses", () => {
     expect(god.activities.map((s) => s.id)).toEqual([ids[2], ids[1]]);
     expect((await json(`/api/pleroma/admin/instances/nowhere.example/statuses`, { token: admin.token })).total).toBe(0);
     await json(`/api/pleroma/admin/instances/${host}/statuses`, { token: plain.token, status: 403 });
+  });
+});
+
+describe("a user's chats", () => {
+  it("lists them with sender, receiver and the last message, to staff who may read messages", async () => {
+    const bob = await registerUser();
+    const carol = await registerUser();
+    const chat = await json(`/api/v1/pleroma/chats/by-account-id/${carol.id}`, { method: "POST", token: bob.token });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { token: bob.token, body: { content: "hi carol" } });
+    const Chats = z.array(
+      z.object({
+        id: z.string(),
+        sender: AccountSchema,
+        receiver: AccountSchema,
+        unread: z.number(),
+        last_message: z.any(),
+      }),
+    );
+    const list = valid(Chats, await json(`/api/pleroma/admin/users/${bob.username}/chats`, { token: admin.token }));
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ id: chat.id, sender: { id: bob.id }, receiver: { id: carol.id } });
+    expect(list[0].last_message.content).toBe("hi carol");
+    expect(await json(`/api/pleroma/admin/users/${carol.id}/chats`, { token: admin.token })).toHaveLength(1);
+    await json(`/api/pleroma/admin/users/nobody-here/chats`, { token: admin.token, status: 404 });
+    await json(`/api/pleroma/admin/users/${bob.username}/chats`, { token: plain.token, status: 403 });
   });
 });

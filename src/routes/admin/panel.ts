@@ -2,7 +2,7 @@
  * What admin-fe asks of Pleroma besides users, reports and settings (its calls listed in docs/admin.md): whether
  * a restart is needed (never: settings apply at once), the restart itself (nothing to restart), emoji reloading
  * (emoji are read from D1 on each request: nothing to reload), the media proxy cache (Starling has no media
- * proxy: empty), the instance documents, and a remote instance's statuses.
+ * proxy: empty), the instance documents, a remote instance's statuses, and a user's chats.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -10,11 +10,18 @@ import { db } from "../../db/client";
 import type { AppEnv } from "../../http/app-env";
 import { boolParam, fileParam } from "../../http/params";
 import { route } from "../../http/route";
-import { baseUrl, renderContext } from "../../http/urls";
+import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderAdminStatuses } from "../../render/admin-status";
 import { AdminStatusSchema } from "../../schemas/admin";
 import { adminStatusIds } from "../../services/admin-statuses";
 import { deleteDocument, readDocument, writeDocument } from "../../services/instance-documents";
+import { chatList } from "../../services/chats";
+import { findAccount } from "../../services/accounts";
+import { renderChat } from "../../render/chat";
+import { renderAccount } from "../../render/account";
+import { ChatSchema } from "../../schemas/chat";
+import { AccountSchema } from "../../schemas/account";
+import { notFound } from "../../lib/errors";
 import { ADMIN_TAG, pageFields } from "./common";
 
 const admin = { tags: ADMIN_TAG, auth: "user", privilege: "superuser" } as const;
@@ -136,6 +143,36 @@ export function registerAdminPanelRoutes(app: OpenAPIHono<AppEnv>) {
         withTotal: true,
       });
       return c.json({ total, activities: await renderAdminStatuses(d, renderContext(c, auth.account.id), ids) });
+    },
+  });
+
+  route(app, {
+    ...admin,
+    method: "get",
+    path: "/api/v1/pleroma/admin/users/:nickname/chats",
+    summary: "A local user's chats, as Pleroma's admin view (`sender`, `receiver`, the last message)",
+    scopes: ["admin:read:chats"],
+    privilege: "messages_read",
+    params: z.object({ nickname: z.string().max(300) }),
+    response: z.array(
+      ChatSchema.omit({ account: true })
+        .extend({ sender: AccountSchema, receiver: AccountSchema })
+        .openapi("AdminChat"),
+    ),
+    handler: async (c, p) => {
+      const d = db(c.env);
+      const found = await findAccount(d, p.nickname, hostOf(c));
+      if (!found || !found.user) throw notFound("Not found");
+      // Rendered as the user sees their chats (Pleroma renders the sender without visibility checks).
+      const ctx = renderContext(c, found.account.id);
+      const sender = renderAccount(ctx, found);
+      const views = await chatList(d, found.account.id, { withMuted: true });
+      return c.json(
+        views.map((v) => {
+          const { account, ...chat } = renderChat(ctx, v);
+          return { ...chat, sender, receiver: account };
+        }),
+      );
     },
   });
 }
