@@ -9,6 +9,7 @@
  * install is never served, and the old build's files are deleted after (the effects door).
  */
 import { sql } from "drizzle-orm";
+import { bindingOf } from "../db/binding";
 import { db, statement, type DB } from "../db/client";
 import { frontends, type FrontendFile } from "../db/schema";
 import type { Config, Env } from "../env";
@@ -85,10 +86,11 @@ function toInstalled(r: typeof frontends.$inferSelect): Installed {
 
 /** Every installed frontend: one D1 read per isolate per TTL. */
 export async function installedFrontends(env: Pick<Env, "DB">, t = Date.now()): Promise<Installed[]> {
-  const hit = cache.get(env.DB);
+  const binding = bindingOf(env.DB);
+  const hit = cache.get(binding);
   if (hit && t - hit.at < TTL_MS) return hit.rows;
   const rows = (await db(env).select().from(frontends)).map(toInstalled);
-  cache.set(env.DB, { at: t, rows });
+  cache.set(binding, { at: t, rows });
   return rows;
 }
 
@@ -256,7 +258,7 @@ export async function installFrontend(
     ...(opts.extra?.(d, ref) ?? []),
   ]);
   const previous = (old.results as { build: string; files: string }[])[0];
-  cache.delete(env.DB);
+  cache.delete(bindingOf(env.DB));
   return {
     installed: toInstalled(row),
     effects: {
