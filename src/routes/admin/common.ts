@@ -3,6 +3,12 @@ import { z } from "@hono/zod-openapi";
 import { arrayParam, intParam } from "../../http/params";
 import type { UserAuth } from "../../http/auth";
 import type { Actor } from "../../services/moderation-log";
+import { db } from "../../db/client";
+import type { Ctx } from "../../http/route";
+import { renderContext } from "../../http/urls";
+import { renderAdminStatuses } from "../../render/admin-status";
+import { AdminStatusSchema } from "../../schemas/admin";
+import { adminStatusIds } from "../../services/admin-statuses";
 
 export const pageFields = (defaultSize: number) => ({
   page: intParam()
@@ -18,3 +24,16 @@ export const nicknamesParam = () => arrayParam(z.string().min(1).max(320), 100);
 export const actorOf = (auth: UserAuth): Actor => ({ id: auth.account.id, username: auth.account.username });
 
 export const ADMIN_TAG = ["Admin"];
+
+export const StatusPageSchema = z.object({ total: z.number().int(), activities: z.array(AdminStatusSchema) });
+
+/** Pleroma's `{total, activities}` page of statuses (a user's, an instance's), rendered for the staff member. */
+export async function statusPage(
+  c: Ctx,
+  auth: UserAuth,
+  q: Omit<Parameters<typeof adminStatusIds>[1], "withTotal" | "localOnly">,
+) {
+  const d = db(c.env);
+  const { ids, total } = await adminStatusIds(d, { ...q, localOnly: false, withTotal: true });
+  return { total, activities: await renderAdminStatuses(d, renderContext(c, auth.account.id), ids) };
+}

@@ -11,9 +11,6 @@ import type { AppEnv } from "../../http/app-env";
 import { boolParam, fileParam } from "../../http/params";
 import { route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
-import { renderAdminStatuses } from "../../render/admin-status";
-import { AdminStatusSchema } from "../../schemas/admin";
-import { adminStatusIds } from "../../services/admin-statuses";
 import { deleteDocument, readDocument, writeDocument } from "../../services/instance-documents";
 import { chatList } from "../../services/chats";
 import { findAccount } from "../../services/accounts";
@@ -22,7 +19,7 @@ import { renderAccount } from "../../render/account";
 import { ChatSchema } from "../../schemas/chat";
 import { AccountSchema } from "../../schemas/account";
 import { notFound } from "../../lib/errors";
-import { ADMIN_TAG, pageFields } from "./common";
+import { ADMIN_TAG, pageFields, statusPage, StatusPageSchema } from "./common";
 
 const admin = { tags: ADMIN_TAG, auth: "user", privilege: "superuser" } as const;
 const UrlSchema = z.object({ url: z.string() });
@@ -130,20 +127,17 @@ export function registerAdminPanelRoutes(app: OpenAPIHono<AppEnv>) {
       with_reblogs: boolParam().optional(),
       ...pageFields(20),
     }),
-    response: z.object({ total: z.number().int(), activities: z.array(AdminStatusSchema) }),
-    handler: async (c, p, auth) => {
-      const d = db(c.env);
-      const { ids, total } = await adminStatusIds(d, {
-        domain: p.instance.toLowerCase(),
-        localOnly: false,
-        withReblogs: p.with_reblogs ?? false,
-        godmode: p.godmode ?? false,
-        page: p.page,
-        pageSize: p.page_size,
-        withTotal: true,
-      });
-      return c.json({ total, activities: await renderAdminStatuses(d, renderContext(c, auth.account.id), ids) });
-    },
+    response: StatusPageSchema,
+    handler: async (c, p, auth) =>
+      c.json(
+        await statusPage(c, auth, {
+          domain: p.instance.toLowerCase(),
+          withReblogs: p.with_reblogs ?? false,
+          godmode: p.godmode ?? false,
+          page: p.page,
+          pageSize: p.page_size,
+        }),
+      ),
   });
 
   route(app, {

@@ -9,14 +9,12 @@ import { arrayParam, boolParam } from "../../http/params";
 import { after, route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderAdminUser } from "../../render/admin-account";
-import { renderAdminStatuses } from "../../render/admin-status";
-import { AdminStatusSchema, AdminUserSchema, AdminUsersSchema } from "../../schemas/admin";
+import { AdminUserSchema, AdminUsersSchema } from "../../schemas/admin";
 import { confirmationMail } from "../../services/accounts";
 import * as admin from "../../services/admin-users";
-import { adminStatusIds } from "../../services/admin-statuses";
 import { mailer } from "../../services/mailer";
 import { findAccount } from "../../services/accounts";
-import { ADMIN_TAG, actorOf, nicknamesParam, pageFields } from "./common";
+import { ADMIN_TAG, actorOf, nicknamesParam, pageFields, statusPage, StatusPageSchema } from "./common";
 
 const READ = ["admin:read:accounts"];
 const WRITE = ["admin:write:accounts"];
@@ -292,21 +290,19 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
       with_reblogs: boolParam().optional(),
       ...pageFields(20),
     }),
-    response: z.object({ total: z.number().int(), activities: z.array(AdminStatusSchema) }),
+    response: StatusPageSchema,
     handler: async (c, p, auth) => {
-      const d = db(c.env);
-      const found = await findAccount(d, p.nickname, hostOf(c));
+      const found = await findAccount(db(c.env), p.nickname, hostOf(c));
       if (!found) throw notFound("Not found");
-      const { ids, total } = await adminStatusIds(d, {
-        accountId: found.account.id,
-        localOnly: false,
-        withReblogs: p.with_reblogs ?? false,
-        godmode: p.godmode ?? false,
-        page: p.page,
-        pageSize: p.page_size,
-        withTotal: true,
-      });
-      return c.json({ total, activities: await renderAdminStatuses(d, renderContext(c, auth.account.id), ids) });
+      return c.json(
+        await statusPage(c, auth, {
+          accountId: found.account.id,
+          withReblogs: p.with_reblogs ?? false,
+          godmode: p.godmode ?? false,
+          page: p.page,
+          pageSize: p.page_size,
+        }),
+      );
     },
   });
 
