@@ -9,7 +9,18 @@ import { z } from "zod";
 import { newId } from "../src/db/ids";
 import { AccountSchema } from "../src/schemas/account";
 import { AdminStatusSchema } from "../src/schemas/admin";
-import { call, json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
+import {
+  appToken,
+  call,
+  freshIp,
+  json,
+  makeAdmin,
+  makeApp,
+  registerUser,
+  uniqueName,
+  valid,
+  type TestUser,
+} from "./helpers";
 
 const ADMIN_SCOPES = "read write follow push admin";
 let admin: TestUser;
@@ -171,5 +182,42 @@ describe("a user's chats", () => {
     expect(await json(`/api/pleroma/admin/users/${carol.id}/chats`, { token: admin.token })).toHaveLength(1);
     await json(`/api/pleroma/admin/users/nobody-here/chats`, { token: admin.token, status: 404 });
     await json(`/api/pleroma/admin/users/${bob.username}/chats`, { token: plain.token, status: 403 });
+  });
+});
+
+describe("approving", () => {
+  it("answers the approved users as they are now", async () => {
+    const setApproval = (on: boolean) =>
+      json("/api/v1/pleroma/admin/config", {
+        token: admin.token,
+        body: {
+          configs: [{ group: ":pleroma", key: ":instance", value: [{ tuple: [":account_approval_required", on] }] }],
+        },
+      });
+    await setApproval(true);
+    const app = await makeApp();
+    const username = uniqueName("dora");
+    await json("/api/v1/accounts", {
+      token: await appToken(app),
+      headers: { "cf-connecting-ip": freshIp() },
+      body: {
+        username,
+        email: `${username}@example.com`,
+        password: "a long password 1",
+        agreement: true,
+        reason: "hi",
+      },
+    });
+    await setApproval(false);
+    const pending = await json(`/api/pleroma/admin/users/${username}`, { token: admin.token });
+    expect(pending.is_approved).toBe(false);
+    const res = await json("/api/pleroma/admin/users/approve", {
+      method: "PATCH",
+      token: admin.token,
+      body: { nicknames: [username] },
+    });
+    expect(res.users).toHaveLength(1);
+    expect(res.users[0]).toMatchObject({ nickname: username, is_approved: true });
+    expect((await json(`/api/pleroma/admin/users/${username}`, { token: admin.token })).is_approved).toBe(true);
   });
 });

@@ -199,7 +199,8 @@ export async function approveUsers(d: DB, actor: Actor, found: AccountWithUser[]
       t,
     ),
   ]);
-  return local;
+  // As they are now (Pleroma answers the approved users), not as they were read.
+  return local.map((f) => ({ ...f, user: { ...f.user!, approvalPending: false } }));
 }
 
 export async function confirmEmails(d: DB, actor: Actor, found: AccountWithUser[]): Promise<void> {
