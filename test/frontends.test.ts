@@ -32,6 +32,7 @@ const PLEROMA_FE = () =>
     "static/js/main.DinL-YV_.js": "console.log('fe')",
     "static/config.json": '{"theme":"pleroma-dark"}',
     "sw-pleroma.js": "self.addEventListener('fetch', () => {})",
+    "static/terms-of-service.html": "<p>The frontend's own terms</p>",
   });
 
 let admin: TestUser;
@@ -87,6 +88,7 @@ describe("the admin API", () => {
       "index.html",
       "static/config.json",
       "static/js/main.DinL-YV_.js",
+      "static/terms-of-service.html",
       "sw-pleroma.js",
     ]);
     const log = await json("/api/v1/pleroma/admin/moderation_log", { token: admin.token });
@@ -270,6 +272,10 @@ describe("serving", () => {
     expect(cfg.headers.get("Cache-Control")).toBe("public, max-age=300");
     expect(await cfg.json()).toEqual({ theme: "pleroma-dark" });
     expect((await call("/sw-pleroma.js", { method: "HEAD" })).status).toBe(200);
+    // The frontend's own terms are what admin-fe shows until an admin uploads the instance's.
+    expect(await (await call("/static/terms-of-service.html")).text()).toBe("<p>The frontend's own terms</p>");
+    const terms = await call("/api/pleroma/admin/instance_document/terms-of-service", { token: admin.token });
+    expect(await terms.text()).toBe("<p>The frontend's own terms</p>");
     expect((await call("/static/js/missing.js")).status).toBe(404);
     expect((await call("/static/%E0%A4%A.js")).status).toBe(404);
   });

@@ -22,13 +22,15 @@ function known(name: string): string {
   return path;
 }
 
-/** The document's HTML, or 404 when none was uploaded. */
-export async function readDocument(env: Pick<Env, "MEDIA">, name: string): Promise<string> {
+/** The document's HTML as uploaded, or null when none was (404 for a name that is not a document's). */
+export async function readDocument(env: Pick<Env, "MEDIA">, name: string): Promise<string | null> {
   known(name);
   const obj = await env.MEDIA.get(keyOf(name));
-  if (!obj) throw notFound("Not found");
-  return obj.text();
+  return obj ? obj.text() : null;
 }
+
+/** The path a document is served at (404 for a name that is not a document's). */
+export const documentPath = (name: string) => known(name);
 
 /** The document served at `path`, if one was uploaded (null: the path is not a document's, or none is stored). */
 export async function documentAt(env: Pick<Env, "MEDIA">, path: string): Promise<R2ObjectBody | null> {

@@ -11,7 +11,9 @@ import type { AppEnv } from "../../http/app-env";
 import { boolParam, fileParam } from "../../http/params";
 import { route } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
-import { deleteDocument, readDocument, writeDocument } from "../../services/instance-documents";
+import { deleteDocument, documentPath, readDocument, writeDocument } from "../../services/instance-documents";
+import { chosenFrontend, frontendFile } from "../../services/frontends";
+import { config } from "../../env";
 import { chatList } from "../../services/chats";
 import { findAccount } from "../../services/accounts";
 import { renderChat } from "../../render/chat";
@@ -85,11 +87,19 @@ export function registerAdminPanelRoutes(app: OpenAPIHono<AppEnv>) {
     ...admin,
     method: "get",
     path: "/api/v1/pleroma/admin/instance_document/:name",
-    summary: "An instance document's HTML (`instance-panel`, `terms-of-service`); 404 when none was uploaded",
+    summary:
+      "An instance document's HTML (`instance-panel`, `terms-of-service`): the uploaded one, else the primary frontend's own, else empty",
     scopes: ["admin:read"],
     params: z.object({ name: z.string().max(100) }),
     produces: "text/html",
-    handler: async (c, p) => c.html(await readDocument(c.env, p.name)),
+    handler: async (c, p) => {
+      const uploaded = await readDocument(c.env, p.name);
+      if (uploaded !== null) return c.html(uploaded);
+      // As Pleroma answers with the default it ships: here, what visitors see at the path instead.
+      const fe = await chosenFrontend(c.env, config(c.env), "primary");
+      const own = fe && (await frontendFile(c.env, fe, documentPath(p.name).slice(1)));
+      return c.html(own ? await own.body.text() : "");
+    },
   });
 
   route(app, {
