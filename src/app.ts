@@ -14,7 +14,7 @@ import { registerInstanceRoutes } from "./routes/instance";
 import { registerMediaRoutes } from "./routes/media";
 import { registerNodeinfoRoutes } from "./routes/nodeinfo";
 import { registerOAuthRoutes } from "./routes/oauth";
-import { instancePageOf, registerPageRoutes } from "./routes/pages";
+import { frontendRoutePageOf, registerPageRoutes } from "./routes/pages";
 import { registerFrontendServing } from "./routes/frontend-serving";
 import { registerSetupRoutes } from "./routes/setup";
 import { registerSignUpRoutes } from "./routes/sign-up";
@@ -164,7 +164,7 @@ export function createApp() {
   }));
 
   // Last: an installed frontend's files and pages, for what nothing above answered.
-  registerFrontendServing(app, instancePageOf);
+  registerFrontendServing(app, frontendRoutePageOf);
 
   app.notFound((c) => c.json({ error: "Not found" }, 404));
   app.onError((err, c) => {

@@ -248,6 +248,12 @@ describe("serving", () => {
     expect(hiddenHtml).not.toContain("secret words");
     expect(hiddenHtml).toContain('<meta property="og:type" content="website">');
 
+    // Pleroma-FE's and Mastodon's short profile URLs carry the profile's tags.
+    for (const path of [`/@${alice.username}`, `/${alice.username}`])
+      expect(await (await call(path, { headers: HTML })).text(), path).toContain(
+        `<meta property="profile:username" content="${alice.username}@`,
+      );
+
     // The frontend's own routes and an unknown profile get the index too (it shows its own pages and errors).
     for (const path of ["/main/all", "/login", "/settings/profile", `/users/nobody-here`]) {
       const res = await call(path, { headers: HTML });

@@ -71,6 +71,30 @@ export async function instancePageOf(c: Context<AppEnv>): Promise<Page> {
   });
 }
 
+/** A local account's profile page, or null when there is none to show. */
+async function profilePageOf(c: Context<AppEnv>, username: string, maxId?: string): Promise<Page | null> {
+  const found = await publicProfile(db(c.env), username, hostOf(c), maxId);
+  if (!found) return null;
+  const ctx = renderContext(c, null);
+  const account = renderAccount(ctx, found.account);
+  return profilePage({
+    siteName: config(c.env).name,
+    account,
+    statuses: renderStatuses(ctx, found.h, found.ids),
+    olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
+    noindex: !account.discoverable,
+  });
+}
+
+/**
+ * The tags for a frontend's own route (routes/frontend-serving.ts): a profile's for `/@nickname` and `/nickname`
+ * (Pleroma-FE's and Mastodon's profile URLs, as Pleroma's metadata does), else the instance's.
+ */
+export async function frontendRoutePageOf(c: Context<AppEnv>): Promise<Page> {
+  const name = /^\/@?([A-Za-z0-9_]{1,64})\/?$/.exec(new URL(c.req.url).pathname)?.[1];
+  return (name && (await profilePageOf(c, name))) || instancePageOf(c);
+}
+
 export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
   for (const path of PAGE_PATHS) app.use(path, pageHeaders);
 
@@ -78,23 +102,10 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.get("/users/:username", async (c) => {
     const p = await parseParams(c, z.object({ username: z.string(), max_id: z.string().optional() }));
-    const found = await publicProfile(db(c.env), p.username, hostOf(c), p.max_id);
-    if (!found) {
-      if (await chosenFrontend(c.env, config(c.env), "primary")) return respondWithPage(c, await instancePageOf(c));
-      throw notFound("Can't find user");
-    }
-    const ctx = renderContext(c, null);
-    const account = renderAccount(ctx, found.account);
-    return respondWithPage(
-      c,
-      profilePage({
-        siteName: config(c.env).name,
-        account,
-        statuses: renderStatuses(ctx, found.h, found.ids),
-        olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
-        noindex: !account.discoverable,
-      }),
-    );
+    const page = await profilePageOf(c, p.username, p.max_id);
+    if (page) return respondWithPage(c, page);
+    if (await chosenFrontend(c.env, config(c.env), "primary")) return respondWithPage(c, await instancePageOf(c));
+    throw notFound("Can't find user");
   });
 
   // Where hashtag links in content lead (`${base}/tag/<name>`).
