@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newId } from "../src/db/ids";
 import { AccountSchema } from "../src/schemas/account";
-import { AdminStatusSchema } from "../src/schemas/admin";
+import { AdminCredentialsSchema, AdminStatusSchema } from "../src/schemas/admin";
 import {
   appToken,
   call,
@@ -220,5 +220,61 @@ describe("approving", () => {
     expect(res.users).toHaveLength(1);
     expect(res.users[0]).toMatchObject({ nickname: username, is_approved: true });
     expect((await json(`/api/pleroma/admin/users/${username}`, { token: admin.token })).is_approved).toBe(true);
+  });
+});
+
+describe("a user's credentials", () => {
+  const patch = (nickname: string, body: Record<string, unknown>, token = admin.token, status = 200) =>
+    json(`/api/pleroma/admin/users/${nickname}/credentials`, { method: "PATCH", token, body, status });
+
+  it("shows them, and changes the actor type (a bot) and the e-mail, logged", async () => {
+    const dan = await registerUser();
+    const shown = valid(
+      AdminCredentialsSchema,
+      await json(`/api/pleroma/admin/users/${dan.username}/credentials`, { token: admin.token }),
+    );
+    expect(shown).toMatchObject({ id: dan.id, nickname: dan.username, email: dan.email, actor_type: "Person" });
+
+    expect(await patch(dan.username, { actor_type: "Service" })).toEqual({ status: "success" });
+    expect((await json(`/api/v1/accounts/${dan.id}`)).bot).toBe(true);
+    await patch(dan.username, { email: `new-${dan.email}` });
+    expect((await json(`/api/pleroma/admin/users/${dan.id}/credentials`, { token: admin.token })).email).toBe(
+      `new-${dan.email}`,
+    );
+    const log = await json("/api/v1/pleroma/admin/moderation_log", { token: admin.token });
+    expect(log.items[0].message).toBe(`@${admin.username} updated users: @${dan.username}`);
+  });
+
+  it("refuses a bad or taken e-mail, a short password, other users and non-admins, changing nothing", async () => {
+    const erin = await registerUser();
+    expect((await patch(erin.username, { email: "not an address" }, admin.token, 400)).errors.email).toBeTruthy();
+    expect((await patch(erin.username, { email: admin.email }, admin.token, 400)).error).toMatch(/taken/);
+    expect((await patch(erin.username, { password: "short" }, admin.token, 400)).errors.password).toBeTruthy();
+    await patch(erin.username, { actor_type: "Robot" }, admin.token, 400);
+    await patch(erin.username, { actor_type: "Service" }, plain.token, 403);
+    await json(`/api/pleroma/admin/users/${erin.username}/credentials`, { token: plain.token, status: 403 });
+    await patch("nobody-here", { actor_type: "Service" }, admin.token, 404);
+    expect((await json(`/api/pleroma/admin/users/${erin.username}/credentials`, { token: admin.token })).email).toBe(
+      erin.email,
+    );
+    expect((await json("/api/v1/accounts/verify_credentials", { token: erin.token })).bot).toBe(false);
+  });
+
+  it("sets a password that ends every session and still has to be reset by the user, as Pleroma", async () => {
+    const finn = await registerUser();
+    await patch(finn.username, { password: "a brand new password" });
+    expect((await call("/api/v1/accounts/verify_credentials", { token: finn.token })).status).toBe(403);
+    const res = await call("/oauth/token", {
+      headers: { "cf-connecting-ip": freshIp() },
+      body: {
+        grant_type: "password",
+        client_id: finn.app.client_id,
+        client_secret: finn.app.client_secret,
+        username: finn.username,
+        password: "a brand new password",
+      },
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: string }).error).toMatch(/reset/i);
   });
 });

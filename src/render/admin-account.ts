@@ -1,7 +1,8 @@
 /** Accounts as staff see them: Pleroma 2.5's `AdminAPI.AccountView` and its `merge_account_views`. */
 import { iso } from "../db/client";
 import type { z } from "@hono/zod-openapi";
-import type { AdminAccountSchema, AdminUserSchema } from "../schemas/admin";
+import type { AdminAccountSchema, AdminCredentialsSchema, AdminUserSchema } from "../schemas/admin";
+import type { UserRow } from "../services/accounts";
 import type { AccountWithUser } from "../services/accounts";
 import { DEFAULT_AVATAR, mediaUrl } from "../services/media";
 import { renderAccount, type RenderContext } from "./account";
@@ -32,4 +33,39 @@ export function renderAdminUser(ctx: RenderContext, { account: a, user: u }: Acc
 /** The Mastodon account with the admin fields over it, as Pleroma's reports and admin statuses carry it. */
 export function renderAdminAccount(ctx: RenderContext, found: AccountWithUser): AdminAccount {
   return { ...renderAccount(ctx, found), ...renderAdminUser(ctx, found) };
+}
+
+/** A local user's credentials as Pleroma's admin API shows them (`GET /admin/users/:nickname/credentials`). */
+export function renderAdminCredentials(
+  ctx: RenderContext,
+  found: AccountWithUser & { user: UserRow },
+): z.infer<typeof AdminCredentialsSchema> {
+  const a = renderAccount(ctx, found);
+  const { account: row, user: u } = found;
+  return {
+    id: a.id,
+    nickname: a.username,
+    email: u.email,
+    name: row.displayName,
+    bio: u.noteSource,
+    fields: a.fields.map((f) => ({ name: f.name, value: f.value })),
+    raw_fields: u.fieldsSource,
+    avatar: a.avatar,
+    banner: a.header,
+    background: a.pleroma.background_image ?? null,
+    is_locked: a.locked,
+    is_discoverable: row.discoverable,
+    actor_type: row.actorType,
+    no_rich_text: u.noRichText,
+    default_scope: u.defaultScope,
+    hide_follows: row.hideFollows,
+    hide_followers: row.hideFollowers,
+    hide_follows_count: row.hideFollowsCount,
+    hide_followers_count: row.hideFollowersCount,
+    hide_favorites: row.hideFavorites,
+    allow_following_move: u.allowFollowingMove,
+    show_role: u.showRole,
+    skip_thread_containment: u.skipThreadContainment,
+    pleroma_settings_store: u.settingsStore,
+  };
 }

@@ -77,3 +77,33 @@ const ModerationLogItemSchema = z
 export const ModerationLogSchema = z
   .object({ items: z.array(ModerationLogItemSchema), total: z.number().int() })
   .openapi("ModerationLog");
+
+/** Pleroma 2.5's `AdminAPI.AccountView` "credentials.json": what the admin's security dialog reads and edits. */
+export const AdminCredentialsSchema = z
+  .object({
+    id: z.string(),
+    nickname: z.string(),
+    email: z.string(),
+    name: z.string(),
+    bio: z.string(),
+    fields: z.array(z.object({ name: z.string(), value: z.string() })),
+    raw_fields: z.array(z.object({ name: z.string(), value: z.string() })),
+    avatar: z.string(),
+    banner: z.string(),
+    background: z.string().nullable(),
+    is_locked: z.boolean(),
+    is_discoverable: z.boolean(),
+    actor_type: z.string(),
+    no_rich_text: z.boolean(),
+    default_scope: z.string(),
+    hide_follows: z.boolean(),
+    hide_followers: z.boolean(),
+    hide_follows_count: z.boolean(),
+    hide_followers_count: z.boolean(),
+    hide_favorites: z.boolean(),
+    allow_following_move: z.boolean(),
+    show_role: z.boolean(),
+    skip_thread_containment: z.boolean(),
+    pleroma_settings_store: z.record(z.string(), z.unknown()),
+  })
+  .openapi("AdminCredentials");

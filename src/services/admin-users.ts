@@ -6,7 +6,10 @@ import type { Effects } from "./effects";
 import { accountDeletionStatements } from "./account-deletion";
 import { approveUsers as approvePending } from "./registration";
 import { disableMfaStatements } from "./mfa";
-import { forcePasswordReset } from "./passwords";
+import { changeEmail, forcePasswordReset, newPasswordError, setPassword } from "./passwords";
+import { mergeEffects } from "./effects";
+import { updateCredentials, type UserRow } from "./accounts";
+import type { Config } from "../env";
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
@@ -456,4 +459,61 @@ export async function disableUserMfa(d: DB, actor: Actor, found: AccountWithUser
       t,
     ),
   ]);
+}
+
+export interface CredentialsChange {
+  email?: string;
+  password?: string;
+  actor_type?: "Person" | "Service" | "Group" | "Application";
+}
+
+/**
+ * Pleroma's `update_user_credentials` for the fields admin-fe's security dialog and actor-type menu send: a new
+ * e-mail (re-confirmed when the instance requires it), a new password (every session ends and, as Pleroma does,
+ * the user must still reset it by e-mail: an admin never knows a password that works), the actor type (federated
+ * as the user's own profile change is). Each is checked before any is written; each logged.
+ */
+export async function updateCredentialsAsAdmin(
+  d: DB,
+  cfg: Config,
+  media: { bucket: R2Bucket; images?: ImagesBinding },
+  base: string,
+  actor: Actor,
+  found: { account: AccountRow; user: UserRow },
+  change: CredentialsChange,
+): Promise<Effects> {
+  const refuse = (field: string, message: string) => badRequest(message, { errors: { [field]: message } });
+  if (change.password !== undefined) {
+    const problem = newPasswordError(change.password, change.password);
+    if (problem) throw refuse("password", problem);
+  }
+  const effects: Effects[] = [];
+  if (change.email !== undefined && change.email !== found.user.email) {
+    const changed = await changeEmail(d, cfg, base, found.account, change.email);
+    if ("error" in changed) throw refuse("email", changed.error);
+    if (changed.mail) effects.push({ mail: [changed.mail] });
+  }
+  if (change.actor_type !== undefined && change.actor_type !== found.account.actorType)
+    effects.push((await updateCredentials(d, cfg, media, found, { actor_type: change.actor_type })).effects);
+  if (change.password !== undefined)
+    await setPassword(d, found.account.id, change.password, null, cfg.passwordIterations);
+  const t = now();
+  const subject = { subject: [userRef(found.account)] };
+  await mixedBatch(d, [
+    logEntry(d, actor, "updated_users", subject, `@${actor.username} updated users: @${found.account.username}`, t),
+    ...(change.password !== undefined
+      ? [
+          ...forcePasswordReset(d, found.account.id),
+          logEntry(
+            d,
+            actor,
+            "force_password_reset",
+            subject,
+            `@${actor.username} forced password reset for users: @${found.account.username}`,
+            t,
+          ),
+        ]
+      : []),
+  ]);
+  return mergeEffects(...effects);
 }

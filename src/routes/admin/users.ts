@@ -4,12 +4,12 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { config } from "../../env";
 import { db } from "../../db/client";
-import { badRequest, notFound } from "../../lib/errors";
+import { badRequest, forbidden, notFound } from "../../lib/errors";
 import { arrayParam, boolParam } from "../../http/params";
-import { after, route } from "../../http/route";
+import { after, route, type Ctx } from "../../http/route";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
-import { renderAdminUser } from "../../render/admin-account";
-import { AdminUserSchema, AdminUsersSchema } from "../../schemas/admin";
+import { renderAdminCredentials, renderAdminUser } from "../../render/admin-account";
+import { AdminCredentialsSchema, AdminUserSchema, AdminUsersSchema } from "../../schemas/admin";
 import { confirmationMail } from "../../services/accounts";
 import * as admin from "../../services/admin-users";
 import { mailer } from "../../services/mailer";
@@ -303,6 +303,60 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
           pageSize: p.page_size,
         }),
       );
+    },
+  });
+
+  /** A local user, for the credentials routes: 404 for anyone else. */
+  const localUser = async (c: Ctx, nickname: string) => {
+    const found = await findAccount(db(c.env), nickname, hostOf(c));
+    if (!found?.user) throw notFound("Not found");
+    return { account: found.account, user: found.user };
+  };
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/admin/users/:nickname/credentials",
+    summary: "A local user's credentials and settings (what admin-fe's security dialog shows)",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: READ,
+    privilege: "users_manage_credentials",
+    params: z.object({ nickname: z.string().max(320) }),
+    response: AdminCredentialsSchema,
+    handler: async (c, p, auth) =>
+      c.json(renderAdminCredentials(renderContext(c, auth.account.id), await localUser(c, p.nickname))),
+  });
+
+  route(app, {
+    method: "patch",
+    path: "/api/v1/pleroma/admin/users/:nickname/credentials",
+    summary: "Change a local user's e-mail, password (they must still reset it by e-mail, as Pleroma) or actor type",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: WRITE,
+    privilege: "users_manage_credentials",
+    params: z.object({
+      nickname: z.string().max(320),
+      email: z.string().max(320).optional(),
+      password: z.string().max(1000).optional(),
+      actor_type: z.enum(["Person", "Service", "Group", "Application"]).optional(),
+    }),
+    response: z.object({ status: z.literal("success") }),
+    handler: async (c, p, auth) => {
+      const found = await localUser(c, p.nickname);
+      // Only an admin changes an admin's credentials (a moderator granted this privilege cannot take one over).
+      if (found.user.isAdmin && !auth.user.isAdmin) throw forbidden("User is not an admin.");
+      const effects = await admin.updateCredentialsAsAdmin(
+        db(c.env),
+        config(c.env),
+        { bucket: c.env.MEDIA, images: c.env.IMAGES },
+        baseUrl(c),
+        actorOf(auth),
+        found,
+        { email: p.email, password: p.password, actor_type: p.actor_type },
+      );
+      after(c, effects);
+      return c.json({ status: "success" as const });
     },
   });
 
