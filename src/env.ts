@@ -85,6 +85,8 @@ export interface Env {
   SECRETS_KEY?: string;
   /** "true": actors' full documents, statuses and collections are served only to signed requests (Mastodon's secure mode). */
   AUTHORIZED_FETCH?: string;
+  /** "false" stops sending local public posts to the relays followed (issue 36). */
+  ALLOW_RELAY?: string;
 }
 
 export interface Limit {
@@ -177,6 +179,8 @@ export interface Config {
   passwordIterations: number;
   /** Authorized fetch (`AUTHORIZED_FETCH`, run-time `authorized_fetch_mode`): federation GETs must be signed. */
   authorizedFetch: boolean;
+  /** Local public posts go to the accepted relays (`ALLOW_RELAY`, run-time `allow_relay`; on, as Pleroma's). */
+  allowRelay: boolean;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -310,6 +314,7 @@ export function varsConfig(env: Env): Config {
       Math.max(PBKDF2_MIN_ITERATIONS, int(env.PASSWORD_ITERATIONS, PBKDF2_MAX_ITERATIONS)),
     ),
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
+    allowRelay: bool(env.ALLOW_RELAY, true),
   };
   cache.set(env, c);
   return c;
