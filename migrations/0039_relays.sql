@@ -17,3 +17,6 @@ CREATE TABLE `relays` (
 CREATE UNIQUE INDEX `relays_url` ON `relays` (`url`);
 --> statement-breakpoint
 CREATE UNIQUE INDEX `relays_follow_uri` ON `relays` (`follow_uri`);
+--> statement-breakpoint
+-- Delivery reads the accepted relays for every public status (services/audience.ts): by index, not a scan.
+CREATE INDEX `relays_state` ON `relays` (`state`);

@@ -993,7 +993,11 @@ export const relays = sqliteTable(
     createdAt: time("created_at").notNull(),
     updatedAt: time("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("relays_url").on(t.url), uniqueIndex("relays_follow_uri").on(t.followUri)],
+  (t) => [
+    uniqueIndex("relays_url").on(t.url),
+    uniqueIndex("relays_follow_uri").on(t.followUri),
+    index("relays_state").on(t.state),
+  ],
 );
 
 /** Other servers: their shared inbox, software, and how delivery to them goes (failures since the last success). */
