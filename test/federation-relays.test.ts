@@ -160,6 +160,21 @@ describe("relays", () => {
     ).toEqual([]);
     // Nobody's home: nobody follows the author.
     expect((await home(reader)).filter((s) => s.uri.startsWith(author))).toEqual([]);
+    // Unless a hashtag the reader follows matches.
+    await json("/api/v1/tags/relaytag/follow", { instance: A, token: reader.token, body: {} });
+    const tagged = servedNote(author, {
+      "@context": [AS, { Hashtag: "as:Hashtag" }],
+      content: "<p>about #relaytag</p>",
+      tag: [{ type: "Hashtag", name: "#relaytag", href: "https://peer.example/tags/relaytag" }],
+    });
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: tagged.id,
+    });
+    expect((await home(reader)).filter((s) => s.uri.startsWith(author)).map((s) => s.uri)).toEqual([tagged.id]);
 
     // Local public posts go to the relay; followers-only ones never.
     const before = relays.delivered.length;

@@ -57,7 +57,8 @@ async function backfillOne(r: ResolveEnv, accountId: string, readers: string[]):
     if (!page) return 0;
     const objects: RemoteObject[] = [];
     let looked = 0;
-    for await (const item of page.getItems(opts)) {
+    // Embedded items only (as Mastodon, Pleroma and Starling write their pages): an item given by id is not fetched.
+    for await (const item of page.getItems({ documentLoader: embeddedOnly, suppressError: true })) {
       if (looked++ >= BACKFILL_MAX || objects.length >= BACKFILL_MAX) break;
       if (!(item instanceof Create)) continue;
       const own = (o: APObject | null): o is RemoteObject =>

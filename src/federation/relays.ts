@@ -99,11 +99,15 @@ export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, an
   if (!id || rejectedHost(ctx.data.d, id.hostname) || id.origin === new URL(ctx.canonicalOrigin).origin) return;
   const base = ctx.canonicalOrigin;
   const loader = freshDocumentLoader(ctx.data.env);
-  let object = await ctx.lookupObject(id.href, { documentLoader: loader }).catch(() => null);
+  let want = id.href;
+  let object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
   // A relay may name the Create rather than the post: its object, fetched too (from the same origin).
-  if (object instanceof Activity && object.objectId?.origin === id.origin)
-    object = await ctx.lookupObject(object.objectId.href, { documentLoader: loader }).catch(() => null);
-  if (!isPostLike(object) || object.id?.href === undefined) return;
+  if (object instanceof Activity && object.id?.href === want && object.objectId?.origin === id.origin) {
+    want = object.objectId.href;
+    object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
+  }
+  // Only the document served at the id fetched (storeFetchedStatus checks its author lives there too).
+  if (!isPostLike(object) || object.id?.href !== want) return;
   const r = resolveEnv(ctx.data.env, base, new URL(base).host);
   await storeFetchedStatus(r, object, { relayed: true, onStored: (e) => after(ctx, e) });
 }

@@ -207,7 +207,7 @@ export async function acceptedRelay(d: DB, actorUri: string): Promise<RelayRow |
 export async function isRelayKey(d: DB, keyId: string): Promise<boolean> {
   const origin = new URL(keyId).origin;
   const row = await d.get<{ id: string }>(
-    sql`SELECT id FROM relays WHERE state = 'accepted' AND (actor_uri = ${origin} OR actor_uri LIKE ${origin + "/%"}) LIMIT 1`,
+    sql`SELECT id FROM relays WHERE state = 'accepted' AND substr(actor_uri, 1, ${origin.length + 1}) = ${origin + "/"} LIMIT 1`,
   );
   return Boolean(row);
 }
