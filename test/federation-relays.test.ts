@@ -5,6 +5,7 @@
  * rule) on the federated timeline only, local public posts sent to accepted relays, the storage guard, and
  * unfollowing. Fedify test peers play the relays (`relay.example`) and the authors (`peer.example`).
  */
+import { signJsonLd } from "@fedify/fedify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import { settleRelays } from "../src/federation/relays";
@@ -295,6 +296,15 @@ describe("relays", () => {
     expect(shown[0]!.content).toContain("relayed");
     expect(shown[0]!.reblog).toBeNull();
     expect((await home(reader)).filter((s) => s.uri === note.id)).toEqual([]);
+    // With the author's Linked Data signature (as Mastodon's relays forward), taken as signed, even though the
+    // origin does not serve it.
+    const signedNote = servedNote(author);
+    peer.objects.delete(signedNote.id);
+    const { rsa } = await peer.keys(author);
+    const { "@context": _c, ...bareNote } = signedNote;
+    const body = await signJsonLd(forwarded(bareNote), rsa.privateKey, new URL(`${author}#main-key`), {});
+    expect((await relays.send(author, body, { signAs: relay })).status).toBe(202);
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", signedNote.id)).toHaveLength(1);
     // A followers-only post is not taken from a relay.
     const hidden = servedNote(author, { to: [`${author}/followers`], cc: [] });
     await relays.send(author, forwarded(hidden), { signAs: relay });
