@@ -46,7 +46,11 @@ export async function lookupRelay(env: Env, base: string, url: string): Promise<
   return /\/inbox\/?$/.test(u.pathname) ? { kind: "mastodon", actorUri: null, inboxUrl: url } : null;
 }
 
-/** Adds and follows the relay at `url` now (the admin API); null when it cannot be looked up (nothing kept). */
+/**
+ * Adds and follows the relay at `url` now (the admin API; `log`: its moderation log entry, in the follow's batch);
+ * "not found" when the URL is neither a relay actor nor an inbox (nothing kept). A relay followed already is
+ * answered as it is.
+ */
 export async function followRelayNow(
   env: Env,
   base: string,
