@@ -10,6 +10,7 @@
  *   npm run admin -- deactivate|activate --username alice [--remote]
  *   npm run admin -- migrations [--remote]      (applied vs pending D1 migrations)
  *   npm run admin -- frontend install <name> [--ref …] [--file build.zip | --build-url …] [--build-dir dist] [--primary|--admin] [--remote]
+ *   npm run admin -- relay follow <url> | unfollow <url> | list [--remote]   (relays; the cron sends the Follow/Undo)
  *
  * It writes through `wrangler d1 execute`, so it needs no running server, and uses the Worker's own code
  * for ids and password hashes, so what it writes is what registration would have written.
@@ -214,6 +215,55 @@ function migrations() {
   if (!/No migrations to apply/i.test(pending)) process.exitCode = 3;
 }
 
+/**
+ * Relays (issue 36): `follow` adds a row the Worker's cron looks up and follows within a minute (the command line
+ * cannot fetch the relay's document); `unfollow` marks it for the cron to send the Undo and remove it (a row never
+ * followed goes at once); `list` shows them with their state, as the admin API does.
+ */
+function relay() {
+  const [, action, url] = positionals;
+  if (action === "list") {
+    const out = d1([
+      "--json",
+      "--command",
+      "SELECT url, coalesce(actor_uri, url) AS actor, kind, state, followed_back FROM relays ORDER BY created_at",
+    ]);
+    const rows = (JSON.parse(out) as { results: Record<string, unknown>[] }[])[0]?.results ?? [];
+    if (rows.length === 0) console.log("No relays.");
+    for (const r of rows)
+      console.log(
+        `${r.actor}  ${r.kind ?? "(not looked up yet)"}  ${r.state}${r.followed_back ? "  followed back" : ""}`,
+      );
+    return;
+  }
+  if ((action !== "follow" && action !== "unfollow") || !url)
+    throw new Error("usage: relay follow <url> | unfollow <url> | list");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`not a URL: ${url}`);
+  }
+  if (!/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password)
+    throw new Error(`not an http(s) URL: ${url}`);
+  parsed.hash = "";
+  const t = Date.now();
+  if (action === "follow") {
+    runSql([
+      `INSERT INTO relays (id, url, state, created_at, updated_at) VALUES (${q(newId(t))}, ${q(parsed.href)}, 'pending', ${t}, ${t}) ON CONFLICT (url) DO NOTHING`,
+    ]);
+    console.log(
+      `Relay ${parsed.href} added: the instance follows it at its next cron run (each minute; wrangler dev runs the cron only with --test-scheduled and /__scheduled).`,
+    );
+  } else {
+    runSql([
+      `DELETE FROM relays WHERE (url = ${q(parsed.href)} OR actor_uri = ${q(parsed.href)}) AND kind IS NULL`,
+      `UPDATE relays SET state = 'removing', updated_at = ${t} WHERE url = ${q(parsed.href)} OR actor_uri = ${q(parsed.href)}`,
+    ]);
+    console.log(`Relay ${parsed.href}: unfollowed by the cron within a minute (an Undo is sent).`);
+  }
+}
+
 const commands: Record<string, () => unknown> = {
   "create-admin": createAdmin,
   invite,
@@ -226,6 +276,7 @@ const commands: Record<string, () => unknown> = {
   deactivate: activation(false),
   activate: activation(true),
   migrations,
+  relay,
   "emoji-upload": () => uploadEmojiFolder(positionals[1], values.remote ?? false),
   frontend: () => {
     if (positionals[1] !== "install") throw new Error("usage: npm run admin -- frontend install <name> [options]");

@@ -57,6 +57,7 @@ import { registerImageRoutes } from "./routes/pleroma/images";
 import { registerChatRoutes } from "./routes/chats";
 import { registerAdminRoutes } from "./routes/admin";
 import { registerAdminConfigRoutes } from "./routes/admin/config";
+import { registerAdminRelayRoutes } from "./routes/admin/relays";
 import { registerAdminAnnouncementRoutes } from "./routes/admin/announcements";
 import { refreshSettings } from "./services/settings";
 
@@ -105,6 +106,7 @@ export function createApp() {
   registerTagRoutes(app);
   registerAnnouncementRoutes(app);
   registerAdminConfigRoutes(app);
+  registerAdminRelayRoutes(app);
   registerAdminAnnouncementRoutes(app);
   registerBookmarkFolderRoutes(app);
   registerScrobbleRoutes(app);

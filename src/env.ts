@@ -85,6 +85,8 @@ export interface Env {
   SECRETS_KEY?: string;
   /** "true": actors' full documents, statuses and collections are served only to signed requests (Mastodon's secure mode). */
   AUTHORIZED_FETCH?: string;
+  /** "false" stops sending local public posts to the relays followed (issue 36). */
+  ALLOW_RELAY?: string;
 }
 
 export interface Limit {
@@ -181,6 +183,8 @@ export interface Config {
   frontends: { primary: { name: string; ref: string } | null; admin: { name: string; ref: string } | null };
   /** What `/api/pleroma/frontend_configurations` gives each frontend (run-time `:frontend_configurations`). */
   frontendConfigurations: Record<string, Record<string, unknown>>;
+  /** Local public posts go to the accepted relays (`ALLOW_RELAY`, run-time `allow_relay`; on, as Pleroma's). */
+  allowRelay: boolean;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -316,6 +320,7 @@ export function varsConfig(env: Env): Config {
     authorizedFetch: bool(env.AUTHORIZED_FETCH, false),
     frontends: { primary: null, admin: null },
     frontendConfigurations: {},
+    allowRelay: bool(env.ALLOW_RELAY, true),
   };
   cache.set(env, c);
   return c;

@@ -9,6 +9,9 @@ import { NotificationSchema } from "../src/schemas/social";
 import { MAX_ANCESTORS } from "../src/federation/thread-ancestors";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
+import { createPeer } from "./peer";
+import { fetchThreads } from "../src/federation/thread-replies";
+import { resolveEnv } from "../src/federation/resolve";
 
 const fed = federating();
 
@@ -217,5 +220,101 @@ describe("threads across instances", () => {
     expect((await asJson(A, `/objects/${privateReply.id}/replies`)).status).toBe(404);
     expect((await asJson(A, `/objects/01ZZZZZZZZZZZZZZZZZZZZZZZZ/replies`)).status).toBe(404);
     expect((await call(`/objects/nonsense/replies`, { instance: A })).status).toBe(404);
+  });
+});
+
+describe("whole threads (issue 36)", () => {
+  it("opening a remote status's context fetches its thread's replies after the response (once an hour); the next load shows them", async () => {
+    const alice = await registerUser({ instance: A });
+    const [bob, carol, dave] = [
+      await registerUser({ instance: B }),
+      await registerUser({ instance: B }),
+      await registerUser({ instance: B }),
+    ];
+    const root = await postOn(B, bob, { status: "a question for everyone" });
+    const r1 = await postOn(B, carol, { status: "an answer", in_reply_to_id: root.id });
+    const r2 = await postOn(B, dave, { status: "another answer", in_reply_to_id: root.id });
+    const r11 = await postOn(B, bob, { status: "thanks", in_reply_to_id: r1.id });
+    await postOn(B, dave, { status: "a private aside", in_reply_to_id: root.id, visibility: "private" });
+    // Alice finds the middle of the thread: its ancestor comes with it (as before), no replies yet.
+    const onA = await resolveStatus(alice, A, r1.uri);
+    const first = await context(alice, A, onA.id);
+    expect(first.ancestors.map((s) => s.uri)).toEqual([root.uri]);
+    // That load asked for the thread after its response: the next one shows every reply anyone may see.
+    const second = await context(alice, A, onA.id);
+    expect(second.descendants.map((s) => s.uri)).toEqual([r11.uri]);
+    const rootOnA = second.ancestors[0]!;
+    const whole = await context(alice, A, rootOnA.id);
+    expect(whole.descendants.map((s) => s.uri).sort()).toEqual([r1.uri, r11.uri, r2.uri].sort());
+    // Not again within the hour, however many open it.
+    const later = await postOn(B, carol, { status: "a late answer", in_reply_to_id: root.id });
+    await context(alice, A, rootOnA.id);
+    expect((await context(alice, A, rootOnA.id)).descendants.map((s) => s.uri)).not.toContain(later.uri);
+    // An hour on, it is fetched again; what it stored goes to the streams, and the opened status is updated.
+    const effects = await fetchThreads(resolveEnv(A.bindings, A.origin, A.domain), [rootOnA.id], Date.now() + 3600_001);
+    expect(effects.events).toContainEqual({ accountId: null, event: "status.update", payload: rootOnA.id });
+    expect(effects.events?.filter((e) => e.event === "update")).toHaveLength(1);
+    expect((await context(alice, A, rootOnA.id)).descendants.map((s) => s.uri)).toContain(later.uri);
+  });
+
+  it("a Mastodon-shaped replies collection (first page embedded, then next): only replies to the status, bounded", async () => {
+    const peer = createPeer();
+    const unrouteP = peer.route();
+    try {
+      const alice = await registerUser({ instance: A });
+      const author = peer.actor();
+      const other = peer.actor();
+      const note = (id: string, inReplyTo: string | null, by = author, extra: Record<string, unknown> = {}) => ({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id,
+        type: "Note",
+        attributedTo: by,
+        content: `<p>${id}</p>`,
+        inReplyTo,
+        published: new Date().toISOString(),
+        to: ["https://www.w3.org/ns/activitystreams#Public"],
+        ...extra,
+      });
+      const rootId = `${author}/statuses/1`;
+      const self = `${author}/statuses/2`;
+      const theirs = `${other}/statuses/3`;
+      const unrelated = `${other}/statuses/4`;
+      peer.objects.set(
+        rootId,
+        note(rootId, null, author, {
+          replies: {
+            id: `${rootId}/replies`,
+            type: "Collection",
+            first: {
+              type: "CollectionPage",
+              next: `${rootId}/replies?page=2`,
+              partOf: `${rootId}/replies`,
+              items: [self],
+            },
+          },
+        }),
+      );
+      peer.objects.set(`${rootId}/replies?page=2`, {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${rootId}/replies?page=2`,
+        type: "CollectionPage",
+        partOf: `${rootId}/replies`,
+        items: [theirs, unrelated],
+      });
+      peer.objects.set(self, note(self, rootId));
+      peer.objects.set(theirs, note(theirs, rootId, other));
+      // Listed, but a reply to something else: not part of this thread.
+      peer.objects.set(unrelated, note(unrelated, null, other));
+      const onA = await resolveStatus(alice, A, rootId);
+      await context(alice, A, onA.id);
+      expect((await context(alice, A, onA.id)).descendants.map((s) => s.uri).sort()).toEqual([self, theirs].sort());
+      expect(await A.bindings.DB.prepare("SELECT id FROM statuses WHERE uri = ?").bind(unrelated).first()).toBeNull();
+      // Anonymous readers ask for nothing.
+      const before = peer.requests.length;
+      await json(`/api/v1/statuses/${onA.id}/context`, { instance: A });
+      expect(peer.requests.length).toBe(before);
+    } finally {
+      unrouteP();
+    }
   });
 });

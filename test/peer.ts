@@ -92,6 +92,10 @@ export function createPeer(host = "peer.example"): Peer {
         inbox: ctx.getInboxUri(identifier),
         endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
         followers: new URL(`/users/${identifier}/followers`, origin),
+        // An outbox only when a test serves one (`objects`), so other tests fetch nothing more.
+        outbox: objects.has(`${origin}/users/${identifier}/outbox`)
+          ? new URL(`/users/${identifier}/outbox`, origin)
+          : null,
         publicKey: pairs[0]!.cryptographicKey,
         assertionMethods: pairs.map((k) => k.multikey),
       });

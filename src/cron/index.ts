@@ -24,6 +24,7 @@ import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/kv";
 import { collectMfaTokens } from "../services/mfa";
 import { sweepFederation } from "../federation/delivery";
+import { settleRelays } from "../federation/relays";
 import { runAccountDeletions } from "../services/account-deletion";
 import { moveFollowers } from "../services/move";
 import { processBackups } from "../services/backups";
@@ -107,6 +108,8 @@ const SEQUENCE: Record<string, Job> = {
     new Date(t).getUTCMinutes() === RETENTION_MINUTE ? { report: await sweepFrontendFiles(env, t) } : null,
   // The database's size against its ceiling, after the pruning (services/storage.ts).
   storage: async (env, d, t) => ({ report: await measureStorage(env, d, t) }),
+  // Relays the command line added or removed: looked up and followed, or unfollowed (federation/relays.ts).
+  relays: (env) => (configuredBase(env) ? settleRelays(env, configuredBase(env)) : Promise.resolve(false)),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
   federation: (env, _d, t) => sweepFederation(env, t),
 };

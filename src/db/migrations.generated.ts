@@ -420,5 +420,14 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "CREATE TABLE `frontends` (\n\t`name` text NOT NULL,\n\t`ref` text NOT NULL,\n\t`build` text NOT NULL,\n\t`files` text NOT NULL,\n\t`bytes` integer NOT NULL,\n\t`installed_at` integer NOT NULL,\n\tPRIMARY KEY(`name`, `ref`)\n)"
   ]
+ },
+ {
+  "name": "0039_relays.sql",
+  "queries": [
+   "CREATE TABLE `relays` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`url` text NOT NULL,\n\t`kind` text,\n\t`actor_uri` text,\n\t`inbox_url` text,\n\t`follow_uri` text,\n\t`state` text DEFAULT 'pending' NOT NULL,\n\t`followed_back` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n)",
+   "CREATE UNIQUE INDEX `relays_url` ON `relays` (`url`)",
+   "CREATE UNIQUE INDEX `relays_follow_uri` ON `relays` (`follow_uri`)",
+   "CREATE INDEX `relays_state` ON `relays` (`state`)"
+  ]
  }
 ];

@@ -973,6 +973,33 @@ export const emojiPacks = sqliteTable("emoji_packs", {
   updatedAt: time("updated_at").notNull(),
 });
 
+/**
+ * Relays the instance follows (issue 36, migration 0039): `kind` `litepub` (the instance actor follows the relay's
+ * actor, which Announces posts) or `mastodon` (a Follow of the public collection to the relay's inbox, which
+ * forwards Creates); NULL until `url` is looked up. `state`: pending, accepted, rejected, or removing (an unfollow
+ * the cron has still to send). `followed_back`: the relay follows the instance actor (LitePub).
+ */
+export const relays = sqliteTable(
+  "relays",
+  {
+    id: text("id").primaryKey(),
+    url: text("url").notNull(),
+    kind: text("kind").$type<"litepub" | "mastodon">(),
+    actorUri: text("actor_uri"),
+    inboxUrl: text("inbox_url"),
+    followUri: text("follow_uri"),
+    state: text("state").$type<"pending" | "accepted" | "rejected" | "removing">().notNull().default("pending"),
+    followedBack: integer("followed_back", { mode: "boolean" }).notNull().default(false),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("relays_url").on(t.url),
+    uniqueIndex("relays_follow_uri").on(t.followUri),
+    index("relays_state").on(t.state),
+  ],
+);
+
 /** Other servers: their shared inbox, software, and how delivery to them goes (failures since the last success). */
 export const instances = sqliteTable(
   "instances",

@@ -14,6 +14,9 @@ import { deliverPending } from "../services/push";
 import { deleteStoredFiles } from "../services/media";
 import { mailer } from "../services/mailer";
 import { kickFederation } from "../federation/delivery";
+import { backfillFromOutboxes } from "../federation/outbox-backfill";
+import { fetchThreads } from "../federation/thread-replies";
+import { resolveEnv } from "../federation/resolve";
 
 type WaitUntil = { waitUntil(p: Promise<unknown>): void };
 
@@ -25,6 +28,19 @@ export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | 
   for (const url of new Set(e.cards ?? [])) ctx.waitUntil(ensureCard(db(env), url, allowPrivateAddress(env)));
   // With what was made from them (thumbnails).
   if (e.files?.length) ctx.waitUntil(deleteStoredFiles(env.MEDIA, e.files));
+  // Best effort reads of other servers (nothing is lost if they fail): a followed account's outbox.
+  if (e.backfill?.length && base)
+    ctx.waitUntil(backfillFromOutboxes(resolveEnv(env, base, new URL(base).host), e.backfill));
+  // …and a remote thread's missing replies; what it stored then goes through this door too, awaited within the
+  // same waitUntil (no work is handed on after it).
+  if (e.threads?.length && base)
+    ctx.waitUntil(
+      fetchThreads(resolveEnv(env, base, new URL(base).host), e.threads).then(async (more) => {
+        const inner: Promise<unknown>[] = [];
+        runEffects(env, { waitUntil: (p) => inner.push(p) }, base, more);
+        await Promise.allSettled(inner);
+      }),
+    );
   if (e.mail?.length) {
     const send = mailer(env, new URL(base || "http://localhost").host);
     for (const m of e.mail) ctx.waitUntil(send.send(m).catch((err) => console.error("mail", m.subject, err)));

@@ -230,5 +230,22 @@ export function buildActivity(
       return announceActivity(src.nc, src.h, a.statusId);
     case "UndoAnnounce":
       return undoAnnounceActivity(src.nc, actor, src.accounts.get(a.originalAuthorId), a);
+    case "RelayFollow":
+    case "RelayUndo": {
+      // As Mastodon and Pleroma follow relays: by the instance actor, of the relay's actor or of the public collection.
+      const instance = url(instanceActorUri(src.nc.base));
+      const follow = new Follow({ id: url(a.uri), actor: instance, object: url(a.object) });
+      return a.type === "RelayFollow"
+        ? follow
+        : new Undo({ id: url(`${a.uri}/undo`), actor: instance, object: follow });
+    }
+    case "RelayAccept": {
+      const instance = url(instanceActorUri(src.nc.base));
+      return new Accept({
+        id: url(`${instance.href}#accepts/${encodeURIComponent(a.uri)}`),
+        actor: instance,
+        object: new Follow({ id: url(a.uri), actor: url(a.actor), object: instance }),
+      });
+    }
   }
 }

@@ -66,12 +66,12 @@ function retryDelay(attempts: number): number {
 type OutboxRow = { id: string; account_id: string; activity: string };
 
 /** The deliveries of one expanded row: every distinct inbox of its audience (services/audience.ts), in one statement. */
-function deliveriesInsert(d: DB, row: OutboxRow, a: OutboxActivity, t: number) {
+function deliveriesInsert(d: DB, row: OutboxRow, a: OutboxActivity, t: number, toRelays: boolean) {
   return statement(
     d,
     sql`INSERT OR IGNORE INTO federation_deliveries (id, outbox_id, host, inbox, attempts, next_at, created_at)
       SELECT ${row.id} || '-' || lower(hex(randomblob(6))), ${row.id}, host, inbox, 0, ${t}, ${t}
-      FROM (${inboxesOf(row.account_id, a)})
+      FROM (${inboxesOf(row.account_id, a, toRelays)})
       RETURNING host`,
   );
 }
@@ -172,7 +172,7 @@ async function expandBatch(env: Env, t: number): Promise<{ rows: number; hosts: 
     // Nothing to send (the status is gone, a target vanished): the row is done, with an empty body.
     stmts.push(statement(d, sql`UPDATE federation_outbox SET body = ${body}, expanded_at = ${t} WHERE id = ${row.id}`));
     if (!doc) continue;
-    stmts.push(deliveriesInsert(d, row, a, t));
+    stmts.push(deliveriesInsert(d, row, a, t, config(env).allowRelay));
   }
   const results = await d.$client.batch<{ host: string }>(stmts);
   const hosts = new Set(results.flatMap((r) => (r.results ?? []).map((x) => x.host).filter(Boolean)));

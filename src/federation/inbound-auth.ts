@@ -48,8 +48,11 @@ export interface AuthLoaders {
 }
 
 export type Authenticated =
-  /** The body Fedify may handle as the actor's (signatures removed, or the object as its origin serves it). */
-  | { ok: true; body: Record<string, unknown> }
+  /**
+   * The body Fedify may handle as the actor's (signatures removed, or the object as its origin serves it);
+   * `relayedBy`: the key of another server's HTTP signature that carried it (a relay, a forwarded reply).
+   */
+  | { ok: true; body: Record<string, unknown>; relayedBy?: string }
   /** Refused (400, 401), or acknowledged and dropped unread (202: nothing a retry would change). */
   | { ok: false; status: 202 | 400 | 401; error: string };
 
@@ -381,13 +384,14 @@ async function authenticate(req: Request, raw: Record<string, unknown>, loaders:
     relayedBy = v.key.id!;
   }
   for (const key of await bodySigners(body, activity, opts)) {
-    if (await owned(key)) return { ok: true, body: unsigned(body) };
+    if (await owned(key))
+      return { ok: true, body: unsigned(body), ...(relayedBy ? { relayedBy: relayedBy.href } : {}) };
   }
   if (!relayedBy) return refused(NOT_THE_ACTORS_KEY);
   const refetched = await fromOrigin(activity, actorId, loaders, contexts);
   if (refetched) {
     console.log(`inbox: ${refetched.type} relayed by ${relayedBy.href} taken from its origin`);
-    return { ok: true, body: refetched };
+    return { ok: true, body: refetched, relayedBy: relayedBy.href };
   }
   return refused(NOT_THE_ACTORS_KEY);
 }

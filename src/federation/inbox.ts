@@ -59,6 +59,16 @@ import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
 import { receiveGroupAnnounce } from "./group-announce";
+import { receiveRelayAnnounce } from "./relays";
+import { instanceActorUri } from "./instance-actor";
+import {
+  acceptedRelay,
+  answerRelayFollow,
+  isRelayKey,
+  relayActingAdmin,
+  relayFollowsBack,
+  relayUnfollowsBack,
+} from "../services/relays";
 
 /**
  * An activity (or an object type) Starling has no use for: acknowledged (202) and dropped, as Mastodon and
@@ -106,6 +116,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Follow, async (ctx, follow) => {
       // A Follow of nobody here (or without an id to answer) is acknowledged and dropped, its sender not fetched.
       const target = await localAccountAt(ctx, follow.objectId);
+      if (follow.id && follow.objectId?.href === instanceActorUri(ctx.canonicalOrigin))
+        return relayFollowBack(ctx, follow);
       if (!target || !follow.id) return;
       const from = await sender(ctx, follow);
       if (!from) return;
@@ -113,13 +125,13 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     })
     .on(Accept, async (ctx, accept) => {
       const from = await sender(ctx, accept);
-      if (!from) return;
+      if (!from || (await relayAnswer(ctx, accept, from, "accepted"))) return;
       const ref = await followRef(ctx, accept, from);
       if (ref) after(ctx, await receiveAccept(ctx.data.d, from, ref));
     })
     .on(Reject, async (ctx, reject) => {
       const from = await sender(ctx, reject);
-      if (!from) return;
+      if (!from || (await relayAnswer(ctx, reject, from, "rejected"))) return;
       const ref = await followRef(ctx, reject, from);
       if (ref) after(ctx, await receiveReject(ctx.data.d, from, ref));
     })
@@ -134,6 +146,9 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (object instanceof Follow) {
         // Only the follower can withdraw its Follow.
         if (object.actorId?.href !== from.uri) return;
+        // A relay no longer following the instance actor back.
+        if (object.objectId?.href === instanceActorUri(ctx.canonicalOrigin))
+          return relayUnfollowsBack(ctx.data.d, from.uri);
         const target = await localAccountAt(ctx, object.objectId);
         after(
           ctx,
@@ -178,13 +193,18 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
           if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
         }),
       );
+      // Forwarded by a followed relay (its HTTP signature, the author's own signature or the origin's copy): a
+      // public post is taken even when nothing here concerns it (issue 36).
+      const relayed = ctx.data.relayedBy ? await isRelayKey(d, ctx.data.relayedBy) : false;
       const stored = await storeRemoteNote(d, from, note, {
         inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
         base,
+        relayed,
       });
       if (stored.stored) after(ctx, stored.effects);
-      // A reply to something not stored here: its ancestors are fetched after the response (bounded).
-      if (stored.stored && note.inReplyTo)
+      // A reply to something not stored here: its ancestors are fetched after the response (bounded); not for
+      // what only a relay brought (a relay would multiply the fetches).
+      if (stored.stored && note.inReplyTo && !relayed)
         ctx.data.exec?.waitUntil(
           fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo),
         );
@@ -261,6 +281,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Announce, async (ctx, announce) => {
       // A Group's Announce of a Create (Lemmy, Mbin: FEP-1b12) is its members' post; any other is a boost.
       const from = await sender(ctx, announce);
+      // A followed relay's Announce (LitePub) is the post it names, fetched from its origin: never a boost.
+      if (from && (await acceptedRelay(ctx.data.d, from.uri))) return receiveRelayAnnounce(ctx, announce);
       if (from && (await receiveGroupAnnounce(ctx, announce, from))) return;
       // An Announce of an activity (a relay's, a group's) is not a boost: nothing to fetch.
       if ((await embedded((o) => announce.getObject(o))) instanceof Activity)
@@ -271,6 +293,34 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .onError((_ctx, error) => {
       console.error("inbox", error);
     });
+}
+
+/**
+ * A relay's answer to the instance actor's Follow of it (the Follow embedded, or its id): the relay's row updated.
+ * True when the Follow was a relay's (nothing else to do).
+ */
+async function relayAnswer(
+  ctx: InboxContext<FederationData>,
+  activity: Accept | Reject,
+  from: AccountRow,
+  state: "accepted" | "rejected",
+): Promise<boolean> {
+  const object = await embedded((o) => activity.getObject(o));
+  const uri = object instanceof Follow ? object.id?.href : object ? undefined : activity.objectId?.href;
+  if (!uri || !uri.startsWith(`${instanceActorUri(ctx.canonicalOrigin)}#relays/`)) return false;
+  await answerRelayFollow(ctx.data.d, from.uri, uri, state);
+  return true;
+}
+
+/** A followed relay follows the instance actor (LitePub relays do): accepted. Anyone else's Follow of it: dropped. */
+async function relayFollowBack(ctx: InboxContext<FederationData>, follow: Follow): Promise<void> {
+  const from = await sender(ctx, follow);
+  const inbox = from?.sharedInboxUrl ?? from?.inboxUrl;
+  const adminId = from && inbox ? await relayActingAdmin(ctx.data.d) : null;
+  if (!from || !inbox || !adminId) return dropped(follow, "Follow of the instance actor");
+  if (await relayFollowsBack(ctx.data.d, from.uri, from.inboxUrl ?? inbox, follow.id!.href, adminId))
+    after(ctx, { federate: true });
+  else dropped(follow, "Follow of the instance actor by no relay followed here");
 }
 
 /**

@@ -60,6 +60,8 @@ export interface FederationData {
   exec?: { waitUntil(p: Promise<unknown>): void };
   /** Set when a signed GET is refused for who signed it (authorized-fetch.ts): answered 403, not 401. */
   refused?: boolean;
+  /** The key id of another server's HTTP signature that carried an inbox POST (a relay's: federation/relays.ts). */
+  relayedBy?: string;
 }
 
 /** Accounts per page of a followers/following collection. */
@@ -567,6 +569,7 @@ export async function handleFederated(
       console.log(`inbox: dropped (${who.error})`);
       return new Response(null, { status: 202 });
     }
+    if (who.relayedBy) data.relayedBy = who.relayedBy;
     // What Fedify reads: the authenticated body (its signatures checked and removed), so its length and digest are new.
     const headers = new Headers(req.headers);
     for (const h of ["content-length", "digest", "content-digest"]) headers.delete(h);

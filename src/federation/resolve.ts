@@ -16,6 +16,7 @@ import { config, type Env } from "../env";
 import { within } from "../lib/within";
 import { federationContext, freshDocumentLoader } from "./index";
 import type { AccountWithUser } from "../services/accounts";
+import type { Effects } from "../services/effects";
 import { findByAcct, withUser } from "../services/accounts";
 import { isStale, type ReportedCounts } from "../services/remote-accounts";
 import { upsertActor } from "./actors";
@@ -155,7 +156,16 @@ async function storeActor(r: ResolveEnv, d: DB, actor: Actor, loader: DocumentLo
  * and its id returned. Its author must live on the object's origin (as the inbox requires) and is resolved
  * (stored or refreshed) first. Visibility is the caller's to check, as for a stored status.
  */
-export async function storeFetchedStatus(r: ResolveEnv, object: APObject): Promise<string | null> {
+export async function storeFetchedStatus(
+  r: ResolveEnv,
+  object: APObject,
+  opts: {
+    /** Brought by a relay (issue 36), not asked for: stored only when public or unlisted. */
+    relayed?: boolean;
+    /** What follows a newly stored status (its stream events), for a caller that hands them on. */
+    onStored?: (e: Effects) => void;
+  } = {},
+): Promise<string | null> {
   if (!isPostLike(object)) return null;
   const id = object.id;
   const authorId = object.attributionId;
@@ -171,9 +181,13 @@ export async function storeFetchedStatus(r: ResolveEnv, object: APObject): Promi
   const stored = await storeRemoteNote(d, author.account, note, {
     inlineFanoutMax: config(r.env).inlineFanoutMax,
     base: r.base,
-    requested: true,
+    ...(opts.relayed ? { relayed: true } : { requested: true }),
   });
-  if (stored.stored) return stored.statusId;
+  if (stored.stored) {
+    opts.onStored?.(stored.effects);
+    return stored.statusId;
+  }
+  if (stored.reason !== "exists") return null;
   const row = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE uri = ${note.uri}`);
   return row?.id ?? null;
 }

@@ -8,7 +8,7 @@ import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { pageParams } from "../http/pagination";
 import { arrayParam, intParam } from "../http/params";
-import { route } from "../http/route";
+import { after, route } from "../http/route";
 import { AccountSchema } from "../schemas/account";
 import { listMembers } from "../services/account-pages";
 import { renderList } from "../render/list";
@@ -107,8 +107,9 @@ export function registerListRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ id: z.string(), account_ids: accountIds }),
       response: z.object({}),
       handler: async (c, p, auth) => {
-        const run = method === "post" ? lists.addToList : lists.removeFromList;
-        await run(db(c.env), auth.account.id, p.id, [...new Set(p.account_ids)]);
+        const ids = [...new Set(p.account_ids)];
+        if (method === "post") after(c, await lists.addToList(db(c.env), auth.account.id, p.id, ids));
+        else await lists.removeFromList(db(c.env), auth.account.id, p.id, ids);
         return c.json({});
       },
     });

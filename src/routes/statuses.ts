@@ -28,7 +28,7 @@ import {
 import { currentVersion, renderStatusEdit } from "../render/status-edit";
 import { editStatus, statusVersions } from "../services/status-edits";
 import { relatedStatusAccounts } from "../services/account-pages";
-import { contextIds } from "../services/context";
+import { contextIds, threadFetch } from "../services/context";
 import { listReactions } from "../services/reactions";
 import { ensureCard } from "../services/cards";
 import { allowPrivateAddress } from "../lib/outbound";
@@ -256,6 +256,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const s = await visibleStatus(d, p.id, me);
       const { ancestors, descendants } = await contextIds(d, s.id, me);
+      after(c, threadFetch(s, me));
       const rendered = await loadStatuses(c, [...ancestors, ...descendants], me);
       return c.json({ ancestors: rendered.slice(0, ancestors.length), descendants: rendered.slice(ancestors.length) });
     },

@@ -22,7 +22,16 @@ const followerVisibilities = sql.raw(TO_FOLLOWERS.map((v) => `'${v}'`).join(", "
  * what is addressed to its server rather than to it, the shared one), whoever it blocks.
  */
 export type Audience =
-  { kind: "many"; followers: SQL; accounts: SQL } | { kind: "one"; accountId: SQL; inbox: "personal" | "shared" };
+  | {
+      kind: "many";
+      followers: SQL;
+      accounts: SQL;
+      /** When it holds, the inboxes of the accepted relays too (a public status: `relays`). */
+      relays?: SQL;
+    }
+  | { kind: "one"; accountId: SQL; inbox: "personal" | "shared" }
+  /** One inbox named by the activity itself (a relay's: it has no account row). */
+  | { kind: "inbox"; inbox: string };
 
 type Kind = OutboxActivity["type"];
 /** The member of the union whose `type` admits K (some members cover two kinds, e.g. Accept | Reject). */
@@ -49,11 +58,12 @@ const federatingStatus = (statusId: string) =>
 const toFollowers = (statusId: string) =>
   sql`(${federatingStatus(statusId)} AND EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.visibility IN (${followerVisibilities})))`;
 
-/** A status's audience: followers by visibility, and the accounts it addresses. */
+/** A status's audience: followers by visibility, and the accounts it addresses; the relays when public. */
 const statusAudience = (statusId: string): Audience => ({
   kind: "many",
   followers: toFollowers(statusId),
   accounts: sql`(SELECT account_id FROM status_recipients WHERE status_id = ${statusId} AND ${federatingStatus(statusId)})`,
+  relays: sql`(${federatingStatus(statusId)} AND EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.visibility = 'public'))`,
 });
 
 export const AUDIENCE: { [K in Kind]: Rule<K> } = {
@@ -64,6 +74,7 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
     kind: "many",
     followers: sql`${TO_FOLLOWERS.includes(a.visibility) ? 1 : 0}`,
     accounts: a.visibility === "local" ? NOBODY : sql`(SELECT value FROM json_each(${JSON.stringify(a.recipients)}))`,
+    relays: sql`${a.visibility === "public" ? 1 : 0}`,
   }),
   Follow: (_actor, a) => one(a.targetId),
   Undo: (_actor, a) => one(a.targetId),
@@ -124,6 +135,9 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
       accounts: sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId} AND ${shareable})`,
     };
   },
+  RelayFollow: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
+  RelayUndo: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
+  RelayAccept: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
   UndoAnnounce: (_actor, a) => {
     const shared = a.visibility === "public" || a.visibility === "unlisted";
     return {
@@ -157,21 +171,30 @@ const notBlocking = (actor: string) =>
  * followers on few servers costs the policy checks per server, not per follower (the gate still stops at the
  * first inbox that passes: DISTINCT streams through a temporary index).
  */
-function recipients(actor: string, audience: Audience): SQL {
+function recipients(actor: string, audience: Audience, toRelays: boolean): SQL {
+  // Relays: the accepted ones, for a public status, while relaying is on (`allow_relay`; the gate counts them
+  // whatever the setting, so a row may be written that the expansion then sends nowhere).
+  const relayRows =
+    audience.kind === "many" && audience.relays && toRelays
+      ? sql`UNION ALL SELECT inbox_url FROM relays WHERE state = 'accepted' AND inbox_url IS NOT NULL AND ${audience.relays}`
+      : sql``;
   const rows =
-    audience.kind === "one"
-      ? sql`SELECT ${audience.inbox === "shared" ? sql`coalesce(shared_inbox_url, inbox_url)` : sql`coalesce(inbox_url, shared_inbox_url)`} AS inbox
+    audience.kind === "inbox"
+      ? sql`SELECT ${audience.inbox} AS inbox`
+      : audience.kind === "one"
+        ? sql`SELECT ${audience.inbox === "shared" ? sql`coalesce(shared_inbox_url, inbox_url)` : sql`coalesce(inbox_url, shared_inbox_url)`} AS inbox
           FROM accounts WHERE id = ${audience.accountId} AND domain IS NOT NULL`
-      : sql`SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox FROM follows f JOIN accounts a ON a.id = f.account_id
+        : sql`SELECT coalesce(a.shared_inbox_url, a.inbox_url) AS inbox FROM follows f JOIN accounts a ON a.id = f.account_id
           WHERE ${audience.followers} AND f.target_account_id = ${actor} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
             AND a.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
         UNION ALL
         SELECT coalesce(a.shared_inbox_url, a.inbox_url) FROM accounts a
           WHERE a.id IN ${audience.accounts} AND a.domain IS NOT NULL AND NOT a.deactivated AND ${notBlocking(actor)}
-            AND a.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})`;
+            AND a.domain NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})
+        ${relayRows}`;
   // A one-account audience (a Follow, a Block…) is not held back by the actor's own domain blocks, as before.
   const actorBlocks =
-    audience.kind === "one"
+    audience.kind !== "many"
       ? sql``
       : sql`AND host NOT IN (SELECT domain FROM domain_blocks WHERE account_id = ${actor})`;
   return sql`SELECT inbox, host FROM (SELECT DISTINCT inbox, ${inboxHost("inbox")} AS host FROM (${rows}) WHERE inbox LIKE 'http%://%')
@@ -180,10 +203,10 @@ function recipients(actor: string, audience: Audience): SQL {
 
 /** The gate: whether the activity reaches anyone (SQL, stops at the first recipient). */
 export function hasAudience(actor: string, a: OutboxActivity): SQL {
-  return sql`EXISTS (${recipients(actor, audienceOf(actor, a))})`;
+  return sql`EXISTS (${recipients(actor, audienceOf(actor, a), true)})`;
 }
 
-/** The expansion: the distinct inboxes (`inbox`, `host`) the activity is delivered to. */
-export function inboxesOf(actor: string, a: OutboxActivity): SQL {
-  return recipients(actor, audienceOf(actor, a));
+/** The expansion: the distinct inboxes (`inbox`, `host`) the activity is delivered to (`toRelays`: `allow_relay`). */
+export function inboxesOf(actor: string, a: OutboxActivity, toRelays = true): SQL {
+  return recipients(actor, audienceOf(actor, a), toRelays);
 }

@@ -6,6 +6,7 @@
 import { sql } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
 import { ME, notSilenced, paramsCte, visibleTo } from "./visibility";
+import type { Effects } from "./effects";
 
 /** Mastodon's context limits (StatusesController): 4,096 each way signed in; 40 up, 60 down, 20 deep anonymously. */
 const CONTEXT_LIMITS = {
@@ -51,4 +52,31 @@ export async function contextIds(
       .sort((x, y) => (x.path! < y.path! ? -1 : 1))
       .map((r) => r.id),
   };
+}
+
+/** A remote thread's replies are fetched at most once in this time (issue 36), however many open it. */
+export const THREAD_FETCH_EVERY_MS = 3600_000;
+
+/**
+ * What opening a status's context asks to follow it: for a signed-in viewer and a remote status, its thread's
+ * missing ancestors and replies fetched after the response (federation/thread-replies.ts), shown on the next load.
+ */
+export function threadFetch(s: { id: string; local: boolean }, viewerId: string | null): Effects {
+  return viewerId && !s.local ? { threads: [s.id] } : {};
+}
+
+/**
+ * Claims the fetch of `statusId`'s thread: true at most once per `THREAD_FETCH_EVERY_MS` per thread, whoever
+ * asks (a `rate_limits` row keyed by the thread, which the cron's clean-up removes after a day).
+ */
+export async function claimThreadFetch(d: DB, statusId: string, t: number): Promise<boolean> {
+  const { results } = await statement(
+    d,
+    sql`INSERT INTO rate_limits (key, window_start, count)
+      SELECT 'thread:' || thread_id, ${t}, 1 FROM statuses WHERE id = ${statusId} AND local = 0
+      ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = count + 1
+        WHERE window_start <= ${t - THREAD_FETCH_EVERY_MS}
+      RETURNING key`,
+  ).all();
+  return results.length > 0;
 }

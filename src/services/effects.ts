@@ -6,6 +6,7 @@
  */
 import type { StreamEvent } from "./events";
 import type { Mail } from "./mailer";
+import type { OutboxBackfill } from "./backfill";
 
 export interface Effects {
   /** Events for the live streams. */
@@ -20,6 +21,10 @@ export interface Effects {
   files?: string[];
   /** Mail to send (confirmation links, approval requests). */
   mail?: Mail[];
+  /** Remote accounts whose outbox's first page is fetched into a reader's home (a new follow, a list member). */
+  backfill?: OutboxBackfill[];
+  /** Stored remote statuses whose thread's missing replies are fetched (someone opened its context). */
+  threads?: string[];
 }
 
 /** Several actions' effects as one. */
@@ -33,6 +38,8 @@ export function mergeEffects(...all: (Effects | undefined)[]): Effects {
     if (e.cards?.length) out.cards = [...(out.cards ?? []), ...e.cards];
     if (e.files?.length) out.files = [...(out.files ?? []), ...e.files];
     if (e.mail?.length) out.mail = [...(out.mail ?? []), ...e.mail];
+    if (e.backfill?.length) out.backfill = [...(out.backfill ?? []), ...e.backfill];
+    if (e.threads?.length) out.threads = [...(out.threads ?? []), ...e.threads];
   }
   return out;
 }

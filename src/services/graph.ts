@@ -30,6 +30,7 @@ import { localActivityUri, type AccountRow } from "./accounts";
 import type { FollowCounts, StreamEvent } from "./events";
 import { relationshipsQuery, toRelationship } from "./relationships";
 import { outboxWrite } from "./outbox";
+import { backfillHome } from "./backfill";
 
 const MAX_ENDORSEMENTS = 20;
 
@@ -201,6 +202,8 @@ export async function follow(
         ]),
         push: true,
         federate: true,
+        // A remote account's recent posts come from its outbox, after the response (they show once it accepts).
+        ...(isLocal(target) ? {} : { backfill: [{ readerId: me.id, accountId: target.id }] }),
       },
     };
   }
@@ -218,6 +221,8 @@ export async function follow(
         uri: localActivityUri(me, "follows", followId),
       })
       .onConflictDoNothing(),
+    // Its latest posts into the new follower's home at once, in the follow's batch.
+    backfillHome(d, me.id, [target.id]),
     recount(d, me.id),
     recount(d, target.id),
   );
@@ -300,6 +305,8 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
         })
         .onConflictDoNothing(),
       d.delete(followRequests).where(eq(followRequests.id, request.id)),
+      // A local requester's home gets the account's latest posts (a remote one: nothing, it is not read here).
+      backfillHome(d, requesterId, [me.id]),
       ...(request.notify ? [subscribeWrite(d, requesterId, me.id, t)] : []),
       // A remote requester gets an Accept of their Follow (the request's uri is its id).
       ...(request.uri ? [outboxWrite(d, me.id, { type: "Accept", uri: request.uri, followerId: requesterId }, t)] : []),

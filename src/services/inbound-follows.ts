@@ -11,6 +11,7 @@ import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, blocks, domainBlocks, followRequests, follows, subscriptions } from "../db/schema";
 import type { AccountRow } from "./accounts";
+import { backfillHome } from "./backfill";
 import { recount } from "./graph";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
@@ -185,6 +186,8 @@ export async function receiveAccept(
       })
       .onConflictDoNothing(),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
+    // What is stored of the account (its outbox fetched at the follow, posts others here follow) into the home.
+    backfillHome(d, request.accountId, [sender.id]),
     ...(request.notify
       ? [
           d

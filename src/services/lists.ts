@@ -6,6 +6,8 @@ import { newId } from "../db/ids";
 import { follows, listAccounts, lists } from "../db/schema";
 import { notFound, unprocessable } from "../lib/errors";
 import { ME } from "./visibility";
+import { backfillHome } from "./backfill";
+import type { Effects } from "./effects";
 
 export type ListRow = typeof lists.$inferSelect;
 
@@ -67,11 +69,17 @@ export async function deleteList(d: DB, ownerId: string, listId: string): Promis
   ]);
 }
 
-/** Adds accounts the owner follows; any account not followed refuses the whole request. */
-export async function addToList(d: DB, ownerId: string, listId: string, accountIds: string[]): Promise<void> {
+/**
+ * Adds accounts the owner follows; any account not followed refuses the whole request. The list fills at once
+ * with each member's latest posts (the home feed it reads from), a remote member's outbox fetched after.
+ */
+export async function addToList(d: DB, ownerId: string, listId: string, accountIds: string[]): Promise<Effects> {
   const list = await ownList(d, ownerId, listId);
   const followed = await d
-    .select({ id: follows.targetAccountId })
+    .select({
+      id: follows.targetAccountId,
+      remote: sql<number>`(SELECT domain IS NOT NULL FROM accounts WHERE id = ${follows.targetAccountId})`,
+    })
     .from(follows)
     .where(and(eq(follows.accountId, ownerId), inJson(follows.targetAccountId, accountIds)));
   const ok = new Set(followed.map((f) => f.id));
@@ -81,12 +89,17 @@ export async function addToList(d: DB, ownerId: string, listId: string, accountI
   const t = now();
   // One JSON parameter for the rows: a VALUES list binds four parameters per member and passes D1's 100.
   const rows = JSON.stringify([...ok].map((accountId) => ({ id: newId(t), account: accountId })));
-  await statement(
-    d,
-    sql`INSERT INTO list_accounts (id, list_id, account_id, created_at)
+  await d.$client.batch([
+    statement(
+      d,
+      sql`INSERT INTO list_accounts (id, list_id, account_id, created_at)
       SELECT json_extract(value, '$.id'), ${list.id}, json_extract(value, '$.account'), ${t} FROM json_each(${rows}) WHERE true
       ON CONFLICT DO NOTHING`,
-  ).run();
+    ),
+    backfillHome(d, ownerId, [...ok]),
+  ]);
+  const remote = followed.filter((f) => f.remote);
+  return remote.length ? { backfill: remote.map((f) => ({ readerId: ownerId, accountId: f.id })) } : {};
 }
 
 export async function removeFromList(d: DB, ownerId: string, listId: string, accountIds: string[]): Promise<void> {

@@ -71,10 +71,23 @@ export type OutboxActivity =
   /** A reblog withdrawn: its uri and audience as they were. */
   | { type: "UndoAnnounce"; uri: string; objectUri: string; visibility: Visibility; originalAuthorId: string }
   /** A status pinned (`Add` to the featured collection) or unpinned (`Remove`): its uri, to its author's followers. */
-  | { type: "AddFeatured" | "RemoveFeatured"; statusId: string; uri: string };
+  | { type: "AddFeatured" | "RemoveFeatured"; statusId: string; uri: string }
+  /**
+   * The instance actor follows a relay, or stops (`uri`: the Follow's id; `object`: the relay's actor, or the
+   * public collection for a Mastodon-style relay), to the relay's inbox, which the row carries (it outlives the
+   * relay's row).
+   */
+  | { type: "RelayFollow" | "RelayUndo"; uri: string; inbox: string; object: string }
+  /** The instance actor accepts a followed relay's Follow of it (`uri`: their Follow's id; `actor`: the relay). */
+  | { type: "RelayAccept"; uri: string; inbox: string; actor: string };
 
 /** Activities sent as the instance actor (its id, its key) whichever local account's action wrote them. */
-export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set(["Flag"]);
+export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set([
+  "Flag",
+  "RelayFollow",
+  "RelayUndo",
+  "RelayAccept",
+]);
 
 /** A delivery is given up once its next try would fall later than this after it was written (delivery.ts). */
 export const GIVE_UP_MS = 2 * 24 * 3600_000;

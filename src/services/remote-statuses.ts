@@ -81,13 +81,22 @@ export type StoreResult =
 /**
  * Stores a remote status if it concerns this instance: its author is followed by a local account, or it
  * addresses or mentions a local account, or it replies to a stored local status, or a local user asked for it
- * (`requested`: a search for its URL). Idempotent by uri.
+ * (`requested`: a search for its URL), or a followed relay brought it (`relayed`, public posts only). Both of the
+ * last are refused near the storage ceiling. Idempotent by uri.
  */
 export async function storeRemoteNote(
   d: DB,
   author: AccountRow,
   note: ParsedNote,
-  opts: { inlineFanoutMax: number; base: string; t?: number; requested?: boolean; extra?: D1PreparedStatement[] },
+  opts: {
+    inlineFanoutMax: number;
+    base: string;
+    t?: number;
+    requested?: boolean;
+    /** Brought by a followed relay (issue 36): relevant when public or unlisted, as a relay's posts are. */
+    relayed?: boolean;
+    extra?: D1PreparedStatement[];
+  },
 ): Promise<StoreResult> {
   const t = opts.t ?? now();
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
@@ -124,8 +133,9 @@ export async function storeRemoteNote(
   const mentioned = new Set(note.mentions);
   for (const r of recipientRows) if (r.id !== author.id) recipients.set(r.id, mentioned.has(r.uri));
   const localRecipient = recipientRows.some((r) => r.local && r.id !== author.id);
+  const relayed = opts.relayed === true && (note.visibility === "public" || note.visibility === "unlisted");
   const relevant =
-    opts.requested === true || followed.length > 0 || localRecipient || (parent !== null && parent.local);
+    opts.requested === true || relayed || followed.length > 0 || localRecipient || (parent !== null && parent.local);
   if (!relevant) return { stored: false, reason: "irrelevant" };
   // Near the database's ceiling, what only a fetch here brought (nobody follows its author, nobody here is
   // addressed, it answers nothing local) is refused first (services/storage.ts).

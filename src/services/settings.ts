@@ -214,6 +214,13 @@ const INSTANCE_SETTINGS: SettingDef[] = [
     read: (c) => c.authorizedFetch,
   },
   {
+    key: "allow_relay",
+    type: "boolean",
+    description: "Send local public posts to the relays this instance follows (admin API: relay)",
+    apply: (c, v) => ({ ...c, allowRelay: v }),
+    read: (c) => c.allowRelay,
+  },
+  {
     key: "remote_post_retention_days",
     type: "integer",
     description:

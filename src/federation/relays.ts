@@ -1,0 +1,117 @@
+/**
+ * Relays on the federation side (issue 36; rows and rules: services/relays.ts): looking a relay's URL up (an actor
+ * document: a LitePub relay; an inbox that serves none: a Mastodon-style relay), the cron's settling of rows the
+ * command line added or removed, and what an accepted LitePub relay `Announce`s: never a boost by the relay, the
+ * object fetched from its origin (the relay's copy is not trusted) and stored as a fetched post (the storage guard
+ * and the federation policies apply), shown on the federated timeline.
+ */
+import { Activity, isActor, type Announce } from "@fedify/vocab";
+import type { InboxContext } from "@fedify/fedify";
+import { db } from "../db/client";
+import type { Env } from "../env";
+import { within } from "../lib/within";
+import { rejectedHost } from "../services/federation-policies";
+import {
+  addRelay,
+  followRelay,
+  relayActingAdmin,
+  relaysToSettle,
+  removeRelay,
+  type FoundRelay,
+  type RelayRow,
+} from "../services/relays";
+import { federationContext, freshDocumentLoader, type FederationData } from "./index";
+import { embeddedOnly } from "./loaders";
+import { isPostLike } from "./object-types";
+import { resolveEnv, storeFetchedStatus } from "./resolve";
+import { after } from "./inbox-context";
+
+/** Time a relay's look-up may take. */
+const LOOKUP_MS = 8_000;
+
+/** What `url` is: a relay's actor (LitePub), or else an inbox (Mastodon-style, as Mastodon's admins enter it). */
+export async function lookupRelay(env: Env, base: string, url: string): Promise<FoundRelay | null> {
+  const u = new URL(url);
+  if (rejectedHost(db(env), u.hostname)) return null;
+  const ctx = await federationContext(env, base);
+  const object = await within(
+    ctx.lookupObject(url, { documentLoader: freshDocumentLoader(env) }).catch(() => null),
+    LOOKUP_MS,
+  );
+  if (object && isActor(object) && object.id?.href === url) {
+    const inbox = object.inboxId ?? object.endpoints?.sharedInbox;
+    return inbox && inbox.origin === u.origin ? { kind: "litepub", actorUri: url, inboxUrl: inbox.href } : null;
+  }
+  // Not an actor: an inbox (pub-relay, Activity-Relay and aode-relay all answer `/inbox`).
+  return /\/inbox\/?$/.test(u.pathname) ? { kind: "mastodon", actorUri: null, inboxUrl: url } : null;
+}
+
+/**
+ * Adds and follows the relay at `url` now (the admin API; `log`: its moderation log entry, in the follow's batch);
+ * "not found" when the URL is neither a relay actor nor an inbox (nothing kept). A relay followed already is
+ * answered as it is.
+ */
+export async function followRelayNow(
+  env: Env,
+  base: string,
+  url: string,
+  adminId: string,
+  log: D1PreparedStatement,
+): Promise<RelayRow | "not found"> {
+  const d = db(env);
+  const row = await addRelay(d, url);
+  if (row.kind) return row;
+  const found = await lookupRelay(env, base, url).catch(() => null);
+  if (!found) {
+    await removeRelay(d, row, null);
+    return "not found";
+  }
+  await followRelay(d, row, found, base, adminId, [log]);
+  return { ...row, ...found };
+}
+
+/**
+ * The cron's part: relays the command line added are looked up and followed, those it removed are unfollowed
+ * (a few a run). Answers whether anything was written for delivery.
+ */
+export async function settleRelays(env: Env, base: string): Promise<boolean> {
+  const d = db(env);
+  const rows = await relaysToSettle(d);
+  if (rows.length === 0) return false;
+  const adminId = await relayActingAdmin(d);
+  for (const row of rows) {
+    if (row.state === "removing") {
+      await removeRelay(d, row, adminId);
+      continue;
+    }
+    const found = await lookupRelay(env, base, row.url).catch(() => null);
+    if (found && adminId) await followRelay(d, row, found, base, adminId);
+    else console.warn("relay: cannot follow", row.url, found ? "(no admin to send it)" : "(not found)");
+  }
+  return true;
+}
+
+/**
+ * An accepted LitePub relay's `Announce`: the post it names (the object's id, or the id of the object of an
+ * embedded or named `Create`), fetched from its origin and stored as a fetched post. Never a reblog.
+ */
+export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, announce: Announce): Promise<void> {
+  let id = announce.objectId;
+  const embedded = await announce.getObject({ documentLoader: embeddedOnly }).catch(() => null);
+  if (embedded instanceof Activity) id = embedded.objectId;
+  else if (embedded?.id) id = embedded.id;
+  if (!id || rejectedHost(ctx.data.d, id.hostname) || id.origin === new URL(ctx.canonicalOrigin).origin) return;
+  const base = ctx.canonicalOrigin;
+  const loader = freshDocumentLoader(ctx.data.env);
+  let want = id.href;
+  let object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
+  // A relay may name the Create rather than the post: its object, fetched too (from the same origin).
+  if (object instanceof Activity && object.id?.href === want && object.objectId?.origin === id.origin) {
+    want = object.objectId.href;
+    object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
+  }
+  // Only the document served at the id fetched (storeFetchedStatus checks its author lives there too).
+  if (!isPostLike(object) || object.id?.href !== want) return;
+  const r = resolveEnv(ctx.data.env, base, new URL(base).host);
+  await storeFetchedStatus(r, object, { relayed: true, onStored: (e) => after(ctx, e) });
+}

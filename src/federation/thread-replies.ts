@@ -1,0 +1,147 @@
+/**
+ * Whole threads (issue 36): when someone here opens a remote status's context, after the response its thread is
+ * completed from the other servers, as Mastodon 4.4's "fetch all replies" does: the missing ancestors of the
+ * thread's top status (`fetchAncestors`), then, breadth first from that top, the `replies` collection of each
+ * status of the thread (its first pages), each reply not stored yet fetched from its id and stored as a fetched
+ * post (`storeFetchedStatus`: the author on the object's origin, the federation policies, the storage guard),
+ * linked to its parent. Bounded: `MAX_DEPTH` levels, `MAX_STORED` new statuses, `PAGES` pages per collection,
+ * `THREAD_MS` in all; at most once per thread per hour (`claimThreadFetch`). What was stored reaches the streams
+ * as new statuses, and the opened status gets a `status.update`, so an open client can load the context again.
+ * Never throws.
+ */
+import { Collection, CollectionPage, type Object as APObject } from "@fedify/vocab";
+import { sql } from "drizzle-orm";
+import { db } from "../db/client";
+import { within } from "../lib/within";
+import { claimThreadFetch } from "../services/context";
+import { mergeEffects, type Effects } from "../services/effects";
+import { rejectedHost } from "../services/federation-policies";
+import { federationContext, freshDocumentLoader } from "./index";
+import { embeddedOnly } from "./loaders";
+import { isPostLike } from "./object-types";
+import { storeFetchedStatus, type ResolveEnv } from "./resolve";
+import { fetchAncestors } from "./thread-ancestors";
+
+/** Levels of replies below the thread's top that are walked. */
+export const MAX_DEPTH = 4;
+/** New statuses stored per thread fetch. */
+export const MAX_STORED = 40;
+/** Statuses whose `replies` collection is read per thread fetch. */
+const MAX_VISITED = 40;
+/** Pages read per `replies` collection (Mastodon's first page holds the author's self-replies, the next the others'). */
+const PAGES = 3;
+/** Time one thread's fetch may take in all. */
+const THREAD_MS = 15_000;
+
+/** Completes the threads of these statuses (each at most once an hour); answers what follows for the streams. */
+export async function fetchThreads(r: ResolveEnv, statusIds: string[], t: number = Date.now()): Promise<Effects> {
+  const out: Effects[] = [];
+  for (const id of new Set(statusIds)) {
+    if (!(await claimThreadFetch(db(r.env), id, t).catch(() => false))) continue;
+    const effects: Effects[] = [];
+    await within(fetchThread(r, id, effects), THREAD_MS);
+    out.push(...effects);
+    if (effects.length) out.push({ events: [{ accountId: null, event: "status.update", payload: id }] });
+  }
+  return mergeEffects(...out);
+}
+
+type Row = { id: string; uri: string; local: number; in_reply_to_id: string | null };
+
+async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[]): Promise<void> {
+  const d = db(r.env);
+  try {
+    // The thread's top status as stored: walked up from the opened one.
+    const top = await d.get<Row>(
+      sql`WITH RECURSIVE up(id, n) AS (SELECT ${statusId}, 0 UNION ALL SELECT s.in_reply_to_id, up.n + 1 FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_id IS NOT NULL AND up.n < 64)
+        SELECT s.id, s.uri, s.local, s.in_reply_to_id FROM up JOIN statuses s ON s.id = up.id ORDER BY up.n DESC LIMIT 1`,
+    );
+    if (!top) return;
+    const ctx = await federationContext(r.env, r.base);
+    const loader = freshDocumentLoader(r.env);
+    const local = new URL(r.base).origin;
+    const load = (uri: string) =>
+      new URL(uri).origin === local || rejectedHost(d, new URL(uri).hostname)
+        ? Promise.resolve(null)
+        : ctx.lookupObject(uri, { documentLoader: loader }).catch(() => null);
+
+    // Missing ancestors, as a reply's arrival fetches them: the top status's own parent, if it names one.
+    let root: Row = top;
+    if (!top.local) {
+      const object = await load(top.uri);
+      const parent = isPostLike(object) && object.id?.href === top.uri ? object.replyTargetId?.href : undefined;
+      if (parent && (await fetchAncestors(r, top.id, parent)) > 0) {
+        root =
+          (await d.get<Row>(
+            sql`WITH RECURSIVE up(id, n) AS (SELECT ${top.id}, 0 UNION ALL SELECT s.in_reply_to_id, up.n + 1 FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_id IS NOT NULL AND up.n < 64)
+              SELECT s.id, s.uri, s.local, s.in_reply_to_id FROM up JOIN statuses s ON s.id = up.id ORDER BY up.n DESC LIMIT 1`,
+          )) ?? top;
+      }
+    }
+
+    // Replies, breadth first from the top: each status's `replies` collection (a local status's replies come
+    // to this instance by delivery: its known replies are walked, its collection not read).
+    let stored = 0;
+    let visited = 0;
+    let level: Row[] = [root];
+    for (let depth = 0; depth < MAX_DEPTH && level.length && stored < MAX_STORED; depth++) {
+      const next: Row[] = [];
+      for (const status of level) {
+        if (visited++ >= MAX_VISITED || stored >= MAX_STORED) break;
+        if (!status.local) {
+          for (const uri of await replyUris(status.uri, load, loader)) {
+            if (stored >= MAX_STORED) break;
+            const known = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE uri = ${uri}`);
+            if (known) continue;
+            const object = await load(uri);
+            if (!isPostLike(object) || object.id?.href !== uri || object.replyTargetId?.href !== status.uri) continue;
+            const id = await storeFetchedStatus(r, object, { onStored: (e) => effects.push(e) });
+            if (id) stored++;
+          }
+        }
+        // Every reply stored now (fetched or known before) is walked next.
+        next.push(
+          ...(await d.all<Row>(
+            sql`SELECT id, uri, local, in_reply_to_id FROM statuses WHERE in_reply_to_id = ${status.id} AND reblog_of_id IS NULL ORDER BY id LIMIT ${MAX_VISITED}`,
+          )),
+        );
+      }
+      level = next;
+    }
+  } catch (e) {
+    console.warn("thread replies", statusId, (e as Error)?.message ?? e);
+  }
+}
+
+/**
+ * The ids a status's `replies` collection lists, first pages only (items inline, then `first` and its `next`s on
+ * the status's origin). Embedded items count by their id only: each is fetched again from it.
+ */
+async function replyUris(
+  uri: string,
+  load: (uri: string) => Promise<APObject | null>,
+  loader: ReturnType<typeof freshDocumentLoader>,
+): Promise<string[]> {
+  const origin = new URL(uri).origin;
+  const object = await load(uri);
+  if (!isPostLike(object) || object.id?.href !== uri || !object.repliesId || object.repliesId.origin !== origin)
+    return [];
+  const opts = { documentLoader: loader, suppressError: true };
+  const replies = await object.getReplies(opts).catch(() => null);
+  if (!(replies instanceof Collection)) return [];
+  const out: string[] = [];
+  const take = (page: Collection | CollectionPage) => out.push(...page.itemIds.map((u) => u.href));
+  take(replies);
+  // The first page may be embedded (Mastodon's is) or an id on the same origin.
+  let page: CollectionPage | null = null;
+  if (replies.firstId === null || replies.firstId.origin === origin)
+    page = (await replies
+      .getFirst({ ...opts, documentLoader: replies.firstId ? loader : embeddedOnly })
+      .catch(() => null)) as CollectionPage | null;
+  for (let n = 0; page && n < PAGES; n++) {
+    take(page);
+    if (!page.nextId || page.nextId.origin !== origin) break;
+    page = (await page.getNext(opts).catch(() => null)) as CollectionPage | null;
+  }
+  return [...new Set(out)].filter((u) => u !== uri);
+}

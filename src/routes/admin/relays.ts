@@ -1,0 +1,98 @@
+/**
+ * Pleroma's relay admin API (issue 36), as admin-fe's relay page calls it: `GET …/admin/relay` lists the relays
+ * followed (`actor`, `followed_back`, and Starling's `state`: pending, accepted, rejected), `POST` with
+ * `relay_url` follows one (answering its actor id), `DELETE` with `relay_url` unfollows it. Admins only.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env";
+import { db, now } from "../../db/client";
+import { after, route } from "../../http/route";
+import { baseUrl } from "../../http/urls";
+import { badRequest, notFound } from "../../lib/errors";
+import { logEntry } from "../../services/moderation-log";
+import { listRelays, relayByUrl, relayUrl, removeRelay, renderRelay } from "../../services/relays";
+import { followRelayNow } from "../../federation/relays";
+import { actorOf, ADMIN_TAG } from "./common";
+
+const RelaySchema = z
+  .object({
+    actor: z.string(),
+    followed_back: z.boolean(),
+    state: z.enum(["pending", "accepted", "rejected"]),
+  })
+  .openapi("AdminRelay");
+
+const relayParams = z.object({ relay_url: z.string().min(1).max(2048), force: z.string().optional() });
+
+export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/admin/relay",
+    summary: "The relays this instance follows, with whether each follows back and its state",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: ["admin:read:follows"],
+    privilege: "superuser",
+    response: z.object({ relays: z.array(RelaySchema) }),
+    handler: async (c) => c.json({ relays: (await listRelays(db(c.env))).map(renderRelay) }),
+  });
+
+  route(app, {
+    method: "post",
+    path: "/api/v1/pleroma/admin/relay",
+    summary: "Follow a relay: a LitePub relay's actor, or a Mastodon-style relay's inbox",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: ["admin:write:follows"],
+    privilege: "superuser",
+    params: relayParams,
+    response: z.string(),
+    handler: async (c, p, auth) => {
+      const url = relayUrl(p.relay_url);
+      const d = db(c.env);
+      const base = baseUrl(c);
+      const log = logEntry(
+        d,
+        actorOf(auth),
+        "relay_follow",
+        { target: url },
+        `@${auth.account.username} followed relay: ${url}`,
+        now(),
+      );
+      const row = await followRelayNow(c.env, base, url, auth.account.id, log);
+      if (row === "not found") throw badRequest(`Could not follow relay: ${url} is neither a relay actor nor an inbox`);
+      after(c, { federate: true });
+      return c.json(row.actorUri ?? row.url);
+    },
+  });
+
+  route(app, {
+    method: "delete",
+    path: "/api/v1/pleroma/admin/relay",
+    summary: "Unfollow a relay (by the URL it was followed with, or its actor id): nothing more to or from it",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: ["admin:write:follows"],
+    privilege: "superuser",
+    params: relayParams,
+    response: z.string(),
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const row = await relayByUrl(d, relayUrl(p.relay_url));
+      if (!row) throw notFound("Relay not found");
+      await removeRelay(d, row, auth.account.id, [
+        logEntry(
+          d,
+          actorOf(auth),
+          "relay_unfollow",
+          { target: row.url },
+          `@${auth.account.username} unfollowed relay: ${row.url}`,
+          now(),
+        ),
+      ]);
+      after(c, { federate: true });
+      return c.json(row.actorUri ?? row.url);
+    },
+  });
+}

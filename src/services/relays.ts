@@ -1,0 +1,243 @@
+/**
+ * Relays (issue 36): the rows of the relays this instance follows, and the rules on them. Following or unfollowing
+ * a relay is one batch: the `relays` row and the instance actor's `Follow` / `Undo` (an outbox row signed by the
+ * instance actor, services/outbox.ts) together. Two kinds, as found in the wild:
+ * - `litepub` (Pleroma's): the instance actor follows the relay's actor; the relay `Announce`s what it relays, and
+ *   usually follows the instance actor back (answered with an `Accept`);
+ * - `mastodon`: a `Follow` whose object is the public collection, sent to the relay's inbox; the relay forwards
+ *   others' `Create`s under its own HTTP signature.
+ * What a relay brings is trusted only as its author's (federation/inbound-auth.ts) or fetched from its origin; the
+ * relay's word only makes a public post relevant here (services/remote-statuses.ts `relayed`).
+ */
+import { and, eq, isNull, or, sql } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { now, statement } from "../db/client";
+import { newId } from "../db/ids";
+import { relays } from "../db/schema";
+import { badRequest, notFound } from "../lib/errors";
+import { outboxWrite } from "./outbox";
+
+export type RelayRow = typeof relays.$inferSelect;
+export const PUBLIC_COLLECTION = "https://www.w3.org/ns/activitystreams#Public";
+
+/** Pleroma's shape of a relay in `GET …/admin/relay`, with Starling's `state`. */
+export function renderRelay(r: RelayRow) {
+  return {
+    actor: r.actorUri ?? r.url,
+    followed_back: r.followedBack,
+    state: r.state === "removing" ? ("pending" as const) : r.state,
+  };
+}
+
+export function listRelays(d: DB): Promise<RelayRow[]> {
+  return d.select().from(relays).orderBy(relays.createdAt);
+}
+
+/** A relay URL as given: http(s), no credentials, no fragment. */
+export function relayUrl(input: string): string {
+  let u: URL;
+  try {
+    u = new URL(input.trim());
+  } catch {
+    throw badRequest("relay_url is not a URL");
+  }
+  if ((u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password)
+    throw badRequest("relay_url must be an http(s) URL");
+  u.hash = "";
+  return u.href;
+}
+
+/** The row of a relay named by the URL it was followed with, or by its actor id. */
+export async function relayByUrl(d: DB, url: string): Promise<RelayRow | null> {
+  return (
+    (await d
+      .select()
+      .from(relays)
+      .where(or(eq(relays.url, url), eq(relays.actorUri, url)))
+      .get()) ?? null
+  );
+}
+
+/** A row for `url`, still to be looked up (the command line's way in; the admin API looks it up at once). */
+export async function addRelay(d: DB, url: string, t: number = now()): Promise<RelayRow> {
+  await d
+    .insert(relays)
+    .values({ id: newId(t), url, createdAt: t, updatedAt: t })
+    .onConflictDoNothing();
+  return (await relayByUrl(d, url))!;
+}
+
+/** What looking a relay's URL up found (federation/relays.ts). */
+export interface FoundRelay {
+  kind: "litepub" | "mastodon";
+  /** The relay's actor (LitePub); for a Mastodon-style relay, learnt from its Accept. */
+  actorUri: string | null;
+  inboxUrl: string;
+}
+
+/** The Follow's id: the instance actor's, one per relay row. */
+const followUri = (base: string, id: string) => `${base}/users/internal.fetch#relays/${id}`;
+
+/**
+ * The relay row looked up, and the instance actor's Follow of it, in one batch (`actorId`: the local admin whose
+ * outbox row carries it; it is signed by the instance actor). Only a row not yet followed is followed.
+ */
+export async function followRelay(
+  d: DB,
+  row: RelayRow,
+  found: FoundRelay,
+  base: string,
+  actorId: string,
+  extra: D1PreparedStatement[] = [],
+) {
+  const t = now();
+  const uri = followUri(base, row.id);
+  await d.$client.batch([
+    statement(
+      d,
+      d
+        .update(relays)
+        .set({ kind: found.kind, actorUri: found.actorUri, inboxUrl: found.inboxUrl, followUri: uri, updatedAt: t })
+        .where(and(eq(relays.id, row.id), isNull(relays.kind))),
+    ),
+    outboxWrite(
+      d,
+      actorId,
+      {
+        type: "RelayFollow",
+        uri,
+        inbox: found.inboxUrl,
+        object: found.kind === "litepub" && found.actorUri ? found.actorUri : PUBLIC_COLLECTION,
+      },
+      t,
+      { onlyIf: sql`changes() > 0` },
+    ),
+    ...extra,
+  ]);
+}
+
+/**
+ * Unfollowing: the `Undo` of the Follow (when one was sent) and the row's deletion, in one batch. From then on
+ * nothing the relay sends is taken as relayed, and nothing is sent to it.
+ */
+export async function removeRelay(
+  d: DB,
+  row: RelayRow,
+  actorId: string | null,
+  extra: D1PreparedStatement[] = [],
+): Promise<void> {
+  const t = now();
+  const undo =
+    row.kind && row.followUri && row.inboxUrl && actorId
+      ? [
+          outboxWrite(
+            d,
+            actorId,
+            {
+              type: "RelayUndo",
+              uri: row.followUri,
+              inbox: row.inboxUrl,
+              object: row.kind === "litepub" && row.actorUri ? row.actorUri : PUBLIC_COLLECTION,
+            },
+            t,
+          ),
+        ]
+      : [];
+  await d.$client.batch([...undo, statement(d, d.delete(relays).where(eq(relays.id, row.id))), ...extra]);
+}
+
+/** Marks a relay for unfollowing by the cron (the command line's way). */
+export async function markRelayRemoved(d: DB, url: string): Promise<void> {
+  const row = await relayByUrl(d, url);
+  if (!row) throw notFound("Relay not found");
+  await d.update(relays).set({ state: "removing", updatedAt: now() }).where(eq(relays.id, row.id));
+}
+
+/** Rows the cron has to act on: URLs not looked up yet, unfollows not sent yet. */
+export function relaysToSettle(d: DB): Promise<RelayRow[]> {
+  return d
+    .select()
+    .from(relays)
+    .where(or(isNull(relays.kind), eq(relays.state, "removing")))
+    .limit(10);
+}
+
+/** The active local admin whose outbox carries the instance actor's relay activities (the oldest). */
+export async function relayActingAdmin(d: DB): Promise<string | null> {
+  const row = await d.get<{ id: string }>(
+    sql`SELECT a.id FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.is_admin = 1 AND a.deactivated = 0 ORDER BY a.id LIMIT 1`,
+  );
+  return row?.id ?? null;
+}
+
+/**
+ * A relay's answer to the instance actor's Follow (`followUri`): accepted or rejected. Only the relay answers: its
+ * actor when known, else (a Mastodon-style relay, known by its inbox) an actor on the inbox's host, which then
+ * becomes the relay's actor. Answers whether it was a relay's Follow.
+ */
+export async function answerRelayFollow(
+  d: DB,
+  senderUri: string,
+  followUri: string,
+  state: "accepted" | "rejected",
+): Promise<boolean> {
+  const row = await d.select().from(relays).where(eq(relays.followUri, followUri)).get();
+  if (!row || row.state === "removing") return Boolean(row);
+  const sameHost = row.inboxUrl !== null && new URL(row.inboxUrl).host === new URL(senderUri).host;
+  if (row.actorUri ? row.actorUri !== senderUri : !sameHost) return true;
+  await d.update(relays).set({ state, actorUri: senderUri, updatedAt: now() }).where(eq(relays.id, row.id));
+  return true;
+}
+
+/** The accepted relay whose actor is `uri`, if any. */
+export async function acceptedRelay(d: DB, actorUri: string): Promise<RelayRow | null> {
+  return (
+    (await d
+      .select()
+      .from(relays)
+      .where(and(eq(relays.actorUri, actorUri), eq(relays.state, "accepted")))
+      .get()) ?? null
+  );
+}
+
+/**
+ * Whether a key (the HTTP signature's of a forwarded activity) is an accepted relay's: on its actor's origin. A
+ * relay's server speaks for its relay.
+ */
+export async function isRelayKey(d: DB, keyId: string): Promise<boolean> {
+  const origin = new URL(keyId).origin;
+  const row = await d.get<{ id: string }>(
+    sql`SELECT id FROM relays WHERE state = 'accepted' AND substr(actor_uri, 1, ${origin.length + 1}) = ${origin + "/"} LIMIT 1`,
+  );
+  return Boolean(row);
+}
+
+/**
+ * A followed relay (its actor `senderUri`) follows the instance actor back: recorded, and answered with an
+ * `Accept` of its Follow (`theirFollow`), signed by the instance actor. False when the sender is no relay here.
+ */
+export async function relayFollowsBack(
+  d: DB,
+  senderUri: string,
+  inbox: string,
+  theirFollow: string,
+  actorId: string,
+): Promise<boolean> {
+  const row = await d
+    .select()
+    .from(relays)
+    .where(and(eq(relays.actorUri, senderUri), sql`${relays.state} <> 'removing'`))
+    .get();
+  if (!row) return false;
+  const t = now();
+  await d.$client.batch([
+    statement(d, d.update(relays).set({ followedBack: true, updatedAt: t }).where(eq(relays.id, row.id))),
+    outboxWrite(d, actorId, { type: "RelayAccept", uri: theirFollow, inbox, actor: senderUri }, t),
+  ]);
+  return true;
+}
+
+/** The relay stopped following the instance actor back (its Undo). */
+export async function relayUnfollowsBack(d: DB, senderUri: string): Promise<void> {
+  await d.update(relays).set({ followedBack: false, updatedAt: now() }).where(eq(relays.actorUri, senderUri));
+}

@@ -1,0 +1,346 @@
+/**
+ * Relays (issue 36): Pleroma's relay admin API, the instance actor's Follow of a LitePub relay (its actor) and of a
+ * Mastodon-style relay (the public collection, to its inbox), Accept/Reject tracked, what each brings (a LitePub
+ * relay's Announce, fetched from the origin; a Mastodon-style relay's forwarded Create, taken by the forwarding
+ * rule) on the federated timeline only, local public posts sent to accepted relays, the storage guard, and
+ * unfollowing. Fedify test peers play the relays (`relay.example`) and the authors (`peer.example`).
+ */
+import { signJsonLd } from "@fedify/fedify";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { deliveryWake, drainFederation } from "../src/federation/delivery";
+import { settleRelays } from "../src/federation/relays";
+import { StatusSchema } from "../src/schemas/status";
+import { json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
+import { A } from "./instances";
+import { createPeer, type Peer } from "./peer";
+import { q } from "./inbound";
+
+const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
+const AS = "https://www.w3.org/ns/activitystreams";
+const INSTANCE_ACTOR = "https://a.example/users/internal.fetch";
+
+let peer: Peer;
+let relays: Peer;
+let unroute: () => void;
+let admin: TestUser;
+const realWake = deliveryWake.run;
+
+beforeAll(async () => {
+  peer = createPeer();
+  relays = createPeer("relay.example");
+  admin = await registerUser({ instance: A, scopes: "read write follow push admin" });
+  await makeAdmin(admin.id);
+});
+beforeEach(() => {
+  unroute = peer.route([relays]);
+  deliveryWake.run = async () => {};
+});
+afterEach(() => {
+  unroute();
+  deliveryWake.run = realWake;
+});
+afterAll(() => q("DELETE FROM instance_keys WHERE name = 'storage'"));
+
+const relayApi = (method: "GET" | "POST" | "DELETE", body?: Record<string, unknown>, status = 200) =>
+  json("/api/v1/pleroma/admin/relay", { instance: A, token: admin.token, method, body, status });
+
+const federated = async (user: TestUser) =>
+  ((await json("/api/v1/timelines/public?remote=true&limit=40", { instance: A, token: user.token })) as unknown[]).map(
+    (s) => valid(StatusSchema, s),
+  );
+const home = async (user: TestUser) =>
+  ((await json("/api/v1/timelines/home?limit=40", { instance: A, token: user.token })) as unknown[]).map((s) =>
+    valid(StatusSchema, s),
+  );
+
+let n = 0;
+/** A public note by `author` on the peer, served at its id. */
+function servedNote(author: string, extra: Record<string, unknown> = {}) {
+  const id = `${author}/notes/${Date.now()}${n++}`;
+  const note = {
+    "@context": AS,
+    id,
+    type: "Note",
+    attributedTo: author,
+    content: `<p>relayed ${id}</p>`,
+    published: new Date().toISOString(),
+    to: [PUBLIC],
+    cc: [`${author}/followers`],
+    ...extra,
+  };
+  peer.objects.set(id, note);
+  return note;
+}
+
+/** What the relay host received, in order. */
+const toRelay = () => relays.delivered.map((x) => x.body as Record<string, any>);
+
+describe("relays", () => {
+  it("refuses non-admins, and answers 4xx for URLs that are not relays", async () => {
+    const user = await registerUser({ instance: A, scopes: "read write follow push admin" });
+    await json("/api/v1/pleroma/admin/relay", { instance: A, token: user.token, status: 403 });
+    const bad = await relayApi("POST", { relay_url: "not a url" }, 400);
+    expect(bad.error).toBeTruthy();
+    await relayApi("POST", { relay_url: "https://relay.example/nothing-here" }, 400);
+    await relayApi("DELETE", { relay_url: "https://relay.example/unknown" }, 404);
+    expect((await relayApi("GET")).relays).toEqual([]);
+  });
+
+  it("a LitePub relay: followed by its actor, accepted, its Announces on the federated timeline (never a boost), posts sent to it", async () => {
+    const relay = relays.actor("litepub");
+    const reader = await registerUser({ instance: A });
+    expect(await relayApi("POST", { relay_url: relay })).toBe(relay);
+    expect((await relayApi("GET")).relays).toEqual([{ actor: relay, followed_back: false, state: "pending" }]);
+    await drainFederation(A.bindings);
+    const follow = toRelay().find((b) => b.type === "Follow" && b.object === relay)!;
+    expect(follow).toMatchObject({ actor: INSTANCE_ACTOR, object: relay });
+    expect(relays.delivered.find((x) => x.body === follow)?.signed).toBe(true);
+
+    // Someone else's Accept of the Follow changes nothing; the relay's does.
+    const stranger = relays.actor();
+    await relays.send(stranger, {
+      "@context": AS,
+      id: `${stranger}#a`,
+      type: "Accept",
+      actor: stranger,
+      object: follow,
+    });
+    expect((await relayApi("GET")).relays[0].state).toBe("pending");
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#accepts/1`,
+      type: "Accept",
+      actor: relay,
+      object: follow,
+    });
+    // The relay follows the instance actor back: accepted.
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#follows/1`,
+      type: "Follow",
+      actor: relay,
+      object: INSTANCE_ACTOR,
+    });
+    expect((await relayApi("GET")).relays).toEqual([{ actor: relay, followed_back: true, state: "accepted" }]);
+    await drainFederation(A.bindings);
+    expect(toRelay().find((b) => b.type === "Accept")).toMatchObject({
+      actor: INSTANCE_ACTOR,
+      object: { id: `${relay}#follows/1`, actor: relay },
+    });
+
+    // The relay announces a post by an author nobody here follows, naming it by id: fetched from its origin.
+    const author = peer.actor();
+    const note = servedNote(author);
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: note.id,
+      to: [`${relay}/followers`],
+    });
+    // An embedded copy that lies about the content is not believed: the origin's is stored.
+    const other = servedNote(author);
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: { ...other, content: "<p>forged by the relay</p>" },
+    });
+    const shown = await federated(reader);
+    const mine = shown.filter((s) => s.account.url?.startsWith(author) || s.uri.startsWith(author));
+    expect(mine.map((s) => s.uri).sort()).toEqual([note.id, other.id].sort());
+    expect(mine.every((s) => s.reblog === null)).toBe(true);
+    expect(mine.find((s) => s.uri === other.id)!.content).toContain("relayed");
+    expect(
+      await q(
+        "SELECT id FROM statuses WHERE reblog_of_id IS NOT NULL AND account_id IN (SELECT id FROM accounts WHERE uri = ?)",
+        relay,
+      ),
+    ).toEqual([]);
+    // Nobody's home: nobody follows the author.
+    expect((await home(reader)).filter((s) => s.uri.startsWith(author))).toEqual([]);
+    // Unless a hashtag the reader follows matches.
+    await json("/api/v1/tags/relaytag/follow", { instance: A, token: reader.token, body: {} });
+    const tagged = servedNote(author, {
+      "@context": [AS, { Hashtag: "as:Hashtag" }],
+      content: "<p>about #relaytag</p>",
+      tag: [{ type: "Hashtag", name: "#relaytag", href: "https://peer.example/tags/relaytag" }],
+    });
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: tagged.id,
+    });
+    expect((await home(reader)).filter((s) => s.uri.startsWith(author)).map((s) => s.uri)).toEqual([tagged.id]);
+
+    // Local public posts go to the relay; followers-only ones never.
+    const before = relays.delivered.length;
+    const pub = await json("/api/v1/statuses", { instance: A, token: reader.token, body: { status: "to the relay" } });
+    await json("/api/v1/statuses", {
+      instance: A,
+      token: reader.token,
+      body: { status: "not to the relay", visibility: "private" },
+    });
+    await drainFederation(A.bindings);
+    const sent = toRelay().slice(before);
+    expect(sent.map((b) => [b.type, b.object?.id])).toEqual([["Create", pub.uri]]);
+    // Relaying off (`allow_relay`, Pleroma's setting): nothing more to the relay, until it is on again.
+    const allowRelay = (on: boolean) =>
+      json("/api/v1/pleroma/admin/config", {
+        instance: A,
+        token: admin.token,
+        body: { configs: [{ group: ":pleroma", key: ":instance", value: [{ tuple: [":allow_relay", on] }] }] },
+      });
+    await allowRelay(false);
+    const quiet = relays.delivered.length;
+    await json("/api/v1/statuses", { instance: A, token: reader.token, body: { status: "relaying is off" } });
+    await drainFederation(A.bindings);
+    expect(relays.delivered.length).toBe(quiet);
+    await allowRelay(true);
+
+    // Near the storage ceiling, relay content is refused.
+    await q(
+      "INSERT INTO instance_keys (name, value, created_at) VALUES ('storage', ?, 0) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+      JSON.stringify({ bytes: 97, limitBytes: 100, at: Date.now(), warnedAt: Date.now() }),
+    );
+    const refused = servedNote(author);
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: refused.id,
+    });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", refused.id)).toEqual([]);
+    await q("DELETE FROM instance_keys WHERE name = 'storage'");
+    // The same, with room again: taken.
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: refused.id,
+    });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", refused.id)).toHaveLength(1);
+
+    // Unfollowed: an Undo of the Follow goes out, and what it announces is no longer taken.
+    expect(await relayApi("DELETE", { relay_url: relay })).toBe(relay);
+    expect((await relayApi("GET")).relays).toEqual([]);
+    await drainFederation(A.bindings);
+    expect(toRelay().at(-1)).toMatchObject({ type: "Undo", actor: INSTANCE_ACTOR, object: { id: follow.id } });
+    const late = servedNote(author);
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: late.id,
+    });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", late.id)).toEqual([]);
+    const afterUnfollow = relays.delivered.length;
+    await json("/api/v1/statuses", { instance: A, token: reader.token, body: { status: "no relay now" } });
+    await drainFederation(A.bindings);
+    expect(relays.delivered.length).toBe(afterUnfollow);
+  });
+
+  it("a Mastodon-style relay: the public collection followed at its inbox; forwarded Creates taken by the forwarding rule", async () => {
+    const inbox = "https://relay.example/inbox";
+    const relay = relays.actor("mastodonrelay");
+    const reader = await registerUser({ instance: A });
+    expect(await relayApi("POST", { relay_url: inbox })).toBe(inbox);
+    await drainFederation(A.bindings);
+    const follow = toRelay()
+      .filter((b) => b.type === "Follow")
+      .at(-1)!;
+    expect(follow).toMatchObject({ actor: INSTANCE_ACTOR, object: PUBLIC });
+    expect(relays.delivered.find((x) => x.body === follow)?.url).toBe(inbox);
+    // A Reject is shown as such; then accepted.
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#rejects/1`,
+      type: "Reject",
+      actor: relay,
+      object: follow.id,
+    });
+    expect((await relayApi("GET")).relays).toEqual([{ actor: relay, followed_back: false, state: "rejected" }]);
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#accepts/2`,
+      type: "Accept",
+      actor: relay,
+      object: follow,
+    });
+    expect((await relayApi("GET")).relays[0].state).toBe("accepted");
+
+    // The relay forwards another server's Create under its own signature (no signature of the author's): the
+    // note is taken as its origin serves it.
+    const author = peer.actor();
+    const note = servedNote(author);
+    const forwarded = (object: unknown) => ({
+      "@context": AS,
+      id: `${author}/activities/${n++}`,
+      type: "Create",
+      actor: author,
+      object,
+    });
+    const res = await relays.send(author, forwarded({ ...note, content: "<p>changed on the way</p>" }), {
+      signAs: relay,
+    });
+    expect(res.status).toBe(202);
+    const shown = (await federated(reader)).filter((s) => s.uri === note.id);
+    expect(shown).toHaveLength(1);
+    expect(shown[0]!.content).toContain("relayed");
+    expect(shown[0]!.reblog).toBeNull();
+    expect((await home(reader)).filter((s) => s.uri === note.id)).toEqual([]);
+    // With the author's Linked Data signature (as Mastodon's relays forward), taken as signed, even though the
+    // origin does not serve it.
+    const signedNote = servedNote(author);
+    peer.objects.delete(signedNote.id);
+    const { rsa } = await peer.keys(author);
+    const { "@context": _c, ...bareNote } = signedNote;
+    const body = await signJsonLd(forwarded(bareNote), rsa.privateKey, new URL(`${author}#main-key`), {});
+    expect((await relays.send(author, body, { signAs: relay })).status).toBe(202);
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", signedNote.id)).toHaveLength(1);
+    // A followers-only post is not taken from a relay.
+    const hidden = servedNote(author, { to: [`${author}/followers`], cc: [] });
+    await relays.send(author, forwarded(hidden), { signAs: relay });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", hidden.id)).toEqual([]);
+    // A server that is not a followed relay forwarding the same way: nothing concerns this instance.
+    const notRelay = peer.actor();
+    const stray = servedNote(author);
+    await peer.send(author, forwarded(stray), { signAs: notRelay });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", stray.id)).toEqual([]);
+
+    await relayApi("DELETE", { relay_url: inbox });
+    await drainFederation(A.bindings);
+    expect(toRelay().at(-1)).toMatchObject({ type: "Undo", object: { id: follow.id, object: PUBLIC } });
+    const after = servedNote(author);
+    await relays.send(author, forwarded(after), { signAs: relay });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", after.id)).toEqual([]);
+  });
+
+  it("relays added or removed by the command line are followed and unfollowed by the cron", async () => {
+    const relay = relays.actor("cli");
+    // What `npm run admin -- relay follow <url>` writes.
+    await q(
+      "INSERT INTO relays (id, url, state, created_at, updated_at) VALUES ('01CLIRELAY0000000000000000', ?, 'pending', 1, 1)",
+      relay,
+    );
+    expect(await settleRelays(A.bindings, A.origin)).toBe(true);
+    await drainFederation(A.bindings);
+    const follow = toRelay()
+      .filter((b) => b.type === "Follow")
+      .at(-1)!;
+    expect(follow).toMatchObject({ actor: INSTANCE_ACTOR, object: relay });
+    // `relay unfollow <url>`.
+    await q("UPDATE relays SET state = 'removing' WHERE url = ?", relay);
+    await settleRelays(A.bindings, A.origin);
+    await drainFederation(A.bindings);
+    expect(toRelay().at(-1)).toMatchObject({ type: "Undo", object: { id: follow.id } });
+    expect(await q("SELECT id FROM relays WHERE url = ?", relay)).toEqual([]);
+  });
+});
