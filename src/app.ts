@@ -17,6 +17,7 @@ import { registerOAuthRoutes } from "./routes/oauth";
 import { registerPageRoutes } from "./routes/pages";
 import { registerSetupRoutes } from "./routes/setup";
 import { registerSignUpRoutes } from "./routes/sign-up";
+import { registerSignInRoutes } from "./routes/sign-in";
 import { registerRepliesRoutes } from "./routes/replies";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
@@ -127,6 +128,7 @@ export function createApp() {
   registerInstanceRoutes(app);
   registerSetupRoutes(app);
   registerSignUpRoutes(app);
+  registerSignInRoutes(app);
   registerEmojiRoutes(app);
   registerEmojiPackRoutes(app);
   registerNodeinfoRoutes(app);

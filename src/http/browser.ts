@@ -5,11 +5,19 @@
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { config } from "../env";
 import { randomToken, safeEqual } from "../lib/crypto";
-import { SESSION_SECONDS } from "../services/oauth";
+import { db } from "../db/client";
+import { createSession, endSessionToken, SESSION_SECONDS } from "../services/oauth";
 import { SESSION_COOKIE } from "./auth";
 import type { Ctx } from "./route";
 
 const CSRF_COOKIE = "starling_csrf";
+
+/** Headers of a page with a form: never cached, never framed (another site cannot make the user click in it). */
+export const FORM_PAGE_HEADERS = {
+  "Cache-Control": "no-store",
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": "frame-ancestors 'none'",
+};
 
 /** Cookies are `Secure` when the page is served over https, or the instance has a public DOMAIN (always https). */
 export const secure = (c: Ctx) => new URL(c.req.url).protocol === "https:" || config(c.env).domain !== null;
@@ -43,6 +51,18 @@ export function startSession(c: Ctx, accessToken: string) {
   });
 }
 
+/**
+ * Signs the browser in as `accountId` with a new session token, ending the one it held (signing in as someone
+ * else, or again, leaves no live token behind). The token is always made here, never taken from the request: a
+ * session planted in the browser beforehand is not the one that gets signed in (no session fixation).
+ */
+export async function signInBrowser(c: Ctx, accountId: string) {
+  const d = db(c.env);
+  const previous = getCookie(c, SESSION_COOKIE);
+  if (previous) await endSessionToken(d, previous);
+  startSession(c, (await createSession(d, accountId)).accessToken);
+}
+
 /** Signs the browser out (the session's token is revoked by the caller). */
 export function endSession(c: Ctx) {
   deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secure(c) });
@@ -59,4 +79,21 @@ export function visitorLanguage(c: Ctx): string | undefined {
   if (cookie && LANGUAGE_TAG.test(cookie)) return cookie;
   const header = c.req.header("accept-language")?.split(",")[0]?.split(";")[0]?.trim();
   return header && LANGUAGE_TAG.test(header) ? header : undefined;
+}
+
+/**
+ * Where a page may send the browser after it (`return_to`): a path on this instance only, else `/`. Refused:
+ * anything a browser could read as another host (`//evil`, `/\evil`, backslashes or control characters anywhere,
+ * which browsers drop or turn into `/`), absolute URLs, and whatever resolves to another origin.
+ */
+export function safeReturnTo(value: string | undefined, base: string): string {
+  if (!value || value.length > 2000 || !value.startsWith("/") || value.startsWith("//")) return "/";
+  if (/[\\\u0000-\u0020\u007f]/.test(value)) return "/";
+  try {
+    const origin = new URL(base).origin;
+    const url = new URL(value, origin);
+    return url.origin === origin ? url.pathname + url.search + url.hash : "/";
+  } catch {
+    return "/";
+  }
 }

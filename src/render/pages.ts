@@ -69,7 +69,10 @@ export function messagePage(title: string, message: string) {
 }
 
 export interface MfaForm {
-  appName: string;
+  /** Where the code goes: the authorize page's `/oauth/mfa/verify`, the sign-in page's `/auth/sign_in/mfa`. */
+  action: string;
+  /** What the code is for, ending the sentence "Enter the code from your authenticator app …". */
+  purpose: string;
   csrf: string;
   mfaToken: string;
   /** The authorize request, carried to the code once the second factor passes. */
@@ -77,7 +80,7 @@ export interface MfaForm {
   error?: string;
 }
 
-/** The authorize page's second step: a TOTP or backup code for the `mfa_token` the password step gave. */
+/** The second step of a page sign-in: a TOTP or backup code for the `mfa_token` the password step gave. */
 export function mfaPage(f: MfaForm) {
   const hidden = Object.entries(f.hidden)
     .filter(([, v]) => v !== undefined && v !== "")
@@ -85,9 +88,9 @@ export function mfaPage(f: MfaForm) {
   return page(
     "Two-factor authentication",
     html`<h1>Two-factor authentication</h1>
-<p>Enter the code from your authenticator app to let ${f.appName} in, or one of your backup codes.</p>
+<p>Enter the code from your authenticator app ${f.purpose}, or one of your backup codes.</p>
 ${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
-<form method="post" action="/oauth/mfa/verify">
+<form method="post" action="${f.action}">
 <input type="hidden" name="csrf_token" value="${f.csrf}"><input type="hidden" name="mfa_token" value="${f.mfaToken}">${hidden}
 <label for="code">Code</label><input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus>
 <label><input type="checkbox" name="challenge_type" value="recovery"> This is a backup code</label>
@@ -184,6 +187,35 @@ ${
 }
 <label><input type="checkbox" name="agreement" value="true" required> I accept this server's rules</label>
 <div class="actions"><button type="submit" name="decision" value="approve">Sign up</button></div>
-</form>`,
+</form>
+<p>Already have an account? <a href="/auth/sign_in">Sign in</a>.</p>`,
+  );
+}
+
+export interface SignInForm {
+  instance: string;
+  csrf: string;
+  /** Where the browser goes once signed in (a same-origin path, checked by `safeReturnTo`). */
+  returnTo: string;
+  /** The account this browser is already signed in as, if any. */
+  signedInAs?: string | null;
+  login?: string;
+  error?: string;
+}
+
+/** The sign-in page (`/auth/sign_in`): no JavaScript; the second factor follows on `mfaPage` when MFA is on. */
+export function signInPage(f: SignInForm) {
+  return page(
+    `Sign in to ${f.instance}`,
+    html`<h1>Sign in to ${f.instance}</h1>
+${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
+${f.signedInAs ? html`<p>This browser is signed in as <strong>@${f.signedInAs}</strong>. <a href="${f.returnTo}">Continue</a>, or sign in as someone else:</p>` : ""}
+<form method="post" action="/auth/sign_in">
+<input type="hidden" name="csrf_token" value="${f.csrf}"><input type="hidden" name="return_to" value="${f.returnTo}">
+<label for="username">Nickname or e-mail</label><input type="text" id="username" name="username" value="${f.login ?? ""}" autocomplete="username" required autofocus>
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" name="decision" value="approve">Sign in</button></div>
+</form>
+<p>No account yet? <a href="/auth/sign_up">Sign up</a>. Forgot the password? Ask for a reset link in your app.</p>`,
   );
 }

@@ -259,6 +259,7 @@ ${v.email ? html`<p class="meta">Contact: <a href="mailto:${v.email}">${v.email}
 <section><h2>Join or sign in</h2>
 <p>This server has no web app of its own. Use a Mastodon or Pleroma app and enter this server's address, <code>${v.host}</code>:</p>
 <ul>${APPS.map(([name, url, kind]) => html`<li><a href="${url}" rel="noopener">${name}</a> (${kind})</li>`)}<li>or any other Mastodon-compatible app</li></ul>
-<p>${join}</p></section>`,
+<p>${join}</p>
+<p>Have an account here? <a href="/auth/sign_in">Sign in</a> in this browser (to follow people from other servers).</p></section>`,
   );
 }
