@@ -18,6 +18,7 @@ import { registerPageRoutes } from "./routes/pages";
 import { registerSetupRoutes } from "./routes/setup";
 import { registerSignUpRoutes } from "./routes/sign-up";
 import { registerSignInRoutes } from "./routes/sign-in";
+import { registerRemoteInteractionRoutes } from "./routes/remote-interaction";
 import { registerRepliesRoutes } from "./routes/replies";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
@@ -129,6 +130,7 @@ export function createApp() {
   registerSetupRoutes(app);
   registerSignUpRoutes(app);
   registerSignInRoutes(app);
+  registerRemoteInteractionRoutes(app);
   registerEmojiRoutes(app);
   registerEmojiPackRoutes(app);
   registerNodeinfoRoutes(app);

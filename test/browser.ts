@@ -52,7 +52,7 @@ export function browser(opts: { vars?: Record<string, string>; instances?: Insta
   }
   /** The form of `page` whose action is `action`, sent with its hidden fields and these. */
   async function submit(page: Page, action: string, fields: Record<string, string>) {
-    const forms = [...page.text.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)];
+    const forms = [...page.text.matchAll(/<form[^>]*? action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)];
     const form = forms.find((f) => f[1] === action);
     expect(form, `a form to ${action} in ${page.text.slice(0, 300)}`).toBeTruthy();
     const hidden = [...form![2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(

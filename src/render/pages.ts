@@ -12,7 +12,8 @@ input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.
 button[value=approve]{background:#5b4cdb;color:#fff}button[value=deny]{background:#e4e6ea}
 .error{background:#fde8e8;color:#9b1c1c;padding:.6rem;border-radius:6px}.scopes{color:#555}code{font-size:1.1rem;word-break:break-all;background:#f0f0f3;padding:.4rem;display:block}`;
 
-function page(title: string, body: Body) {
+/** A small centred page with a heading and a form (every page of this file, and render/interaction-pages.ts). */
+export function page(title: string, body: Body) {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${title}</title><style>${raw(STYLE)}</style></head>
