@@ -216,9 +216,18 @@ describe("remote follow between two Starling instances", () => {
     const done = await b.submit(confirm, "/authorize_interaction", { action: "favourite" });
     expect(done.res.status).toBe(200);
     expect(done.text).toContain("You favourited the post.");
+    expect(confirm.text).toContain(`>@${alice.username}@a.example </textarea>`);
+    const replied = await b.submit(confirm, "/authorize_interaction", {
+      action: "reply",
+      status: `@${alice.username}@a.example so I did`,
+    });
+    expect(replied.res.status).toBe(200);
+    expect(replied.text).toContain("Your reply is posted.");
     await fed.settle();
     const onA = await json(`/api/v1/statuses/${s.id}`, { instance: A, token: alice.token });
     expect(onA.favourites_count).toBe(1);
+    const context = await json(`/api/v1/statuses/${s.id}/context`, { instance: A, token: alice.token });
+    expect(context.descendants.map((d: { content: string }) => d.content).join()).toContain("so I did");
   });
 
   it("shows nothing for what cannot be found, and asks for a sign-in first", async () => {
@@ -234,5 +243,10 @@ describe("remote follow between two Starling instances", () => {
     );
     expect(missing.res.status).toBe(404);
     expect((await b.send("https://b.example/authorize_interaction")).res.status).toBe(400);
+    // Oneself: nothing to follow.
+    const own = await b.send(`https://b.example/authorize_interaction?uri=${encodeURIComponent(actorUrl(B, bob))}`);
+    expect(own.res.status).toBe(200);
+    expect(own.text).toContain("This is your own account.");
+    expect(own.text).not.toContain('value="follow"');
   });
 });

@@ -27,18 +27,18 @@ export interface AuthorizeInteraction {
   me: string;
   /** What was asked for (`uri`/`acct` as received), carried to the result. */
   uri: string;
-  account?: { entity: Account; following: boolean; requested: boolean };
+  account?: { entity: Account; self: boolean; following: boolean; requested: boolean };
   status?: Status;
 }
 
 const button = (action: string, label: string, primary = false) =>
   html`<button type="submit" name="action" value="${action}"${primary ? raw(' class="primary"') : ""}>${label}</button>`;
 
-/** The signed-in user's confirmation: follow this account, or favourite or boost this status. */
+/** The signed-in user's confirmation: follow this account, or favourite, boost or answer this status. */
 export function authorizeInteractionPage(v: AuthorizeInteraction) {
   const hidden = (id: string) =>
     html`<input type="hidden" name="csrf_token" value="${v.csrf}"><input type="hidden" name="uri" value="${v.uri}"><input type="hidden" name="id" value="${id}">`;
-  const style = html`<style>.actions button{background:#e4e6ea}.actions button.primary{background:#5b4cdb;color:#fff}.who{display:flex;gap:.8rem;align-items:center}.who img{border-radius:12%}.content{margin:.6rem 0;overflow-wrap:anywhere}</style>`;
+  const style = html`<style>.actions button{background:#e4e6ea}.actions button.primary{background:#5b4cdb;color:#fff}.who{display:flex;gap:.8rem;align-items:center}.who img{border-radius:12%}.content{margin:.6rem 0;overflow-wrap:anywhere}textarea{width:100%;box-sizing:border-box;min-height:6rem;padding:.6rem;border:1px solid #c8ccd1;border-radius:6px;font:inherit}</style>`;
   if (v.account) {
     const a = v.account.entity;
     return page(
@@ -47,9 +47,11 @@ export function authorizeInteractionPage(v: AuthorizeInteraction) {
 <p class="who"><img src="${safeUrl(a.avatar)}" alt="" width="48" height="48"><span><strong>${a.display_name}</strong><br>@${a.acct}</span></p>
 <p>Signed in as <strong>@${v.me}</strong>.</p>
 ${
-  v.account.following || v.account.requested
-    ? html`<p>${v.account.following ? "You follow this account." : "Your follow request is waiting for an answer."}</p>`
-    : html`<form method="post" action="/authorize_interaction">${hidden(a.id)}
+  v.account.self
+    ? html`<p>This is your own account.</p>`
+    : v.account.following || v.account.requested
+      ? html`<p>${v.account.following ? "You follow this account." : "Your follow request is waiting for an answer."}</p>`
+      : html`<form method="post" action="/authorize_interaction">${hidden(a.id)}
 <div class="actions">${button("follow", a.locked ? "Ask to follow" : "Follow", true)}</div></form>`
 }
 <p><a href="${safeUrl(a.url)}">See the profile on its server</a></p>`,
@@ -64,6 +66,9 @@ ${s.spoiler_text ? html`<p><strong>${s.spoiler_text}</strong></p>` : ""}<div cla
 <p>Signed in as <strong>@${v.me}</strong>.</p>
 <form method="post" action="/authorize_interaction">${hidden(s.id)}
 <div class="actions">${s.favourited ? "" : button("favourite", "Favourite", true)}${s.reblogged || !["public", "unlisted"].includes(s.visibility) ? "" : button("reblog", "Boost")}</div></form>
-<p><a href="${safeUrl(s.url ?? s.uri)}">Open the post on its server</a> (to reply, open it in your app: it is now known here).</p>`,
+<form method="post" action="/authorize_interaction">${hidden(s.id)}
+<label for="status">Reply</label><textarea id="status" name="status" required>@${s.account.acct} </textarea>
+<div class="actions">${button("reply", "Reply")}</div></form>
+<p><a href="${safeUrl(s.url ?? s.uri)}">Open the post on its server</a>; it is known here now, so your app finds it too.</p>`,
   );
 }

@@ -6,7 +6,7 @@
  * - Incoming: `GET /authorize_interaction?uri=` (Mastodon) and `GET /ostatus_subscribe?acct=` (Pleroma; the
  *   template WebFinger announces): resolves what another server sent its user here for (through resolve.ts and
  *   its SSRF guard), asks a signed-out browser to sign in first, then shows a confirmation whose POST (CSRF)
- *   follows, favourites or boosts through the same services as the client API, effects and all.
+ *   follows, favourites, boosts or replies through the same services as the client API, effects and all.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -31,6 +31,8 @@ import { hydrate } from "../services/hydrate";
 import { loadRelationships } from "../services/relationships";
 import { interactionUrl, localApId, parseVisitorHandle } from "../services/remote-interaction";
 import * as actions from "../services/status-actions";
+import { createStatus } from "../services/statuses";
+import { postContext } from "./statuses";
 
 const httpUrl = z
   .string()
@@ -65,7 +67,9 @@ const interactionForm = z.object({
   csrf_token: z.string().max(200).optional(),
   uri: z.string().max(2000).optional(),
   id: z.string().max(100).default(""),
-  action: z.enum(["follow", "favourite", "reblog"]).optional(),
+  action: z.enum(["follow", "favourite", "reblog", "reply"]).optional(),
+  /** A reply's text (its limits are posting's own). */
+  status: z.string().max(100_000).optional(),
 });
 
 const page = (c: Ctx, body: ReturnType<typeof messagePage>, status: 200 | 400 | 403 | 404 | 422 | 429 = 200) =>
@@ -142,6 +146,7 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
           uri: q,
           account: {
             entity: renderAccount(ctxR, found),
+            self: found.account.id === me.account.id,
             following: rel?.following ?? false,
             requested: rel?.requested ?? false,
           },
@@ -198,6 +203,15 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
           c,
           messagePage("Done", p.action === "favourite" ? "You favourited the post." : "You boosted the post."),
         );
+      }
+      if (p.action === "reply") {
+        // Posted as the API posts (mentions resolved, effects through the door), with the session's rights.
+        const created = await createStatus(postContext(c, { account: me.account, user: me.user, app: null }), {
+          status: p.status,
+          in_reply_to_id: p.id,
+        });
+        if (!("earlier" in created)) after(c, created.effects);
+        return page(c, messagePage("Replied", "Your reply is posted."));
       }
       return page(c, messagePage("Nothing to do", "Choose what to do on the previous page."), 400);
     } catch (e) {
