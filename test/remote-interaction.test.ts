@@ -123,6 +123,24 @@ describe("the public pages' form", () => {
       body: new URLSearchParams({ "user[nickname]": alice.username, "user[profile]": "x@b.example" }).toString(),
     });
     expect(forged.res.status).toBe(403);
+    // A sandboxed frame posts with `Origin: null`: refused too. So the form's own page must not say no-referrer
+    // (browsers then send `null` even for a same-origin POST), and a same-origin POST goes through.
+    expect(bad.text).toContain('<meta name="referrer" content="same-origin">');
+    const sandboxed = await b.send("https://a.example/main/ostatus", {
+      method: "POST",
+      headers: { origin: "null" },
+      body: new URLSearchParams({ "user[nickname]": alice.username, "user[profile]": "x@b.example" }).toString(),
+    });
+    expect(sandboxed.res.status).toBe(403);
+    const sameOrigin = await b.send("https://a.example/main/ostatus", {
+      method: "POST",
+      headers: { origin: "https://a.example" },
+      body: new URLSearchParams({
+        "user[nickname]": alice.username,
+        "user[profile]": "nobody_here@b.example",
+      }).toString(),
+    });
+    expect(sameOrigin.res.status).toBe(422);
     // Only what the public pages show: no such account, a private post.
     const none = await b.send("https://a.example/main/ostatus", {
       method: "POST",

@@ -19,6 +19,8 @@ export function remoteFollowPage(f: RemoteFollowForm) {
 ${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
 <p>Enter the handle of your account on another server: you will be sent there to confirm.</p>
 ${remoteFollowFields(f)}`,
+    // Its POST is checked by its Origin (routes/remote-interaction.ts).
+    "same-origin",
   );
 }
 

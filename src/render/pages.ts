@@ -12,11 +12,15 @@ input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.
 button[value=approve]{background:#5b4cdb;color:#fff}button[value=deny]{background:#e4e6ea}
 .error{background:#fde8e8;color:#9b1c1c;padding:.6rem;border-radius:6px}.scopes{color:#555}code{font-size:1.1rem;word-break:break-all;background:#f0f0f3;padding:.4rem;display:block}`;
 
-/** A small centred page with a heading and a form (every page of this file, and render/interaction-pages.ts). */
-export function page(title: string, body: Body) {
+/**
+ * A small centred page with a heading and a form (every page of this file, and render/interaction-pages.ts).
+ * No referrer by default (these URLs may carry tokens); a form whose POST is checked by its `Origin` needs
+ * `same-origin`, since under `no-referrer` browsers send `Origin: null`.
+ */
+export function page(title: string, body: Body, referrer: "no-referrer" | "same-origin" = "no-referrer") {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${title}</title><style>${raw(STYLE)}</style></head>
+<meta name="referrer" content="${referrer}"><title>${title}</title><style>${raw(STYLE)}</style></head>
 <body><main>${body}</main></body></html>`;
 }
 
