@@ -31,10 +31,10 @@ describe("WebFinger", () => {
       template: "https://a.example/ostatus_subscribe?acct={uri}",
     });
     const res = await call("/.well-known/webfinger?resource=acct:internal.fetch@a.example", { instance: A });
-    if (res.status === 200)
-      expect(((await res.json()) as { links: { rel: string }[] }).links.map((l) => l.rel)).not.toContain(
-        "http://ostatus.org/schema/1.0/subscribe",
-      );
+    expect(res.status).toBe(200);
+    const rels = ((await res.json()) as { links: { rel: string }[] }).links.map((l) => l.rel);
+    expect(rels).toContain("self");
+    expect(rels).not.toContain("http://ostatus.org/schema/1.0/subscribe");
   });
 });
 
@@ -98,6 +98,23 @@ describe("POST /api/v1/pleroma/remote_interaction", () => {
   });
 });
 
+describe("throttling", () => {
+  it("counts remote interaction look-ups per address", async () => {
+    const ip = freshIp();
+    const ask = () =>
+      call("/api/v1/pleroma/remote_interaction", {
+        instance: A,
+        vars: { REMOTE_INTERACTIONS: "1" },
+        headers: { "cf-connecting-ip": ip },
+        body: { ap_id: "https://a.example/users/x", profile: "x@nowhere.example" },
+      });
+    expect((await ask()).status).toBe(400);
+    const throttled = await ask();
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers.get("retry-after")).toBeTruthy();
+  });
+});
+
 describe("the public pages' form", () => {
   it("is on profile and status pages, refuses other sites' posts, and shows the form again for a bad handle", async () => {
     const alice = await registerUser({ instance: A });
@@ -111,6 +128,11 @@ describe("the public pages' form", () => {
     const statusPage = await b.send(`https://a.example/notice/${s.id}`);
     expect(statusPage.text).toContain(`name="status[status_id]" value="${s.id}"`);
 
+    // Pleroma's page of its own for the form.
+    const own = await b.send(`https://a.example/main/ostatus?nickname=${alice.username}`);
+    expect(own.res.status).toBe(200);
+    expect(own.text).toContain(`name="user[nickname]" value="${alice.username}"`);
+    expect((await b.send("https://a.example/main/ostatus?nickname=nobody_at_all")).res.status).toBe(404);
     const bad = await b.submit(profile, "/main/ostatus", { "user[profile]": "not a handle" });
     expect(bad.res.status).toBe(422);
     expect(bad.text).toContain("Enter your handle as you@your.server.");
