@@ -42,6 +42,14 @@ describe("the sign-in page", () => {
     expect(second.res.headers.get("location")).toBe("/");
     expect(b.jar("localhost").get("_pleroma_key")).not.toBe(old);
     expect((await me(old)).status).toBe(403);
+    // And it offers to sign out (a page whose POST keeps its Origin: not no-referrer).
+    const signedIn = await b.send("/auth/sign_in");
+    expect(signedIn.text).toContain('<meta name="referrer" content="same-origin">');
+    const current = b.jar("localhost").get("_pleroma_key");
+    const out = await b.submit(signedIn, "/auth/sign_out", {});
+    expect(out.res.status).toBe(303);
+    expect(b.jar("localhost").has("_pleroma_key")).toBe(false);
+    expect((await me(current)).status).toBe(403);
     // Mastodon's field names work too.
     const m = browser();
     const form = await m.send("/auth/sign_in");

@@ -214,7 +214,11 @@ export function signInPage(f: SignInForm) {
     `Sign in to ${f.instance}`,
     html`<h1>Sign in to ${f.instance}</h1>
 ${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
-${f.signedInAs ? html`<p>This browser is signed in as <strong>@${f.signedInAs}</strong>. <a href="${f.returnTo}">Continue</a>, or sign in as someone else:</p>` : ""}
+${
+  f.signedInAs
+    ? html`<form method="post" action="/auth/sign_out"><p>This browser is signed in as <strong>@${f.signedInAs}</strong>. <a href="${f.returnTo}">Continue</a>, <button type="submit" name="decision" value="deny">sign out</button>, or sign in as someone else:</p></form>`
+    : ""
+}
 <form method="post" action="/auth/sign_in">
 <input type="hidden" name="csrf_token" value="${f.csrf}"><input type="hidden" name="return_to" value="${f.returnTo}">
 <label for="username">Nickname or e-mail</label><input type="text" id="username" name="username" value="${f.login ?? ""}" autocomplete="username" required autofocus>
@@ -222,5 +226,7 @@ ${f.signedInAs ? html`<p>This browser is signed in as <strong>@${f.signedInAs}</
 <div class="actions"><button type="submit" name="decision" value="approve">Sign in</button></div>
 </form>
 <p>No account yet? <a href="/auth/sign_up">Sign up</a>. Forgot the password? Ask for a reset link in your app.</p>`,
+    // Sign-out checks the POST's Origin, which browsers send as `null` under no-referrer; this URL carries no token.
+    "same-origin",
   );
 }
