@@ -288,5 +288,8 @@ describe("remote follow between two Starling instances", () => {
     expect(own.res.status).toBe(200);
     expect(own.text).toContain("This is your own account.");
     expect(own.text).not.toContain('value="follow"');
+    // Older Mastodon's path, with an acct.
+    const old = await b.send(`https://b.example/authorize_follow?acct=${bob.username}@b.example`);
+    expect(old.text).toContain("This is your own account.");
   });
 });

@@ -167,6 +167,8 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
   };
   app.get("/authorize_interaction", showInteraction);
   app.get("/ostatus_subscribe", showInteraction);
+  // Mastodon before 3.0 announced `/authorize_follow?acct={uri}`: links made then still arrive.
+  app.get("/authorize_follow", showInteraction);
 
   app.post("/authorize_interaction", async (ctx) => {
     const c = ctx as unknown as Ctx;
