@@ -1,6 +1,7 @@
 /**
- * What the HTML forms share (the authorize page, the sign-up page): the double-submit CSRF token and the browser
- * session cookie (`_pleroma_key`, docs/security.md). Cookies are `Secure` over https or with a public DOMAIN.
+ * What the HTML forms share (the authorize, sign-in, sign-up and remote interaction pages): the double-submit
+ * CSRF token, the browser session cookie (`_pleroma_key`, docs/security.md) and where a page may send the browser
+ * next (`safeReturnTo`). Cookies are `Secure` over https or with a public DOMAIN.
  */
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { config } from "../env";
@@ -40,8 +41,8 @@ export function csrfValid(c: Ctx, submitted: string | undefined): boolean {
 /** The CSRF cookie's value, for a form shown again. */
 export const csrfCookie = (c: Ctx) => getCookie(c, CSRF_COOKIE);
 
-/** Signs the browser in: the `_pleroma_key` session cookie. */
-export function startSession(c: Ctx, accessToken: string) {
+/** Sets the `_pleroma_key` session cookie (`signInBrowser` makes its token). */
+function startSession(c: Ctx, accessToken: string) {
   setCookie(c, SESSION_COOKIE, accessToken, {
     path: "/",
     httpOnly: true,
