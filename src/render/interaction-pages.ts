@@ -27,8 +27,6 @@ ${remoteFollowFields(f)}`,
 export interface AuthorizeInteraction {
   csrf: string;
   me: string;
-  /** What was asked for (`uri`/`acct` as received), carried to the result. */
-  uri: string;
   account?: { entity: Account; self: boolean; following: boolean; requested: boolean };
   status?: Status;
 }
@@ -39,7 +37,7 @@ const button = (action: string, label: string, primary = false) =>
 /** The signed-in user's confirmation: follow this account, or favourite, boost or answer this status. */
 export function authorizeInteractionPage(v: AuthorizeInteraction) {
   const hidden = (id: string) =>
-    html`<input type="hidden" name="csrf_token" value="${v.csrf}"><input type="hidden" name="uri" value="${v.uri}"><input type="hidden" name="id" value="${id}">`;
+    html`<input type="hidden" name="csrf_token" value="${v.csrf}"><input type="hidden" name="id" value="${id}">`;
   const style = html`<style>.actions button{background:#e4e6ea}.actions button.primary{background:#5b4cdb;color:#fff}.who{display:flex;gap:.8rem;align-items:center}.who img{border-radius:12%}.content{margin:.6rem 0;overflow-wrap:anywhere}textarea{width:100%;box-sizing:border-box;min-height:6rem;padding:.6rem;border:1px solid #c8ccd1;border-radius:6px;font:inherit}</style>`;
   if (v.account) {
     const a = v.account.entity;

@@ -65,7 +65,6 @@ const remoteFollowQuery = z.object({
 const interactionQuery = z.object({ uri: z.string().max(2000).optional(), acct: z.string().max(2000).optional() });
 const interactionForm = z.object({
   csrf_token: z.string().max(200).optional(),
-  uri: z.string().max(2000).optional(),
   id: z.string().max(100).default(""),
   action: z.enum(["follow", "favourite", "reblog", "reply"]).optional(),
   /** A reply's text (its limits are posting's own). */
@@ -143,7 +142,6 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
         authorizeInteractionPage({
           csrf,
           me: me.account.username,
-          uri: q,
           account: {
             entity: renderAccount(ctxR, found),
             self: found.account.id === me.account.id,
@@ -158,10 +156,7 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
       const h = await hydrate(d, [found.statusId], me.account.id);
       const [status] = renderStatuses(ctxR, h, [found.statusId]);
       if (status)
-        return page(
-          c,
-          authorizeInteractionPage({ csrf, me: me.account.username, uri: q, status: status.reblog ?? status }),
-        );
+        return page(c, authorizeInteractionPage({ csrf, me: me.account.username, status: status.reblog ?? status }));
     }
     return page(c, messagePage("Not found", `Could not find ${q}.`), 404);
   };
