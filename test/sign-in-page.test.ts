@@ -177,3 +177,39 @@ describe("the sign-in page", () => {
     }
   });
 });
+
+describe("the new pages under hostile input", () => {
+  it("answer below 500 whatever is sent", async () => {
+    const long = "x".repeat(100_000);
+    const bodies: [string, string][] = [
+      ["application/x-www-form-urlencoded", `username=${long}&password=${long}&csrf_token=${long}&return_to=${long}`],
+      ["application/x-www-form-urlencoded", "user[email][]=a&user[password][x]=b&return_to[]=/x&mfa_token[]=1"],
+      ["application/x-www-form-urlencoded", "action=follow&id=%ZZ&csrf_token=1&status[profile]=%00"],
+      ["application/json", "{not json"],
+      ["application/json", JSON.stringify({ user: "string", status: [1, 2], return_to: { a: 1 } })],
+      ["text/plain", "hello"],
+    ];
+    const paths = [
+      "/auth/sign_in",
+      "/auth/sign_in/mfa",
+      "/main/ostatus",
+      "/authorize_interaction",
+      "/api/v1/pleroma/remote_interaction",
+    ];
+    for (const path of paths)
+      for (const [type, body] of bodies) {
+        const res = await call(path, { method: "POST", body, headers: { "content-type": type } });
+        expect(res.status, `${path} ${type} ${body.slice(0, 60)}`).toBeLessThan(500);
+      }
+    for (const q of [
+      `/auth/sign_in?return_to=${long}`,
+      "/auth/sign_in?return_to[]=/a",
+      "/main/ostatus?nickname[]=a",
+      "/authorize_interaction?uri=%ZZ",
+      `/ostatus_subscribe?acct=${long}`,
+    ]) {
+      const res = await call(q, { headers: { accept: "text/html" } });
+      expect(res.status, q.slice(0, 80)).toBeLessThan(500);
+    }
+  });
+});
