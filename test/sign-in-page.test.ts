@@ -114,6 +114,12 @@ describe("the sign-in page", () => {
       "/\t/evil.example",
       "/%0a/evil.example".replace("%0a", "\n"),
       " //evil.example",
+      // Dot segments resolve to `//evil.example`.
+      "/..//evil.example",
+      "/.//evil.example",
+      "/a/..//evil.example",
+      "/%2e%2e//evil.example",
+      "/%2E//evil.example",
     ];
     for (const target of attempts) {
       const b = browser();

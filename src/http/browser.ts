@@ -85,7 +85,8 @@ export function visitorLanguage(c: Ctx): string | undefined {
 /**
  * Where a page may send the browser after it (`return_to`): a path on this instance only, else `/`. Refused:
  * anything a browser could read as another host (`//evil`, `/\evil`, backslashes or control characters anywhere,
- * which browsers drop or turn into `/`), absolute URLs, and whatever resolves to another origin.
+ * which browsers drop or turn into `/`), absolute URLs, whatever resolves to another origin, and a path that only
+ * becomes `//evil` once its dot segments are resolved (`/..//evil`, `/%2e%2e//evil`): the answer is checked again.
  */
 export function safeReturnTo(value: string | undefined, base: string): string {
   if (!value || value.length > 2000 || !value.startsWith("/") || value.startsWith("//")) return "/";
@@ -93,7 +94,8 @@ export function safeReturnTo(value: string | undefined, base: string): string {
   try {
     const origin = new URL(base).origin;
     const url = new URL(value, origin);
-    return url.origin === origin ? url.pathname + url.search + url.hash : "/";
+    const path = url.pathname + url.search + url.hash;
+    return url.origin === origin && !path.startsWith("//") && !path.includes("\\") ? path : "/";
   } catch {
     return "/";
   }
