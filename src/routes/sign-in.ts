@@ -13,6 +13,7 @@ import { parseParams } from "../http/params";
 import type { Ctx } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
 import { messagePage, mfaPage, signInPage } from "../render/pages";
+import { SESSION_SCOPES } from "../services/oauth";
 
 /** `return_to` (also `redirect_to`), and Mastodon's `user[email]`/`user[password]` next to plain fields. */
 const target = {
@@ -69,7 +70,7 @@ export function registerSignInRoutes(app: OpenAPIHono<AppEnv>) {
     const login = p.username ?? p.user?.email ?? "";
     const step = await passwordStep(c, login, p.password ?? p.user?.password ?? "", {
       appId: null,
-      scopes: ["read", "write", "follow", "push"],
+      scopes: SESSION_SCOPES,
     });
     if (step.kind === "refused")
       return c.html(
