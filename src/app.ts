@@ -18,6 +18,8 @@ import { frontendRoutePageOf, registerPageRoutes } from "./routes/pages";
 import { registerFrontendServing } from "./routes/frontend-serving";
 import { registerSetupRoutes } from "./routes/setup";
 import { registerSignUpRoutes } from "./routes/sign-up";
+import { registerSignInRoutes } from "./routes/sign-in";
+import { registerRemoteInteractionRoutes } from "./routes/remote-interaction";
 import { registerRepliesRoutes } from "./routes/replies";
 import { registerPleromaAccountRoutes } from "./routes/pleroma/accounts";
 import { registerCaptchaRoutes } from "./routes/pleroma/captcha";
@@ -130,6 +132,8 @@ export function createApp() {
   registerInstanceRoutes(app);
   registerSetupRoutes(app);
   registerSignUpRoutes(app);
+  registerSignInRoutes(app);
+  registerRemoteInteractionRoutes(app);
   registerEmojiRoutes(app);
   registerEmojiPackRoutes(app);
   registerNodeinfoRoutes(app);

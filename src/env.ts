@@ -63,6 +63,8 @@ export interface Env {
   CONFIRMATION_RESENDS_WINDOW_SECONDS?: string;
   PASSWORD_RESETS?: string;
   PASSWORD_RESETS_WINDOW_SECONDS?: string;
+  REMOTE_INTERACTIONS?: string;
+  REMOTE_INTERACTIONS_WINDOW_SECONDS?: string;
   MFA_FAILURES_PER_ACCOUNT?: string;
   MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS?: string;
   LANGUAGES?: string;
@@ -160,6 +162,8 @@ export interface Config {
     passwordReset: Limit;
     /** Wrong MFA codes (TOTP or backup) per account, whatever the MFA token. */
     mfaFailures: Limit;
+    /** Remote interaction look-ups (each WebFingers another server for anyone who asks), per address. */
+    remoteInteraction: Limit;
   };
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
@@ -303,6 +307,10 @@ export function varsConfig(env: Env): Config {
       mfaFailures: {
         max: int(env.MFA_FAILURES_PER_ACCOUNT, 10),
         windowSeconds: int(env.MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600),
+      },
+      remoteInteraction: {
+        max: int(env.REMOTE_INTERACTIONS, 30),
+        windowSeconds: int(env.REMOTE_INTERACTIONS_WINDOW_SECONDS, 300),
       },
     },
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),

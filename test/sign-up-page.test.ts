@@ -7,33 +7,15 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AccountSchema } from "../src/schemas/account";
 import { InstanceV2Schema } from "../src/schemas/instance";
-import { call, freshIp, json, makeAdmin, registerUser, uniqueName, valid } from "./helpers";
+import { browser as pageBrowser } from "./browser";
+import { call, json, makeAdmin, registerUser, uniqueName, valid } from "./helpers";
 
 type Vars = Record<string, string>;
 
-/** A browser: keeps its cookies and its address. */
+/** A browser (test/browser.ts) on the pool's Worker, with the sign-up form at hand. */
 function browser(vars: Vars = {}) {
-  const jar = new Map<string, string>();
-  const ip = freshIp();
-  const send = async (path: string, init: { method?: string; body?: string } = {}) => {
-    const res = await call(path, {
-      method: init.method ?? "GET",
-      body: init.body,
-      vars,
-      headers: {
-        "cf-connecting-ip": ip,
-        accept: "text/html",
-        ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } : {}),
-      },
-    });
-    for (const line of (res.headers as unknown as { getSetCookie(): string[] }).getSetCookie()) {
-      const [pair] = line.split(";");
-      const [k, v] = pair!.split("=");
-      if (/max-age=0|expires=Thu, 01 Jan 1970/i.test(line)) jar.delete(k!.trim());
-      else jar.set(k!.trim(), v ?? "");
-    }
-    return { res, text: await res.text() };
-  };
+  const b = pageBrowser({ vars });
+  const send = b.send;
   /** The page, then the form sent with its CSRF token and these fields. */
   const signUp = async (fields: Record<string, string>, from = "/auth/sign_up") => {
     const page = await send(from);
@@ -43,7 +25,7 @@ function browser(vars: Vars = {}) {
     const form = new URLSearchParams({ csrf_token: csrf, ...(token ? { token } : {}), ...fields });
     return send("/auth/sign_up", { method: "POST", body: form.toString() });
   };
-  return { jar, send, signUp };
+  return { jar: b.jar("localhost"), send, signUp };
 }
 
 const person = (over: Record<string, string> = {}) => {

@@ -429,5 +429,15 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE UNIQUE INDEX `relays_follow_uri` ON `relays` (`follow_uri`)",
    "CREATE INDEX `relays_state` ON `relays` (`state`)"
   ]
+ },
+ {
+  "name": "0040_browser_mfa_tokens.sql",
+  "queries": [
+   "CREATE TABLE `mfa_tokens_new` (\n\t`token_hash` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`app_id` text,\n\t`scopes` text NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`app_id`) REFERENCES `apps`(`id`) ON UPDATE no action ON DELETE cascade\n)",
+   "INSERT INTO `mfa_tokens_new` SELECT `token_hash`, `account_id`, `app_id`, `scopes`, `attempts`, `created_at`, `expires_at` FROM `mfa_tokens`",
+   "DROP TABLE `mfa_tokens`",
+   "ALTER TABLE `mfa_tokens_new` RENAME TO `mfa_tokens`",
+   "CREATE INDEX `mfa_tokens_expires` ON `mfa_tokens` (`expires_at`)"
+  ]
  }
 ];

@@ -1159,9 +1159,8 @@ export const mfaTokens = sqliteTable(
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
-    appId: text("app_id")
-      .notNull()
-      .references(() => apps.id, { onDelete: "cascade" }),
+    /** NULL: a sign-in of the browser page (no app; migration 0040), redeemed only there. */
+    appId: text("app_id").references(() => apps.id, { onDelete: "cascade" }),
     scopes: text("scopes").notNull(),
     attempts: integer("attempts").notNull().default(0),
     createdAt: time("created_at").notNull(),

@@ -52,6 +52,7 @@ import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch
 import { readInboxPost } from "./inbound-guard";
 import { deletionState } from "../services/account-deletion";
 import { federationRejected, refreshSettings } from "../services/settings";
+import { subscribeTemplate, SUBSCRIBE_REL } from "../services/remote-interaction";
 
 export interface FederationData {
   env: Env;
@@ -237,6 +238,15 @@ builder
     const keys = await actorKeys(ctx.data.d, a.id);
     return keys ? importKeys(keys) : [];
   });
+
+// Remote follow: the page where someone with an account here follows or interacts with what `{uri}` names.
+builder.setWebFingerLinksDispatcher((ctx, resource) => {
+  const parsed = ctx.parseUri(resource);
+  const instanceActor =
+    resource.href.toLowerCase().startsWith(`acct:${INSTANCE_ACTOR}@`) ||
+    (parsed?.type === "actor" && parsed.identifier === INSTANCE_ACTOR);
+  return instanceActor ? [] : [{ rel: SUBSCRIBE_REL, template: subscribeTemplate(ctx.canonicalOrigin) }];
+});
 
 /**
  * Followers and following as ActivityPub collections: real rows (local and remote accounts, deactivated ones

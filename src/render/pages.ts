@@ -12,10 +12,15 @@ input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.
 button[value=approve]{background:#5b4cdb;color:#fff}button[value=deny]{background:#e4e6ea}
 .error{background:#fde8e8;color:#9b1c1c;padding:.6rem;border-radius:6px}.scopes{color:#555}code{font-size:1.1rem;word-break:break-all;background:#f0f0f3;padding:.4rem;display:block}`;
 
-function page(title: string, body: Body) {
+/**
+ * A small centred page with a heading and a form (every page of this file, and render/interaction-pages.ts).
+ * No referrer by default (these URLs may carry tokens); a form whose POST is checked by its `Origin` needs
+ * `same-origin`, since under `no-referrer` browsers send `Origin: null`.
+ */
+export function page(title: string, body: Body, referrer: "no-referrer" | "same-origin" = "no-referrer") {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${title}</title><style>${raw(STYLE)}</style></head>
+<meta name="referrer" content="${referrer}"><title>${title}</title><style>${raw(STYLE)}</style></head>
 <body><main>${body}</main></body></html>`;
 }
 
@@ -69,7 +74,10 @@ export function messagePage(title: string, message: string) {
 }
 
 export interface MfaForm {
-  appName: string;
+  /** Where the code goes: the authorize page's `/oauth/mfa/verify`, the sign-in page's `/auth/sign_in/mfa`. */
+  action: string;
+  /** What the code is for, ending the sentence "Enter the code from your authenticator app …". */
+  purpose: string;
   csrf: string;
   mfaToken: string;
   /** The authorize request, carried to the code once the second factor passes. */
@@ -77,7 +85,7 @@ export interface MfaForm {
   error?: string;
 }
 
-/** The authorize page's second step: a TOTP or backup code for the `mfa_token` the password step gave. */
+/** The second step of a page sign-in: a TOTP or backup code for the `mfa_token` the password step gave. */
 export function mfaPage(f: MfaForm) {
   const hidden = Object.entries(f.hidden)
     .filter(([, v]) => v !== undefined && v !== "")
@@ -85,9 +93,9 @@ export function mfaPage(f: MfaForm) {
   return page(
     "Two-factor authentication",
     html`<h1>Two-factor authentication</h1>
-<p>Enter the code from your authenticator app to let ${f.appName} in, or one of your backup codes.</p>
+<p>Enter the code from your authenticator app ${f.purpose}, or one of your backup codes.</p>
 ${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
-<form method="post" action="/oauth/mfa/verify">
+<form method="post" action="${f.action}">
 <input type="hidden" name="csrf_token" value="${f.csrf}"><input type="hidden" name="mfa_token" value="${f.mfaToken}">${hidden}
 <label for="code">Code</label><input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus>
 <label><input type="checkbox" name="challenge_type" value="recovery"> This is a backup code</label>
@@ -184,6 +192,41 @@ ${
 }
 <label><input type="checkbox" name="agreement" value="true" required> I accept this server's rules</label>
 <div class="actions"><button type="submit" name="decision" value="approve">Sign up</button></div>
-</form>`,
+</form>
+<p>Already have an account? <a href="/auth/sign_in">Sign in</a>.</p>`,
+  );
+}
+
+export interface SignInForm {
+  instance: string;
+  csrf: string;
+  /** Where the browser goes once signed in (a same-origin path, checked by `safeReturnTo`). */
+  returnTo: string;
+  /** The account this browser is already signed in as, if any. */
+  signedInAs?: string | null;
+  login?: string;
+  error?: string;
+}
+
+/** The sign-in page (`/auth/sign_in`): no JavaScript; the second factor follows on `mfaPage` when MFA is on. */
+export function signInPage(f: SignInForm) {
+  return page(
+    `Sign in to ${f.instance}`,
+    html`<h1>Sign in to ${f.instance}</h1>
+${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
+${
+  f.signedInAs
+    ? html`<form method="post" action="/auth/sign_out"><p>This browser is signed in as <strong>@${f.signedInAs}</strong>. <a href="${f.returnTo}">Continue</a>, <button type="submit" name="decision" value="deny">sign out</button>, or sign in as someone else:</p></form>`
+    : ""
+}
+<form method="post" action="/auth/sign_in">
+<input type="hidden" name="csrf_token" value="${f.csrf}"><input type="hidden" name="return_to" value="${f.returnTo}">
+<label for="username">Nickname or e-mail</label><input type="text" id="username" name="username" value="${f.login ?? ""}" autocomplete="username" required autofocus>
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" name="decision" value="approve">Sign in</button></div>
+</form>
+<p>No account yet? <a href="/auth/sign_up">Sign up</a>. Forgot the password? Ask for a reset link in your app.</p>`,
+    // Sign-out checks the POST's Origin, which browsers send as `null` under no-referrer; this URL carries no token.
+    "same-origin",
   );
 }

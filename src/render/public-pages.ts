@@ -25,6 +25,7 @@ dl.fields{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.3rem .8r
 .who strong{display:block}.who .acct{font-size:.9rem}.status time{white-space:nowrap}.status p.meta{font-size:.85rem;margin:.4rem 0 0}section>h2:first-child{margin-top:0}.content{margin:.6rem 0}.content p{margin:.4rem 0}
 .media{display:grid;gap:.4rem;margin:.6rem 0}.media img,.media video{width:100%;max-height:32rem;object-fit:contain;background:#000;border-radius:6px;display:block}
 details>summary{cursor:pointer;font-weight:600;margin:.4rem 0}.poll{padding-left:1.2rem}.card{display:block;border:1px solid #dde;border-radius:6px;padding:.6rem;text-decoration:none;color:inherit}
+.remote label{display:block;font-weight:600;margin:.6rem 0 .3rem}.remote input{width:100%;padding:.5rem;border:1px solid #c8ccd1;border-radius:6px;font-size:1rem}.remote button{margin-top:.5rem;padding:.5rem 1rem;border:0;border-radius:6px;background:#5b4cdb;color:#fff;font-size:1rem;cursor:pointer}
 .stats{display:flex;gap:1.2rem;flex-wrap:wrap;padding:0;list-style:none}.stats strong{font-size:1.2rem;display:block}.more{text-align:center}code{background:#f0f0f3;padding:.1rem .3rem;border-radius:4px}`;
 
 /** A URL from the data, kept only if it is http(s) (a remote object could carry `javascript:`). */
@@ -154,6 +155,29 @@ const plain = (s: Status) => s.pleroma.content["text/plain"] ?? "";
 /** The first image of a status, for previews. */
 const firstImage = (s: Status) => s.media_attachments.find((m) => m.type === "image");
 
+export interface RemoteFollowForm {
+  /** What is followed or interacted with, in words (`@alice@a.example`, "this post"). */
+  what: string;
+  /** The hidden fields naming it (`user[nickname]`, or `status[status_id]`), Pleroma's names. */
+  field: "user" | "status";
+  id: string;
+  profile?: string;
+  error?: string;
+}
+
+/**
+ * "Follow or interact from your server" (remote follow, issue 34): the visitor's handle, posted to
+ * `/main/ostatus`, which sends the browser to their server's subscribe page. On the profile and status pages,
+ * and the page of its own (render/interaction-pages.ts) when the look-up failed.
+ */
+export function remoteFollowFields(f: RemoteFollowForm) {
+  const idName = f.field === "user" ? "user[nickname]" : "status[status_id]";
+  return html`<form class="remote" method="post" action="/main/ostatus"><input type="hidden" name="${idName}" value="${f.id}">
+<label for="profile">Your handle on your server</label><input type="text" id="profile" name="${f.field}[profile]" value="${f.profile ?? ""}" placeholder="you@your.server" autocomplete="username" required>
+<div class="actions"><button type="submit" name="decision" value="approve">${f.field === "user" ? "Follow" : "Interact"} from your server</button></div>
+</form>`;
+}
+
 export interface ProfileView {
   siteName: string;
   account: Account;
@@ -191,7 +215,8 @@ export function profilePage(v: ProfileView) {
 <div class="content p-note">${raw(a.note)}</div>
 ${a.fields.length ? html`<dl class="fields">${a.fields.map((f) => html`<dt>${f.name}</dt><dd>${raw(f.value)}</dd>`)}</dl>` : ""}
 <ul class="stats counts">${counts}</ul>
-<p class="meta">Joined <time datetime="${a.created_at}">${a.created_at.slice(0, 10)}</time>. Follow from any Mastodon or Pleroma account: search for <code>@${a.fqn}</code>.</p>
+<p class="meta">Joined <time datetime="${a.created_at}">${a.created_at.slice(0, 10)}</time>. Follow from any Mastodon or Pleroma account: search for <code>@${a.fqn}</code>, or enter your handle here.</p>
+${remoteFollowFields({ field: "user", id: a.username, what: `@${a.fqn}` })}
 </section>
 <h2>Posts</h2>
 ${v.statuses.length ? v.statuses.map((s) => statusArticle(s, false)) : html`<section><p class="meta">No public posts${v.olderUrl === null ? "" : " here"}.</p></section>`}
@@ -241,7 +266,7 @@ export function statusPage(siteName: string, s: Status, noindex: boolean) {
       noindex,
       extra: html`<meta property="article:published_time" content="${s.created_at}"><meta property="article:author" content="${a.url}">`,
     },
-    statusArticle(s, true),
+    html`${statusArticle(s, true)}<section>${remoteFollowFields({ field: "status", id: s.id, what: "this post" })}</section>`,
   );
 }
 
@@ -286,6 +311,7 @@ ${v.email ? html`<p class="meta">Contact: <a href="mailto:${v.email}">${v.email}
 <section><h2>Join or sign in</h2>
 <p>This server has no web app of its own. Use a Mastodon or Pleroma app and enter this server's address, <code>${v.host}</code>:</p>
 <ul>${APPS.map(([name, url, kind]) => html`<li><a href="${url}" rel="noopener">${name}</a> (${kind})</li>`)}<li>or any other Mastodon-compatible app</li></ul>
-<p>${join}</p></section>`,
+<p>${join}</p>
+<p>Have an account here? <a href="/auth/sign_in">Sign in</a> in this browser (to follow people from other servers).</p></section>`,
   );
 }

@@ -1,14 +1,14 @@
 /** OAuth 2: the authorize page, the token endpoint (four grants) and revocation. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { getCookie } from "hono/cookie";
-import { csrfCookie, csrfToken, csrfValid, startSession } from "../http/browser";
+import { csrfCookie, csrfToken, csrfValid, signInBrowser } from "../http/browser";
+import { passwordStep, secondFactorStep, sessionUser } from "../http/page-sign-in";
 import type { AppEnv } from "../http/app-env";
 import { config } from "../env";
 import { db } from "../db/client";
-import { authenticate, loginThrottle, SESSION_COOKIE } from "../http/auth";
-import { assertActive, passwordSignIn } from "../services/sign-in";
-import { ApiError, badRequest } from "../lib/errors";
+import { loginThrottle } from "../http/auth";
+import { assertActive } from "../services/sign-in";
+import { badRequest } from "../lib/errors";
 import { parseParams } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf } from "../http/urls";
@@ -16,15 +16,14 @@ import { authorizePage, codePage, messagePage, mfaPage } from "../render/pages";
 import { renderToken } from "../render/oauth";
 import { TokenSchema } from "../schemas/oauth";
 import { confirmEmail } from "../services/accounts";
-import { checkLogin } from "../services/credentials";
 import { authenticateClient, findAppByClientId, OOB_URI, redirectUriList, type AppRow } from "../services/apps";
-import { createCode, createSession } from "../services/oauth";
+import { createCode } from "../services/oauth";
 import { parseScopes, withinScopes } from "../services/scopes";
 import { issueToken, revokeToken } from "../services/tokens";
 import { grantToken } from "../services/oauth-grants";
 import { eq } from "drizzle-orm";
 import { accounts } from "../db/schema";
-import { createMfaToken, redeemMfaToken } from "../services/mfa";
+import { redeemMfaToken } from "../services/mfa";
 import { withUser } from "../services/accounts";
 
 const authorizeParams = z.object({
@@ -99,17 +98,6 @@ function hiddenFields(p: AuthorizeRequest, checked: Checked) {
   };
 }
 
-/** The account behind the session cookie, unless the user asked to sign in afresh. */
-async function sessionUser(c: Ctx, forceLogin: boolean) {
-  if (forceLogin || !getCookie(c, SESSION_COOKIE)) return null;
-  try {
-    const auth = await authenticate(c);
-    return auth?.account && auth.user && !auth.app ? { account: auth.account, user: auth.user } : null;
-  } catch {
-    return null; // a disabled or unconfirmed session just shows the login form
-  }
-}
-
 export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
   // The authorize page must not be framed: a remembered session would let another site click "Approve".
   app.use("/oauth/authorize", async (c, next) => {
@@ -150,7 +138,6 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
     if (checked instanceof Response) return checked;
     if (p.decision !== "approve") return redirectError(c, checked.redirectUri, "access_denied", p.state);
 
-    const d = db(c.env);
     const again = (error: string, status: 401 | 403 | 429, headers: Record<string, string> = {}) =>
       c.html(
         authorizePage({
@@ -168,40 +155,24 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
 
     let who = p.username ? null : await sessionUser(c, p.force_login === "true");
     if (!who) {
-      let found, step;
-      try {
-        found = await checkLogin(d, p.username ?? "", p.password ?? "", loginThrottle(c));
-        if (!found) return again("Invalid nickname or password.", 401);
-        step = passwordSignIn(found, "page");
-      } catch (e) {
-        // Throttled or refused: the form again with the reason (and Retry-After when throttled).
-        if (e instanceof ApiError && (e.status === 403 || e.status === 429)) {
-          return again(
-            e.status === 429 ? "Too many attempts. Wait a moment and try again." : e.message,
-            e.status,
-            e.headers,
-          );
-        }
-        throw e;
-      }
-      if (step === "second-factor") {
+      const step = await passwordStep(c, p.username ?? "", p.password ?? "", {
+        appId: checked.app.id,
+        scopes: checked.scopes,
+      });
+      if (step.kind === "refused") return again(step.message, step.status, step.headers);
+      if (step.kind === "second-factor")
         // The second step: no session and no code until a TOTP or backup code passes (POST /oauth/mfa/verify).
-        const mfaToken = await createMfaToken(d, {
-          accountId: found.account.id,
-          appId: checked.app.id,
-          scopes: checked.scopes,
-        });
         return c.html(
           mfaPage({
-            appName: checked.app.name,
+            action: "/oauth/mfa/verify",
+            purpose: `to let ${checked.app.name} in`,
             csrf: cookie,
-            mfaToken,
+            mfaToken: step.mfaToken,
             hidden: { ...hiddenFields(p, checked), force_login: p.force_login },
           }),
         );
-      }
-      startSession(c, (await createSession(d, found.account.id)).accessToken);
-      who = found;
+      await signInBrowser(c, step.account.id);
+      who = step;
     }
     return grantCode(c, checked, p, who.account.id);
   });
@@ -218,32 +189,23 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
     }
     const checked = await checkRequest(c, p);
     if (checked instanceof Response) return checked;
-    const d = db(c.env);
-    let redeemed;
-    try {
-      redeemed = p.mfa_token
-        ? await redeemMfaToken(c.env, d, {
-            token: p.mfa_token,
-            appId: checked.app.id,
-            type: p.challenge_type === "recovery" ? "recovery" : "totp",
-            code: p.code,
-            limit: config(c.env).rateLimits.mfaFailures,
-          })
-        : null;
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 429) {
-        return c.html(
-          messagePage("Too many attempts", "Too many wrong codes. Wait a while, then sign in again."),
-          429,
-          e.headers,
-        );
-      }
-      throw e;
-    }
-    if (!redeemed) {
+    const step = await secondFactorStep(c, {
+      mfaToken: p.mfa_token,
+      appId: checked.app.id,
+      challengeType: p.challenge_type,
+      code: p.code,
+    });
+    if (step.kind === "throttled")
+      return c.html(
+        messagePage("Too many attempts", "Too many wrong codes. Wait a while, then sign in again."),
+        429,
+        step.headers,
+      );
+    if (step.kind === "failed")
       return c.html(
         mfaPage({
-          appName: checked.app.name,
+          action: "/oauth/mfa/verify",
+          purpose: `to let ${checked.app.name} in`,
           csrf: cookie,
           mfaToken: p.mfa_token ?? "",
           hidden: { ...hiddenFields(p, checked), force_login: p.force_login },
@@ -251,17 +213,9 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
         }),
         401,
       );
-    }
-    const who = await withUser(d).where(eq(accounts.id, redeemed.accountId)).get();
-    if (!who?.user) return c.html(messagePage("Authorization failed", "This account no longer exists."), 403);
-    try {
-      assertActive(who.account, who.user);
-    } catch (e) {
-      if (e instanceof ApiError) return c.html(messagePage("Authorization failed", e.message), 403);
-      throw e;
-    }
-    startSession(c, (await createSession(d, redeemed.accountId)).accessToken);
-    return grantCode(c, { ...checked, scopes: redeemed.scopes }, p, redeemed.accountId);
+    if (step.kind === "refused") return c.html(messagePage("Authorization failed", step.message), 403);
+    await signInBrowser(c, step.accountId);
+    return grantCode(c, { ...checked, scopes: step.scopes }, p, step.accountId);
   });
 
   route(app, {

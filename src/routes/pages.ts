@@ -25,9 +25,13 @@ import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../se
 
 /** Short enough that a deleted post or a changed profile drops out of caches within a minute. */
 const CACHE = "public, max-age=60";
-/** No script anywhere; images and media from anywhere (remote media are shown by URL). */
+/**
+ * No script anywhere; images and media from anywhere (remote media are shown by URL). Forms post here only, but
+ * the remote follow form's answer redirects to the visitor's own server, which browsers check against
+ * `form-action` too: hence any https origin after `'self'`.
+ */
 const CSP =
-  "default-src 'none'; img-src http: https: data:; media-src http: https:; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'none'; img-src http: https: data:; media-src http: https:; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self' https:";
 
 const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   // The same URL answers JSON to servers: caches must keep the two apart.

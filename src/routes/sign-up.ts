@@ -12,21 +12,17 @@ import type { AppEnv } from "../http/app-env";
 import { SESSION_COOKIE } from "../http/auth";
 import { db } from "../db/client";
 import { config } from "../env";
-import { csrfToken, csrfValid, endSession, startSession, visitorLanguage } from "../http/browser";
+import { csrfToken, csrfValid, endSession, FORM_PAGE_HEADERS, signInBrowser, visitorLanguage } from "../http/browser";
 import { parseParams } from "../http/params";
 import { after, throttle, type Ctx } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
 import { ApiError } from "../lib/errors";
 import { messagePage, signUpPage, type SignUpForm } from "../render/pages";
 import { newCaptcha } from "../services/captcha";
-import { createSession, endSessionToken } from "../services/oauth";
+import { endSessionToken } from "../services/oauth";
 import { signUp } from "../services/sign-up";
 
-const noStore = {
-  "Cache-Control": "no-store",
-  "X-Frame-Options": "DENY",
-  "Content-Security-Policy": "frame-ancestors 'none'",
-};
+const noStore = FORM_PAGE_HEADERS;
 
 const signUpParams = z.object({
   csrf_token: z.string().max(200).optional(),
@@ -118,7 +114,7 @@ export function registerSignUpRoutes(app: OpenAPIHono<AppEnv>) {
           200,
           noStore,
         );
-      startSession(c, (await createSession(d, made.account.id)).accessToken);
+      await signInBrowser(c, made.account.id);
       return c.html(
         messagePage(
           "Welcome",

@@ -72,7 +72,8 @@ const postParams = z.object({
   in_reply_to_conversation_id: optionalString(),
 });
 
-function postContext(c: Ctx, auth: UserAuth): PostContext {
+/** What posting needs from a request: also the remote interaction page's reply (a browser session, no app). */
+export function postContext(c: Ctx, auth: Pick<UserAuth, "account" | "user" | "app">): PostContext {
   return {
     d: db(c.env),
     cfg: config(c.env),

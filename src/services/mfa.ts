@@ -188,7 +188,7 @@ async function useBackupCode(d: DB, accountId: string, code: string): Promise<bo
 /** The second step's token for a user who passed the password step, bound to the app and scopes asked for. */
 export async function createMfaToken(
   d: DB,
-  input: { accountId: string; appId: string; scopes: string[] },
+  input: { accountId: string; appId: string | null; scopes: string[] },
 ): Promise<string> {
   const token = randomToken(32);
   const t = now();
@@ -214,7 +214,7 @@ export type ChallengeType = "totp" | "recovery";
 export async function redeemMfaToken(
   env: Env,
   d: DB,
-  input: { token: string; appId: string; type: string | undefined; code: string | undefined; limit: Limit },
+  input: { token: string; appId: string | null; type: string | undefined; code: string | undefined; limit: Limit },
 ): Promise<{ accountId: string; scopes: string[] } | null> {
   const t = now();
   const hash = await sha256(input.token);

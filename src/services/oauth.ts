@@ -76,12 +76,15 @@ export async function verifyPkce(
   return safeEqual(verifier, challenge);
 }
 
-/** A session for the authorize page's cookie: a token of no app with the full user scopes. */
+/** What a browser session may do: the full user scopes. */
+export const SESSION_SCOPES = ["read", "write", "follow", "push"];
+
+/** A session for the browser pages' cookie: a token of no app with the full user scopes. */
 export function createSession(d: DB, accountId: string) {
   return issueToken(d, {
     appId: null,
     accountId,
-    scopes: ["read", "write", "follow", "push"],
+    scopes: SESSION_SCOPES,
     lifetimeSeconds: SESSION_SECONDS,
   });
 }
