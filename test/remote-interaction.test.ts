@@ -133,6 +133,14 @@ describe("the public pages' form", () => {
     expect(own.res.status).toBe(200);
     expect(own.text).toContain(`name="user[nickname]" value="${alice.username}"`);
     expect((await b.send("https://a.example/main/ostatus?nickname=nobody_at_all")).res.status).toBe(404);
+    // Pleroma-FE's "Remote follow" button: a same-origin POST of flat `nickname` and an empty `profile`.
+    const fromFrontend = await b.send("https://a.example/main/ostatus", {
+      method: "POST",
+      headers: { origin: "https://a.example" },
+      body: new URLSearchParams({ nickname: alice.username, profile: "" }).toString(),
+    });
+    expect(fromFrontend.res.status).toBe(200);
+    expect(fromFrontend.text).toContain(`name="user[nickname]" value="${alice.username}"`);
     const bad = await b.submit(profile, "/main/ostatus", { "user[profile]": "not a handle" });
     expect(bad.res.status).toBe(422);
     expect(bad.text).toContain("Enter your handle as you@your.server.");

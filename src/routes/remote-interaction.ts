@@ -55,6 +55,9 @@ const crossSite = (c: Ctx) => {
 const remoteFollowParams = z.object({
   user: z.object({ nickname: z.string().max(100).optional(), profile: z.string().max(320).optional() }).optional(),
   status: z.object({ status_id: z.string().max(100).optional(), profile: z.string().max(320).optional() }).optional(),
+  // Pleroma-FE's "Remote follow" button posts these flat, with an empty profile: the form is shown to fill it.
+  nickname: z.string().max(100).optional(),
+  profile: z.string().max(320).optional(),
 });
 const remoteFollowQuery = z.object({
   nickname: z.string().max(100).optional(),
@@ -104,9 +107,11 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
     const c = ctx as unknown as Ctx;
     if (crossSite(c)) return page(c, messagePage("Refused", "Use the form on this server's own pages."), 403);
     const p = await parseParams(c, remoteFollowParams);
-    const form = await followForm(c, p.user ? { nickname: p.user.nickname } : { statusId: p.status?.status_id });
+    const nickname = p.user?.nickname ?? p.nickname;
+    const form = await followForm(c, nickname ? { nickname } : { statusId: p.status?.status_id });
     if (!form) return page(c, messagePage("Not found", "There is nothing to follow or interact with here."), 404);
-    const profile = (p.user?.profile ?? p.status?.profile ?? "").trim();
+    const profile = (p.user?.profile ?? p.status?.profile ?? p.profile ?? "").trim();
+    if (!p.user && !p.status && !profile) return page(c, remoteFollowPage({ ...form, profile }));
     const again = (error: string, status: 422 | 429) => page(c, remoteFollowPage({ ...form, profile, error }), status);
     if (!parseVisitorHandle(profile)) return again("Enter your handle as you@your.server.", 422);
     try {
