@@ -4,8 +4,7 @@
  * hand. The archive is read and checked by the same code as the admin API (src/lib/frontend-archive.ts), its files
  * go to R2 in one `wrangler r2 bulk put` under a new build, then the `frontends` row is swapped (and, with
  * `--primary`/`--admin`, the `:frontends` setting made to serve it). The replaced build's files are left to the
- * Worker's hourly sweep (services/frontends.ts `sweepFrontendFiles`): deleting them one wrangler call each
- * would take minutes.
+ * Worker's hourly sweep (services/frontends.ts `sweepFrontendFiles`), an hour after, as for the admin API.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -52,7 +51,8 @@ export async function installFrontendFromCli(o: FrontendCliOptions): Promise<voi
     zip = new Uint8Array(await res.arrayBuffer());
   }
 
-  const files = listFrontendArchive(zip, o.buildDir ?? known?.build_dir ?? "dist");
+  // Node reads larger archives than the Worker may hold in memory.
+  const files = listFrontendArchive(zip, o.buildDir ?? known?.build_dir ?? "dist", 256_000_000);
   const build = randomToken(9);
   const prefix = buildPrefix(name, ref, build);
   const dir = mkdtempSync(join(tmpdir(), "starling-frontend-"));
@@ -78,7 +78,8 @@ export async function installFrontendFromCli(o: FrontendCliOptions): Promise<voi
   const bytes = pairs.reduce((n, p) => n + p.size, 0);
   const statements = [
     `INSERT INTO frontends (name, ref, build, files, bytes, installed_at) VALUES (${q(name)}, ${q(ref)}, ${q(build)}, ${q(listed)}, ${bytes}, ${t})
-     ON CONFLICT (name, ref) DO UPDATE SET build = excluded.build, files = excluded.files, bytes = excluded.bytes, installed_at = excluded.installed_at`,
+     ON CONFLICT (name, ref) DO UPDATE SET previous_build = frontends.build, replaced_at = ${t}, build = excluded.build,
+       files = excluded.files, bytes = excluded.bytes, installed_at = excluded.installed_at`,
   ];
   for (const which of ["primary", "admin"] as const)
     if (o[which])

@@ -260,6 +260,38 @@ describe("a user's credentials", () => {
     expect((await json("/api/v1/accounts/verify_credentials", { token: erin.token })).bot).toBe(false);
   });
 
+  it("keeps credentials from moderators, and shows a remote account's (no e-mail) without changing them", async () => {
+    // Moderators do not hold users_manage_credentials (Pleroma's defaults); the route's own staff guard is there
+    // for when moderator privileges become configurable.
+    const mod = await registerUser({ scopes: ADMIN_SCOPES });
+    const otherMod = await registerUser({ scopes: ADMIN_SCOPES });
+    await env.DB.prepare("UPDATE users SET is_moderator = 1 WHERE account_id IN (?, ?)")
+      .bind(mod.id, otherMod.id)
+      .run();
+    for (const target of [otherMod.username, admin.username]) {
+      await json(`/api/pleroma/admin/users/${target}/credentials`, { token: mod.token, status: 403 });
+      await patch(target, { email: `taken-over-${target}@example.com` }, mod.token, 403);
+    }
+    expect(
+      (await json(`/api/pleroma/admin/users/${otherMod.username}/credentials`, { token: admin.token })).email,
+    ).toBe(otherMod.email);
+
+    const far = newId();
+    const t = Date.now();
+    await env.DB.prepare(
+      "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?1, 'faraway', 'far.example', 'https://far.example/users/faraway', 'https://far.example/@faraway', ?2, ?2)",
+    )
+      .bind(far, t)
+      .run();
+    const remote = valid(
+      AdminCredentialsSchema,
+      await json(`/api/pleroma/admin/users/${far}/credentials`, { token: admin.token }),
+    );
+    expect(remote).toMatchObject({ id: far, nickname: "faraway@far.example", email: null });
+    await patch(far, { actor_type: "Service" }, admin.token, 404);
+    expect(await json(`/api/pleroma/admin/users/${far}/chats`, { token: admin.token })).toEqual([]);
+  });
+
   it("sets a password that ends every session and still has to be reset by the user, as Pleroma", async () => {
     const finn = await registerUser();
     await patch(finn.username, { password: "a brand new password" });

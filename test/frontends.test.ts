@@ -33,7 +33,23 @@ const PLEROMA_FE = () =>
     "static/config.json": '{"theme":"pleroma-dark"}',
     "sw-pleroma.js": "self.addEventListener('fetch', () => {})",
     "static/terms-of-service.html": "<p>The frontend's own terms</p>",
+    "static/favicon-32x32.png": "png",
+    "static/font/Roboto-Regular.woff2": "font",
+    // What a build must never serve: the server's own paths.
+    ".well-known/acme-challenge/token": "proof of the domain",
+    "api/v1/instance": '{"title":"not this"}',
   });
+
+const HOUR = 3_600_000;
+
+/** A cron run at the first retention minute (when the sweep runs) at or after `at`. */
+async function runCron(at: number) {
+  const minute = RETENTION_MINUTE * 60_000;
+  const t = Math.ceil((at - minute) / HOUR) * HOUR + minute;
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ scheduledTime: new Date(t), cron: "* * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
 
 let admin: TestUser;
 let plain: TestUser;
@@ -85,8 +101,12 @@ describe("the admin API", () => {
     expect(list.find((f) => f.name === "pleroma-fe")).toMatchObject({ installed: true, installed_refs: ["stable"] });
     const keys = await r2Keys("frontends/pleroma-fe/stable/");
     expect(keys.map((k) => k.split("/").slice(4).join("/")).sort()).toEqual([
+      ".well-known/acme-challenge/token",
+      "api/v1/instance",
       "index.html",
       "static/config.json",
+      "static/favicon-32x32.png",
+      "static/font/Roboto-Regular.woff2",
       "static/js/main.DinL-YV_.js",
       "static/terms-of-service.html",
       "sw-pleroma.js",
@@ -277,7 +297,15 @@ describe("serving", () => {
     expect(cfg.headers.get("Content-Type")).toBe("application/json");
     expect(cfg.headers.get("Cache-Control")).toBe("public, max-age=300");
     expect(await cfg.json()).toEqual({ theme: "pleroma-dark" });
-    expect((await call("/sw-pleroma.js", { method: "HEAD" })).status).toBe(200);
+    const head = await call("/sw-pleroma.js", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+    // Names that only look hashed are not cached for a year.
+    for (const path of ["/static/favicon-32x32.png", "/static/font/Roboto-Regular.woff2"])
+      expect((await call(path)).headers.get("Cache-Control"), path).toBe("public, max-age=300");
+    // The server's own paths are never a build's file.
+    expect((await call("/.well-known/acme-challenge/token")).status).toBe(404);
+    expect(await (await call("/api/v1/instance")).json()).not.toEqual({ title: "not this" });
     // The frontend's own terms are what admin-fe shows until an admin uploads the instance's.
     expect(await (await call("/static/terms-of-service.html")).text()).toBe("<p>The frontend's own terms</p>");
     const terms = await call("/api/pleroma/admin/instance_document/terms-of-service", { token: admin.token });
@@ -294,25 +322,45 @@ describe("serving", () => {
     expect(actor.status).toBe(200);
     expect(actor.headers.get("Content-Type")).toContain("activity+json");
     expect((await call("/.well-known/nodeinfo")).status).toBe(200);
+    // A build's files are served at their own paths, never as media.
+    const [someKey] = await r2Keys("frontends/pleroma-fe/stable/");
+    expect((await call(`/media/${someKey}`)).status).toBe(404);
     expect(await (await call("/auth/sign_up", { headers: HTML })).text()).toContain("<form");
     expect(await (await call("/api/pleroma/frontend_configurations")).json()).toEqual({});
-    // A script or an image asking for a page that is not there gets a 404, not the index.
-    expect((await call("/main/all", { headers: { Accept: "*/*" } })).status).toBe(404);
+    // A script or an image asking for a file that is not there gets a 404, not the index; a link-preview fetcher
+    // asking for anything (or nothing) at a page's path gets the page, with its tags.
+    expect((await call("/static/missing.png", { headers: { Accept: "image/*" } })).status).toBe(404);
+    expect((await call("/missing.js", { headers: { Accept: "*/*" } })).status).toBe(404);
+    const preview = await call(`/@${alice.username}`, { headers: { Accept: "*/*" } });
+    expect(preview.status).toBe(200);
+    expect(await preview.text()).toContain(`<meta property="profile:username" content="${alice.username}@`);
     expect(await (await call("/registration/nothing", { headers: HTML })).text()).not.toContain('id="app"');
   });
 
-  it("swaps a reinstalled ref at once and deletes the old build's files", async () => {
+  it("swaps a reinstalled ref at once, keeping the old build's files an hour for pages still loading them", async () => {
     const old = await r2Keys("frontends/pleroma-fe/stable/");
     await install({
       name: "pleroma-fe",
       ref: "stable",
-      file: archive({ "index.html": INDEX.replace('id="app"', 'id="app2"'), "static/js/main.DinL-YV_.js": "2" }),
+      file: archive({
+        "index.html": INDEX.replace('id="app"', 'id="app2"').replace("</head>", "<title>Pleroma</title></head>"),
+        "static/js/main.DinL-YV_.js": "2",
+      }),
     });
-    const now = await r2Keys("frontends/pleroma-fe/stable/");
-    expect(now).toHaveLength(2);
-    expect(now.some((k) => old.includes(k))).toBe(false);
-    expect(await (await call("/", { headers: HTML })).text()).toContain('id="app2"');
+    const both = await r2Keys("frontends/pleroma-fe/stable/");
+    expect(both).toEqual(expect.arrayContaining(old));
+    expect(both).toHaveLength(old.length + 2);
+    const home = await (await call("/", { headers: HTML })).text();
+    expect(home).toContain('id="app2"');
+    // The page's title replaces the index's own.
+    expect(home.match(/<title>/g)).toHaveLength(1);
+    expect(home).not.toContain("<title>Pleroma</title>");
     expect((await call("/static/config.json")).status).toBe(404);
+    // Two hours later the sweep has deleted the replaced build, and only it.
+    await runCron(Date.now() + 2 * HOUR);
+    const after = await r2Keys("frontends/pleroma-fe/stable/");
+    expect(after).toHaveLength(2);
+    expect(after.some((k) => old.includes(k))).toBe(false);
   });
 
   it("serves the admin frontend at /pleroma/admin/ once chosen", async () => {
@@ -393,25 +441,40 @@ describe("frontend configurations", () => {
 });
 
 describe("the hourly sweep", () => {
-  it("deletes files no installed build names, once they are an hour old", async () => {
+  it("deletes files no installed build names once they are an hour old, reading what is installed afresh", async () => {
     await install({ name: "sweep-fe", ref: "v1", file: archive({ "index.html": INDEX }) });
-    const live = await r2Keys("frontends/sweep-fe/");
     await env.MEDIA.put("frontends/sweep-fe/v1/half-written/index.html", "left by a failed install");
-    await env.MEDIA.put("frontends/gone-fe/v0/old/app.js", "left by the command line");
-    const run = async (at: number) => {
-      const ctx = createExecutionContext();
-      await worker.scheduled(createScheduledController({ scheduledTime: new Date(at), cron: "* * * * *" }), env, ctx);
-      await waitOnExecutionContext(ctx);
-    };
-    const hour = 3_600_000;
-    // Within the hour an install may still be writing: nothing goes.
-    await run(Math.floor(Date.now() / hour) * hour + hour + RETENTION_MINUTE * 60_000 - 3 * 60_000);
-    await run(Math.ceil(Date.now() / hour) * hour + RETENTION_MINUTE * 60_000 - hour);
+    await env.MEDIA.put("frontends/gone-fe/v0/old/app.js", "left by a build nobody names");
+    // Within the hour an install may still be writing: nothing goes (the next run is less than an hour away).
+    await runCron(Date.now());
     expect(await r2Keys("frontends/gone-fe/")).toHaveLength(1);
-    await run(Math.ceil(Date.now() / hour) * hour + hour + RETENTION_MINUTE * 60_000);
+    // Another isolate (or the command line) installs a new build after this isolate read the rows: the sweep must
+    // see it, not its cached copy.
+    await env.MEDIA.put("frontends/sweep-fe/v1/cli-build/index.html", INDEX);
+    await env.DB.prepare(
+      `UPDATE frontends SET previous_build = build, replaced_at = ?, build = 'cli-build',
+         files = '[{"path":"index.html","type":"text/html; charset=utf-8","size":1}]' WHERE name = 'sweep-fe'`,
+    )
+      .bind(Date.now())
+      .run();
+    const previous = (await r2Keys("frontends/sweep-fe/")).filter((k) => !/cli-build|half-written/.test(k));
+    await runCron(Date.now() + 2 * HOUR);
     expect(await r2Keys("frontends/gone-fe/")).toEqual([]);
-    expect(await r2Keys("frontends/sweep-fe/")).toEqual(live);
+    expect(await r2Keys("frontends/sweep-fe/")).toEqual(["frontends/sweep-fe/v1/cli-build/index.html"]);
+    expect(previous.length).toBeGreaterThan(0);
     const job = await env.DB.prepare("SELECT last_result FROM job_heartbeats WHERE name = 'frontend_files'").first();
-    expect(JSON.parse(job!.last_result as string)).toEqual({ deleted: 2 });
+    expect(JSON.parse(job!.last_result as string).deleted).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("upload size", () => {
+  it("refuses an archive over the limit before reading it", async () => {
+    const res = await call("/api/v1/pleroma/admin/frontends/install", {
+      token: admin.token,
+      headers: { "Content-Type": "multipart/form-data; boundary=x", "Content-Length": "40000000" },
+      body: "--x--",
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: string }).error).toMatch(/command line/);
   });
 });

@@ -418,7 +418,7 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
  {
   "name": "0038_frontends.sql",
   "queries": [
-   "CREATE TABLE `frontends` (\n\t`name` text NOT NULL,\n\t`ref` text NOT NULL,\n\t`build` text NOT NULL,\n\t`files` text NOT NULL,\n\t`bytes` integer NOT NULL,\n\t`installed_at` integer NOT NULL,\n\tPRIMARY KEY(`name`, `ref`)\n)"
+   "CREATE TABLE `frontends` (\n\t`name` text NOT NULL,\n\t`ref` text NOT NULL,\n\t`build` text NOT NULL,\n\t`files` text NOT NULL,\n\t`bytes` integer NOT NULL,\n\t`installed_at` integer NOT NULL,\n\t`previous_build` text,\n\t`replaced_at` integer,\n\tPRIMARY KEY(`name`, `ref`)\n)"
   ]
  },
  {

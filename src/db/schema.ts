@@ -1340,6 +1340,9 @@ export const frontends = sqliteTable(
     files: json<FrontendFile[]>("files").notNull(),
     bytes: integer("bytes").notNull(),
     installedAt: time("installed_at").notNull(),
+    /** The build this one replaced, kept (not swept) for an hour after `replacedAt`. */
+    previousBuild: text("previous_build"),
+    replacedAt: time("replaced_at"),
   },
   (t) => [primaryKey({ columns: [t.name, t.ref] })],
 );

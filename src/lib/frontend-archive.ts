@@ -9,7 +9,9 @@
 import { unzipBounded, ZipRefused, type ZipLimits } from "./zip";
 
 export const FRONTEND_LIMITS: ZipLimits & { maxArchiveBytes: number; maxFiles: number } = {
-  maxArchiveBytes: 64_000_000,
+  // In the Worker (128 MB): the request body, its parsed File, the bytes read from it, and files being inflated.
+  // The command line reads larger archives (`maxArchiveBytes` of listFrontendArchive).
+  maxArchiveBytes: 32_000_000,
   // Each file is one R2 write in the install's request: well under the 1,000 a request may make.
   maxFiles: 900,
   maxEntries: 5_000,
@@ -67,15 +69,17 @@ export const contentTypeOf = (path: string) =>
 /**
  * Whether a file's name carries a content hash (`main.DinL-YV_.js`, `app.1a2b3c4d.css`, `2b0cfde38bdc93337f7f.wasm`):
  * such a file never changes under its name and may be cached for a year. The hash is a run of 8 or more letters,
- * digits, `_` or `-` after a `.`/`-` (or the whole stem), with a digit or both cases in it, so `bootstrap.css`
- * or `sw-pleroma.js` are not mistaken for one.
+ * digits, `_` or `-` after a `.`/`-`, with a digit or both cases in it (or a whole stem of 16+ hex), so `bootstrap.css`
+ * `sw-pleroma.js`, `favicon-32x32.png` or `Roboto-Regular.woff2` are not mistaken for one.
  */
 export function isHashedAsset(path: string): boolean {
   const base = path.slice(path.lastIndexOf("/") + 1);
   const stem = base.slice(0, base.lastIndexOf("."));
   if (!stem) return false;
-  const parts = stem.split(/[.]/);
-  const candidates = [...parts.slice(1), ...(parts.length === 1 ? [stem] : []), stem.slice(stem.lastIndexOf("-") + 1)];
+  // A whole stem counts only as a long hex run (`2b0cfde38bdc93337f7f.wasm`), never `Roboto-Regular`.
+  if (/^[0-9a-f]{16,}$/.test(stem)) return true;
+  const parts = stem.split(".");
+  const candidates = [...parts.slice(1), ...(stem.includes("-") ? [stem.slice(stem.lastIndexOf("-") + 1)] : [])];
   return candidates.some(
     (h) => /^[A-Za-z0-9_-]{8,64}$/.test(h) && (/\d/.test(h) || (/[a-z]/.test(h) && /[A-Z]/.test(h))),
   );
@@ -97,9 +101,12 @@ function safePath(path: string): boolean {
  * The files of the build in `zip` under `buildDir` (or at the archive's root when nothing is under it and the
  * root has an `index.html`). Throws `ZipRefused` saying what is wrong; fflate's own error for an unreadable zip.
  */
-export function listFrontendArchive(zip: Uint8Array, buildDir: string): ArchiveFile[] {
-  if (zip.byteLength > FRONTEND_LIMITS.maxArchiveBytes)
-    throw new ZipRefused(`The archive is larger than ${FRONTEND_LIMITS.maxArchiveBytes} bytes`);
+export function listFrontendArchive(
+  zip: Uint8Array,
+  buildDir: string,
+  maxArchiveBytes = FRONTEND_LIMITS.maxArchiveBytes,
+): ArchiveFile[] {
+  if (zip.byteLength > maxArchiveBytes) throw new ZipRefused(`The archive is larger than ${maxArchiveBytes} bytes`);
   // Names and declared sizes only: nothing is inflated, the entries are still counted against the limit.
   const entries: { name: string; size: number }[] = [];
   unzipBounded(zip, (name, size) => (entries.push({ name, size }), false), { ...FRONTEND_LIMITS, maxFileBytes: 0 });

@@ -35,37 +35,40 @@ export function renderAdminAccount(ctx: RenderContext, found: AccountWithUser): 
   return { ...renderAccount(ctx, found), ...renderAdminUser(ctx, found) };
 }
 
-/** A local user's credentials as Pleroma's admin API shows them (`GET /admin/users/:nickname/credentials`). */
+/**
+ * A user's credentials as Pleroma's admin API shows them (`GET /admin/users/:nickname/credentials`); a remote
+ * account has no e-mail or settings here, and its bio is the rendered one.
+ */
 export function renderAdminCredentials(
   ctx: RenderContext,
-  found: AccountWithUser & { user: UserRow },
+  found: AccountWithUser & { user: UserRow | null },
 ): z.infer<typeof AdminCredentialsSchema> {
   const a = renderAccount(ctx, found);
   const { account: row, user: u } = found;
   return {
     id: a.id,
-    nickname: a.username,
-    email: u.email,
+    nickname: a.acct,
+    email: u?.email ?? null,
     name: row.displayName,
-    bio: u.noteSource,
+    bio: u ? u.noteSource : row.note,
     fields: a.fields.map((f) => ({ name: f.name, value: f.value })),
-    raw_fields: u.fieldsSource,
+    raw_fields: u ? u.fieldsSource : a.fields.map((f) => ({ name: f.name, value: f.value })),
     avatar: a.avatar,
     banner: a.header,
     background: a.pleroma.background_image ?? null,
     is_locked: a.locked,
     is_discoverable: row.discoverable,
     actor_type: row.actorType,
-    no_rich_text: u.noRichText,
-    default_scope: u.defaultScope,
+    no_rich_text: u?.noRichText ?? false,
+    default_scope: u?.defaultScope ?? "public",
     hide_follows: row.hideFollows,
     hide_followers: row.hideFollowers,
     hide_follows_count: row.hideFollowsCount,
     hide_followers_count: row.hideFollowersCount,
     hide_favorites: row.hideFavorites,
-    allow_following_move: u.allowFollowingMove,
-    show_role: u.showRole,
-    skip_thread_containment: u.skipThreadContainment,
-    pleroma_settings_store: u.settingsStore,
+    allow_following_move: u?.allowFollowingMove ?? true,
+    show_role: u?.showRole ?? false,
+    skip_thread_containment: u?.skipThreadContainment ?? false,
+    pleroma_settings_store: u?.settingsStore ?? {},
   };
 }

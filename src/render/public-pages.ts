@@ -96,9 +96,11 @@ const META_MARK = "<!--server-generated-meta-->";
  */
 export async function frontendDocument(index: string, p: Page): Promise<string> {
   const tags = String(await metaTags(p.meta));
-  if (index.includes(META_MARK)) return index.replace(META_MARK, () => tags);
-  const head = index.search(/<\/head>/i);
-  return head < 0 ? index : index.slice(0, head) + tags + index.slice(head);
+  // The page's title replaces the index's own (one `<title>` per document).
+  const untitled = index.replace(/<title>[^<]*<\/title>/i, "");
+  if (untitled.includes(META_MARK)) return untitled.replace(META_MARK, () => tags);
+  const head = untitled.search(/<\/head>/i);
+  return head < 0 ? index : untitled.slice(0, head) + tags + untitled.slice(head);
 }
 
 function mediaHtml(m: MediaAttachment) {

@@ -29,7 +29,8 @@ function frontendCsp(base: string) {
     "img-src 'self' data: blob: https: http:",
     "media-src 'self' data: blob: https: http:",
     "font-src 'self' data:",
-    `connect-src 'self' blob: ${socket}`,
+    // https: too: without a media proxy, a frontend fetches remote media itself (Ruffle's .swf, as Pleroma allows).
+    `connect-src 'self' blob: https: ${socket}`,
     "manifest-src 'self'",
     "worker-src 'self' blob:",
   ].join("; ");
@@ -65,20 +66,33 @@ async function fileResponse(c: Ctx, fe: Installed, path: string): Promise<Respon
   // Hashed names never change: a year. Others (config.json, the service worker) may change with a new install.
   c.header("Cache-Control", isHashedAsset(path) ? "public, max-age=31536000, immutable" : "public, max-age=300");
   c.header("ETag", body.httpEtag);
-  if (c.req.header("If-None-Match") === body.httpEtag) {
-    await body.body.cancel();
-    return c.body(null, 304);
-  }
+  const unchanged = c.req.header("If-None-Match") === body.httpEtag;
+  if (unchanged || c.req.method === "HEAD") await body.body.cancel();
+  if (unchanged) return c.body(null, 304);
   c.header("Content-Type", file.type);
   c.header("Content-Length", String(file.size));
-  return c.body(body.body);
+  return c.req.method === "HEAD" ? c.body(null) : c.body(body.body);
 }
 
-/** Paths that are never a frontend's navigation: API, federation, OAuth, media and the built-in forms. */
+/**
+ * Paths no frontend file is served at: the server's own (API, federation, OAuth, `/.well-known` — an ACME challenge
+ * there would prove the domain —, media, the built-in forms and pages).
+ */
+const SERVERS_OWN =
+  /^\/(api|oauth|\.well-known|nodeinfo|media|proxy|inbox|relay|internal|streaming|auth|registration|setup|objects|activities|users|notice|tag|pleroma|main\/ostatus|ostatus_subscribe|authorize_interaction|authorize_follow)(\/|$)/;
+/** Paths no index is served at (the frontend's own routes under `/users/…` and `/notice/…` are navigations). */
 const NOT_NAVIGATION =
   /^\/(api|oauth|\.well-known|nodeinfo|media|proxy|inbox|relay|internal|streaming|auth|registration|setup|static|objects|activities)(\/|$)/;
 
-const wantsHtml = (c: Ctx) => /text\/html|application\/xhtml\+xml/.test(c.req.header("Accept") ?? "");
+/**
+ * A browser's navigation (or a link preview's fetch), which gets the index: HTML asked for, a document being
+ * loaded, or no particular type asked for a path without an extension (crawlers often send `*\/*` or nothing).
+ */
+function isNavigation(c: Ctx, pathname: string): boolean {
+  const accept = c.req.header("Accept") ?? "";
+  if (/text\/html|application\/xhtml\+xml/.test(accept) || c.req.header("Sec-Fetch-Dest") === "document") return true;
+  return (accept === "" || accept.trim() === "*/*") && !/\.[A-Za-z0-9]+$/.test(pathname);
+}
 
 export function registerFrontendServing(app: OpenAPIHono<AppEnv>, fallbackPage: (c: Ctx) => Promise<Page>) {
   // One handler for `/pleroma/admin` and below (the app matches with or without a trailing slash).
@@ -101,7 +115,10 @@ export function registerFrontendServing(app: OpenAPIHono<AppEnv>, fallbackPage: 
     // instance static folder does), and is served without one too.
     const doc = await documentAt(c.env, pathname);
     if (doc) {
-      c.header("Content-Security-Policy", "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'");
+      c.header(
+        "Content-Security-Policy",
+        "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; frame-ancestors 'self'",
+      );
       c.header("X-Content-Type-Options", "nosniff");
       c.header("Cache-Control", "public, max-age=60");
       return c.html(await doc.text());
@@ -109,9 +126,9 @@ export function registerFrontendServing(app: OpenAPIHono<AppEnv>, fallbackPage: 
     const fe = await chosenFrontend(c.env, config(c.env), "primary");
     if (!fe) return c.notFound();
     const path = safeDecode(pathname.slice(1));
-    const file = path ? await fileResponse(c, fe, path) : null;
+    const file = path && !SERVERS_OWN.test(pathname) ? await fileResponse(c, fe, path) : null;
     if (file) return file;
-    if (!wantsHtml(c) || NOT_NAVIGATION.test(pathname)) return c.notFound();
+    if (!isNavigation(c, pathname) || NOT_NAVIGATION.test(pathname)) return c.notFound();
     c.header("Vary", "Accept");
     return (await indexResponse(c, fe, await fallbackPage(c))) ?? c.notFound();
   });

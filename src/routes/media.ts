@@ -27,7 +27,9 @@ export function registerMediaRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.on(["GET", "HEAD"], "/media/*", async (c) => {
     const key = decodePath(new URL(c.req.url).pathname.slice("/media/".length));
-    if (!key || key.includes("..")) return c.json({ error: "Not found" }, 404);
+    // Frontend builds and instance documents are served at their own paths (routes/frontend-serving.ts), never here.
+    if (!key || key.includes("..") || /^(frontends|instance-documents)\//.test(key))
+      return c.json({ error: "Not found" }, 404);
     // Account archives hold private and direct posts: only their owner gets them, never from a shared cache.
     const archive = key.startsWith(BACKUPS_PREFIX);
     if (archive) {

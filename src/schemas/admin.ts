@@ -83,7 +83,7 @@ export const AdminCredentialsSchema = z
   .object({
     id: z.string(),
     nickname: z.string(),
-    email: z.string(),
+    email: z.string().nullable(),
     name: z.string(),
     bio: z.string(),
     fields: z.array(z.object({ name: z.string(), value: z.string() })),

@@ -497,6 +497,11 @@ export async function updateCredentialsAsAdmin(
     effects.push((await updateCredentials(d, cfg, media, found, { actor_type: change.actor_type })).effects);
   if (change.password !== undefined)
     await setPassword(d, found.account.id, change.password, null, cfg.passwordIterations);
+  const changed =
+    (change.email !== undefined && change.email !== found.user.email) ||
+    (change.actor_type !== undefined && change.actor_type !== found.account.actorType) ||
+    change.password !== undefined;
+  if (!changed) return {};
   const t = now();
   const subject = { subject: [userRef(found.account)] };
   await mixedBatch(d, [

@@ -24,7 +24,6 @@ import {
 } from "../lib/frontend-archive";
 import { outboundFetch, OutboundRefused } from "../lib/outbound";
 import { ZipRefused } from "../lib/zip";
-import type { Effects } from "./effects";
 
 export interface FrontendRef {
   name: string;
@@ -55,6 +54,8 @@ export const AVAILABLE: Record<string, Available> = {
   },
 };
 
+const PARALLEL_WRITES = 6;
+
 export const buildPrefix = (name: string, ref: string, build: string) => `frontends/${name}/${ref}/${build}/`;
 
 export interface Installed {
@@ -65,6 +66,9 @@ export interface Installed {
   bytes: number;
   /** Path → file, for serving. */
   files: Map<string, FrontendFile>;
+  /** The build this one replaced and when: its files are kept an hour (pages still loading them). */
+  previousBuild: string | null;
+  replacedAt: number | null;
 }
 
 // ---- what is installed, per isolate ----------------------------------------------------------------------
@@ -81,14 +85,20 @@ function toInstalled(r: typeof frontends.$inferSelect): Installed {
     installedAt: r.installedAt,
     bytes: r.bytes,
     files: new Map(r.files.map((f) => [f.path, f])),
+    previousBuild: r.previousBuild,
+    replacedAt: r.replacedAt,
   };
 }
 
-/** Every installed frontend: one D1 read per isolate per TTL. */
-export async function installedFrontends(env: Pick<Env, "DB">, t = Date.now()): Promise<Installed[]> {
+/**
+ * Every installed frontend: one D1 read per isolate per TTL, or always with `fresh` (the admin list, the sweep:
+ * another isolate or the command line may have installed one since).
+ */
+export async function installedFrontends(env: Pick<Env, "DB">, opts: { fresh?: boolean } = {}): Promise<Installed[]> {
   const binding = bindingOf(env.DB);
+  const t = Date.now();
   const hit = cache.get(binding);
-  if (hit && t - hit.at < TTL_MS) return hit.rows;
+  if (!opts.fresh && hit && t - hit.at < TTL_MS) return hit.rows;
   const rows = (await db(env).select().from(frontends)).map(toInstalled);
   cache.set(binding, { at: t, rows });
   return rows;
@@ -119,7 +129,7 @@ export interface FrontendListing {
 
 /** Pleroma's `GET /api/v1/pleroma/admin/frontends`: the known frontends, then any other installed one. */
 export async function listFrontends(env: Pick<Env, "DB">): Promise<FrontendListing[]> {
-  const rows = await installedFrontends(env, 0);
+  const rows = await installedFrontends(env, { fresh: true });
   const refsOf = (name: string) =>
     rows
       .filter((r) => r.name === name)
@@ -150,11 +160,6 @@ export interface InstallRequest {
   /** Where to download the archive (`${ref}` is replaced), else the known frontend's. */
   buildUrl?: string;
   buildDir?: string;
-}
-
-export interface InstallResult {
-  installed: Installed;
-  effects: Effects;
 }
 
 function checkSegment(what: string, v: string) {
@@ -191,13 +196,14 @@ async function download(url: string, allowPrivate: boolean): Promise<Uint8Array>
 /**
  * Installs a build: archive read and checked (lib/frontend-archive.ts), files written to R2 under a new build,
  * then the row swapped (with `extra` statements, e.g. the moderation log, in the same batch). Errors: 400 for
- * bad names or a missing source, 413/422 for an archive refused, 502 when the download fails.
+ * bad names or a missing source, 422 for an archive refused, 502 when the download or an R2 write fails (the
+ * route refuses an upload over the size limit with 413 before reading it).
  */
 export async function installFrontend(
   env: Pick<Env, "DB" | "MEDIA">,
   req: InstallRequest,
   opts: { allowPrivate: boolean; t: number; extra?: (d: DB, ref: string) => D1PreparedStatement[] },
-): Promise<InstallResult> {
+): Promise<void> {
   checkSegment("name", req.name);
   const known = AVAILABLE[req.name];
   const ref = req.ref || known?.ref;
@@ -224,52 +230,46 @@ export async function installFrontend(
 
   const build = randomToken(9);
   const prefix = buildPrefix(req.name, ref, build);
-  const written: string[] = [];
   const stored: FrontendFile[] = [];
   try {
-    for (const f of files) {
-      const bytes = inflateFrontendFile(zip, f);
-      await env.MEDIA.put(prefix + f.path, bytes, { httpMetadata: { contentType: f.type } });
-      written.push(prefix + f.path);
-      stored.push({ path: f.path, type: f.type, size: bytes.byteLength });
+    // A few writes at a time (one file inflated each, so memory holds the archive and a few files).
+    for (let i = 0; i < files.length; i += PARALLEL_WRITES) {
+      await Promise.all(
+        files.slice(i, i + PARALLEL_WRITES).map(async (f) => {
+          let bytes: Uint8Array;
+          try {
+            bytes = inflateFrontendFile(zip, f);
+          } catch (e) {
+            throw new ApiError(422, e instanceof ZipRefused ? e.message : "The archive could not be read to the end");
+          }
+          await env.MEDIA.put(prefix + f.path, bytes, { httpMetadata: { contentType: f.type } });
+          stored.push({ path: f.path, type: f.type, size: bytes.byteLength });
+        }),
+      );
     }
   } catch (e) {
-    // Nothing points at this build yet: its files go now (best effort; R2 ignores keys that are not there).
-    for (let i = 0; i < written.length; i += 1000) await env.MEDIA.delete(written.slice(i, i + 1000)).catch(() => {});
-    if (e instanceof ZipRefused) throw new ApiError(422, e.message);
-    throw new ApiError(422, "The archive could not be read to the end");
+    // Nothing points at this build: the hourly sweep deletes what was written.
+    if (e instanceof ApiError) throw e;
+    throw new ApiError(502, "Storing the frontend's files failed: try again");
   }
+  stored.sort((a, b) => a.path.localeCompare(b.path));
 
   const d = db(env);
   const bytes = stored.reduce((n, f) => n + f.size, 0);
-  const row = { name: req.name, ref, build, files: stored, bytes, installedAt: opts.t };
-  const [old] = await d.$client.batch([
-    statement(d, sql`SELECT build, files FROM frontends WHERE name = ${req.name} AND ref = ${ref}`),
+  const t = opts.t;
+  // The build replaced stays in `previous_build` for an hour: other isolates serve it for up to TTL_MS, and pages
+  // loaded from it still fetch its hashed files. The sweep deletes it after (and any build older than that).
+  await d.$client.batch([
     statement(
       d,
-      d
-        .insert(frontends)
-        .values(row)
-        .onConflictDoUpdate({
-          target: [frontends.name, frontends.ref],
-          set: { build, files: stored, bytes, installedAt: opts.t },
-        }),
+      sql`INSERT INTO frontends (name, ref, build, files, bytes, installed_at)
+          VALUES (${req.name}, ${ref}, ${build}, ${JSON.stringify(stored)}, ${bytes}, ${t})
+          ON CONFLICT (name, ref) DO UPDATE SET previous_build = frontends.build, replaced_at = ${t},
+            build = excluded.build, files = excluded.files, bytes = excluded.bytes, installed_at = excluded.installed_at`,
     ),
     ...(opts.extra?.(d, ref) ?? []),
   ]);
-  const previous = (old.results as { build: string; files: string }[])[0];
   cache.delete(bindingOf(env.DB));
-  return {
-    installed: toInstalled(row),
-    effects: {
-      files:
-        previous && previous.build !== build
-          ? (JSON.parse(previous.files) as FrontendFile[]).map(
-              (f) => buildPrefix(req.name, ref, previous.build) + f.path,
-            )
-          : [],
-    },
-  };
 }
 
 // ---- serving -----------------------------------------------------------------------------------------------
@@ -308,16 +308,19 @@ export async function frontendFile(
 export const SWEEP_GRACE_MS = 60 * 60 * 1000;
 
 /**
- * Deletes frontend files that no `frontends` row names (a build replaced by the command line, which cannot
- * delete hundreds of R2 objects quickly, or an install that failed half-way), at most `maxPages` listings of
- * R2 a run. Returns how many were deleted.
+ * Deletes frontend files no `frontends` row names (a build replaced over an hour ago, or an install that failed
+ * half-way), at most `maxPages` listings of R2 a run (5,000 files: several builds' worth). Returns how many.
  */
 export async function sweepFrontendFiles(
   env: Pick<Env, "DB" | "MEDIA">,
   t: number,
   maxPages = 5,
 ): Promise<{ deleted: number }> {
-  const live = new Set((await installedFrontends(env, 0)).map((r) => buildPrefix(r.name, r.ref, r.build)));
+  const rows = await installedFrontends(env, { fresh: true });
+  const live = new Set(rows.map((r) => buildPrefix(r.name, r.ref, r.build)));
+  for (const r of rows)
+    if (r.previousBuild && r.replacedAt !== null && t - r.replacedAt < SWEEP_GRACE_MS)
+      live.add(buildPrefix(r.name, r.ref, r.previousBuild));
   let cursor: string | undefined;
   let deleted = 0;
   for (let page = 0; page < maxPages; page++) {

@@ -8,8 +8,10 @@ import { z } from "@hono/zod-openapi";
 import { now } from "../../db/client";
 import type { AppEnv } from "../../http/app-env";
 import { fileParam, optionalString } from "../../http/params";
-import { after, route } from "../../http/route";
+import { route } from "../../http/route";
 import { allowPrivateAddress } from "../../lib/outbound";
+import { ApiError } from "../../lib/errors";
+import { FRONTEND_LIMITS } from "../../lib/frontend-archive";
 import { installFrontend, listFrontends } from "../../services/frontends";
 import { logEntry } from "../../services/moderation-log";
 import { actorOf, ADMIN_TAG } from "./common";
@@ -26,6 +28,17 @@ export const FrontendSchema = z
   .openapi("AdminFrontend");
 
 export function registerAdminFrontendRoutes(app: OpenAPIHono<AppEnv>) {
+  // Refused before the body is read: a Worker holds it several times over while parsing a form.
+  for (const path of ["/api/v1/pleroma/admin/frontends/install", "/api/pleroma/admin/frontends/install"])
+    app.use(path, async (c, next) => {
+      if (Number(c.req.header("content-length")) > FRONTEND_LIMITS.maxArchiveBytes + 64 * 1024)
+        throw new ApiError(
+          413,
+          `The archive is larger than ${FRONTEND_LIMITS.maxArchiveBytes} bytes: install it from the command line`,
+        );
+      await next();
+    });
+
   route(app, {
     method: "get",
     path: "/api/v1/pleroma/admin/frontends",
@@ -57,12 +70,12 @@ export function registerAdminFrontendRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.array(FrontendSchema),
     handler: async (c, p, auth) => {
       const t = now();
-      const { effects } = await installFrontend(
+      await installFrontend(
         c.env,
         {
           name: p.name,
           ref: p.ref,
-          file: p.file ? new Uint8Array(await p.file.arrayBuffer()) : undefined,
+          file: p.file ? await uploadBytes(p.file) : undefined,
           buildUrl: p.build_url,
           buildDir: p.build_dir,
         },
@@ -81,8 +94,16 @@ export function registerAdminFrontendRoutes(app: OpenAPIHono<AppEnv>) {
           ],
         },
       );
-      after(c, effects);
       return c.json(await listFrontends(c.env));
     },
   });
+}
+
+async function uploadBytes(file: File): Promise<Uint8Array> {
+  if (file.size > FRONTEND_LIMITS.maxArchiveBytes)
+    throw new ApiError(
+      413,
+      `The archive is larger than ${FRONTEND_LIMITS.maxArchiveBytes} bytes: install it from the command line`,
+    );
+  return new Uint8Array(await file.arrayBuffer());
 }

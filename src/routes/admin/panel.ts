@@ -93,6 +93,9 @@ export function registerAdminPanelRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ name: z.string().max(100) }),
     produces: "text/html",
     handler: async (c, p) => {
+      // Uploaded HTML shown on this origin, where the session cookie works: never run as a page.
+      c.header("Content-Security-Policy", "sandbox; default-src 'none'");
+      c.header("X-Content-Type-Options", "nosniff");
       const uploaded = await readDocument(c.env, p.name);
       if (uploaded !== null) return c.html(uploaded);
       // As Pleroma answers with the default it ships: here, what visitors see at the path instead.
@@ -166,7 +169,9 @@ export function registerAdminPanelRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p) => {
       const d = db(c.env);
       const found = await findAccount(d, p.nickname, hostOf(c));
-      if (!found || !found.user) throw notFound("Not found");
+      if (!found) throw notFound("Not found");
+      // A remote account's chats are kept by its server (Pleroma answers [] too).
+      if (!found.user) return c.json([]);
       // Rendered as the user sees their chats (Pleroma renders the sender without visibility checks).
       const ctx = renderContext(c, found.account.id);
       const sender = renderAccount(ctx, found);

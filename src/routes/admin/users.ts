@@ -7,6 +7,7 @@ import { db } from "../../db/client";
 import { badRequest, forbidden, notFound } from "../../lib/errors";
 import { arrayParam, boolParam } from "../../http/params";
 import { after, route, type Ctx } from "../../http/route";
+import type { UserAuth } from "../../http/auth";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderAdminCredentials, renderAdminUser } from "../../render/admin-account";
 import { AdminCredentialsSchema, AdminUserSchema, AdminUsersSchema } from "../../schemas/admin";
@@ -306,11 +307,17 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     },
   });
 
-  /** A local user, for the credentials routes: 404 for anyone else. */
-  const localUser = async (c: Ctx, nickname: string) => {
+  /**
+   * A user, for the credentials routes (a remote one too, as Pleroma: admin-fe opens their page). Staff's
+   * credentials only for an admin: a moderator granted `users_manage_credentials` must not read another staff
+   * member's e-mail or take their account over.
+   */
+  const credentialsOf = async (c: Ctx, nickname: string, auth: UserAuth) => {
     const found = await findAccount(db(c.env), nickname, hostOf(c));
-    if (!found?.user) throw notFound("Not found");
-    return { account: found.account, user: found.user };
+    if (!found) throw notFound("Not found");
+    if (found.user && (found.user.isAdmin || found.user.isModerator) && !auth.user.isAdmin)
+      throw forbidden("User is not an admin.");
+    return found;
   };
 
   route(app, {
@@ -324,7 +331,7 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ nickname: z.string().max(320) }),
     response: AdminCredentialsSchema,
     handler: async (c, p, auth) =>
-      c.json(renderAdminCredentials(renderContext(c, auth.account.id), await localUser(c, p.nickname))),
+      c.json(renderAdminCredentials(renderContext(c, auth.account.id), await credentialsOf(c, p.nickname, auth))),
   });
 
   route(app, {
@@ -343,16 +350,16 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: z.object({ status: z.literal("success") }),
     handler: async (c, p, auth) => {
-      const found = await localUser(c, p.nickname);
-      // Only an admin changes an admin's credentials (a moderator granted this privilege cannot take one over).
-      if (found.user.isAdmin && !auth.user.isAdmin) throw forbidden("User is not an admin.");
+      const { account, user } = await credentialsOf(c, p.nickname, auth);
+      // A remote account's credentials are its server's.
+      if (!user) throw notFound("Not found");
       const effects = await admin.updateCredentialsAsAdmin(
         db(c.env),
         config(c.env),
         { bucket: c.env.MEDIA, images: c.env.IMAGES },
         baseUrl(c),
         actorOf(auth),
-        found,
+        { account, user },
         { email: p.email, password: p.password, actor_type: p.actor_type },
       );
       after(c, effects);
