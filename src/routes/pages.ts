@@ -21,7 +21,7 @@ import { respondWithPage } from "./frontend-serving";
 import { chosenFrontend } from "../services/frontends";
 import { renderStatuses } from "../render/status";
 import { cachedInstanceStats } from "./instance-stats";
-import { PROFILE_PAGE_SIZE, publicProfile, publicStatus, publicTag } from "../services/public-pages";
+import { PROFILE_PAGE_SIZE, publicAccount, publicProfile, publicStatus, publicTag } from "../services/public-pages";
 
 /** Short enough that a deleted post or a changed profile drops out of caches within a minute. */
 const CACHE = "public, max-age=60";
@@ -75,16 +75,26 @@ export async function instancePageOf(c: Context<AppEnv>): Promise<Page> {
   });
 }
 
-/** A local account's profile page, or null when there is none to show. */
-async function profilePageOf(c: Context<AppEnv>, username: string, maxId?: string): Promise<Page | null> {
-  const found = await publicProfile(db(c.env), username, hostOf(c), maxId);
-  if (!found) return null;
+/**
+ * A local account's profile page, or null when there is none to show; `full: false` (an installed frontend shows the
+ * page: only its tags are needed) reads the account alone, not its statuses.
+ */
+async function profilePageOf(
+  c: Context<AppEnv>,
+  username: string,
+  full: boolean,
+  maxId?: string,
+): Promise<Page | null> {
   const ctx = renderContext(c, null);
+  const found = full
+    ? await publicProfile(db(c.env), username, hostOf(c), maxId)
+    : await publicAccount(db(c.env), username, hostOf(c)).then((account) => account && { account, h: null, ids: [] });
+  if (!found) return null;
   const account = renderAccount(ctx, found.account);
   return profilePage({
     siteName: config(c.env).name,
     account,
-    statuses: renderStatuses(ctx, found.h, found.ids),
+    statuses: found.h ? renderStatuses(ctx, found.h, found.ids) : [],
     olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
     noindex: !account.discoverable,
   });
@@ -96,7 +106,7 @@ async function profilePageOf(c: Context<AppEnv>, username: string, maxId?: strin
  */
 export async function frontendRoutePageOf(c: Context<AppEnv>): Promise<Page> {
   const name = /^\/@?([A-Za-z0-9_]{1,64})\/?$/.exec(new URL(c.req.url).pathname)?.[1];
-  return (name && (await profilePageOf(c, name))) || instancePageOf(c);
+  return (name && (await profilePageOf(c, name, false))) || instancePageOf(c);
 }
 
 export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
@@ -106,9 +116,10 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.get("/users/:username", async (c) => {
     const p = await parseParams(c, z.object({ username: z.string(), max_id: z.string().optional() }));
-    const page = await profilePageOf(c, p.username, p.max_id);
+    const frontend = await chosenFrontend(c.env, config(c.env), "primary");
+    const page = await profilePageOf(c, p.username, !frontend, p.max_id);
     if (page) return respondWithPage(c, page);
-    if (await chosenFrontend(c.env, config(c.env), "primary")) return respondWithPage(c, await instancePageOf(c));
+    if (frontend) return respondWithPage(c, await instancePageOf(c));
     throw notFound("Can't find user");
   });
 

@@ -26,6 +26,13 @@ export interface PublicProfile {
   ids: string[];
 }
 
+/** A local, active account a page may show (one round trip): what a frontend's page needs for its tags. */
+export async function publicAccount(d: DB, username: string, localHost: string): Promise<AccountWithUser | null> {
+  if (!NICKNAME_PATTERN.test(username)) return null;
+  const found = await findByAcct(d, username, localHost);
+  return found && found.account.domain === null && !found.account.deactivated ? found : null;
+}
+
 /**
  * A local, active account and its newest public statuses. As Mastodon's public profile: public posts only
  * (unlisted ones stay off listings), no replies to others, no reblogs.
@@ -36,9 +43,8 @@ export async function publicProfile(
   localHost: string,
   maxId?: string,
 ): Promise<PublicProfile | null> {
-  if (!NICKNAME_PATTERN.test(username)) return null;
-  const found = await findByAcct(d, username, localHost);
-  if (!found || found.account.domain !== null || found.account.deactivated) return null;
+  const found = await publicAccount(d, username, localHost);
+  if (!found) return null;
   const source = accountPage(null, found.account.id, pageBefore(maxId), {
     excludeReplies: true,
     excludeReblogs: true,
