@@ -106,6 +106,20 @@ describe("relays", () => {
       object: follow,
     });
     expect((await relayApi("GET")).relays[0].state).toBe("pending");
+    // Pending: what the relay forwards under its own signature is not taken as relayed.
+    const early = servedNote(peer.actor());
+    await relays.send(
+      early.attributedTo,
+      {
+        "@context": AS,
+        id: `${early.attributedTo}/activities/${n++}`,
+        type: "Create",
+        actor: early.attributedTo,
+        object: early,
+      },
+      { signAs: relay },
+    );
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", early.id)).toEqual([]);
     await relays.send(relay, {
       "@context": AS,
       id: `${relay}#accepts/1`,
@@ -248,8 +262,9 @@ describe("relays", () => {
   });
 
   it("a Mastodon-style relay: the public collection followed at its inbox; forwarded Creates taken by the forwarding rule", async () => {
-    const inbox = "https://relay.example/inbox";
+    // The relay's actor names the inbox followed as its own (as pub-relay's `/actor` names `/inbox`).
     const relay = relays.actor("mastodonrelay");
+    const inbox = `${relay}/inbox`;
     const reader = await registerUser({ instance: A });
     expect(await relayApi("POST", { relay_url: inbox })).toBe(inbox);
     await drainFederation(A.bindings);
@@ -258,6 +273,16 @@ describe("relays", () => {
       .at(-1)!;
     expect(follow).toMatchObject({ actor: INSTANCE_ACTOR, object: PUBLIC });
     expect(relays.delivered.find((x) => x.body === follow)?.url).toBe(inbox);
+    // Another actor on the relay's host (its inbox is not the relay's) is not the relay: its Accept is not taken.
+    const impostor = relays.actor();
+    await relays.send(impostor, {
+      "@context": AS,
+      id: `${impostor}#accepts/1`,
+      type: "Accept",
+      actor: impostor,
+      object: follow,
+    });
+    expect((await relayApi("GET")).relays).toEqual([{ actor: inbox, followed_back: false, state: "pending" }]);
     // A Reject is shown as such; then accepted.
     await relays.send(relay, {
       "@context": AS,
@@ -267,6 +292,17 @@ describe("relays", () => {
       object: follow.id,
     });
     expect((await relayApi("GET")).relays).toEqual([{ actor: relay, followed_back: false, state: "rejected" }]);
+    const rejectedForward = servedNote(peer.actor());
+    const forwardedCreate = (o: { id: string; attributedTo: string }) => ({
+      "@context": AS,
+      id: `${o.attributedTo}/activities/${n++}`,
+      type: "Create",
+      actor: o.attributedTo,
+      object: o,
+    });
+    // While rejected, what the relay forwards is not taken.
+    await relays.send(rejectedForward.attributedTo, forwardedCreate(rejectedForward), { signAs: relay });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", rejectedForward.id)).toEqual([]);
     await relays.send(relay, {
       "@context": AS,
       id: `${relay}#accepts/2`,
@@ -275,6 +311,10 @@ describe("relays", () => {
       object: follow,
     });
     expect((await relayApi("GET")).relays[0].state).toBe("accepted");
+    // Accepted: another actor on the relay's host forwarding is still not the relay.
+    const byImpostor = servedNote(peer.actor());
+    await relays.send(byImpostor.attributedTo, forwardedCreate(byImpostor), { signAs: impostor });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", byImpostor.id)).toEqual([]);
 
     // The relay forwards another server's Create under its own signature (no signature of the author's): the
     // note is taken as its origin serves it.

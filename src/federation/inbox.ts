@@ -59,12 +59,11 @@ import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
 import { receiveGroupAnnounce } from "./group-announce";
-import { receiveRelayAnnounce } from "./relays";
+import { isRelayKey, receiveRelayAnnounce } from "./relays";
 import { instanceActorUri } from "./instance-actor";
 import {
   acceptedRelay,
   answerRelayFollow,
-  isRelayKey,
   relayActingAdmin,
   relayFollowsBack,
   relayUnfollowsBack,
@@ -195,7 +194,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       );
       // Forwarded by a followed relay (its HTTP signature, the author's own signature or the origin's copy): a
       // public post is taken even when nothing here concerns it (issue 36).
-      const relayed = ctx.data.relayedBy ? await isRelayKey(d, ctx.data.relayedBy) : false;
+      const relayed = ctx.data.relayedBy ? await isRelayKey(ctx, ctx.data.relayedBy) : false;
       const stored = await storeRemoteNote(d, from, note, {
         inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
         base,
@@ -308,7 +307,7 @@ async function relayAnswer(
   const object = await embedded((o) => activity.getObject(o));
   const uri = object instanceof Follow ? object.id?.href : object ? undefined : activity.objectId?.href;
   if (!uri || !uri.startsWith(`${instanceActorUri(ctx.canonicalOrigin)}#relays/`)) return false;
-  await answerRelayFollow(ctx.data.d, from.uri, uri, state);
+  await answerRelayFollow(ctx.data.d, from, uri, state);
   return true;
 }
 

@@ -16,6 +16,7 @@ import {
   followRelay,
   relayActingAdmin,
   relaysToSettle,
+  relayKeyCandidates,
   removeRelay,
   type FoundRelay,
   type RelayRow,
@@ -89,6 +90,22 @@ export async function settleRelays(env: Env, base: string): Promise<boolean> {
     else console.warn("relay: cannot follow", row.url, found ? "(no admin to send it)" : "(not found)");
   }
   return true;
+}
+
+/**
+ * Whether a forwarded activity's HTTP signature key (`keyId`) is an accepted relay actor's own: its key id names
+ * the relay's actor, or the relay's actor document (as its origin serves it) lists the key. A key of any other
+ * actor on the relay's host is not the relay's.
+ */
+export async function isRelayKey(ctx: InboxContext<FederationData>, keyId: string): Promise<boolean> {
+  const candidates = await relayKeyCandidates(ctx.data.d, keyId);
+  if (candidates === "relay") return true;
+  for (const uri of candidates) {
+    const actor = await ctx.lookupObject(uri).catch(() => null);
+    if (actor && isActor(actor) && actor.id?.href === uri && actor.publicKeyIds.some((k) => k.href === keyId))
+      return true;
+  }
+  return false;
 }
 
 /**
