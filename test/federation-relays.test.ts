@@ -383,4 +383,44 @@ describe("relays", () => {
     expect(toRelay().at(-1)).toMatchObject({ type: "Undo", object: { id: follow.id } });
     expect(await q("SELECT id FROM relays WHERE url = ?", relay)).toEqual([]);
   });
+
+  it("the cron unfollows first, backs off relays it cannot look up, and marks them failed after a few tries", async () => {
+    const t = Date.now();
+    // Ten rows the command line added that lead nowhere, then one it removed (added last).
+    await q(
+      `WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 9)
+       INSERT INTO relays (id, url, state, created_at, updated_at)
+       SELECT '01CLIBAD00000000000000000' || i, 'https://relay.example/nowhere/' || i, 'pending', 1, 1 FROM k`,
+    );
+    await q(
+      "INSERT INTO relays (id, url, kind, actor_uri, inbox_url, follow_uri, state, created_at, updated_at) VALUES ('01CLIGONE000000000000000000', 'https://relay.example/users/gone', 'litepub', 'https://relay.example/users/gone', 'https://relay.example/inbox', 'https://a.example/users/internal.fetch#relays/01CLIGONE', 'removing', 2, 2)",
+    );
+    await settleRelays(A.bindings, A.origin, t);
+    expect(await q("SELECT id FROM relays WHERE url = 'https://relay.example/users/gone'")).toEqual([]);
+    const tried = await q<{ url: string; attempts: number }>(
+      "SELECT url, attempts FROM relays WHERE url LIKE 'https://relay.example/nowhere/%' AND attempts > 0",
+    );
+    expect(tried.length).toBeGreaterThan(0);
+    expect(tried.length).toBeLessThanOrEqual(2);
+    // Not tried again before its back-off has passed.
+    const requests = relays.requests.length;
+    await q("DELETE FROM relays WHERE url LIKE 'https://relay.example/nowhere/%' AND attempts = 0");
+    expect(await settleRelays(A.bindings, A.origin, t + 1000)).toBe(false);
+    expect(relays.requests.length).toBe(requests);
+    await settleRelays(A.bindings, A.origin, t + 5 * 60_000 + 1);
+    expect(relays.requests.length).toBeGreaterThan(requests);
+    expect(
+      (await q<{ attempts: number }>("SELECT attempts FROM relays WHERE url = ?", tried[0]!.url))[0]!.attempts,
+    ).toBe(2);
+    // After a few tries: failed, shown as such, and no longer tried.
+    await q("UPDATE relays SET attempts = 4 WHERE url LIKE 'https://relay.example/nowhere/%'");
+    await settleRelays(A.bindings, A.origin, t + 86_400_000);
+    expect((await relayApi("GET")).relays.filter((r: { actor: string }) => r.actor.includes("/nowhere/"))).toEqual(
+      tried.map((r) => ({ actor: r.url, followed_back: false, state: "failed" })),
+    );
+    const settled = relays.requests.length;
+    expect(await settleRelays(A.bindings, A.origin, t + 10 * 86_400_000)).toBe(false);
+    expect(relays.requests.length).toBe(settled);
+    await q("DELETE FROM relays WHERE url LIKE 'https://relay.example/nowhere/%'");
+  });
 });

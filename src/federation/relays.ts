@@ -17,6 +17,7 @@ import {
   relayActingAdmin,
   relaysToSettle,
   relayKeyCandidates,
+  relayLookupFailed,
   removeRelay,
   type FoundRelay,
   type RelayRow,
@@ -71,25 +72,47 @@ export async function followRelayNow(
   return { ...row, ...found };
 }
 
+/** Time the cron's relay job may take in a run (the federation sweep comes after it). */
+const SETTLE_MS = 12_000;
+/** Look-ups per run (each up to `LOOKUP_MS`). */
+const LOOKUPS_PER_RUN = 2;
+
 /**
- * The cron's part: relays the command line added are looked up and followed, those it removed are unfollowed
- * (a few a run). Answers whether anything was written for delivery.
+ * The cron's part: relays the command line removed are unfollowed (first: nothing fetched), those it added are
+ * looked up and followed (a few a run, within `SETTLE_MS`; a failed look-up is backed off, and `failed` after
+ * `RELAY_ATTEMPTS`). Answers whether anything was written for delivery.
  */
-export async function settleRelays(env: Env, base: string): Promise<boolean> {
+export async function settleRelays(env: Env, base: string, t: number = Date.now()): Promise<boolean> {
   const d = db(env);
-  const rows = await relaysToSettle(d);
+  const rows = await relaysToSettle(d, t);
   if (rows.length === 0) return false;
+  const deadline = Date.now() + SETTLE_MS;
   const adminId = await relayActingAdmin(d);
+  let lookups = 0;
+  let wrote = false;
   for (const row of rows) {
+    if (Date.now() >= deadline) break;
     if (row.state === "removing") {
       await removeRelay(d, row, adminId);
+      wrote = true;
       continue;
     }
-    const found = await lookupRelay(env, base, row.url).catch(() => null);
-    if (found && adminId) await followRelay(d, row, found, base, adminId);
-    else console.warn("relay: cannot follow", row.url, found ? "(no admin to send it)" : "(not found)");
+    if (lookups++ >= LOOKUPS_PER_RUN) break;
+    const found = adminId
+      ? await within(
+          lookupRelay(env, base, row.url).catch(() => null),
+          Math.max(0, deadline - Date.now()),
+        )
+      : null;
+    if (found && adminId) {
+      await followRelay(d, row, found, base, adminId);
+      wrote = true;
+    } else {
+      console.warn("relay: cannot follow", row.url, adminId ? "(not found)" : "(no admin to send it)");
+      await relayLookupFailed(d, row, t);
+    }
   }
-  return true;
+  return wrote;
 }
 
 /**

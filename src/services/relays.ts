@@ -153,13 +153,43 @@ export async function markRelayRemoved(d: DB, url: string): Promise<void> {
   await d.update(relays).set({ state: "removing", updatedAt: now() }).where(eq(relays.id, row.id));
 }
 
-/** Rows the cron has to act on: URLs not looked up yet, unfollows not sent yet. */
-export function relaysToSettle(d: DB): Promise<RelayRow[]> {
+/** Failed look-ups of a row before it is marked `failed` (the admin re-follows it to try again). */
+export const RELAY_ATTEMPTS = 5;
+/** The wait before the next try of a row that failed `n` times: 5 min, 20 min, 45 min, 80 min. */
+const RETRY_MS = 5 * 60_000;
+
+/**
+ * Rows the cron has to act on, unfollows first (they fetch nothing): URLs not looked up yet, not tried again before
+ * their back-off has passed since the last failed try.
+ */
+export function relaysToSettle(d: DB, t: number = now()): Promise<RelayRow[]> {
   return d
     .select()
     .from(relays)
-    .where(or(isNull(relays.kind), eq(relays.state, "removing")))
+    .where(
+      or(
+        eq(relays.state, "removing"),
+        and(
+          isNull(relays.kind),
+          eq(relays.state, "pending"),
+          sql`${relays.updatedAt} + ${relays.attempts} * ${relays.attempts} * ${RETRY_MS} <= ${t}`,
+        ),
+      ),
+    )
+    .orderBy(sql`${relays.state} = 'removing' DESC`, relays.updatedAt)
     .limit(10);
+}
+
+/** A failed look-up of a row (not found, or no admin to send its Follow): backed off, `failed` after a few. */
+export async function relayLookupFailed(d: DB, row: RelayRow, t: number = now()): Promise<void> {
+  await d
+    .update(relays)
+    .set({
+      attempts: sql`${relays.attempts} + 1`,
+      state: sql`CASE WHEN ${relays.attempts} + 1 >= ${RELAY_ATTEMPTS} THEN 'failed' ELSE ${relays.state} END`,
+      updatedAt: t,
+    })
+    .where(and(eq(relays.id, row.id), isNull(relays.kind)));
 }
 
 /** The active local admin whose outbox carries the instance actor's relay activities (the oldest). */

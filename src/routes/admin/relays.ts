@@ -1,6 +1,6 @@
 /**
  * Pleroma's relay admin API (issue 36), as admin-fe's relay page calls it: `GET …/admin/relay` lists the relays
- * followed (`actor`, `followed_back`, and Starling's `state`: pending, accepted, rejected), `POST` with
+ * followed (`actor`, `followed_back`, and Starling's `state`: pending, accepted, rejected, failed: the cron could not look it up), `POST` with
  * `relay_url` follows one (answering its actor id), `DELETE` with `relay_url` unfollows it. Admins only.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -19,7 +19,7 @@ const RelaySchema = z
   .object({
     actor: z.string(),
     followed_back: z.boolean(),
-    state: z.enum(["pending", "accepted", "rejected"]),
+    state: z.enum(["pending", "accepted", "rejected", "failed"]),
   })
   .openapi("AdminRelay");
 
