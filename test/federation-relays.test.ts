@@ -162,6 +162,30 @@ describe("relays", () => {
       actor: relay,
       object: { ...other, content: "<p>forged by the relay</p>" },
     });
+    // Its author is stored the light way: no counters (its followers collection is not read), no pinned posts.
+    expect(peer.requests.filter((r) => /^GET \/users\/[^/]+\/(followers|following|outbox|featured)/.test(r))).toEqual(
+      [],
+    );
+    // Announced again (by this relay or another): stored already, nothing fetched.
+    const fetchedBefore = [peer.requests.length, relays.requests.length];
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: note.id,
+    });
+    expect([peer.requests.length, relays.requests.length]).toEqual(fetchedBefore);
+    // An unlisted post is shown on no timeline a relay feeds: not taken.
+    const unlisted = servedNote(author, { to: [`${author}/followers`], cc: [PUBLIC] });
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: unlisted.id,
+    });
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", unlisted.id)).toEqual([]);
     const shown = await federated(reader);
     const mine = shown.filter((s) => s.account.url?.startsWith(author) || s.uri.startsWith(author));
     expect(mine.map((s) => s.uri).sort()).toEqual([note.id, other.id].sort());
@@ -345,6 +369,17 @@ describe("relays", () => {
     const body = await signJsonLd(forwarded(bareNote), rsa.privateKey, new URL(`${author}#main-key`), {});
     expect((await relays.send(author, body, { signAs: relay })).status).toBe(202);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", signedNote.id)).toHaveLength(1);
+    // Forwarded again, signed, now mentioning someone unknown here: stored already, so nobody is fetched.
+    const stranger = peer.actor();
+    const requestsBefore = peer.requests.length;
+    const again = await signJsonLd(
+      forwarded({ ...bareNote, tag: [{ type: "Mention", href: stranger, name: "@stranger@peer.example" }] }),
+      rsa.privateKey,
+      new URL(`${author}#main-key`),
+      {},
+    );
+    expect((await relays.send(author, again, { signAs: relay })).status).toBe(202);
+    expect(peer.requests.slice(requestsBefore).filter((r) => r === `GET ${new URL(stranger).pathname}`)).toEqual([]);
     // A followers-only post is not taken from a relay.
     const hidden = servedNote(author, { to: [`${author}/followers`], cc: [] });
     await relays.send(author, forwarded(hidden), { signAs: relay });

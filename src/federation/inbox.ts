@@ -13,6 +13,7 @@
  * dropped, as is an Undo, Update, Accept or Reject of an object it has no use for.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
+import { sql } from "drizzle-orm";
 import {
   Accept,
   Activity,
@@ -184,6 +185,15 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const d = ctx.data.d;
       const base = ctx.canonicalOrigin;
       const note = applyNotePolicies(d, from.domain!, await parseNote(object, from, from.domain!));
+      // Forwarded by a followed relay (its HTTP signature, the author's own signature or the origin's copy): a
+      // public post is taken even when nothing here concerns it (issue 36). What a relay brings that is stored
+      // already, or not public, costs no fetch of its mentions.
+      const relayed = ctx.data.relayedBy ? await isRelayKey(ctx, ctx.data.relayedBy) : false;
+      if (
+        relayed &&
+        (note.visibility !== "public" || (await d.get(sql`SELECT 1 FROM statuses WHERE uri = ${note.uri}`)))
+      )
+        return;
       // Mentioned remote actors not known yet are fetched (a few) so that the mentions resolve.
       // (In parallel: the sender waits, and each fetch may take up to the guard's 10 s.)
       await Promise.all(
@@ -192,9 +202,6 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
           if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
         }),
       );
-      // Forwarded by a followed relay (its HTTP signature, the author's own signature or the origin's copy): a
-      // public post is taken even when nothing here concerns it (issue 36).
-      const relayed = ctx.data.relayedBy ? await isRelayKey(ctx, ctx.data.relayedBy) : false;
       const stored = await storeRemoteNote(d, from, note, {
         inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
         base,

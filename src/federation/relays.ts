@@ -2,11 +2,13 @@
  * Relays on the federation side (issue 36; rows and rules: services/relays.ts): looking a relay's URL up (an actor
  * document: a LitePub relay; an inbox that serves none: a Mastodon-style relay), the cron's settling of rows the
  * command line added or removed, and what an accepted LitePub relay `Announce`s: never a boost by the relay, the
- * object fetched from its origin (the relay's copy is not trusted) and stored as a fetched post (the storage guard
- * and the federation policies apply), shown on the federated timeline.
+ * object fetched from its origin (the relay's copy is not trusted) unless stored already, and stored as a fetched
+ * post (the storage guard and the federation policies apply; its author the light way), shown on the federated
+ * timeline.
  */
 import { Activity, isActor, type Announce } from "@fedify/vocab";
 import type { InboxContext } from "@fedify/fedify";
+import { sql } from "drizzle-orm";
 import { db } from "../db/client";
 import type { Env } from "../env";
 import { within } from "../lib/within";
@@ -141,6 +143,8 @@ export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, an
   if (embedded instanceof Activity) id = embedded.objectId;
   else if (embedded?.id) id = embedded.id;
   if (!id || rejectedHost(ctx.data.d, id.hostname) || id.origin === new URL(ctx.canonicalOrigin).origin) return;
+  // Already stored (relays announce the same post again, several relays the same post): nothing fetched.
+  if (await ctx.data.d.get(sql`SELECT 1 FROM statuses WHERE uri = ${id.href}`)) return;
   const base = ctx.canonicalOrigin;
   const loader = freshDocumentLoader(ctx.data.env);
   let want = id.href;
