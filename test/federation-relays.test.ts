@@ -120,6 +120,16 @@ describe("relays", () => {
       { signAs: relay },
     );
     expect(await q("SELECT id FROM statuses WHERE uri = ?", early.id)).toEqual([]);
+    // Nor is its Announce of a local post a boost (pending, as rejected or being removed).
+    const local = await json("/api/v1/statuses", { instance: A, token: reader.token, body: { status: "boost me?" } });
+    await relays.send(relay, {
+      "@context": AS,
+      id: `${relay}#announces/${n++}`,
+      type: "Announce",
+      actor: relay,
+      object: local.uri,
+    });
+    expect(await q("SELECT id FROM statuses WHERE reblog_of_id = ?", local.id)).toEqual([]);
     await relays.send(relay, {
       "@context": AS,
       id: `${relay}#accepts/1`,

@@ -63,7 +63,7 @@ import { receiveGroupAnnounce } from "./group-announce";
 import { isRelayKey, receiveRelayAnnounce } from "./relays";
 import { instanceActorUri } from "./instance-actor";
 import {
-  acceptedRelay,
+  anyRelay,
   answerRelayFollow,
   relayActingAdmin,
   relayFollowsBack,
@@ -287,8 +287,11 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Announce, async (ctx, announce) => {
       // A Group's Announce of a Create (Lemmy, Mbin: FEP-1b12) is its members' post; any other is a boost.
       const from = await sender(ctx, announce);
-      // A followed relay's Announce (LitePub) is the post it names, fetched from its origin: never a boost.
-      if (from && (await acceptedRelay(ctx.data.d, from.uri))) return receiveRelayAnnounce(ctx, announce);
+      // A followed relay's Announce (LitePub) is the post it names, fetched from its origin: never a boost. From a
+      // relay not accepted (pending, rejected, being removed, failed): dropped, never a boost either.
+      const relay = from ? await anyRelay(ctx.data.d, from.uri) : null;
+      if (relay?.state === "accepted") return receiveRelayAnnounce(ctx, announce);
+      if (relay) return dropped(announce, `Announce by a relay not accepted (${relay.state})`);
       if (from && (await receiveGroupAnnounce(ctx, announce, from))) return;
       // An Announce of an activity (a relay's, a group's) is not a boost: nothing to fetch.
       if ((await embedded((o) => announce.getObject(o))) instanceof Activity)

@@ -229,17 +229,6 @@ function isMastodonRelayActor(row: RelayRow, sender: { uri: string; inboxUrl: st
   return sameInbox(row.inboxUrl, sender.inboxUrl);
 }
 
-/** The accepted relay whose actor is `uri`, if any. */
-export async function acceptedRelay(d: DB, actorUri: string): Promise<RelayRow | null> {
-  return (
-    (await d
-      .select()
-      .from(relays)
-      .where(and(eq(relays.actorUri, actorUri), eq(relays.state, "accepted")))
-      .get()) ?? null
-  );
-}
-
 /** Any relay row (whatever its state: pending, rejected, being removed) whose actor is `uri`. */
 export async function anyRelay(d: DB, actorUri: string): Promise<RelayRow | null> {
   return (await d.select().from(relays).where(eq(relays.actorUri, actorUri)).get()) ?? null;
