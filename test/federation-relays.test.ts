@@ -468,4 +468,30 @@ describe("relays", () => {
     expect(relays.requests.length).toBe(settled);
     await q("DELETE FROM relays WHERE url LIKE 'https://relay.example/nowhere/%'");
   });
+
+  it("a deleted account's Delete goes to the accepted relays too", async () => {
+    const relay = relays.actor("deletions");
+    await q(
+      "INSERT INTO relays (id, url, kind, actor_uri, inbox_url, follow_uri, state, created_at, updated_at) VALUES ('01DELRELAY0000000000000000', ?, 'litepub', ?, 'https://relay.example/inbox', 'https://a.example/users/internal.fetch#relays/01DELRELAY', 'accepted', 1, 1)",
+      relay,
+      relay,
+    );
+    try {
+      // Nobody follows them: only the relay hears of it.
+      const leaving = await registerUser({ instance: A });
+      const uri = `https://a.example/users/${leaving.username}`;
+      await json("/api/v1/pleroma/admin/users", {
+        instance: A,
+        token: admin.token,
+        method: "DELETE",
+        body: { nicknames: [leaving.username] },
+      });
+      await drainFederation(A.bindings);
+      expect(toRelay().filter((b) => b.type === "Delete" && b.object === uri)).toEqual([
+        expect.objectContaining({ actor: uri }),
+      ]);
+    } finally {
+      await q("DELETE FROM relays WHERE id = '01DELRELAY0000000000000000'");
+    }
+  });
 });
