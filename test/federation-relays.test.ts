@@ -83,6 +83,16 @@ describe("relays", () => {
     expect(bad.error).toBeTruthy();
     await relayApi("POST", { relay_url: "https://relay.example/nothing-here" }, 400);
     await relayApi("DELETE", { relay_url: "https://relay.example/unknown" }, 404);
+    // Plain http only with the development switch on.
+    const production = { ...A, bindings: { ...A.bindings, ALLOW_PRIVATE_ADDRESS: "false" } };
+    const plain = await json("/api/v1/pleroma/admin/relay", {
+      instance: production,
+      token: admin.token,
+      method: "POST",
+      body: { relay_url: "http://relay.example/inbox" },
+      status: 400,
+    });
+    expect(plain.error).toContain("https");
     expect((await relayApi("GET")).relays).toEqual([]);
   });
 
@@ -276,7 +286,8 @@ describe("relays", () => {
     expect(await q("SELECT id FROM statuses WHERE uri = ?", refused.id)).toHaveLength(1);
 
     // Unfollowed: an Undo of the Follow goes out, and what it announces is no longer taken.
-    expect(await relayApi("DELETE", { relay_url: relay })).toBe(relay);
+    // Pleroma's admin-fe sends `force` as a JSON boolean.
+    expect(await relayApi("DELETE", { relay_url: relay, force: true })).toBe(relay);
     expect((await relayApi("GET")).relays).toEqual([]);
     await drainFederation(A.bindings);
     expect(toRelay().at(-1)).toMatchObject({ type: "Undo", actor: INSTANCE_ACTOR, object: { id: follow.id } });
@@ -302,7 +313,7 @@ describe("relays", () => {
     const reader = await registerUser({ instance: A });
     expect(await relayApi("POST", { relay_url: inbox })).toBe(inbox);
     await drainFederation(A.bindings);
-    const follow = toRelay()
+    let follow = toRelay()
       .filter((b) => b.type === "Follow")
       .at(-1)!;
     expect(follow).toMatchObject({ actor: INSTANCE_ACTOR, object: PUBLIC });
@@ -337,6 +348,15 @@ describe("relays", () => {
     // While rejected, what the relay forwards is not taken.
     await relays.send(rejectedForward.attributedTo, forwardedCreate(rejectedForward), { signAs: relay });
     expect(await q("SELECT id FROM statuses WHERE uri = ?", rejectedForward.id)).toEqual([]);
+    // Followed again by the admin: a new Follow (the rejected one undone), pending again.
+    expect(await relayApi("POST", { relay_url: inbox })).toBe(inbox);
+    await drainFederation(A.bindings);
+    const [undone, refollow] = toRelay().slice(-2);
+    expect(undone).toMatchObject({ type: "Undo", object: { id: follow.id } });
+    expect(refollow).toMatchObject({ type: "Follow", actor: INSTANCE_ACTOR, object: PUBLIC });
+    expect(refollow!.id).not.toBe(follow.id);
+    follow = refollow!;
+    expect((await relayApi("GET")).relays).toEqual([{ actor: inbox, followed_back: false, state: "pending" }]);
     await relays.send(relay, {
       "@context": AS,
       id: `${relay}#accepts/2`,

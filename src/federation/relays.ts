@@ -53,7 +53,7 @@ export async function lookupRelay(env: Env, base: string, url: string): Promise<
 /**
  * Adds and follows the relay at `url` now (the admin API; `log`: its moderation log entry, in the follow's batch);
  * "not found" when the URL is neither a relay actor nor an inbox (nothing kept). A relay followed already is
- * answered as it is.
+ * answered as it is, unless rejected, being removed or failed: that one is followed anew.
  */
 export async function followRelayNow(
   env: Env,
@@ -63,9 +63,14 @@ export async function followRelayNow(
   log: D1PreparedStatement,
 ): Promise<RelayRow | "not found"> {
   const d = db(env);
-  const row = await addRelay(d, url);
+  let row = await addRelay(d, url);
+  // Rejected, being removed or failed: followed again, as a new row (a new Follow id; the old Follow undone).
+  if (row.state === "rejected" || row.state === "removing" || row.state === "failed") {
+    await removeRelay(d, row, adminId);
+    row = await addRelay(d, row.url);
+  }
   if (row.kind) return row;
-  const found = await lookupRelay(env, base, url).catch(() => null);
+  const found = await lookupRelay(env, base, row.url).catch(() => null);
   if (!found) {
     await removeRelay(d, row, null);
     return "not found";

@@ -33,16 +33,16 @@ export function listRelays(d: DB): Promise<RelayRow[]> {
   return d.select().from(relays).orderBy(relays.createdAt);
 }
 
-/** A relay URL as given: http(s), no credentials, no fragment. */
-export function relayUrl(input: string): string {
+/** A relay URL as given: https (http too with the development switch `ALLOW_PRIVATE_ADDRESS`), no credentials, no fragment. */
+export function relayUrl(input: string, allowHttp = false): string {
   let u: URL;
   try {
     u = new URL(input.trim());
   } catch {
     throw badRequest("relay_url is not a URL");
   }
-  if ((u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password)
-    throw badRequest("relay_url must be an http(s) URL");
+  if ((u.protocol !== "https:" && !(allowHttp && u.protocol === "http:")) || u.username || u.password)
+    throw badRequest(allowHttp ? "relay_url must be an http(s) URL" : "relay_url must be an https URL");
   u.hash = "";
   return u.href;
 }
