@@ -5,13 +5,13 @@
  * rule) on the federated timeline only, local public posts sent to accepted relays, the storage guard, and
  * unfollowing. Fedify test peers play the relays (`relay.example`) and the authors (`peer.example`).
  */
-import { signJsonLd } from "@fedify/fedify";
+import { signJsonLd, verifyJsonLd } from "@fedify/fedify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { deliveryWake, drainFederation } from "../src/federation/delivery";
 import { settleRelays } from "../src/federation/relays";
 import { StatusSchema } from "../src/schemas/status";
 import { json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
-import { A } from "./instances";
+import { A, instanceFetch } from "./instances";
 import { createPeer, type Peer } from "./peer";
 import { q } from "./inbound";
 
@@ -246,6 +246,20 @@ describe("relays", () => {
     await drainFederation(A.bindings);
     const sent = toRelay().slice(before);
     expect(sent.map((b) => [b.type, b.object?.id])).toEqual([["Create", pub.uri]]);
+    // Signed by its author for the servers the relay hands it to (Mastodon drops a relayed Create without one).
+    const readerUri = `https://a.example/users/${reader.username}`;
+    expect(sent[0]!.signature).toMatchObject({ type: "RsaSignature2017", creator: `${readerUri}#main-key` });
+    const fromA = async (url: string) => {
+      const res = await instanceFetch(A, new Request(url, { headers: { Accept: "application/activity+json" } }));
+      return { contextUrl: null, documentUrl: url, document: await res.json() };
+    };
+    expect(await verifyJsonLd(sent[0]!, { documentLoader: fromA })).toBe(true);
+    expect(
+      await verifyJsonLd(
+        { ...sent[0]!, object: { ...sent[0]!.object, content: "changed" } },
+        { documentLoader: fromA },
+      ),
+    ).toBe(false);
     // Relaying off (`allow_relay`, Pleroma's setting): nothing more to the relay, until it is on again.
     const allowRelay = (on: boolean) =>
       json("/api/v1/pleroma/admin/config", {
