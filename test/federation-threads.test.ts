@@ -375,6 +375,8 @@ describe("whole threads (issue 36)", () => {
       const tried = peer.requests.slice(before);
       expect(tried.filter((r) => r.includes("/statuses/missing")).length).toBeGreaterThan(0);
       expect(tried.length, tried.join("\n")).toBeLessThanOrEqual(MAX_FETCHES);
+      // The top status is read once (for its parent and its replies).
+      expect(tried.filter((r) => r === `GET ${new URL(rootId).pathname}`)).toHaveLength(1);
     } finally {
       unrouteP();
     }
