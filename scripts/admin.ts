@@ -217,7 +217,7 @@ function migrations() {
 
 /**
  * Relays (issue 36): `follow` adds a row the Worker's cron looks up and follows within a minute (the command line
- * cannot fetch the relay's document); `unfollow` marks it for the cron to send the Undo and remove it (a row never
+ * cannot fetch the relay's document; one the cron marked `failed` is tried again); `unfollow` marks it for the cron to send the Undo and remove it (a row never
  * followed goes at once); `list` shows them with their state, as the admin API does.
  */
 function relay() {
@@ -250,7 +250,7 @@ function relay() {
   const t = Date.now();
   if (action === "follow") {
     runSql([
-      `INSERT INTO relays (id, url, state, created_at, updated_at) VALUES (${q(newId(t))}, ${q(parsed.href)}, 'pending', ${t}, ${t}) ON CONFLICT (url) DO NOTHING`,
+      `INSERT INTO relays (id, url, state, created_at, updated_at) VALUES (${q(newId(t))}, ${q(parsed.href)}, 'pending', ${t}, ${t}) ON CONFLICT (url) DO UPDATE SET state = 'pending', attempts = 0, updated_at = ${t} WHERE relays.kind IS NULL AND relays.state = 'failed'`,
     ]);
     console.log(
       `Relay ${parsed.href} added: the instance follows it at its next cron run (each minute; wrangler dev runs the cron only with --test-scheduled and /__scheduled).`,

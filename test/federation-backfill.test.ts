@@ -156,6 +156,25 @@ describe("backfill on follow, a remote account's outbox", () => {
       `${actor}/notes/1`,
     ]);
     expect(await remoteId(actor)).toBe(them);
+
+    // Throttled: a repeated request, another reader's follow, a new list membership within the hour read nothing.
+    const outboxReads = () => peer.requests.filter((r) => r === `GET ${new URL(outbox).pathname}`).length;
+    const reads = outboxReads();
+    const bea = await registerUser({ instance: A });
+    await json(`/api/v1/accounts/${them}/follow`, { instance: A, token: bea.token, body: {} });
+    await json(`/api/v1/accounts/${them}/follow`, { instance: A, token: bea.token, body: {} });
+    const list = await json("/api/v1/lists", { instance: A, token: s.user.token, body: { title: "peers" } });
+    const addToList = () =>
+      json(`/api/v1/lists/${list.id}/accounts`, { instance: A, token: s.user.token, body: { account_ids: [them] } });
+    await addToList();
+    expect(outboxReads()).toBe(reads);
+    // An hour on, a new ask reads it again; but asking again for a membership that exists is no new ask.
+    await q("UPDATE rate_limits SET window_start = window_start - 3600000 WHERE key = ?", `outbox:${them}`);
+    await addToList();
+    expect(outboxReads()).toBe(reads);
+    await q("DELETE FROM list_accounts WHERE list_id = ?", list.id);
+    await addToList();
+    expect(outboxReads()).toBeGreaterThan(reads);
   });
 });
 

@@ -10,7 +10,7 @@ import { MAX_ANCESTORS } from "../src/federation/thread-ancestors";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
 import { createPeer } from "./peer";
-import { fetchThreads } from "../src/federation/thread-replies";
+import { fetchThreads, MAX_FETCHES } from "../src/federation/thread-replies";
 import { resolveEnv } from "../src/federation/resolve";
 
 const fed = federating();
@@ -309,10 +309,74 @@ describe("whole threads (issue 36)", () => {
       await context(alice, A, onA.id);
       expect((await context(alice, A, onA.id)).descendants.map((s) => s.uri).sort()).toEqual([self, theirs].sort());
       expect(await A.bindings.DB.prepare("SELECT id FROM statuses WHERE uri = ?").bind(unrelated).first()).toBeNull();
-      // Anonymous readers ask for nothing.
+      // Anonymous readers ask for nothing (a thread nobody here has opened yet); a signed-in reader's load does.
+      const fresh = `${author}/statuses/5`;
+      const freshReply = `${other}/statuses/6`;
+      peer.objects.set(
+        fresh,
+        note(fresh, null, author, {
+          replies: {
+            id: `${fresh}/replies`,
+            type: "Collection",
+            first: { type: "CollectionPage", items: [freshReply] },
+          },
+        }),
+      );
+      peer.objects.set(freshReply, note(freshReply, fresh, other));
+      const freshOnA = await resolveStatus(alice, A, fresh);
       const before = peer.requests.length;
-      await json(`/api/v1/statuses/${onA.id}/context`, { instance: A });
+      await json(`/api/v1/statuses/${freshOnA.id}/context`, { instance: A });
       expect(peer.requests.length).toBe(before);
+      await context(alice, A, freshOnA.id);
+      expect(peer.requests.slice(before)).toContain(`GET ${new URL(freshReply).pathname}`);
+    } finally {
+      unrouteP();
+    }
+  });
+
+  it(`a replies collection listing hundreds of ids is tried at most ${MAX_FETCHES} fetches`, async () => {
+    const peer = createPeer();
+    const unrouteP = peer.route();
+    try {
+      const alice = await registerUser({ instance: A });
+      const author = peer.actor();
+      const rootId = `${author}/statuses/big`;
+      const ids = (from: number) => Array.from({ length: 300 }, (_, i) => `${author}/statuses/missing${from + i}`);
+      peer.objects.set(rootId, {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: rootId,
+        type: "Note",
+        attributedTo: author,
+        content: "<p>a popular post</p>",
+        published: new Date().toISOString(),
+        to: ["https://www.w3.org/ns/activitystreams#Public"],
+        replies: {
+          id: `${rootId}/replies`,
+          type: "Collection",
+          first: { type: "CollectionPage", next: `${rootId}/replies?page=2`, items: ids(0) },
+        },
+      });
+      peer.objects.set(`${rootId}/replies?page=2`, {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${rootId}/replies?page=2`,
+        type: "CollectionPage",
+        next: `${rootId}/replies?page=3`,
+        items: ids(300),
+      });
+      peer.objects.set(`${rootId}/replies?page=3`, {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${rootId}/replies?page=3`,
+        type: "CollectionPage",
+        items: ids(600),
+      });
+      const onA = await resolveStatus(alice, A, rootId);
+      const before = peer.requests.length;
+      await context(alice, A, onA.id);
+      const tried = peer.requests.slice(before);
+      expect(tried.filter((r) => r.includes("/statuses/missing")).length).toBeGreaterThan(0);
+      expect(tried.length, tried.join("\n")).toBeLessThanOrEqual(MAX_FETCHES);
+      // The top status is read once (for its parent and its replies).
+      expect(tried.filter((r) => r === `GET ${new URL(rootId).pathname}`)).toHaveLength(1);
     } finally {
       unrouteP();
     }

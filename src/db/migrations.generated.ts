@@ -439,5 +439,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "ALTER TABLE `mfa_tokens_new` RENAME TO `mfa_tokens`",
    "CREATE INDEX `mfa_tokens_expires` ON `mfa_tokens` (`expires_at`)"
   ]
+ },
+ {
+  "name": "0041_relay_attempts.sql",
+  "queries": [
+   "-- Relays the cron could not look up (issue 36 review): how many times it tried, so that a failing row is retried\n-- less and less often and, after a few tries, marked `failed` instead of being tried on every run.\nALTER TABLE `relays` ADD `attempts` integer DEFAULT 0 NOT NULL;\n"
+  ]
  }
 ];

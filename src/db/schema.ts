@@ -988,8 +988,13 @@ export const relays = sqliteTable(
     actorUri: text("actor_uri"),
     inboxUrl: text("inbox_url"),
     followUri: text("follow_uri"),
-    state: text("state").$type<"pending" | "accepted" | "rejected" | "removing">().notNull().default("pending"),
+    state: text("state")
+      .$type<"pending" | "accepted" | "rejected" | "removing" | "failed">()
+      .notNull()
+      .default("pending"),
     followedBack: integer("followed_back", { mode: "boolean" }).notNull().default(false),
+    /** The cron's failed look-ups of a row not followed yet (0041): backed off, `failed` after `RELAY_ATTEMPTS`. */
+    attempts: integer("attempts").notNull().default(0),
     createdAt: time("created_at").notNull(),
     updatedAt: time("updated_at").notNull(),
   },

@@ -19,7 +19,7 @@
  *    caller (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).
  */
 import { withFullPublic } from "./public-audience";
-import { signRequest } from "@fedify/fedify";
+import { signJsonLd, signRequest, type DocumentLoader } from "@fedify/fedify";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Actor } from "@fedify/vocab";
 import { accounts, chatMessages, mediaAttachments } from "../db/schema";
@@ -155,7 +155,18 @@ async function expandBatch(env: Env, t: number): Promise<{ rows: number; hosts: 
     src.listRecipients.set(r.status_id, [...(src.listRecipients.get(r.status_id) ?? []), r.uri]);
 
   // Keys are made on first need (the actor document usually made them already): deliveries only read them.
-  await Promise.all([...new Set(rows.map((r) => r.row.account_id))].map((id) => signingKey(d, id)));
+  const keys = new Map(
+    await Promise.all(
+      [...new Set(rows.map((r) => r.row.account_id))].map(async (id) => [id, await signingKey(d, id)] as const),
+    ),
+  );
+  // What reaches accepted relays carries its author's Linked Data signature (as Mastodon's relayed posts do): a
+  // Mastodon server drops a relayed Create whose HTTP signer (the relay) is not its actor unless the body is
+  // signed by the actor. Only while a relay is accepted and relaying is on (the signature costs a canonicalization).
+  const relaying =
+    config(env).allowRelay &&
+    rows.some(({ a }) => LD_SIGNED.has(a.type)) &&
+    Boolean(await d.get(sql`SELECT 1 FROM relays WHERE state = 'accepted' LIMIT 1`));
 
   const stmts: D1PreparedStatement[] = [];
   for (const { row, a } of rows) {
@@ -163,7 +174,14 @@ async function expandBatch(env: Env, t: number): Promise<{ rows: number; hosts: 
     let body = "";
     try {
       doc = buildActivity(row.id, row.account_id, a, src);
-      if (doc) body = JSON.stringify(withFullPublic(await doc.toJsonLd({ contextLoader: ctx.contextLoader })));
+      if (doc) {
+        let json = withFullPublic(await doc.toJsonLd({ contextLoader: ctx.contextLoader })) as Record<string, unknown>;
+        const key = keys.get(row.account_id);
+        const actorUri = src.accounts.get(row.account_id)?.uri;
+        if (relaying && LD_SIGNED.has(a.type) && key && actorUri && (a.type === "DeleteActor" || addressesPublic(json)))
+          json = await ldSigned(json, key.privateKey, actorUri, ctx.contextLoader);
+        body = JSON.stringify(json);
+      }
     } catch (e) {
       // One row that cannot be built must not hold back the others (nor come back every lease): it is done.
       console.error("outbox row not built", row.id, e);
@@ -270,6 +288,35 @@ async function post(env: Env, inbox: string, body: string, actorUri: string, key
     // (or resolved to a private address) may yet; it is retried with timeouts and network errors.
     if (e instanceof OutboundRefused && !isFetchableUrl(inbox, allowPrivateAddress(env))) return { kind: "drop" };
     return { kind: "retry", error: String((e as Error)?.message ?? e) };
+  }
+}
+
+/** Activities that go to relays (services/audience.ts `relays`), signed with Linked Data signatures when public. */
+const LD_SIGNED = new Set<OutboxActivity["type"]>(["Create", "Update", "Delete", "DeleteActor"]);
+
+/** Whether a body addresses the public collection (written in full: `withFullPublic`). */
+function addressesPublic(json: Record<string, unknown>): boolean {
+  const all = [json.to, json.cc].flat();
+  return all.includes("https://www.w3.org/ns/activitystreams#Public");
+}
+
+/**
+ * The body with its actor's RsaSignature2017 (Fedify's `signJsonLd`, key `<actor>#main-key` as the HTTP
+ * signatures name it). A body that cannot be signed is sent as it is (the HTTP signature still holds).
+ */
+async function ldSigned(
+  json: Record<string, unknown>,
+  pem: string,
+  actorUri: string,
+  contextLoader: DocumentLoader,
+): Promise<Record<string, unknown>> {
+  try {
+    return (await signJsonLd(json, await importPem(pem), new URL(`${actorUri}#main-key`), {
+      contextLoader,
+    })) as Record<string, unknown>;
+  } catch (e) {
+    console.warn("outbox: no Linked Data signature", actorUri, (e as Error)?.message ?? e);
+    return json;
   }
 }
 

@@ -13,6 +13,7 @@
  * dropped, as is an Undo, Update, Accept or Reject of an object it has no use for.
  */
 import type { Federation, FederationBuilder, InboxContext } from "@fedify/fedify";
+import { sql } from "drizzle-orm";
 import {
   Accept,
   Activity,
@@ -59,12 +60,11 @@ import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
 import { receiveGroupAnnounce } from "./group-announce";
-import { receiveRelayAnnounce } from "./relays";
+import { isRelayKey, receiveRelayAnnounce } from "./relays";
 import { instanceActorUri } from "./instance-actor";
 import {
-  acceptedRelay,
+  anyRelay,
   answerRelayFollow,
-  isRelayKey,
   relayActingAdmin,
   relayFollowsBack,
   relayUnfollowsBack,
@@ -185,6 +185,15 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       const d = ctx.data.d;
       const base = ctx.canonicalOrigin;
       const note = applyNotePolicies(d, from.domain!, await parseNote(object, from, from.domain!));
+      // Forwarded by a followed relay (its HTTP signature, the author's own signature or the origin's copy): a
+      // public post is taken even when nothing here concerns it (issue 36). What a relay brings that is stored
+      // already, or not public, costs no fetch of its mentions.
+      const relayed = ctx.data.relayedBy ? await isRelayKey(ctx, ctx.data.relayedBy) : false;
+      if (
+        relayed &&
+        (note.visibility !== "public" || (await d.get(sql`SELECT 1 FROM statuses WHERE uri = ${note.uri}`)))
+      )
+        return;
       // Mentioned remote actors not known yet are fetched (a few) so that the mentions resolve.
       // (In parallel: the sender waits, and each fetch may take up to the guard's 10 s.)
       await Promise.all(
@@ -193,9 +202,6 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
           if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
         }),
       );
-      // Forwarded by a followed relay (its HTTP signature, the author's own signature or the origin's copy): a
-      // public post is taken even when nothing here concerns it (issue 36).
-      const relayed = ctx.data.relayedBy ? await isRelayKey(d, ctx.data.relayedBy) : false;
       const stored = await storeRemoteNote(d, from, note, {
         inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
         base,
@@ -281,8 +287,11 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Announce, async (ctx, announce) => {
       // A Group's Announce of a Create (Lemmy, Mbin: FEP-1b12) is its members' post; any other is a boost.
       const from = await sender(ctx, announce);
-      // A followed relay's Announce (LitePub) is the post it names, fetched from its origin: never a boost.
-      if (from && (await acceptedRelay(ctx.data.d, from.uri))) return receiveRelayAnnounce(ctx, announce);
+      // A followed relay's Announce (LitePub) is the post it names, fetched from its origin: never a boost. From a
+      // relay not accepted (pending, rejected, being removed, failed): dropped, never a boost either.
+      const relay = from ? await anyRelay(ctx.data.d, from.uri) : null;
+      if (relay?.state === "accepted") return receiveRelayAnnounce(ctx, announce);
+      if (relay) return dropped(announce, `Announce by a relay not accepted (${relay.state})`);
       if (from && (await receiveGroupAnnounce(ctx, announce, from))) return;
       // An Announce of an activity (a relay's, a group's) is not a boost: nothing to fetch.
       if ((await embedded((o) => announce.getObject(o))) instanceof Activity)
@@ -308,7 +317,7 @@ async function relayAnswer(
   const object = await embedded((o) => activity.getObject(o));
   const uri = object instanceof Follow ? object.id?.href : object ? undefined : activity.objectId?.href;
   if (!uri || !uri.startsWith(`${instanceActorUri(ctx.canonicalOrigin)}#relays/`)) return false;
-  await answerRelayFollow(ctx.data.d, from.uri, uri, state);
+  await answerRelayFollow(ctx.data.d, from, uri, state);
   return true;
 }
 

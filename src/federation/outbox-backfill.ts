@@ -3,7 +3,8 @@
  * outbox is read (through the guarded, instance-signed loader, bounded in items and time), its `Create`s of the
  * account's own posts stored as fetched posts are (`storeRemoteNote`, `requested`: the storage guard applies, as
  * do the federation policies), and the readers' home feeds filled from what is stored (`backfillHome`, the one
- * visibility rule). Objects are taken only when they are the account's own: attributed to it and on its origin,
+ * visibility rule); only for a new follow request or list membership, and at most once an hour per account
+ * (`claimOutboxBackfill`). Objects are taken only when they are the account's own: attributed to it and on its origin,
  * embedded in a page served from that origin, or fetched from their id there. Boosts in the outbox are skipped.
  * Never throws.
  */
@@ -14,7 +15,7 @@ import { within } from "../lib/within";
 import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
 import { eq } from "drizzle-orm";
 import { accounts } from "../db/schema";
-import { backfillHome, BACKFILL_MAX, type OutboxBackfill } from "../services/backfill";
+import { backfillHome, BACKFILL_MAX, claimOutboxBackfill, type OutboxBackfill } from "../services/backfill";
 import { storeRemoteNote } from "../services/remote-statuses";
 import { federationContext, freshDocumentLoader } from "./index";
 import { embeddedOnly } from "./loaders";
@@ -26,11 +27,18 @@ import type { ResolveEnv } from "./resolve";
 const OUTBOX_MS = 8_000;
 
 /** Fetches each account's outbox once and fills every reader who asked for it. Answers how many posts were stored. */
-export async function backfillFromOutboxes(r: ResolveEnv, asks: OutboxBackfill[]): Promise<number> {
+export async function backfillFromOutboxes(
+  r: ResolveEnv,
+  asks: OutboxBackfill[],
+  t: number = Date.now(),
+): Promise<number> {
   const byAccount = new Map<string, string[]>();
   for (const a of asks) byAccount.set(a.accountId, [...(byAccount.get(a.accountId) ?? []), a.readerId]);
   let stored = 0;
   for (const [accountId, readers] of byAccount) {
+    // At most once an hour per account (what an earlier read stored reaches a new follower's home through the
+    // follow's or the Accept's own backfill).
+    if (!(await claimOutboxBackfill(db(r.env), accountId, t).catch(() => false))) continue;
     stored += (await within(backfillOne(r, accountId, [...new Set(readers)]), OUTBOX_MS)) ?? 0;
   }
   return stored;

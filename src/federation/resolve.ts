@@ -133,12 +133,19 @@ async function reportedCounts(original: Actor, loader: DocumentLoader, ms: numbe
 }
 
 /** Stores a fetched actor with its counters; null when it is not an account or cannot be stored. */
-async function storeActor(r: ResolveEnv, d: DB, actor: Actor, loader: DocumentLoader): Promise<AccountWithUser | null> {
-  const counts = await reportedCounts(actor, loader, COUNTS_MS);
+async function storeActor(
+  r: ResolveEnv,
+  d: DB,
+  actor: Actor,
+  loader: DocumentLoader,
+  light = false,
+): Promise<AccountWithUser | null> {
+  // The light path (a relayed post's author): the actor's row only, no counters, no pinned posts.
+  const counts = light ? undefined : await reportedCounts(actor, loader, COUNTS_MS);
   try {
     const row = await upsertActor(d, actor, counts);
     // Its pinned statuses, as its featured collection lists them now.
-    if (row)
+    if (row && !light)
       await syncFeatured(r, actor, row, loader, COUNTS_MS).catch((e) =>
         console.warn(`resolve: featured of ${row.uri}: ${(e as Error)?.message ?? e}`),
       );
@@ -160,7 +167,7 @@ export async function storeFetchedStatus(
   r: ResolveEnv,
   object: APObject,
   opts: {
-    /** Brought by a relay (issue 36), not asked for: stored only when public or unlisted. */
+    /** Brought by a relay (issue 36), not asked for: stored only when public. */
     relayed?: boolean;
     /** What follows a newly stored status (its stream events), for a caller that hands them on. */
     onStored?: (e: Effects) => void;
@@ -170,7 +177,9 @@ export async function storeFetchedStatus(
   const id = object.id;
   const authorId = object.attributionId;
   if (!id || !authorId || authorId.origin !== id.origin) return null;
-  const author = await resolveAccount(r, authorId.href);
+  // A relayed post's author is stored the light way (no counters, no featured collection: its pinned posts are
+  // not asked for by anyone here).
+  const author = await resolveAccount(r, authorId.href, opts.relayed ? { light: true } : {});
   if (!author || author.account.domain === null || author.account.uri !== authorId.href) return null;
   const d = db(r.env);
   const note = applyNotePolicies(
@@ -203,6 +212,8 @@ export interface ResolveOptions {
   background?: { waitUntil(p: Promise<unknown>): void };
   /** Throw `Unreachable` instead of answering what is stored when the server cannot be reached in time. */
   strict?: boolean;
+  /** An actor fetched is stored without its counters and pinned posts (a relayed post's author). */
+  light?: boolean;
 }
 
 /**
@@ -256,7 +267,7 @@ export async function resolveAny(
   // The fetch and what is stored from it, one piece of work: when it outlasts `ms`, it is not abandoned.
   const work = (async () => {
     const { object, loader } = await lookup(r, target, opts.background ? ms * BACKGROUND_FACTOR : ms);
-    if (object && isActor(object)) return (await storeActor(r, d, object, loader)) ?? stored;
+    if (object && isActor(object)) return (await storeActor(r, d, object, loader, opts.light)) ?? stored;
     if (object && !stored && h.kind === "url") {
       const statusId = await storeFetchedStatus(r, object);
       // The replied-to status's id, for the caller to fetch the missing ancestors after its response.

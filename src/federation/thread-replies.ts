@@ -4,12 +4,16 @@
  * thread's top status (`fetchAncestors`), then, breadth first from that top, the `replies` collection of each
  * status of the thread (its first pages), each reply not stored yet fetched from its id and stored as a fetched
  * post (`storeFetchedStatus`: the author on the object's origin, the federation policies, the storage guard),
- * linked to its parent. Bounded: `MAX_DEPTH` levels, `MAX_STORED` new statuses, `PAGES` pages per collection,
- * `THREAD_MS` in all; at most once per thread per hour (`claimThreadFetch`). What was stored reaches the streams
+ * linked to its parent. Bounded by what it tries, not only by what it stores: `MAX_DEPTH` levels, `MAX_STORED` new
+ * statuses, `PAGES` pages per collection and `PER_PAGE` ids read from each (Mastodon's FetchRepliesService reads
+ * 5), `MAX_FETCHES` documents fetched in all (statuses, collections, pages), and a deadline of `THREAD_MS` checked
+ * in every loop, so that a run `within` gave up on stops too; at most once per thread per hour
+ * (`claimThreadFetch`). What was stored reaches the streams
  * as new statuses, and the opened status gets a `status.update`, so an open client can load the context again.
  * Never throws.
  */
-import { Collection, CollectionPage, type Object as APObject } from "@fedify/vocab";
+import { Collection, CollectionPage, Object as APObject } from "@fedify/vocab";
+import type { DocumentLoader } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
 import { db } from "../db/client";
 import { within } from "../lib/within";
@@ -30,8 +34,19 @@ export const MAX_STORED = 40;
 const MAX_VISITED = 40;
 /** Pages read per `replies` collection (Mastodon's first page holds the author's self-replies, the next the others'). */
 const PAGES = 3;
+/** Ids read from one page of a `replies` collection (the rest of a huge page is not tried). */
+export const PER_PAGE = 20;
+/** Documents fetched (statuses, collections, pages) per thread fetch, whatever they turn out to be. */
+export const MAX_FETCHES = 60;
 /** Time one thread's fetch may take in all. */
 const THREAD_MS = 15_000;
+
+/** What a thread fetch may still spend: fetches, and time. */
+interface Budget {
+  fetches: number;
+  deadline: number;
+}
+const spent = (b: Budget) => b.fetches <= 0 || Date.now() >= b.deadline;
 
 /** Completes the threads of these statuses (each at most once an hour); answers what follows for the streams. */
 export async function fetchThreads(r: ResolveEnv, statusIds: string[], t: number = Date.now()): Promise<Effects> {
@@ -39,7 +54,7 @@ export async function fetchThreads(r: ResolveEnv, statusIds: string[], t: number
   for (const id of new Set(statusIds)) {
     if (!(await claimThreadFetch(db(r.env), id, t).catch(() => false))) continue;
     const effects: Effects[] = [];
-    await within(fetchThread(r, id, effects), THREAD_MS);
+    await within(fetchThread(r, id, effects, { fetches: MAX_FETCHES, deadline: Date.now() + THREAD_MS }), THREAD_MS);
     out.push(...effects);
     if (effects.length) out.push({ events: [{ accountId: null, event: "status.update", payload: id }] });
   }
@@ -48,7 +63,7 @@ export async function fetchThreads(r: ResolveEnv, statusIds: string[], t: number
 
 type Row = { id: string; uri: string; local: number; in_reply_to_id: string | null };
 
-async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[]): Promise<void> {
+async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], budget: Budget): Promise<void> {
   const d = db(r.env);
   try {
     // The thread's top status as stored: walked up from the opened one.
@@ -58,12 +73,36 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[]):
     );
     if (!top) return;
     const ctx = await federationContext(r.env, r.base);
-    const loader = freshDocumentLoader(r.env);
+    const fresh = freshDocumentLoader(r.env);
+    // Every document fetched counts against the budget (the status, its collection, each page).
+    const loader: typeof fresh = (url, options) => {
+      if (spent(budget)) return Promise.reject(new Error("thread fetch budget spent"));
+      budget.fetches--;
+      return fresh(url, options);
+    };
+    // The document at the id, as its origin serves it (no WebFinger fallback: one fetch per id tried).
+    const fetchObject = async (uri: string): Promise<APObject | null> => {
+      try {
+        const doc = await loader(uri);
+        if (new URL(doc.documentUrl).origin !== new URL(uri).origin) return null;
+        return await APObject.fromJsonLd(doc.document, { documentLoader: loader, contextLoader: ctx.contextLoader });
+      } catch {
+        return null;
+      }
+    };
     const local = new URL(r.base).origin;
-    const load = (uri: string) =>
-      new URL(uri).origin === local || rejectedHost(d, new URL(uri).hostname)
-        ? Promise.resolve(null)
-        : ctx.lookupObject(uri, { documentLoader: loader }).catch(() => null);
+    // The top status is read once (for its parent, then for its replies).
+    const memo = new Map<string, Promise<APObject | null>>();
+    const load = (uri: string) => {
+      const known = memo.get(uri);
+      if (known) return known;
+      const p =
+        new URL(uri).origin === local || rejectedHost(d, new URL(uri).hostname)
+          ? Promise.resolve(null)
+          : fetchObject(uri);
+      if (uri === top.uri) memo.set(uri, p);
+      return p;
+    };
 
     // Missing ancestors, as a reply's arrival fetches them: the top status's own parent, if it names one.
     let root: Row = top;
@@ -84,15 +123,25 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[]):
     let stored = 0;
     let visited = 0;
     let level: Row[] = [root];
-    for (let depth = 0; depth < MAX_DEPTH && level.length && stored < MAX_STORED; depth++) {
+    for (let depth = 0; depth < MAX_DEPTH && level.length && stored < MAX_STORED && !spent(budget); depth++) {
       const next: Row[] = [];
       for (const status of level) {
-        if (visited++ >= MAX_VISITED || stored >= MAX_STORED) break;
+        if (visited++ >= MAX_VISITED || stored >= MAX_STORED || spent(budget)) break;
         if (!status.local) {
-          for (const uri of await replyUris(status.uri, load, loader)) {
-            if (stored >= MAX_STORED) break;
-            const known = await d.get<{ id: string }>(sql`SELECT id FROM statuses WHERE uri = ${uri}`);
-            if (known) continue;
+          const uris = await replyUris(status.uri, load, loader);
+          // Which of them are stored already: one query.
+          const known = new Set(
+            uris.length
+              ? (
+                  await d.all<{ uri: string }>(
+                    sql`SELECT uri FROM statuses WHERE uri IN (SELECT value FROM json_each(${JSON.stringify(uris)}))`,
+                  )
+                ).map((k) => k.uri)
+              : [],
+          );
+          for (const uri of uris) {
+            if (stored >= MAX_STORED || spent(budget)) break;
+            if (known.has(uri)) continue;
             const object = await load(uri);
             if (!isPostLike(object) || object.id?.href !== uri || object.replyTargetId?.href !== status.uri) continue;
             const id = await storeFetchedStatus(r, object, { onStored: (e) => effects.push(e) });
@@ -120,7 +169,7 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[]):
 async function replyUris(
   uri: string,
   load: (uri: string) => Promise<APObject | null>,
-  loader: ReturnType<typeof freshDocumentLoader>,
+  loader: DocumentLoader,
 ): Promise<string[]> {
   const origin = new URL(uri).origin;
   const object = await load(uri);
@@ -130,7 +179,8 @@ async function replyUris(
   const replies = await object.getReplies(opts).catch(() => null);
   if (!(replies instanceof Collection)) return [];
   const out: string[] = [];
-  const take = (page: Collection | CollectionPage) => out.push(...page.itemIds.map((u) => u.href));
+  // A few ids per page: a page listing hundreds is not tried in full.
+  const take = (page: Collection | CollectionPage) => out.push(...page.itemIds.slice(0, PER_PAGE).map((u) => u.href));
   take(replies);
   // The first page may be embedded (Mastodon's is) or an id on the same origin.
   let page: CollectionPage | null = null;

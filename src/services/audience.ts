@@ -26,7 +26,7 @@ export type Audience =
       kind: "many";
       followers: SQL;
       accounts: SQL;
-      /** When it holds, the inboxes of the accepted relays too (a public status: `relays`). */
+      /** When it holds, the inboxes of the accepted relays too (a public status, an account's deletion). */
       relays?: SQL;
     }
   | { kind: "one"; accountId: SQL; inbox: "personal" | "shared" }
@@ -94,11 +94,13 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
     ),
   ChatMessage: (_actor, a) => one(a.recipientId),
   DeleteChatMessage: (_actor, a) => one(a.recipientId),
-  // Its followers, and the remote accounts it follows (they hold its follow).
+  // Its followers, the remote accounts it follows (they hold its follow), and the accepted relays (they spread
+  // its public posts: Mastodon sends the actor's Delete to its relays too).
   DeleteActor: (actor) => ({
     kind: "many",
     followers: sql`1`,
     accounts: sql`(SELECT target_account_id FROM follows WHERE account_id = ${actor})`,
+    relays: sql`1`,
   }),
   // To the poll's author.
   Vote: (_actor, a) =>

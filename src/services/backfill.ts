@@ -32,6 +32,25 @@ export function backfillHome(d: DB, readerId: string, authorIds: string[]): D1Pr
   );
 }
 
+/** A remote account's outbox is read at most this often, whoever follows it or lists it. */
+export const OUTBOX_BACKFILL_EVERY_MS = 3600_000;
+
+/**
+ * Claims the reading of `accountId`'s outbox: true at most once per `OUTBOX_BACKFILL_EVERY_MS` per account (a
+ * `rate_limits` row `outbox:<account id>`, as threads claim theirs), so that following, unfollowing and following
+ * again, or many readers following the same account, does not fetch its outbox each time.
+ */
+export async function claimOutboxBackfill(d: DB, accountId: string, t: number): Promise<boolean> {
+  const { results } = await statement(
+    d,
+    sql`INSERT INTO rate_limits (key, window_start, count) VALUES (${"outbox:" + accountId}, ${t}, 1)
+      ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = count + 1
+        WHERE window_start <= ${t - OUTBOX_BACKFILL_EVERY_MS}
+      RETURNING key`,
+  ).all();
+  return results.length > 0;
+}
+
 /** What a remote account's follow asks to be fetched after the response: its outbox's first page, for `readerId`. */
 export interface OutboxBackfill {
   readerId: string;

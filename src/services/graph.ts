@@ -193,6 +193,9 @@ export async function follow(
         onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
       }),
     ]);
+    // A remote account's recent posts come from its outbox, after the response (they show once it accepts): for
+    // a new request only (a repeated one keeps its first id).
+    const fresh = !isLocal(target) && Boolean(await d.get(sql`SELECT 1 FROM follow_requests WHERE id = ${requestId}`));
     return {
       relationship,
       effects: {
@@ -202,8 +205,7 @@ export async function follow(
         ]),
         push: true,
         federate: true,
-        // A remote account's recent posts come from its outbox, after the response (they show once it accepts).
-        ...(isLocal(target) ? {} : { backfill: [{ readerId: me.id, accountId: target.id }] }),
+        ...(fresh ? { backfill: [{ readerId: me.id, accountId: target.id }] } : {}),
       },
     };
   }

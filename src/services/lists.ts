@@ -89,16 +89,18 @@ export async function addToList(d: DB, ownerId: string, listId: string, accountI
   const t = now();
   // One JSON parameter for the rows: a VALUES list binds four parameters per member and passes D1's 100.
   const rows = JSON.stringify([...ok].map((accountId) => ({ id: newId(t), account: accountId })));
-  await d.$client.batch([
+  const [inserted] = await d.$client.batch<{ account_id: string }>([
     statement(
       d,
       sql`INSERT INTO list_accounts (id, list_id, account_id, created_at)
       SELECT json_extract(value, '$.id'), ${list.id}, json_extract(value, '$.account'), ${t} FROM json_each(${rows}) WHERE true
-      ON CONFLICT DO NOTHING`,
+      ON CONFLICT DO NOTHING RETURNING account_id`,
     ),
     backfillHome(d, ownerId, [...ok]),
   ]);
-  const remote = followed.filter((f) => f.remote);
+  // Outboxes are read for new members only (one already in the list asks for nothing).
+  const added = new Set(inserted?.results.map((r) => r.account_id) ?? []);
+  const remote = followed.filter((f) => f.remote && added.has(f.id));
   return remote.length ? { backfill: remote.map((f) => ({ readerId: ownerId, accountId: f.id })) } : {};
 }
 

@@ -33,16 +33,16 @@ export function listRelays(d: DB): Promise<RelayRow[]> {
   return d.select().from(relays).orderBy(relays.createdAt);
 }
 
-/** A relay URL as given: http(s), no credentials, no fragment. */
-export function relayUrl(input: string): string {
+/** A relay URL as given: https (http too with the development switch `ALLOW_PRIVATE_ADDRESS`), no credentials, no fragment. */
+export function relayUrl(input: string, allowHttp = false): string {
   let u: URL;
   try {
     u = new URL(input.trim());
   } catch {
     throw badRequest("relay_url is not a URL");
   }
-  if ((u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password)
-    throw badRequest("relay_url must be an http(s) URL");
+  if ((u.protocol !== "https:" && !(allowHttp && u.protocol === "http:")) || u.username || u.password)
+    throw badRequest(allowHttp ? "relay_url must be an http(s) URL" : "relay_url must be an https URL");
   u.hash = "";
   return u.href;
 }
@@ -153,13 +153,43 @@ export async function markRelayRemoved(d: DB, url: string): Promise<void> {
   await d.update(relays).set({ state: "removing", updatedAt: now() }).where(eq(relays.id, row.id));
 }
 
-/** Rows the cron has to act on: URLs not looked up yet, unfollows not sent yet. */
-export function relaysToSettle(d: DB): Promise<RelayRow[]> {
+/** Failed look-ups of a row before it is marked `failed` (the admin re-follows it to try again). */
+export const RELAY_ATTEMPTS = 5;
+/** The wait before the next try of a row that failed `n` times: 5 min, 20 min, 45 min, 80 min. */
+const RETRY_MS = 5 * 60_000;
+
+/**
+ * Rows the cron has to act on, unfollows first (they fetch nothing): URLs not looked up yet, not tried again before
+ * their back-off has passed since the last failed try.
+ */
+export function relaysToSettle(d: DB, t: number = now()): Promise<RelayRow[]> {
   return d
     .select()
     .from(relays)
-    .where(or(isNull(relays.kind), eq(relays.state, "removing")))
+    .where(
+      or(
+        eq(relays.state, "removing"),
+        and(
+          isNull(relays.kind),
+          eq(relays.state, "pending"),
+          sql`${relays.updatedAt} + ${relays.attempts} * ${relays.attempts} * ${RETRY_MS} <= ${t}`,
+        ),
+      ),
+    )
+    .orderBy(sql`${relays.state} = 'removing' DESC`, relays.updatedAt)
     .limit(10);
+}
+
+/** A failed look-up of a row (not found, or no admin to send its Follow): backed off, `failed` after a few. */
+export async function relayLookupFailed(d: DB, row: RelayRow, t: number = now()): Promise<void> {
+  await d
+    .update(relays)
+    .set({
+      attempts: sql`${relays.attempts} + 1`,
+      state: sql`CASE WHEN ${relays.attempts} + 1 >= ${RELAY_ATTEMPTS} THEN 'failed' ELSE ${relays.state} END`,
+      updatedAt: t,
+    })
+    .where(and(eq(relays.id, row.id), isNull(relays.kind)));
 }
 
 /** The active local admin whose outbox carries the instance actor's relay activities (the oldest). */
@@ -170,46 +200,56 @@ export async function relayActingAdmin(d: DB): Promise<string | null> {
   return row?.id ?? null;
 }
 
+/** An inbox URL compared as Mastodon-style relays spell it (with or without the trailing slash). */
+const sameInbox = (a: string | null, b: string | null) =>
+  a !== null && b !== null && a.replace(/\/+$/, "") === b.replace(/\/+$/, "");
+
 /**
  * A relay's answer to the instance actor's Follow (`followUri`): accepted or rejected. Only the relay answers: its
- * actor when known, else (a Mastodon-style relay, known by its inbox) an actor on the inbox's host, which then
- * becomes the relay's actor. Answers whether it was a relay's Follow.
+ * actor when known, else (a Mastodon-style relay, known by its inbox) the actor on the inbox's host whose own inbox
+ * is the relay's inbox (pub-relay's, Activity-Relay's and aode-relay's `/actor` all name `/inbox`), which then
+ * becomes the relay's actor. Any other actor on that host is not the relay. Answers whether it was a relay's Follow.
  */
 export async function answerRelayFollow(
   d: DB,
-  senderUri: string,
+  sender: { uri: string; inboxUrl: string | null },
   followUri: string,
   state: "accepted" | "rejected",
 ): Promise<boolean> {
   const row = await d.select().from(relays).where(eq(relays.followUri, followUri)).get();
   if (!row || row.state === "removing") return Boolean(row);
-  const sameHost = row.inboxUrl !== null && new URL(row.inboxUrl).host === new URL(senderUri).host;
-  if (row.actorUri ? row.actorUri !== senderUri : !sameHost) return true;
-  await d.update(relays).set({ state, actorUri: senderUri, updatedAt: now() }).where(eq(relays.id, row.id));
+  if (row.actorUri ? row.actorUri !== sender.uri : !isMastodonRelayActor(row, sender)) return true;
+  await d.update(relays).set({ state, actorUri: sender.uri, updatedAt: now() }).where(eq(relays.id, row.id));
   return true;
 }
 
-/** The accepted relay whose actor is `uri`, if any. */
-export async function acceptedRelay(d: DB, actorUri: string): Promise<RelayRow | null> {
-  return (
-    (await d
-      .select()
-      .from(relays)
-      .where(and(eq(relays.actorUri, actorUri), eq(relays.state, "accepted")))
-      .get()) ?? null
-  );
+/** Whether `sender` is a Mastodon-style relay's actor: on its inbox's host, its own inbox the relay's. */
+function isMastodonRelayActor(row: RelayRow, sender: { uri: string; inboxUrl: string | null }): boolean {
+  if (row.inboxUrl === null || new URL(row.inboxUrl).origin !== new URL(sender.uri).origin) return false;
+  return sameInbox(row.inboxUrl, sender.inboxUrl);
+}
+
+/** Any relay row (whatever its state: pending, rejected, being removed) whose actor is `uri`. */
+export async function anyRelay(d: DB, actorUri: string): Promise<RelayRow | null> {
+  return (await d.select().from(relays).where(eq(relays.actorUri, actorUri)).get()) ?? null;
 }
 
 /**
- * Whether a key (the HTTP signature's of a forwarded activity) is an accepted relay's: on its actor's origin. A
- * relay's server speaks for its relay.
+ * Whose key a forwarded activity's HTTP signature is (`keyId`), as far as relays go: `"relay"` when it is an
+ * accepted relay's actor's own (the key id, without its fragment, is the relay's actor: `…/actor#main-key`, as
+ * pub-relay, Activity-Relay and aode-relay name theirs); else the accepted relays on the key's origin whose actor
+ * document must list the key for it to be theirs (the caller checks; none: not a relay's). Another actor on a
+ * relay's host, or a relay not accepted (pending, rejected, being removed), is not a relay.
  */
-export async function isRelayKey(d: DB, keyId: string): Promise<boolean> {
-  const origin = new URL(keyId).origin;
-  const row = await d.get<{ id: string }>(
-    sql`SELECT id FROM relays WHERE state = 'accepted' AND substr(actor_uri, 1, ${origin.length + 1}) = ${origin + "/"} LIMIT 1`,
+export async function relayKeyCandidates(d: DB, keyId: string): Promise<"relay" | string[]> {
+  const key = new URL(keyId);
+  const bare = new URL(key.href);
+  bare.hash = "";
+  const rows = await d.all<{ actor_uri: string }>(
+    sql`SELECT actor_uri FROM relays WHERE state = 'accepted' AND substr(actor_uri, 1, ${key.origin.length + 1}) = ${key.origin + "/"} LIMIT 5`,
   );
-  return Boolean(row);
+  if (rows.some((r) => r.actor_uri === bare.href)) return "relay";
+  return rows.map((r) => r.actor_uri);
 }
 
 /**

@@ -93,7 +93,7 @@ export async function storeRemoteNote(
     base: string;
     t?: number;
     requested?: boolean;
-    /** Brought by a followed relay (issue 36): relevant when public or unlisted, as a relay's posts are. */
+    /** Brought by a followed relay (issue 36): relevant when public, as a relay's posts are. */
     relayed?: boolean;
     extra?: D1PreparedStatement[];
   },
@@ -133,7 +133,8 @@ export async function storeRemoteNote(
   const mentioned = new Set(note.mentions);
   for (const r of recipientRows) if (r.id !== author.id) recipients.set(r.id, mentioned.has(r.uri));
   const localRecipient = recipientRows.some((r) => r.local && r.id !== author.id);
-  const relayed = opts.relayed === true && (note.visibility === "public" || note.visibility === "unlisted");
+  // Public only, as the federation policies left it (an unlisted post would be stored and shown nowhere).
+  const relayed = opts.relayed === true && note.visibility === "public";
   const relevant =
     opts.requested === true || relayed || followed.length > 0 || localRecipient || (parent !== null && parent.local);
   if (!relevant) return { stored: false, reason: "irrelevant" };

@@ -1,6 +1,6 @@
 /**
  * Pleroma's relay admin API (issue 36), as admin-fe's relay page calls it: `GET …/admin/relay` lists the relays
- * followed (`actor`, `followed_back`, and Starling's `state`: pending, accepted, rejected), `POST` with
+ * followed (`actor`, `followed_back`, and Starling's `state`: pending, accepted, rejected, failed: the cron could not look it up), `POST` with
  * `relay_url` follows one (answering its actor id), `DELETE` with `relay_url` unfollows it. Admins only.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -14,16 +14,22 @@ import { logEntry } from "../../services/moderation-log";
 import { listRelays, relayByUrl, relayUrl, removeRelay, renderRelay } from "../../services/relays";
 import { followRelayNow } from "../../federation/relays";
 import { actorOf, ADMIN_TAG } from "./common";
+import { allowPrivateAddress } from "../../lib/outbound";
 
 const RelaySchema = z
   .object({
     actor: z.string(),
     followed_back: z.boolean(),
-    state: z.enum(["pending", "accepted", "rejected"]),
+    state: z.enum(["pending", "accepted", "rejected", "failed"]),
   })
   .openapi("AdminRelay");
 
-const relayParams = z.object({ relay_url: z.string().min(1).max(2048), force: z.string().optional() });
+// `force` (Pleroma's: unfollow even when the relay cannot be reached; Starling never waits for it) as a string or
+// as the JSON boolean Pleroma's admin-fe sends.
+const relayParams = z.object({
+  relay_url: z.string().min(1).max(2048),
+  force: z.union([z.string(), z.boolean()]).optional(),
+});
 
 export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -49,7 +55,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
     params: relayParams,
     response: z.string(),
     handler: async (c, p, auth) => {
-      const url = relayUrl(p.relay_url);
+      const url = relayUrl(p.relay_url, allowPrivateAddress(c.env));
       const d = db(c.env);
       const base = baseUrl(c);
       const log = logEntry(
@@ -79,7 +85,8 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
     response: z.string(),
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      const row = await relayByUrl(d, relayUrl(p.relay_url));
+      // Any relay followed before may be unfollowed, http or not.
+      const row = await relayByUrl(d, relayUrl(p.relay_url, true));
       if (!row) throw notFound("Relay not found");
       await removeRelay(d, row, auth.account.id, [
         logEntry(
