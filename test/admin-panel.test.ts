@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newId } from "../src/db/ids";
 import { AccountSchema } from "../src/schemas/account";
+import { ChatMessageSchema } from "../src/schemas/chat";
 import { AdminCredentialsSchema, AdminStatusSchema } from "../src/schemas/admin";
 import {
   appToken,
@@ -183,6 +184,46 @@ describe("a user's chats", () => {
     expect(await json(`/api/pleroma/admin/users/${carol.id}/chats`, { token: admin.token })).toHaveLength(1);
     await json(`/api/pleroma/admin/users/nobody-here/chats`, { token: admin.token, status: 404 });
     await json(`/api/pleroma/admin/users/${bob.username}/chats`, { token: plain.token, status: 403 });
+  });
+
+  it("shows a chat and its messages (what either side cleared too), and deletes one as its sender would", async () => {
+    const dora = await registerUser();
+    const eve = await registerUser();
+    const chat = await json(`/api/v1/pleroma/chats/by-account-id/${eve.id}`, { method: "POST", token: dora.token });
+    const first = await json(`/api/v1/pleroma/chats/${chat.id}/messages`, {
+      token: dora.token,
+      body: { content: "one" },
+    });
+    await json(`/api/v1/pleroma/chats/${chat.id}/messages`, { token: eve.token, body: { content: "two" } });
+    // Both clear the chat from their view: staff still see every message.
+    await json(`/api/v1/pleroma/chats/${chat.id}`, { method: "DELETE", token: eve.token });
+    await json(`/api/v1/pleroma/chats/${chat.id}`, { method: "DELETE", token: dora.token });
+
+    const Chat = z.object({ id: z.string(), sender: AccountSchema, receiver: AccountSchema });
+    const shown = valid(Chat, await json(`/api/pleroma/admin/chats/${chat.id}`, { token: admin.token }));
+    expect([shown.sender.id, shown.receiver.id].sort()).toEqual([dora.id, eve.id].sort());
+    const messages = valid(
+      z.array(ChatMessageSchema),
+      await json(`/api/pleroma/admin/chats/${chat.id}/messages`, { token: admin.token }),
+    );
+    expect(messages.map((m) => m.content)).toEqual(["two", "one"]);
+
+    const deleted = valid(
+      ChatMessageSchema,
+      await json(`/api/pleroma/admin/chats/${chat.id}/messages/${first.id}`, { method: "DELETE", token: admin.token }),
+    );
+    expect(deleted.id).toBe(first.id);
+    const left = await json(`/api/pleroma/admin/chats/${chat.id}/messages`, { token: admin.token });
+    expect(left.map((m: { content: string }) => m.content)).toEqual(["two"]);
+
+    await json(`/api/pleroma/admin/chats/${chat.id}`, { token: plain.token, status: 403 });
+    await json(`/api/pleroma/admin/chats/${chat.id}/messages`, { token: plain.token, status: 403 });
+    await json(`/api/pleroma/admin/chats/01ARZ3NDEKTSV4RRFFQ69G5FAV`, { token: admin.token, status: 404 });
+    await json(`/api/pleroma/admin/chats/${chat.id}/messages/01ARZ3NDEKTSV4RRFFQ69G5FAV`, {
+      method: "DELETE",
+      token: admin.token,
+      status: 404,
+    });
   });
 });
 

@@ -39,10 +39,16 @@ export interface ChatView {
 }
 
 const otherId = (me: string) => sql`CASE WHEN ${chats.aId} = ${me} THEN ${chats.bId} ELSE ${chats.aId} END`;
-const mine = (me: string) =>
-  sql`((${chats.aId} = ${me} AND ${chats.aOpen} = 1) OR (${chats.bId} = ${me} AND ${chats.bOpen} = 1))`;
-const myCleared = (me: string) =>
-  sql`coalesce(CASE WHEN ${chats.aId} = ${me} THEN ${chats.aClearedId} ELSE ${chats.bClearedId} END, '')`;
+/** `me`'s open chats; any chat for staff (`null`: the admin API's chat views). */
+const mine = (me: string | null) =>
+  me === null
+    ? sql`1`
+    : sql`((${chats.aId} = ${me} AND ${chats.aOpen} = 1) OR (${chats.bId} = ${me} AND ${chats.bOpen} = 1))`;
+/** What `me` cleared from view; staff see every message. */
+const myCleared = (me: string | null) =>
+  me === null
+    ? sql`''`
+    : sql`coalesce(CASE WHEN ${chats.aId} = ${me} THEN ${chats.aClearedId} ELSE ${chats.bClearedId} END, '')`;
 
 /**
  * The other side's user columns a chat renders (D1 answers at most 100 columns per row, and chat, account, message
@@ -66,16 +72,22 @@ const OMITTED_USER = {
   registrationReason: null,
 };
 
-/** The query of chat views for `me` (one statement: chat, other account, last message and its attachment). */
-function chatViewQuery(d: DB, me: string, where: SQL | undefined) {
+/**
+ * The query of chat views for `me` (one statement: chat, other account, last message and its attachment); `staff`:
+ * whether or not `me` keeps it open or cleared it (the admin API's view, from one side).
+ */
+function chatViewQuery(d: DB, me: string, where: SQL | undefined, staff = false) {
   return d
     .select({ chat: chats, account: accounts, user: otherUserColumns, message: chatMessages, media: mediaAttachments })
     .from(chats)
     .innerJoin(accounts, eq(accounts.id, otherId(me)))
     .leftJoin(users, eq(users.accountId, accounts.id))
-    .leftJoin(chatMessages, and(eq(chatMessages.id, chats.lastMessageId), sql`${chatMessages.id} > ${myCleared(me)}`))
+    .leftJoin(
+      chatMessages,
+      and(eq(chatMessages.id, chats.lastMessageId), sql`${chatMessages.id} > ${myCleared(staff ? null : me)}`),
+    )
     .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
-    .where(and(mine(me), where));
+    .where(and(mine(staff ? null : me), where));
 }
 
 type ViewRow = Awaited<ReturnType<ReturnType<typeof chatViewQuery>["all"]>>[number];
@@ -109,6 +121,19 @@ export async function ownChat(d: DB, me: string, id: string): Promise<ChatView> 
   const [row] = await chatViewQuery(d, me, eq(chats.id, isId(id) ? id : "")).limit(1);
   if (!row) throw notFound();
   return toView(me)(row);
+}
+
+/** Any chat, as its first side sees it (the admin API's view: `sender` is that side), or 404. */
+export async function anyChat(d: DB, id: string): Promise<ChatView> {
+  const row = await d
+    .select({ aId: chats.aId })
+    .from(chats)
+    .where(eq(chats.id, isId(id) ? id : ""))
+    .get();
+  if (!row) throw notFound();
+  const [view] = await chatViewQuery(d, row.aId, eq(chats.id, id), true).limit(1);
+  if (!view) throw notFound();
+  return toView(row.aId)(view);
 }
 
 /** Views of one chat for both its sides (for `pleroma:chat_update`): two reads side by side. */
@@ -145,12 +170,13 @@ export async function chatWith(d: DB, me: string, target: AccountWithUser): Prom
 }
 
 /**
- * A page of messages of one of `me`'s chats, newest first, with their attachments: one statement, the chat
- * left-joined to its page (a chat with no message on the page still answers one row, so 404 means no chat).
+ * A page of messages of one of `me`'s chats (any chat, every message, for staff: `null`), newest first, with their
+ * attachments: one statement, the chat left-joined to its page (a chat with no message on the page still answers
+ * one row, so 404 means no chat).
  */
 export async function messagePage(
   d: DB,
-  me: string,
+  me: string | null,
   chatId: string,
   page: Page,
 ): Promise<{ message: ChatMessageRow; media: MediaRow | null }[]> {
@@ -170,8 +196,8 @@ export async function messagePage(
   );
 }
 
-/** One message of one of `me`'s chats, or 404. */
-export async function ownMessage(d: DB, me: string, chatId: string, messageId: string) {
+/** One message of one of `me`'s chats (of any chat for staff: `null`), or 404. */
+export async function ownMessage(d: DB, me: string | null, chatId: string, messageId: string) {
   const [row] = await d
     .select({ message: chatMessages, media: mediaAttachments, chat: chats })
     .from(chatMessages)

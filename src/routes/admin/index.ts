@@ -1,6 +1,7 @@
 /** The admin API (`/api/v1/pleroma/admin/…`): Pleroma 2.5's paths and shapes, so admin-fe works. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
+import { registerAdminChatRoutes } from "./chats";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
 import { registerAdminPanelRoutes } from "./panel";
@@ -12,4 +13,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminUserRoutes(app);
   registerAdminFrontendRoutes(app);
   registerAdminPanelRoutes(app);
+  registerAdminChatRoutes(app);
 }

@@ -2,25 +2,17 @@
  * What admin-fe asks of Pleroma besides users, reports and settings (its calls listed in docs/admin.md): whether
  * a restart is needed (never: settings apply at once), the restart itself (nothing to restart), emoji reloading
  * (emoji are read from D1 on each request: nothing to reload), the media proxy cache (Starling has no media
- * proxy: empty), the instance documents, a remote instance's statuses, and a user's chats.
+ * proxy: empty), the instance documents and a remote instance's statuses. Chats: routes/admin/chats.ts.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { db } from "../../db/client";
 import type { AppEnv } from "../../http/app-env";
 import { boolParam, fileParam } from "../../http/params";
 import { route } from "../../http/route";
-import { baseUrl, hostOf, renderContext } from "../../http/urls";
+import { baseUrl } from "../../http/urls";
 import { deleteDocument, documentPath, readDocument, writeDocument } from "../../services/instance-documents";
 import { chosenFrontend, frontendFile } from "../../services/frontends";
 import { config } from "../../env";
-import { chatList } from "../../services/chats";
-import { findAccount } from "../../services/accounts";
-import { renderChat } from "../../render/chat";
-import { renderAccount } from "../../render/account";
-import { ChatSchema } from "../../schemas/chat";
-import { AccountSchema } from "../../schemas/account";
-import { notFound } from "../../lib/errors";
 import { ADMIN_TAG, pageFields, statusPage, StatusPageSchema } from "./common";
 
 const admin = { tags: ADMIN_TAG, auth: "user", privilege: "superuser" } as const;
@@ -151,37 +143,5 @@ export function registerAdminPanelRoutes(app: OpenAPIHono<AppEnv>) {
           pageSize: p.page_size,
         }),
       ),
-  });
-
-  route(app, {
-    ...admin,
-    method: "get",
-    path: "/api/v1/pleroma/admin/users/:nickname/chats",
-    summary: "A local user's chats, as Pleroma's admin view (`sender`, `receiver`, the last message)",
-    scopes: ["admin:read:chats"],
-    privilege: "messages_read",
-    params: z.object({ nickname: z.string().max(300) }),
-    response: z.array(
-      ChatSchema.omit({ account: true })
-        .extend({ sender: AccountSchema, receiver: AccountSchema })
-        .openapi("AdminChat"),
-    ),
-    handler: async (c, p) => {
-      const d = db(c.env);
-      const found = await findAccount(d, p.nickname, hostOf(c));
-      if (!found) throw notFound("Not found");
-      // A remote account's chats are kept by its server (Pleroma answers [] too).
-      if (!found.user) return c.json([]);
-      // Rendered as the user sees their chats (Pleroma renders the sender without visibility checks).
-      const ctx = renderContext(c, found.account.id);
-      const sender = renderAccount(ctx, found);
-      const views = await chatList(d, found.account.id, { withMuted: true });
-      return c.json(
-        views.map((v) => {
-          const { account, ...chat } = renderChat(ctx, v);
-          return { ...chat, sender, receiver: account };
-        }),
-      );
-    },
   });
 }
