@@ -54,6 +54,10 @@ const home = async (user: TestUser) =>
   );
 
 let n = 0;
+
+/** The relay's `Announce` of an object, sent to A's inbox as the relay. */
+const announce = (relay: string, object: unknown) =>
+  relays.send(relay, { "@context": AS, id: `${relay}#announces/${n++}`, type: "Announce", actor: relay, object });
 /** A public note by `author` on the peer, served at its id. */
 function servedNote(author: string, extra: Record<string, unknown> = {}) {
   const id = `${author}/notes/${Date.now()}${n++}`;
@@ -132,13 +136,7 @@ describe("relays", () => {
     expect(await q("SELECT id FROM statuses WHERE uri = ?", early.id)).toEqual([]);
     // Nor is its Announce of a local post a boost (pending, as rejected or being removed).
     const local = await json("/api/v1/statuses", { instance: A, token: reader.token, body: { status: "boost me?" } });
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: local.uri,
-    });
+    await announce(relay, local.uri);
     expect(await q("SELECT id FROM statuses WHERE reblog_of_id = ?", local.id)).toEqual([]);
     await relays.send(relay, {
       "@context": AS,
@@ -175,36 +173,18 @@ describe("relays", () => {
     });
     // An embedded copy that lies about the content is not believed: the origin's is stored.
     const other = servedNote(author);
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: { ...other, content: "<p>forged by the relay</p>" },
-    });
+    await announce(relay, { ...other, content: "<p>forged by the relay</p>" });
     // Its author is stored the light way: no counters (its followers collection is not read), no pinned posts.
     expect(peer.requests.filter((r) => /^GET \/users\/[^/]+\/(followers|following|outbox|featured)/.test(r))).toEqual(
       [],
     );
     // Announced again (by this relay or another): stored already, nothing fetched.
     const fetchedBefore = [peer.requests.length, relays.requests.length];
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: note.id,
-    });
+    await announce(relay, note.id);
     expect([peer.requests.length, relays.requests.length]).toEqual(fetchedBefore);
     // An unlisted post is shown on no timeline a relay feeds: not taken.
     const unlisted = servedNote(author, { to: [`${author}/followers`], cc: [PUBLIC] });
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: unlisted.id,
-    });
+    await announce(relay, unlisted.id);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", unlisted.id)).toEqual([]);
     const shown = await federated(reader);
     const mine = shown.filter((s) => s.account.url?.startsWith(author) || s.uri.startsWith(author));
@@ -226,13 +206,7 @@ describe("relays", () => {
       content: "<p>about #relaytag</p>",
       tag: [{ type: "Hashtag", name: "#relaytag", href: "https://peer.example/tags/relaytag" }],
     });
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: tagged.id,
-    });
+    await announce(relay, tagged.id);
     expect((await home(reader)).filter((s) => s.uri.startsWith(author)).map((s) => s.uri)).toEqual([tagged.id]);
 
     // Local public posts go to the relay; followers-only ones never.
@@ -280,23 +254,11 @@ describe("relays", () => {
       JSON.stringify({ bytes: 97, limitBytes: 100, at: Date.now(), warnedAt: Date.now() }),
     );
     const refused = servedNote(author);
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: refused.id,
-    });
+    await announce(relay, refused.id);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", refused.id)).toEqual([]);
     await q("DELETE FROM instance_keys WHERE name = 'storage'");
     // The same, with room again: taken.
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: refused.id,
-    });
+    await announce(relay, refused.id);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", refused.id)).toHaveLength(1);
 
     // Unfollowed: an Undo of the Follow goes out, and what it announces is no longer taken.
@@ -306,13 +268,7 @@ describe("relays", () => {
     await drainFederation(A.bindings);
     expect(toRelay().at(-1)).toMatchObject({ type: "Undo", actor: INSTANCE_ACTOR, object: { id: follow.id } });
     const late = servedNote(author);
-    await relays.send(relay, {
-      "@context": AS,
-      id: `${relay}#announces/${n++}`,
-      type: "Announce",
-      actor: relay,
-      object: late.id,
-    });
+    await announce(relay, late.id);
     expect(await q("SELECT id FROM statuses WHERE uri = ?", late.id)).toEqual([]);
     const afterUnfollow = relays.delivered.length;
     await json("/api/v1/statuses", { instance: A, token: reader.token, body: { status: "no relay now" } });
