@@ -213,6 +213,8 @@ describe("a user's chats", () => {
       await json(`/api/pleroma/admin/chats/${chat.id}/messages/${first.id}`, { method: "DELETE", token: admin.token }),
     );
     expect(deleted.id).toBe(first.id);
+    const log = await json("/api/v1/pleroma/admin/moderation_log", { token: admin.token });
+    expect(log.items[0].message).toBe(`@${admin.username} deleted chat message #${first.id}`);
     const left = await json(`/api/pleroma/admin/chats/${chat.id}/messages`, { token: admin.token });
     expect(left.map((m: { content: string }) => m.content)).toEqual(["two"]);
 

@@ -225,6 +225,20 @@ describe("serving", () => {
     expect((await call("/static/config.json")).status).toBe(404);
   });
 
+  it("reads an unchosen frontend as Pleroma's name none (admin-fe reads name and ref of each)", async () => {
+    const all = await json("/api/v1/pleroma/admin/config", { token: admin.token });
+    const entry = all.configs.find((e: { key: string }) => e.key === ":frontends");
+    expect(entry).toEqual({
+      group: ":pleroma",
+      key: ":frontends",
+      value: [
+        { tuple: [":primary", { name: "none", ref: "none" }] },
+        { tuple: [":admin", { name: "none", ref: "none" }] },
+      ],
+      db: [],
+    });
+  });
+
   it("refuses a :frontends value that is not a name and a ref", async () => {
     for (const value of [{ name: "../x", ref: "a" }, 42, { ref: "a" }])
       await json("/api/v1/pleroma/admin/config", {

@@ -404,7 +404,8 @@ export function configEntries(env: Env): ConfigEntry[] {
     {
       group: ":pleroma",
       key: ":frontends",
-      value: FRONTEND_KEYS.map((k) => tuple(atom(k), c.frontends[k])),
+      // None chosen reads as Pleroma's name "none" (admin-fe reads `name` and `ref` of each).
+      value: FRONTEND_KEYS.map((k) => tuple(atom(k), c.frontends[k] ?? { name: "none", ref: "none" })),
       db: FRONTEND_KEYS.filter((k) => frontendRow(k) in values).map(atom),
     },
     {

@@ -5,7 +5,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { db } from "../../db/client";
+import { db, now } from "../../db/client";
 import type { AppEnv } from "../../http/app-env";
 import { pageParams, setLinkHeader } from "../../http/pagination";
 import { after, route, type Ctx } from "../../http/route";
@@ -17,7 +17,8 @@ import { AccountSchema } from "../../schemas/account";
 import { ChatMessageSchema, ChatSchema } from "../../schemas/chat";
 import { findAccount } from "../../services/accounts";
 import { anyChat, chatList, chatRoom, messagePage, ownMessage, type ChatView } from "../../services/chats";
-import { ADMIN_TAG } from "./common";
+import { logEntry } from "../../services/moderation-log";
+import { ADMIN_TAG, actorOf } from "./common";
 
 const AdminChatSchema = ChatSchema.omit({ account: true })
   .extend({ sender: AccountSchema, receiver: AccountSchema })
@@ -111,6 +112,18 @@ export function registerAdminChatRoutes(app: OpenAPIHono<AppEnv>) {
       const sender = found.message.accountId;
       const other = found.chat.aId === sender ? found.chat.bId : found.chat.aId;
       after(c, await chatRoom(c.env, found.chat.id).deleteMessage(found.chat.id, sender, other, found.message.id));
+      // Logged once the chat's own writer has deleted it (its writes are the Durable Object's, not this batch).
+      const d = db(c.env);
+      await d.$client.batch([
+        logEntry(
+          d,
+          actorOf(auth),
+          "chat_message_delete",
+          { subject_id: found.message.id },
+          `@${auth.account.username} deleted chat message #${found.message.id}`,
+          now(),
+        ),
+      ]);
       return c.json(renderChatMessage(renderContext(c, auth.account.id), found.message, found.media));
     },
   });
