@@ -53,6 +53,10 @@ export async function installFrontendFromCli(o: FrontendCliOptions): Promise<voi
 
   // Node reads larger archives than the Worker may hold in memory.
   const files = listFrontendArchive(zip, o.buildDir ?? known?.build_dir ?? "dist", 256_000_000);
+  // The file list goes into one SQL statement: D1 takes at most 100 KB, so check before uploading anything.
+  const listedLength = JSON.stringify(files.map((f) => ({ path: f.path, type: f.type, size: f.size }))).length;
+  if (listedLength > 90_000)
+    throw new Error(`The build lists too many files (${files.length}, ${listedLength} bytes of paths) for one install`);
   const build = randomToken(9);
   const prefix = buildPrefix(name, ref, build);
   const dir = mkdtempSync(join(tmpdir(), "starling-frontend-"));

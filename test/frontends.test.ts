@@ -443,7 +443,8 @@ describe("frontend configurations", () => {
     const before = await read();
     await set([{ tuple: [":pleroma_fe", ["a"]] }], 400);
     await set([{ tuple: [':x"]', { a: 1 }] }], 400);
-    await set([{ tuple: [":pleroma_fe", { big: "x".repeat(70_000) }] }], 400);
+    await set([{ tuple: [":pleroma_fe", { big: "x".repeat(9_000) }] }], 400);
+    await set([{ tuple: [":someone_elses_fe", { a: 1 }] }], 400);
     await set("nope", 400);
     expect(await read()).toEqual(before);
     await json("/api/v1/pleroma/admin/config", {

@@ -258,7 +258,21 @@ type FrontendKey = (typeof FRONTEND_KEYS)[number];
 const frontendRow = (k: FrontendKey) => `frontends.${k}`;
 /** `:frontend_configurations` (Pleroma-FE reads its `pleroma_fe` map over its own config.json): one row, all of it. */
 const FRONTEND_CONFIGURATIONS_KEY = "frontend_configurations";
-const FRONTEND_CONFIGURATIONS_MAX = 64 * 1024;
+/**
+ * The frontends whose settings may be kept (Pleroma's and its forks' names), each map at most 8 KB: a change sets
+ * the maps it names and keeps the others, so the whole stays within 64 KB however many changes add up.
+ */
+const FRONTEND_CONFIGURATION_NAMES = [
+  "pleroma_fe",
+  "masto_fe",
+  "soapbox_fe",
+  "akkoma_fe",
+  "fedi_fe",
+  "glitch_lily",
+  "kenoma",
+  "admin_fe",
+] as const;
+const FRONTEND_CONFIGURATION_MAX = 8 * 1024;
 const BY_KEY = new Map(INSTANCE_SETTINGS.map((s) => [s.key, s]));
 
 /** What one isolate knows of the stored settings, per database binding. */
@@ -495,18 +509,19 @@ export function configDescriptions() {
   ];
 }
 
-/** `:frontend_configurations`: frontend name → a JSON object of its settings, at most 64 KB in all. */
+/** `:frontend_configurations`: frontend name → a JSON object of its settings (FRONTEND_CONFIGURATION_NAMES). */
 function frontendConfigurations(value: unknown): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [k, v] of keyword(value, ":frontend_configurations")) {
-    // A name only (it goes into a JSON path): letters, digits, `_`.
-    if (!/^[a-z0-9_]{1,64}$/i.test(k)) throw invalid(`:frontend_configurations :${k} is not a frontend name`);
+    // A known name only (it also goes into a JSON path).
+    if (!(FRONTEND_CONFIGURATION_NAMES as readonly string[]).includes(k))
+      throw invalid(`:frontend_configurations :${k} is not one of ${FRONTEND_CONFIGURATION_NAMES.join(", ")}`);
     if (!v || typeof v !== "object" || Array.isArray(v))
       throw invalid(`:frontend_configurations :${k} must be a map of settings`);
+    if (JSON.stringify(v).length > FRONTEND_CONFIGURATION_MAX)
+      throw invalid(`:frontend_configurations :${k} is larger than ${FRONTEND_CONFIGURATION_MAX} bytes`);
     out[k] = v as Record<string, unknown>;
   }
-  if (JSON.stringify(out).length > FRONTEND_CONFIGURATIONS_MAX)
-    throw invalid(`:frontend_configurations is larger than ${FRONTEND_CONFIGURATIONS_MAX} bytes`);
   return out;
 }
 
