@@ -31,15 +31,16 @@ const relayParams = z.object({
   force: z.union([z.string(), z.boolean()]).optional(),
 });
 
+const admin = { tags: ADMIN_TAG, auth: "user", privilege: "superuser" } as const;
+const write = { ...admin, scopes: ["admin:write:follows"], params: relayParams, response: z.string() };
+
 export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/pleroma/admin/relay",
     summary: "The relays this instance follows, with whether each follows back and its state",
-    tags: ADMIN_TAG,
-    auth: "user",
+    ...admin,
     scopes: ["admin:read:follows"],
-    privilege: "superuser",
     response: z.object({ relays: z.array(RelaySchema) }),
     handler: async (c) => c.json({ relays: (await listRelays(db(c.env))).map(renderRelay) }),
   });
@@ -48,12 +49,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
     method: "post",
     path: "/api/v1/pleroma/admin/relay",
     summary: "Follow a relay: a LitePub relay's actor, or a Mastodon-style relay's inbox",
-    tags: ADMIN_TAG,
-    auth: "user",
-    scopes: ["admin:write:follows"],
-    privilege: "superuser",
-    params: relayParams,
-    response: z.string(),
+    ...write,
     handler: async (c, p, auth) => {
       const url = relayUrl(p.relay_url, allowPrivateAddress(c.env));
       const d = db(c.env);
@@ -77,12 +73,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
     method: "delete",
     path: "/api/v1/pleroma/admin/relay",
     summary: "Unfollow a relay (by the URL it was followed with, or its actor id): nothing more to or from it",
-    tags: ADMIN_TAG,
-    auth: "user",
-    scopes: ["admin:write:follows"],
-    privilege: "superuser",
-    params: relayParams,
-    response: z.string(),
+    ...write,
     handler: async (c, p, auth) => {
       const d = db(c.env);
       // Any relay followed before may be unfollowed, http or not.
