@@ -33,6 +33,7 @@ import { refreshSettings } from "../services/settings";
 import { POST_FORMATS } from "../render/instance";
 import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
+import { deleteStoredFiles } from "../services/media";
 import { measureStorage } from "../services/storage";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
@@ -193,6 +194,7 @@ async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise
     d,
     due.map((r) => r.id),
   );
-  if (files.length) await env.MEDIA.delete(files);
+  // Through the one deleter: pictures' thumbnails go with them.
+  if (files.length) await deleteStoredFiles(env.MEDIA, files);
   return events;
 }

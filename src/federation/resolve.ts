@@ -169,6 +169,8 @@ export async function storeFetchedStatus(
   opts: {
     /** Brought by a relay (issue 36), not asked for: stored only when public. */
     relayed?: boolean;
+    /** Store an unknown author the light way (no counters, no pinned posts): a relayed or a thread's post. */
+    lightAuthor?: boolean;
     /** What follows a newly stored status (its stream events), for a caller that hands them on. */
     onStored?: (e: Effects) => void;
   } = {},
@@ -177,9 +179,9 @@ export async function storeFetchedStatus(
   const id = object.id;
   const authorId = object.attributionId;
   if (!id || !authorId || authorId.origin !== id.origin) return null;
-  // A relayed post's author is stored the light way (no counters, no featured collection: its pinned posts are
-  // not asked for by anyone here).
-  const author = await resolveAccount(r, authorId.href, opts.relayed ? { light: true } : {});
+  // A relayed post's author, or a thread's, is stored the light way (no counters, no featured collection: its
+  // pinned posts are not asked for by anyone here, and a thread's fetches stay within its budget).
+  const author = await resolveAccount(r, authorId.href, opts.relayed || opts.lightAuthor ? { light: true } : {});
   if (!author || author.account.domain === null || author.account.uri !== authorId.href) return null;
   const d = db(r.env);
   const note = applyNotePolicies(

@@ -67,10 +67,12 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], 
   const d = db(r.env);
   try {
     // The thread's top status as stored: walked up from the opened one.
-    const top = await d.get<Row>(
-      sql`WITH RECURSIVE up(id, n) AS (SELECT ${statusId}, 0 UNION ALL SELECT s.in_reply_to_id, up.n + 1 FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_id IS NOT NULL AND up.n < 64)
-        SELECT s.id, s.uri, s.local, s.in_reply_to_id FROM up JOIN statuses s ON s.id = up.id ORDER BY up.n DESC LIMIT 1`,
-    );
+    const topOf = (id: string) =>
+      d.get<Row>(
+        sql`WITH RECURSIVE up(id, n) AS (SELECT ${id}, 0 UNION ALL SELECT s.in_reply_to_id, up.n + 1 FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_id IS NOT NULL AND up.n < 64)
+          SELECT s.id, s.uri, s.local, s.in_reply_to_id FROM up JOIN statuses s ON s.id = up.id ORDER BY up.n DESC LIMIT 1`,
+      );
+    const top = await topOf(statusId);
     if (!top) return;
     const ctx = await federationContext(r.env, r.base);
     const fresh = freshDocumentLoader(r.env);
@@ -91,7 +93,7 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], 
       }
     };
     const local = new URL(r.base).origin;
-    // The top status is read once (for its parent, then for its replies).
+    // Each document is read once (a reply stored at one level is read again for its replies at the next).
     const memo = new Map<string, Promise<APObject | null>>();
     const load = (uri: string) => {
       const known = memo.get(uri);
@@ -100,7 +102,7 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], 
         new URL(uri).origin === local || rejectedHost(d, new URL(uri).hostname)
           ? Promise.resolve(null)
           : fetchObject(uri);
-      if (uri === top.uri) memo.set(uri, p);
+      memo.set(uri, p);
       return p;
     };
 
@@ -110,11 +112,7 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], 
       const object = await load(top.uri);
       const parent = isPostLike(object) && object.id?.href === top.uri ? object.replyTargetId?.href : undefined;
       if (parent && (await fetchAncestors(r, top.id, parent)) > 0) {
-        root =
-          (await d.get<Row>(
-            sql`WITH RECURSIVE up(id, n) AS (SELECT ${top.id}, 0 UNION ALL SELECT s.in_reply_to_id, up.n + 1 FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_id IS NOT NULL AND up.n < 64)
-              SELECT s.id, s.uri, s.local, s.in_reply_to_id FROM up JOIN statuses s ON s.id = up.id ORDER BY up.n DESC LIMIT 1`,
-          )) ?? top;
+        root = (await topOf(top.id)) ?? top;
       }
     }
 
@@ -144,7 +142,7 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], 
             if (known.has(uri)) continue;
             const object = await load(uri);
             if (!isPostLike(object) || object.id?.href !== uri || object.replyTargetId?.href !== status.uri) continue;
-            const id = await storeFetchedStatus(r, object, { onStored: (e) => effects.push(e) });
+            const id = await storeFetchedStatus(r, object, { lightAuthor: true, onStored: (e) => effects.push(e) });
             if (id) stored++;
           }
         }

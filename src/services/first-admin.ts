@@ -13,10 +13,6 @@ import { hashPassword, safeEqual } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { credentialErrors, emptyAccount, fieldErrors, localActorUrls, type AccountRow } from "./accounts";
 
-export async function adminExists(d: DB): Promise<boolean> {
-  return !!(await d.get(sql`SELECT 1 AS x FROM users WHERE is_admin = 1 LIMIT 1`));
-}
-
 /**
  * Whether `/setup` is open: a secret is configured, no admin exists, and no set-up ever made one (an admin made
  * here and later demoted or deleted does not reopen it for the old secret).

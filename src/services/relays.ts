@@ -9,7 +9,7 @@
  * What a relay brings is trusted only as its author's (federation/inbound-auth.ts) or fetched from its origin; the
  * relay's word only makes a public post relevant here (services/remote-statuses.ts `relayed`).
  */
-import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { and, eq, isNull, ne, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
@@ -25,12 +25,13 @@ export function renderRelay(r: RelayRow) {
   return {
     actor: r.actorUri ?? r.url,
     followed_back: r.followedBack,
-    state: r.state === "removing" ? ("pending" as const) : r.state,
+    state: r.state as Exclude<RelayRow["state"], "removing">,
   };
 }
 
+/** The relays followed (one being unfollowed is no longer listed: the admin asked for it to go). */
 export function listRelays(d: DB): Promise<RelayRow[]> {
-  return d.select().from(relays).orderBy(relays.createdAt);
+  return d.select().from(relays).where(ne(relays.state, "removing")).orderBy(relays.createdAt);
 }
 
 /** A relay URL as given: https (http too with the development switch `ALLOW_PRIVATE_ADDRESS`), no credentials, no fragment. */

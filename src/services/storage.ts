@@ -86,6 +86,8 @@ async function tellAdmins(env: Env, d: DB, s: StorageState) {
       { id: first.id, username: first.username },
       {
         content: `This server's storage is ${pct}% full (${mb(s.bytes)} of ${mb(s.limitBytes)}). The admins have been told; old remote posts are being cleared.`,
+        // Until the next warning (a week), so they never pile up.
+        ends_at: s.at + WEEK,
       },
     ).catch((e) => console.error("storage warning announcement", e));
   for (const a of admins)
