@@ -278,6 +278,51 @@ describe("remote follow between two Starling instances", () => {
     expect(context.descendants.map((d: { content: string }) => d.content).join()).toContain("so I did");
   });
 
+  it("replies no wider than a followers-only post, and shows it to nobody else", async () => {
+    const dave = await registerUser({ instance: B });
+    const bob = await registerUser({ instance: B });
+    const eve = await registerUser({ instance: B });
+    await json(
+      `/api/v1/accounts/${(await json("/api/v1/accounts/verify_credentials", { instance: B, token: dave.token })).id}/follow`,
+      {
+        instance: B,
+        token: bob.token,
+        method: "POST",
+      },
+    );
+    const s = await postOn(B, dave, "for my followers", "private");
+    const signedIn = async (u: TestUser) => {
+      const b = browser({ instances: [A, B] });
+      const signIn = await b.follow(
+        await b.send(`https://b.example/authorize_interaction?uri=${encodeURIComponent(s.uri)}`),
+      );
+      return {
+        b,
+        page: await b.follow(await b.submit(signIn, "/auth/sign_in", { username: u.username, password: u.password })),
+      };
+    };
+    // Someone who may not see it gets nothing, not even its words.
+    const stranger = await signedIn(eve);
+    expect(stranger.page.res.status).toBe(404);
+    expect(stranger.page.text).not.toContain("for my followers");
+    // A follower's reply from the page stays followers-only, whatever their default.
+    const follower = await signedIn(bob);
+    expect(follower.page.text).toContain("for my followers");
+    const replied = await follower.b.submit(follower.page, "/authorize_interaction", {
+      action: "reply",
+      status: `@${dave.username} thanks`,
+    });
+    expect(replied.text).toContain("Your reply is posted.");
+    const mine = await json(
+      `/api/v1/accounts/${(await json("/api/v1/accounts/verify_credentials", { instance: B, token: bob.token })).id}/statuses`,
+      {
+        instance: B,
+        token: bob.token,
+      },
+    );
+    expect(mine[0]).toMatchObject({ in_reply_to_id: s.id, visibility: "private" });
+  });
+
   it("shows nothing for what cannot be found, and asks for a sign-in first", async () => {
     const b = browser({ instances: [A, B] });
     const bob = await registerUser({ instance: B });

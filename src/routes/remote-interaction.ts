@@ -211,6 +211,7 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
         const created = await createStatus(postContext(c, { account: me.account, user: me.user, app: null }), {
           status: p.status,
           in_reply_to_id: p.id,
+          narrowToParent: true,
         });
         if (!("earlier" in created)) after(c, created.effects);
         return page(c, messagePage("Replied", "Your reply is posted."));

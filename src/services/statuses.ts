@@ -54,6 +54,11 @@ export interface PostInput {
   sensitive?: boolean;
   spoiler_text?: string;
   visibility?: string;
+  /**
+   * Without `visibility`: a reply no wider than its parent (the stricter of the parent's and the default scope), as
+   * apps offer when replying. Set by the instance's own pages, not an API parameter.
+   */
+  narrowToParent?: boolean;
   language?: string;
   content_type?: string;
   to?: string[];
@@ -231,7 +236,9 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   let visibility: Visibility;
   if (participation || parent?.visibility === "direct") visibility = "direct";
   else if (listId) visibility = "list";
-  else visibility = (p.visibility as Visibility | undefined) ?? (author.user.defaultScope as Visibility);
+  else if (p.visibility) visibility = p.visibility as Visibility;
+  else if (p.narrowToParent && parent) visibility = narrower(parent.visibility, author.user.defaultScope as Visibility);
+  else visibility = author.user.defaultScope as Visibility;
 
   const byKey = new Map<string, AccountWithUser>(mentionRows.map((r) => [r.account.acctKey!, r]));
   // Unknown remote mentions are looked up on their servers (the keyed row may live on another host than typed).
@@ -490,6 +497,15 @@ export async function findIdempotent(d: DB, accountId: string, key: string): Pro
  * are settled by the key's unique index (the loser's whole batch fails and it answers the winner's result).
  */
 export type Created = { earlier: string } | ({ prepared: Prepared } & Written);
+
+/** How far a visibility reaches (list and local-only: as followers-only, within their own audiences). */
+const REACH: Record<Visibility, number> = { public: 3, unlisted: 2, local: 2, list: 1, private: 1, direct: 0 };
+
+/** A reply's visibility: the narrower of the parent's and the one asked (a list's parent: followers-only). */
+function narrower(parent: Visibility, wanted: Visibility): Visibility {
+  if (REACH[parent] >= REACH[wanted]) return wanted;
+  return parent === "list" ? "private" : parent;
+}
 
 export async function createStatus(ctx: PostContext, p: PostInput, idempotencyKey?: string): Promise<Created> {
   const me = ctx.author.account.id;
