@@ -132,6 +132,27 @@ describe("the shapes apps send", () => {
       [m1.id, null],
       [m2.id, "second picture"],
     ]);
+    // The focal point is kept, as an upload's is; `null` leaves a value as it is (what masto.js apps send).
+    expect(viaMasto.media_attachments[1]!.meta).toMatchObject({ focus: { x: 0.5, y: -0.2 } });
+    const nulls = valid(
+      StatusSchema,
+      await edit(a, s.id, {
+        status: "masto.js edit, again",
+        media_ids: [m1.id, m2.id],
+        media_attributes: [{ id: m2.id, description: null, focus: null }],
+      }),
+    );
+    expect(nulls.media_attachments[1]).toMatchObject({
+      description: "second picture",
+      meta: { focus: { x: 0.5, y: -0.2 } },
+    });
+    // Beyond the description limit: refused as an upload's description is, not cut.
+    await edit(
+      a,
+      s.id,
+      { status: "too long", media_ids: [m2.id], media_attributes: [{ id: m2.id, description: "x".repeat(5001) }] },
+      422,
+    );
 
     // megalodon's Pleroma `editStatus`: JSON, empty values left out, poll as an object.
     const p = valid(StatusSchema, await post(a, { status: "poll", poll: { options: ["a", "b"], expires_in: 3600 } }));

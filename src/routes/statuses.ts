@@ -98,7 +98,8 @@ const editParams = z.object({
   content_type: postParams.shape.content_type,
   media_ids: postParams.shape.media_ids,
   media_attributes: arrayParam(
-    z.object({ id: z.string(), description: z.string().optional(), focus: z.string().optional() }),
+    // masto.js apps send `null` for what they leave as it is.
+    z.object({ id: z.string(), description: z.string().nullish(), focus: z.string().nullish() }),
     MEDIA_ATTACHMENTS_MAX,
   ).optional(),
   poll: postParams.shape.poll,

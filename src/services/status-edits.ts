@@ -32,7 +32,7 @@ import {
   type PostContext,
 } from "./statuses";
 import { visibleTo } from "./visibility";
-import { usableUploads } from "./uploads";
+import { usableUploads, checkDescription, parseFocus } from "./uploads";
 
 export type EditRow = typeof statusEdits.$inferSelect;
 
@@ -43,8 +43,8 @@ export interface EditInput {
   language?: string;
   content_type?: string;
   media_ids?: string[];
-  /** Mastodon's `media_attributes[]`: new descriptions of the attached media (`focus` is not stored yet). */
-  media_attributes?: { id: string; description?: string; focus?: string }[];
+  /** Mastodon's `media_attributes[]`: new descriptions and focal points of the attached media (null: unchanged). */
+  media_attributes?: { id: string; description?: string | null; focus?: string | null }[];
   poll?: PollInput;
 }
 
@@ -185,11 +185,20 @@ export async function editStatus(
   const wasMentioned = new Set(recipientRows.filter((r) => r.mention).map((r) => r.accountId));
   const newMentions = [...mentioned].filter((a) => !wasMentioned.has(a));
 
-  const described = new Map(attributes.flatMap((a) => (a.description === undefined ? [] : [[a.id, a.description]])));
+  // Checked as uploads check them (the description limit, the focal point's form).
+  for (const a of attributes) checkDescription(ctx.cfg, a.description ?? undefined);
+  const described = new Map(attributes.flatMap((a) => (a.description == null ? [] : [[a.id, a.description]])));
+  const focused = new Map(attributes.flatMap((a) => (a.focus == null ? [] : [[a.id, parseFocus(a.focus)]])));
   const byId = new Map(mediaRows.map((m) => [m.id, m]));
   const media = mediaIds.map((mid, position) => {
     const m = byId.get(mid)!;
-    return { ...m, position, description: described.has(mid) ? described.get(mid)!.slice(0, 1500) : m.description };
+    const focus = focused.get(mid);
+    return {
+      ...m,
+      position,
+      description: described.has(mid) ? described.get(mid)! : m.description,
+      meta: focus ? { ...(m.meta ?? {}), focus } : m.meta,
+    };
   });
   const emojis = resolveLocalEmojis(shortcodes, emojiRows);
   const poll = pollRows[0] ?? null;
@@ -260,7 +269,8 @@ export async function editStatus(
             d,
             sql`UPDATE media_attachments SET status_id = ${id}, removed_by_edit = 0,
               position = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.position])))}, '$."' || id || '"'),
-              description = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.description])))}, '$."' || id || '"')
+              description = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.description])))}, '$."' || id || '"'),
+              meta = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.meta ?? null])))}, '$."' || id || '"')
               WHERE id IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)})) AND account_id = ${me}
                 AND (status_id IS NULL OR status_id = ${id}) AND chat_message_id IS NULL AND scheduled_status_id IS NULL`,
           ),

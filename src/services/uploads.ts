@@ -8,7 +8,7 @@ import { notFound, unprocessable } from "../lib/errors";
 import type { MediaRow } from "./hydrate";
 import { storeUpload } from "./media";
 
-function checkDescription(cfg: Config, description: string | undefined) {
+export function checkDescription(cfg: Config, description: string | undefined) {
   if (description !== undefined && description.length > cfg.descriptionLimit)
     throw unprocessable("Description is too long");
 }
