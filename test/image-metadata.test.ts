@@ -278,6 +278,21 @@ describe("AVIF", () => {
     });
     expect(res.status).toBe(422);
     expect(((await res.json()) as { error: string }).error).toMatch(/cannot be removed/);
+    // A binding that fails (a broken file, its quota) is no 500: the file is judged as without it.
+    const failing = {
+      input: () => {
+        throw new Error("IMAGES_QUOTA_EXCEEDED");
+      },
+    };
+    const again = new FormData();
+    again.set("file", new File([avif], "photo.avif"));
+    const refused = await call("/api/v2/media", {
+      method: "POST",
+      token: u.token,
+      body: again,
+      vars: { IMAGES: failing } as never,
+    });
+    expect(refused.status).toBe(422);
   });
 });
 

@@ -165,14 +165,19 @@ async function cleaned(
 ): Promise<{ bytes: Uint8Array; width?: number; height?: number }> {
   if (!isImage) return { bytes };
   if (mime === "image/avif") {
-    // Its items cannot be cut out here: re-encoded (the binding writes no metadata); without the binding, refused
-    // when it names metadata or carries its marks anywhere (an XMP `uuid` box, a nested `meta`).
+    // Its items cannot be cut out here: re-encoded (the binding writes no metadata). Without the binding, or when it
+    // fails (a broken file, its quota), refused when it names metadata or carries its marks (an XMP packet, an Exif
+    // header: long enough marks that compressed bytes do not make them by chance).
     if (images) {
-      const out = await images.input(new Blob([bytes]).stream()).output({ format: "image/avif" });
-      return { bytes: new Uint8Array(await out.response().arrayBuffer()) };
+      try {
+        const out = await images.input(new Blob([bytes]).stream()).output({ format: "image/avif" });
+        return { bytes: new Uint8Array(await out.response().arrayBuffer()) };
+      } catch (e) {
+        console.warn("AVIF not re-encoded", (e as Error)?.message ?? e);
+      }
     }
     const text = new TextDecoder("latin1").decode(bytes);
-    if (avifHasMetadata(bytes) || /Exif|xmpmeta|XMP|GPS/.test(text))
+    if (avifHasMetadata(bytes) || /Exif\0\0|<x:xmpmeta|<rdf:RDF/.test(text))
       throw new ApiError(
         422,
         "Validation failed: this AVIF carries metadata (location, camera) that cannot be removed",
