@@ -113,6 +113,41 @@ describe("editing a status", () => {
   });
 });
 
+describe("Pleroma-FE's order of calls", () => {
+  it("a description sent with PUT /api/v1/media/:id just before the edit is the edit's, and the history keeps the old", async () => {
+    const a = await registerUser();
+    const m = await upload(a);
+    await json(`/api/v1/media/${m.id}`, { method: "PUT", token: a.token, body: { description: "old alt" } });
+    const s = valid(StatusSchema, await post(a, { status: "a picture", media_ids: [m.id] }));
+    expect(s.media_attachments[0]!.description).toBe("old alt");
+
+    // Only the description changes: still an edit, with both versions kept.
+    const described = await json(`/api/v1/media/${m.id}`, {
+      method: "PUT",
+      token: a.token,
+      body: { description: "new alt" },
+    });
+    expect(described.description).toBe("new alt");
+    // Until the edit, the post shows what it showed.
+    expect((await json(`/api/v1/statuses/${s.id}`, { token: a.token })).media_attachments[0].description).toBe(
+      "old alt",
+    );
+    const edited = valid(StatusSchema, await edit(a, s.id, { status: "a picture", media_ids: [m.id] }));
+    expect(edited.edited_at).not.toBeNull();
+    expect(edited.media_attachments[0]!.description).toBe("new alt");
+    expect((await history(s.id)).map((v) => v.media_attachments[0]!.description)).toEqual(["old alt", "new alt"]);
+
+    // Text and description together: the first version keeps its own description.
+    await json(`/api/v1/media/${m.id}`, { method: "PUT", token: a.token, body: { description: "newest alt" } });
+    await edit(a, s.id, { status: "a picture, renamed", media_ids: [m.id] });
+    expect((await history(s.id)).map((v) => v.media_attachments[0]!.description)).toEqual([
+      "old alt",
+      "new alt",
+      "newest alt",
+    ]);
+  });
+});
+
 describe("the shapes apps send", () => {
   it("masto.js and megalodon (JSON), Pleroma-FE (multipart), Rack forms with media_attributes[][id]", async () => {
     const a = await registerUser();

@@ -445,5 +445,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "-- Relays the cron could not look up (issue 36 review): how many times it tried, so that a failing row is retried\n-- less and less often and, after a few tries, marked `failed` instead of being tried on every run.\nALTER TABLE `relays` ADD `attempts` integer DEFAULT 0 NOT NULL;\n"
   ]
+ },
+ {
+  "name": "0042_media_pending.sql",
+  "queries": [
+   "-- A description or focal point sent with PUT /api/v1/media/:id for media already on a status (Pleroma-FE sends them\n-- just before its edit): kept apart until the edit takes it, so the edit sees what changed and the history keeps\n-- what the status showed before.\nALTER TABLE `media_attachments` ADD `pending` text;\n"
+  ]
  }
 ];

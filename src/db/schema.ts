@@ -703,6 +703,8 @@ export const mediaAttachments = sqliteTable(
     chatMessageId: text("chat_message_id"),
     /** Taken off its (local) status by an edit: kept for the status's history, gone with the status. */
     removedByEdit: bool("removed_by_edit").notNull().default(false),
+    /** A description/focal point for media on a status, waiting for the status's edit (services/uploads.ts). */
+    pending: json<{ description?: string; focus?: MediaMeta["focus"] }>("pending"),
     /** The picture's size as read at upload, and the uploader's focal point (rendered as `meta`). */
     meta: json<MediaMeta>("meta"),
   },

@@ -263,6 +263,7 @@ function remoteMedia(accountId: string, statusId: string, media: ParsedNote["med
     createdAt: t,
     chatMessageId: null,
     removedByEdit: false,
+    pending: null,
     meta: m.width && m.height ? { original: { width: m.width, height: m.height } } : null,
   }));
 }

@@ -190,13 +190,14 @@ export async function editStatus(
   const described = new Map(attributes.flatMap((a) => (a.description == null ? [] : [[a.id, a.description]])));
   const focused = new Map(attributes.flatMap((a) => (a.focus == null ? [] : [[a.id, parseFocus(a.focus)]])));
   const byId = new Map(mediaRows.map((m) => [m.id, m]));
+  // What the edit names wins; else what waits from PUT /api/v1/media/:id (services/uploads.ts).
   const media = mediaIds.map((mid, position) => {
     const m = byId.get(mid)!;
-    const focus = focused.get(mid);
+    const focus = focused.get(mid) ?? m.pending?.focus;
     return {
       ...m,
       position,
-      description: described.has(mid) ? described.get(mid)! : m.description,
+      description: described.has(mid) ? described.get(mid)! : (m.pending?.description ?? m.description),
       meta: focus ? { ...(m.meta ?? {}), focus } : m.meta,
     };
   });
@@ -270,7 +271,8 @@ export async function editStatus(
             sql`UPDATE media_attachments SET status_id = ${id}, removed_by_edit = 0,
               position = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.position])))}, '$."' || id || '"'),
               description = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.description])))}, '$."' || id || '"'),
-              meta = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.meta ?? null])))}, '$."' || id || '"')
+              meta = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.meta ?? null])))}, '$."' || id || '"'),
+              pending = NULL
               WHERE id IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)})) AND account_id = ${me}
                 AND (status_id IS NULL OR status_id = ${id}) AND chat_message_id IS NULL AND scheduled_status_id IS NULL`,
           ),

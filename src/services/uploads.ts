@@ -68,6 +68,7 @@ export async function createUpload(
     createdAt: now(),
     chatMessageId: null,
     removedByEdit: false,
+    pending: null,
     meta: Object.keys(meta).length ? meta : null,
   };
   await d.insert(mediaAttachments).values(row);
@@ -85,7 +86,11 @@ export async function ownUpload(d: DB, accountId: string, id: string): Promise<M
   return row;
 }
 
-/** Changes an upload's description and focal point (absent: unchanged). */
+/**
+ * Changes an upload's description and focal point (absent: unchanged). For media already on a status (Pleroma-FE
+ * sends them just before its edit) the change waits in `pending` for that edit (services/status-edits.ts), so the
+ * edit is seen and the history keeps what the status showed; the answer shows it as it will be.
+ */
 export async function describeUpload(
   d: DB,
   cfg: Config,
@@ -99,6 +104,15 @@ export async function describeUpload(
   const row = await ownUpload(d, accountId, id);
   const next = description ?? row.description;
   const meta = point ? { ...row.meta, focus: point } : row.meta;
+  if (row.statusId !== null && !row.removedByEdit) {
+    const pending = {
+      ...row.pending,
+      ...(description !== undefined ? { description } : {}),
+      ...(point ? { focus: point } : {}),
+    };
+    await d.update(mediaAttachments).set({ pending }).where(eq(mediaAttachments.id, row.id));
+    return { ...row, description: row.pending?.description ?? next, meta, pending };
+  }
   await d.update(mediaAttachments).set({ description: next, meta }).where(eq(mediaAttachments.id, row.id));
   return { ...row, description: next, meta };
 }
