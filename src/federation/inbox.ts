@@ -194,14 +194,16 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         (note.visibility !== "public" || (await d.get(sql`SELECT 1 FROM statuses WHERE uri = ${note.uri}`)))
       )
         return;
-      // Mentioned remote actors not known yet are fetched (a few) so that the mentions resolve.
-      // (In parallel: the sender waits, and each fetch may take up to the guard's 10 s.)
-      await Promise.all(
-        (await unknownMentions(d, note, new URL(base).origin)).map(async (uri) => {
-          const actor = await ctx.lookupObject(uri).catch(() => null);
-          if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
-        }),
-      );
+      // Mentioned remote actors not known yet are fetched (a few) so that the mentions resolve. (In parallel: the
+      // sender waits, and each fetch may take up to the guard's 10 s.) Not for what a relay brings: at a relay's
+      // volume that is a stream of fetches for posts nobody here asked for (their mentions of known accounts resolve).
+      if (!relayed)
+        await Promise.all(
+          (await unknownMentions(d, note, new URL(base).origin)).map(async (uri) => {
+            const actor = await ctx.lookupObject(uri).catch(() => null);
+            if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
+          }),
+        );
       const stored = await storeRemoteNote(d, from, note, {
         inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
         base,
