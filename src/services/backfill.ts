@@ -6,6 +6,7 @@
  * The one visibility rule decides; home reads re-check follows, blocks, mutes and filters, so an unfollow still
  * takes them away.
  */
+import { claimOnce } from "./rate-limit";
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
@@ -40,15 +41,8 @@ export const OUTBOX_BACKFILL_EVERY_MS = 3600_000;
  * `rate_limits` row `outbox:<account id>`, as threads claim theirs), so that following, unfollowing and following
  * again, or many readers following the same account, does not fetch its outbox each time.
  */
-export async function claimOutboxBackfill(d: DB, accountId: string, t: number): Promise<boolean> {
-  const { results } = await statement(
-    d,
-    sql`INSERT INTO rate_limits (key, window_start, count) VALUES (${"outbox:" + accountId}, ${t}, 1)
-      ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = count + 1
-        WHERE window_start <= ${t - OUTBOX_BACKFILL_EVERY_MS}
-      RETURNING key`,
-  ).all();
-  return results.length > 0;
+export function claimOutboxBackfill(d: DB, accountId: string, t: number): Promise<boolean> {
+  return claimOnce(d, sql`SELECT ${"outbox:" + accountId} AS k`, t, OUTBOX_BACKFILL_EVERY_MS);
 }
 
 /** What a remote account's follow asks to be fetched after the response: its outbox's first page, for `readerId`. */

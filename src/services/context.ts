@@ -3,6 +3,7 @@
  * viewer may see. One recursive statement walks up (`in_reply_to_id`) and down (the reply index) within
  * Mastodon's limits; hidden statuses are walked through, not shown.
  */
+import { claimOnce } from "./rate-limit";
 import { sql } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
 import { ME, notSilenced, paramsCte, visibleTo } from "./visibility";
@@ -69,14 +70,11 @@ export function threadFetch(s: { id: string; local: boolean }, viewerId: string 
  * Claims the fetch of `statusId`'s thread: true at most once per `THREAD_FETCH_EVERY_MS` per thread, whoever
  * asks (a `rate_limits` row keyed by the thread, which the cron's clean-up removes after a day).
  */
-export async function claimThreadFetch(d: DB, statusId: string, t: number): Promise<boolean> {
-  const { results } = await statement(
+export function claimThreadFetch(d: DB, statusId: string, t: number): Promise<boolean> {
+  return claimOnce(
     d,
-    sql`INSERT INTO rate_limits (key, window_start, count)
-      SELECT 'thread:' || thread_id, ${t}, 1 FROM statuses WHERE id = ${statusId} AND local = 0
-      ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = count + 1
-        WHERE window_start <= ${t - THREAD_FETCH_EVERY_MS}
-      RETURNING key`,
-  ).all();
-  return results.length > 0;
+    sql`SELECT 'thread:' || thread_id AS k FROM statuses WHERE id = ${statusId} AND local = 0`,
+    t,
+    THREAD_FETCH_EVERY_MS,
+  );
 }

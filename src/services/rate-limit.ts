@@ -2,9 +2,9 @@
  * Fixed-window rate limits kept in D1 (`rate_limits`): one atomic upsert per key and hit, so concurrent requests
  * cannot slip past a limit. Windows are bounded: a key over its limit is free again when its window ends.
  */
-import { inArray, sql } from "drizzle-orm";
+import { inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now } from "../db/client";
+import { now, statement } from "../db/client";
 import { rateLimits } from "../db/schema";
 import { tooManyRequests } from "../lib/errors";
 
@@ -80,4 +80,20 @@ export async function unhit(d: DB, keys: string[], remember?: { key: string; at:
       .values({ key: remember.key, windowStart: remember.at, count: 0 })
       .onConflictDoUpdate({ target: rateLimits.key, set: { windowStart: remember.at } }),
   ]);
+}
+
+/**
+ * Claims work done at most once per `everyMs` per key (a `rate_limits` row; the cron's clean-up removes old ones):
+ * true for the one caller that gets it. `keySql` selects the key as `k` (no row: nothing to claim). (`WHERE true`:
+ * SQLite would read the upsert's ON as a join's.)
+ */
+export async function claimOnce(d: DB, keySql: SQL, t: number, everyMs: number): Promise<boolean> {
+  const { results } = await statement(
+    d,
+    sql`INSERT INTO rate_limits (key, window_start, count) SELECT k, ${t}, 1 FROM (${keySql}) WHERE true
+      ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = count + 1
+        WHERE window_start <= ${t - everyMs}
+      RETURNING key`,
+  ).all();
+  return results.length > 0;
 }
