@@ -5,6 +5,7 @@
  * counters its collections report. A stale row is refreshed; when its server does not answer, the stored row is
  * kept. Every fetch is bounded in time: a slow server cannot hold a request for long.
  */
+import { splitAcct } from "../lib/acct";
 import { applyNotePolicies, rejectedHost } from "../services/federation-policies";
 import type { DocumentLoader } from "@fedify/fedify";
 import { isActor, type Actor, type Object as APObject } from "@fedify/vocab";
@@ -43,9 +44,6 @@ export interface ResolveEnv {
 
 export type Handle = { kind: "acct"; username: string; host: string | null } | { kind: "url"; url: URL };
 
-const ACCT =
-  /^([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?:@((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?))?$/;
-
 /** What a person typed: `alice`, `@alice@host`, `acct:alice@host[:port]`, or an http(s) URL; else null. */
 export function parseHandle(q: string, localHost: string): Handle | null {
   const s = q.trim();
@@ -57,10 +55,14 @@ export function parseHandle(q: string, localHost: string): Handle | null {
       return null;
     }
   }
-  const m = ACCT.exec(s.replace(/^acct:/i, "").replace(/^@/, ""));
-  if (!m) return null;
-  const host = m[2]?.toLowerCase() ?? null;
-  return { kind: "acct", username: m[1]!, host: host === null || host === localHost.toLowerCase() ? null : host };
+  const acct = splitAcct(s);
+  if (!acct) return null;
+  const host = acct.host;
+  return {
+    kind: "acct",
+    username: acct.username,
+    host: host === null || host === localHost.toLowerCase() ? null : host,
+  };
 }
 
 /** True when `q` names something outside this instance that resolving could fetch (a remote acct or a URL). */

@@ -3,6 +3,7 @@
  * (announced in WebFinger), reading a visitor's handle, building the URL their server's template gives, and what
  * local object a visitor may be sent off to interact with.
  */
+import { splitAcct } from "../lib/acct";
 import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, statuses } from "../db/schema";
@@ -14,19 +15,11 @@ export const SUBSCRIBE_REL = "http://ostatus.org/schema/1.0/subscribe";
 /** This instance's subscribe template: Pleroma's path (Mastodon's `/authorize_interaction?uri=` is served too). */
 export const subscribeTemplate = (base: string) => `${base}/ostatus_subscribe?acct={uri}`;
 
-const USER = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
-
 /** A visitor's handle (`user@host`, `@user@host`, `acct:user@host`, a port allowed), or null. */
 export function parseVisitorHandle(profile: string): { username: string; host: string } | null {
-  const s = profile
-    .trim()
-    .replace(/^acct:/i, "")
-    .replace(/^@/, "");
-  const at = s.lastIndexOf("@");
-  if (at <= 0) return null;
-  const username = s.slice(0, at);
-  const host = s.slice(at + 1).toLowerCase();
-  if (!USER.test(username) || !/^[a-z0-9.-]+(?::\d{1,5})?$/.test(host) || !host.includes(".")) return null;
+  const acct = splitAcct(profile);
+  if (!acct?.host || !acct.host.includes(".")) return null;
+  const { username, host } = acct;
   try {
     // What the URL parser makes of it must be the same host (no userinfo, path or IDN tricks).
     return new URL(`https://${host}/`).host === host ? { username, host } : null;
