@@ -6,7 +6,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { db, now } from "../../db/client";
+import { db, now, type DB } from "../../db/client";
+import type { UserAuth } from "../../http/auth";
 import { after, route } from "../../http/route";
 import { baseUrl } from "../../http/urls";
 import { badRequest, notFound } from "../../lib/errors";
@@ -31,6 +32,17 @@ const relayParams = z.object({
   force: z.union([z.string(), z.boolean()]).optional(),
 });
 
+/** The moderation log's entry of a relay followed or unfollowed (Pleroma's `relay_follow`, `relay_unfollow`). */
+const relayLog = (d: DB, auth: UserAuth, verb: "follow" | "unfollow", url: string) =>
+  logEntry(
+    d,
+    actorOf(auth),
+    `relay_${verb}`,
+    { target: url },
+    `@${auth.account.username} ${verb}ed relay: ${url}`,
+    now(),
+  );
+
 const admin = { tags: ADMIN_TAG, auth: "user", privilege: "superuser" } as const;
 const write = { ...admin, scopes: ["admin:write:follows"], params: relayParams, response: z.string() };
 
@@ -54,14 +66,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
       const url = relayUrl(p.relay_url, allowPrivateAddress(c.env));
       const d = db(c.env);
       const base = baseUrl(c);
-      const log = logEntry(
-        d,
-        actorOf(auth),
-        "relay_follow",
-        { target: url },
-        `@${auth.account.username} followed relay: ${url}`,
-        now(),
-      );
+      const log = relayLog(d, auth, "follow", url);
       const row = await followRelayNow(c.env, base, url, auth.account.id, log);
       if (row === "not found") throw badRequest(`Could not follow relay: ${url} is neither a relay actor nor an inbox`);
       after(c, { federate: true });
@@ -79,16 +84,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
       // Any relay followed before may be unfollowed, http or not.
       const row = await relayByUrl(d, relayUrl(p.relay_url, true));
       if (!row) throw notFound("Relay not found");
-      await removeRelay(d, row, auth.account.id, [
-        logEntry(
-          d,
-          actorOf(auth),
-          "relay_unfollow",
-          { target: row.url },
-          `@${auth.account.username} unfollowed relay: ${row.url}`,
-          now(),
-        ),
-      ]);
+      await removeRelay(d, row, auth.account.id, [relayLog(d, auth, "unfollow", row.url)]);
       after(c, { federate: true });
       return c.json(row.actorUri ?? row.url);
     },
