@@ -7,9 +7,27 @@ import { deliverToStreams } from "./effects/stream-delivery";
 import { handleFederated } from "./federation";
 import { ensureSchema } from "./db/schema-upgrade";
 
-export { UserStream, TopicStream } from "./objects/streams";
-export { HostDelivery } from "./objects/host-delivery";
-export { ChatRoom } from "./objects/chat-room";
+import { UserStream as UserStreamObject, TopicStream as TopicStreamObject } from "./objects/streams";
+import { HostDelivery as HostDeliveryObject } from "./objects/host-delivery";
+import { ChatRoom as ChatRoomObject } from "./objects/chat-room";
+import { metered } from "./objects/metered";
+import { count, meteredEnv } from "./lib/meter";
+
+// Each object's calls from outside are counted (lib/meter.ts), and its bindings metered.
+const STREAM_ENTRIES = [
+  "fetch",
+  "deliver",
+  "relay",
+  "refreshPresence",
+  "webSocketMessage",
+  "webSocketClose",
+  "webSocketError",
+  "alarm",
+];
+export const UserStream = metered(UserStreamObject, STREAM_ENTRIES);
+export const TopicStream = metered(TopicStreamObject, STREAM_ENTRIES);
+export const HostDelivery = metered(HostDeliveryObject, ["kick", "alarm"]);
+export const ChatRoom = metered(ChatRoomObject, ["send", "read", "readOne", "deleteMessage", "clear"]);
 
 // Published events go to the streaming objects.
 eventSinks.push(deliverToStreams);
@@ -19,13 +37,17 @@ const app = createApp();
 export default {
   // The schema first (once per isolate: src/db/schema-upgrade.ts). Fedify answers federation requests
   // (WebFinger, actors, inboxes); everything else goes to the hono app.
-  async fetch(req: Request, env: Env, ctx: ExecutionContext) {
+  async fetch(req: Request, rawEnv: Env, ctx: ExecutionContext) {
+    const env = meteredEnv(rawEnv);
+    count("requests");
     // A database that cannot be checked is most likely down: the request goes on and answers what it can (the
     // healthcheck says unhealthy); the next request checks again.
     await ensureSchema(env.DB).catch((e) => console.error("schema check", e));
     return handleFederated(req, env, ctx, app.fetch);
   },
-  async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
+  async scheduled(controller: ScheduledController, rawEnv: Env, ctx: ExecutionContext) {
+    const env = meteredEnv(rawEnv);
+    count("requests");
     ctx.waitUntil(
       ensureSchema(env.DB)
         .catch((e) => console.error("schema check", e))

@@ -4,5 +4,10 @@
  */
 const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
 
-export const bindingOf = (b: D1Database): D1Database =>
-  (b as unknown as Record<symbol, D1Database | undefined>)[WRAPPED_BINDING] ?? b;
+export function bindingOf(b: D1Database): D1Database {
+  // Wrappers nest (the Worker's meter around a test's counter): the innermost is the database.
+  for (let inner = b; ; b = inner) {
+    inner = (b as unknown as Record<symbol, D1Database | undefined>)[WRAPPED_BINDING] ?? b;
+    if (inner === b) return b;
+  }
+}
