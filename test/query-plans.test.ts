@@ -32,6 +32,12 @@ const SMALL_TABLES = new Set<string>([]);
  */
 const PAGE_WALKS = new Set(["statuses_public_tl", "statuses_public_local_tl"]);
 
+/**
+ * Partial indexes small by construction, walked whole: `accounts_home_pull` holds only the accounts whose
+ * statuses readers pull (more local followers than FANOUT_INLINE_MAX), a handful on any instance.
+ */
+const SMALL_INDEXES = new Set(["accounts_home_pull"]);
+
 /** Words that may follow a table name after FROM or JOIN and are not its alias. */
 const NOT_ALIAS = new Set(
   "where on join left right inner outer cross natural using indexed not order group limit union except intersect having window as set values select returning".split(
@@ -95,7 +101,7 @@ function fullWalks(s: SentStatement, plan: PlanRow[]): string[] {
       if (!m || / VIRTUAL TABLE /.test(detail) || detail === "SCAN CONSTANT ROW") return false; // json_each, FTS5 MATCH
       const table = aliases.get(m[1]!.toLowerCase()) ?? m[1]!.toLowerCase();
       if (!realTables.has(table)) return !derived.has(table);
-      return !SMALL_TABLES.has(table) && !(m[2] && PAGE_WALKS.has(m[2]));
+      return !SMALL_TABLES.has(table) && !(m[2] && (PAGE_WALKS.has(m[2]) || SMALL_INDEXES.has(m[2])));
     });
 }
 

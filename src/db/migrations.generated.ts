@@ -451,5 +451,22 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "-- A description or focal point sent with PUT /api/v1/media/:id for media already on a status (Pleroma-FE sends them\n-- just before its edit): kept apart until the edit takes it, so the edit sees what changed and the history keeps\n-- what the status showed before.\nALTER TABLE `media_attachments` ADD `pending` text;\n"
   ]
+ },
+ {
+  "name": "0043_cheaper_statuses.sql",
+  "queries": [
+   "CREATE INDEX `statuses_context` ON `statuses` (`context`)",
+   "DROP INDEX `statuses_expires`",
+   "CREATE INDEX `statuses_expires` ON `statuses` (`expires_at`) WHERE expires_at IS NOT NULL",
+   "DROP INDEX `statuses_reply`",
+   "CREATE INDEX `statuses_reply` ON `statuses` (`in_reply_to_id`) WHERE in_reply_to_id IS NOT NULL",
+   "DROP INDEX `statuses_reblog_of`",
+   "CREATE INDEX `statuses_reblog_of` ON `statuses` (`reblog_of_id`) WHERE reblog_of_id IS NOT NULL",
+   "DROP INDEX `statuses_search`",
+   "CREATE INDEX `statuses_search` ON `statuses` (`search_rowid`) WHERE search_rowid IS NOT NULL",
+   "ALTER TABLE `accounts` ADD `home_pull` integer DEFAULT false NOT NULL",
+   "UPDATE `accounts` SET `home_pull` = 1 WHERE `id` IN (SELECT DISTINCT `account_id` FROM `statuses` WHERE `home_pull` = 1)",
+   "CREATE INDEX `accounts_home_pull` ON `accounts` (`id`) WHERE home_pull = 1"
+  ]
  }
 ];

@@ -82,6 +82,8 @@ export const accounts = sqliteTable(
     updatedAt: time("updated_at").notNull(),
     /** When a remote account was last fetched from its server; null for local accounts. */
     fetchedAt: time("fetched_at"),
+    /** Some of this account's statuses are pulled by readers (`statuses.home_pull`): home reads visit it. */
+    homePull: bool("home_pull").notNull().default(false),
     /** `alice` for local accounts, `alice@remote.example` for remote ones, lower-cased: the look-up key. */
     acctKey: text("acct_key").generatedAlwaysAs(
       sql`lower(username) || CASE WHEN domain IS NULL THEN '' ELSE '@' || lower(domain) END`,
@@ -97,6 +99,9 @@ export const accounts = sqliteTable(
     index("accounts_moved")
       .on(t.movedToAccountId)
       .where(sql`moved_to_account_id IS NOT NULL`),
+    index("accounts_home_pull")
+      .on(t.id)
+      .where(sql`home_pull = 1`),
   ],
 );
 
@@ -607,13 +612,20 @@ export const statuses = sqliteTable(
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),
     index("statuses_url").on(t.url),
-    index("statuses_search").on(t.searchRowid),
+    // Searched for values only, never walked for NULL: partial, so a status without one writes no index row.
+    index("statuses_search")
+      .on(t.searchRowid)
+      .where(sql`search_rowid IS NOT NULL`),
+    // An inbound post finds its thread by the conversation it names.
+    index("statuses_context").on(t.context),
     // Home reads walk a followed account's pulled statuses newest first.
     index("statuses_home_pull")
       .on(t.accountId, t.id)
       .where(sql`home_pull = 1`),
     index("statuses_account").on(t.accountId, t.id),
-    index("statuses_reply").on(t.inReplyToId),
+    index("statuses_reply")
+      .on(t.inReplyToId)
+      .where(sql`in_reply_to_id IS NOT NULL`),
     index("statuses_thread").on(t.threadId, t.id),
     // Public and local timelines: walk ids newest first over just the statuses they can show.
     index("statuses_public_tl")
@@ -622,12 +634,16 @@ export const statuses = sqliteTable(
     index("statuses_public_local_tl")
       .on(t.local, t.id)
       .where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
-    index("statuses_expires").on(t.expiresAt),
+    index("statuses_expires")
+      .on(t.expiresAt)
+      .where(sql`expires_at IS NOT NULL`),
     // One reblog per account and status.
     uniqueIndex("statuses_reblog")
       .on(t.accountId, t.reblogOfId)
       .where(sql`reblog_of_id IS NOT NULL`),
-    index("statuses_reblog_of").on(t.reblogOfId),
+    index("statuses_reblog_of")
+      .on(t.reblogOfId)
+      .where(sql`reblog_of_id IS NOT NULL`),
   ],
 );
 

@@ -47,14 +47,26 @@ export const emptyUsage = (): Usage => ({
 
 export const USAGE_KEYS = Object.keys(emptyUsage()) as UsageKey[];
 
+/** One D1 statement and what D1 said it cost (kept by `measure(fn, { statements: true })`). */
+export interface StatementCost {
+  sql: string;
+  rowsRead: number;
+  rowsWritten: number;
+}
+
+interface Frame {
+  usage: Usage;
+  statements?: StatementCost[];
+}
+
 const isolate = emptyUsage();
-const current = new AsyncLocalStorage<Usage[]>();
+const current = new AsyncLocalStorage<Frame[]>();
 
 /** Adds to the isolate's totals and to every `measure` around the caller. */
 export function count(key: UsageKey, n = 1): void {
   if (!n) return;
   isolate[key] += n;
-  for (const u of current.getStore() ?? []) u[key] += n;
+  for (const f of current.getStore() ?? []) f.usage[key] += n;
 }
 
 /** The isolate's totals since it started (or since `takeIsolateUsage`). */
@@ -72,12 +84,17 @@ export function returnIsolateUsage(u: Usage): void {
   for (const k of USAGE_KEYS) isolate[k] += u[k];
 }
 
-/** Runs `fn`, counting what it (and everything it starts) costs into a fresh Usage, nested measures included. */
-export async function measure<T>(fn: () => Promise<T>): Promise<{ value: T; usage: Usage }> {
-  const usage = emptyUsage();
-  const outer = current.getStore() ?? [];
-  const value = await current.run([...outer, usage], fn);
-  return { value, usage };
+/**
+ * Runs `fn`, counting what it (and everything it starts) costs into a fresh Usage, nested measures included; with
+ * `statements`, also each D1 statement sent and its rows (to find what costs).
+ */
+export async function measure<T>(
+  fn: () => Promise<T>,
+  opts: { statements?: boolean } = {},
+): Promise<{ value: T; usage: Usage; statements: StatementCost[] }> {
+  const frame: Frame = { usage: emptyUsage(), ...(opts.statements ? { statements: [] } : {}) };
+  const value = await current.run([...(current.getStore() ?? []), frame], fn);
+  return { value, usage: frame.usage, statements: frame.statements ?? [] };
 }
 
 /**
@@ -113,31 +130,37 @@ interface Meta {
   rows_written?: number;
 }
 
-const countMeta = (meta: Meta | undefined) => {
+function countMeta(sql: string, meta: Meta | undefined) {
+  const rowsRead = meta?.rows_read ?? 0;
+  const rowsWritten = meta?.rows_written ?? 0;
   count("queries");
-  count("rowsRead", meta?.rows_read ?? 0);
-  count("rowsWritten", meta?.rows_written ?? 0);
-};
+  count("rowsRead", rowsRead);
+  count("rowsWritten", rowsWritten);
+  for (const f of current.getStore() ?? []) f.statements?.push({ sql, rowsRead, rowsWritten });
+}
 
 const REAL = Symbol("real statement");
 const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
 
 class MeteredStatement {
   readonly [REAL]: D1PreparedStatement;
-  constructor(real: D1PreparedStatement) {
+  constructor(
+    real: D1PreparedStatement,
+    readonly sql: string,
+  ) {
     this[REAL] = real;
   }
   bind(...values: unknown[]): D1PreparedStatement {
-    return new MeteredStatement(this[REAL].bind(...values)) as unknown as D1PreparedStatement;
+    return new MeteredStatement(this[REAL].bind(...values), this.sql) as unknown as D1PreparedStatement;
   }
   async all<T>(): Promise<D1Result<T>> {
     const r = await this[REAL].all<T>();
-    countMeta(r.meta);
+    countMeta(this.sql, r.meta);
     return r;
   }
   async run<T>(): Promise<D1Result<T>> {
     const r = await this[REAL].run<T>();
-    countMeta(r.meta);
+    countMeta(this.sql, r.meta);
     return r;
   }
   async first<T>(column?: string): Promise<T | null> {
@@ -160,7 +183,9 @@ class MeteredStatement {
       params?: unknown[];
     };
     const send = stmt.dbSession?._sendOrThrow;
-    if (typeof send !== "function" || typeof stmt.statement !== "string") {
+    // Only the platform's own statement is sent this way: another wrapper (a test's recorder) keeps its own raw().
+    const native = this[REAL].raw === Object.getPrototypeOf(this[REAL])?.raw;
+    if (!native || typeof send !== "function" || typeof stmt.statement !== "string") {
       count("queries");
       return (await this[REAL].raw(options as { columnNames: true })) as T[];
     }
@@ -171,7 +196,7 @@ class MeteredStatement {
       meta?: Meta;
       results?: { columns: string[]; rows: unknown[][] } | Record<string, unknown>[];
     };
-    countMeta(s.meta);
+    countMeta(this.sql, s.meta);
     if (!s.results) return [];
     if (Array.isArray(s.results)) {
       const rows = s.results.map((row) => Object.values(row));
@@ -188,12 +213,12 @@ class MeteredD1 {
     this[WRAPPED_BINDING] = real;
   }
   prepare(query: string): D1PreparedStatement {
-    return new MeteredStatement(this[WRAPPED_BINDING].prepare(query)) as unknown as D1PreparedStatement;
+    return new MeteredStatement(this[WRAPPED_BINDING].prepare(query), query) as unknown as D1PreparedStatement;
   }
   async batch<T>(stmts: D1PreparedStatement[]): Promise<D1Result<T>[]> {
     const real = stmts.map((s) => (s as unknown as Partial<MeteredStatement>)[REAL] ?? s);
     const results = await this[WRAPPED_BINDING].batch<T>(real);
-    for (const r of results) countMeta(r.meta);
+    results.forEach((r, i) => countMeta((stmts[i] as unknown as Partial<MeteredStatement>).sql ?? "(batch)", r.meta));
     return results;
   }
   async exec(query: string): Promise<D1ExecResult> {

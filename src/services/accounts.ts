@@ -354,6 +354,7 @@ export function emptyAccount(id: string, username: string, t: number): AccountRo
     createdAt: t,
     updatedAt: t,
     fetchedAt: null,
+    homePull: false,
     acctKey: username.toLowerCase(),
   };
 }

@@ -40,13 +40,20 @@ export function fanOut(d: DB, s: FanOutStatus, pulled = false): D1PreparedStatem
   );
 }
 
-/** The statements that put a status's plain text into the full-text index (after the status row exists). */
-export function indexForSearch(d: DB, statusId: string, body: string): D1PreparedStatement[] {
-  return [
-    statement(
-      d,
-      sql`INSERT INTO statuses_fts (rowid, body) VALUES ((SELECT coalesce(max(rowid), 0) + 1 FROM statuses_fts), ${body})`,
-    ),
-    statement(d, sql`UPDATE statuses SET search_rowid = (SELECT max(rowid) FROM statuses_fts) WHERE id = ${statusId}`),
-  ];
+/**
+ * The `search_rowid` a new status is inserted with: the full-text row `indexForSearch` writes next in the same
+ * batch (one transaction), so the status row is written once, not inserted and then updated (two rows more).
+ */
+export const nextSearchRowid = sql`(SELECT coalesce(max(rowid), 0) + 1 FROM statuses_fts)`;
+
+/** The statement that puts a status's plain text into the full-text index, at the row its status names. */
+export function indexForSearch(d: DB, statusId: string, body: string): D1PreparedStatement {
+  return statement(
+    d,
+    sql`INSERT INTO statuses_fts (rowid, body) VALUES ((SELECT search_rowid FROM statuses WHERE id = ${statusId}), ${body})`,
+  );
 }
+
+/** Marks an account whose statuses are pulled (in the batch writing such a status): home reads visit it. */
+export const markPulled = (d: DB, accountId: string): D1PreparedStatement =>
+  statement(d, sql`UPDATE accounts SET home_pull = 1 WHERE id = ${accountId} AND home_pull = 0`);

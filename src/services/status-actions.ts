@@ -23,7 +23,7 @@ import { badRequest, notFound, unprocessable } from "../lib/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
-import { fanOut, pulledByReaders } from "./feeds";
+import { fanOut, markPulled, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 import { countOwnVote } from "./remote-polls";
@@ -141,11 +141,13 @@ export async function writeReblog(
     editedAt: null,
     appId: null,
     searchRowid: null,
-    homePull: pulledByReaders(target, by.followersCount, r.inlineFanoutMax),
+    // A remote account's figure counts its followers everywhere, not here: its boosts are fanned out, as its posts.
+    homePull: by.domain === null && pulledByReaders(target, by.followersCount, r.inlineFanoutMax),
     storedAt: by.domain === null ? null : r.t,
   };
   await d.$client.batch([
     statement(d, d.insert(statuses).values(row)),
+    ...(row.homePull ? [markPulled(d, by.id)] : []),
     statement(d, recountReblogs(target.id)),
     fanOut(d, row, row.homePull),
     notify(d, { type: "reblog", to: target.accountId, from: by.id, statusId: target.id }),

@@ -24,7 +24,7 @@ import {
   type Visibility,
 } from "../db/schema";
 import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
-import { fanOut, indexForSearch, pulledByReaders } from "./feeds";
+import { fanOut, indexForSearch, markPulled, nextSearchRowid, pulledByReaders } from "./feeds";
 import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
@@ -369,7 +369,10 @@ export async function writePost(
   const s = prepared.status;
   s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
-  const stmts: D1PreparedStatement[] = [statement(d, d.insert(statuses).values(s))];
+  const stmts: D1PreparedStatement[] = [
+    statement(d, d.insert(statuses).values({ ...s, searchRowid: nextSearchRowid })),
+    ...(s.homePull ? [markPulled(d, s.accountId)] : []),
+  ];
   if (prepared.recipients.length) {
     // Lists of rows are bound as one JSON parameter each: a VALUES list would pass D1's 100 parameters.
     const rows = JSON.stringify(prepared.recipients.map((r) => [r.accountId, r.mention ? 1 : 0]));
@@ -453,7 +456,7 @@ export async function writePost(
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
   stmts.push(
     fanOut(d, s, s.homePull),
-    ...indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")),
+    indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")),
   );
   const results = await d.$client.batch<Record<string, any>>([...stmts, ...extra]);
   return {

@@ -1,0 +1,177 @@
+/**
+ * Rows per action (issue 42): what D1 itself says each everyday action read and wrote (`meta.rows_read`,
+ * `meta.rows_written`, summed by src/lib/meter.ts over the request and everything it handed to `waitUntil`), on a
+ * database of 20,000 statuses whose reader follows 304 accounts, against the budgets that keep an instance within
+ * the Workers Free plan. Row counts do not depend on the machine: an action over its budget fails here.
+ */
+import { env } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, json, registerUser, valid, type TestUser } from "./helpers";
+import { A } from "./instances";
+import { expectAccepted, fill, followPeer, setup, unroute, type Setup } from "./inbound";
+import { measure, type Usage } from "../src/lib/meter";
+import { StatusSchema } from "../src/schemas/status";
+import { deliveryWake } from "../src/federation/delivery";
+import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
+
+const STATUSES = 20_000;
+const FOLLOWED = 300;
+/** Prints every statement of every action with its rows (to find what costs). */
+const DEBUG = false;
+
+interface Budget {
+  read: number;
+  written: number;
+}
+
+const figures: { action: string; usage: Usage }[] = [];
+
+/** Runs `action`, records what it cost, and checks it against `budget`. */
+async function within(action: string, budget: Budget, fn: () => Promise<unknown>): Promise<Usage> {
+  const { usage, statements } = await measure(
+    async () => {
+      await fn();
+    },
+    { statements: true },
+  );
+  figures.push({ action, usage });
+  if (DEBUG)
+    console.log(
+      action +
+        "\n" +
+        statements
+          .map((x) => `  ${x.rowsRead}/${x.rowsWritten} ${x.sql.replace(/\s+/g, " ").slice(0, 160)}`)
+          .join("\n"),
+    );
+  // What cost most, to say where to look when a budget is exceeded.
+  const top = [...statements]
+    .sort((a, b) => b.rowsRead + b.rowsWritten - (a.rowsRead + a.rowsWritten))
+    .slice(0, 6)
+    .map((x) => `  ${x.rowsRead} read, ${x.rowsWritten} written: ${x.sql.replace(/\s+/g, " ").slice(0, 400)}`)
+    .join("\n");
+  expect(usage.rowsRead, `${action}: rows read\n${top}`).toBeLessThanOrEqual(budget.read);
+  expect(usage.rowsWritten, `${action}: rows written\n${top}`).toBeLessThanOrEqual(budget.written);
+  return usage;
+}
+
+const ok = async (res: Promise<Response>) => {
+  const r = await res;
+  const text = await r.text();
+  expect(r.status, text.slice(0, 300)).toBeLessThan(300);
+  return text;
+};
+
+let s: Setup;
+let reader: TestUser;
+let quiet: TestUser;
+const realWake = deliveryWake.run;
+
+/** 300 remote accounts the reader follows, and 20,000 of their statuses, in the reader's home (set-based). */
+async function seed(readerId: string) {
+  const t = Date.now() - 86_400_000;
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO accounts (id, username, domain, uri, url, followers_count, created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+       SELECT printf('BUDGETACCT%016d', i), 'author' || i, 'd' || (i % 20) || '.example',
+              'https://d' || (i % 20) || '.example/users/author' || i, 'https://d' || (i % 20) || '.example/@author' || i,
+              CASE WHEN i % 10 = 0 THEN 50000 ELSE 10 END, ?2, ?2 FROM n`,
+    ).bind(FOLLOWED, t),
+    env.DB.prepare(
+      `INSERT INTO follows (id, account_id, target_account_id, created_at)
+       SELECT printf('BUDGETFOLLOW%014d', rowid), ?1, id, ?2 FROM accounts WHERE id LIKE 'BUDGETACCT%'`,
+    ).bind(readerId, t),
+    env.DB.prepare(
+      `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+       SELECT printf('0BUDGET%019d', i), 'https://d' || (i % 20) || '.example/s/' || i, 'https://d' || (i % 20) || '.example/s/' || i,
+              printf('BUDGETACCT%016d', 1 + i % ?2), printf('0BUDGET%019d', i), 'https://d' || (i % 20) || '.example/contexts/' || i,
+              '<p>seeded</p>', '', 'public', 0, ?3 + i FROM n`,
+    ).bind(STATUSES, FOLLOWED, t),
+    env.DB.prepare(
+      `INSERT INTO home_feed (account_id, status_id, author_id)
+       SELECT ?1, id, account_id FROM statuses WHERE id LIKE '0BUDGET%'`,
+    ).bind(readerId),
+  ]);
+}
+
+beforeAll(async () => {
+  deliveryWake.run = async () => {};
+  s = await setup();
+  await followPeer(s);
+  reader = s.user;
+  quiet = await registerUser({ instance: A });
+  await seed(reader.id);
+  // Notifications: favourites of the reader's posts by remote accounts.
+  const mine = await post(reader, { status: "mine" });
+  await env.DB.prepare(
+    `INSERT INTO notifications (id, account_id, from_account_id, type, status_id, pushed, created_at)
+     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+     SELECT printf('%016d', 1000000000000000 + i), ?1, printf('BUDGETACCT%016d', i), 'favourite', ?2, 1, ?3 + i FROM n`,
+  )
+    .bind(reader.id, mine.id, Date.now() - 3_600_000)
+    .run();
+  // Warm: the first request of an isolate reads settings and keys.
+  await call("/api/v1/timelines/home", { instance: A, token: reader.token });
+}, 120_000);
+
+afterAll(() => {
+  deliveryWake.run = realWake;
+  unroute();
+  console.log(
+    "rows per action\n" +
+      figures
+        .map(
+          (f) =>
+            `${f.action.padEnd(48)} read ${String(f.usage.rowsRead).padStart(6)}  written ${String(f.usage.rowsWritten).padStart(5)}  queries ${f.usage.queries}`,
+        )
+        .join("\n"),
+  );
+});
+
+const post = (u: TestUser, body: Record<string, unknown>) =>
+  json("/api/v1/statuses", { instance: A, method: "POST", token: u.token, body });
+const get = (path: string, u?: TestUser, headers?: Record<string, string>) =>
+  ok(call(path, { instance: A, token: u?.token, headers }));
+
+describe("rows read and written per action, within the Free plan's budgets", () => {
+  it("an inbound Create from a followed account, whatever the size of the statuses table", async () => {
+    // A plain public post with a hashtag, to the author's followers (no mention, no attachment).
+    const create = (n: string) => {
+      const a = fill(mastodonCreate, { ...s.vars, N: n });
+      for (const o of [a, a.object]) o.cc = [`${s.actor}/followers`];
+      a.object.content =
+        a.object.contentMap.en = `<p>plain words <a href="${s.peer.origin}/tags/Fediverse" class="mention hashtag" rel="tag">#<span>Fediverse</span></a></p>`;
+      a.object.tag = a.object.tag.filter((t: { type: string }) => t.type === "Hashtag");
+      a.object.attachment = [];
+      return a;
+    };
+    await expectAccepted(await s.peer.send(s.actor, create(`${s.vars.N}w`))); // the key is fetched once
+    await within("inbound Create from a followed account", { read: 100, written: 25 }, async () =>
+      expectAccepted(await s.peer.send(s.actor, create(`${s.vars.N}m`))),
+    );
+  });
+
+  it("timeline and notification pages, the empty home poll, the front page", async () => {
+    const page = await get("/api/v1/timelines/home?limit=20", reader);
+    const newest = valid(StatusSchema, JSON.parse(page)[0]).id;
+    await within("home timeline page (20)", { read: 300, written: 0 }, () =>
+      get("/api/v1/timelines/home?limit=20", reader),
+    );
+    await within("home poll with since_id, nothing new", { read: 50, written: 0 }, () =>
+      get(`/api/v1/timelines/home?since_id=${newest}`, reader),
+    );
+    await within("notifications page (20)", { read: 300, written: 0 }, () =>
+      get("/api/v1/notifications?limit=20", reader),
+    );
+    await within("public timeline page (20)", { read: 300, written: 0 }, () =>
+      get("/api/v1/timelines/public?limit=20", reader),
+    );
+    await within("GET / (a browser)", { read: 50, written: 0 }, () => get("/", undefined, { accept: "text/html" }));
+  });
+
+  it("posting with no local followers", async () => {
+    await post(quiet, { status: "warm" });
+    await within("post, no local followers", { read: 100, written: 30 }, () => post(quiet, { status: "hello" }));
+  });
+});
