@@ -72,6 +72,8 @@ export interface Env {
   /** Streaming objects one invocation calls directly when publishing (more are reached through a relay). */
   STREAM_FANOUT?: string;
   STATS_CACHE_SECONDS?: string;
+  /** Benchmarks only: "true" serves the isolate's cost counters at `/__cost` (bench/cost.ts). */
+  COST_METER?: string;
   /** Retention and the storage guard (services/retention.ts, services/storage.ts; docs/configuration.md). */
   REMOTE_POST_RETENTION_DAYS?: string;
   NOTIFICATION_RETENTION_DAYS?: string;

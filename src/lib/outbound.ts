@@ -14,6 +14,7 @@
  * resolved again by the runtime (a name that changes its answer between the two lookups is not caught; on
  * Cloudflare a Worker's subrequests cannot reach private networks anyway).
  */
+import { count } from "./meter";
 import { lookup } from "node:dns/promises";
 import type { Env } from "../env";
 
@@ -257,6 +258,7 @@ export async function outboundFetch(
   let url = first.url;
   for (let hop = 0; ; hop++) {
     await checkOutboundUrl(url, opts.allowPrivate);
+    count("subrequests");
     const res = await settleBy(
       fetch(url, {
         method,
