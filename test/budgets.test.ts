@@ -8,7 +8,8 @@ import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A } from "./instances";
-import { expectAccepted, fill, followPeer, setup, unroute, type Setup } from "./inbound";
+import { expectAccepted, fill, followPeer, q, reroute, setup, unroute, type Setup } from "./inbound";
+import { createPeer, type Peer } from "./peer";
 import { measure, type Usage } from "../src/lib/meter";
 import { StatusSchema } from "../src/schemas/status";
 import { deliveryWake } from "../src/federation/delivery";
@@ -61,7 +62,12 @@ const ok = async (res: Promise<Response>) => {
   return text;
 };
 
+const AS = "https://www.w3.org/ns/activitystreams";
+const PUBLIC = `${AS}#Public`;
+
 let s: Setup;
+let relays: Peer;
+let relay: string;
 let reader: TestUser;
 let quiet: TestUser;
 const realWake = deliveryWake.run;
@@ -98,7 +104,17 @@ async function seed(readerId: string) {
 beforeAll(async () => {
   deliveryWake.run = async () => {};
   s = await setup();
+  relays = createPeer("relay.example");
+  reroute(() => s.peer.route([relays]));
   await followPeer(s);
+  // An accepted LitePub relay (issue 36), as the relay admin API leaves it once the relay's Accept arrived.
+  relay = relays.actor("relay");
+  await env.DB.prepare(
+    `INSERT INTO relays (id, url, kind, actor_uri, inbox_url, follow_uri, state, created_at, updated_at)
+     VALUES ('BUDGETRELAY', ?1, 'litepub', ?1, ?1 || '/inbox', ?1 || '#follow', 'accepted', ?2, ?2)`,
+  )
+    .bind(relay, Date.now())
+    .run();
   reader = s.user;
   quiet = await registerUser({ instance: A });
   await seed(reader.id);
@@ -152,6 +168,85 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     );
   });
 
+  it("a relayed post, and a redelivered Create or Announce changing nothing", async () => {
+    let n = 0;
+    const note = () => {
+      const author = s.peer.actor();
+      const id = `${author}/notes/${Date.now()}${n++}`;
+      const doc = {
+        "@context": AS,
+        id,
+        type: "Note",
+        attributedTo: author,
+        content: `<p>relayed ${id}</p>`,
+        published: new Date().toISOString(),
+        to: [PUBLIC],
+        cc: [`${author}/followers`],
+      };
+      s.peer.objects.set(id, doc);
+      return doc;
+    };
+    const announce = (object: { id: string }) =>
+      relays.send(relay, {
+        "@context": AS,
+        id: `${relay}#announces/${Date.now()}${n++}`,
+        type: "Announce",
+        actor: relay,
+        object: object.id,
+      });
+    await expectAccepted(await announce(note())); // the relay's key and a first author fetched
+    // A new author's post: its actor is fetched and stored with the post.
+    const relayed = note();
+    await within("inbound relay Announce", { read: 100, written: 25 }, async () =>
+      expectAccepted(await announce(relayed)),
+    );
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", relayed.id)).toHaveLength(1);
+
+    const create = fill(mastodonCreate, { ...s.vars, N: `${s.vars.N}twice` });
+    await expectAccepted(await s.peer.send(s.actor, create));
+    await within("a Create delivered again", { read: 30, written: 0 }, async () =>
+      expectAccepted(await s.peer.send(s.actor, create)),
+    );
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", create.object.id)).toHaveLength(1);
+    expect(
+      await q(
+        "SELECT id FROM notifications WHERE status_id = (SELECT id FROM statuses WHERE uri = ?)",
+        create.object.id,
+      ),
+    ).toHaveLength(1);
+  });
+
+  it("inbound interactions with a local post: a Like, a boost, a reply", async () => {
+    const mine = await post(reader, { status: "like me" });
+    const like = { "@context": AS, id: `${s.actor}#likes/${s.vars.N}`, type: "Like", actor: s.actor, object: mine.uri };
+    await within("inbound Like of a local post", { read: 100, written: 25 }, async () =>
+      expectAccepted(await s.peer.send(s.actor, like)),
+    );
+    const boost = {
+      "@context": AS,
+      id: `${s.actor}/statuses/${s.vars.N}b/activity`,
+      type: "Announce",
+      actor: s.actor,
+      object: mine.uri,
+      to: [PUBLIC],
+      cc: [`${s.actor}/followers`],
+    };
+    await within("inbound Announce of a local post", { read: 100, written: 25 }, async () =>
+      expectAccepted(await s.peer.send(s.actor, boost)),
+    );
+    await within("the same Announce delivered again", { read: 30, written: 0 }, async () =>
+      expectAccepted(await s.peer.send(s.actor, boost)),
+    );
+    expect(await q("SELECT id FROM statuses WHERE reblog_of_id = ?", mine.id)).toHaveLength(1);
+    expect(await q("SELECT id FROM notifications WHERE type = 'reblog' AND status_id = ?", mine.id)).toHaveLength(1);
+    const reply = fill(mastodonCreate, { ...s.vars, N: `${s.vars.N}r` });
+    reply.object.inReplyTo = mine.uri;
+    reply.object.attachment = [];
+    await within("inbound reply to a local post", { read: 100, written: 35 }, async () =>
+      expectAccepted(await s.peer.send(s.actor, reply)),
+    );
+  });
+
   it("timeline and notification pages, the empty home poll, the front page", async () => {
     const page = await get("/api/v1/timelines/home?limit=20", reader);
     const newest = valid(StatusSchema, JSON.parse(page)[0]).id;
@@ -168,6 +263,16 @@ describe("rows read and written per action, within the Free plan's budgets", () 
       get("/api/v1/timelines/public?limit=20", reader),
     );
     await within("GET / (a browser)", { read: 50, written: 0 }, () => get("/", undefined, { accept: "text/html" }));
+  });
+
+  it("a favourite, a boost and a follow by a local user", async () => {
+    const theirs = await post(quiet, { status: "to be liked" });
+    const act = (path: string) => json(path, { instance: A, method: "POST", token: reader.token });
+    await within("favourite", { read: 100, written: 25 }, () => act(`/api/v1/statuses/${theirs.id}/favourite`));
+    await within("boost", { read: 150, written: 30 }, () => act(`/api/v1/statuses/${theirs.id}/reblog`));
+    await within("follow a local account", { read: 100, written: 30 }, () =>
+      act(`/api/v1/accounts/${quiet.id}/follow`),
+    );
   });
 
   it("posting with no local followers", async () => {

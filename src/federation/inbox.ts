@@ -303,7 +303,21 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Activity, async (_ctx, activity) => dropped(activity, activity.constructor.name))
     .onError((_ctx, error) => {
       console.error("inbox", error);
-    });
+    })
+    .withIdempotency(idempotencyKey);
+}
+
+/**
+ * Fedify remembers each activity it processed (a `fedify_kv` row written, and deleted a day later: six rows
+ * written per activity) so that a redelivery is not processed twice. Creates and Announces, most of the inbox's
+ * volume (a relay's posts above all), need no such record: a status is stored once per `uri` and a reblog once
+ * per (account, status), so a repeated one changes nothing. Every other kind keeps Fedify's per-inbox record.
+ */
+function idempotencyKey(ctx: InboxContext<FederationData>, activity: Activity): string | null {
+  if (activity instanceof Create || activity instanceof Announce) return null;
+  const id = activity.id?.href;
+  if (!id) return null;
+  return `${ctx.origin}\n${id}\n${ctx.recipient == null ? "sharedInbox" : `inbox\n${ctx.recipient}`}`;
 }
 
 /**
