@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AppCredentialsSchema, AppSchema, TokenSchema } from "../src/schemas/oauth";
 import { AccountSchema } from "../src/schemas/account";
@@ -179,6 +180,42 @@ describe("token grants", () => {
     await json("/oauth/token", { body, status: 400 });
     await json("/api/v1/accounts/verify_credentials", { token: first.access_token, status: 403 });
     await json("/api/v1/accounts/verify_credentials", { token: second.access_token });
+  });
+
+  it("a refresh token used several times at once gives one new pair, and leaves no other token behind", async () => {
+    const user = await registerUser();
+    const first = await json("/oauth/token", {
+      body: {
+        grant_type: "password",
+        client_id: user.app.client_id,
+        client_secret: user.app.client_secret,
+        username: user.username,
+        password: user.password,
+      },
+    });
+    const body = {
+      grant_type: "refresh_token",
+      client_id: user.app.client_id,
+      client_secret: user.app.client_secret,
+      refresh_token: first.refresh_token,
+    };
+    const answers = await Promise.all([1, 2, 3, 4].map(() => call("/oauth/token", { body })));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400, 400, 400]);
+    const winner = valid(TokenSchema, await answers.find((r) => r.status === 200)!.json());
+    for (const r of answers.filter((x) => x.status === 400))
+      expect(((await r.json()) as { error?: string }).error).toBeTruthy();
+    // Only the registration's token and the rotated one: no token was issued for the refused uses.
+    const rows = await env.DB.prepare(
+      "SELECT count(*) AS n FROM tokens WHERE account_id = ? AND app_id = (SELECT id FROM apps WHERE client_id = ?)",
+    )
+      .bind(user.id, user.app.client_id)
+      .first<{ n: number }>();
+    expect(rows!.n).toBe(2);
+    await json("/api/v1/accounts/verify_credentials", { token: winner.access_token });
+    await json("/api/v1/accounts/verify_credentials", { token: first.access_token, status: 403 });
+    // The winner's refresh token works once more; the first one never again.
+    await json("/oauth/token", { body, status: 400 });
+    valid(TokenSchema, await json("/oauth/token", { body: { ...body, refresh_token: winner.refresh_token } }));
   });
 
   it("revoke ends a token and always answers {}", async () => {

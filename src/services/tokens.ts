@@ -105,12 +105,16 @@ export async function refreshToken(
     });
   }
   const issued = await buildToken({ appId, accountId: old.accountId, scopes: scopes ?? held });
-  // Delete-then-insert in one batch: a refresh token works once.
-  const [deleted] = await d.batch([
-    d.delete(tokens).where(eq(tokens.id, old.id)).returning({ id: tokens.id }),
-    d.insert(tokens).values(issued.row),
-  ]);
-  return deleted.length ? issued : null;
+  // Rotated in place by one conditional statement: the refresh token and its access token are replaced together,
+  // and of two uses of the same refresh token (a replay, or a race) only the first finds it; the other is refused
+  // and writes nothing. The row keeps its id, so the token's push subscription stays with it.
+  const { id: _id, ...fresh } = issued.row;
+  const rotated = await d
+    .update(tokens)
+    .set(fresh)
+    .where(and(eq(tokens.id, old.id), eq(tokens.refreshHash, old.refreshHash!)))
+    .returning({ id: tokens.id });
+  return rotated.length ? { ...issued, row: { ...issued.row, id: old.id } } : null;
 }
 
 /** The user's live tokens with their app's name (null for browser sessions), oldest first. */
