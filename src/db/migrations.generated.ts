@@ -451,5 +451,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "-- A description or focal point sent with PUT /api/v1/media/:id for media already on a status (Pleroma-FE sends them\n-- just before its edit): kept apart until the edit takes it, so the edit sees what changed and the history keeps\n-- what the status showed before.\nALTER TABLE `media_attachments` ADD `pending` text;\n"
   ]
+ },
+ {
+  "name": "0047_usage_days.sql",
+  "queries": [
+   "CREATE TABLE `usage_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`requests` integer DEFAULT 0 NOT NULL,\n\t`rows_read` integer DEFAULT 0 NOT NULL,\n\t`rows_written` integer DEFAULT 0 NOT NULL,\n\t`durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`image_transformations` integer DEFAULT 0 NOT NULL,\n\t`month_requests` integer DEFAULT 0 NOT NULL,\n\t`month_rows_read` integer DEFAULT 0 NOT NULL,\n\t`month_rows_written` integer DEFAULT 0 NOT NULL,\n\t`month_durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`month_image_transformations` integer DEFAULT 0 NOT NULL,\n\t`exact` text,\n\t`warned` text DEFAULT '[]' NOT NULL,\n\t`plan` text DEFAULT 'free' NOT NULL,\n\t`updated_at` integer NOT NULL\n)"
+  ]
  }
 ];
