@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import worker from "../src/index";
 import { newId } from "../src/db/ids";
 import { deliveryWake } from "../src/federation/delivery";
-import { takeIsolateUsage } from "../src/lib/meter";
+import { measure, meteredEnv, takeIsolateUsage } from "../src/lib/meter";
 import { BudgetSchema, BudgetStatusSchema, HealthcheckSchema } from "../src/schemas/instance";
 import { StatusSchema } from "../src/schemas/status";
 import { GRAPHQL_URL } from "../src/services/usage-analytics";
@@ -117,6 +117,21 @@ describe("the estimate", () => {
     expect((await dayRow())!.requests).toBe(3);
     await json("/api/v1/instance", { instance: A });
     expect((await dayRow())!.requests).toBe(5);
+
+    // What a flush itself costs, D1's own figures: one statement, one row written, a few read by key (the month's
+    // latest row, the day's, their index entries): no walk, whatever the number of days kept.
+    usageFlush.everyMs = 3_600_000;
+    await json("/api/v1/instance", { instance: A });
+    usageFlush.everyMs = 0;
+    await q(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
+       INSERT INTO usage_days (day, updated_at) SELECT date('2000-01-01', '+' || i || ' days'), 0 FROM n`,
+    );
+    const { usage } = await measure(() => flushUsage(meteredEnv(env)));
+    expect(usage.queries).toBe(1);
+    expect(usage.rowsWritten).toBe(1);
+    expect(usage.rowsRead).toBeLessThanOrEqual(6);
+    expect((await dayRow())!.requests).toBe(6);
   });
 
   it("the cron's invocations are counted too, and its runs write no more than the flush", async () => {
