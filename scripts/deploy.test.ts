@@ -69,7 +69,12 @@ test("first deploy: domain, plan-safe hashing, minified, a set-up secret uploade
     "PASSWORD_ITERATIONS:10000",
     "--var",
     "DATABASE_LIMIT_MB:500",
+    "--var",
+    "PLAN:free",
   ]);
+  assert.deepEqual(Object.keys(call.secrets ?? {}), ["SETUP_SECRET"]);
+  // The exact figures are offered, not required.
+  assert.match(out, /CF_ANALYTICS_TOKEN=<token> npm run deploy -- --account-id/);
   const secret = call.secrets?.SETUP_SECRET;
   assert.match(secret ?? "", /^[A-Za-z0-9_-]{32}$/);
   assert.ok(out.includes(`https://social.example/setup?secret=${secret}`));
@@ -102,8 +107,42 @@ test("later deploys (upgrades) need no argument, upload no secret, keep the plan
     "DOMAIN:social.example",
   ]);
   assert.ok(second.args.includes("PASSWORD_ITERATIONS:100000"));
+  assert.ok(second.args.includes("PLAN:paid"));
   deploy(p, ["--plan", "free"]);
   assert.ok(p.calls()[2]!.args.includes("PASSWORD_ITERATIONS:10000"));
+  assert.ok(p.calls()[2]!.args.includes("PLAN:free"));
+});
+
+test("the budget meter's token: uploaded as a secret with its account id, never remembered; refused without the id", () => {
+  const p = project();
+  deploy(p, ["social.example"]);
+  const account = "0123456789abcdef0123456789ABCDEF";
+  process.env.CF_ANALYTICS_TOKEN = "read-only-token";
+  try {
+    let r = deploy(p, []);
+    assert.equal(r.code, 2);
+    assert.match(r.out, /--account-id/);
+    r = deploy(p, ["--account-id", "not-an-id"]);
+    assert.equal(r.code, 2);
+    assert.equal(p.calls().length, 1);
+    r = deploy(p, ["--account-id", account]);
+    assert.equal(r.code, 0);
+    const call = p.calls()[1]!;
+    assert.deepEqual(call.secrets, { CF_ANALYTICS_TOKEN: "read-only-token" });
+    assert.ok(call.args.includes(`CF_ACCOUNT_ID:${account.toLowerCase()}`));
+  } finally {
+    delete process.env.CF_ANALYTICS_TOKEN;
+  }
+  const saved = readFileSync(join(p.dir, ".starling", "deploy.json"), "utf8");
+  assert.ok(!saved.includes("read-only-token"));
+  assert.equal(JSON.parse(saved).accountId, account.toLowerCase());
+  // Later deploys keep the account id (the token stays a secret on Cloudflare) and upload nothing.
+  const { code, out } = deploy(p, []);
+  assert.equal(code, 0);
+  const later = p.calls()[2]!;
+  assert.equal(later.secrets, null);
+  assert.ok(later.args.includes(`CF_ACCOUNT_ID:${account.toLowerCase()}`));
+  assert.doesNotMatch(out, /CF_ANALYTICS_TOKEN=<token>/);
 });
 
 test("a failed deploy remembers nothing; mistakes are refused before wrangler runs", () => {

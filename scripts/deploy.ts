@@ -3,12 +3,17 @@
  *
  *   npm run deploy -- social.example [--plan free|paid]     first deploy
  *   npm run deploy                                          every later one (`git pull && npm run deploy`)
+ *   CF_ANALYTICS_TOKEN=… npm run deploy -- --account-id ID  the budget meter's exact figures (once)
  *
  * wrangler provisions the D1 database and the R2 bucket named in wrangler.toml on the first deploy (no ids are
  * copied anywhere) and reuses them after; the Worker applies its own migrations (src/db/schema-upgrade.ts). This
  * script adds what wrangler.toml must not hold, because it is the host's: the domain (as `DOMAIN` and as the
- * Worker's custom domain), the password hashing cost and the database ceiling of the plan, and on the first deploy a set-up secret
- * (a Worker secret) for `/setup`, where the first administrator is made in the browser. It remembers them in
+ * Worker's custom domain), the plan (`PLAN`, the budget meter's caps), the password hashing cost and the database
+ * ceiling of the plan, and on the first deploy a set-up secret
+ * (a Worker secret) for `/setup`, where the first administrator is made in the browser. When the host gives a
+ * read-only API token (`CF_ANALYTICS_TOKEN` in the environment, never on the command line, with `--account-id`), it is
+ * uploaded as a secret and the account id kept as `CF_ACCOUNT_ID`, for the budget meter's exact figures
+ * (services/usage-budget.ts). It remembers them (not the token) in
  * `.starling/deploy.json` (not tracked), so an upgrade needs no argument and never conflicts with `git pull`.
  *
  * `WRANGLER` names another wrangler command (the tests give a stand-in that records what it is asked).
@@ -25,6 +30,8 @@ export interface DeployState {
   plan: "free" | "paid";
   /** Made on the first deploy, for `/setup`; kept so the link can be printed again until an admin exists. */
   setupSecret: string;
+  /** The Cloudflare account the analytics token reads (`CF_ACCOUNT_ID`), once given. */
+  accountId?: string;
 }
 
 /** PBKDF2 iterations per plan: a sign-in fits the Free plan's 10 ms of CPU at 10,000 (docs/deploy.md, bench:cpu). */
@@ -49,6 +56,8 @@ export interface Context {
   configDomain: string | null;
   /** Workers Builds (`WORKERS_CI=1`): the set-up secret is the one the button asked for, not made here. */
   ci: boolean;
+  /** `CF_ANALYTICS_TOKEN` from the environment: a read-only API token (Account Analytics: Read) to upload. */
+  analyticsToken?: string | null;
 }
 
 /** What a deploy does, from the command line and what was remembered; throws with a message for the host. */
@@ -61,7 +70,11 @@ export function plan(
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { plan: { type: "string" }, "change-domain": { type: "boolean", default: false } },
+    options: {
+      plan: { type: "string" },
+      "change-domain": { type: "boolean", default: false },
+      "account-id": { type: "string" },
+    },
   });
   const given = positionals[0]
     ?.toLowerCase()
@@ -81,12 +94,35 @@ export function plan(
   const planName = values.plan ?? saved?.plan ?? "free";
   if (planName !== "free" && planName !== "paid") throw new Error(`--plan is free or paid, not "${planName}".`);
   const first = !saved || saved.domain !== domain;
-  const state: DeployState = { domain, plan: planName, setupSecret: first ? makeSecret() : saved!.setupSecret };
+  const accountId = values["account-id"]?.toLowerCase() ?? (first ? undefined : saved?.accountId);
+  if (accountId !== undefined && !/^[0-9a-f]{32}$/.test(accountId))
+    throw new Error(`--account-id is the 32 hexadecimal characters of the account's id, not "${accountId}".`);
+  const token = where.analyticsToken || null;
+  if (token && !accountId)
+    throw new Error(
+      "CF_ANALYTICS_TOKEN reads one account's figures: give its id too (--account-id, from the dashboard's URL).",
+    );
+  const state: DeployState = {
+    domain,
+    plan: planName,
+    setupSecret: first ? makeSecret() : saved!.setupSecret,
+    ...(accountId ? { accountId } : {}),
+  };
   const messages = [
     first
       ? `Deploying a new instance at https://${domain} (${planName} plan).`
       : `Upgrading https://${domain} (${planName} plan).`,
   ];
+  if (!accountId && !where.ci)
+    messages.push(
+      "The admin dashboard's budget meter estimates the day's usage from the Worker's own counts. For Cloudflare's " +
+        "exact figures, create an API token with Account Analytics: Read only, then deploy once with " +
+        "CF_ANALYTICS_TOKEN=<token> npm run deploy -- --account-id <account id> (docs/deploy.md).",
+    );
+  const secrets = {
+    ...(first && !where.ci ? { SETUP_SECRET: state.setupSecret } : {}),
+    ...(token ? { CF_ANALYTICS_TOKEN: token } : {}),
+  };
   return {
     state,
     args: [
@@ -100,8 +136,11 @@ export function plan(
       `PASSWORD_ITERATIONS:${ITERATIONS[planName]}`,
       "--var",
       `DATABASE_LIMIT_MB:${DATABASE_MB[planName]}`,
+      "--var",
+      `PLAN:${planName}`,
+      ...(accountId ? ["--var", `CF_ACCOUNT_ID:${accountId}`] : []),
     ],
-    secrets: first && !where.ci ? { SETUP_SECRET: state.setupSecret } : null,
+    secrets: Object.keys(secrets).length ? secrets : null,
     messages,
   };
 }
@@ -120,6 +159,7 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
   const where: Context = {
     configDomain: /^DOMAIN\s*=\s*"([^"]+)"/m.exec(toml)?.[1] ?? null,
     ci: process.env.WORKERS_CI === "1",
+    analyticsToken: process.env.CF_ANALYTICS_TOKEN,
   };
   try {
     p = plan(argv, saved, () => randomBytes(24).toString("base64url"), where);

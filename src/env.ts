@@ -91,6 +91,12 @@ export interface Env {
   AUTHORIZED_FETCH?: string;
   /** "false" stops sending local public posts to the relays followed (issue 36). */
   ALLOW_RELAY?: string;
+  /** The Workers plan (`free` or `paid`), set by the deploy command: the caps of the budget meter (services/usage-budget.ts). */
+  PLAN?: string;
+  /** Secret: a read-only API token (Account Analytics: Read) for the meter's exact figures; else it estimates. */
+  CF_ANALYTICS_TOKEN?: string;
+  /** The Cloudflare account id the token reads the figures of. */
+  CF_ACCOUNT_ID?: string;
 }
 
 export interface Limit {
@@ -191,6 +197,8 @@ export interface Config {
   frontendConfigurations: Record<string, Record<string, unknown>>;
   /** Local public posts go to the accepted relays (`ALLOW_RELAY`, run-time `allow_relay`; on, as Pleroma's). */
   allowRelay: boolean;
+  /** The Workers plan (`PLAN`): whose caps the budget meter compares the day's usage with. */
+  plan: "free" | "paid";
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -331,6 +339,7 @@ export function varsConfig(env: Env): Config {
     frontends: { primary: null, admin: null },
     frontendConfigurations: {},
     allowRelay: bool(env.ALLOW_RELAY, true),
+    plan: env.PLAN === "paid" ? "paid" : "free",
   };
   cache.set(env, c);
   return c;

@@ -12,6 +12,7 @@ import { HostDelivery as HostDeliveryObject } from "./objects/host-delivery";
 import { ChatRoom as ChatRoomObject } from "./objects/chat-room";
 import { metered } from "./objects/metered";
 import { count, isolateUsage, meteredEnv } from "./lib/meter";
+import { budgetAfterCron, flushUsage } from "./services/usage-budget";
 
 // Each object's calls from outside are counted (lib/meter.ts), and its bindings metered.
 const STREAM_ENTRIES = [
@@ -45,7 +46,12 @@ export default {
     // A database that cannot be checked is most likely down: the request goes on and answers what it can (the
     // healthcheck says unhealthy); the next request checks again.
     await ensureSchema(env.DB).catch((e) => console.error("schema check", e));
-    return handleFederated(req, env, ctx, app.fetch);
+    try {
+      return await handleFederated(req, env, ctx, app.fetch);
+    } finally {
+      // What this isolate counted reaches the day's budget now and then, after the response (services/usage-budget.ts).
+      ctx.waitUntil(flushUsage(env));
+    }
   },
   async scheduled(controller: ScheduledController, rawEnv: Env, ctx: ExecutionContext) {
     const env = meteredEnv(rawEnv);
@@ -53,7 +59,10 @@ export default {
     ctx.waitUntil(
       ensureSchema(env.DB)
         .catch((e) => console.error("schema check", e))
-        .then(() => runScheduled(env, controller.scheduledTime, ctx)),
+        .then(() => runScheduled(env, controller.scheduledTime, ctx))
+        // The budget meter's part, whatever the jobs did: the exact figures every 15 minutes when a token is set,
+        // and the flush (never throws).
+        .finally(() => budgetAfterCron(env, controller.scheduledTime)),
     );
   },
 } satisfies ExportedHandler<Env>;

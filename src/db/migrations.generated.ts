@@ -468,5 +468,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "UPDATE `accounts` SET `home_pull` = 1 WHERE `id` IN (SELECT DISTINCT `account_id` FROM `statuses` WHERE `home_pull` = 1)",
    "CREATE INDEX `accounts_home_pull` ON `accounts` (`id`) WHERE home_pull = 1"
   ]
+ },
+ {
+  "name": "0047_usage_days.sql",
+  "queries": [
+   "CREATE TABLE `usage_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`requests` integer DEFAULT 0 NOT NULL,\n\t`rows_read` integer DEFAULT 0 NOT NULL,\n\t`rows_written` integer DEFAULT 0 NOT NULL,\n\t`durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`image_transformations` integer DEFAULT 0 NOT NULL,\n\t`month_requests` integer DEFAULT 0 NOT NULL,\n\t`month_rows_read` integer DEFAULT 0 NOT NULL,\n\t`month_rows_written` integer DEFAULT 0 NOT NULL,\n\t`month_durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`month_image_transformations` integer DEFAULT 0 NOT NULL,\n\t`exact` text,\n\t`warned` text DEFAULT '[]' NOT NULL,\n\t`plan` text DEFAULT 'free' NOT NULL,\n\t`updated_at` integer NOT NULL\n)"
+  ]
  }
 ];

@@ -370,6 +370,35 @@ export const instanceKeys = sqliteTable("instance_keys", {
   createdAt: time("created_at").notNull(),
 });
 
+/**
+ * The daily budget meter (services/usage-budget.ts): one row per UTC day (`YYYY-MM-DD`), the isolates' counts added
+ * by one upsert; each `month*` column is the month's running total up to and including the day.
+ */
+export const usageDays = sqliteTable("usage_days", {
+  day: text("day").primaryKey(),
+  requests: integer("requests").notNull().default(0),
+  rowsRead: integer("rows_read").notNull().default(0),
+  rowsWritten: integer("rows_written").notNull().default(0),
+  durableObjectRequests: integer("durable_object_requests").notNull().default(0),
+  r2ClassA: integer("r2_class_a").notNull().default(0),
+  r2ClassB: integer("r2_class_b").notNull().default(0),
+  imageTransformations: integer("image_transformations").notNull().default(0),
+  monthRequests: integer("month_requests").notNull().default(0),
+  monthRowsRead: integer("month_rows_read").notNull().default(0),
+  monthRowsWritten: integer("month_rows_written").notNull().default(0),
+  monthDurableObjectRequests: integer("month_durable_object_requests").notNull().default(0),
+  monthR2ClassA: integer("month_r2_class_a").notNull().default(0),
+  monthR2ClassB: integer("month_r2_class_b").notNull().default(0),
+  monthImageTransformations: integer("month_image_transformations").notNull().default(0),
+  /** The GraphQL Analytics API's figures (services/usage-analytics.ts), when the host gave a token. */
+  exact: text("exact"),
+  /** The caps the admins were mailed about that day (JSON array of their names). */
+  warned: text("warned").notNull().default("[]"),
+  /** The plan (`PLAN`) of the Worker that last wrote the row: the caps the guards compare with. */
+  plan: text("plan").$type<"free" | "paid">().notNull().default("free"),
+  updatedAt: time("updated_at").notNull(),
+});
+
 /** Fedify's key-value store (src/federation/kv.ts): key = JSON array of its parts, value = JSON, expiry in ms. */
 export const fedifyKv = sqliteTable(
   "fedify_kv",

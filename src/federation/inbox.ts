@@ -60,6 +60,7 @@ import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
 import { receiveGroupAnnounce } from "./group-announce";
+import { fetchingPaused } from "../services/usage-budget";
 import { isRelayKey, receiveRelayAnnounce } from "./relays";
 import { instanceActorUri } from "./instance-actor";
 import {
@@ -212,9 +213,14 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       if (stored.stored) after(ctx, stored.effects);
       // A reply to something not stored here: its ancestors are fetched after the response (bounded); not for
       // what only a relay brought (a relay would multiply the fetches).
+      // Not from 80% of any of the plan's caps either (services/usage-budget.ts).
       if (stored.stored && note.inReplyTo && !relayed)
         ctx.data.exec?.waitUntil(
-          fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo),
+          fetchingPaused(ctx.data.env).then((paused) =>
+            paused
+              ? 0
+              : fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo!),
+          ),
         );
     })
     .on(Update, async (ctx, update) => {

@@ -22,6 +22,7 @@ import { embeddedOnly } from "./loaders";
 import { isPostLike } from "./object-types";
 import { parseNote, type RemoteObject } from "./parse-note";
 import type { ResolveEnv } from "./resolve";
+import { fetchingPaused } from "../services/usage-budget";
 
 /** Time one account's outbox may take, fetches and storing together. */
 const OUTBOX_MS = 8_000;
@@ -33,6 +34,8 @@ export async function backfillFromOutboxes(
   asks: OutboxBackfill[],
   t: number = Date.now(),
 ): Promise<number> {
+  // From 80% of any of the plan's caps, backfill waits (nothing claimed: a later follow reads the outbox).
+  if (await fetchingPaused(r.env, t)) return 0;
   const byAccount = new Map<string, string[]>();
   for (const a of asks) byAccount.set(a.accountId, [...(byAccount.get(a.accountId) ?? []), a.readerId]);
   let stored = 0;

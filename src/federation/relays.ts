@@ -28,6 +28,7 @@ import { federationContext, freshDocumentLoader, type FederationData } from "./i
 import { embeddedOnly } from "./loaders";
 import { isPostLike } from "./object-types";
 import { resolveEnv, storeFetchedStatus } from "./resolve";
+import { fetchingPaused } from "../services/usage-budget";
 import { after } from "./inbox-context";
 
 /** Time a relay's look-up may take. */
@@ -148,6 +149,8 @@ export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, an
   if (embedded instanceof Activity) id = embedded.objectId;
   else if (embedded?.id) id = embedded.id;
   if (!id || rejectedHost(ctx.data.d, id.hostname) || id.origin === new URL(ctx.canonicalOrigin).origin) return;
+  // From 80% of any of the plan's caps, relay intake waits: nothing fetched, nothing stored (services/usage-budget.ts).
+  if (await fetchingPaused(ctx.data.env)) return;
   // Already stored (relays announce the same post again, several relays the same post): nothing fetched.
   if (await ctx.data.d.get(sql`SELECT 1 FROM statuses WHERE uri = ${id.href}`)) return;
   const base = ctx.canonicalOrigin;

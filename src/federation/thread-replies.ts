@@ -25,6 +25,7 @@ import { embeddedOnly } from "./loaders";
 import { isPostLike } from "./object-types";
 import { storeFetchedStatus, type ResolveEnv } from "./resolve";
 import { fetchAncestors } from "./thread-ancestors";
+import { fetchingPaused } from "../services/usage-budget";
 
 /** Levels of replies below the thread's top that are walked. */
 export const MAX_DEPTH = 4;
@@ -50,6 +51,8 @@ const spent = (b: Budget) => b.fetches <= 0 || Date.now() >= b.deadline;
 
 /** Completes the threads of these statuses (each at most once an hour); answers what follows for the streams. */
 export async function fetchThreads(r: ResolveEnv, statusIds: string[], t: number = Date.now()): Promise<Effects> {
+  // From 80% of any of the plan's caps, thread fetching waits (nothing claimed: the next opening fetches it).
+  if (await fetchingPaused(r.env, t)) return {};
   const out: Effects[] = [];
   for (const id of new Set(statusIds)) {
     if (!(await claimThreadFetch(db(r.env), id, t).catch(() => false))) continue;

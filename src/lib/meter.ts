@@ -22,7 +22,7 @@ export interface Usage {
   rowsWritten: number;
   /** Durable Object requests (RPC calls, fetches, alarms), counted where the object runs. */
   durableObjectRequests: number;
-  /** R2 Class A operations (put, delete, list, multipart) and Class B (get, head). */
+  /** R2 Class A operations (put, list, multipart) and Class B (get, head); deletes are free. */
   r2ClassA: number;
   r2ClassB: number;
   /** Cloudflare Images transformations (each `.output()` asked of the binding). */
@@ -243,7 +243,8 @@ export function meteredD1(real: D1Database): D1Database {
 
 // --- R2 and Images ----------------------------------------------------------------------------------------------
 
-const R2_CLASS_A = new Set(["put", "delete", "list", "createMultipartUpload", "resumeMultipartUpload"]);
+// Deletes are free (R2 pricing); multipart parts are Class A when uploaded, as puts.
+const R2_CLASS_A = new Set(["put", "list", "createMultipartUpload", "resumeMultipartUpload"]);
 const R2_CLASS_B = new Set(["get", "head"]);
 
 /** An R2 bucket whose operations are counted by class (what R2 bills). */

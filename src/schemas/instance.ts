@@ -107,6 +107,41 @@ export const NodeinfoSchema = z
   })
   .openapi("Nodeinfo");
 
+/** A cap of the daily budget meter (services/usage-budget.ts): used in its period against what the plan allows. */
+const BudgetCapSchema = z.object({
+  used: z.number(),
+  limit: z.number(),
+  period: z.enum(["day", "month"]),
+  percent: z.number(),
+});
+const BUDGET_STATUS = z.enum(["ok", "warning", "critical"]);
+/** The budget meter as admins see it (admin `stats`, the healthcheck); anyone else sees `BudgetStatusSchema`. */
+export const BudgetSchema = z
+  .object({
+    status: BUDGET_STATUS,
+    plan: z.enum(["free", "paid"]),
+    day: z.string(),
+    source: z.enum(["exact", "estimate"]),
+    percent: z.number(),
+    pausing_fetches: z.boolean(),
+    refusing_unsolicited: z.boolean(),
+    updated_at: z.string().nullable(),
+    exact_at: z.string().nullable(),
+    exact_error: z.string().nullable(),
+    caps: z.object({
+      requests: BudgetCapSchema,
+      rows_read: BudgetCapSchema,
+      rows_written: BudgetCapSchema,
+      durable_object_requests: BudgetCapSchema,
+      r2_class_a: BudgetCapSchema,
+      r2_class_b: BudgetCapSchema,
+      image_transformations: BudgetCapSchema,
+    }),
+  })
+  .strict()
+  .openapi("Budget");
+export const BudgetStatusSchema = z.object({ status: BUDGET_STATUS }).strict();
+
 export const HealthcheckSchema = z
   .object({
     pool_size: z.number().int(),

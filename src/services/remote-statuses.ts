@@ -18,6 +18,7 @@ import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import { editedMedia, notifyEdit, versionStatements } from "./status-edits";
 import { acceptsUnsolicited, fromRow, storageRow } from "./storage";
+import { budgetFrom, budgetRow, pausesFetching } from "./usage-budget";
 
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
@@ -75,7 +76,7 @@ export async function unknownMentions(d: DB, note: ParsedNote, localOrigin: stri
 }
 
 export type StoreResult =
-  | { stored: false; reason: "exists" | "irrelevant" | "storage full" }
+  | { stored: false; reason: "exists" | "irrelevant" | "storage full" | "over budget" }
   | { stored: true; statusId: string; effects: Effects };
 
 /**
@@ -100,7 +101,7 @@ export async function storeRemoteNote(
 ): Promise<StoreResult> {
   const t = opts.t ?? now();
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
-  const [existing, parentRows, recipientRows, followed, contextRows, storage] = await d.batch([
+  const [existing, parentRows, recipientRows, followed, contextRows, storage, day] = await d.batch([
     d.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, note.uri)),
     d
       .select()
@@ -126,6 +127,7 @@ export async function storeRemoteNote(
       .where(eq(statuses.context, note.context ?? ""))
       .limit(1),
     storageRow(d),
+    budgetRow(d, t),
   ]);
   if (existing.length) return { stored: false, reason: "exists" };
   const parent = (parentRows[0] as StatusRow | undefined) ?? null;
@@ -138,10 +140,15 @@ export async function storeRemoteNote(
   const relevant =
     opts.requested === true || relayed || followed.length > 0 || localRecipient || (parent !== null && parent.local);
   if (!relevant) return { stored: false, reason: "irrelevant" };
-  // Near the database's ceiling, what only a fetch here brought (nobody follows its author, nobody here is
-  // addressed, it answers nothing local) is refused first (services/storage.ts).
+  // Near the database's ceiling or the plan's caps, what only a fetch here brought (nobody follows its author,
+  // nobody here is addressed, it answers nothing local) is refused first (services/storage.ts); what only a relay
+  // brought waits from 80% of a cap already (services/usage-budget.ts).
   const unsolicited = followed.length === 0 && !localRecipient && !(parent !== null && parent.local);
-  if (unsolicited && !acceptsUnsolicited(fromRow(storage))) return { stored: false, reason: "storage full" };
+  const budget = budgetFrom(day[0], t);
+  if (unsolicited && !acceptsUnsolicited(fromRow(storage), budget.level))
+    return { stored: false, reason: acceptsUnsolicited(fromRow(storage)) ? "over budget" : "storage full" };
+  if (unsolicited && relayed && opts.requested !== true && pausesFetching(budget))
+    return { stored: false, reason: "over budget" };
   // A reply reaches the parent's author (as a local reply does), when that author is among the addressed.
   if (
     parent &&

@@ -1,15 +1,16 @@
 /**
  * The storage guard (issue 35): the database's size against its ceiling (`database_limit_mb`, the plan's), measured
  * by the cron (D1 reports it with every query: `meta.size_after`) and kept in `instance_keys`:
- * - shown in the healthcheck's job stats and the admin API's `stats`;
+ * - shown in the healthcheck's job stats and the admin API's `stats` (services/admin-stats.ts);
  * - at 80% the admins are told, once a week while it lasts: an e-mail to each, and an announcement (in the apps'
  *   announcements, made in the first admin's name);
  * - at 95% content nobody here asked for is refused (`acceptsUnsolicited`: remote posts fetched by a search, an
  *   account's pinned posts, a thread's ancestors), so that local posting, signing in and what people here follow
- *   keep working for as long as possible.
+ *   keep working for as long as possible. The daily budget meter (services/usage-budget.ts) refuses through the same
+ *   rule (`acceptsUnsolicited`) at 95% of any of the plan's caps.
  */
-import { count, eq, sql } from "drizzle-orm";
-import { instanceKeys, statuses } from "../db/schema";
+import { eq, sql } from "drizzle-orm";
+import { instanceKeys } from "../db/schema";
 import type { DB } from "../db/client";
 import type { Env } from "../env";
 import { config } from "../env";
@@ -43,9 +44,13 @@ export async function storageState(d: DB): Promise<StorageState | null> {
   return fromRow(await storageRow(d));
 }
 
-/** Whether content nobody here asked for may be stored: below REFUSE_AT of the ceiling, or never measured. */
-export function acceptsUnsolicited(state: StorageState | null): boolean {
-  return !state || fraction(state) < REFUSE_AT;
+/**
+ * Whether content nobody here asked for may be stored: the database below REFUSE_AT of its ceiling (or never
+ * measured), and the day's budget (services/usage-budget.ts: `budgetLevel`, the highest fraction of any of the
+ * plan's caps) below REFUSE_AT too. The one guard of both: the same rows read in the storing batch, the same rule.
+ */
+export function acceptsUnsolicited(state: StorageState | null, budgetLevel = 0): boolean {
+  return (!state || fraction(state) < REFUSE_AT) && budgetLevel < REFUSE_AT;
 }
 
 /** Measures the database (one round trip), keeps the figure, and tells the admins when it nears the ceiling. */
@@ -107,24 +112,4 @@ export function storageReport(state: StorageState | null) {
         refusing_unsolicited: !acceptsUnsolicited(state),
       }
     : null;
-}
-
-/** Pleroma's admin `stats` (`status_visibility`: local and remote statuses by visibility), with the storage. */
-export async function adminStats(d: DB) {
-  const [rows, storage] = await d.batch([
-    d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
-    storageRow(d),
-  ]);
-  const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
-  return {
-    status_visibility: {
-      public: by.public ?? 0,
-      unlisted: by.unlisted ?? 0,
-      private: by.private ?? 0,
-      direct: by.direct ?? 0,
-      local: by.local ?? 0,
-      list: by.list ?? 0,
-    },
-    storage: storageReport(fromRow(storage)),
-  };
 }

@@ -7,7 +7,9 @@ import { db, now } from "../../db/client";
 import { route } from "../../http/route";
 import { logEntry } from "../../services/moderation-log";
 import { configDescriptions, configEntries, configStatements, refreshSettings } from "../../services/settings";
-import { adminStats } from "../../services/storage";
+import { adminStats } from "../../services/admin-stats";
+import { config } from "../../env";
+import { BudgetSchema } from "../../schemas/instance";
 
 const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
 const ConfigsSchema = z
@@ -27,6 +29,8 @@ export const AdminStatsSchema = z
   .object({
     status_visibility: z.record(z.string(), z.number().int()),
     storage: StorageSchema,
+    /** The day's budget against the plan's caps (services/usage-budget.ts). */
+    budget: BudgetSchema,
   })
   .openapi("AdminStats");
 
@@ -34,14 +38,15 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/pleroma/admin/stats",
-    summary: "Statuses by visibility (Pleroma's dashboard figures) and the database's size against its ceiling",
+    summary:
+      "Statuses by visibility (Pleroma's dashboard figures), the database's size against its ceiling and the day's budget",
     tags: ["Admin"],
     auth: "user",
     scopes: ["admin:read"],
     privilege: "superuser",
     params: z.object({ instance: z.string().optional() }),
     response: AdminStatsSchema,
-    handler: async (c) => c.json(await adminStats(db(c.env))),
+    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env).plan)),
   });
 
   route(app, {

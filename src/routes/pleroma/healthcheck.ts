@@ -8,6 +8,8 @@ import { HealthcheckSchema } from "../../schemas/instance";
 import { CRON_HEARTBEAT } from "../../cron";
 import { queueStatsQuery } from "../../federation/delivery";
 import { fromRow, storageReport, storageRow } from "../../services/storage";
+import { budgetFrom, budgetReport, budgetRow } from "../../services/usage-budget";
+import { config } from "../../env";
 
 const DB_TIMEOUT_MS = 2000;
 
@@ -47,16 +49,18 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         }
       > = {};
       let storage: ReturnType<typeof storageReport> = null;
+      let budget: ReturnType<typeof budgetReport> | null = null;
       let healthy = true;
       let federation: Record<string, unknown> | null = null;
       try {
         const d = db(c.env);
-        const [[row, beats, kept], stats] = await Promise.race([
+        const [[row, beats, kept, day], stats] = await Promise.race([
           Promise.all([
             d.batch([
               d.select().from(instanceKeys).where(eq(instanceKeys.name, CRON_HEARTBEAT)),
               d.select().from(jobHeartbeats).orderBy(jobHeartbeats.name),
               storageRow(d),
+              budgetRow(d, started),
             ]),
             queueStatsQuery(d),
           ]),
@@ -71,6 +75,8 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
           : null;
         heartbeat = row[0]?.value ?? null;
         storage = storageReport(fromRow(kept));
+        // The figures are the admins'; anyone else learns the coarse status only.
+        budget = budgetReport(budgetFrom(day[0], started, config(c.env).plan), admin);
         const at = (t: number | null) => (t === null ? null : new Date(t).toISOString());
         for (const b of beats) {
           // A job is ok when its last run succeeded; an old error stays visible next to the later success.
@@ -95,12 +101,14 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         // `federation`: the delivery queue (src/federation/delivery.ts `queueStatsQuery`: pending, retrying, failed in
         // the last hour, failing and unreachable hosts), null when the database did not answer.
         // `storage`: the database's size against its ceiling (services/storage.ts), as last measured by the cron.
+        // `budget`: the day's usage against the plan's caps (services/usage-budget.ts), for admins; else its status.
         job_queue_stats: {
           cron_last_run_at: heartbeat,
           database_latency_ms: Date.now() - started,
           jobs,
           federation,
           storage,
+          budget,
         },
       };
       c.header("Cache-Control", "no-store");

@@ -1,0 +1,33 @@
+/**
+ * Pleroma's admin `stats` (`GET /api/v1/pleroma/admin/stats`, admin-fe's dashboard reads `status_visibility`: local
+ * and remote statuses by visibility), with what Starling adds as keys admin-fe leaves alone: the database's size
+ * against its ceiling (services/storage.ts) and the day's budget against the plan's caps (services/usage-budget.ts).
+ * One round trip.
+ */
+import { count } from "drizzle-orm";
+import type { DB } from "../db/client";
+import { statuses } from "../db/schema";
+import type { Plan } from "./usage-budget";
+import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
+import { fromRow, storageReport, storageRow } from "./storage";
+
+export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
+  const [rows, storage, budget] = await d.batch([
+    d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
+    storageRow(d),
+    budgetRow(d, t),
+  ]);
+  const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
+  return {
+    status_visibility: {
+      public: by.public ?? 0,
+      unlisted: by.unlisted ?? 0,
+      private: by.private ?? 0,
+      direct: by.direct ?? 0,
+      local: by.local ?? 0,
+      list: by.list ?? 0,
+    },
+    storage: storageReport(fromRow(storage)),
+    budget: budgetReport(budgetFrom(budget[0], t, plan), true),
+  };
+}
