@@ -22,7 +22,18 @@ describe("/setup", () => {
   });
 
   it("makes the first admin for the secret's holder, refuses guesses and bad input, then goes away", async () => {
-    const page = await call(`/setup?secret=${SECRET}`, { vars });
+    // The link's secret leaves the address at once: kept in a cookie for this page only, the browser sent on.
+    const link = await call(`/setup?secret=${SECRET}`, { vars });
+    expect(link.status).toBe(303);
+    expect(link.headers.get("location")).toBe("/setup");
+    expect(link.headers.get("referrer-policy")).toBe("no-referrer");
+    const cookie = link.headers.get("set-cookie")!;
+    expect(cookie).toMatch(/^starling_setup=/);
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    expect(cookie).toMatch(/Path=\/setup/i);
+    expect(await (await call("/setup", { vars })).text()).not.toContain(`value="${SECRET}"`);
+    const page = await call("/setup", { vars, headers: { cookie: cookie.split(";")[0]! } });
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
     expect(page.headers.get("cache-control")).toBe("no-store");
@@ -64,6 +75,8 @@ describe("/setup", () => {
     expect([a.status, b.status].sort()).toEqual([200, 404]);
     expect(await admins()).toBe(1);
     const winner = a.status === 200 ? "boss" : "other";
+    // Once used, the secret's cookie is gone.
+    expect((a.status === 200 ? a : b).headers.get("set-cookie")).toMatch(/^starling_setup=;.*Max-Age=0/i);
 
     // The admin signs in with an app, and is one.
     const app = await makeApp("read write admin");

@@ -10,6 +10,8 @@ import { config } from "../env";
 import { parseParams } from "../http/params";
 import { throttle, type Ctx } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
+import { secure } from "../http/browser";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { ApiError } from "../lib/errors";
 import { messagePage, setupPage } from "../render/pages";
 import { createFirstAdmin, setupOpen } from "../services/first-admin";
@@ -18,7 +20,16 @@ const noStore = {
   "Cache-Control": "no-store",
   "X-Frame-Options": "DENY",
   "Content-Security-Policy": "frame-ancestors 'none'",
+  "Referrer-Policy": "no-referrer",
 };
+
+/**
+ * The secret of the link `npm run deploy` prints (`/setup?secret=…`) is moved out of the address at once: kept
+ * for the form in a cookie only this page reads (15 minutes, deleted once the admin is made), and the browser
+ * sent on to `/setup`, so that it stays in no history, bookmark or Referer.
+ */
+const SETUP_COOKIE = "starling_setup";
+const SETUP_COOKIE_SECONDS = 900;
 
 const setupParams = z.object({
   secret: z.string().max(200).default(""),
@@ -32,7 +43,18 @@ const GONE = "There is nothing to set up here.";
 export function registerSetupRoutes(app: OpenAPIHono<AppEnv>) {
   app.get("/setup", async (c) => {
     if (!(await setupOpen(db(c.env), c.env.SETUP_SECRET))) return c.html(messagePage("Set-up", GONE), 404, noStore);
-    return c.html(setupPage({ instance: hostOf(c), secret: c.req.query("secret") ?? "" }), 200, noStore);
+    const fromLink = c.req.query("secret");
+    if (fromLink !== undefined) {
+      setCookie(c, SETUP_COOKIE, fromLink.slice(0, 200), {
+        path: "/setup",
+        httpOnly: true,
+        sameSite: "Strict",
+        secure: secure(c as unknown as Ctx),
+        maxAge: SETUP_COOKIE_SECONDS,
+      });
+      return c.body(null, 303, { ...noStore, Location: "/setup" });
+    }
+    return c.html(setupPage({ instance: hostOf(c), secret: getCookie(c, SETUP_COOKIE) ?? "" }), 200, noStore);
   });
 
   app.post("/setup", async (c) => {
@@ -47,6 +69,7 @@ export function registerSetupRoutes(app: OpenAPIHono<AppEnv>) {
         p,
         config(c.env).passwordIterations,
       );
+      deleteCookie(c, SETUP_COOKIE, { path: "/setup", secure: secure(c as unknown as Ctx) });
       return c.html(
         messagePage(
           "Done",
