@@ -11,7 +11,7 @@ import { UserStream as UserStreamObject, TopicStream as TopicStreamObject } from
 import { HostDelivery as HostDeliveryObject } from "./objects/host-delivery";
 import { ChatRoom as ChatRoomObject } from "./objects/chat-room";
 import { metered } from "./objects/metered";
-import { count, isolateUsage, meteredEnv } from "./lib/meter";
+import { count, lifetimeUsage, meteredEnv } from "./lib/meter";
 import { budgetAfterCron, flushUsage } from "./services/usage-budget";
 
 // Each object's calls from outside are counted (lib/meter.ts), and its bindings metered.
@@ -41,7 +41,7 @@ export default {
   async fetch(req: Request, rawEnv: Env, ctx: ExecutionContext) {
     const env = meteredEnv(rawEnv);
     // The cost bench (bench/cost.ts) reads the isolate's running totals; never on a deployed instance.
-    if (env.COST_METER === "true" && new URL(req.url).pathname === "/__cost") return Response.json(isolateUsage());
+    if (env.COST_METER === "true" && new URL(req.url).pathname === "/__cost") return Response.json(lifetimeUsage());
     count("requests");
     // A database that cannot be checked is most likely down: the request goes on and answers what it can (the
     // healthcheck says unhealthy); the next request checks again.

@@ -440,3 +440,47 @@ describe("authorize page cookies and CSRF", () => {
     expect(new URL(ok.headers.get("location")!).searchParams.get("code")).toBeTruthy();
   });
 });
+
+describe("the browser session cookie and cross-site writes (issue 44)", () => {
+  it("writes with the _pleroma_key cookie only from this origin's pages; reads and bearer tokens unaffected", async () => {
+    const u = await registerUser();
+    const cookie = `_pleroma_key=${u.token}`;
+    const statuses = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM statuses WHERE account_id = ?")
+        .bind(u.id)
+        .first<{ n: number }>())!.n;
+    const postWith = (headers: Record<string, string>) =>
+      call("/api/v1/statuses", { body: { status: "from a form" }, headers: { cookie, ...headers } });
+    // A page on a sibling subdomain (same site: SameSite=Lax sends the cookie) and one elsewhere: refused, nothing written.
+    for (const headers of <Record<string, string>[]>[
+      { origin: "https://blog.example.com" },
+      { "sec-fetch-site": "same-site", origin: "https://blog.localhost" },
+      { "sec-fetch-site": "cross-site" },
+    ]) {
+      const res = await postWith(headers);
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(((await res.json()) as { error: string }).error).toBe("Invalid credentials.");
+    }
+    const follow = await call(`/api/v1/accounts/${(await registerUser()).id}/follow`, {
+      method: "POST",
+      headers: { cookie, origin: "https://blog.example.com" },
+    });
+    expect(follow.status).toBe(403);
+    expect(await statuses()).toBe(0);
+    // This origin's own pages, and a request from no page at all (an app sending the cookie): accepted.
+    expect((await postWith({ origin: "http://localhost", "sec-fetch-site": "same-origin" })).status).toBe(200);
+    expect((await postWith({})).status).toBe(200);
+    // Reads with the cookie from anywhere, and bearer tokens from any origin, work as before.
+    const me = await call("/api/v1/accounts/verify_credentials", {
+      headers: { cookie, origin: "https://blog.example.com" },
+    });
+    expect(me.status).toBe(200);
+    const bearer = await call("/api/v1/statuses", {
+      token: u.token,
+      body: { status: "from an app on another origin" },
+      headers: { origin: "https://app.example.net", "sec-fetch-site": "cross-site" },
+    });
+    expect(bearer.status).toBe(200);
+    expect(await statuses()).toBe(3);
+  });
+});

@@ -15,7 +15,7 @@ import { assertActive, passwordSignIn } from "../services/sign-in";
 import { findToken } from "../services/tokens";
 import { hasAnyScope } from "../services/scopes";
 import { forbidden } from "../lib/errors";
-import { clientIp } from "./urls";
+import { clientIp, fromOtherOrigin } from "./urls";
 
 export const SESSION_COOKIE = "_pleroma_key";
 /** What a password (Basic) login may do: everything a full-scope token may. */
@@ -41,8 +41,13 @@ export function bearer(c: Context): string | null {
   }
   const query = c.req.query("access_token");
   if (query) return query;
+  // The browser session writes only from this origin's own pages: a page elsewhere (a sibling subdomain of the
+  // same site included, which SameSite=Lax lets the cookie reach) cannot post, follow or change settings with it.
+  if (!SAFE_METHODS.has(c.req.method) && fromOtherOrigin(c)) return null;
   return getCookie(c, SESSION_COOKIE) ?? null;
 }
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 function basic(c: Context): { login: string; password: string } | null {
   const header = c.req.header("authorization");

@@ -10,6 +10,18 @@ export function baseUrl(c: Context<AppEnv>): string {
   return domain ? `https://${domain}` : new URL(c.req.url).origin;
 }
 
+/**
+ * Whether the browser says this request was made by a page of another origin: `Sec-Fetch-Site` when it sends one
+ * (a sibling subdomain is `same-site`, not `same-origin`), else `Origin`, which browsers send on every POST.
+ * A request with neither comes from no page (an app, curl): not a cross-site forgery.
+ */
+export function fromOtherOrigin(c: Context<AppEnv>): boolean {
+  const site = c.req.header("sec-fetch-site");
+  if (site) return site !== "same-origin" && site !== "none";
+  const origin = c.req.header("origin");
+  return !!origin && origin !== new URL(baseUrl(c)).origin;
+}
+
 /** The instance host (with port, if any). */
 export function hostOf(c: Context<AppEnv>): string {
   return new URL(baseUrl(c)).host;

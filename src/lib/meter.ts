@@ -60,17 +60,23 @@ interface Frame {
 }
 
 const isolate = emptyUsage();
+/** Never taken: what the cost bench reads (`/__cost`), whatever the budget meter's flushes took. */
+const lifetime = emptyUsage();
 const current = new AsyncLocalStorage<Frame[]>();
 
 /** Adds to the isolate's totals and to every `measure` around the caller. */
 export function count(key: UsageKey, n = 1): void {
   if (!n) return;
   isolate[key] += n;
+  lifetime[key] += n;
   for (const f of current.getStore() ?? []) f.usage[key] += n;
 }
 
 /** The isolate's totals since it started (or since `takeIsolateUsage`). */
 export const isolateUsage = (): Readonly<Usage> => isolate;
+
+/** Everything the isolate counted since it started, never reset (the cost bench's figures). */
+export const lifetimeUsage = (): Readonly<Usage> => lifetime;
 
 /** The isolate's totals, reset to zero: what a flush adds to the day's figures. */
 export function takeIsolateUsage(): Usage {

@@ -19,7 +19,7 @@ import { csrfToken, csrfValid, FORM_PAGE_HEADERS } from "../http/browser";
 import { sessionUser } from "../http/page-sign-in";
 import { parseParams } from "../http/params";
 import { after, route, throttle, type Ctx } from "../http/route";
-import { baseUrl, hostOf, renderContext } from "../http/urls";
+import { baseUrl, fromOtherOrigin, hostOf, renderContext } from "../http/urls";
 import { ApiError, badRequest } from "../lib/errors";
 import { renderAccount } from "../render/account";
 import { authorizeInteractionPage, remoteFollowPage, type RemoteFollowForm } from "../render/interaction-pages";
@@ -45,12 +45,6 @@ async function visitorUrl(c: Ctx, profile: string, apId: string): Promise<string
   const template = handle && (await visitorTemplate(c.env, baseUrl(c), handle));
   return template ? interactionUrl(template, apId) : null;
 }
-
-/** The form's own POST only: a browser names the page's origin on a cross-site POST. */
-const crossSite = (c: Ctx) => {
-  const origin = c.req.header("origin");
-  return !!origin && origin !== new URL(baseUrl(c)).origin;
-};
 
 const remoteFollowParams = z.object({
   user: z.object({ nickname: z.string().max(100).optional(), profile: z.string().max(320).optional() }).optional(),
@@ -105,7 +99,7 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.post("/main/ostatus", async (ctx) => {
     const c = ctx as unknown as Ctx;
-    if (crossSite(c)) return page(c, messagePage("Refused", "Use the form on this server's own pages."), 403);
+    if (fromOtherOrigin(c)) return page(c, messagePage("Refused", "Use the form on this server's own pages."), 403);
     const p = await parseParams(c, remoteFollowParams);
     const nickname = p.user?.nickname ?? p.nickname;
     const form = await followForm(c, nickname ? { nickname } : { statusId: p.status?.status_id });

@@ -15,7 +15,7 @@ import { config } from "../env";
 import { csrfToken, csrfValid, endSession, FORM_PAGE_HEADERS, signInBrowser, visitorLanguage } from "../http/browser";
 import { parseParams } from "../http/params";
 import { after, throttle, type Ctx } from "../http/route";
-import { baseUrl, hostOf } from "../http/urls";
+import { baseUrl, fromOtherOrigin, hostOf } from "../http/urls";
 import { ApiError } from "../lib/errors";
 import { messagePage, signUpPage, type SignUpForm } from "../render/pages";
 import { newCaptcha } from "../services/captcha";
@@ -131,10 +131,9 @@ export function registerSignUpRoutes(app: OpenAPIHono<AppEnv>) {
 
   const signOut = async (ctx: unknown) => {
     const c = ctx as Ctx;
-    // Only from this instance's own pages: a browser names the page's origin on a cross-site POST (the session
-    // cookie is SameSite=Lax, so it would not even be sent; this says so plainly).
-    const origin = c.req.header("origin");
-    if (origin && origin !== new URL(baseUrl(c)).origin)
+    // Only from this instance's own pages (http/urls.ts `fromOtherOrigin`): SameSite=Lax keeps the cookie from
+    // other sites, but a sibling subdomain of the same site is not another site.
+    if (fromOtherOrigin(c))
       return c.html(messagePage("Sign-out refused", "Sign out from this server's own pages."), 403);
     const token = getCookie(c, SESSION_COOKIE);
     if (token) await endSessionToken(db(c.env), token);
