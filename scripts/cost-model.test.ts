@@ -109,7 +109,7 @@ test("targets: met at or under their share, missed over it", () => {
   const aRead = checks.find((c) => c.target.scenario === "a" && c.cap === "rowsRead")!;
   assert.equal(aRead.percent, 15);
   assert.equal(aRead.met, true);
-  // (b): 10 users' requests alone are over 1% and far under 50%; its reads are the same relay: met.
+  // (b): the same relay's 15% of the reads, and 10 users' requests far under 50%: met.
   assert.ok(checks.filter((c) => c.target.scenario === "b").every((c) => c.met));
   const f2 = figures({ [ACTIONS.relayKnown]: { rowsRead: 700 } });
   const days2 = Object.fromEntries(SCENARIOS.map((s) => [s.key, scenarioDay(f2, s)]));
