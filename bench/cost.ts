@@ -98,13 +98,14 @@ async function remoteWorld(): Promise<Omit<World, "tokens">> {
   const hosts = [await remoteHost(), await remoteHost(), await remoteHost()];
   const sharedKeys = rsaKeyPair();
   const [h0, h1, h2] = hosts as [RemoteHost, RemoteHost, RemoteHost];
-  // The followed accounts' documents: the two that post sign; the others are served (never asked, normally).
+  // The followed accounts (account i on host i % 3, as seeded): the two that post sign; the others are served
+  // (never asked, normally).
   for (let i = 2; i < FOLLOWED; i++) remoteActor(hosts[i % 3]!, `followed${i}`, { keys: sharedKeys });
   for (let i = 0; i <= RUNS; i++) remoteActor(h2, `target${i}`, { keys: sharedKeys });
   return {
     hosts,
-    author: remoteActor(hosts[0 % 3]!, "followed0"),
-    author10: remoteActor(hosts[1 % 3]!, "followed1"),
+    author: remoteActor(h0, "followed0"),
+    author10: remoteActor(h1, "followed1"),
     liker: remoteActor(h0, "liker"),
     booster: remoteActor(h1, "booster"),
     replier: remoteActor(h2, "replier"),
@@ -114,7 +115,7 @@ async function remoteWorld(): Promise<Omit<World, "tokens">> {
   };
 }
 
-/** Accounts' actor columns, local (`cost.bench`) or remote (a host's). */
+/** A local account's columns from `username` to `followers_url` (its actor lives at `cost.bench`). */
 function localColumns(username: string) {
   const uri = `${BASE_URL}/users/${username}`;
   return `${q(username)}, NULL, ${q(uri)}, ${q(uri)}, ${q(`${uri}/inbox`)}, ${q(`${BASE_URL}/inbox`)}, ${q(`${uri}/followers`)}`;
