@@ -17,11 +17,10 @@
  * the sender waits, so a 202 means stored; only streaming, push and the outbox kick follow the response.
  */
 import { execFileSync } from "node:child_process";
-import { createHash, createSign, generateKeyPairSync, type KeyObject } from "node:crypto";
-import { createServer, type Server as HttpServer } from "node:http";
 import { mkdirSync, rmSync } from "node:fs";
 import { percentile, startServer, wrangler } from "./harness";
 import { registerUser } from "./api";
+import { remoteActor, remoteHost, signedHeaders, type RemoteActor, type RemoteHost, type Served } from "./remote";
 
 const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 1000);
 const ACTORS = Number(process.env.BENCH_ACTORS ?? 100);
@@ -57,66 +56,18 @@ const ROUND_KINDS: Kind[] = [
   "create",
 ];
 
-interface RemoteActor {
-  id: string;
-  name: string;
-  key: KeyObject;
-  document: unknown;
-}
-
 /** What the remote hosts were asked: actor documents (key and actor fetches), anything else, POSTs. */
-const served = { actor: 0, other: 0, posts: 0 };
+const served: Served = { actor: 0, other: 0, posts: 0 };
 
 /** HOSTS servers; actor i lives on host i % HOSTS. Each serves its actors and answers POSTs 202. */
-async function remoteHosts(): Promise<{ servers: HttpServer[]; actors: RemoteActor[] }> {
-  const servers: HttpServer[] = [];
-  const docs = new Map<string, unknown>();
-  for (let h = 0; h < HOSTS; h++) {
-    const server = createServer((req, res) => {
-      req.resume();
-      // No keep-alive: Node closes idle connections after 5 s, and a fetch that reuses one just closed fails
-      // ("Network connection lost"); a failed key fetch is then remembered by Fedify for 10 minutes (401s).
-      // BENCH_KEEPALIVE=1 keeps Node's default, to show what such transient failures do.
-      if (!KEEPALIVE) res.setHeader("connection", "close");
-      if (req.method === "POST") {
-        served.posts++;
-        res.writeHead(202).end();
-        return;
-      }
-      const doc = docs.get(`http://${req.headers.host}${(req.url ?? "").replace(/[?#].*$/, "")}`);
-      if (doc) served.actor++;
-      else served.other++;
-      if (!doc) res.writeHead(404).end();
-      else res.writeHead(200, { "content-type": "application/activity+json" }).end(JSON.stringify(doc));
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-    servers.push(server);
-  }
-  const actors = Array.from({ length: ACTORS }, (_, i) => {
-    const origin = `http://127.0.0.1:${(servers[i % HOSTS]!.address() as { port: number }).port}`;
-    const name = `remote${i}`;
-    const id = `${origin}/users/${name}`;
-    const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    // Mastodon's actor document, trimmed to what verifying and storing an account reads.
-    const document = {
-      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
-      id,
-      type: "Person",
-      preferredUsername: name,
-      name: `Remote ${i}`,
-      summary: "<p>A remote bench actor</p>",
-      url: `${origin}/@${name}`,
-      inbox: `${id}/inbox`,
-      outbox: `${id}/outbox`,
-      followers: `${id}/followers`,
-      following: `${id}/following`,
-      endpoints: { sharedInbox: `${origin}/inbox` },
-      publicKey: { id: `${id}#main-key`, owner: id, publicKeyPem: publicKey.export({ type: "spki", format: "pem" }) },
-    };
-    docs.set(id, document);
-    return { id, name, key: privateKey, document };
-  });
-  return { servers, actors };
+async function remoteHosts(): Promise<{ hosts: RemoteHost[]; actors: RemoteActor[] }> {
+  const hosts: RemoteHost[] = [];
+  // BENCH_KEEPALIVE=1 keeps Node's default keep-alive, to show what transient key-fetch failures do.
+  for (let h = 0; h < HOSTS; h++) hosts.push(await remoteHost({ keepAlive: KEEPALIVE, served }));
+  const actors = Array.from({ length: ACTORS }, (_, i) =>
+    remoteActor(hosts[i % HOSTS]!, `remote${i}`, { displayName: `Remote ${i}` }),
+  );
+  return { hosts, actors };
 }
 
 /** One activity as Mastodon writes it, with what it must become here. */
@@ -207,20 +158,6 @@ function plan(actors: RemoteActor[], target: { uri: string; username: string }, 
   return out;
 }
 
-/** Mastodon's signature: draft-cavage over `(request-target) host date digest`, rsa-sha256. */
-function signedHeaders(url: URL, body: string, actor: RemoteActor): Record<string, string> {
-  const digest = `SHA-256=${createHash("sha256").update(body).digest("base64")}`;
-  const date = new Date().toUTCString();
-  const signingString = `(request-target): post ${url.pathname}\nhost: ${url.host}\ndate: ${date}\ndigest: ${digest}`;
-  const signature = createSign("sha256").update(signingString).sign(actor.key, "base64");
-  return {
-    "content-type": "application/activity+json",
-    date,
-    digest,
-    signature: `keyId="${actor.id}#main-key",algorithm="rsa-sha256",headers="(request-target) host date digest",signature="${signature}"`,
-  };
-}
-
 /** Every request's status code, its latency, what was refused (to send again) and a few refusals' bodies. */
 async function send(inbox: URL, batch: Planned[]) {
   const requests = batch.map((p) => ({ p, headers: signedHeaders(inbox, p.body, p.actor) }));
@@ -274,9 +211,9 @@ async function main() {
   rmSync(PERSIST, { recursive: true, force: true });
   mkdirSync(PERSIST, { recursive: true });
   wrangler(PERSIST, ["d1", "migrations", "apply", "DB", "--local"]);
-  const { servers, actors } = await remoteHosts();
+  const { hosts, actors } = await remoteHosts();
   const server = await startServer(PERSIST, { vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true" } });
-  const closeHosts = () => servers.forEach((s) => s.close());
+  const closeHosts = () => hosts.forEach((h) => h.close());
   // Interrupted (Ctrl-C, a timeout): the server started here goes too.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => (server.stop(), process.exit(130)));
   let expected: Record<Kind, number>;
