@@ -64,6 +64,8 @@ export interface Env {
   PASSWORD_RESETS?: string;
   PASSWORD_RESETS_WINDOW_SECONDS?: string;
   REMOTE_INTERACTIONS?: string;
+  STATUS_EDITS?: string;
+  STATUS_EDITS_WINDOW_SECONDS?: string;
   REMOTE_INTERACTIONS_WINDOW_SECONDS?: string;
   MFA_FAILURES_PER_ACCOUNT?: string;
   MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS?: string;
@@ -172,6 +174,8 @@ export interface Config {
     mfaFailures: Limit;
     /** Remote interaction look-ups (each WebFingers another server for anyone who asks), per address. */
     remoteInteraction: Limit;
+    /** Edits of one status (each edit is an `Update` to every follower's server). */
+    statusEdits: Limit;
   };
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
@@ -322,6 +326,7 @@ export function varsConfig(env: Env): Config {
         max: int(env.REMOTE_INTERACTIONS, 30),
         windowSeconds: int(env.REMOTE_INTERACTIONS_WINDOW_SECONDS, 300),
       },
+      statusEdits: { max: int(env.STATUS_EDITS, 20), windowSeconds: int(env.STATUS_EDITS_WINDOW_SECONDS, 600) },
     },
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),

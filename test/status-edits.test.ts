@@ -79,6 +79,33 @@ describe("editing a status", () => {
     expect(await history(s.id)).toHaveLength(1);
   });
 
+  it("edits are throttled per status and address, and the history keeps the original and the newest 49 (issue 44)", async () => {
+    const a = await registerUser();
+    const s = valid(StatusSchema, await post(a, { status: "version 0" }));
+    const put = (n: number, vars?: Record<string, string>) =>
+      call(`/api/v1/statuses/${s.id}`, {
+        method: "PUT",
+        token: a.token,
+        body: { status: `version ${n}` },
+        headers: { "cf-connecting-ip": "192.0.2.77" },
+        vars,
+      });
+    for (let n = 1; n <= 20; n++) expect((await put(n)).status).toBe(200);
+    const refused = await put(21);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: string }).error).toBeTruthy();
+    expect(valid(StatusSchema, await json(`/api/v1/statuses/${s.id}`, { token: a.token })).content).toContain(
+      "version 20",
+    );
+    // With a wider limit, the history still stops at 50 versions: the original, then the newest.
+    for (let n = 21; n <= 60; n++) expect((await put(n, { STATUS_EDITS: "1000" })).status).toBe(200);
+    const versions = await history(s.id, a.token);
+    expect(versions).toHaveLength(50);
+    expect(versions[0]!.content).toContain("version 0");
+    expect(versions[1]!.content).toContain("version 12");
+    expect(versions.at(-1)!.content).toContain("version 60");
+  });
+
   it("only the author edits; bad input is a clear 4xx and changes nothing", async () => {
     const a = await registerUser();
     const other = await registerUser();

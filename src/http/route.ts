@@ -48,7 +48,12 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
    * names one, against that key too (the address a mail goes to); over either limit the answer is 429
    * `Throttled` with `Retry-After`, before the handler runs.
    */
-  rateLimit?: { name: keyof Config["rateLimits"]; by?: (params: z.output<P>) => string | undefined };
+  rateLimit?: {
+    name: keyof Config["rateLimits"];
+    by?: (params: z.output<P>) => string | undefined;
+    /** False: counted by the key only (a signed-in user's own resource; many users may share an address). */
+    byAddress?: boolean;
+  };
   /**
    * Staff only (the admin API): the caller must hold this privilege (src/services/privileges.ts), or be an admin
    * for `superuser`; checked before the parameters are read.
@@ -95,7 +100,8 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
     if (spec.privilege) requirePrivilege(auth?.user, spec.privilege);
     const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
-    if (spec.rateLimit) await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params));
+    if (spec.rateLimit)
+      await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params), spec.rateLimit.byAddress ?? true);
     return spec.handler(c, params, auth as AuthFor<M>);
   };
   const paths = [spec.path];
@@ -106,10 +112,10 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
   }
 }
 
-/** Counts a request against a configured limit, by address and by `key` (429 over either). */
-export function throttle(c: Ctx, name: keyof Config["rateLimits"], key: string | undefined) {
+/** Counts a request against a configured limit, by address (unless `byAddress` is false) and by `key` (429 over either). */
+export function throttle(c: Ctx, name: keyof Config["rateLimits"], key: string | undefined, byAddress = true) {
   const limit = config(c.env).rateLimits[name];
-  const hits = [{ key: `${name}:ip:${clientIp(c)}`, limit }];
+  const hits = byAddress ? [{ key: `${name}:ip:${clientIp(c)}`, limit }] : [];
   // Bounded: the key becomes a row key.
   if (key) hits.push({ key: `${name}:key:${key.trim().toLowerCase().slice(0, 320)}`, limit });
   return hitAll(db(c.env), hits);

@@ -196,6 +196,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "user",
     scopes: ["write:statuses"],
     params: editParams,
+    rateLimit: { name: "statusEdits", by: (p) => `status:${p.id}`, byAddress: false },
     response: StatusSchema,
     handler: async (c, p, auth) => {
       const { id, ...input } = p;

@@ -95,8 +95,18 @@ export function versionStatements(d: DB, statusId: string, before: Version, afte
         WHERE NOT EXISTS (SELECT 1 FROM status_edits WHERE status_id = ${statusId})`,
     ),
     statement(d, d.insert(statusEdits).values(row(after))),
+    // The history is bounded, for local edits and remote Updates alike: the original and the newest versions stay.
+    statement(
+      d,
+      sql`DELETE FROM status_edits WHERE status_id = ${statusId} AND id IN (
+        SELECT id FROM status_edits WHERE status_id = ${statusId} ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ${VERSIONS_KEPT - 1})
+        AND id <> (SELECT id FROM status_edits WHERE status_id = ${statusId} ORDER BY created_at, id LIMIT 1)`,
+    ),
   ];
 }
+
+/** Versions kept of a status (the original among them); older ones but the original are dropped. */
+export const VERSIONS_KEPT = 50;
 
 /**
  * `update` notifications of an edit to the local accounts that reblogged the status and may still see it (as
