@@ -9,6 +9,7 @@ import { newId } from "../src/db/ids";
 import { InstanceSchema } from "../src/schemas/instance";
 import { ContextSchema, StatusSchema } from "../src/schemas/status";
 import { ConversationSchema } from "../src/schemas/social";
+import { AccountSchema } from "../src/schemas/account";
 import { countingD1 } from "./d1-counter";
 import { call, json, post, registerUser, uniqueName, upload, valid, type TestUser } from "./helpers";
 
@@ -317,5 +318,57 @@ describe("reads that grow with the data are bounded", () => {
       return counter.count();
     };
     expect(await trips(4)).toBe(await trips(1));
+  });
+});
+
+describe("a JSON null is a field not given (issue 45: Soapbox)", () => {
+  it("posts, replies and edits with Soapbox's nulls; profile updates and filters with nulls too", async () => {
+    const u = await registerUser();
+    // Soapbox's compose body, as it sends it for a plain post.
+    const soapbox = {
+      status: "from Soapbox",
+      in_reply_to_id: null,
+      quote_id: null,
+      media_ids: [],
+      sensitive: false,
+      spoiler_text: "",
+      visibility: "public",
+      content_type: "text/plain",
+      poll: null,
+      scheduled_at: null,
+      language: null,
+      to: [],
+    };
+    const first = valid(StatusSchema, await json("/api/v1/statuses", { token: u.token, body: soapbox }));
+    expect(first.in_reply_to_id).toBeNull();
+    expect(first.poll).toBeNull();
+    const reply = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        token: u.token,
+        body: { ...soapbox, in_reply_to_id: first.id, status: "reply" },
+      }),
+    );
+    expect(reply.in_reply_to_id).toBe(first.id);
+    // Nested nulls too: a poll's optional fields.
+    const poll = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        token: u.token,
+        body: { ...soapbox, status: "vote", poll: { options: ["a", "b"], expires_in: 600, multiple: null } },
+      }),
+    );
+    expect(poll.poll?.multiple).toBe(false);
+    valid(
+      AccountSchema,
+      await json("/api/v1/accounts/update_credentials", {
+        method: "PATCH",
+        token: u.token,
+        body: { display_name: "S", note: null, locked: null },
+      }),
+    );
+    // What would corrupt data is still refused: a null inside a list of ids.
+    const bad = await call("/api/v1/statuses", { token: u.token, body: { status: "x", media_ids: [null] } });
+    expect(bad.status).toBe(400);
   });
 });

@@ -102,7 +102,7 @@ async function parseBody(req: Request): Promise<Params> {
     }
     // JSON keys may still use the bracket form (`"ids[]": [...]`); normalise them like form keys.
     const out: Params = {};
-    for (const [k, v] of Object.entries(parsed)) {
+    for (const [k, v] of Object.entries(withoutNulls(parsed) as Record<string, unknown>)) {
       if (k.endsWith("[]") && Array.isArray(v)) for (const item of v) assign(out, k, item);
       else assign(out, k, v as ParamValue);
     }
@@ -192,6 +192,19 @@ export function validationError(error: z.ZodError, input?: unknown): ApiError {
 }
 
 /** Parameters of this request checked against a schema. */
+/**
+ * A JSON `null` is a field not given, at any depth of an object (arrays keep their items): Pleroma's schemas
+ * mark optional fields nullable, and apps send them so (Soapbox posts `"in_reply_to_id": null, "poll": null`).
+ */
+function withoutNulls(v: unknown): unknown {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== null)
+      .map(([k, x]) => [k, withoutNulls(x)]),
+  );
+}
+
 export async function parseParams<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
   const input = await readParams(c);
   const result = schema.safeParse(input);
