@@ -11,6 +11,11 @@
  * (a Worker secret) for `/setup`, where the first administrator is made in the browser. It remembers them in
  * `.starling/deploy.json` (not tracked), so an upgrade needs no argument and never conflicts with `git pull`.
  *
+ * With `--zone-id <the domain's zone id>` it also gives the public bucket a custom domain (`media.<domain>`, or
+ * `--media-domain`), so that loading media costs no Worker request. In steps, one per run, each safe to repeat:
+ * the domain is attached only once the Worker has written READY_KEY into the bucket (nothing private left in it:
+ * src/services/private-files.ts), and MEDIA_DOMAIN (media URLs point there) is set only once the domain is active.
+ *
  * `WRANGLER` names another wrangler command (the tests give a stand-in that records what it is asked).
  */
 import { spawnSync } from "node:child_process";
@@ -25,7 +30,12 @@ export interface DeployState {
   plan: "free" | "paid";
   /** Made on the first deploy, for `/setup`; kept so the link can be printed again until an admin exists. */
   setupSecret: string;
+  /** The public bucket's custom domain and the zone it is in (`--zone-id`), when asked for once. */
+  media?: { domain: string; zoneId: string };
 }
+
+/** Written by the Worker into the public bucket once nothing private is left in it (src/services/private-files.ts). */
+export const READY_KEY = "starling/ready";
 
 /** PBKDF2 iterations per plan: a sign-in fits the Free plan's 10 ms of CPU at 10,000 (docs/deploy.md, bench:cpu). */
 export const ITERATIONS = { free: 10_000, paid: 100_000 } as const;
@@ -61,7 +71,12 @@ export function plan(
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { plan: { type: "string" }, "change-domain": { type: "boolean", default: false } },
+    options: {
+      plan: { type: "string" },
+      "change-domain": { type: "boolean", default: false },
+      "zone-id": { type: "string" },
+      "media-domain": { type: "string" },
+    },
   });
   const given = positionals[0]
     ?.toLowerCase()
@@ -82,6 +97,19 @@ export function plan(
   if (planName !== "free" && planName !== "paid") throw new Error(`--plan is free or paid, not "${planName}".`);
   const first = !saved || saved.domain !== domain;
   const state: DeployState = { domain, plan: planName, setupSecret: first ? makeSecret() : saved!.setupSecret };
+  const zoneId = values["zone-id"] ?? (first ? undefined : saved?.media?.zoneId);
+  const mediaDomain = values["media-domain"]?.toLowerCase() ?? (first ? undefined : saved?.media?.domain);
+  if (zoneId !== undefined || mediaDomain !== undefined) {
+    if (!zoneId || !/^[0-9a-f]{32}$/.test(zoneId))
+      throw new Error(
+        "The media domain needs the zone id of your domain (32 hexadecimal digits, on the domain's Overview page in " +
+          "the Cloudflare dashboard): npm run deploy -- --zone-id <id>",
+      );
+    const media = mediaDomain ?? `media.${domain}`;
+    if (!HOST.test(media) || media === domain)
+      throw new Error(`"${media}" cannot be the media domain: a host name other than ${domain} (media.${domain}).`);
+    state.media = { domain: media, zoneId };
+  }
   const messages = [
     first
       ? `Deploying a new instance at https://${domain} (${planName} plan).`
@@ -111,6 +139,30 @@ function wranglerCommand(): string[] {
   return custom ? custom.split(" ") : ["npx", "wrangler"];
 }
 
+/** The bucket name a binding of wrangler.toml's `[[r2_buckets]]` names (MEDIA: public files; PRIVATE: the rest). */
+export function bucketOf(toml: string, binding: "MEDIA" | "PRIVATE"): string {
+  const block = toml
+    .split(/^\[\[r2_buckets\]\]\s*$/m)
+    .slice(1)
+    .find((b) => new RegExp(`^binding\\s*=\\s*"${binding}"`, "m").test(b.split(/^\[/m)[0]!));
+  const name = block && /^bucket_name\s*=\s*"([^"]+)"/m.exec(block.split(/^\[/m)[0]!)?.[1];
+  if (!name) throw new Error(`wrangler.toml binds no R2 bucket as ${binding}.`);
+  return name;
+}
+
+/** A custom domain's state in `wrangler r2 bucket domain list` output: "active", "pending", or "absent". */
+export function domainStatus(listing: string, host: string): "active" | "pending" | "absent" {
+  // Blocks of `label: value` lines, one per domain (colours stripped).
+  for (const block of listing.replace(/\x1b\[[0-9;]*m/g, "").split(/\n\s*\n/)) {
+    const field = (name: string) => new RegExp(`^\\s*${name}:\\s*(\\S+)`, "m").exec(block)?.[1];
+    if (field("domain")?.toLowerCase() !== host) continue;
+    const live =
+      field("enabled") === "Yes" && field("ownership_status") === "active" && field("ssl_status") === "active";
+    return live ? "active" : "pending";
+  }
+  return "absent";
+}
+
 /** Runs the deploy (`cwd`: the project folder). Answers the process's exit code. */
 export function run(argv: string[], cwd: string, log: (s: string) => void = console.log): number {
   const stateFile = join(cwd, ".starling", "deploy.json");
@@ -128,7 +180,20 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
     return 2;
   }
   p.messages.forEach((m) => log(m));
+  const [cmd, ...pre] = wranglerCommand();
+  const wrangler = (args: string[], capture = false) =>
+    spawnSync(cmd!, [...pre, ...args], { cwd, stdio: capture ? "pipe" : "inherit", encoding: "utf8" });
   const args = [...p.args];
+  const media = p.state.media;
+  const bucket = bucketOf(toml, "MEDIA");
+  // Media URLs point at the media domain only once it answers; until then (and if the question fails) the Worker
+  // serves them, as without one.
+  let status: "active" | "pending" | "absent" = "absent";
+  if (media) {
+    const listed = wrangler(["r2", "bucket", "domain", "list", bucket], true);
+    if (listed.status === 0) status = domainStatus(listed.stdout ?? "", media.domain);
+    if (status === "active") args.push("--var", `MEDIA_DOMAIN:${media.domain}`);
+  }
   let secretsDir: string | null = null;
   if (p.secrets) {
     secretsDir = mkdtempSync(join(tmpdir(), "starling-deploy-"));
@@ -136,8 +201,7 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
     writeFileSync(file, JSON.stringify(p.secrets), { mode: 0o600 });
     args.push("--secrets-file", file);
   }
-  const [cmd, ...pre] = wranglerCommand();
-  const result = spawnSync(cmd!, [...pre, ...args], { cwd, stdio: "inherit" });
+  const result = wrangler(args);
   if (secretsDir) rmSync(secretsDir, { recursive: true, force: true });
   if (result.status !== 0) {
     log("wrangler did not finish the deploy (see above); nothing was remembered. Run the same command again.");
@@ -146,6 +210,7 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
   mkdirSync(dirname(stateFile), { recursive: true });
   writeFileSync(stateFile, JSON.stringify(p.state, null, 2) + "\n", { mode: 0o600 });
   log(`Deployed: https://${p.state.domain}`);
+  if (media) log(mediaStep(media, bucket, status, wrangler));
   if (where.ci) {
     log(`Make the first administrator at https://${p.state.domain}/setup with the set-up secret you chose.`);
     return 0;
@@ -155,6 +220,29 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
       `  https://${p.state.domain}/setup?secret=${p.state.setupSecret}`,
   );
   return 0;
+}
+
+/** The media domain's next step after a deploy, and what to tell the host. */
+function mediaStep(
+  media: NonNullable<DeployState["media"]>,
+  bucket: string,
+  status: "active" | "pending" | "absent",
+  wrangler: (args: string[], capture?: boolean) => ReturnType<typeof spawnSync>,
+): string {
+  const again = "run `npm run deploy` again in a few minutes";
+  if (status === "active") return `Media is served from https://${media.domain} (the public bucket's own domain).`;
+  if (status === "pending") return `https://${media.domain} is not active yet: ${again} to serve media from it.`;
+  // The bucket must hold nothing private before anyone can read it by name: the Worker's cron says so (READY_KEY).
+  const ready = wrangler(["r2", "object", "get", `${bucket}/${READY_KEY}`, "--remote", "--pipe"], true);
+  if (ready.status !== 0)
+    return `The Worker is preparing the public bucket for https://${media.domain} (moving private files out, a batch a minute): ${again} to attach it.`;
+  const added = wrangler(
+    ["r2", "bucket", "domain", "add", bucket, "--domain", media.domain, "--zone-id", media.zoneId, "--force"],
+    true,
+  );
+  if (added.status !== 0)
+    return `Could not attach https://${media.domain} to ${bucket}:\n${added.stderr || added.stdout}\nMedia stays served by the Worker.`;
+  return `Attached https://${media.domain} to the bucket ${bucket}: ${again}, once it is active, to serve media from it.`;
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href)
