@@ -24,6 +24,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { READY_KEY } from "../src/services/private-files";
 
 export interface DeployState {
   domain: string;
@@ -34,8 +35,8 @@ export interface DeployState {
   media?: { domain: string; zoneId: string };
 }
 
-/** Written by the Worker into the public bucket once nothing private is left in it (src/services/private-files.ts). */
-export const READY_KEY = "starling/ready";
+/** Written by the Worker into the public bucket once nothing private is left in it. */
+export { READY_KEY };
 
 /** PBKDF2 iterations per plan: a sign-in fits the Free plan's 10 ms of CPU at 10,000 (docs/deploy.md, bench:cpu). */
 export const ITERATIONS = { free: 10_000, paid: 100_000 } as const;
