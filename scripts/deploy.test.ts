@@ -22,7 +22,9 @@ function project() {
 const args = process.argv.slice(2);
 const i = args.indexOf("--secrets-file");
 const secrets = i >= 0 ? JSON.parse(readFileSync(args[i + 1], "utf8")) : null;
-appendFileSync(${JSON.stringify(log)}, JSON.stringify({ args, secrets, cwd: process.cwd() }) + "\\n");
+const f = args.indexOf("--file");
+const file = f >= 0 ? JSON.parse(readFileSync(args[f + 1], "utf8")) : null;
+appendFileSync(${JSON.stringify(log)}, JSON.stringify({ args, secrets, file, cwd: process.cwd() }) + "\\n");
 // R2: the bucket's custom domains (FAKE_DOMAINS, as wrangler prints them) and whether the Worker's ready mark is there.
 if (args[0] === "r2" && args[2] === "domain" && args[3] === "list") {
   process.stdout.write(process.env.FAKE_DOMAINS || "There are no custom domains connected to this bucket.\\n");
@@ -40,7 +42,10 @@ process.exit(Number(process.env.FAKE_WRANGLER_EXIT ?? 0));
       ? readFileSync(log, "utf8")
           .trim()
           .split("\n")
-          .map((l) => JSON.parse(l) as { args: string[]; secrets: Record<string, string> | null; cwd: string })
+          .map(
+            (l) =>
+              JSON.parse(l) as { args: string[]; secrets: Record<string, string> | null; file: unknown; cwd: string },
+          )
       : [];
   return { dir, fake, calls };
 }
@@ -211,12 +216,18 @@ test("the media domain, in steps: attached once the Worker has emptied the bucke
     const saved = JSON.parse(readFileSync(join(p.dir, ".starling", "deploy.json"), "utf8"));
     assert.deepEqual(saved.media, { domain: "media.social.example", zoneId: ZONE });
 
-    // 2. Ready (a later run, no arguments): the domain is attached to the public bucket, still not used.
+    // 2. Ready (a later run, no arguments): the bucket answers any origin, as the Worker's /media/ does, and the
+    // domain is attached to it, still not used.
     env("", true);
     let n = p.calls().length;
     r = deploy(p, []);
     calls = since(n);
     assert.ok(!deployCall(calls).some((a) => a.startsWith("MEDIA_DOMAIN:")));
+    const cors = p.calls().find((c) => c.args[2] === "cors")!;
+    assert.deepEqual(cors.args.slice(0, 5), ["r2", "bucket", "cors", "set", "starling-media"]);
+    assert.deepEqual(cors.file, {
+      rules: [{ allowed: { origins: ["*"], methods: ["GET", "HEAD"] }, maxAgeSeconds: 86400 }],
+    });
     assert.deepEqual(calls.at(-1), [
       "r2",
       "bucket",

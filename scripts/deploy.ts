@@ -223,6 +223,11 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
   return 0;
 }
 
+/** The public bucket's CORS rules (R2's format): any origin may read. */
+export const MEDIA_CORS = {
+  rules: [{ allowed: { origins: ["*"], methods: ["GET", "HEAD"] }, maxAgeSeconds: 86400 }],
+};
+
 /** The media domain's next step after a deploy, and what to tell the host. */
 function mediaStep(
   media: NonNullable<DeployState["media"]>,
@@ -237,6 +242,14 @@ function mediaStep(
   const ready = wrangler(["r2", "object", "get", `${bucket}/${READY_KEY}`, "--remote", "--pipe"], true);
   if (ready.status !== 0)
     return `The Worker is preparing the public bucket for https://${media.domain} (moving private files out, a batch a minute): ${again} to attach it.`;
+  // As the Worker's `/media/` answers (app.ts's CORS): web clients on other origins may read the files.
+  const dir = mkdtempSync(join(tmpdir(), "starling-deploy-"));
+  const cors = join(dir, "cors.json");
+  writeFileSync(cors, JSON.stringify(MEDIA_CORS));
+  const allowed = wrangler(["r2", "bucket", "cors", "set", bucket, "--file", cors, "--force"], true);
+  rmSync(dir, { recursive: true, force: true });
+  if (allowed.status !== 0)
+    return `Could not set the CORS rules of ${bucket}:\n${allowed.stderr || allowed.stdout}\nMedia stays served by the Worker.`;
   const added = wrangler(
     ["r2", "bucket", "domain", "add", bucket, "--domain", media.domain, "--zone-id", media.zoneId, "--force"],
     true,
