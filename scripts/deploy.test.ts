@@ -9,7 +9,7 @@ import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { run } from "./deploy";
+import { bucketOf, READY_KEY, run } from "./deploy";
 
 /** A project folder with a stand-in `wrangler` that logs its arguments (and the secrets file's content). */
 function project() {
@@ -22,7 +22,16 @@ function project() {
 const args = process.argv.slice(2);
 const i = args.indexOf("--secrets-file");
 const secrets = i >= 0 ? JSON.parse(readFileSync(args[i + 1], "utf8")) : null;
-appendFileSync(${JSON.stringify(log)}, JSON.stringify({ args, secrets, cwd: process.cwd() }) + "\\n");
+const f = args.indexOf("--file");
+const file = f >= 0 ? JSON.parse(readFileSync(args[f + 1], "utf8")) : null;
+appendFileSync(${JSON.stringify(log)}, JSON.stringify({ args, secrets, file, cwd: process.cwd() }) + "\\n");
+// R2: the bucket's custom domains (FAKE_DOMAINS, as wrangler prints them) and whether the Worker's ready mark is there.
+if (args[0] === "r2" && args[2] === "domain" && args[3] === "list") {
+  process.stdout.write(process.env.FAKE_DOMAINS || "There are no custom domains connected to this bucket.\\n");
+  process.exit(0);
+}
+if (args[0] === "r2" && args[1] === "object" && args[2] === "get") process.exit(process.env.FAKE_READY === "1" ? 0 : 1);
+if (args[0] === "r2") process.exit(0);
 process.exit(Number(process.env.FAKE_WRANGLER_EXIT ?? 0));
 `,
   );
@@ -33,7 +42,10 @@ process.exit(Number(process.env.FAKE_WRANGLER_EXIT ?? 0));
       ? readFileSync(log, "utf8")
           .trim()
           .split("\n")
-          .map((l) => JSON.parse(l) as { args: string[]; secrets: Record<string, string> | null; cwd: string })
+          .map(
+            (l) =>
+              JSON.parse(l) as { args: string[]; secrets: Record<string, string> | null; file: unknown; cwd: string },
+          )
       : [];
   return { dir, fake, calls };
 }
@@ -207,4 +219,122 @@ test("the committed wrangler.toml deploys as it is (dry run): no database id, no
   assert.equal(r.status, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /env\.DB \(starling\)\s+D1 Database/);
   assert.match(r.stdout, /env\.MEDIA \(starling-media\)\s+R2 Bucket/);
+  assert.match(r.stdout, /env\.PRIVATE \(starling-private\)\s+R2 Bucket/);
+});
+
+const ZONE = "0123456789abcdef0123456789abcdef";
+/** wrangler's listing of one custom domain (with its colours). */
+const listing = (host: string, ownership: string, ssl: string) =>
+  `Listing custom domains connected to bucket 'starling-media'...\n\n` +
+  `\x1b[37mdomain:\x1b[39m            \x1b[90m${host}\x1b[39m\nenabled:           Yes\n` +
+  `ownership_status:  ${ownership}\nssl_status:        ${ssl}\nmin_tls_version:   1.0\nzone_id:           ${ZONE}\n`;
+
+test("the media domain, in steps: attached once the Worker has emptied the bucket of private files, used once active", () => {
+  const p = project();
+  const env = (domains: string, ready: boolean) => {
+    process.env.FAKE_DOMAINS = domains;
+    process.env.FAKE_READY = ready ? "1" : "0";
+  };
+  const since = (n: number) =>
+    p
+      .calls()
+      .slice(n)
+      .map((c) => c.args);
+  const deployCall = (calls: string[][]) => calls.find((a) => a[0] === "deploy")!;
+  try {
+    // 1. The Worker has not yet said the bucket is ready: deployed without MEDIA_DOMAIN, nothing attached.
+    env("", false);
+    let r = deploy(p, ["social.example", "--zone-id", ZONE]);
+    assert.equal(r.code, 0);
+    let calls = since(0);
+    assert.deepEqual(calls[0], ["r2", "bucket", "domain", "list", "starling-media"]);
+    assert.ok(!deployCall(calls).some((a) => a.startsWith("MEDIA_DOMAIN:")));
+    assert.deepEqual(calls.at(-1), ["r2", "object", "get", `starling-media/${READY_KEY}`, "--remote", "--pipe"]);
+    assert.ok(!calls.some((a) => a[3] === "add"));
+    assert.match(r.out, /preparing the public bucket for https:\/\/media\.social\.example/);
+    const saved = JSON.parse(readFileSync(join(p.dir, ".starling", "deploy.json"), "utf8"));
+    assert.deepEqual(saved.media, { domain: "media.social.example", zoneId: ZONE });
+
+    // 2. Ready (a later run, no arguments): the bucket answers any origin, as the Worker's /media/ does, and the
+    // domain is attached to it, still not used.
+    env("", true);
+    let n = p.calls().length;
+    r = deploy(p, []);
+    calls = since(n);
+    assert.ok(!deployCall(calls).some((a) => a.startsWith("MEDIA_DOMAIN:")));
+    const cors = p.calls().find((c) => c.args[2] === "cors")!;
+    assert.deepEqual(cors.args.slice(0, 5), ["r2", "bucket", "cors", "set", "starling-media"]);
+    assert.deepEqual(cors.file, {
+      rules: [{ allowed: { origins: ["*"], methods: ["GET", "HEAD"] }, maxAgeSeconds: 86400 }],
+    });
+    assert.deepEqual(calls.at(-1), [
+      "r2",
+      "bucket",
+      "domain",
+      "add",
+      "starling-media",
+      "--domain",
+      "media.social.example",
+      "--zone-id",
+      ZONE,
+      "--force",
+    ]);
+    assert.match(r.out, /Attached https:\/\/media\.social\.example/);
+
+    // 3. Attached but not active yet: nothing changes.
+    env(listing("media.social.example", "pending", "initializing"), true);
+    n = p.calls().length;
+    r = deploy(p, []);
+    calls = since(n);
+    assert.ok(!deployCall(calls).some((a) => a.startsWith("MEDIA_DOMAIN:")));
+    assert.ok(!calls.some((a) => a[3] === "add" || a[2] === "get"));
+    assert.match(r.out, /not active yet/);
+
+    // 4. Active: media URLs point there.
+    env(listing("media.social.example", "active", "active"), true);
+    n = p.calls().length;
+    r = deploy(p, []);
+    calls = since(n);
+    const args = deployCall(calls);
+    assert.equal(args[args.indexOf("MEDIA_DOMAIN:media.social.example") - 1], "--var");
+    assert.ok(!calls.some((a) => a[3] === "add" || a[2] === "get"));
+    assert.match(r.out, /Media is served from https:\/\/media\.social\.example/);
+
+    // Another domain's listing does not count as ours; --media-domain chooses another name.
+    env(listing("cdn.social.example", "active", "active"), true);
+    n = p.calls().length;
+    deploy(p, []);
+    assert.ok(!deployCall(since(n)).some((a) => a.startsWith("MEDIA_DOMAIN:")));
+    n = p.calls().length;
+    deploy(p, ["--media-domain", "cdn.social.example"]);
+    assert.ok(deployCall(since(n)).includes("MEDIA_DOMAIN:cdn.social.example"));
+  } finally {
+    delete process.env.FAKE_DOMAINS;
+    delete process.env.FAKE_READY;
+  }
+});
+
+test("the media domain's mistakes are refused before wrangler runs; without --zone-id nothing of it happens", () => {
+  const p = project();
+  for (const argv of [
+    ["social.example", "--zone-id", "not-a-zone"],
+    ["social.example", "--media-domain", "media.social.example"],
+    ["social.example", "--zone-id", ZONE, "--media-domain", "social.example"],
+    ["social.example", "--zone-id", ZONE, "--media-domain", "not a host"],
+  ]) {
+    const r = deploy(p, argv);
+    assert.equal(r.code, 2, argv.join(" "));
+  }
+  assert.equal(p.calls().length, 0);
+  deploy(p, ["social.example"]);
+  assert.deepEqual(
+    p.calls().map((c) => c.args[0]),
+    ["deploy"],
+  );
+});
+
+test("the buckets of wrangler.toml", () => {
+  const toml = readFileSync(join(import.meta.dirname, "..", "wrangler.toml"), "utf8");
+  assert.equal(bucketOf(toml, "MEDIA"), "starling-media");
+  assert.equal(bucketOf(toml, "PRIVATE"), "starling-private");
 });

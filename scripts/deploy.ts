@@ -16,6 +16,11 @@
  * (services/usage-budget.ts). It remembers them (not the token) in
  * `.starling/deploy.json` (not tracked), so an upgrade needs no argument and never conflicts with `git pull`.
  *
+ * With `--zone-id <the domain's zone id>` it also gives the public bucket a custom domain (`media.<domain>`, or
+ * `--media-domain`), so that loading media costs no Worker request. In steps, one per run, each safe to repeat:
+ * the domain is attached only once the Worker has written READY_KEY into the bucket (nothing private left in it:
+ * src/services/private-files.ts), and MEDIA_DOMAIN (media URLs point there) is set only once the domain is active.
+ *
  * `WRANGLER` names another wrangler command (the tests give a stand-in that records what it is asked).
  */
 import { spawnSync } from "node:child_process";
@@ -24,6 +29,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { READY_KEY } from "../src/services/private-files";
 
 export interface DeployState {
   domain: string;
@@ -32,7 +38,12 @@ export interface DeployState {
   setupSecret: string;
   /** The Cloudflare account the analytics token reads (`CF_ACCOUNT_ID`), once given. */
   accountId?: string;
+  /** The public bucket's custom domain and the zone it is in (`--zone-id`), when asked for once. */
+  media?: { domain: string; zoneId: string };
 }
+
+/** Written by the Worker into the public bucket once nothing private is left in it. */
+export { READY_KEY };
 
 /** PBKDF2 iterations per plan: a sign-in fits the Free plan's 10 ms of CPU at 10,000 (docs/deploy.md, bench:cpu). */
 export const ITERATIONS = { free: 10_000, paid: 100_000 } as const;
@@ -74,6 +85,8 @@ export function plan(
       plan: { type: "string" },
       "change-domain": { type: "boolean", default: false },
       "account-id": { type: "string" },
+      "zone-id": { type: "string" },
+      "media-domain": { type: "string" },
     },
   });
   const given = positionals[0]
@@ -108,6 +121,19 @@ export function plan(
     setupSecret: first ? makeSecret() : saved!.setupSecret,
     ...(accountId ? { accountId } : {}),
   };
+  const zoneId = values["zone-id"] ?? (first ? undefined : saved?.media?.zoneId);
+  const mediaDomain = values["media-domain"]?.toLowerCase() ?? (first ? undefined : saved?.media?.domain);
+  if (zoneId !== undefined || mediaDomain !== undefined) {
+    if (!zoneId || !/^[0-9a-f]{32}$/.test(zoneId))
+      throw new Error(
+        "The media domain needs the zone id of your domain (32 hexadecimal digits, on the domain's Overview page in " +
+          "the Cloudflare dashboard): npm run deploy -- --zone-id <id>",
+      );
+    const media = mediaDomain ?? `media.${domain}`;
+    if (!HOST.test(media) || media === domain)
+      throw new Error(`"${media}" cannot be the media domain: a host name other than ${domain} (media.${domain}).`);
+    state.media = { domain: media, zoneId };
+  }
   const messages = [
     first
       ? `Deploying a new instance at https://${domain} (${planName} plan).`
@@ -150,6 +176,30 @@ function wranglerCommand(): string[] {
   return custom ? custom.split(" ") : ["npx", "wrangler"];
 }
 
+/** The bucket name a binding of wrangler.toml's `[[r2_buckets]]` names (MEDIA: public files; PRIVATE: the rest). */
+export function bucketOf(toml: string, binding: "MEDIA" | "PRIVATE"): string {
+  const block = toml
+    .split(/^\[\[r2_buckets\]\]\s*$/m)
+    .slice(1)
+    .find((b) => new RegExp(`^binding\\s*=\\s*"${binding}"`, "m").test(b.split(/^\[/m)[0]!));
+  const name = block && /^bucket_name\s*=\s*"([^"]+)"/m.exec(block.split(/^\[/m)[0]!)?.[1];
+  if (!name) throw new Error(`wrangler.toml binds no R2 bucket as ${binding}.`);
+  return name;
+}
+
+/** A custom domain's state in `wrangler r2 bucket domain list` output: "active", "pending", or "absent". */
+export function domainStatus(listing: string, host: string): "active" | "pending" | "absent" {
+  // Blocks of `label: value` lines, one per domain (colours stripped).
+  for (const block of listing.replace(/\x1b\[[0-9;]*m/g, "").split(/\n\s*\n/)) {
+    const field = (name: string) => new RegExp(`^\\s*${name}:\\s*(\\S+)`, "m").exec(block)?.[1];
+    if (field("domain")?.toLowerCase() !== host) continue;
+    const live =
+      field("enabled") === "Yes" && field("ownership_status") === "active" && field("ssl_status") === "active";
+    return live ? "active" : "pending";
+  }
+  return "absent";
+}
+
 /** Runs the deploy (`cwd`: the project folder). Answers the process's exit code. */
 export function run(argv: string[], cwd: string, log: (s: string) => void = console.log): number {
   const stateFile = join(cwd, ".starling", "deploy.json");
@@ -168,7 +218,20 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
     return 2;
   }
   p.messages.forEach((m) => log(m));
+  const [cmd, ...pre] = wranglerCommand();
+  const wrangler = (args: string[], capture = false) =>
+    spawnSync(cmd!, [...pre, ...args], { cwd, stdio: capture ? "pipe" : "inherit", encoding: "utf8" });
   const args = [...p.args];
+  const media = p.state.media;
+  const bucket = bucketOf(toml, "MEDIA");
+  // Media URLs point at the media domain only once it answers; until then (and if the question fails) the Worker
+  // serves them, as without one.
+  let status: "active" | "pending" | "absent" = "absent";
+  if (media) {
+    const listed = wrangler(["r2", "bucket", "domain", "list", bucket], true);
+    if (listed.status === 0) status = domainStatus(listed.stdout ?? "", media.domain);
+    if (status === "active") args.push("--var", `MEDIA_DOMAIN:${media.domain}`);
+  }
   let secretsDir: string | null = null;
   if (p.secrets) {
     secretsDir = mkdtempSync(join(tmpdir(), "starling-deploy-"));
@@ -176,8 +239,7 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
     writeFileSync(file, JSON.stringify(p.secrets), { mode: 0o600 });
     args.push("--secrets-file", file);
   }
-  const [cmd, ...pre] = wranglerCommand();
-  const result = spawnSync(cmd!, [...pre, ...args], { cwd, stdio: "inherit" });
+  const result = wrangler(args);
   if (secretsDir) rmSync(secretsDir, { recursive: true, force: true });
   if (result.status !== 0) {
     log("wrangler did not finish the deploy (see above); nothing was remembered. Run the same command again.");
@@ -186,6 +248,7 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
   mkdirSync(dirname(stateFile), { recursive: true });
   writeFileSync(stateFile, JSON.stringify(p.state, null, 2) + "\n", { mode: 0o600 });
   log(`Deployed: https://${p.state.domain}`);
+  if (media) log(mediaStep(media, bucket, status, wrangler));
   if (where.ci) {
     log(`Make the first administrator at https://${p.state.domain}/setup with the set-up secret you chose.`);
     return 0;
@@ -195,6 +258,42 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
       `  https://${p.state.domain}/setup?secret=${p.state.setupSecret}`,
   );
   return 0;
+}
+
+/** The public bucket's CORS rules (R2's format): any origin may read. */
+export const MEDIA_CORS = {
+  rules: [{ allowed: { origins: ["*"], methods: ["GET", "HEAD"] }, maxAgeSeconds: 86400 }],
+};
+
+/** The media domain's next step after a deploy, and what to tell the host. */
+function mediaStep(
+  media: NonNullable<DeployState["media"]>,
+  bucket: string,
+  status: "active" | "pending" | "absent",
+  wrangler: (args: string[], capture?: boolean) => ReturnType<typeof spawnSync>,
+): string {
+  const again = "run `npm run deploy` again in a few minutes";
+  if (status === "active") return `Media is served from https://${media.domain} (the public bucket's own domain).`;
+  if (status === "pending") return `https://${media.domain} is not active yet: ${again} to serve media from it.`;
+  // The bucket must hold nothing private before anyone can read it by name: the Worker's cron says so (READY_KEY).
+  const ready = wrangler(["r2", "object", "get", `${bucket}/${READY_KEY}`, "--remote", "--pipe"], true);
+  if (ready.status !== 0)
+    return `The Worker is preparing the public bucket for https://${media.domain} (moving private files out, a batch a minute): ${again} to attach it.`;
+  // As the Worker's `/media/` answers (app.ts's CORS): web clients on other origins may read the files.
+  const dir = mkdtempSync(join(tmpdir(), "starling-deploy-"));
+  const cors = join(dir, "cors.json");
+  writeFileSync(cors, JSON.stringify(MEDIA_CORS));
+  const allowed = wrangler(["r2", "bucket", "cors", "set", bucket, "--file", cors, "--force"], true);
+  rmSync(dir, { recursive: true, force: true });
+  if (allowed.status !== 0)
+    return `Could not set the CORS rules of ${bucket}:\n${allowed.stderr || allowed.stdout}\nMedia stays served by the Worker.`;
+  const added = wrangler(
+    ["r2", "bucket", "domain", "add", bucket, "--domain", media.domain, "--zone-id", media.zoneId, "--force"],
+    true,
+  );
+  if (added.status !== 0)
+    return `Could not attach https://${media.domain} to ${bucket}:\n${added.stderr || added.stdout}\nMedia stays served by the Worker.`;
+  return `Attached https://${media.domain} to the bucket ${bucket}: ${again}, once it is active, to serve media from it.`;
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href)

@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { bucketOf } from "./deploy";
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -18,7 +19,7 @@ function filesUnder(dir: string): string[] {
 export function uploadEmojiFolder(folder: string | undefined, remote: boolean) {
   if (!folder) throw new Error("usage: npm run admin -- emoji-upload <folder of packs> [--remote]");
   const toml = readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8");
-  const bucket = /bucket_name\s*=\s*"([^"]+)"/.exec(toml)?.[1] ?? "starling-media";
+  const bucket = bucketOf(toml, "MEDIA");
   const target = remote ? ["--remote"] : ["--local", "--persist-to", process.env.STATE || ".wrangler/state"];
   const packs = readdirSync(folder).filter((name) => statSync(join(folder, name)).isDirectory());
   let count = 0;

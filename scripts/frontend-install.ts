@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { randomToken } from "../src/lib/crypto";
 import { FRONTEND_SEGMENT, inflateFrontendFile, listFrontendArchive } from "../src/lib/frontend-archive";
 import { AVAILABLE, buildPrefix } from "../src/services/frontends";
+import { bucketOf } from "./deploy";
 
 export interface FrontendCliOptions {
   name?: string;
@@ -69,7 +70,8 @@ export async function installFrontendFromCli(o: FrontendCliOptions): Promise<voi
   });
   writeFileSync(join(dir, "pairs.json"), JSON.stringify(pairs.map(({ key, file }) => ({ key, file }))));
   const toml = readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8");
-  const bucket = /bucket_name\s*=\s*"([^"]+)"/.exec(toml)?.[1] ?? "starling-media";
+  // Frontend builds are private files: the Worker serves them, never the media domain.
+  const bucket = bucketOf(toml, "PRIVATE");
   log(`Writing ${pairs.length} files to ${bucket}/${prefix}`);
   execFileSync(
     "npx",

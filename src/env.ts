@@ -2,7 +2,10 @@
 import { PBKDF2_MAX_ITERATIONS, PBKDF2_MIN_ITERATIONS } from "./lib/crypto";
 export interface Env {
   DB: D1Database;
+  /** Public files (uploads, avatars, emoji): what MEDIA_DOMAIN serves as it is, when set (docs/configuration.md). */
   MEDIA: R2Bucket;
+  /** Files only the Worker serves (account archives, frontend builds, instance documents): never on MEDIA_DOMAIN. */
+  PRIVATE: R2Bucket;
   /** Cloudflare Images: thumbnails and blurhash of uploaded pictures (optional: without it, neither is made). */
   IMAGES?: ImagesBinding;
   /** Streaming: one object per user holding that user's connections (src/objects/streams.ts). */
@@ -22,6 +25,8 @@ export interface Env {
   INSTANCE_EMAIL?: string;
   /** The public host name; when empty, the host the client reached is used. */
   DOMAIN?: string;
+  /** The public bucket's custom domain (e.g. media.social.example): media URLs point there; else at `/media/`. */
+  MEDIA_DOMAIN?: string;
   /** Development only: "true" lets outbound requests reach private and loopback addresses (src/lib/outbound.ts). */
   ALLOW_PRIVATE_ADDRESS?: string;
   REGISTRATIONS_OPEN?: string;
@@ -139,6 +144,8 @@ export interface Config {
   shortDescription: string;
   email: string;
   domain: string | null;
+  /** Where public files are served from, when not through the Worker (`MEDIA_DOMAIN`). */
+  mediaDomain: string | null;
   registrationsOpen: boolean;
   activationRequired: boolean;
   approvalRequired: boolean;
@@ -260,6 +267,7 @@ export function varsConfig(env: Env): Config {
     shortDescription: env.INSTANCE_SHORT_DESCRIPTION || description,
     email: env.INSTANCE_EMAIL || "",
     domain: env.DOMAIN ? env.DOMAIN.toLowerCase() : null,
+    mediaDomain: env.MEDIA_DOMAIN ? env.MEDIA_DOMAIN.toLowerCase() : null,
     registrationsOpen: bool(env.REGISTRATIONS_OPEN, true),
     activationRequired: bool(env.ACCOUNT_ACTIVATION_REQUIRED, false),
     approvalRequired: bool(env.ACCOUNT_APPROVAL_REQUIRED, false),

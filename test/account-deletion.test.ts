@@ -132,7 +132,7 @@ describe("delete_account and disable_account", () => {
     const archive = (await env.DB.prepare("SELECT file_key FROM backups WHERE account_id = ? AND state = 'complete'")
       .bind(u.id)
       .first<{ file_key: string }>())!.file_key;
-    expect(await env.MEDIA.head(archive)).not.toBeNull();
+    expect(await env.PRIVATE.head(archive)).not.toBeNull();
 
     const res = await call(`/api/pleroma/delete_account?password=${encodeURIComponent(u.password)}`, {
       method: "DELETE",
@@ -165,7 +165,7 @@ describe("delete_account and disable_account", () => {
       expect(await count(`SELECT 1 FROM ${table} WHERE ${where}`, u.id), table).toBe(0);
     }
     expect(await env.MEDIA.head(file)).toBeNull();
-    expect(await env.MEDIA.head(archive)).toBeNull();
+    expect(await env.PRIVATE.head(archive)).toBeNull();
     expect(await count("SELECT 1 FROM backups WHERE account_id = ?", u.id)).toBe(0);
     // The friend's counters no longer count the deleted account; their own status is untouched.
     const f = valid(AccountSchema, await json(`/api/v1/accounts/${friend.id}`, { token: friend.token }));

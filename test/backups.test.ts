@@ -142,7 +142,7 @@ describe("backups", () => {
     await build(me.id);
     const [first] = await list(me.token);
     const firstKey = new URL(first.url).pathname.slice("/media/".length);
-    expect(await env.MEDIA.head(firstKey)).not.toBeNull();
+    expect(await env.PRIVATE.head(firstKey)).not.toBeNull();
     // Eight days later (moved back in time here), another may be asked for.
     await env.DB.prepare("UPDATE backups SET created_at = created_at - ? WHERE account_id = ?")
       .bind(8 * DAY, me.id)
@@ -157,11 +157,11 @@ describe("backups", () => {
     const [second] = await list(me.token);
     expect(await list(me.token)).toHaveLength(1);
     expect(second.id).not.toBe(first.id);
-    expect(await env.MEDIA.head(firstKey)).toBeNull();
+    expect(await env.PRIVATE.head(firstKey)).toBeNull();
     // A week later the newest goes too.
     const secondKey = new URL(second.url).pathname.slice("/media/".length);
     await processBackups(env, Date.now() + (BACKUP_KEEP_DAYS + 1) * DAY);
     expect(await list(me.token)).toEqual([]);
-    expect(await env.MEDIA.head(secondKey)).toBeNull();
+    expect(await env.PRIVATE.head(secondKey)).toBeNull();
   });
 });

@@ -81,7 +81,7 @@ const choose = (configs: { primary?: unknown; admin?: unknown }) =>
     },
   });
 
-const r2Keys = async (prefix: string) => (await env.MEDIA.list({ prefix })).objects.map((o) => o.key);
+const r2Keys = async (prefix: string) => (await env.PRIVATE.list({ prefix })).objects.map((o) => o.key);
 
 describe("the admin API", () => {
   it("lists the frontends Starling knows, none installed, to admins only", async () => {
@@ -458,14 +458,14 @@ describe("frontend configurations", () => {
 describe("the hourly sweep", () => {
   it("deletes files no installed build names once they are an hour old, reading what is installed afresh", async () => {
     await install({ name: "sweep-fe", ref: "v1", file: archive({ "index.html": INDEX }) });
-    await env.MEDIA.put("frontends/sweep-fe/v1/half-written/index.html", "left by a failed install");
-    await env.MEDIA.put("frontends/gone-fe/v0/old/app.js", "left by a build nobody names");
+    await env.PRIVATE.put("frontends/sweep-fe/v1/half-written/index.html", "left by a failed install");
+    await env.PRIVATE.put("frontends/gone-fe/v0/old/app.js", "left by a build nobody names");
     // Within the hour an install may still be writing: nothing goes (the next run is less than an hour away).
     await runCron(Date.now());
     expect(await r2Keys("frontends/gone-fe/")).toHaveLength(1);
     // Another isolate (or the command line) installs a new build after this isolate read the rows: the sweep must
     // see it, not its cached copy.
-    await env.MEDIA.put("frontends/sweep-fe/v1/cli-build/index.html", INDEX);
+    await env.PRIVATE.put("frontends/sweep-fe/v1/cli-build/index.html", INDEX);
     await env.DB.prepare(
       `UPDATE frontends SET previous_build = build, replaced_at = ?, build = 'cli-build',
          files = '[{"path":"index.html","type":"text/html; charset=utf-8","size":1}]' WHERE name = 'sweep-fe'`,

@@ -35,6 +35,8 @@ import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
 import { deleteStoredFiles } from "../services/media";
 import { measureStorage } from "../services/storage";
+import { settlePublicBucket } from "../services/private-files";
+import { BUILT_IN_IMAGES } from "../render/images";
 
 export const CRON_HEARTBEAT = "cron:last_run_at";
 /** The minute of each hour the retention jobs run in. */
@@ -72,6 +74,11 @@ const CLEANUP: Record<string, Job> = {
   collect_mfa_tokens: (_env, d, t) => collectMfaTokens(d, t),
   // Other instances' favicons, a few a run (remote accounts' `pleroma.favicon`).
   instance_favicons: (env, _d, t) => learnFavicons(env, t),
+  // Private files out of the public bucket, then the built-in pictures into it (once; services/private-files.ts).
+  public_bucket: async (env) => {
+    const report = await settlePublicBucket(env, BUILT_IN_IMAGES);
+    return report ? { report } : null;
+  },
 };
 
 /** Jobs run one after another, in this order (poll endings made by `polls` are pushed by `push`). */

@@ -26,6 +26,7 @@ import { notificationsByIds } from "../services/notifications";
 import { participationsByIds } from "../services/conversations";
 import type { StreamEvent } from "../services/events";
 import { hydrateEach, type Hydrated } from "../services/hydrate";
+import { origins } from "../services/media";
 import { PUBLIC_STREAMS, type StreamName } from "../services/streams";
 import { shown } from "../services/timelines";
 import { NOW, notSilenced, paramsCte, visibleTo } from "../services/visibility";
@@ -142,7 +143,8 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   if ([...found.values()].every((rows) => rows.length === 0)) return;
 
   const host = base ? new URL(base).host : "";
-  const ctxFor = (viewer: string): RenderContext => ({ base, host, viewerId: viewer || null });
+  const o = origins(env, base);
+  const ctxFor = (viewer: string): RenderContext => ({ ...o, host, viewerId: viewer || null });
   const frames: (Frame & { object: string })[] = [];
   const frame = (r: Recipient, event: string, payload?: string) =>
     frames.push({ object: r.object, tokenId: r.tokenId, stream: r.stream, arg: r.arg, event, payload });

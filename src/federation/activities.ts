@@ -173,7 +173,7 @@ export function buildActivity(
       const m = src.chatMessages?.get(a.messageId);
       const to = src.accounts.get(a.recipientId);
       if (!m || !to || m.message.accountId !== actorId) return null;
-      return createChatMessage(src.nc.base, actor.uri, to.uri, m.message, m.media);
+      return createChatMessage(src.nc, actor.uri, to.uri, m.message, m.media);
     }
     case "DeleteChatMessage": {
       const to = src.accounts.get(a.recipientId);

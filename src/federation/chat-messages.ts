@@ -6,7 +6,7 @@
 import { ChatMessage, Create, Delete, Document, Link, Tombstone } from "@fedify/vocab";
 import type { ChatMessageRow } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
-import { mediaUrl } from "../services/media";
+import { mediaUrl, type Origins } from "../services/media";
 import { embedded, href, httpUrl, readEmoji, text } from "./remote-objects";
 import { sanitizeHtml } from "../content/format";
 import type { StatusEmoji } from "../db/schema";
@@ -16,7 +16,7 @@ import { emojiTag } from "./emoji-tags";
 const chatMessageUri = (actorUri: string, id: string) => `${actorUri}#chat_messages/${id}`;
 
 export function createChatMessage(
-  base: string,
+  o: Origins,
   actorUri: string,
   recipientUri: string,
   m: ChatMessageRow,
@@ -30,12 +30,12 @@ export function createChatMessage(
     tos: [to],
     content: m.content,
     published: instant(m.createdAt),
-    tags: m.emojis.map((e) => emojiTag(base, e.shortcode, e.file)),
+    tags: m.emojis.map((e) => emojiTag(o, e.shortcode, e.file)),
     attachments: media
       ? [
           new Document({
             mediaType: media.mimeType,
-            url: new URL(mediaUrl(base, media.file)),
+            url: new URL(mediaUrl(o, media.file)),
             name: media.description || null,
           }),
         ]

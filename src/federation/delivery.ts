@@ -36,6 +36,7 @@ import { buildActivity, type ActivitySources } from "./activities";
 import { votesById } from "./poll-votes";
 import { instanceSigner } from "./instance-actor";
 import { federationContext, localActor } from "./index";
+import { origins } from "../services/media";
 
 /** Outbox rows expanded per claim. */
 const EXPAND_BATCH = 20;
@@ -141,7 +142,7 @@ async function expandBatch(env: Env, t: number): Promise<{ rows: number; hosts: 
   const ctx = await federationContext(env, base);
   const actors = await updatedActors(d, ctx, rows);
   const src: ActivitySources = {
-    nc: { base: ctx.canonicalOrigin, followersOf: (username) => ctx.getFollowersUri(username) },
+    nc: { ...origins(env, ctx.canonicalOrigin), followersOf: (username) => ctx.getFollowersUri(username) },
     h,
     parentUris,
     accounts: new Map(accountRows.map((r) => [r.id, r])),

@@ -1,10 +1,10 @@
 /**
  * A custom emoji as an ActivityPub tag, as Mastodon writes it (`{type: "Emoji", id, name: ":code:", icon: Image}`)
- * for notes, chat messages and actors alike. `keyOrUrl` is an R2 key of this instance (made absolute on `base`)
+ * for notes, chat messages and actors alike. `keyOrUrl` is an R2 key of this instance (a URL of its public files)
  * or an absolute URL.
  */
 import { Emoji, Image } from "@fedify/vocab";
-import { mediaUrl } from "../services/media";
+import { mediaUrl, type Origins } from "../services/media";
 
 /** Mime type of an emoji image from its file name (custom emoji are stored by key or URL, without a type). */
 export function imageType(file: string): string | null {
@@ -24,8 +24,8 @@ export function imageType(file: string): string | null {
     : null;
 }
 
-export function emojiTag(base: string, shortcode: string, keyOrUrl: string): Emoji {
-  const url = mediaUrl(base, keyOrUrl);
+export function emojiTag(o: Origins, shortcode: string, keyOrUrl: string): Emoji {
+  const url = mediaUrl(o, keyOrUrl);
   return new Emoji({
     id: new URL(url),
     name: `:${shortcode}:`,

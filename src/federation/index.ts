@@ -29,7 +29,7 @@ import { allowPrivateAddress } from "../lib/outbound";
 import { relatedAccounts } from "../services/account-pages";
 import { actorKeys } from "../services/credentials";
 import { instanceActorKeys } from "../services/instance-keys";
-import { mediaUrl } from "../services/media";
+import { mediaUrl, origins } from "../services/media";
 import {
   featuredCount,
   featuredStatuses,
@@ -153,7 +153,7 @@ export async function localActor(
       publicKey: keys[0]?.cryptographicKey ?? null,
       assertionMethods: keys.map((k) => k.multikey),
     });
-  const base = ctx.canonicalOrigin;
+  const o = origins(ctx.data.env, ctx.canonicalOrigin);
   const Actor =
     a.actorType === "Service" || a.actorType === "Application" ? Service : a.actorType === "Group" ? Group : Person;
   return withCapabilities(
@@ -168,11 +168,11 @@ export async function localActor(
       published: instant(a.createdAt),
       // When the profile last changed: receivers of an `Update` of it (and refetches) see it is newer.
       updated: instant(a.updatedAt),
-      icon: a.avatar ? new Image({ url: new URL(mediaUrl(base, a.avatar)) }) : null,
-      image: a.header ? new Image({ url: new URL(mediaUrl(base, a.header)) }) : null,
+      icon: a.avatar ? new Image({ url: new URL(mediaUrl(o, a.avatar)) }) : null,
+      image: a.header ? new Image({ url: new URL(mediaUrl(o, a.header)) }) : null,
       attachments: a.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
       // The profile's custom emoji, as Mastodon tags them, so other servers render `:code:` in name, bio and fields.
-      tags: a.emojis.map((e) => emojiTag(base, e.shortcode, e.url)),
+      tags: a.emojis.map((e) => emojiTag(o, e.shortcode, e.url)),
       manuallyApprovesFollowers: a.locked,
       discoverable: a.discoverable,
       aliases: a.alsoKnownAs.flatMap((u) => (/^https?:\/\//.test(u) ? [new URL(u)] : [])),
@@ -316,7 +316,7 @@ builder
 
 /** What the status objects are built with: ids and links hang off the canonical origin (`https://DOMAIN`). */
 function noteContext(ctx: Context<FederationData>): NoteContext {
-  return { base: ctx.canonicalOrigin, followersOf: (username) => ctx.getFollowersUri(username) };
+  return { ...origins(ctx.data.env, ctx.canonicalOrigin), followersOf: (username) => ctx.getFollowersUri(username) };
 }
 
 /** A live local account whose nickname is exactly `identifier` (collections of anyone else: 404). */

@@ -31,7 +31,7 @@ export function emojiReactActivity(
   a: Extract<OutboxActivity, { type: "EmojiReact" | "UndoEmojiReact" }>,
 ): EmojiReact | Undo {
   const custom = a.emojiFile !== null;
-  const icon = custom ? mediaUrl(nc.base, a.emojiFile!) : null;
+  const icon = custom ? mediaUrl(nc, a.emojiFile!) : null;
   // A remote custom emoji (`blob@example.com`) goes by its shortcode, its image where its server keeps it.
   const code = `:${a.emoji.split("@")[0]}:`;
   const react = new EmojiReact({

@@ -7,13 +7,13 @@ import { Announce, Collection, Create, Document, Hashtag, Mention, Note, Questio
 import { Temporal } from "@js-temporal/polyfill";
 import type { Hydrated, StatusRow } from "../services/hydrate";
 import { addressing } from "../services/addressing";
-import { mediaUrl } from "../services/media";
+import { mediaUrl, type Origins } from "../services/media";
 import { emojiTag } from "./emoji-tags";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
-export interface NoteContext {
-  /** `https://DOMAIN`: media and hashtag links hang off it. */
+export interface NoteContext extends Origins {
+  /** `https://DOMAIN`: hashtag links hang off it (media off `media` when set). */
   base: string;
   /** The followers collection of a local account, by nickname. */
   followersOf: (username: string) => URL;
@@ -70,12 +70,12 @@ export function statusObject(
   const hashtags = (h.tags.get(s.id) ?? []).map(
     (name) => new Hashtag({ href: new URL(`${ctx.base}/tag/${encodeURIComponent(name)}`), name: `#${name}` }),
   );
-  const emojis = s.emojis.map((e) => emojiTag(ctx.base, e.shortcode, e.file));
+  const emojis = s.emojis.map((e) => emojiTag(ctx, e.shortcode, e.file));
   const attachments = (h.media.get(s.id) ?? []).map(
     (m) =>
       new Document({
         mediaType: m.mimeType,
-        url: new URL(mediaUrl(ctx.base, m.file)),
+        url: new URL(mediaUrl(ctx, m.file)),
         name: m.description || null,
         // Its size (read at upload), so other servers lay it out before it loads.
         width: m.meta?.original?.width ?? null,

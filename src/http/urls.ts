@@ -3,6 +3,7 @@ import type { AppEnv } from "./app-env";
 import { config } from "../env";
 import { badRequest } from "../lib/errors";
 import type { RenderContext } from "../render/account";
+import { origins, type Origins } from "../services/media";
 
 /** The instance origin: `https://DOMAIN` when configured, else the origin the client reached. */
 export function baseUrl(c: Context<AppEnv>): string {
@@ -27,8 +28,13 @@ export function hostOf(c: Context<AppEnv>): string {
   return new URL(baseUrl(c)).host;
 }
 
+/** This instance's origin and its public files' (MEDIA_DOMAIN), for media URLs. */
+export function originsOf(c: Context<AppEnv>): Origins {
+  return origins(c.env, baseUrl(c));
+}
+
 export function renderContext(c: Context<AppEnv>, viewerId: string | null): RenderContext {
-  return { base: baseUrl(c), host: hostOf(c), viewerId };
+  return { ...originsOf(c), host: hostOf(c), viewerId };
 }
 
 /**

@@ -304,7 +304,9 @@ const METERED = Symbol.for("starling.meteredEnv");
  * The bindings with D1, R2 and Images counted: one wrapped object per bindings object (the Worker keeps caches per
  * bindings object), and an already metered one is returned as it is.
  */
-export function meteredEnv<E extends { DB: D1Database; MEDIA?: R2Bucket; IMAGES?: ImagesBinding }>(env: E): E {
+export function meteredEnv<E extends { DB: D1Database; MEDIA?: R2Bucket; PRIVATE?: R2Bucket; IMAGES?: ImagesBinding }>(
+  env: E,
+): E {
   if ((env as Record<symbol, unknown>)[METERED]) return env;
   let wrapped = meteredEnvs.get(env) as E | undefined;
   if (!wrapped) {
@@ -313,6 +315,7 @@ export function meteredEnv<E extends { DB: D1Database; MEDIA?: R2Bucket; IMAGES?
       [METERED]: true,
       DB: meteredD1(env.DB),
       ...(env.MEDIA ? { MEDIA: meteredR2(env.MEDIA) } : {}),
+      ...(env.PRIVATE ? { PRIVATE: meteredR2(env.PRIVATE) } : {}),
       ...(env.IMAGES ? { IMAGES: meteredImages(env.IMAGES) } : {}),
     } as E;
     meteredEnvs.set(env, wrapped);

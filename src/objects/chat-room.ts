@@ -23,6 +23,7 @@ import type { MediaRow } from "../services/hydrate";
 import { notify } from "../services/notifications";
 import { runEffects } from "../effects";
 import { renderChat } from "../render/chat";
+import { origins } from "../services/media";
 import { outboxWrite } from "../services/outbox";
 import type { Effects } from "../services/effects";
 
@@ -215,7 +216,7 @@ export class ChatWriter {
     const events = views.map((v) => ({
       accountId: v.viewerId,
       event: "pleroma:chat_update" as const,
-      payload: renderChat({ base, host, viewerId: v.viewerId }, v),
+      payload: renderChat({ ...origins(this.env, base), host, viewerId: v.viewerId }, v),
     }));
     // Through the one door, as every other action's events.
     runEffects(this.env, { waitUntil: this.waitUntil }, base, { events });

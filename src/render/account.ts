@@ -2,10 +2,10 @@
 import { iso } from "../db/client";
 import type { Account, Relationship } from "../schemas/account";
 import type { AccountWithUser } from "../services/accounts";
-import { DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl } from "../services/media";
+import { builtInImageUrl, DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl, type Origins } from "../services/media";
 
-export interface RenderContext {
-  /** Origin the client reached, e.g. `https://social.example`: media and default images hang off it. */
+export interface RenderContext extends Origins {
+  /** Origin the client reached, e.g. `https://social.example`: links hang off it (files off `media` when set). */
   base: string;
   /** Host name of this instance (for `fqn` and local accts). */
   host: string;
@@ -34,8 +34,8 @@ export function renderAccount(
   extras: AccountExtras = {},
 ): Account {
   const self = ctx.viewerId === a.id;
-  const avatar = a.avatar ? mediaUrl(ctx.base, a.avatar) : `${ctx.base}/${DEFAULT_AVATAR}`;
-  const header = a.header ? mediaUrl(ctx.base, a.header) : `${ctx.base}/${DEFAULT_HEADER}`;
+  const avatar = a.avatar ? mediaUrl(ctx, a.avatar) : builtInImageUrl(ctx, DEFAULT_AVATAR);
+  const header = a.header ? mediaUrl(ctx, a.header) : builtInImageUrl(ctx, DEFAULT_HEADER);
   const acct = a.domain ? `${a.username}@${a.domain}` : a.username;
   const showRole = u ? u.showRole || self : false;
   const out: Account = {
@@ -63,14 +63,14 @@ export function renderAccount(
     // A local profile's emoji hold R2 keys (made absolute here, as a status's are); a remote one's, absolute URLs.
     emojis: a.emojis.map((e) => ({
       ...e,
-      url: mediaUrl(ctx.base, e.url),
-      static_url: mediaUrl(ctx.base, e.static_url),
+      url: mediaUrl(ctx, e.url),
+      static_url: mediaUrl(ctx, e.static_url),
     })),
     fields: a.fields,
     pleroma: {
       ap_id: a.uri,
       also_known_as: a.alsoKnownAs,
-      background_image: a.background ? mediaUrl(ctx.base, a.background) : null,
+      background_image: a.background ? mediaUrl(ctx, a.background) : null,
       tags: a.tags,
       relationship: extras.relationship ?? {},
       is_confirmed: u ? u.confirmed : true,

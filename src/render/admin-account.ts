@@ -4,7 +4,7 @@ import type { z } from "@hono/zod-openapi";
 import type { AdminAccountSchema, AdminCredentialsSchema, AdminUserSchema } from "../schemas/admin";
 import type { UserRow } from "../services/accounts";
 import type { AccountWithUser } from "../services/accounts";
-import { DEFAULT_AVATAR, mediaUrl } from "../services/media";
+import { builtInImageUrl, DEFAULT_AVATAR, mediaUrl } from "../services/media";
 import { renderAccount, type RenderContext } from "./account";
 
 export type AdminUser = z.infer<typeof AdminUserSchema>;
@@ -14,7 +14,7 @@ export function renderAdminUser(ctx: RenderContext, { account: a, user: u }: Acc
   return {
     id: a.id,
     email: u?.email ?? null,
-    avatar: a.avatar ? mediaUrl(ctx.base, a.avatar) : `${ctx.base}/${DEFAULT_AVATAR}`,
+    avatar: a.avatar ? mediaUrl(ctx, a.avatar) : builtInImageUrl(ctx, DEFAULT_AVATAR),
     nickname: a.domain ? `${a.username}@${a.domain}` : a.username,
     display_name: a.displayName || a.username,
     is_active: !a.deactivated,

@@ -24,8 +24,8 @@ export function renderChatMessage(
     created_at: iso(m.createdAt),
     emojis: m.emojis.map((e) => ({
       shortcode: e.shortcode,
-      url: mediaUrl(ctx.base, e.file),
-      static_url: mediaUrl(ctx.base, e.file),
+      url: mediaUrl(ctx, e.file),
+      static_url: mediaUrl(ctx, e.file),
       visible_in_picker: e.visible_in_picker,
     })),
     attachment: media ? renderMedia(ctx, media) : null,

@@ -1,15 +1,15 @@
 /** The custom emoji listings: Mastodon's array and Pleroma's map, from the same rows. */
 import type { z } from "@hono/zod-openapi";
 import type { CustomEmojiSchema, PleromaEmojiMapSchema } from "../schemas/emoji";
-import { mediaPath, mediaUrl } from "../services/media";
+import { mediaPath, mediaUrl, type Origins } from "../services/media";
 import type { LocalEmoji } from "../services/emoji";
 
 /** Pleroma names an emoji's pack as the tag `pack:<name>`. */
 const tagsOf = (e: LocalEmoji) => (e.category ? [`pack:${e.category}`] : []);
 
-export function renderCustomEmojis(base: string, rows: LocalEmoji[]): z.infer<typeof CustomEmojiSchema>[] {
+export function renderCustomEmojis(o: Origins, rows: LocalEmoji[]): z.infer<typeof CustomEmojiSchema>[] {
   return rows.map((e) => {
-    const url = mediaUrl(base, e.file);
+    const url = mediaUrl(o, e.file);
     // No still variant is made: static_url is the image itself, as in statuses.
     return {
       shortcode: e.shortcode,

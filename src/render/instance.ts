@@ -6,6 +6,7 @@ import { RESERVED_NICKNAMES } from "../services/accounts";
 import { CONTENT_TYPES } from "../content/format";
 import { MAX_PINNED } from "../services/status-actions";
 import { policies, POLICIES } from "../services/settings";
+import { builtInImageUrl, DEFAULT_HEADER, origins } from "../services/media";
 
 const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
 /** Where the source is published: not yet recorded anywhere, so empty rather than made up. */
@@ -67,6 +68,7 @@ function federation(env: Env) {
 export function renderInstance(env: Env, base: string, host: string, stats: InstanceStats, vapidKey: string) {
   const c = config(env);
   const streaming = base.replace(/^http/, "ws");
+  const banner = builtInImageUrl(origins(env, base), DEFAULT_HEADER);
   return {
     // The full URL, as Pleroma answers: Phanpy builds the server's URLs from it.
     uri: base,
@@ -77,7 +79,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     email: c.email,
     urls: { streaming_api: streaming },
     stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: stats.domainCount },
-    thumbnail: `${base}/images/banner.png`,
+    thumbnail: banner,
     languages: c.languages,
     registrations: c.registrationsOpen,
     approval_required: c.approvalRequired,
@@ -91,7 +93,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     avatar_upload_limit: c.avatarUploadLimit,
     background_upload_limit: c.backgroundUploadLimit,
     banner_upload_limit: c.bannerUploadLimit,
-    background_image: `${base}/images/banner.png`,
+    background_image: banner,
     // Mastodon's shape, which current clients read for limits: only what is enforced is reported.
     configuration: {
       statuses: { max_characters: c.maxTootChars, max_media_attachments: c.maxMediaAttachments },

@@ -13,7 +13,7 @@ export function renderReactions(
     name: g.name,
     count: g.count,
     me: g.me,
-    url: g.file === null ? null : mediaUrl(ctx.base, g.file),
+    url: g.file === null ? null : mediaUrl(ctx, g.file),
     accounts: g.accounts.map((a) => renderAccount(ctx, a)),
   }));
 }

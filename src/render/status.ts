@@ -18,7 +18,7 @@ export function renderMedia(
   ctx: RenderContext,
   m: Pick<MediaRow, "id" | "type" | "file" | "remoteUrl" | "description" | "mimeType"> & { meta?: MediaMeta | null },
 ): MediaAttachment {
-  const url = mediaUrl(ctx.base, m.file);
+  const url = mediaUrl(ctx, m.file);
   const o = m.meta?.original;
   const small = m.meta?.small;
   const size = (d: { width: number; height: number }) => ({
@@ -33,7 +33,7 @@ export function renderMedia(
     url,
     remote_url: m.remoteUrl,
     // The thumbnail timelines show (services/media.ts), when one was made; else the file itself.
-    preview_url: small ? mediaUrl(ctx.base, thumbnailKey(m.file)) : url,
+    preview_url: small ? mediaUrl(ctx, thumbnailKey(m.file)) : url,
     text_url: url,
     description: m.description,
     blurhash: m.meta?.blurhash ?? null,
@@ -54,8 +54,8 @@ export function renderMedia(
 export function renderStatusEmojis(ctx: RenderContext, emojis: StatusRow["emojis"]) {
   return emojis.map((e) => ({
     shortcode: e.shortcode,
-    url: mediaUrl(ctx.base, e.file),
-    static_url: mediaUrl(ctx.base, e.file),
+    url: mediaUrl(ctx, e.file),
+    static_url: mediaUrl(ctx, e.file),
     visible_in_picker: e.visible_in_picker,
   }));
 }
@@ -122,8 +122,8 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     return (
       e && {
         shortcode,
-        url: mediaUrl(ctx.base, e.file),
-        static_url: mediaUrl(ctx.base, e.file),
+        url: mediaUrl(ctx, e.file),
+        static_url: mediaUrl(ctx, e.file),
         visible_in_picker: e.visibleInPicker,
       }
     );

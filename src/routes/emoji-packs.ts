@@ -53,7 +53,7 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
       const list = await listPacks(db(c.env), p.page ?? 1, p.page_size ?? 50);
       const packs: Record<string, unknown> = {};
       for (const entry of list.packs)
-        packs[entry.pack.name] = await renderPack(c.env.MEDIA, { ...entry, count: entry.files.length });
+        packs[entry.pack.name] = await renderPack(c.env, { ...entry, count: entry.files.length });
       return c.json({ packs, count: list.count });
     },
   });
@@ -70,7 +70,7 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
       const n = packName(p.name);
       const pack = await readPack(db(c.env), n);
       if (!pack) throw packNotFound(n);
-      const share = await shareInfo(c.env.MEDIA, pack.pack, pack.files);
+      const share = await shareInfo(c.env, pack.pack, pack.files);
       if (!share)
         return c.json(
           {
@@ -141,7 +141,7 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
       if (!shown) throw packNotFound(n);
       // The archive covers every file: the page is all of them when it holds the count.
       const all = shown.files.length === shown.count ? shown.files : (await readPack(d, n))!.files;
-      return c.json(await renderPack(c.env.MEDIA, shown, all));
+      return c.json(await renderPack(c.env, shown, all));
     },
   });
 
@@ -196,7 +196,7 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
     params: name,
     response: z.literal("ok"),
     handler: async (c, p) => {
-      await deletePack(db(c.env), c.env.MEDIA, packName(p.name));
+      await deletePack(db(c.env), c.env, packName(p.name));
       return c.json("ok");
     },
   });

@@ -12,7 +12,8 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { route } from "../http/route";
-import { baseUrl } from "../http/urls";
+import { originsOf } from "../http/urls";
+import { config } from "../env";
 import { renderCustomEmojis, renderPleromaEmojiMap } from "../render/emoji";
 import { CustomEmojiSchema, PleromaEmojiMapSchema } from "../schemas/emoji";
 import { emojiListing, type LocalEmoji } from "../services/emoji";
@@ -23,7 +24,8 @@ const EMOJI_CACHE_CONTROL = "public, max-age=300";
 
 /** A listing answer from the edge cache when it is current, else rendered from the rows and cached. */
 async function cachedListing(c: Ctx, kind: string, render: (rows: LocalEmoji[]) => unknown): Promise<Response> {
-  const key = edgeKey(c, `emoji/${kind}`);
+  // Per media origin: a listing cached before MEDIA_DOMAIN was set names the Worker's URLs.
+  const key = edgeKey(c, `emoji/${kind}/${config(c.env).mediaDomain ?? "worker"}`);
   const cache = edgeCache();
   const hit = await cache?.match(key).catch(() => undefined);
   const known = hit?.headers.get("x-emoji-version") ?? null;
@@ -61,7 +63,7 @@ export function registerEmojiRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Custom emoji"],
     auth: "none",
     response: z.array(CustomEmojiSchema),
-    handler: (c) => cachedListing(c, "mastodon", (rows) => renderCustomEmojis(baseUrl(c), rows)),
+    handler: (c) => cachedListing(c, "mastodon", (rows) => renderCustomEmojis(originsOf(c), rows)),
   });
 
   // `/api/pleroma/emoji.json`: Pleroma strips the format suffix of this path; Pleroma-FE asks for it.

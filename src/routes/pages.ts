@@ -14,7 +14,8 @@ import { config } from "../env";
 import { ApiError, notFound } from "../lib/errors";
 import { wantsActivityJson } from "../http/negotiate";
 import { parseParams } from "../http/params";
-import { baseUrl, hostOf, renderContext } from "../http/urls";
+import { baseUrl, hostOf, originsOf, renderContext } from "../http/urls";
+import { builtInImageUrl, DEFAULT_HEADER } from "../services/media";
 import { renderAccount } from "../render/account";
 import { instancePage, profilePage, safeUrl, statusPage, tagPage, type Page } from "../render/public-pages";
 import { respondWithPage } from "./frontend-serving";
@@ -70,7 +71,7 @@ export async function instancePageOf(c: Context<AppEnv>): Promise<Page> {
     statuses: stats.statusCount,
     domains: stats.domainCount,
     email: cfg.email,
-    thumbnail: `${base}/images/banner.png`,
+    thumbnail: builtInImageUrl(originsOf(c), DEFAULT_HEADER),
     base,
   });
 }

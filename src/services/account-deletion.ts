@@ -16,6 +16,7 @@ import type { Env } from "../env";
 import { db, statement, type DB } from "../db/client";
 import { GIVE_UP_MS } from "./outbox";
 import { deleteStoredFiles, isStoredKey } from "./media";
+import { deletePrivate } from "./private-files";
 import { outboxWrite } from "./outbox";
 import { deleteStatuses } from "./statuses";
 
@@ -173,7 +174,10 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
     sql`SELECT id, file_key FROM backups WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
   );
   if (archives.length) {
-    await env.MEDIA.delete(archives.map((b) => b.file_key));
+    await deletePrivate(
+      env,
+      archives.map((b) => b.file_key),
+    );
     await d.run(
       sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`,
     );

@@ -3,7 +3,8 @@
  * `BACKUP_LIMIT_DAYS` (Pleroma's `limit_days`); the cron builds it (`processBackups`, one archive per run): a zip
  * (fflate) of ActivityStreams JSON as Pleroma's `User.Backup` writes it — `actor.json`, `outbox.json` (Create and
  * Announce activities), `likes.json` and `bookmarks.json` (object ids), plus `following.json` (actor ids) — put
- * in R2 under an unguessable key served by `/media/`, its link mailed to the account's address. Archives are
+ * in the private bucket under an unguessable key, served by the Worker's `/media/` route only (never by
+ * MEDIA_DOMAIN: services/private-files.ts), its link mailed to the account's address. Archives are
  * deleted with their row after `BACKUP_KEEP_DAYS`, and older ones when a newer one is ready (Pleroma's
  * `remove_outdated`).
  */
@@ -20,7 +21,8 @@ import { addressing } from "./addressing";
 import { configuredBase } from "./events";
 import { instanceSignature } from "./instance-keys";
 import { mailer } from "./mailer";
-import { mediaUrl } from "./media";
+import { mediaPath, mediaUrl, origins, type Origins } from "./media";
+import { deletePrivate } from "./private-files";
 
 /** Pleroma's default `limit_days` (its message: "Last export was less than 7 days ago"). */
 const BACKUP_LIMIT_DAYS = 7;
@@ -40,7 +42,7 @@ export interface BackupRow {
   processed_at: number | null;
 }
 
-/** Where archives live in R2 (served only through `backupReadable`). */
+/** Where archives live in the private bucket (served only through `backupReadable`). */
 export const BACKUPS_PREFIX = "backups/";
 /** How long the link in the list (shown to the signed-in owner) works. */
 const LISTED_LINK_MS = DAY;
@@ -52,7 +54,8 @@ const LISTED_LINK_MS = DAY;
  */
 export async function signedBackupUrl(env: Env, base: string, key: string, expiresAt: number): Promise<string> {
   const signature = await instanceSignature(env, `backup:${key}:${expiresAt}`);
-  return `${mediaUrl(base, key)}?expires=${expiresAt}&signature=${signature}`;
+  // The Worker's route, whatever MEDIA_DOMAIN says: the bucket's domain serves only the public bucket.
+  return `${base}${mediaPath(key)}?expires=${expiresAt}&signature=${signature}`;
 }
 
 /** Whether the archive at `key` may be served: a valid, unexpired signed link, or the owner's own credentials. */
@@ -161,7 +164,7 @@ async function allPages<T extends { id: string }>(read: (after: string) => Promi
 }
 
 /** The archive's files. */
-async function buildArchive(d: DB, accountId: string, base: string): Promise<Record<string, Uint8Array> | null> {
+async function buildArchive(d: DB, accountId: string, o: Origins): Promise<Record<string, Uint8Array> | null> {
   const a = await d.get<{
     uri: string;
     url: string;
@@ -195,8 +198,8 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
       name: f.name,
       value: f.value,
     })),
-    icon: a.avatar ? { type: "Image", url: mediaUrl(base, a.avatar) } : undefined,
-    image: a.header ? { type: "Image", url: mediaUrl(base, a.header) } : undefined,
+    icon: a.avatar ? { type: "Image", url: mediaUrl(o, a.avatar) } : undefined,
+    image: a.header ? { type: "Image", url: mediaUrl(o, a.header) } : undefined,
     inbox: `${a.uri}/inbox`,
     outbox: "outbox.json",
     followers,
@@ -246,7 +249,7 @@ async function buildArchive(d: DB, accountId: string, base: string): Promise<Rec
         attachment: media.map((m) => ({
           type: "Document",
           mediaType: m.mediaType,
-          url: mediaUrl(base, m.url),
+          url: mediaUrl(o, m.url),
           name: m.name,
         })),
       },
@@ -301,7 +304,10 @@ export async function processBackups(env: Env, t: number): Promise<void> {
     sql`SELECT id, file_key FROM backups WHERE created_at < ${t - BACKUP_KEEP_DAYS * DAY} LIMIT 100`,
   );
   if (expired.length) {
-    await env.MEDIA.delete(expired.map((b) => b.file_key));
+    await deletePrivate(
+      env,
+      expired.map((b) => b.file_key),
+    );
     await d.run(
       sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(expired.map((b) => b.id))}))`,
     );
@@ -309,13 +315,13 @@ export async function processBackups(env: Env, t: number): Promise<void> {
   const b = await d.get<BackupRow>(sql`SELECT * FROM backups WHERE state = 'pending' ORDER BY created_at LIMIT 1`);
   if (!b) return;
   const base = configuredBase(env) || b.base;
-  const files = await buildArchive(d, b.account_id, base);
+  const files = await buildArchive(d, b.account_id, origins(env, base));
   if (!files) {
     await d.run(sql`UPDATE backups SET state = 'failed', processed_at = ${t} WHERE id = ${b.id}`);
     return;
   }
   const zip = zipSync(files, { level: 6 });
-  await env.MEDIA.put(b.file_key, zip, {
+  await env.PRIVATE.put(b.file_key, zip, {
     httpMetadata: {
       contentType: "application/zip",
       contentDisposition: `attachment; filename="${b.file_key.split("/").pop()}"`,
@@ -324,7 +330,11 @@ export async function processBackups(env: Env, t: number): Promise<void> {
   const older = await d.all<{ id: string; file_key: string }>(
     sql`SELECT id, file_key FROM backups WHERE account_id = ${b.account_id} AND id < ${b.id}`,
   );
-  if (older.length) await env.MEDIA.delete(older.map((o) => o.file_key));
+  if (older.length)
+    await deletePrivate(
+      env,
+      older.map((o) => o.file_key),
+    );
   await d.$client.batch([
     statement(
       d,

@@ -12,6 +12,8 @@ import { ApiError, badRequest, conflict, unprocessable } from "../lib/errors";
 import { outboundFetch } from "../lib/outbound";
 import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
 import { sniffImage } from "./media";
+import { deletePrivate } from "./private-files";
+import type { Env } from "../env";
 
 const PACKS_PREFIX = "emoji/";
 /** Files copied or imported in one request: each is an R2 call, and a request may make about 1,000. */
@@ -159,35 +161,40 @@ const sha256Hex = async (bytes: Uint8Array) =>
 
 /**
  * `can-download` and `download-sha256` of a pack: only a pack with `share-files` whose files are all in R2. The
- * archive is kept in R2 by a key naming its pack and its files' state, so it is built once per change.
+ * archive is kept in the private bucket (served only by the archive route, to packs that are shared) with its
+ * pack's and its files' state, so it is built once per change.
  */
 export async function shareInfo(
-  bucket: R2Bucket,
+  buckets: Pick<Env, "MEDIA" | "PRIVATE">,
   pack: PackRow,
   files: PackFile[],
 ): Promise<{ archive: Uint8Array; sha: string } | null> {
   if (!pack.share_files) return null;
   const stamp = await sha256Hex(strToU8(JSON.stringify([metadataOf(pack), files])));
   const key = archiveKey(pack.name);
-  const kept = await bucket.get(key);
+  // A cache: one left in MEDIA from before the split is not looked for (the cron moves it), only rebuilt.
+  const kept = await buckets.PRIVATE.get(key);
   if (kept && kept.customMetadata?.stamp === stamp) {
     const archive = new Uint8Array(await kept.arrayBuffer());
     return { archive, sha: kept.customMetadata.sha };
   }
-  const archive = await buildArchive(bucket, pack, files);
+  const archive = await buildArchive(buckets.MEDIA, pack, files);
   if (!archive) return null;
   const sha = await sha256Hex(archive);
-  await bucket.put(key, archive, { httpMetadata: { contentType: "application/zip" }, customMetadata: { stamp, sha } });
+  await buckets.PRIVATE.put(key, archive, {
+    httpMetadata: { contentType: "application/zip" },
+    customMetadata: { stamp, sha },
+  });
   return { archive, sha };
 }
 
 /** Pleroma's pack entity: `{files, files_count, pack}` with `can-download` (and `download-sha256` when it can). */
 export async function renderPack(
-  bucket: R2Bucket,
+  buckets: Pick<Env, "MEDIA" | "PRIVATE">,
   p: { pack: PackRow; files: PackFile[]; count: number },
   allFiles?: PackFile[],
 ) {
-  const share = await shareInfo(bucket, p.pack, allFiles ?? p.files);
+  const share = await shareInfo(buckets, p.pack, allFiles ?? p.files);
   const info: Record<string, unknown> = { ...metadataOf(p.pack), "can-download": Boolean(share) };
   if (share) info["download-sha256"] = share.sha;
   return { files: filesMap(p.pack.name, p.files), files_count: p.count, pack: info };
@@ -207,7 +214,8 @@ export async function createPack(d: DB, name: string, t: number) {
 }
 
 /** Deletes the pack's rows in one batch, then its files and archive in R2. */
-export async function deletePack(d: DB, bucket: R2Bucket, name: string) {
+export async function deletePack(d: DB, buckets: Pick<Env, "MEDIA" | "PRIVATE">, name: string) {
+  const bucket = buckets.MEDIA;
   // Only a pack's own emoji go: rows whose category names no pack are not a pack's.
   const [, deleted] = await d.$client.batch([
     statement(
@@ -225,7 +233,7 @@ export async function deletePack(d: DB, bucket: R2Bucket, name: string) {
       if (page.objects.length) await bucket.delete(page.objects.map((o) => o.key));
       cursor = page.truncated ? page.cursor : undefined;
     } while (cursor);
-    await bucket.delete(archiveKey(name));
+    await deletePrivate(buckets, [archiveKey(name)]);
   } catch (e) {
     throw err500(`Couldn't delete the \`${name}\` pack`);
   }

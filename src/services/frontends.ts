@@ -1,6 +1,6 @@
 /**
  * Installable frontends, as Pleroma 2.5 does them (issue 34): an admin installs a web app's build by name and ref
- * (from an uploaded zip or a `build_url` fetched through the SSRF guard); its files go to R2 under
+ * (from an uploaded zip or a `build_url` fetched through the SSRF guard); its files go to the private bucket under
  * `frontends/<name>/<ref>/<build>/`, and a `frontends` row names the build that serves that name and ref. The
  * run-time setting `:frontends` (services/settings.ts) chooses the `primary` (served at `/`) and the `admin` one
  * (served at `/pleroma/admin/`); routes/frontend-serving.ts serves them.
@@ -24,6 +24,7 @@ import {
 } from "../lib/frontend-archive";
 import { outboundFetch, OutboundRefused } from "../lib/outbound";
 import { ZipRefused } from "../lib/zip";
+import { readPrivateBody } from "./private-files";
 
 export interface FrontendRef {
   name: string;
@@ -200,7 +201,7 @@ async function download(url: string, allowPrivate: boolean): Promise<Uint8Array>
  * route refuses an upload over the size limit with 413 before reading it).
  */
 export async function installFrontend(
-  env: Pick<Env, "DB" | "MEDIA">,
+  env: Pick<Env, "DB" | "PRIVATE">,
   req: InstallRequest,
   opts: { allowPrivate: boolean; t: number; extra?: (d: DB, ref: string) => D1PreparedStatement[] },
 ): Promise<void> {
@@ -242,7 +243,7 @@ export async function installFrontend(
           } catch (e) {
             throw new ApiError(422, e instanceof ZipRefused ? e.message : "The archive could not be read to the end");
           }
-          await env.MEDIA.put(prefix + f.path, bytes, { httpMetadata: { contentType: f.type } });
+          await env.PRIVATE.put(prefix + f.path, bytes, { httpMetadata: { contentType: f.type } });
           stored.push({ path: f.path, type: f.type, size: bytes.byteLength });
         }),
       );
@@ -278,11 +279,11 @@ export async function installFrontend(
 const indexes = new Map<string, string>();
 
 /** An installed build's `index.html`, as text. */
-export async function frontendIndex(env: Pick<Env, "MEDIA">, fe: Installed): Promise<string | null> {
+export async function frontendIndex(env: Pick<Env, "MEDIA" | "PRIVATE">, fe: Installed): Promise<string | null> {
   const key = buildPrefix(fe.name, fe.ref, fe.build) + "index.html";
   const hit = indexes.get(key);
   if (hit !== undefined) return hit;
-  const obj = await env.MEDIA.get(key);
+  const obj = await readPrivateBody(env, key);
   if (!obj) return null;
   const text = await obj.text();
   if (indexes.size > 8) indexes.clear();
@@ -292,13 +293,13 @@ export async function frontendIndex(env: Pick<Env, "MEDIA">, fe: Installed): Pro
 
 /** One file of an installed build (`path` without a leading slash), or null when the build has no such file. */
 export async function frontendFile(
-  env: Pick<Env, "MEDIA">,
+  env: Pick<Env, "MEDIA" | "PRIVATE">,
   fe: Installed,
   path: string,
 ): Promise<{ file: FrontendFile; body: R2ObjectBody } | null> {
   const file = fe.files.get(path);
   if (!file) return null;
-  const body = await env.MEDIA.get(buildPrefix(fe.name, fe.ref, fe.build) + path);
+  const body = await readPrivateBody(env, buildPrefix(fe.name, fe.ref, fe.build) + path);
   return body ? { file, body } : null;
 }
 
@@ -312,7 +313,7 @@ export const SWEEP_GRACE_MS = 60 * 60 * 1000;
  * half-way), at most `maxPages` listings of R2 a run (5,000 files: several builds' worth). Returns how many.
  */
 export async function sweepFrontendFiles(
-  env: Pick<Env, "DB" | "MEDIA">,
+  env: Pick<Env, "DB" | "PRIVATE">,
   t: number,
   maxPages = 5,
 ): Promise<{ deleted: number }> {
@@ -324,12 +325,12 @@ export async function sweepFrontendFiles(
   let cursor: string | undefined;
   let deleted = 0;
   for (let page = 0; page < maxPages; page++) {
-    const listing = await env.MEDIA.list({ prefix: "frontends/", cursor, limit: 1000 });
+    const listing = await env.PRIVATE.list({ prefix: "frontends/", cursor, limit: 1000 });
     const orphans = listing.objects
       .filter((o) => t - o.uploaded.getTime() > SWEEP_GRACE_MS)
       .map((o) => o.key)
       .filter((key) => !live.has(key.split("/").slice(0, 4).join("/") + "/"));
-    if (orphans.length) await env.MEDIA.delete(orphans);
+    if (orphans.length) await env.PRIVATE.delete(orphans);
     deleted += orphans.length;
     if (!listing.truncated) break;
     cursor = listing.cursor;

@@ -1,10 +1,12 @@
 /**
  * Pleroma's instance documents (admin-fe's Settings → Instance and Other): the instance panel Pleroma-FE shows
  * beside the timeline (`/instance/panel.html`) and the terms of service of its sign-up form
- * (`/static/terms-of-service.html`, which overrides the one a frontend ships). HTML an admin uploads, kept in R2.
+ * (`/static/terms-of-service.html`, which overrides the one a frontend ships). HTML an admin uploads, kept in the
+ * private bucket (HTML is never served from the media domain: services/private-files.ts).
  */
 import type { Env } from "../env";
 import { ApiError, notFound } from "../lib/errors";
+import { deletePrivate, readPrivateBody } from "./private-files";
 
 /** Document name → the path it is served at. */
 export const INSTANCE_DOCUMENTS: Record<string, string> = {
@@ -23,9 +25,9 @@ function known(name: string): string {
 }
 
 /** The document's HTML as uploaded, or null when none was (404 for a name that is not a document's). */
-export async function readDocument(env: Pick<Env, "MEDIA">, name: string): Promise<string | null> {
+export async function readDocument(env: Pick<Env, "MEDIA" | "PRIVATE">, name: string): Promise<string | null> {
   known(name);
-  const obj = await env.MEDIA.get(keyOf(name));
+  const obj = await readPrivateBody(env, keyOf(name));
   return obj ? obj.text() : null;
 }
 
@@ -33,24 +35,24 @@ export async function readDocument(env: Pick<Env, "MEDIA">, name: string): Promi
 export const documentPath = (name: string) => known(name);
 
 /** The document served at `path`, if one was uploaded (null: the path is not a document's, or none is stored). */
-export async function documentAt(env: Pick<Env, "MEDIA">, path: string): Promise<R2ObjectBody | null> {
+export async function documentAt(env: Pick<Env, "MEDIA" | "PRIVATE">, path: string): Promise<R2ObjectBody | null> {
   const name = Object.entries(INSTANCE_DOCUMENTS).find(([, p]) => p === path)?.[0];
-  return name ? env.MEDIA.get(keyOf(name)) : null;
+  return name ? readPrivateBody(env, keyOf(name)) : null;
 }
 
 /** Stores an uploaded document; answers the path it is served at. */
-export async function writeDocument(env: Pick<Env, "MEDIA">, name: string, file: File): Promise<string> {
+export async function writeDocument(env: Pick<Env, "PRIVATE">, name: string, file: File): Promise<string> {
   const path = known(name);
   if (file.size > DOCUMENT_MAX_BYTES)
     throw new ApiError(413, `The document is larger than ${DOCUMENT_MAX_BYTES} bytes`);
   const text = await file.text();
   if (text.includes("\u0000")) throw new ApiError(422, "The document is not text");
-  await env.MEDIA.put(keyOf(name), text, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
+  await env.PRIVATE.put(keyOf(name), text, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
   return path;
 }
 
-export async function deleteDocument(env: Pick<Env, "MEDIA">, name: string): Promise<string> {
+export async function deleteDocument(env: Pick<Env, "MEDIA" | "PRIVATE">, name: string): Promise<string> {
   const path = known(name);
-  await env.MEDIA.delete(keyOf(name));
+  await deletePrivate(env, [keyOf(name)]);
   return path;
 }

@@ -17,7 +17,7 @@ import { fromBase64 } from "../lib/crypto";
 import { allowPrivateAddress, OutboundRefused, outboundFetch } from "../lib/outbound";
 import { dispatch } from "./events";
 import { vapidKeys } from "./instance-keys";
-import { DEFAULT_AVATAR, mediaUrl } from "./media";
+import { builtInImageUrl, DEFAULT_AVATAR, mediaUrl, origins } from "./media";
 
 export const ALERTS = [
   "follow",
@@ -196,6 +196,7 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
     )
     .returning();
   if (claimed.length === 0) return 0;
+  const o = origins(env, base);
   const streamed = dispatch(
     env,
     claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })),
@@ -263,7 +264,7 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
                 ? (chatTextOf.get(n.chatMessageId) ?? "")
                 : ""
             ).slice(0, 140),
-        icon: sender.avatar ? mediaUrl(base, sender.avatar) : `${base}/${DEFAULT_AVATAR}`,
+        icon: sender.avatar ? mediaUrl(o, sender.avatar) : builtInImageUrl(o, DEFAULT_AVATAR),
         preferred_locale: user.locale,
       };
       return subs

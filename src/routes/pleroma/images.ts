@@ -10,7 +10,7 @@ import { config } from "../../env";
 import { ApiError, badRequest } from "../../lib/errors";
 import { fileParam } from "../../http/params";
 import { after, route, type Ctx } from "../../http/route";
-import { baseUrl, renderContext } from "../../http/urls";
+import { baseUrl, originsOf, renderContext } from "../../http/urls";
 import { renderMedia } from "../../render/status";
 import { MediaAttachmentSchema } from "../../schemas/status";
 import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/accounts";
@@ -129,7 +129,7 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
         after(c, effects);
         const column = input === "avatar" ? "avatar" : input === "header" ? "header" : "background";
         const key = saved.account[column];
-        return c.json({ url: key ? mediaUrl(baseUrl(c), key) : null });
+        return c.json({ url: key ? mediaUrl(originsOf(c), key) : null });
       },
     });
   }
