@@ -250,6 +250,41 @@ describe("MFA settings", () => {
     expect((await challenge(user.app, token, "recovery", before.codes[0])).status).toBe(200);
   });
 
+  it("Pleroma-FE's button: no password within 15 minutes of a sign-in that passed the second factor; the owner mailed each time (issue 44)", async () => {
+    const user = await registerUser();
+    const before = await json("/api/pleroma/accounts/mfa/backup_codes", { token: user.token });
+    await enableMfa(user);
+    const mails = async () =>
+      (
+        await env.DB.prepare('SELECT subject FROM mail_outbox WHERE "to" = ? AND subject = ?')
+          .bind(user.email, "New backup codes")
+          .all()
+      ).results.length;
+    expect(await mails()).toBe(0);
+    // Signed in with the second factor (a backup code), as Pleroma-FE does, then asking as it asks: no password.
+    const signedIn = await challenge(user.app, await mfaToken(user.app, user), "recovery", before.codes[0]);
+    expect(signedIn.status).toBe(200);
+    const fresh = valid(TokenSchema, await signedIn.json());
+    const codes = await json("/api/pleroma/accounts/mfa/backup_codes", { token: fresh.access_token });
+    expect(codes.codes).toHaveLength(5);
+    expect(await mails()).toBe(1);
+    // The old ones stopped working; the new ones work.
+    expect((await challenge(user.app, await mfaToken(user.app, user), "recovery", before.codes[1])).status).toBe(400);
+    // Later than 15 minutes after that sign-in, or with a token that never passed it, the password is asked again.
+    await env.DB.prepare(
+      "UPDATE tokens SET second_factor_at = second_factor_at - 16 * 60000 WHERE token_hash IS NOT NULL AND second_factor_at IS NOT NULL AND account_id = ?",
+    )
+      .bind(user.id)
+      .run();
+    for (const token of [fresh.access_token, user.token])
+      expect(await json("/api/pleroma/accounts/mfa/backup_codes", { token, status: 422 })).toEqual({
+        error: "Invalid password.",
+      });
+    expect(await mails()).toBe(1);
+    await backupCodes(user);
+    expect(await mails()).toBe(2);
+  });
+
   it("turning MFA on ends the user's other tokens and browser sessions, as a password change does", async () => {
     const user = await registerUser();
     // A second token (another app signed in with the password) and a pending MFA sign-in.

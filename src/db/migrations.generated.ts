@@ -474,5 +474,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "CREATE TABLE `usage_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`requests` integer DEFAULT 0 NOT NULL,\n\t`rows_read` integer DEFAULT 0 NOT NULL,\n\t`rows_written` integer DEFAULT 0 NOT NULL,\n\t`durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`image_transformations` integer DEFAULT 0 NOT NULL,\n\t`month_requests` integer DEFAULT 0 NOT NULL,\n\t`month_rows_read` integer DEFAULT 0 NOT NULL,\n\t`month_rows_written` integer DEFAULT 0 NOT NULL,\n\t`month_durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`month_image_transformations` integer DEFAULT 0 NOT NULL,\n\t`exact` text,\n\t`warned` text DEFAULT '[]' NOT NULL,\n\t`plan` text DEFAULT 'free' NOT NULL,\n\t`updated_at` integer NOT NULL\n)"
   ]
+ },
+ {
+  "name": "0049_token_second_factor.sql",
+  "queries": [
+   "-- Issue 44: when the sign-in that made a token passed its second factor (the MFA challenge), so that new backup\n-- codes asked for soon after need no password again (Pleroma-FE sends none).\nALTER TABLE `tokens` ADD `second_factor_at` integer;\n"
+  ]
  }
 ];

@@ -207,6 +207,8 @@ export const tokens = sqliteTable(
     scopes: text("scopes").notNull(),
     createdAt: time("created_at").notNull(),
     expiresAt: time("expires_at").notNull(),
+    /** When the sign-in that made this token passed its second factor (the MFA challenge); null otherwise. */
+    secondFactorAt: time("second_factor_at"),
   },
   (t) => [
     uniqueIndex("tokens_token_hash").on(t.tokenHash),

@@ -23,6 +23,8 @@ const BASIC_SCOPES = ["read", "write", "follow", "push"];
 
 export interface Auth {
   tokenId: string | null;
+  /** When the sign-in that made the token passed its second factor (tokens.second_factor_at); null otherwise. */
+  secondFactorAt: number | null;
   scopes: string[];
   app: AppRow | null;
   account: AccountRow | null;
@@ -76,7 +78,14 @@ export async function authenticate(c: Context<AppEnv>): Promise<Auth | null> {
     if (creds) {
       const found = await checkLogin(db(c.env), creds.login, creds.password, loginThrottle(c));
       if (found && passwordSignIn(found, "basic") === "signed-in")
-        auth = { tokenId: null, scopes: BASIC_SCOPES, app: null, account: found.account, user: found.user };
+        auth = {
+          tokenId: null,
+          secondFactorAt: null,
+          scopes: BASIC_SCOPES,
+          app: null,
+          account: found.account,
+          user: found.user,
+        };
     }
   }
   if (auth?.account && auth.user) {
@@ -95,6 +104,7 @@ export function settleToken(c: Context<AppEnv>, found: TokenFound | null): Auth 
   const auth: Auth | null = found
     ? {
         tokenId: found.token.id,
+        secondFactorAt: found.token.secondFactorAt,
         scopes: found.token.scopes.split(" "),
         app: found.app,
         account: found.account,

@@ -275,7 +275,12 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>) {
       const who = await withUser(d).where(eq(accounts.id, redeemed.accountId)).get();
       if (!who?.user) throw invalidCode();
       assertActive(who.account, who.user);
-      const issued = await issueToken(d, { appId: client.id, accountId: who.account.id, scopes: redeemed.scopes });
+      const issued = await issueToken(d, {
+        appId: client.id,
+        accountId: who.account.id,
+        scopes: redeemed.scopes,
+        secondFactor: true,
+      });
       return c.json(renderToken(issued, who.account.uri));
     },
   });

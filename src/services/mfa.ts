@@ -14,6 +14,7 @@ import { openSecret, randomToken, sealSecret, sha256 } from "../lib/crypto";
 import { confirmPassword } from "./credentials";
 import { secretsKey } from "./instance-keys";
 import { countHits, throwIfOver, unhit } from "./rate-limit";
+import type { Mail } from "./mailer";
 
 /** Pleroma's defaults: 5 backup codes of 16 hex digits; MFA tokens live 5 minutes. */
 const BACKUP_CODES = 5;
@@ -144,20 +145,46 @@ export function disableMfaStatements(d: DB, accountId: string) {
 
 const backupHash = (accountId: string, code: string) => sha256(`${accountId}:${code.trim().toLowerCase()}`);
 
+/** How long after passing the second factor a sign-in may replace backup codes without the password. */
+export const RECENT_SECOND_FACTOR_MS = 15 * 60_000;
+
 /**
  * New backup codes for the user, shown once. With MFA on they replace codes in force, which are as good as the
- * second factor itself: the password is asked (422 "Invalid password." otherwise, counted like a sign-in). With
- * MFA off, none are in force and Pleroma-FE asks for them before its password-checked confirmation, without one.
+ * second factor itself: the password is asked (422 "Invalid password." otherwise, counted like a sign-in), unless
+ * the caller's token comes from a sign-in that passed the second factor in the last 15 minutes (Pleroma-FE asks
+ * for codes with no password, as Pleroma takes them, typically right after signing in); and the owner is mailed
+ * (`mail`) whenever codes in force are replaced. With MFA off, none are in force and Pleroma-FE asks for them
+ * before its password-checked confirmation, without one.
  */
 export async function regenerateBackupCodes(
   d: DB,
-  accountId: string,
-  password: string | undefined,
+  who: { accountId: string; email: string | null; username: string },
+  proof: { password: string | undefined; secondFactorAt: number | null },
   perAccount: Limit,
-): Promise<string[]> {
-  if ((await mfaSettings(d, accountId)).enabled && !(await confirmPassword(d, accountId, password ?? "", perAccount)))
+  instance: { name: string; host: string },
+): Promise<{ codes: string[]; mail: Mail[] }> {
+  const enabled = (await mfaSettings(d, who.accountId)).enabled;
+  const recent = proof.secondFactorAt !== null && now() - proof.secondFactorAt < RECENT_SECOND_FACTOR_MS;
+  if (enabled && !recent && !(await confirmPassword(d, who.accountId, proof.password ?? "", perAccount)))
     throw unprocessable("Invalid password.");
-  return generateBackupCodes(d, accountId);
+  const codes = await generateBackupCodes(d, who.accountId);
+  const text = `Hello ${who.username},\n\nNew backup codes for the second factor of your account on ${instance.name} (${instance.host}) were just made; the old ones no longer work.\n\nIf it was not you, change your password and make new codes at once.\n`;
+  const mail =
+    enabled && who.email
+      ? [
+          {
+            to: who.email,
+            subject: "New backup codes",
+            text,
+            html: text
+              .trim()
+              .split("\n\n")
+              .map((para) => `<p>${para.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</p>`)
+              .join(""),
+          },
+        ]
+      : [];
+  return { codes, mail };
 }
 
 /** New backup codes, shown once: the old ones stop working in the same batch. */

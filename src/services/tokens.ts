@@ -24,6 +24,8 @@ export interface TokenInput {
   accountId: string | null;
   scopes: string[];
   lifetimeSeconds?: number;
+  /** The sign-in passed its second factor now (the MFA challenge). */
+  secondFactor?: boolean;
 }
 
 /** Makes a token; the caller inserts `row` (alone or inside a batch). */
@@ -43,6 +45,7 @@ export async function buildToken(input: TokenInput): Promise<IssuedToken> {
       scopes: input.scopes.join(" "),
       createdAt: created,
       expiresAt: created + (input.lifetimeSeconds ?? TOKEN_LIFETIME_SECONDS) * 1000,
+      secondFactorAt: input.secondFactor ? created : null,
     },
   };
 }

@@ -5,7 +5,8 @@ import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { config } from "../../env";
 import { badRequest, unprocessable } from "../../lib/errors";
-import { route } from "../../http/route";
+import { after, route } from "../../http/route";
+import { hostOf } from "../../http/urls";
 import { confirmPassword } from "../../services/credentials";
 import { confirmTotp, disableMfa, mfaSettings, regenerateBackupCodes, setupTotp } from "../../services/mfa";
 
@@ -86,14 +87,16 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
     scopes: ["write:security"],
     params: z.object({ password: z.string().optional() }),
     response: z.object({ codes: z.array(z.string()) }),
-    handler: async (c, p, auth) =>
-      c.json({
-        codes: await regenerateBackupCodes(
-          db(c.env),
-          auth.account.id,
-          p.password,
-          config(c.env).rateLimits.loginPerAccount,
-        ),
-      }),
+    handler: async (c, p, auth) => {
+      const { codes, mail } = await regenerateBackupCodes(
+        db(c.env),
+        { accountId: auth.account.id, email: auth.user.email, username: auth.account.username },
+        { password: p.password, secondFactorAt: auth.secondFactorAt },
+        config(c.env).rateLimits.loginPerAccount,
+        { name: config(c.env).name, host: hostOf(c) },
+      );
+      after(c, { mail });
+      return c.json({ codes });
+    },
   });
 }
