@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { Secret, TOTP } from "otpauth";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { TokenSchema } from "../src/schemas/oauth";
 import { AccountSchema } from "../src/schemas/account";
@@ -13,6 +13,17 @@ const SetupSchema = z
   .object({ key: z.string().regex(/^[A-Z2-7]+=*$/), provisioning_uri: z.string().startsWith("otpauth://totp/") })
   .strict();
 const REDIRECT = "https://client.example/callback";
+
+/**
+ * Codes belong to 30-second steps of the clock, which the Worker reads too (same isolate). Each test starts one
+ * second into a fresh step, the clock running on from there: a test (well under 29 s, however busy the machine)
+ * never sees a step end between computing a code and the server checking it.
+ */
+beforeEach(() => {
+  const t = Date.now();
+  vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true, now: (Math.floor(t / 30_000) + 1) * 30_000 + 1000 });
+});
+afterAll(() => vi.useRealTimers());
 
 const codeFor = (key: string, at = Date.now()) =>
   new TOTP({ secret: Secret.fromBase32(key) }).generate({ timestamp: at });

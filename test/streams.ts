@@ -84,7 +84,9 @@ export async function openSocket(query: string, headers: Record<string, string> 
     response,
     frames,
     texts,
-    async next(match = () => true, timeout = 5000) {
+    // Waits for the frame itself; the bound is only there to end a test whose frame never comes, so it is wide:
+    // a busy machine (two test files at once, 2 cores) may take seconds to deliver.
+    async next(match = () => true, timeout = 20_000) {
       let found: WsFrame | undefined;
       await vi.waitUntil(
         () => {
@@ -102,7 +104,7 @@ export async function openSocket(query: string, headers: Record<string, string> 
       await settled();
       const pongs = texts.filter((t) => t === "pong").length;
       ws.send("ping");
-      await vi.waitUntil(() => texts.filter((t) => t === "pong").length > pongs, { timeout: 5000, interval: 5 });
+      await vi.waitUntil(() => texts.filter((t) => t === "pong").length > pongs, { timeout: 20_000, interval: 5 });
     },
     send(message) {
       ws.send(typeof message === "string" ? message : JSON.stringify(message));
@@ -160,7 +162,7 @@ export async function openEventStream(path: string, token?: string): Promise<Eve
   return {
     response,
     text: () => buffer,
-    async read(until, timeout = 5000) {
+    async read(until, timeout = 20_000) {
       const deadline = Date.now() + timeout;
       while (!until(buffer)) {
         if (Date.now() > deadline) throw new Error(`event stream: condition not met; read so far:\n${buffer}`);
