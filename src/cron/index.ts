@@ -91,8 +91,9 @@ const SEQUENCE: Record<string, Job> = {
   },
   // Bounded steps of account deletions (after expired statuses: both delete statuses and their files).
   account_deletions: (env, _d, t) => runAccountDeletions(env, t),
-  // Local followers of moved accounts who allow it follow the new account (before federation: their Follows go out).
-  account_moves: (env) => moveFollowers(env),
+  // Moves whose followers' pass failed (or left some over) are retried (before federation: their Follows go out).
+  // A move itself moves its followers at once, after the answer (services/move.ts): nothing is polled.
+  account_moves: (env, _d, t, ctx) => moveFollowers(env, t, (e) => ctx && runEffects(env, ctx, configuredBase(env), e)),
   // One account archive a run; expired archives go.
   backups: (env, _d, t) => processBackups(env, t),
   // Retention (services/retention.ts): once an hour, a bounded step each (rows read stay within D1's free budget).
