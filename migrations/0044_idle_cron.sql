@@ -16,7 +16,7 @@ CREATE INDEX `pending_moves_due` ON `pending_moves` (`next_at`);
 --> statement-breakpoint
 -- The jobs whose last run failed: a heartbeat row is written when a job fails, reports, or recovers (read here),
 -- not every minute (src/services/heartbeats.ts).
-CREATE INDEX `job_heartbeats_failing` ON `job_heartbeats` (`name`) WHERE last_success_at IS NULL OR last_success_at < last_run_at;
+CREATE INDEX `job_heartbeats_failing` ON `job_heartbeats` (`name`) WHERE last_success_at IS NOT last_run_at;
 --> statement-breakpoint
 -- Clean-ups that walked their whole table every minute: expired mutes, old rate-limit windows (the addresses a user
 -- signed in from are kept a month, the others a day: one index each, so neither walks the other), unreachable

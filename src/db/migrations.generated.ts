@@ -457,7 +457,7 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "CREATE TABLE `pending_moves` (\n\t`origin_id` text PRIMARY KEY NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_at` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`origin_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
    "CREATE INDEX `pending_moves_due` ON `pending_moves` (`next_at`)",
-   "CREATE INDEX `job_heartbeats_failing` ON `job_heartbeats` (`name`) WHERE last_success_at IS NULL OR last_success_at < last_run_at",
+   "CREATE INDEX `job_heartbeats_failing` ON `job_heartbeats` (`name`) WHERE last_success_at IS NOT last_run_at",
    "CREATE INDEX `mutes_expires` ON `mutes` (`expires_at`) WHERE expires_at IS NOT NULL",
    "CREATE INDEX `rate_limits_windows` ON `rate_limits` (`window_start`) WHERE key NOT LIKE 'login:known:%'",
    "CREATE INDEX `rate_limits_known` ON `rate_limits` (`window_start`) WHERE key LIKE 'login:known:%'",

@@ -397,7 +397,7 @@ export const jobHeartbeats = sqliteTable(
   (t) => [
     index("job_heartbeats_failing")
       .on(t.name)
-      .where(sql`last_success_at IS NULL OR last_success_at < last_run_at`),
+      .where(sql`last_success_at IS NOT last_run_at`),
   ],
 );
 

@@ -23,11 +23,12 @@ export interface JobOutcome {
 
 export type JobHeartbeat = typeof jobHeartbeats.$inferSelect;
 
-/** The jobs whose last run failed, read through the partial index of exactly those (the same condition). */
+/**
+ * The jobs whose last run failed (the healthcheck's `ok` is false: the run and the success differ), read through
+ * the partial index of exactly those (the same condition, as the index names it).
+ */
 const failingJobs = (d: DB) =>
-  d.all<{ name: string }>(
-    sql`SELECT name FROM job_heartbeats WHERE last_success_at IS NULL OR last_success_at < last_run_at`,
-  );
+  d.all<{ name: string }>(sql`SELECT name FROM job_heartbeats WHERE last_success_at IS NOT last_run_at`);
 
 /** Records a cron run at `t`: its heartbeat, and the rows of the jobs that failed, reported or recovered. */
 export async function recordRun(d: DB, t: number, outcomes: JobOutcome[]): Promise<void> {
