@@ -31,3 +31,32 @@ CREATE INDEX `rate_limits_known` ON `rate_limits` (`window_start`) WHERE key LIK
 CREATE INDEX `instances_unreachable_unmarked` ON `instances` (`unreachable_since`) WHERE unreachable_since IS NOT NULL AND failing_since IS NULL;
 --> statement-breakpoint
 CREATE INDEX `federation_outbox_expanded` ON `federation_outbox` (`expanded_at`) WHERE body IS NOT NULL;
+--> statement-breakpoint
+-- The run-time settings' version (services/settings.ts): any write to the settings or the federation policies (the
+-- admin API, the command line, a hand-written statement) adds one, so an isolate whose copy is past its TTL reads
+-- this one row, not both tables, when nothing changed (the cron reads the settings every minute).
+INSERT INTO `instance_keys` (`name`, `value`, `created_at`) VALUES ('settings_version', '1', 0);
+--> statement-breakpoint
+CREATE TRIGGER `instance_settings_version_insert` AFTER INSERT ON `instance_settings` BEGIN
+	UPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';
+END;
+--> statement-breakpoint
+CREATE TRIGGER `instance_settings_version_update` AFTER UPDATE ON `instance_settings` BEGIN
+	UPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';
+END;
+--> statement-breakpoint
+CREATE TRIGGER `instance_settings_version_delete` AFTER DELETE ON `instance_settings` BEGIN
+	UPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';
+END;
+--> statement-breakpoint
+CREATE TRIGGER `federation_policies_version_insert` AFTER INSERT ON `federation_policies` BEGIN
+	UPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';
+END;
+--> statement-breakpoint
+CREATE TRIGGER `federation_policies_version_update` AFTER UPDATE ON `federation_policies` BEGIN
+	UPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';
+END;
+--> statement-breakpoint
+CREATE TRIGGER `federation_policies_version_delete` AFTER DELETE ON `federation_policies` BEGIN
+	UPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';
+END;

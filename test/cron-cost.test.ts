@@ -6,7 +6,7 @@
  * stays within its 24th of the day's budget (100,000 rows read, 2,000 written).
  */
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
 import { idFloor } from "../src/db/ids";
 import { measure, type Usage } from "../src/lib/meter";
@@ -14,6 +14,7 @@ import { RETENTION_MINUTE } from "../src/cron";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { json, post, registerUser, valid } from "./helpers";
 import { countingD1 } from "./d1-counter";
+import { policies, refreshSettings, SETTINGS_TTL_MS } from "../src/services/settings";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -22,7 +23,12 @@ const N = 3000;
 
 const counting = countingD1();
 
+/**
+ * A cron run at `at`, the clock there too: what is cached per isolate for a while (the run-time settings, read again
+ * after 30 s) is read again each minute, as in production, not served from the cache the test's speed would keep.
+ */
 async function runCron(at: number) {
+  vi.setSystemTime(at);
   const ctx = createExecutionContext();
   await worker.scheduled(
     createScheduledController({ scheduledTime: new Date(at), cron: "* * * * *" }),
@@ -61,6 +67,13 @@ const q = (sql: string, ...args: unknown[]) =>
     .run();
 
 describe("an idle cron", () => {
+  beforeAll(() => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+  });
+  afterAll(() => {
+    vi.useRealTimers();
+  });
+
   it("reads at most 50 rows and writes at most 3 a minute, and an idle hour stays within its share of the day", async () => {
     // The hour the measured runs start: the retention jobs run at its RETENTION_MINUTE.
     const t0 = Math.ceil(Date.now() / HOUR) * HOUR + 2 * HOUR;
@@ -115,6 +128,12 @@ describe("an idle cron", () => {
       idFloor(recent).slice(0, 10),
       recent,
       prefix,
+    );
+    // Federation policies (an admin's list of refused servers), read with the settings.
+    await q(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+       INSERT INTO federation_policies (domain, policy, reason, created_at) SELECT 'spam' || i || '.example', 'reject', 'spam', ?1 FROM n`,
+      old,
     );
     // Notifications (pushed, within their retention), mutes (some to expire later), rate-limit windows and known
     // sign-in addresses (within their keeping), and expanded outbox rows (within theirs).
@@ -195,5 +214,30 @@ describe("an idle cron", () => {
     const jobs = Object.entries(health.job_queue_stats.jobs as Record<string, { last_run_at: string; ok: boolean }>);
     expect(jobs.length).toBeGreaterThan(20);
     for (const [name, job] of jobs) expect(job, name).toMatchObject({ last_run_at: last, ok: true });
+  });
+});
+
+describe("the run-time settings, read again every minute", () => {
+  it("cost one row while unchanged; a change made elsewhere (any writer) is read after the TTL", async () => {
+    const t = Date.now() + DAY;
+    await refreshSettings(env, true, t);
+    const quiet = await measure(() => refreshSettings(env, false, t + SETTINGS_TTL_MS + 1));
+    expect(quiet.usage.rowsRead).toBeLessThanOrEqual(1);
+    expect(quiet.usage.queries).toBe(1);
+    // Another isolate (or the command line, or a hand-written statement) refuses a server.
+    await q(
+      "INSERT INTO federation_policies (domain, policy, reason, created_at) VALUES ('elsewhere.example', 'reject', '', ?)",
+      t,
+    );
+    expect(policies(env).some((p) => p.domain === "elsewhere.example")).toBe(false);
+    await refreshSettings(env, false, t + 2 * SETTINGS_TTL_MS + 2);
+    expect(policies(env).some((p) => p.domain === "elsewhere.example")).toBe(true);
+    // A setting changed by hand too.
+    await q(
+      "INSERT INTO instance_settings (key, value, updated_at) VALUES ('name', '\"Renamed elsewhere\"', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      t,
+    );
+    await refreshSettings(env, false, t + 3 * SETTINGS_TTL_MS + 3);
+    expect((await json("/api/v1/instance")).title).toBe("Renamed elsewhere");
   });
 });

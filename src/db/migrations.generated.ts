@@ -462,7 +462,14 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE INDEX `rate_limits_windows` ON `rate_limits` (`window_start`) WHERE key NOT LIKE 'login:known:%'",
    "CREATE INDEX `rate_limits_known` ON `rate_limits` (`window_start`) WHERE key LIKE 'login:known:%'",
    "CREATE INDEX `instances_unreachable_unmarked` ON `instances` (`unreachable_since`) WHERE unreachable_since IS NOT NULL AND failing_since IS NULL",
-   "CREATE INDEX `federation_outbox_expanded` ON `federation_outbox` (`expanded_at`) WHERE body IS NOT NULL"
+   "CREATE INDEX `federation_outbox_expanded` ON `federation_outbox` (`expanded_at`) WHERE body IS NOT NULL",
+   "INSERT INTO `instance_keys` (`name`, `value`, `created_at`) VALUES ('settings_version', '1', 0)",
+   "CREATE TRIGGER `instance_settings_version_insert` AFTER INSERT ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `instance_settings_version_update` AFTER UPDATE ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `instance_settings_version_delete` AFTER DELETE ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `federation_policies_version_insert` AFTER INSERT ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `federation_policies_version_update` AFTER UPDATE ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `federation_policies_version_delete` AFTER DELETE ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND"
   ]
  }
 ];

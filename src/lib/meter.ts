@@ -113,7 +113,11 @@ interface Meta {
   rows_written?: number;
 }
 
-const countMeta = (meta: Meta | undefined) => {
+/**
+ * Counts a statement D1 answered (its `meta`): for the reads made on the database binding itself, past the wrappers
+ * (run-time settings are kept per database, services/settings.ts), so that they are counted all the same.
+ */
+export const countMeta = (meta: Meta | undefined) => {
   count("queries");
   count("rowsRead", meta?.rows_read ?? 0);
   count("rowsWritten", meta?.rows_written ?? 0);
