@@ -103,6 +103,25 @@ describe("cron isolation and heartbeats", () => {
     });
   });
 
+  it("a job that keeps succeeding writes no heartbeat row of its own, and the healthcheck shows it run with the cron", async () => {
+    const t = Date.now() + 3_600_000;
+    await runCron(t);
+    const rows = async () =>
+      (await env.DB.prepare("SELECT * FROM job_heartbeats WHERE name <> 'storage' ORDER BY name").all()).results;
+    const before = await rows();
+    await runCron(t + 60_000);
+    // Only the cron's own heartbeat moved (the storage figure is kept when it changes).
+    expect(await rows()).toEqual(before);
+    const health = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck"));
+    const at = new Date(t + 60_000).toISOString();
+    expect(health.job_queue_stats.cron_last_run_at).toBe(at);
+    const jobs = health.job_queue_stats.jobs as Record<string, { last_run_at: string; last_success_at: string }>;
+    for (const name of ["polls", "expired_statuses", "push", "account_moves", "federation", "collect_mail"])
+      expect(jobs[name], name).toMatchObject({ last_run_at: at, last_success_at: at, ok: true });
+    // A job that failed once keeps its error's time next to the later successes.
+    expect(jobs.polls).toMatchObject({ last_error_at: expect.any(String) });
+  });
+
   it("a job failing before the others start does not stop them either", async () => {
     const a = await registerUser();
     const s = valid(StatusSchema, await post(a, { status: "bye" }));

@@ -1,14 +1,47 @@
 /**
  * Aliases and moves (Pleroma's `aliases`, `move_account`; ActivityPub `Move` both ways between two instances).
  */
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../src/index";
 import { moveFollowers, NOT_ALIASED } from "../src/services/move";
+import { HealthcheckSchema } from "../src/schemas/instance";
+import { failingD1 } from "./failing-d1";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { NotificationSchema } from "../src/schemas/social";
-import { call, json, registerUser, valid, type TestUser } from "./helpers";
+import { BASE, call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, type Instance } from "./instances";
 
 const aliases = (u: TestUser, inst?: Instance) => json("/api/pleroma/aliases", { token: u.token, instance: inst });
+
+async function runCron(at: number) {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ scheduledTime: new Date(at), cron: "* * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+const pendingMoves = async (originId: string) =>
+  (
+    await env.DB.prepare("SELECT attempts FROM pending_moves WHERE origin_id = ?")
+      .bind(originId)
+      .all<{ attempts: number }>()
+  ).results;
+
+/** `old` (followed by `followers`) moves to `neu`, which lists it first; the request's bindings may be others. */
+async function moveWithFollowers(bindings?: typeof env) {
+  const [old, neu] = [await registerUser(), await registerUser()];
+  const followers = [await registerUser(), await registerUser()];
+  for (const f of followers) await json(`/api/v1/accounts/${old.id}/follow`, { method: "POST", token: f.token });
+  await json("/api/pleroma/aliases", { method: "PUT", token: neu.token, body: { alias: old.username } });
+  const res = await call("/api/pleroma/move_account", {
+    method: "POST",
+    token: old.token,
+    body: { password: old.password, target_account: neu.username },
+    instance: bindings && { origin: BASE, bindings },
+  });
+  expect([res.status, await res.json()]).toEqual([200, { status: "success" }]);
+  return { old, neu, followers };
+}
 
 async function relationship(user: TestUser, id: string, instance?: Instance) {
   const [r] = await json(`/api/v1/accounts/relationships?id[]=${id}`, { token: user.token, instance });
@@ -143,6 +176,59 @@ describe("move_account", () => {
   });
 });
 
+describe("moving followers", () => {
+  it("happens at once, after the answer: no cron run needed, nothing left for the cron", async () => {
+    const { old, neu, followers } = await moveWithFollowers();
+    for (const f of followers) {
+      expect(await relationship(f, neu.id)).toMatchObject({ following: true });
+      expect(await relationship(f, old.id)).toMatchObject({ following: false });
+    }
+    expect(valid(AccountSchema, await json(`/api/v1/accounts/${neu.id}`)).followers_count).toBe(2);
+    expect(await pendingMoves(old.id)).toEqual([]);
+    expect(await moveFollowers(env)).toBe(0);
+  });
+
+  it("a pass that failed is retried by the cron, once its time has come; the job's heartbeat shows a failed retry", async () => {
+    // The database fails the pass (its look for the followers to move), after the move itself was committed.
+    const { old, neu, followers } = await moveWithFollowers({ ...env, DB: failingD1(/allow_following_move = 1/) });
+    for (const f of followers) {
+      expect(await relationship(f, neu.id)).toMatchObject({ following: false });
+      expect(await relationship(f, old.id)).toMatchObject({ following: true });
+    }
+    expect(await pendingMoves(old.id)).toEqual([{ attempts: 0 }]);
+    const t = Date.now();
+    // Not before the pass has had its time: the cron leaves it.
+    await runCron(t + 60_000);
+    expect(await relationship(followers[0]!, neu.id)).toMatchObject({ following: false });
+    expect(await pendingMoves(old.id)).toEqual([{ attempts: 0 }]);
+    // A retry that fails again is counted and shown in the job's heartbeat; the next one goes through.
+    const ctx = createExecutionContext();
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: new Date(t + 6 * 60_000), cron: "* * * * *" }),
+      { ...env, DB: failingD1(/allow_following_move = 1/) },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(await pendingMoves(old.id)).toEqual([{ attempts: 1 }]);
+    const failed = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats.jobs as Record<
+      string,
+      { ok: boolean; last_error: string | null }
+    >;
+    expect(failed.account_moves).toMatchObject({ ok: false, last_error: "failed" });
+    await runCron(t + 30 * 60_000);
+    for (const f of followers) {
+      expect(await relationship(f, neu.id)).toMatchObject({ following: true });
+      expect(await relationship(f, old.id)).toMatchObject({ following: false });
+    }
+    expect(await pendingMoves(old.id)).toEqual([]);
+    const jobs = valid(HealthcheckSchema, await json("/api/v1/pleroma/healthcheck")).job_queue_stats.jobs as Record<
+      string,
+      { ok: boolean }
+    >;
+    expect(jobs.account_moves).toMatchObject({ ok: true });
+  });
+});
+
 describe("Move between two instances", () => {
   const fed = federating();
   const { settle } = fed;
@@ -210,6 +296,8 @@ describe("Move between two instances", () => {
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${aliceOnB.id}`, { instance: B })).moved).toMatchObject({
       id: aliceNew.id,
     });
+    // Bob followed the new account on the Move's arrival, without waiting for B's cron.
+    expect(await relationship(bob, aliceNew.id, B)).toMatchObject({ following: true });
     while ((await moveFollowers(B.bindings)) > 0);
     await settle();
     expect(await relationship(bob, aliceNew.id, B)).toMatchObject({ following: true });

@@ -18,6 +18,7 @@ import { HealthcheckSchema } from "../src/schemas/instance";
 import { StatusSchema } from "../src/schemas/status";
 import { json, makeAdmin, post, registerUser, remoteAccount, valid } from "./helpers";
 import { failingD1 } from "./failing-d1";
+import { measure, meteredEnv } from "../src/lib/meter";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -158,6 +159,32 @@ describe("pruning remote statuses", () => {
     const keep = await remoteStatus(far, 365);
     expect(await pruneRemoteStatuses(d, t, 0)).toEqual({ examined: 0, removed: 0 });
     expect(await exists(keep)).toBe(true);
+  });
+});
+
+describe("the walk, caught up", () => {
+  it("waits: reads a few rows an hour, looks only at statuses that grew old since, starts over when some arrive", async () => {
+    const far = await remoteAccount();
+    const ageing = await remoteStatus(far, 29, "not old yet");
+    const metered = db(meteredEnv(env));
+    const t = Date.now();
+    let steps = 0;
+    while ((await pruneRemoteStatuses(metered, t, 30)).examined > 0 && steps < 20) steps++;
+    expect(await exists(ageing)).toBe(true);
+    // An hour later, nothing new: what is kept is not walked again.
+    const quiet = await measure(() => pruneRemoteStatuses(metered, t + HOUR, 30));
+    expect(quiet.value).toEqual({ examined: 0, removed: 0 });
+    expect(quiet.usage.rowsRead).toBeLessThanOrEqual(3);
+    // Two days later the status grew old: it alone is looked at, and goes.
+    expect(await pruneRemoteStatuses(metered, t + 2 * DAY, 30)).toEqual({ examined: 1, removed: 1 });
+    expect(await exists(ageing)).toBe(false);
+    // An old status stored now (a fetched one, say) sits behind the walk: it starts over and finds it.
+    const late = await remoteStatus(far, 90, "fetched late");
+    let removed = 0;
+    for (let i = 0; i < 20 && (await exists(late)); i++)
+      removed += (await pruneRemoteStatuses(metered, t + 2 * DAY + (i + 1) * HOUR, 30)).removed;
+    expect(removed).toBe(1);
+    expect(await exists(late)).toBe(false);
   });
 });
 

@@ -1,14 +1,16 @@
 /**
  * Clocked work, run by the Cron Trigger every minute. Each job is idempotent and bounded, and runs isolated: a
  * job that throws is logged with its name and recorded in its heartbeat (`job_heartbeats`), and the others
- * still run. The healthcheck reports every job's heartbeat.
+ * still run. The healthcheck reports every job's heartbeat (services/heartbeats.ts: a row is written when a job
+ * fails, reports or recovers, not every minute). A job with nothing to do reads next to nothing: what it looks
+ * for is found through an index that is empty, or nearly, then (test/cron-cost.test.ts measures an idle minute).
  */
 import { learnFavicons } from "../services/instance-favicons";
 import { collectPresence } from "./presence";
 import type { Env } from "../env";
 import { db, now, statement, type DB } from "../db/client";
-import { instanceKeys, jobHeartbeats, rateLimits } from "../db/schema";
-import { and, asc, lt, lte, notLike, or } from "drizzle-orm";
+import { recordRun, type JobOutcome } from "../services/heartbeats";
+import { asc, lte, sql } from "drizzle-orm";
 import { KNOWN_ADDRESS_MS } from "../services/credentials";
 import { deleteExpiredFilters, filtersChanged } from "../services/filters";
 import { runEffects } from "../effects";
@@ -38,7 +40,7 @@ import { measureStorage } from "../services/storage";
 import { settlePublicBucket } from "../services/private-files";
 import { BUILT_IN_IMAGES } from "../render/images";
 
-export const CRON_HEARTBEAT = "cron:last_run_at";
+export { CRON_HEARTBEAT } from "../services/heartbeats";
 /** The minute of each hour the retention jobs run in. */
 export const RETENTION_MINUTE = 30;
 const DAY = 24 * 3600 * 1000;
@@ -50,15 +52,15 @@ type Job = (env: Env, d: DB, t: number, ctx: Ctx) => Promise<unknown>;
 const CLEANUP: Record<string, Job> = {
   // Windows older than a day are over whatever limit they served.
   // Windows last a day at most; the addresses a user signed in from are kept for as long as they count.
+  // Each through its partial index (the conditions written as the indexes are), so neither walks the other's rows.
   rate_limits: (_env, d, t) =>
-    d
-      .delete(rateLimits)
-      .where(
-        or(
-          and(lt(rateLimits.windowStart, t - DAY), notLike(rateLimits.key, "login:known:%")),
-          lt(rateLimits.windowStart, t - KNOWN_ADDRESS_MS),
-        ),
+    d.$client.batch([
+      statement(d, sql`DELETE FROM rate_limits WHERE key NOT LIKE 'login:known:%' AND window_start < ${t - DAY}`),
+      statement(
+        d,
+        sql`DELETE FROM rate_limits WHERE key LIKE 'login:known:%' AND window_start < ${t - KNOWN_ADDRESS_MS}`,
       ),
+    ]),
   expired_filters: async (env, d, t, ctx) => {
     const owners = await deleteExpiredFilters(d, t);
     if (ctx) runEffects(env, ctx, configuredBase(env), mergeEffects(...owners.map(filtersChanged)));
@@ -98,8 +100,9 @@ const SEQUENCE: Record<string, Job> = {
   },
   // Bounded steps of account deletions (after expired statuses: both delete statuses and their files).
   account_deletions: (env, _d, t) => runAccountDeletions(env, t),
-  // Local followers of moved accounts who allow it follow the new account (before federation: their Follows go out).
-  account_moves: (env) => moveFollowers(env),
+  // Moves whose followers' pass failed (or left some over) are retried (before federation: their Follows go out).
+  // A move itself moves its followers at once, after the answer (services/move.ts): nothing is polled.
+  account_moves: (env, _d, t, ctx) => moveFollowers(env, t, (e) => ctx && runEffects(env, ctx, configuredBase(env), e)),
   // One account archive a run; expired archives go.
   backups: (env, _d, t) => processBackups(env, t),
   // Retention (services/retention.ts): once an hour, a bounded step each (rows read stay within D1's free budget).
@@ -115,21 +118,20 @@ const SEQUENCE: Record<string, Job> = {
   frontend_files: async (env, _d, t) =>
     new Date(t).getUTCMinutes() === RETENTION_MINUTE ? { report: await sweepFrontendFiles(env, t) } : null,
   // The database's size against its ceiling, after the pruning (services/storage.ts).
-  storage: async (env, d, t) => ({ report: await measureStorage(env, d, t) }),
+  storage: async (env, d, t) => {
+    const kept = await measureStorage(env, d, t);
+    return kept && { report: kept };
+  },
   // Relays the command line added or removed: looked up and followed, or unfollowed (federation/relays.ts).
   relays: (env) => (configuredBase(env) ? settleRelays(env, configuredBase(env)) : Promise.resolve(false)),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
   federation: (env, _d, t) => sweepFederation(env, t),
 };
 
-interface Outcome {
-  name: string;
-  error: string | null;
-  /** What the job said it did (`{ report }`), shown in the healthcheck. */
-  report: Record<string, number> | null;
-}
+/** Every job's name, for the healthcheck (a job that never failed nor reported has no heartbeat row). */
+export const JOB_NAMES: readonly string[] = [...Object.keys(CLEANUP), ...Object.keys(SEQUENCE)];
 
-async function runJob(name: string, job: Job, env: Env, d: DB, t: number, ctx: Ctx): Promise<Outcome> {
+async function runJob(name: string, job: Job, env: Env, d: DB, t: number, ctx: Ctx): Promise<JobOutcome> {
   try {
     const done = await job(env, d, t, ctx);
     const report =
@@ -154,38 +156,7 @@ export async function runScheduled(
     Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)),
   );
   for (const [name, job] of Object.entries(SEQUENCE)) outcomes.push(await runJob(name, job, env, d, time, ctx));
-  const at = new Date(time).toISOString();
-  // Every heartbeat in one round trip: a success moves `last_success_at`, a failure records the error and its time.
-  await d.$client.batch([
-    statement(
-      d,
-      d
-        .insert(instanceKeys)
-        .values({ name: CRON_HEARTBEAT, value: at, createdAt: time })
-        .onConflictDoUpdate({ target: instanceKeys.name, set: { value: at } }),
-    ),
-    ...outcomes.map((o) =>
-      statement(
-        d,
-        d
-          .insert(jobHeartbeats)
-          .values({
-            name: o.name,
-            lastRunAt: time,
-            lastSuccessAt: o.error ? null : time,
-            lastError: o.error,
-            lastErrorAt: o.error ? time : null,
-            lastResult: o.report,
-          })
-          .onConflictDoUpdate({
-            target: jobHeartbeats.name,
-            set: o.error
-              ? { lastRunAt: time, lastError: o.error, lastErrorAt: time }
-              : { lastRunAt: time, lastSuccessAt: time, ...(o.report ? { lastResult: o.report } : {}) },
-          }),
-      ),
-    ),
-  ]);
+  await recordRun(d, time, outcomes);
 }
 
 /** Deletes statuses whose `expires_at` has passed, as their author deleting them would, a bounded number a run. */

@@ -74,6 +74,14 @@ export async function mixedBatch(d: DB, items: (object | D1PreparedStatement)[])
 }
 
 /**
+ * Whether any row matches (`from`: a table and its condition), by one look through an index: a clean-up looks
+ * before it deletes, since D1 counts a bounded `DELETE … WHERE id IN (SELECT … LIMIT n)` that finds nothing as two
+ * or three rows read and a look as one, and an idle cron minute's reads are the sum of such (test/cron-cost).
+ */
+export const anyRow = async (d: DB, from: SQL): Promise<boolean> =>
+  Boolean(await d.get(sql`SELECT 1 AS x FROM ${from} LIMIT 1`));
+
+/**
  * `column IN (the values)` with the whole list bound as ONE JSON parameter (`json_each`), never one parameter per
  * item: D1 allows 100 bound parameters per statement, and the statement text stays the same whatever the length.
  */

@@ -470,6 +470,26 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0044_idle_cron.sql",
+  "queries": [
+   "CREATE TABLE `pending_moves` (\n\t`origin_id` text PRIMARY KEY NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_at` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`origin_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
+   "CREATE INDEX `pending_moves_due` ON `pending_moves` (`next_at`)",
+   "CREATE INDEX `job_heartbeats_failing` ON `job_heartbeats` (`name`) WHERE last_success_at IS NOT last_run_at",
+   "CREATE INDEX `mutes_expires` ON `mutes` (`expires_at`) WHERE expires_at IS NOT NULL",
+   "CREATE INDEX `rate_limits_windows` ON `rate_limits` (`window_start`) WHERE key NOT LIKE 'login:known:%'",
+   "CREATE INDEX `rate_limits_known` ON `rate_limits` (`window_start`) WHERE key LIKE 'login:known:%'",
+   "CREATE INDEX `instances_unreachable_unmarked` ON `instances` (`unreachable_since`) WHERE unreachable_since IS NOT NULL AND failing_since IS NULL",
+   "CREATE INDEX `federation_outbox_expanded` ON `federation_outbox` (`expanded_at`) WHERE body IS NOT NULL",
+   "INSERT INTO `instance_keys` (`name`, `value`, `created_at`) VALUES ('settings_version', '1', 0)",
+   "CREATE TRIGGER `instance_settings_version_insert` AFTER INSERT ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `instance_settings_version_update` AFTER UPDATE ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `instance_settings_version_delete` AFTER DELETE ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `federation_policies_version_insert` AFTER INSERT ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `federation_policies_version_update` AFTER UPDATE ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
+   "CREATE TRIGGER `federation_policies_version_delete` AFTER DELETE ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND"
+  ]
+ },
+ {
   "name": "0047_usage_days.sql",
   "queries": [
    "CREATE TABLE `usage_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`requests` integer DEFAULT 0 NOT NULL,\n\t`rows_read` integer DEFAULT 0 NOT NULL,\n\t`rows_written` integer DEFAULT 0 NOT NULL,\n\t`durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`image_transformations` integer DEFAULT 0 NOT NULL,\n\t`month_requests` integer DEFAULT 0 NOT NULL,\n\t`month_rows_read` integer DEFAULT 0 NOT NULL,\n\t`month_rows_written` integer DEFAULT 0 NOT NULL,\n\t`month_durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`month_image_transformations` integer DEFAULT 0 NOT NULL,\n\t`exact` text,\n\t`warned` text DEFAULT '[]' NOT NULL,\n\t`plan` text DEFAULT 'free' NOT NULL,\n\t`updated_at` integer NOT NULL\n)"

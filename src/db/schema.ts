@@ -291,6 +291,7 @@ export const followRequests = pairTable("follow_requests", {
   ...activityUri(),
 });
 export const blocks = pairTable("blocks", { ...activityUri() });
+/** Indexed (partially, on `expires_at` where set: `mutes_expires`) for the cron's clean-up, in migration 0044. */
 export const mutes = pairTable("mutes", {
   hideNotifications: bool("hide_notifications").notNull().default(true),
   expiresAt: time("expires_at"),
@@ -333,11 +334,23 @@ export const invites = sqliteTable(
 );
 
 /** Fixed-window counters, e.g. `register:<ip>`. */
-export const rateLimits = sqliteTable("rate_limits", {
-  key: text("key").primaryKey(),
-  windowStart: time("window_start").notNull(),
-  count: integer("count").notNull(),
-});
+export const rateLimits = sqliteTable(
+  "rate_limits",
+  {
+    key: text("key").primaryKey(),
+    windowStart: time("window_start").notNull(),
+    count: integer("count").notNull(),
+  },
+  // The cron's clean-up: windows (kept a day) and the addresses users signed in from (kept a month) apart.
+  (t) => [
+    index("rate_limits_windows")
+      .on(t.windowStart)
+      .where(sql`key NOT LIKE 'login:known:%'`),
+    index("rate_limits_known")
+      .on(t.windowStart)
+      .where(sql`key LIKE 'login:known:%'`),
+  ],
+);
 
 /** Mail kept by the development mailer instead of being sent; tests and `npm run mail` read it. */
 export const mailOutbox = sqliteTable(
@@ -354,16 +367,46 @@ export const mailOutbox = sqliteTable(
   (t) => [index("mail_outbox_created").on(t.createdAt)],
 );
 
-/** One row per cron job: when it last ran, last succeeded, and its last error (the healthcheck reports them). */
-export const jobHeartbeats = sqliteTable("job_heartbeats", {
-  name: text("name").primaryKey(),
-  lastRunAt: time("last_run_at").notNull(),
-  lastSuccessAt: time("last_success_at"),
-  lastError: text("last_error"),
-  lastErrorAt: time("last_error_at"),
-  /** What the job last reported doing (JSON), when it reports. */
-  lastResult: json<Record<string, number>>("last_result"),
-});
+/**
+ * Moves whose local followers are still to be moved to the target (services/move.ts): written with the move,
+ * deleted once they are. The cron retries a row left behind (a failure, or more followers than one pass moves)
+ * from `next_at`, which each attempt pushes back.
+ */
+export const pendingMoves = sqliteTable(
+  "pending_moves",
+  {
+    originId: text("origin_id")
+      .primaryKey()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: time("next_at").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("pending_moves_due").on(t.nextAt)],
+);
+
+/**
+ * A cron job's heartbeat: when it last ran, last succeeded, and its last error (the healthcheck reports them).
+ * Written when the job fails, reports what it did, or recovers; a job without a row has succeeded in every run
+ * (src/services/heartbeats.ts).
+ */
+export const jobHeartbeats = sqliteTable(
+  "job_heartbeats",
+  {
+    name: text("name").primaryKey(),
+    lastRunAt: time("last_run_at").notNull(),
+    lastSuccessAt: time("last_success_at"),
+    lastError: text("last_error"),
+    lastErrorAt: time("last_error_at"),
+    /** What the job last reported doing (JSON), when it reports. */
+    lastResult: json<Record<string, number>>("last_result"),
+  },
+  (t) => [
+    index("job_heartbeats_failing")
+      .on(t.name)
+      .where(sql`last_success_at IS NOT last_run_at`),
+  ],
+);
 
 /** Instance-wide secrets and keys generated once (VAPID key pair, signing secret). */
 export const instanceKeys = sqliteTable("instance_keys", {
@@ -434,6 +477,10 @@ export const federationOutbox = sqliteTable(
     index("federation_outbox_pending")
       .on(t.id)
       .where(sql`${t.expandedAt} IS NULL`),
+    // The sweep of expanded rows past their keeping time.
+    index("federation_outbox_expanded")
+      .on(t.expandedAt)
+      .where(sql`body IS NOT NULL`),
   ],
 );
 
@@ -1078,7 +1125,13 @@ export const instances = sqliteTable(
     faviconFetchedAt: time("favicon_fetched_at"),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [index("instances_favicon_due").on(t.faviconFetchedAt, t.createdAt)],
+  (t) => [
+    index("instances_favicon_due").on(t.faviconFetchedAt, t.createdAt),
+    // Unreachable hosts not marked failing yet (delivery's sweep marks them).
+    index("instances_unreachable_unmarked")
+      .on(t.unreachableSince)
+      .where(sql`unreachable_since IS NOT NULL AND failing_since IS NULL`),
+  ],
 );
 
 /** Link previews, fetched once per URL. `title` null means the page gave no card. */

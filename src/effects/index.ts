@@ -1,8 +1,9 @@
 /**
  * The one door for after-commit work: `runEffects` hands an action's `Effects` (src/services/effects.ts) to
  * their sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows
- * to delivery, link cards to the card fetcher, orphaned files to R2. Each runs under `waitUntil`; what must not
- * be lost is durable before it gets here (outbox rows, unpushed notifications, which the cron sweeps too).
+ * to delivery, link cards to the card fetcher, orphaned files to R2, a moved account's followers to its target.
+ * Each runs under `waitUntil`; what must not be lost is durable before it gets here (outbox rows, unpushed
+ * notifications, pending moves, which the cron sweeps too).
  */
 import type { Env } from "../env";
 import { db } from "../db/client";
@@ -17,6 +18,7 @@ import { kickFederation } from "../federation/delivery";
 import { backfillFromOutboxes } from "../federation/outbox-backfill";
 import { fetchThreads } from "../federation/thread-replies";
 import { resolveEnv } from "../federation/resolve";
+import { moveFollowersOf } from "../services/move";
 
 type WaitUntil = { waitUntil(p: Promise<unknown>): void };
 
@@ -35,14 +37,25 @@ export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | 
   // same waitUntil (no work is handed on after it).
   if (e.threads?.length && base)
     ctx.waitUntil(
-      fetchThreads(resolveEnv(env, base, new URL(base).host), e.threads).then(async (more) => {
-        const inner: Promise<unknown>[] = [];
-        runEffects(env, { waitUntil: (p) => inner.push(p) }, base, more);
-        await Promise.allSettled(inner);
-      }),
+      fetchThreads(resolveEnv(env, base, new URL(base).host), e.threads).then((more) => nested(env, base, more)),
+    );
+  // A moved account's local followers follow its target now, as Mastodon's MoveWorker does; what their follows
+  // wrote goes through this door too. A pass that fails leaves its `pending_moves` row: the cron retries it.
+  for (const origin of new Set(e.moves ?? []))
+    ctx.waitUntil(
+      moveFollowersOf(db(env), origin)
+        .then((pass) => nested(env, base, pass.effects))
+        .catch((err) => console.error("moving followers of", origin, err)),
     );
   if (e.mail?.length) {
     const send = mailer(env, new URL(base || "http://localhost").host);
     for (const m of e.mail) ctx.waitUntil(send.send(m).catch((err) => console.error("mail", m.subject, err)));
   }
+}
+
+/** Effects made by work this door started, run within that work's own `waitUntil` (nothing is handed on after it). */
+async function nested(env: Env, base: string, e: Effects): Promise<void> {
+  const inner: Promise<unknown>[] = [];
+  runEffects(env, { waitUntil: (p) => inner.push(p) }, base, e);
+  await Promise.allSettled(inner);
 }

@@ -238,9 +238,12 @@ async function expandOutbox(env: Env, t: number = Date.now(), maxBatches = 10): 
 
 type Claimed = { id: string; outbox_id: string; inbox: string; attempts: number; created_at: number };
 
-/** Hosts unreachable for over a day whose last probe is recent: nothing is sent to them before the next one. */
-const waitingHosts = (t: number) =>
-  sql`(SELECT domain FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS} AND last_failure_at > ${t - PROBE_EVERY_MS})`;
+/**
+ * Whether the delivery `d`'s host is unreachable for over a day with a recent probe: nothing is sent to it before
+ * the next one. Looked up per queued host (its row by key), so the cost follows the queue, not every host known.
+ */
+const waiting = (t: number) =>
+  sql`EXISTS (SELECT 1 FROM instances i WHERE i.domain = d.host AND i.unreachable_since <= ${t - UNREACHABLE_AFTER_MS} AND i.last_failure_at > ${t - PROBE_EVERY_MS})`;
 
 /** How many of `host`'s due deliveries a run may claim: all of a run, one probe, or none while it waits. */
 const claimLimit = (host: string, t: number) =>
@@ -521,18 +524,21 @@ export async function sweepFederation(env: Env, t: number = Date.now()): Promise
   const d = db(env);
   const woken = new Set(await expandOutbox(env, t));
   const due = await d.all<{ host: string }>(
-    sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)} LIMIT 1600`,
+    sql`SELECT DISTINCT host FROM federation_deliveries d WHERE next_at <= ${t} AND NOT ${waiting(t)} LIMIT 1600`,
   );
   due.forEach((r) => woken.add(r.host));
   await deliveryWake.run(env, [...woken]);
   await d.$client.batch([
     // Deliveries to an unreachable host wait for its probes, one every few hours: those past the give-up time
-    // (dropped at their next failure anyway) are dropped now, so a dead host's queue does not grow.
+    // (dropped at their next failure anyway) are dropped now, so a dead host's queue does not grow. Walked from
+    // the queue (CROSS JOIN keeps that order), each host looked up by key: dead hosts known but owed nothing cost
+    // nothing.
     statement(
       d,
-      sql`DELETE FROM federation_deliveries WHERE id IN (SELECT id FROM federation_deliveries WHERE created_at < ${t - GIVE_UP_MS}
-        AND host IN (SELECT domain FROM instances WHERE unreachable_since <= ${t - UNREACHABLE_AFTER_MS}) LIMIT 1000)`,
+      sql`DELETE FROM federation_deliveries WHERE id IN (SELECT d.id FROM federation_deliveries d CROSS JOIN instances i
+        ON i.domain = d.host WHERE d.created_at < ${t - GIVE_UP_MS} AND i.unreachable_since <= ${t - UNREACHABLE_AFTER_MS} LIMIT 1000)`,
     ),
+    // Through `instances_unreachable_unmarked`: hosts already marked failing are not walked again.
     statement(
       d,
       sql`UPDATE instances SET failing_since = ${t} WHERE failing_since IS NULL AND unreachable_since <= ${t - GIVE_UP_MS}`,
@@ -559,7 +565,7 @@ export async function drainFederation(
   let attempted = 0;
   for (let round = 0; round < 50; round++) {
     const due = await d.all<{ host: string }>(
-      sql`SELECT DISTINCT host FROM federation_deliveries WHERE next_at <= ${t} AND host NOT IN ${waitingHosts(t)}`,
+      sql`SELECT DISTINCT host FROM federation_deliveries d WHERE next_at <= ${t} AND NOT ${waiting(t)}`,
     );
     if (due.length === 0) break;
     const runs = await Promise.all(due.map((r) => deliverHost(env, r.host, t)));

@@ -287,8 +287,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         strict: true,
       });
       if (!target || target.account.deactivated) return;
-      await moveAccount(ctx.data.d, from, target.account, Date.now());
-      after(ctx, { push: true });
+      // Local followers are told, and follow the target at once (the `moves` effect).
+      after(ctx, (await moveAccount(ctx.data.d, from, target.account, Date.now())).effects);
     })
     .on(Block, onBlock)
     .on(Flag, onFlag)

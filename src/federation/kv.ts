@@ -5,7 +5,7 @@
  */
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
 import { and, eq, gt, gte, isNull, lt, or, sql } from "drizzle-orm";
-import { now, type DB } from "../db/client";
+import { anyRow, now, type DB } from "../db/client";
 import { fedifyKv } from "../db/schema";
 
 const encode = (key: KvKey) => JSON.stringify(key);
@@ -89,6 +89,7 @@ export class D1KvStore implements KvStore {
 
 /** The cron's clean-up: expired entries, a bounded number per run. */
 export async function collectFedifyKv(d: DB, t: number): Promise<void> {
+  if (!(await anyRow(d, sql`fedify_kv WHERE expires_at IS NOT NULL AND expires_at <= ${t}`))) return;
   await d.run(
     sql`DELETE FROM fedify_kv WHERE key IN (SELECT key FROM fedify_kv WHERE expires_at IS NOT NULL AND expires_at <= ${t} LIMIT 1000)`,
   );

@@ -5,7 +5,7 @@
 import { inArray, lt, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import type { DB } from "../db/client";
-import { db, statement } from "../db/client";
+import { anyRow, db, statement } from "../db/client";
 import { authorizationCodes, mailOutbox, mediaAttachments, usedCaptchas } from "../db/schema";
 import { IDEMPOTENCY_HOURS } from "./statuses";
 import { deleteStoredFiles } from "./media";
@@ -40,15 +40,23 @@ export async function collectUnattachedMedia(env: Env, t: number, max = 200): Pr
 
 /** Idempotency keys past the window in which they answer (`IDEMPOTENCY_HOURS`). */
 export async function collectIdempotencyKeys(d: DB, t: number, max = 1000): Promise<number> {
+  const before = t - IDEMPOTENCY_HOURS * HOUR;
+  if (!(await anyRow(d, sql`idempotency_keys WHERE created_at < ${before}`))) return 0;
   const { meta } = await statement(
     d,
-    sql`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ${t - IDEMPOTENCY_HOURS * HOUR} ORDER BY created_at LIMIT ${max})`,
+    sql`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ${before} ORDER BY created_at LIMIT ${max})`,
   ).run();
   return meta.changes;
 }
 
 /** Authorization codes used or expired (a code is single use and short lived), and answered captchas past expiry. */
 export async function collectCodes(d: DB, t: number, max = 1000): Promise<number> {
+  // Both tables hold only what is live (a few rows): one look at each before the deletions.
+  const due = await d.get(
+    sql`SELECT 1 AS x WHERE EXISTS (SELECT 1 FROM authorization_codes WHERE used_at IS NOT NULL OR expires_at < ${t})
+      OR EXISTS (SELECT 1 FROM used_captchas WHERE expires_at < ${t})`,
+  );
+  if (!due) return 0;
   const [codes, captchas] = await d.batch([
     d
       .delete(authorizationCodes)
@@ -78,6 +86,7 @@ export async function collectCodes(d: DB, t: number, max = 1000): Promise<number
 
 /** Mail in the development outbox older than `OUTBOX_TTL`. */
 export async function collectMail(d: DB, t: number, max = 1000): Promise<number> {
+  if (!(await anyRow(d, sql`mail_outbox WHERE created_at < ${t - OUTBOX_TTL}`))) return 0;
   const gone = await d
     .delete(mailOutbox)
     .where(

@@ -1,7 +1,7 @@
 /**
  * What must follow an action once its batch is committed, described by the service that built the batch (and
  * so knows what it wrote): stream events, notifications to push, federation outbox rows to send, link cards to
- * fetch, stored files no longer referenced. Routes, the inbox and the cron hand it to the one door,
+ * fetch, stored files no longer referenced, a moved account's followers to move. Routes, the inbox and the cron hand it to the one door,
  * `runEffects` (src/effects/index.ts), after their answer; nothing else starts after-commit work.
  */
 import type { StreamEvent } from "./events";
@@ -25,6 +25,8 @@ export interface Effects {
   backfill?: OutboxBackfill[];
   /** Stored remote statuses whose thread's missing replies are fetched (someone opened its context). */
   threads?: string[];
+  /** Moved accounts (origin ids) whose local followers who allow it follow the target now (services/move.ts). */
+  moves?: string[];
 }
 
 /** Several actions' effects as one. */
@@ -40,6 +42,7 @@ export function mergeEffects(...all: (Effects | undefined)[]): Effects {
     if (e.mail?.length) out.mail = [...(out.mail ?? []), ...e.mail];
     if (e.backfill?.length) out.backfill = [...(out.backfill ?? []), ...e.backfill];
     if (e.threads?.length) out.threads = [...(out.threads ?? []), ...e.threads];
+    if (e.moves?.length) out.moves = [...(out.moves ?? []), ...e.moves];
   }
   return out;
 }

@@ -2,7 +2,7 @@
 import type { Effects } from "./effects";
 import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { now, statement } from "../db/client";
+import { anyRow, now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { filters, type FilterContext } from "../db/schema";
 import { notFound, unprocessable } from "../lib/errors";
@@ -102,6 +102,7 @@ export async function deleteFilter(d: DB, ownerId: string, id: string): Promise<
 
 /** Deletes filters past their expiry; returns their owners (whose streams learn of the change). */
 export async function deleteExpiredFilters(d: DB, t: number, max = 500): Promise<string[]> {
+  if (!(await anyRow(d, sql`filters WHERE expires_at < ${t}`))) return [];
   // Bounded per run: a backlog drains over several runs.
   const rows = await d
     .delete(filters)

@@ -8,7 +8,7 @@
 import type { Effects } from "./effects";
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { inJson, mixedBatch, now } from "../db/client";
+import { anyRow, inJson, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import {
   accountNotes,
@@ -642,5 +642,6 @@ export async function unblockDomain(d: DB, me: AccountRow, domain: string): Prom
 
 /** Deletes mutes past their expiry, a bounded number per run. */
 export async function deleteExpiredMutes(d: DB, t: number, max = 500): Promise<void> {
+  if (!(await anyRow(d, sql`mutes WHERE expires_at < ${t}`))) return;
   await d.delete(mutes).where(sql`${mutes.id} IN (SELECT id FROM mutes WHERE expires_at < ${t} LIMIT ${max})`);
 }

@@ -6,7 +6,7 @@
 import { and, eq, gt, lt, ne, sql, type SQL } from "drizzle-orm";
 import { Secret, TOTP } from "otpauth";
 import type { DB } from "../db/client";
-import { now } from "../db/client";
+import { anyRow, now } from "../db/client";
 import { credentials, mfaBackupCodes, mfaTokens, passwordResetTokens, tokens } from "../db/schema";
 import type { Env, Limit } from "../env";
 import { unprocessable } from "../lib/errors";
@@ -280,6 +280,10 @@ async function checkSecondFactor(
 
 /** Expired MFA tokens and password reset tokens, at most `max` of each (the cron). */
 export async function collectMfaTokens(d: DB, t: number, max = 500) {
+  const due =
+    (await anyRow(d, sql`mfa_tokens WHERE expires_at < ${t}`)) ||
+    (await anyRow(d, sql`password_reset_tokens WHERE expires_at < ${t}`));
+  if (!due) return;
   await d.batch([
     d
       .delete(mfaTokens)

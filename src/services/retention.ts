@@ -10,7 +10,8 @@
  * - notifications older than `notification_retention_days` (180) go.
  * Each run is bounded (rows examined and deleted), walks statuses in id (time) order from a cursor kept in
  * `instance_keys`, and reports what it removed; a run cut short leaves nothing half-deleted (each deletion is one
- * batch) and the next run goes on from the cursor.
+ * batch) and the next run goes on from the cursor. Caught up, the walk waits for something new to look at (or a
+ * week), so an idle instance does not walk what it keeps again and again.
  */
 import { sql } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
@@ -48,26 +49,69 @@ export interface PruneReport {
   removed: number;
 }
 
-/** One bounded step of deleting old remote statuses nobody here interacted with. */
+/**
+ * Where the walk is: `after`, the last status looked at; `caughtUp` once it reached the retention floor (until
+ * there is something new to look at); and, of the last full pass, the highest `rowid` of statuses when it
+ * started (`seen`) and when (`at`). Kept as JSON in `instance_keys` (an older plain cursor reads as `after`).
+ */
+interface WalkState {
+  after: string;
+  caughtUp?: boolean;
+  seen?: number;
+  at?: number;
+}
+
+function readState(value: string | undefined): WalkState {
+  if (!value) return { after: "" };
+  try {
+    const s = JSON.parse(value) as WalkState;
+    if (s && typeof s === "object" && typeof s.after === "string") return s;
+  } catch {
+    // A cursor kept before the state was.
+  }
+  return { after: value };
+}
+
+/** A full pass over what is kept anyway is made again at least this often (an interaction undone, a boost aged). */
+const REWALK_MS = 7 * DAY;
+
+/**
+ * One bounded step of deleting old remote statuses nobody here interacted with. The walk goes through every
+ * status older than the retention, a bounded step an hour, and then waits at the floor: when statuses grow old
+ * it goes on from where it stopped (only they are looked at); when statuses were stored since the last full pass
+ * began (its highest rowid moved: they may be old ones, fetched lately), or a week after it, it starts over. An
+ * idle instance thus reads three rows an hour here, not everything it keeps, again and again.
+ */
 export async function pruneRemoteStatuses(d: DB, t: number, days: number): Promise<PruneReport> {
   if (days <= 0) return { examined: 0, removed: 0 };
   const floor = idFloor(t - days * DAY);
-  const cursor =
-    (await d.get<{ value: string }>(sql`SELECT value FROM instance_keys WHERE name = ${CURSOR}`))?.value ?? "";
+  let state = readState(
+    (await d.get<{ value: string }>(sql`SELECT value FROM instance_keys WHERE name = ${CURSOR}`))?.value,
+  );
+  if (state.caughtUp || state.seen === undefined) {
+    const seen = (await d.get<{ n: number | null }>(sql`SELECT max(rowid) AS n FROM statuses`))?.n ?? 0;
+    if (state.seen === undefined || seen !== state.seen || Math.abs(t - (state.at ?? 0)) >= REWALK_MS)
+      state = { after: "", seen, at: t };
+    else if (await d.get(sql`SELECT 1 FROM statuses WHERE id > ${state.after} AND id < ${floor} LIMIT 1`))
+      state = { ...state, caughtUp: false };
+    else return { examined: 0, removed: 0 };
+  }
   // The statuses after the cursor and older than the retention, oldest first; which of them may go is decided by
   // the same statement, so what it answers is exactly what was looked at.
   const since = t - days * DAY;
   const rows = await d.all<{ id: string; prunable: number }>(
     sql`SELECT s.id, (s.local = 0 AND NOT ${kept(floor, since)}) AS prunable FROM statuses s
-      WHERE s.id > ${cursor} AND s.id < ${floor} ORDER BY s.id LIMIT ${EXAMINE_PER_RUN}`,
+      WHERE s.id > ${state.after} AND s.id < ${floor} ORDER BY s.id LIMIT ${EXAMINE_PER_RUN}`,
   );
   const prunable = rows.filter((r) => r.prunable).map((r) => r.id);
   const chosen = prunable.slice(0, DELETE_PER_RUN);
   // Where the next run starts: after the last status looked at, or after the last one deleted when the deletion
-  // cap cut this run short; back at the start once the walk reached the retention floor.
-  const last = chosen.length < prunable.length ? chosen[chosen.length - 1]! : rows[rows.length - 1]?.id;
-  const next = rows.length < EXAMINE_PER_RUN && chosen.length === prunable.length ? "" : (last ?? "");
-  const advance = sql`INSERT INTO instance_keys (name, value, created_at) VALUES (${CURSOR}, ${next}, ${t})
+  // cap cut this run short. Caught up once the walk reached the retention floor.
+  const cut = chosen.length < prunable.length;
+  const last = cut ? chosen[chosen.length - 1]! : (rows[rows.length - 1]?.id ?? state.after);
+  const caughtUp = rows.length < EXAMINE_PER_RUN && !cut;
+  const value = JSON.stringify({ ...state, after: last, caughtUp });
+  const advance = sql`INSERT INTO instance_keys (name, value, created_at) VALUES (${CURSOR}, ${value}, ${t})
     ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
   if (!chosen.length) {
     await d.run(advance);

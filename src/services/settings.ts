@@ -10,11 +10,12 @@
  * ConfigDB's JSON form (`{"tuple": [":name", "Starling"]}`).
  */
 import { config, MEDIA_ATTACHMENTS_MAX, setRuntimeOverrides, type Config, type Env } from "../env";
-import { db, statement, type DB } from "../db/client";
-import { federationPolicies, instanceSettings } from "../db/schema";
+import { statement, type DB } from "../db/client";
+import { instanceSettings } from "../db/schema";
 import { badRequest } from "../lib/errors";
 import { sql } from "drizzle-orm";
 import { bindingOf } from "../db/binding";
+import { countMeta } from "../lib/meter";
 import { FRONTEND_SEGMENT } from "../lib/frontend-archive";
 
 export const SETTINGS_TTL_MS = 30_000;
@@ -275,17 +276,24 @@ const FRONTEND_CONFIGURATION_NAMES = [
 const FRONTEND_CONFIGURATION_MAX = 8 * 1024;
 const BY_KEY = new Map(INSTANCE_SETTINGS.map((s) => [s.key, s]));
 
-/** What one isolate knows of the stored settings, per database binding. */
+/** What one isolate knows of the stored settings, per database binding, and their version then. */
 interface State {
   loadedAt: number;
   values: Record<string, unknown>;
   policies: PolicyRow[];
+  version: string | null;
 }
 const states = new WeakMap<object, State>();
 let stamp = 0;
 
-function install(binding: D1Database, values: Record<string, unknown>, policies: PolicyRow[], t: number) {
-  states.set(binding, { loadedAt: t, values, policies });
+function install(
+  binding: D1Database,
+  values: Record<string, unknown>,
+  policies: PolicyRow[],
+  t: number,
+  version: string | null = null,
+) {
+  states.set(binding, { loadedAt: t, values, policies, version });
   setRuntimeOverrides(binding, {
     stamp: ++stamp,
     apply: (base) => {
@@ -304,19 +312,41 @@ function install(binding: D1Database, values: Record<string, unknown>, policies:
   });
 }
 
+/** Bumped by triggers on every write to the settings or the policies (migration 0044). */
+const VERSION_SQL = "SELECT value FROM instance_keys WHERE name = 'settings_version'";
+
+/** Reads on the binding itself (what is kept per database), counted by the meter all the same. */
+async function readDirect<T>(binding: D1Database, queries: string[]): Promise<T[][]> {
+  const results = await binding.batch<T>(queries.map((q) => binding.prepare(q)));
+  results.forEach((r, i) => countMeta(queries[i]!, r.meta));
+  return results.map((r) => r.results);
+}
+
 /**
  * Reads the stored settings and policies when this isolate's copy is older than the TTL (or `force`): one D1
- * round trip then, none otherwise. Every entry point calls it before reading `config(env)` or the policies.
+ * round trip then, none otherwise, and only the version row when they did not change since (the cron's every
+ * minute reads one row). Every entry point calls it before reading `config(env)` or the policies.
  */
 export async function refreshSettings(env: Pick<Env, "DB">, force = false, t = Date.now()): Promise<void> {
   if (!env.DB) return;
   const binding = bindingOf(env.DB);
   const s = states.get(binding);
   if (!force && s && t - s.loadedAt < SETTINGS_TTL_MS) return;
-  const d = db({ DB: binding });
   try {
-    const [rows, policies] = await d.batch([d.select().from(instanceSettings), d.select().from(federationPolicies)]);
-    install(binding, Object.fromEntries(rows.map((r) => [r.key, r.value])), policies as PolicyRow[], t);
+    if (!force && s?.version) {
+      const [[v]] = await readDirect<{ value: string }>(binding, [VERSION_SQL]);
+      if (v?.value === s.version) {
+        s.loadedAt = t;
+        return;
+      }
+    }
+    const [[v], rows, policies] = await readDirect<Record<string, string>>(binding, [
+      VERSION_SQL,
+      "SELECT key, value FROM instance_settings",
+      "SELECT domain, policy, reason FROM federation_policies",
+    ]);
+    const values = Object.fromEntries(rows!.map((r) => [r.key!, JSON.parse(r.value!) as unknown]));
+    install(binding, values, policies as unknown as PolicyRow[], t, v?.value ?? null);
   } catch (e) {
     // Not fatal: the last known settings (or `[vars]`) stay in force, and the next request tries again.
     console.error("instance settings not read", e);

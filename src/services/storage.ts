@@ -19,7 +19,8 @@ import { mailer } from "./mailer";
 import { createAnnouncement } from "./announcements";
 
 const KEY = "storage";
-const WEEK = 7 * 24 * 3600 * 1000;
+const HOUR = 3600 * 1000;
+const WEEK = 7 * 24 * HOUR;
 export const WARN_AT = 0.8;
 export const REFUSE_AT = 0.95;
 
@@ -53,8 +54,12 @@ export function acceptsUnsolicited(state: StorageState | null, budgetLevel = 0):
   return (!state || fraction(state) < REFUSE_AT) && budgetLevel < REFUSE_AT;
 }
 
-/** Measures the database (one round trip), keeps the figure, and tells the admins when it nears the ceiling. */
-export async function measureStorage(env: Env, d: DB, t: number): Promise<{ bytes: number; percent: number }> {
+/**
+ * Measures the database (one round trip) and tells the admins when it nears the ceiling. The figure is kept when
+ * it changed, and at least hourly (its `measured_at`), not every minute: an idle database does not change size.
+ * Answers what it kept, or null when it kept nothing.
+ */
+export async function measureStorage(env: Env, d: DB, t: number): Promise<{ bytes: number; percent: number } | null> {
   const { meta } = await env.DB.prepare("SELECT 1").run();
   const bytes = Number((meta as { size_after?: number }).size_after ?? 0);
   const limitBytes = config(env).databaseLimitMb * 1024 * 1024;
@@ -62,6 +67,8 @@ export async function measureStorage(env: Env, d: DB, t: number): Promise<{ byte
   const state: StorageState = { bytes, limitBytes, at: t, warnedAt: before?.warnedAt ?? null };
   const warn = bytes / limitBytes >= WARN_AT && (state.warnedAt === null || t - state.warnedAt >= WEEK);
   if (warn) state.warnedAt = t;
+  const same = before && before.bytes === bytes && before.limitBytes === limitBytes && Math.abs(t - before.at) < HOUR;
+  if (same && !warn) return null;
   await d.run(
     sql`INSERT INTO instance_keys (name, value, created_at) VALUES (${KEY}, ${JSON.stringify(state)}, ${t})
       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,

@@ -5,7 +5,8 @@ import { db } from "../../db/client";
 import { instanceKeys, jobHeartbeats } from "../../db/schema";
 import { route } from "../../http/route";
 import { HealthcheckSchema } from "../../schemas/instance";
-import { CRON_HEARTBEAT } from "../../cron";
+import { CRON_HEARTBEAT, JOB_NAMES } from "../../cron";
+import { heartbeatsAsOf } from "../../services/heartbeats";
 import { queueStatsQuery } from "../../federation/delivery";
 import { fromRow, storageReport, storageRow } from "../../services/storage";
 import { budgetFrom, budgetReport, budgetRow } from "../../services/usage-budget";
@@ -78,7 +79,7 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         // The figures are the admins'; anyone else learns the coarse status only.
         budget = budgetReport(budgetFrom(day[0], started, config(c.env).plan), admin);
         const at = (t: number | null) => (t === null ? null : new Date(t).toISOString());
-        for (const b of beats) {
+        for (const b of heartbeatsAsOf(beats, heartbeat, JOB_NAMES)) {
           // A job is ok when its last run succeeded; an old error stays visible next to the later success.
           jobs[b.name] = {
             last_run_at: at(b.lastRunAt)!,
