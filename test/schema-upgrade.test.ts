@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { MIGRATIONS } from "../src/db/migrations.generated";
 import { upgrade } from "../src/db/schema-upgrade";
+import { measure, meteredD1 } from "../src/lib/meter";
 import { StatusSchema } from "../src/schemas/status";
 import { InstanceSchema } from "../src/schemas/instance";
 import { valid } from "./helpers";
@@ -83,5 +84,20 @@ describe("the Worker's own migrations", () => {
     expect((await fetchOn(db, "/api/v1/instance")).status).toBe(200);
     expect(await appliedNames(db)).toEqual(MIGRATIONS.map((m) => m.name));
     expect(await upgrade(db)).toEqual([]);
+  });
+});
+
+describe("the schema check of a new isolate (issue 42)", () => {
+  it("reads one row once the database has every migration, and all of d1_migrations only when it may lack some", async () => {
+    const db = meteredD1(env.DB);
+    await upgrade(db); // writes the fingerprint if the test set-up did not
+    const { usage } = await measure(() => upgrade(db));
+    expect(usage.rowsRead).toBeLessThanOrEqual(1);
+    expect(usage.rowsWritten).toBe(0);
+    // A bundle this database has not seen (a deploy with a new migration) reads the list and applies what lacks.
+    const extra = { name: "9999_test_fingerprint", queries: ["CREATE TABLE IF NOT EXISTS fingerprint_probe (x)"] };
+    expect(await upgrade(db, [...MIGRATIONS, extra])).toEqual([extra.name]);
+    const { usage: after } = await measure(() => upgrade(db, [...MIGRATIONS, extra]));
+    expect(after.rowsRead).toBeLessThanOrEqual(1);
   });
 });
