@@ -26,6 +26,15 @@ export function parseFocus(focus: string | undefined): MediaMeta["focus"] | unde
   return { x: clamp(parts[0]!), y: clamp(parts[1]!) };
 }
 
+/**
+ * The largest upload body read: the file limit and room for the form's other fields (a description of
+ * `descriptionLimit` characters, up to 4 bytes each, a focus, the parts' headers). Past it, 413 before reading.
+ */
+export const uploadBodyLimit = (cfg: Config) => ({
+  bytes: cfg.uploadLimit + 4 * cfg.descriptionLimit + 16_384,
+  message: "File is too large",
+});
+
 /** Stores an uploaded file (checked against the upload limit and types, images without metadata) and its row. */
 export async function createUpload(
   d: DB,
