@@ -3,6 +3,7 @@ import type { AppEnv } from "../src/http/app-env";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Hono } from "hono";
+import type { FormFile } from "../src/lib/form-file";
 import { z } from "zod";
 import { drizzle } from "drizzle-orm/d1";
 import { sql } from "drizzle-orm";
@@ -78,7 +79,7 @@ describe("parameter reader", () => {
     });
     files.post("/f", async (c) => {
       const p = await parseParams(c, fileSchema);
-      const show = (v: File | string | undefined) =>
+      const show = (v: FormFile | string | undefined) =>
         v === undefined ? "absent" : typeof v === "string" ? `text:${v}` : `file:${v.size}`;
       return c.json({ avatar: show(p.avatar), header: show(p.header), note: p.note ?? null });
     });

@@ -7,9 +7,10 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
 import { ApiError, badRequest } from "../lib/errors";
+import { FormFile } from "../lib/form-file";
 import { boundaryOf, parseMultipart, partText, readBytes } from "./multipart";
 
-export type ParamValue = string | File | ParamValue[] | { [key: string]: ParamValue } | unknown;
+export type ParamValue = string | FormFile | ParamValue[] | { [key: string]: ParamValue } | unknown;
 export type Params = Record<string, ParamValue>;
 
 /** Splits `a[b][]` into ["a", "b", ""]. A key without brackets is a single segment. */
@@ -42,7 +43,7 @@ function assign(target: Params, key: string, value: ParamValue): void {
           typeof tail === "object" &&
           tail !== null &&
           !Array.isArray(tail) &&
-          !(tail instanceof File) &&
+          !(tail instanceof FormFile) &&
           i + 2 === path.length &&
           !(path[i + 1]! in tail);
         const child = reuse ? tail : {};
@@ -60,7 +61,7 @@ function assign(target: Params, key: string, value: ParamValue): void {
     if (
       nextIsArray
         ? !Array.isArray(existing)
-        : typeof existing !== "object" || existing === null || Array.isArray(existing) || existing instanceof File
+        : typeof existing !== "object" || existing === null || Array.isArray(existing) || existing instanceof FormFile
     ) {
       node[part] = nextIsArray ? [] : {};
     }
@@ -134,7 +135,7 @@ async function parseBody(req: Request, limit?: BodyLimit): Promise<Params> {
         .filter((part) => part.filename === undefined || part.data.byteLength > 0)
         .map((part): [string, ParamValue] => [
           part.name,
-          part.filename === undefined ? partText(part) : new File([part.data], part.filename, { type: part.type }),
+          part.filename === undefined ? partText(part) : new FormFile(part.filename, part.type, part.data),
         ]),
     );
   }
@@ -225,7 +226,7 @@ export const arrayParam = <T extends z.ZodType>(item: T, max = ARRAY_MAX) =>
       if (v === undefined || v === null) return v;
       if (Array.isArray(v)) return v;
       // `a[0]=x&a[1]=y` arrives as an object with numeric keys.
-      if (typeof v === "object" && !(v instanceof File)) {
+      if (typeof v === "object" && !(v instanceof FormFile)) {
         const keys = Object.keys(v as object);
         if (keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => +a - +b).map((k) => (v as any)[k]);
       }
@@ -249,4 +250,4 @@ export const enumArrayParam = <const V extends readonly [string, ...string[]]>(v
 export const optionalString = () => z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
 /** An uploaded file. */
-export const fileParam = () => z.instanceof(File).openapi({ type: "string", format: "binary" });
+export const fileParam = () => z.instanceof(FormFile).openapi({ type: "string", format: "binary" });

@@ -5,6 +5,7 @@ import { newId } from "../db/ids";
 import { mediaAttachments, type MediaMeta } from "../db/schema";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
+import type { FormFile } from "../lib/form-file";
 import type { MediaRow } from "./hydrate";
 import { storeUpload } from "./media";
 
@@ -41,7 +42,7 @@ export async function createUpload(
   cfg: Config,
   bucket: R2Bucket,
   accountId: string,
-  file: File,
+  file: FormFile,
   description: string | undefined,
   focus?: string,
   images?: ImagesBinding,
