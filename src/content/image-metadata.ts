@@ -16,7 +16,6 @@
  * views of the input (and a few new bytes), in order: joined only where one buffer is needed, so a photo's
  * megabytes are not copied on the way to R2.
  */
-import exifr from "exifr";
 import { ApiError } from "../lib/errors";
 
 /** Mastodon's limit (MAX_MATRIX_LIMIT, 7680 × 4320): beyond it, a decoder's memory is the attacker's. */
@@ -135,8 +134,36 @@ function scans(b: Uint8Array, at: number): Uint8Array[] {
   }
 }
 
+/**
+ * The orientation tag (0x0112) of the EXIF block in the APP1 segment at `at` (its IFD0), or undefined: a TIFF
+ * header (byte order, 42, IFD0's offset) after "Exif\0\0", then IFD0's 12-byte entries. A few lines in place of
+ * a whole EXIF library in the bundle (bench/README.md); anything out of bounds reads as no orientation.
+ */
+function exifOrientation(b: Uint8Array, at: number, end: number): number | undefined {
+  const tiff = at + 10;
+  if (tiff + 8 > end || tag(b, at + 4) !== "Exif" || b[at + 8] !== 0 || b[at + 9] !== 0) return undefined;
+  const little = b[tiff] === 0x49 && b[tiff + 1] === 0x49;
+  if (!little && !(b[tiff] === 0x4d && b[tiff + 1] === 0x4d)) return undefined;
+  const r16 = (o: number) => (little ? u16le(b, o) : u16(b, o));
+  const r32 = (o: number) => (little ? u32le(b, o) : u32(b, o));
+  if (r16(tiff + 2) !== 42) return undefined;
+  const ifd = tiff + r32(tiff + 4);
+  if (ifd + 2 > end) return undefined;
+  const count = r16(ifd);
+  for (let i = 0; i < count; i++) {
+    const entry = ifd + 2 + i * 12;
+    if (entry + 12 > end) return undefined;
+    if (r16(entry) !== 0x0112) continue;
+    const type = r16(entry + 2);
+    // SHORT as the standard says (LONG from a few writers), its value in the entry itself.
+    return type === 3 ? r16(entry + 8) : type === 4 ? r32(entry + 8) : undefined;
+  }
+  return undefined;
+}
+
 async function jpeg(b: Uint8Array): Promise<CleanImage> {
-  const orientation = await exifr.orientation(b).catch(() => undefined);
+  let orientation: number | undefined;
+  let exifSeen = false;
   const parts: Uint8Array[] = [b.subarray(0, 2)];
   let width = 0;
   let height = 0;
@@ -163,6 +190,11 @@ async function jpeg(b: Uint8Array): Promise<CleanImage> {
       parts.push(...scans(b, at));
       const [w, h] = orientation && orientation >= 5 && orientation <= 8 ? [height, width] : [width, height];
       return sized(parts, w, h);
+    }
+    // The first EXIF block holds the orientation (as EXIF readers take it).
+    if (marker === 0xe1 && !exifSeen && tag(b, at + 4) === "Exif") {
+      exifSeen = true;
+      orientation = exifOrientation(b, at, end);
     }
     if (keepSegment(b, at, marker)) parts.push(b.subarray(at, end));
     at = end;
