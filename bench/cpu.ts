@@ -162,6 +162,13 @@ async function measure(inspector: Inspector, pid: number, route: Route): Promise
   }
   const period = samplingPeriod(profiles, INTERVAL);
   const busy = profiles.map((p) => busyTime(p, period));
+  // BENCH_PROFILES=dir keeps each profile (open in Chrome DevTools' Performance panel, or read with jq).
+  const dir = process.env.BENCH_PROFILES;
+  if (dir) {
+    mkdirSync(dir, { recursive: true });
+    const slug = route.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40);
+    profiles.forEach((p, i) => writeFileSync(join(dir, `${slug}-${i}.cpuprofile`), JSON.stringify(p)));
+  }
   const self = new Map<string, number>();
   for (const b of busy) for (const [f, us] of b.self) self.set(f, (self.get(f) ?? 0) + us);
   const total = busy.reduce((s, b) => s + b.busy, 0);

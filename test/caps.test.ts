@@ -202,6 +202,58 @@ describe("uploads", () => {
     expect(await count("media_attachments WHERE account_id = ?", u.id)).toBe(2);
   });
 
+  it("refuses a body past the upload limit with 413: before reading it when its length says so, else once read that far", async () => {
+    const vars = { UPLOAD_LIMIT: "1000" };
+    const u = await registerUser();
+    const head = new TextEncoder().encode(
+      '--b\r\nContent-Disposition: form-data; name="file"; filename="f.png"\r\n\r\n',
+    );
+    const upload = (body: ReadableStream, headers: Record<string, string> = {}) =>
+      call("/api/v2/media", {
+        method: "POST",
+        token: u.token,
+        vars,
+        headers: { "content-type": "multipart/form-data; boundary=b", ...headers },
+        body,
+      });
+    // A length of 100 MB declared and a body that never ends: answered without waiting for it.
+    const endless = new ReadableStream({
+      start(c) {
+        c.enqueue(head);
+      },
+    });
+    const declared = await upload(endless, { "content-length": "100000000" });
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toEqual({ error: "File is too large" });
+    // No length: read until past the limit (with room for a description), then refused.
+    const chunk = new Uint8Array(10_000);
+    let sent = 0;
+    const long = new ReadableStream({
+      pull(c) {
+        if (sent++ === 0) c.enqueue(head);
+        else if (sent < 200) c.enqueue(chunk);
+        else c.close();
+      },
+    });
+    const streamed = await upload(long);
+    expect(streamed.status).toBe(413);
+    expect(await streamed.json()).toEqual({ error: "File is too large" });
+    expect(sent).toBeLessThan(200);
+    // Within the limit, the same route takes a file streamed without a length.
+    const body = new Uint8Array([...head, ...PNG_1PX, ...new TextEncoder().encode("\r\n--b--\r\n")]);
+    const small = new ReadableStream({
+      start(c) {
+        c.enqueue(body.subarray(0, 50));
+        c.enqueue(body.subarray(50));
+        c.close();
+      },
+    });
+    const ok = await upload(small);
+    expect(ok.status).toBe(200);
+    expect(valid(MediaAttachmentSchema, await ok.json()).type).toBe("image");
+    expect(await count("media_attachments WHERE account_id = ?", u.id)).toBe(1);
+  });
+
   it("by default accepts every known type and opaque files, and says so", async () => {
     const inst = valid(InstanceSchema, await json("/api/v1/instance"));
     expect(inst.configuration.media_attachments.supported_mime_types).toEqual(

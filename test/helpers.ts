@@ -9,7 +9,7 @@ import { AccountSchema } from "../src/schemas/account";
 
 export const BASE = "http://localhost";
 
-type Body = Record<string, unknown> | FormData | URLSearchParams | string | undefined;
+type Body = Record<string, unknown> | FormData | URLSearchParams | ReadableStream | string | undefined;
 
 export interface CallOptions {
   method?: string;
@@ -30,7 +30,8 @@ export const freshIp = () => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) &
 
 function encode(body: Body, form?: boolean): { body?: BodyInit; type?: string } {
   if (body === undefined) return {};
-  if (body instanceof FormData) return { body };
+  // A stream goes as it is (its own Content-Type header), no length declared unless the caller says one.
+  if (body instanceof FormData || body instanceof ReadableStream) return { body };
   if (body instanceof URLSearchParams) return { body, type: "application/x-www-form-urlencoded" };
   if (typeof body === "string") return { body, type: "application/x-www-form-urlencoded" };
   if (form) {

@@ -3,6 +3,7 @@ import type { AppEnv } from "../src/http/app-env";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Hono } from "hono";
+import type { FormFile } from "../src/lib/form-file";
 import { z } from "zod";
 import { drizzle } from "drizzle-orm/d1";
 import { sql } from "drizzle-orm";
@@ -78,7 +79,7 @@ describe("parameter reader", () => {
     });
     files.post("/f", async (c) => {
       const p = await parseParams(c, fileSchema);
-      const show = (v: File | string | undefined) =>
+      const show = (v: FormFile | string | undefined) =>
         v === undefined ? "absent" : typeof v === "string" ? `text:${v}` : `file:${v.size}`;
       return c.json({ avatar: show(p.avatar), header: show(p.header), note: p.note ?? null });
     });
@@ -105,6 +106,47 @@ describe("parameter reader", () => {
     );
     expect(odd).toEqual({ avatar: `file:${hostile.length}`, header: "absent", note: "x" });
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it("multipart as RFC 7578 writes it: quoted boundaries, preamble and epilogue, line breaks in values, escaped names; unclosed is 400", async () => {
+    const app = new Hono();
+    const schema = z.object({
+      a: z.string().optional(),
+      "b c": z.string().optional(),
+      doc: z.union([fileParam(), z.string()]).optional(),
+    });
+    app.post("/f", async (c) => {
+      const p = await parseParams(c, schema);
+      const doc =
+        p.doc && typeof p.doc !== "string" ? { name: p.doc.name, type: p.doc.type, text: p.doc.text() } : p.doc;
+      return c.json({ a: p.a ?? null, bc: p["b c"] ?? null, doc: doc ?? null });
+    });
+    app.onError((err, c) => (err instanceof ApiError ? c.json({ error: err.message }, err.status) : c.text("", 500)));
+    const send = (type: string, body: string) =>
+      Promise.resolve(app.request("/f", { method: "POST", headers: { "content-type": type }, body })).then(
+        async (r: Response) => ({ status: r.status, body: await r.json() }),
+      );
+    const body =
+      "a preamble\r\n--x y\r\n" +
+      'Content-Disposition: form-data; name="a"\r\n\r\nline 1\r\nline 2 --x y- not a boundary\r\n' +
+      '--x y \r\ncontent-disposition: form-data; name="b c"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nété\r\n' +
+      '--x y\r\nContent-Disposition: form-data; name="doc"; filename="say \\"hi\\".txt"\r\nContent-Type: text/plain\r\n\r\n--x yz\r\n' +
+      "--x y\r\nContent-Type: text/plain\r\n\r\na part without a name\r\n" +
+      "--x y--\r\nan epilogue";
+    expect(await send('multipart/form-data; boundary="x y"', body)).toEqual({
+      status: 200,
+      body: {
+        a: "line 1\r\nline 2 --x y- not a boundary",
+        bc: "été",
+        doc: { name: 'say "hi".txt', type: "text/plain", text: "--x yz" },
+      },
+    });
+    // The same body without its closing boundary, or with another boundary, is not a form.
+    const unclosed = body.slice(0, body.indexOf("--x y--") - 2);
+    expect((await send('multipart/form-data; boundary="x y"', unclosed)).status).toBe(400);
+    expect((await send("multipart/form-data; boundary=other", body)).body).toEqual({
+      error: "Malformed multipart body",
+    });
   });
 
   it("answers 400 for bad values and JSON, 415 for unknown bodies", async () => {

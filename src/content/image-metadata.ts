@@ -12,16 +12,22 @@
  * - AVIF: an EXIF or XMP item is not taken out here (`avifHasMetadata` finds it): services/media.ts re-encodes
  *   such a file through the Images binding, or refuses it.
  * Its size in pixels is read on the way (displayed size: a rotated JPEG's width and height swap); a file that is
- * not a complete image of its type, or has more than `MAX_PIXELS`, is refused (422).
+ * not a complete image of its type, or has more than `MAX_PIXELS`, is refused (422). The result is a list of
+ * views of the input (and a few new bytes), in order: joined only where one buffer is needed, so a photo's
+ * megabytes are not copied on the way to R2.
  */
-import exifr from "exifr";
 import { ApiError } from "../lib/errors";
 
 /** Mastodon's limit (MAX_MATRIX_LIMIT, 7680 × 4320): beyond it, a decoder's memory is the attacker's. */
 export const MAX_PIXELS = 33_177_600;
 
-export interface CleanImage {
-  bytes: Uint8Array;
+/** A file as its parts, in order (`joined` makes them one buffer), and its length. */
+export interface Parts {
+  parts: Uint8Array[];
+  size: number;
+}
+
+export interface CleanImage extends Parts {
   width: number;
   height: number;
 }
@@ -35,8 +41,10 @@ const u24le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at 
 const u32le = (b: Uint8Array, at: number) => u24le(b, at) + b[at + 3]! * 0x1000000;
 const tag = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+/** The parts as one buffer (the only part itself when there is one). */
+export function joined({ parts, size }: Parts): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(size);
   let at = 0;
   for (const p of parts) {
     out.set(p, at);
@@ -45,11 +53,25 @@ function concat(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-function sized(bytes: Uint8Array, width: number, height: number): CleanImage {
+/** Parts with neighbours that are adjacent views of one buffer merged (a JPEG's kept segments, mostly). */
+function partsOf(views: Uint8Array[]): Parts {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (const v of views) {
+    size += v.length;
+    const last = parts[parts.length - 1];
+    if (last && last.buffer === v.buffer && last.byteOffset + last.length === v.byteOffset)
+      parts[parts.length - 1] = new Uint8Array(v.buffer, last.byteOffset, last.length + v.length);
+    else if (v.length) parts.push(v);
+  }
+  return { parts, size };
+}
+
+function sized(parts: Uint8Array[], width: number, height: number): CleanImage {
   if (!(width > 0 && height > 0)) throw broken();
   if (width * height > MAX_PIXELS)
     throw new ApiError(422, `Validation failed: the image has more than ${MAX_PIXELS} pixels (${width} × ${height})`);
-  return { bytes, width, height };
+  return { ...partsOf(parts), width, height };
 }
 
 /** An APP1 EXIF segment holding the orientation alone (big-endian TIFF, one IFD entry). */
@@ -112,8 +134,36 @@ function scans(b: Uint8Array, at: number): Uint8Array[] {
   }
 }
 
+/**
+ * The orientation tag (0x0112) of the EXIF block in the APP1 segment at `at` (its IFD0), or undefined: a TIFF
+ * header (byte order, 42, IFD0's offset) after "Exif\0\0", then IFD0's 12-byte entries. A few lines in place of
+ * a whole EXIF library in the bundle (bench/README.md); anything out of bounds reads as no orientation.
+ */
+function exifOrientation(b: Uint8Array, at: number, end: number): number | undefined {
+  const tiff = at + 10;
+  if (tiff + 8 > end || tag(b, at + 4) !== "Exif" || b[at + 8] !== 0 || b[at + 9] !== 0) return undefined;
+  const little = b[tiff] === 0x49 && b[tiff + 1] === 0x49;
+  if (!little && !(b[tiff] === 0x4d && b[tiff + 1] === 0x4d)) return undefined;
+  const r16 = (o: number) => (little ? u16le(b, o) : u16(b, o));
+  const r32 = (o: number) => (little ? u32le(b, o) : u32(b, o));
+  if (r16(tiff + 2) !== 42) return undefined;
+  const ifd = tiff + r32(tiff + 4);
+  if (ifd + 2 > end) return undefined;
+  const count = r16(ifd);
+  for (let i = 0; i < count; i++) {
+    const entry = ifd + 2 + i * 12;
+    if (entry + 12 > end) return undefined;
+    if (r16(entry) !== 0x0112) continue;
+    const type = r16(entry + 2);
+    // SHORT as the standard says (LONG from a few writers), its value in the entry itself.
+    return type === 3 ? r16(entry + 8) : type === 4 ? r32(entry + 8) : undefined;
+  }
+  return undefined;
+}
+
 async function jpeg(b: Uint8Array): Promise<CleanImage> {
-  const orientation = await exifr.orientation(b).catch(() => undefined);
+  let orientation: number | undefined;
+  let exifSeen = false;
   const parts: Uint8Array[] = [b.subarray(0, 2)];
   let width = 0;
   let height = 0;
@@ -139,7 +189,12 @@ async function jpeg(b: Uint8Array): Promise<CleanImage> {
       if (orientation && orientation > 1 && orientation <= 8) parts.splice(1, 0, orientationSegment(orientation));
       parts.push(...scans(b, at));
       const [w, h] = orientation && orientation >= 5 && orientation <= 8 ? [height, width] : [width, height];
-      return sized(concat(parts), w, h);
+      return sized(parts, w, h);
+    }
+    // The first EXIF block holds the orientation (as EXIF readers take it).
+    if (marker === 0xe1 && !exifSeen && tag(b, at + 4) === "Exif") {
+      exifSeen = true;
+      orientation = exifOrientation(b, at, end);
     }
     if (keepSegment(b, at, marker)) parts.push(b.subarray(at, end));
     at = end;
@@ -169,7 +224,7 @@ function png(b: Uint8Array): CleanImage {
     }
     if (PNG_KEEP.has(type)) parts.push(b.subarray(at, end));
     at = end;
-    if (type === "IEND") return sized(concat(parts), width, height);
+    if (type === "IEND") return sized(parts, width, height);
   }
 }
 
@@ -208,17 +263,16 @@ function webp(b: Uint8Array): CleanImage {
     }
     at = end;
   }
-  const body = concat(chunks);
   const header = new Uint8Array(12);
   header.set(b.subarray(0, 12));
-  const size = body.length + 4;
+  const size = partsOf(chunks).size + 4;
   header.set([size & 0xff, (size >> 8) & 0xff, (size >> 16) & 0xff, (size >>> 24) & 0xff], 4);
-  return sized(concat([header, body]), width, height);
+  return sized([header, ...chunks], width, height);
 }
 
 function gif(b: Uint8Array): CleanImage {
   if (b.length < 13) throw broken();
-  return sized(b, u16le(b, 6), u16le(b, 8));
+  return sized([b], u16le(b, 6), u16le(b, 8));
 }
 
 /** The children of an ISOBMFF box's payload (`from`..`to`), as [type, payload start, end]. */
@@ -264,7 +318,7 @@ export function avifHasMetadata(b: Uint8Array): boolean {
  * The image without its metadata, and its displayed size. `mime` is the sniffed type (services/media.ts
  * `sniffImage`); a type not handled here is returned as it is, with no size.
  */
-export async function cleanImage(bytes: Uint8Array, mime: string): Promise<CleanImage | { bytes: Uint8Array }> {
+export async function cleanImage(bytes: Uint8Array, mime: string): Promise<CleanImage | Parts> {
   switch (mime) {
     case "image/jpeg":
       return jpeg(bytes);
@@ -275,6 +329,6 @@ export async function cleanImage(bytes: Uint8Array, mime: string): Promise<Clean
     case "image/gif":
       return gif(bytes);
     default:
-      return { bytes };
+      return partsOf([bytes]);
   }
 }

@@ -7,8 +7,10 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
 import { ApiError, badRequest } from "../lib/errors";
+import { FormFile } from "../lib/form-file";
+import { boundaryOf, parseMultipart, partText, readBytes } from "./multipart";
 
-export type ParamValue = string | File | ParamValue[] | { [key: string]: ParamValue } | unknown;
+export type ParamValue = string | FormFile | ParamValue[] | { [key: string]: ParamValue } | unknown;
 export type Params = Record<string, ParamValue>;
 
 /** Splits `a[b][]` into ["a", "b", ""]. A key without brackets is a single segment. */
@@ -41,7 +43,7 @@ function assign(target: Params, key: string, value: ParamValue): void {
           typeof tail === "object" &&
           tail !== null &&
           !Array.isArray(tail) &&
-          !(tail instanceof File) &&
+          !(tail instanceof FormFile) &&
           i + 2 === path.length &&
           !(path[i + 1]! in tail);
         const child = reuse ? tail : {};
@@ -59,7 +61,7 @@ function assign(target: Params, key: string, value: ParamValue): void {
     if (
       nextIsArray
         ? !Array.isArray(existing)
-        : typeof existing !== "object" || existing === null || Array.isArray(existing) || existing instanceof File
+        : typeof existing !== "object" || existing === null || Array.isArray(existing) || existing instanceof FormFile
     ) {
       node[part] = nextIsArray ? [] : {};
     }
@@ -74,19 +76,29 @@ function fromEntries(entries: Iterable<[string, ParamValue]>, into: Params = {})
 
 const bodyCache = new WeakMap<Request, Promise<Params>>();
 
+/**
+ * How large a body a route takes: past `bytes`, 413 with `message`, before reading anything when the declared
+ * length says so. Routes without one read what they are sent.
+ */
+export interface BodyLimit {
+  bytes: number;
+  message: string;
+}
+
 /** The request body as parameters; parsed once per request. */
-function readBody(c: Context): Promise<Params> {
+function readBody(c: Context, limit?: BodyLimit): Promise<Params> {
   const req = c.req.raw;
   let cached = bodyCache.get(req);
   if (!cached) {
-    cached = parseBody(req);
+    cached = parseBody(req, limit);
     bodyCache.set(req, cached);
   }
   return cached;
 }
 
-async function parseBody(req: Request): Promise<Params> {
+async function parseBody(req: Request, limit?: BodyLimit): Promise<Params> {
   if (req.method === "GET" || req.method === "HEAD" || !req.body) return {};
+  if (limit && Number(req.headers.get("content-length") ?? 0) > limit.bytes) throw new ApiError(413, limit.message);
   const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (type === "application/json" || type.endsWith("+json")) {
     const text = await req.text();
@@ -112,60 +124,30 @@ async function parseBody(req: Request): Promise<Params> {
     return fromEntries(new URLSearchParams(new TextDecoder().decode(await req.arrayBuffer())));
   }
   if (type === "multipart/form-data") {
-    const bytes = new Uint8Array(await req.arrayBuffer());
-    let form: FormData;
-    try {
-      form = await new Response(bytes, { headers: { "content-type": req.headers.get("content-type")! } }).formData();
-    } catch {
-      throw badRequest("Malformed multipart body");
-    }
+    const boundary = boundaryOf(req.headers.get("content-type")!);
+    if (!boundary) throw badRequest("Malformed multipart body");
+    const bytes = await readBytes(req, limit?.bytes ?? Infinity, limit?.message ?? "");
     // An empty file part is a field not given (Phanpy sends its avatar and header fields with `filename=""` and
-    // no bytes when no new picture was picked), everywhere files are accepted. The runtime reads such a part as
-    // the empty string, which `avatar=""` also is (Pleroma's way to remove a picture): the part's own header
-    // tells them apart.
-    const emptyFiles = emptyFileParts(bytes, req.headers.get("content-type")!);
-    const given = [...(form.entries() as Iterable<[string, string | File]>)].filter(
-      ([k, v]) => !(v instanceof File && v.size === 0) && !(v === "" && emptyFiles.has(k)),
+    // no bytes when no new picture was picked), everywhere files are accepted; an empty text field is given
+    // (`avatar=""` is Pleroma's way to remove a picture).
+    return fromEntries(
+      parseMultipart(bytes, boundary)
+        .filter((part) => part.filename === undefined || part.data.byteLength > 0)
+        .map((part): [string, ParamValue] => [
+          part.name,
+          part.filename === undefined ? partText(part) : new FormFile(part.filename, part.type, part.data),
+        ]),
     );
-    return fromEntries(given);
   }
   if ((await req.arrayBuffer()).byteLength === 0) return {};
   throw new ApiError(415, `Unsupported content type: ${type || "none"}`);
 }
 
-/** A part's headers are short: nothing further than this from its boundary is read as headers. */
-const HEADER_WINDOW = 2_048;
-
-/**
- * The names of a multipart body's parts that are files with no name and no bytes (an empty file input). The body
- * is walked from boundary to boundary (the string search is the runtime's own; a byte a character, so file data is
- * never taken apart), reading only each part's headers.
- */
-function emptyFileParts(bytes: Uint8Array, contentType: string): Set<string> {
-  const names = new Set<string>();
-  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
-  if (!boundary) return names;
-  const delimiter = `--${boundary[1] ?? boundary[2]}`;
-  const text = new TextDecoder("latin1").decode(bytes);
-  for (let at = text.indexOf(delimiter); at !== -1;) {
-    const headStart = at + delimiter.length + 2;
-    const headEnd = text.indexOf("\r\n\r\n", headStart);
-    const next = text.indexOf(`\r\n${delimiter}`, headStart);
-    if (headEnd !== -1 && headEnd - headStart <= HEADER_WINDOW && next === headEnd + 4) {
-      const disposition = /^content-disposition:[^\r\n]*$/im.exec(text.slice(headStart, headEnd))?.[0] ?? "";
-      const name = /;\s*name="([^"]*)"/i.exec(disposition)?.[1];
-      if (name !== undefined && /;\s*filename=""/i.test(disposition)) names.add(name);
-    }
-    at = next === -1 ? -1 : next + 2;
-  }
-  return names;
-}
-
 /** Query string and body merged; body values win. */
-async function readParams(c: Context): Promise<Params> {
+async function readParams(c: Context, limit?: BodyLimit): Promise<Params> {
   const url = new URL(c.req.url);
   const params = fromEntries(url.searchParams);
-  const body = await readBody(c);
+  const body = await readBody(c, limit);
   // Path parameters (`:id`) win over anything of the same name in the query or body.
   return { ...params, ...body, ...c.req.param() };
 }
@@ -205,8 +187,9 @@ function withoutNulls(v: unknown): unknown {
   );
 }
 
-export async function parseParams<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const input = await readParams(c);
+export async function parseParams<S extends z.ZodType>(c: Context, schema: S, limit?: BodyLimit): Promise<z.output<S>> {
+  const input = await readParams(c, limit);
+
   const result = schema.safeParse(input);
   if (!result.success) throw validationError(result.error, input);
   return result.data;
@@ -257,7 +240,7 @@ export const arrayParam = <T extends z.ZodType>(item: T, max = ARRAY_MAX) =>
       if (v === undefined || v === null) return v;
       if (Array.isArray(v)) return v;
       // `a[0]=x&a[1]=y` arrives as an object with numeric keys.
-      if (typeof v === "object" && !(v instanceof File)) {
+      if (typeof v === "object" && !(v instanceof FormFile)) {
         const keys = Object.keys(v as object);
         if (keys.every((k) => /^\d+$/.test(k))) return keys.sort((a, b) => +a - +b).map((k) => (v as any)[k]);
       }
@@ -281,4 +264,4 @@ export const enumArrayParam = <const V extends readonly [string, ...string[]]>(v
 export const optionalString = () => z.preprocess((v) => (v === "" ? undefined : v), z.string().optional());
 
 /** An uploaded file. */
-export const fileParam = () => z.instanceof(File).openapi({ type: "string", format: "binary" });
+export const fileParam = () => z.instanceof(FormFile).openapi({ type: "string", format: "binary" });

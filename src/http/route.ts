@@ -10,7 +10,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "./app-env";
 import { requirePrivilege, type Privilege } from "../services/privileges";
 import { authorize, bearer, type Auth, type AuthMode, type UserAuth } from "./auth";
-import { parseParams } from "./params";
+import { parseParams, type BodyLimit } from "./params";
 import { baseUrl, clientIp, decodePath } from "./urls";
 import { config, type Config } from "../env";
 import { db } from "../db/client";
@@ -32,6 +32,8 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
   /** Alternatives: holding any one is enough. */
   scopes?: string[];
   params?: P;
+  /** The largest body the route reads (413 past it, before reading when the declared length says so). */
+  bodyLimit?: (cfg: Config) => BodyLimit;
   /** Schema of a successful answer, for the OpenAPI document (tests validate answers against it). */
   response?: z.ZodType;
   /** Media type of the success answer when not JSON. */
@@ -99,7 +101,9 @@ export function route<P extends z.ZodType = z.ZodObject<{}>, M extends AuthMode 
     decodePath(new URL(c.req.url).pathname);
     const auth = spec.authInQuery && bearer(c) ? null : await authorize(c, spec.auth, scopes);
     if (spec.privilege) requirePrivilege(auth?.user, spec.privilege);
-    const params = spec.params ? await parseParams(c, spec.params) : ({} as z.output<P>);
+    const params = spec.params
+      ? await parseParams(c, spec.params, spec.bodyLimit?.(config(c.env)))
+      : ({} as z.output<P>);
     if (spec.rateLimit)
       await throttle(c, spec.rateLimit.name, spec.rateLimit.by?.(params), spec.rateLimit.byAddress ?? true);
     return spec.handler(c, params, auth as AuthFor<M>);

@@ -9,7 +9,7 @@ import { route } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderMedia } from "../render/status";
 import { MediaAttachmentSchema } from "../schemas/status";
-import { createUpload, describeUpload, ownUpload } from "../services/uploads";
+import { createUpload, describeUpload, ownUpload, uploadBodyLimit } from "../services/uploads";
 
 export function registerUploadRoutes(app: OpenAPIHono<AppEnv>) {
   for (const version of ["v1", "v2"]) {
@@ -21,6 +21,7 @@ export function registerUploadRoutes(app: OpenAPIHono<AppEnv>) {
       auth: "user",
       scopes: ["write:media"],
       params: z.object({ file: fileParam(), description: z.string().optional(), focus: z.string().optional() }),
+      bodyLimit: uploadBodyLimit,
       response: MediaAttachmentSchema,
       handler: async (c, p, auth) => {
         const row = await createUpload(

@@ -19,6 +19,7 @@ import {
 } from "../db/schema";
 import { plainTextToHtml } from "../content/text";
 import { ApiError, badRequest, notFound } from "../lib/errors";
+import type { FormFile } from "../lib/form-file";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import { config, type Config, type Env } from "../env";
 import { mailer } from "./mailer";
@@ -478,9 +479,9 @@ type ActorType = "Person" | "Service" | "Group" | "Application";
 export interface CredentialsInput {
   display_name?: string;
   note?: string;
-  avatar?: File | "";
-  header?: File | "";
-  pleroma_background_image?: File | "";
+  avatar?: FormFile | "";
+  header?: FormFile | "";
+  pleroma_background_image?: FormFile | "";
   locked?: boolean;
   bot?: boolean;
   discoverable?: boolean;

@@ -7,8 +7,9 @@
 import { sql } from "drizzle-orm";
 import { strToU8, zipSync } from "fflate";
 import { statement, type DB } from "../db/client";
-import { cleanImage } from "../content/image-metadata";
+import { cleanImage, joined } from "../content/image-metadata";
 import { ApiError, badRequest, conflict, unprocessable } from "../lib/errors";
+import type { FormFile } from "../lib/form-file";
 import { outboundFetch } from "../lib/outbound";
 import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
 import { sniffImage } from "./media";
@@ -316,10 +317,10 @@ interface Upload {
 }
 
 /** The bytes of an uploaded file, or of a remote one fetched through the SSRF guard. */
-async function uploadOf(file: File | string, allowPrivate: boolean, limit: number): Promise<Upload> {
+async function uploadOf(file: FormFile | string, allowPrivate: boolean, limit: number): Promise<Upload> {
   if (typeof file !== "string") {
     if (file.size > limit) throw new ApiError(413, "File is too large");
-    return { bytes: new Uint8Array(await file.arrayBuffer()), name: file.name };
+    return { bytes: file.bytes(), name: file.name };
   }
   let url: URL;
   try {
@@ -351,7 +352,7 @@ async function putEmojiFile(bucket: R2Bucket, key: string, bytes: Uint8Array) {
   const type = sniffImage(bytes.subarray(0, 32));
   if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
   // Without the metadata a photo brings (content/image-metadata.ts), as every stored image.
-  const clean = (await cleanImage(bytes, type.mime)).bytes;
+  const clean = joined(await cleanImage(bytes, type.mime));
   await bucket.put(key, clean, { httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000" } });
 }
 
@@ -363,7 +364,7 @@ export async function addFile(
   d: DB,
   bucket: R2Bucket,
   name: string,
-  input: { file: File | string; shortcode?: string; filename?: string },
+  input: { file: FormFile | string; shortcode?: string; filename?: string },
   opts: { allowPrivate: boolean; limit: number; t: number },
 ): Promise<Record<string, string>> {
   const current = await packFiles(d, name);

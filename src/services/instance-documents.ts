@@ -7,6 +7,7 @@
 import type { Env } from "../env";
 import { ApiError, notFound } from "../lib/errors";
 import { deletePrivate, readPrivateBody } from "./private-files";
+import type { FormFile } from "../lib/form-file";
 
 /** Document name → the path it is served at. */
 export const INSTANCE_DOCUMENTS: Record<string, string> = {
@@ -41,11 +42,11 @@ export async function documentAt(env: Pick<Env, "MEDIA" | "PRIVATE">, path: stri
 }
 
 /** Stores an uploaded document; answers the path it is served at. */
-export async function writeDocument(env: Pick<Env, "PRIVATE">, name: string, file: File): Promise<string> {
+export async function writeDocument(env: Pick<Env, "PRIVATE">, name: string, file: FormFile): Promise<string> {
   const path = known(name);
   if (file.size > DOCUMENT_MAX_BYTES)
     throw new ApiError(413, `The document is larger than ${DOCUMENT_MAX_BYTES} bytes`);
-  const text = await file.text();
+  const text = file.text();
   if (text.includes("\u0000")) throw new ApiError(422, "The document is not text");
   await env.PRIVATE.put(keyOf(name), text, { httpMetadata: { contentType: "text/html; charset=utf-8" } });
   return path;

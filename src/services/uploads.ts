@@ -5,6 +5,7 @@ import { newId } from "../db/ids";
 import { mediaAttachments, type MediaMeta } from "../db/schema";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
+import type { FormFile } from "../lib/form-file";
 import type { MediaRow } from "./hydrate";
 import { storeUpload } from "./media";
 
@@ -26,13 +27,22 @@ export function parseFocus(focus: string | undefined): MediaMeta["focus"] | unde
   return { x: clamp(parts[0]!), y: clamp(parts[1]!) };
 }
 
+/**
+ * The largest upload body read: the file limit and room for the form's other fields (a description of
+ * `descriptionLimit` characters, up to 4 bytes each, a focus, the parts' headers). Past it, 413 before reading.
+ */
+export const uploadBodyLimit = (cfg: Config) => ({
+  bytes: cfg.uploadLimit + 4 * cfg.descriptionLimit + 16_384,
+  message: "File is too large",
+});
+
 /** Stores an uploaded file (checked against the upload limit and types, images without metadata) and its row. */
 export async function createUpload(
   d: DB,
   cfg: Config,
   bucket: R2Bucket,
   accountId: string,
-  file: File,
+  file: FormFile,
   description: string | undefined,
   focus?: string,
   images?: ImagesBinding,

@@ -11,6 +11,7 @@ import { fileParam, optionalString } from "../../http/params";
 import { route } from "../../http/route";
 import { allowPrivateAddress } from "../../lib/outbound";
 import { ApiError } from "../../lib/errors";
+import type { FormFile } from "../../lib/form-file";
 import { FRONTEND_LIMITS } from "../../lib/frontend-archive";
 import { installFrontend, listFrontends } from "../../services/frontends";
 import { logEntry } from "../../services/moderation-log";
@@ -75,7 +76,7 @@ export function registerAdminFrontendRoutes(app: OpenAPIHono<AppEnv>) {
         {
           name: p.name,
           ref: p.ref,
-          file: p.file ? await uploadBytes(p.file) : undefined,
+          file: p.file ? uploadBytes(p.file) : undefined,
           buildUrl: p.build_url,
           buildDir: p.build_dir,
         },
@@ -99,11 +100,11 @@ export function registerAdminFrontendRoutes(app: OpenAPIHono<AppEnv>) {
   });
 }
 
-async function uploadBytes(file: File): Promise<Uint8Array> {
+function uploadBytes(file: FormFile): Uint8Array {
   if (file.size > FRONTEND_LIMITS.maxArchiveBytes)
     throw new ApiError(
       413,
       `The archive is larger than ${FRONTEND_LIMITS.maxArchiveBytes} bytes: install it from the command line`,
     );
-  return new Uint8Array(await file.arrayBuffer());
+  return file.bytes();
 }

@@ -8,6 +8,7 @@ import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { config } from "../../env";
 import { ApiError, badRequest } from "../../lib/errors";
+import { FormFile } from "../../lib/form-file";
 import { fileParam } from "../../http/params";
 import { after, route, type Ctx } from "../../http/route";
 import { baseUrl, originsOf, renderContext } from "../../http/urls";
@@ -41,7 +42,7 @@ function renderMascot(c: Ctx, viewerId: string, m: StoredMascot | null) {
 /** An image as clients send it here: a multipart file, or a `data:image/...;base64,` URL (Pleroma-FE). */
 const imageValue = () => z.union([fileParam(), z.string()]).optional();
 
-function toFile(value: File | string): File | "" {
+function toFile(value: FormFile | string): FormFile | "" {
   if (typeof value !== "string") return value;
   if (value === "") return "";
   const m = /^data:[^;,]*(;[^,]*)?,(.*)$/s.exec(value);
@@ -52,7 +53,7 @@ function toFile(value: File | string): File | "" {
   } catch {
     throw badRequest("Invalid image: the data URL is not valid base64");
   }
-  return new File([bytes], "image");
+  return new FormFile("image", "", bytes);
 }
 
 export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
@@ -115,7 +116,7 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
       scopes: ["write:accounts"],
       params: z.object({ [field]: imageValue(), file: fileParam().optional() }),
       response: z.object({ url: z.string().nullable() }),
-      handler: async (c: Ctx, p: Record<string, File | string | undefined>, auth) => {
+      handler: async (c: Ctx, p: Record<string, FormFile | string | undefined>, auth) => {
         const value = p[field] ?? p.file;
         if (value === undefined) throw badRequest(`Missing field: ${field}.`);
         const change: CredentialsInput = { [input]: toFile(value) };

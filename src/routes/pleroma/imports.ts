@@ -29,7 +29,7 @@ export function registerImportRoutes(app: OpenAPIHono<AppEnv>) {
       response: z.string(),
       handler: async (c, p, auth) => {
         if (typeof p.list !== "string" && p.list.size > MAX_BYTES) throw badRequest("The list is too large");
-        const text = typeof p.list === "string" ? p.list : await p.list.text();
+        const text = typeof p.list === "string" ? p.list : p.list.text();
         if (text.length > MAX_BYTES) throw badRequest("The list is too large");
         await run(db(c.env), auth.account, parseImportList(text, hostOf(c)));
         return c.json("job started");
