@@ -104,7 +104,8 @@ describe("cron isolation and heartbeats", () => {
   });
 
   it("a job that keeps succeeding writes no heartbeat row of its own, and the healthcheck shows it run with the cron", async () => {
-    const t = Date.now() + 3_600_000;
+    // Minutes 5 and 6 of the next hour: never the hourly jobs' minute, whatever the wall clock says.
+    const t = (Math.floor(Date.now() / 3_600_000) + 1) * 3_600_000 + 5 * 60_000;
     await runCron(t);
     const rows = async () =>
       (await env.DB.prepare("SELECT * FROM job_heartbeats WHERE name <> 'storage' ORDER BY name").all()).results;

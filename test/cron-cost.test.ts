@@ -42,9 +42,13 @@ async function runCron(at: number) {
  * A cron run's cost, from the meter. On a budget overrun the statements the counter saw, with their plans, say
  * where it went (drizzle's array reads reach D1 around the counter, lib/meter.ts `raw`, and are not listed).
  */
+/** The statements of the last measured minute that wrote, with their rows (said when a minute is over budget). */
+let lastWrites: string[] = [];
+
 async function minute(at: number): Promise<Usage> {
   counting.reset();
-  const { usage } = await measure(() => runCron(at));
+  const { usage, statements } = await measure(() => runCron(at), { statements: true });
+  lastWrites = statements.filter((x) => x.rowsWritten > 0).map((x) => `${x.rowsWritten}: ${x.sql.slice(0, 120)}`);
   return usage;
 }
 
@@ -188,7 +192,9 @@ describe("an idle cron", () => {
       hour.rowsWritten += u.rowsWritten;
       hour.queries += u.queries;
       if (m !== RETENTION_MINUTE && (u.rowsRead > 50 || u.rowsWritten > 3))
-        expect.fail(`minute ${m} of the hour cost ${JSON.stringify(u)}\n${await explain()}`);
+        expect.fail(
+          `minute ${m} of the hour cost ${JSON.stringify(u)}\nwrites:\n${lastWrites.join("\n")}\n${await explain()}`,
+        );
       if (u.rowsRead > worst.usage.rowsRead) worst = { at: m, usage: u };
     }
     console.log(

@@ -118,9 +118,9 @@ const SEQUENCE: Record<string, Job> = {
   frontend_files: async (env, _d, t) =>
     new Date(t).getUTCMinutes() === RETENTION_MINUTE ? { report: await sweepFrontendFiles(env, t) } : null,
   // The database's size against its ceiling, after the pruning (services/storage.ts).
+  // Its own row (kept only when the size moved, or hourly) is what the healthcheck shows: no heartbeat report too.
   storage: async (env, d, t) => {
-    const kept = await measureStorage(env, d, t);
-    return kept && { report: kept };
+    await measureStorage(env, d, t);
   },
   // Relays the command line added or removed: looked up and followed, or unfollowed (federation/relays.ts).
   relays: (env) => (configuredBase(env) ? settleRelays(env, configuredBase(env)) : Promise.resolve(false)),

@@ -248,8 +248,13 @@ class MeteredD1 {
  * `Symbol.for("starling.wrappedBinding")` (db/binding.ts), so what is kept per database is kept once.
  */
 export function meteredD1(real: D1Database): D1Database {
-  return new MeteredD1(real) as unknown as D1Database;
+  // One wrapper per binding: what is kept per database object (keys, prepared handles) stays kept when a caller
+  // builds a new bindings object around the same database.
+  let wrapped = meteredD1s.get(real);
+  if (!wrapped) meteredD1s.set(real, (wrapped = new MeteredD1(real) as unknown as D1Database));
+  return wrapped;
 }
+const meteredD1s = new WeakMap<D1Database, D1Database>();
 
 // --- R2 and Images ----------------------------------------------------------------------------------------------
 
