@@ -26,7 +26,7 @@ export function paramsCte(viewer: string | null | { tokenHash: string }) {
     viewer !== null && typeof viewer === "object"
       ? sql`(SELECT account_id FROM tokens WHERE token_hash = ${viewer.tokenHash} AND expires_at > ${t})`
       : sql`${viewer ?? ""}`;
-  return sql`params(me, now) AS (SELECT ${me}, ${t})`;
+  return sql`params(me, now) AS NOT MATERIALIZED (SELECT ${me}, ${t})`;
 }
 
 /** A viewer as a statement refers to it: a bound id in small queries, or `ME` inside a `params` statement. */
