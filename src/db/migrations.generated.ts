@@ -468,5 +468,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "UPDATE `accounts` SET `home_pull` = 1 WHERE `id` IN (SELECT DISTINCT `account_id` FROM `statuses` WHERE `home_pull` = 1)",
    "CREATE INDEX `accounts_home_pull` ON `accounts` (`id`) WHERE home_pull = 1"
   ]
+ },
+ {
+  "name": "0048_cheaper_reads.sql",
+  "queries": [
+   "CREATE INDEX `accounts_deactivated` ON `accounts` (`id`) WHERE deactivated = 1"
+  ]
  }
 ];

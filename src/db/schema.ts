@@ -102,6 +102,10 @@ export const accounts = sqliteTable(
     index("accounts_home_pull")
       .on(t.id)
       .where(sql`home_pull = 1`),
+    // Few accounts are deactivated: checking an author against this finds nothing, at no row read.
+    index("accounts_deactivated")
+      .on(t.id)
+      .where(sql`deactivated = 1`),
   ],
 );
 

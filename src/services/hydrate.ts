@@ -211,21 +211,12 @@ function hydrationQuery(
   };
 }
 
-/** A part (of kind `kind`) of the accounts whose ids `ids` selects, as hydration renders them (`accountFromJson`). */
-export function accountsPart(kind: string, ids: SQL): SQL {
-  return part(
-    kind,
-    accountObject("a", "u"),
-    sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (${ids})`,
-  );
-}
-
 /** An account as `accountFromJson` reads it, from `accounts` as `a` and its LEFT JOINed `users` row as `u`. */
 const accountObject = (a: string, u: string) =>
   sql`json_object('account', ${jsonObject(accounts, a, UNRENDERED_ACCOUNT_COLUMNS)}, 'user', CASE WHEN ${sql.raw(u)}.account_id IS NULL THEN NULL ELSE ${jsonObject(users, u, SECRETS)} END)`;
 
-/** The account of id `id`, looked up (one row; none when `id` is null). */
-const accountOf = (id: SQL) =>
+/** The account of id `id` as `accountFromJson` reads it, looked up (one row read; none when `id` is null). */
+export const accountById = (id: SQL) =>
   sql`(SELECT ${accountObject("xa", "xu")} FROM accounts xa LEFT JOIN users xu ON xu.account_id = xa.id WHERE xa.id = ${id})`;
 
 /** An account row of `accountsPart`. */
@@ -275,9 +266,9 @@ function statusesPart(scope: ViewerScope, opts: { withMuted?: boolean }): SQL {
 function statusObject(x: string, scope: ViewerScope, opts: { withMuted?: boolean }, inPage: boolean): SQL {
   const c = (col: string) => sql.raw(`${x}.${col}`);
   return sql`json_object('pg', ${sql.raw(inPage ? "1" : "0")}, 's', ${jsonObject(statuses, x)},
-    'a', ${accountOf(c("account_id"))},
-    'ra', CASE WHEN ${c("in_reply_to_account_id")} <> ${c("account_id")} THEN ${accountOf(c("in_reply_to_account_id"))} END,
-    'm', (SELECT json_group_array(${accountOf(sql`mr.account_id`)}) FROM status_recipients mr WHERE mr.status_id = ${c("id")} AND mr.mention = 1),
+    'a', ${accountById(c("account_id"))},
+    'ra', CASE WHEN ${c("in_reply_to_account_id")} <> ${c("account_id")} THEN ${accountById(c("in_reply_to_account_id"))} END,
+    'm', (SELECT json_group_array(${accountById(sql`mr.account_id`)}) FROM status_recipients mr WHERE mr.status_id = ${c("id")} AND mr.mention = 1),
     't', (SELECT json_group_array(st.tag) FROM status_tags st WHERE st.status_id = ${c("id")}),
     'md', (SELECT json_group_array(${jsonObject(mediaAttachments, "m")}) FROM media_attachments m WHERE m.status_id = ${c("id")} AND m.removed_by_edit = 0),
     'p', (SELECT json_object('row', ${jsonObject(polls, "pl")},
@@ -426,7 +417,7 @@ function reactorIds(pairs: unknown): string[] {
 }
 
 /** A JSON value as a row gives it: parsed already when nested in an object, text when read as a column. */
-const parsed = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
+export const parsed = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
 
 interface Facts {
   v: number;

@@ -43,8 +43,9 @@ export function visibleTo(
     visibility: SQL | typeof statuses.visibility;
   } = statuses,
 ): SQL {
-  // A primary-key look-up per status: pages still walk their own index.
-  const active = sql`NOT EXISTS (SELECT 1 FROM accounts vd WHERE vd.id = ${s.accountId} AND vd.deactivated = 1)`;
+  // Looked up among the deactivated accounts only (a partial index): an active author, nearly every one, is not
+  // found there, which costs no row, where the primary key would find it, a row read per status.
+  const active = sql`NOT EXISTS (SELECT 1 FROM accounts vd INDEXED BY accounts_deactivated WHERE vd.id = ${s.accountId} AND vd.deactivated = 1)`;
   if (viewerId === null) return sql`(${s.visibility} IN ('public', 'unlisted') AND ${active})`;
   const me = v(viewerId);
   return sql`((${s.visibility} IN ('public', 'unlisted', 'local')
@@ -92,9 +93,11 @@ export function silenced(viewer: ViewerRef, accountId: SQL | SQLiteColumn, rules
       sql`EXISTS (SELECT 1 FROM mutes sm WHERE sm.account_id = ${me} AND sm.target_account_id = ${accountId} ${only}AND (sm.expires_at IS NULL OR sm.expires_at > ${t}))`,
     );
   }
+  // The account's domain is looked up only for a viewer who blocks some domain (a row read per account checked);
+  // whether they do is read once per statement where the viewer is bound once.
   if (rules.domains)
     parts.push(
-      sql`EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId})`,
+      sql`CASE WHEN EXISTS (SELECT 1 FROM domain_blocks sdv WHERE sdv.account_id = ${me}) THEN EXISTS (SELECT 1 FROM domain_blocks sd JOIN accounts sa ON sa.domain = sd.domain WHERE sd.account_id = ${me} AND sa.id = ${accountId}) ELSE 0 END`,
     );
   return parts.length ? sql`(${sql.join(parts, sql` OR `)})` : sql`0`;
 }
