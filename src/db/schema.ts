@@ -1054,6 +1054,15 @@ export const instances = sqliteTable(
   (t) => [index("instances_favicon_due").on(t.faviconFetchedAt, t.createdAt)],
 );
 
+/**
+ * Figures kept as they change (one row, id 1), so reading them costs a row: `domains`, the distinct domains of
+ * remote accounts (the instance's peers), kept by triggers on `accounts` (migrations/0048_cheaper_reads.sql).
+ */
+export const instanceCounts = sqliteTable("instance_counts", {
+  id: integer("id").primaryKey(),
+  domains: integer("domains").notNull(),
+});
+
 /** Link previews, fetched once per URL. `title` null means the page gave no card. */
 export const linkCards = sqliteTable("link_cards", {
   url: text("url").primaryKey(),
