@@ -170,6 +170,52 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     await within("GET / (a browser)", { read: 50, written: 0 }, () => get("/", undefined, { accept: "text/html" }));
   });
 
+  it("a list's, a tag's and an account's pages, a status's context", async () => {
+    // A list of 60 of the followed accounts; a tag on every 7th status; a thread of the reader's: a root and 20
+    // replies (local, so opening it fetches nothing from elsewhere). Set-based.
+    const list = await json("/api/v1/lists", {
+      instance: A,
+      method: "POST",
+      token: reader.token,
+      body: { title: "budget" },
+    });
+    const t = Date.now() - 3_600_000;
+    const root = "0THREAD0000000000000000000";
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO list_accounts (id, list_id, account_id, created_at)
+         SELECT printf('BUDGETMEMBER%014d', rowid), ?1, id, ?2 FROM accounts WHERE id LIKE 'BUDGETACCT%' AND rowid % 5 = 0`,
+      ).bind(list.id, t),
+      env.DB.prepare(
+        `INSERT INTO status_tags (status_id, tag) SELECT id, 'budgettag' FROM statuses WHERE id LIKE '0BUDGET0%' AND rowid % 7 = 0`,
+      ),
+      env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, in_reply_to_id, in_reply_to_account_id, content, text, visibility, local, created_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+         SELECT printf('0THREAD%019d', i), 'http://budget.example/s/t' || i, 'http://budget.example/s/t' || i, ?1, ?2, 'http://budget.example/contexts/t',
+                CASE WHEN i = 0 THEN NULL ELSE ?2 END, CASE WHEN i = 0 THEN NULL ELSE ?1 END, '<p>thread</p>', 'thread', 'public', 1, ?3 + i FROM n`,
+      ).bind(reader.id, root, t),
+    ]);
+    const fromList = await get(`/api/v1/timelines/list/${list.id}?limit=20`, reader);
+    expect(JSON.parse(fromList)).toHaveLength(20);
+    await within("list timeline page (20)", { read: 300, written: 0 }, () =>
+      get(`/api/v1/timelines/list/${list.id}?limit=20`, reader),
+    );
+    expect(JSON.parse(await get("/api/v1/timelines/tag/budgettag?limit=20", reader))).toHaveLength(20);
+    await within("tag timeline page (20)", { read: 300, written: 0 }, () =>
+      get("/api/v1/timelines/tag/budgettag?limit=20", reader),
+    );
+    const author = "author1@d1.example";
+    expect(JSON.parse(await get(`/api/v1/accounts/${author}/statuses?limit=20`, reader))).toHaveLength(20);
+    await within("an account's statuses page (20)", { read: 300, written: 0 }, () =>
+      get(`/api/v1/accounts/${author}/statuses?limit=20`, reader),
+    );
+    expect(JSON.parse(await get(`/api/v1/statuses/${root}/context`, reader)).descendants).toHaveLength(20);
+    await within("a status's context (20 replies)", { read: 300, written: 0 }, () =>
+      get(`/api/v1/statuses/${root}/context`, reader),
+    );
+  });
+
   it("posting with no local followers", async () => {
     await post(quiet, { status: "warm" });
     await within("post, no local followers", { read: 100, written: 30 }, () => post(quiet, { status: "hello" }));

@@ -311,7 +311,8 @@ function viewerFacts(x: string, { me, viewer, one }: ViewerScope, opts: { withMu
   // Each emoji's reactors: all are counted, the first few listed (`a`: the first REACTION_ACCOUNTS_MAX reactions
   // by id, then those the viewer does not silence, as [reaction id, account id]). Deactivated accounts are left
   // out, as Pleroma leaves inactive users out of reactions. Remote reactions name another server's emoji as
-  // `shortcode@domain`: each name is looked up on the (shortcode, domain) index.
+  // `shortcode@domain`: each name is looked up on the (shortcode, domain) index. Asked only of a status with
+  // reactions: the grouping subquery costs a row to open, even empty.
   const named = (part: "shortcode" | "domain") =>
     part === "shortcode"
       ? sql`(CASE WHEN instr(er.emoji, '@') > 0 THEN substr(er.emoji, 1, instr(er.emoji, '@') - 1) ELSE er.emoji END)`
@@ -324,14 +325,14 @@ function viewerFacts(x: string, { me, viewer, one }: ViewerScope, opts: { withMu
     'pv', (SELECT p.id FROM statuses p WHERE p.id = ${c("in_reply_to_id")} AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}),
     'ov', (SELECT json_group_array(ov.choice) FROM polls op JOIN poll_votes ov ON ov.poll_id = op.id WHERE op.status_id = ${c("id")} AND ov.account_id = ${me}),
     'pa', (SELECT pa.id FROM conversations cv JOIN participations pa ON pa.conversation_id = cv.id WHERE cv.thread_id = ${c("thread_id")} AND pa.account_id = ${me}),
-    'rx', (SELECT json_group_array(json(rx.v)) FROM (
+    'rx', CASE WHEN EXISTS (SELECT 1 FROM emoji_reactions er0 WHERE er0.status_id = ${c("id")}) THEN (SELECT json_group_array(json(rx.v)) FROM (
       SELECT json_object('e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id), 'a', (
           SELECT json_group_array(json_array(firsts.id, firsts.account_id)) FROM (SELECT r.id, r.account_id, fra.domain FROM emoji_reactions r JOIN accounts fra ON fra.id = r.account_id AND fra.deactivated = 0
             WHERE r.status_id = er.status_id AND r.emoji = er.emoji ORDER BY r.id LIMIT ${sql.raw(String(REACTION_ACCOUNTS_MAX))}) firsts
           WHERE ${shownReactor(sql`firsts.account_id`, sql`firsts.domain`)}),
         'em', (SELECT ${jsonObject(customEmojis, "ce")} FROM custom_emojis ce WHERE ce.shortcode = ${named("shortcode")} AND ifnull(ce.domain, '') = ${named("domain")})) AS v
       FROM emoji_reactions er JOIN accounts ra ON ra.id = er.account_id AND ra.deactivated = 0
-      WHERE er.status_id = ${c("id")} AND ${shownReactor(sql`er.account_id`, sql`ra.domain`)} GROUP BY er.emoji) rx))`;
+      WHERE er.status_id = ${c("id")} AND ${shownReactor(sql`er.account_id`, sql`ra.domain`)} GROUP BY er.emoji) rx) ELSE json_array() END)`;
 }
 
 const VIEWER_KINDS = new Set(["facts", "plainText", "filter"]);

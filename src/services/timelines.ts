@@ -108,7 +108,7 @@ export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
     OR EXISTS (SELECT 1 FROM status_recipients hr WHERE hr.status_id = s.id AND hr.account_id = ${ME}))`;
   const members = (col: SQL) =>
     listId
-      ? sql`AND ${col} IN (SELECT la.account_id FROM list_accounts la JOIN lists l ON l.id = la.list_id WHERE la.list_id = ${listId} AND l.account_id = ${ME})`
+      ? sql`AND EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = ${listId} AND la.account_id = ${col}) AND EXISTS (SELECT 1 FROM lists l WHERE l.id = ${listId} AND l.account_id = ${ME})`
       : sql``;
   const fromFeed = sql`SELECT h.status_id AS id FROM home_feed h JOIN statuses s ON s.id = h.status_id
     WHERE h.account_id = ${ME} AND ${fed.where} ${members(sql`h.author_id`)} AND ${stillFollowed} AND ${shownHere}

@@ -48,10 +48,11 @@ export function visibleTo(
   const active = sql`NOT EXISTS (SELECT 1 FROM accounts vd INDEXED BY accounts_deactivated WHERE vd.id = ${s.accountId} AND vd.deactivated = 1)`;
   if (viewerId === null) return sql`(${s.visibility} IN ('public', 'unlisted') AND ${active})`;
   const me = v(viewerId);
-  return sql`((${s.visibility} IN ('public', 'unlisted', 'local')
-      OR ${s.accountId} = ${me}
-      OR (${s.visibility} = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${me} AND vf.target_account_id = ${s.accountId}))
-      OR EXISTS (SELECT 1 FROM status_recipients vr WHERE vr.status_id = ${s.id} AND vr.account_id = ${me}))
+  // CASE, not OR: read as a value (hydration's flags) SQLite evaluates every operand of an OR, so a public
+  // status's author would be looked up among the viewer's follows anyway (a row read per status).
+  return sql`(CASE WHEN ${s.visibility} IN ('public', 'unlisted', 'local') OR ${s.accountId} = ${me} THEN 1
+      WHEN ${s.visibility} = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${me} AND vf.target_account_id = ${s.accountId}) THEN 1
+      ELSE EXISTS (SELECT 1 FROM status_recipients vr WHERE vr.status_id = ${s.id} AND vr.account_id = ${me}) END
     AND NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s.accountId} AND vb.target_account_id = ${me})
     AND ${active})`;
 }
