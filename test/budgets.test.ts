@@ -216,6 +216,45 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     );
   });
 
+  it("a home page of reblogs, and of replies with a mention, a tag and an image each", async () => {
+    // 20 statuses newer than the rest, by followed accounts: odd ones reblog an older status, even ones reply to
+    // one, mentioning the reader, with a tag and an image. Set-based.
+    const t = Date.now() - 1_800_000;
+    const rich = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)`;
+    const older = (i: string) => `printf('0BUDGET%019d', 18000 + ${i})`;
+    const author = (i: string) => `printf('BUDGETACCT%016d', ${i})`;
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, reblog_of_id, in_reply_to_id, in_reply_to_account_id, content, text, visibility, local, has_media, created_at)
+         ${rich} SELECT printf('0RICH%021d', i), 'https://rich.example/s/' || i, 'https://rich.example/s/' || i, ${author("i")},
+           CASE WHEN i % 2 = 1 THEN printf('0RICH%021d', i) ELSE ${older("i")} END, 'https://rich.example/contexts/' || i,
+           CASE WHEN i % 2 = 1 THEN ${older("i")} END, CASE WHEN i % 2 = 0 THEN ${older("i")} END,
+           CASE WHEN i % 2 = 0 THEN (SELECT account_id FROM statuses WHERE id = ${older("i")}) END,
+           CASE WHEN i % 2 = 0 THEN '<p>a reply</p>' ELSE '' END, '', 'public', 0, i % 2 = 0, ?1 + i FROM n`,
+      ).bind(t),
+      env.DB.prepare(
+        `INSERT INTO status_recipients (status_id, account_id, mention) ${rich} SELECT printf('0RICH%021d', i), ?1, 1 FROM n WHERE i % 2 = 0`,
+      ).bind(reader.id),
+      env.DB.prepare(
+        `INSERT INTO status_tags (status_id, tag) ${rich} SELECT printf('0RICH%021d', i), 'rich' FROM n WHERE i % 2 = 0`,
+      ),
+      env.DB.prepare(
+        `INSERT INTO media_attachments (id, account_id, status_id, file, remote_url, mime_type, type, created_at)
+         ${rich} SELECT printf('0RICHMEDIA%016d', i), ${author("i")}, printf('0RICH%021d', i), '', 'https://rich.example/m/' || i || '.png', 'image/png', 'image', ?1 FROM n WHERE i % 2 = 0`,
+      ).bind(t),
+      env.DB.prepare(
+        `INSERT INTO home_feed (account_id, status_id, author_id) SELECT ?1, id, account_id FROM statuses WHERE id LIKE '0RICH%'`,
+      ).bind(reader.id),
+    ]);
+    const page = JSON.parse(await get("/api/v1/timelines/home?limit=20", reader)) as unknown[];
+    const shown = page.map((x) => valid(StatusSchema, x));
+    expect(shown.filter((x) => x.reblog)).toHaveLength(10);
+    expect(shown.filter((x) => x.media_attachments.length && x.mentions.length && x.tags.length)).toHaveLength(10);
+    await within("home page (20) of reblogs and of replies with media", { read: 300, written: 0 }, () =>
+      get("/api/v1/timelines/home?limit=20", reader),
+    );
+  });
+
   it("posting with no local followers", async () => {
     await post(quiet, { status: "warm" });
     await within("post, no local followers", { read: 100, written: 30 }, () => post(quiet, { status: "hello" }));
