@@ -50,8 +50,8 @@ async function within(action: string, budget: Budget, fn: () => Promise<unknown>
     .slice(0, 6)
     .map((x) => `  ${x.rowsRead} read, ${x.rowsWritten} written: ${x.sql.replace(/\s+/g, " ").slice(0, 400)}`)
     .join("\n");
-  expect(usage.rowsRead, `${action}: rows read\n${top}`).toBeLessThanOrEqual(budget.read);
-  expect(usage.rowsWritten, `${action}: rows written\n${top}`).toBeLessThanOrEqual(budget.written);
+  expect.soft(usage.rowsRead, `${action}: rows read\n${top}`).toBeLessThanOrEqual(budget.read);
+  expect.soft(usage.rowsWritten, `${action}: rows written\n${top}`).toBeLessThanOrEqual(budget.written);
   return usage;
 }
 
@@ -272,6 +272,91 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     await within("boost", { read: 150, written: 30 }, () => act(`/api/v1/statuses/${theirs.id}/reblog`));
     await within("follow a local account", { read: 100, written: 30 }, () =>
       act(`/api/v1/accounts/${quiet.id}/follow`),
+    );
+  });
+
+  it("a list's, a tag's and an account's pages, a status's context", async () => {
+    // A list of 60 of the followed accounts; a tag on every 7th status; a thread of the reader's: a root and 20
+    // replies (local, so opening it fetches nothing from elsewhere). Set-based.
+    const list = await json("/api/v1/lists", {
+      instance: A,
+      method: "POST",
+      token: reader.token,
+      body: { title: "budget" },
+    });
+    const t = Date.now() - 3_600_000;
+    const root = "0THREAD0000000000000000000";
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO list_accounts (id, list_id, account_id, created_at)
+         SELECT printf('BUDGETMEMBER%014d', rowid), ?1, id, ?2 FROM accounts WHERE id LIKE 'BUDGETACCT%' AND rowid % 5 = 0`,
+      ).bind(list.id, t),
+      env.DB.prepare(
+        `INSERT INTO status_tags (status_id, tag) SELECT id, 'budgettag' FROM statuses WHERE id LIKE '0BUDGET0%' AND rowid % 7 = 0`,
+      ),
+      env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, in_reply_to_id, in_reply_to_account_id, content, text, visibility, local, created_at)
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+         SELECT printf('0THREAD%019d', i), 'http://budget.example/s/t' || i, 'http://budget.example/s/t' || i, ?1, ?2, 'http://budget.example/contexts/t',
+                CASE WHEN i = 0 THEN NULL ELSE ?2 END, CASE WHEN i = 0 THEN NULL ELSE ?1 END, '<p>thread</p>', 'thread', 'public', 1, ?3 + i FROM n`,
+      ).bind(reader.id, root, t),
+    ]);
+    const fromList = await get(`/api/v1/timelines/list/${list.id}?limit=20`, reader);
+    expect(JSON.parse(fromList)).toHaveLength(20);
+    await within("list timeline page (20)", { read: 300, written: 0 }, () =>
+      get(`/api/v1/timelines/list/${list.id}?limit=20`, reader),
+    );
+    expect(JSON.parse(await get("/api/v1/timelines/tag/budgettag?limit=20", reader))).toHaveLength(20);
+    await within("tag timeline page (20)", { read: 300, written: 0 }, () =>
+      get("/api/v1/timelines/tag/budgettag?limit=20", reader),
+    );
+    const author = "author1@d1.example";
+    expect(JSON.parse(await get(`/api/v1/accounts/${author}/statuses?limit=20`, reader))).toHaveLength(20);
+    await within("an account's statuses page (20)", { read: 300, written: 0 }, () =>
+      get(`/api/v1/accounts/${author}/statuses?limit=20`, reader),
+    );
+    expect(JSON.parse(await get(`/api/v1/statuses/${root}/context`, reader)).descendants).toHaveLength(20);
+    await within("a status's context (20 replies)", { read: 300, written: 0 }, () =>
+      get(`/api/v1/statuses/${root}/context`, reader),
+    );
+  });
+
+  it("a home page of reblogs, and of replies with a mention, a tag and an image each", async () => {
+    // 20 statuses newer than the rest, by followed accounts: odd ones reblog an older status, even ones reply to
+    // one, mentioning the reader, with a tag and an image. Set-based.
+    const t = Date.now() - 1_800_000;
+    const rich = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)`;
+    const older = (i: string) => `printf('0BUDGET%019d', 18000 + ${i})`;
+    const author = (i: string) => `printf('BUDGETACCT%016d', ${i})`;
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, reblog_of_id, in_reply_to_id, in_reply_to_account_id, content, text, visibility, local, has_media, created_at)
+         ${rich} SELECT printf('0RICH%021d', i), 'https://rich.example/s/' || i, 'https://rich.example/s/' || i, ${author("i")},
+           CASE WHEN i % 2 = 1 THEN printf('0RICH%021d', i) ELSE ${older("i")} END, 'https://rich.example/contexts/' || i,
+           CASE WHEN i % 2 = 1 THEN ${older("i")} END, CASE WHEN i % 2 = 0 THEN ${older("i")} END,
+           CASE WHEN i % 2 = 0 THEN (SELECT account_id FROM statuses WHERE id = ${older("i")}) END,
+           CASE WHEN i % 2 = 0 THEN '<p>a reply</p>' ELSE '' END, '', 'public', 0, i % 2 = 0, ?1 + i FROM n`,
+      ).bind(t),
+      env.DB.prepare(
+        `INSERT INTO status_recipients (status_id, account_id, mention) ${rich} SELECT printf('0RICH%021d', i), ?1, 1 FROM n WHERE i % 2 = 0`,
+      ).bind(reader.id),
+      env.DB.prepare(
+        `INSERT INTO status_tags (status_id, tag) ${rich} SELECT printf('0RICH%021d', i), 'rich' FROM n WHERE i % 2 = 0`,
+      ),
+      env.DB.prepare(
+        `INSERT INTO media_attachments (id, account_id, status_id, file, remote_url, mime_type, type, created_at)
+         ${rich} SELECT printf('0RICHMEDIA%016d', i), ${author("i")}, printf('0RICH%021d', i), '', 'https://rich.example/m/' || i || '.png', 'image/png', 'image', ?1 FROM n WHERE i % 2 = 0`,
+      ).bind(t),
+      env.DB.prepare(
+        `INSERT INTO home_feed (account_id, status_id, author_id) SELECT ?1, id, account_id FROM statuses WHERE id LIKE '0RICH%'`,
+      ).bind(reader.id),
+    ]);
+    const page = JSON.parse(await get("/api/v1/timelines/home?limit=20", reader)) as unknown[];
+    const shown = page.map((x) => valid(StatusSchema, x));
+    expect(shown.filter((x) => x.reblog)).toHaveLength(10);
+    expect(shown.filter((x) => x.media_attachments.length && x.mentions.length && x.tags.length)).toHaveLength(10);
+    await within("home page (20) of reblogs and of replies with media", { read: 300, written: 0 }, () =>
+      get("/api/v1/timelines/home?limit=20", reader),
     );
   });
 

@@ -103,6 +103,42 @@ describe("instance information", () => {
     });
   });
 
+  it("keeps the peers figure as accounts come, go and change domain, and shows it on the front page", async () => {
+    const t = Date.now();
+    const peersNow = async () => (await json<string[]>("/api/v1/instance/peers")).length;
+    const figure = async () => valid(InstanceSchema, await json("/api/v1/instance")).stats.domain_count;
+    const add = async (domain: string) => {
+      const id = newId();
+      await env.DB.prepare(
+        "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      )
+        .bind(id, `u${id}`, domain, `https://${domain}/users/${id}`, `https://${domain}/@${id}`, t, t)
+        .run();
+      return id;
+    };
+    const before = await figure();
+    expect(before).toBe(await peersNow());
+    // Two accounts of a new domain count it once; a second account of a known domain adds nothing.
+    const first = await add("counted-a.example");
+    const second = await add("counted-a.example");
+    const other = await add("counted-b.example");
+    expect(await figure()).toBe(before + 2);
+    // The domain stays while one of its accounts does; it goes with its last.
+    await env.DB.prepare("DELETE FROM accounts WHERE id = ?").bind(first).run();
+    expect(await figure()).toBe(before + 2);
+    await env.DB.prepare("DELETE FROM accounts WHERE id = ?").bind(second).run();
+    expect(await figure()).toBe(before + 1);
+    // An account whose domain changes moves the count with it (to a new domain, and back to a known one).
+    await env.DB.prepare("UPDATE accounts SET domain = 'counted-c.example' WHERE id = ?").bind(other).run();
+    expect(await figure()).toBe(before + 1);
+    const third = await add("counted-d.example");
+    await env.DB.prepare("UPDATE accounts SET domain = 'counted-c.example' WHERE id = ?").bind(third).run();
+    expect(await figure()).toBe(before + 1);
+    expect(await figure()).toBe(await peersNow());
+    const page = await (await call("/", { headers: { accept: "text/html" } })).text();
+    expect(page).toContain(`<strong>${before + 1}</strong> connected servers`);
+  });
+
   it("answers the unsupported Mastodon endpoints as the spec says", async () => {
     for (const path of ["/api/v1/suggestions", "/api/v1/identity_proofs"]) expect(await json(path)).toEqual([]);
     // Mastodon 3.0's trends are the trending tags of `/api/v1/trends/tags`.

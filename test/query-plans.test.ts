@@ -105,9 +105,12 @@ function fullWalks(s: SentStatement, plan: PlanRow[]): string[] {
     });
 }
 
-/** The plan lines under `MATERIALIZE page`: the page's own walk in the one-statement reads (services/hydrate.ts). */
+/**
+ * The plan lines under the `page` CTE (`MATERIALIZE page`, or `CO-ROUTINE page` where it is read once): the
+ * page's own walk in the one-statement reads (services/hydrate.ts).
+ */
 function pageWalk(plan: PlanRow[]): string[] {
-  const root = plan.find((r) => r.detail === "MATERIALIZE page");
+  const root = plan.find((r) => r.detail === "MATERIALIZE page" || r.detail === "CO-ROUTINE page");
   if (!root) return [];
   const inside = new Set([root.id]);
   const lines: string[] = [];

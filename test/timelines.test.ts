@@ -178,6 +178,22 @@ describe("home timeline", () => {
       "account_is_disabled",
     );
   });
+
+  it("a token revoked after a read reads nothing more, though the read bound its account (services/hydrate.ts)", async () => {
+    const u = await registerUser();
+    const mine = await post(u, { status: "private words", visibility: "private" });
+    // Read twice: the second read binds the account the first one found for this token.
+    expect(await ids("/api/v1/timelines/home", u)).toContain(mine.id);
+    expect(await ids("/api/v1/timelines/home", u)).toContain(mine.id);
+    await json("/oauth/revoke", {
+      body: { client_id: u.app.client_id, client_secret: u.app.client_secret, token: u.token },
+    });
+    await json("/api/v1/timelines/home", { token: u.token, status: 403 });
+    await json("/api/v1/notifications", { token: u.token, status: 403 });
+    // On an optional-auth page the revoked token reads as anonymous: its owner's followers-only post stays out.
+    const page = await json(`/api/v1/accounts/${u.id}/statuses`, { token: u.token });
+    expect(page.map((s: { id: string }) => s.id)).not.toContain(mine.id);
+  });
 });
 
 describe("accounts with many followers are pulled, not fanned out", () => {

@@ -496,6 +496,17 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0048_cheaper_reads.sql",
+  "queries": [
+   "CREATE INDEX `accounts_deactivated` ON `accounts` (`id`) WHERE deactivated = 1",
+   "CREATE TABLE `instance_counts` (\n\t`id` integer PRIMARY KEY NOT NULL CHECK (`id` = 1),\n\t`domains` integer NOT NULL\n)",
+   "INSERT INTO `instance_counts` (`id`, `domains`) SELECT 1, count(DISTINCT `domain`) FROM `accounts` WHERE `domain` IS NOT NULL",
+   "CREATE TRIGGER `accounts_domains_insert` AFTER INSERT ON `accounts`\nWHEN NEW.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = NEW.domain AND o.rowid <> NEW.rowid)\nBEGIN\n  UPDATE `instance_counts` SET `domains` = `domains` + 1 WHERE `id` = 1;\nEND",
+   "CREATE TRIGGER `accounts_domains_delete` AFTER DELETE ON `accounts`\nWHEN OLD.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = OLD.domain)\nBEGIN\n  UPDATE `instance_counts` SET `domains` = `domains` - 1 WHERE `id` = 1;\nEND",
+   "CREATE TRIGGER `accounts_domains_update` AFTER UPDATE OF `domain` ON `accounts`\nWHEN OLD.domain IS NOT NEW.domain\nBEGIN\n  UPDATE `instance_counts` SET `domains` = `domains`\n    + (NEW.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = NEW.domain AND o.rowid <> NEW.rowid))\n    - (OLD.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = OLD.domain))\n  WHERE `id` = 1;\nEND"
+  ]
+ },
+ {
   "name": "0049_token_second_factor.sql",
   "queries": [
    "-- Issue 44: when the sign-in that made a token passed its second factor (the MFA challenge), so that new backup\n-- codes asked for soon after need no password again (Pleroma-FE sends none).\nALTER TABLE `tokens` ADD `second_factor_at` integer;\n"

@@ -102,6 +102,10 @@ export const accounts = sqliteTable(
     index("accounts_home_pull")
       .on(t.id)
       .where(sql`home_pull = 1`),
+    // Few accounts are deactivated: checking an author against this finds nothing, at no row read.
+    index("accounts_deactivated")
+      .on(t.id)
+      .where(sql`deactivated = 1`),
   ],
 );
 
@@ -1133,6 +1137,15 @@ export const instances = sqliteTable(
       .where(sql`unreachable_since IS NOT NULL AND failing_since IS NULL`),
   ],
 );
+
+/**
+ * Figures kept as they change (one row, id 1), so reading them costs a row: `domains`, the distinct domains of
+ * remote accounts (the instance's peers), kept by triggers on `accounts` (migrations/0048_cheaper_reads.sql).
+ */
+export const instanceCounts = sqliteTable("instance_counts", {
+  id: integer("id").primaryKey(),
+  domains: integer("domains").notNull(),
+});
 
 /** Link previews, fetched once per URL. `title` null means the page gave no card. */
 export const linkCards = sqliteTable("link_cards", {

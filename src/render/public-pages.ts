@@ -278,9 +278,8 @@ export interface InstanceView {
   host: string;
   registrations: "open" | "invite";
   activationRequired: boolean;
-  users: number;
-  statuses: number;
-  domains: number;
+  /** Null where the page's tags only are shown (an installed frontend's index). */
+  figures: { users: number; statuses: number; domains: number } | null;
   email: string;
   thumbnail: string;
   base: string;
@@ -294,6 +293,7 @@ const APPS: [string, string, string][] = [
 ];
 
 export function instancePage(v: InstanceView) {
+  const f = v.figures;
   const join =
     v.registrations === "open"
       ? html`Registrations are <strong>open</strong>: <a href="/auth/sign_up">sign up here</a>, or choose “Sign up” (or “Create account”) in the app after entering <code>${v.host}</code>.${v.activationRequired ? " You will confirm your e-mail address before signing in." : ""}`
@@ -308,7 +308,7 @@ export function instancePage(v: InstanceView) {
       image: { url: v.thumbnail },
     },
     html`<section><h1>${v.name}</h1><p>${v.description}</p>
-<ul class="stats"><li><strong>${v.users}</strong> ${plural(v.users, "user")}</li><li><strong>${v.statuses}</strong> ${plural(v.statuses, "post")}</li><li><strong>${v.domains}</strong> connected ${plural(v.domains, "server")}</li></ul>
+${f ? html`<ul class="stats"><li><strong>${f.users}</strong> ${plural(f.users, "user")}</li><li><strong>${f.statuses}</strong> ${plural(f.statuses, "post")}</li><li><strong>${f.domains}</strong> connected ${plural(f.domains, "server")}</li></ul>` : ""}
 ${v.email ? html`<p class="meta">Contact: <a href="mailto:${v.email}">${v.email}</a></p>` : ""}</section>
 <section><h2>Join or sign in</h2>
 <p>This server has no web app of its own. Use a Mastodon or Pleroma app and enter this server's address, <code>${v.host}</code>:</p>

@@ -55,10 +55,14 @@ const pageHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 const PAGE_PATHS = ["/", "/users/:username", "/notice/:id", "/objects/:id", "/activities/:id", "/tag/:tag"];
 
-/** The instance's page (`/`, and the page of any frontend route the server knows nothing of). */
-export async function instancePageOf(c: Context<AppEnv>): Promise<Page> {
+/**
+ * The instance's page (`/`, and the page of any frontend route the server knows nothing of). `figures`: with the
+ * instance's figures, which only the built-in page shows (an installed frontend's index carries the tags only),
+ * so a frontend's navigations read none.
+ */
+export async function instancePageOf(c: Context<AppEnv>, figures: boolean): Promise<Page> {
   const cfg = config(c.env);
-  const stats = await cachedInstanceStats(c);
+  const stats = figures ? await cachedInstanceStats(c) : null;
   const base = baseUrl(c);
   return instancePage({
     name: cfg.name,
@@ -67,9 +71,7 @@ export async function instancePageOf(c: Context<AppEnv>): Promise<Page> {
     // Closed registrations still admit invited users (`invites_enabled` in /api/v1/instance).
     registrations: cfg.registrationsOpen ? "open" : "invite",
     activationRequired: cfg.activationRequired,
-    users: stats.userCount,
-    statuses: stats.statusCount,
-    domains: stats.domainCount,
+    figures: stats && { users: stats.userCount, statuses: stats.statusCount, domains: stats.domainCount },
     email: cfg.email,
     thumbnail: builtInImageUrl(originsOf(c), DEFAULT_HEADER),
     base,
@@ -107,20 +109,22 @@ async function profilePageOf(
  */
 export async function frontendRoutePageOf(c: Context<AppEnv>): Promise<Page> {
   const name = /^\/@?([A-Za-z0-9_]{1,64})\/?$/.exec(new URL(c.req.url).pathname)?.[1];
-  return (name && (await profilePageOf(c, name, false))) || instancePageOf(c);
+  return (name && (await profilePageOf(c, name, false))) || instancePageOf(c, false);
 }
 
 export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
   for (const path of PAGE_PATHS) app.use(path, pageHeaders);
 
-  app.get("/", async (c) => respondWithPage(c, await instancePageOf(c)));
+  app.get("/", async (c) =>
+    respondWithPage(c, await instancePageOf(c, !(await chosenFrontend(c.env, config(c.env), "primary")))),
+  );
 
   app.get("/users/:username", async (c) => {
     const p = await parseParams(c, z.object({ username: z.string(), max_id: z.string().optional() }));
     const frontend = await chosenFrontend(c.env, config(c.env), "primary");
     const page = await profilePageOf(c, p.username, !frontend, p.max_id);
     if (page) return respondWithPage(c, page);
-    if (frontend) return respondWithPage(c, await instancePageOf(c));
+    if (frontend) return respondWithPage(c, await instancePageOf(c, false));
     throw notFound("Can't find user");
   });
 
@@ -150,7 +154,7 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
     if (await chosenFrontend(c.env, config(c.env), "primary"))
       return respondWithPage(
         c,
-        s ? statusPage(config(c.env).name, s.reblog ?? s, noindex(s.reblog ?? s)) : await instancePageOf(c),
+        s ? statusPage(config(c.env).name, s.reblog ?? s, noindex(s.reblog ?? s)) : await instancePageOf(c, false),
       );
     if (!s) throw notFound();
     // A reblog has no page of its own: it leads to what it shares. A remote post is shown where it lives.

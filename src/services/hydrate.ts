@@ -2,12 +2,12 @@
  * Loads everything needed to render a set of statuses for a viewer in ONE D1 round trip: the statuses and the
  * ones they reblog, authors and mentioned accounts, tags, media, polls and votes, the viewer's favourites,
  * reblogs, bookmarks, thread mutes and conversation participations, emoji reactions, applications, cards,
- * parent visibility and custom emojis. The cost is fixed whatever the page size.
+ * parent visibility and custom emojis. One round trip whatever the page size; in D1 rows, about two per status
+ * (the status and its author) plus what it has (media, poll, mentions...), see `hydrationQuery`.
  */
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
-import { group } from "../lib/group";
 import { newestFirst } from "../db/ids";
 import { statement } from "../db/client";
 import {
@@ -92,8 +92,9 @@ export interface HydrateOptions {
 
 /**
  * `source` is either status ids, or a query selecting one column of status ids (a timeline page). Everything is
- * read by ONE statement: the page is a materialised CTE evaluated once, and each kind of row comes back as a
- * tagged JSON object (`UNION ALL`), so the cost is one round trip whatever the page holds.
+ * read by ONE statement: one row per page status carrying it and the status it reblogs, each with all it shows
+ * (see `statusesPart`), plus a few tagged rows of other kinds (`UNION ALL`), so the cost is one round trip
+ * whatever the page holds.
  */
 export async function hydrate(
   d: DB,
@@ -114,8 +115,9 @@ export async function hydrateWithParentUris(
   d: DB,
   source: string[] | SQL,
 ): Promise<{ h: Hydrated; parentUris: Map<string, string> }> {
-  const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN ${ofLoaded("in_reply_to_id")}`;
-  const h = await hydrate(d, source, null, { parts: [parents] });
+  const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN (SELECT ls.in_reply_to_id FROM loaded ll JOIN statuses ls ON ls.id = ll.id)`;
+  const q = hydrationQuery(source, null, { parts: [parents] }, true);
+  const h = fromRows(await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll(q.parts)}`), null);
   const parentUris = new Map((h.extra.get("parentUri") ?? []).map((o: { id: string; uri: string }) => [o.id, o.uri]));
   return { h, parentUris };
 }
@@ -124,6 +126,11 @@ export async function hydrateWithParentUris(
  * Hydration for a viewer known only by a bearer token: the same single statement also reads the token (with its
  * app, account and user), so the request costs one round trip. The caller checks the token before using the
  * result, and sets `viewerId` from it.
+ *
+ * `knownAccountId`: the account this token was found to belong to before (see `tokenAccount`), bound as the
+ * viewer rather than read from the token at every place the statement names the viewer (a row read each). The
+ * token is still read and checked: a revoked or expired token answers no `auth` row, and the caller discards
+ * the result; a token's account never changes.
  */
 export async function hydrateForToken(
   d: DB,
@@ -131,7 +138,8 @@ export async function hydrateForToken(
   tokenHash: string,
   opts: HydrateOptions = {},
 ): Promise<{ h: Hydrated; token: TokenFound | null }> {
-  const q = hydrationQuery(source, { tokenHash }, opts);
+  const known = tokenAccounts.get(tokenHash);
+  const q = hydrationQuery(source, known ?? { tokenHash }, opts);
   const t = Date.now();
   const authPart = sql`SELECT 'auth' AS k, json_object('token', ${jsonObject(tokens, "tk")}, 'app', CASE WHEN ap.id IS NULL THEN NULL ELSE ${jsonObject(apps, "ap")} END,
       'account', CASE WHEN a.id IS NULL THEN NULL ELSE ${jsonObject(accounts, "a")} END, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END) AS v
@@ -149,45 +157,67 @@ export async function hydrateForToken(
       user: o.user ? fromJson(users, o.user) : null,
     };
   }
+  const accountId = token?.account?.id ?? null;
+  // Read as another viewer than the token's (cannot happen: a token keeps its account): not used.
+  if (known !== undefined && known !== accountId) token = null;
+  if (token && accountId) rememberTokenAccount(tokenHash, accountId);
+  else tokenAccounts.delete(tokenHash);
   return {
     h: fromRows(
       rows.filter((r) => r.k !== "auth"),
-      token?.account?.id ?? null,
+      accountId,
     ),
     token,
   };
 }
 
-/**
- * The statement's pieces: the page and id CTEs, and one tagged part per kind of row.
- *
- * Preparing the statement costs far more than running it (a signed-in home page: ~50 ms to prepare in SQLite
- * 3.40, under 1 ms to run), because every part that reads `all_ids` gets its own compiled copy of the page
- * query. D1 keeps prepared statements by their text (workerd's SqlStorage cache, 1 MiB of SQL text), which is
- * why the text must stay the same for every viewer (`params`) and why adding parts or variants of the text is
- * not free: each new text is prepared once per database object, and again whenever the cache evicts it.
- */
-function hydrationQuery(source: string[] | SQL, who: string | null | { tokenHash: string }, opts: HydrateOptions = {}) {
-  const signedIn = typeof who === "object" ? who !== null : Boolean(who);
-  // The viewer and the time are bound once (`params`), so the parts are the same text for every viewer of a kind:
-  // built once. Viewer-specific parts match nothing for anonymous viewers.
-  const parts = precompiled(
-    `hydrate ${signedIn ? "me" : "anonymous"} ${opts.withMuted ? "with muted" : ""}`,
-    () =>
-      sql`SELECT * FROM (${unionAll([...sharedParts(), ...viewerParts({ me: ME, viewer: signedIn ? ME : null, from: sql``, by: sql``, tag: (v) => v, one: true }, opts)])})`,
-  );
-  const ctes = opts.ctes ? sql`${opts.ctes},` : sql``;
-  return { preamble: sql`WITH ${paramsCte(who)}, ${ctes} ${idCtes(source)}`, parts: [parts, ...(opts.parts ?? [])] };
+/** Token hash -> its account, as found by earlier reads in this isolate (bounded; the oldest go first). */
+const tokenAccounts = new Map<string, string>();
+const TOKEN_ACCOUNTS_MAX = 1000;
+function rememberTokenAccount(tokenHash: string, accountId: string) {
+  tokenAccounts.delete(tokenHash);
+  tokenAccounts.set(tokenHash, accountId);
+  if (tokenAccounts.size > TOKEN_ACCOUNTS_MAX) tokenAccounts.delete(tokenAccounts.keys().next().value!);
 }
 
-/** A part (of kind `kind`) of the accounts whose ids `ids` selects, as hydration renders them (`accountFromJson`). */
-export function accountsPart(kind: string, ids: SQL): SQL {
-  return part(
-    kind,
-    sql`json_object('account', ${jsonObject(accounts, "a", UNRENDERED_ACCOUNT_COLUMNS)}, 'user', CASE WHEN u.account_id IS NULL THEN NULL ELSE ${jsonObject(users, "u", SECRETS)} END)`,
-    sql`FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id IN (${ids})`,
+/**
+ * The statement's pieces: the page CTE, and the parts: the page's statuses with all they show (`statusesPart`),
+ * the viewer's settings, and the caller's own parts.
+ *
+ * What a statement costs in D1 rows is every row it steps on: an index entry or a table row found, each row of a
+ * materialised CTE each time it is scanned, each value of `json_each`; a look-up that finds nothing costs none.
+ * So the page is read once, each status is looked up once and everything it shows is read by correlated look-ups
+ * that cost only what they find (most statuses have no media, poll, tags, mentions, reactions, and the viewer
+ * has favourited few); parts scanning the page once per kind of row cost a page's rows per part.
+ *
+ * D1 keeps prepared statements by their text (workerd's SqlStorage cache), which is why the text must stay the
+ * same for every viewer (`params`): built once per kind of viewer (`precompiled`).
+ */
+function hydrationQuery(
+  source: string[] | SQL,
+  who: string | null | { tokenHash: string },
+  opts: HydrateOptions = {},
+  withLoaded = false,
+) {
+  const signedIn = typeof who === "object" ? who !== null : Boolean(who);
+  const scope: ViewerScope = { me: ME, viewer: signedIn ? ME : null, from: sql``, by: sql``, tag: (v) => v, one: true };
+  const parts = precompiled(`hydrate ${signedIn ? "me" : "anonymous"} ${opts.withMuted ? "with muted" : ""}`, () =>
+    unionAll([statusesPart(scope, opts), ...viewerSettingParts(scope)]),
   );
+  const ctes = opts.ctes ? sql`${opts.ctes},` : sql``;
+  return {
+    preamble: sql`WITH ${paramsCte(who)}, ${ctes} ${pageCtes(source, withLoaded)}`,
+    parts: [sql`SELECT * FROM (${parts})`, ...(opts.parts ?? [])],
+  };
 }
+
+/** An account as `accountFromJson` reads it, from `accounts` as `a` and its LEFT JOINed `users` row as `u`. */
+const accountObject = (a: string, u: string) =>
+  sql`json_object('account', ${jsonObject(accounts, a, UNRENDERED_ACCOUNT_COLUMNS)}, 'user', CASE WHEN ${sql.raw(u)}.account_id IS NULL THEN NULL ELSE ${jsonObject(users, u, SECRETS)} END)`;
+
+/** The account of id `id` as `accountFromJson` reads it, looked up (one row read; none when `id` is null). */
+export const accountById = (id: SQL) =>
+  sql`(SELECT ${accountObject("xa", "xu")} FROM accounts xa LEFT JOIN users xu ON xu.account_id = xa.id WHERE xa.id = ${id})`;
 
 /** An account row of `accountsPart`. */
 export const accountFromJson = (o: {
@@ -198,81 +228,60 @@ export const accountFromJson = (o: {
   user: o.user ? fromJson(users, o.user) : null,
 });
 
-const inAll = (col: string) => sql.raw(`${col} IN (SELECT id FROM all_ids)`);
-/** A column of the loaded statuses (`loaded`), read once for every part that needs it. */
-const ofLoaded = (col: string) => sql.raw(`(SELECT ${col} FROM loaded)`);
 const part = (kind: string, value: SQL, rest: SQL) => sql`SELECT ${sql.raw(`'${kind}'`)} AS k, ${value} AS v ${rest}`;
 
-function idCtes(source: string[] | SQL): SQL {
+/**
+ * `page`: the source's ids. Read by one part only, it is not materialised (scanning a materialised CTE costs a
+ * row per row); `withLoaded` materialises it and adds `loaded` (the page and the statuses it reblogs) for parts
+ * of the caller that read the loaded statuses.
+ */
+function pageCtes(source: string[] | SQL, withLoaded: boolean): SQL {
   const src = Array.isArray(source)
     ? sql`SELECT value FROM json_each(${JSON.stringify([...new Set(source)])})`
     : source;
-  // `all_ids`: the page and the statuses it reblogs. It names `page` once: SQLite copies a CTE's text into every
-  // place that names it (materialised or not) and compiles each copy, so each mention of `page` here is paid
-  // again by every part that reads `all_ids` or `loaded`; with a home page's filters that is most of the time
-  // spent preparing the statement (see the comment on `hydrationQuery`).
-  // `loaded`: the columns of the loaded statuses that other parts look up (authors, parents, threads, apps,
-  // cards, visibility), read from `statuses` once rather than once per part.
-  return sql`page(id) AS MATERIALIZED (${src}),
-    all_ids(id) AS MATERIALIZED (SELECT DISTINCT pj.value FROM page pg LEFT JOIN statuses pgr ON pgr.id = pg.id, json_each(json_array(pg.id, pgr.reblog_of_id)) pj WHERE pj.value IS NOT NULL),
-    loaded(id, account_id, visibility, in_reply_to_id, in_reply_to_account_id, thread_id, app_id, card_url) AS MATERIALIZED (
-      SELECT id, account_id, visibility, in_reply_to_id, in_reply_to_account_id, thread_id, app_id, card_url FROM statuses WHERE id IN (SELECT id FROM all_ids))`;
-}
-
-/** Parts every viewer sees alike. */
-function sharedParts(): SQL[] {
-  return [
-    part("page", sql`json_object('id', id)`, sql`FROM page`),
-    part("status", jsonObject(statuses, "s"), sql`FROM statuses s WHERE ${inAll("s.id")}`),
-    accountsPart(
-      "account",
-      sql`SELECT account_id FROM loaded
-    UNION SELECT in_reply_to_account_id FROM loaded
-    UNION SELECT account_id FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`,
-    ),
-    part(
-      "mention",
-      sql`json_object('s', status_id, 'a', account_id)`,
-      sql`FROM status_recipients WHERE ${inAll("status_id")} AND mention = 1`,
-    ),
-    part("tag", sql`json_object('s', status_id, 't', tag)`, sql`FROM status_tags WHERE ${inAll("status_id")}`),
-    part(
-      "media",
-      jsonObject(mediaAttachments, "m"),
-      // What an edit took off stays for the history only.
-      sql`FROM media_attachments m WHERE ${inAll("m.status_id")} AND m.removed_by_edit = 0`,
-    ),
-    part("poll", jsonObject(polls, "p"), sql`FROM polls p WHERE ${inAll("p.status_id")}`),
-    part(
-      "pollCount",
-      sql`json_object('p', poll_id, 'c', choice, 'n', count(*))`,
-      sql`FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")}) GROUP BY poll_id, choice`,
-    ),
-    part(
-      "pollVoters",
-      sql`json_object('p', poll_id, 'n', count(DISTINCT account_id))`,
-      sql`FROM poll_votes WHERE poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")}) GROUP BY poll_id`,
-    ),
-    part(
-      "app",
-      sql`json_object('id', id, 'name', name, 'website', website)`,
-      sql`FROM apps WHERE id IN ${ofLoaded("app_id")}`,
-    ),
-    part("card", sql`json_object('url', url, 'data', data)`, sql`FROM link_cards WHERE url IN ${ofLoaded("card_url")}`),
-    part(
-      "emoji",
-      jsonObject(customEmojis, "e"),
-      // Statuses carry their own resolved emoji (`statuses.emojis`); reactions name this instance's, or another
-      // server's as `shortcode@domain` (remote reactions): each name looked up on the (shortcode, domain) index.
-      sql`FROM (SELECT DISTINCT emoji AS name, instr(emoji, '@') AS at FROM emoji_reactions WHERE ${inAll("status_id")}) rn
-        JOIN custom_emojis e ON e.shortcode = (CASE WHEN rn.at > 0 THEN substr(rn.name, 1, rn.at - 1) ELSE rn.name END)
-          AND ifnull(e.domain, '') = (CASE WHEN rn.at > 0 THEN substr(rn.name, rn.at + 1) ELSE '' END)`,
-    ),
-  ];
+  // Distinct: notifications name a status many times.
+  if (!withLoaded) return sql`page(id) AS NOT MATERIALIZED (SELECT DISTINCT * FROM (${src}))`;
+  return sql`page(id) AS MATERIALIZED (SELECT DISTINCT * FROM (${src})),
+    loaded(id) AS (SELECT id FROM page UNION SELECT lr.reblog_of_id FROM page lp JOIN statuses lr ON lr.id = lp.id WHERE lr.reblog_of_id IS NOT NULL)`;
 }
 
 /**
- * How the viewer-specific parts name their viewer: one viewer (`ME`), or every row of a `viewers` CTE (`w.id`,
+ * One row per page status: `[the status, the status it reblogs or null]`, each as `statusObject` makes it. The
+ * reblogged status is looked up from the reblog's row, so the page is read once.
+ */
+function statusesPart(scope: ViewerScope, opts: { withMuted?: boolean }): SQL {
+  return part(
+    "st",
+    sql`json_array(${statusObject("r", scope, opts, true)}, CASE WHEN o.id IS NULL THEN NULL ELSE ${statusObject("o", scope, opts, false)} END)`,
+    sql`FROM page p JOIN statuses r ON r.id = p.id LEFT JOIN statuses o ON o.id = r.reblog_of_id`,
+  );
+}
+
+/**
+ * A status (alias `x`) and everything it shows, as one JSON object: the row, its author, the account it replies
+ * to, its mentions (with their accounts), tags, media, poll (with its tallies), application, card, and what the
+ * viewer may see and did (`viewerFacts`); `pg`: it is one of the page's statuses (not only reblogged by one).
+ * Each is a correlated look-up on an index: a status without media, poll, tags... reads nothing for them.
+ */
+function statusObject(x: string, scope: ViewerScope, opts: { withMuted?: boolean }, inPage: boolean): SQL {
+  const c = (col: string) => sql.raw(`${x}.${col}`);
+  return sql`json_object('pg', ${sql.raw(inPage ? "1" : "0")}, 's', ${jsonObject(statuses, x)},
+    'a', ${accountById(c("account_id"))},
+    'ra', CASE WHEN ${c("in_reply_to_account_id")} <> ${c("account_id")} THEN ${accountById(c("in_reply_to_account_id"))} END,
+    'm', (SELECT json_group_array(${accountById(sql`mr.account_id`)}) FROM status_recipients mr WHERE mr.status_id = ${c("id")} AND mr.mention = 1),
+    't', (SELECT json_group_array(st.tag) FROM status_tags st WHERE st.status_id = ${c("id")}),
+    'md', (SELECT json_group_array(${jsonObject(mediaAttachments, "m")}) FROM media_attachments m WHERE m.status_id = ${c("id")} AND m.removed_by_edit = 0),
+    'p', (SELECT json_object('row', ${jsonObject(polls, "pl")},
+        'c', (SELECT json_group_array(json_array(pc.choice, pc.n)) FROM (SELECT pvc.choice AS choice, count(*) AS n FROM poll_votes pvc WHERE pvc.poll_id = pl.id GROUP BY pvc.choice) pc),
+        'n', (SELECT count(DISTINCT pvn.account_id) FROM poll_votes pvn WHERE pvn.poll_id = pl.id))
+      FROM polls pl WHERE pl.status_id = ${c("id")}),
+    'app', (SELECT json_object('id', ap.id, 'name', ap.name, 'website', ap.website) FROM apps ap WHERE ap.id = ${c("app_id")}),
+    'card', (SELECT json_object('url', lc.url, 'data', lc.data) FROM link_cards lc WHERE lc.url = ${c("card_url")}),
+    'x', ${viewerFacts(x, scope, opts)})`;
+}
+
+/**
+ * How the viewer-specific facts name their viewer: one viewer (`ME`), or every row of a `viewers` CTE (`w.id`,
  * joined in by `from`, grouped by `by`, and written into each row as `w` by `tag`).
  */
 interface ViewerScope {
@@ -286,57 +295,51 @@ interface ViewerScope {
   one: boolean;
 }
 
-const VIEWER_KINDS = new Set(["flags", "ownVote", "reaction", "participation", "plainText", "filter"]);
-
-/** Parts that depend on who looks: what they may see, their own favourites, votes, mutes, reactions... */
-function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { withMuted?: boolean }): SQL[] {
+/**
+ * What the viewer may see and did, about the status `x`: may see it (`v`), favourited, bookmarked, reblogged it
+ * (0/1), the thread if they muted it (`tm`), the parent if they may see it (`pv`), their poll votes (`ov`), the
+ * status's reactions as they see them (`rx`, with the custom emoji each names), their direct conversation in
+ * the thread (`pa`). For an anonymous viewer the viewer's own facts match nothing.
+ */
+function viewerFacts(x: string, { me, viewer, one }: ViewerScope, opts: { withMuted?: boolean }): SQL {
+  const c = (col: string) => sql.raw(`${x}.${col}`);
   const t = NOW;
   const shownReactor = (accountId: SQL, domain: SQL) =>
     one
       ? notSilencedByLists(viewer, opts.withMuted ?? false, accountId, domain)
       : notSilenced(viewer, opts.withMuted, accountId);
-  return [
-    part(
-      "flags",
-      // Per loaded status, one row of what the viewer may see and did: may see it (`v`), favourited, bookmarked,
-      // reblogged it (0/1), the thread if they muted it (`tm`), the parent if they may see it (`pv`). One part
-      // rather than one per fact: each part that reads the loaded ids compiles its own copy of the page query
-      // (see `hydrationQuery`).
-      tag(
-        sql`json_object('id', v.id, 'v', ${visibleTo(viewer, { id: sql`v.id`, accountId: sql`v.account_id`, visibility: sql`v.visibility` })},
-          'fav', EXISTS (SELECT 1 FROM favourites fa WHERE fa.account_id = ${me} AND fa.status_id = v.id),
-          'bm', EXISTS (SELECT 1 FROM bookmarks bm WHERE bm.account_id = ${me} AND bm.status_id = v.id),
-          'rb', EXISTS (SELECT 1 FROM statuses rb WHERE rb.account_id = ${me} AND rb.reblog_of_id = v.id),
-          'tm', (SELECT tmu.thread_id FROM thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id = v.thread_id AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})),
-          'pv', (SELECT p.id FROM statuses p WHERE p.id = v.in_reply_to_id AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}))`,
-      ),
-      sql`FROM ${from} loaded v`,
-    ),
-    part(
-      "ownVote",
-      tag(sql`json_object('p', pv.poll_id, 'c', pv.choice)`),
-      sql`FROM ${from} poll_votes pv WHERE pv.account_id = ${me} AND pv.poll_id IN (SELECT id FROM polls WHERE ${inAll("status_id")})`,
-    ),
-    part(
-      "reaction",
-      // Each emoji's reactors: all are counted, the first few listed (`a`: the first REACTION_ACCOUNTS_MAX
-      // reactions by id, then those the viewer does not silence, as [reaction id, account id]). Deactivated
-      // accounts are left out, as Pleroma leaves inactive users out of reactions. The first few are one
-      // LIMIT walk per emoji: a window function over every reaction of the page cost several times more.
-      tag(
-        sql`json_object('s', er.status_id, 'e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id), 'a', (
+  // Each emoji's reactors: all are counted, the first few listed (`a`: the first REACTION_ACCOUNTS_MAX reactions
+  // by id, then those the viewer does not silence, as [reaction id, account id]). Deactivated accounts are left
+  // out, as Pleroma leaves inactive users out of reactions. Remote reactions name another server's emoji as
+  // `shortcode@domain`: each name is looked up on the (shortcode, domain) index. Asked only of a status with
+  // reactions: the grouping subquery costs a row to open, even empty.
+  const named = (part: "shortcode" | "domain") =>
+    part === "shortcode"
+      ? sql`(CASE WHEN instr(er.emoji, '@') > 0 THEN substr(er.emoji, 1, instr(er.emoji, '@') - 1) ELSE er.emoji END)`
+      : sql`(CASE WHEN instr(er.emoji, '@') > 0 THEN substr(er.emoji, instr(er.emoji, '@') + 1) ELSE '' END)`;
+  return sql`json_object('v', ${visibleTo(viewer, { id: c("id"), accountId: c("account_id"), visibility: c("visibility") })},
+    'fav', EXISTS (SELECT 1 FROM favourites fa WHERE fa.account_id = ${me} AND fa.status_id = ${c("id")}),
+    'bm', EXISTS (SELECT 1 FROM bookmarks bm WHERE bm.account_id = ${me} AND bm.status_id = ${c("id")}),
+    'rb', EXISTS (SELECT 1 FROM statuses rb WHERE rb.account_id = ${me} AND rb.reblog_of_id = ${c("id")}),
+    'tm', (SELECT tmu.thread_id FROM thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id = ${c("thread_id")} AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})),
+    'pv', (SELECT p.id FROM statuses p WHERE p.id = ${c("in_reply_to_id")} AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}),
+    'ov', (SELECT json_group_array(ov.choice) FROM polls op JOIN poll_votes ov ON ov.poll_id = op.id WHERE op.status_id = ${c("id")} AND ov.account_id = ${me}),
+    'pa', (SELECT pa.id FROM conversations cv JOIN participations pa ON pa.conversation_id = cv.id WHERE cv.thread_id = ${c("thread_id")} AND pa.account_id = ${me}),
+    'rx', CASE WHEN EXISTS (SELECT 1 FROM emoji_reactions er0 WHERE er0.status_id = ${c("id")}) THEN (SELECT json_group_array(json(rx.v)) FROM (
+      SELECT json_object('e', er.emoji, 'n', count(*), 'me', max(er.account_id = ${me}), 'first', min(er.id), 'a', (
           SELECT json_group_array(json_array(firsts.id, firsts.account_id)) FROM (SELECT r.id, r.account_id, fra.domain FROM emoji_reactions r JOIN accounts fra ON fra.id = r.account_id AND fra.deactivated = 0
             WHERE r.status_id = er.status_id AND r.emoji = er.emoji ORDER BY r.id LIMIT ${sql.raw(String(REACTION_ACCOUNTS_MAX))}) firsts
-          WHERE ${shownReactor(sql`firsts.account_id`, sql`firsts.domain`)}))`,
-      ),
-      sql`FROM ${from} emoji_reactions er JOIN accounts ra ON ra.id = er.account_id AND ra.deactivated = 0
-        WHERE ${inAll("er.status_id")} AND ${shownReactor(sql`er.account_id`, sql`ra.domain`)} GROUP BY ${by} er.status_id, er.emoji`,
-    ),
-    part(
-      "participation",
-      tag(sql`json_object('id', pa.id, 't', c.thread_id)`),
-      sql`FROM ${from} participations pa JOIN conversations c ON c.id = pa.conversation_id WHERE pa.account_id = ${me} AND c.thread_id IN ${ofLoaded("thread_id")}`,
-    ),
+          WHERE ${shownReactor(sql`firsts.account_id`, sql`firsts.domain`)}),
+        'em', (SELECT ${jsonObject(customEmojis, "ce")} FROM custom_emojis ce WHERE ce.shortcode = ${named("shortcode")} AND ifnull(ce.domain, '') = ${named("domain")})) AS v
+      FROM emoji_reactions er JOIN accounts ra ON ra.id = er.account_id AND ra.deactivated = 0
+      WHERE er.status_id = ${c("id")} AND ${shownReactor(sql`er.account_id`, sql`ra.domain`)} GROUP BY er.emoji) rx) ELSE json_array() END)`;
+}
+
+const VIEWER_KINDS = new Set(["facts", "plainText", "filter"]);
+
+/** The viewer's settings that shape every status: plain text (Pleroma's `no_rich_text`) and their filters. */
+function viewerSettingParts({ me, from, tag }: ViewerScope): SQL[] {
+  return [
     part(
       "plainText",
       tag(sql`json_object()`),
@@ -345,16 +348,16 @@ function viewerParts({ me, viewer, from, by, tag, one }: ViewerScope, opts: { wi
     part(
       "filter",
       tag(jsonObject(filters, "fl")),
-      sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${t})`,
+      sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${NOW})`,
     ),
   ];
 }
 
 /**
  * The same statuses hydrated for each of several signed-in viewers ('' for anonymous), for publishing to
- * streams: the parts alike for everyone are read once (anonymously), and the viewer-specific parts for all
- * viewers by one more statement over a `viewers` CTE; both in one batch. A viewer's `Hydrated` is the shared
- * rows plus their own; viewers in the same state share one (render each distinct `Hydrated` once).
+ * streams: everything is read once for the anonymous viewer, and the viewer-specific facts (`viewerFacts`) and
+ * settings for all viewers by one more statement over a `viewers` CTE; both in one batch. A viewer's `Hydrated`
+ * is the shared rows plus their own; viewers in the same state share one (render each distinct `Hydrated` once).
  */
 export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Promise<Map<string, Hydrated>> {
   const out = new Map<string, Hydrated>();
@@ -370,8 +373,17 @@ export async function hydrateEach(d: DB, ids: string[], viewers: string[]): Prom
     tag: (v) => sql`json_set(${v}, '$.w', w.id)`,
     one: false,
   };
-  const perViewer = sql`WITH ${paramsCte(null)}, viewers(id) AS (SELECT value FROM json_each(${JSON.stringify(signedIn)})), ${idCtes(ids)}
-    ${precompiled("hydrate each viewer", () => unionAll(viewerParts(many, {})))}`;
+  const perViewer = sql`WITH ${paramsCte(null)}, viewers(id) AS (SELECT value FROM json_each(${JSON.stringify(signedIn)})), ${pageCtes(ids, true)}
+    ${precompiled("hydrate each viewer", () =>
+      unionAll([
+        part(
+          "facts",
+          sql`json_object('w', w.id, 'id', f.id, 'x', ${viewerFacts("f", many, {})})`,
+          sql`FROM viewers w, loaded lf JOIN statuses f ON f.id = lf.id`,
+        ),
+        ...viewerSettingParts(many),
+      ]),
+    )}`;
   const [base, own] = await d.$client.batch<{ k: string; v: string }>([
     statement(d, sql`${shared.preamble} ${unionAll(shared.parts)}`),
     statement(d, perViewer),
@@ -405,6 +417,35 @@ function reactorIds(pairs: unknown): string[] {
   return (list ?? []).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((p) => p[1]);
 }
 
+/** A JSON value as a row gives it: parsed already when nested in an object, text when read as a column. */
+export const parsed = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
+
+interface Facts {
+  v: number;
+  fav: number;
+  bm: number;
+  rb: number;
+  tm: string | null;
+  pv: string | null;
+  ov: number[];
+  pa: string | null;
+  rx: { e: string; n: number; me: number; first: string; a: unknown; em: Record<string, unknown> | null }[];
+}
+
+interface StatusObject {
+  pg: number;
+  s: Record<string, unknown>;
+  a: Parameters<typeof accountFromJson>[0] | null;
+  ra: Parameters<typeof accountFromJson>[0] | null;
+  m: Parameters<typeof accountFromJson>[0][];
+  t: string[];
+  md: Record<string, unknown>[];
+  p: { row: Record<string, unknown>; c: [number, number][]; n: number } | null;
+  app: { id: string; name: string; website: string | null } | null;
+  card: { url: string; data: string | null } | null;
+  x: Facts;
+}
+
 function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hydrated {
   const by = new Map<string, any[]>();
   for (const r of rows) {
@@ -413,105 +454,106 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     by.set(r.k, list);
   }
   const of = (k: string) => by.get(k) ?? [];
-  const statusRows = of("status").map((o) => fromJson(statuses, o));
-  const accountRows = of("account").map(accountFromJson);
-  const mentionRows = of("mention").map((o) => ({ statusId: o.s as string, accountId: o.a as string }));
-  const tagRows = of("tag").map((o) => ({ statusId: o.s as string, tag: o.t as string }));
-  const mediaRows = of("media")
-    .map((o) => fromJson(mediaAttachments, o))
-    .sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
-  const pollRows = of("poll").map((o) => fromJson(polls, o));
-  const pollCountRows = of("pollCount").map((o) => ({
-    pollId: o.p as string,
-    choice: o.c as number,
-    n: o.n as number,
-  }));
-  const voterRows = of("pollVoters").map((o) => ({ pollId: o.p as string, n: o.n as number }));
-  const ownVoteRows = of("ownVote").map((o) => ({ pollId: o.p as string, choice: o.c as number }));
-  const flagRows = of("flags") as {
-    id: string;
-    v: number;
-    fav: number;
-    bm: number;
-    rb: number;
-    tm: string | null;
-    pv: string | null;
-  }[];
-  const reactionRows = of("reaction")
-    .sort((a, b) => (a.first < b.first ? -1 : 1))
-    .map((o) => ({
-      statusId: o.s as string,
-      emoji: o.e as string,
-      n: o.n as number,
-      me: o.me as number,
-      accountIds: reactorIds(o.a),
-    }));
-  const appRows = of("app") as { id: string; name: string; website: string | null }[];
-  const cardRows = of("card").map((o) => ({
-    url: o.url as string,
-    data: o.data === null ? null : (JSON.parse(o.data) as Record<string, unknown>),
-  }));
-  const participationRows = of("participation").map((o) => ({ id: o.id as string, threadId: o.t as string }));
-  const emojiRows = of("emoji").map((o) => fromJson(customEmojis, o));
-  const pageRows = of("page") as { id: string }[];
-
-  const pollCounts = new Map<string, Map<number, number>>();
-  for (const r of pollCountRows) {
-    if (!pollCounts.has(r.pollId)) pollCounts.set(r.pollId, new Map());
-    pollCounts.get(r.pollId)!.set(r.choice, r.n);
-  }
-  // A remote poll shows its server's tallies (services/remote-polls.ts), not only the votes cast here.
-  const pollVoters = new Map(voterRows.map((r) => [r.pollId, r.n]));
-  for (const p of pollRows) {
-    if (!p.remoteTallies) continue;
-    pollCounts.set(p.id, new Map(p.remoteTallies.map((n, i) => [i, n])));
-    pollVoters.set(p.id, p.remoteVoters ?? p.remoteTallies.reduce((a, b) => a + b, 0));
-  }
-  return {
+  const h: Hydrated = {
     viewerId,
-    page: pageRows.map((r) => r.id).sort(newestFirst),
-    visible: new Set(flagRows.filter((f) => f.v).map((f) => f.id)),
-    statuses: new Map(statusRows.map((s) => [s.id, s])),
-    accounts: new Map(accountRows.map((a) => [a.account.id, a])),
-    mentions: group(
-      mentionRows,
-      (r) => r.statusId,
-      (r) => r.accountId,
-    ),
-    tags: group(
-      tagRows,
-      (r) => r.statusId,
-      (r) => r.tag,
-    ),
-    media: group(
-      mediaRows,
-      (r) => r.statusId!,
-      (r) => r,
-    ),
-    polls: new Map(pollRows.map((p) => [p.statusId, p])),
-    pollCounts,
-    pollVoters,
-    ownVotes: group(
-      ownVoteRows,
-      (r) => r.pollId,
-      (r) => r.choice,
-    ),
-    favourited: new Set(flagRows.filter((f) => f.fav).map((f) => f.id)),
-    bookmarked: new Set(flagRows.filter((f) => f.bm).map((f) => f.id)),
-    reblogged: new Set(flagRows.filter((f) => f.rb).map((f) => f.id)),
-    mutedThreads: new Set(flagRows.flatMap((f) => (f.tm === null ? [] : [f.tm]))),
-    reactions: group(
-      reactionRows,
-      (r) => r.statusId,
-      (r) => ({ name: r.emoji, count: r.n, me: Boolean(r.me), accountIds: r.accountIds }),
-    ),
-    apps: new Map(appRows.map((a) => [a.id, { name: a.name, website: a.website }])),
-    cards: new Map(cardRows.map((c) => [c.url, c.data ?? null])),
-    visibleParents: new Set(flagRows.flatMap((f) => (f.pv === null ? [] : [f.pv]))),
-    participations: new Map(participationRows.map((r) => [r.threadId, r.id])),
-    emojis: new Map(emojiRows.map((e) => [e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e])),
+    page: [],
+    visible: new Set(),
+    statuses: new Map(),
+    accounts: new Map(),
+    mentions: new Map(),
+    tags: new Map(),
+    media: new Map(),
+    polls: new Map(),
+    pollCounts: new Map(),
+    pollVoters: new Map(),
+    ownVotes: new Map(),
+    favourited: new Set(),
+    bookmarked: new Set(),
+    reblogged: new Set(),
+    mutedThreads: new Set(),
+    reactions: new Map(),
+    apps: new Map(),
+    cards: new Map(),
+    visibleParents: new Set(),
+    participations: new Map(),
+    emojis: new Map(),
     plainText: of("plainText").length > 0,
     filters: of("filter").map((o) => fromJson(filters, o)),
     extra: by,
   };
+  const addAccount = (json: unknown) => {
+    const o = json === null || json === undefined ? null : parsed<Parameters<typeof accountFromJson>[0]>(json);
+    if (o && !h.accounts.has(o.account.id as string)) h.accounts.set(o.account.id as string, accountFromJson(o));
+  };
+  // The viewer's own facts when read apart (`hydrateEach`): they replace the anonymous ones.
+  const ownFacts = new Map<string, Facts>(of("facts").map((o: { id: string; x: unknown }) => [o.id, parsed(o.x)]));
+  const page = new Set<string>();
+  for (const pair of of("st") as unknown[][]) {
+    for (const item of pair) {
+      if (item === null) continue;
+      const o = parsed<StatusObject>(item);
+      const s = fromJson(statuses, o.s);
+      if (o.pg) page.add(s.id);
+      if (h.statuses.has(s.id)) continue;
+      h.statuses.set(s.id, s);
+      addAccount(o.a);
+      addAccount(o.ra);
+      const mentioned = parsed<unknown[]>(o.m).map((a) => parsed<Parameters<typeof accountFromJson>[0]>(a));
+      for (const a of mentioned) addAccount(a);
+      if (mentioned.length)
+        h.mentions.set(
+          s.id,
+          mentioned.map((a) => a.account.id as string),
+        );
+      const tags = parsed<string[]>(o.t);
+      if (tags.length) h.tags.set(s.id, tags);
+      const media = parsed<Record<string, unknown>[]>(o.md)
+        .map((m) => fromJson(mediaAttachments, m))
+        .sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
+      if (media.length) h.media.set(s.id, media);
+      const p = o.p === null ? null : parsed<NonNullable<StatusObject["p"]>>(o.p);
+      if (p) {
+        const poll = fromJson(polls, p.row);
+        h.polls.set(s.id, poll);
+        // A remote poll shows its server's tallies (services/remote-polls.ts), not only the votes cast here.
+        if (poll.remoteTallies) {
+          h.pollCounts.set(poll.id, new Map(poll.remoteTallies.map((n, i) => [i, n])));
+          h.pollVoters.set(poll.id, poll.remoteVoters ?? poll.remoteTallies.reduce((a, b) => a + b, 0));
+        } else {
+          const counts = parsed<[number, number][]>(p.c);
+          if (counts.length) h.pollCounts.set(poll.id, new Map(counts));
+          h.pollVoters.set(poll.id, p.n);
+        }
+      }
+      const app = o.app === null ? null : parsed<NonNullable<StatusObject["app"]>>(o.app);
+      if (app) h.apps.set(app.id, { name: app.name, website: app.website });
+      const card = o.card === null ? null : parsed<NonNullable<StatusObject["card"]>>(o.card);
+      if (card) h.cards.set(card.url, card.data === null ? null : JSON.parse(card.data));
+      const x = ownFacts.get(s.id) ?? parsed<Facts>(o.x);
+      if (x.v) h.visible.add(s.id);
+      if (x.fav) h.favourited.add(s.id);
+      if (x.bm) h.bookmarked.add(s.id);
+      if (x.rb) h.reblogged.add(s.id);
+      if (x.tm !== null) h.mutedThreads.add(x.tm);
+      if (x.pv !== null) h.visibleParents.add(x.pv);
+      if (x.pa !== null) h.participations.set(s.threadId, x.pa);
+      const own = parsed<number[]>(x.ov);
+      if (own.length && p) h.ownVotes.set(p.row.id as string, own);
+      const reactions = parsed<unknown[]>(x.rx)
+        .map((r) => parsed<Facts["rx"][number]>(r))
+        .sort((a, b) => (a.first < b.first ? -1 : 1));
+      if (reactions.length)
+        h.reactions.set(
+          s.id,
+          reactions.map((r) => ({ name: r.e, count: r.n, me: Boolean(r.me), accountIds: reactorIds(r.a) })),
+        );
+      for (const r of reactions) {
+        if (!r.em) continue;
+        const e = fromJson(customEmojis, parsed(r.em));
+        h.emojis.set(e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e);
+      }
+    }
+  }
+  h.page = [...page].sort(newestFirst);
+  return h;
 }

@@ -13,8 +13,8 @@ import type { DB } from "../db/client";
 import { inJson, now, statement } from "../db/client";
 import { newestFirst, seqCursor, seqIds } from "../db/ids";
 import { chatMessages, markers, mediaAttachments, notifications, reports, users } from "../db/schema";
-import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
-import { accountFromJson, accountsPart, type Hydrated } from "./hydrate";
+import { fromJson, jsonObject, precompiled } from "../db/json-rows";
+import { accountById, accountFromJson, parsed, type Hydrated } from "./hydrate";
 import type { AccountWithUser } from "./accounts";
 import { badRequest, notFound } from "../lib/errors";
 import { rawPage, seqPage, type Page } from "../db/paging";
@@ -218,21 +218,20 @@ export function notificationPage(q: NotificationQuery, page: Page) {
   return {
     ctes: sql`npage AS MATERIALIZED (SELECT notifications.*, ${senderMuted(Date.now())} AS is_muted FROM notifications WHERE ${and(...conds)} ORDER BY ${p.order} LIMIT ${p.limit})`,
     statusIds: sql`SELECT status_id FROM npage WHERE status_id IS NOT NULL`,
-    // One term of the statement's compound SELECT (D1 allows 5 per compound: json-rows.ts `unionAll`).
+    // One pass over the page: each notification with its accounts, report and chat message, each looked up by
+    // its id (a look-up finds nothing, and costs no row, where the notification names none). A part per kind
+    // would scan the page once each.
     parts: [
       precompiled(
         "notification page parts",
         () =>
-          sql`SELECT * FROM (${unionAll([
-            sql`SELECT 'notification' AS k, json_object('n', ${jsonObject(notifications, "np")}, 'm', np.is_muted) AS v FROM npage np`,
-            accountsPart(
-              "notificationAccount",
-              sql`SELECT from_account_id FROM npage UNION SELECT target_account_id FROM npage`,
-            ),
-            sql`SELECT 'report' AS k, ${jsonObject(reports, "r")} AS v FROM reports r WHERE r.id IN (SELECT report_id FROM npage)`,
-            sql`SELECT 'chatMessage' AS k, json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END) AS v
-        FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id IN (SELECT chat_message_id FROM npage)`,
-          ])})`,
+          sql`SELECT 'notification' AS k, json_object('n', ${jsonObject(notifications, "np")}, 'm', np.is_muted,
+            'a', ${accountById(sql`np.from_account_id`)},
+            'ta', ${accountById(sql`np.target_account_id`)},
+            'r', (SELECT ${jsonObject(reports, "r")} FROM reports r WHERE r.id = np.report_id),
+            'cm', (SELECT json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END)
+              FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id = np.chat_message_id)) AS v
+          FROM npage np`,
       ),
     ],
   };
@@ -241,19 +240,25 @@ export function notificationPage(q: NotificationQuery, page: Page) {
 /** The notifications of a `notificationPage` read (newest first) and what they name besides statuses. */
 export function notificationsRead(h: Hydrated): { rows: NotificationRow[]; named: NotificationsNamed } {
   const of = (k: string) => h.extra.get(k) ?? [];
-  const rows = of("notification")
+  const read = of("notification");
+  const rows = read
     .map((o) => ({ ...fromJson(notifications, o.n), isMuted: o.m as number }))
     .sort((a, b) => newestFirst(a.id, b.id));
   const people = new Map(
-    of("notificationAccount")
-      .map((o) => accountFromJson(o))
+    read
+      .flatMap((o) => [o.a, o.ta])
+      .filter(Boolean)
+      .map((o) => accountFromJson(parsed(o)))
       .map((a) => [a.account.id, a]),
   );
-  const reportRows = of("report").map((o) => fromJson(reports, o));
-  const chats = of("chatMessage").map((o) => ({
-    message: fromJson(chatMessages, o.message),
-    media: o.media ? fromJson(mediaAttachments, o.media) : null,
-  }));
+  const reportRows = read.filter((o) => o.r).map((o) => fromJson(reports, parsed(o.r)));
+  const chats = read
+    .filter((o) => o.cm)
+    .map((o) => parsed<{ message: Record<string, unknown>; media: Record<string, unknown> | null }>(o.cm))
+    .map((o) => ({
+      message: fromJson(chatMessages, o.message),
+      media: o.media ? fromJson(mediaAttachments, o.media) : null,
+    }));
   return {
     rows,
     named: {
