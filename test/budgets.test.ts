@@ -362,6 +362,12 @@ describe("rows read and written per action, within the Free plan's budgets", () 
 
   it("posting with no local followers", async () => {
     await post(quiet, { status: "warm" });
+    // An instance with no relay (the relay's row set aside for this one), then with it: the post also goes out.
+    await env.DB.prepare("UPDATE relays SET state = 'rejected' WHERE id = 'BUDGETRELAY'").run();
     await within("post, no local followers", { read: 100, written: 30 }, () => post(quiet, { status: "hello" }));
+    await env.DB.prepare("UPDATE relays SET state = 'accepted' WHERE id = 'BUDGETRELAY'").run();
+    await within("post, no local followers, to the relay", { read: 150, written: 35 }, () =>
+      post(quiet, { status: "hello, relay" }),
+    );
   });
 });

@@ -511,5 +511,13 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "-- Issue 44: when the sign-in that made a token passed its second factor (the MFA challenge), so that new backup\n-- codes asked for soon after need no password again (Pleroma-FE sends none).\nALTER TABLE `tokens` ADD `second_factor_at` integer;\n"
   ]
+ },
+ {
+  "name": "0050_follow_counters.sql",
+  "queries": [
+   "CREATE TRIGGER `follows_counted` AFTER INSERT ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` + 1 WHERE `id` = NEW.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` + 1 WHERE `id` = NEW.`account_id` AND `domain` IS NULL;\nEND",
+   "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
+   "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
+  ]
  }
 ];

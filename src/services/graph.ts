@@ -6,7 +6,7 @@
  * requests, blocks) get their ActivityPub id (`localActivityUri`) in the same batch.
  */
 import type { Effects } from "./effects";
-import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { anyRow, inJson, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
@@ -40,19 +40,8 @@ export interface GraphResult {
   effects: Effects;
 }
 
-/**
- * Sets both counters of a local account from the follow rows. A remote account's counters are left as its
- * server reported them: local rows know only a part of its followers.
- */
-export function recount(d: DB, accountId: string) {
-  return d
-    .update(accounts)
-    .set({
-      followersCount: sql`(SELECT count(*) FROM follows WHERE target_account_id = ${accountId})`,
-      followingCount: sql`(SELECT count(*) FROM follows WHERE account_id = ${accountId})`,
-    })
-    .where(and(eq(accounts.id, accountId), isNull(accounts.domain)));
-}
+// A local account's follower and following figures follow the `follows` rows by their triggers (migration
+// 0050): nothing here recounts them.
 
 const countsOf = (d: DB, ids: string[]) =>
   d
@@ -225,8 +214,6 @@ export async function follow(
       .onConflictDoNothing(),
     // Its latest posts into the new follower's home at once, in the follow's batch.
     backfillHome(d, me.id, [target.id]),
-    recount(d, me.id),
-    recount(d, target.id),
   );
   const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
     notify(d, {
@@ -267,8 +254,6 @@ export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promi
         .delete(subscriptions)
         .where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
       leaveLists(d, me.id, target.id),
-      recount(d, me.id),
-      recount(d, target.id),
     ],
     [
       unnotify(d, { type: "follow", to: target.id, from: me.id }),
@@ -312,8 +297,6 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
       ...(request.notify ? [subscribeWrite(d, requesterId, me.id, t)] : []),
       // A remote requester gets an Accept of their Follow (the request's uri is its id).
       ...(request.uri ? [outboxWrite(d, me.id, { type: "Accept", uri: request.uri, followerId: requesterId }, t)] : []),
-      recount(d, me.id),
-      recount(d, requesterId),
     ],
     [
       unnotify(d, { type: "follow_request", to: me.id, from: requesterId }),
@@ -412,8 +395,6 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
     pair(endorsements),
     leaveLists(d, me.id, target.id),
     leaveLists(d, target.id, me.id),
-    recount(d, me.id),
-    recount(d, target.id),
     // What the blocked account caused is no longer shown.
     d.delete(notifications).where(and(eq(notifications.accountId, me.id), eq(notifications.fromAccountId, target.id))),
   ]);
@@ -449,8 +430,6 @@ export async function removeFromFollowers(d: DB, me: AccountRow, follower: Accou
       .delete(subscriptions)
       .where(and(eq(subscriptions.accountId, follower.id), eq(subscriptions.targetAccountId, me.id))),
     leaveLists(d, follower.id, me.id),
-    recount(d, me.id),
-    recount(d, follower.id),
   ]);
   return {
     relationship,
@@ -632,7 +611,6 @@ export async function blockDomain(d: DB, me: AccountRow, domain: string): Promis
         ),
       ),
     // The accounts of that domain are remote: their following counts are their server's, not recounted here.
-    recount(d, me.id),
   ]);
 }
 

@@ -115,7 +115,10 @@ export async function hydrateWithParentUris(
   d: DB,
   source: string[] | SQL,
 ): Promise<{ h: Hydrated; parentUris: Map<string, string> }> {
-  const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM statuses p WHERE p.id IN (SELECT ls.in_reply_to_id FROM loaded ll JOIN statuses ls ON ls.id = ll.id)`;
+  // From the loaded statuses, each parent looked up by its key, in that order (CROSS JOIN: left to right). Left to
+  // the planner, an `IN (…)` over them walked every status, and a join every reply.
+  const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM loaded ll
+    CROSS JOIN statuses ls ON ls.id = ll.id CROSS JOIN statuses p ON p.id = ls.in_reply_to_id`;
   const q = hydrationQuery(source, null, { parts: [parents] }, true);
   const h = fromRows(await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll(q.parts)}`), null);
   const parentUris = new Map((h.extra.get("parentUri") ?? []).map((o: { id: string; uri: string }) => [o.id, o.uri]));

@@ -10,7 +10,7 @@ import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import { blocks, endorsements, followRequests, follows, subscriptions } from "../db/schema";
 import type { AccountRow } from "./accounts";
-import { leaveLists, recount } from "./graph";
+import { leaveLists } from "./graph";
 import { unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 
@@ -53,7 +53,6 @@ export async function receiveBlock(
     pair(subscriptions),
     pair(endorsements),
     leaveLists(d, target.id, from.id),
-    recount(d, target.id),
     unnotify(d, { type: "follow", to: target.id, from: from.id }),
     unnotify(d, { type: "follow_request", to: target.id, from: from.id }),
   ]);

@@ -12,7 +12,6 @@ import { newId } from "../db/ids";
 import { accounts, blocks, domainBlocks, followRequests, follows, subscriptions } from "../db/schema";
 import type { AccountRow } from "./accounts";
 import { backfillHome } from "./backfill";
-import { recount } from "./graph";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 import type { FollowCounts, StreamEvent } from "./events";
@@ -126,7 +125,6 @@ export async function receiveFollow(
         uri,
       })
       .onConflictDoNothing(),
-    recount(d, target.id),
     notify(d, {
       type: "follow",
       to: target.id,
@@ -137,7 +135,7 @@ export async function receiveFollow(
     countsOf(d, [actor.id, target.id]),
   ]);
   return {
-    events: followEvent("follow_accept", actor.id, target.id, results[4] as FollowCounts[], target.id),
+    events: followEvent("follow_accept", actor.id, target.id, results[results.length - 1] as FollowCounts[], target.id),
     push: true,
   };
 }
@@ -196,7 +194,6 @@ export async function receiveAccept(
             .onConflictDoNothing(),
         ]
       : []),
-    recount(d, request.accountId),
     countsOf(d, [request.accountId, sender.id]),
   ]);
   return {
@@ -233,7 +230,6 @@ export async function receiveReject(d: DB, sender: AccountRow, ref: FollowRef): 
     d
       .delete(subscriptions)
       .where(and(eq(subscriptions.accountId, followerId), eq(subscriptions.targetAccountId, sender.id))),
-    recount(d, followerId),
     countsOf(d, [followerId, sender.id]),
   ]);
   return {
@@ -273,7 +269,6 @@ export async function receiveUndoFollow(
     d
       .delete(followRequests)
       .where(and(eq(followRequests.accountId, actor.id), eq(followRequests.targetAccountId, targetId))),
-    recount(d, targetId),
     unnotify(d, { type: "follow", to: targetId, from: actor.id }),
     unnotify(d, { type: "follow_request", to: targetId, from: actor.id }),
   ]);
