@@ -10,7 +10,9 @@ import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A } from "./instances";
 import { expectAccepted, fill, followPeer, q, reroute, setup, unroute, type Setup } from "./inbound";
 import { createPeer, type Peer } from "./peer";
-import { measure, type Usage } from "../src/lib/meter";
+import { measure, meteredD1, type Usage } from "../src/lib/meter";
+import { hydrateEach } from "../src/services/hydrate";
+import { db } from "../src/db/client";
 import { StatusSchema } from "../src/schemas/status";
 import { deliveryWake } from "../src/federation/delivery";
 import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
@@ -357,6 +359,16 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     expect(shown.filter((x) => x.media_attachments.length && x.mentions.length && x.tags.length)).toHaveLength(10);
     await within("home page (20) of reblogs and of replies with media", { read: 300, written: 0 }, () =>
       get("/api/v1/timelines/home?limit=20", reader),
+    );
+  });
+
+  it("what publishing a status to streams reads: the status for each listener's viewpoint", async () => {
+    const mine = await post(quiet, { status: "to the streams" });
+    // What the streaming door does for a new status with an anonymous listener and two signed-in ones.
+    // Through the meter, as the Worker's own bindings are (src/index.ts).
+    const d = db({ DB: meteredD1(A.bindings.DB) } as never);
+    await within("hydrating a status for 3 stream listeners", { read: 50, written: 0 }, () =>
+      hydrateEach(d, [mine.id], ["", reader.id, quiet.id]),
     );
   });
 
