@@ -70,6 +70,7 @@ export const ACTIONS = {
   inboundReply: "inbound reply to a local post",
   cronIdle: "cron: idle minute",
   cronHourly: "cron: hourly run (minute 30)",
+  cronHourlyIdle: "cron: hourly run, nothing new to prune",
   cronMidnight: "cron: 00:00 UTC",
   cronMidnightHourly: "cron: 00:30 UTC",
   homePage: "home timeline page (20)",
@@ -161,7 +162,22 @@ const need = (f: Figures, name: string): Cost => {
 };
 
 /** The cron's day: 1,440 runs, of which 24 at minute 30 (one of them at 00:30) and one at 00:00. */
-export function cronLines(f: Figures): Line[] {
+/**
+ * The cron's day. On an instance where remote posts arrive, each hourly run prunes an hour's worth past the
+ * retention (as measured); on an idle one nothing new ages past it, and the hourly runs find nothing to prune.
+ */
+export function cronLines(f: Figures, idle = false): Line[] {
+  if (idle)
+    return [
+      { what: "cron, ordinary minutes", from: ACTIONS.cronIdle, perDay: 1440 - 25, each: need(f, ACTIONS.cronIdle) },
+      {
+        what: "cron, minute 30 (hourly jobs, nothing to prune)",
+        from: ACTIONS.cronHourlyIdle,
+        perDay: 24,
+        each: need(f, ACTIONS.cronHourlyIdle),
+      },
+      { what: "cron, 00:00 UTC", from: ACTIONS.cronMidnight, perDay: 1, each: need(f, ACTIONS.cronMidnight) },
+    ];
   return [
     { what: "cron, ordinary minutes", from: ACTIONS.cronIdle, perDay: 1440 - 25, each: need(f, ACTIONS.cronIdle) },
     { what: "cron, minute 30 (hourly jobs)", from: ACTIONS.cronHourly, perDay: 23, each: need(f, ACTIONS.cronHourly) },
@@ -265,7 +281,7 @@ export const SCENARIOS: Scenario[] = [
 ];
 
 export function scenarioDay(f: Figures, s: Scenario): Day {
-  return day(s.population ? dayLines(f, s.population) : cronLines(f));
+  return day(s.population ? dayLines(f, s.population) : cronLines(f, true));
 }
 
 /** Each target with the share the model gives and whether it is met. */

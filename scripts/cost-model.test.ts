@@ -45,10 +45,11 @@ test("between: a straight line through two measured points", () => {
   assert.equal(between(a, 1, b, 10, 1).rowsRead, 10);
 });
 
-test("an idle day is the cron's 1,440 runs, and its share of each cap", () => {
+test("an idle day is the cron's 1,440 runs (hourly ones with nothing to prune), and its share of each cap", () => {
   const f = figures({
     [ACTIONS.cronIdle]: { rowsRead: 10, rowsWritten: 2 },
     [ACTIONS.cronHourly]: { rowsRead: 1000, rowsWritten: 50 },
+    [ACTIONS.cronHourlyIdle]: { rowsRead: 40, rowsWritten: 4 },
     [ACTIONS.cronMidnight]: { rowsRead: 10, rowsWritten: 2 },
     [ACTIONS.cronMidnightHourly]: { rowsRead: 5000, rowsWritten: 100 },
   });
@@ -57,8 +58,9 @@ test("an idle day is the cron's 1,440 runs, and its share of each cap", () => {
     SCENARIOS.find((s) => s.key === "idle")!,
   );
   assert.equal(idle.total.requests, 1440);
-  assert.equal(idle.total.rowsRead, 1415 * 10 + 23 * 1000 + 10 + 5000);
-  assert.equal(idle.total.rowsWritten, 1415 * 2 + 23 * 50 + 2 + 100);
+  // Nothing arrives, so nothing ages past the retention: the hourly runs (00:30 too) find nothing to prune.
+  assert.equal(idle.total.rowsRead, 1415 * 10 + 24 * 40 + 10);
+  assert.equal(idle.total.rowsWritten, 1415 * 2 + 24 * 4 + 2);
   assert.equal(idle.percent.requests, 1.44);
   assert.equal(idle.percent.rowsRead, (idle.total.rowsRead / FREE_PLAN.rowsRead) * 100);
   assert.equal(idle.percent.durableObjectRequests, 0);
