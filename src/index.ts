@@ -4,6 +4,11 @@ import { runScheduled } from "./cron";
 import type { Env } from "./env";
 import { eventSinks } from "./services/events";
 import { deliverToStreams } from "./effects/stream-delivery";
+import { registerFederationSinks } from "./effects";
+import { kickFederation } from "./federation/delivery";
+import { backfillFromOutboxes } from "./federation/outbox-backfill";
+import { fetchThreads } from "./federation/thread-replies";
+import { resolveEnv } from "./federation/resolve";
 import { handleFederated } from "./federation";
 import { ensureSchema } from "./db/schema-upgrade";
 
@@ -30,8 +35,13 @@ export const TopicStream = metered(TopicStreamObject, STREAM_ENTRIES);
 export const HostDelivery = metered(HostDeliveryObject, ["kick", "alarm"]);
 export const ChatRoom = metered(ChatRoomObject, ["send", "read", "readOne", "deleteMessage", "clear"]);
 
-// Published events go to the streaming objects.
+// Published events go to the streaming objects; what reaches other servers goes through federation/.
 eventSinks.push(deliverToStreams);
+registerFederationSinks({
+  kick: kickFederation,
+  backfill: (env, base, accounts) => backfillFromOutboxes(resolveEnv(env, base, new URL(base).host), accounts),
+  threads: (env, base, ids) => fetchThreads(resolveEnv(env, base, new URL(base).host), ids),
+});
 
 const app = createApp();
 

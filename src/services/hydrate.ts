@@ -25,7 +25,7 @@ import {
 import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
 import { ME, NOW, notSilenced, notSilencedByLists, paramsCte, visibleTo } from "./visibility";
-import { REACTION_ACCOUNTS_MAX } from "./reactions";
+import { REACTION_ACCOUNTS_MAX } from "./reaction-limits";
 
 export type StatusRow = typeof statuses.$inferSelect;
 

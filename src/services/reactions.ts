@@ -9,9 +9,8 @@ import { accounts, customEmojis, emojiReactions, userColumns, users } from "../d
 import type { AccountWithUser } from "./accounts";
 import { reactionName } from "./status-actions";
 import { notSilenced } from "./visibility";
+import { REACTION_ACCOUNTS_MAX } from "./reaction-limits";
 
-/** Accounts listed per emoji in a reaction list (the count stays exact). */
-export const REACTION_ACCOUNTS_MAX = 80;
 
 export interface ReactionGroup {
   name: string;
