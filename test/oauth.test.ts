@@ -157,7 +157,8 @@ describe("token grants", () => {
     expect(token.me).toBeUndefined();
   });
 
-  it("refresh_token gives a new token once, and the old one stops working", async () => {
+  /** A user signed in with the password grant, and the body that refreshes that token. */
+  async function signedInWithRefresh() {
     const user = await registerUser();
     const first = await json("/oauth/token", {
       body: {
@@ -172,8 +173,13 @@ describe("token grants", () => {
       grant_type: "refresh_token",
       client_id: user.app.client_id,
       client_secret: user.app.client_secret,
-      refresh_token: first.refresh_token,
+      refresh_token: first.refresh_token as string,
     };
+    return { user, first, body };
+  }
+
+  it("refresh_token gives a new token once, and the old one stops working", async () => {
+    const { first, body } = await signedInWithRefresh();
     const second = valid(TokenSchema, await json("/oauth/token", { body }));
     expect(second.access_token).not.toBe(first.access_token);
     expect(second.me).toBe(first.me);
@@ -183,22 +189,7 @@ describe("token grants", () => {
   });
 
   it("a refresh token used several times at once gives one new pair, and leaves no other token behind", async () => {
-    const user = await registerUser();
-    const first = await json("/oauth/token", {
-      body: {
-        grant_type: "password",
-        client_id: user.app.client_id,
-        client_secret: user.app.client_secret,
-        username: user.username,
-        password: user.password,
-      },
-    });
-    const body = {
-      grant_type: "refresh_token",
-      client_id: user.app.client_id,
-      client_secret: user.app.client_secret,
-      refresh_token: first.refresh_token,
-    };
+    const { user, first, body } = await signedInWithRefresh();
     const answers = await Promise.all([1, 2, 3, 4].map(() => call("/oauth/token", { body })));
     expect(answers.map((r) => r.status).sort()).toEqual([200, 400, 400, 400]);
     const winner = valid(TokenSchema, await answers.find((r) => r.status === 200)!.json());
