@@ -11,7 +11,6 @@ import { reactionName } from "./status-actions";
 import { notSilenced } from "./visibility";
 import { REACTION_ACCOUNTS_MAX } from "./reaction-limits";
 
-
 export interface ReactionGroup {
   name: string;
   count: number;

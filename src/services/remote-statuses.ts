@@ -214,11 +214,6 @@ export async function storeRemoteNote(
     : null;
   const extra: D1PreparedStatement[] = [
     ...mediaInserts(d, remoteMedia(author.id, id, note.media, t)),
-    // writePost recounts the author's statuses from local rows; a remote account keeps what its server reports.
-    statement(
-      d,
-      sql`UPDATE accounts SET statuses_count = ${author.statusesCount} WHERE id = ${author.id} AND domain IS NOT NULL`,
-    ),
     // The caller's own rows for the new status (a group's followers' home feeds: federation/group-announce.ts).
     ...(opts.extra ?? []),
   ];

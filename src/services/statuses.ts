@@ -449,7 +449,9 @@ export async function writePost(
       d,
       // Counted up in the batch that inserts the status (one transaction), not recounted: a recount walks all of
       // the author's statuses on every post (1.6 ms at 2,700 statuses, growing with each). Deleting recounts.
-      sql`UPDATE accounts SET statuses_count = statuses_count + ${s.reblogOfId ? 0 : 1}, last_status_at = ${t}
+      // A remote account keeps the figure its server reports (local rows know only part of its statuses).
+      sql`UPDATE accounts SET statuses_count = statuses_count + CASE WHEN domain IS NULL THEN ${s.reblogOfId ? 0 : 1} ELSE 0 END,
+        last_status_at = ${t}
         WHERE id = ${s.accountId} RETURNING statuses_count AS statusesCount, last_status_at AS lastStatusAt`,
     ),
   );
