@@ -6,42 +6,12 @@
  * Action names are those of test/budgets.test.ts where both measure the same action.
  */
 
-/** One action's cost, as /__cost counts it (src/lib/meter.ts). */
-export interface Cost {
-  requests: number;
-  queries: number;
-  rowsRead: number;
-  rowsWritten: number;
-  durableObjectRequests: number;
-  r2ClassA: number;
-  r2ClassB: number;
-  imageTransformations: number;
-  subrequests: number;
-}
+import { emptyUsage, USAGE_KEYS, type Usage } from "../src/lib/meter";
 
-export const COST_KEYS: (keyof Cost)[] = [
-  "requests",
-  "queries",
-  "rowsRead",
-  "rowsWritten",
-  "durableObjectRequests",
-  "r2ClassA",
-  "r2ClassB",
-  "imageTransformations",
-  "subrequests",
-];
-
-export const zero = (): Cost => ({
-  requests: 0,
-  queries: 0,
-  rowsRead: 0,
-  rowsWritten: 0,
-  durableObjectRequests: 0,
-  r2ClassA: 0,
-  r2ClassB: 0,
-  imageTransformations: 0,
-  subrequests: 0,
-});
+/** One action's cost, as /__cost counts it: the meter's own figures (src/lib/meter.ts). */
+export type Cost = Usage;
+export const COST_KEYS = USAGE_KEYS;
+export const zero = emptyUsage;
 
 /**
  * The Workers Free plan's daily caps the model is held against (checked 2026 on Cloudflare's pages):

@@ -4,6 +4,8 @@
  * (400), nested at most `MAX_DEPTH` deep (400: JSON-LD processing of a pathological document must not exhaust
  * the isolate). Each refusal says why, and nothing is stored or fetched for it.
  */
+import { readBodyCapped } from "../lib/body";
+
 export const MAX_INBOX_BYTES = 1_000_000;
 /** Real activities nest a few levels (Announce > Create > Page > attachment > …). */
 export const MAX_DEPTH = 32;
@@ -15,36 +17,6 @@ const refuse = (status: number, error: string) => {
     headers: { "Content-Type": "application/json; charset=utf-8" },
   });
 };
-
-/** The body's bytes, read up to the cap whatever Content-Length says; null past it. */
-async function readCapped(req: Request): Promise<ArrayBuffer | null> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > MAX_INBOX_BYTES) {
-    await req.body?.cancel().catch(() => {});
-    return null;
-  }
-  if (!req.body) return new ArrayBuffer(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_INBOX_BYTES) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out.buffer;
-}
 
 /** Deeper than `max` levels of arrays and objects (walked without recursion). */
 function tooDeep(value: unknown, max: number): boolean {
@@ -63,8 +35,9 @@ function tooDeep(value: unknown, max: number): boolean {
 export async function readInboxPost(
   req: Request,
 ): Promise<{ bytes: ArrayBuffer; body: Record<string, unknown> } | Response> {
-  const bytes = await readCapped(req);
-  if (!bytes) return refuse(413, `The activity is larger than ${MAX_INBOX_BYTES} bytes`);
+  const read = await readBodyCapped(req, MAX_INBOX_BYTES);
+  if (!read) return refuse(413, `The activity is larger than ${MAX_INBOX_BYTES} bytes`);
+  const bytes = read.byteLength === read.buffer.byteLength ? (read.buffer as ArrayBuffer) : read.slice().buffer;
   let body: unknown;
   try {
     body = JSON.parse(new TextDecoder().decode(bytes));

@@ -6,6 +6,7 @@
  */
 import { Buffer } from "node:buffer";
 import { ApiError, badRequest } from "../lib/errors";
+import { readBodyCapped } from "../lib/body";
 
 export interface FormPart {
   name: string;
@@ -29,56 +30,11 @@ export function boundaryOf(contentType: string): string | null {
   return m ? (m[1] ?? m[2])! : null;
 }
 
-/**
- * The request's body, at most `limit` bytes: over it, 413 with `tooLarge` (before reading anything when the
- * declared length says so). Read into one buffer of the declared length where the stream allows it (a BYOB
- * reader: a few large reads instead of thousands of 4 KiB chunks), else chunk by chunk.
- */
+/** The request's body, at most `limit` bytes: over it, 413 with `tooLarge` (lib/body.ts `readBodyCapped`). */
 export async function readBytes(req: Request, limit: number, tooLarge: string): Promise<Uint8Array> {
-  const header = req.headers.get("content-length");
-  const declared = header === null ? null : Number(header);
-  if (declared !== null && declared > limit) throw new ApiError(413, tooLarge);
-  if (!req.body) return new Uint8Array(0);
-  if (declared !== null && Number.isSafeInteger(declared)) {
-    let byob: ReadableStreamBYOBReader | null = null;
-    try {
-      byob = req.body.getReader({ mode: "byob" });
-    } catch {
-      // A stream made in JavaScript (a request built in the same isolate) has no BYOB reader.
-    }
-    if (byob) {
-      let buffer = new ArrayBuffer(declared);
-      let at = 0;
-      while (at < declared) {
-        const { done, value } = await byob.read(new Uint8Array(buffer, at, declared - at));
-        if (done || !value) break;
-        buffer = value.buffer as ArrayBuffer;
-        at += value.byteLength;
-      }
-      return new Uint8Array(buffer, 0, at);
-    }
-  }
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new ApiError(413, tooLarge);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  size = 0;
-  for (const c of chunks) {
-    out.set(c, size);
-    size += c.byteLength;
-  }
-  return out;
+  const bytes = await readBodyCapped(req, limit);
+  if (!bytes) throw new ApiError(413, tooLarge);
+  return bytes;
 }
 
 /** `name="value"` parameters of a header value (quoted with backslash escapes, or bare); names lower-cased. */
