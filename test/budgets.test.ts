@@ -383,3 +383,32 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     );
   });
 });
+
+describe("the meter itself", () => {
+  it("reads through the platform's raw() when the runtime's internal send is not what it expects", async () => {
+    class FakeStatement {
+      dbSession = {
+        _sendOrThrow: async () => {
+          throw new TypeError("not this runtime's shape");
+        },
+      };
+      statement = "SELECT 1";
+      params: unknown[] = [];
+      bind() {
+        return this;
+      }
+      async raw() {
+        return [[1, "a"]];
+      }
+    }
+    const fake = { prepare: () => new FakeStatement() } as unknown as D1Database;
+    const rows = await meteredD1(fake).prepare("SELECT 1").raw();
+    expect(rows).toEqual([[1, "a"]]);
+    // And the real binding's rows still come back as its own raw() gives them, counted.
+    const { value, usage } = await measure(() =>
+      meteredD1(env.DB).prepare("SELECT 1 AS a, 2 AS a").raw({ columnNames: true }),
+    );
+    expect(value).toEqual(await env.DB.prepare("SELECT 1 AS a, 2 AS a").raw({ columnNames: true }));
+    expect(usage.queries).toBe(1);
+  });
+});

@@ -152,6 +152,9 @@ export function countMeta(sql: string, meta: Meta | undefined) {
 const REAL = Symbol("real statement");
 const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
 
+/** Set once the runtime's internal send (used by `raw()`) turns out not to work as expected. */
+let internalsBroken = false;
+
 class MeteredStatement {
   readonly [REAL]: D1PreparedStatement;
   constructor(
@@ -195,13 +198,24 @@ class MeteredStatement {
     const send = stmt.dbSession?._sendOrThrow;
     // Only the platform's own statement is sent this way: another wrapper (a test's recorder) keeps its own raw().
     const native = this[REAL].raw === Object.getPrototypeOf(this[REAL])?.raw;
-    if (!native || typeof send !== "function" || typeof stmt.statement !== "string") {
+    const plain = async () => {
       count("queries");
       return (await this[REAL].raw(options as { columnNames: true })) as T[];
+    };
+    if (internalsBroken || !native || typeof send !== "function" || typeof stmt.statement !== "string") return plain();
+    let answer: unknown;
+    try {
+      answer = await send.call(stmt.dbSession, "/query", stmt.statement, stmt.params ?? [], "ROWS_AND_COLUMNS", {
+        setAttribute() {},
+      });
+    } catch (e) {
+      // The database's own errors are the statement's; anything else means the runtime's internals changed: the
+      // platform's raw() from now on, its rows uncounted, rather than a broken read.
+      if (String((e as Error)?.message ?? e).startsWith("D1_")) throw e;
+      internalsBroken = true;
+      console.error("meter: raw() through the runtime's internals failed; counting without it", e);
+      return plain();
     }
-    const answer = await send.call(stmt.dbSession, "/query", stmt.statement, stmt.params ?? [], "ROWS_AND_COLUMNS", {
-      setAttribute() {},
-    });
     const s = (Array.isArray(answer) ? answer[0] : answer) as {
       meta?: Meta;
       results?: { columns: string[]; rows: unknown[][] } | Record<string, unknown>[];
