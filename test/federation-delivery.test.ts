@@ -18,7 +18,7 @@ import {
   PROBE_EVERY_MS,
   sweepFederation,
   UNREACHABLE_AFTER_MS,
-} from "../src/federation/delivery";
+} from "../src/federation/delivery/delivery";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";

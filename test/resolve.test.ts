@@ -9,7 +9,7 @@ import worker from "../src/index";
 import { afterEach, describe, expect, it } from "vitest";
 import { Person } from "@fedify/vocab";
 import { db } from "../src/db/client";
-import { upsertActor } from "../src/federation/actors";
+import { upsertActor } from "../src/federation/documents/parse-actor";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, registerUser, uniqueName, valid, type TestUser } from "./helpers";

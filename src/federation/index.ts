@@ -37,19 +37,19 @@ import {
   outboxCount,
   outboxPage,
 } from "../services/federated-statuses";
-import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
-import { hostMeta } from "./host-meta";
-import { emojiTag } from "./emoji-tags";
+import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./documents/notes";
+import { hostMeta } from "./documents/host-meta";
+import { emojiTag } from "./documents/emoji-tags";
 import { wantsActivityJson } from "../http/negotiate";
 import { runEffects } from "../effects";
-import { D1KvStore } from "./kv";
-import { authenticateInbound } from "./inbound-auth";
-import { servedWithFullPublic } from "./public-audience";
-import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./loaders";
-import { INSTANCE_ACTOR, instanceSigner } from "./instance-actor";
-import { registerInbox } from "./inbox";
-import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch";
-import { readInboxPost } from "./inbound-guard";
+import { D1KvStore } from "./door/kv";
+import { authenticateInbound } from "./door/authenticate";
+import { servedWithFullPublic } from "./documents/public-audience";
+import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./door/loaders";
+import { INSTANCE_ACTOR, instanceSigner } from "./door/instance-actor";
+import { registerInbox } from "./listening/inbox";
+import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./door/authorized-fetch";
+import { readInboxPost } from "./door/inbox-guard";
 import { deletionState } from "../services/account-deletion";
 import { federationRejected, refreshSettings } from "../services/settings";
 import { subscribeTemplate, SUBSCRIBE_REL } from "../services/remote-interaction";

@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { deliverHost, wakeHosts } from "../federation/delivery";
+import { deliverHost, wakeHosts } from "../federation/delivery/delivery";
 
 const RETRY_AFTER_ERROR_MS = 60_000;
 

@@ -10,7 +10,7 @@ import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { AccountSchema } from "../schemas/account";
 import { directory, findByAcct } from "../services/accounts";
-import { parseHandle, resolveAccount, resolveEnv } from "../federation/resolve";
+import { parseHandle, resolveAccount, resolveEnv } from "../federation/fetching/resolve";
 
 export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

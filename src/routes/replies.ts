@@ -10,7 +10,7 @@ import { db } from "../db/client";
 import { baseUrl } from "../http/urls";
 import { repliesPage } from "../services/replies-collection";
 import { config } from "../env";
-import { fetchAllowed, ownerOfStatus } from "../federation/authorized-fetch";
+import { fetchAllowed, ownerOfStatus } from "../federation/door/authorized-fetch";
 import { federationRequestContext } from "../federation/index";
 
 const AS = "https://www.w3.org/ns/activitystreams";

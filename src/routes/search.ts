@@ -15,8 +15,8 @@ import { renderStatuses } from "../render/status";
 import { AccountSchema } from "../schemas/account";
 import { StatusSchema } from "../schemas/status";
 import { hydrate } from "../services/hydrate";
-import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../federation/resolve";
-import { fetchAncestors } from "../federation/thread-ancestors";
+import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../federation/fetching/resolve";
+import { fetchAncestors } from "../federation/fetching/thread-ancestors";
 import { searchAccounts, searchHashtags, statusByUrlPage, statusSearchPage } from "../services/search";
 
 const searchParams = z.object({

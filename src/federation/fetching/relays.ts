@@ -1,0 +1,169 @@
+/**
+ * Relays on the federation side (issue 36; rows and rules: services/relays.ts): looking a relay's URL up (an actor
+ * document: a LitePub relay; an inbox that serves none: a Mastodon-style relay), the cron's settling of rows the
+ * command line added or removed, and what an accepted LitePub relay `Announce`s: never a boost by the relay, the
+ * object fetched from its origin (the relay's copy is not trusted) unless stored already, and stored as a fetched
+ * post (the storage guard and the federation policies apply; its author the light way), shown on the federated
+ * timeline.
+ */
+import { Activity, isActor, type Announce } from "@fedify/vocab";
+import type { InboxContext } from "@fedify/fedify";
+import { sql } from "drizzle-orm";
+import { db } from "../../db/client";
+import type { Env } from "../../env";
+import { within } from "../../lib/within";
+import { rejectedHost } from "../../services/federation-policies";
+import {
+  addRelay,
+  followRelay,
+  relayActingAdmin,
+  relaysToSettle,
+  relayKeyCandidates,
+  relayLookupFailed,
+  removeRelay,
+  type FoundRelay,
+  type RelayRow,
+} from "../../services/relays";
+import { federationContext, freshDocumentLoader, type FederationData } from "../index";
+import { embeddedOnly } from "../door/loaders";
+import { isPostLike } from "../documents/object-types";
+import { resolveEnv, storeFetchedStatus } from "./resolve";
+import { fetchingPaused } from "../../services/usage-budget";
+import { after } from "../listening/context";
+
+/** Time a relay's look-up may take. */
+const LOOKUP_MS = 8_000;
+
+/** What `url` is: a relay's actor (LitePub), or else an inbox (Mastodon-style, as Mastodon's admins enter it). */
+export async function lookupRelay(env: Env, base: string, url: string): Promise<FoundRelay | null> {
+  const u = new URL(url);
+  if (rejectedHost(db(env), u.hostname)) return null;
+  const ctx = await federationContext(env, base);
+  const object = await within(
+    ctx.lookupObject(url, { documentLoader: freshDocumentLoader(env) }).catch(() => null),
+    LOOKUP_MS,
+  );
+  if (object && isActor(object) && object.id?.href === url) {
+    const inbox = object.inboxId ?? object.endpoints?.sharedInbox;
+    return inbox && inbox.origin === u.origin ? { kind: "litepub", actorUri: url, inboxUrl: inbox.href } : null;
+  }
+  // Not an actor: an inbox (pub-relay, Activity-Relay and aode-relay all answer `/inbox`).
+  return /\/inbox\/?$/.test(u.pathname) ? { kind: "mastodon", actorUri: null, inboxUrl: url } : null;
+}
+
+/**
+ * Adds and follows the relay at `url` now (the admin API; `log`: its moderation log entry, in the follow's batch);
+ * "not found" when the URL is neither a relay actor nor an inbox (nothing kept). A relay followed already is
+ * answered as it is, unless rejected, being removed or failed: that one is followed anew.
+ */
+export async function followRelayNow(
+  env: Env,
+  base: string,
+  url: string,
+  adminId: string,
+  log: D1PreparedStatement,
+): Promise<RelayRow | "not found"> {
+  const d = db(env);
+  let row = await addRelay(d, url);
+  // Rejected, being removed or failed: followed again, as a new row (a new Follow id; the old Follow undone).
+  if (row.state === "rejected" || row.state === "removing" || row.state === "failed") {
+    await removeRelay(d, row, adminId);
+    row = await addRelay(d, row.url);
+  }
+  if (row.kind) return row;
+  const found = await lookupRelay(env, base, row.url).catch(() => null);
+  if (!found) {
+    await removeRelay(d, row, null);
+    return "not found";
+  }
+  await followRelay(d, row, found, base, adminId, [log]);
+  return { ...row, ...found };
+}
+
+/** Time the cron's relay job may take in a run (the federation sweep comes after it). */
+const SETTLE_MS = 12_000;
+/** Look-ups per run (each up to `LOOKUP_MS`). */
+const LOOKUPS_PER_RUN = 2;
+
+/**
+ * The cron's part: relays the command line removed are unfollowed (first: nothing fetched), those it added are
+ * looked up and followed (a few a run, within `SETTLE_MS`; a failed look-up is backed off, and `failed` after
+ * `RELAY_ATTEMPTS`). Answers whether anything was written for delivery.
+ */
+export async function settleRelays(env: Env, base: string, t: number = Date.now()): Promise<boolean> {
+  const d = db(env);
+  const rows = await relaysToSettle(d, t);
+  if (rows.length === 0) return false;
+  const deadline = Date.now() + SETTLE_MS;
+  const adminId = await relayActingAdmin(d);
+  let lookups = 0;
+  let wrote = false;
+  for (const row of rows) {
+    if (Date.now() >= deadline) break;
+    if (row.state === "removing") {
+      await removeRelay(d, row, adminId);
+      wrote = true;
+      continue;
+    }
+    if (lookups++ >= LOOKUPS_PER_RUN) break;
+    const found = adminId
+      ? await within(
+          lookupRelay(env, base, row.url).catch(() => null),
+          Math.max(0, deadline - Date.now()),
+        )
+      : null;
+    if (found && adminId) {
+      await followRelay(d, row, found, base, adminId);
+      wrote = true;
+    } else {
+      console.warn("relay: cannot follow", row.url, adminId ? "(not found)" : "(no admin to send it)");
+      await relayLookupFailed(d, row, t);
+    }
+  }
+  return wrote;
+}
+
+/**
+ * Whether a forwarded activity's HTTP signature key (`keyId`) is an accepted relay actor's own: its key id names
+ * the relay's actor, or the relay's actor document (as its origin serves it) lists the key. A key of any other
+ * actor on the relay's host is not the relay's.
+ */
+export async function isRelayKey(ctx: InboxContext<FederationData>, keyId: string): Promise<boolean> {
+  const candidates = await relayKeyCandidates(ctx.data.d, keyId);
+  if (candidates === "relay") return true;
+  for (const uri of candidates) {
+    const actor = await ctx.lookupObject(uri).catch(() => null);
+    if (actor && isActor(actor) && actor.id?.href === uri && actor.publicKeyIds.some((k) => k.href === keyId))
+      return true;
+  }
+  return false;
+}
+
+/**
+ * An accepted LitePub relay's `Announce`: the post it names (the object's id, or the id of the object of an
+ * embedded or named `Create`), fetched from its origin and stored as a fetched post. Never a reblog.
+ */
+export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, announce: Announce): Promise<void> {
+  let id = announce.objectId;
+  const embedded = await announce.getObject({ documentLoader: embeddedOnly }).catch(() => null);
+  if (embedded instanceof Activity) id = embedded.objectId;
+  else if (embedded?.id) id = embedded.id;
+  if (!id || rejectedHost(ctx.data.d, id.hostname) || id.origin === new URL(ctx.canonicalOrigin).origin) return;
+  // From 80% of any of the plan's caps, relay intake waits: nothing fetched, nothing stored (services/usage-budget.ts).
+  if (await fetchingPaused(ctx.data.env)) return;
+  // Already stored (relays announce the same post again, several relays the same post): nothing fetched.
+  if (await ctx.data.d.get(sql`SELECT 1 FROM statuses WHERE uri = ${id.href}`)) return;
+  const base = ctx.canonicalOrigin;
+  const loader = freshDocumentLoader(ctx.data.env);
+  let want = id.href;
+  let object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
+  // A relay may name the Create rather than the post: its object, fetched too (from the same origin).
+  if (object instanceof Activity && object.id?.href === want && object.objectId?.origin === id.origin) {
+    want = object.objectId.href;
+    object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
+  }
+  // Only the document served at the id fetched (storeFetchedStatus checks its author lives there too).
+  if (!isPostLike(object) || object.id?.href !== want) return;
+  const r = resolveEnv(ctx.data.env, base, new URL(base).host);
+  await storeFetchedStatus(r, object, { relayed: true, onStored: (e) => after(ctx, e) });
+}
