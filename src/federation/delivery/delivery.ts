@@ -35,7 +35,8 @@ import { signingKey } from "../../services/credentials";
 import { buildActivity, type ActivitySources } from "../documents/activities";
 import { votesById } from "../listening/poll-votes";
 import { instanceSigner } from "../door/instance-actor";
-import { federationContext, localActor } from "../index";
+import { federationContext } from "../federation";
+import { localActor } from "../documents/local-actor";
 import { origins } from "../../services/media";
 
 /** Outbox rows expanded per claim. */

@@ -17,7 +17,7 @@ import { eq } from "drizzle-orm";
 import { accounts } from "../../db/schema";
 import { backfillHome, BACKFILL_MAX, claimOutboxBackfill, type OutboxBackfill } from "../../services/backfill";
 import { storeRemoteNote } from "../../services/remote-statuses";
-import { federationContext, freshDocumentLoader } from "../index";
+import { federationContext, freshDocumentLoader } from "../federation";
 import { embeddedOnly } from "../door/loaders";
 import { isPostLike } from "../documents/object-types";
 import { parseNote, type RemoteObject } from "../documents/parse-note";

@@ -24,7 +24,8 @@ import {
   type FoundRelay,
   type RelayRow,
 } from "../../services/relays";
-import { federationContext, freshDocumentLoader, type FederationData } from "../index";
+import { federationContext, freshDocumentLoader } from "../federation";
+import type { FederationData } from "../data";
 import { embeddedOnly } from "../door/loaders";
 import { isPostLike } from "../documents/object-types";
 import { resolveEnv, storeFetchedStatus } from "./resolve";

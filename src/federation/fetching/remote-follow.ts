@@ -7,7 +7,7 @@ import { db } from "../../db/client";
 import { config, type Env } from "../../env";
 import { rejectedHost } from "../../services/federation-policies";
 import { SUBSCRIBE_REL } from "../../services/remote-interaction";
-import { federationContext } from "../index";
+import { federationContext } from "../federation";
 
 /** The `template` of the handle's subscribe link, or null (no such account, no template, unreachable). */
 export async function visitorTemplate(

@@ -15,7 +15,7 @@ import { db, type DB } from "../../db/client";
 import { accounts } from "../../db/schema";
 import { config, type Env } from "../../env";
 import { within } from "../../lib/within";
-import { federationContext, freshDocumentLoader } from "../index";
+import { federationContext, freshDocumentLoader } from "../federation";
 import type { AccountWithUser } from "../../services/accounts";
 import type { Effects } from "../../services/effects";
 import { findByAcct, withUser } from "../../services/accounts";

@@ -9,7 +9,7 @@
 import { Article, Note, Question, type Object as APObject } from "@fedify/vocab";
 import { sql } from "drizzle-orm";
 import { db, statement, type DB } from "../../db/client";
-import { federationContext } from "../index";
+import { federationContext } from "../federation";
 import { guardedDocumentLoader, USER_AGENT } from "../door/loaders";
 import { allowPrivateAddress } from "../../lib/outbound";
 import { rejectedHost } from "../../services/federation-policies";

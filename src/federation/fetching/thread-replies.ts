@@ -20,7 +20,7 @@ import { within } from "../../lib/within";
 import { claimThreadFetch } from "../../services/context";
 import { mergeEffects, type Effects } from "../../services/effects";
 import { rejectedHost } from "../../services/federation-policies";
-import { federationContext, freshDocumentLoader } from "../index";
+import { federationContext, freshDocumentLoader } from "../federation";
 import { embeddedOnly } from "../door/loaders";
 import { isPostLike } from "../documents/object-types";
 import { storeFetchedStatus, type ResolveEnv } from "./resolve";

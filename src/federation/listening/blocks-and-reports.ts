@@ -10,7 +10,7 @@ import { receiveBlock, receiveUndoBlock } from "../../services/inbound-blocks";
 import { receiveFlag } from "../../services/reports";
 import { htmlToText } from "../../content/format";
 import type { AccountRow } from "../../services/accounts";
-import type { FederationData } from "../index";
+import type { FederationData } from "../data";
 import { after, localAccountAt, sender } from "./context";
 
 /** The activity's id when it is the sender's (same origin), else null: an id is not trusted for anyone else. */

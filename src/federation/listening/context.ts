@@ -12,7 +12,7 @@ import { runEffects } from "../../effects";
 import { upsertActor } from "../documents/parse-actor";
 import { isPostLike } from "../documents/object-types";
 import type { RemoteObject } from "../documents/parse-note";
-import type { FederationData } from "../index";
+import type { FederationData } from "../data";
 
 /**
  * The sender as a stored account: the row, refreshed from its document when stale. Null when the actor cannot

@@ -22,7 +22,7 @@ import { applyNotePolicies, rejectedHost } from "../../services/federation-polic
 import { runEffects } from "../../effects";
 import { embeddedOnly } from "../door/loaders";
 import { isPostLike, typeName } from "../documents/object-types";
-import type { FederationData } from "../index";
+import type { FederationData } from "../data";
 
 const log = (what: string, announce: Announce) =>
   console.log(`inbox: group announce dropped (${what})`, announce.id?.href ?? "");

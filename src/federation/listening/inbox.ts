@@ -49,7 +49,7 @@ import { deleteStatuses } from "../../services/statuses";
 import { receiveActorDelete } from "../../services/account-deletion";
 import { moveAccount } from "../../services/move";
 import { resolveAccount, resolveEnv } from "../fetching/resolve";
-import type { FederationData } from "../index";
+import type { FederationData } from "../data";
 import { parseChatMessage } from "../documents/chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../../services/chats";
 import { receiveVoteActivity, voteShape } from "./poll-votes";

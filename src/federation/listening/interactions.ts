@@ -13,7 +13,7 @@ import { Announce, EmojiReact, isActor, Like, PUBLIC_COLLECTION, type Activity }
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { config } from "../../env";
 import { statuses, type Visibility } from "../../db/schema";
-import type { FederationData } from "../index";
+import type { FederationData } from "../data";
 import { after, isNoteLike, sender } from "./context";
 import { accountByUri } from "../../services/remote-accounts";
 import { upsertActor } from "../documents/parse-actor";

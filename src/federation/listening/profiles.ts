@@ -5,7 +5,7 @@
  */
 import type { InboxContext } from "@fedify/fedify";
 import { isActor, type Actor, type Add, type Remove, type Update } from "@fedify/vocab";
-import type { FederationData } from "../index";
+import type { FederationData } from "../data";
 import { accountByUri } from "../../services/remote-accounts";
 import { upsertActor } from "../documents/parse-actor";
 import type { AccountRow } from "../../services/accounts";

@@ -1,0 +1,14 @@
+/** What every Fedify callback (dispatchers, inbox listeners) is handed with its context: the request's bindings. */
+import type { DB } from "../db/client";
+import type { Env } from "../env";
+
+export interface FederationData {
+  env: Env;
+  d: DB;
+  /** The request's execution context (streams and push after the response); absent outside a request. */
+  exec?: { waitUntil(p: Promise<unknown>): void };
+  /** Set when a signed GET is refused for who signed it (door/authorized-fetch.ts): answered 403, not 401. */
+  refused?: boolean;
+  /** The key id of another server's HTTP signature that carried an inbox POST (a relay's: fetching/relays.ts). */
+  relayedBy?: string;
+}
