@@ -33,7 +33,7 @@ import { GIVE_UP_MS, SIGNED_BY_INSTANCE, type OutboxActivity } from "../../servi
 import { inboxesOf } from "../../services/audience";
 import { signingKey } from "../../services/credentials";
 import { buildActivity, type ActivitySources } from "../documents/activities";
-import { votesById } from "../listening/poll-votes";
+import { votesById } from "../documents/polls";
 import { instanceSigner } from "../door/instance-actor";
 import { federationContext } from "../federation";
 import { localActor } from "../documents/local-actor";

@@ -28,7 +28,7 @@ import { createActivity, statusObject, type NoteContext } from "./notes";
 import type { ChatMessageRow } from "../../services/chats";
 import type { MediaRow } from "../../services/hydrate";
 import { createChatMessage, deleteChatMessage } from "./chat-messages";
-import { updatePollActivity, voteActivity, type VoteDoc } from "../listening/poll-votes";
+import { updatePollActivity, voteActivity, type VoteDoc } from "./polls";
 import { instanceActorUri } from "../door/instance-actor";
 import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
 import { announceActivity } from "./notes";

@@ -1,14 +1,9 @@
 /**
  * Relays on the federation side (issue 36; rows and rules: services/relays.ts): looking a relay's URL up (an actor
  * document: a LitePub relay; an inbox that serves none: a Mastodon-style relay), the cron's settling of rows the
- * command line added or removed, and what an accepted LitePub relay `Announce`s: never a boost by the relay, the
- * object fetched from its origin (the relay's copy is not trusted) unless stored already, and stored as a fetched
- * post (the storage guard and the federation policies apply; its author the light way), shown on the federated
- * timeline.
+ * command line added or removed. What an accepted relay sends: listening/relay-announces.ts.
  */
-import { Activity, isActor, type Announce } from "@fedify/vocab";
-import type { InboxContext } from "@fedify/fedify";
-import { sql } from "drizzle-orm";
+import { isActor } from "@fedify/vocab";
 import { db } from "../../db/client";
 import type { Env } from "../../env";
 import { within } from "../../lib/within";
@@ -18,19 +13,12 @@ import {
   followRelay,
   relayActingAdmin,
   relaysToSettle,
-  relayKeyCandidates,
   relayLookupFailed,
   removeRelay,
   type FoundRelay,
   type RelayRow,
 } from "../../services/relays";
 import { federationContext, freshDocumentLoader } from "../federation";
-import type { FederationData } from "../data";
-import { embeddedOnly } from "../door/loaders";
-import { isPostLike } from "../documents/object-types";
-import { resolveEnv, storeFetchedStatus } from "./resolve";
-import { fetchingPaused } from "../../services/usage-budget";
-import { after } from "../listening/context";
 
 /** Time a relay's look-up may take. */
 const LOOKUP_MS = 8_000;
@@ -122,49 +110,4 @@ export async function settleRelays(env: Env, base: string, t: number = Date.now(
     }
   }
   return wrote;
-}
-
-/**
- * Whether a forwarded activity's HTTP signature key (`keyId`) is an accepted relay actor's own: its key id names
- * the relay's actor, or the relay's actor document (as its origin serves it) lists the key. A key of any other
- * actor on the relay's host is not the relay's.
- */
-export async function isRelayKey(ctx: InboxContext<FederationData>, keyId: string): Promise<boolean> {
-  const candidates = await relayKeyCandidates(ctx.data.d, keyId);
-  if (candidates === "relay") return true;
-  for (const uri of candidates) {
-    const actor = await ctx.lookupObject(uri).catch(() => null);
-    if (actor && isActor(actor) && actor.id?.href === uri && actor.publicKeyIds.some((k) => k.href === keyId))
-      return true;
-  }
-  return false;
-}
-
-/**
- * An accepted LitePub relay's `Announce`: the post it names (the object's id, or the id of the object of an
- * embedded or named `Create`), fetched from its origin and stored as a fetched post. Never a reblog.
- */
-export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, announce: Announce): Promise<void> {
-  let id = announce.objectId;
-  const embedded = await announce.getObject({ documentLoader: embeddedOnly }).catch(() => null);
-  if (embedded instanceof Activity) id = embedded.objectId;
-  else if (embedded?.id) id = embedded.id;
-  if (!id || rejectedHost(ctx.data.d, id.hostname) || id.origin === new URL(ctx.canonicalOrigin).origin) return;
-  // From 80% of any of the plan's caps, relay intake waits: nothing fetched, nothing stored (services/usage-budget.ts).
-  if (await fetchingPaused(ctx.data.env)) return;
-  // Already stored (relays announce the same post again, several relays the same post): nothing fetched.
-  if (await ctx.data.d.get(sql`SELECT 1 FROM statuses WHERE uri = ${id.href}`)) return;
-  const base = ctx.canonicalOrigin;
-  const loader = freshDocumentLoader(ctx.data.env);
-  let want = id.href;
-  let object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
-  // A relay may name the Create rather than the post: its object, fetched too (from the same origin).
-  if (object instanceof Activity && object.id?.href === want && object.objectId?.origin === id.origin) {
-    want = object.objectId.href;
-    object = await ctx.lookupObject(want, { documentLoader: loader }).catch(() => null);
-  }
-  // Only the document served at the id fetched (storeFetchedStatus checks its author lives there too).
-  if (!isPostLike(object) || object.id?.href !== want) return;
-  const r = resolveEnv(ctx.data.env, base, new URL(base).host);
-  await storeFetchedStatus(r, object, { relayed: true, onStored: (e) => after(ctx, e) });
 }

@@ -52,7 +52,8 @@ import { resolveAccount, resolveEnv } from "../fetching/resolve";
 import type { FederationData } from "../data";
 import { parseChatMessage } from "../documents/chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../../services/chats";
-import { receiveVoteActivity, voteShape } from "./poll-votes";
+import { receiveVoteActivity } from "./poll-votes";
+import { voteShape } from "../documents/polls";
 import { isEditOf, updateRemoteTallies } from "../../services/remote-polls";
 import { fetchAncestors } from "../fetching/thread-ancestors";
 import { after, isNoteLike, localAccountAt, sender } from "./context";
@@ -61,7 +62,7 @@ import { receiveUndoBlock } from "../../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./profiles";
 import { receiveGroupAnnounce } from "./group-posts";
 import { fetchingPaused } from "../../services/usage-budget";
-import { isRelayKey, receiveRelayAnnounce } from "../fetching/relays";
+import { isRelayKey, receiveRelayAnnounce } from "./relay-announces";
 import { instanceActorUri } from "../door/instance-actor";
 import {
   anyRelay,
