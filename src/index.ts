@@ -5,7 +5,7 @@ import type { Env } from "./env";
 import { eventSinks } from "./services/events";
 import { deliverToStreams } from "./effects/stream-delivery";
 import { registerFederationSinks } from "./effects";
-import { kickFederation } from "./federation/delivery/delivery";
+import { kickFederation } from "./federation/delivery/wake";
 import { backfillFromOutboxes } from "./federation/fetching/outbox-backfill";
 import { fetchThreads } from "./federation/fetching/thread-replies";
 import { resolveEnv } from "./federation/fetching/resolve";

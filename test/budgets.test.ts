@@ -14,7 +14,7 @@ import { measure, meteredD1, type Usage } from "../src/lib/meter";
 import { hydrateEach } from "../src/services/hydrate";
 import { db } from "../src/db/client";
 import { StatusSchema } from "../src/schemas/status";
-import { deliveryWake } from "../src/federation/delivery/delivery";
+import { deliveryWake } from "../src/federation/delivery/wake";
 import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
 
 const STATUSES = 20_000;

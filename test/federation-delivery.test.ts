@@ -11,14 +11,8 @@ import worker from "../src/index";
 import { A, routeFetch, type Routed } from "./instances";
 import { call, json, makeAdmin, uniqueName, valid, type TestUser, registerUser } from "./helpers";
 import { countingD1 } from "./d1-counter";
-import {
-  deliverHost,
-  deliveryWake,
-  drainFederation,
-  PROBE_EVERY_MS,
-  sweepFederation,
-  UNREACHABLE_AFTER_MS,
-} from "../src/federation/delivery/delivery";
+import { deliverHost, PROBE_EVERY_MS, UNREACHABLE_AFTER_MS } from "../src/federation/delivery/deliver";
+import { deliveryWake, drainFederation, sweepFederation } from "../src/federation/delivery/wake";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";

@@ -7,7 +7,7 @@
  */
 import { signJsonLd, verifyJsonLd } from "@fedify/fedify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery/delivery";
+import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import { settleRelays } from "../src/federation/fetching/relays";
 import { StatusSchema } from "../src/schemas/status";
 import { json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";

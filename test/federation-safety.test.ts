@@ -17,7 +17,7 @@ import { instanceSigner } from "../src/federation/door/instance-actor";
 import { signingKey } from "../src/services/credentials";
 import { db } from "../src/db/client";
 import { pemToDer } from "../src/lib/keys";
-import { deliveryWake, drainFederation } from "../src/federation/delivery/delivery";
+import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import { createPeer } from "./peer";
 import { fill } from "./inbound";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";

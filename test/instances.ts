@@ -9,7 +9,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { upgrade } from "../src/db/schema-upgrade";
 import { afterEach, beforeEach } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery/delivery";
+import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import worker from "../src/index";
 
 export interface Instance {

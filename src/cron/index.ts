@@ -25,7 +25,7 @@ import { collectCodes, collectIdempotencyKeys, collectMail, collectUnattachedMed
 import { statuses } from "../db/schema";
 import { collectFedifyKv } from "../federation/door/kv";
 import { collectMfaTokens } from "../services/mfa";
-import { sweepFederation } from "../federation/delivery/delivery";
+import { sweepFederation } from "../federation/delivery/wake";
 import { settleRelays } from "../federation/fetching/relays";
 import { runAccountDeletions } from "../services/account-deletion";
 import { moveFollowers } from "../services/move";

@@ -7,7 +7,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { deliverHost, wakeHosts } from "../federation/delivery/delivery";
+import { deliverHost } from "../federation/delivery/deliver";
+import { wakeHosts } from "../federation/delivery/wake";
 
 const RETRY_AFTER_ERROR_MS = 60_000;
 

@@ -7,7 +7,7 @@ import { route } from "../../http/route";
 import { HealthcheckSchema } from "../../schemas/instance";
 import { CRON_HEARTBEAT, JOB_NAMES } from "../../cron";
 import { heartbeatsAsOf } from "../../services/heartbeats";
-import { queueStatsQuery } from "../../federation/delivery/delivery";
+import { queueStatsQuery } from "../../federation/delivery/deliver";
 import { fromRow, storageReport, storageRow } from "../../services/storage";
 import { budgetFrom, budgetReport, budgetRow } from "../../services/usage-budget";
 import { config } from "../../env";
