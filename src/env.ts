@@ -1,5 +1,6 @@
 /** Bindings from wrangler.toml plus the instance configuration read from `[vars]` and secrets. */
 import { PBKDF2_MAX_ITERATIONS, PBKDF2_MIN_ITERATIONS } from "./lib/crypto";
+import type { ChatRoomMethods, HostDeliveryMethods, StreamMethods } from "./objects/contracts";
 export interface Env {
   DB: D1Database;
   /** Public files (uploads, avatars, emoji): what MEDIA_DOMAIN serves as it is, when set (docs/configuration.md). */
@@ -9,13 +10,13 @@ export interface Env {
   /** Cloudflare Images: thumbnails and blurhash of uploaded pictures (optional: without it, neither is made). */
   IMAGES?: ImagesBinding;
   /** Streaming: one object per user holding that user's connections (src/objects/streams.ts). */
-  USER_STREAMS: DurableObjectNamespace<import("./objects/streams").UserStream>;
+  USER_STREAMS: DurableObjectNamespace<StreamMethods>;
   /** Streaming: one object per public or hashtag stream holding its anonymous connections. */
-  TOPIC_STREAMS: DurableObjectNamespace<import("./objects/streams").TopicStream>;
+  TOPIC_STREAMS: DurableObjectNamespace<StreamMethods>;
   /** Outgoing deliveries, one object per destination host (src/objects/host-delivery.ts). */
-  DELIVERY: DurableObjectNamespace<import("./objects/host-delivery").HostDelivery>;
+  DELIVERY: DurableObjectNamespace<HostDeliveryMethods>;
   /** Chats: one object per chat, the single writer of its messages and unread counts (src/objects/chat-room.ts). */
-  CHAT_ROOMS: DurableObjectNamespace<import("./objects/chat-room").ChatRoom>;
+  CHAT_ROOMS: DurableObjectNamespace<ChatRoomMethods>;
   /** Cloudflare Email Routing binding; present only when configured. */
   EMAIL?: SendEmail;
 

@@ -16,7 +16,7 @@ import type { Env } from "../env";
 import { config } from "../env";
 import { db, statement } from "../db/client";
 import { precompiled } from "../db/json-rows";
-import { streamObject, type Frame } from "../objects/streams";
+import type { Frame } from "../objects/streams";
 import { renderConversations } from "../render/conversation";
 import { renderNotifications } from "../render/notification";
 import { renderStatuses } from "../render/status";
@@ -27,7 +27,7 @@ import { participationsByIds } from "../services/conversations";
 import type { StreamEvent } from "../services/events";
 import { hydrateEach, type Hydrated } from "../services/hydrate";
 import { origins } from "../services/media";
-import { PUBLIC_STREAMS, type StreamName } from "../services/streams";
+import { PUBLIC_STREAMS, streamObject, type StreamName } from "../services/streams";
 import { shown } from "../services/timelines";
 import { NOW, notSilenced, paramsCte, visibleTo } from "../services/visibility";
 

@@ -8,7 +8,7 @@
  * expansion sends to nobody, nor the other way round.
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { OutboxActivity } from "./outbox";
+import type { OutboxActivity } from "./outbox-activity";
 import { deliveryAllowedSql } from "./settings";
 import type { Visibility } from "../db/schema";
 

@@ -14,7 +14,7 @@ import type { AccountRow } from "../../services/accounts";
 import { storeRemoteNote } from "../../services/remote-statuses";
 import { parseNote } from "../documents/parse-note";
 import { setRemotePin } from "../../services/remote-pins";
-import type { ResolveEnv } from "./resolve";
+import type { ResolveEnv } from "./resolve-env";
 import { within } from "../../lib/within";
 
 /** Featured items read per fetch (Mastodon pins at most 5). */

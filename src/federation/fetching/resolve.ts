@@ -13,7 +13,7 @@ import { isPostLike } from "../documents/object-types";
 import { eq, or, sql } from "drizzle-orm";
 import { db, type DB } from "../../db/client";
 import { accounts } from "../../db/schema";
-import { config, type Env } from "../../env";
+import { config } from "../../env";
 import { within } from "../../lib/within";
 import { federationContext, freshDocumentLoader } from "../federation";
 import type { AccountWithUser } from "../../services/accounts";
@@ -24,6 +24,9 @@ import { upsertActor } from "../documents/parse-actor";
 import { storeRemoteNote } from "../../services/remote-statuses";
 import { parseNote } from "../documents/parse-note";
 import { syncFeatured } from "./featured";
+import type { ResolveEnv } from "./resolve-env";
+
+export { resolveEnv, type ResolveEnv } from "./resolve-env";
 
 /**
  * How long a look-up (WebFinger + actor) may hold a request: `RESOLVE_TIMEOUT_MS`, 5 s by default. A server
@@ -36,11 +39,6 @@ const BACKGROUND_FACTOR = 3;
 const COUNTS_MS = 2_000;
 
 /** Where Starling is: its origin (`https://DOMAIN`) and host (`DOMAIN`, with a port if any). */
-export interface ResolveEnv {
-  env: Env;
-  base: string;
-  localHost: string;
-}
 
 export type Handle = { kind: "acct"; username: string; host: string | null } | { kind: "url"; url: URL };
 
@@ -320,4 +318,3 @@ export async function resolveMentions(r: ResolveEnv, acctKeys: string[]): Promis
 }
 
 /** The `ResolveEnv` of a request (its bindings, `baseUrl`, `hostOf`). */
-export const resolveEnv = (env: Env, base: string, localHost: string): ResolveEnv => ({ env, base, localHost });
