@@ -23,7 +23,7 @@ module.exports = {
     {
       name: "services-take-plain-inputs",
       comment:
-        "Fetching and parsing remote documents is federation/'s (parse-note.ts, actors.ts, resolve.ts): services " +
+        "Fetching and parsing remote documents is federation/'s (documents/parse-note.ts, documents/parse-actor.ts, fetching/resolve.ts): services " +
         "take the plain values it reads (ParsedNote, ParsedActor), or a function to call, never a Fedify object.",
       severity: "error",
       from: { path: "^src/(services|render|db|content|lib|schemas)/|^src/env\\.ts$" },

@@ -1,5 +1,5 @@
 /**
- * Outgoing federation (src/federation/delivery.ts): outbox rows written with the action, expanded set-based,
+ * Outgoing federation (src/federation/delivery/): outbox rows written with the action, expanded set-based,
  * delivered per host, signed, retried. Remote followers are rows seeded in A's DB on hosts that only a receiver
  * in this test answers; A's own key is fetched from A (routeFetch) to verify signatures. Waking the delivery
  * objects is replaced by a recorder (they run with the pool's bindings, not A's): `drainFederation` delivers.

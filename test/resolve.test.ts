@@ -1,5 +1,5 @@
 /**
- * Resolving remote accounts (federation/resolve.ts) through the client API: search with resolve=true, account
+ * Resolving remote accounts (federation/fetching/resolve.ts) through the client API: search with resolve=true, account
  * search, accounts/lookup, mentions in posts; fixtures of Mastodon, Pleroma, Misskey and GoToSocial actors
  * served by a fake fediverse (test/fake-fediverse.ts) to instance A; SSRF and cross-origin refusals; staleness;
  * and instance A resolving a user of instance B.

@@ -122,7 +122,7 @@ const SEQUENCE: Record<string, Job> = {
   storage: async (env, d, t) => {
     await measureStorage(env, d, t);
   },
-  // Relays the command line added or removed: looked up and followed, or unfollowed (federation/relays.ts).
+  // Relays the command line added or removed: looked up and followed, or unfollowed (federation/fetching/relays.ts).
   relays: (env) => (configuredBase(env) ? settleRelays(env, configuredBase(env)) : Promise.resolve(false)),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
   federation: (env, _d, t) => sweepFederation(env, t),

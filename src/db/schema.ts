@@ -448,7 +448,7 @@ export const usageDays = sqliteTable("usage_days", {
   updatedAt: time("updated_at").notNull(),
 });
 
-/** Fedify's key-value store (src/federation/kv.ts): key = JSON array of its parts, value = JSON, expiry in ms. */
+/** Fedify's key-value store (src/federation/door/kv.ts): key = JSON array of its parts, value = JSON, expiry in ms. */
 export const fedifyKv = sqliteTable(
   "fedify_kv",
   {
@@ -1120,7 +1120,7 @@ export const instances = sqliteTable(
     failingSince: time("failing_since"),
     /**
      * When the host's current run of failed deliveries began (a success clears it). Failing for over a day, the
-     * host is only probed, one delivery every few hours (federation/delivery.ts).
+     * host is only probed, one delivery every few hours (federation/delivery/).
      */
     unreachableSince: time("unreachable_since"),
     /** The favicon its home page names (`link rel=icon`), or null; learned by the cron (services/instance-favicons.ts). */

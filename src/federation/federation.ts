@@ -34,7 +34,7 @@ const built = new WeakMap<object, Promise<Federation<FederationData>>>();
 
 /**
  * The Federation for these bindings. No message queue: Starling sends through its own transactional outbox
- * (federation/delivery.ts), and an incoming activity is handled (or refused) while its sender waits, so nothing is
+ * (federation/delivery/), and an incoming activity is handled (or refused) while its sender waits, so nothing is
  * stored for a type Starling does not handle.
  */
 async function buildFederation(env: Env): Promise<Federation<FederationData>> {
@@ -57,12 +57,12 @@ async function buildFederation(env: Env): Promise<Federation<FederationData>> {
     documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent, () => instanceSigner(env)),
     contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
     authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
-    // Signatures are checked before Fedify, by federation/inbound-auth.ts (handleFederated lets no other POST
+    // Signatures are checked before Fedify, by federation/door/authenticate.ts (handleFederated lets no other POST
     // through): Fedify trusts a key document's own claim of who owns it, which lets any server speak for another's
     // actors (issue 28).
     skipSignatureVerification: true,
   });
-  // WebFinger lookups (and Fedify's own `sendActivity`, unused: deliveries are federation/delivery.ts's, through the
+  // WebFinger lookups (and Fedify's own `sendActivity`, unused: deliveries are federation/delivery/'s, through the
   // guard) use Fedify's code with the global fetch; WebFinger checks addresses its own way (same rule). It reads
   // the switch (and the User-Agent) from these fields, which the constructor takes only without the factories.
   Object.assign(federation as object, { allowPrivateAddress: allowPrivate, userAgent });

@@ -41,7 +41,7 @@ function fieldsLimits(env: Env) {
 
 /**
  * Federation as Pleroma reports it. Enabled only when `DOMAIN` is set: without it the federation endpoints
- * answer 503 on any public host (src/federation/index.ts), so claiming otherwise would invite followers in vain.
+ * answer 503 on any public host (src/federation/door/handle.ts), so claiming otherwise would invite followers in vain.
  */
 function federation(env: Env) {
   // The federation policies (src/services/settings.ts), told as Pleroma's MRF transparency tells them: the

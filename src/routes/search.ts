@@ -1,6 +1,6 @@
 /**
  * Search (v1 and v2) and account search. `resolve=true` with a user token also finds remote accounts by
- * `user@domain` or URL (`federation/resolve.ts`); a URL query then answers only what the URL names.
+ * `user@domain` or URL (`federation/fetching/resolve.ts`); a URL query then answers only what the URL names.
  */
 import { HashtagSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -42,7 +42,7 @@ async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerI
   const fetch = viewerId !== null && offset === 0;
   if (handle.kind === "url") {
     const found = await resolveAny(r, q, { fetch, background: c.executionCtx });
-    // A fetched reply's thread: its missing ancestors are fetched after the response (federation/thread-ancestors.ts).
+    // A fetched reply's thread: its missing ancestors are fetched after the response (federation/fetching/thread-ancestors.ts).
     if (found && "statusId" in found && found.parentUri)
       c.executionCtx.waitUntil(fetchAncestors(r, found.statusId, found.parentUri));
     return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };

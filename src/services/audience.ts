@@ -2,7 +2,7 @@
  * Who each outbox activity goes to: ONE rule per kind (`AUDIENCE`, exhaustive over `OutboxActivity["type"]`: a
  * new kind without a rule does not compile), used both by the gate that decides, inside the action's batch,
  * whether a row is written at all (services/outbox.ts) and by the expansion that writes its deliveries
- * (federation/delivery.ts). Both read the same SQL set of inboxes (`inboxes`), with the same filters: remote,
+ * (federation/delivery/). Both read the same SQL set of inboxes (`inboxes`), with the same filters: remote,
  * not deactivated, not blocking the actor, not on a domain the actor blocks, and allowed by the federation
  * policies (host names compared without a port, as the inbox compares them). So the gate never writes a row the
  * expansion sends to nobody, nor the other way round.

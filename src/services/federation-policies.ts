@@ -1,8 +1,8 @@
 /**
  * Federation policies applied to what comes IN (Pleroma's MRF SimplePolicy in spirit): the rows are edited
  * through the admin config API (`:mrf_simple`, src/services/settings.ts) and read from this isolate's copy.
- * Rejection itself is checked at the inbox door (federation/index.ts), in resolving (resolve.ts) and, for what
- * goes OUT, in delivery expansion (federation/delivery.ts, in SQL).
+ * Rejection itself is checked at the inbox door (federation/door/handle.ts), in resolving (resolve.ts) and, for what
+ * goes OUT, in delivery expansion (federation/delivery/, in SQL).
  */
 import type { DB } from "../db/client";
 import type { ParsedNote } from "./remote-statuses";

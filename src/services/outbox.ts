@@ -2,7 +2,7 @@
  * The transactional outbox: what a local account sends to other servers is written as a `federation_outbox` row
  * in the **same D1 batch** as the action, so an action is never stored without its delivery nor delivered without
  * being stored. Rows describe the activity (`OutboxActivity`); building the ActivityStreams document, choosing
- * the inboxes and delivering happen later, off the request path (src/federation/delivery.ts).
+ * the inboxes and delivering happen later, off the request path (src/federation/delivery/).
  *
  * The insert is conditional, decided by SQL inside the batch: a row is written only when the activity has a
  * remote audience (services/audience.ts, the same rule the expansion sends by), so an island instance writes
@@ -24,7 +24,7 @@ export const SIGNED_BY_INSTANCE: ReadonlySet<OutboxActivity["type"]> = new Set([
   "RelayAccept",
 ]);
 
-/** A delivery is given up once its next try would fall later than this after it was written (delivery.ts). */
+/** A delivery is given up once its next try would fall later than this after it was written (federation/delivery/deliver.ts). */
 export const GIVE_UP_MS = 2 * 24 * 3600_000;
 
 export interface OutboxWriteOptions {

@@ -1,6 +1,6 @@
 /**
  * Remote statuses (issue 13, part 1): a `Note` (or `Article`, or `Question`) another server sent, read into a
- * `ParsedNote` by federation/parse-note.ts, becomes a status through the ONE write path of local posts
+ * `ParsedNote` by federation/documents/parse-note.ts, becomes a status through the ONE write path of local posts
  * (`writePost`): recipients, mention notifications, tags, conversation participations, home feeds of local
  * followers and the search index in one batch; the remote media rows and the author's reported counter join that
  * batch. Only what concerns this instance is stored (`relevant`). Updates
@@ -44,7 +44,7 @@ export interface ParsedNote {
   media: { url: string; mimeType: string; description: string | null; width?: number; height?: number }[];
   inReplyTo: string | null;
   context: string | null;
-  /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (federation/parse-note.ts). */
+  /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (federation/documents/parse-note.ts). */
   poll: {
     options: string[];
     multiple: boolean;
@@ -214,7 +214,7 @@ export async function storeRemoteNote(
     : null;
   const extra: D1PreparedStatement[] = [
     ...mediaInserts(d, remoteMedia(author.id, id, note.media, t)),
-    // The caller's own rows for the new status (a group's followers' home feeds: federation/group-announce.ts).
+    // The caller's own rows for the new status (a group's followers' home feeds: federation/listening/group-posts.ts).
     ...(opts.extra ?? []),
   ];
   try {

@@ -75,7 +75,7 @@ export interface PostContext {
   appId: string | null;
   postFormats: string[];
   /**
-   * Finds mentioned remote accounts this instance does not know yet (`federation/resolve.ts`, bounded in number
+   * Finds mentioned remote accounts this instance does not know yet (`federation/fetching/resolve.ts`, bounded in number
    * and time); those it cannot find stay plain text. Absent (e.g. the cron), unknown mentions stay text.
    */
   resolveMentions?: (acctKeys: string[]) => Promise<Map<string, AccountWithUser>>;

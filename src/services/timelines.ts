@@ -99,7 +99,7 @@ export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
   const n = fed.limit;
   const shownHere = shownInPage(true, f, "home");
   // Unfollowing takes effect at once: a status stays only while its author is followed (or the group that
-  // brought it: federation/group-announce.ts), or it is yours or addressed to you.
+  // brought it: federation/listening/group-posts.ts), or it is yours or addressed to you.
   // The author is looked up alone first (one index entry found), the status's own account only when another
   // brought it: an IN list of both costs a row more per status.
   const stillFollowed = sql`(s.account_id = ${ME}

@@ -1,6 +1,6 @@
 /**
  * ActivityStreams documents of outbox rows (`OutboxActivity`), built once when a row is expanded
- * (src/federation/delivery.ts) with Fedify's vocabulary: `Create` of a status through `createActivity` (the one
+ * (src/federation/delivery/) with Fedify's vocabulary: `Create` of a status through `createActivity` (the one
  * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
  * Addressing is the one rule, `services/addressing.ts`.
  */
@@ -45,7 +45,7 @@ export interface ActivitySources {
   listRecipients: Map<string, string[]>;
   /** The chat messages of ChatMessage rows, with their attachments. */
   chatMessages?: Map<string, { message: ChatMessageRow; media: MediaRow | null }>;
-  /** The votes of Vote rows (federation/poll-votes.ts). */
+  /** The votes of Vote rows (federation/listening/poll-votes.ts). */
   votes?: Map<string, VoteDoc>;
   /** The actor documents of UpdateActor rows' accounts (as served at their ids), by account id. */
   actors?: Map<string, Actor>;

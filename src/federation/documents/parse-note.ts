@@ -145,7 +145,7 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
         voters: votersCount(object),
       };
   }
-  // Pages, videos, events… are shown with their title and link (federation/object-types.ts).
+  // Pages, videos, events… are shown with their title and link (federation/documents/object-types.ts).
   return adaptObjectType(object, {
     uri: object.id!.href,
     url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,

@@ -3,7 +3,7 @@
  * `https://www.w3.org/ns/activitystreams#Public` to `as:Public`, which JSON-LD allows, but many servers and relays
  * compare addressing as plain strings, without JSON-LD processing: a public post arrived at one as a direct
  * message, and an `Update` of a profile was dropped as "not for us". Fedify's own send path rewrites it; Starling
- * builds its bodies itself (federation/delivery.ts) and serves documents through Fedify's dispatchers, so both
+ * builds its bodies itself (federation/delivery/) and serves documents through Fedify's dispatchers, so both
  * pass through here. The contexts Starling uses never redefine `as:` or `Public`, so the rewrite keeps the meaning.
  */
 const PUBLIC_IRI = "https://www.w3.org/ns/activitystreams#Public";

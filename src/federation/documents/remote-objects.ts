@@ -1,5 +1,5 @@
 /**
- * Reading what another server's documents say, the same way for actors (actors.ts) and notes
+ * Reading what another server's documents say, the same way for actors (parse-actor.ts) and notes
  * (parse-note.ts): values as text, links as http(s) URLs, links kept only where the document's own id lives,
  * custom emoji tags; everything read as embedded, nothing fetched.
  */

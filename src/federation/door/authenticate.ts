@@ -21,7 +21,7 @@
  * loaded once and written into the body (a remote context served differently the next time cannot change its
  * meaning after the check); its one actor must be the actor authenticated, and its id on that actor's origin.
  * Fedify then handles the activity without verifying again (`skipSignatureVerification`, set only because every
- * POST that reaches it has passed here: federation/index.ts); the signatures are removed from the body it reads.
+ * POST that reaches it has passed here: door/handle.ts); the signatures are removed from the body it reads.
  */
 import {
   preloadedContexts,

@@ -122,7 +122,7 @@ export async function handleFederated(
   if (req.method === "POST") {
     if (!isInboxPath(url)) return app(req, env, ctx);
     // Read once, byte for byte (the signature's digest covers these bytes); too large, not JSON, without an
-    // actor or nested too deep is refused first (federation/inbound-guard.ts).
+    // actor or nested too deep is refused first (federation/door/inbox-guard.ts).
     const read = await readInboxPost(req);
     if (read instanceof Response) return read;
     const { bytes, body } = read;

@@ -39,7 +39,7 @@ async function loadFollowing(
   }
 }
 
-/** Who signs a loader's GETs: the instance actor (federation/instance-actor.ts), found when first needed. */
+/** Who signs a loader's GETs: the instance actor (federation/door/instance-actor.ts), found when first needed. */
 export type FetchSigner = () => Promise<{ uri: string; key: CryptoKey }> | null;
 
 /**

@@ -159,7 +159,7 @@ async function storeActor(
 
 /**
  * A status fetched while resolving a URL (a `Note`, `Article`, `Question`, or a page, video, event… shown as one:
- * federation/object-types.ts), stored as the inbox would store it
+ * federation/documents/object-types.ts), stored as the inbox would store it
  * and its id returned. Its author must live on the object's origin (as the inbox requires) and is resolved
  * (stored or refreshed) first. Visibility is the caller's to check, as for a stored status.
  */

@@ -1,9 +1,10 @@
 /**
- * What every inbox listener (inbox.ts, interaction-listeners.ts, inbound-safety.ts) asks of an activity: who sent
- * it, which local account it names, whether its object is a post, and the one door for what must follow it.
+ * What every inbox listener (listening/) asks of an activity: who sent it, which local account it names, whether
+ * its object is a post, what it embeds (never fetched), and the one door for what must follow it; and how what
+ * nobody handles is dropped.
  */
 import type { InboxContext } from "@fedify/fedify";
-import { isActor, type Activity } from "@fedify/vocab";
+import { isActor, type Activity, type Object as APObject } from "@fedify/vocab";
 import type { AccountRow } from "../../services/accounts";
 import { accountByUri, isStale } from "../../services/remote-accounts";
 import { rejectedHost } from "../../services/federation-policies";
@@ -13,6 +14,7 @@ import { upsertActor } from "../documents/parse-actor";
 import { isPostLike } from "../documents/object-types";
 import type { RemoteObject } from "../documents/parse-note";
 import type { FederationData } from "../data";
+import { embeddedOnly } from "../door/loaders";
 
 /**
  * The sender as a stored account: the row, refreshed from its document when stale. Null when the actor cannot
@@ -47,3 +49,22 @@ export function after(ctx: InboxContext<FederationData>, e: Effects) {
 }
 
 export const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
+
+/**
+ * An activity (or an object type) Starling has no use for: acknowledged (202) and dropped, as Mastodon and
+ * Pleroma do, so the sender does not retry it; logged with its type.
+ */
+export function dropped(activity: Activity, what: string): void {
+  console.log(`inbox: dropped ${what}`, activity.id?.href ?? "", "from", activity.actorId?.href ?? "");
+}
+
+/** What an activity embeds, read as it is (nothing fetched); null when it embeds nothing readable. */
+export async function embedded(
+  get: (o: { documentLoader: typeof embeddedOnly }) => Promise<APObject | null>,
+): Promise<APObject | null> {
+  try {
+    return await get({ documentLoader: embeddedOnly });
+  } catch {
+    return null;
+  }
+}

@@ -1,16 +1,20 @@
 /**
- * Inbound profile activities (issue 18): `Update` of an actor (its profile changed) and `Add`/`Remove` on its
- * featured collection (pins). Fedify has verified that the signature is the activity's `actor`; only that actor's
- * own document and own collection are acted on. Anything else is acknowledged and dropped (logged), never a 500.
+ * What an actor says of itself (issue 18): `Update` of the actor (its profile changed), `Add`/`Remove` on its
+ * featured collection (pins), `Move` to another account and `Delete` of itself. door/authenticate.ts has verified
+ * that the signature is the activity's `actor`; only that actor's own document, collection and account are acted
+ * on. Anything else is acknowledged and dropped (logged), never a 500.
  */
 import type { InboxContext } from "@fedify/fedify";
-import { isActor, type Actor, type Add, type Remove, type Update } from "@fedify/vocab";
+import { isActor, type Actor, type Add, type Delete, type Move, type Remove, type Update } from "@fedify/vocab";
 import type { FederationData } from "../data";
 import { accountByUri } from "../../services/remote-accounts";
 import { upsertActor } from "../documents/parse-actor";
 import type { AccountRow } from "../../services/accounts";
 import { setRemotePin } from "../../services/remote-pins";
-import { resolveAny, resolveEnv } from "../fetching/resolve";
+import { resolveAccount, resolveAny, resolveEnv } from "../fetching/resolve";
+import { receiveActorDelete } from "../../services/account-deletion";
+import { moveAccount } from "../../services/move";
+import { after, sender } from "./context";
 
 /**
  * An actor's `Update` of itself: the stored account is refreshed from the embedded document (the signature is
@@ -70,4 +74,32 @@ export async function receiveFeatured(
   const base = ctx.canonicalOrigin;
   const found = await resolveAny(resolveEnv(ctx.data.env, base, new URL(base).host), object.href).catch(() => null);
   if (found && "statusId" in found) await setRemotePin(d, from, object.href, true);
+}
+
+/** An actor's `Move` of itself to another account. */
+export async function onMove(ctx: InboxContext<FederationData>, move: Move): Promise<void> {
+  // Only an actor moves itself; the target, refetched now, must list it among its aliases (alsoKnownAs).
+  if (!move.objectId || move.objectId.href !== move.actorId?.href || !move.targetId) return;
+  const from = await sender(ctx, move);
+  if (!from || from.deactivated) return;
+  const base = ctx.canonicalOrigin;
+  // A target that cannot be reached now (down, or too slow on its first fetch) is not a refusal: the error
+  // answers the sender 500, and its retry brings the Move again later. Only a target that answers without
+  // listing the account is refused for good.
+  const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, {
+    refresh: true,
+    strict: true,
+  });
+  if (!target || target.account.deactivated) return;
+  // Local followers are told, and follow the target at once (the `moves` effect).
+  after(ctx, (await moveAccount(ctx.data.d, from, target.account, Date.now())).effects);
+}
+
+/**
+ * An actor deleting itself (the signature is its own): deactivated here, its follows ended, its content removed
+ * by the deletion job.
+ */
+export async function onActorDelete(ctx: InboxContext<FederationData>, del: Delete): Promise<void> {
+  const known = await accountByUri(ctx.data.d, del.objectId!.href);
+  if (known && known.domain !== null) await receiveActorDelete(ctx.data.d, known.id, Date.now());
 }

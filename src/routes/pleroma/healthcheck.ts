@@ -99,7 +99,7 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         idle: healthy ? 1 : 0,
         memory_used: memoryUsedMb(),
         healthy,
-        // `federation`: the delivery queue (src/federation/delivery.ts `queueStatsQuery`: pending, retrying, failed in
+        // `federation`: the delivery queue (src/federation/delivery/ `queueStatsQuery`: pending, retrying, failed in
         // the last hour, failing and unreachable hosts), null when the database did not answer.
         // `storage`: the database's size against its ceiling (services/storage.ts), as last measured by the cron.
         // `budget`: the day's usage against the plan's caps (services/usage-budget.ts), for admins; else its status.

@@ -1,22 +1,25 @@
 /**
- * What an accepted relay sends (issue 36; rows and rules: services/relays.ts): a forwarded activity is the relay's
+ * What relays send (issue 36; rows and rules: services/relays.ts): their answers to the instance actor's Follow
+ * and their Follow of it (LitePub relays follow back), and once accepted their posts. A forwarded activity is the relay's
  * when its signature key is the relay actor's (`isRelayKey`), and a LitePub relay's `Announce` is never a boost by
  * the relay: the object is fetched from its origin (the relay's copy is not trusted) unless stored already, and
  * stored as a fetched post (the storage guard and the federation policies apply; its author the light way), shown
  * on the federated timeline.
  */
-import { Activity, isActor, type Announce } from "@fedify/vocab";
+import { Activity, Follow, isActor, type Accept, type Announce, type Reject } from "@fedify/vocab";
 import type { InboxContext } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
 import { rejectedHost } from "../../services/federation-policies";
-import { relayKeyCandidates } from "../../services/relays";
+import type { AccountRow } from "../../services/accounts";
+import { answerRelayFollow, relayActingAdmin, relayFollowsBack, relayKeyCandidates } from "../../services/relays";
 import { fetchingPaused } from "../../services/usage-budget";
 import type { FederationData } from "../data";
 import { freshDocumentLoader } from "../federation";
 import { embeddedOnly } from "../door/loaders";
 import { isPostLike } from "../documents/object-types";
 import { resolveEnv, storeFetchedStatus } from "../fetching/resolve";
-import { after } from "./context";
+import { instanceActorUri } from "../door/instance-actor";
+import { after, dropped, embedded, sender } from "./context";
 
 /**
  * Whether a forwarded activity's HTTP signature key (`keyId`) is an accepted relay actor's own: its key id names
@@ -61,4 +64,32 @@ export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, an
   if (!isPostLike(object) || object.id?.href !== want) return;
   const r = resolveEnv(ctx.data.env, base, new URL(base).host);
   await storeFetchedStatus(r, object, { relayed: true, onStored: (e) => after(ctx, e) });
+}
+
+/**
+ * A relay's answer to the instance actor's Follow of it (the Follow embedded, or its id): the relay's row updated.
+ * True when the Follow was a relay's (nothing else to do).
+ */
+export async function relayAnswer(
+  ctx: InboxContext<FederationData>,
+  activity: Accept | Reject,
+  from: AccountRow,
+  state: "accepted" | "rejected",
+): Promise<boolean> {
+  const object = await embedded((o) => activity.getObject(o));
+  const uri = object instanceof Follow ? object.id?.href : object ? undefined : activity.objectId?.href;
+  if (!uri || !uri.startsWith(`${instanceActorUri(ctx.canonicalOrigin)}#relays/`)) return false;
+  await answerRelayFollow(ctx.data.d, from, uri, state);
+  return true;
+}
+
+/** A followed relay follows the instance actor (LitePub relays do): accepted. Anyone else's Follow of it: dropped. */
+export async function relayFollowBack(ctx: InboxContext<FederationData>, follow: Follow): Promise<void> {
+  const from = await sender(ctx, follow);
+  const inbox = from?.sharedInboxUrl ?? from?.inboxUrl;
+  const adminId = from && inbox ? await relayActingAdmin(ctx.data.d) : null;
+  if (!from || !inbox || !adminId) return dropped(follow, "Follow of the instance actor");
+  if (await relayFollowsBack(ctx.data.d, from.uri, from.inboxUrl ?? inbox, follow.id!.href, adminId))
+    after(ctx, { federate: true });
+  else dropped(follow, "Follow of the instance actor by no relay followed here");
 }
