@@ -9,6 +9,6 @@ export interface FederationData {
   exec?: { waitUntil(p: Promise<unknown>): void };
   /** Set when a signed GET is refused for who signed it (door/authorized-fetch.ts): answered 403, not 401. */
   refused?: boolean;
-  /** The key id of another server's HTTP signature that carried an inbox POST (a relay's: fetching/relays.ts). */
+  /** The key id of another server's HTTP signature that carried an inbox POST (a relay's: listening/relays.ts). */
   relayedBy?: string;
 }

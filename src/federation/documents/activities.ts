@@ -45,7 +45,7 @@ export interface ActivitySources {
   listRecipients: Map<string, string[]>;
   /** The chat messages of ChatMessage rows, with their attachments. */
   chatMessages?: Map<string, { message: ChatMessageRow; media: MediaRow | null }>;
-  /** The votes of Vote rows (federation/listening/poll-votes.ts). */
+  /** The votes of Vote rows (documents/polls.ts). */
   votes?: Map<string, VoteDoc>;
   /** The actor documents of UpdateActor rows' accounts (as served at their ids), by account id. */
   actors?: Map<string, Actor>;
