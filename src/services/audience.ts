@@ -8,7 +8,7 @@
  * expansion sends to nobody, nor the other way round.
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { OutboxActivity } from "./outbox-activity";
+import type { OutboxActivity, OutboxActivityOf, OutboxKind } from "./outbox-activity";
 import { deliveryAllowedSql } from "./settings";
 import type { Visibility } from "../db/schema";
 
@@ -33,15 +33,8 @@ export type Audience =
   /** One inbox named by the activity itself (a relay's: it has no account row). */
   | { kind: "inbox"; inbox: string };
 
-type Kind = OutboxActivity["type"];
-/** The member of the union whose `type` admits K (some members cover two kinds, e.g. Accept | Reject). */
-type Of<K extends Kind> = OutboxActivity extends infer A
-  ? A extends { type: infer T }
-    ? K extends T
-      ? A
-      : never
-    : never
-  : never;
+type Kind = OutboxKind;
+type Of<K extends Kind> = OutboxActivityOf<K>;
 type Rule<K extends Kind> = (actor: string, a: Of<K>) => Audience;
 
 const NOBODY = sql`(SELECT NULL WHERE 0)`;

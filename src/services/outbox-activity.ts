@@ -67,3 +67,13 @@ export type OutboxActivity =
   | { type: "RelayFollow" | "RelayUndo"; uri: string; inbox: string; object: string }
   /** The instance actor accepts a followed relay's Follow of it (`uri`: their Follow's id; `actor`: the relay). */
   | { type: "RelayAccept"; uri: string; inbox: string; actor: string };
+
+export type OutboxKind = OutboxActivity["type"];
+/** The member of the union whose `type` admits K (some members cover two kinds, e.g. Accept | Reject). */
+export type OutboxActivityOf<K extends OutboxKind> = OutboxActivity extends infer A
+  ? A extends { type: infer T }
+    ? K extends T
+      ? A
+      : never
+    : never
+  : never;

@@ -15,6 +15,7 @@ import type { Env } from "../../env";
 import { hydrateWithParentUris } from "../../services/hydrate";
 import { origins } from "../../services/media";
 import type { OutboxActivity } from "../../services/outbox";
+import type { OutboxActivityOf, OutboxKind } from "../../services/outbox-activity";
 import type { FederationData } from "../data";
 import type { ActivitySources } from "../documents/activities";
 import { localActor } from "../documents/local-actor";
@@ -30,21 +31,11 @@ interface Needs {
   actorDocument?: true;
 }
 
-type Kind = OutboxActivity["type"];
-/** The row shape of kind `K` (some shapes serve two kinds: Accept and Reject, Like and UndoLike…). */
-type Of<K extends Kind> = OutboxActivity extends infer A
-  ? A extends { type: infer T }
-    ? K extends T
-      ? A
-      : never
-    : never
-  : never;
-
 const NONE: Needs = {};
 const status = (a: { statusId: string }): Needs => ({ statuses: [a.statusId] });
 const target = (a: { targetId: string }): Needs => ({ accounts: [a.targetId] });
 
-const NEEDS: { [K in Kind]: (a: Of<K>) => Needs } = {
+const NEEDS: { [K in OutboxKind]: (a: OutboxActivityOf<K>) => Needs } = {
   Create: status,
   Update: status,
   UpdatePoll: status,
