@@ -20,7 +20,7 @@ import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
 const STATUSES = 20_000;
 const FOLLOWED = 300;
 /** Prints every statement of every action with its rows (to find what costs). */
-const DEBUG = false;
+const DEBUG = true;
 
 interface Budget {
   read: number;
