@@ -72,6 +72,13 @@ describe("searching remote posts", () => {
       token: s.user.token,
     });
     expect(byUrl.statuses.map((x: { id: string }) => x.id)).toEqual([p.id]);
+    // The remote-only timeline shows it (walking every public status past local ones), the local one does not.
+    const timeline = async (q: string) =>
+      (await json(`/api/v1/timelines/public?${q}&limit=40`, { instance: A, token: s.user.token })).map(
+        (x: { id: string }) => x.id,
+      );
+    expect(await timeline("remote=true")).toContain(p.id);
+    expect(await timeline("local=true")).not.toContain(p.id);
 
     await act(`/api/v1/statuses/${p.id}/favourite`);
     expect(await found(word)).toEqual([p.id]);
@@ -86,19 +93,25 @@ describe("searching remote posts", () => {
     expect(await found(word, other)).toEqual([p.id]);
   });
 
-  it("a boost, a bookmark or a local reply makes a post searchable", async () => {
+  it("a boost, a bookmark, a reaction or a local reply makes a post searchable", async () => {
     const stamp = Date.now();
     const boosted = await remotePost(`boosted numbat${stamp}`);
     const bookmarked = await remotePost(`bookmarked numbat${stamp}`);
     const answered = await remotePost(`answered numbat${stamp}`);
+    const reacted = await remotePost(`reacted numbat${stamp}`);
     const untouched = await remotePost(`untouched numbat${stamp}`);
     expect(await found(`numbat${stamp}`)).toEqual([]);
     await act(`/api/v1/statuses/${boosted.id}/reblog`);
     await act(`/api/v1/statuses/${bookmarked.id}/bookmark`);
+    await json(`/api/v1/pleroma/statuses/${reacted.id}/reactions/${encodeURIComponent("👍")}`, {
+      instance: A,
+      method: "PUT",
+      token: s.user.token,
+    });
     const reply = await act("/api/v1/statuses", s.user, { status: "a reply", in_reply_to_id: answered.id });
     valid(StatusSchema, reply);
     const hits = await found(`numbat${stamp}`);
-    expect(hits.sort()).toEqual([boosted.id, bookmarked.id, answered.id].sort());
+    expect(hits.sort()).toEqual([boosted.id, bookmarked.id, answered.id, reacted.id].sort());
     expect(hits).not.toContain(untouched.id);
     // The local reply itself is searchable, as every local post.
     expect(await found("a reply")).toContain(reply.id);

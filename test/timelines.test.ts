@@ -472,6 +472,7 @@ describe("cost", () => {
     for (const [query, index] of [
       [publicPage(null, page, {}), "statuses_public_tl"],
       [publicPage(me, page, { local: true }), "statuses_local_tl"],
+      [publicPage(me, page, { remote: true }), "statuses_public_tl"],
       [tagPage(me, "x", page, {}), "status_tags_tag"],
       [accountPage(me, newId(), page, {}), "statuses_account"],
     ] as const) {
