@@ -519,5 +519,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
    "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
   ]
+ },
+ {
+  "name": "0051_cheaper_remote_statuses.sql",
+  "queries": [
+   "DROP INDEX `statuses_public_local_tl`",
+   "CREATE INDEX `statuses_local_tl` ON `statuses` (`id`) WHERE local = 1 AND reblog_of_id IS NULL AND visibility IN ('public', 'local')"
+  ]
  }
 ];

@@ -713,9 +713,10 @@ export const statuses = sqliteTable(
     index("statuses_public_tl")
       .on(t.id)
       .where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
-    index("statuses_public_local_tl")
-      .on(t.local, t.id)
-      .where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
+    // The local timeline's, holding local statuses only: a remote status pays no row for it.
+    index("statuses_local_tl")
+      .on(t.id)
+      .where(sql`local = 1 AND reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
     index("statuses_expires")
       .on(t.expiresAt)
       .where(sql`expires_at IS NOT NULL`),

@@ -12,7 +12,7 @@ import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, follows, mediaAttachments, polls, statuses, type StatusEmoji, type Visibility } from "../db/schema";
-import { htmlToText } from "../content/format";
+import { searchBody } from "./feeds";
 import type { AccountRow } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
@@ -232,6 +232,8 @@ export async function storeRemoteNote(
         participants: note.visibility === "direct" ? [author.id, ...recipients.keys()] : [],
         authorFollowers: author.followersCount,
         inlineFanoutMax: opts.inlineFanoutMax,
+        // Searchable now when it is someone's here; otherwise on a local user's first interaction.
+        searchable: localRecipient || parent?.local === true || opts.requested === true,
       },
       null,
       extra,
@@ -332,7 +334,7 @@ export async function updateRemoteNote(
     ...mediaInserts(d, media),
     statement(
       d,
-      sql`UPDATE statuses_fts SET body = ${[note.spoilerText, htmlToText(note.content)].filter(Boolean).join("\n")} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`,
+      sql`UPDATE statuses_fts SET body = ${searchBody(note)} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`,
     ),
     ...(note.poll ? pollEditStatements(d, row.id, note.poll) : []),
     ...versionStatements(

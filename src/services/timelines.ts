@@ -163,8 +163,10 @@ export function publicPage(viewerId: string | null, page: Page, f: TimelineFilte
   const p = rawPage(sql`s.id`, page);
   const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
   const localIndex = f.local ? sql`AND s.local = 1` : f.remote ? sql`AND s.local = 0` : sql``;
-  // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order.
-  const index = sql.raw(f.local || f.remote ? "statuses_public_local_tl" : "statuses_public_tl");
+  // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order. The
+  // remote-only timeline walks them all past the local ones (few next to remote ones: no index for remote rows
+  // to pay for).
+  const index = sql.raw(f.local ? "statuses_local_tl" : "statuses_public_tl");
   return sql`SELECT s.id FROM statuses s INDEXED BY ${index}
     WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shownInPage(Boolean(viewerId), f, "public")}
     ORDER BY ${p.order} LIMIT ${p.limit}`;
