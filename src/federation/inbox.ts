@@ -211,6 +211,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         relayed,
       });
       if (stored.stored) after(ctx, stored.effects);
+      // Over the sender's inbound limits: answered 429 (index.ts). A relay's copy is dropped instead (never retried).
+      else if (stored.reason === "throttled" && !relayed) ctx.data.retryAfter = stored.retryAfter;
       // A reply to something not stored here: its ancestors are fetched after the response (bounded); not for
       // what only a relay brought (a relay would multiply the fetches).
       // Not from 80% of any of the plan's caps either (services/usage-budget.ts).
@@ -243,7 +245,8 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       )
         return;
       const edited = await updateRemoteNote(ctx.data.d, from, note);
-      if (edited) after(ctx, edited.effects);
+      if (edited && "retryAfter" in edited) ctx.data.retryAfter = edited.retryAfter;
+      else if (edited) after(ctx, edited.effects);
     })
     .on(Add, async (ctx, add) => {
       const from = await sender(ctx, add);

@@ -50,6 +50,7 @@ import { INSTANCE_ACTOR, instanceSigner } from "./instance-actor";
 import { registerInbox } from "./inbox";
 import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch";
 import { readInboxPost } from "./inbound-guard";
+import { refusedAtDoor, throttledResponse } from "../services/inbound-limits";
 import { deletionState } from "../services/account-deletion";
 import { federationRejected, refreshSettings } from "../services/settings";
 import { subscribeTemplate, SUBSCRIBE_REL } from "../services/remote-interaction";
@@ -63,6 +64,8 @@ export interface FederationData {
   refused?: boolean;
   /** The key id of another server's HTTP signature that carried an inbox POST (a relay's: federation/relays.ts). */
   relayedBy?: string;
+  /** Set by a listener refusing an activity over its sender's inbound limits: answered 429 with this Retry-After. */
+  retryAfter?: number;
 }
 
 /** Accounts per page of a followers/following collection. */
@@ -482,15 +485,19 @@ function jsonError(status: number, error: string): Response {
   });
 }
 
-/** The host of an incoming activity's `actor` (a string or an object with an id). */
-function actorHost(body: unknown): string | null {
+/** An incoming activity's `actor` (a string or an object with an id). */
+function actorId(body: unknown): string | null {
   const actor = (body as { actor?: unknown } | null)?.actor;
-  const id =
-    typeof actor === "string"
-      ? actor
-      : typeof (actor as { id?: unknown } | null)?.id === "string"
-        ? (actor as { id: string }).id
-        : null;
+  return typeof actor === "string"
+    ? actor
+    : typeof (actor as { id?: unknown } | null)?.id === "string"
+      ? (actor as { id: string }).id
+      : null;
+}
+
+/** The host of an incoming activity's `actor`. */
+function actorHost(body: unknown): string | null {
+  const id = actorId(body);
   try {
     return id ? new URL(id).hostname : null;
   } catch {
@@ -563,6 +570,9 @@ export async function handleFederated(
     // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
     const host = actorHost(body);
     if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
+    // A sender over its inbound limits is answered 429 until its window ends, unread (services/inbound-limits.ts).
+    const wait = refusedAtDoor(actorId(body) ?? "", Date.now());
+    if (wait !== null) return throttledResponse(wait);
     const fctx = federation.createContext(req, data);
     const who = await authenticateInbound(
       new Request(req.url, { method: req.method, headers: req.headers, body: bytes }),
@@ -587,6 +597,10 @@ export async function handleFederated(
   }
   let res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
   if (req.method === "GET") res = await servedWithFullPublic(res);
+  if (data.retryAfter !== undefined && res.status < 300) {
+    await res.body?.cancel();
+    res = throttledResponse(data.retryAfter);
+  }
   if (data.refused && res.status === 401) {
     await res.body?.cancel();
     res = jsonError(403, "Forbidden");
