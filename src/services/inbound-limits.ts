@@ -182,6 +182,9 @@ export function countStatement(d: DB, s: Sender, item: Item, solicitedMention: b
   );
 }
 
+/** Where a refusal is logged (a test listens here). */
+export const refusalLog = { write: (line: string) => console.log(line) };
+
 /** Senders answered 429 at the door until a time (ms), per isolate; forgotten once past. */
 const refusedUntil = new Map<string, number>();
 const REMEMBERED_MAX = 2_000;
@@ -200,7 +203,7 @@ export async function recordRefusal(d: DB, v: Extract<Verdict, { ok: false }>, t
       WHERE day = ${dayOf(t)} AND sender = ${v.sender} AND refused_hour IS NOT ${hour}`,
   ).run();
   if (meta.changes)
-    console.log(`inbox: refusing what ${v.sender} sends (${v.what} is spent), for ${v.retryAfter} s at least`);
+    refusalLog.write(`inbox: refusing what ${v.sender} sends (${v.what} is spent), for ${v.retryAfter} s at least`);
 }
 
 /** Seconds the door answers 429 for an activity from `actor` (its own refusal, or its host's), or null. */
