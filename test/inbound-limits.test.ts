@@ -6,7 +6,9 @@
  * actor's posts still arrive, and the admin `stats` lists the top senders. Each flood comes from a host of its own
  * (`createPeer(host)`): the counters are per host, and this file's database is shared by its tests.
  */
-import { env } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../src/index";
+import { RETENTION_MINUTE } from "../src/cron";
 import { afterEach, describe, expect, it } from "vitest";
 import { json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
 import { A } from "./instances";
@@ -17,6 +19,7 @@ import { StatusSchema } from "../src/schemas/status";
 import { LIMITS, MENTION_ALLOWANCE, refusalLog } from "../src/services/inbound-limits";
 import { MAX_INBOX_BYTES } from "../src/federation/inbound-guard";
 import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
+import mastodonUpdate from "./fixtures/federation/mastodon-update-note.json";
 
 afterEach(unroute);
 
@@ -114,7 +117,8 @@ describe("a flood of Creates from one server", () => {
     expect(stored.bytes).toBeLessThanOrEqual(LIMITS.stranger.hour.bytes);
     // D1's size: the stored posts (content and search text), not the 3.7 MB sent.
     const grown = (await dbSize()) - before;
-    if (before > 0) expect(grown).toBeLessThan(1_000_000);
+    expect(before).toBeGreaterThan(0);
+    expect(grown).toBeLessThan(1_000_000);
     expect(refusalLines(log, actor)).toBe(1);
     // The refusal is on the actor's row for this hour (the admin view's figure).
     const [row] = await q<{ refused_hours: number; statuses: number }>(
@@ -221,5 +225,70 @@ describe("a flood of Creates from one server", () => {
     expect((await storedFrom(peer.host)).n).toBe(MENTION_ALLOWANCE.hour);
     const notifications = await json("/api/v1/notifications?types[]=mention", { instance: A, token: user.token });
     expect(notifications).toHaveLength(MENTION_ALLOWANCE.hour);
+  });
+
+  it("edits count as posts: a stranger's Updates beyond its allowance are refused with 429", async () => {
+    const peer = createPeer("flood-edits.example");
+    reroute(() => peer.route());
+    const user = await registerUser({ instance: A });
+    const actor = peer.actor();
+    const post = create(peer, actor, user, 1_000);
+    await expectAccepted(await peer.send(actor, post));
+    const n = post.object.id.split("/").pop();
+    const edit = (i: number) =>
+      fill(mastodonUpdate, {
+        ACTOR: actor,
+        ORIGIN: peer.origin,
+        TARGET: `${A.origin}/users/${user.username}`,
+        TARGET_NAME: user.username,
+        NAME: new URL(actor).pathname.split("/").pop()!,
+        N: n,
+        EDIT: String(i),
+        UPDATED: new Date(Date.now() - 60_000 + i * 1000).toISOString(),
+        CONTENT: `${i} ${"edit ".repeat(6_000)}`,
+      });
+    const answers: number[] = [];
+    const log = await logged(async () => {
+      for (let i = 0; i < 12; i++) {
+        const res = await peer.send(actor, edit(i));
+        answers.push(res.status);
+        if (res.status === 429) await expectThrottled(res);
+        else await expectAccepted(res);
+      }
+    });
+    // A post of ~1 KB, then edits of ~30 KB: eight fit in the stranger's 250 KB of the hour, the rest are refused.
+    expect(answers).toEqual([...Array(8).fill(202), ...Array(4).fill(429)]);
+    expect(refusalLines(log, actor)).toBe(1);
+    const [row] = await q<{ statuses: number }>("SELECT statuses FROM inbound_usage WHERE sender = ?", actor);
+    expect(row!.statuses).toBe(9);
+  });
+
+  it("past days' counters go with the cron's hourly clean-up; other minutes and today's rows are left alone", async () => {
+    const day = Math.floor(Date.now() / 86_400_000);
+    await q(
+      "INSERT INTO inbound_usage (day, sender, statuses, bytes) VALUES (?, 'old.example', 1, 1), (?, 'new.example', 1, 1)",
+      day - 1,
+      day,
+    );
+    const runCron = async (at: number) => {
+      const ctx = createExecutionContext();
+      await worker.scheduled(
+        createScheduledController({ scheduledTime: new Date(at), cron: "* * * * *" }),
+        env as never,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+    };
+    const hourStart = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const senders = async () =>
+      (
+        await q<{ sender: string }>(
+          "SELECT sender FROM inbound_usage WHERE sender IN ('old.example', 'new.example') ORDER BY sender",
+        )
+      ).map((r) => r.sender);
+    await runCron(hourStart + (RETENTION_MINUTE + 1) * 60_000);
+    expect(await senders()).toEqual(["new.example", "old.example"]);
+    await runCron(hourStart + RETENTION_MINUTE * 60_000);
+    expect(await senders()).toEqual(["new.example"]);
   });
 });
