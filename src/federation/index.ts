@@ -571,7 +571,7 @@ export async function handleFederated(
     const host = actorHost(body);
     if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
     // A sender over its inbound limits is answered 429 until its window ends, unread (services/inbound-limits.ts).
-    const wait = refusedAtDoor(actorId(body) ?? "", Date.now());
+    const wait = refusedAtDoor(actorId(body) ?? "");
     if (wait !== null) return throttledResponse(wait);
     const fctx = federation.createContext(req, data);
     const who = await authenticateInbound(

@@ -10,14 +10,14 @@ import { statuses } from "../db/schema";
 import type { Plan } from "./usage-budget";
 import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
 import { fromRow, storageReport, storageRow } from "./storage";
-import { topSendersQueries, topSendersReport } from "./inbound-limits";
+import { limitsClock, topSendersQueries, topSendersReport } from "./inbound-limits";
 
 export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
   const [rows, storage, budget, hosts, actors] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
-    ...topSendersQueries(d, t),
+    ...topSendersQueries(d, limitsClock.now()),
   ]);
   const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
   return {
@@ -31,6 +31,6 @@ export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
     },
     storage: storageReport(fromRow(storage)),
     budget: budgetReport(budgetFrom(budget[0], t, plan), true),
-    inbound_senders: topSendersReport(t, hosts, actors),
+    inbound_senders: topSendersReport(limitsClock.now(), hosts, actors),
   };
 }

@@ -57,6 +57,9 @@ export const MENTION_ALLOWANCE = { hour: 5, day: 20 };
 
 type UsageRow = typeof inboundUsage.$inferSelect;
 
+/** The time the limits count by (a test holds it inside one hour). */
+export const limitsClock = { now: () => Date.now() };
+
 export const dayOf = (t: number) => Math.floor(t / DAY);
 export const hourOf = (t: number) => Math.floor(t / HOUR);
 
@@ -207,7 +210,7 @@ export async function recordRefusal(d: DB, v: Extract<Verdict, { ok: false }>, t
 }
 
 /** Seconds the door answers 429 for an activity from `actor` (its own refusal, or its host's), or null. */
-export function refusedAtDoor(actor: string, t: number): number | null {
+export function refusedAtDoor(actor: string, t = limitsClock.now()): number | null {
   let host: string;
   try {
     host = new URL(actor).hostname;

@@ -19,7 +19,16 @@ import { writePost } from "./statuses";
 import { editedMedia, notifyEdit, versionStatements } from "./status-edits";
 import { acceptsUnsolicited, fromRow, storageRow } from "./storage";
 import { budgetFrom, budgetRow, pausesFetching } from "./usage-budget";
-import { countStatement, itemBytes, judge, recordRefusal, senderOf, usageRows, type Verdict } from "./inbound-limits";
+import {
+  countStatement,
+  itemBytes,
+  judge,
+  limitsClock,
+  recordRefusal,
+  senderOf,
+  usageRows,
+  type Verdict,
+} from "./inbound-limits";
 
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
@@ -119,6 +128,7 @@ export async function storeRemoteNote(
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
   // What a local user asked for is theirs, not the sender's: neither limited nor counted.
   const sender = opts.requested === true ? null : senderOf(author.uri);
+  const lt = opts.t ?? limitsClock.now();
   const [existing, parentRows, recipientRows, followed, contextRows, storage, day, usage] = await d.batch([
     d.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, note.uri)),
     d
@@ -137,7 +147,7 @@ export async function storeRemoteNote(
       .limit(1),
     storageRow(d),
     budgetRow(d, t),
-    usageRows(d, sender ?? { actor: "", host: "" }, t),
+    usageRows(d, sender ?? { actor: "", host: "" }, lt),
   ]);
   if (existing.length) return { stored: false, reason: "exists" };
   const parent = (parentRows[0] as StatusRow | undefined) ?? null;
@@ -153,9 +163,9 @@ export async function storeRemoteNote(
   const concernsLocal = localRecipient || (parent !== null && parent.local);
   // What one actor and one host may make this instance store (services/inbound-limits.ts).
   const item = { bytes: itemBytes(note), followed: followed.length > 0, concernsLocal };
-  const verdict: Verdict = sender ? judge(usage, sender, item, t) : { ok: true, solicitedMention: concernsLocal };
+  const verdict: Verdict = sender ? judge(usage, sender, item, lt) : { ok: true, solicitedMention: concernsLocal };
   if (!verdict.ok) {
-    await recordRefusal(d, verdict, t);
+    await recordRefusal(d, verdict, lt);
     return { stored: false, reason: "throttled", retryAfter: verdict.retryAfter };
   }
   // Near the database's ceiling or the plan's caps, what only a fetch here brought (nobody follows its author,
@@ -235,7 +245,7 @@ export async function storeRemoteNote(
     ...mediaInserts(d, remoteMedia(author.id, id, note.media, t)),
     // The caller's own rows for the new status (a group's followers' home feeds: federation/group-announce.ts).
     ...(opts.extra ?? []),
-    ...(sender ? [countStatement(d, sender, item, verdict.solicitedMention, t)] : []),
+    ...(sender ? [countStatement(d, sender, item, verdict.solicitedMention, lt)] : []),
   ];
   try {
     const written = await writePost(
@@ -306,6 +316,7 @@ export async function updateRemoteNote(
   t: number = now(),
 ): Promise<{ statusId: string; effects: Effects } | { retryAfter: number } | null> {
   const sender = senderOf(author.uri);
+  const lt = limitsClock.now();
   const [rows, mediaRows, pollRows, followed, usage] = await d.batch([
     d
       .select()
@@ -321,7 +332,7 @@ export async function updateRemoteNote(
       .from(polls)
       .where(sql`${polls.statusId} = (SELECT id FROM statuses WHERE uri = ${note.uri})`),
     followedHere(d, author.id),
-    usageRows(d, sender, t),
+    usageRows(d, sender, lt),
   ]);
   const row = rows[0];
   if (!row) return null;
@@ -331,9 +342,9 @@ export async function updateRemoteNote(
   const same = row.content === note.content && row.spoilerText === note.spoilerText && row.sensitive === note.sensitive;
   if (same && (note.updated === null || note.updated === row.editedAt)) return null;
   const item = { bytes: itemBytes(note), followed: followed.length > 0, concernsLocal: false };
-  const verdict = judge(usage, sender, item, t);
+  const verdict = judge(usage, sender, item, lt);
   if (!verdict.ok) {
-    await recordRefusal(d, verdict, t);
+    await recordRefusal(d, verdict, lt);
     return { retryAfter: verdict.retryAfter };
   }
   const editedAt = Math.min(note.updated ?? t, t);
@@ -388,7 +399,7 @@ export async function updateRemoteNote(
       },
     ),
   ];
-  stmts.push(countStatement(d, sender, item, false, t));
+  stmts.push(countStatement(d, sender, item, false, lt));
   const notifying = stmts.push(notifyEdit(d, row, t)) - 1;
   const results = await d.$client.batch(stmts);
   return {
