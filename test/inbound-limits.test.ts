@@ -34,17 +34,19 @@ afterEach(() => {
 });
 
 let n = 0;
+/** A fixture's placeholders for a post `id` by `actor` of `peer` addressed to `target`. */
+const varsFor = (peer: Peer, actor: string, target: TestUser, id: string) => ({
+  ACTOR: actor,
+  ORIGIN: peer.origin,
+  TARGET: `${A.origin}/users/${target.username}`,
+  TARGET_NAME: target.username,
+  NAME: new URL(actor).pathname.split("/").pop()!,
+  N: id,
+});
+
 /** A Create by `actor` mentioning `target`, its content padded to about `size` bytes. */
 function create(peer: Peer, actor: string, target: TestUser, size: number, mention = true) {
-  const id = `${Date.now()}${n++}`;
-  const a = fill(mastodonCreate, {
-    ACTOR: actor,
-    ORIGIN: peer.origin,
-    TARGET: `${A.origin}/users/${target.username}`,
-    TARGET_NAME: target.username,
-    NAME: new URL(actor).pathname.split("/").pop()!,
-    N: id,
-  });
+  const a = fill(mastodonCreate, varsFor(peer, actor, target, `${Date.now()}${n++}`));
   a.object.attachment = [];
   if (!mention) {
     for (const o of [a, a.object]) o.cc = [`${actor}/followers`];
@@ -149,14 +151,7 @@ describe("a flood of Creates from one server", () => {
       user,
       actor: friend,
       target: `${A.origin}/users/${user.username}`,
-      vars: {
-        ACTOR: friend,
-        ORIGIN: peer.origin,
-        TARGET: `${A.origin}/users/${user.username}`,
-        TARGET_NAME: user.username,
-        NAME: new URL(friend).pathname.split("/").pop()!,
-        N: `${Date.now()}f`,
-      },
+      vars: varsFor(peer, friend, user, `${Date.now()}f`),
     };
     await followPeer(s);
     const actors = Array.from({ length: 20 }, () => peer.actor());
@@ -244,15 +239,9 @@ describe("a flood of Creates from one server", () => {
     const actor = peer.actor();
     const post = create(peer, actor, user, 1_000);
     await expectAccepted(await peer.send(actor, post));
-    const n = post.object.id.split("/").pop();
     const edit = (i: number) =>
       fill(mastodonUpdate, {
-        ACTOR: actor,
-        ORIGIN: peer.origin,
-        TARGET: `${A.origin}/users/${user.username}`,
-        TARGET_NAME: user.username,
-        NAME: new URL(actor).pathname.split("/").pop()!,
-        N: n,
+        ...varsFor(peer, actor, user, post.object.id.split("/").pop()),
         EDIT: String(i),
         UPDATED: new Date(Date.now() - 60_000 + i * 1000).toISOString(),
         CONTENT: `${i} ${"edit ".repeat(6_000)}`,
