@@ -37,6 +37,7 @@ import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
 import { deleteStoredFiles } from "../services/media";
 import { measureStorage } from "../services/storage";
+import { pruneStatement as pruneInboundUsage } from "../services/inbound-limits";
 import { settlePublicBucket } from "../services/private-files";
 import { BUILT_IN_IMAGES } from "../render/images";
 
@@ -53,6 +54,7 @@ const CLEANUP: Record<string, Job> = {
   // Windows older than a day are over whatever limit they served.
   // Windows last a day at most; the addresses a user signed in from are kept for as long as they count.
   // Each through its partial index (the conditions written as the indexes are), so neither walks the other's rows.
+  // Once an hour, the inbound limits' rows of past days too (services/inbound-limits.ts: a range of their key).
   rate_limits: (_env, d, t) =>
     d.$client.batch([
       statement(d, sql`DELETE FROM rate_limits WHERE key NOT LIKE 'login:known:%' AND window_start < ${t - DAY}`),
@@ -60,6 +62,7 @@ const CLEANUP: Record<string, Job> = {
         d,
         sql`DELETE FROM rate_limits WHERE key LIKE 'login:known:%' AND window_start < ${t - KNOWN_ADDRESS_MS}`,
       ),
+      ...(new Date(t).getUTCMinutes() === RETENTION_MINUTE ? [pruneInboundUsage(d, t)] : []),
     ]),
   expired_filters: async (env, d, t, ctx) => {
     const owners = await deleteExpiredFilters(d, t);

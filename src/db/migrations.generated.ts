@@ -526,5 +526,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "DROP INDEX `statuses_public_local_tl`",
    "CREATE INDEX `statuses_local_tl` ON `statuses` (`id`) WHERE local = 1 AND reblog_of_id IS NULL AND visibility IN ('public', 'local')"
   ]
+ },
+ {
+  "name": "0052_inbound_usage.sql",
+  "queries": [
+   "-- Issue 44: what each remote sender made this instance store today, for the inbound limits\n-- (services/inbound-limits.ts). A sender is an actor id, or a host name (all of that host's actors together). One\n-- row per UTC day and sender, with the current hour's figures beside the day's, so a check reads two rows (the\n-- actor's and its host's) and a stored post writes the same two, upserted in the post's own batch. Keyed by day\n-- first: the check is a primary-key look-up, the admin view reads one day's range, and the cron's hourly clean-up\n-- deletes past days by range. WITHOUT ROWID: the key is the row, no second index to write.\nCREATE TABLE `inbound_usage` (\n  `day` integer NOT NULL,\n  `sender` text NOT NULL,\n  `statuses` integer DEFAULT 0 NOT NULL,\n  `bytes` integer DEFAULT 0 NOT NULL,\n  `stranger_statuses` integer DEFAULT 0 NOT NULL,\n  `stranger_bytes` integer DEFAULT 0 NOT NULL,\n  `mentions` integer DEFAULT 0 NOT NULL,\n  `hour` integer DEFAULT 0 NOT NULL,\n  `hour_statuses` integer DEFAULT 0 NOT NULL,\n  `hour_bytes` integer DEFAULT 0 NOT NULL,\n  `hour_stranger_statuses` integer DEFAULT 0 NOT NULL,\n  `hour_stranger_bytes` integer DEFAULT 0 NOT NULL,\n  `hour_mentions` integer DEFAULT 0 NOT NULL,\n  `refused_hour` integer,\n  `refused_hours` integer DEFAULT 0 NOT NULL,\n  PRIMARY KEY (`day`, `sender`)\n) WITHOUT ROWID;\n"
+  ]
  }
 ];

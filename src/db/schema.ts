@@ -356,6 +356,32 @@ export const rateLimits = sqliteTable(
   ],
 );
 
+/**
+ * What each remote sender (an actor id, or a host name for all its actors) made this instance store in a UTC day,
+ * the current hour beside it (services/inbound-limits.ts). WITHOUT ROWID in the migration (0052).
+ */
+export const inboundUsage = sqliteTable(
+  "inbound_usage",
+  {
+    day: integer("day").notNull(),
+    sender: text("sender").notNull(),
+    statuses: integer("statuses").notNull().default(0),
+    bytes: integer("bytes").notNull().default(0),
+    strangerStatuses: integer("stranger_statuses").notNull().default(0),
+    strangerBytes: integer("stranger_bytes").notNull().default(0),
+    mentions: integer("mentions").notNull().default(0),
+    hour: integer("hour").notNull().default(0),
+    hourStatuses: integer("hour_statuses").notNull().default(0),
+    hourBytes: integer("hour_bytes").notNull().default(0),
+    hourStrangerStatuses: integer("hour_stranger_statuses").notNull().default(0),
+    hourStrangerBytes: integer("hour_stranger_bytes").notNull().default(0),
+    hourMentions: integer("hour_mentions").notNull().default(0),
+    refusedHour: integer("refused_hour"),
+    refusedHours: integer("refused_hours").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.sender] })],
+);
+
 /** Mail kept by the development mailer instead of being sent; tests and `npm run mail` read it. */
 export const mailOutbox = sqliteTable(
   "mail_outbox",

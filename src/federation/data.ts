@@ -11,4 +11,6 @@ export interface FederationData {
   refused?: boolean;
   /** The key id of another server's HTTP signature that carried an inbox POST (a relay's: listening/relays.ts). */
   relayedBy?: string;
+  /** Set by a listener refusing an activity over its sender's inbound limits: answered 429 with this Retry-After. */
+  retryAfter?: number;
 }

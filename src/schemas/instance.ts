@@ -142,6 +142,29 @@ export const BudgetSchema = z
   .openapi("Budget");
 export const BudgetStatusSchema = z.object({ status: BUDGET_STATUS }).strict();
 
+/** What one remote sender made this instance store today (admin `stats`' `inbound_senders`). */
+const SenderFigures = {
+  statuses: z.number().int(),
+  bytes: z.number().int(),
+  /** Of which by actors nobody here follows (for an actor: all of it when nobody here followed it). */
+  unfollowed_statuses: z.number().int(),
+  unfollowed_bytes: z.number().int(),
+  /** Hours of today in which something it sent was refused over the inbound limits. */
+  refused_hours: z.number().int(),
+};
+export const InboundSendersSchema = z
+  .object({
+    day: z.string(),
+    hosts: z.array(z.object({ host: z.string(), ...SenderFigures }).strict()),
+    actors: z.array(
+      z
+        .object({ uri: z.string(), account_id: z.string().nullable(), acct: z.string().nullable(), ...SenderFigures })
+        .strict(),
+    ),
+  })
+  .strict()
+  .openapi("InboundSenders");
+
 export const HealthcheckSchema = z
   .object({
     pool_size: z.number().int(),

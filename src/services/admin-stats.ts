@@ -1,8 +1,8 @@
 /**
  * Pleroma's admin `stats` (`GET /api/v1/pleroma/admin/stats`, admin-fe's dashboard reads `status_visibility`: local
  * and remote statuses by visibility), with what Starling adds as keys admin-fe leaves alone: the database's size
- * against its ceiling (services/storage.ts) and the day's budget against the plan's caps (services/usage-budget.ts).
- * One round trip.
+ * against its ceiling (services/storage.ts), the day's budget against the plan's caps (services/usage-budget.ts) and
+ * the day's top remote senders by what they made this instance store (services/inbound-limits.ts). One round trip.
  */
 import { count } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -10,12 +10,14 @@ import { statuses } from "../db/schema";
 import type { Plan } from "./usage-budget";
 import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
 import { fromRow, storageReport, storageRow } from "./storage";
+import { limitsClock, topSendersQueries, topSendersReport } from "./inbound-limits";
 
 export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
-  const [rows, storage, budget] = await d.batch([
+  const [rows, storage, budget, hosts, actors] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
+    ...topSendersQueries(d, limitsClock.now()),
   ]);
   const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
   return {
@@ -29,5 +31,6 @@ export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
     },
     storage: storageReport(fromRow(storage)),
     budget: budgetReport(budgetFrom(budget[0], t, plan), true),
+    inbound_senders: topSendersReport(limitsClock.now(), hosts, actors),
   };
 }

@@ -4,6 +4,7 @@
  * the signature check of door/authenticate.ts). Anything else, and anything Fedify does not answer (or answers
  * only for ActivityPub clients, when a browser asks), falls through to the hono app.
  */
+import { refusedAtDoor, throttledResponse } from "../../services/inbound-limits";
 import { db } from "../../db/client";
 import { config, type Env } from "../../env";
 import { wantsActivityJson } from "../../http/negotiate";
@@ -49,15 +50,19 @@ function jsonError(status: number, error: string): Response {
   });
 }
 
-/** The host of an incoming activity's `actor` (a string or an object with an id). */
-function actorHost(body: unknown): string | null {
+/** An incoming activity's `actor` (a string or an object with an id). */
+function actorId(body: unknown): string | null {
   const actor = (body as { actor?: unknown } | null)?.actor;
-  const id =
-    typeof actor === "string"
-      ? actor
-      : typeof (actor as { id?: unknown } | null)?.id === "string"
-        ? (actor as { id: string }).id
-        : null;
+  return typeof actor === "string"
+    ? actor
+    : typeof (actor as { id?: unknown } | null)?.id === "string"
+      ? (actor as { id: string }).id
+      : null;
+}
+
+/** The host of an incoming activity's `actor`. */
+function actorHost(body: unknown): string | null {
+  const id = actorId(body);
   try {
     return id ? new URL(id).hostname : null;
   } catch {
@@ -130,6 +135,9 @@ export async function handleFederated(
     // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
     const host = actorHost(body);
     if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
+    // A sender over its inbound limits is answered 429 until its window ends, unread (services/inbound-limits.ts).
+    const wait = refusedAtDoor(actorId(body) ?? "");
+    if (wait !== null) return throttledResponse(wait);
     const fctx = federation.createContext(req, data);
     const who = await authenticateInbound(
       new Request(req.url, { method: req.method, headers: req.headers, body: bytes }),
@@ -154,6 +162,10 @@ export async function handleFederated(
   }
   let res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
   if (req.method === "GET") res = await servedWithFullPublic(res);
+  if (data.retryAfter !== undefined && res.status < 300) {
+    await res.body?.cancel();
+    res = throttledResponse(data.retryAfter);
+  }
   if (data.refused && res.status === 401) {
     await res.body?.cancel();
     res = jsonError(403, "Forbidden");

@@ -97,6 +97,8 @@ export async function onCreate(ctx: Ctx, create: Create): Promise<void> {
     relayed,
   });
   if (stored.stored) after(ctx, stored.effects);
+  // Over the sender's inbound limits: answered 429 (door/handle.ts). A relay's copy is dropped instead (never retried).
+  else if (stored.reason === "throttled" && !relayed) ctx.data.retryAfter = stored.retryAfter;
   // A reply to something not stored here: its ancestors are fetched after the response (bounded); not for
   // what only a relay brought (a relay would multiply the fetches).
   // Not from 80% of any of the plan's caps either (services/usage-budget.ts).
@@ -126,7 +128,8 @@ export async function onUpdateNote(ctx: Ctx, update: Update, object: APObject | 
   )
     return;
   const edited = await updateRemoteNote(ctx.data.d, from, note);
-  if (edited) after(ctx, edited.effects);
+  if (edited && "retryAfter" in edited) ctx.data.retryAfter = edited.retryAfter;
+  else if (edited) after(ctx, edited.effects);
 }
 
 /** The `Delete` of a post (or of a chat message) by its author (an actor's Delete of itself is profiles.ts's). */

@@ -9,7 +9,7 @@ import { logEntry } from "../../services/moderation-log";
 import { configDescriptions, configEntries, configStatements, refreshSettings } from "../../services/settings";
 import { adminStats } from "../../services/admin-stats";
 import { config } from "../../env";
-import { BudgetSchema } from "../../schemas/instance";
+import { BudgetSchema, InboundSendersSchema } from "../../schemas/instance";
 
 const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
 const ConfigsSchema = z
@@ -31,6 +31,8 @@ export const AdminStatsSchema = z
     storage: StorageSchema,
     /** The day's budget against the plan's caps (services/usage-budget.ts). */
     budget: BudgetSchema,
+    /** Today's (UTC) top remote senders by bytes they made this instance store (services/inbound-limits.ts). */
+    inbound_senders: InboundSendersSchema,
   })
   .openapi("AdminStats");
 
