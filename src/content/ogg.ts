@@ -129,7 +129,8 @@ export function cleanOgg(b: Uint8Array): Parts & { facts: MediaFacts } {
     const granules = list.filter((p) => b.subarray(p.start + 6, p.start + 14).some((v) => v !== 0xff));
     const last = granules[granules.length - 1];
     const granule = last ? u32le(b, last.start + 6) + u32le(b, last.start + 10) * 2 ** 32 : 0;
-    if (codec.prefix === "OpusTags") facts.duration ??= Math.max(0, granule - (b[bos.data + 10]! | (b[bos.data + 11]! << 8))) / 48000;
+    if (codec.prefix === "OpusTags")
+      facts.duration ??= Math.max(0, granule - (b[bos.data + 10]! | (b[bos.data + 11]! << 8))) / 48000;
     else if (codec.id === "\x01vorbis" && u32le(b, bos.data + 12)) facts.duration ??= granule / u32le(b, bos.data + 12);
     // The header packets after the first page, and the packets that end on their last page.
     const packets: Uint8Array[][] = [[]];
@@ -174,7 +175,14 @@ export function cleanOgg(b: Uint8Array): Parts & { facts: MediaFacts } {
       const granuleBytes = isLast ? b.subarray(tail.start + 6, tail.start + 14) : ends ? new Uint8Array(8) : NO_GRANULE;
       const flags = (continued ? 1 : 0) | (isLast ? tail.flags & 4 : 0);
       made.push(
-        page(flags, granuleBytes, serial, list[1]!.seq + i, mine.map((x) => x.bytes.length), mine.map((x) => x.bytes)),
+        page(
+          flags,
+          granuleBytes,
+          serial,
+          list[1]!.seq + i,
+          mine.map((x) => x.bytes.length),
+          mine.map((x) => x.bytes),
+        ),
       );
     }
     replaced.set(list[1]!.start, cat(made));

@@ -201,7 +201,10 @@ function heifPicture(bytes: Uint8Array): { width: number; height: number } {
   const size = heifSize(bytes, broken);
   if (!size) throw broken();
   if (size.width * size.height > MAX_PIXELS)
-    throw new ApiError(422, `Validation failed: the image has more than ${MAX_PIXELS} pixels (${size.width} × ${size.height})`);
+    throw new ApiError(
+      422,
+      `Validation failed: the image has more than ${MAX_PIXELS} pixels (${size.width} × ${size.height})`,
+    );
   return size;
 }
 
