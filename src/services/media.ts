@@ -237,7 +237,8 @@ export async function cleanedImage(bytes: Uint8Array, mime: string, images?: Ima
     // header: long enough marks that compressed bytes do not make them by chance).
     const size = heifPicture(bytes);
     const encoded = await reencoded(bytes, "image/avif", images);
-    if (encoded && sniffImage(encoded)?.mime === "image/avif") return { parts: [encoded], size: encoded.byteLength };
+    if (encoded && sniffImage(encoded)?.mime === "image/avif")
+      return { parts: [encoded], size: encoded.byteLength, ...size };
     const text = new TextDecoder("latin1").decode(bytes);
     if (avifHasMetadata(bytes, broken) || /Exif\0\0|<x:xmpmeta|<rdf:RDF/.test(text))
       throw new ApiError(
