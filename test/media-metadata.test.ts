@@ -359,6 +359,8 @@ describe("videos and audio keep no place, device or date", () => {
     const header = el(0x1a45dfa3, el(0x4282, latin1("webm")));
     await upload(u, cat(header, el(0x18538067, [0x15, 0x49, 0xa9, 0x66, 0x88, 0, 0, 0])), "past.webm", { status: 422 });
     await upload(u, cat(header, el(0x18538067, [0x16, 0x54, 0xae, 0x6b, 0xff, 0, 0])), "unknown.webm", { status: 422 });
+    // An EBML header alone (no segment): not a video.
+    await upload(u, header, "bare.webm", { status: 422 });
     // Ogg: a page running past the end.
     await upload(u, phoneOpus().subarray(0, 60), "cut.opus", { status: 422 });
   });
