@@ -29,10 +29,13 @@ import {
   gifLoop,
   gifWith,
   iphoneHeic,
+  phoneFlac,
   phoneM4a,
+  phoneMp3,
   phoneOpus,
   phoneVideo,
   phoneVorbis,
+  phoneWav,
   phoneWebm,
   readBoxes,
   readEbml,
@@ -323,6 +326,47 @@ describe("videos and audio keep no place, device or date", () => {
     expect(comment).toEqual(cat(latin1("\x03vorbis"), [vendor.length, 0, 0, 0], latin1(vendor), [0, 0, 0, 0, 1]));
     expect(setup).toEqual(setup0);
     expect(sound).toEqual(sound0);
+  });
+
+  it("FLAC, MP3 and WAV: their tags zeroed in place under types every reader skips", async () => {
+    const u = await registerUser();
+    const le32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at, true);
+    // FLAC: the comment and picture blocks are padding now, the last-block flag where it was.
+    const flac = phoneFlac();
+    const f = valid(MediaAttachmentSchema, await upload(u, flac, "rec.flac"));
+    expect(f).toMatchObject({ type: "audio", pleroma: { mime_type: "audio/flac" } });
+    const fb = (await served(f.url)).bytes;
+    noSecrets(fb);
+    const blocks: number[] = [];
+    for (let at = 4; ;) {
+      blocks.push(fb[at]!);
+      const last = fb[at]! & 0x80;
+      at += 4 + ((fb[at + 1]! << 16) | (fb[at + 2]! << 8) | fb[at + 3]!);
+      if (last) {
+        expect(fb.subarray(at, at + 2)).toEqual(Uint8Array.of(0xff, 0xf8));
+        break;
+      }
+    }
+    expect(blocks).toEqual([0, 1, 0x81]);
+    // MP3: the ID3v2 tag is a header and padding; the frame where it was; the ID3v1 tag zeroed.
+    const mp3 = phoneMp3();
+    const m = valid(MediaAttachmentSchema, await upload(u, mp3, "memo.mp3", { v1: true }));
+    const mb = (await served(m.url)).bytes;
+    noSecrets(mb);
+    expect(has(mb, "Voice memo")).toBe(false);
+    expect(String.fromCharCode(...mb.subarray(0, 3))).toBe("ID3");
+    expect(mb.indexOf(0xff)).toBe(mp3.indexOf(0xff, 10));
+    expect(has(mb, "TAG")).toBe(false);
+    // WAV: LIST and bext are JUNK chunks of the same size; fmt and data untouched.
+    const wav = phoneWav();
+    const w = valid(MediaAttachmentSchema, await upload(u, wav, "rec.wav"));
+    const wb = (await served(w.url)).bytes;
+    noSecrets(wb);
+    const chunks: string[] = [];
+    for (let at = 12; at + 8 <= wb.length; at += 8 + le32(wb, at + 4) + (le32(wb, at + 4) & 1))
+      chunks.push(String.fromCharCode(...wb.subarray(at, at + 4)));
+    expect(chunks).toEqual(["fmt ", "JUNK", "JUNK", "data"]);
+    expect(wb.subarray(-SAMPLE.length)).toEqual(SAMPLE);
   });
 
   it("hostile containers are refused (422) or walked within bounds, never a 500", async () => {

@@ -6,6 +6,7 @@ import { broken, cleanImage, MAX_PIXELS, type Parts } from "../content/image-met
 import { avifHasMetadata, cleanIsobmff, ftypKind, heifSize, type MediaFacts } from "../content/isobmff";
 import { cleanMatroska } from "../content/matroska";
 import { cleanOgg } from "../content/ogg";
+import { cleanAudio } from "../content/audio-metadata";
 import type { FormFile } from "../lib/form-file";
 import { decode as decodePng } from "fast-png";
 import { encode as encodeBlurhash } from "blurhash";
@@ -252,7 +253,7 @@ export async function cleanedImage(bytes: Uint8Array, mime: string, images?: Ima
 
 /**
  * A video's or audio's bytes without their metadata (place, device, dates: content/isobmff.ts, matroska.ts,
- * ogg.ts), and what its container says of it; other files as they are.
+ * ogg.ts, audio-metadata.ts), and what its container says of it; other files as they are.
  */
 function cleanedMedia(bytes: Uint8Array, mime: string): Clean {
   switch (mime) {
@@ -269,6 +270,10 @@ function cleanedMedia(bytes: Uint8Array, mime: string): Clean {
     }
     case "audio/ogg":
       return cleanOgg(bytes);
+    case "audio/flac":
+    case "audio/mpeg":
+    case "audio/wav":
+      return cleanAudio(bytes, mime);
     default:
       return { parts: [bytes], size: bytes.byteLength };
   }
