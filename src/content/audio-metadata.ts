@@ -7,10 +7,9 @@
  * - WAV: `LIST` (INFO), `id3 `, `bext` (broadcast: originator, date), `iXML` and `_PMX` (XMP) chunks become `JUNK`.
  * Bounded: one walk of the blocks or chunks, each size checked against the file (422 past it).
  */
-import { patched, type Edit, type Parts } from "./image-metadata";
+import { patched, u32le, type Edit, type Parts } from "./image-metadata";
 import { brokenFile } from "./isobmff";
 
-const u32le = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + b[at + 3]! * 0x1000000;
 const ascii = (b: Uint8Array, at: number, n: number) => String.fromCharCode(...b.subarray(at, at + n));
 
 /** `length` bytes at `at`: `head` then zeros. */

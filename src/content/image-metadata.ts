@@ -35,12 +35,14 @@ export interface CleanImage extends Parts {
 
 export const broken = () => new ApiError(422, "Validation failed: the file is not a complete image of its type");
 
+/** Big- and little-endian integers, and a four-character code, read at a place (shared by the media readers). */
 const u16 = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
-const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+export const u32 = (b: Uint8Array, at: number) =>
+  ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 const u16le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const u24le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
-const u32le = (b: Uint8Array, at: number) => u24le(b, at) + b[at + 3]! * 0x1000000;
-const tag = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
+export const u32le = (b: Uint8Array, at: number) => u24le(b, at) + b[at + 3]! * 0x1000000;
+export const tag = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
 
 /** The parts as one buffer (the only part itself when there is one). */
 export function joined({ parts, size }: Parts): Uint8Array {

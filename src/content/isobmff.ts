@@ -11,11 +11,9 @@
  * through the few containers named here, and it looks at most `MAX_BOXES` boxes.
  */
 import { ApiError } from "../lib/errors";
-import { patched, type Edit, type Parts } from "./image-metadata";
+import { patched, tag, u32, type Edit, type Parts } from "./image-metadata";
 
-const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 const u64 = (b: Uint8Array, at: number) => u32(b, at) * 2 ** 32 + u32(b, at + 4);
-const tag = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
 
 /** More boxes than any real file's `moov` walk meets (a phone video has a few dozen here). */
 const MAX_BOXES = 10_000;

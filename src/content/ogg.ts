@@ -7,11 +7,10 @@
  * ID3 tag appended) goes. A stream of another codec is kept as it is. Bounded: the pages are walked once; a page
  * running past the end, or headers not laid out as the codecs' specifications require, are refused (422).
  */
-import { joined, type Parts } from "./image-metadata";
+import { joined, u32le, type Parts } from "./image-metadata";
 import { brokenFile, type MediaFacts } from "./isobmff";
 import { ApiError } from "../lib/errors";
 
-const u32le = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + b[at + 3]! * 0x1000000;
 const le32 = (v: number) => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
 
 const CRC_TABLE = (() => {
