@@ -24,7 +24,11 @@ export const MediaAttachmentSchema = z
     meta: z
       .object({
         original: MediaSizeSchema.partial()
-          .extend({ frame_rate: z.string().optional(), duration: z.number().optional(), bitrate: z.number().int().optional() })
+          .extend({
+            frame_rate: z.string().optional(),
+            duration: z.number().optional(),
+            bitrate: z.number().int().optional(),
+          })
           .optional(),
         small: MediaSizeSchema.optional(),
         focus: z.object({ x: z.number(), y: z.number() }).optional(),
