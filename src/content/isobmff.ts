@@ -7,8 +7,8 @@
  * top, in `moov` and in each `trak`, becomes a `free` box of the same size with its contents zeroed, and the dates
  * become 0 (unknown): nothing moves, so the chunk offsets (`stco`/`co64`) into `mdat` stay right whichever comes
  * first. Duration, size and frame rate are read on the way (`mvhd`, `tkhd`, `mdhd`, `stts`).
- * Bounded for hostile files: a box whose size runs past its parent is refused (422), the walk goes down only
- * through the few containers named here, and it looks at most `MAX_BOXES` boxes.
+ * Bounded for hostile files: a box whose size runs past its parent is refused (422), a walk goes down only
+ * through the few containers named here, and it looks at most `MAX_BOXES` boxes (more is refused).
  */
 import { ApiError } from "../lib/errors";
 import { patched, tag, u32, type Edit, type Parts } from "./image-metadata";
@@ -28,10 +28,25 @@ export interface Box {
   to: number;
 }
 
-/** The children of a box's payload (`from`..`to`); a size past the parent is refused (422). */
-export function* boxes(b: Uint8Array, from: number, to: number, broken = brokenFile): Generator<Box> {
+/** How many more boxes a walk may look at (one budget for a whole walk). */
+export interface Budget {
+  left: number;
+}
+
+/**
+ * The children of a box's payload (`from`..`to`); a size past the parent, or more boxes than the walk's budget, is
+ * refused (422).
+ */
+export function* boxes(
+  b: Uint8Array,
+  from: number,
+  to: number,
+  broken = brokenFile,
+  budget: Budget = { left: MAX_BOXES },
+): Generator<Box> {
   let at = from;
   while (at + 8 <= to) {
+    if (--budget.left < 0) throw broken();
     let size = u32(b, at);
     let header = 8;
     if (size === 1) {
@@ -46,8 +61,8 @@ export function* boxes(b: Uint8Array, from: number, to: number, broken = brokenF
 }
 
 /** The first child of type `type`, if any. */
-export function child(b: Uint8Array, box: Box, type: string, skip = 0): Box | undefined {
-  for (const c of boxes(b, box.from + skip, box.to)) if (c.type === type) return c;
+function child(b: Uint8Array, box: Box, type: string, broken: () => ApiError, budget: Budget): Box | undefined {
+  for (const c of boxes(b, box.from, box.to, broken, budget)) if (c.type === type) return c;
   return undefined;
 }
 
@@ -121,15 +136,10 @@ export interface CleanMedia extends Parts {
 export function cleanIsobmff(b: Uint8Array): CleanMedia {
   const edits: Edit[] = [];
   const facts: MediaFacts = {};
-  let seen = 0;
+  const budget = { left: MAX_BOXES };
   let moov = false;
   let video = false;
-  const each = function* (from: number, to: number) {
-    for (const box of boxes(b, from, to)) {
-      if (++seen > MAX_BOXES) throw brokenFile();
-      yield box;
-    }
-  };
+  const each = (from: number, to: number) => boxes(b, from, to, brokenFile, budget);
   const date = (box: Box) => {
     const e = undated(b, box);
     if (e) edits.push(e);
@@ -165,8 +175,8 @@ export function cleanIsobmff(b: Uint8Array): CleanMedia {
                 scale = u32(b, d.from + (b[d.from] === 1 ? 20 : 12));
               } else if (d.type === "hdlr" && d.to - d.from >= 12) handler = tag(b, d.from + 8);
               else if (d.type === "minf") {
-                const stbl = child(b, d, "stbl");
-                const stts = stbl && child(b, stbl, "stts");
+                const stbl = child(b, d, "stbl", brokenFile, budget);
+                const stts = stbl && child(b, stbl, "stts", brokenFile, budget);
                 if (stts && scale) rate = frameRate(b, stts, scale);
               }
             }
@@ -205,15 +215,14 @@ function frameRate(b: Uint8Array, stts: Box, scale: number): string | undefined 
  */
 export function heifSize(b: Uint8Array, broken: () => ApiError): { width: number; height: number } | undefined {
   let best: { width: number; height: number } | undefined;
-  let seen = 0;
-  for (const top of boxes(b, 0, b.length, broken)) {
+  const budget = { left: MAX_BOXES };
+  for (const top of boxes(b, 0, b.length, broken, budget)) {
     if (top.type !== "meta") continue;
-    for (const m of boxes(b, top.from + 4, top.to, broken)) {
+    for (const m of boxes(b, top.from + 4, top.to, broken, budget)) {
       if (m.type !== "iprp") continue;
-      const ipco = child(b, m, "ipco");
+      const ipco = child(b, m, "ipco", broken, budget);
       if (!ipco) continue;
-      for (const p of boxes(b, ipco.from, ipco.to, broken)) {
-        if (++seen > MAX_BOXES) throw broken();
+      for (const p of boxes(b, ipco.from, ipco.to, broken, budget)) {
         if (p.type !== "ispe" || p.to - p.from < 12) continue;
         const width = u32(b, p.from + 4);
         const height = u32(b, p.from + 8);
@@ -230,12 +239,13 @@ export function heifSize(b: Uint8Array, broken: () => ApiError): { width: number
  * through the Images binding, or refuses it.
  */
 export function avifHasMetadata(b: Uint8Array, broken: () => ApiError): boolean {
-  for (const top of boxes(b, 0, b.length, broken)) {
+  const budget = { left: MAX_BOXES };
+  for (const top of boxes(b, 0, b.length, broken, budget)) {
     if (top.type !== "meta") continue;
-    for (const m of boxes(b, top.from + 4, top.to, broken)) {
+    for (const m of boxes(b, top.from + 4, top.to, broken, budget)) {
       if (m.type !== "iinf") continue;
       const version = b[m.from]!;
-      for (const e of boxes(b, m.from + 4 + (version === 0 ? 2 : 4), m.to, broken)) {
+      for (const e of boxes(b, m.from + 4 + (version === 0 ? 2 : 4), m.to, broken, budget)) {
         if (e.type !== "infe") continue;
         const v = b[e.from]!;
         if (v < 2) continue;
