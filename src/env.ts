@@ -128,6 +128,8 @@ const DEFAULT_UPLOAD_TYPES = [
   "image/gif",
   "image/webp",
   "image/avif",
+  // HEIC and HEIF pictures (iPhone photos) are stored as JPEG.
+  "image/heic",
   "video/mp4",
   "video/quicktime",
   "video/webm",

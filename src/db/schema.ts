@@ -866,7 +866,8 @@ export const statusEdits = sqliteTable(
 
 /** What is known of an attachment's picture. */
 export interface MediaMeta {
-  original?: { width: number; height: number };
+  /** The picture's or video's size; a video's or audio's frame rate ("30/1"), seconds and bits per second. */
+  original?: { width?: number; height?: number; frameRate?: string; duration?: number; bitrate?: number };
   /** The thumbnail's size, when one was made (stored at `thumbnailKey(file)`). */
   small?: { width: number; height: number };
   blurhash?: string;

@@ -23,7 +23,13 @@ export const MediaAttachmentSchema = z
     blurhash: z.string().nullable(),
     meta: z
       .object({
-        original: MediaSizeSchema.optional(),
+        original: MediaSizeSchema.partial()
+          .extend({
+            frame_rate: z.string().optional(),
+            duration: z.number().optional(),
+            bitrate: z.number().int().optional(),
+          })
+          .optional(),
         small: MediaSizeSchema.optional(),
         focus: z.object({ x: z.number(), y: z.number() }).optional(),
       })
