@@ -519,5 +519,19 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
    "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
   ]
+ },
+ {
+  "name": "0053_notification_groups.sql",
+  "queries": [
+   "ALTER TABLE `notifications` ADD `filtered` integer DEFAULT 0 NOT NULL",
+   "ALTER TABLE `notifications` ADD `group_key` text GENERATED ALWAYS AS (CASE\n  WHEN `type` IN ('favourite', 'reblog', 'pleroma:emoji_reaction') AND `status_id` IS NOT NULL\n    THEN `type` || '-' || `status_id` || '-' || (`created_at` / 43200000)\n  WHEN `type` = 'follow' THEN 'follow-' || (`created_at` / 43200000) END) VIRTUAL",
+   "CREATE INDEX `notifications_group` ON `notifications` (`account_id`, `group_key`, `id`) WHERE `group_key` IS NOT NULL",
+   "CREATE TABLE `notification_requests` (\n  `id` text PRIMARY KEY NOT NULL,\n  `account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `from_account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `last_status_id` text,\n  `notifications_count` integer DEFAULT 0 NOT NULL,\n  `created_at` integer NOT NULL,\n  `updated_at` integer NOT NULL\n)",
+   "CREATE UNIQUE INDEX `notification_requests_pair` ON `notification_requests` (`account_id`, `from_account_id`)",
+   "CREATE INDEX `notification_requests_from` ON `notification_requests` (`from_account_id`)",
+   "CREATE TABLE `notification_permissions` (\n  `account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `from_account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `created_at` integer NOT NULL,\n  PRIMARY KEY (`account_id`, `from_account_id`)\n) WITHOUT ROWID",
+   "CREATE TRIGGER `notification_requests_filtered` AFTER INSERT ON `notifications` WHEN NEW.`filtered` = 1\nBEGIN\n  INSERT INTO `notification_requests` (`id`, `account_id`, `from_account_id`, `last_status_id`, `notifications_count`, `created_at`, `updated_at`)\n  VALUES (NEW.`id`, NEW.`account_id`, NEW.`from_account_id`, NEW.`status_id`, 1, NEW.`created_at`, NEW.`created_at`)\n  ON CONFLICT (`account_id`, `from_account_id`) DO UPDATE SET\n    `notifications_count` = `notifications_count` + 1,\n    `last_status_id` = coalesce(excluded.`last_status_id`, `last_status_id`),\n    `updated_at` = excluded.`updated_at`;\nEND",
+   "ALTER TABLE `users` ADD `notification_policy` text"
+  ]
  }
 ];

@@ -21,6 +21,7 @@ import { rawPage, seqPage, type Page } from "../db/paging";
 import { NotificationSettingsSchema } from "../schemas/account";
 import { NOTIFICATION_TYPES } from "../schemas/social";
 import { ME, silenced, visibleTo, type ViewerRef } from "./visibility";
+import { verdict } from "./notification-policy";
 
 export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -57,13 +58,19 @@ export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
   const rules = n.toSelf
     ? sql`n.to_id = n.from_id`
     : sql`n.to_id <> n.from_id AND ${allowed(sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_settings`)}`;
+  // The recipient's policy and the mention shield (services/notification-policy.ts): 1 filters, 2 drops. A
+  // filtered notification is written as pushed, so neither Web Push nor the streams take it.
+  const judged = n.toSelf
+    ? sql`0`
+    : verdict(n.type, sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_policy`);
   return statement(
     d,
-    sql`WITH n(to_id, from_id, status_id, t) AS (${recipients})
-    INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, chat_message_id, is_seen, created_at)
-    SELECT ${seqIds("notifications", t)}, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, n.t
-    FROM n JOIN users u ON u.account_id = n.to_id
-    WHERE ${rules} ${n.onlyIf ? sql`AND ${n.onlyIf}` : sql``}`,
+    sql`WITH n(to_id, from_id, status_id, t) AS (${recipients}),
+      v AS (SELECT n.*, ${judged} AS verdict FROM n JOIN users u ON u.account_id = n.to_id
+        WHERE ${rules} ${n.onlyIf ? sql`AND ${n.onlyIf}` : sql``})
+    INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, chat_message_id, is_seen, pushed, filtered, created_at)
+    SELECT ${seqIds("notifications", t)}, v.to_id, v.from_id, ${n.type}, v.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, v.verdict = 1, v.verdict = 1, v.t
+    FROM v WHERE v.verdict < 2`,
   );
 }
 
@@ -175,6 +182,8 @@ export interface NotificationQuery {
   accountId?: string;
   excludeVisibilities?: string[];
   withMuted?: boolean;
+  /** Mastodon 4.3's `include_filtered`: also those the policy or the shield set aside. */
+  includeFiltered?: boolean;
 }
 
 /** The types a listing shows: those asked for, else all but the opt-in ones; minus the excluded. */
@@ -213,6 +222,7 @@ export function notificationPage(q: NotificationQuery, page: Page) {
     q.excludeVisibilities?.length
       ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
       : undefined,
+    q.includeFiltered ? undefined : eq(notifications.filtered, false),
     shownTo(ME, q.withMuted ?? false),
   ];
   return {
@@ -355,7 +365,7 @@ export async function markersOf(
     d
       .select({ n: sql<number>`count(*)` })
       .from(notifications)
-      .where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false))),
+      .where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false), eq(notifications.filtered, false))),
   ]);
   return { rows, unread: unread[0]?.n ?? 0 };
 }
