@@ -1,52 +1,18 @@
 /** The Notification entity. */
-import type { DB } from "../db/client";
-import { iso, inJson } from "../db/client";
-import { chatMessages, mediaAttachments, reports } from "../db/schema";
-import { eq } from "drizzle-orm";
+import { iso } from "../db/client";
 import { renderChatMessage } from "./chat";
 import type { z } from "@hono/zod-openapi";
 import type { NotificationSchema } from "../schemas/social";
 
 type Notification = z.infer<typeof NotificationSchema>;
-import { accountsById } from "../services/conversations";
-import { hydrate } from "../services/hydrate";
 import type { NotificationRow, NotificationType, NotificationsNamed } from "../services/notifications";
 import { renderAccount, type RenderContext } from "./account";
 import { renderStatuses } from "./status";
 
 export type { NotificationRow };
 
-/** Notifications with their accounts, statuses, reports and chat messages: reads in parallel, whatever their number. */
-export async function renderNotifications(d: DB, ctx: RenderContext, rows: NotificationRow[]): Promise<Notification[]> {
-  const me = ctx.viewerId;
-  const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
-  const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
-  const chatIds = [...new Set(rows.flatMap((r) => (r.chatMessageId ? [r.chatMessageId] : [])))];
-  const [h, people, reportRows, chatRows] = await Promise.all([
-    hydrate(d, statusIds, me),
-    accountsById(
-      d,
-      rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])]),
-    ),
-    reportIds.length ? d.select().from(reports).where(inJson(reports.id, reportIds)) : Promise.resolve([]),
-    chatIds.length
-      ? d
-          .select({ message: chatMessages, media: mediaAttachments })
-          .from(chatMessages)
-          .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
-          .where(inJson(chatMessages.id, chatIds))
-      : Promise.resolve([]),
-  ]);
-  return renderLoadedNotifications(ctx, rows, {
-    h,
-    people,
-    reports: new Map(reportRows.map((r) => [r.id, r])),
-    chats: new Map(chatRows.map((r) => [r.message.id, r])),
-  });
-}
-
 /** Notifications whose statuses, accounts, reports and chat messages are loaded (`named`). */
-export function renderLoadedNotifications(
+export function renderNotifications(
   ctx: RenderContext,
   rows: NotificationRow[],
   named: NotificationsNamed,

@@ -14,7 +14,8 @@ import { inJson, now, statement } from "../db/client";
 import { newestFirst, seqCursor, seqIds } from "../db/ids";
 import { chatMessages, markers, mediaAttachments, notifications, reports, users } from "../db/schema";
 import { fromJson, jsonObject, precompiled } from "../db/json-rows";
-import { accountById, accountFromJson, parsed, type Hydrated } from "./hydrate";
+import { accountById, accountFromJson, hydrate, parsed, type Hydrated } from "./hydrate";
+import { accountsById } from "./conversations";
 import type { AccountWithUser } from "./accounts";
 import { badRequest, notFound } from "../lib/errors";
 import { rawPage, seqPage, type Page } from "../db/paging";
@@ -286,6 +287,34 @@ export interface NotificationsNamed {
   people: Map<string, AccountWithUser>;
   reports: Map<string, typeof reports.$inferSelect>;
   chats: Map<string, { message: typeof chatMessages.$inferSelect; media: typeof mediaAttachments.$inferSelect | null }>;
+}
+
+/** What notifications name, loaded for `me`: reads in parallel, whatever their number. */
+export async function loadNotificationsNamed(d: DB, me: string, rows: NotificationRow[]): Promise<NotificationsNamed> {
+  const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
+  const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
+  const chatIds = [...new Set(rows.flatMap((r) => (r.chatMessageId ? [r.chatMessageId] : [])))];
+  const [h, people, reportRows, chatRows] = await Promise.all([
+    hydrate(d, statusIds, me),
+    accountsById(
+      d,
+      rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])]),
+    ),
+    reportIds.length ? d.select().from(reports).where(inJson(reports.id, reportIds)) : Promise.resolve([]),
+    chatIds.length
+      ? d
+          .select({ message: chatMessages, media: mediaAttachments })
+          .from(chatMessages)
+          .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
+          .where(inJson(chatMessages.id, chatIds))
+      : Promise.resolve([]),
+  ]);
+  return {
+    h,
+    people,
+    reports: new Map(reportRows.map((r) => [r.id, r])),
+    chats: new Map(chatRows.map((r) => [r.message.id, r])),
+  };
 }
 
 /** One of the user's own notifications (404 for anyone else's). */
