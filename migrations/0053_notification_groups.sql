@@ -13,7 +13,7 @@ ALTER TABLE `notifications` ADD `group_key` text GENERATED ALWAYS AS (CASE
 --> statement-breakpoint
 -- A group's count and sample accounts are read by its key: one index entry more per groupable notification (the
 -- others have no key and no entry).
-CREATE INDEX `notifications_group` ON `notifications` (`account_id`, `group_key`, `id`) WHERE `group_key` IS NOT NULL;
+CREATE INDEX `notifications_group` ON `notifications` (`account_id`, `group_key`, `filtered`, `id`) WHERE `group_key` IS NOT NULL;
 --> statement-breakpoint
 CREATE TABLE `notification_requests` (
   `id` text PRIMARY KEY NOT NULL,

@@ -525,7 +525,7 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   "queries": [
    "ALTER TABLE `notifications` ADD `filtered` integer DEFAULT 0 NOT NULL",
    "ALTER TABLE `notifications` ADD `group_key` text GENERATED ALWAYS AS (CASE\n  WHEN `type` IN ('favourite', 'reblog', 'pleroma:emoji_reaction') AND `status_id` IS NOT NULL\n    THEN `type` || '-' || `status_id` || '-' || (`created_at` / 43200000)\n  WHEN `type` = 'follow' THEN 'follow-' || (`created_at` / 43200000) END) VIRTUAL",
-   "CREATE INDEX `notifications_group` ON `notifications` (`account_id`, `group_key`, `id`) WHERE `group_key` IS NOT NULL",
+   "CREATE INDEX `notifications_group` ON `notifications` (`account_id`, `group_key`, `filtered`, `id`) WHERE `group_key` IS NOT NULL",
    "CREATE TABLE `notification_requests` (\n  `id` text PRIMARY KEY NOT NULL,\n  `account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `from_account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `last_status_id` text,\n  `notifications_count` integer DEFAULT 0 NOT NULL,\n  `created_at` integer NOT NULL,\n  `updated_at` integer NOT NULL\n)",
    "CREATE UNIQUE INDEX `notification_requests_pair` ON `notification_requests` (`account_id`, `from_account_id`)",
    "CREATE INDEX `notification_requests_from` ON `notification_requests` (`from_account_id`)",

@@ -632,7 +632,7 @@ export const notifications = sqliteTable(
   (t) => [
     index("notifications_account").on(t.accountId, t.id),
     index("notifications_group")
-      .on(t.accountId, t.groupKey, t.id)
+      .on(t.accountId, t.groupKey, t.filtered, t.id)
       .where(sql`group_key IS NOT NULL`),
     index("notifications_from").on(t.fromAccountId),
     index("notifications_unpushed")

@@ -36,6 +36,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       account_id: z.string().optional(),
       exclude_visibilities: enumArrayParam(VISIBILITIES).optional(),
       with_muted: boolParam().optional(),
+      include_filtered: boolParam().optional(),
     }),
     response: z.array(NotificationSchema),
     authInQuery: true,
@@ -47,6 +48,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         accountId: p.account_id,
         excludeVisibilities: p.exclude_visibilities,
         withMuted: p.with_muted,
+        includeFiltered: p.include_filtered,
       };
       // The token, the page and everything it names: one statement.
       const page = notes.notificationPage(query, p);

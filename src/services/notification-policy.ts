@@ -11,6 +11,9 @@ import type { DB } from "../db/client";
 import { inJson, now } from "../db/client";
 import { notificationRequests, notifications, users } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { inOrder, pageQuery, type Page } from "../db/paging";
+import { accountsById } from "./conversations";
+import { hydrate } from "./hydrate";
 import { follows, inOwnThread, shielded } from "./mention-shield";
 import type { NotificationType } from "./notifications";
 
@@ -188,4 +191,35 @@ export async function dismissRequests(d: DB, me: string, rows: RequestRow[]): Pr
       ),
     ),
   ]);
+}
+
+/** A page of the user's requests, newest first, with their senders and last statuses loaded (one batch). */
+export async function requestPage(d: DB, me: string, page: Page) {
+  const q = pageQuery(notificationRequests.id, page);
+  const rows = inOrder(
+    await d
+      .select()
+      .from(notificationRequests)
+      .where(and(eq(notificationRequests.accountId, me), q.where))
+      .orderBy(q.orderBy)
+      .limit(q.limit),
+    q,
+  );
+  return { rows, ...(await requestsNamed(d, me, rows)) };
+}
+
+/** The senders and last statuses requests name. */
+export async function requestsNamed(d: DB, me: string, rows: RequestRow[]) {
+  const [h, people] = await Promise.all([
+    hydrate(
+      d,
+      rows.flatMap((r) => (r.lastStatusId ? [r.lastStatusId] : [])),
+      me,
+    ),
+    accountsById(
+      d,
+      rows.map((r) => r.fromAccountId),
+    ),
+  ]);
+  return { h, people };
 }

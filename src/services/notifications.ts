@@ -215,19 +215,9 @@ const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[])
  */
 export function notificationPage(q: NotificationQuery, page: Page) {
   const p = rawPage(sql`${notifications.id}`, seqPage(page));
-  const conds: (SQL | undefined)[] = [
-    sql`${notifications.accountId} = ${ME}`,
-    p.where,
-    sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
-    q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
-    q.excludeVisibilities?.length
-      ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
-      : undefined,
-    q.includeFiltered ? undefined : eq(notifications.filtered, false),
-    shownTo(ME, q.withMuted ?? false),
-  ];
+  const conds = and(p.where, shownNotifications(q));
   return {
-    ctes: sql`npage AS MATERIALIZED (SELECT notifications.*, ${senderMuted(Date.now())} AS is_muted FROM notifications WHERE ${and(...conds)} ORDER BY ${p.order} LIMIT ${p.limit})`,
+    ctes: sql`npage AS MATERIALIZED (SELECT notifications.*, ${senderMuted(Date.now())} AS is_muted FROM notifications WHERE ${conds} ORDER BY ${p.order} LIMIT ${p.limit})`,
     statusIds: sql`SELECT status_id FROM npage WHERE status_id IS NOT NULL`,
     // One pass over the page: each notification with its accounts, report and chat message, each looked up by
     // its id (a look-up finds nothing, and costs no row, where the notification names none). A part per kind
@@ -235,23 +225,49 @@ export function notificationPage(q: NotificationQuery, page: Page) {
     parts: [
       precompiled(
         "notification page parts",
-        () =>
-          sql`SELECT 'notification' AS k, json_object('n', ${jsonObject(notifications, "np")}, 'm', np.is_muted,
-            'a', ${accountById(sql`np.from_account_id`)},
-            'ta', ${accountById(sql`np.target_account_id`)},
-            'r', (SELECT ${jsonObject(reports, "r")} FROM reports r WHERE r.id = np.report_id),
-            'cm', (SELECT json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END)
-              FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id = np.chat_message_id)) AS v
-          FROM npage np`,
+        () => sql`SELECT 'notification' AS k, json_object(${namedFields("np")}) AS v FROM npage np`,
       ),
     ],
   };
 }
 
+/**
+ * The user's (`ME`) notifications a listing shows, before paging: the types asked for, from the account asked
+ * for, not filtered unless asked, still about what the user may see.
+ */
+export function shownNotifications(q: NotificationQuery): SQL {
+  return and(
+    sql`${notifications.accountId} = ${ME}`,
+    sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
+    q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
+    q.excludeVisibilities?.length
+      ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
+      : undefined,
+    q.includeFiltered ? undefined : eq(notifications.filtered, false),
+    shownTo(ME, q.withMuted ?? false),
+  )!;
+}
+
+/**
+ * A notification row `np` (with `is_muted`) and what it names, as `json_object` fields: `n` the row, `m` muted,
+ * `a` and `ta` its accounts, `r` its report, `cm` its chat message (read by `namedOf`).
+ */
+export const namedFields = (alias: string) => {
+  const np = sql.raw(alias);
+  return sql`'n', ${jsonObject(notifications, alias)}, 'm', ${np}.is_muted,
+    'a', ${accountById(sql`${np}.from_account_id`)},
+    'ta', ${accountById(sql`${np}.target_account_id`)},
+    'r', (SELECT ${jsonObject(reports, "r")} FROM reports r WHERE r.id = ${np}.report_id),
+    'cm', (SELECT json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END)
+      FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id = ${np}.chat_message_id)`;
+};
+
 /** The notifications of a `notificationPage` read (newest first) and what they name besides statuses. */
-export function notificationsRead(h: Hydrated): { rows: NotificationRow[]; named: NotificationsNamed } {
-  const of = (k: string) => h.extra.get(k) ?? [];
-  const read = of("notification");
+export function notificationsRead(
+  h: Hydrated,
+  kind = "notification",
+): { rows: NotificationRow[]; named: NotificationsNamed } {
+  const read = h.extra.get(kind) ?? [];
   const rows = read
     .map((o) => ({ ...fromJson(notifications, o.n), isMuted: o.m as number }))
     .sort((a, b) => newestFirst(a.id, b.id));
