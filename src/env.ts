@@ -209,7 +209,7 @@ export interface Config {
   /** Local public posts go to the accepted relays (`ALLOW_RELAY`, run-time `allow_relay`; on, as Pleroma's). */
   allowRelay: boolean;
   /**
-   * The mention shield (run-time `mention_shield`, on by default): mentions that look like a spam wave are filtered
+   * The mention shield (run-time `mention_shield`, off by default): mentions that look like a spam wave are filtered
    * (services/mention-shield.ts reads the stored setting inside the statement that notifies).
    */
   mentionShield: boolean;
@@ -357,7 +357,7 @@ export function varsConfig(env: Env): Config {
     frontends: { primary: null, admin: null },
     frontendConfigurations: {},
     allowRelay: bool(env.ALLOW_RELAY, true),
-    mentionShield: true,
+    mentionShield: false,
     plan: env.PLAN === "paid" ? "paid" : "free",
   };
   cache.set(env, c);

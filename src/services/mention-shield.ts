@@ -7,7 +7,8 @@
  * - its post mentions `SHIELD_MENTIONS` accounts or more and carries a link or media,
  * unless the recipient follows the sender, the post answers the recipient or sits in a thread the recipient
  * started, or the recipient accepted the sender's notifications before. An admin turns it off with the run-time
- * setting `mention_shield` (on by default).
+ * setting `mention_shield` (off by default, as Pleroma's policy: it sets aside every first mention from a
+ * stranger nobody here follows).
  */
 import { sql, type SQL } from "drizzle-orm";
 
@@ -34,7 +35,7 @@ export function shielded(to: SQL, from: SQL, statusId: SQL, t: SQL): SQL {
   const hrefs = sql`(length(ss.content) - length(replace(ss.content, 'href=', ''))) / 5`;
   const mentions = sql`(SELECT count(*) FROM status_recipients sm WHERE sm.status_id = ss.id AND sm.mention = 1)`;
   const tags = sql`(SELECT count(*) FROM status_tags stg WHERE stg.status_id = ss.id)`;
-  return sql`(NOT EXISTS (SELECT 1 FROM instance_settings WHERE key = ${MENTION_SHIELD_KEY} AND value = 'false')
+  return sql`(EXISTS (SELECT 1 FROM instance_settings WHERE key = ${MENTION_SHIELD_KEY} AND value = 'true')
     AND EXISTS (SELECT 1 FROM accounts sa WHERE sa.id = ${from} AND sa.domain IS NOT NULL AND (
       sa.created_at > ${t} - ${SHIELD_NEW_ACCOUNT_DAYS * DAY}
       OR NOT EXISTS (SELECT 1 FROM follows sfl WHERE sfl.target_account_id = sa.id)

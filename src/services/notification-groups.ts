@@ -157,10 +157,10 @@ export async function groupAccountIds(d: DB, me: string, key: string, max = 80):
   const ungrouped = /^ungrouped-(\d+)$/.exec(key);
   const { results } = await statement(
     d,
-    sql`SELECT from_account_id AS id FROM notifications
-      WHERE account_id = ${me} AND ${ungrouped ? sql`id = ${ungrouped[1]}` : sql`group_key = ${key}`} AND filtered = 0
-        AND NOT ${silenced(sql`${me}`, sql`from_account_id`, { blocks: "either", mutes: "none", domains: false, now: sql`${Date.now()}` })}
-      ORDER BY id DESC LIMIT ${max}`,
+    sql`SELECT gn.from_account_id AS id FROM notifications gn
+      WHERE gn.account_id = ${me} AND ${ungrouped ? sql`gn.id = ${ungrouped[1]}` : sql`gn.group_key = ${key}`} AND gn.filtered = 0
+        AND NOT ${silenced(sql`${me}`, sql`gn.from_account_id`, { blocks: "either", mutes: "none", domains: false, now: sql`${Date.now()}` })}
+      ORDER BY gn.id DESC LIMIT ${max}`,
   ).all<{ id: string }>();
   if (results.length === 0) throw notFound();
   return [...new Set(results.map((r) => r.id))];
