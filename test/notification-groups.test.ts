@@ -193,7 +193,7 @@ describe("grouped notifications", () => {
     const narrow = await scopedToken(me, "read:statuses");
     const res = await call("/api/v2/notifications", { token: narrow });
     expect(res.status).toBe(403);
-    expect((await res.json()).error).toMatch(/Insufficient permissions/);
+    expect(((await res.json()) as { error: string }).error).toMatch(/Insufficient permissions/);
     expect((await call("/api/v2/notifications")).status).toBe(403);
     expect((await call("/api/v2/notifications/unread_count", { token: narrow })).status).toBe(403);
     const write = await scopedToken(me, "read:notifications");

@@ -9,7 +9,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { inJson, now } from "../db/client";
-import { notificationRequests, notifications, users } from "../db/schema";
+import { notificationPermissions, notificationRequests, notifications, users } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { inOrder, pageQuery, type Page } from "../db/paging";
 import { accountsById } from "./conversations";
@@ -147,10 +147,10 @@ export async function acceptRequests(d: DB, me: string, rows: RequestRow[]): Pro
   const from = JSON.stringify(rows.map((r) => r.fromAccountId));
   const t = now();
   await d.batch([
-    d.run(
-      sql`INSERT OR IGNORE INTO notification_permissions (account_id, from_account_id, created_at)
-        SELECT ${me}, value, ${t} FROM json_each(${from})`,
-    ),
+    d
+      .insert(notificationPermissions)
+      .values(rows.map((r) => ({ accountId: me, fromAccountId: r.fromAccountId, createdAt: t })))
+      .onConflictDoNothing(),
     d
       .update(notifications)
       .set({ filtered: false })
