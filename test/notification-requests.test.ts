@@ -6,8 +6,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { call, json, post, registerUser, scopedToken, valid, type TestUser } from "./helpers";
-import { dnsAnswer } from "./outbound";
-import { base64url } from "../src/lib/crypto";
+import { pushReceiver, subscribePush } from "./push-receiver";
 import {
   GroupedNotificationsResultsSchema,
   NotificationPolicySchema,
@@ -15,38 +14,7 @@ import {
   NotificationRequestSchema,
 } from "../src/schemas/notification-groups";
 
-const ENDPOINT = "https://push.example/send/";
 let pushes: string[] = [];
-
-/** Web Push to a local receiver: every message sent is recorded by its endpoint. */
-function receiver() {
-  pushes = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const req = new Request(input as RequestInfo, init);
-    const dns = dnsAnswer(req.url, { "push.example": ["93.184.215.14"] });
-    if (dns) return dns;
-    if (!req.url.startsWith(ENDPOINT)) throw new Error(`unexpected fetch ${req.url}`);
-    pushes.push(req.url);
-    return new Response(null, { status: 201 });
-  });
-}
-
-export async function subscribePush(u: TestUser) {
-  const pair = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, [
-    "deriveBits",
-  ])) as CryptoKeyPair;
-  const p256dh = base64url(new Uint8Array((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer));
-  await json("/api/v1/push/subscription", {
-    token: u.token,
-    body: {
-      subscription: {
-        endpoint: `${ENDPOINT}${u.id}`,
-        keys: { p256dh, auth: base64url(crypto.getRandomValues(new Uint8Array(16))) },
-      },
-      data: { alerts: { favourite: true, mention: true, follow: true, reblog: true } },
-    },
-  });
-}
 
 const policy = async (u: TestUser) =>
   valid(NotificationPolicySchema.strict(), await json("/api/v2/notifications/policy", { token: u.token }));
@@ -58,7 +26,9 @@ const v1Types = async (u: TestUser) =>
   (await json("/api/v1/notifications", { token: u.token })).map((n: { type: string }) => n.type);
 
 describe("notification policy and requests", () => {
-  beforeEach(receiver);
+  beforeEach(() => {
+    pushes = pushReceiver();
+  });
   afterEach(() => vi.restoreAllMocks());
 
   it("answers the policy in both shapes and changes it; bad values are refused", async () => {

@@ -10,12 +10,14 @@ import { statuses } from "../db/schema";
 import type { Plan } from "./usage-budget";
 import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
 import { fromRow, storageReport, storageRow } from "./storage";
+import { filteredSummary } from "./notification-policy";
 
-export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
-  const [rows, storage, budget] = await d.batch([
+export async function adminStats(d: DB, plan: Plan, mentionShield: boolean, t: number = Date.now()) {
+  const [rows, storage, budget, [requests]] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
+    filteredSummary(d),
   ]);
   const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
   return {
@@ -29,5 +31,11 @@ export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
     },
     storage: storageReport(fromRow(storage)),
     budget: budgetReport(budgetFrom(budget[0], t, plan), true),
+    notification_requests: {
+      mention_shield: mentionShield,
+      requests: requests?.requests ?? 0,
+      filtered_notifications: requests?.notifications ?? 0,
+      senders: requests?.senders ?? 0,
+    },
   };
 }

@@ -223,3 +223,17 @@ export async function requestsNamed(d: DB, me: string, rows: RequestRow[]) {
   ]);
   return { h, people };
 }
+
+/** Instance-wide, for the moderation view: pending requests, their notifications and senders (the newest 1,000). */
+export const FILTERED_SUMMARY_MAX = 1000;
+export function filteredSummary(d: DB) {
+  return d
+    .select({
+      requests: sql<number>`count(*)`,
+      notifications: sql<number>`coalesce(sum(notifications_count), 0)`,
+      senders: sql<number>`count(DISTINCT from_account_id)`,
+    })
+    .from(
+      sql`(SELECT notifications_count, from_account_id FROM notification_requests ORDER BY id DESC LIMIT ${FILTERED_SUMMARY_MAX})`,
+    );
+}

@@ -31,6 +31,13 @@ export const AdminStatsSchema = z
     storage: StorageSchema,
     /** The day's budget against the plan's caps (services/usage-budget.ts). */
     budget: BudgetSchema,
+    /** Notifications set aside by users' policies and the mention shield (services/notification-policy.ts). */
+    notification_requests: z.object({
+      mention_shield: z.boolean(),
+      requests: z.number().int(),
+      filtered_notifications: z.number().int(),
+      senders: z.number().int(),
+    }),
   })
   .openapi("AdminStats");
 
@@ -46,7 +53,7 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
     privilege: "superuser",
     params: z.object({ instance: z.string().optional() }),
     response: AdminStatsSchema,
-    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env).plan)),
+    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env).plan, config(c.env).mentionShield)),
   });
 
   route(app, {
