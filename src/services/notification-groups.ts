@@ -11,7 +11,7 @@
  * the range, its count up to the range's top (the group index, capped at `GROUP_COUNT_MAX`) and its newest
  * senders. All of it is one statement, the token's read included (routes/page-read.ts).
  */
-import { sql, type SQL } from "drizzle-orm";
+import { and, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import { notifications } from "../db/schema";
@@ -21,9 +21,11 @@ import { notFound } from "../lib/errors";
 import { accountById, accountFromJson, parsed, type Hydrated } from "./hydrate";
 import type { AccountWithUser } from "./accounts";
 import {
+  listedNotifications,
   namedFields,
   notificationsRead,
   shownNotifications,
+  stillShown,
   type NotificationQuery,
   type NotificationRow,
   type NotificationType,
@@ -50,7 +52,14 @@ export interface GroupQuery extends NotificationQuery {
 
 /** The key a listing groups by: the row's own for the types grouped, else `ungrouped-<id>`. */
 function keyOf(grouped: NotificationType[]): SQL {
-  return sql`CASE WHEN ${notifications.groupKey} IS NOT NULL AND ${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(grouped)}))
+  // A list of literals, not a json_each: this is evaluated for every notification of the window.
+  const types = grouped.length
+    ? sql.join(
+        grouped.map((t) => sql`${t}`),
+        sql`, `,
+      )
+    : sql`NULL`;
+  return sql`CASE WHEN ${notifications.groupKey} IS NOT NULL AND ${notifications.type} IN (${types})
     THEN ${notifications.groupKey} ELSE 'ungrouped-' || ${notifications.id} END`;
 }
 
@@ -70,14 +79,17 @@ export function groupedPage(q: GroupQuery, page: Page) {
   const grouped = (q.groupedTypes ?? GROUPABLE_TYPES).filter((t) => GROUPABLE_TYPES.includes(t));
   const key = keyOf(grouped);
   // One group is asked by its key whatever its type (opt-in types included), as Mastodon answers it.
-  const shown = q.groupKey
-    ? sql`${oneGroup(q.groupKey)} AND ${shownNotifications({ ...q, include: [...NOTIFICATION_TYPES], exclude: undefined })}`
-    : shownNotifications(q);
+  const q1: NotificationQuery = q.groupKey ? { ...q, include: [...NOTIFICATION_TYPES], exclude: undefined } : q;
+  const listed = q.groupKey ? sql`${oneGroup(q.groupKey)} AND ${listedNotifications(q1)}` : listedNotifications(q1);
+  // What looks elsewhere (blocks, mutes, the status still visible) is checked for each group's newest
+  // notification only, not for every notification of the window.
+  const shown = and(listed, stillShown(q1));
   const filtered = q.includeFiltered ? sql`gx.filtered IN (0, 1)` : sql`gx.filtered = 0`;
   const inGroup = sql`gx.account_id = np.account_id AND gx.group_key = np.gk AND ${filtered} AND gx.id <= (SELECT hi FROM nrange)`;
+  const inRange = sql`${notifications.id} BETWEEN (SELECT lo FROM nrange) AND (SELECT hi FROM nrange)`;
   return {
     ctes: sql`nwin AS MATERIALIZED (SELECT ${notifications.id} AS id, ${key} AS gk FROM notifications
-        WHERE ${p.where} AND ${shown} ORDER BY ${p.order} LIMIT ${p.limit}),
+        WHERE ${p.where} AND ${listed} ORDER BY ${p.order} LIMIT ${p.limit}),
       nsel AS MATERIALIZED (SELECT gk, max(id) AS hi, min(id) AS lo FROM nwin GROUP BY gk
         ORDER BY ${desc ? sql`max(id) DESC` : sql`min(id)`} LIMIT ${limit}),
       nrange AS MATERIALIZED (SELECT
@@ -85,9 +97,13 @@ export function groupedPage(q: GroupQuery, page: Page) {
         CASE WHEN ${desc ? sql`0` : sql`1`} AND (SELECT count(*) FROM nsel) = ${limit} THEN (SELECT max(lo) FROM nsel) ELSE (SELECT max(id) FROM nwin) END AS hi),
       ngroups AS MATERIALIZED (SELECT w.gk, max(w.id) AS page_max, min(w.id) AS page_min FROM nwin w
         WHERE w.id BETWEEN (SELECT lo FROM nrange) AND (SELECT hi FROM nrange) AND w.gk IN (SELECT gk FROM nsel) GROUP BY w.gk),
+      nheads AS MATERIALIZED (SELECT g.gk, g.page_min, g.page_max, CASE WHEN g.gk LIKE 'ungrouped-%'
+          THEN (SELECT ${notifications.id} FROM notifications WHERE ${notifications.id} = g.page_max AND ${shown})
+          ELSE (SELECT ${notifications.id} FROM notifications WHERE ${notifications.accountId} = ${ME} AND ${notifications.groupKey} = g.gk
+            AND ${inRange} AND ${shown} ORDER BY ${notifications.id} DESC LIMIT 1) END AS head FROM ngroups g),
       npage AS MATERIALIZED (SELECT notifications.*, ${silenced(sql`notifications.account_id`, sql`notifications.from_account_id`, { blocks: "none", mutes: "any", domains: false, now: NOW })} AS is_muted,
           g.gk AS gk, g.page_min AS page_min, g.page_max AS page_max
-        FROM ngroups g JOIN notifications ON notifications.id = g.page_max)`,
+        FROM nheads g JOIN notifications ON notifications.id = g.head)`,
     statusIds: sql`SELECT status_id FROM npage WHERE status_id IS NOT NULL`,
     parts: [
       precompiled(

@@ -236,6 +236,11 @@ export function notificationPage(q: NotificationQuery, page: Page) {
  * for, not filtered unless asked, still about what the user may see.
  */
 export function shownNotifications(q: NotificationQuery): SQL {
+  return and(listedNotifications(q), stillShown(q))!;
+}
+
+/** The part of `shownNotifications` read from the notification's own row (and its status, with `excludeVisibilities`). */
+export function listedNotifications(q: NotificationQuery): SQL {
   return and(
     sql`${notifications.accountId} = ${ME}`,
     sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
@@ -244,9 +249,11 @@ export function shownNotifications(q: NotificationQuery): SQL {
       ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
       : undefined,
     q.includeFiltered ? undefined : eq(notifications.filtered, false),
-    shownTo(ME, q.withMuted ?? false),
   )!;
 }
+
+/** The part of `shownNotifications` that looks elsewhere: blocks and mutes since, the status still visible. */
+export const stillShown = (q: NotificationQuery): SQL => shownTo(ME, q.withMuted ?? false);
 
 /**
  * A notification row `np` (with `is_muted`) and what it names, as `json_object` fields: `n` the row, `m` muted,
