@@ -159,7 +159,11 @@ export const users = sqliteTable(
  * The `users` columns code outside login, confirmation and signing may read (every authenticated request, hydration):
  * an allowlist, so a secret added to `users` later is not loaded by default.
  */
-export const userColumns = (({ confirmationTokenHash: _hidden, ...visible }) => visible)(getTableColumns(users));
+// The notification policy is read by services/notification-policy.ts and inside the notifying statement only
+// (and a joined select of chats stays within D1's 100 result columns).
+export const userColumns = (({ confirmationTokenHash: _hidden, notificationPolicy: _policy, ...visible }) => visible)(
+  getTableColumns(users),
+);
 
 /**
  * A local account's secrets, read only by the password check, password changes and signing (`services/credentials.ts`):

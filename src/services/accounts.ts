@@ -253,7 +253,6 @@ export async function register(
   };
   const user: UserRow = {
     accountId: id,
-    notificationPolicy: null,
     email: input.email,
     confirmed: !cfg.activationRequired,
     confirmationSentAt: confirmationToken ? t : null,

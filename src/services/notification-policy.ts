@@ -138,29 +138,30 @@ export async function ownRequest(d: DB, me: string, id: string): Promise<Request
   return row;
 }
 
+/** The user's filtered notifications from the senders of `rows`. */
+const filteredFrom = (me: string, rows: RequestRow[]) =>
+  and(
+    eq(notifications.accountId, me),
+    inJson(
+      notifications.fromAccountId,
+      rows.map((r) => r.fromAccountId),
+    ),
+    eq(notifications.filtered, true),
+  );
+
 /**
  * Accepts requests: their senders are let through from now on and their filtered notifications come back (not
  * pushed again, as Mastodon does), in one batch.
  */
 export async function acceptRequests(d: DB, me: string, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const from = JSON.stringify(rows.map((r) => r.fromAccountId));
   const t = now();
   await d.batch([
     d
       .insert(notificationPermissions)
       .values(rows.map((r) => ({ accountId: me, fromAccountId: r.fromAccountId, createdAt: t })))
       .onConflictDoNothing(),
-    d
-      .update(notifications)
-      .set({ filtered: false })
-      .where(
-        and(
-          eq(notifications.accountId, me),
-          sql`${notifications.fromAccountId} IN (SELECT value FROM json_each(${from}))`,
-          eq(notifications.filtered, true),
-        ),
-      ),
+    d.update(notifications).set({ filtered: false }).where(filteredFrom(me, rows)),
     d.delete(notificationRequests).where(
       inJson(
         notificationRequests.id,
@@ -173,17 +174,8 @@ export async function acceptRequests(d: DB, me: string, rows: RequestRow[]): Pro
 /** Dismisses requests: they and their filtered notifications are deleted (one batch). */
 export async function dismissRequests(d: DB, me: string, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const from = JSON.stringify(rows.map((r) => r.fromAccountId));
   await d.batch([
-    d
-      .delete(notifications)
-      .where(
-        and(
-          eq(notifications.accountId, me),
-          sql`${notifications.fromAccountId} IN (SELECT value FROM json_each(${from}))`,
-          eq(notifications.filtered, true),
-        ),
-      ),
+    d.delete(notifications).where(filteredFrom(me, rows)),
     d.delete(notificationRequests).where(
       inJson(
         notificationRequests.id,
