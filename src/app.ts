@@ -39,6 +39,7 @@ import { registerTimelineRoutes } from "./routes/timelines";
 import { registerSearchRoutes } from "./routes/search";
 import { registerConversationRoutes } from "./routes/conversations";
 import { registerNotificationRoutes } from "./routes/notifications";
+import { registerNotificationGroupRoutes } from "./routes/notification-groups";
 import { registerPushRoutes } from "./routes/push";
 import { registerUploadRoutes } from "./routes/uploads";
 import { registerStreamingRoutes } from "./routes/streaming";
@@ -122,6 +123,7 @@ export function createApp() {
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
   registerConversationRoutes(app);
+  registerNotificationGroupRoutes(app);
   registerNotificationRoutes(app);
   registerPushRoutes(app);
   registerUploadRoutes(app);

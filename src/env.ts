@@ -211,6 +211,11 @@ export interface Config {
   frontendConfigurations: Record<string, Record<string, unknown>>;
   /** Local public posts go to the accepted relays (`ALLOW_RELAY`, run-time `allow_relay`; on, as Pleroma's). */
   allowRelay: boolean;
+  /**
+   * The mention shield (run-time `mention_shield`, off by default): mentions that look like a spam wave are filtered
+   * (services/mention-shield.ts reads the stored setting inside the statement that notifies).
+   */
+  mentionShield: boolean;
   /** The Workers plan (`PLAN`): whose caps the budget meter compares the day's usage with. */
   plan: "free" | "paid";
 }
@@ -355,6 +360,7 @@ export function varsConfig(env: Env): Config {
     frontends: { primary: null, admin: null },
     frontendConfigurations: {},
     allowRelay: bool(env.ALLOW_RELAY, true),
+    mentionShield: false,
     plan: env.PLAN === "paid" ? "paid" : "free",
   };
   cache.set(env, c);

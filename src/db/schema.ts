@@ -140,6 +140,8 @@ export const users = sqliteTable(
     )
       .notNull()
       .default({ block_from_strangers: false, hide_notification_contents: false }),
+    /** Mastodon 4.3's notification policy (services/notification-policy.ts); NULL: the defaults. */
+    notificationPolicy: json<Record<string, string>>("notification_policy"),
     inviteId: text("invite_id"),
     /** Pleroma-FE's mascot: the attachment JSON `PUT /api/v1/pleroma/mascot` answered (null: the default). */
     mascot: json<Record<string, unknown>>("mascot"),
@@ -157,7 +159,11 @@ export const users = sqliteTable(
  * The `users` columns code outside login, confirmation and signing may read (every authenticated request, hydration):
  * an allowlist, so a secret added to `users` later is not loaded by default.
  */
-export const userColumns = (({ confirmationTokenHash: _hidden, ...visible }) => visible)(getTableColumns(users));
+// The notification policy is read by services/notification-policy.ts and inside the notifying statement only
+// (and a joined select of chats stays within D1's 100 result columns).
+export const userColumns = (({ confirmationTokenHash: _hidden, notificationPolicy: _policy, ...visible }) => visible)(
+  getTableColumns(users),
+);
 
 /**
  * A local account's secrets, read only by the password check, password changes and signing (`services/credentials.ts`):
@@ -645,9 +651,19 @@ export const notifications = sqliteTable(
     /** Set once Web Push delivery has taken the notification (src/services/push.ts claims it atomically). */
     pushed: bool("pushed").notNull().default(false),
     createdAt: time("created_at").notNull(),
+    /** Set aside by the recipient's notification policy or the mention shield (services/notification-policy.ts). */
+    filtered: bool("filtered").notNull().default(false),
+    /** What it is grouped by (services/notification-groups.ts); NULL for the types never grouped. */
+    groupKey: text("group_key").generatedAlwaysAs(
+      sql`CASE WHEN type IN ('favourite', 'reblog', 'pleroma:emoji_reaction') AND status_id IS NOT NULL THEN type || '-' || status_id || '-' || (created_at / 43200000) WHEN type = 'follow' THEN 'follow-' || (created_at / 43200000) END`,
+      { mode: "virtual" },
+    ),
   },
   (t) => [
     index("notifications_account").on(t.accountId, t.id),
+    index("notifications_group")
+      .on(t.accountId, t.groupKey, t.filtered, t.id)
+      .where(sql`group_key IS NOT NULL`),
     index("notifications_from").on(t.fromAccountId),
     index("notifications_unpushed")
       .on(t.id)
@@ -657,6 +673,43 @@ export const notifications = sqliteTable(
       .on(t.accountId)
       .where(sql`is_seen = 0`),
   ],
+);
+
+/** A recipient's filtered notifications from one sender, waiting to be accepted or dismissed (Mastodon 4.3). */
+export const notificationRequests = sqliteTable(
+  "notification_requests",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: text("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    lastStatusId: text("last_status_id"),
+    notificationsCount: integer("notifications_count").notNull().default(0),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("notification_requests_pair").on(t.accountId, t.fromAccountId),
+    index("notification_requests_from").on(t.fromAccountId),
+  ],
+);
+
+/** Senders whose notifications the recipient accepted: never filtered again. */
+export const notificationPermissions = sqliteTable(
+  "notification_permissions",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: text("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.fromAccountId] })],
 );
 
 // ---- statuses ----

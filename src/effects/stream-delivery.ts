@@ -22,7 +22,7 @@ import { renderNotifications } from "../render/notification";
 import { renderStatuses } from "../render/status";
 import type { RenderContext } from "../render/account";
 import { group } from "../lib/group";
-import { notificationsByIds } from "../services/notifications";
+import { loadNotificationsNamed, notificationsByIds } from "../services/notifications";
 import { participationsByIds } from "../services/conversations";
 import type { StreamEvent } from "../services/events";
 import { hydrateEach, type Hydrated } from "../services/hydrate";
@@ -205,7 +205,9 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     ...[...group(personalRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
       const own = notificationRows.filter((n) => n.accountId === viewer && !n.isMuted);
       const rendered = new Map(
-        (own.length ? await renderNotifications(d, ctxFor(viewer), own) : []).map((n) => [n.id, JSON.stringify(n)]),
+        (own.length ? renderNotifications(ctxFor(viewer), own, await loadNotificationsNamed(d, viewer, own)) : []).map(
+          (n) => [n.id, JSON.stringify(n)],
+        ),
       );
       for (const r of rows) {
         const e = personal[Number(r.ref)];

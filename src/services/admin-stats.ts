@@ -11,12 +11,20 @@ import type { Plan } from "./usage-budget";
 import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
 import { fromRow, storageReport, storageRow } from "./storage";
 import { limitsClock, topSendersQueries, topSendersReport } from "./inbound-limits";
+import { filteredSummary } from "./notification-policy";
 
-export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
-  const [rows, storage, budget, hosts, actors] = await d.batch([
+/** What the figures depend on in the configuration. */
+export interface StatsConfig {
+  plan: Plan;
+  mentionShield: boolean;
+}
+
+export async function adminStats(d: DB, cfg: StatsConfig, t: number = Date.now()) {
+  const [rows, storage, budget, [requests], hosts, actors] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
+    filteredSummary(d),
     ...topSendersQueries(d, limitsClock.now()),
   ]);
   const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
@@ -30,7 +38,13 @@ export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
       list: by.list ?? 0,
     },
     storage: storageReport(fromRow(storage)),
-    budget: budgetReport(budgetFrom(budget[0], t, plan), true),
+    budget: budgetReport(budgetFrom(budget[0], t, cfg.plan), true),
     inbound_senders: topSendersReport(limitsClock.now(), hosts, actors),
+    notification_requests: {
+      mention_shield: cfg.mentionShield,
+      requests: requests?.requests ?? 0,
+      filtered_notifications: requests?.notifications ?? 0,
+      senders: requests?.senders ?? 0,
+    },
   };
 }

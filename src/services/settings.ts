@@ -16,6 +16,7 @@ import { badRequest } from "../lib/errors";
 import { sql } from "drizzle-orm";
 import { bindingOf } from "../db/binding";
 import { countMeta } from "../lib/meter";
+import { MENTION_SHIELD_KEY } from "./mention-shield";
 import { FRONTEND_SEGMENT } from "../lib/frontend-archive";
 
 export const SETTINGS_TTL_MS = 30_000;
@@ -220,6 +221,14 @@ const INSTANCE_SETTINGS: SettingDef[] = [
     description: "Send local public posts to the relays this instance follows (admin API: relay)",
     apply: (c, v) => ({ ...c, allowRelay: v }),
     read: (c) => c.allowRelay,
+  },
+  {
+    key: MENTION_SHIELD_KEY,
+    type: "boolean",
+    description:
+      "Mentions from remote accounts that look like a spam wave (new, followed by nobody here, or many mentions with a link or media) are filtered into notification requests",
+    apply: (c, v) => ({ ...c, mentionShield: v }),
+    read: (c) => c.mentionShield,
   },
   {
     key: "remote_post_retention_days",

@@ -33,6 +33,13 @@ export const AdminStatsSchema = z
     budget: BudgetSchema,
     /** Today's (UTC) top remote senders by bytes they made this instance store (services/inbound-limits.ts). */
     inbound_senders: InboundSendersSchema,
+    /** Notifications set aside by users' policies and the mention shield (services/notification-policy.ts). */
+    notification_requests: z.object({
+      mention_shield: z.boolean(),
+      requests: z.number().int(),
+      filtered_notifications: z.number().int(),
+      senders: z.number().int(),
+    }),
   })
   .openapi("AdminStats");
 
@@ -48,7 +55,7 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
     privilege: "superuser",
     params: z.object({ instance: z.string().optional() }),
     response: AdminStatsSchema,
-    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env).plan)),
+    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env))),
   });
 
   route(app, {
