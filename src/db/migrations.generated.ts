@@ -519,5 +519,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
    "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
   ]
+ },
+ {
+  "name": "0056_translations.sql",
+  "queries": [
+   "CREATE TABLE `status_translations` (\n\t`status_id` text NOT NULL REFERENCES `statuses`(`id`) ON DELETE CASCADE,\n\t`language` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`translation` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY (`status_id`, `language`, `version`)\n) WITHOUT ROWID",
+   "CREATE TABLE `translation_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`neurons` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID"
+  ]
  }
 ];
