@@ -8,7 +8,8 @@ import { z } from "zod";
 import { call, json, makeAdmin, post, registerUser, scopedToken, valid, type TestUser } from "./helpers";
 import { InstanceV2Schema } from "../src/schemas/instance";
 import { AkkomaTranslationLanguagesSchema, AkkomaTranslationSchema, TranslationSchema } from "../src/schemas/status";
-import { MAX_UNITS } from "../src/services/translation";
+import { MAX_UNITS, neuronsFor } from "../src/services/translation";
+import { measure } from "../src/lib/meter";
 import { detectLanguage } from "../src/content/language";
 
 /** A stand-in `AI` binding: answers m2m100's shape ("[de] text") and records what it was asked. */
@@ -160,6 +161,25 @@ describe("with Workers AI", () => {
     // Gone with the status.
     await json(`/api/v1/statuses/${s.id}`, { method: "DELETE", token: author.token });
     expect(await rows("SELECT count(*) AS n FROM status_translations WHERE status_id = ?", s.id)).toEqual([{ n: 0 }]);
+  });
+
+  it("costs a few rows, and its neurons are counted by the meter; a stored translation costs no neurons and writes nothing", async () => {
+    const [author, reader] = await Promise.all([registerUser(), registerUser()]);
+    const { ai } = fakeAi();
+    const vars = withAi(ai);
+    const text = "The quick brown fox jumps over the lazy dog, and then it runs into the woods. ".repeat(6);
+    const s = await post(author, { status: text, language: "en" });
+    const first = await measure(() => translate(reader, s.id, vars));
+    // ~480 characters each way: about 160 tokens each way at 3 bytes a token, 31,050 neurons a million.
+    expect(first.usage.aiNeurons).toBe(neuronsFor([text.trim()]) + neuronsFor([`[de] ${text.trim()}`]));
+    expect(first.usage.aiNeurons).toBeGreaterThan(5);
+    expect(first.usage.aiNeurons).toBeLessThan(15);
+    expect(first.usage.rowsRead).toBeLessThanOrEqual(40);
+    expect(first.usage.rowsWritten).toBeLessThanOrEqual(12);
+    const again = await measure(() => translate(author, s.id, vars));
+    expect(again.usage.aiNeurons).toBe(0);
+    expect(again.usage.rowsWritten).toBe(0);
+    expect(again.usage.rowsRead).toBeLessThanOrEqual(25);
   });
 
   it("guesses a post's language when it has none, and answers a post already in the reader's language as it is", async () => {
