@@ -288,6 +288,10 @@ describe("the run-time switch and the language guess", () => {
       true,
     );
     await translate(reader, s.id, vars, "de");
+    // The admins' dashboard figures carry the day's neurons against the budget.
+    const stats = await json("/api/v1/pleroma/admin/stats", { token: admin.token, vars });
+    expect(stats.translation.daily_neurons).toBe(10_000);
+    expect(stats.translation.neurons_today).toBeGreaterThan(0);
   });
 
   it("tells scripts outright and Latin-script languages by their function words", () => {

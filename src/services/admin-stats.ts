@@ -1,7 +1,8 @@
 /**
  * Pleroma's admin `stats` (`GET /api/v1/pleroma/admin/stats`, admin-fe's dashboard reads `status_visibility`: local
  * and remote statuses by visibility), with what Starling adds as keys admin-fe leaves alone: the database's size
- * against its ceiling (services/storage.ts) and the day's budget against the plan's caps (services/usage-budget.ts).
+ * against its ceiling (services/storage.ts), the day's budget against the plan's caps (services/usage-budget.ts) and
+ * translation's neurons against their daily budget (services/translation.ts).
  * One round trip.
  */
 import { count } from "drizzle-orm";
@@ -10,12 +11,14 @@ import { statuses } from "../db/schema";
 import type { Plan } from "./usage-budget";
 import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
 import { fromRow, storageReport, storageRow } from "./storage";
+import { neuronsRow } from "./translation";
 
-export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
-  const [rows, storage, budget] = await d.batch([
+export async function adminStats(d: DB, plan: Plan, dailyNeurons: number, t: number = Date.now()) {
+  const [rows, storage, budget, neurons] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
+    neuronsRow(d, t),
   ]);
   const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
   return {
@@ -29,5 +32,6 @@ export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
     },
     storage: storageReport(fromRow(storage)),
     budget: budgetReport(budgetFrom(budget[0], t, plan), true),
+    translation: { neurons_today: neurons[0]?.neurons ?? 0, daily_neurons: dailyNeurons },
   };
 }

@@ -30,6 +30,7 @@ import { translatable } from "../content/translatable";
 import { htmlToText } from "../content/format";
 import { countHits, throwIfOver } from "./rate-limit";
 import { visibleStatus } from "./statuses";
+import { dayOf } from "./usage-budget";
 
 export const AI_MODEL = "@cf/meta/m2m100-1.2b";
 /** m2m100-1.2b's price in neurons per token, each way (Workers AI pricing: 31,050 per million). */
@@ -199,7 +200,7 @@ export async function translateStatus(
   if (!TRANSLATABLE.has(s.visibility)) throw forbidden("This status cannot be translated");
   const version = s.editedAt ?? 0;
   const t = now();
-  const day = new Date(t).toISOString().slice(0, 10);
+  const day = dayOf(t);
   const [stored, poll, media, spent] = await d.batch([
     d
       .select({ translation: statusTranslations.translation })
@@ -217,7 +218,7 @@ export async function translateStatus(
       .from(mediaAttachments)
       .where(and(eq(mediaAttachments.statusId, s.id), eq(mediaAttachments.removedByEdit, false)))
       .orderBy(asc(mediaAttachments.position), asc(mediaAttachments.id)),
-    d.select({ neurons: translationDays.neurons }).from(translationDays).where(eq(translationDays.day, day)),
+    neuronsRow(d, t),
   ]);
   if (stored[0]) return { ...stored[0].translation, language: target };
 
@@ -287,12 +288,9 @@ export async function translateStatus(
   return { ...translation, language: target };
 }
 
-/** Neurons spent today, for the admins' view of the day's figures. */
-export async function neuronsSpentToday(d: DB, t = now()): Promise<number> {
-  const row = await d
+/** The day's neuron figure (a select for a batch): what translation spent on the UTC day of `t`. */
+export const neuronsRow = (d: DB, t: number) =>
+  d
     .select({ neurons: translationDays.neurons })
     .from(translationDays)
-    .where(eq(translationDays.day, new Date(t).toISOString().slice(0, 10)))
-    .get();
-  return row?.neurons ?? 0;
-}
+    .where(eq(translationDays.day, dayOf(t)));

@@ -46,7 +46,10 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
     privilege: "superuser",
     params: z.object({ instance: z.string().optional() }),
     response: AdminStatsSchema,
-    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env).plan)),
+    handler: async (c) => {
+      const cfg = config(c.env);
+      return c.json(await adminStats(db(c.env), cfg.plan, cfg.translation.dailyNeurons));
+    },
   });
 
   route(app, {
