@@ -11,6 +11,7 @@ import { ZodError } from "zod";
 import { registerAccountRoutes } from "./routes/accounts";
 import { registerAppRoutes } from "./routes/apps";
 import { registerInstanceRoutes } from "./routes/instance";
+import { registerTranslationRoutes } from "./routes/translations";
 import { registerMediaRoutes } from "./routes/media";
 import { registerNodeinfoRoutes } from "./routes/nodeinfo";
 import { registerOAuthRoutes } from "./routes/oauth";
@@ -132,6 +133,7 @@ export function createApp() {
   registerScheduledRoutes(app);
   registerPleromaAccountRoutes(app);
   registerInstanceRoutes(app);
+  registerTranslationRoutes(app);
   registerSetupRoutes(app);
   registerSignUpRoutes(app);
   registerSignInRoutes(app);

@@ -546,5 +546,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `notification_requests_filtered` AFTER INSERT ON `notifications` WHEN NEW.`filtered` = 1\nBEGIN\n  INSERT INTO `notification_requests` (`id`, `account_id`, `from_account_id`, `last_status_id`, `notifications_count`, `created_at`, `updated_at`)\n  VALUES (NEW.`id`, NEW.`account_id`, NEW.`from_account_id`, NEW.`status_id`, 1, NEW.`created_at`, NEW.`created_at`)\n  ON CONFLICT (`account_id`, `from_account_id`) DO UPDATE SET\n    `notifications_count` = `notifications_count` + 1,\n    `last_status_id` = coalesce(excluded.`last_status_id`, `last_status_id`),\n    `updated_at` = excluded.`updated_at`;\nEND",
    "ALTER TABLE `users` ADD `notification_policy` text"
   ]
+ },
+ {
+  "name": "0056_translations.sql",
+  "queries": [
+   "CREATE TABLE `status_translations` (\n\t`status_id` text NOT NULL REFERENCES `statuses`(`id`) ON DELETE CASCADE,\n\t`language` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`translation` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY (`status_id`, `language`, `version`)\n) WITHOUT ROWID",
+   "CREATE TABLE `translation_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`neurons` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID"
+  ]
  }
 ];

@@ -896,6 +896,40 @@ export const mediaAttachments = sqliteTable(
   ],
 );
 
+/**
+ * A status translated into one language at one edit version (services/translation.ts, issue 47): `translation` is
+ * the stored answer (JSON: content, spoiler, poll options, media descriptions, source language, provider).
+ */
+export const statusTranslations = sqliteTable(
+  "status_translations",
+  {
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    language: text("language").notNull(),
+    /** The status's `edited_at` when translated (0: never edited). */
+    version: integer("version").notNull(),
+    translation: json<StoredTranslation>("translation").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.statusId, t.language, t.version] })],
+);
+
+export interface StoredTranslation {
+  content: string;
+  spoilerText: string;
+  poll: { id: string; options: string[] } | null;
+  media: { id: string; description: string }[];
+  detected: string;
+  provider: string;
+}
+
+/** Workers AI neurons translation spent each UTC day (the daily budget, issue 47). */
+export const translationDays = sqliteTable("translation_days", {
+  day: text("day").primaryKey(),
+  neurons: integer("neurons").notNull().default(0),
+});
+
 /** A version of an edited status, the original included (services/status-edits.ts, issue 31). */
 export const statusEdits = sqliteTable(
   "status_edits",

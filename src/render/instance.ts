@@ -136,7 +136,12 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
  * Mastodon 4's Instance (`/api/v2/instance`), made from the v1 answer so both tell the same facts, with
  * Pleroma's extra `pleroma` object as Pleroma 2.5 adds it.
  */
-export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: string, base: string) {
+export function renderInstanceV2(
+  v1: ReturnType<typeof renderInstance>,
+  host: string,
+  base: string,
+  translation = false,
+) {
   return {
     domain: host,
     title: v1.title,
@@ -168,7 +173,7 @@ export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: st
         min_expiration: v1.poll_limits.min_expiration,
         max_expiration: v1.poll_limits.max_expiration,
       },
-      translation: { enabled: false },
+      translation: { enabled: translation },
     },
     // The sign-up page (routes/sign-up.ts), where apps without in-app sign-up send people.
     registrations: {

@@ -15,6 +15,7 @@ import { peers } from "../services/instance";
 import { cachedInstanceStats } from "./instance-stats";
 import { vapidKeys } from "../services/instance-keys";
 import { trendingTags } from "../services/trends";
+import { translationEnabled } from "../services/translation";
 import type { Ctx } from "../http/route";
 
 async function instanceV1(c: Ctx) {
@@ -47,7 +48,8 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Instance"],
     auth: "none",
     response: InstanceV2Schema,
-    handler: async (c) => c.json(renderInstanceV2(await instanceV1(c), hostOf(c), baseUrl(c))),
+    handler: async (c) =>
+      c.json(renderInstanceV2(await instanceV1(c), hostOf(c), baseUrl(c), translationEnabled(c.env))),
   });
 
   route(app, {

@@ -2,7 +2,8 @@
  * Pleroma's admin `stats` (`GET /api/v1/pleroma/admin/stats`, admin-fe's dashboard reads `status_visibility`: local
  * and remote statuses by visibility), with what Starling adds as keys admin-fe leaves alone: the database's size
  * against its ceiling (services/storage.ts), the day's budget against the plan's caps (services/usage-budget.ts) and
- * the day's top remote senders by what they made this instance store (services/inbound-limits.ts). One round trip.
+ * the day's top remote senders by what they made this instance store (services/inbound-limits.ts) and
+ * translation's neurons against their daily budget (services/translation.ts). One round trip.
  */
 import { count } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -12,18 +13,21 @@ import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
 import { fromRow, storageReport, storageRow } from "./storage";
 import { limitsClock, topSendersQueries, topSendersReport } from "./inbound-limits";
 import { filteredSummary } from "./notification-policy";
+import { neuronsRow } from "./translation";
 
 /** What the figures depend on in the configuration. */
 export interface StatsConfig {
   plan: Plan;
   mentionShield: boolean;
+  translation: { dailyNeurons: number };
 }
 
 export async function adminStats(d: DB, cfg: StatsConfig, t: number = Date.now()) {
-  const [rows, storage, budget, [requests], hosts, actors] = await d.batch([
+  const [rows, storage, budget, neurons, [requests], hosts, actors] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
+    neuronsRow(d, t),
     filteredSummary(d),
     ...topSendersQueries(d, limitsClock.now()),
   ]);
@@ -46,5 +50,6 @@ export async function adminStats(d: DB, cfg: StatsConfig, t: number = Date.now()
       filtered_notifications: requests?.notifications ?? 0,
       senders: requests?.senders ?? 0,
     },
+    translation: { neurons_today: neurons[0]?.neurons ?? 0, daily_neurons: cfg.translation.dailyNeurons },
   };
 }

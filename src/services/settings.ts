@@ -231,6 +231,20 @@ const INSTANCE_SETTINGS: SettingDef[] = [
     read: (c) => c.mentionShield,
   },
   {
+    key: "translation_enabled",
+    type: "boolean",
+    description: "Let users translate posts (with the Workers AI binding or a LibreTranslate server)",
+    apply: (c, v) => ({ ...c, translation: { ...c.translation, enabled: v } }),
+    read: (c) => c.translation.enabled,
+  },
+  {
+    key: "translation_daily_neurons",
+    type: "integer",
+    description: "Workers AI neurons translation may spend a day (10,000 are free on every plan)",
+    apply: (c, v) => ({ ...c, translation: { ...c.translation, dailyNeurons: Math.max(0, v) } }),
+    read: (c) => c.translation.dailyNeurons,
+  },
+  {
     key: "remote_post_retention_days",
     type: "integer",
     description:
