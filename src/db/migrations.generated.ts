@@ -519,5 +519,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
    "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
   ]
+ },
+ {
+  "name": "0058_domain_rules.sql",
+  "queries": [
+   "ALTER TABLE `federation_policies` ADD COLUMN `source` text DEFAULT 'hand' NOT NULL",
+   "CREATE TABLE `domain_rule_notes` (\n\t`domain` text PRIMARY KEY NOT NULL,\n\t`private_comment` text DEFAULT '' NOT NULL,\n\t`obfuscate` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID"
+  ]
  }
 ];

@@ -1475,9 +1475,18 @@ export const federationPolicies = sqliteTable(
     policy: text("policy").notNull(),
     reason: text("reason").notNull().default(""),
     createdAt: time("created_at").notNull(),
+    /** Where the rule came from: `hand`, `import` or `subscription:<id>` (services/domain-rules.ts). */
+    source: text("source").notNull().default("hand"),
   },
   (t) => [primaryKey({ columns: [t.domain, t.policy] }), index("federation_policies_policy").on(t.policy, t.domain)],
 );
+
+/** What a Mastodon domain block holds beside its policies (services/domain-rules.ts). */
+export const domainRuleNotes = sqliteTable("domain_rule_notes", {
+  domain: text("domain").primaryKey(),
+  privateComment: text("private_comment").notNull().default(""),
+  obfuscate: bool("obfuscate").notNull().default(false),
+});
 
 /** Administrators' announcements (`/api/v1/announcements`); `content` is the text as written. */
 export const announcements = sqliteTable("announcements", {

@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { registerAdminChatRoutes } from "./chats";
+import { registerAdminDomainRuleRoutes } from "./domain-rules";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
 import { registerAdminPanelRoutes } from "./panel";
@@ -14,4 +15,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminFrontendRoutes(app);
   registerAdminPanelRoutes(app);
   registerAdminChatRoutes(app);
+  registerAdminDomainRuleRoutes(app);
 }
