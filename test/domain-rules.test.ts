@@ -3,8 +3,10 @@
  * MRF page edits, importing (preview, apply, retraction) and exporting Mastodon CSV, GoToSocial JSON and plain
  * lists, a rule written by hand surviving imports, and a suspension severing follows both ways.
  */
-import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../src/index";
+import { RETENTION_MINUTE } from "../src/cron";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { call, json, registerUser, remoteAccount, scopedToken, valid, type TestUser } from "./helpers";
 import { DomainAllowSchema, DomainBlockSchema, ImportPlanSchema } from "../src/schemas/admin-domains";
@@ -310,5 +312,154 @@ describe("importing and exporting lists", () => {
     expect((await importList(a.token, { list: "not json", format: "gotosocial_json" }, 422)).error).toMatch(/JSON/);
     await importList(a.token, { list: "x.example", format: "xml" }, 400);
     expect(await rows("SELECT count(*) AS n FROM federation_policies")).toEqual(before);
+  });
+});
+
+describe("subscriptions", () => {
+  const HOUR = 3_600_000;
+  let hour = Math.ceil(Date.now() / HOUR) * HOUR;
+  /** A cron run at the hourly jobs' minute, a day later each time (each list is fetched once a day). */
+  async function runCron(vars: Record<string, string> = {}) {
+    hour += 25 * HOUR;
+    const ctx = createExecutionContext();
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: new Date(hour + RETENTION_MINUTE * 60_000), cron: "* * * * *" }),
+      { ...env, ALLOW_PRIVATE_ADDRESS: "true", ...vars } as typeof env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+  }
+  /** Lists served at http://127.0.0.1:8999/<name>, with an ETag; records the requests. */
+  const lists: Record<string, string> = {};
+  const asked: Request[] = [];
+  const inner = globalThis.fetch;
+  globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const req = new Request(input, init);
+    if (!req.url.startsWith("http://127.0.0.1:8999/")) return inner(input, init);
+    asked.push(req);
+    const body = lists[new URL(req.url).pathname.slice(1)];
+    if (body === undefined) return new Response("no", { status: 404 });
+    const etag = `"${body.length}-${body.charCodeAt(body.length - 2)}"`;
+    if (req.headers.get("if-none-match") === etag) return new Response(null, { status: 304 });
+    return new Response(body, { headers: { etag, "content-type": "text/csv" } });
+  }) as typeof fetch;
+  afterEach(() => void 0);
+
+  const subscribe = (token: string, body: Record<string, unknown>) =>
+    json("/api/v1/admin/domain_permission_subscriptions", { method: "POST", token, body });
+
+  it("drafts first, then applies daily, lifts what the list retracts, asks with its ETag, and keeps hand rules and higher lists", async () => {
+    const a = await admin();
+    await json("/api/v1/admin/domain_blocks", {
+      method: "POST",
+      token: a.token,
+      body: { domain: "s-hand.example", severity: "silence" },
+    });
+    lists.low =
+      "#domain,#severity\ns-one.example,suspend\ns-two.example,suspend\ns-hand.example,suspend\ns-shared.example,silence\n";
+    lists.high = "s-shared.example\n";
+    const low = await subscribe(a.token, {
+      uri: "http://127.0.0.1:8999/low",
+      content_type: "text/csv",
+      permission_type: "block",
+      priority: 1,
+    });
+    expect(low).toMatchObject({ as_draft: true, remove_retracted: true, count: 0, fetched_at: null });
+    const high = await subscribe(a.token, {
+      uri: "http://127.0.0.1:8999/high",
+      content_type: "text/plain",
+      permission_type: "block",
+      priority: 9,
+      as_draft: false,
+    });
+    // The test call shows the list, applying nothing.
+    const shown = await json(`/api/v1/admin/domain_permission_subscriptions/${low.id}/test`, {
+      method: "POST",
+      token: a.token,
+      vars: { ALLOW_PRIVATE_ADDRESS: "true" },
+    });
+    expect(shown.map((e: { domain: string }) => e.domain)).toEqual([
+      "s-one.example",
+      "s-two.example",
+      "s-hand.example",
+      "s-shared.example",
+    ]);
+
+    await runCron();
+    // The draft is fetched and counted, not applied; the higher list applied.
+    expect(await json(`/api/v1/admin/domain_permission_subscriptions/${low.id}`, { token: a.token })).toMatchObject({
+      count: 4,
+      error: null,
+    });
+    expect(await policiesOf("s-one.example")).toEqual([]);
+    expect(await json(`/api/v1/admin/domain_permission_subscriptions/${high.id}`, { token: a.token })).toMatchObject({
+      error: null,
+      count: 1,
+    });
+    expect(await policiesOf("s-shared.example")).toEqual([{ policy: "reject", source: `subscription:${high.id}` }]);
+
+    await json(`/api/v1/admin/domain_permission_subscriptions/${low.id}`, {
+      method: "PATCH",
+      token: a.token,
+      body: { as_draft: false },
+    });
+    await runCron();
+    expect(await policiesOf("s-one.example")).toEqual([{ policy: "reject", source: `subscription:${low.id}` }]);
+    expect(await policiesOf("s-hand.example")).toEqual([{ policy: "federated_timeline_removal", source: "hand" }]);
+    // The higher list's rule stays the higher list's, at its severity.
+    expect(await policiesOf("s-shared.example")).toEqual([{ policy: "reject", source: `subscription:${high.id}` }]);
+
+    // Unchanged lists: asked with their ETag, answered 304, nothing written.
+    const before = asked.length;
+    await runCron();
+    const again = asked.slice(before);
+    expect(again.length).toBe(2);
+    expect(again.every((r) => r.headers.get("if-none-match"))).toBe(true);
+
+    // The list retracts s-two: lifted; s-one stays.
+    lists.low = lists.low.replace("s-two.example,suspend\n", "");
+    await runCron();
+    expect(await policiesOf("s-two.example")).toEqual([]);
+    expect(await policiesOf("s-one.example")).toEqual([{ policy: "reject", source: `subscription:${low.id}` }]);
+    const log = await rows("SELECT action FROM moderation_log WHERE action = 'domain_subscription_fetch'");
+    expect(log.length).toBeGreaterThanOrEqual(2);
+
+    // Unsubscribing keeps its rules as orphans (the import's), unless asked to remove them.
+    await json(`/api/v1/admin/domain_permission_subscriptions/${low.id}`, { method: "DELETE", token: a.token });
+    expect(await policiesOf("s-one.example")).toEqual([{ policy: "reject", source: "import" }]);
+    await json(`/api/v1/admin/domain_permission_subscriptions/${high.id}?remove_children=true`, {
+      method: "DELETE",
+      token: a.token,
+    });
+    expect(await policiesOf("s-shared.example")).toEqual([]);
+  });
+
+  it("fetches only through the outbound guard, and records a list it cannot read", async () => {
+    const a = await admin();
+    lists.big = "#domain,#severity\n" + "x".repeat(2_100_000);
+    const guarded = await subscribe(a.token, {
+      uri: "http://127.0.0.1:8999/low2",
+      content_type: "text/csv",
+      permission_type: "block",
+      as_draft: false,
+    });
+    const big = await subscribe(a.token, {
+      uri: "http://127.0.0.1:8999/big",
+      content_type: "text/csv",
+      permission_type: "block",
+      as_draft: false,
+    });
+    await runCron({ ALLOW_PRIVATE_ADDRESS: "false" });
+    const g = await json(`/api/v1/admin/domain_permission_subscriptions/${guarded.id}`, { token: a.token });
+    expect(g.error).toMatch(/refused|private|not/i);
+    await runCron();
+    const b = await json(`/api/v1/admin/domain_permission_subscriptions/${big.id}`, { token: a.token });
+    expect(b.error).toMatch(/larger/);
+    await json("/api/v1/admin/domain_permission_subscriptions", {
+      method: "POST",
+      token: a.token,
+      body: { uri: "ftp://x.example/list", content_type: "text/csv", permission_type: "block" },
+      status: 422,
+    });
   });
 });

@@ -113,6 +113,34 @@ function fold(rows: Row[]): StoredBlock[] {
 
 const IN_BLOCK = sql.raw(`(${BLOCK_POLICIES.map((p) => `'${p}'`).join(", ")})`);
 
+/** Sources whose rules `source` leaves alone: by hand, over everything; an import, over subscriptions; a subscription, over lower ones. */
+export function outranking(source: string) {
+  if (source === "hand") return sql`0`;
+  if (source === "import") return sql`h.source = 'hand'`;
+  const id = source.replace(/^subscription:/, "");
+  return sql`(h.source IN ('hand', 'import') OR h.source IN (SELECT 'subscription:' || s.id FROM domain_subscriptions s
+    WHERE s.priority > (SELECT priority FROM domain_subscriptions WHERE id = ${id})))`;
+}
+
+/** SQL true when `source` may write the rule of `domainSql` (no rule of an outranking source there). */
+function freeOf(source: string, domainSql: SQL, policies: SQL) {
+  return source === "hand"
+    ? sql`1`
+    : sql`NOT EXISTS (SELECT 1 FROM federation_policies h WHERE h.domain = ${domainSql} AND h.policy IN ${policies} AND ${outranking(source)})`;
+}
+
+/** Rules of these sources outrank `source` (for a preview): hand, import, higher subscriptions. */
+export async function outrankingSources(d: DB, source: string): Promise<Set<string>> {
+  if (source === "hand") return new Set();
+  if (source === "import") return new Set(["hand"]);
+  const { results } = await statement(
+    d,
+    sql`SELECT 'subscription:' || s.id AS source FROM domain_subscriptions s
+      WHERE s.priority > (SELECT priority FROM domain_subscriptions WHERE id = ${source.replace(/^subscription:/, "")})`,
+  ).all<{ source: string }>();
+  return new Set(["hand", "import", ...results.map((r) => r.source)]);
+}
+
 /** Blocks in domain order after `after` (exclusive), at most `limit` (policy rows are few: admins write them). */
 export async function listBlocks(
   d: DB,
@@ -183,6 +211,7 @@ export function blockStatements(
   t: number,
   lift: string[] = [],
 ): D1PreparedStatement[] {
+  const free = freeOf(source, sql`r.domain`, IN_BLOCK);
   const rules = JSON.stringify(
     blocks.map((b) => ({
       domain: b.domain,
@@ -193,10 +222,6 @@ export function blockStatements(
     })),
   );
   const list = sql`(SELECT json_extract(value, '$.domain') AS domain, value AS rule FROM json_each(${rules}))`;
-  const free =
-    source === "hand"
-      ? sql`1`
-      : sql`NOT EXISTS (SELECT 1 FROM federation_policies h WHERE h.domain = r.domain AND h.source = 'hand' AND h.policy IN ${IN_BLOCK})`;
   const lifted = JSON.stringify(lift);
   const suspended = JSON.stringify(blocks.filter((b) => b.severity === "suspend").map((b) => b.domain));
   return [
@@ -290,7 +315,7 @@ export interface ImportPlan {
   added: DomainBlock[];
   changed: { before: StoredBlock; after: DomainBlock }[];
   unchanged: number;
-  /** Domains with a rule written by hand, which the list does not change. */
+  /** Domains with a rule of a source that outranks this one (by hand, an import, a higher list): left alone. */
   keptByHand: string[];
   /** This source's rules the list no longer has (lifted with `replace`). */
   removed: StoredBlock[];
@@ -308,7 +333,8 @@ const same = (a: DomainBlock, b: DomainBlock) =>
 
 /** Compares a list with the rules in force: rules are few (admins and lists write them), read in one statement. */
 export async function planImport(d: DB, blocks: DomainBlock[], source: string, replace: boolean): Promise<ImportPlan> {
-  const current = new Map((await listBlocks(d, { limit: 1_000_000 })).map((b) => [b.domain, b]));
+  const [rules, above] = await Promise.all([listBlocks(d, { limit: 1_000_000 }), outrankingSources(d, source)]);
+  const current = new Map(rules.map((b) => [b.domain, b]));
   const plan: ImportPlan = { added: [], changed: [], unchanged: 0, keptByHand: [], removed: [], severs: 0 };
   const listed = new Set<string>();
   for (const b of blocks) {
@@ -316,7 +342,7 @@ export async function planImport(d: DB, blocks: DomainBlock[], source: string, r
     const before = current.get(b.domain);
     if (!before) plan.added.push(b);
     else if (same(before, b)) plan.unchanged++;
-    else if (before.source === "hand" && source !== "hand") plan.keptByHand.push(b.domain);
+    else if (above.has(before.source)) plan.keptByHand.push(b.domain);
     else plan.changed.push({ before, after: b });
   }
   if (replace) for (const b of current.values()) if (b.source === source && !listed.has(b.domain)) plan.removed.push(b);
@@ -325,4 +351,23 @@ export async function planImport(d: DB, blocks: DomainBlock[], source: string, r
     .map((b) => b.domain);
   plan.severs = await severedCount(d, newlySuspended);
   return plan;
+}
+
+/** An allow-list from `source`: its domains allowed (where no outranking rule is), `lift` its own retracted ones. */
+export function allowListStatements(d: DB, domains: string[], source: string, t: number, lift: string[] = []) {
+  const accept = sql.raw("('accept')");
+  return [
+    statement(
+      d,
+      sql`INSERT INTO federation_policies (domain, policy, reason, created_at, source)
+        SELECT value, 'accept', '', ${t}, ${source} FROM json_each(${JSON.stringify(domains)}) r
+        WHERE ${freeOf(source, sql`r.value`, accept)} ON CONFLICT (domain, policy) DO NOTHING`,
+    ),
+    statement(
+      d,
+      sql`DELETE FROM federation_policies WHERE policy = 'accept' AND source = ${source}
+        AND domain IN (SELECT value FROM json_each(${JSON.stringify(lift)}))`,
+    ),
+    purgeDeliveries(d),
+  ];
 }

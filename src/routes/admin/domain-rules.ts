@@ -9,7 +9,7 @@ import type { AppEnv } from "../../http/app-env";
 import { db, now, type DB } from "../../db/client";
 import type { UserAuth } from "../../http/auth";
 import { route } from "../../http/route";
-import { boolParam, optionalString } from "../../http/params";
+import { boolParam, intParam, optionalString } from "../../http/params";
 import { pageParams, setLinkHeader } from "../../http/pagination";
 import { ApiError, notFound, unprocessable } from "../../lib/errors";
 import { logEntry } from "../../services/moderation-log";
@@ -33,6 +33,15 @@ import { FORMATS, parseList, serializeList } from "../../services/blocklist-form
 import { renderDomainAllow, renderDomainBlock } from "../../render/domain-rule";
 import { DomainAllowSchema, DomainBlockSchema, ImportPlanSchema } from "../../schemas/admin-domains";
 import { actorOf, ADMIN_TAG } from "./common";
+import {
+  createSubscription,
+  deleteSubscription,
+  fetchList,
+  listSubscriptions,
+  subscriptionById,
+  updateSubscription,
+  type Subscription,
+} from "../../services/domain-subscriptions";
 
 const admin = { tags: ADMIN_TAG, auth: "user", privilege: "superuser" } as const;
 const readBlocks = { ...admin, scopes: ["admin:read:domain_blocks"] };
@@ -334,6 +343,178 @@ export function registerAdminDomainRuleRoutes(app: OpenAPIHono<AppEnv>) {
         p.format ?? "mastodon_csv",
       );
       return c.body(body, 200, { "content-type": type });
+    },
+  });
+}
+
+const SubscriptionSchema = z
+  .object({
+    id: z.string(),
+    priority: z.number().int(),
+    title: z.string(),
+    permission_type: z.enum(["block", "allow"]),
+    as_draft: z.boolean(),
+    remove_retracted: z.boolean(),
+    created_by: z.string(),
+    created_at: z.string().datetime(),
+    uri: z.string(),
+    content_type: z.string(),
+    fetched_at: z.string().datetime().nullable(),
+    successfully_fetched_at: z.string().datetime().nullable(),
+    count: z.number().int(),
+    error: z.string().nullable(),
+  })
+  .openapi("DomainPermissionSubscription");
+
+const iso = (t: number | null) => (t ? new Date(t).toISOString() : null);
+const renderSubscription = (s: Subscription) => ({
+  id: s.id,
+  priority: s.priority,
+  title: s.title,
+  permission_type: s.permissionType,
+  as_draft: s.asDraft,
+  remove_retracted: s.removeRetracted,
+  created_by: s.createdBy,
+  created_at: new Date(s.createdAt).toISOString(),
+  uri: s.uri,
+  content_type: s.contentType,
+  fetched_at: iso(s.fetchedAt),
+  successfully_fetched_at: iso(s.successfullyFetchedAt),
+  count: s.count,
+  error: s.error,
+});
+
+async function subscriptionOf(d: DB, id: string) {
+  const s = await subscriptionById(d, id);
+  if (!s) throw notFound();
+  return s;
+}
+
+const subscriptionFields = {
+  title: optionalString(),
+  priority: intParam().optional(),
+  as_draft: boolParam().optional(),
+  remove_retracted: boolParam().optional(),
+};
+
+/** GoToSocial's domain permission subscriptions API (`/api/v1/admin/domain_permission_subscriptions`). */
+export function registerAdminDomainSubscriptionRoutes(app: OpenAPIHono<AppEnv>) {
+  const base = "/api/v1/admin/domain_permission_subscriptions";
+  route(app, {
+    method: "get",
+    path: base,
+    summary: "Subscribed blocklists and allow-lists, by priority",
+    ...readBlocks,
+    response: z.array(SubscriptionSchema),
+    handler: async (c) => c.json((await listSubscriptions(db(c.env))).map(renderSubscription)),
+  });
+  route(app, {
+    method: "post",
+    path: base,
+    summary: "Subscribe to a list (a draft by default: fetched daily, counted, not applied)",
+    ...writeBlocks,
+    params: z.object({
+      uri: z.string().min(1).max(2048),
+      content_type: z.string(),
+      permission_type: z.enum(["block", "allow"]),
+      ...subscriptionFields,
+    }),
+    response: SubscriptionSchema,
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const t = now();
+      const sub = await createSubscription(
+        d,
+        {
+          uri: p.uri,
+          contentType: p.content_type,
+          permissionType: p.permission_type,
+          priority: p.priority,
+          title: p.title,
+          asDraft: p.as_draft,
+          removeRetracted: p.remove_retracted,
+        },
+        auth.account.id,
+        t,
+      );
+      await logEntry(
+        d,
+        actorOf(auth),
+        "domain_subscription_create",
+        { uri: sub.uri },
+        `@${auth.account.username} subscribed to ${sub.uri}`,
+        t,
+      ).run();
+      return c.json(renderSubscription(sub));
+    },
+  });
+  route(app, {
+    method: "get",
+    path: `${base}/:id`,
+    summary: "A subscription",
+    ...readBlocks,
+    params: z.object({ id: z.string() }),
+    response: SubscriptionSchema,
+    handler: async (c, p) => c.json(renderSubscription(await subscriptionOf(db(c.env), p.id))),
+  });
+  route(app, {
+    method: "patch",
+    path: `${base}/:id`,
+    summary: "Change a subscription (turning drafting off applies it at the next hourly run)",
+    ...writeBlocks,
+    params: z.object({ id: z.string(), ...subscriptionFields }),
+    response: SubscriptionSchema,
+    handler: async (c, p) => {
+      const d = db(c.env);
+      await subscriptionOf(d, p.id);
+      const row = await updateSubscription(d, p.id, {
+        title: p.title,
+        priority: p.priority,
+        asDraft: p.as_draft,
+        removeRetracted: p.remove_retracted,
+      });
+      return c.json(renderSubscription(row!));
+    },
+  });
+  route(app, {
+    method: "delete",
+    path: `${base}/:id`,
+    summary: "Unsubscribe (its rules stay, as the import's, unless remove_children)",
+    ...writeBlocks,
+    params: z.object({ id: z.string(), remove_children: boolParam().optional() }),
+    response: SubscriptionSchema,
+    handler: async (c, p) => {
+      const d = db(c.env);
+      const sub = await subscriptionOf(d, p.id);
+      await deleteSubscription(d, sub, p.remove_children ?? false);
+      await refreshSettings(c.env, true);
+      return c.json(renderSubscription(sub));
+    },
+  });
+  route(app, {
+    method: "post",
+    path: `${base}/:id/test`,
+    summary: "Fetch the list now and show what it holds, applying nothing",
+    ...writeBlocks,
+    params: z.object({ id: z.string() }),
+    response: z.union([
+      z.array(z.object({ domain: z.string(), public_comment: z.string(), obfuscate: z.boolean() })),
+      z.object({ error: z.string() }),
+    ]),
+    handler: async (c, p) => {
+      const sub = await subscriptionOf(db(c.env), p.id);
+      try {
+        const got = await fetchList(c.env, sub, false);
+        return c.json(
+          (got?.blocks ?? []).map((b) => ({
+            domain: b.domain,
+            public_comment: b.publicComment,
+            obfuscate: b.obfuscate,
+          })),
+        );
+      } catch (e) {
+        return c.json({ error: (e instanceof Error ? e.message : String(e)).slice(0, 500) });
+      }
     },
   });
 }

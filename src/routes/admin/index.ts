@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { registerAdminChatRoutes } from "./chats";
-import { registerAdminDomainRuleRoutes } from "./domain-rules";
+import { registerAdminDomainRuleRoutes, registerAdminDomainSubscriptionRoutes } from "./domain-rules";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
 import { registerAdminPanelRoutes } from "./panel";
@@ -16,4 +16,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminPanelRoutes(app);
   registerAdminChatRoutes(app);
   registerAdminDomainRuleRoutes(app);
+  registerAdminDomainSubscriptionRoutes(app);
 }
