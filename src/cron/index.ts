@@ -40,6 +40,7 @@ import { measureStorage } from "../services/storage";
 import { pruneStatement as pruneInboundUsage } from "../services/inbound-limits";
 import { settlePublicBucket } from "../services/private-files";
 import { BUILT_IN_IMAGES } from "../render/images";
+import { runDueSubscriptions } from "../services/domain-subscriptions";
 
 export { CRON_HEARTBEAT } from "../services/heartbeats";
 /** The minute of each hour the retention jobs run in. */
@@ -120,6 +121,9 @@ const SEQUENCE: Record<string, Job> = {
   // Frontend files no installed build names (services/frontends.ts), with the other hourly clean-ups.
   frontend_files: async (env, _d, t) =>
     new Date(t).getUTCMinutes() === RETENTION_MINUTE ? { report: await sweepFrontendFiles(env, t) } : null,
+  // Subscribed blocklists and allow-lists, each once a day (services/domain-subscriptions.ts), with the hourly jobs.
+  domain_subscriptions: async (env, d, t) =>
+    new Date(t).getUTCMinutes() === RETENTION_MINUTE ? runDueSubscriptions(env, d, t) : null,
   // The database's size against its ceiling, after the pruning (services/storage.ts).
   // Its own row (kept only when the size moved, or hourly) is what the healthcheck shows: no heartbeat report too.
   storage: async (env, d, t) => {

@@ -553,5 +553,15 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TABLE `status_translations` (\n\t`status_id` text NOT NULL REFERENCES `statuses`(`id`) ON DELETE CASCADE,\n\t`language` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`translation` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY (`status_id`, `language`, `version`)\n) WITHOUT ROWID",
    "CREATE TABLE `translation_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`neurons` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID"
   ]
+ },
+ {
+  "name": "0058_domain_rules.sql",
+  "queries": [
+   "ALTER TABLE `federation_policies` ADD COLUMN `source` text DEFAULT 'hand' NOT NULL",
+   "CREATE TABLE `domain_rule_notes` (\n\t`domain` text PRIMARY KEY NOT NULL,\n\t`private_comment` text DEFAULT '' NOT NULL,\n\t`obfuscate` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID",
+   "CREATE TABLE `domain_subscriptions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`title` text DEFAULT '' NOT NULL,\n\t`uri` text NOT NULL,\n\t`content_type` text NOT NULL,\n\t`permission_type` text NOT NULL,\n\t`priority` integer DEFAULT 0 NOT NULL,\n\t`as_draft` integer DEFAULT 1 NOT NULL,\n\t`remove_retracted` integer DEFAULT 1 NOT NULL,\n\t`created_by` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`etag` text,\n\t`last_modified` text,\n\t`fetched_at` integer,\n\t`successfully_fetched_at` integer,\n\t`next_fetch_at` integer NOT NULL,\n\t`count` integer DEFAULT 0 NOT NULL,\n\t`error` text\n)",
+   "CREATE UNIQUE INDEX `domain_subscriptions_uri` ON `domain_subscriptions` (`uri`)",
+   "CREATE INDEX `domain_subscriptions_due` ON `domain_subscriptions` (`next_fetch_at`)"
+  ]
  }
 ];

@@ -1590,9 +1590,46 @@ export const federationPolicies = sqliteTable(
     policy: text("policy").notNull(),
     reason: text("reason").notNull().default(""),
     createdAt: time("created_at").notNull(),
+    /** Where the rule came from: `hand`, `import` or `subscription:<id>` (services/domain-rules.ts). */
+    source: text("source").notNull().default("hand"),
   },
   (t) => [primaryKey({ columns: [t.domain, t.policy] }), index("federation_policies_policy").on(t.policy, t.domain)],
 );
+
+/**
+ * Blocklists (or allow-lists) the cron fetches daily (services/domain-subscriptions.ts), GoToSocial's domain
+ * permission subscriptions: what they make is written with `source` `subscription:<id>`.
+ */
+export const domainSubscriptions = sqliteTable(
+  "domain_subscriptions",
+  {
+    id: text("id").primaryKey(),
+    title: text("title").notNull().default(""),
+    uri: text("uri").notNull(),
+    contentType: text("content_type").notNull(),
+    permissionType: text("permission_type").$type<"block" | "allow">().notNull(),
+    priority: integer("priority").notNull().default(0),
+    asDraft: bool("as_draft").notNull().default(true),
+    removeRetracted: bool("remove_retracted").notNull().default(true),
+    createdBy: text("created_by").notNull(),
+    createdAt: time("created_at").notNull(),
+    etag: text("etag"),
+    lastModified: text("last_modified"),
+    fetchedAt: time("fetched_at"),
+    successfullyFetchedAt: time("successfully_fetched_at"),
+    nextFetchAt: time("next_fetch_at").notNull(),
+    count: integer("count").notNull().default(0),
+    error: text("error"),
+  },
+  (t) => [uniqueIndex("domain_subscriptions_uri").on(t.uri), index("domain_subscriptions_due").on(t.nextFetchAt)],
+);
+
+/** What a Mastodon domain block holds beside its policies (services/domain-rules.ts). */
+export const domainRuleNotes = sqliteTable("domain_rule_notes", {
+  domain: text("domain").primaryKey(),
+  privateComment: text("private_comment").notNull().default(""),
+  obfuscate: bool("obfuscate").notNull().default(false),
+});
 
 /** Administrators' announcements (`/api/v1/announcements`); `content` is the text as written. */
 export const announcements = sqliteTable("announcements", {

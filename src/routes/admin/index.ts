@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { registerAdminChatRoutes } from "./chats";
+import { registerAdminDomainRuleRoutes, registerAdminDomainSubscriptionRoutes } from "./domain-rules";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
 import { registerAdminPanelRoutes } from "./panel";
@@ -14,4 +15,6 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminFrontendRoutes(app);
   registerAdminPanelRoutes(app);
   registerAdminChatRoutes(app);
+  registerAdminDomainRuleRoutes(app);
+  registerAdminDomainSubscriptionRoutes(app);
 }
