@@ -519,5 +519,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
    "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
   ]
+ },
+ {
+  "name": "0055_filter_blur.sql",
+  "queries": [
+   "-- Issue 45: Mastodon 4.4's `filter_action: \"blur\"` (media blurred, the post shown), kept beside `irreversible`\n-- (`hide`). Adding a column with a constant default rewrites no row.\nALTER TABLE `filters` ADD `blur` integer DEFAULT 0 NOT NULL;\n"
+  ]
  }
 ];
