@@ -4,6 +4,7 @@ import type { AppEnv } from "../../http/app-env";
 import { registerAdminChatRoutes } from "./chats";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
+import { registerMastodonAdminRoutes } from "./mastodon";
 import { registerAdminPanelRoutes } from "./panel";
 import { registerAdminUserRoutes } from "./users";
 
@@ -14,4 +15,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminFrontendRoutes(app);
   registerAdminPanelRoutes(app);
   registerAdminChatRoutes(app);
+  registerMastodonAdminRoutes(app);
 }
