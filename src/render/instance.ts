@@ -229,3 +229,19 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
     },
   };
 }
+
+type DatedDocument = { html: string; uploaded: Date };
+
+/** Mastodon 4.4's TermsOfService: the uploaded document, in force since it was uploaded. */
+export const renderTermsOfService = (doc: DatedDocument) => ({
+  effective_date: doc.uploaded.toISOString().slice(0, 10),
+  effective: true,
+  content: doc.html,
+  succeeded_by: null,
+});
+
+/** Mastodon's PrivacyPolicy: the uploaded document, or one saying there is none (Mastodon always has one). */
+export const renderPrivacyPolicy = (doc: DatedDocument | null) => ({
+  updated_at: (doc?.uploaded ?? new Date(0)).toISOString(),
+  content: doc?.html ?? "<p>This server has not published a privacy policy.</p>",
+});

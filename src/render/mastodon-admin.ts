@@ -9,7 +9,7 @@ import type { MastodonAdminAccountSchema, MastodonRoleSchema } from "../schemas/
 import type { AccountWithUser } from "../services/accounts";
 import type { LoadedReports } from "../services/admin-reports";
 import { renderAccount, type RenderContext } from "./account";
-import { renderAdminStatuses } from "./admin-status";
+import { reportParts } from "./admin-report";
 
 type Role = z.infer<typeof MastodonRoleSchema>;
 
@@ -52,13 +52,7 @@ export function renderMastodonAdminAccount(
 }
 
 export async function renderMastodonAdminReports(d: DB, ctx: RenderContext, loaded: LoadedReports) {
-  const statusIds = [...new Set(loaded.reports.flatMap((r) => r.statusIds))];
-  const rendered = new Map((await renderAdminStatuses(d, ctx, statusIds)).map((s) => [s.id, s]));
-  const account = (id: string) => {
-    const found = loaded.accounts.get(id);
-    if (!found) throw new Error(`account ${id} of a report vanished`);
-    return renderMastodonAdminAccount(ctx, found);
-  };
+  const { account, statuses } = await reportParts(d, ctx, loaded, renderMastodonAdminAccount);
   return loaded.reports.map((r) => ({
     id: r.id,
     action_taken: r.state !== "open",
@@ -73,7 +67,7 @@ export async function renderMastodonAdminReports(d: DB, ctx: RenderContext, load
     target_account: account(r.targetAccountId),
     assigned_account: null,
     action_taken_by_account: null,
-    statuses: r.statusIds.flatMap((id) => (rendered.has(id) ? [rendered.get(id)!] : [])),
+    statuses: statuses(r.statusIds),
     rules: [] as { id: string; text: string }[],
   }));
 }

@@ -7,7 +7,7 @@ import { notFound } from "../lib/errors";
 import { route } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
 import { intParam, offsetParam } from "../http/params";
-import { renderInstance, renderInstanceV2 } from "../render/instance";
+import { renderInstance, renderInstanceV2, renderPrivacyPolicy, renderTermsOfService } from "../render/instance";
 import { renderTag } from "../render/tag";
 import {
   InstanceSchema,
@@ -81,8 +81,7 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c) => {
       const doc = await datedDocument(c.env, "terms-of-service");
       if (!doc) throw notFound("Record not found");
-      const date = doc.uploaded.toISOString().slice(0, 10);
-      return c.json({ effective_date: date, effective: true, content: doc.html, succeeded_by: null });
+      return c.json(renderTermsOfService(doc));
     },
   });
   // Mastodon always has a policy (its template); without an uploaded one this says so rather than invent one.
@@ -94,11 +93,7 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "none",
     response: PrivacyPolicySchema,
     handler: async (c) => {
-      const doc = await datedDocument(c.env, "privacy-policy");
-      return c.json({
-        updated_at: (doc?.uploaded ?? new Date(0)).toISOString(),
-        content: doc?.html ?? "<p>This server has not published a privacy policy.</p>",
-      });
+      return c.json(renderPrivacyPolicy(await datedDocument(c.env, "privacy-policy")));
     },
   });
 
