@@ -215,6 +215,9 @@ describe("every endpoint an app opens is served", () => {
   it("Pleroma-FE and Soapbox: no endpoint of a listed nodeinfo feature answers 404", async () => {
     for (const feature of docs.nodeinfo.metadata.features)
       for (const e of FEATURES[feature] ?? []) await expectServed(fixture, feature, e);
+    // Soapbox's v2 suggestions (`v2_suggestions`): Mastodon's shape over v1's list, which suggests nobody.
+    expect(await json("/api/v2/suggestions?limit=20")).toEqual([]);
+    expect(await json("/api/v2/suggestions", { token: fixture.admin.token })).toEqual([]);
   });
 
   it("claims the highest level: the next one up still has an endpoint not served (raise CLAIMED when it has none)", async () => {
