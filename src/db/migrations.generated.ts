@@ -548,6 +548,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0055_filter_blur.sql",
+  "queries": [
+   "-- Issue 45: Mastodon 4.4's `filter_action: \"blur\"` (media blurred, the post shown), kept beside `irreversible`\n-- (`hide`). Adding a column with a constant default rewrites no row.\nALTER TABLE `filters` ADD `blur` integer DEFAULT 0 NOT NULL;\n"
+  ]
+ },
+ {
   "name": "0056_translations.sql",
   "queries": [
    "CREATE TABLE `status_translations` (\n\t`status_id` text NOT NULL REFERENCES `statuses`(`id`) ON DELETE CASCADE,\n\t`language` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`translation` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY (`status_id`, `language`, `version`)\n) WITHOUT ROWID",

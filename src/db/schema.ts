@@ -590,6 +590,8 @@ export const filters = sqliteTable(
     phrase: text("phrase").notNull(),
     context: json<FilterContext[]>("context").notNull(),
     irreversible: bool("irreversible").notNull().default(false),
+    // Mastodon 4.4's `blur` action (irreversible wins: `hide`).
+    blur: bool("blur").notNull().default(false),
     wholeWord: bool("whole_word").notNull().default(true),
     expiresAt: time("expires_at"),
     createdAt: time("created_at").notNull(),

@@ -1,5 +1,6 @@
 /** Instance information and nodeinfo, sharing the figures and limits. */
 import { ZIP_LIMITS } from "../lib/zip";
+import { apiVersion, CLAIMED, FEATURES, softwareVersion } from "../lib/compatibility";
 import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../services/accounts";
@@ -8,29 +9,13 @@ import { MAX_PINNED } from "../services/status-actions";
 import { policies, POLICIES } from "../services/settings";
 import { builtInImageUrl, DEFAULT_HEADER, origins } from "../services/media";
 
-const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
+const API_VERSION = apiVersion(VERSION);
 /** Where the source is published: not yet recorded anywhere, so empty rather than made up. */
 const SOURCE_URL = "";
-const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
+const SOFTWARE_VERSION = softwareVersion(VERSION);
 
-/**
- * Capabilities clients switch features on by. Only what this server really does is listed: each capability
- * adds its flag when it lands (e.g. `polls`, `pleroma_emoji_reactions`, `mastodon_api_streaming`).
- */
-const FEATURES = [
-  "pleroma_api",
-  "mastodon_api",
-  "mastodon_api_streaming",
-  "polls",
-  "pleroma_explicit_addressing",
-  "multifetch",
-  "pleroma_emoji_reactions",
-  "pleroma_chat_messages",
-  "shareable_emoji_packs",
-  "pleroma_custom_emoji_reactions",
-  // Editing statuses (PUT /api/v1/statuses/:id, /history): Pleroma-FE shows Edit only when this is listed.
-  "editing",
-];
+/** Capabilities clients switch features on by (src/lib/compatibility.ts: each with what it opens). */
+const FEATURE_FLAGS = Object.keys(FEATURES);
 
 /** Content types accepted for posts (`content_type`): those the content pipeline renders. */
 export const POST_FORMATS: string[] = CONTENT_TYPES;
@@ -115,7 +100,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
     pleroma: {
       metadata: {
         account_activation_required: c.activationRequired,
-        features: FEATURES,
+        features: FEATURE_FLAGS,
         federation: federation(env),
         fields_limits: fieldsLimits(env),
         // What an uploaded or downloaded archive (emoji packs) may hold (lib/zip.ts); one file, as any upload.
@@ -147,9 +132,13 @@ export function renderInstanceV2(
     title: v1.title,
     version: v1.version,
     source_url: SOURCE_URL,
+    // Mastodon 4.3's API number at the level claimed (src/lib/compatibility.ts): Phanpy and Ice Cubes gate on it.
+    api_versions: { mastodon: CLAIMED.api },
     description: v1.short_description || v1.description,
     usage: { users: { active_month: v1.pleroma.stats.mau } },
     thumbnail: { url: v1.thumbnail },
+    // Mastodon 4.3's app icons: none are configured.
+    icon: [] as never[],
     languages: v1.languages,
     configuration: {
       urls: { streaming: v1.urls.streaming_api },
@@ -179,6 +168,9 @@ export function renderInstanceV2(
     registrations: {
       enabled: v1.registrations,
       approval_required: v1.approval_required,
+      // The sign-up form asks a reason without requiring one; no age is asked.
+      reason_required: false,
+      min_age: null,
       message: null,
       url: `${base}/auth/sign_up`,
     },
@@ -216,7 +208,7 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
       nodeName: c.name,
       nodeDescription: c.description,
       private: false,
-      features: FEATURES,
+      features: FEATURE_FLAGS,
       federation: federation(env),
       accountActivationRequired: c.activationRequired,
       invitesEnabled: !c.registrationsOpen,
@@ -242,3 +234,19 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
     },
   };
 }
+
+type DatedDocument = { html: string; uploaded: Date };
+
+/** Mastodon 4.4's TermsOfService: the uploaded document, in force since it was uploaded. */
+export const renderTermsOfService = (doc: DatedDocument) => ({
+  effective_date: doc.uploaded.toISOString().slice(0, 10),
+  effective: true,
+  content: doc.html,
+  succeeded_by: null,
+});
+
+/** Mastodon's PrivacyPolicy: the uploaded document, or one saying there is none (Mastodon always has one). */
+export const renderPrivacyPolicy = (doc: DatedDocument | null) => ({
+  updated_at: (doc?.uploaded ?? new Date(0)).toISOString(),
+  content: doc?.html ?? "<p>This server has not published a privacy policy.</p>",
+});

@@ -142,7 +142,8 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "optional",
     scopes: ["read:accounts"],
     params: z.object({
-      q: z.string().trim().min(1, "can't be blank"),
+      // Blank (or absent) finds nobody: Soapbox's chat screen asks `q=` as it opens and wants `[]`, not 400.
+      q: z.string().trim().optional().default(""),
       limit: intParam()
         .optional()
         .transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
@@ -152,6 +153,7 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: z.array(AccountSchema),
     handler: async (c, p, auth) => {
+      if (!p.q) return c.json([]);
       const viewerId = auth?.account?.id ?? null;
       const offset = p.offset ?? 0;
       const r = await resolved(c, p.q, p.resolve, viewerId, offset);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { AccountSchema } from "./account";
 
 const limits = {
   max_toot_chars: z.number().int(),
@@ -183,9 +184,11 @@ export const InstanceV2Schema = z
     title: z.string(),
     version: z.string(),
     source_url: z.string(),
+    api_versions: z.object({ mastodon: z.number().int() }),
     description: z.string(),
     usage: z.object({ users: z.object({ active_month: z.number().int() }) }),
     thumbnail: z.object({ url: z.string() }),
+    icon: z.array(z.object({ src: z.string(), size: z.string() })),
     languages: z.array(z.string()),
     configuration: z.object({
       urls: z.object({ streaming: z.string() }),
@@ -213,6 +216,8 @@ export const InstanceV2Schema = z
     registrations: z.object({
       enabled: z.boolean(),
       approval_required: z.boolean(),
+      reason_required: z.boolean(),
+      min_age: z.number().int().nullable(),
       message: z.string().nullable(),
       url: z.string().nullable(),
     }),
@@ -268,3 +273,25 @@ export const FeaturedTagSchema = z
 export const FrontendConfigurationsSchema = z
   .record(z.string(), z.record(z.string(), z.unknown()))
   .openapi("FrontendConfigurations");
+
+/** Mastodon 3.4's Suggestion (`/api/v2/suggestions`). */
+export const SuggestionSchema = z
+  .object({
+    source: z.enum(["staff", "past_interactions", "global"]),
+    sources: z.array(z.string()),
+    account: AccountSchema,
+  })
+  .openapi("Suggestion");
+
+/** Mastodon 4.4's TermsOfService (`/api/v1/instance/terms_of_service`). */
+export const TermsOfServiceSchema = z
+  .object({
+    effective_date: z.string(),
+    effective: z.boolean(),
+    content: z.string(),
+    succeeded_by: z.string().nullable(),
+  })
+  .openapi("TermsOfService");
+
+/** Mastodon 4.0's PrivacyPolicy (`/api/v1/instance/privacy_policy`). */
+export const PrivacyPolicySchema = z.object({ updated_at: z.string(), content: z.string() }).openapi("PrivacyPolicy");

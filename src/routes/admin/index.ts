@@ -5,6 +5,7 @@ import { registerAdminChatRoutes } from "./chats";
 import { registerAdminDomainRuleRoutes, registerAdminDomainSubscriptionRoutes } from "./domain-rules";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
+import { registerMastodonAdminRoutes } from "./mastodon";
 import { registerAdminPanelRoutes } from "./panel";
 import { registerAdminUserRoutes } from "./users";
 
@@ -17,4 +18,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminChatRoutes(app);
   registerAdminDomainRuleRoutes(app);
   registerAdminDomainSubscriptionRoutes(app);
+  registerMastodonAdminRoutes(app);
 }
