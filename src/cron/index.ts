@@ -37,6 +37,7 @@ import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
 import { deleteStoredFiles } from "../services/media";
 import { measureStorage } from "../services/storage";
+import { sendQueuedMail } from "../services/mail-queue";
 import { settlePublicBucket } from "../services/private-files";
 import { BUILT_IN_IMAGES } from "../render/images";
 
@@ -122,6 +123,8 @@ const SEQUENCE: Record<string, Job> = {
   storage: async (env, d, t) => {
     await measureStorage(env, d, t);
   },
+  // Mail still due (queued by an action whose door did not send it, by a job above, or waiting for its retry).
+  mail: (env, d, t) => sendQueuedMail(env, d, t),
   // Relays the command line added or removed: looked up and followed, or unfollowed (federation/relays.ts).
   relays: (env) => (configuredBase(env) ? settleRelays(env, configuredBase(env)) : Promise.resolve(false)),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.

@@ -519,5 +519,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
    "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
   ]
+ },
+ {
+  "name": "0057_mail_queue.sql",
+  "queries": [
+   "CREATE TABLE `mail_queue` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`from` text NOT NULL,\n\t`to` text NOT NULL,\n\t`subject` text NOT NULL,\n\t`text` text NOT NULL,\n\t`html` text NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` integer NOT NULL\n)",
+   "CREATE INDEX `mail_queue_due` ON `mail_queue` (`next_at`)"
+  ]
  }
 ];

@@ -13,7 +13,7 @@ import type { Effects } from "../services/effects";
 import { publish } from "../services/events";
 import { deliverPending } from "../services/push";
 import { deleteStoredFiles } from "../services/media";
-import { mailer } from "../services/mailer";
+import { sendQueuedMail } from "../services/mail-queue";
 import { moveFollowersOf } from "../services/move";
 
 type WaitUntil = { waitUntil(p: Promise<unknown>): void };
@@ -57,10 +57,8 @@ export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | 
         .then((pass) => nested(env, base, pass.effects))
         .catch((err) => console.error("moving followers of", origin, err)),
     );
-  if (e.mail?.length) {
-    const send = mailer(env, new URL(base || "http://localhost").host);
-    for (const m of e.mail) ctx.waitUntil(send.send(m).catch((err) => console.error("mail", m.subject, err)));
-  }
+  // Queued in the action's batch: what fails here waits for its retry, by this door or the cron.
+  if (e.mail) ctx.waitUntil(sendQueuedMail(env, db(env)).catch((err) => console.error("mail", err)));
 }
 
 /** Effects made by work this door started, run within that work's own `waitUntil` (nothing is handed on after it). */

@@ -5,7 +5,6 @@
  * `runEffects` (src/effects/index.ts), after their answer; nothing else starts after-commit work.
  */
 import type { StreamEvent } from "./events";
-import type { Mail } from "./mailer";
 import type { OutboxBackfill } from "./backfill";
 
 export interface Effects {
@@ -19,8 +18,8 @@ export interface Effects {
   cards?: string[];
   /** Stored files (R2 keys) no longer referenced by any row. */
   files?: string[];
-  /** Mail to send (confirmation links, approval requests). */
-  mail?: Mail[];
+  /** The batch queued mail (`mail_queue`, services/mail-queue.ts): send what is due. */
+  mail?: boolean;
   /** Remote accounts whose outbox's first page is fetched into a reader's home (a new follow, a list member). */
   backfill?: OutboxBackfill[];
   /** Stored remote statuses whose thread's missing replies are fetched (someone opened its context). */
@@ -39,7 +38,7 @@ export function mergeEffects(...all: (Effects | undefined)[]): Effects {
     if (e.federate) out.federate = true;
     if (e.cards?.length) out.cards = [...(out.cards ?? []), ...e.cards];
     if (e.files?.length) out.files = [...(out.files ?? []), ...e.files];
-    if (e.mail?.length) out.mail = [...(out.mail ?? []), ...e.mail];
+    if (e.mail) out.mail = true;
     if (e.backfill?.length) out.backfill = [...(out.backfill ?? []), ...e.backfill];
     if (e.threads?.length) out.threads = [...(out.threads ?? []), ...e.threads];
     if (e.moves?.length) out.moves = [...(out.moves ?? []), ...e.moves];

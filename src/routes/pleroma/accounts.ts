@@ -1,8 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { route } from "../../http/route";
-import { baseUrl, hostOf } from "../../http/urls";
+import { after, route } from "../../http/route";
+import { baseUrl } from "../../http/urls";
+import { db } from "../../db/client";
+import { config } from "../../env";
 import { resendConfirmation } from "../../services/accounts";
 
 export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
@@ -18,11 +20,8 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     rateLimit: { name: "confirmationResend", by: (p) => p.email ?? p.nickname },
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
-      // The same answer, in the same time, whether or not such a user exists: the work happens after the answer.
-      if (login)
-        c.executionCtx.waitUntil(
-          resendConfirmation(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("confirmation resend", e)),
-        );
+      // The same answer whether or not such a user exists (sign-up's "has already been taken" tells that anyway).
+      if (login) after(c, await resendConfirmation(db(c.env), config(c.env), baseUrl(c), login));
       return c.body(null, 204);
     },
   });
