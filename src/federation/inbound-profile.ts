@@ -11,6 +11,7 @@ import { upsertActor } from "./actors";
 import type { AccountRow } from "../services/accounts";
 import { setRemotePin } from "../services/remote-pins";
 import { resolveAny, resolveEnv } from "./resolve";
+import { after } from "./inbox-context";
 
 /**
  * An actor's `Update` of itself: the stored account is refreshed from the embedded document (the signature is
@@ -68,6 +69,9 @@ export async function receiveFeatured(
   if ((await setRemotePin(d, from, object.href, pinned)) || !pinned || object.origin !== new URL(from.uri).origin)
     return;
   const base = ctx.canonicalOrigin;
-  const found = await resolveAny(resolveEnv(ctx.data.env, base, new URL(base).host), object.href).catch(() => null);
+  const found = await resolveAny(
+    resolveEnv(ctx.data.env, base, new URL(base).host, (e) => after(ctx, e)),
+    object.href,
+  ).catch(() => null);
   if (found && "statusId" in found) await setRemotePin(d, from, object.href, true);
 }

@@ -54,13 +54,11 @@ import { parseChatMessage } from "./chat-messages";
 import { receiveChatMessage, receiveChatMessageDelete } from "../services/chats";
 import { receiveVoteActivity, voteShape } from "./poll-votes";
 import { isEditOf, updateRemoteTallies } from "../services/remote-polls";
-import { fetchAncestors } from "./thread-ancestors";
 import { after, isNoteLike, localAccountAt, sender } from "./inbox-context";
 import { onBlock, onFlag, onUndoBlock } from "./inbound-safety";
 import { receiveUndoBlock } from "../services/inbound-blocks";
 import { receiveActorUpdate, receiveFeatured } from "./inbound-profile";
 import { receiveGroupAnnounce } from "./group-announce";
-import { fetchingPaused } from "../services/usage-budget";
 import { isRelayKey, receiveRelayAnnounce } from "./relays";
 import { instanceActorUri } from "./instance-actor";
 import {
@@ -215,13 +213,7 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       // what only a relay brought (a relay would multiply the fetches).
       // Not from 80% of any of the plan's caps either (services/usage-budget.ts).
       if (stored.stored && note.inReplyTo && !relayed)
-        ctx.data.exec?.waitUntil(
-          fetchingPaused(ctx.data.env).then((paused) =>
-            paused
-              ? 0
-              : fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo!),
-          ),
-        );
+        after(ctx, { ancestors: [{ statusId: stored.statusId, parentUri: note.inReplyTo }] });
     })
     .on(Update, async (ctx, update) => {
       const object = await embedded((o) => update.getObject(o));
@@ -282,10 +274,14 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
       // A target that cannot be reached now (down, or too slow on its first fetch) is not a refusal: the error
       // answers the sender 500, and its retry brings the Move again later. Only a target that answers without
       // listing the account is refused for good.
-      const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, {
-        refresh: true,
-        strict: true,
-      });
+      const target = await resolveAccount(
+        resolveEnv(ctx.data.env, base, new URL(base).host, (e) => after(ctx, e)),
+        move.targetId.href,
+        {
+          refresh: true,
+          strict: true,
+        },
+      );
       if (!target || target.account.deactivated) return;
       // Local followers are told, and follow the target at once (the `moves` effect).
       after(ctx, (await moveAccount(ctx.data.d, from, target.account, Date.now())).effects);

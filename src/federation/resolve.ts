@@ -24,6 +24,7 @@ import { upsertActor } from "./actors";
 import { storeRemoteNote } from "../services/remote-statuses";
 import { parseNote } from "./parse-note";
 import { syncFeatured } from "./featured";
+import { background } from "../effects";
 
 /**
  * How long a look-up (WebFinger + actor) may hold a request: `RESOLVE_TIMEOUT_MS`, 5 s by default. A server
@@ -35,11 +36,15 @@ const BACKGROUND_FACTOR = 3;
 /** How long the counters (three collections, in parallel) may add to it. */
 const COUNTS_MS = 2_000;
 
-/** Where Starling is: its origin (`https://DOMAIN`) and host (`DOMAIN`, with a port if any). */
+/**
+ * Where Starling is: its origin (`https://DOMAIN`) and host (`DOMAIN`, with a port if any); and where what
+ * storing a fetched status causes goes (`after`: the caller's effects door), so no caller can leave it out.
+ */
 export interface ResolveEnv {
   env: Env;
   base: string;
   localHost: string;
+  after: (e: Effects) => void;
 }
 
 export type Handle = { kind: "acct"; username: string; host: string | null } | { kind: "url"; url: URL };
@@ -173,8 +178,6 @@ export async function storeFetchedStatus(
     relayed?: boolean;
     /** Store an unknown author the light way (no counters, no pinned posts): a relayed or a thread's post. */
     lightAuthor?: boolean;
-    /** What follows a newly stored status (its stream events), for a caller that hands them on. */
-    onStored?: (e: Effects) => void;
   } = {},
 ): Promise<string | null> {
   if (!isPostLike(object)) return null;
@@ -197,7 +200,7 @@ export async function storeFetchedStatus(
     ...(opts.relayed ? { relayed: true } : { requested: true }),
   });
   if (stored.stored) {
-    opts.onStored?.(stored.effects);
+    r.after(stored.effects);
     return stored.statusId;
   }
   if (stored.reason !== "exists") return null;
@@ -288,7 +291,7 @@ export async function resolveAny(
   const outcome = await within(work, ms);
   if (outcome && "found" in outcome) return outcome.found;
   // Too slow: it goes on after the answer (bounded by the clock too, whatever a fetch does with its signal).
-  if (!outcome) opts.background?.waitUntil(within(work, ms * (BACKGROUND_FACTOR - 1)));
+  if (!outcome && opts.background) background(opts.background, "resolve", within(work, ms * (BACKGROUND_FACTOR - 1)));
   if (opts.strict)
     throw new Unreachable(
       outcome
@@ -320,4 +323,9 @@ export async function resolveMentions(r: ResolveEnv, acctKeys: string[]): Promis
 }
 
 /** The `ResolveEnv` of a request (its bindings, `baseUrl`, `hostOf`). */
-export const resolveEnv = (env: Env, base: string, localHost: string): ResolveEnv => ({ env, base, localHost });
+export const resolveEnv = (env: Env, base: string, localHost: string, after: ResolveEnv["after"]): ResolveEnv => ({
+  env,
+  base,
+  localHost,
+  after,
+});

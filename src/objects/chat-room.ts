@@ -21,7 +21,7 @@ import {
 } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { notify } from "../services/notifications";
-import { runEffects } from "../effects";
+import { background, runEffects, type WaitUntil } from "../effects";
 import { renderChat } from "../render/chat";
 import { origins } from "../services/media";
 import { outboxWrite } from "../services/outbox";
@@ -42,7 +42,7 @@ export class ChatWriter {
 
   constructor(
     private readonly env: Env,
-    private readonly waitUntil: (p: Promise<unknown>) => void,
+    private readonly ctx: WaitUntil,
   ) {}
 
   private serial<T>(run: () => Promise<T>): Promise<T> {
@@ -110,7 +110,7 @@ export class ChatWriter {
       const [media] = draft.mediaId
         ? await d.select().from(mediaAttachments).where(eq(mediaAttachments.id, draft.mediaId))
         : [];
-      this.waitUntil(this.publish(draft.chatId, base).catch((e: unknown) => console.error("chat update", e)));
+      background(this.ctx, "chat update", this.publish(draft.chatId, base));
       return { message, media: media ?? null, created: true, effects: { push: true, federate: !draft.uri } };
     });
   }
@@ -219,12 +219,12 @@ export class ChatWriter {
       payload: renderChat({ ...origins(this.env, base), host, viewerId: v.viewerId }, v),
     }));
     // Through the one door, as every other action's events.
-    runEffects(this.env, { waitUntil: this.waitUntil }, base, { events });
+    runEffects(this.env, this.ctx, base, { events });
   }
 }
 
 export class ChatRoom extends DurableObject<Env> {
-  private readonly writer = new ChatWriter(this.env, (p) => this.ctx.waitUntil(p));
+  private readonly writer = new ChatWriter(this.env, this.ctx);
 
   send(draft: MessageDraft, base: string) {
     return this.writer.send(draft, base);

@@ -16,6 +16,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { db } from "../db/client";
 import { findToken } from "../services/tokens";
+import { background } from "../effects";
 import {
   isRefusal,
   presenceStatements,
@@ -291,7 +292,7 @@ class StreamObject extends DurableObject<Env> {
     this.sse.delete(writer);
     this.unread.delete(writer);
     writer.abort().catch(() => undefined);
-    this.ctx.waitUntil(this.syncPresence(c.object));
+    background(this.ctx, "presence", this.syncPresence(c.object));
   }
 
   private syncing: Promise<void> = Promise.resolve();

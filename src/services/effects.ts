@@ -20,10 +20,19 @@ export interface Effects {
   files?: string[];
   /** The batch queued mail (`mail_queue`, services/mail-queue.ts): send what is due. */
   mail?: boolean;
+  /**
+   * Links to mail to whoever has this login (a password reset, a confirmation again), made after the answer so
+   * that it takes the same work whether or not such a user exists; the link and its mail are one batch.
+   */
+  mailLinks?: { link: "reset" | "confirmation"; login: string }[];
   /** Remote accounts whose outbox's first page is fetched into a reader's home (a new follow, a list member). */
   backfill?: OutboxBackfill[];
   /** Stored remote statuses whose thread's missing replies are fetched (someone opened its context). */
   threads?: string[];
+  /** Stored remote replies whose missing ancestors are fetched (`parentUri`: what the reply answers). */
+  ancestors?: { statusId: string; parentUri: string }[];
+  /** Remote accounts (ids) shown while stale: refetched from their server, once a day at most. */
+  refresh?: string[];
   /** Moved accounts (origin ids) whose local followers who allow it follow the target now (services/move.ts). */
   moves?: string[];
 }
@@ -39,8 +48,11 @@ export function mergeEffects(...all: (Effects | undefined)[]): Effects {
     if (e.cards?.length) out.cards = [...(out.cards ?? []), ...e.cards];
     if (e.files?.length) out.files = [...(out.files ?? []), ...e.files];
     if (e.mail) out.mail = true;
+    if (e.mailLinks?.length) out.mailLinks = [...(out.mailLinks ?? []), ...e.mailLinks];
     if (e.backfill?.length) out.backfill = [...(out.backfill ?? []), ...e.backfill];
     if (e.threads?.length) out.threads = [...(out.threads ?? []), ...e.threads];
+    if (e.ancestors?.length) out.ancestors = [...(out.ancestors ?? []), ...e.ancestors];
+    if (e.refresh?.length) out.refresh = [...(out.refresh ?? []), ...e.refresh];
     if (e.moves?.length) out.moves = [...(out.moves ?? []), ...e.moves];
   }
   return out;

@@ -55,20 +55,9 @@ export const configuredBase = (env: Env) => {
   return domain ? `https://${domain}` : "";
 };
 
-/** Hands events to the sinks after the response. */
-export function publish(
-  env: Env,
-  ctx: { waitUntil(p: Promise<unknown>): void },
-  events: StreamEvent[],
-  base: string = configuredBase(env),
-): void {
-  if (events.length === 0 || eventSinks.length === 0) return;
-  ctx.waitUntil(dispatch(env, events, base));
-}
-
-/** Hands events to the sinks now (for work that already runs after the response). A failing sink is logged. */
+/** Hands events to the sinks now (the effects door calls it after the response). A failing sink is logged. */
 export async function dispatch(env: Env, events: StreamEvent[], base: string = configuredBase(env)): Promise<void> {
-  if (events.length === 0) return;
+  if (events.length === 0 || eventSinks.length === 0) return;
   await Promise.all(eventSinks.map(async (sink) => sink(events, env, base))).catch((e) =>
     console.error("stream events", e),
   );

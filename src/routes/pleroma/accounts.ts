@@ -2,10 +2,6 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { after, route } from "../../http/route";
-import { baseUrl } from "../../http/urls";
-import { db } from "../../db/client";
-import { config } from "../../env";
-import { resendConfirmation } from "../../services/accounts";
 
 export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -20,8 +16,8 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     rateLimit: { name: "confirmationResend", by: (p) => p.email ?? p.nickname },
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
-      // The same answer whether or not such a user exists (sign-up's "has already been taken" tells that anyway).
-      if (login) after(c, await resendConfirmation(db(c.env), config(c.env), baseUrl(c), login));
+      // The same answer, after the same work, whether or not such a user exists: the rest follows the answer.
+      if (login) after(c, { mailLinks: [{ link: "confirmation", login }] });
       return c.body(null, 204);
     },
   });
