@@ -1,9 +1,10 @@
 /**
- * The one door for after-commit work: `runEffects` hands an action's `Effects` (src/services/effects.ts) to
- * their sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows
- * to delivery, link cards to the card fetcher, orphaned files to R2, a moved account's followers to its target.
- * Each runs under `waitUntil`; what must not be lost is durable before it gets here (outbox rows, unpushed
- * notifications, pending moves, which the cron sweeps too).
+ * The door for after-commit work: `runEffects` hands an action's `Effects` (src/services/effects.ts) to their
+ * sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows to
+ * delivery, queued mail to the mailer, link cards to the card fetcher, orphaned files to R2, remote documents to
+ * fetch, a moved account's followers to its target. `background` starts work that is no action's effect. Each
+ * runs under `waitUntil`, which scripts/door.test.ts allows in this file alone; what must not be lost is durable
+ * before it gets here (outbox rows, queued mail, unpushed notifications, pending moves: the cron sweeps them too).
  */
 import { db } from "../db/client";
 import { allowPrivateAddress } from "../lib/outbound";

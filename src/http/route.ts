@@ -1,8 +1,9 @@
 /**
  * Declaring an endpoint: path, auth rule, scopes, parameter schema, response schema and handler in one
  * place. The same zod schemas validate the request and describe it in the OpenAPI document at
- * `/api/openapi`, so the document cannot drift from the code. `/api/v1/pleroma/*` paths are also served
- * as `/api/pleroma/*`.
+ * `/api/openapi`, so the document's parameters follow the code; response schemas are declared, not checked at
+ * run time (the tests validate answers against them), and plain hono pages are not in the document.
+ * `/api/v1/pleroma/*` paths are also served as `/api/pleroma/*`.
  */
 import type { Context } from "hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";

@@ -1,8 +1,9 @@
 /**
  * What must follow an action once its batch is committed, described by the service that built the batch (and
- * so knows what it wrote): stream events, notifications to push, federation outbox rows to send, link cards to
- * fetch, stored files no longer referenced, a moved account's followers to move. Routes, the inbox and the cron hand it to the one door,
- * `runEffects` (src/effects/index.ts), after their answer; nothing else starts after-commit work.
+ * so knows what it wrote): stream events, notifications to push, federation outbox rows to send, queued mail,
+ * link cards to fetch, stored files no longer referenced, remote documents to fetch, a moved account's followers
+ * to move. Routes, the inbox, the cron and the chat room hand it to the door, `runEffects` (src/effects/index.ts),
+ * after their answer. scripts/door.test.ts (in `npm test`) fails on a `waitUntil` or a mail send outside the door.
  */
 import type { StreamEvent } from "./events";
 import type { OutboxBackfill } from "./backfill";

@@ -1,8 +1,8 @@
 /**
- * Events for live streams. Services describe what happened; `publish` hands the events, after the response, to
- * every registered sink. The Worker registers the sink that delivers them to the streaming Durable Objects
- * (src/services/stream-delivery.ts), which decides who may receive each one. Tests register a sink to see
- * exactly what was published.
+ * Events for live streams. Services describe what happened in their `Effects`; the effects door hands the events,
+ * after the response, to every registered sink (`dispatch`). The Worker registers the sink that delivers them to
+ * the streaming Durable Objects (src/effects/stream-delivery.ts), which decides who may receive each one. Tests
+ * register a sink to see what was published.
  */
 import type { Env } from "../env";
 import { config } from "../env";
