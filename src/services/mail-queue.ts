@@ -67,9 +67,9 @@ export async function sendQueuedMail(env: Env, d: DB, t: number = now(), max = S
     WHERE id IN (SELECT id FROM mail_queue WHERE next_at <= ${t} ORDER BY next_at LIMIT ${max})
     RETURNING id, "from", "to", subject, text, html, attempts`);
   if (!claimed.length) return 0;
-  const transport = mailer(env);
+  // A transport that cannot be made (no binding) fails each send alike, so each row records why.
   const outcomes = await Promise.allSettled(
-    claimed.map((m) => transport.send(m.from, { to: m.to, subject: m.subject, text: m.text, html: m.html })),
+    claimed.map(async (m) => mailer(env).send(m.from, { to: m.to, subject: m.subject, text: m.text, html: m.html })),
   );
   const done: string[] = [];
   const failed: { id: string; error: string }[] = [];
