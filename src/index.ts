@@ -2,13 +2,17 @@
 import { createApp } from "./app";
 import { runScheduled } from "./cron";
 import type { Env } from "./env";
-import { eventSinks } from "./services/events";
+import { configuredBase, eventSinks } from "./services/events";
 import { deliverToStreams } from "./effects/stream-delivery";
-import { registerFederationSinks } from "./effects";
+import { background, registerFederationSinks, runEffects } from "./effects";
 import { kickFederation } from "./federation/delivery/wake";
 import { backfillFromOutboxes } from "./federation/fetching/outbox-backfill";
 import { fetchThreads } from "./federation/fetching/thread-replies";
 import { resolveEnv } from "./federation/fetching/resolve";
+import { fetchAncestorsOf } from "./federation/fetching/thread-ancestors";
+import { refreshStaleAccounts } from "./federation/fetching/account-refresh";
+
+const hostOf = (base: string) => new URL(base).host;
 import { handleFederated } from "./federation";
 import { ensureSchema } from "./db/schema-upgrade";
 
@@ -39,8 +43,10 @@ export const ChatRoom = metered(ChatRoomObject, ["send", "read", "readOne", "del
 eventSinks.push(deliverToStreams);
 registerFederationSinks({
   kick: kickFederation,
-  backfill: (env, base, accounts) => backfillFromOutboxes(resolveEnv(env, base, new URL(base).host), accounts),
-  threads: (env, base, ids) => fetchThreads(resolveEnv(env, base, new URL(base).host), ids),
+  backfill: (env, base, accounts, after) => backfillFromOutboxes(resolveEnv(env, base, hostOf(base), after), accounts),
+  threads: (env, base, ids, after) => fetchThreads(resolveEnv(env, base, hostOf(base), after), ids).then(after),
+  ancestors: (env, base, asks, after) => fetchAncestorsOf(resolveEnv(env, base, hostOf(base), after), asks),
+  refresh: (env, base, ids, after) => refreshStaleAccounts(resolveEnv(env, base, hostOf(base), after), ids),
 });
 
 const app = createApp();
@@ -60,13 +66,20 @@ export default {
       return await handleFederated(req, env, ctx, app.fetch);
     } finally {
       // What this isolate counted reaches the day's budget now and then, after the response (services/usage-budget.ts).
-      ctx.waitUntil(flushUsage(env));
+      // A budget warning it queued goes through the door.
+      background(
+        ctx,
+        "usage flush",
+        flushUsage(env).then((e) => runEffects(env, ctx, configuredBase(env), e)),
+      );
     }
   },
   async scheduled(controller: ScheduledController, rawEnv: Env, ctx: ExecutionContext) {
     const env = meteredEnv(rawEnv);
     count("requests");
-    ctx.waitUntil(
+    background(
+      ctx,
+      "cron",
       ensureSchema(env.DB)
         .catch((e) => console.error("schema check", e))
         .then(() => runScheduled(env, controller.scheduledTime, ctx))

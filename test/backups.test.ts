@@ -4,6 +4,8 @@ import { unzipSync, strFromU8 } from "fflate";
 import { describe, expect, it } from "vitest";
 import { processBackups, BACKUP_KEEP_DAYS, signedBackupUrl } from "../src/services/backups";
 import { BackupSchema } from "../src/schemas/pleroma";
+import { sendQueuedMail } from "../src/services/mail-queue";
+import { db } from "../src/db/client";
 import { call, json, post, registerUser, upload, valid } from "./helpers";
 
 const DAY = 24 * 3600_000;
@@ -125,6 +127,12 @@ describe("backups", () => {
     expect(read("bookmarks.json")).toMatchObject({ orderedItems: [theirs.uri], totalItems: 1 });
     expect(read("following.json")).toMatchObject({ orderedItems: [`http://localhost/users/${friend.username}`] });
 
+    // The mail is queued with the archive's completion, and sent by the cron's mail job.
+    const queued = await env.DB.prepare('SELECT count(*) AS n FROM mail_queue WHERE "to" = ?')
+      .bind(me.email)
+      .first<{ n: number }>();
+    expect(queued!.n).toBe(1);
+    await sendQueuedMail(env, db(env));
     const mail = await env.DB.prepare('SELECT subject, text FROM mail_outbox WHERE "to" = ? ORDER BY id DESC LIMIT 1')
       .bind(me.email)
       .first<{ subject: string; text: string }>();

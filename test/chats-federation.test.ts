@@ -23,7 +23,7 @@ beforeEach(() => {
   deliveryWake.run = async () => {};
   chatRoomSeam.inProcess = (env, chatId) => {
     const key = `${env.DOMAIN}/${chatId}`;
-    if (!writers.has(key)) writers.set(key, new ChatWriter(env, (p) => pending.push(p)));
+    if (!writers.has(key)) writers.set(key, new ChatWriter(env, { waitUntil: (p) => pending.push(p) }));
     return writers.get(key)!;
   };
 });

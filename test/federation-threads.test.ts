@@ -12,6 +12,7 @@ import { A, B, federating, instanceFetch, type Instance } from "./instances";
 import { createPeer } from "./peer";
 import { fetchThreads, MAX_FETCHES } from "../src/federation/fetching/thread-replies";
 import { resolveEnv } from "../src/federation/fetching/resolve";
+import { mergeEffects, type Effects } from "../src/services/effects";
 
 const fed = federating();
 
@@ -251,7 +252,9 @@ describe("whole threads (issue 36)", () => {
     await context(alice, A, rootOnA.id);
     expect((await context(alice, A, rootOnA.id)).descendants.map((s) => s.uri)).not.toContain(later.uri);
     // An hour on, it is fetched again; what it stored goes to the streams, and the opened status is updated.
-    const effects = await fetchThreads(resolveEnv(A.bindings, A.origin, A.domain), [rootOnA.id], Date.now() + 3600_001);
+    const stored: Effects[] = [];
+    const r = resolveEnv(A.bindings, A.origin, A.domain, (e) => stored.push(e));
+    const effects = mergeEffects(await fetchThreads(r, [rootOnA.id], Date.now() + 3600_001), ...stored);
     expect(effects.events).toContainEqual({ accountId: null, event: "status.update", payload: rootOnA.id });
     expect(effects.events?.filter((e) => e.event === "update")).toHaveLength(1);
     expect((await context(alice, A, rootOnA.id)).descendants.map((s) => s.uri)).toContain(later.uri);

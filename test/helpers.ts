@@ -1,4 +1,7 @@
-/** Test helpers that behave like a client app: they go through HTTP with real tokens. */
+/**
+ * Test helpers that behave like a client app: requests go to the Worker's own `fetch` export with real tokens.
+ * A few set up what no client can (`makeAdmin`, `remoteAccount`) by writing to D1 directly.
+ */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import type { z } from "zod";

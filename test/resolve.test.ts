@@ -12,6 +12,8 @@ import { db } from "../src/db/client";
 import { upsertActor } from "../src/federation/documents/parse-actor";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
+import { NotificationSchema } from "../src/schemas/social";
+import { eventSinks, type StreamEvent } from "../src/services/events";
 import { call, json, registerUser, uniqueName, valid, type TestUser } from "./helpers";
 import { actorFixture, actorServer, fakeFediverse, type FakeFediverse } from "./fake-fediverse";
 import { A, B, routeFetch, type Routed } from "./instances";
@@ -504,6 +506,39 @@ describe("what a remote server cannot claim", () => {
 });
 
 describe("status URLs of other servers", () => {
+  it("a fetched status that mentions a local user goes through the door: notified, pushed to the streams", async () => {
+    const [alice, reader, bob] = await Promise.all([user(), user(), registerUser({ instance: B })]);
+    routed = routeFetch();
+    const post = valid(
+      StatusSchema,
+      await json("/api/v1/statuses", {
+        instance: B,
+        token: bob.token,
+        body: { status: `hello @${alice.username}@a.example, a post found by search` },
+      }),
+    );
+    expect(post.mentions.map((m) => m.acct)).toEqual([`${alice.username}@a.example`]);
+    // B's delivery is not drained: A learns of the post only by the reader's search.
+    expect(await json("/api/v1/notifications", { instance: A, token: alice.token })).toEqual([]);
+    const seen: StreamEvent[] = [];
+    const sink = (events: StreamEvent[]) => void seen.push(...events);
+    eventSinks.push(sink);
+    try {
+      const found = (await search(reader, post.uri)).statuses;
+      expect(found.map((s) => s.uri)).toEqual([post.uri]);
+      const notes = (await json("/api/v1/notifications", { instance: A, token: alice.token })) as unknown[];
+      expect(notes).toHaveLength(1);
+      expect(valid(NotificationSchema, notes[0])).toMatchObject({ type: "mention", status: { uri: post.uri } });
+      // What the storing batch said must follow it reached the streams (the mention's notification, the status).
+      expect(seen.some((e) => e.accountId === alice.id && e.event === "notification")).toBe(true);
+      expect(seen.some((e) => e.event === "update" && e.payload === found[0]!.id)).toBe(true);
+      // The reader searched, not the mentioned user: the search answers the same for a stranger to the post.
+      expect((await search(null, post.uri)).statuses.map((s) => s.id)).toEqual([found[0]!.id]);
+    } finally {
+      eventSinks.splice(eventSinks.indexOf(sink), 1);
+    }
+  });
+
   it("A fetches and stores a public status of B named by its URL; a followers-only one stays unknown", async () => {
     const [me, bob] = await Promise.all([user(), registerUser({ instance: B })]);
     const pub = valid(

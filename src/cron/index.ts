@@ -16,7 +16,7 @@ import { deleteExpiredFilters, filtersChanged } from "../services/filters";
 import { runEffects } from "../effects";
 import { mergeEffects } from "../services/effects";
 import { deleteExpiredMutes } from "../services/graph";
-import { configuredBase, type StreamEvent } from "../services/events";
+import { configuredBase } from "../services/events";
 import { postDue } from "../services/scheduled";
 import { closeEndedPolls } from "../services/notifications";
 import { deliverPending } from "../services/push";
@@ -35,9 +35,9 @@ import { refreshSettings } from "../services/settings";
 import { POST_FORMATS } from "../render/instance";
 import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
-import { deleteStoredFiles } from "../services/media";
 import { measureStorage } from "../services/storage";
 import { pruneStatement as pruneInboundUsage } from "../services/inbound-limits";
+import { sendQueuedMail } from "../services/mail-queue";
 import { settlePublicBucket } from "../services/private-files";
 import { BUILT_IN_IMAGES } from "../render/images";
 import { runDueSubscriptions } from "../services/domain-subscriptions";
@@ -46,6 +46,8 @@ export { CRON_HEARTBEAT } from "../services/heartbeats";
 /** The minute of each hour the retention jobs run in. */
 export const RETENTION_MINUTE = 30;
 const DAY = 24 * 3600 * 1000;
+/** Expired statuses deleted per run. */
+const EXPIRED_PER_RUN = 100;
 
 type Ctx = { waitUntil(p: Promise<unknown>): void } | undefined;
 type Job = (env: Env, d: DB, t: number, ctx: Ctx) => Promise<unknown>;
@@ -98,9 +100,19 @@ const SEQUENCE: Record<string, Job> = {
   polls: (_env, d, t) => closeEndedPolls(d, t),
   // Anything not pushed yet (poll endings made just now, deliveries cut short) goes out here.
   push: (env) => deliverPending(env, configuredBase(env)),
-  expired_statuses: async (env, _d, t, ctx) => {
-    const gone = await deleteExpiredStatuses(env, t);
-    if (ctx) runEffects(env, ctx, configuredBase(env), { events: gone });
+  // As their author deleting them would: the events and the files (with their thumbnails) through the door.
+  expired_statuses: async (env, d, t, ctx) => {
+    const due = await d
+      .select({ id: statuses.id })
+      .from(statuses)
+      .where(lte(statuses.expiresAt, t))
+      .orderBy(asc(statuses.expiresAt))
+      .limit(EXPIRED_PER_RUN);
+    const { effects } = await deleteStatuses(
+      d,
+      due.map((r) => r.id),
+    );
+    if (ctx) runEffects(env, ctx, configuredBase(env), effects);
   },
   // Bounded steps of account deletions (after expired statuses: both delete statuses and their files).
   account_deletions: (env, _d, t) => runAccountDeletions(env, t),
@@ -129,6 +141,8 @@ const SEQUENCE: Record<string, Job> = {
   storage: async (env, d, t) => {
     await measureStorage(env, d, t);
   },
+  // Mail still due (queued by an action whose door did not send it, by a job above, or waiting for its retry).
+  mail: (env, d, t) => sendQueuedMail(env, d, t),
   // Relays the command line added or removed: looked up and followed, or unfollowed (federation/fetching/relays.ts).
   relays: (env) => (configuredBase(env) ? settleRelays(env, configuredBase(env)) : Promise.resolve(false)),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
@@ -157,6 +171,9 @@ export async function runScheduled(
   ctx?: { waitUntil(p: Promise<unknown>): void },
 ): Promise<void> {
   const d = db(env);
+  // Without the runtime's context (a test, a script), what the jobs hand to the door is awaited here.
+  const pending: Promise<unknown>[] = [];
+  ctx ??= { waitUntil: (p) => pending.push(p) };
   // Jobs read the run-time settings too (src/services/settings.ts).
   await refreshSettings(env);
   const outcomes = await Promise.all(
@@ -164,22 +181,5 @@ export async function runScheduled(
   );
   for (const [name, job] of Object.entries(SEQUENCE)) outcomes.push(await runJob(name, job, env, d, time, ctx));
   await recordRun(d, time, outcomes);
-}
-
-/** Deletes statuses whose `expires_at` has passed, as their author deleting them would, a bounded number a run. */
-async function deleteExpiredStatuses(env: Env, time: number, max = 100): Promise<StreamEvent[]> {
-  const d = db(env);
-  const due = await d
-    .select({ id: statuses.id })
-    .from(statuses)
-    .where(lte(statuses.expiresAt, time))
-    .orderBy(asc(statuses.expiresAt))
-    .limit(max);
-  const { files, events } = await deleteStatuses(
-    d,
-    due.map((r) => r.id),
-  );
-  // Through the one deleter: pictures' thumbnails go with them.
-  if (files.length) await deleteStoredFiles(env.MEDIA, files);
-  return events;
+  await Promise.allSettled(pending);
 }

@@ -561,6 +561,13 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0057_mail_queue.sql",
+  "queries": [
+   "CREATE TABLE `mail_queue` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`from` text NOT NULL,\n\t`to` text NOT NULL,\n\t`subject` text NOT NULL,\n\t`text` text NOT NULL,\n\t`html` text NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` integer NOT NULL\n)",
+   "CREATE INDEX `mail_queue_due` ON `mail_queue` (`next_at`)"
+  ]
+ },
+ {
   "name": "0058_domain_rules.sql",
   "queries": [
    "ALTER TABLE `federation_policies` ADD COLUMN `source` text DEFAULT 'hand' NOT NULL",

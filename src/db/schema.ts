@@ -404,6 +404,28 @@ export const mailOutbox = sqliteTable(
 );
 
 /**
+ * Mail waiting to be sent (services/mail-queue.ts): written in the batch of the action that mails, deleted once
+ * sent. The effects door sends it after the answer; the cron sends what is still due from `next_at`, which each
+ * failed attempt pushes back, until it gives up.
+ */
+export const mailQueue = sqliteTable(
+  "mail_queue",
+  {
+    id: text("id").primaryKey(),
+    from: text("from").notNull(),
+    to: text("to").notNull(),
+    subject: text("subject").notNull(),
+    text: text("text").notNull(),
+    html: text("html").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: time("next_at").notNull(),
+    lastError: text("last_error"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("mail_queue_due").on(t.nextAt)],
+);
+
+/**
  * Moves whose local followers are still to be moved to the target (services/move.ts): written with the move,
  * deleted once they are. The cron retries a row left behind (a failure, or more followers than one pass moves)
  * from `next_at`, which each attempt pushes back.

@@ -1,22 +1,26 @@
 /**
- * The one door for after-commit work: `runEffects` hands an action's `Effects` (src/services/effects.ts) to
- * their sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows
- * to delivery, link cards to the card fetcher, orphaned files to R2, a moved account's followers to its target.
- * Each runs under `waitUntil`; what must not be lost is durable before it gets here (outbox rows, unpushed
- * notifications, pending moves, which the cron sweeps too).
+ * The door for after-commit work: `runEffects` hands an action's `Effects` (src/services/effects.ts) to their
+ * sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows to
+ * delivery, queued mail to the mailer, link cards to the card fetcher, orphaned files to R2, remote documents to
+ * fetch, a moved account's followers to its target. `background` starts work that is no action's effect. Each
+ * runs under `waitUntil`, which scripts/door.test.ts allows in this file alone; what must not be lost is durable
+ * before it gets here (outbox rows, queued mail, unpushed notifications, pending moves: the cron sweeps them too).
  */
-import type { Env } from "../env";
 import { db } from "../db/client";
 import { allowPrivateAddress } from "../lib/outbound";
 import { ensureCard } from "../services/cards";
-import type { Effects } from "../services/effects";
-import { publish } from "../services/events";
+import { mergeEffects, type Effects } from "../services/effects";
+import { dispatch } from "../services/events";
 import { deliverPending } from "../services/push";
 import { deleteStoredFiles } from "../services/media";
-import { mailer } from "../services/mailer";
+import { sendQueuedMail } from "../services/mail-queue";
+import { mailResetLink } from "../services/passwords";
+import { resendConfirmation } from "../services/accounts";
+import { config, type Env } from "../env";
 import { moveFollowersOf } from "../services/move";
+import { background, type WaitUntil } from "./background";
 
-type WaitUntil = { waitUntil(p: Promise<unknown>): void };
+export { background, type WaitUntil };
 
 /**
  * What reaches other servers: delivery's wake-up, a followed account's outbox, a thread's replies. federation/
@@ -25,9 +29,13 @@ type WaitUntil = { waitUntil(p: Promise<unknown>): void };
  */
 export interface FederationSinks {
   kick(env: Env): Promise<unknown>;
-  backfill(env: Env, base: string, accounts: NonNullable<Effects["backfill"]>): Promise<unknown>;
-  threads(env: Env, base: string, statusIds: string[]): Promise<Effects>;
+  /** The fetching sinks hand what storing a fetched status causes to `after` (this door again). */
+  backfill(env: Env, base: string, accounts: NonNullable<Effects["backfill"]>, after: After): Promise<unknown>;
+  threads(env: Env, base: string, statusIds: string[], after: After): Promise<unknown>;
+  ancestors(env: Env, base: string, asks: NonNullable<Effects["ancestors"]>, after: After): Promise<unknown>;
+  refresh(env: Env, base: string, accountIds: string[], after: After): Promise<unknown>;
 }
+type After = (e: Effects) => void;
 let federation: FederationSinks | null = null;
 export function registerFederationSinks(sinks: FederationSinks): void {
   federation = sinks;
@@ -35,20 +43,23 @@ export function registerFederationSinks(sinks: FederationSinks): void {
 
 export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | undefined): void {
   if (!e) return;
-  if (e.events?.length) publish(env, ctx, e.events, base);
+  if (e.events?.length) ctx.waitUntil(dispatch(env, e.events, base));
   if (e.push) ctx.waitUntil(deliverPending(env, base, 50, true).catch((err) => console.error("push delivery", err)));
   if (e.federate && federation) ctx.waitUntil(federation.kick(env));
   for (const url of new Set(e.cards ?? [])) ctx.waitUntil(ensureCard(db(env), url, allowPrivateAddress(env)));
   // With what was made from them (thumbnails).
   if (e.files?.length) ctx.waitUntil(deleteStoredFiles(env.MEDIA, e.files));
-  // Best effort reads of other servers (nothing is lost if they fail): a followed account's outbox.
-  if (e.backfill?.length && base && federation) ctx.waitUntil(federation.backfill(env, base, e.backfill));
-  // …and a remote thread's missing replies; what it stored then goes through this door too, awaited within the
-  // same waitUntil (no work is handed on after it).
-  if (e.threads?.length && base && federation) {
-    const found = federation.threads(env, base, e.threads);
-    ctx.waitUntil(found.then((more) => nested(env, base, more)));
-  }
+  // Best effort reads of other servers (nothing is lost if they fail): a followed account's outbox, a remote
+  // thread's missing replies, a reply's missing ancestors, a stale account. What they store goes through this door
+  // too, awaited within the same waitUntil (no work is handed on after it).
+  const f = base ? federation : null;
+  if (f && e.backfill?.length)
+    ctx.waitUntil(fetching(env, base, "backfill", (a) => f.backfill(env, base, e.backfill!, a)));
+  if (f && e.threads?.length) ctx.waitUntil(fetching(env, base, "threads", (a) => f.threads(env, base, e.threads!, a)));
+  if (f && e.ancestors?.length)
+    ctx.waitUntil(fetching(env, base, "ancestors", (a) => f.ancestors(env, base, e.ancestors!, a)));
+  if (f && e.refresh?.length)
+    ctx.waitUntil(fetching(env, base, "refresh", (a) => f.refresh(env, base, [...new Set(e.refresh)], a)));
   // A moved account's local followers follow its target now, as Mastodon's MoveWorker does; what their follows
   // wrote goes through this door too. A pass that fails leaves its `pending_moves` row: the cron retries it.
   for (const origin of new Set(e.moves ?? []))
@@ -57,10 +68,23 @@ export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | 
         .then((pass) => nested(env, base, pass.effects))
         .catch((err) => console.error("moving followers of", origin, err)),
     );
-  if (e.mail?.length) {
-    const send = mailer(env, new URL(base || "http://localhost").host);
-    for (const m of e.mail) ctx.waitUntil(send.send(m).catch((err) => console.error("mail", m.subject, err)));
+  for (const { link, login } of e.mailLinks ?? []) {
+    const make = link === "reset" ? mailResetLink : resendConfirmation;
+    ctx.waitUntil(
+      make(db(env), config(env), base, login)
+        .then((made) => nested(env, base, made))
+        .catch((err) => console.error(`mail link (${link})`, err)),
+    );
   }
+  // Queued in the action's batch: what fails here waits for its retry, by this door or the cron.
+  if (e.mail) ctx.waitUntil(sendQueuedMail(env, db(env)).catch((err) => console.error("mail", err)));
+}
+
+/** A fetching sink's work, then the effects of what it stored, through this door (errors logged, never thrown). */
+async function fetching(env: Env, base: string, name: string, work: (after: After) => Promise<unknown>) {
+  const found: Effects[] = [];
+  await work((e) => found.push(e)).catch((err) => console.error(`federation ${name}`, err));
+  await nested(env, base, mergeEffects(...found));
 }
 
 /** Effects made by work this door started, run within that work's own `waitUntil` (nothing is handed on after it). */

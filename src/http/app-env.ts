@@ -9,6 +9,8 @@ export type AppEnv = {
     auth?: Auth | null;
     /** What must follow the action after the answer (`after()` in http/route.ts; run by route()). */
     effects?: Effects;
+    /** The door ran them: later calls of `after()` (work that went on after the answer) go to it at once. */
+    effectsRan?: boolean;
     /** The parameters the route declares (route()): the only ones a `Link` header carries on. */
     paramNames?: ReadonlySet<string>;
   };

@@ -16,6 +16,7 @@ import { findToken } from "../services/tokens";
 import { hasAnyScope } from "../services/scopes";
 import { forbidden } from "../lib/errors";
 import { clientIp, fromOtherOrigin } from "./urls";
+import { background } from "../effects/background";
 
 export const SESSION_COOKIE = "_pleroma_key";
 /** What a password (Basic) login may do: everything a full-scope token may. */
@@ -132,7 +133,7 @@ function touchActivity(c: Context<AppEnv>, user: UserRow): void {
   if (user.lastActiveAt !== null && t - user.lastActiveAt < ACTIVITY_GRANULARITY_MS) return;
   const write = db(c.env).update(users).set({ lastActiveAt: t }).where(eq(users.accountId, user.accountId)).run();
   try {
-    c.executionCtx.waitUntil(write);
+    background(c.executionCtx, "activity", write);
   } catch {
     // No execution context (called outside a request): the write still runs, unawaited.
   }

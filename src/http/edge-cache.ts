@@ -4,6 +4,7 @@
  */
 import type { Context } from "hono";
 import { baseUrl } from "./urls";
+import { background } from "../effects";
 
 export const edgeCache = (): Cache | null =>
   typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default;
@@ -32,6 +33,6 @@ export async function edgeCached<T>(
   const stored = new Response(JSON.stringify(value), {
     headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${seconds}` },
   });
-  c.executionCtx.waitUntil(cache.put(key, stored).catch(() => {}));
+  background(c.executionCtx, "edge cache", cache.put(key, stored));
   return value;
 }

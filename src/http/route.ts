@@ -1,8 +1,9 @@
 /**
  * Declaring an endpoint: path, auth rule, scopes, parameter schema, response schema and handler in one
  * place. The same zod schemas validate the request and describe it in the OpenAPI document at
- * `/api/openapi`, so the document cannot drift from the code. `/api/v1/pleroma/*` paths are also served
- * as `/api/pleroma/*`.
+ * `/api/openapi`, so the document's parameters follow the code; response schemas are declared, not checked at
+ * run time (the tests validate answers against them), and plain hono pages are not in the document.
+ * `/api/v1/pleroma/*` paths are also served as `/api/pleroma/*`.
  */
 import type { Context } from "hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -65,11 +66,13 @@ export interface RouteSpec<P extends z.ZodType, M extends AuthMode> {
 }
 
 /**
- * Hands an action's `Effects` (what its services returned) to run after the answer: the only way a route starts
- * after-commit work. Several calls add up.
+ * Hands an action's `Effects` (what its services returned) to run after the answer. Several calls add up; a call
+ * made once the door has run (a look-up that outlasted the answer stored something) goes to the door at once.
  */
 export function after(c: Ctx, e: Effects | undefined): void {
-  if (e) c.set("effects", mergeEffects(c.get("effects"), e));
+  if (!e) return;
+  if (c.get("effectsRan")) runEffects(c.env, c.executionCtx, baseUrl(c), e);
+  else c.set("effects", mergeEffects(c.get("effects"), e));
 }
 
 /**
@@ -81,6 +84,7 @@ export async function afterware(c: Ctx, next: () => Promise<void>): Promise<void
   try {
     await next();
   } finally {
+    c.set("effectsRan", true);
     runEffects(c.env, c.executionCtx, baseUrl(c), c.get("effects"));
   }
 }

@@ -14,7 +14,7 @@ import { chatMessages, mediaAttachments } from "../db/schema";
 import { and, eq } from "drizzle-orm";
 import { bothViews, IDEMPOTENCY_WINDOW_MS, unreadCount, type ChatMessageRow } from "../services/chats";
 import { notify } from "../services/notifications";
-import { runEffects } from "../effects";
+import { background, runEffects, type WaitUntil } from "../effects";
 import { renderChat } from "../render/chat";
 import { origins } from "../services/media";
 import { outboxWrite } from "../services/outbox";
@@ -26,7 +26,7 @@ export class ChatWriter implements ChatWriterMethods {
 
   constructor(
     private readonly env: Env,
-    private readonly waitUntil: (p: Promise<unknown>) => void,
+    private readonly ctx: WaitUntil,
   ) {}
 
   private serial<T>(run: () => Promise<T>): Promise<T> {
@@ -94,7 +94,7 @@ export class ChatWriter implements ChatWriterMethods {
       const [media] = draft.mediaId
         ? await d.select().from(mediaAttachments).where(eq(mediaAttachments.id, draft.mediaId))
         : [];
-      this.waitUntil(this.publish(draft.chatId, base).catch((e: unknown) => console.error("chat update", e)));
+      background(this.ctx, "chat update", this.publish(draft.chatId, base));
       return { message, media: media ?? null, created: true, effects: { push: true, federate: !draft.uri } };
     });
   }
@@ -203,12 +203,12 @@ export class ChatWriter implements ChatWriterMethods {
       payload: renderChat({ ...origins(this.env, base), host, viewerId: v.viewerId }, v),
     }));
     // Through the one door, as every other action's events.
-    runEffects(this.env, { waitUntil: this.waitUntil }, base, { events });
+    runEffects(this.env, this.ctx, base, { events });
   }
 }
 
 export class ChatRoom extends DurableObject<Env> implements ChatRoomMethods {
-  private readonly writer = new ChatWriter(this.env, (p) => this.ctx.waitUntil(p));
+  private readonly writer = new ChatWriter(this.env, this.ctx);
 
   send(draft: MessageDraft, base: string) {
     return this.writer.send(draft, base);

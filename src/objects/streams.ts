@@ -17,6 +17,7 @@ import type { Env } from "../env";
 import type { StreamMethods } from "./contracts";
 import { db } from "../db/client";
 import { findToken } from "../services/tokens";
+import { background } from "../effects";
 import {
   isRefusal,
   presenceStatements,
@@ -293,7 +294,7 @@ class StreamObject extends DurableObject<Env> implements StreamMethods {
     this.sse.delete(writer);
     this.unread.delete(writer);
     writer.abort().catch(() => undefined);
-    this.ctx.waitUntil(this.syncPresence(c.object));
+    background(this.ctx, "presence", this.syncPresence(c.object));
   }
 
   private syncing: Promise<void> = Promise.resolve();

@@ -1,6 +1,5 @@
 /** Registration, the user's own account, and reading any account. */
 import { movedTarget } from "../services/move";
-import { refreshStaleAccount } from "../federation/fetching/account-refresh";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
@@ -9,6 +8,7 @@ import { db } from "../db/client";
 import { forbidden, notFound } from "../lib/errors";
 import { arrayParam, boolParam, fileParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
+import { refreshIfStale } from "../services/remote-accounts";
 import { visitorLanguage } from "../http/browser";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
@@ -162,11 +162,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
       const ctx = renderContext(c, viewerId);
       const target = await movedTarget(d, found.account);
       // A remote account not fetched for a day is refreshed after this answer (its counts as its server reports).
-      c.executionCtx.waitUntil(
-        refreshStaleAccount(c.env, baseUrl(c), hostOf(c), found.account).catch((e) =>
-          console.error("account refresh", e),
-        ),
-      );
+      after(c, refreshIfStale(found.account));
       return c.json(renderAccount(ctx, found, { relationship, moved: target ? renderAccount(ctx, target) : null }));
     },
   });

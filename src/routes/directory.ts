@@ -5,7 +5,7 @@ import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { notFound } from "../lib/errors";
 import { boolParam, intParam, offsetParam } from "../http/params";
-import { route } from "../http/route";
+import { after, route } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { AccountSchema } from "../schemas/account";
@@ -64,10 +64,14 @@ export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
       const viewerId = auth?.account?.id ?? null;
       // With a user token, an unknown or stale remote account is fetched from its server (as search resolves).
       const found = parseHandle(p.acct, hostOf(c))
-        ? await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), p.acct, {
-            fetch: viewerId !== null,
-            background: c.executionCtx,
-          })
+        ? await resolveAccount(
+            resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e)),
+            p.acct,
+            {
+              fetch: viewerId !== null,
+              background: c.executionCtx,
+            },
+          )
         : await findByAcct(db(c.env), p.acct, hostOf(c));
       if (!found || (found.account.deactivated && viewerId !== found.account.id)) throw notFound();
       return c.json(renderAccount(renderContext(c, viewerId), found));

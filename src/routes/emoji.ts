@@ -19,6 +19,7 @@ import { CustomEmojiSchema, PleromaEmojiMapSchema } from "../schemas/emoji";
 import { emojiListing, type LocalEmoji } from "../services/emoji";
 import type { Ctx } from "../http/route";
 import { edgeCache, edgeKey } from "../http/edge-cache";
+import { background } from "../effects";
 
 const EMOJI_CACHE_CONTROL = "public, max-age=300";
 
@@ -50,7 +51,7 @@ async function cachedListing(c: Ctx, kind: string, render: (rows: LocalEmoji[]) 
         "X-Emoji-Version": version,
       },
     });
-    c.executionCtx.waitUntil(cache.put(key, stored).catch(() => {}));
+    background(c.executionCtx, "emoji cache", cache.put(key, stored));
   }
   return new Response(body, { status: 200, headers });
 }

@@ -140,7 +140,11 @@ export function registerRemoteInteractionRoutes(app: OpenAPIHono<AppEnv>) {
     }
     const d = db(c.env);
     // Resolving may fetch from other servers: only for a signed-in user, as search does.
-    const found = await resolveAny(resolveEnv(c.env, baseUrl(c), hostOf(c)), q, { background: c.executionCtx });
+    const found = await resolveAny(
+      resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e)),
+      q,
+      { background: c.executionCtx },
+    );
     const ctxR = renderContext(c, me.account.id);
     const csrf = csrfToken(c, "/authorize_interaction");
     if (found && "account" in found && !found.account.deactivated) {

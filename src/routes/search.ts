@@ -8,7 +8,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
 import { boolParam, intParam, offsetParam } from "../http/params";
-import { route, type Ctx } from "../http/route";
+import { after, route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { renderStatuses } from "../render/status";
@@ -16,7 +16,6 @@ import { AccountSchema } from "../schemas/account";
 import { StatusSchema } from "../schemas/status";
 import { hydrate } from "../services/hydrate";
 import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../federation/fetching/resolve";
-import { fetchAncestors } from "../federation/fetching/thread-ancestors";
 import { searchAccounts, searchHashtags, statusByUrlPage, statusSearchPage } from "../services/search";
 
 const searchParams = z.object({
@@ -36,7 +35,7 @@ const searchParams = z.object({
  * servers takes a user token (as Mastodon); otherwise, and past the first page, stored rows only.
  */
 async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerId: string | null, offset: number) {
-  const r = resolveEnv(c.env, baseUrl(c), hostOf(c));
+  const r = resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e));
   const handle = resolve ? parseHandle(q, r.localHost) : null;
   if (!handle) return { url: null, accountId: null };
   const fetch = viewerId !== null && offset === 0;
@@ -44,7 +43,7 @@ async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerI
     const found = await resolveAny(r, q, { fetch, background: c.executionCtx });
     // A fetched reply's thread: its missing ancestors are fetched after the response (federation/fetching/thread-ancestors.ts).
     if (found && "statusId" in found && found.parentUri)
-      c.executionCtx.waitUntil(fetchAncestors(r, found.statusId, found.parentUri));
+      after(c, { ancestors: [{ statusId: found.statusId, parentUri: found.parentUri }] });
     return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };
   }
   const found =

@@ -82,7 +82,11 @@ export function postContext(c: Ctx, auth: Pick<UserAuth, "account" | "user" | "a
     author: { account: auth.account, user: auth.user },
     appId: auth.app?.id ?? null,
     postFormats: POST_FORMATS,
-    resolveMentions: (keys) => resolveMentions(resolveEnv(c.env, baseUrl(c), hostOf(c)), keys),
+    resolveMentions: (keys) =>
+      resolveMentions(
+        resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e)),
+        keys,
+      ),
   };
 }
 

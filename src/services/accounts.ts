@@ -2,7 +2,7 @@
 import { and, count, desc, eq, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { notSilenced } from "./visibility";
 import type { DB } from "../db/client";
-import { db, mixedBatch, now } from "../db/client";
+import { mixedBatch, now, readsWhere } from "../db/client";
 import { profileUpdateWrites } from "./profile-updates";
 import { isId, newId } from "../db/ids";
 import {
@@ -21,8 +21,9 @@ import { plainTextToHtml } from "../content/text";
 import { ApiError, badRequest, notFound } from "../lib/errors";
 import type { FormFile } from "../lib/form-file";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
-import { config, type Config, type Env } from "../env";
-import { mailer } from "./mailer";
+import type { Config } from "../env";
+import { queueMail } from "./mail-queue";
+import { adminEmailsQuery, emailsOf } from "./registration";
 import type { AppRow } from "./apps";
 import type { Effects } from "./effects";
 import { isStoredKey, storeImage } from "./media";
@@ -187,8 +188,10 @@ export interface Registered {
   account: AccountRow;
   user: UserRow;
   token: IssuedToken | null;
-  /** The clear confirmation token when one must be mailed. */
+  /** The clear confirmation token when one was mailed. */
   confirmationToken: string | null;
+  /** Mail was queued in the registration's batch (the confirmation link, the admins' approval requests). */
+  mailed: boolean;
 }
 
 export async function register(
@@ -211,7 +214,7 @@ export async function register(
 
   const t = now();
   const codes = await shortcodesIn([input.fullname ?? "", input.bio ?? ""]);
-  const [nickTaken, emailTaken, invite, emojiRows] = await d.batch([
+  const [nickTaken, emailTaken, invite, emojiRows, admins] = await readsWhere(d, [
     d.select({ id: accounts.id }).from(accounts).where(eq(accounts.acctKey, input.username.toLowerCase())),
     d
       .select({ id: users.accountId })
@@ -222,6 +225,8 @@ export async function register(
       .from(invites)
       .where(eq(invites.tokenHash, input.token ? await sha256(input.token) : "")),
     localEmojisNamed(d, codes),
+    // Told of an account awaiting approval.
+    cfg.approvalRequired ? adminEmailsQuery(d) : null,
   ]);
   if (nickTaken.length) add("nickname", "has already been taken");
   if (emailTaken.length) add("email", "has already been taken");
@@ -285,9 +290,14 @@ export async function register(
       ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") })
       : null;
 
+  const mail = confirmationToken ? [confirmationMail(cfg, base, account, user.email, confirmationToken)] : [];
+  if (user.approvalPending)
+    for (const to of emailsOf(admins)) mail.push(approvalRequestMail(cfg, base, account, user.email, reason, to));
+
   try {
     await d.batch([
       d.insert(accounts).values(account),
+      ...mail.map((m) => queueMail(d, cfg, base, m, t)),
       d.insert(users).values({ ...user, confirmationTokenHash }),
       d.insert(credentials).values({ accountId: id, passwordHash, privateKey: null }),
       ...(token ? [d.insert(tokens).values(token.row)] : []),
@@ -311,7 +321,7 @@ export async function register(
     }
     throw e;
   }
-  return { account, user, token, confirmationToken };
+  return { account, user, token, confirmationToken, mailed: mail.length > 0 };
 }
 
 /** A local account row with defaults; callers fill in what they know. */
@@ -372,28 +382,23 @@ export async function confirmEmail(d: DB, accountId: string, token: string): Pro
   return rows.length > 0;
 }
 
-/** A fresh confirmation token for an unconfirmed user with this e-mail or nickname; null if there is none. */
-async function renewConfirmation(
-  d: DB,
-  login: string,
-): Promise<{ found: { account: AccountRow; user: UserRow }; token: string } | null> {
+/**
+ * The confirmation mail again, to an unconfirmed user with this e-mail or nickname, if there is one: a fresh
+ * token and its mail in one batch (the mail is queued, sent by the Effects door).
+ */
+export async function resendConfirmation(d: DB, cfg: Config, base: string, login: string): Promise<Effects> {
   const found = await findLocalByLogin(d, login);
-  if (!found || found.user.confirmed) return null;
+  if (!found || found.user.confirmed) return {};
   const token = randomToken(24);
-  await d
-    .update(users)
-    .set({ confirmationTokenHash: await sha256(token), confirmationSentAt: now() })
-    .where(eq(users.accountId, found.account.id));
-  return { found, token };
-}
-
-/** The confirmation mail again, to an unconfirmed user with this login, if there is one (after the answer). */
-export async function resendConfirmation(env: Env, base: string, host: string, login: string): Promise<void> {
-  const renewed = await renewConfirmation(db(env), login);
-  if (renewed)
-    await mailer(env, host).send(
-      confirmationMail(config(env), base, renewed.found.account, renewed.found.user.email, renewed.token),
-    );
+  const t = now();
+  await d.batch([
+    d
+      .update(users)
+      .set({ confirmationTokenHash: await sha256(token), confirmationSentAt: t })
+      .where(eq(users.accountId, found.account.id)),
+    queueMail(d, cfg, base, confirmationMail(cfg, base, found.account, found.user.email, token), t),
+  ]);
+  return { mail: true };
 }
 
 /**

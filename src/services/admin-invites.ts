@@ -7,6 +7,8 @@ import { invites } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { randomToken, sha256 } from "../lib/crypto";
 import { logEntry, type Actor } from "./moderation-log";
+import { queueMail } from "./mail-queue";
+import type { Config } from "../env";
 
 export type InviteRow = typeof invites.$inferSelect;
 
@@ -32,6 +34,8 @@ export async function createInvite(
   d: DB,
   actor: Actor,
   opts: { maxUse?: number; expiresAt?: number },
+  /** Mail the invite (a one-use one) to this address: queued in the invite's batch. */
+  mailTo?: { cfg: Config; base: string; email: string; name?: string },
 ): Promise<InviteRow> {
   const t = now();
   const token = randomToken(16);
@@ -55,6 +59,16 @@ export async function createInvite(
       `@${actor.username} created an invite token`,
       t,
     ),
+    ...(mailTo
+      ? [
+          queueMail(
+            d,
+            mailTo.cfg,
+            mailTo.base,
+            inviteMail(mailTo.cfg.name, mailTo.base, token, mailTo.email, mailTo.name),
+          ),
+        ]
+      : []),
   ]);
   return row;
 }
@@ -85,7 +99,7 @@ export async function revokeInvite(d: DB, actor: Actor, token: string): Promise<
   return { ...row, revoked: true };
 }
 
-export function inviteMail(instanceName: string, base: string, token: string, to: string, name?: string) {
+function inviteMail(instanceName: string, base: string, token: string, to: string, name?: string) {
   const link = `${base}/registration/${token}`;
   const hello = name ? `Hello ${name},` : "Hello,";
   return {

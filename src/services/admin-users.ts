@@ -8,7 +8,8 @@ import { approveUsers as approvePending } from "./registration";
 import { disableMfaStatements } from "./mfa";
 import { changeEmail, forcePasswordReset, newPasswordError, setPassword } from "./passwords";
 import { mergeEffects } from "./effects";
-import { updateCredentials, type UserRow } from "./accounts";
+import { confirmationMail, updateCredentials, type UserRow } from "./accounts";
+import { queueMail } from "./mail-queue";
 import type { Config } from "../env";
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -255,9 +256,11 @@ export async function confirmEmails(d: DB, actor: Actor, found: AccountWithUser[
 /** Fresh confirmation tokens for the unconfirmed among them, written with the log entry; the caller mails them. */
 export async function renewConfirmations(
   d: DB,
+  cfg: Config,
+  base: string,
   actor: Actor,
   found: AccountWithUser[],
-): Promise<{ found: AccountWithUser; token: string }[]> {
+): Promise<Effects> {
   const pending = await Promise.all(
     found
       .filter((f) => f.user && !f.user.confirmed)
@@ -274,6 +277,9 @@ export async function renewConfirmations(
         .set({ confirmationTokenHash: p.hash, confirmationSentAt: t })
         .where(eq(users.accountId, p.found.account.id)),
     ),
+    ...pending.map((p) =>
+      queueMail(d, cfg, base, confirmationMail(cfg, base, p.found.account, p.found.user!.email, p.token), t),
+    ),
     logEntry(
       d,
       actor,
@@ -283,7 +289,7 @@ export async function renewConfirmations(
       t,
     ),
   ]);
-  return pending;
+  return { mail: pending.length > 0 };
 }
 
 export async function tagUsers(
@@ -512,7 +518,7 @@ export async function updateCredentialsAsAdmin(
   if (change.email !== undefined && change.email !== found.user.email) {
     const changed = await changeEmail(d, cfg, base, found.account, change.email);
     if ("error" in changed) throw refuse("email", changed.error);
-    if (changed.mail) effects.push({ mail: [changed.mail] });
+    effects.push(changed.effects);
   }
   if (change.actor_type !== undefined && change.actor_type !== found.account.actorType)
     effects.push((await updateCredentials(d, cfg, media, found, { actor_type: change.actor_type })).effects);

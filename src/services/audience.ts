@@ -4,8 +4,9 @@
  * whether a row is written at all (services/outbox.ts) and by the expansion that writes its deliveries
  * (federation/delivery/). Both read the same SQL set of inboxes (`inboxes`), with the same filters: remote,
  * not deactivated, not blocking the actor, not on a domain the actor blocks, and allowed by the federation
- * policies (host names compared without a port, as the inbox compares them). So the gate never writes a row the
- * expansion sends to nobody, nor the other way round.
+ * policies (host names compared without a port, as the inbox compares them). So, at the moment the batch is
+ * written, the gate and the expansion agree; an audience that changes in between (an unfollow, a block) can still
+ * leave a row that expands to no delivery.
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { OutboxActivity, OutboxActivityOf, OutboxKind } from "./outbox-activity";

@@ -10,7 +10,7 @@
  */
 import { sql } from "drizzle-orm";
 import { strToU8, zipSync } from "fflate";
-import type { Env } from "../env";
+import { config, type Env } from "../env";
 import { db, iso, statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import type { Visibility } from "../db/schema";
@@ -20,7 +20,7 @@ import { escapeHtml } from "../content/text";
 import { addressing } from "./addressing";
 import { configuredBase } from "./events";
 import { instanceSignature } from "./instance-keys";
-import { mailer } from "./mailer";
+import { queueMailStatement } from "./mail-queue";
 import { mediaPath, mediaUrl, origins, type Origins } from "./media";
 import { deletePrivate } from "./private-files";
 
@@ -335,6 +335,12 @@ export async function processBackups(env: Env, t: number): Promise<void> {
       env,
       older.map((o) => o.file_key),
     );
+  const user = await d.get<{ email: string; username: string }>(
+    sql`SELECT u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = ${b.account_id}`,
+  );
+  // Valid as long as the archive is kept: the mail goes to the owner's own address (queued with the completion;
+  // the cron's `mail` job sends it).
+  const link = await signedBackupUrl(env, base, b.file_key, b.created_at + BACKUP_KEEP_DAYS * DAY);
   await d.$client.batch([
     statement(
       d,
@@ -344,19 +350,15 @@ export async function processBackups(env: Env, t: number): Promise<void> {
       d,
       sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(older.map((o) => o.id))}))`,
     ),
+    ...(user?.email
+      ? [
+          queueMailStatement(d, config(env), base, {
+            to: user.email,
+            subject: "Your account archive is ready",
+            text: `Hello ${user.username},\n\nThe archive of your account you asked for is ready. Download it here (it is kept for ${BACKUP_KEEP_DAYS} days):\n\n${link}\n`,
+            html: `<p>Hello ${escapeHtml(user.username)},</p><p>The archive of your account you asked for is ready. <a href="${escapeHtml(link)}">Download it</a> (it is kept for ${BACKUP_KEEP_DAYS} days).</p>`,
+          }),
+        ]
+      : []),
   ]);
-  const user = await d.get<{ email: string; username: string }>(
-    sql`SELECT u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = ${b.account_id}`,
-  );
-  if (user?.email) {
-    // Valid as long as the archive is kept: the mail goes to the owner's own address.
-    const link = await signedBackupUrl(env, base, b.file_key, b.created_at + BACKUP_KEEP_DAYS * DAY);
-    const host = base ? new URL(base).host : "localhost";
-    await mailer(env, host).send({
-      to: user.email,
-      subject: "Your account archive is ready",
-      text: `Hello ${user.username},\n\nThe archive of your account you asked for is ready. Download it here (it is kept for ${BACKUP_KEEP_DAYS} days):\n\n${link}\n`,
-      html: `<p>Hello ${escapeHtml(user.username)},</p><p>The archive of your account you asked for is ready. <a href="${escapeHtml(link)}">Download it</a> (it is kept for ${BACKUP_KEEP_DAYS} days).</p>`,
-    });
-  }
 }

@@ -1,6 +1,7 @@
 /**
- * The only readers of `credentials` (with `mfa.ts` for the sealed TOTP secret): the password checks (throttled)
- * and the signing key. Nothing else selects a password hash or a private key, so no other query can leak one.
+ * The readers of `credentials` (with `mfa.ts` for the sealed TOTP secret): the password checks (throttled) and
+ * the signing key. Other modules write it without reading it back (registration's row, a password change or reset,
+ * account deletion); keep it so, as no check does: a query elsewhere that selects a hash or a key could leak one.
  */
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";

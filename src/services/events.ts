@@ -1,8 +1,8 @@
 /**
- * Events for live streams. Services describe what happened; `publish` hands the events, after the response, to
- * every registered sink. The Worker registers the sink that delivers them to the streaming Durable Objects
- * (src/services/stream-delivery.ts), which decides who may receive each one. Tests register a sink to see
- * exactly what was published.
+ * Events for live streams. Services describe what happened in their `Effects`; the effects door hands the events,
+ * after the response, to every registered sink (`dispatch`). The Worker registers the sink that delivers them to
+ * the streaming Durable Objects (src/effects/stream-delivery.ts), which decides who may receive each one. Tests
+ * register a sink to see what was published.
  */
 import type { Env } from "../env";
 import { config } from "../env";
@@ -55,20 +55,9 @@ export const configuredBase = (env: Env) => {
   return domain ? `https://${domain}` : "";
 };
 
-/** Hands events to the sinks after the response. */
-export function publish(
-  env: Env,
-  ctx: { waitUntil(p: Promise<unknown>): void },
-  events: StreamEvent[],
-  base: string = configuredBase(env),
-): void {
-  if (events.length === 0 || eventSinks.length === 0) return;
-  ctx.waitUntil(dispatch(env, events, base));
-}
-
-/** Hands events to the sinks now (for work that already runs after the response). A failing sink is logged. */
+/** Hands events to the sinks now (the effects door calls it after the response). A failing sink is logged. */
 export async function dispatch(env: Env, events: StreamEvent[], base: string = configuredBase(env)): Promise<void> {
-  if (events.length === 0) return;
+  if (events.length === 0 || eventSinks.length === 0) return;
   await Promise.all(eventSinks.map(async (sink) => sink(events, env, base))).catch((e) =>
     console.error("stream events", e),
   );

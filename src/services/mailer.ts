@@ -1,9 +1,9 @@
 /**
- * The one mailer interface. `cloudflare` sends through the Email Routing `send_email` binding; `outbox`
- * (the default for local development and tests) keeps messages in the `mail_outbox` table, where
- * `npm run mail` and the tests read them.
+ * How mail leaves, once it is due (services/mail-queue.ts decides when: actions queue it, the effects door and the
+ * cron send it). `cloudflare` sends through the Email Routing `send_email` binding; `outbox` (the default for local
+ * development and tests) keeps messages in the `mail_outbox` table, where `npm run mail` and the tests read them.
  */
-import type { Env } from "../env";
+import type { Config, Env } from "../env";
 import { config } from "../env";
 import { db, now } from "../db/client";
 import { newId } from "../db/ids";
@@ -17,11 +17,12 @@ export interface Mail {
 }
 
 export interface Mailer {
-  send(mail: Mail): Promise<void>;
+  send(from: string, mail: Mail): Promise<void>;
 }
 
-function fromAddress(env: Env, host: string): string {
-  return config(env).mailFrom || config(env).email || `no-reply@${host.split(":")[0]}`;
+/** The sender of this instance's mail: `MAIL_FROM`, else the instance's address, else no-reply at its host. */
+export function fromAddress(cfg: Config, host: string): string {
+  return cfg.mailFrom || cfg.email || `no-reply@${host.split(":")[0]}`;
 }
 
 const b64 = (s: string) => {
@@ -60,34 +61,27 @@ export function mime(from: string, mail: Mail): string {
 }
 
 class OutboxMailer implements Mailer {
-  constructor(
-    private env: Env,
-    private from: string,
-  ) {}
-  async send(mail: Mail) {
+  constructor(private env: Env) {}
+  async send(from: string, mail: Mail) {
     await db(this.env)
       .insert(mailOutbox)
-      .values({ id: newId(), from: this.from, ...mail, createdAt: now() });
+      .values({ id: newId(), from, ...mail, createdAt: now() });
     console.log(`[mail outbox] to=${mail.to} subject=${JSON.stringify(mail.subject)}`);
   }
 }
 
 class CloudflareMailer implements Mailer {
-  constructor(
-    private binding: SendEmail,
-    private from: string,
-  ) {}
-  async send(mail: Mail) {
+  constructor(private binding: SendEmail) {}
+  async send(from: string, mail: Mail) {
     const { EmailMessage } = await import("cloudflare:email");
-    await this.binding.send(new EmailMessage(this.from, mail.to, mime(this.from, mail)));
+    await this.binding.send(new EmailMessage(from, mail.to, mime(from, mail)));
   }
 }
 
-export function mailer(env: Env, host: string): Mailer {
-  const from = fromAddress(env, host);
+export function mailer(env: Env): Mailer {
   if (config(env).mailer === "cloudflare") {
     if (!env.EMAIL) throw new Error('MAILER is "cloudflare" but no send_email binding named EMAIL is configured');
-    return new CloudflareMailer(env.EMAIL, from);
+    return new CloudflareMailer(env.EMAIL);
   }
-  return new OutboxMailer(env, from);
+  return new OutboxMailer(env);
 }

@@ -14,7 +14,9 @@ import { openSecret, randomToken, sealSecret, sha256 } from "../lib/crypto";
 import { confirmPassword } from "./credentials";
 import { secretsKey } from "./instance-keys";
 import { countHits, throwIfOver, unhit } from "./rate-limit";
-import type { Mail } from "./mailer";
+import { queueMail } from "./mail-queue";
+import type { Effects } from "./effects";
+import type { Config } from "../env";
 
 /** Pleroma's defaults: 5 backup codes of 16 hex digits; MFA tokens live 5 minutes. */
 const BACKUP_CODES = 5;
@@ -153,7 +155,7 @@ export const RECENT_SECOND_FACTOR_MS = 15 * 60_000;
  * second factor itself: the password is asked (422 "Invalid password." otherwise, counted like a sign-in), unless
  * the caller's token comes from a sign-in that passed the second factor in the last 15 minutes (Pleroma-FE asks
  * for codes with no password, as Pleroma takes them, typically right after signing in); and the owner is mailed
- * (`mail`) whenever codes in force are replaced. With MFA off, none are in force and Pleroma-FE asks for them
+ * (queued in the batch) whenever codes in force are replaced. With MFA off, none are in force and Pleroma-FE asks for them
  * before its password-checked confirmation, without one.
  */
 export async function regenerateBackupCodes(
@@ -161,34 +163,38 @@ export async function regenerateBackupCodes(
   who: { accountId: string; email: string | null; username: string },
   proof: { password: string | undefined; secondFactorAt: number | null },
   perAccount: Limit,
-  instance: { name: string; host: string },
-): Promise<{ codes: string[]; mail: Mail[] }> {
+  cfg: Config,
+  base: string,
+): Promise<{ codes: string[]; effects: Effects }> {
   const enabled = (await mfaSettings(d, who.accountId)).enabled;
   const recent = proof.secondFactorAt !== null && now() - proof.secondFactorAt < RECENT_SECOND_FACTOR_MS;
   if (enabled && !recent && !(await confirmPassword(d, who.accountId, proof.password ?? "", perAccount)))
     throw unprocessable("Invalid password.");
-  const codes = await generateBackupCodes(d, who.accountId);
-  const text = `Hello ${who.username},\n\nNew backup codes for the second factor of your account on ${instance.name} (${instance.host}) were just made; the old ones no longer work.\n\nIf it was not you, change your password and make new codes at once.\n`;
+  const host = new URL(base).host;
+  const text = `Hello ${who.username},\n\nNew backup codes for the second factor of your account on ${cfg.name} (${host}) were just made; the old ones no longer work.\n\nIf it was not you, change your password and make new codes at once.\n`;
   const mail =
     enabled && who.email
-      ? [
-          {
-            to: who.email,
-            subject: "New backup codes",
-            text,
-            html: text
-              .trim()
-              .split("\n\n")
-              .map((para) => `<p>${para.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</p>`)
-              .join(""),
-          },
-        ]
-      : [];
-  return { codes, mail };
+      ? {
+          to: who.email,
+          subject: "New backup codes",
+          text,
+          html: text
+            .trim()
+            .split("\n\n")
+            .map((para) => `<p>${para.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</p>`)
+            .join(""),
+        }
+      : null;
+  const codes = await generateBackupCodes(d, who.accountId, mail ? [queueMail(d, cfg, base, mail)] : []);
+  return { codes, effects: { mail: mail !== null } };
 }
 
-/** New backup codes, shown once: the old ones stop working in the same batch. */
-async function generateBackupCodes(d: DB, accountId: string): Promise<string[]> {
+/** New backup codes, shown once: the old ones stop working in the same batch (with `also`, the mail telling so). */
+async function generateBackupCodes(
+  d: DB,
+  accountId: string,
+  also: ReturnType<typeof queueMail>[] = [],
+): Promise<string[]> {
   const codes = Array.from({ length: BACKUP_CODES }, () =>
     Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join(""),
   );
@@ -199,6 +205,7 @@ async function generateBackupCodes(d: DB, accountId: string): Promise<string[]> 
   await d.batch([
     d.delete(mfaBackupCodes).where(eq(mfaBackupCodes.accountId, accountId)),
     d.insert(mfaBackupCodes).values(rows),
+    ...also,
   ]);
   return codes;
 }

@@ -15,7 +15,9 @@ import { inOrder, pageQuery, type Page } from "../db/paging";
 import { accountsById } from "./conversations";
 import { hydrate } from "./hydrate";
 import { follows, inOwnThread, shielded } from "./mention-shield";
-import type { NotificationType } from "./notifications";
+import type { NOTIFICATION_TYPES } from "../schemas/social";
+
+type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 export const POLICY_KEYS = [
   "for_not_following",

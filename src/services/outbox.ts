@@ -13,6 +13,7 @@ import { newId } from "../db/ids";
 import { statement, type DB } from "../db/client";
 import { hasAudience } from "./audience";
 import type { OutboxActivity } from "./outbox-activity";
+import type { Effects } from "./effects";
 
 export type { OutboxActivity } from "./outbox-activity";
 
@@ -55,8 +56,32 @@ export function outboxWrite(
     ...(opts.onlyIf ? [opts.onlyIf] : []),
     ...(opts.uriFrom ? [sql`(${opts.uriFrom}) IS NOT NULL`] : []),
   ];
-  return statement(
+  const write = statement(
     d,
     sql`INSERT INTO federation_outbox (id, account_id, activity, created_at) SELECT ${newId(t)}, ${accountId}, ${value}, ${t} WHERE ${sql.join(conditions, sql` AND `)}`,
   );
+  OUTBOX_WRITES.add(write);
+  return write;
+}
+
+/** The statements `outboxWrite` made, so that a batch's results say whether one of them wrote a row. */
+const OUTBOX_WRITES = new WeakSet<D1PreparedStatement>();
+
+/**
+ * What follows a batch from its own results: `federate` when one of its outbox inserts wrote a row, so it can be
+ * neither forgotten nor claimed when the audience gate wrote nothing.
+ */
+export function federateFrom(statements: D1PreparedStatement[], results: D1Result[]): Effects {
+  return statements.some((s, i) => OUTBOX_WRITES.has(s) && (results[i]?.meta?.changes ?? 0) > 0)
+    ? { federate: true }
+    : {};
+}
+
+/** Sends a batch of D1 statements; answers its results and what follows from them (`federateFrom`). */
+export async function outboxBatch(
+  d: DB,
+  statements: D1PreparedStatement[],
+): Promise<{ results: D1Result[]; effects: Effects }> {
+  const results = await d.$client.batch(statements);
+  return { results, effects: federateFrom(statements, results) };
 }

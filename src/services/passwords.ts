@@ -5,12 +5,13 @@
  */
 import { and, eq, gt, inArray, ne, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { db, now } from "../db/client";
+import { now } from "../db/client";
 import { credentials, mfaTokens, passwordResetTokens, tokens, users } from "../db/schema";
-import { config, type Config, type Env } from "../env";
+import type { Config } from "../env";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import { confirmationMail, findLocalByLogin, type AccountRow } from "./accounts";
-import { mailer } from "./mailer";
+import { queueMail } from "./mail-queue";
+import type { Effects } from "./effects";
 
 /** Pleroma's `password_reset_token_validity`: a day. */
 const RESET_TOKEN_MS = 24 * 3600 * 1000;
@@ -57,7 +58,7 @@ export async function setPassword(
 /**
  * Changes the e-mail address (the current password already checked): Pleroma's messages for a bad or taken address.
  * When the instance requires confirmation, the new address must be confirmed (the user is unconfirmed until the
- * link mailed to it is opened): answers the mail to send then.
+ * link mailed to it is opened): the mail is queued in the change's batch.
  */
 export async function changeEmail(
   d: DB,
@@ -65,13 +66,14 @@ export async function changeEmail(
   base: string,
   account: AccountRow,
   email: string | undefined,
-): Promise<{ error: string } | { mail: ReturnType<typeof confirmationMail> | null }> {
+): Promise<{ error: string } | { effects: Effects }> {
   const address = (email ?? "").trim();
   if (!address) return { error: "Email can't be blank." };
   if (!EMAIL_PATTERN.test(address) || address.length > 320) return { error: "Email has invalid format." };
   const token = cfg.activationRequired ? randomToken(24) : null;
+  const t = now();
   const set = token
-    ? { email: address, confirmed: false, confirmationTokenHash: await sha256(token), confirmationSentAt: now() }
+    ? { email: address, confirmed: false, confirmationTokenHash: await sha256(token), confirmationSentAt: t }
     : { email: address };
   try {
     // The unique index on lower(email) decides a race between two users taking the same address.
@@ -81,40 +83,39 @@ export async function changeEmail(
       .where(and(sql`lower(${users.email}) = ${address.toLowerCase()}`, ne(users.accountId, account.id)))
       .get();
     if (taken) return { error: "Email has already been taken." };
-    await d.update(users).set(set).where(eq(users.accountId, account.id));
+    await d.batch([
+      d.update(users).set(set).where(eq(users.accountId, account.id)),
+      ...(token ? [queueMail(d, cfg, base, confirmationMail(cfg, base, account, address, token), t)] : []),
+    ]);
   } catch (e) {
     if (String(e).includes("UNIQUE")) return { error: "Email has already been taken." };
     throw e;
   }
-  return { mail: token ? confirmationMail(cfg, base, account, address, token) : null };
+  return { effects: { mail: token !== null } };
 }
 
 /**
- * A reset link for the active local user with this nickname or e-mail, or null (no such user, deactivated): the
- * caller answers the same either way.
+ * A reset link mailed to the active local user with this nickname or e-mail, if there is one (not deactivated):
+ * the token and its queued mail in one batch. The caller answers the same either way.
  */
-async function createResetToken(d: DB, login: string) {
+export async function mailResetLink(d: DB, cfg: Config, base: string, login: string): Promise<Effects> {
   const found = await findLocalByLogin(d, login);
-  if (!found || found.account.deactivated) return null;
+  if (!found || found.account.deactivated) return {};
   const token = randomToken(32);
   const t = now();
-  await d.insert(passwordResetTokens).values({
-    tokenHash: await sha256(token),
-    accountId: found.account.id,
-    createdAt: t,
-    expiresAt: t + RESET_TOKEN_MS,
-  });
-  return { found, token };
+  await d.batch([
+    d.insert(passwordResetTokens).values({
+      tokenHash: await sha256(token),
+      accountId: found.account.id,
+      createdAt: t,
+      expiresAt: t + RESET_TOKEN_MS,
+    }),
+    queueMail(d, cfg, base, resetMail(cfg, found.account, found.user.email, token, base), t),
+  ]);
+  return { mail: true };
 }
 
-/** A reset link mailed to an active user with this login, if there is one (done after the answer: see the route). */
-export async function mailResetLink(env: Env, base: string, host: string, login: string): Promise<void> {
-  const made = await createResetToken(db(env), login);
-  if (made)
-    await mailer(env, host).send(resetMail(config(env), base, made.found.account, made.found.user.email, made.token));
-}
-
-function resetMail(cfg: Config, base: string, account: AccountRow, email: string, token: string) {
+function resetMail(cfg: Config, account: AccountRow, email: string, token: string, base: string) {
   const link = `${base}/api/v1/pleroma/password_reset/${token}`;
   return {
     to: email,

@@ -8,14 +8,20 @@ import { accounts, users } from "../db/schema";
 
 /** The e-mail addresses of active admins (told about accounts awaiting approval). */
 export async function adminEmails(d: DB): Promise<string[]> {
-  const rows = await d
+  return emailsOf(await adminEmailsQuery(d));
+}
+
+/** `adminEmails` as a query, for a batch of reads (`emailsOf` its rows). */
+export function adminEmailsQuery(d: DB) {
+  return d
     .select({ email: users.email })
     .from(users)
     .innerJoin(accounts, eq(accounts.id, users.accountId))
     .where(and(eq(users.isAdmin, true), eq(accounts.deactivated, false)))
     .limit(20);
-  return rows.map((r) => r.email).filter(Boolean);
 }
+
+export const emailsOf = (rows: { email: string }[]) => rows.map((r) => r.email).filter(Boolean);
 
 /**
  * Approves local users awaiting approval (for the admin API's `PATCH /admin/users/approve`, ADMIN's lane): a

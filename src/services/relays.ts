@@ -15,7 +15,8 @@ import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { relays } from "../db/schema";
 import { badRequest, notFound } from "../lib/errors";
-import { outboxWrite } from "./outbox";
+import { outboxBatch, outboxWrite } from "./outbox";
+import type { Effects } from "./effects";
 
 export type RelayRow = typeof relays.$inferSelect;
 export const PUBLIC_COLLECTION = "https://www.w3.org/ns/activitystreams#Public";
@@ -90,10 +91,10 @@ export async function followRelay(
   base: string,
   actorId: string,
   extra: D1PreparedStatement[] = [],
-) {
+): Promise<Effects> {
   const t = now();
   const uri = followUri(base, row.id);
-  await d.$client.batch([
+  const { effects } = await outboxBatch(d, [
     statement(
       d,
       d
@@ -115,6 +116,7 @@ export async function followRelay(
     ),
     ...extra,
   ]);
+  return effects;
 }
 
 /**
@@ -126,7 +128,7 @@ export async function removeRelay(
   row: RelayRow,
   actorId: string | null,
   extra: D1PreparedStatement[] = [],
-): Promise<void> {
+): Promise<Effects> {
   const t = now();
   const undo =
     row.kind && row.followUri && row.inboxUrl && actorId
@@ -144,7 +146,12 @@ export async function removeRelay(
           ),
         ]
       : [];
-  await d.$client.batch([...undo, statement(d, d.delete(relays).where(eq(relays.id, row.id))), ...extra]);
+  const { effects } = await outboxBatch(d, [
+    ...undo,
+    statement(d, d.delete(relays).where(eq(relays.id, row.id))),
+    ...extra,
+  ]);
+  return effects;
 }
 
 /** Marks a relay for unfollowing by the cron (the command line's way). */

@@ -4,6 +4,7 @@
  * inbox, WebFinger look-ups, mentions and search all come here.
  */
 import type { AccountRow } from "./accounts";
+import type { Effects } from "./effects";
 import { applyActorPolicies } from "./federation-policies";
 import { eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -94,3 +95,7 @@ export async function accountByUri(d: DB, uri: string): Promise<AccountRow | nul
 /** Whether a remote row should be fetched again before it is relied on. */
 export const isStale = (a: AccountRow, t: number = now()) =>
   a.domain !== null && (a.fetchedAt === null || t - a.fetchedAt > ACTOR_STALE_MS);
+
+/** A remote account someone was shown: refetched after the answer when stale (federation/account-refresh.ts). */
+export const refreshIfStale = (a: AccountRow, t: number = now()): Effects =>
+  !a.deactivated && isStale(a, t) ? { refresh: [a.id] } : {};

@@ -2,22 +2,14 @@
  * Signing up, the one way (issue 34): the client API's `POST /api/v1/accounts` and the web page `/auth/sign_up`
  * both come here. The agreement, the captcha when one is configured, then `register` (services/accounts.ts: the
  * instance's rules, invites, approval, confirmation); the mails that follow (the confirmation link, the admins'
- * approval requests) leave through the Effects door.
+ * approval requests) are queued in its batch and sent by the Effects door.
  */
 import type { DB } from "../db/client";
 import type { Config, Env } from "../env";
 import type { Effects } from "./effects";
 import type { AppRow } from "./apps";
-import {
-  approvalRequestMail,
-  confirmationMail,
-  fieldErrors,
-  register,
-  type Registered,
-  type RegistrationInput,
-} from "./accounts";
+import { fieldErrors, register, type Registered, type RegistrationInput } from "./accounts";
 import { verifyCaptcha } from "./captcha";
-import { adminEmails } from "./registration";
 
 export interface SignUpInput extends RegistrationInput {
   agreement: boolean;
@@ -39,13 +31,5 @@ export async function signUp(
   if (cfg.captcha !== "none")
     await verifyCaptcha(env, input.captcha_token, input.captcha_solution, input.captcha_answer_data);
   const made = await register(d, cfg, base, app, input);
-  const mail = made.confirmationToken
-    ? [confirmationMail(cfg, base, made.account, made.user.email, made.confirmationToken)]
-    : [];
-  if (made.user.approvalPending) {
-    const reason = made.user.registrationReason ?? "";
-    for (const to of await adminEmails(d))
-      mail.push(approvalRequestMail(cfg, base, made.account, made.user.email, reason, to));
-  }
-  return { made, effects: { mail } };
+  return { made, effects: { mail: made.mailed } };
 }

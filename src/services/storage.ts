@@ -11,11 +11,11 @@
  */
 import { eq, sql } from "drizzle-orm";
 import { instanceKeys } from "../db/schema";
-import type { DB } from "../db/client";
+import { statement, type DB } from "../db/client";
 import type { Env } from "../env";
 import { config } from "../env";
 import { configuredBase } from "./events";
-import { mailer } from "./mailer";
+import { queueAdminMail } from "./mail-queue";
 import { createAnnouncement } from "./announcements";
 
 const KEY = "storage";
@@ -69,43 +69,48 @@ export async function measureStorage(env: Env, d: DB, t: number): Promise<{ byte
   if (warn) state.warnedAt = t;
   const same = before && before.bytes === bytes && before.limitBytes === limitBytes && Math.abs(t - before.at) < HOUR;
   if (same && !warn) return null;
-  await d.run(
-    sql`INSERT INTO instance_keys (name, value, created_at) VALUES (${KEY}, ${JSON.stringify(state)}, ${t})
-      ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
-  );
-  if (warn) await tellAdmins(env, d, state);
+  // The warning's mail is queued with the figure that says it was sent (the cron's `mail` job sends it).
+  await d.$client.batch([
+    statement(
+      d,
+      sql`INSERT INTO instance_keys (name, value, created_at) VALUES (${KEY}, ${JSON.stringify(state)}, ${t})
+        ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+    ),
+    ...(warn ? [queueAdminMail(d, config(env), configuredBase(env), warningMail(env, state), t)] : []),
+  ]);
+  if (warn) await announceWarning(d, state);
   return { bytes, percent: Math.round((bytes / limitBytes) * 1000) / 10 };
 }
 
-async function tellAdmins(env: Env, d: DB, s: StorageState) {
-  const admins = await d.all<{ id: string; email: string; username: string }>(
-    sql`SELECT a.id, u.email, a.username FROM users u JOIN accounts a ON a.id = u.account_id
-      WHERE u.is_admin = 1 AND a.deactivated = 0 ORDER BY a.id`,
-  );
+function warningMail(env: Env, s: StorageState) {
   const base = configuredBase(env) || "this instance";
-  const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
-  const pct = Math.round(fraction(s) * 100);
   const text =
-    `The database of ${base} holds ${mb(s.bytes)} of its ${mb(s.limitBytes)} (${pct}%).\n\n` +
+    `The database of ${base} holds ${mb(s.bytes)} of its ${mb(s.limitBytes)} (${percentOf(s)}%).\n\n` +
     `At ${REFUSE_AT * 100}% Starling refuses remote content nobody here asked for; when it is full, posting and ` +
     `signing in fail. Shorten remote_post_retention_days or notification_retention_days in the admin settings, or ` +
     `raise database_limit_mb after moving to a plan with more room (docs/deploy.md).`;
-  const host = new URL(configuredBase(env) || "http://localhost").host;
-  const [first] = admins;
+  return { subject: `Database ${percentOf(s)}% full`, text, html: `<p>${text.replace(/\n\n/g, "</p><p>")}</p>` };
+}
+
+const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
+const percentOf = (s: StorageState) => Math.round(fraction(s) * 100);
+
+/** The warning as an announcement by the first admin, for everyone signed in. */
+async function announceWarning(d: DB, s: StorageState) {
+  const first = await d.get<{ id: string; username: string }>(
+    sql`SELECT a.id, a.username FROM users u JOIN accounts a ON a.id = u.account_id
+      WHERE u.is_admin = 1 AND a.deactivated = 0 ORDER BY a.id LIMIT 1`,
+  );
   if (first)
     await createAnnouncement(
       d,
       { id: first.id, username: first.username },
       {
-        content: `This server's storage is ${pct}% full (${mb(s.bytes)} of ${mb(s.limitBytes)}). The admins have been told; old remote posts are being cleared.`,
+        content: `This server's storage is ${percentOf(s)}% full (${mb(s.bytes)} of ${mb(s.limitBytes)}). The admins have been told; old remote posts are being cleared.`,
         // Until the next warning (a week), so they never pile up.
         ends_at: s.at + WEEK,
       },
     ).catch((e) => console.error("storage warning announcement", e));
-  for (const a of admins)
-    await mailer(env, host)
-      .send({ to: a.email, subject: `Database ${pct}% full`, text, html: `<p>${text.replace(/\n\n/g, "</p><p>")}</p>` })
-      .catch((e) => console.error("storage warning mail", a.username, e));
 }
 
 /** The kept measurement as the healthcheck and the admin API show it (null before the first measurement). */

@@ -19,14 +19,14 @@
  * same as Free); past those it bills rather than fails, so on Paid the "caps" are what the plan includes.
  */
 import { desc, getTableColumns, lte, sql } from "drizzle-orm";
-import { db, type DB } from "../db/client";
+import { db, statement, type DB } from "../db/client";
 import { usageDays } from "../db/schema";
 import type { Env } from "../env";
 import { config } from "../env";
 import { returnIsolateUsage, takeIsolateUsage } from "../lib/meter";
 import { configuredBase } from "./events";
-import { mailer } from "./mailer";
-import { adminEmails } from "./registration";
+import type { Effects } from "./effects";
+import { queueAdminMail } from "./mail-queue";
 import { REFUSE_AT, WARN_AT } from "./storage";
 import { CAP_KEYS, fetchExactUsage, zeroCounts, type CapKey, type Counts, type ExactRecord } from "./usage-analytics";
 
@@ -245,12 +245,15 @@ let flushing = false;
  * it counted something (or `exact`, the API's answer, is to be kept); what is taken is put back if the write
  * fails. Then mails the admins about caps newly at `WARN_AT`. Best effort: never throws.
  */
-export async function flushUsage(env: Env, exact: ExactRecord | null = null): Promise<void> {
+export async function flushUsage(env: Env, exact: ExactRecord | null = null): Promise<Effects> {
   const t = Date.now();
-  if (!exact && (flushing || t - lastFlush < usageFlush.everyMs)) return;
+  if (!exact && (flushing || t - lastFlush < usageFlush.everyMs)) return {};
   const taken = takeIsolateUsage();
   const counts = Object.fromEntries(CAP_KEYS.map((k) => [k, taken[k]])) as Counts;
-  if (!exact && CAP_KEYS.every((k) => counts[k] === 0)) return returnIsolateUsage(taken);
+  if (!exact && CAP_KEYS.every((k) => counts[k] === 0)) {
+    returnIsolateUsage(taken);
+    return {};
+  }
   flushing = true;
   lastFlush = t;
   const d = db(env);
@@ -260,11 +263,16 @@ export async function flushUsage(env: Env, exact: ExactRecord | null = null): Pr
   } catch (e) {
     returnIsolateUsage(taken);
     console.error("usage flush", (e as Error)?.message ?? e);
-    return;
+    return {};
   } finally {
     flushing = false;
   }
-  await warnAdmins(env, d, row, t).catch((e) => console.error("budget warning", (e as Error)?.message ?? e));
+  // A warning's mail is queued: sent by the caller's door, else by the cron's `mail` job.
+  const mailed = await warnAdmins(env, d, row, t).catch((e) => {
+    console.error("budget warning", (e as Error)?.message ?? e);
+    return false;
+  });
+  return { mail: mailed };
 }
 
 /** Minutes of the hour the cron asks the GraphQL Analytics API at (every 15 minutes). */
@@ -279,31 +287,34 @@ export async function budgetAfterCron(env: Env, scheduledTime: number): Promise<
 }
 
 /** Mails the admins about the caps at `WARN_AT` or more that they were not told about today (claimed in the row). */
-async function warnAdmins(env: Env, d: DB, row: UsageRow, t: number): Promise<void> {
+async function warnAdmins(env: Env, d: DB, row: UsageRow, t: number): Promise<boolean> {
   const b = budgetFrom(row, t, config(env).plan);
   const warned = JSON.parse(row.warned) as string[];
   const over = CAP_KEYS.filter((k) => b.used[k] / CAPS[b.plan][k].limit >= WARN_AT && !warned.includes(NAMES[k]));
-  if (over.length === 0) return;
-  const claimed = await d.all(
-    sql`UPDATE usage_days SET warned = ${JSON.stringify([...warned, ...over.map((k) => NAMES[k])])}
-      WHERE day = ${row.day} AND warned = ${row.warned} RETURNING day`,
-  );
-  if (claimed.length === 0) return;
-  const base = configuredBase(env) || "this instance";
+  if (over.length === 0) return false;
+  const base = configuredBase(env);
   const lines = over.map((k) => {
     const { limit, period } = CAPS[b.plan][k];
     return `${LABELS[k]}: ${b.used[k].toLocaleString("en")} of ${limit.toLocaleString("en")} a ${period} (${Math.floor(pct(b.used[k] / limit))}%)`;
   });
   const text =
-    `${base} has used 80% or more of these caps of the Workers ${b.plan === "paid" ? "Paid plan's included usage" : "Free plan"} ` +
+    `${base || "this instance"} has used 80% or more of these caps of the Workers ${b.plan === "paid" ? "Paid plan's included usage" : "Free plan"} ` +
     `(${b.source === "exact" ? "Cloudflare's figures for the account" : "Starling's own estimate"}, ${b.day} UTC):\n\n` +
     lines.join("\n") +
     `\n\nUntil the figures fall back (daily caps reset at midnight UTC), Starling pauses relay intake, outbox backfill ` +
     `and thread fetching; at 95% it refuses remote content nobody here asked for. Local posting goes on. The admin ` +
     `dashboard's stats show the meter (docs/deploy.md).`;
-  const send = mailer(env, new URL(configuredBase(env) || "http://localhost").host);
   const subject = `Cloudflare usage: ${over.map((k) => LABELS[k]).join(", ")} at 80%`;
   const html = `<p>${text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/\n\n/g, "</p><p>").replace(/\n/g, "<br>")}</p>`;
-  for (const to of await adminEmails(d))
-    await send.send({ to, subject, text, html }).catch((e) => console.error("budget warning mail", e));
+  // The claim and the mail in one batch: the mail is queued only when this batch's claim changed the row (a racing
+  // flush that claimed first queued it). The cron's `mail` job sends it.
+  const [, queued] = await d.$client.batch([
+    statement(
+      d,
+      sql`UPDATE usage_days SET warned = ${JSON.stringify([...warned, ...over.map((k) => NAMES[k])])}
+        WHERE day = ${row.day} AND warned = ${row.warned}`,
+    ),
+    queueAdminMail(d, config(env), base, { subject, text, html }, t, sql`changes() > 0`),
+  ]);
+  return (queued?.meta.changes ?? 0) > 0;
 }

@@ -17,7 +17,6 @@ import { config } from "../../env";
 import { within } from "../../lib/within";
 import { federationContext, freshDocumentLoader } from "../federation";
 import type { AccountWithUser } from "../../services/accounts";
-import type { Effects } from "../../services/effects";
 import { findByAcct, withUser } from "../../services/accounts";
 import { isStale, type ReportedCounts } from "../../services/remote-accounts";
 import { upsertActor } from "../documents/parse-actor";
@@ -27,6 +26,7 @@ import { syncFeatured } from "./featured";
 import type { ResolveEnv } from "./resolve-env";
 
 export { resolveEnv, type ResolveEnv } from "./resolve-env";
+import { background } from "../../effects";
 
 /**
  * How long a look-up (WebFinger + actor) may hold a request: `RESOLVE_TIMEOUT_MS`, 5 s by default. A server
@@ -171,8 +171,6 @@ export async function storeFetchedStatus(
     relayed?: boolean;
     /** Store an unknown author the light way (no counters, no pinned posts): a relayed or a thread's post. */
     lightAuthor?: boolean;
-    /** What follows a newly stored status (its stream events), for a caller that hands them on. */
-    onStored?: (e: Effects) => void;
   } = {},
 ): Promise<string | null> {
   if (!isPostLike(object)) return null;
@@ -195,7 +193,7 @@ export async function storeFetchedStatus(
     ...(opts.relayed ? { relayed: true } : { requested: true }),
   });
   if (stored.stored) {
-    opts.onStored?.(stored.effects);
+    r.after(stored.effects);
     return stored.statusId;
   }
   if (stored.reason !== "exists") return null;
@@ -286,7 +284,7 @@ export async function resolveAny(
   const outcome = await within(work, ms);
   if (outcome && "found" in outcome) return outcome.found;
   // Too slow: it goes on after the answer (bounded by the clock too, whatever a fetch does with its signal).
-  if (!outcome) opts.background?.waitUntil(within(work, ms * (BACKGROUND_FACTOR - 1)));
+  if (!outcome && opts.background) background(opts.background, "resolve", within(work, ms * (BACKGROUND_FACTOR - 1)));
   if (opts.strict)
     throw new Unreachable(
       outcome

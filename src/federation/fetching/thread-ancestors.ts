@@ -3,7 +3,8 @@
  * parent is fetched (through the guarded loader, bounded in time), stored as a fetched status is
  * (`storeFetchedStatus`: the author must live on the object's origin and is resolved first; the object is
  * Fedify's only when its id is where it was fetched from), and linked; then its own parent, up to
- * `MAX_ANCESTORS` levels. Runs after the response (the inbox's waitUntil), so a sender never waits for it.
+ * `MAX_ANCESTORS` levels. Asked for through the effects door (`ancestors`: by the inbox, by search), so it runs
+ * after the response and a sender never waits for it; what it stores goes to `r.after`.
  * Each ancestor is stored under the storing rule's `requested` case: a local account has its reply in view.
  */
 import { Article, Note, Question, type Object as APObject } from "@fedify/vocab";
@@ -14,6 +15,7 @@ import { guardedDocumentLoader, USER_AGENT } from "../door/loaders";
 import { allowPrivateAddress } from "../../lib/outbound";
 import { rejectedHost } from "../../services/federation-policies";
 import { storeFetchedStatus, type ResolveEnv } from "./resolve";
+import { fetchingPaused } from "../../services/usage-budget";
 
 /** Levels of ancestors fetched for one stored status. */
 export const MAX_ANCESTORS = 5;
@@ -83,4 +85,10 @@ export async function fetchAncestors(
     console.warn("thread ancestors", parentUri, (e as Error)?.message ?? e);
   }
   return stored;
+}
+
+/** The ancestors of each stored reply, one after another; nothing from 80% of any of the plan's caps. */
+export async function fetchAncestorsOf(r: ResolveEnv, asks: { statusId: string; parentUri: string }[]) {
+  if (await fetchingPaused(r.env)) return;
+  for (const a of asks) await fetchAncestors(r, a.statusId, a.parentUri);
 }

@@ -68,6 +68,8 @@ type Row = { id: string; uri: string; local: number; in_reply_to_id: string | nu
 
 async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], budget: Budget): Promise<void> {
   const d = db(r.env);
+  // What this thread's stores cause is collected here (the caller adds the thread's own update).
+  const here: ResolveEnv = { ...r, after: (e) => effects.push(e) };
   try {
     // The thread's top status as stored: walked up from the opened one.
     const topOf = (id: string) =>
@@ -114,7 +116,7 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], 
     if (!top.local) {
       const object = await load(top.uri);
       const parent = isPostLike(object) && object.id?.href === top.uri ? object.replyTargetId?.href : undefined;
-      if (parent && (await fetchAncestors(r, top.id, parent)) > 0) {
+      if (parent && (await fetchAncestors(here, top.id, parent)) > 0) {
         root = (await topOf(top.id)) ?? top;
       }
     }
@@ -145,7 +147,7 @@ async function fetchThread(r: ResolveEnv, statusId: string, effects: Effects[], 
             if (known.has(uri)) continue;
             const object = await load(uri);
             if (!isPostLike(object) || object.id?.href !== uri || object.replyTargetId?.href !== status.uri) continue;
-            const id = await storeFetchedStatus(r, object, { lightAuthor: true, onStored: (e) => effects.push(e) });
+            const id = await storeFetchedStatus(here, object, { lightAuthor: true });
             if (id) stored++;
           }
         }

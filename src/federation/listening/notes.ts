@@ -23,13 +23,10 @@ import { applyNotePolicies } from "../../services/federation-policies";
 import { isEditOf, updateRemoteTallies } from "../../services/remote-polls";
 import { authoredStatus, storeRemoteNote, unknownMentions, updateRemoteNote } from "../../services/remote-statuses";
 import { deleteStatuses } from "../../services/statuses";
-import { fetchingPaused } from "../../services/usage-budget";
 import type { FederationData } from "../data";
 import { upsertActor } from "../documents/parse-actor";
 import { parseNote, type RemoteObject } from "../documents/parse-note";
 import { voteShape } from "../documents/polls";
-import { resolveEnv } from "../fetching/resolve";
-import { fetchAncestors } from "../fetching/thread-ancestors";
 import { onChatMessage } from "./chat-messages";
 import { after, dropped, embedded, isNoteLike, sender } from "./context";
 import { receiveVoteActivity } from "./poll-votes";
@@ -103,13 +100,7 @@ export async function onCreate(ctx: Ctx, create: Create): Promise<void> {
   // what only a relay brought (a relay would multiply the fetches).
   // Not from 80% of any of the plan's caps either (services/usage-budget.ts).
   if (stored.stored && note.inReplyTo && !relayed)
-    ctx.data.exec?.waitUntil(
-      fetchingPaused(ctx.data.env).then((paused) =>
-        paused
-          ? 0
-          : fetchAncestors(resolveEnv(ctx.data.env, base, new URL(base).host), stored.statusId, note.inReplyTo!),
-      ),
-    );
+    after(ctx, { ancestors: [{ statusId: stored.statusId, parentUri: note.inReplyTo }] });
 }
 
 /** The `Update` of a post (an actor's Update of itself is profiles.ts's). */

@@ -72,7 +72,10 @@ export async function receiveFeatured(
   if ((await setRemotePin(d, from, object.href, pinned)) || !pinned || object.origin !== new URL(from.uri).origin)
     return;
   const base = ctx.canonicalOrigin;
-  const found = await resolveAny(resolveEnv(ctx.data.env, base, new URL(base).host), object.href).catch(() => null);
+  const found = await resolveAny(
+    resolveEnv(ctx.data.env, base, new URL(base).host, (e) => after(ctx, e)),
+    object.href,
+  ).catch(() => null);
   if (found && "statusId" in found) await setRemotePin(d, from, object.href, true);
 }
 
@@ -86,10 +89,11 @@ export async function onMove(ctx: InboxContext<FederationData>, move: Move): Pro
   // A target that cannot be reached now (down, or too slow on its first fetch) is not a refusal: the error
   // answers the sender 500, and its retry brings the Move again later. Only a target that answers without
   // listing the account is refused for good.
-  const target = await resolveAccount(resolveEnv(ctx.data.env, base, new URL(base).host), move.targetId.href, {
-    refresh: true,
-    strict: true,
-  });
+  const target = await resolveAccount(
+    resolveEnv(ctx.data.env, base, new URL(base).host, (e) => after(ctx, e)),
+    move.targetId.href,
+    { refresh: true, strict: true },
+  );
   if (!target || target.account.deactivated) return;
   // Local followers are told, and follow the target at once (the `moves` effect).
   after(ctx, (await moveAccount(ctx.data.d, from, target.account, Date.now())).effects);

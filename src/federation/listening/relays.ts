@@ -62,8 +62,8 @@ export async function receiveRelayAnnounce(ctx: InboxContext<FederationData>, an
   }
   // Only the document served at the id fetched (storeFetchedStatus checks its author lives there too).
   if (!isPostLike(object) || object.id?.href !== want) return;
-  const r = resolveEnv(ctx.data.env, base, new URL(base).host);
-  await storeFetchedStatus(r, object, { relayed: true, onStored: (e) => after(ctx, e) });
+  const r = resolveEnv(ctx.data.env, base, new URL(base).host, (e) => after(ctx, e));
+  await storeFetchedStatus(r, object, { relayed: true });
 }
 
 /**

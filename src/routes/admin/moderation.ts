@@ -10,7 +10,7 @@ import { db } from "../../db/client";
 import { badRequest } from "../../lib/errors";
 import { boolParam } from "../../http/params";
 import { after, route } from "../../http/route";
-import { baseUrl, hostOf, renderContext } from "../../http/urls";
+import { baseUrl, renderContext } from "../../http/urls";
 import { renderReports } from "../../render/admin-report";
 import { renderAdminStatuses } from "../../render/admin-status";
 import {
@@ -22,9 +22,8 @@ import {
 } from "../../schemas/admin";
 import { addNote, deleteNote, listReports, reportById, updateReports } from "../../services/admin-reports";
 import { adminDeleteStatus, adminStatusIds, anyStatus, updateStatus } from "../../services/admin-statuses";
-import { createInvite, inviteMail, listInvites, renderInvite, revokeInvite } from "../../services/admin-invites";
+import { createInvite, listInvites, renderInvite, revokeInvite } from "../../services/admin-invites";
 import { readLog } from "../../services/admin-log";
-import { mailer } from "../../services/mailer";
 import { ADMIN_TAG, actorOf, pageFields } from "./common";
 
 /** A date or date-time; Pleroma's admin-fe sends `2019-04-12` or ISO 8601. */
@@ -275,8 +274,9 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     noContent: true,
     handler: async (c, p, auth) => {
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(p.email)) throw badRequest("Invalid email");
-      const invite = await createInvite(db(c.env), actorOf(auth), {});
-      await mailer(c.env, hostOf(c)).send(inviteMail(config(c.env).name, baseUrl(c), invite.token!, p.email, p.name));
+      const mailTo = { cfg: config(c.env), base: baseUrl(c), email: p.email, name: p.name };
+      await createInvite(db(c.env), actorOf(auth), {}, mailTo);
+      after(c, { mail: true });
       return c.body(null, 204);
     },
   });

@@ -67,10 +67,11 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
       const d = db(c.env);
       const base = baseUrl(c);
       const log = relayLog(d, auth, "follow", url);
-      const row = await followRelayNow(c.env, base, url, auth.account.id, log);
-      if (row === "not found") throw badRequest(`Could not follow relay: ${url} is neither a relay actor nor an inbox`);
-      after(c, { federate: true });
-      return c.json(row.actorUri ?? row.url);
+      const followed = await followRelayNow(c.env, base, url, auth.account.id, log);
+      if (followed === "not found")
+        throw badRequest(`Could not follow relay: ${url} is neither a relay actor nor an inbox`);
+      after(c, followed.effects);
+      return c.json(followed.row.actorUri ?? followed.row.url);
     },
   });
 
@@ -84,8 +85,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
       // Any relay followed before may be unfollowed, http or not.
       const row = await relayByUrl(d, relayUrl(p.relay_url, true));
       if (!row) throw notFound("Relay not found");
-      await removeRelay(d, row, auth.account.id, [relayLog(d, auth, "unfollow", row.url)]);
-      after(c, { federate: true });
+      after(c, await removeRelay(d, row, auth.account.id, [relayLog(d, auth, "unfollow", row.url)]));
       return c.json(row.actorUri ?? row.url);
     },
   });

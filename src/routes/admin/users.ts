@@ -11,9 +11,7 @@ import type { UserAuth } from "../../http/auth";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderAdminCredentials, renderAdminUser } from "../../render/admin-account";
 import { AdminCredentialsSchema, AdminUserSchema, AdminUsersSchema } from "../../schemas/admin";
-import { confirmationMail } from "../../services/accounts";
 import * as admin from "../../services/admin-users";
-import { mailer } from "../../services/mailer";
 import { findAccount } from "../../services/accounts";
 import { ADMIN_TAG, actorOf, nicknamesParam, pageFields, statusPage, StatusPageSchema } from "./common";
 
@@ -205,13 +203,7 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       const found = await admin.accountsByNicknames(d, p.nicknames ?? [], hostOf(c));
-      const renewed = await admin.renewConfirmations(d, actorOf(auth), found);
-      const cfg = config(c.env);
-      const m = mailer(c.env, hostOf(c));
-      for (const r of renewed)
-        c.executionCtx.waitUntil(
-          m.send(confirmationMail(cfg, baseUrl(c), r.found.account, r.found.user!.email, r.token)),
-        );
+      after(c, await admin.renewConfirmations(d, config(c.env), baseUrl(c), actorOf(auth), found));
       return c.json("");
     },
   });

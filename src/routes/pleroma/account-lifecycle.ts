@@ -18,10 +18,14 @@ import { baseUrl, hostOf } from "../../http/urls";
 
 /** An account by nickname (`alice`, `alice@remote.example`), local or remote, fetched when unknown or stale. */
 const byNickname = async (c: Ctx, nickname: string, refresh = false) => {
-  const found = await resolveAccount(resolveEnv(c.env, baseUrl(c), hostOf(c)), nickname.trim(), {
-    refresh,
-    background: c.executionCtx,
-  });
+  const found = await resolveAccount(
+    resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e)),
+    nickname.trim(),
+    {
+      refresh,
+      background: c.executionCtx,
+    },
+  );
   return found && !found.account.deactivated ? found.account : null;
 };
 

@@ -1,9 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
-import { route } from "../../http/route";
-import { baseUrl, hostOf } from "../../http/urls";
-import { resendConfirmation } from "../../services/accounts";
+import { after, route } from "../../http/route";
 
 export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -18,11 +16,8 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     rateLimit: { name: "confirmationResend", by: (p) => p.email ?? p.nickname },
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
-      // The same answer, in the same time, whether or not such a user exists: the work happens after the answer.
-      if (login)
-        c.executionCtx.waitUntil(
-          resendConfirmation(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("confirmation resend", e)),
-        );
+      // The same answer, after the same work, whether or not such a user exists: the rest follows the answer.
+      if (login) after(c, { mailLinks: [{ link: "confirmation", login }] });
       return c.body(null, 204);
     },
   });

@@ -6,7 +6,7 @@ import { db } from "../../db/client";
 import { config } from "../../env";
 import { badRequest, unprocessable } from "../../lib/errors";
 import { after, route } from "../../http/route";
-import { hostOf } from "../../http/urls";
+import { baseUrl } from "../../http/urls";
 import { confirmPassword } from "../../services/credentials";
 import { confirmTotp, disableMfa, mfaSettings, regenerateBackupCodes, setupTotp } from "../../services/mfa";
 
@@ -88,14 +88,15 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ password: z.string().optional() }),
     response: z.object({ codes: z.array(z.string()) }),
     handler: async (c, p, auth) => {
-      const { codes, mail } = await regenerateBackupCodes(
+      const { codes, effects } = await regenerateBackupCodes(
         db(c.env),
         { accountId: auth.account.id, email: auth.user.email, username: auth.account.username },
         { password: p.password, secondFactorAt: auth.secondFactorAt },
         config(c.env).rateLimits.loginPerAccount,
-        { name: config(c.env).name, host: hostOf(c) },
+        config(c.env),
+        baseUrl(c),
       );
-      after(c, { mail });
+      after(c, effects);
       return c.json({ codes });
     },
   });

@@ -8,19 +8,11 @@ import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { config } from "../../env";
 import { parseParams } from "../../http/params";
-import { route, type Ctx } from "../../http/route";
-import { baseUrl, hostOf } from "../../http/urls";
+import { after, route, type Ctx } from "../../http/route";
+import { baseUrl } from "../../http/urls";
 import { messagePage, resetPage } from "../../render/pages";
 import { confirmPassword } from "../../services/credentials";
-import { mailer } from "../../services/mailer";
-import {
-  changeEmail,
-  mailResetLink,
-  newPasswordError,
-  resetPassword,
-  resetTokenValid,
-  setPassword,
-} from "../../services/passwords";
+import { changeEmail, newPasswordError, resetPassword, resetTokenValid, setPassword } from "../../services/passwords";
 
 /** Pleroma answers these with 200 and `{status: "success"}` or `{error}`. */
 const StatusOrError = z.union([z.object({ status: z.literal("success") }), z.object({ error: z.string() })]);
@@ -83,7 +75,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
         return c.json({ error: "Invalid password." });
       const changed = await changeEmail(d, config(c.env), baseUrl(c), auth.account, p.email);
       if ("error" in changed) return c.json({ error: changed.error });
-      if (changed.mail) c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(changed.mail));
+      after(c, changed.effects);
       return c.json({ status: "success" as const });
     },
   });
@@ -100,11 +92,8 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     rateLimit: { name: "passwordReset", by: (p) => p.email ?? p.nickname },
     handler: async (c, p) => {
       const login = p.email ?? p.nickname;
-      // Everything after the answer, so that it takes the same time whether or not the user exists.
-      if (login)
-        c.executionCtx.waitUntil(
-          mailResetLink(c.env, baseUrl(c), hostOf(c), login).catch((e) => console.error("password reset", e)),
-        );
+      // The same answer, after the same work, whether or not the user exists: the rest follows the answer.
+      if (login) after(c, { mailLinks: [{ link: "reset", login }] });
       return c.body(null, 204);
     },
   });
