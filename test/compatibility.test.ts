@@ -131,7 +131,9 @@ beforeAll(async () => {
     token: admin.token,
     body: { title: "fixture", context: ["home"], keywords_attributes: [{ keyword: "fixture" }] },
   });
-  // A notification to group, for the levels with grouped notifications.
+  // Notifications to group, for the levels with grouped notifications: one group to read, one to dismiss.
+  const dismissed = await post(admin, { status: "a post whose favourites' group is dismissed" });
+  await json(`/api/v1/statuses/${dismissed.id}/favourite`, { method: "POST", token: other.token });
   await json(`/api/v1/statuses/${status.id}/favourite`, { method: "POST", token: other.token });
   const grouped = await call("/api/v2/notifications", { token: admin.token });
   const groups =
@@ -146,6 +148,7 @@ beforeAll(async () => {
       filter_id: filter.id,
       keyword_id: filter.keywords[0].id,
       group_key: groups.notification_groups?.[0]?.group_key ?? "ungrouped-0",
+      dismissed_group_key: groups.notification_groups?.[1]?.group_key ?? "ungrouped-0",
       request_id: request?.id ?? "0",
     },
   };

@@ -121,6 +121,19 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
 
   route(app, {
     method: "get",
+    path: "/api/v1/timelines/link",
+    summary:
+      "Posts about a trending link (Mastodon 4.3): none, since no link trends here (`/api/v1/trends/links` is empty)",
+    tags: ["Timelines"],
+    auth: "optional",
+    scopes: ["read:statuses"],
+    params: z.object({ ...timelineParams, url: z.string().url().max(2048) }),
+    response: z.array(StatusSchema),
+    handler: (c) => c.json([]),
+  });
+
+  route(app, {
+    method: "get",
     path: "/api/v1/timelines/tag/:hashtag",
     summary: "Public statuses with a hashtag",
     tags: ["Timelines"],
