@@ -31,7 +31,7 @@ import { runAccountDeletions } from "../services/account-deletion";
 import { moveFollowers } from "../services/move";
 import { processBackups } from "../services/backups";
 import { config } from "../env";
-import { refreshSettings } from "../services/settings";
+import { refreshSettings } from "../services/instance-settings";
 import { POST_FORMATS } from "../render/instance";
 import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
@@ -150,7 +150,7 @@ export async function runScheduled(
   ctx?: { waitUntil(p: Promise<unknown>): void },
 ): Promise<void> {
   const d = db(env);
-  // Jobs read the run-time settings too (src/services/settings.ts).
+  // Jobs read the run-time settings too (src/services/instance-settings.ts).
   await refreshSettings(env);
   const outcomes = await Promise.all(
     Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)),

@@ -51,7 +51,8 @@ import { registerInbox } from "./inbox";
 import { fetchAllowed, ownerByUsername, ownerOfStatus } from "./authorized-fetch";
 import { readInboxPost } from "./inbound-guard";
 import { deletionState } from "../services/account-deletion";
-import { federationRejected, refreshSettings } from "../services/settings";
+import { federationRejected } from "../services/federation-policies";
+import { refreshSettings } from "../services/instance-settings";
 import { subscribeTemplate, SUBSCRIBE_REL } from "../services/remote-interaction";
 
 export interface FederationData {

@@ -5,7 +5,8 @@ import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../services/accounts";
 import { CONTENT_TYPES } from "../content/format";
 import { MAX_PINNED } from "../services/status-actions";
-import { policies, POLICIES } from "../services/settings";
+import { POLICIES } from "../services/federation-policies";
+import { policies } from "../services/instance-settings";
 import { builtInImageUrl, DEFAULT_HEADER, origins } from "../services/media";
 
 const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
