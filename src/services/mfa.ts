@@ -165,7 +165,7 @@ export async function regenerateBackupCodes(
 ): Promise<{ codes: string[]; mail: Mail[] }> {
   const enabled = (await mfaSettings(d, who.accountId)).enabled;
   const recent = proof.secondFactorAt !== null && now() - proof.secondFactorAt < RECENT_SECOND_FACTOR_MS;
-  if (enabled && !recent && !(await confirmPassword(d, who.accountId, proof.password ?? "", perAccount)))
+  if (enabled && !recent && !(await confirmPassword(d, who.accountId, proof.password, perAccount)))
     throw unprocessable("Invalid password.");
   const codes = await generateBackupCodes(d, who.accountId);
   const text = `Hello ${who.username},\n\nNew backup codes for the second factor of your account on ${instance.name} (${instance.host}) were just made; the old ones no longer work.\n\nIf it was not you, change your password and make new codes at once.\n`;

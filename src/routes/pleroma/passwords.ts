@@ -8,10 +8,10 @@ import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { config } from "../../env";
 import { parseParams } from "../../http/params";
+import { passwordAgain } from "../../http/auth";
 import { route, type Ctx } from "../../http/route";
 import { baseUrl, hostOf } from "../../http/urls";
 import { messagePage, resetPage } from "../../render/pages";
-import { confirmPassword } from "../../services/credentials";
 import { mailer } from "../../services/mailer";
 import {
   changeEmail,
@@ -59,8 +59,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
       // Pleroma's order: the confirmation is compared before the current password is checked.
       if ((p.new_password ?? "") !== (p.new_password_confirmation ?? ""))
         return c.json({ error: "New password does not match confirmation." });
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
-        return c.json({ error: "Invalid password." });
+      if (!(await passwordAgain(c, auth.account.id, p.password))) return c.json({ error: "Invalid password." });
       const invalid = newPasswordError(p.new_password, p.new_password_confirmation);
       if (invalid) return c.json({ error: invalid });
       await setPassword(d, auth.account.id, p.new_password!, auth.tokenId, config(c.env).passwordIterations);
@@ -79,8 +78,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     response: StatusOrError,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
-        return c.json({ error: "Invalid password." });
+      if (!(await passwordAgain(c, auth.account.id, p.password))) return c.json({ error: "Invalid password." });
       const changed = await changeEmail(d, config(c.env), baseUrl(c), auth.account, p.email);
       if ("error" in changed) return c.json({ error: changed.error });
       if (changed.mail) c.executionCtx.waitUntil(mailer(c.env, hostOf(c)).send(changed.mail));
