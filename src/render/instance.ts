@@ -2,7 +2,7 @@
 import { ZIP_LIMITS } from "../lib/zip";
 import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
-import { RESERVED_NICKNAMES } from "../services/accounts";
+import { RESERVED_NICKNAMES } from "../services/registration";
 import { CONTENT_TYPES } from "../content/format";
 import { MAX_PINNED } from "../services/status-actions";
 import { POLICIES } from "../services/federation-policies";

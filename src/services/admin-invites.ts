@@ -1,4 +1,4 @@
-/** Invites made by staff (Pleroma 2.5's `AdminAPI.InviteController`); registration redeems them (accounts.ts). */
+/** Invites made by staff (Pleroma 2.5's `AdminAPI.InviteController`); registration redeems them (registration.ts). */
 import { desc, eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { iso, mixedBatch, now } from "../db/client";

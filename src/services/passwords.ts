@@ -9,7 +9,8 @@ import { db, now } from "../db/client";
 import { credentials, mfaTokens, passwordResetTokens, tokens, users } from "../db/schema";
 import { config, type Config, type Env } from "../env";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
-import { confirmationMail, findLocalByLogin, type AccountRow } from "./accounts";
+import { findLocalByLogin, type AccountRow } from "./accounts";
+import { confirmationMail } from "./registration-mail";
 import { mailer } from "./mailer";
 
 /** Pleroma's `password_reset_token_validity`: a day. */

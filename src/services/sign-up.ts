@@ -1,6 +1,6 @@
 /**
  * Signing up, the one way (issue 34): the client API's `POST /api/v1/accounts` and the web page `/auth/sign_up`
- * both come here. The agreement, the captcha when one is configured, then `register` (services/accounts.ts: the
+ * both come here. The agreement, the captcha when one is configured, then `register` (services/registration.ts: the
  * instance's rules, invites, approval, confirmation); the mails that follow (the confirmation link, the admins'
  * approval requests) leave through the Effects door.
  */
@@ -8,16 +8,9 @@ import type { DB } from "../db/client";
 import type { Config, Env } from "../env";
 import type { Effects } from "./effects";
 import type { AppRow } from "./apps";
-import {
-  approvalRequestMail,
-  confirmationMail,
-  fieldErrors,
-  register,
-  type Registered,
-  type RegistrationInput,
-} from "./accounts";
+import { approvalRequestMail, confirmationMail } from "./registration-mail";
+import { adminEmails, fieldErrors, register, type Registered, type RegistrationInput } from "./registration";
 import { verifyCaptcha } from "./captcha";
-import { adminEmails } from "./registration";
 
 export interface SignUpInput extends RegistrationInput {
   agreement: boolean;

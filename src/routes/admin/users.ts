@@ -11,7 +11,7 @@ import type { UserAuth } from "../../http/auth";
 import { baseUrl, hostOf, renderContext } from "../../http/urls";
 import { renderAdminCredentials, renderAdminUser } from "../../render/admin-account";
 import { AdminCredentialsSchema, AdminUserSchema, AdminUsersSchema } from "../../schemas/admin";
-import { confirmationMail } from "../../services/accounts";
+import { confirmationMail } from "../../services/registration-mail";
 import * as admin from "../../services/admin-users";
 import { mailer } from "../../services/mailer";
 import { findAccount } from "../../services/accounts";

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { route } from "../../http/route";
 import { baseUrl, hostOf } from "../../http/urls";
-import { resendConfirmation } from "../../services/accounts";
+import { resendConfirmation } from "../../services/registration-mail";
 
 export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

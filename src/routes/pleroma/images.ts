@@ -14,7 +14,7 @@ import { after, route, type Ctx } from "../../http/route";
 import { baseUrl, originsOf, renderContext } from "../../http/urls";
 import { renderMedia } from "../../render/status";
 import { MediaAttachmentSchema } from "../../schemas/status";
-import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/accounts";
+import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/update-credentials";
 import { isStoredKey, mediaUrl, storeImage } from "../../services/media";
 import { newId } from "../../db/ids";
 
