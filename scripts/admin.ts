@@ -23,7 +23,7 @@ import { parseArgs } from "node:util";
 import { newId } from "../src/db/ids";
 import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
 import { localActorUrls } from "../src/services/accounts";
-import { NICKNAME_PATTERN } from "../src/services/registration";
+import { NICKNAME_PATTERN } from "../src/lib/nicknames";
 import { uploadEmojiFolder } from "./emoji-upload";
 import { installFrontendFromCli } from "./frontend-install";
 

@@ -36,7 +36,7 @@ import { buildActivity, type ActivitySources } from "./activities";
 import { votesById } from "./poll-votes";
 import { instanceSigner } from "./instance-actor";
 import { federationContext, localActor } from "./index";
-import { origins } from "../services/media";
+import { origins } from "../lib/media-urls";
 
 /** Outbox rows expanded per claim. */
 const EXPAND_BATCH = 20;

@@ -29,7 +29,7 @@ import { allowPrivateAddress } from "../lib/outbound";
 import { relatedAccounts } from "../services/account-pages";
 import { actorKeys } from "../services/credentials";
 import { instanceActorKeys } from "../services/instance-keys";
-import { mediaUrl, origins } from "../services/media";
+import { mediaUrl, origins } from "../lib/media-urls";
 import {
   featuredCount,
   featuredStatuses,

@@ -12,18 +12,13 @@ import { db, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { chatMessages, mediaAttachments } from "../db/schema";
 import { and, eq } from "drizzle-orm";
-import {
-  bothViews,
-  IDEMPOTENCY_WINDOW_MS,
-  unreadCount,
-  type ChatMessageRow,
-  type MessageDraft,
-} from "../services/chats";
+import { IDEMPOTENCY_WINDOW_MS } from "../lib/limits";
+import { bothViews, unreadCount, type ChatMessageRow, type MessageDraft } from "../services/chats";
 import type { MediaRow } from "../services/hydrate";
 import { notify } from "../services/notifications";
 import { runEffects } from "../effects";
 import { renderChat } from "../render/chat";
-import { origins } from "../services/media";
+import { origins } from "../lib/media-urls";
 import { outboxWrite } from "../services/outbox";
 import type { Effects } from "../services/effects";
 

@@ -1,15 +1,13 @@
 /** Reports as staff see them (Pleroma 2.5's `AdminAPI.ReportView`). */
-import type { DB } from "../db/client";
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { LoadedReports } from "../services/admin-reports";
 import type { RenderContext } from "./account";
 import { renderAdminAccount } from "./admin-account";
 import { renderAdminStatuses } from "./admin-status";
 
-export async function renderReports(d: DB, ctx: RenderContext, loaded: LoadedReports) {
-  // One hydration for every report's statuses.
+export function renderReports(ctx: RenderContext, loaded: LoadedReports) {
   const statusIds = [...new Set(loaded.reports.flatMap((r) => r.statusIds))];
-  const rendered = new Map((await renderAdminStatuses(d, ctx, statusIds)).map((s) => [s.id, s]));
+  const rendered = new Map(renderAdminStatuses(ctx, loaded.statuses, statusIds).map((s) => [s.id, s]));
   const account = (id: string) => {
     const found = loaded.accounts.get(id);
     if (!found) throw new Error(`account ${id} of a report vanished`);

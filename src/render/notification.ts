@@ -1,6 +1,7 @@
 /** The Notification entity. */
 import type { DB } from "../db/client";
-import { iso, inJson } from "../db/client";
+import { inJson } from "../db/client";
+import { iso } from "../lib/iso";
 import { chatMessages, mediaAttachments, reports } from "../db/schema";
 import { eq } from "drizzle-orm";
 import { renderChatMessage } from "./chat";

@@ -130,3 +130,20 @@ export function applyActorPolicies<T extends { avatar: string | null; header: st
 
 /** Whether reports (`Flag`s) from `host` are dropped (`report_removal`). */
 export const reportsRemoved = (d: DB, host: string) => hasPolicy(bindingOf(d), host, "report_removal");
+
+/** The policies as Pleroma's MRF transparency tells them (instance and nodeinfo): domains per policy, reasons. */
+export interface MrfTransparency {
+  mrf_simple: Record<string, string[]>;
+  mrf_simple_info: Record<string, Record<string, { reason: string }>>;
+}
+
+export function mrfTransparency(env: Pick<Env, "DB">): MrfTransparency {
+  const mrf_simple: Record<string, string[]> = {};
+  const mrf_simple_info: Record<string, Record<string, { reason: string }>> = {};
+  for (const p of POLICIES) mrf_simple[p] = [];
+  for (const r of policies(env)) {
+    mrf_simple[r.policy]!.push(r.domain);
+    if (r.reason) (mrf_simple_info[r.policy] ??= {})[r.domain] = { reason: r.reason };
+  }
+  return { mrf_simple, mrf_simple_info };
+}

@@ -16,17 +16,10 @@ import { emptyAccount, localActorUrls, type AccountRow, type UserRow } from "./a
 import type { AppRow } from "./apps";
 import { buildToken, type IssuedToken } from "./tokens";
 import { localEmojisNamed, profileEmojis, shortcodesIn } from "./emoji";
+import { NICKNAME_PATTERN, RESERVED_NICKNAMES } from "../lib/nicknames";
 
-/** Names that would collide with routes or mislead, as Pleroma reserves them. */
-export const RESERVED_NICKNAMES = (
-  ".well-known ~ about activities api auth check_password dev friend-requests inbox internal main media nodeinfo " +
-  "notice oauth objects ostatus_subscribe pleroma proxy push registration relay settings status tag user-search " +
-  "user_exists users web verify_credentials update_credentials relationships search confirmation_resend mfa " +
-  "admin administrator root starling instance images static"
-).split(" ");
 const RESERVED = new Set(RESERVED_NICKNAMES);
 
-export const NICKNAME_PATTERN = /^[a-zA-Z0-9_]{1,30}$/;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 // ---- registering ----

@@ -13,7 +13,8 @@ import type { FormFile } from "../lib/form-file";
 import type { Config } from "../env";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
 import type { Effects } from "./effects";
-import { isStoredKey, storeImage } from "./media";
+import { storeImage } from "./media";
+import { isStoredKey } from "../lib/media-urls";
 import { localEmojisNamed, profileEmojis, shortcodesIn } from "./emoji";
 import { profileUpdateWrites } from "./profile-updates";
 

@@ -15,7 +15,8 @@ import { baseUrl, originsOf, renderContext } from "../../http/urls";
 import { renderMedia } from "../../render/status";
 import { MediaAttachmentSchema } from "../../schemas/status";
 import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/update-credentials";
-import { isStoredKey, mediaUrl, storeImage } from "../../services/media";
+import { storeImage } from "../../services/media";
+import { isStoredKey, mediaUrl } from "../../lib/media-urls";
 import { newId } from "../../db/ids";
 
 /** Pleroma-FE ships this picture; Pleroma's default mascot points at it. */
