@@ -4,6 +4,7 @@
  * Applied on the way in (C's inbox, resolving) and out (C's delivery expansion).
  */
 import { env } from "cloudflare:test";
+import { POLICIES } from "../src/services/federation-policies";
 import { describe, expect, it } from "vitest";
 import { RelationshipSchema } from "../src/schemas/account";
 import { InstanceSchema } from "../src/schemas/instance";
@@ -24,17 +25,7 @@ async function adminOnC(): Promise<TestUser> {
 
 /** Sets C's policies for b.example: each named policy gets `[b.example, reason]`, the others are emptied. */
 async function policiesOnC(admin: TestUser, named: string[]) {
-  const all = [
-    "reject",
-    "accept",
-    "media_removal",
-    "media_nsfw",
-    "federated_timeline_removal",
-    "report_removal",
-    "avatar_removal",
-    "banner_removal",
-  ];
-  const value = all.map((p) => ({
+  const value = POLICIES.map((p) => ({
     tuple: [`:${p}`, named.includes(p) ? [{ tuple: ["b.example", `because ${p}`] }] : []],
   }));
   return json("/api/v1/pleroma/admin/config", {
