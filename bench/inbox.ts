@@ -13,7 +13,7 @@
  * applied exactly once, through the client API (favourites_count, reblogs_count, notifications) and, after the
  * server stops, in D1 itself (rows and their distinct ids).
  *
- * Starling has no inbox queue (src/federation/index.ts, `queue: { outbox, fanout }`): the listener runs while
+ * Starling has no inbox queue (src/federation/federation.ts builds it with none): the listener runs while
  * the sender waits, so a 202 means stored; only streaming, push and the outbox kick follow the response.
  */
 import { execFileSync } from "node:child_process";

@@ -9,7 +9,7 @@ import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { bucketOf, READY_KEY, run } from "./deploy";
+import { AI_BINDING, bucketOf, DEPLOY_CONFIG, READY_KEY, run } from "./deploy";
 
 /** A project folder with a stand-in `wrangler` that logs its arguments (and the secrets file's content). */
 function project() {
@@ -70,7 +70,14 @@ test("first deploy: domain, plan-safe hashing, minified, a set-up secret uploade
   const [call] = p.calls();
   assert.ok(call);
   assert.equal(call.cwd, p.dir);
-  assert.deepEqual(without(call.args, "--secrets-file"), [
+  // Deployed with wrangler.toml plus the Workers AI binding (translation), which wrangler.toml itself leaves out.
+  const config = call.args[call.args.indexOf("--config") + 1];
+  assert.equal(config, DEPLOY_CONFIG);
+  const deployed = readFileSync(join(p.dir, config!), "utf8");
+  assert.ok(deployed.startsWith(readFileSync(join(import.meta.dirname, "..", "wrangler.toml"), "utf8").trimEnd()));
+  assert.ok(deployed.endsWith(AI_BINDING));
+  assert.doesNotMatch(readFileSync(join(import.meta.dirname, "..", "wrangler.toml"), "utf8"), /^\[ai\]/m);
+  assert.deepEqual(without(without(call.args, "--secrets-file"), "--config"), [
     "deploy",
     "--minify",
     "--domains",

@@ -14,7 +14,8 @@
  * read-only API token (`CF_ANALYTICS_TOKEN` in the environment, never on the command line, with `--account-id`), it is
  * uploaded as a secret and the account id kept as `CF_ACCOUNT_ID`, for the budget meter's exact figures
  * (services/usage-budget.ts). It remembers them (not the token) in
- * `.starling/deploy.json` (not tracked), so an upgrade needs no argument and never conflicts with `git pull`.
+ * `.starling/deploy.json` (not tracked), so an upgrade needs no argument and never conflicts with `git pull`. It
+ * deploys with `wrangler.deploy.toml` (not tracked either): wrangler.toml and the Workers AI binding (translation).
  *
  * With `--zone-id <the domain's zone id>` it also gives the public bucket a custom domain (`media.<domain>`, or
  * `--media-domain`), so that loading media costs no Worker request. In steps, one per run, each safe to repeat:
@@ -200,6 +201,11 @@ export function domainStatus(listing: string, host: string): "active" | "pending
   return "absent";
 }
 
+/** The config a deploy uses (not tracked): wrangler.toml and the Workers AI binding for translation (services/translation.ts). */
+export const DEPLOY_CONFIG = "wrangler.deploy.toml";
+export const AI_BINDING =
+  '# Workers AI: translation (src/services/translation.ts), added by scripts/deploy.ts.\n[ai]\nbinding = "AI"\n';
+
 /** Runs the deploy (`cwd`: the project folder). Answers the process's exit code. */
 export function run(argv: string[], cwd: string, log: (s: string) => void = console.log): number {
   const stateFile = join(cwd, ".starling", "deploy.json");
@@ -232,6 +238,11 @@ export function run(argv: string[], cwd: string, log: (s: string) => void = cons
     if (listed.status === 0) status = domainStatus(listed.stdout ?? "", media.domain);
     if (status === "active") args.push("--var", `MEDIA_DOMAIN:${media.domain}`);
   }
+  // Workers AI (translation) is bound here, not in wrangler.toml: `wrangler dev` would need an account for it, and
+  // `npm start` must work offline. The deploy's config is wrangler.toml and the binding, next to it (same paths).
+  const deployConfig = join(cwd, DEPLOY_CONFIG);
+  writeFileSync(deployConfig, `${toml.trimEnd()}\n\n${AI_BINDING}`);
+  args.push("--config", DEPLOY_CONFIG);
   let secretsDir: string | null = null;
   if (p.secrets) {
     secretsDir = mkdtempSync(join(tmpdir(), "starling-deploy-"));

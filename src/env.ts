@@ -1,5 +1,6 @@
 /** Bindings from wrangler.toml plus the instance configuration read from `[vars]` and secrets. */
 import { PBKDF2_MAX_ITERATIONS, PBKDF2_MIN_ITERATIONS } from "./lib/crypto";
+import type { ChatRoomMethods, HostDeliveryMethods, StreamMethods } from "./objects/contracts";
 export interface Env {
   DB: D1Database;
   /** Public files (uploads, avatars, emoji): what MEDIA_DOMAIN serves as it is, when set (docs/configuration.md). */
@@ -9,15 +10,17 @@ export interface Env {
   /** Cloudflare Images: thumbnails and blurhash of uploaded pictures (optional: without it, neither is made). */
   IMAGES?: ImagesBinding;
   /** Streaming: one object per user holding that user's connections (src/objects/streams.ts). */
-  USER_STREAMS: DurableObjectNamespace<import("./objects/streams").UserStream>;
+  USER_STREAMS: DurableObjectNamespace<StreamMethods>;
   /** Streaming: one object per public or hashtag stream holding its anonymous connections. */
-  TOPIC_STREAMS: DurableObjectNamespace<import("./objects/streams").TopicStream>;
+  TOPIC_STREAMS: DurableObjectNamespace<StreamMethods>;
   /** Outgoing deliveries, one object per destination host (src/objects/host-delivery.ts). */
-  DELIVERY: DurableObjectNamespace<import("./objects/host-delivery").HostDelivery>;
+  DELIVERY: DurableObjectNamespace<HostDeliveryMethods>;
   /** Chats: one object per chat, the single writer of its messages and unread counts (src/objects/chat-room.ts). */
-  CHAT_ROOMS: DurableObjectNamespace<import("./objects/chat-room").ChatRoom>;
+  CHAT_ROOMS: DurableObjectNamespace<ChatRoomMethods>;
   /** Cloudflare Email Routing binding; present only when configured. */
   EMAIL?: SendEmail;
+  /** Workers AI: translation (services/translation.ts). Added by `npm run deploy`, never by wrangler.toml (`wrangler dev` would need an account). */
+  AI?: Ai;
 
   INSTANCE_NAME?: string;
   INSTANCE_DESCRIPTION?: string;
@@ -100,6 +103,16 @@ export interface Env {
   ALLOW_RELAY?: string;
   /** The Workers plan (`free` or `paid`), set by the deploy command: the caps of the budget meter (services/usage-budget.ts). */
   PLAN?: string;
+  /** A LibreTranslate-compatible server for translation (Mastodon's variable names), instead of Workers AI. */
+  LIBRE_TRANSLATE_ENDPOINT?: string;
+  LIBRE_TRANSLATE_API_KEY?: string;
+  /** Workers AI neurons translation may spend a day (the Free allowance, 10,000, by default). */
+  TRANSLATION_DAILY_NEURONS?: string;
+  /** "false" turns translation off. */
+  TRANSLATION_ENABLED?: string;
+  /** Translations one user may have made by the model a day (answers from the store are free). */
+  TRANSLATIONS_PER_USER?: string;
+  TRANSLATIONS_PER_USER_WINDOW_SECONDS?: string;
   /** Secret: a read-only API token (Account Analytics: Read) for the meter's exact figures; else it estimates. */
   CF_ANALYTICS_TOKEN?: string;
   /** The Cloudflare account id the token reads the figures of. */
@@ -127,6 +140,8 @@ const DEFAULT_UPLOAD_TYPES = [
   "image/gif",
   "image/webp",
   "image/avif",
+  // HEIC and HEIF pictures (iPhone photos) are stored as JPEG.
+  "image/heic",
   "video/mp4",
   "video/quicktime",
   "video/webm",
@@ -183,6 +198,8 @@ export interface Config {
     remoteInteraction: Limit;
     /** Edits of one status (each edit is an `Update` to every follower's server). */
     statusEdits: Limit;
+    /** Translations made by the model (not answered from the cache) per user. */
+    translations: Limit;
   };
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
@@ -208,8 +225,15 @@ export interface Config {
   frontendConfigurations: Record<string, Record<string, unknown>>;
   /** Local public posts go to the accepted relays (`ALLOW_RELAY`, run-time `allow_relay`; on, as Pleroma's). */
   allowRelay: boolean;
+  /**
+   * The mention shield (run-time `mention_shield`, off by default): mentions that look like a spam wave are filtered
+   * (services/mention-shield.ts reads the stored setting inside the statement that notifies).
+   */
+  mentionShield: boolean;
   /** The Workers plan (`PLAN`): whose caps the budget meter compares the day's usage with. */
   plan: "free" | "paid";
+  /** Translation (services/translation.ts): on unless turned off; it works only with a backend. */
+  translation: { enabled: boolean; dailyNeurons: number };
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -335,6 +359,10 @@ export function varsConfig(env: Env): Config {
         windowSeconds: int(env.REMOTE_INTERACTIONS_WINDOW_SECONDS, 300),
       },
       statusEdits: { max: int(env.STATUS_EDITS, 20), windowSeconds: int(env.STATUS_EDITS_WINDOW_SECONDS, 600) },
+      translations: {
+        max: int(env.TRANSLATIONS_PER_USER, 100),
+        windowSeconds: int(env.TRANSLATIONS_PER_USER_WINDOW_SECONDS, 86_400),
+      },
     },
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
@@ -352,7 +380,12 @@ export function varsConfig(env: Env): Config {
     frontends: { primary: null, admin: null },
     frontendConfigurations: {},
     allowRelay: bool(env.ALLOW_RELAY, true),
+    mentionShield: false,
     plan: env.PLAN === "paid" ? "paid" : "free",
+    translation: {
+      enabled: bool(env.TRANSLATION_ENABLED, true),
+      dailyNeurons: Math.max(0, int(env.TRANSLATION_DAILY_NEURONS, 10_000)),
+    },
   };
   cache.set(env, c);
   return c;

@@ -5,10 +5,10 @@ import type { Env } from "./env";
 import { eventSinks } from "./services/events";
 import { deliverToStreams } from "./effects/stream-delivery";
 import { registerFederationSinks } from "./effects";
-import { kickFederation } from "./federation/delivery";
-import { backfillFromOutboxes } from "./federation/outbox-backfill";
-import { fetchThreads } from "./federation/thread-replies";
-import { resolveEnv } from "./federation/resolve";
+import { kickFederation } from "./federation/delivery/wake";
+import { backfillFromOutboxes } from "./federation/fetching/outbox-backfill";
+import { fetchThreads } from "./federation/fetching/thread-replies";
+import { resolveEnv } from "./federation/fetching/resolve";
 import { handleFederated } from "./federation";
 import { ensureSchema } from "./db/schema-upgrade";
 

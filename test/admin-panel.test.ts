@@ -108,6 +108,30 @@ describe("instance documents", () => {
     expect((await call("/instance/panel.html")).status).toBe(404);
   });
 
+  it("answers Mastodon's terms_of_service and privacy_policy from the documents (issue 45)", async () => {
+    const { TermsOfServiceSchema, PrivacyPolicySchema } = await import("../src/schemas/instance");
+    await json("/api/pleroma/admin/instance_document/terms-of-service", { method: "DELETE", token: admin.token });
+    await json("/api/pleroma/admin/instance_document/privacy-policy", { method: "DELETE", token: admin.token });
+    // No terms: 404, as Mastodon without any. No policy: one saying so (Mastodon always has one).
+    await json("/api/v1/instance/terms_of_service", { status: 404 });
+    const none = valid(PrivacyPolicySchema.strict(), await json("/api/v1/instance/privacy_policy"));
+    expect(none.content).toMatch(/not published a privacy policy/);
+
+    const before = Date.now() - 1000;
+    await doc("terms-of-service", "<p>Be kind.</p>");
+    await doc("privacy-policy", "<p>We keep little.</p>");
+    const terms = valid(TermsOfServiceSchema.strict(), await json("/api/v1/instance/terms_of_service"));
+    expect(terms).toMatchObject({ content: "<p>Be kind.</p>", effective: true, succeeded_by: null });
+    expect(terms.effective_date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    const policy = valid(PrivacyPolicySchema.strict(), await json("/api/v1/instance/privacy_policy"));
+    expect(policy.content).toBe("<p>We keep little.</p>");
+    expect(Date.parse(policy.updated_at)).toBeGreaterThanOrEqual(before);
+    // The privacy policy is an instance document like the others: served at its path, deleted alike.
+    expect(await (await call("/static/privacy-policy.html")).text()).toBe("<p>We keep little.</p>");
+    await json("/api/pleroma/admin/instance_document/terms-of-service", { method: "DELETE", token: admin.token });
+    await json("/api/v1/instance/terms_of_service", { status: 404 });
+  });
+
   it("refuses other names, binary or oversized files, and non-admins", async () => {
     await doc("../../etc/passwd", "x", admin.token, 404);
     await doc("secrets", "x", admin.token, 404);

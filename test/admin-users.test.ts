@@ -252,9 +252,16 @@ describe("admin users", () => {
         `@${admin.username} removed tags: x from users: @${bob.username}`,
       ]),
     );
+    const roles = (nickname: string, token = admin.token, status = 200) =>
+      json(`${A}/users/${nickname}/permission_group`, { token, status });
+    expect(await roles(bob.username)).toEqual({ is_admin: false, is_moderator: false });
+    expect(await roles(admin.username)).toEqual({ is_admin: true, is_moderator: false });
+    await roles(`nobody${Date.now()}`, admin.token, 404);
+    await roles(admin.username, bob.token, 403);
     expect(
       await json(`${A}/users/permission_group/moderator`, { token: admin.token, body: { nicknames: [bob.username] } }),
     ).toEqual({ is_moderator: true });
+    expect(await roles(bob.username)).toEqual({ is_admin: false, is_moderator: true });
     // Bob, now a moderator, may read reports.
     await json(`${A}/reports`, { token: bob.token });
     expect(

@@ -9,7 +9,7 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { newId } from "../src/db/ids";
-import { deliveryWake } from "../src/federation/delivery";
+import { deliveryWake } from "../src/federation/delivery/wake";
 import { measure, meteredEnv, takeIsolateUsage } from "../src/lib/meter";
 import { BudgetSchema, BudgetStatusSchema, HealthcheckSchema } from "../src/schemas/instance";
 import { StatusSchema } from "../src/schemas/status";

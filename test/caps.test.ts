@@ -171,7 +171,10 @@ describe("uploads", () => {
     form.set("file", new File([bytes], "f.bin"));
     return json("/api/v1/media", { method: "POST", token: u.token, body: form, vars, status });
   };
-  const WEBM = Uint8Array.from([0x1a, 0x45, 0xdf, 0xa3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  // The smallest WebM that is one: an EBML header naming "webm", an empty segment (a bare header is refused, 422).
+  const WEBM = Uint8Array.from([
+    0x1a, 0x45, 0xdf, 0xa3, 0x87, 0x42, 0x82, 0x84, 0x77, 0x65, 0x62, 0x6d, 0x18, 0x53, 0x80, 0x67, 0x80,
+  ]);
   const OPAQUE = new TextEncoder().encode("just some bytes, no known type at all");
 
   it("reports the accepted types and sizes, and refuses others", async () => {

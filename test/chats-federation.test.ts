@@ -4,7 +4,7 @@
  * with the pool's bindings, B's database is not theirs.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery";
+import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import { ChatWriter } from "../src/objects/chat-room";
 import { chatRoomSeam } from "../src/services/chats";
 import { ChatMessageSchema, ChatSchema } from "../src/schemas/chat";

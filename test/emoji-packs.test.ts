@@ -198,6 +198,23 @@ describe("pack administration", () => {
         })
       ).status,
     ).toBe(400);
+    // share-files is a boolean (or its "true"/"false" spelling), not any string.
+    for (const bad of ["definitely-not-a-boolean", "", 1, {}]) {
+      const res = await call(`/api/v1/pleroma/emoji/pack?${q(name)}`, {
+        method: "PATCH",
+        token: me.token,
+        body: { metadata: { license: "CC0", "share-files": bad } },
+      });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/share-files/);
+    }
+    expect(
+      await json(`/api/v1/pleroma/emoji/pack?${q(name)}`, {
+        method: "PATCH",
+        token: me.token,
+        body: { metadata: { ...meta, "share-files": "true" } },
+      }),
+    ).toEqual(meta);
     expect(
       (
         await call(`/api/v1/pleroma/emoji/pack?${q(name)}`, {

@@ -10,7 +10,7 @@ import { A, B, federating, type Instance } from "./instances";
 import { expectAccepted, fill, q, remoteId, setup, unroute } from "./inbound";
 import mastodonAccept from "./fixtures/federation/mastodon-accept.json";
 import { AccountSchema } from "../src/schemas/account";
-import { drainFederation } from "../src/federation/delivery";
+import { drainFederation } from "../src/federation/delivery/wake";
 
 const timeline = async (user: TestUser, path = "/api/v1/timelines/home", inst: Instance = A) =>
   ((await json(`${path}?limit=40`, { instance: inst, token: user.token })) as unknown[]).map((s) =>

@@ -12,7 +12,7 @@ import { expectAccepted, fill, followPeer, q, setup, unroute, type Setup } from 
 import akkomaContext from "./fixtures/federation/actors/akkoma-litepub-context.json";
 import { StatusSchema, type Status } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
-import { MAX_DEPTH, MAX_INBOX_BYTES } from "../src/federation/inbound-guard";
+import { MAX_DEPTH, MAX_INBOX_BYTES } from "../src/federation/door/inbox-guard";
 import akkomaCreate from "./fixtures/federation/akkoma-create-note.json";
 import sharkeyCreate from "./fixtures/federation/sharkey-create-note.json";
 import gtsCreate from "./fixtures/federation/gotosocial-create-note.json";

@@ -1,5 +1,5 @@
 /**
- * Outgoing federation (src/federation/delivery.ts): outbox rows written with the action, expanded set-based,
+ * Outgoing federation (src/federation/delivery/): outbox rows written with the action, expanded set-based,
  * delivered per host, signed, retried. Remote followers are rows seeded in A's DB on hosts that only a receiver
  * in this test answers; A's own key is fetched from A (routeFetch) to verify signatures. Waking the delivery
  * objects is replaced by a recorder (they run with the pool's bindings, not A's): `drainFederation` delivers.
@@ -11,14 +11,8 @@ import worker from "../src/index";
 import { A, routeFetch, type Routed } from "./instances";
 import { call, json, makeAdmin, uniqueName, valid, type TestUser, registerUser } from "./helpers";
 import { countingD1 } from "./d1-counter";
-import {
-  deliverHost,
-  deliveryWake,
-  drainFederation,
-  PROBE_EVERY_MS,
-  sweepFederation,
-  UNREACHABLE_AFTER_MS,
-} from "../src/federation/delivery";
+import { deliverHost, PROBE_EVERY_MS, UNREACHABLE_AFTER_MS } from "../src/federation/delivery/deliver";
+import { deliveryWake, drainFederation, sweepFederation } from "../src/federation/delivery/wake";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { federationContext } from "../src/federation";
 import { runScheduled } from "../src/cron";

@@ -6,7 +6,7 @@
  * queue is drained with its own bindings).
  */
 import { describe, expect, it } from "vitest";
-import { drainFederation } from "../src/federation/delivery";
+import { drainFederation } from "../src/federation/delivery/wake";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusEditSchema, StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";

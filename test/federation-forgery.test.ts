@@ -1,5 +1,5 @@
 /**
- * Who may speak for an actor (issue 28; src/federation/inbound-auth.ts). An attacker with an https host of its
+ * Who may speak for an actor (issue 28; src/federation/door/authenticate.ts). An attacker with an https host of its
  * own (`evil.example`) publishes key documents that name the victim (the peer's actor) as their owner and tries
  * each shape that slipped through before: a decoy parameter in the Signature header, a Linked Data signature
  * alone, an Object Integrity Proof with any Signature header. Every forged Create, Delete, Update, Move, Block,

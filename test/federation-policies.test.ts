@@ -4,7 +4,7 @@
  * Applied on the way in (C's inbox, resolving) and out (C's delivery expansion).
  */
 import { env } from "cloudflare:test";
-import { POLICIES } from "../src/services/federation-policies";
+import { POLICIES } from "../src/services/instance-settings";
 import { describe, expect, it } from "vitest";
 import { RelationshipSchema } from "../src/schemas/account";
 import { InstanceSchema } from "../src/schemas/instance";

@@ -7,8 +7,8 @@
  */
 import { signJsonLd, verifyJsonLd } from "@fedify/fedify";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery";
-import { settleRelays } from "../src/federation/relays";
+import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
+import { settleRelays } from "../src/federation/fetching/relays";
 import { StatusSchema } from "../src/schemas/status";
 import { json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
 import { A, instanceFetch } from "./instances";

@@ -6,12 +6,12 @@
 import { describe, expect, it } from "vitest";
 import { StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
-import { MAX_ANCESTORS } from "../src/federation/thread-ancestors";
+import { MAX_ANCESTORS } from "../src/federation/fetching/thread-ancestors";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { A, B, federating, instanceFetch, type Instance } from "./instances";
 import { createPeer } from "./peer";
-import { fetchThreads, MAX_FETCHES } from "../src/federation/thread-replies";
-import { resolveEnv } from "../src/federation/resolve";
+import { fetchThreads, MAX_FETCHES } from "../src/federation/fetching/thread-replies";
+import { resolveEnv } from "../src/federation/fetching/resolve";
 
 const fed = federating();
 

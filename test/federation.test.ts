@@ -1,7 +1,7 @@
 /** Federation foundation: Fedify mounted in workerd (discovery, actors, collections, inboxes), its D1 KvStore. */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { D1KvStore } from "../src/federation/kv";
+import { D1KvStore } from "../src/federation/door/kv";
 import { db } from "../src/db/client";
 import { BASE, call, json, registerUser } from "./helpers";
 

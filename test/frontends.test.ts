@@ -126,8 +126,8 @@ describe("the admin API", () => {
     await refused({ file: archive({ "index.html": INDEX, "a\\b.js": "x" }) }, 422, /unsafe path/);
     await refused({ file: archive({ "app.js": "x" }) }, 422, /no dist\/index.html/);
     await refused({ file: strToU8("not a zip at all") }, 422, /not a zip/);
-    const many = Object.fromEntries(Array.from({ length: 901 }, (_, i) => [`f${i}.js`, "x"]));
-    await refused({ file: archive({ "index.html": INDEX, ...many }) }, 422, /more than 900 files/);
+    const many = Object.fromEntries(Array.from({ length: 961 }, (_, i) => [`f${i}.js`, "x"]));
+    await refused({ file: archive({ "index.html": INDEX, ...many }) }, 422, /more than 960 files/);
     await refused({ file: PLEROMA_FE(), build_dir: "../dist" }, 400, /build_dir/);
     await install({ name: "../etc", ref: "x", file: PLEROMA_FE() }, admin.token, 400);
     await install({ name: "ok", ref: "..", file: PLEROMA_FE() }, admin.token, 400);
@@ -137,11 +137,45 @@ describe("the admin API", () => {
     expect(await r2Keys("frontends/")).toEqual(before);
   });
 
+  it("leaves out what no browser fetches (source maps, precompressed copies, woff beside woff2): a Soapbox-sized build fits", async () => {
+    // Soapbox's shape: 1,600 files with its source maps; its fonts a woff2 and a woff per subset and weight.
+    const files: Record<string, string> = { "index.html": INDEX, "report.html": "<p>bundle report</p>" };
+    for (let i = 0; i < 250; i++) {
+      files[`packs/js/chunk${i}-Ab${String(i).padStart(6, "0")}.js`] = "x";
+      files[`packs/js/chunk${i}-Ab${String(i).padStart(6, "0")}.js.map`] = "{}";
+    }
+    for (let i = 0; i < 250; i++) {
+      files[`packs/assets/inter-latin-${i}-normal-Cd${String(i).padStart(6, "0")}.woff2`] = "w2";
+      files[`packs/assets/inter-latin-${i}-normal-Ef${String(i).padStart(6, "0")}.woff`] = "w1";
+    }
+    files["packs/assets/alone-Gh123456.woff"] = "a woff without a woff2 is kept";
+    files["sw.js"] = "sw";
+    files["sw.js.gz"] = "gz";
+    files["sw.js.br"] = "br";
+    files["orphan.txt.gz"] = "a .gz with nothing beside it is kept";
+    // More entries than may be stored, fewer once what is not served is left out.
+    expect(Object.keys(files).length).toBeGreaterThan(1_000);
+    await install({ name: "soapbox-like", ref: "big", file: archive(files) });
+    const stored = (await r2Keys("frontends/soapbox-like/big/")).map((k) => k.split("/").slice(4).join("/"));
+    expect(stored.length).toBe(1 + 1 + 250 + 250 + 1 + 1 + 1);
+    expect(stored.some((k) => k.endsWith(".map"))).toBe(false);
+    expect(stored.filter((k) => k.endsWith(".woff"))).toEqual(["packs/assets/alone-Gh123456.woff"]);
+    expect(stored).toContain("orphan.txt.gz");
+    expect(stored).not.toContain("sw.js.gz");
+    expect(stored).not.toContain("sw.js.br");
+    expect(stored).toContain("sw.js");
+  });
+
   it("takes a build at the archive's root, and another build_dir", async () => {
     await install({ name: "root-fe", ref: "v1", file: archive({ "index.html": INDEX }, "") });
     await install({ name: "dir-fe", ref: "v1", build_dir: "build", file: archive({ "index.html": INDEX }, "build/") });
     const list = valid(List, await json("/api/v1/pleroma/admin/frontends", { token: admin.token }));
-    expect(list.filter((f) => f.installed).map((f) => f.name)).toEqual(["pleroma-fe", "dir-fe", "root-fe"]);
+    expect(list.filter((f) => f.installed).map((f) => f.name)).toEqual([
+      "pleroma-fe",
+      "dir-fe",
+      "root-fe",
+      "soapbox-like",
+    ]);
     expect(list.find((f) => f.name === "root-fe")).toMatchObject({ git: null, build_url: null, ref: null });
   });
 });

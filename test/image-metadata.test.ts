@@ -15,40 +15,7 @@ import { AccountSchema } from "../src/schemas/account";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { AVIF_WITH_EXIF } from "./fixtures/avif-exif";
 import { GIF } from "./fixtures/gif";
-
-/** A `width` × `height` JPEG (pixels from jpeg-js), with a phone's EXIF (GPS, serial, time, orientation). */
-function phoneJpeg(width: number, height: number, orientation = 6): Uint8Array {
-  const data = Buffer.alloc(width * height * 4, 0x80);
-  const plain = jpegJs.encode({ data, width, height }, 80).data;
-  const exif = piexif.dump({
-    "0th": {
-      [piexif.ImageIFD.Make]: "PhoneMaker",
-      [piexif.ImageIFD.Model]: "Phone 15",
-      [piexif.ImageIFD.Orientation]: orientation,
-      [piexif.ImageIFD.DateTime]: "2026:11:01 08:30:00",
-    },
-    Exif: {
-      [piexif.ExifIFD.BodySerialNumber]: "SN-0042-SECRET",
-      [piexif.ExifIFD.DateTimeOriginal]: "2026:11:01 08:30:00",
-    },
-    GPS: {
-      [piexif.GPSIFD.GPSLatitudeRef]: "N",
-      [piexif.GPSIFD.GPSLatitude]: [
-        [48, 1],
-        [51, 1],
-        [2964, 100],
-      ],
-      [piexif.GPSIFD.GPSLongitudeRef]: "E",
-      [piexif.GPSIFD.GPSLongitude]: [
-        [2, 1],
-        [17, 1],
-        [4020, 100],
-      ],
-    },
-  });
-  const binary = piexif.insert(exif, String.fromCharCode(...plain));
-  return Uint8Array.from(binary, (c: string) => c.charCodeAt(0));
-}
+import { phoneJpeg } from "./fixtures/phone-jpeg";
 
 const upload = async (
   u: TestUser,

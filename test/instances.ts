@@ -9,7 +9,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { upgrade } from "../src/db/schema-upgrade";
 import { afterEach, beforeEach, expect } from "vitest";
-import { deliveryWake, drainFederation } from "../src/federation/delivery";
+import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import worker from "../src/index";
 import { AccountSchema } from "../src/schemas/account";
 import { json, valid, type TestUser } from "./helpers";

@@ -257,6 +257,80 @@ describe("filters", () => {
     expect(again.find((x: any) => x.id === rb.id).filtered.map((r: any) => r.filter.id)).toEqual([warn.id, hide.id]);
   });
 
+  it("keeps Mastodon 4.4's blur action (stored, rendered, on statuses), changes it by v2 only, and ignores unknown actions", async () => {
+    const { FilterV2Schema } = await import("../src/schemas/filter");
+    const { StatusSchema } = await import("../src/schemas/status");
+    const [u, author, other] = [await registerUser(), await registerUser(), await registerUser()];
+    const blur = valid(
+      FilterV2Schema,
+      await post("/api/v2/filters", u, {
+        title: "gore",
+        context: ["home", "thread"],
+        filter_action: "blur",
+        keywords_attributes: [{ keyword: "gore", whole_word: true }],
+      }),
+    );
+    expect(blur.filter_action).toBe("blur");
+    // The v1 view of a blur filter: not irreversible (the post is shown).
+    expect((await json(`/api/v1/filters/${blur.id}`, { token: u.token })).irreversible).toBe(false);
+    const hit = await post("/api/v1/statuses", author, { status: "some gore here" });
+    const s = valid(StatusSchema, await json(`/api/v1/statuses/${hit.id}`, { token: u.token }));
+    expect(s.filtered!.map((r) => [r.filter.id, r.filter.filter_action])).toEqual([[blur.id, "blur"]]);
+    // No action given, or one this server does not know: unchanged.
+    const v2 = (id: string, body: Record<string, unknown>, token = u.token, status = 200) =>
+      json(`/api/v2/filters/${id}`, { method: "PUT", token, body, status });
+    expect((await v2(blur.id, { title: "gore", context: ["home"] })).filter_action).toBe("blur");
+    expect((await v2(blur.id, { filter_action: "explode" })).filter_action).toBe("blur");
+    // A v1 change of other fields keeps it; irreversible wins.
+    await json(`/api/v1/filters/${blur.id}`, {
+      method: "PUT",
+      token: u.token,
+      body: { phrase: "gore", context: ["home"] },
+    });
+    expect((await json(`/api/v2/filters/${blur.id}`, { token: u.token })).filter_action).toBe("blur");
+    expect((await v2(blur.id, { filter_action: "hide" })).filter_action).toBe("hide");
+    expect((await v2(blur.id, { filter_action: "blur" })).filter_action).toBe("blur");
+    expect((await v2(blur.id, { filter_action: "warn" })).filter_action).toBe("warn");
+    // Another user's filter: 404, and theirs untouched.
+    await v2(blur.id, { filter_action: "blur" }, other.token, 404);
+    expect((await json(`/api/v2/filters/${blur.id}`, { token: u.token })).filter_action).toBe("warn");
+    // Form bodies too (Phanpy posts a form).
+    const form = valid(
+      FilterV2Schema,
+      await json("/api/v2/filters", {
+        method: "POST",
+        token: u.token,
+        body: new URLSearchParams([
+          ["title", "spiders"],
+          ["context[]", "public"],
+          ["filter_action", "blur"],
+        ]),
+      }),
+    );
+    expect(form.filter_action).toBe("blur");
+  });
+
+  it("serves a keyword at Mastodon's /api/v2/filters/keywords/:id as at /api/v2/filter_keywords/:id", async () => {
+    const [u, other] = [await registerUser(), await registerUser()];
+    const f = await post("/api/v2/filters", u, {
+      title: "x",
+      context: ["home"],
+      keywords_attributes: [{ keyword: "kw" }],
+    });
+    const k = f.keywords[0];
+    expect(await json(`/api/v2/filters/keywords/${k.id}`, { token: u.token })).toEqual(k);
+    expect(await json(`/api/v2/filter_keywords/${k.id}`, { token: u.token })).toEqual(k);
+    const changed = await json(`/api/v2/filters/keywords/${k.id}`, {
+      method: "PUT",
+      token: u.token,
+      body: { keyword: "kw2" },
+    });
+    expect(changed.keyword).toBe("kw2");
+    await json(`/api/v2/filters/keywords/${k.id}`, { token: other.token, status: 404 });
+    // A filter keeps its one keyword: refused, not missing.
+    await json(`/api/v2/filters/keywords/${k.id}`, { method: "DELETE", token: u.token, status: 422 });
+  });
+
   it("expired filters are not shown, and the cron deletes them and tells the owner's streams", async () => {
     const u = await registerUser();
     const f = await post("/api/v1/filters", u, { phrase: "brief", context: ["home"], expires_in: 60 });

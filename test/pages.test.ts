@@ -196,6 +196,22 @@ describe("actor pages", () => {
     expect((await page(`/users/${u.username.toUpperCase()}/`)).text).toContain("a public post");
   });
 
+  it("counts in words that agree: a profile link's preview says 1 post, not 1 posts (issue 45)", async () => {
+    const u = await registerUser();
+    const fresh = await page(`/users/${u.username}`);
+    expect(meta(fresh.text, "og:description")).toBe("0 posts");
+    expect(fresh.text).toContain("<strong>0</strong> followers");
+    await post(u, { status: "the only one", visibility: "public" });
+    const follower = await registerUser();
+    await json(`/api/v1/accounts/${u.id}/follow`, { method: "POST", token: follower.token });
+    const one = await page(`/users/${u.username}`);
+    expect(meta(one.text, "og:description")).toBe("1 post");
+    expect(one.text).toContain("<strong>1</strong> post</li>");
+    expect(one.text).toContain("<strong>1</strong> follower</li>");
+    await post(u, { status: "a second", visibility: "public" });
+    expect(meta((await page(`/users/${u.username}`)).text, "og:description")).toBe("2 posts");
+  });
+
   it("404 for unknown, remote-looking and deactivated accounts", async () => {
     const u = await registerUser();
     await page("/users/nobody_here_at_all", { status: 404 });

@@ -30,7 +30,7 @@ const SMALL_TABLES = new Set<string>([]);
  * Indexes a page may walk from its newest end with no bound: partial indexes holding exactly the timeline's
  * statuses in its order, so the walk stops at the page's limit (the first page of the public timeline).
  */
-const PAGE_WALKS = new Set(["statuses_public_tl", "statuses_public_local_tl"]);
+const PAGE_WALKS = new Set(["statuses_public_tl", "statuses_local_tl"]);
 
 /**
  * Partial indexes small by construction, walked whole: `accounts_home_pull` holds only the accounts whose

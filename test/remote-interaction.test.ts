@@ -51,6 +51,32 @@ describe("POST /api/v1/pleroma/remote_interaction", () => {
     }
   });
 
+  it("resolves this instance's own handles locally (no WebFinger to itself), and still not an unknown one", async () => {
+    const alice = await registerUser({ instance: A });
+    const carol = await registerUser({ instance: A });
+    const routed = globalThis.fetch;
+    const asked: string[] = [];
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      asked.push(new Request(input, init).url);
+      return routed(input, init);
+    }) as typeof fetch;
+    try {
+      for (const profile of [`${carol.username}@a.example`, `@${carol.username.toUpperCase()}@A.example`]) {
+        const res = await remoteInteraction({ ap_id: actorUrl(A, alice), profile });
+        expect(res.status, profile).toBe(200);
+        expect(await res.json()).toEqual({
+          url: `https://a.example/ostatus_subscribe?acct=${encodeURIComponent(actorUrl(A, alice))}`,
+        });
+      }
+      const res = await remoteInteraction({ ap_id: actorUrl(A, alice), profile: "nobody_here@a.example" });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: "Couldn't find user" });
+      expect(asked.filter((u) => u.includes("a.example"))).toEqual([]);
+    } finally {
+      globalThis.fetch = routed;
+    }
+  });
+
   it("says it cannot find the user for an unknown host, a host without a template, or an unknown account", async () => {
     const alice = await registerUser({ instance: A });
     const ap_id = actorUrl(A, alice);

@@ -1,5 +1,5 @@
 /**
- * Resolving remote accounts (federation/resolve.ts) through the client API: search with resolve=true, account
+ * Resolving remote accounts (federation/fetching/resolve.ts) through the client API: search with resolve=true, account
  * search, accounts/lookup, mentions in posts; fixtures of Mastodon, Pleroma, Misskey and GoToSocial actors
  * served by a fake fediverse (test/fake-fediverse.ts) to instance A; SSRF and cross-origin refusals; staleness;
  * and instance A resolving a user of instance B.
@@ -9,7 +9,7 @@ import worker from "../src/index";
 import { afterEach, describe, expect, it } from "vitest";
 import { Person } from "@fedify/vocab";
 import { db } from "../src/db/client";
-import { upsertActor } from "../src/federation/actors";
+import { upsertActor } from "../src/federation/documents/parse-actor";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, registerUser, uniqueName, valid, type TestUser } from "./helpers";

@@ -7,7 +7,8 @@ import { call, json, makeAdmin, post, registerUser, upload, valid, type TestUser
 import { dispatch } from "../src/services/events";
 import { deliverToStreams } from "../src/effects/stream-delivery";
 import { countingD1 } from "./d1-counter";
-import { encodeConnection, streamObject, userObject } from "../src/objects/streams";
+import { encodeConnection, userObject } from "../src/objects/streams";
+import { streamObject } from "../src/services/streams";
 import {
   expectClientsParse,
   openEventStream,

@@ -471,7 +471,8 @@ describe("cost", () => {
     expect(home).toContain("statuses_home_pull");
     for (const [query, index] of [
       [publicPage(null, page, {}), "statuses_public_tl"],
-      [publicPage(me, page, { local: true }), "statuses_public_local_tl"],
+      [publicPage(me, page, { local: true }), "statuses_local_tl"],
+      [publicPage(me, page, { remote: true }), "statuses_public_tl"],
       [tagPage(me, "x", page, {}), "status_tags_tag"],
       [accountPage(me, newId(), page, {}), "statuses_account"],
     ] as const) {

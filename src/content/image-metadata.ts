@@ -8,9 +8,10 @@
  *   only tag (a minimal EXIF block), so nothing turns sideways; JFIF, ICC profiles and Adobe's segment stay;
  * - PNG: only the chunks that draw the picture stay (text, EXIF, time, C2PA and private chunks go);
  * - WebP: only the chunks that draw the picture stay (EXIF, XMP, C2PA go, and their VP8X flags);
- * - GIF: kept as it is (GIF carries no EXIF; its comment and application blocks are not read yet);
- * - AVIF: an EXIF or XMP item is not taken out here (`avifHasMetadata` finds it): services/media.ts re-encodes
- *   such a file through the Images binding, or refuses it.
+ * - GIF: only the screen, colour tables, frames, graphic controls and the looping extension stay (comments, XMP
+ *   and other applications' blocks go); every frame must lie within the screen;
+ * - AVIF and HEIF: their items cannot be cut out here (content/isobmff.ts reads them): services/media.ts
+ *   re-encodes them through the Images binding (HEIC into JPEG), or refuses what names metadata.
  * Its size in pixels is read on the way (displayed size: a rotated JPEG's width and height swap); a file that is
  * not a complete image of its type, or has more than `MAX_PIXELS`, is refused (422). The result is a list of
  * views of the input (and a few new bytes), in order: joined only where one buffer is needed, so a photo's
@@ -32,14 +33,16 @@ export interface CleanImage extends Parts {
   height: number;
 }
 
-const broken = () => new ApiError(422, "Validation failed: the file is not a complete image of its type");
+export const broken = () => new ApiError(422, "Validation failed: the file is not a complete image of its type");
 
+/** Big- and little-endian integers, and a four-character code, read at a place (shared by the media readers). */
 const u16 = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
-const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+export const u32 = (b: Uint8Array, at: number) =>
+  ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 const u16le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const u24le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
-const u32le = (b: Uint8Array, at: number) => u24le(b, at) + b[at + 3]! * 0x1000000;
-const tag = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
+export const u32le = (b: Uint8Array, at: number) => u24le(b, at) + b[at + 3]! * 0x1000000;
+export const tag = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
 
 /** The parts as one buffer (the only part itself when there is one). */
 export function joined({ parts, size }: Parts): Uint8Array {
@@ -65,6 +68,29 @@ function partsOf(views: Uint8Array[]): Parts {
     else if (v.length) parts.push(v);
   }
   return { parts, size };
+}
+
+/** A byte range replaced by bytes of the same length (a box turned into `free`, an element into EBML Void). */
+export interface Edit {
+  at: number;
+  bytes: Uint8Array;
+}
+
+/**
+ * The file with each edit written over its range, as views of the input and the edits' bytes: nothing moves, so no
+ * offset inside the file (chunk offsets, seek positions) needs fixing, and the input itself is not changed.
+ */
+export function patched(b: Uint8Array, edits: Edit[]): Parts {
+  const sorted = [...edits].sort((x, y) => x.at - y.at);
+  const views: Uint8Array[] = [];
+  let at = 0;
+  for (const e of sorted) {
+    if (e.at < at) continue; // inside an edit already made (a box within a removed box)
+    views.push(b.subarray(at, e.at), e.bytes);
+    at = e.at + e.bytes.length;
+  }
+  views.push(b.subarray(at));
+  return partsOf(views);
 }
 
 function sized(parts: Uint8Array[], width: number, height: number): CleanImage {
@@ -270,48 +296,50 @@ function webp(b: Uint8Array): CleanImage {
   return sized([header, ...chunks], width, height);
 }
 
-function gif(b: Uint8Array): CleanImage {
-  if (b.length < 13) throw broken();
-  return sized([b], u16le(b, 6), u16le(b, 8));
-}
-
-/** The children of an ISOBMFF box's payload (`from`..`to`), as [type, payload start, end]. */
-function* boxes(b: Uint8Array, from: number, to: number): Generator<[string, number, number]> {
-  let at = from;
-  while (at + 8 <= to) {
-    let size = u32(b, at);
-    let header = 8;
-    if (size === 1 && at + 16 <= to) {
-      size = u32(b, at + 8) * 2 ** 32 + u32(b, at + 12);
-      header = 16;
-    } else if (size === 0) size = to - at;
-    if (size < header || at + size > to) throw broken();
-    yield [tag(b, at + 4), at + header, at + size];
-    at += size;
-  }
-}
+/** Application extensions that make a GIF loop (Netscape's and its older twin); any other (XMP, …) goes. */
+const GIF_LOOPS = new Set(["NETSCAPE2.0", "ANIMEXTS1.0"]);
 
 /**
- * Whether an AVIF (or HEIF) names an EXIF or XMP item (`meta` → `iinf` → `infe` of type `Exif`, or `mime` items:
- * XMP is `application/rdf+xml`). Starling cannot take such items out of the file itself; media.ts re-encodes it
- * through the Images binding, or refuses it.
+ * A GIF with only what draws and loops it: the screen, colour tables, frames, graphic controls and the looping
+ * extension; comments, plain text and other applications' extensions (XMP carries GPS) go, as does anything after
+ * the trailer. Every frame must lie within the screen (a 64 × 48 screen with a 65535 × 65535 frame is refused).
  */
-export function avifHasMetadata(b: Uint8Array): boolean {
-  for (const [type, start, end] of boxes(b, 0, b.length)) {
-    if (type !== "meta") continue;
-    for (const [inner, from, to] of boxes(b, start + 4, end)) {
-      if (inner !== "iinf") continue;
-      const version = b[from]!;
-      for (const [entry, es] of boxes(b, from + 4 + (version === 0 ? 2 : 4), to)) {
-        if (entry !== "infe") continue;
-        const v = b[es]!;
-        if (v < 2) continue;
-        const itemType = tag(b, es + 4 + (v === 2 ? 2 : 4) + 2);
-        if (itemType === "Exif" || itemType === "mime") return true;
-      }
-    }
+function gif(b: Uint8Array): CleanImage {
+  if (b.length < 13) throw broken();
+  const width = u16le(b, 6);
+  const height = u16le(b, 8);
+  const table = (packed: number) => (packed & 0x80 ? 3 << ((packed & 7) + 1) : 0);
+  let at = 13 + table(b[10]!);
+  const parts: Uint8Array[] = [b.subarray(0, at)];
+  // The data sub-blocks from `i` (each a length byte and as many bytes) to the empty one: where they end.
+  const blocks = (i: number) => {
+    while (i < b.length && b[i] !== 0) i += 1 + b[i]!;
+    if (i >= b.length) throw broken();
+    return i + 1;
+  };
+  for (;;) {
+    if (at >= b.length) throw broken();
+    const kind = b[at]!;
+    if (kind === 0x3b) break;
+    if (kind === 0x2c) {
+      if (at + 11 > b.length) throw broken();
+      const [left, top, w, h] = [u16le(b, at + 1), u16le(b, at + 3), u16le(b, at + 5), u16le(b, at + 7)];
+      if (left + w > width || top + h > height)
+        throw new ApiError(422, `Validation failed: a frame (${w} × ${h} at ${left}, ${top}) lies outside the picture`);
+      const end = blocks(at + 10 + table(b[at + 9]!) + 1);
+      parts.push(b.subarray(at, end));
+      at = end;
+    } else if (kind === 0x21) {
+      if (at + 3 > b.length) throw broken();
+      const label = b[at + 1]!;
+      const end = blocks(at + 2);
+      const app = label === 0xff && b[at + 2] === 11 ? String.fromCharCode(...b.subarray(at + 3, at + 14)) : "";
+      if (label === 0xf9 || GIF_LOOPS.has(app)) parts.push(b.subarray(at, end));
+      at = end;
+    } else throw broken();
   }
-  return false;
+  parts.push(Uint8Array.of(0x3b));
+  return sized(parts, width, height);
 }
 
 /**

@@ -23,10 +23,10 @@ import { deliverPending } from "../services/push";
 import { deleteStatuses } from "../services/statuses";
 import { collectCodes, collectIdempotencyKeys, collectMail, collectUnattachedMedia } from "../services/collect";
 import { statuses } from "../db/schema";
-import { collectFedifyKv } from "../federation/kv";
+import { collectFedifyKv } from "../federation/door/kv";
 import { collectMfaTokens } from "../services/mfa";
-import { sweepFederation } from "../federation/delivery";
-import { settleRelays } from "../federation/relays";
+import { sweepFederation } from "../federation/delivery/wake";
+import { settleRelays } from "../federation/fetching/relays";
 import { runAccountDeletions } from "../services/account-deletion";
 import { moveFollowers } from "../services/move";
 import { processBackups } from "../services/backups";
@@ -37,8 +37,10 @@ import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
 import { deleteStoredFiles } from "../services/media";
 import { measureStorage } from "../services/storage";
+import { pruneStatement as pruneInboundUsage } from "../services/inbound-limits";
 import { settlePublicBucket } from "../services/private-files";
 import { BUILT_IN_IMAGES } from "../render/images";
+import { runDueSubscriptions } from "../services/domain-subscriptions";
 
 export { CRON_HEARTBEAT } from "../services/heartbeats";
 /** The minute of each hour the retention jobs run in. */
@@ -53,6 +55,7 @@ const CLEANUP: Record<string, Job> = {
   // Windows older than a day are over whatever limit they served.
   // Windows last a day at most; the addresses a user signed in from are kept for as long as they count.
   // Each through its partial index (the conditions written as the indexes are), so neither walks the other's rows.
+  // Once an hour, the inbound limits' rows of past days too (services/inbound-limits.ts: a range of their key).
   rate_limits: (_env, d, t) =>
     d.$client.batch([
       statement(d, sql`DELETE FROM rate_limits WHERE key NOT LIKE 'login:known:%' AND window_start < ${t - DAY}`),
@@ -60,6 +63,7 @@ const CLEANUP: Record<string, Job> = {
         d,
         sql`DELETE FROM rate_limits WHERE key LIKE 'login:known:%' AND window_start < ${t - KNOWN_ADDRESS_MS}`,
       ),
+      ...(new Date(t).getUTCMinutes() === RETENTION_MINUTE ? [pruneInboundUsage(d, t)] : []),
     ]),
   expired_filters: async (env, d, t, ctx) => {
     const owners = await deleteExpiredFilters(d, t);
@@ -117,12 +121,15 @@ const SEQUENCE: Record<string, Job> = {
   // Frontend files no installed build names (services/frontends.ts), with the other hourly clean-ups.
   frontend_files: async (env, _d, t) =>
     new Date(t).getUTCMinutes() === RETENTION_MINUTE ? { report: await sweepFrontendFiles(env, t) } : null,
+  // Subscribed blocklists and allow-lists, each once a day (services/domain-subscriptions.ts), with the hourly jobs.
+  domain_subscriptions: async (env, d, t) =>
+    new Date(t).getUTCMinutes() === RETENTION_MINUTE ? runDueSubscriptions(env, d, t) : null,
   // The database's size against its ceiling, after the pruning (services/storage.ts).
   // Its own row (kept only when the size moved, or hourly) is what the healthcheck shows: no heartbeat report too.
   storage: async (env, d, t) => {
     await measureStorage(env, d, t);
   },
-  // Relays the command line added or removed: looked up and followed, or unfollowed (federation/relays.ts).
+  // Relays the command line added or removed: looked up and followed, or unfollowed (federation/fetching/relays.ts).
   relays: (env) => (configuredBase(env) ? settleRelays(env, configuredBase(env)) : Promise.resolve(false)),
   // Last: the outbox rows the jobs above wrote (scheduled posts, expired statuses) go out in this same run.
   federation: (env, _d, t) => sweepFederation(env, t),

@@ -6,7 +6,7 @@ import { lt } from "drizzle-orm";
 import type { Env } from "../env";
 import { db } from "../db/client";
 import { streamPresence } from "../db/schema";
-import { streamObject } from "../objects/streams";
+import { streamObject } from "../services/streams";
 
 /** An object that wrote no presence for this long is asked what it really holds. */
 const PRESENCE_CHECK_AFTER = 3600_000;

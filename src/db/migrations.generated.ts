@@ -519,5 +519,55 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
    "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
   ]
+ },
+ {
+  "name": "0051_cheaper_remote_statuses.sql",
+  "queries": [
+   "DROP INDEX `statuses_public_local_tl`",
+   "CREATE INDEX `statuses_local_tl` ON `statuses` (`id`) WHERE local = 1 AND reblog_of_id IS NULL AND visibility IN ('public', 'local')"
+  ]
+ },
+ {
+  "name": "0052_inbound_usage.sql",
+  "queries": [
+   "-- Issue 44: what each remote sender made this instance store today, for the inbound limits\n-- (services/inbound-limits.ts). A sender is an actor id, or a host name (all of that host's actors together). One\n-- row per UTC day and sender, with the current hour's figures beside the day's, so a check reads two rows (the\n-- actor's and its host's) and a stored post writes the same two, upserted in the post's own batch. Keyed by day\n-- first: the check is a primary-key look-up, the admin view reads one day's range, and the cron's hourly clean-up\n-- deletes past days by range. WITHOUT ROWID: the key is the row, no second index to write.\nCREATE TABLE `inbound_usage` (\n  `day` integer NOT NULL,\n  `sender` text NOT NULL,\n  `statuses` integer DEFAULT 0 NOT NULL,\n  `bytes` integer DEFAULT 0 NOT NULL,\n  `stranger_statuses` integer DEFAULT 0 NOT NULL,\n  `stranger_bytes` integer DEFAULT 0 NOT NULL,\n  `mentions` integer DEFAULT 0 NOT NULL,\n  `hour` integer DEFAULT 0 NOT NULL,\n  `hour_statuses` integer DEFAULT 0 NOT NULL,\n  `hour_bytes` integer DEFAULT 0 NOT NULL,\n  `hour_stranger_statuses` integer DEFAULT 0 NOT NULL,\n  `hour_stranger_bytes` integer DEFAULT 0 NOT NULL,\n  `hour_mentions` integer DEFAULT 0 NOT NULL,\n  `refused_hour` integer,\n  `refused_hours` integer DEFAULT 0 NOT NULL,\n  PRIMARY KEY (`day`, `sender`)\n) WITHOUT ROWID;\n"
+  ]
+ },
+ {
+  "name": "0053_notification_groups.sql",
+  "queries": [
+   "ALTER TABLE `notifications` ADD `filtered` integer DEFAULT 0 NOT NULL",
+   "ALTER TABLE `notifications` ADD `group_key` text GENERATED ALWAYS AS (CASE\n  WHEN `type` IN ('favourite', 'reblog', 'pleroma:emoji_reaction') AND `status_id` IS NOT NULL\n    THEN `type` || '-' || `status_id` || '-' || (`created_at` / 43200000)\n  WHEN `type` = 'follow' THEN 'follow-' || (`created_at` / 43200000) END) VIRTUAL",
+   "CREATE INDEX `notifications_group` ON `notifications` (`account_id`, `group_key`, `filtered`, `id`) WHERE `group_key` IS NOT NULL",
+   "CREATE TABLE `notification_requests` (\n  `id` text PRIMARY KEY NOT NULL,\n  `account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `from_account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `last_status_id` text,\n  `notifications_count` integer DEFAULT 0 NOT NULL,\n  `created_at` integer NOT NULL,\n  `updated_at` integer NOT NULL\n)",
+   "CREATE UNIQUE INDEX `notification_requests_pair` ON `notification_requests` (`account_id`, `from_account_id`)",
+   "CREATE INDEX `notification_requests_from` ON `notification_requests` (`from_account_id`)",
+   "CREATE TABLE `notification_permissions` (\n  `account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `from_account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `created_at` integer NOT NULL,\n  PRIMARY KEY (`account_id`, `from_account_id`)\n) WITHOUT ROWID",
+   "CREATE TRIGGER `notification_requests_filtered` AFTER INSERT ON `notifications` WHEN NEW.`filtered` = 1\nBEGIN\n  INSERT INTO `notification_requests` (`id`, `account_id`, `from_account_id`, `last_status_id`, `notifications_count`, `created_at`, `updated_at`)\n  VALUES (NEW.`id`, NEW.`account_id`, NEW.`from_account_id`, NEW.`status_id`, 1, NEW.`created_at`, NEW.`created_at`)\n  ON CONFLICT (`account_id`, `from_account_id`) DO UPDATE SET\n    `notifications_count` = `notifications_count` + 1,\n    `last_status_id` = coalesce(excluded.`last_status_id`, `last_status_id`),\n    `updated_at` = excluded.`updated_at`;\nEND",
+   "ALTER TABLE `users` ADD `notification_policy` text"
+  ]
+ },
+ {
+  "name": "0055_filter_blur.sql",
+  "queries": [
+   "-- Issue 45: Mastodon 4.4's `filter_action: \"blur\"` (media blurred, the post shown), kept beside `irreversible`\n-- (`hide`). Adding a column with a constant default rewrites no row.\nALTER TABLE `filters` ADD `blur` integer DEFAULT 0 NOT NULL;\n"
+  ]
+ },
+ {
+  "name": "0056_translations.sql",
+  "queries": [
+   "CREATE TABLE `status_translations` (\n\t`status_id` text NOT NULL REFERENCES `statuses`(`id`) ON DELETE CASCADE,\n\t`language` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`translation` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY (`status_id`, `language`, `version`)\n) WITHOUT ROWID",
+   "CREATE TABLE `translation_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`neurons` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID"
+  ]
+ },
+ {
+  "name": "0058_domain_rules.sql",
+  "queries": [
+   "ALTER TABLE `federation_policies` ADD COLUMN `source` text DEFAULT 'hand' NOT NULL",
+   "CREATE TABLE `domain_rule_notes` (\n\t`domain` text PRIMARY KEY NOT NULL,\n\t`private_comment` text DEFAULT '' NOT NULL,\n\t`obfuscate` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID",
+   "CREATE TABLE `domain_subscriptions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`title` text DEFAULT '' NOT NULL,\n\t`uri` text NOT NULL,\n\t`content_type` text NOT NULL,\n\t`permission_type` text NOT NULL,\n\t`priority` integer DEFAULT 0 NOT NULL,\n\t`as_draft` integer DEFAULT 1 NOT NULL,\n\t`remove_retracted` integer DEFAULT 1 NOT NULL,\n\t`created_by` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`etag` text,\n\t`last_modified` text,\n\t`fetched_at` integer,\n\t`successfully_fetched_at` integer,\n\t`next_fetch_at` integer NOT NULL,\n\t`count` integer DEFAULT 0 NOT NULL,\n\t`error` text\n)",
+   "CREATE UNIQUE INDEX `domain_subscriptions_uri` ON `domain_subscriptions` (`uri`)",
+   "CREATE INDEX `domain_subscriptions_due` ON `domain_subscriptions` (`next_fetch_at`)"
+  ]
  }
 ];

@@ -140,6 +140,8 @@ export const users = sqliteTable(
     )
       .notNull()
       .default({ block_from_strangers: false, hide_notification_contents: false }),
+    /** Mastodon 4.3's notification policy (services/notification-policy.ts); NULL: the defaults. */
+    notificationPolicy: json<Record<string, string>>("notification_policy"),
     inviteId: text("invite_id"),
     /** Pleroma-FE's mascot: the attachment JSON `PUT /api/v1/pleroma/mascot` answered (null: the default). */
     mascot: json<Record<string, unknown>>("mascot"),
@@ -157,7 +159,11 @@ export const users = sqliteTable(
  * The `users` columns code outside login, confirmation and signing may read (every authenticated request, hydration):
  * an allowlist, so a secret added to `users` later is not loaded by default.
  */
-export const userColumns = (({ confirmationTokenHash: _hidden, ...visible }) => visible)(getTableColumns(users));
+// The notification policy is read by services/notification-policy.ts and inside the notifying statement only
+// (and a joined select of chats stays within D1's 100 result columns).
+export const userColumns = (({ confirmationTokenHash: _hidden, notificationPolicy: _policy, ...visible }) => visible)(
+  getTableColumns(users),
+);
 
 /**
  * A local account's secrets, read only by the password check, password changes and signing (`services/credentials.ts`):
@@ -356,6 +362,32 @@ export const rateLimits = sqliteTable(
   ],
 );
 
+/**
+ * What each remote sender (an actor id, or a host name for all its actors) made this instance store in a UTC day,
+ * the current hour beside it (services/inbound-limits.ts). WITHOUT ROWID in the migration (0052).
+ */
+export const inboundUsage = sqliteTable(
+  "inbound_usage",
+  {
+    day: integer("day").notNull(),
+    sender: text("sender").notNull(),
+    statuses: integer("statuses").notNull().default(0),
+    bytes: integer("bytes").notNull().default(0),
+    strangerStatuses: integer("stranger_statuses").notNull().default(0),
+    strangerBytes: integer("stranger_bytes").notNull().default(0),
+    mentions: integer("mentions").notNull().default(0),
+    hour: integer("hour").notNull().default(0),
+    hourStatuses: integer("hour_statuses").notNull().default(0),
+    hourBytes: integer("hour_bytes").notNull().default(0),
+    hourStrangerStatuses: integer("hour_stranger_statuses").notNull().default(0),
+    hourStrangerBytes: integer("hour_stranger_bytes").notNull().default(0),
+    hourMentions: integer("hour_mentions").notNull().default(0),
+    refusedHour: integer("refused_hour"),
+    refusedHours: integer("refused_hours").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.sender] })],
+);
+
 /** Mail kept by the development mailer instead of being sent; tests and `npm run mail` read it. */
 export const mailOutbox = sqliteTable(
   "mail_outbox",
@@ -448,7 +480,7 @@ export const usageDays = sqliteTable("usage_days", {
   updatedAt: time("updated_at").notNull(),
 });
 
-/** Fedify's key-value store (src/federation/kv.ts): key = JSON array of its parts, value = JSON, expiry in ms. */
+/** Fedify's key-value store (src/federation/door/kv.ts): key = JSON array of its parts, value = JSON, expiry in ms. */
 export const fedifyKv = sqliteTable(
   "fedify_kv",
   {
@@ -558,6 +590,8 @@ export const filters = sqliteTable(
     phrase: text("phrase").notNull(),
     context: json<FilterContext[]>("context").notNull(),
     irreversible: bool("irreversible").notNull().default(false),
+    // Mastodon 4.4's `blur` action (irreversible wins: `hide`).
+    blur: bool("blur").notNull().default(false),
     wholeWord: bool("whole_word").notNull().default(true),
     expiresAt: time("expires_at"),
     createdAt: time("created_at").notNull(),
@@ -619,9 +653,19 @@ export const notifications = sqliteTable(
     /** Set once Web Push delivery has taken the notification (src/services/push.ts claims it atomically). */
     pushed: bool("pushed").notNull().default(false),
     createdAt: time("created_at").notNull(),
+    /** Set aside by the recipient's notification policy or the mention shield (services/notification-policy.ts). */
+    filtered: bool("filtered").notNull().default(false),
+    /** What it is grouped by (services/notification-groups.ts); NULL for the types never grouped. */
+    groupKey: text("group_key").generatedAlwaysAs(
+      sql`CASE WHEN type IN ('favourite', 'reblog', 'pleroma:emoji_reaction') AND status_id IS NOT NULL THEN type || '-' || status_id || '-' || (created_at / 43200000) WHEN type = 'follow' THEN 'follow-' || (created_at / 43200000) END`,
+      { mode: "virtual" },
+    ),
   },
   (t) => [
     index("notifications_account").on(t.accountId, t.id),
+    index("notifications_group")
+      .on(t.accountId, t.groupKey, t.filtered, t.id)
+      .where(sql`group_key IS NOT NULL`),
     index("notifications_from").on(t.fromAccountId),
     index("notifications_unpushed")
       .on(t.id)
@@ -631,6 +675,43 @@ export const notifications = sqliteTable(
       .on(t.accountId)
       .where(sql`is_seen = 0`),
   ],
+);
+
+/** A recipient's filtered notifications from one sender, waiting to be accepted or dismissed (Mastodon 4.3). */
+export const notificationRequests = sqliteTable(
+  "notification_requests",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: text("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    lastStatusId: text("last_status_id"),
+    notificationsCount: integer("notifications_count").notNull().default(0),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("notification_requests_pair").on(t.accountId, t.fromAccountId),
+    index("notification_requests_from").on(t.fromAccountId),
+  ],
+);
+
+/** Senders whose notifications the recipient accepted: never filtered again. */
+export const notificationPermissions = sqliteTable(
+  "notification_permissions",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: text("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.fromAccountId] })],
 );
 
 // ---- statuses ----
@@ -713,9 +794,10 @@ export const statuses = sqliteTable(
     index("statuses_public_tl")
       .on(t.id)
       .where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
-    index("statuses_public_local_tl")
-      .on(t.local, t.id)
-      .where(sql`reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
+    // The local timeline's, holding local statuses only: a remote status pays no row for it.
+    index("statuses_local_tl")
+      .on(t.id)
+      .where(sql`local = 1 AND reblog_of_id IS NULL AND visibility IN ('public', 'local')`),
     index("statuses_expires")
       .on(t.expiresAt)
       .where(sql`expires_at IS NOT NULL`),
@@ -816,6 +898,40 @@ export const mediaAttachments = sqliteTable(
   ],
 );
 
+/**
+ * A status translated into one language at one edit version (services/translation.ts, issue 47): `translation` is
+ * the stored answer (JSON: content, spoiler, poll options, media descriptions, source language, provider).
+ */
+export const statusTranslations = sqliteTable(
+  "status_translations",
+  {
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    language: text("language").notNull(),
+    /** The status's `edited_at` when translated (0: never edited). */
+    version: integer("version").notNull(),
+    translation: json<StoredTranslation>("translation").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.statusId, t.language, t.version] })],
+);
+
+export interface StoredTranslation {
+  content: string;
+  spoilerText: string;
+  poll: { id: string; options: string[] } | null;
+  media: { id: string; description: string }[];
+  detected: string;
+  provider: string;
+}
+
+/** Workers AI neurons translation spent each UTC day (the daily budget, issue 47). */
+export const translationDays = sqliteTable("translation_days", {
+  day: text("day").primaryKey(),
+  neurons: integer("neurons").notNull().default(0),
+});
+
 /** A version of an edited status, the original included (services/status-edits.ts, issue 31). */
 export const statusEdits = sqliteTable(
   "status_edits",
@@ -839,7 +955,8 @@ export const statusEdits = sqliteTable(
 
 /** What is known of an attachment's picture. */
 export interface MediaMeta {
-  original?: { width: number; height: number };
+  /** The picture's or video's size; a video's or audio's frame rate ("30/1"), seconds and bits per second. */
+  original?: { width?: number; height?: number; frameRate?: string; duration?: number; bitrate?: number };
   /** The thumbnail's size, when one was made (stored at `thumbnailKey(file)`). */
   small?: { width: number; height: number };
   blurhash?: string;
@@ -1120,7 +1237,7 @@ export const instances = sqliteTable(
     failingSince: time("failing_since"),
     /**
      * When the host's current run of failed deliveries began (a success clears it). Failing for over a day, the
-     * host is only probed, one delivery every few hours (federation/delivery.ts).
+     * host is only probed, one delivery every few hours (federation/delivery/).
      */
     unreachableSince: time("unreachable_since"),
     /** The favicon its home page names (`link rel=icon`), or null; learned by the cron (services/instance-favicons.ts). */
@@ -1475,9 +1592,46 @@ export const federationPolicies = sqliteTable(
     policy: text("policy").notNull(),
     reason: text("reason").notNull().default(""),
     createdAt: time("created_at").notNull(),
+    /** Where the rule came from: `hand`, `import` or `subscription:<id>` (services/domain-rules.ts). */
+    source: text("source").notNull().default("hand"),
   },
   (t) => [primaryKey({ columns: [t.domain, t.policy] }), index("federation_policies_policy").on(t.policy, t.domain)],
 );
+
+/**
+ * Blocklists (or allow-lists) the cron fetches daily (services/domain-subscriptions.ts), GoToSocial's domain
+ * permission subscriptions: what they make is written with `source` `subscription:<id>`.
+ */
+export const domainSubscriptions = sqliteTable(
+  "domain_subscriptions",
+  {
+    id: text("id").primaryKey(),
+    title: text("title").notNull().default(""),
+    uri: text("uri").notNull(),
+    contentType: text("content_type").notNull(),
+    permissionType: text("permission_type").$type<"block" | "allow">().notNull(),
+    priority: integer("priority").notNull().default(0),
+    asDraft: bool("as_draft").notNull().default(true),
+    removeRetracted: bool("remove_retracted").notNull().default(true),
+    createdBy: text("created_by").notNull(),
+    createdAt: time("created_at").notNull(),
+    etag: text("etag"),
+    lastModified: text("last_modified"),
+    fetchedAt: time("fetched_at"),
+    successfullyFetchedAt: time("successfully_fetched_at"),
+    nextFetchAt: time("next_fetch_at").notNull(),
+    count: integer("count").notNull().default(0),
+    error: text("error"),
+  },
+  (t) => [uniqueIndex("domain_subscriptions_uri").on(t.uri), index("domain_subscriptions_due").on(t.nextFetchAt)],
+);
+
+/** What a Mastodon domain block holds beside its policies (services/domain-rules.ts). */
+export const domainRuleNotes = sqliteTable("domain_rule_notes", {
+  domain: text("domain").primaryKey(),
+  privateComment: text("private_comment").notNull().default(""),
+  obfuscate: bool("obfuscate").notNull().default(false),
+});
 
 /** Administrators' announcements (`/api/v1/announcements`); `content` is the text as written. */
 export const announcements = sqliteTable("announcements", {

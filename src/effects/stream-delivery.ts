@@ -16,18 +16,18 @@ import type { Env } from "../env";
 import { config } from "../env";
 import { db, statement } from "../db/client";
 import { precompiled } from "../db/json-rows";
-import { streamObject, type Frame } from "../objects/streams";
+import type { Frame } from "../objects/streams";
 import { renderConversations } from "../render/conversation";
 import { renderNotifications } from "../render/notification";
 import { renderStatuses } from "../render/status";
 import type { RenderContext } from "../render/account";
 import { group } from "../lib/group";
-import { notificationsByIds } from "../services/notifications";
+import { loadNotificationsNamed, notificationsByIds } from "../services/notifications";
 import { loadConversations, participationsByIds } from "../services/conversations";
 import type { StreamEvent } from "../services/events";
 import { hydrateEach, type Hydrated } from "../services/hydrate";
 import { origins } from "../lib/media-urls";
-import { PUBLIC_STREAMS, type StreamName } from "../services/streams";
+import { PUBLIC_STREAMS, streamObject, type StreamName } from "../services/streams";
 import { shown } from "../services/timelines";
 import { NOW, notSilenced, paramsCte, visibleTo } from "../services/visibility";
 
@@ -208,7 +208,9 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     ...[...group(personalRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
       const own = notificationRows.filter((n) => n.accountId === viewer && !n.isMuted);
       const rendered = new Map(
-        (own.length ? await renderNotifications(d, ctxFor(viewer), own) : []).map((n) => [n.id, JSON.stringify(n)]),
+        (own.length ? renderNotifications(ctxFor(viewer), own, await loadNotificationsNamed(d, viewer, own)) : []).map(
+          (n) => [n.id, JSON.stringify(n)],
+        ),
       );
       for (const r of rows) {
         const e = personal[Number(r.ref)];

@@ -1,6 +1,6 @@
 /** The hono environment of every request: the Worker's bindings and what the request carries along. */
 import type { Env } from "../env";
-import type { Auth } from "./auth";
+import type { AccountRow, AppRow, UserRow } from "../services/accounts";
 import type { Effects } from "../services/effects";
 
 export type AppEnv = {
@@ -13,3 +13,14 @@ export type AppEnv = {
     paramNames?: ReadonlySet<string>;
   };
 };
+
+/** Who is calling (http/auth.ts reads it from the request). */
+export interface Auth {
+  tokenId: string | null;
+  /** When the sign-in that made the token passed its second factor (tokens.second_factor_at); null otherwise. */
+  secondFactorAt: number | null;
+  scopes: string[];
+  app: AppRow | null;
+  account: AccountRow | null;
+  user: UserRow | null;
+}

@@ -4,12 +4,12 @@
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
-import type { AppEnv } from "./app-env";
+import type { AppEnv, Auth } from "./app-env";
 import { eq } from "drizzle-orm";
 import { db } from "../db/client";
 import { users } from "../db/schema";
 import { config } from "../env";
-import type { AccountRow, UserRow, AppRow } from "../services/accounts";
+import type { AccountRow, UserRow } from "../services/accounts";
 import { checkLogin, confirmPassword, type LoginThrottle } from "../services/credentials";
 import { assertActive, passwordSignIn } from "../services/sign-in";
 import { findToken } from "../services/tokens";
@@ -21,15 +21,7 @@ export const SESSION_COOKIE = "_pleroma_key";
 /** What a password (Basic) login may do: everything a full-scope token may. */
 const BASIC_SCOPES = ["read", "write", "follow", "push"];
 
-export interface Auth {
-  tokenId: string | null;
-  /** When the sign-in that made the token passed its second factor (tokens.second_factor_at); null otherwise. */
-  secondFactorAt: number | null;
-  scopes: string[];
-  app: AppRow | null;
-  account: AccountRow | null;
-  user: UserRow | null;
-}
+export type { Auth } from "./app-env";
 
 /** Auth with a user, as routes that need one receive it. */
 export type UserAuth = Auth & { account: AccountRow; user: UserRow };

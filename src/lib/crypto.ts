@@ -26,6 +26,12 @@ export async function sha256(text: string): Promise<string> {
   return base64url(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
 
+/** SHA-256 of a text as lower-case hex (Mastodon's domain block `digest`). */
+export async function sha256Hex(text: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /** Compares two strings in time independent of where they differ. */
 export function safeEqual(a: string, b: string): boolean {
   const x = encoder.encode(a);

@@ -12,8 +12,10 @@ export const FRONTEND_LIMITS: ZipLimits & { maxArchiveBytes: number; maxFiles: n
   // In the Worker (128 MB): the request body, its parsed File, the bytes read from it, and files being inflated.
   // The command line reads larger archives (`maxArchiveBytes` of listFrontendArchive).
   maxArchiveBytes: 32_000_000,
-  // Each file is one R2 write in the install's request: well under the 1,000 a request may make.
-  maxFiles: 900,
+  // Each file stored is one R2 write in the install's request, which may make 1,000 operations in all: the rest
+  // is room for the request's other calls. What no browser fetches is not stored (`unserved`), so a large build
+  // (Soapbox: 1,600 files with its source maps) fits.
+  maxFiles: 960,
   maxEntries: 5_000,
   maxFileBytes: 32_000_000,
   maxTotalBytes: 150_000_000,
@@ -91,6 +93,30 @@ function buildPath(entry: string, prefix: string): string | null {
   return entry.slice(prefix.length);
 }
 
+/**
+ * Files of a build no browser fetches, left out of the install: source maps (only developer tools ask, and they
+ * reveal the source), precompressed copies (`x.js.gz`, `x.js.br` beside `x.js`: compression is the edge's job),
+ * and a `.woff` font beside a `.woff2` of the same font (every browser that runs a current frontend takes the
+ * woff2 a stylesheet lists first). Fontsource-style builds hold a pair of each subset and weight.
+ */
+export function unservedFiles(paths: string[]): Set<string> {
+  const all = new Set(paths);
+  // A font's name without the build's content hash (`inter-latin-400-normal-BOlQeZGp.woff2` → `…-normal`).
+  const fontKey = (p: string) => {
+    const stem = p.slice(0, p.lastIndexOf("."));
+    return isHashedAsset(p) ? stem.replace(/[.-][A-Za-z0-9_-]{8,64}$/, "") : stem;
+  };
+  const woff2 = new Set(paths.filter((p) => p.toLowerCase().endsWith(".woff2")).map(fontKey));
+  const out = new Set<string>();
+  for (const p of paths) {
+    const lower = p.toLowerCase();
+    if (lower.endsWith(".map")) out.add(p);
+    else if ((lower.endsWith(".gz") || lower.endsWith(".br")) && all.has(p.slice(0, -3))) out.add(p);
+    else if (lower.endsWith(".woff") && woff2.has(fontKey(p))) out.add(p);
+  }
+  return out;
+}
+
 /** Whether a path is safe to store and serve: relative, no empty, `.` or `..` segment, no backslash or control. */
 function safePath(path: string): boolean {
   if (!path || path.length > 512 || path.startsWith("/") || /[\\\u0000-\u001f\u007f]/.test(path)) return false;
@@ -112,7 +138,7 @@ export function listFrontendArchive(
   unzipBounded(zip, (name, size) => (entries.push({ name, size }), false), { ...FRONTEND_LIMITS, maxFileBytes: 0 });
   const dir = buildDir.replace(/^\/+|\/+$/g, "");
   for (const prefix of dir ? [`${dir}/`, ""] : [""]) {
-    const files: ArchiveFile[] = [];
+    let files: ArchiveFile[] = [];
     for (const e of entries) {
       const path = buildPath(e.name, prefix);
       if (path === null) continue;
@@ -122,6 +148,8 @@ export function listFrontendArchive(
     if (!files.some((f) => f.path === "index.html")) continue;
     if (new Set(files.map((f) => f.path)).size !== files.length)
       throw new ZipRefused("The archive holds the same path twice");
+    const unserved = unservedFiles(files.map((f) => f.path));
+    files = files.filter((f) => !unserved.has(f.path));
     if (files.length > FRONTEND_LIMITS.maxFiles)
       throw new ZipRefused(`The build has more than ${FRONTEND_LIMITS.maxFiles} files`);
     const big = files.find((f) => f.size > FRONTEND_LIMITS.maxFileBytes);

@@ -29,6 +29,8 @@ export interface Usage {
   imageTransformations: number;
   /** Outbound `fetch` calls made through lib/outbound.ts (remote servers, link cards, push). */
   subrequests: number;
+  /** Workers AI neurons (translation's estimate from the tokens sent and received: services/translation.ts). */
+  aiNeurons: number;
 }
 
 export type UsageKey = keyof Usage;
@@ -43,6 +45,7 @@ export const emptyUsage = (): Usage => ({
   r2ClassB: 0,
   imageTransformations: 0,
   subrequests: 0,
+  aiNeurons: 0,
 });
 
 export const USAGE_KEYS = Object.keys(emptyUsage()) as UsageKey[];

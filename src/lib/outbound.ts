@@ -1,6 +1,6 @@
 /**
  * The one way out: link cards, Web Push and Fedify's document loaders (plain and signed) go through
- * `outboundFetch`, and so do inbox deliveries (src/federation/delivery.ts). Not these: WebFinger lookups (Fedify's
+ * `outboundFetch`, and so do inbox deliveries (src/federation/delivery/). Not these: WebFinger lookups (Fedify's
  * own, equivalent address check).
  * `outboundFetch` refuses URLs that reach
  * private, loopback, link-local, CGNAT, unique-local or otherwise non-public addresses, checks every redirect

@@ -13,26 +13,16 @@ import { newId } from "../db/ids";
 import { chatMessages, mediaAttachments } from "../db/schema";
 import { and, eq } from "drizzle-orm";
 import { IDEMPOTENCY_WINDOW_MS } from "../lib/limits";
-import { bothViews, unreadCount, type ChatMessageRow, type MessageDraft } from "../services/chats";
-import type { MediaRow } from "../services/hydrate";
+import { bothViews, unreadCount, type ChatMessageRow } from "../services/chats";
 import { notify } from "../services/notifications";
 import { runEffects } from "../effects";
 import { renderChat } from "../render/chat";
 import { origins } from "../lib/media-urls";
 import { outboxWrite } from "../services/outbox";
-import type { Effects } from "../services/effects";
-
-export interface SentMessage {
-  message: ChatMessageRow;
-  media: MediaRow | null;
-  /** False when an idempotent resend found the first message. */
-  created: boolean;
-  /** What follows a new message: push of its `pleroma:chat_mention`, delivery of a local sender's ChatMessage. */
-  effects: Effects;
-}
+import type { ChatEffects, ChatRoomMethods, ChatWriterMethods, MessageDraft, SentMessage } from "./contracts";
 
 /** The writer itself: what the object runs (and, in the two-instance tests, runs in process: `chatRoomSeam`). */
-export class ChatWriter {
+export class ChatWriter implements ChatWriterMethods {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -150,7 +140,7 @@ export class ChatWriter {
 
   /** Deletes the sender's own message (its attachment goes back to the collector, its notification away). */
   /** Deletes a local sender's message; answers what follows (the delivery of its Delete). */
-  deleteMessage(chatId: string, sender: string, recipient: string, messageId: string): Promise<Effects> {
+  deleteMessage(chatId: string, sender: string, recipient: string, messageId: string): Promise<ChatEffects> {
     return this.serial(async () => {
       const d = db(this.env);
       const t = Date.now();
@@ -218,7 +208,7 @@ export class ChatWriter {
   }
 }
 
-export class ChatRoom extends DurableObject<Env> {
+export class ChatRoom extends DurableObject<Env> implements ChatRoomMethods {
   private readonly writer = new ChatWriter(this.env, (p) => this.ctx.waitUntil(p));
 
   send(draft: MessageDraft, base: string) {

@@ -7,11 +7,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { deliverHost, wakeHosts } from "../federation/delivery";
+import type { HostDeliveryMethods } from "./contracts";
+import { deliverHost } from "../federation/delivery/deliver";
+import { wakeHosts } from "../federation/delivery/wake";
 
 const RETRY_AFTER_ERROR_MS = 60_000;
 
-export class HostDelivery extends DurableObject<Env> {
+export class HostDelivery extends DurableObject<Env> implements HostDeliveryMethods {
   /** Deliver `host`'s due deliveries soon; then wake the `relay` hosts' objects. */
   async kick(host: string, relay: string[] = []): Promise<void> {
     // The object's name is not readable from inside it: the host is kept in its storage for the alarm.

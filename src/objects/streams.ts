@@ -14,6 +14,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import type { StreamMethods } from "./contracts";
 import { db } from "../db/client";
 import { findToken } from "../services/tokens";
 import {
@@ -21,6 +22,7 @@ import {
   presenceStatements,
   resolveStream,
   sameSubscription,
+  streamObject,
   scopesAllow,
   streamField,
   type Listener,
@@ -94,7 +96,7 @@ function answer(ws: WebSocket, text: string): void {
 const wants = (c: Connection, f: Frame) =>
   c.tokenId === f.tokenId && c.subscriptions.some((s) => sameSubscription(s, f));
 
-class StreamObject extends DurableObject<Env> {
+class StreamObject extends DurableObject<Env> implements StreamMethods {
   /** Open event streams: in memory, since they keep the object awake anyway. */
   private readonly sse = new Map<WritableStreamDefaultWriter<Uint8Array>, Connection>();
   /** Per event stream: writes the client has not read yet, and since when it has read nothing. */
@@ -325,13 +327,6 @@ export class UserStream extends StreamObject {}
 
 /** Anonymous connections to one public or hashtag stream. */
 export class TopicStream extends StreamObject {}
-
-/** The object an object name (`user:<shard>`, `user:<account id>` of earlier versions, or `topic:<stream>`) stands for. */
-export function streamObject(env: Env, object: string): DurableObjectStub<StreamObject> {
-  const [kind, name] = [object.slice(0, object.indexOf(":")), object.slice(object.indexOf(":") + 1)];
-  const ns = kind === "user" ? env.USER_STREAMS : env.TOPIC_STREAMS;
-  return ns.get(ns.idFromName(name));
-}
 
 /** Signed-in connections are spread over this many `UserStream` objects. */
 const USER_STREAM_SHARDS = 32;

@@ -23,7 +23,7 @@ export function renderFilterV2(f: FilterRow) {
     context: f.context,
     expires_at: f.expiresAt === null ? null : iso(f.expiresAt),
     // An irreversible filter drops statuses on the server: Mastodon 4 calls that `hide`.
-    filter_action: f.irreversible ? ("hide" as const) : ("warn" as const),
+    filter_action: f.irreversible ? ("hide" as const) : f.blur ? ("blur" as const) : ("warn" as const),
     keywords: [renderFilterKeyword(f)],
     statuses: [] as { id: string; status_id: string }[],
   };

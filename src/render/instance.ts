@@ -1,5 +1,6 @@
 /** Instance information and nodeinfo, sharing the figures and limits. */
 import { ZIP_LIMITS } from "../lib/zip";
+import { apiVersion, CLAIMED, FEATURES, softwareVersion } from "../lib/compatibility";
 import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
 import { RESERVED_NICKNAMES } from "../lib/nicknames";
@@ -8,29 +9,13 @@ import { MAX_PINNED } from "../lib/limits";
 import type { MrfTransparency } from "../services/federation-policies";
 import { builtInImageUrl, DEFAULT_HEADER, origins } from "../lib/media-urls";
 
-const API_VERSION = `2.7.2 (compatible; Pleroma 2.5.0; Starling ${VERSION})`;
+const API_VERSION = apiVersion(VERSION);
 /** Where the source is published: not yet recorded anywhere, so empty rather than made up. */
 const SOURCE_URL = "";
-const SOFTWARE_VERSION = `2.5.0+starling.${VERSION}`;
+const SOFTWARE_VERSION = softwareVersion(VERSION);
 
-/**
- * Capabilities clients switch features on by. Only what this server really does is listed: each capability
- * adds its flag when it lands (e.g. `polls`, `pleroma_emoji_reactions`, `mastodon_api_streaming`).
- */
-const FEATURES = [
-  "pleroma_api",
-  "mastodon_api",
-  "mastodon_api_streaming",
-  "polls",
-  "pleroma_explicit_addressing",
-  "multifetch",
-  "pleroma_emoji_reactions",
-  "pleroma_chat_messages",
-  "shareable_emoji_packs",
-  "pleroma_custom_emoji_reactions",
-  // Editing statuses (PUT /api/v1/statuses/:id, /history): Pleroma-FE shows Edit only when this is listed.
-  "editing",
-];
+/** Capabilities clients switch features on by (src/lib/compatibility.ts: each with what it opens). */
+const FEATURE_FLAGS = Object.keys(FEATURES);
 
 /** Content types accepted for posts (`content_type`): those the content pipeline renders. */
 export const POST_FORMATS: string[] = CONTENT_TYPES;
@@ -41,7 +26,7 @@ function fieldsLimits(env: Env) {
 
 /**
  * Federation as Pleroma reports it. Enabled only when `DOMAIN` is set: without it the federation endpoints
- * answer 503 on any public host (src/federation/index.ts), so claiming otherwise would invite followers in vain.
+ * answer 503 on any public host (src/federation/door/handle.ts), so claiming otherwise would invite followers in vain.
  */
 function federation(env: Env, mrf: MrfTransparency) {
   return {
@@ -111,7 +96,7 @@ export function renderInstance(
     pleroma: {
       metadata: {
         account_activation_required: c.activationRequired,
-        features: FEATURES,
+        features: FEATURE_FLAGS,
         federation: federation(env, mrf),
         fields_limits: fieldsLimits(env),
         // What an uploaded or downloaded archive (emoji packs) may hold (lib/zip.ts); one file, as any upload.
@@ -132,15 +117,24 @@ export function renderInstance(
  * Mastodon 4's Instance (`/api/v2/instance`), made from the v1 answer so both tell the same facts, with
  * Pleroma's extra `pleroma` object as Pleroma 2.5 adds it.
  */
-export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: string, base: string) {
+export function renderInstanceV2(
+  v1: ReturnType<typeof renderInstance>,
+  host: string,
+  base: string,
+  translation = false,
+) {
   return {
     domain: host,
     title: v1.title,
     version: v1.version,
     source_url: SOURCE_URL,
+    // Mastodon 4.3's API number at the level claimed (src/lib/compatibility.ts): Phanpy and Ice Cubes gate on it.
+    api_versions: { mastodon: CLAIMED.api },
     description: v1.short_description || v1.description,
     usage: { users: { active_month: v1.pleroma.stats.mau } },
     thumbnail: { url: v1.thumbnail },
+    // Mastodon 4.3's app icons: none are configured.
+    icon: [] as never[],
     languages: v1.languages,
     configuration: {
       urls: { streaming: v1.urls.streaming_api },
@@ -164,12 +158,15 @@ export function renderInstanceV2(v1: ReturnType<typeof renderInstance>, host: st
         min_expiration: v1.poll_limits.min_expiration,
         max_expiration: v1.poll_limits.max_expiration,
       },
-      translation: { enabled: false },
+      translation: { enabled: translation },
     },
     // The sign-up page (routes/sign-up.ts), where apps without in-app sign-up send people.
     registrations: {
       enabled: v1.registrations,
       approval_required: v1.approval_required,
+      // The sign-up form asks a reason without requiring one; no age is asked.
+      reason_required: false,
+      min_age: null,
       message: null,
       url: `${base}/auth/sign_up`,
     },
@@ -207,7 +204,7 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
       nodeName: c.name,
       nodeDescription: c.description,
       private: false,
-      features: FEATURES,
+      features: FEATURE_FLAGS,
       federation: federation(env, mrf),
       accountActivationRequired: c.activationRequired,
       invitesEnabled: !c.registrationsOpen,
@@ -233,3 +230,19 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
     },
   };
 }
+
+type DatedDocument = { html: string; uploaded: Date };
+
+/** Mastodon 4.4's TermsOfService: the uploaded document, in force since it was uploaded. */
+export const renderTermsOfService = (doc: DatedDocument) => ({
+  effective_date: doc.uploaded.toISOString().slice(0, 10),
+  effective: true,
+  content: doc.html,
+  succeeded_by: null,
+});
+
+/** Mastodon's PrivacyPolicy: the uploaded document, or one saying there is none (Mastodon always has one). */
+export const renderPrivacyPolicy = (doc: DatedDocument | null) => ({
+  updated_at: (doc?.uploaded ?? new Date(0)).toISOString(),
+  content: doc?.html ?? "<p>This server has not published a privacy policy.</p>",
+});

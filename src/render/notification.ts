@@ -1,53 +1,30 @@
 /** The Notification entity. */
-import type { DB } from "../db/client";
-import { inJson } from "../db/client";
 import { iso } from "../lib/iso";
-import { chatMessages, mediaAttachments, reports } from "../db/schema";
-import { eq } from "drizzle-orm";
 import { renderChatMessage } from "./chat";
 import type { z } from "@hono/zod-openapi";
 import type { NotificationSchema } from "../schemas/social";
+import type {
+  GroupedNotificationsResultsSchema,
+  NotificationGroupSchema,
+  NotificationPolicySchema,
+  NotificationPolicyV1Schema,
+  NotificationRequestSchema,
+  PartialAccountWithAvatarSchema,
+} from "../schemas/notification-groups";
+import type { Policy, RequestRow } from "../services/notification-policy";
+import type { Hydrated } from "../services/hydrate";
+import type { AccountWithUser } from "../services/accounts";
+import type { NotificationGroup } from "../services/notification-groups";
 
 type Notification = z.infer<typeof NotificationSchema>;
-import { accountsById } from "../services/conversations";
-import { hydrate } from "../services/hydrate";
 import type { NotificationRow, NotificationType, NotificationsNamed } from "../services/notifications";
 import { renderAccount, type RenderContext } from "./account";
 import { renderStatuses } from "./status";
 
 export type { NotificationRow };
 
-/** Notifications with their accounts, statuses, reports and chat messages: reads in parallel, whatever their number. */
-export async function renderNotifications(d: DB, ctx: RenderContext, rows: NotificationRow[]): Promise<Notification[]> {
-  const me = ctx.viewerId;
-  const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
-  const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
-  const chatIds = [...new Set(rows.flatMap((r) => (r.chatMessageId ? [r.chatMessageId] : [])))];
-  const [h, people, reportRows, chatRows] = await Promise.all([
-    hydrate(d, statusIds, me),
-    accountsById(
-      d,
-      rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])]),
-    ),
-    reportIds.length ? d.select().from(reports).where(inJson(reports.id, reportIds)) : Promise.resolve([]),
-    chatIds.length
-      ? d
-          .select({ message: chatMessages, media: mediaAttachments })
-          .from(chatMessages)
-          .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
-          .where(inJson(chatMessages.id, chatIds))
-      : Promise.resolve([]),
-  ]);
-  return renderLoadedNotifications(ctx, rows, {
-    h,
-    people,
-    reports: new Map(reportRows.map((r) => [r.id, r])),
-    chats: new Map(chatRows.map((r) => [r.message.id, r])),
-  });
-}
-
 /** Notifications whose statuses, accounts, reports and chat messages are loaded (`named`). */
-export function renderLoadedNotifications(
+export function renderNotifications(
   ctx: RenderContext,
   rows: NotificationRow[],
   named: NotificationsNamed,
@@ -89,4 +66,120 @@ export function renderLoadedNotifications(
       },
     ];
   });
+}
+
+type Results = z.infer<typeof GroupedNotificationsResultsSchema>;
+type Group = z.infer<typeof NotificationGroupSchema>;
+type Account = ReturnType<typeof renderAccount>;
+
+/**
+ * Notification groups as Mastodon's `GroupedNotificationsResults`: the accounts and statuses they name once each
+ * beside the groups. With `partial` (`expand_accounts=partial_avatars`) only a group's newest sender is a full
+ * account; the others are `partial_accounts`. `paged`: the page's own range (`page_min_id`, …) is given.
+ */
+export function renderNotificationGroups(
+  ctx: RenderContext,
+  groups: NotificationGroup[],
+  named: NotificationsNamed,
+  opts: { partial: boolean; paged: boolean },
+): Results {
+  const rendered = new Map(
+    renderNotifications(
+      ctx,
+      groups.map((g) => g.row),
+      named,
+    ).map((n) => [n.id, n]),
+  );
+  const accounts = new Map<string, Account>();
+  const partials = new Map<string, z.infer<typeof PartialAccountWithAvatarSchema>>();
+  const statuses = new Map<string, NonNullable<Notification["status"]>>();
+  const out = groups.flatMap((g): Group[] => {
+    const n = rendered.get(g.row.id);
+    if (!n) return [];
+    if (n.status) statuses.set(n.status.id, n.status);
+    if (n.target) accounts.set(n.target.id, n.target);
+    const ids = g.sampleIds.filter((id) => named.people.has(id));
+    ids.forEach((id, i) => {
+      if (accounts.has(id)) return;
+      const a = id === n.account.id ? n.account : renderAccount(ctx, named.people.get(id)!);
+      if (!opts.partial || i === 0) accounts.set(id, a);
+      else
+        partials.set(id, {
+          id: a.id,
+          acct: a.acct,
+          url: a.url,
+          avatar: a.avatar,
+          avatar_static: a.avatar_static,
+          locked: a.locked,
+          bot: a.bot,
+        });
+    });
+    return [
+      {
+        group_key: g.key,
+        notifications_count: g.count,
+        type: n.type,
+        most_recent_notification_id: n.id,
+        ...(opts.paged
+          ? { page_min_id: g.pageMinId, page_max_id: g.pageMaxId, latest_page_notification_at: n.created_at }
+          : {}),
+        sample_account_ids: ids,
+        ...(n.status ? { status_id: n.status.id } : {}),
+        ...(n.report ? { report: n.report } : {}),
+        ...(n.emoji ? { emoji: n.emoji } : {}),
+      },
+    ];
+  });
+  for (const id of accounts.keys()) partials.delete(id);
+  return {
+    accounts: [...accounts.values()],
+    ...(opts.partial ? { partial_accounts: [...partials.values()] } : {}),
+    statuses: [...statuses.values()],
+    notification_groups: out,
+  };
+}
+
+/** Mastodon 4.3's NotificationRequest: the sender and their newest filtered status. */
+export function renderNotificationRequests(
+  ctx: RenderContext,
+  rows: RequestRow[],
+  named: { h: Hydrated; people: Map<string, AccountWithUser> },
+): z.infer<typeof NotificationRequestSchema>[] {
+  const statuses = new Map(
+    renderStatuses(
+      ctx,
+      named.h,
+      rows.flatMap((r) => (r.lastStatusId ? [r.lastStatusId] : [])),
+    ).map((s) => [s.id, s]),
+  );
+  return rows.flatMap((r) => {
+    const from = named.people.get(r.fromAccountId);
+    if (!from) return [];
+    const status = r.lastStatusId ? statuses.get(r.lastStatusId) : undefined;
+    return [
+      {
+        id: r.id,
+        created_at: iso(r.createdAt),
+        updated_at: iso(r.updatedAt),
+        account: renderAccount(ctx, from),
+        notifications_count: String(r.notificationsCount),
+        ...(status ? { last_status: status } : {}),
+      },
+    ];
+  });
+}
+
+/** The policy, v2 (`accept`/`filter`/`drop`) or v1 (whether each is filtered), with its summary. */
+export function renderPolicy(p: { policy: Policy; requests: number; notifications: number }) {
+  const summary = { pending_requests_count: p.requests, pending_notifications_count: p.notifications };
+  return {
+    v2: { ...p.policy, summary } satisfies z.infer<typeof NotificationPolicySchema>,
+    v1: {
+      filter_not_following: p.policy.for_not_following !== "accept",
+      filter_not_followers: p.policy.for_not_followers !== "accept",
+      filter_new_accounts: p.policy.for_new_accounts !== "accept",
+      filter_private_mentions: p.policy.for_private_mentions !== "accept",
+      summary,
+    } satisfies z.infer<typeof NotificationPolicyV1Schema>,
+  };
 }

@@ -189,19 +189,24 @@ export interface ProfileView {
   noindex: boolean;
 }
 
+/** "1 post", "2 posts" (the preview of a profile link said "1 posts"). */
+const counted = (n: number, one: string, other: string) => (n === 1 ? one : other);
+
 export function profilePage(v: ProfileView) {
   const a = v.account;
   const bio = clip(htmlToText(a.note), 300);
   const counts = [
-    html`<li><strong>${a.statuses_count}</strong> posts</li>`,
+    html`<li><strong>${a.statuses_count}</strong> ${counted(a.statuses_count, "post", "posts")}</li>`,
     a.pleroma.hide_follows_count ? "" : html`<li><strong>${a.following_count}</strong> following</li>`,
-    a.pleroma.hide_followers_count ? "" : html`<li><strong>${a.followers_count}</strong> followers</li>`,
+    a.pleroma.hide_followers_count
+      ? ""
+      : html`<li><strong>${a.followers_count}</strong> ${counted(a.followers_count, "follower", "followers")}</li>`,
   ];
   return page(
     {
       siteName: v.siteName,
       title: `${a.display_name} (@${a.fqn})`,
-      description: bio || `${a.statuses_count} posts`,
+      description: bio || `${a.statuses_count} ${counted(a.statuses_count, "post", "posts")}`,
       canonical: a.url,
       activityJson: a.pleroma.ap_id ?? undefined,
       ogType: "profile",

@@ -27,6 +27,13 @@ export function renderMedia(
     size: `${d.width}x${d.height}`,
     aspect: Math.round((d.width / d.height) * 1e6) / 1e6,
   });
+  // Mastodon's `original` of a video or audio: its size when it has one, frame rate, duration and bit rate.
+  const original = (d: NonNullable<MediaMeta["original"]>) => ({
+    ...(d.width && d.height ? size({ width: d.width, height: d.height }) : {}),
+    ...(d.frameRate ? { frame_rate: d.frameRate } : {}),
+    ...(d.duration ? { duration: d.duration } : {}),
+    ...(d.bitrate ? { bitrate: d.bitrate } : {}),
+  });
   return {
     id: m.id,
     type: m.type,
@@ -41,7 +48,7 @@ export function renderMedia(
     meta:
       o || small || m.meta?.focus
         ? {
-            ...(o ? { original: size(o) } : {}),
+            ...(o ? { original: original(o) } : {}),
             ...(small ? { small: size(small) } : {}),
             ...(m.meta?.focus ? { focus: m.meta.focus } : {}),
           }

@@ -1,6 +1,6 @@
 /** Registration, the user's own account, and reading any account. */
 import { movedTarget } from "../services/move";
-import { refreshStaleAccount } from "../federation/account-refresh";
+import { refreshStaleAccount } from "../federation/fetching/account-refresh";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";

@@ -11,7 +11,7 @@ import { renderAccount } from "../render/account";
 import { AccountSchema } from "../schemas/account";
 import { findByAcct } from "../services/accounts";
 import { directory } from "../services/directory";
-import { parseHandle, resolveAccount, resolveEnv } from "../federation/resolve";
+import { parseHandle, resolveAccount, resolveEnv } from "../federation/fetching/resolve";
 
 export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

@@ -171,7 +171,9 @@ export function registerEmojiPackRoutes(app: OpenAPIHono<AppEnv>) {
         description: z.string().optional(),
         "fallback-src": z.string().url().optional(),
         "fallback-src-sha256": z.string().optional(),
-        "share-files": boolParam().optional(),
+        // Pack metadata is JSON kept as given: a boolean, or its "true"/"false" spelling (as Pleroma's schema
+        // casts it), never the lenient any-string-is-true of form and query parameters (bad metadata is 400).
+        "share-files": z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean()).optional(),
       }),
     }),
     response: PackMetadataSchema,

@@ -55,7 +55,7 @@ const keywordAttributes = z.preprocess(
 const filterV2Params = z.object({
   title: z.string().trim().max(1000).optional(),
   context: arrayParam(z.string()).optional(),
-  // Unknown actions are ignored; `blur` (Mastodon 4.4) is a warning here.
+  // `warn`, `hide`, `blur` (Mastodon 4.4; accepted whatever level is claimed); unknown actions are ignored.
   filter_action: z.string().optional(),
   expires_in: z.union([z.literal(""), z.null(), intParam().pipe(z.number().int().min(1))]).optional(),
   keywords_attributes: keywordAttributes.optional(),
@@ -208,7 +208,7 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
       const row = await filters.createFilter(db(c.env), auth.account.id, {
         phrase,
         context: filters.filterContexts(p.context ?? []),
-        irreversible: filters.irreversibleFor(p.filter_action),
+        ...filters.actionFlags(p.filter_action),
         whole_word: keyword?.whole_word,
         expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
       });
@@ -234,7 +234,7 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
       const row = await filters.updateFilter(d, auth.account.id, existing.id, {
         phrase: keyword?.keyword || existing.phrase,
         context: p.context === undefined ? existing.context : filters.filterContexts(p.context),
-        irreversible: filters.irreversibleFor(p.filter_action),
+        ...filters.actionFlags(p.filter_action),
         whole_word: keyword?.whole_word,
         expires_in:
           typeof p.expires_in === "number"
@@ -273,43 +273,47 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     response: FilterKeywordSchema,
     handler: (c, p, auth) => setKeyword(c, auth.account.id, p.id, p),
   });
-  route(app, {
-    method: "get",
-    path: "/api/v2/filter_keywords/:id",
-    summary: "A filter keyword (its id is the filter's)",
-    tags: ["Filters"],
-    auth: "user",
-    scopes: ["read:filters"],
-    params: z.object({ id: z.string() }),
-    response: FilterKeywordSchema,
-    handler: async (c, p, auth) =>
-      c.json(renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))),
-  });
-  route(app, {
-    method: "put",
-    path: "/api/v2/filter_keywords/:id",
-    summary: "Change a filter keyword",
-    tags: ["Filters"],
-    auth: "user",
-    scopes: ["write:filters"],
-    params: keywordParams.extend({ id: z.string() }),
-    response: FilterKeywordSchema,
-    handler: (c, p, auth) => setKeyword(c, auth.account.id, p.id, p),
-  });
-  route(app, {
-    method: "delete",
-    path: "/api/v2/filter_keywords/:id",
-    summary: "Refused: a filter keeps its one keyword (delete the filter instead)",
-    tags: ["Filters"],
-    auth: "user",
-    scopes: ["write:filters"],
-    params: z.object({ id: z.string() }),
-    response: z.object({}),
-    handler: async (c, p, auth) => {
-      await filters.getFilter(db(c.env), auth.account.id, p.id);
-      throw unprocessable(
-        "Validation failed: a filter on this server holds exactly one keyword; delete the filter instead",
-      );
-    },
-  });
+  // Mastodon routes a keyword at `/api/v2/filters/keywords/:id` (Ice Cubes removes keywords there);
+  // `/api/v2/filter_keywords/:id` is the contract's name for it.
+  for (const path of ["/api/v2/filter_keywords/:id", "/api/v2/filters/keywords/:id"]) {
+    route(app, {
+      method: "get",
+      path,
+      summary: "A filter keyword (its id is the filter's)",
+      tags: ["Filters"],
+      auth: "user",
+      scopes: ["read:filters"],
+      params: z.object({ id: z.string() }),
+      response: FilterKeywordSchema,
+      handler: async (c, p, auth) =>
+        c.json(renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))),
+    });
+    route(app, {
+      method: "put",
+      path,
+      summary: "Change a filter keyword",
+      tags: ["Filters"],
+      auth: "user",
+      scopes: ["write:filters"],
+      params: keywordParams.extend({ id: z.string() }),
+      response: FilterKeywordSchema,
+      handler: (c, p, auth) => setKeyword(c, auth.account.id, p.id, p),
+    });
+    route(app, {
+      method: "delete",
+      path,
+      summary: "Refused: a filter keeps its one keyword (delete the filter instead)",
+      tags: ["Filters"],
+      auth: "user",
+      scopes: ["write:filters"],
+      params: z.object({ id: z.string() }),
+      response: z.object({}),
+      handler: async (c, p, auth) => {
+        await filters.getFilter(db(c.env), auth.account.id, p.id);
+        throw unprocessable(
+          "Validation failed: a filter on this server holds exactly one keyword; delete the filter instead",
+        );
+      },
+    });
+  }
 }

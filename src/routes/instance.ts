@@ -7,15 +7,25 @@ import { notFound } from "../lib/errors";
 import { route } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
 import { intParam, offsetParam } from "../http/params";
-import { renderInstance, renderInstanceV2 } from "../render/instance";
+import { renderInstance, renderInstanceV2, renderPrivacyPolicy, renderTermsOfService } from "../render/instance";
 import { mrfTransparency } from "../services/federation-policies";
 import { renderTag } from "../render/tag";
-import { InstanceSchema, InstanceV2Schema, RuleSchema, TrendTagSchema } from "../schemas/instance";
+import {
+  InstanceSchema,
+  InstanceV2Schema,
+  PrivacyPolicySchema,
+  RuleSchema,
+  SuggestionSchema,
+  TermsOfServiceSchema,
+  TrendTagSchema,
+} from "../schemas/instance";
+import { datedDocument } from "../services/instance-documents";
 import { StatusSchema } from "../schemas/status";
 import { peers } from "../services/instance";
 import { cachedInstanceStats } from "./instance-stats";
 import { vapidKeys } from "../services/instance-keys";
 import { trendingTags } from "../services/trends";
+import { translationEnabled } from "../services/translation";
 import type { Ctx } from "../http/route";
 
 async function instanceV1(c: Ctx) {
@@ -48,7 +58,8 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Instance"],
     auth: "none",
     response: InstanceV2Schema,
-    handler: async (c) => c.json(renderInstanceV2(await instanceV1(c), hostOf(c), baseUrl(c))),
+    handler: async (c) =>
+      c.json(renderInstanceV2(await instanceV1(c), hostOf(c), baseUrl(c), translationEnabled(c.env))),
   });
 
   route(app, {
@@ -59,6 +70,34 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "none",
     response: z.array(RuleSchema),
     handler: (c) => c.json([]),
+  });
+
+  // Mastodon's shapes over the instance documents an admin uploads (admin-fe's "terms-of-service", and
+  // "privacy-policy"). No terms uploaded: 404, as Mastodon answers when it has none.
+  route(app, {
+    method: "get",
+    path: "/api/v1/instance/terms_of_service",
+    summary: "The terms of service (the uploaded instance document)",
+    tags: ["Instance"],
+    auth: "none",
+    response: TermsOfServiceSchema,
+    handler: async (c) => {
+      const doc = await datedDocument(c.env, "terms-of-service");
+      if (!doc) throw notFound("Record not found");
+      return c.json(renderTermsOfService(doc));
+    },
+  });
+  // Mastodon always has a policy (its template); without an uploaded one this says so rather than invent one.
+  route(app, {
+    method: "get",
+    path: "/api/v1/instance/privacy_policy",
+    summary: "The privacy policy (the uploaded instance document)",
+    tags: ["Instance"],
+    auth: "none",
+    response: PrivacyPolicySchema,
+    handler: async (c) => {
+      return c.json(renderPrivacyPolicy(await datedDocument(c.env, "privacy-policy")));
+    },
   });
 
   // `/api/v1/trends` is Mastodon 3.0's name for the same list.
@@ -123,6 +162,18 @@ export function registerInstanceRoutes(app: OpenAPIHono<AppEnv>) {
       handler: (c) => c.json([]),
     });
   }
+
+  // Mastodon 3.4's suggestions with their reasons, over the same (empty) list as v1: Soapbox and Elk ask it.
+  route(app, {
+    method: "get",
+    path: "/api/v2/suggestions",
+    summary: "Accounts suggested to follow, with why (none are suggested: always empty)",
+    tags: ["Instance"],
+    auth: "none",
+    params: z.object({ limit: z.unknown().optional() }),
+    response: z.array(SuggestionSchema).max(0),
+    handler: (c) => c.json([]),
+  });
 
   route(app, {
     method: "get",

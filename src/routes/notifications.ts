@@ -10,14 +10,14 @@ import { arrayParam, boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { renderContext } from "../http/urls";
 import { renderMarkers } from "../render/marker";
-import { renderLoadedNotifications, renderNotifications } from "../render/notification";
+import { renderNotifications } from "../render/notification";
 import { readPage } from "./page-read";
 import { VISIBILITIES } from "../schemas/status";
 import * as notes from "../services/notifications";
 import { NOTIFICATION_TYPES, type NotificationRow } from "../services/notifications";
 
-const render = (c: Ctx, me: string, rows: NotificationRow[]) =>
-  renderNotifications(db(c.env), renderContext(c, me), rows);
+const render = async (c: Ctx, me: string, rows: NotificationRow[]) =>
+  renderNotifications(renderContext(c, me), rows, await notes.loadNotificationsNamed(db(c.env), me, rows));
 
 export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -36,6 +36,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
       account_id: z.string().optional(),
       exclude_visibilities: enumArrayParam(VISIBILITIES).optional(),
       with_muted: boolParam().optional(),
+      include_filtered: boolParam().optional(),
     }),
     response: z.array(NotificationSchema),
     authInQuery: true,
@@ -47,6 +48,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         accountId: p.account_id,
         excludeVisibilities: p.exclude_visibilities,
         withMuted: p.with_muted,
+        includeFiltered: p.include_filtered,
       };
       // The token, the page and everything it names: one statement.
       const page = notes.notificationPage(query, p);
@@ -60,7 +62,7 @@ export function registerNotificationRoutes(app: OpenAPIHono<AppEnv>) {
         c,
         rows.map((r) => r.id),
       );
-      return c.json(renderLoadedNotifications(renderContext(c, h.viewerId), rows, named));
+      return c.json(renderNotifications(renderContext(c, h.viewerId), rows, named));
     },
   });
 

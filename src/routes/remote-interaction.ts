@@ -12,8 +12,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { db } from "../db/client";
 import { config } from "../env";
-import { resolveAny, resolveEnv } from "../federation/resolve";
-import { visitorTemplate } from "../federation/subscribe";
+import { resolveAny, resolveEnv } from "../federation/fetching/resolve";
+import { visitorTemplate } from "../federation/fetching/remote-follow";
 import type { AppEnv } from "../http/app-env";
 import { csrfToken, csrfValid, FORM_PAGE_HEADERS } from "../http/browser";
 import { sessionUser } from "../http/page-sign-in";
@@ -29,7 +29,8 @@ import { accountToActOn } from "../services/accounts";
 import { follow } from "../services/graph";
 import { hydrate } from "../services/hydrate";
 import { loadRelationships } from "../services/relationships";
-import { interactionUrl, localApId, parseVisitorHandle } from "../services/remote-interaction";
+import { interactionUrl, localApId, parseVisitorHandle, subscribeTemplate } from "../services/remote-interaction";
+import { splitAcct } from "../lib/acct";
 import * as actions from "../services/status-actions";
 import { createStatus } from "../services/statuses";
 import { postContext } from "./statuses";
@@ -41,6 +42,14 @@ const httpUrl = z
 
 /** The URL the visitor's server gives for `apId`, or null (bad handle, unknown server, no template). */
 async function visitorUrl(c: Ctx, profile: string, apId: string): Promise<string | null> {
+  // A visitor of this very instance (by the host reached or the configured domain, with or without a dot):
+  // looked up here, never over WebFinger to ourselves.
+  const own = splitAcct(profile);
+  const hosts = [hostOf(c), config(c.env).domain].filter(Boolean).map((h) => h!.toLowerCase());
+  if (own?.host && hosts.includes(own.host)) {
+    const local = await localApId(db(c.env), { nickname: own.username });
+    return local ? interactionUrl(subscribeTemplate(baseUrl(c)), apId) : null;
+  }
   const handle = parseVisitorHandle(profile);
   const template = handle && (await visitorTemplate(c.env, baseUrl(c), handle));
   return template ? interactionUrl(template, apId) : null;

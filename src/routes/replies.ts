@@ -1,6 +1,6 @@
 /**
  * `/objects/<id>/replies`: the `replies` collection of a local status (services/replies-collection.ts), named by
- * its Note (federation/notes.ts). Federation in front of the app has no dispatcher for it, so it reaches here.
+ * its Note (federation/documents/notes.ts). Federation in front of the app has no dispatcher for it, so it reaches here.
  * ActivityStreams JSON whatever the Accept (it is a collection, there is no page for people); pages by
  * `?page=true&min_id=<reply id>`, as Mastodon's (`page=true` alone: the first).
  */
@@ -10,7 +10,7 @@ import { db } from "../db/client";
 import { baseUrl } from "../http/urls";
 import { repliesPage } from "../services/replies-collection";
 import { config } from "../env";
-import { fetchAllowed, ownerOfStatus } from "../federation/authorized-fetch";
+import { fetchAllowed, ownerOfStatus } from "../federation/door/authorized-fetch";
 import { federationRequestContext } from "../federation/index";
 
 const AS = "https://www.w3.org/ns/activitystreams";
@@ -18,7 +18,7 @@ const AS = "https://www.w3.org/ns/activitystreams";
 export function registerRepliesRoutes(app: OpenAPIHono<AppEnv>) {
   app.get("/objects/:id/replies", async (c) => {
     const id = c.req.param("id");
-    // Authorized fetch covers this collection too (federation/authorized-fetch.ts), though Fedify does not serve it.
+    // Authorized fetch covers this collection too (federation/door/authorized-fetch.ts), though Fedify does not serve it.
     if (config(c.env).authorizedFetch) {
       const ctx = await federationRequestContext(c.env, c.req.raw);
       if (!(await fetchAllowed(ctx, ownerOfStatus(id))))

@@ -1,6 +1,6 @@
 /**
  * Search (v1 and v2) and account search. `resolve=true` with a user token also finds remote accounts by
- * `user@domain` or URL (`federation/resolve.ts`); a URL query then answers only what the URL names.
+ * `user@domain` or URL (`federation/fetching/resolve.ts`); a URL query then answers only what the URL names.
  */
 import { HashtagSchema } from "../schemas/social";
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -15,8 +15,8 @@ import { renderStatuses } from "../render/status";
 import { AccountSchema } from "../schemas/account";
 import { StatusSchema } from "../schemas/status";
 import { hydrate } from "../services/hydrate";
-import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../federation/resolve";
-import { fetchAncestors } from "../federation/thread-ancestors";
+import { isResolvable, parseHandle, resolveAccount, resolveAny, resolveEnv } from "../federation/fetching/resolve";
+import { fetchAncestors } from "../federation/fetching/thread-ancestors";
 import { searchAccounts, searchHashtags, statusByUrlPage, statusSearchPage } from "../services/search";
 
 const searchParams = z.object({
@@ -42,7 +42,7 @@ async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerI
   const fetch = viewerId !== null && offset === 0;
   if (handle.kind === "url") {
     const found = await resolveAny(r, q, { fetch, background: c.executionCtx });
-    // A fetched reply's thread: its missing ancestors are fetched after the response (federation/thread-ancestors.ts).
+    // A fetched reply's thread: its missing ancestors are fetched after the response (federation/fetching/thread-ancestors.ts).
     if (found && "statusId" in found && found.parentUri)
       c.executionCtx.waitUntil(fetchAncestors(r, found.statusId, found.parentUri));
     return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };
@@ -142,7 +142,8 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "optional",
     scopes: ["read:accounts"],
     params: z.object({
-      q: z.string().trim().min(1, "can't be blank"),
+      // Blank (or absent) finds nobody: Soapbox's chat screen asks `q=` as it opens and wants `[]`, not 400.
+      q: z.string().trim().optional().default(""),
       limit: intParam()
         .optional()
         .transform((n) => (n === undefined || n < 1 ? 40 : Math.min(n, 80))),
@@ -152,6 +153,7 @@ export function registerSearchRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     response: z.array(AccountSchema),
     handler: async (c, p, auth) => {
+      if (!p.q) return c.json([]);
       const viewerId = auth?.account?.id ?? null;
       const offset = p.offset ?? 0;
       const r = await resolved(c, p.q, p.resolve, viewerId, offset);

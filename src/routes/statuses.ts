@@ -32,7 +32,7 @@ import { contextIds, threadFetch } from "../services/context";
 import { listReactions } from "../services/reactions";
 import { ensureCard } from "../services/cards";
 import { allowPrivateAddress } from "../lib/outbound";
-import { resolveEnv, resolveMentions } from "../federation/resolve";
+import { resolveEnv, resolveMentions } from "../federation/fetching/resolve";
 import {
   previewHydrated,
   preparePost,

@@ -17,12 +17,18 @@ import {
   CONNECTION_HEADER,
   encodeConnection,
   socketObject,
-  streamObject,
   topicObject,
   userObject,
   type ConnectionInfo,
 } from "../objects/streams";
-import { ANONYMOUS, isRefusal, resolveStream, type Listener, type Subscription } from "../services/streams";
+import {
+  ANONYMOUS,
+  isRefusal,
+  resolveStream,
+  streamObject,
+  type Listener,
+  type Subscription,
+} from "../services/streams";
 import { findToken } from "../services/tokens";
 
 const StreamParams = z.object({

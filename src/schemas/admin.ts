@@ -107,3 +107,59 @@ export const AdminCredentialsSchema = z
     pleroma_settings_store: z.record(z.string(), z.unknown()),
   })
   .openapi("AdminCredentials");
+
+/** Mastodon 4's Role (`Admin::Account.role`): the permissions a bit mask in a string. */
+export const MastodonRoleSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    color: z.string(),
+    permissions: z.string(),
+    highlighted: z.boolean(),
+  })
+  .openapi("Role");
+
+/** Mastodon's Admin::Account (`/api/v1/admin/accounts`), as its documentation gives it. */
+export const MastodonAdminAccountSchema = z
+  .object({
+    id: z.string(),
+    username: z.string(),
+    domain: z.string().nullable(),
+    created_at: z.string(),
+    email: z.string(),
+    ip: z.string().nullable(),
+    ips: z.array(z.object({ ip: z.string(), used_at: z.string() })),
+    locale: z.string(),
+    invite_request: z.string().nullable(),
+    role: MastodonRoleSchema,
+    confirmed: z.boolean(),
+    approved: z.boolean(),
+    disabled: z.boolean(),
+    silenced: z.boolean(),
+    suspended: z.boolean(),
+    sensitized: z.boolean(),
+    account: AccountSchema,
+    created_by_application_id: z.string().optional(),
+    invited_by_account_id: z.string().optional(),
+  })
+  .openapi("MastodonAdminAccount");
+
+/** Mastodon's Admin::Report (`/api/v1/admin/reports`). */
+export const MastodonAdminReportSchema = z
+  .object({
+    id: z.string(),
+    action_taken: z.boolean(),
+    action_taken_at: z.string().nullable(),
+    category: z.enum(["spam", "violation", "legal", "other"]),
+    comment: z.string(),
+    forwarded: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    account: MastodonAdminAccountSchema,
+    target_account: MastodonAdminAccountSchema,
+    assigned_account: MastodonAdminAccountSchema.nullable(),
+    action_taken_by_account: MastodonAdminAccountSchema.nullable(),
+    statuses: z.array(StatusSchema),
+    rules: z.array(z.object({ id: z.string(), text: z.string() })),
+  })
+  .openapi("MastodonAdminReport");

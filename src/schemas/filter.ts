@@ -14,7 +14,7 @@ export const FilterV2Schema = z
     title: z.string(),
     context: z.array(z.enum(FILTER_CONTEXTS)),
     expires_at: z.string().nullable(),
-    filter_action: z.enum(["warn", "hide"]),
+    filter_action: z.enum(["warn", "hide", "blur"]),
     keywords: z.array(FilterKeywordSchema),
     statuses: z.array(z.object({ id: z.string(), status_id: z.string() })),
   })

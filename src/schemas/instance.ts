@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { AccountSchema } from "./account";
 
 const limits = {
   max_toot_chars: z.number().int(),
@@ -142,6 +143,29 @@ export const BudgetSchema = z
   .openapi("Budget");
 export const BudgetStatusSchema = z.object({ status: BUDGET_STATUS }).strict();
 
+/** What one remote sender made this instance store today (admin `stats`' `inbound_senders`). */
+const SenderFigures = {
+  statuses: z.number().int(),
+  bytes: z.number().int(),
+  /** Of which by actors nobody here follows (for an actor: all of it when nobody here followed it). */
+  unfollowed_statuses: z.number().int(),
+  unfollowed_bytes: z.number().int(),
+  /** Hours of today in which something it sent was refused over the inbound limits. */
+  refused_hours: z.number().int(),
+};
+export const InboundSendersSchema = z
+  .object({
+    day: z.string(),
+    hosts: z.array(z.object({ host: z.string(), ...SenderFigures }).strict()),
+    actors: z.array(
+      z
+        .object({ uri: z.string(), account_id: z.string().nullable(), acct: z.string().nullable(), ...SenderFigures })
+        .strict(),
+    ),
+  })
+  .strict()
+  .openapi("InboundSenders");
+
 export const HealthcheckSchema = z
   .object({
     pool_size: z.number().int(),
@@ -160,9 +184,11 @@ export const InstanceV2Schema = z
     title: z.string(),
     version: z.string(),
     source_url: z.string(),
+    api_versions: z.object({ mastodon: z.number().int() }),
     description: z.string(),
     usage: z.object({ users: z.object({ active_month: z.number().int() }) }),
     thumbnail: z.object({ url: z.string() }),
+    icon: z.array(z.object({ src: z.string(), size: z.string() })),
     languages: z.array(z.string()),
     configuration: z.object({
       urls: z.object({ streaming: z.string() }),
@@ -190,6 +216,8 @@ export const InstanceV2Schema = z
     registrations: z.object({
       enabled: z.boolean(),
       approval_required: z.boolean(),
+      reason_required: z.boolean(),
+      min_age: z.number().int().nullable(),
       message: z.string().nullable(),
       url: z.string().nullable(),
     }),
@@ -245,3 +273,25 @@ export const FeaturedTagSchema = z
 export const FrontendConfigurationsSchema = z
   .record(z.string(), z.record(z.string(), z.unknown()))
   .openapi("FrontendConfigurations");
+
+/** Mastodon 3.4's Suggestion (`/api/v2/suggestions`). */
+export const SuggestionSchema = z
+  .object({
+    source: z.enum(["staff", "past_interactions", "global"]),
+    sources: z.array(z.string()),
+    account: AccountSchema,
+  })
+  .openapi("Suggestion");
+
+/** Mastodon 4.4's TermsOfService (`/api/v1/instance/terms_of_service`). */
+export const TermsOfServiceSchema = z
+  .object({
+    effective_date: z.string(),
+    effective: z.boolean(),
+    content: z.string(),
+    succeeded_by: z.string().nullable(),
+  })
+  .openapi("TermsOfService");
+
+/** Mastodon 4.0's PrivacyPolicy (`/api/v1/instance/privacy_policy`). */
+export const PrivacyPolicySchema = z.object({ updated_at: z.string(), content: z.string() }).openapi("PrivacyPolicy");

@@ -23,7 +23,13 @@ export const MediaAttachmentSchema = z
     blurhash: z.string().nullable(),
     meta: z
       .object({
-        original: MediaSizeSchema.optional(),
+        original: MediaSizeSchema.partial()
+          .extend({
+            frame_rate: z.string().optional(),
+            duration: z.number().optional(),
+            bitrate: z.number().int().optional(),
+          })
+          .optional(),
         small: MediaSizeSchema.optional(),
         focus: z.object({ x: z.number(), y: z.number() }).optional(),
       })
@@ -177,3 +183,26 @@ export type MediaAttachment = z.infer<typeof MediaAttachmentSchema>;
 export type Poll = z.infer<typeof PollSchema>;
 export type Card = z.infer<typeof CardSchema>;
 export type StatusEdit = z.infer<typeof StatusEditSchema>;
+
+/** Mastodon's Translation entity (`POST /api/v1/statuses/:id/translate`). */
+export const TranslationSchema = z
+  .object({
+    content: z.string(),
+    spoiler_text: z.string(),
+    poll: z.object({ id: z.string(), options: z.array(z.object({ title: z.string() })) }).nullable(),
+    media_attachments: z.array(z.object({ id: z.string(), description: z.string() })),
+    detected_source_language: z.string(),
+    language: z.string(),
+    provider: z.string(),
+  })
+  .openapi("Translation");
+
+/** Akkoma's translation answer and language list. */
+export const AkkomaTranslationSchema = z.object({ detected_language: z.string(), text: z.string() });
+export const AkkomaTranslationLanguagesSchema = z.union([
+  z.object({
+    source: z.array(z.object({ code: z.string(), name: z.string() })),
+    target: z.array(z.object({ code: z.string(), name: z.string() })),
+  }),
+  z.object({}).strict(),
+]);

@@ -11,7 +11,7 @@ import { instanceSettings } from "../db/schema";
 import { badRequest } from "../lib/errors";
 import { sql } from "drizzle-orm";
 import { FRONTEND_SEGMENT } from "../lib/frontend-archive";
-import { deliveryAllowedSql, POLICIES, policyDomain } from "./federation-policies";
+import { deliveryAllowedSql, policyDomain } from "./federation-policies";
 import {
   BY_KEY,
   CAPTCHA_KEY,
@@ -19,6 +19,7 @@ import {
   FRONTEND_KEYS,
   frontendRow,
   INSTANCE_SETTINGS,
+  POLICIES,
   policies,
   POLL_KEYS,
   storedSettings,
@@ -329,14 +330,22 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
       for (const [p, v] of pairs) {
         if (!(POLICIES as readonly string[]).includes(p)) throw invalid(`unknown key :mrf_simple :${p}`);
         const list = policyList(v, p);
-        // The list given replaces the policy's list, as ConfigDB replaces a subkey's value.
-        stmts.push(statement(d, sql`DELETE FROM federation_policies WHERE policy = ${p}`));
+        // The list given replaces the policy's list, as ConfigDB replaces a subkey's value. A rule it keeps keeps its
+        // source (an imported or subscribed rule admin-fe sends back stays theirs); a new one is written by hand.
+        const given = JSON.stringify(list);
+        stmts.push(
+          statement(
+            d,
+            sql`DELETE FROM federation_policies WHERE policy = ${p} AND domain NOT IN (SELECT json_extract(value, '$.domain') FROM json_each(${given}))`,
+          ),
+        );
         if (list.length) {
           stmts.push(
             statement(
               d,
               sql`INSERT INTO federation_policies (domain, policy, reason, created_at)
-                SELECT json_extract(value, '$.domain'), ${p}, json_extract(value, '$.reason'), ${t} FROM json_each(${JSON.stringify(list)})`,
+                SELECT json_extract(value, '$.domain'), ${p}, json_extract(value, '$.reason'), ${t} FROM json_each(${given}) WHERE true
+                ON CONFLICT (domain, policy) DO UPDATE SET reason = excluded.reason WHERE reason IS NOT excluded.reason`,
             ),
           );
         }

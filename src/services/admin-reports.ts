@@ -1,6 +1,7 @@
 /** The admin API's rules about reports (Pleroma 2.5's `AdminAPI.ReportController`): listing, states, notes. */
 import type { ReportRow } from "./reports";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, ne, sql } from "drizzle-orm";
+import { inOrder, pageQuery, type Page } from "../db/paging";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
@@ -65,6 +66,33 @@ export async function listReports(
       .where(cond),
   ]);
   return { ...(await load(d, rows, viewerId)), total: total?.n ?? 0 };
+}
+
+/**
+ * Mastodon's admin pages of reports (`max_id`, `min_id`, … newest first): unresolved (`open`) or resolved (any
+ * other state), optionally by reporter or target.
+ */
+export async function pageReports(
+  d: DB,
+  q: { resolved: boolean; accountId?: string; targetAccountId?: string },
+  page: Page,
+  viewerId: string,
+): Promise<LoadedReports> {
+  const pq = pageQuery(reports.id, page);
+  const rows = await d
+    .select()
+    .from(reports)
+    .where(
+      and(
+        q.resolved ? ne(reports.state, "open") : eq(reports.state, "open"),
+        q.accountId ? eq(reports.accountId, q.accountId) : undefined,
+        q.targetAccountId ? eq(reports.targetAccountId, q.targetAccountId) : undefined,
+        pq.where,
+      ),
+    )
+    .orderBy(pq.orderBy)
+    .limit(pq.limit);
+  return load(d, inOrder(rows, pq), viewerId);
 }
 
 export async function reportById(d: DB, id: string, viewerId: string): Promise<LoadedReports> {

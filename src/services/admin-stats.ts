@@ -1,8 +1,9 @@
 /**
  * Pleroma's admin `stats` (`GET /api/v1/pleroma/admin/stats`, admin-fe's dashboard reads `status_visibility`: local
  * and remote statuses by visibility), with what Starling adds as keys admin-fe leaves alone: the database's size
- * against its ceiling (services/storage.ts) and the day's budget against the plan's caps (services/usage-budget.ts).
- * One round trip.
+ * against its ceiling (services/storage.ts), the day's budget against the plan's caps (services/usage-budget.ts) and
+ * the day's top remote senders by what they made this instance store (services/inbound-limits.ts) and
+ * translation's neurons against their daily budget (services/translation.ts). One round trip.
  */
 import { count } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -10,12 +11,25 @@ import { statuses } from "../db/schema";
 import type { Plan } from "./usage-budget";
 import { budgetFrom, budgetReport, budgetRow } from "./usage-budget";
 import { fromRow, storageReport, storageRow } from "./storage";
+import { limitsClock, topSendersQueries, topSendersReport } from "./inbound-limits";
+import { filteredSummary } from "./notification-policy";
+import { neuronsRow } from "./translation";
 
-export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
-  const [rows, storage, budget] = await d.batch([
+/** What the figures depend on in the configuration. */
+export interface StatsConfig {
+  plan: Plan;
+  mentionShield: boolean;
+  translation: { dailyNeurons: number };
+}
+
+export async function adminStats(d: DB, cfg: StatsConfig, t: number = Date.now()) {
+  const [rows, storage, budget, neurons, [requests], hosts, actors] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
+    neuronsRow(d, t),
+    filteredSummary(d),
+    ...topSendersQueries(d, limitsClock.now()),
   ]);
   const by = Object.fromEntries(rows.map((r) => [r.visibility, r.n]));
   return {
@@ -28,6 +42,14 @@ export async function adminStats(d: DB, plan: Plan, t: number = Date.now()) {
       list: by.list ?? 0,
     },
     storage: storageReport(fromRow(storage)),
-    budget: budgetReport(budgetFrom(budget[0], t, plan), true),
+    budget: budgetReport(budgetFrom(budget[0], t, cfg.plan), true),
+    inbound_senders: topSendersReport(limitsClock.now(), hosts, actors),
+    notification_requests: {
+      mention_shield: cfg.mentionShield,
+      requests: requests?.requests ?? 0,
+      filtered_notifications: requests?.notifications ?? 0,
+      senders: requests?.senders ?? 0,
+    },
+    translation: { neurons_today: neurons[0]?.neurons ?? 0, daily_neurons: cfg.translation.dailyNeurons },
   };
 }

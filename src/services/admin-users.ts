@@ -13,6 +13,7 @@ import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now, statement } from "../db/client";
 import { newId } from "../db/ids";
+import { inOrder, pageQuery, type Page } from "../db/paging";
 import { accounts, credentials, users } from "../db/schema";
 import { badRequest, forbidden, notFound } from "../lib/errors";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
@@ -48,22 +49,22 @@ export interface UserQuery {
   query?: string;
   name?: string;
   email?: string;
+  /** Mastodon's `username` and `by_domain`: parts of the nickname and of the domain. */
+  username?: string;
+  domain?: string;
   tags: string[];
   actorTypes: string[];
-  page: number;
-  pageSize: number;
 }
 
 const like = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
-export async function listUsers(d: DB, q: UserQuery): Promise<{ rows: AccountWithUser[]; count: number }> {
+function userConditions(q: UserQuery): SQL | undefined {
   const where: SQL[] = [];
   const f = q.filters;
   if (f.has("local")) where.push(sql`${accounts.domain} IS NULL`);
   if (f.has("external")) where.push(sql`${accounts.domain} IS NOT NULL`);
   if (f.has("active")) where.push(sql`${accounts.deactivated} = 0`);
   if (f.has("deactivated")) where.push(sql`${accounts.deactivated} = 1`);
-  // Nobody waits for approval until approval-required registration (POLICY's half of issue 17) lands.
   if (f.has("need_approval")) where.push(sql`${users.approvalPending} = 1`);
   if (f.has("unconfirmed")) where.push(sql`${users.confirmed} = 0`);
   if (f.has("is_admin") && f.has("is_moderator")) where.push(sql`(${users.isAdmin} = 1 OR ${users.isModerator} = 1)`);
@@ -77,13 +78,23 @@ export async function listUsers(d: DB, q: UserQuery): Promise<{ rows: AccountWit
   }
   if (q.name) where.push(sql`lower(${accounts.displayName}) LIKE ${like(q.name)} ESCAPE '\\'`);
   if (q.email) where.push(sql`lower(${users.email}) LIKE ${like(q.email)} ESCAPE '\\'`);
+  if (q.username) where.push(sql`lower(${accounts.username}) LIKE ${like(q.username)} ESCAPE '\\'`);
+  if (q.domain) where.push(sql`lower(${accounts.domain}) LIKE ${like(q.domain)} ESCAPE '\\'`);
   if (q.tags.length)
     where.push(
       sql`EXISTS (SELECT 1 FROM json_each(${accounts.tags}) t WHERE t.value IN (SELECT value FROM json_each(${JSON.stringify(q.tags)})))`,
     );
   if (q.actorTypes.length)
     where.push(sql`${accounts.actorType} IN (SELECT value FROM json_each(${JSON.stringify(q.actorTypes)}))`);
-  const cond = where.length ? and(...where) : undefined;
+  return where.length ? and(...where) : undefined;
+}
+
+/** Pleroma's pages (`page`, `page_size`) with the total. */
+export async function listUsers(
+  d: DB,
+  q: UserQuery & { page: number; pageSize: number },
+): Promise<{ rows: AccountWithUser[]; count: number }> {
+  const cond = userConditions(q);
   const [rows, [total]] = await d.batch([
     withUser(d)
       .where(cond)
@@ -97,6 +108,16 @@ export async function listUsers(d: DB, q: UserQuery): Promise<{ rows: AccountWit
       .where(cond),
   ]);
   return { rows, count: total?.n ?? 0 };
+}
+
+/** Mastodon's admin pages (`max_id`, `min_id`, … over the account id, newest first), the same filters. */
+export async function pageUsers(d: DB, q: UserQuery, page: Page): Promise<AccountWithUser[]> {
+  const pq = pageQuery(accounts.id, page);
+  const rows = await withUser(d)
+    .where(and(userConditions(q), pq.where))
+    .orderBy(pq.orderBy)
+    .limit(pq.limit);
+  return inOrder(rows, pq);
 }
 
 // ---- finding the subjects of an action ----

@@ -2,13 +2,13 @@
  * Who each outbox activity goes to: ONE rule per kind (`AUDIENCE`, exhaustive over `OutboxActivity["type"]`: a
  * new kind without a rule does not compile), used both by the gate that decides, inside the action's batch,
  * whether a row is written at all (services/outbox.ts) and by the expansion that writes its deliveries
- * (federation/delivery.ts). Both read the same SQL set of inboxes (`inboxes`), with the same filters: remote,
+ * (federation/delivery/). Both read the same SQL set of inboxes (`inboxes`), with the same filters: remote,
  * not deactivated, not blocking the actor, not on a domain the actor blocks, and allowed by the federation
  * policies (host names compared without a port, as the inbox compares them). So the gate never writes a row the
  * expansion sends to nobody, nor the other way round.
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { OutboxActivity } from "./outbox";
+import type { OutboxActivity, OutboxActivityOf, OutboxKind } from "./outbox-activity";
 import { deliveryAllowedSql } from "./federation-policies";
 import type { Visibility } from "../db/schema";
 
@@ -33,15 +33,8 @@ export type Audience =
   /** One inbox named by the activity itself (a relay's: it has no account row). */
   | { kind: "inbox"; inbox: string };
 
-type Kind = OutboxActivity["type"];
-/** The member of the union whose `type` admits K (some members cover two kinds, e.g. Accept | Reject). */
-type Of<K extends Kind> = OutboxActivity extends infer A
-  ? A extends { type: infer T }
-    ? K extends T
-      ? A
-      : never
-    : never
-  : never;
+type Kind = OutboxKind;
+type Of<K extends Kind> = OutboxActivityOf<K>;
 type Rule<K extends Kind> = (actor: string, a: Of<K>) => Audience;
 
 const NOBODY = sql`(SELECT NULL WHERE 0)`;

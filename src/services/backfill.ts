@@ -2,7 +2,7 @@
  * Backfill on follow (issue 36): a new follow, or an account added to a list, puts the account's latest statuses
  * the reader may see into the reader's home feed at once, so a small instance's home is not empty until the
  * account posts again (Mastodon merges a followed account's recent statuses the same way). Stored statuses only:
- * a remote account's outbox is fetched after the response (federation/outbox-backfill.ts), then this runs again.
+ * a remote account's outbox is fetched after the response (federation/fetching/outbox-backfill.ts), then this runs again.
  * The one visibility rule decides; home reads re-check follows, blocks, mutes and filters, so an unfollow still
  * takes them away.
  */

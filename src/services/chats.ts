@@ -10,6 +10,9 @@ import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import { isId, newId } from "../db/ids";
 import { accounts, chatMessages, chats, mediaAttachments, userColumns, users, type StatusEmoji } from "../db/schema";
+import type { ChatWriterMethods, MessageDraft } from "../objects/contracts";
+
+export type { MessageDraft } from "../objects/contracts";
 import { badRequest, notFound } from "../lib/errors";
 import { inOrder, pageQuery, type Page } from "../db/paging";
 import { plainTextToHtml } from "../content/text";
@@ -213,19 +216,6 @@ export async function ownMessage(d: DB, me: string | null, chatId: string, messa
   return row;
 }
 
-export interface MessageDraft {
-  chatId: string;
-  senderId: string;
-  recipientId: string;
-  /** HTML. */
-  content: string;
-  emojis: StatusEmoji[];
-  mediaId: string | null;
-  idempotencyKey: string | null;
-  /** ActivityPub id of a remote message. */
-  uri: string | null;
-}
-
 /** Chat message text as HTML: escaped, links made clickable, line breaks kept (no markup from the user). */
 const chatHtml = (text: string) => plainTextToHtml(text);
 
@@ -293,7 +283,7 @@ export async function draftMessage(
   };
 }
 
-type Writer = Pick<import("../objects/chat-room").ChatWriter, "send" | "read" | "readOne" | "deleteMessage" | "clear">;
+type Writer = ChatWriterMethods;
 
 /**
  * Test seam: the two-instance tests give each instance its own D1, but Durable Objects run with the pool's

@@ -60,7 +60,7 @@ export const THREAD_FETCH_EVERY_MS = 3600_000;
 
 /**
  * What opening a status's context asks to follow it: for a signed-in viewer and a remote status, its thread's
- * missing ancestors and replies fetched after the response (federation/thread-replies.ts), shown on the next load.
+ * missing ancestors and replies fetched after the response (federation/fetching/thread-replies.ts), shown on the next load.
  */
 export function threadFetch(s: { id: string; local: boolean }, viewerId: string | null): Effects {
   return viewerId && !s.local ? { threads: [s.id] } : {};

@@ -7,12 +7,12 @@
 import { sql } from "drizzle-orm";
 import { strToU8, zipSync } from "fflate";
 import { statement, type DB } from "../db/client";
-import { cleanImage, joined } from "../content/image-metadata";
+import { joined } from "../content/image-metadata";
 import { ApiError, badRequest, conflict, unprocessable } from "../lib/errors";
 import type { FormFile } from "../lib/form-file";
 import { outboundFetch } from "../lib/outbound";
 import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
-import { sniffImage } from "./media";
+import { cleanedImage, sniffImage } from "./media";
 import { deletePrivate } from "./private-files";
 import type { Env } from "../env";
 
@@ -348,11 +348,17 @@ async function packFiles(d: DB, name: string) {
   return p;
 }
 
+/** An emoji's image type: HEIC, which few browsers show and emoji are stored as they come, is none. */
+const emojiType = (bytes: Uint8Array) => {
+  const type = sniffImage(bytes.subarray(0, 256));
+  return type && type.mime !== "image/heic" ? type : null;
+};
+
 async function putEmojiFile(bucket: R2Bucket, key: string, bytes: Uint8Array) {
-  const type = sniffImage(bytes.subarray(0, 32));
+  const type = emojiType(bytes);
   if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
-  // Without the metadata a photo brings (content/image-metadata.ts), as every stored image.
-  const clean = joined(await cleanImage(bytes, type.mime));
+  // Without the metadata a photo brings (services/media.ts), as every stored image.
+  const clean = joined(await cleanedImage(bytes, type.mime));
   await bucket.put(key, clean, { httpMetadata: { contentType: type.mime, cacheControl: "public, max-age=31536000" } });
 }
 
@@ -408,7 +414,7 @@ async function addZip(d: DB, bucket: R2Bucket, name: string, zip: Uint8Array, li
   const entries = unzipOrRefuse(zip, want, limit, unprocessable("The archive could not be read"));
   const files = Object.entries(entries)
     .slice(0, PACK_FILES_MAX)
-    .filter(([, bytes]) => sniffImage(bytes.subarray(0, 32)));
+    .filter(([, bytes]) => emojiType(bytes));
   const rows = files.map(([filename]) => ({ shortcode: baseName(filename), file: packKey(name, filename) }));
   const existing = await d.$client
     .prepare(
@@ -724,7 +730,7 @@ export async function downloadPack(
     err500(`The archive of pack ${p.name} could not be read`),
   );
   const rows = wanted
-    .filter(([, f]) => entries[f] && sniffImage(entries[f].subarray(0, 32)))
+    .filter(([, f]) => entries[f] && emojiType(entries[f]))
     .map(([shortcode, f]) => ({ shortcode, file: packKey(local, f) }));
   const meta = cleanMetadata(info);
   if ((await d.$client.prepare("SELECT 1 FROM emoji_packs WHERE name = ?").bind(local).first()) !== null)

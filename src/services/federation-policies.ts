@@ -2,34 +2,15 @@
  * Federation policies (Pleroma's MRF SimplePolicy in spirit): per remote domain, `reject`, an allow-list
  * (`accept`), and what is stripped from what comes in. The rows are edited through the admin config API
  * (`:mrf_simple`, services/admin-config.ts) and read from this isolate's copy (services/instance-settings.ts).
- * Rejection is checked at the inbox door (federation/index.ts), in resolving (resolve.ts) and, for what goes OUT,
- * in delivery expansion (services/audience.ts, in SQL). Which host a policy names is ONE rule, written twice
- * because it runs in two places: `policyHost`/`matches` here in TypeScript, `deliveryAllowedSql` in SQL;
- * test/federation-policy-hosts.test.ts runs both on the same table of hosts.
+ * Rejection is checked at the inbox door (federation/door/handle.ts), in resolving (fetching/resolve.ts) and, for
+ * what goes OUT, in delivery expansion (services/audience.ts, in SQL). Which host a policy names is ONE rule,
+ * written twice because it runs in two places: `policyHost`/`matches` here in TypeScript, `deliveryAllowedSql` in
+ * SQL; test/federation-policy-hosts.test.ts runs both on the same table of hosts.
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import type { Env } from "../env";
-import type { ParsedNote } from "./remote-statuses";
-import { policies } from "./instance-settings";
-
-export const POLICIES = [
-  "reject",
-  "accept",
-  "media_removal",
-  "media_nsfw",
-  "federated_timeline_removal",
-  "report_removal",
-  "avatar_removal",
-  "banner_removal",
-] as const;
-export type Policy = (typeof POLICIES)[number];
-
-export interface PolicyRow {
-  domain: string;
-  policy: Policy;
-  reason: string;
-}
+import { policies, POLICIES, type Policy, type PolicyRow } from "./instance-settings";
 
 /** An internationalised name in its ASCII (punycode) form, as URLs carry it; unchanged when it is not one. */
 function asciiHost(host: string): string {
@@ -105,7 +86,11 @@ export const rejectedHost = (d: DB, host: string) => federationRejected(bindingO
  * sensitive (`media_nsfw`, when it has media), and kept off the federated timeline (`federated_timeline_removal`:
  * public becomes unlisted, as Pleroma moves the public address from `to` to `cc`).
  */
-export function applyNotePolicies(d: DB, host: string, note: ParsedNote): ParsedNote {
+export function applyNotePolicies<T extends { media: unknown[]; sensitive: boolean; visibility: string }>(
+  d: DB,
+  host: string,
+  note: T,
+): T {
   const env = bindingOf(d);
   let n = note;
   if (n.media.length && hasPolicy(env, host, "media_removal")) n = { ...n, media: [] };

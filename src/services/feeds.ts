@@ -13,6 +13,7 @@ import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import type { StatusRow } from "./hydrate";
+import { htmlToText } from "../content/format";
 
 type FanOutStatus = Pick<StatusRow, "id" | "accountId" | "visibility" | "reblogOfId">;
 const reachesFollowers = (s: Pick<StatusRow, "visibility">) =>
@@ -46,12 +47,42 @@ export function fanOut(d: DB, s: FanOutStatus, pulled = false): D1PreparedStatem
  */
 export const nextSearchRowid = sql`(SELECT coalesce(max(rowid), 0) + 1 FROM statuses_fts)`;
 
+/** A status's searchable text: its content warning and its content as plain text. */
+export const searchBody = (s: Pick<StatusRow, "spoilerText" | "content">) =>
+  [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n");
+
 /** The statement that puts a status's plain text into the full-text index, at the row its status names. */
-export function indexForSearch(d: DB, statusId: string, body: string): D1PreparedStatement {
+export function indexForSearch(d: DB, s: Pick<StatusRow, "id" | "spoilerText" | "content">): D1PreparedStatement {
   return statement(
     d,
-    sql`INSERT INTO statuses_fts (rowid, body) VALUES ((SELECT search_rowid FROM statuses WHERE id = ${statusId}), ${body})`,
+    sql`INSERT INTO statuses_fts (rowid, body) VALUES ((SELECT search_rowid FROM statuses WHERE id = ${s.id}), ${searchBody(s)})`,
   );
+}
+
+/**
+ * What is searchable (issue 42: a full-text row and its index entry are two rows written per status): local
+ * statuses and remote ones someone here has to do with: on arrival, those addressed to a local account, answering
+ * a local status or fetched on request (`writePost`'s `searchable`); the others from the first time a local user
+ * favourites, boosts, bookmarks, answers, votes in or reacts to them. A remote post nobody here touched is not
+ * searchable, as in Mastodon (which indexes a status for those who interacted with it).
+ *
+ * These are the statements, for the interaction's own batch, that make a status searchable: its `search_rowid`
+ * set, then its full-text row at that rowid. Nothing for a status that already is (and racing interactions write
+ * the row once).
+ */
+export function indexOnInteraction(d: DB, s: Pick<StatusRow, "id" | "searchRowid" | "spoilerText" | "content">) {
+  if (s.searchRowid !== null) return [];
+  return [
+    statement(
+      d,
+      sql`UPDATE statuses SET search_rowid = ${nextSearchRowid} WHERE id = ${s.id} AND search_rowid IS NULL`,
+    ),
+    statement(
+      d,
+      sql`INSERT INTO statuses_fts (rowid, body) SELECT s.search_rowid, ${searchBody(s)} FROM statuses s
+        WHERE s.id = ${s.id} AND s.search_rowid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM statuses_fts f WHERE f.rowid = s.search_rowid)`,
+    ),
+  ];
 }
 
 /** Marks an account whose statuses are pulled (in the batch writing such a status): home reads visit it. */

@@ -36,6 +36,8 @@ export interface FilterInput {
   phrase: string;
   context: FilterContext[];
   irreversible?: boolean;
+  /** Mastodon 4.4's `blur` (v2 only; a v1 change leaves it). */
+  blur?: boolean;
   whole_word?: boolean;
   /** Seconds from now; null clears the expiry; undefined leaves it (on update) or means none (on create). */
   expires_in?: number | null;
@@ -52,6 +54,7 @@ export async function createFilter(d: DB, ownerId: string, input: FilterInput): 
     phrase: input.phrase,
     context: [...new Set(input.context)],
     irreversible: input.irreversible ?? false,
+    blur: input.blur ?? false,
     wholeWord: input.whole_word ?? true,
     expiresAt: input.expires_in ? t + input.expires_in * 1000 : null,
     createdAt: t,
@@ -60,8 +63,8 @@ export async function createFilter(d: DB, ownerId: string, input: FilterInput): 
   // Counted by the insert itself: racing requests cannot pass the limit together.
   const { meta } = await statement(
     d,
-    sql`INSERT INTO filters (id, account_id, phrase, context, irreversible, whole_word, expires_at, created_at, updated_at)
-      SELECT ${row.id}, ${ownerId}, ${row.phrase}, ${JSON.stringify(row.context)}, ${row.irreversible ? 1 : 0}, ${row.wholeWord ? 1 : 0}, ${row.expiresAt}, ${t}, ${t}
+    sql`INSERT INTO filters (id, account_id, phrase, context, irreversible, blur, whole_word, expires_at, created_at, updated_at)
+      SELECT ${row.id}, ${ownerId}, ${row.phrase}, ${JSON.stringify(row.context)}, ${row.irreversible ? 1 : 0}, ${row.blur ? 1 : 0}, ${row.wholeWord ? 1 : 0}, ${row.expiresAt}, ${t}, ${t}
       WHERE (SELECT count(*) FROM filters WHERE account_id = ${ownerId} AND (expires_at IS NULL OR expires_at > ${t})) < ${MAX_FILTERS}`,
   ).run();
   if (!meta.changes) throw unprocessable("Validation failed: You have reached the maximum number of filters");
@@ -77,6 +80,7 @@ export async function updateFilter(d: DB, ownerId: string, id: string, input: Fi
       phrase: input.phrase,
       context: [...new Set(input.context)],
       irreversible: input.irreversible ?? existing.irreversible,
+      blur: input.blur ?? existing.blur,
       wholeWord: input.whole_word ?? existing.wholeWord,
       expiresAt:
         input.expires_in === undefined
@@ -127,9 +131,16 @@ export function filterContexts(values: string[]): FilterInput["context"] {
   return values as FilterInput["context"];
 }
 
-/** A v2 `filter_action` as the one flag Starling keeps: `hide` drops, `warn` (and Mastodon 4.4's `blur`) warns. */
-export const irreversibleFor = (action: string | undefined) =>
-  action === "hide" ? true : action === "warn" || action === "blur" ? false : undefined;
+/**
+ * A v2 `filter_action` as the flags Starling keeps: `hide` drops (irreversible), `blur` (Mastodon 4.4) shows the
+ * post with its media blurred, `warn` neither. Unknown or absent: nothing changes.
+ */
+export function actionFlags(action: string | undefined): Pick<FilterInput, "irreversible" | "blur"> {
+  if (action === "hide") return { irreversible: true, blur: false };
+  if (action === "blur") return { irreversible: false, blur: true };
+  if (action === "warn") return { irreversible: false, blur: false };
+  return {};
+}
 
 /** The one keyword a v2 request leaves (Starling filters hold exactly one), or null when it names none. */
 export function singleKeyword<K extends { _destroy?: boolean }>(entries: K[] | undefined): K | null {

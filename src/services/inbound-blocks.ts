@@ -1,7 +1,7 @@
 /**
  * Blocks of local accounts by remote actors (`Block`, `Undo{Block}`), kept as Mastodon keeps them: a `blocks`
  * row remote → local. The row is what the rules read: delivery expansion leaves the blocker out of a blocked
- * author's audience (federation/delivery.ts), the one visibility rule hides the author's statuses from it when it
+ * author's audience (federation/delivery/), the one visibility rule hides the author's statuses from it when it
  * fetches them signed, and the local account can no longer follow it (`blocked_by`).
  */
 import { and, eq, or } from "drizzle-orm";

@@ -13,6 +13,8 @@ import type { FormFile } from "../lib/form-file";
 export const INSTANCE_DOCUMENTS: Record<string, string> = {
   "instance-panel": "/instance/panel.html",
   "terms-of-service": "/static/terms-of-service.html",
+  // Not Pleroma's: what Mastodon's `/api/v1/instance/privacy_policy` answers (apps' About screens).
+  "privacy-policy": "/static/privacy-policy.html",
 };
 
 export const DOCUMENT_MAX_BYTES = 512 * 1024;
@@ -30,6 +32,16 @@ export async function readDocument(env: Pick<Env, "MEDIA" | "PRIVATE">, name: st
   known(name);
   const obj = await readPrivateBody(env, keyOf(name));
   return obj ? obj.text() : null;
+}
+
+/** The document's HTML and when it was uploaded, or null when none was (Mastodon's ToS and privacy policy). */
+export async function datedDocument(
+  env: Pick<Env, "MEDIA" | "PRIVATE">,
+  name: string,
+): Promise<{ html: string; uploaded: Date } | null> {
+  known(name);
+  const obj = await readPrivateBody(env, keyOf(name));
+  return obj ? { html: await obj.text(), uploaded: obj.uploaded } : null;
 }
 
 /** The path a document is served at (404 for a name that is not a document's). */

@@ -9,9 +9,28 @@
 import { MEDIA_ATTACHMENTS_MAX, setRuntimeOverrides, type Config, type Env } from "../env";
 import { bindingOf } from "../db/binding";
 import { countMeta } from "../lib/meter";
-import type { PolicyRow } from "./federation-policies";
+import { MENTION_SHIELD_KEY } from "./mention-shield";
 
 export const SETTINGS_TTL_MS = 30_000;
+
+/** The federation policies (what each means: federation-policies.ts). */
+export const POLICIES = [
+  "reject",
+  "accept",
+  "media_removal",
+  "media_nsfw",
+  "federated_timeline_removal",
+  "report_removal",
+  "avatar_removal",
+  "banner_removal",
+] as const;
+export type Policy = (typeof POLICIES)[number];
+
+export interface PolicyRow {
+  domain: string;
+  policy: Policy;
+  reason: string;
+}
 
 export type Kind = "string" | "boolean" | "integer" | "languages" | "poll_limits";
 
@@ -195,6 +214,28 @@ export const INSTANCE_SETTINGS: SettingDef[] = [
     description: "Send local public posts to the relays this instance follows (admin API: relay)",
     apply: (c, v) => ({ ...c, allowRelay: v }),
     read: (c) => c.allowRelay,
+  },
+  {
+    key: MENTION_SHIELD_KEY,
+    type: "boolean",
+    description:
+      "Mentions from remote accounts that look like a spam wave (new, followed by nobody here, or many mentions with a link or media) are filtered into notification requests",
+    apply: (c, v) => ({ ...c, mentionShield: v }),
+    read: (c) => c.mentionShield,
+  },
+  {
+    key: "translation_enabled",
+    type: "boolean",
+    description: "Let users translate posts (with the Workers AI binding or a LibreTranslate server)",
+    apply: (c, v) => ({ ...c, translation: { ...c.translation, enabled: v } }),
+    read: (c) => c.translation.enabled,
+  },
+  {
+    key: "translation_daily_neurons",
+    type: "integer",
+    description: "Workers AI neurons translation may spend a day (10,000 are free on every plan)",
+    apply: (c, v) => ({ ...c, translation: { ...c.translation, dailyNeurons: Math.max(0, v) } }),
+    read: (c) => c.translation.dailyNeurons,
   },
   {
     key: "remote_post_retention_days",

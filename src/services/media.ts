@@ -2,7 +2,11 @@
 import { isStoredKey, thumbnailKey } from "../lib/media-urls";
 import { ApiError } from "../lib/errors";
 import { newId } from "../db/ids";
-import { avifHasMetadata, cleanImage, type Parts } from "../content/image-metadata";
+import { broken, cleanImage, MAX_PIXELS, type Parts } from "../content/image-metadata";
+import { avifHasMetadata, cleanIsobmff, ftypKind, heifSize, type MediaFacts } from "../content/isobmff";
+import { cleanMatroska } from "../content/matroska";
+import { cleanOgg } from "../content/ogg";
+import { cleanAudio } from "../content/audio-metadata";
 import type { FormFile } from "../lib/form-file";
 import { decode as decodePng } from "fast-png";
 import { encode as encodeBlurhash } from "blurhash";
@@ -15,14 +19,15 @@ interface Sniffed {
 const startsWith = (b: Uint8Array, sig: number[], at = 0) => sig.every((v, i) => b[at + i] === v);
 const ascii = (b: Uint8Array, from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
 
-/** The image type the content really is, whatever name or type the client gave it. */
+/** The image type the content really is, whatever name or type the client gave it (HEIC: stored as JPEG). */
 export function sniffImage(b: Uint8Array): Sniffed | null {
   if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return { mime: "image/png", ext: "png" };
   if (startsWith(b, [0xff, 0xd8, 0xff])) return { mime: "image/jpeg", ext: "jpg" };
   if (ascii(b, 0, 6) === "GIF87a" || ascii(b, 0, 6) === "GIF89a") return { mime: "image/gif", ext: "gif" };
   if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 12) === "WEBP") return { mime: "image/webp", ext: "webp" };
-  if (ascii(b, 4, 8) === "ftyp" && ["avif", "avis"].includes(ascii(b, 8, 12)))
-    return { mime: "image/avif", ext: "avif" };
+  const ftyp = ftypKind(b);
+  if (ftyp === "avif") return { mime: "image/avif", ext: "avif" };
+  if (ftyp === "heic") return { mime: "image/heic", ext: "heic" };
   return null;
 }
 
@@ -32,12 +37,10 @@ export type MediaType = "image" | "gifv" | "video" | "audio" | "unknown";
 function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
   const image = sniffImage(b);
   if (image) return { ...image, type: "image" };
-  if (ascii(b, 4, 8) === "ftyp") {
-    const brand = ascii(b, 8, 12);
-    if (brand === "M4A ") return { mime: "audio/mp4", ext: "m4a", type: "audio" };
-    if (brand === "qt  ") return { mime: "video/quicktime", ext: "mov", type: "video" };
-    return { mime: "video/mp4", ext: "mp4", type: "video" };
-  }
+  const ftyp = ftypKind(b);
+  if (ftyp === "audio") return { mime: "audio/mp4", ext: "m4a", type: "audio" };
+  if (ftyp === "mov") return { mime: "video/quicktime", ext: "mov", type: "video" };
+  if (ftyp === "mp4") return { mime: "video/mp4", ext: "mp4", type: "video" };
   if (startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return { mime: "video/webm", ext: "webm", type: "video" };
   if (ascii(b, 0, 4) === "OggS") return { mime: "audio/ogg", ext: "ogg", type: "audio" };
   if (ascii(b, 0, 4) === "fLaC") return { mime: "audio/flac", ext: "flac", type: "audio" };
@@ -47,8 +50,11 @@ function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
   return { mime: "application/octet-stream", ext: "bin", type: "unknown" };
 }
 
-/** A file (as parts: content/image-metadata.ts) and, for an image, its size in pixels when read. */
-type Clean = Parts & { width?: number; height?: number };
+/**
+ * A file (as parts: content/image-metadata.ts), for an image its size in pixels when read, for a video or audio what
+ * its container says; and its type when cleaning changed it (HEIC made JPEG, an MP4 with sound alone).
+ */
+type Clean = Parts & { width?: number; height?: number; facts?: MediaFacts; as?: Sniffed & { type?: MediaType } };
 
 /**
  * A file's parts as a stream of as many chunks, for the Images binding. Its client (workerd's
@@ -77,7 +83,7 @@ async function putParts(bucket: R2Bucket, key: string, file: Parts, options: R2P
   await bucket.put(key, new Blob(file.parts), options);
 }
 
-export interface StoredFile {
+export interface StoredFile extends MediaFacts {
   key: string;
   mime: string;
   size: number;
@@ -186,32 +192,89 @@ function toRgba(png: { data: ArrayLike<number>; width: number; height: number; c
 
 const sizeOf = (c: Clean) => (c.width && c.height ? { width: c.width, height: c.height } : {});
 
-/** An image's bytes without their metadata (location, camera, time), and its size; other files as they are. */
-async function cleaned(bytes: Uint8Array, mime: string, isImage: boolean, images?: ImagesBinding): Promise<Clean> {
-  if (!isImage) return { parts: [bytes], size: bytes.byteLength };
+/**
+ * What an AVIF or HEIF says its picture is (content/isobmff.ts `heifSize`): a file that names no picture is none,
+ * whatever a decoder makes of it (a 40-byte box of a huge size), and too many pixels are refused, as for any image.
+ */
+function heifPicture(bytes: Uint8Array): { width: number; height: number } {
+  const size = heifSize(bytes, broken);
+  if (!size) throw broken();
+  if (size.width * size.height > MAX_PIXELS)
+    throw new ApiError(
+      422,
+      `Validation failed: the image has more than ${MAX_PIXELS} pixels (${size.width} × ${size.height})`,
+    );
+  return size;
+}
+
+/** A picture re-encoded by the Images binding as `format`; null without the binding or when it fails. */
+async function reencoded(bytes: Uint8Array, format: "image/avif" | "image/jpeg", images?: ImagesBinding) {
+  if (!images) return null;
+  try {
+    const out = await images.input(partsStream({ parts: [bytes], size: bytes.byteLength })).output({ format });
+    return new Uint8Array(await out.response().arrayBuffer());
+  } catch (e) {
+    console.warn(`${format} not made`, (e as Error)?.message ?? e);
+    return null;
+  }
+}
+
+/** An image's bytes without their metadata (location, camera, time), and its size. */
+export async function cleanedImage(bytes: Uint8Array, mime: string, images?: ImagesBinding): Promise<Clean> {
+  if (mime === "image/heic") {
+    // HEIC is shown by few apps and browsers: made a JPEG (as Mastodon does), which the binding writes without
+    // metadata, and stripped as any JPEG. No binding, no picture: its items cannot be cut out here.
+    heifPicture(bytes);
+    const jpeg = await reencoded(bytes, "image/jpeg", images);
+    if (!jpeg || sniffImage(jpeg)?.mime !== "image/jpeg")
+      throw new ApiError(422, "Validation failed: this HEIC picture cannot be converted to JPEG");
+    return { ...(await cleanImage(jpeg, "image/jpeg")), as: { mime: "image/jpeg", ext: "jpg" } };
+  }
   if (mime === "image/avif") {
     // Its items cannot be cut out here: re-encoded (the binding writes no metadata). Without the binding, or when it
     // fails (a broken file, its quota), refused when it names metadata or carries its marks (an XMP packet, an Exif
     // header: long enough marks that compressed bytes do not make them by chance).
-    if (images) {
-      try {
-        const out = await images.input(partsStream({ parts: [bytes], size: bytes.byteLength })).output({
-          format: "image/avif",
-        });
-        const encoded = new Uint8Array(await out.response().arrayBuffer());
-        return { parts: [encoded], size: encoded.byteLength };
-      } catch (e) {
-        console.warn("AVIF not re-encoded", (e as Error)?.message ?? e);
-      }
-    }
+    const size = heifPicture(bytes);
+    const encoded = await reencoded(bytes, "image/avif", images);
+    if (encoded && sniffImage(encoded)?.mime === "image/avif")
+      return { parts: [encoded], size: encoded.byteLength, ...size };
     const text = new TextDecoder("latin1").decode(bytes);
-    if (avifHasMetadata(bytes) || /Exif\0\0|<x:xmpmeta|<rdf:RDF/.test(text))
+    if (avifHasMetadata(bytes, broken) || /Exif\0\0|<x:xmpmeta|<rdf:RDF/.test(text))
       throw new ApiError(
         422,
         "Validation failed: this AVIF carries metadata (location, camera) that cannot be removed",
       );
+    return { parts: [bytes], size: bytes.byteLength, ...size };
   }
   return cleanImage(bytes, mime);
+}
+
+/**
+ * A video's or audio's bytes without their metadata (place, device, dates: content/isobmff.ts, matroska.ts,
+ * ogg.ts, audio-metadata.ts), and what its container says of it; other files as they are.
+ */
+function cleanedMedia(bytes: Uint8Array, mime: string): Clean {
+  switch (mime) {
+    case "video/mp4":
+    case "video/quicktime":
+    case "audio/mp4": {
+      const { video, ...clean } = cleanIsobmff(bytes);
+      // Sound alone is audio, whatever the brand says (an M4A written with an `isom` brand).
+      return video || mime === "audio/mp4" ? clean : { ...clean, as: { mime: "audio/mp4", ext: "m4a", type: "audio" } };
+    }
+    case "video/webm": {
+      const { video: _, ...clean } = cleanMatroska(bytes);
+      return clean;
+    }
+    case "audio/ogg":
+      return cleanOgg(bytes);
+    case "audio/flac":
+    case "audio/mpeg":
+    case "audio/wav":
+      return cleanAudio(bytes, mime);
+    default:
+      return { parts: [bytes], size: bytes.byteLength };
+  }
 }
 
 /**
@@ -228,16 +291,19 @@ export async function storeUpload(
 ): Promise<StoredFile & { type: MediaType }> {
   if (file.size > limit) throw new ApiError(413, "File is too large");
   const bytes = file.bytes();
-  const kind = sniffMedia(bytes.subarray(0, 32));
-  if (!types.includes(kind.mime))
-    throw new ApiError(415, `Unsupported media type: ${kind.mime} files are not accepted`);
-  const clean = await cleaned(bytes, kind.mime, kind.type === "image", images);
+  const sniffed = sniffMedia(bytes.subarray(0, 256));
+  if (!types.includes(sniffed.mime))
+    throw new ApiError(415, `Unsupported media type: ${sniffed.mime} files are not accepted`);
+  const clean =
+    sniffed.type === "image" ? await cleanedImage(bytes, sniffed.mime, images) : cleanedMedia(bytes, sniffed.mime);
+  const kind = { ...sniffed, ...clean.as };
   const key = `${prefix}/${newId().toLowerCase()}.${kind.ext}`;
   await putParts(bucket, key, clean, {
     httpMetadata: { contentType: kind.mime, cacheControl: "public, max-age=31536000, immutable" },
   });
   const derived = kind.type === "image" ? await derive(images, bucket, key, clean, kind.mime) : {};
-  return { ...sizeOf(clean), ...derived, key, mime: kind.mime, size: clean.size, type: kind.type };
+  const facts = clean.facts ?? {};
+  return { ...facts, ...sizeOf(clean), ...derived, key, mime: kind.mime, size: clean.size, type: kind.type };
 }
 
 /**
@@ -253,9 +319,10 @@ export async function storeImage(
 ): Promise<StoredFile> {
   if (file.size > limit) throw new ApiError(413, "File is too large");
   const bytes = file.bytes();
-  const type = sniffImage(bytes.subarray(0, 32));
-  if (!type) throw new ApiError(415, "Unsupported media type: only images are accepted");
-  let clean = await cleaned(bytes, type.mime, true, opts.images);
+  const sniffed = sniffImage(bytes.subarray(0, 256));
+  if (!sniffed) throw new ApiError(415, "Unsupported media type: only images are accepted");
+  let clean = await cleanedImage(bytes, sniffed.mime, opts.images);
+  const type = { ...sniffed, ...clean.as };
   if (opts.images && opts.box && type.mime !== "image/gif")
     clean = await fitted(opts.images, clean, type.mime, opts.box);
   const key = `${prefix}/${newId().toLowerCase()}.${type.ext}`;

@@ -14,13 +14,15 @@ import { inJson, now, statement } from "../db/client";
 import { newestFirst, seqCursor, seqIds } from "../db/ids";
 import { chatMessages, markers, mediaAttachments, notifications, reports, users } from "../db/schema";
 import { fromJson, jsonObject, precompiled } from "../db/json-rows";
-import { accountById, accountFromJson, parsed, type Hydrated } from "./hydrate";
+import { accountById, accountFromJson, hydrate, parsed, type Hydrated } from "./hydrate";
+import { accountsById } from "./conversations";
 import type { AccountWithUser } from "./accounts";
 import { badRequest, notFound } from "../lib/errors";
 import { rawPage, seqPage, type Page } from "../db/paging";
 import { NotificationSettingsSchema } from "../schemas/account";
 import { NOTIFICATION_TYPES } from "../schemas/social";
 import { ME, silenced, visibleTo, type ViewerRef } from "./visibility";
+import { verdict } from "./notification-policy";
 
 export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -57,13 +59,19 @@ export function notify(d: DB, n: NotificationInput): D1PreparedStatement {
   const rules = n.toSelf
     ? sql`n.to_id = n.from_id`
     : sql`n.to_id <> n.from_id AND ${allowed(sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_settings`)}`;
+  // The recipient's policy and the mention shield (services/notification-policy.ts): 1 filters, 2 drops. A
+  // filtered notification is written as pushed, so neither Web Push nor the streams take it.
+  const judged = n.toSelf
+    ? sql`0`
+    : verdict(n.type, sql`n.to_id`, sql`n.from_id`, sql`n.status_id`, sql`n.t`, sql`u.notification_policy`);
   return statement(
     d,
-    sql`WITH n(to_id, from_id, status_id, t) AS (${recipients})
-    INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, chat_message_id, is_seen, created_at)
-    SELECT ${seqIds("notifications", t)}, n.to_id, n.from_id, ${n.type}, n.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, n.t
-    FROM n JOIN users u ON u.account_id = n.to_id
-    WHERE ${rules} ${n.onlyIf ? sql`AND ${n.onlyIf}` : sql``}`,
+    sql`WITH n(to_id, from_id, status_id, t) AS (${recipients}),
+      v AS (SELECT n.*, ${judged} AS verdict FROM n JOIN users u ON u.account_id = n.to_id
+        WHERE ${rules} ${n.onlyIf ? sql`AND ${n.onlyIf}` : sql``})
+    INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, target_account_id, emoji, chat_message_id, is_seen, pushed, filtered, created_at)
+    SELECT ${seqIds("notifications", t)}, v.to_id, v.from_id, ${n.type}, v.status_id, NULL, ${n.targetAccountId ?? null}, ${n.emoji ?? null}, ${n.chatMessageId ?? null}, 0, v.verdict = 1, v.verdict = 1, v.t
+    FROM v WHERE v.verdict < 2`,
   );
 }
 
@@ -175,6 +183,8 @@ export interface NotificationQuery {
   accountId?: string;
   excludeVisibilities?: string[];
   withMuted?: boolean;
+  /** Mastodon 4.3's `include_filtered`: also those the policy or the shield set aside. */
+  includeFiltered?: boolean;
 }
 
 /** The types a listing shows: those asked for, else all but the opt-in ones; minus the excluded. */
@@ -205,18 +215,9 @@ const flat = (rows: { n: typeof notifications.$inferSelect; isMuted: number }[])
  */
 export function notificationPage(q: NotificationQuery, page: Page) {
   const p = rawPage(sql`${notifications.id}`, seqPage(page));
-  const conds: (SQL | undefined)[] = [
-    sql`${notifications.accountId} = ${ME}`,
-    p.where,
-    sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
-    q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
-    q.excludeVisibilities?.length
-      ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
-      : undefined,
-    shownTo(ME, q.withMuted ?? false),
-  ];
+  const conds = and(p.where, shownNotifications(q));
   return {
-    ctes: sql`npage AS MATERIALIZED (SELECT notifications.*, ${senderMuted(Date.now())} AS is_muted FROM notifications WHERE ${and(...conds)} ORDER BY ${p.order} LIMIT ${p.limit})`,
+    ctes: sql`npage AS MATERIALIZED (SELECT notifications.*, ${senderMuted(Date.now())} AS is_muted FROM notifications WHERE ${conds} ORDER BY ${p.order} LIMIT ${p.limit})`,
     statusIds: sql`SELECT status_id FROM npage WHERE status_id IS NOT NULL`,
     // One pass over the page: each notification with its accounts, report and chat message, each looked up by
     // its id (a look-up finds nothing, and costs no row, where the notification names none). A part per kind
@@ -224,23 +225,56 @@ export function notificationPage(q: NotificationQuery, page: Page) {
     parts: [
       precompiled(
         "notification page parts",
-        () =>
-          sql`SELECT 'notification' AS k, json_object('n', ${jsonObject(notifications, "np")}, 'm', np.is_muted,
-            'a', ${accountById(sql`np.from_account_id`)},
-            'ta', ${accountById(sql`np.target_account_id`)},
-            'r', (SELECT ${jsonObject(reports, "r")} FROM reports r WHERE r.id = np.report_id),
-            'cm', (SELECT json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END)
-              FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id = np.chat_message_id)) AS v
-          FROM npage np`,
+        () => sql`SELECT 'notification' AS k, json_object(${namedFields("np")}) AS v FROM npage np`,
       ),
     ],
   };
 }
 
+/**
+ * The user's (`ME`) notifications a listing shows, before paging: the types asked for, from the account asked
+ * for, not filtered unless asked, still about what the user may see.
+ */
+export function shownNotifications(q: NotificationQuery): SQL {
+  return and(listedNotifications(q), stillShown(q))!;
+}
+
+/** The part of `shownNotifications` read from the notification's own row (and its status, with `excludeVisibilities`). */
+export function listedNotifications(q: NotificationQuery): SQL {
+  return and(
+    sql`${notifications.accountId} = ${ME}`,
+    sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
+    q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
+    q.excludeVisibilities?.length
+      ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
+      : undefined,
+    q.includeFiltered ? undefined : eq(notifications.filtered, false),
+  )!;
+}
+
+/** The part of `shownNotifications` that looks elsewhere: blocks and mutes since, the status still visible. */
+export const stillShown = (q: NotificationQuery): SQL => shownTo(ME, q.withMuted ?? false);
+
+/**
+ * A notification row `np` (with `is_muted`) and what it names, as `json_object` fields: `n` the row, `m` muted,
+ * `a` and `ta` its accounts, `r` its report, `cm` its chat message (read by `namedOf`).
+ */
+export const namedFields = (alias: string) => {
+  const np = sql.raw(alias);
+  return sql`'n', ${jsonObject(notifications, alias)}, 'm', ${np}.is_muted,
+    'a', ${accountById(sql`${np}.from_account_id`)},
+    'ta', ${accountById(sql`${np}.target_account_id`)},
+    'r', (SELECT ${jsonObject(reports, "r")} FROM reports r WHERE r.id = ${np}.report_id),
+    'cm', (SELECT json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END)
+      FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id = ${np}.chat_message_id)`;
+};
+
 /** The notifications of a `notificationPage` read (newest first) and what they name besides statuses. */
-export function notificationsRead(h: Hydrated): { rows: NotificationRow[]; named: NotificationsNamed } {
-  const of = (k: string) => h.extra.get(k) ?? [];
-  const read = of("notification");
+export function notificationsRead(
+  h: Hydrated,
+  kind = "notification",
+): { rows: NotificationRow[]; named: NotificationsNamed } {
+  const read = h.extra.get(kind) ?? [];
   const rows = read
     .map((o) => ({ ...fromJson(notifications, o.n), isMuted: o.m as number }))
     .sort((a, b) => newestFirst(a.id, b.id));
@@ -276,6 +310,34 @@ export interface NotificationsNamed {
   people: Map<string, AccountWithUser>;
   reports: Map<string, typeof reports.$inferSelect>;
   chats: Map<string, { message: typeof chatMessages.$inferSelect; media: typeof mediaAttachments.$inferSelect | null }>;
+}
+
+/** What notifications name, loaded for `me`: reads in parallel, whatever their number. */
+export async function loadNotificationsNamed(d: DB, me: string, rows: NotificationRow[]): Promise<NotificationsNamed> {
+  const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
+  const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
+  const chatIds = [...new Set(rows.flatMap((r) => (r.chatMessageId ? [r.chatMessageId] : [])))];
+  const [h, people, reportRows, chatRows] = await Promise.all([
+    hydrate(d, statusIds, me),
+    accountsById(
+      d,
+      rows.flatMap((r) => [r.fromAccountId, ...(r.targetAccountId ? [r.targetAccountId] : [])]),
+    ),
+    reportIds.length ? d.select().from(reports).where(inJson(reports.id, reportIds)) : Promise.resolve([]),
+    chatIds.length
+      ? d
+          .select({ message: chatMessages, media: mediaAttachments })
+          .from(chatMessages)
+          .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
+          .where(inJson(chatMessages.id, chatIds))
+      : Promise.resolve([]),
+  ]);
+  return {
+    h,
+    people,
+    reports: new Map(reportRows.map((r) => [r.id, r])),
+    chats: new Map(chatRows.map((r) => [r.message.id, r])),
+  };
 }
 
 /** One of the user's own notifications (404 for anyone else's). */
@@ -355,7 +417,7 @@ export async function markersOf(
     d
       .select({ n: sql<number>`count(*)` })
       .from(notifications)
-      .where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false))),
+      .where(and(eq(notifications.accountId, me), eq(notifications.isSeen, false), eq(notifications.filtered, false))),
   ]);
   return { rows, unread: unread[0]?.n ?? 0 };
 }

@@ -9,7 +9,7 @@ import { outboxWrite } from "./outbox";
 
 type AccountRow = typeof accounts.$inferSelect;
 
-/** The columns the actor document (src/federation/index.ts `localActor`) is made of. */
+/** The columns the actor document (src/federation/documents/local-actor.ts `localActor`) is made of. */
 const SHOWN = [
   "displayName",
   "note",

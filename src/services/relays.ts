@@ -6,7 +6,7 @@
  *   usually follows the instance actor back (answered with an `Accept`);
  * - `mastodon`: a `Follow` whose object is the public collection, sent to the relay's inbox; the relay forwards
  *   others' `Create`s under its own HTTP signature.
- * What a relay brings is trusted only as its author's (federation/inbound-auth.ts) or fetched from its origin; the
+ * What a relay brings is trusted only as its author's (federation/door/authenticate.ts) or fetched from its origin; the
  * relay's word only makes a public post relevant here (services/remote-statuses.ts `relayed`).
  */
 import { and, eq, isNull, ne, or, sql } from "drizzle-orm";
@@ -68,7 +68,7 @@ export async function addRelay(d: DB, url: string, t: number = now()): Promise<R
   return (await relayByUrl(d, url))!;
 }
 
-/** What looking a relay's URL up found (federation/relays.ts). */
+/** What looking a relay's URL up found (federation/fetching/relays.ts). */
 export interface FoundRelay {
   kind: "litepub" | "mastodon";
   /** The relay's actor (LitePub); for a Mastodon-style relay, learnt from its Accept. */

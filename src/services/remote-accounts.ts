@@ -1,5 +1,5 @@
 /**
- * Remote accounts: what an ActivityPub actor document says (read by federation/actors.ts into a `ParsedActor`)
+ * Remote accounts: what an ActivityPub actor document says (read by federation/documents/parse-actor.ts into a `ParsedActor`)
  * becomes, or refreshes, an `accounts` row keyed by its id. The one place an actor is turned into a row: the
  * inbox, WebFinger look-ups, mentions and search all come here.
  */
@@ -14,7 +14,7 @@ import { accounts, instances, type AccountField, type EmojiRef } from "../db/sch
 /** How long a remote actor's row is trusted before it is fetched again when next needed. */
 export const ACTOR_STALE_MS = 24 * 3600_000;
 
-/** An actor document as the row's columns (counters aside), read and capped by federation/actors.ts. */
+/** An actor document as the row's columns (counters aside), read and capped by federation/documents/parse-actor.ts. */
 export interface ParsedActor {
   username: string;
   domain: string;

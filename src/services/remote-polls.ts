@@ -1,7 +1,7 @@
 /**
  * Polls across servers (issue 18), as Mastodon does them:
  * - a vote by a local account in a REMOTE poll is stored here (so `voted`/`own_votes` show) and sent as one
- *   `Create{Note}` per choice to the poll's author (outbox variant `Vote`, federation/poll-votes.ts); the poll's
+ *   `Create{Note}` per choice to the poll's author (outbox variant `Vote`, federation/documents/polls.ts); the poll's
  *   tallies, which are its server's, get our vote added until the server's next `Update{Question}` replaces them;
  * - a vote by a remote account in a LOCAL poll (`receiveVote`) is validated as a local vote is and stored, and the
  *   new tallies go out as `Update{Question}` (outbox variant `UpdatePoll`) to the poll's audience and its voters;

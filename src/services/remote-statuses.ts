@@ -1,6 +1,6 @@
 /**
  * Remote statuses (issue 13, part 1): a `Note` (or `Article`, or `Question`) another server sent, read into a
- * `ParsedNote` by federation/parse-note.ts, becomes a status through the ONE write path of local posts
+ * `ParsedNote` by federation/documents/parse-note.ts, becomes a status through the ONE write path of local posts
  * (`writePost`): recipients, mention notifications, tags, conversation participations, home feeds of local
  * followers and the search index in one batch; the remote media rows and the author's reported counter join that
  * batch. Only what concerns this instance is stored (`relevant`). Updates
@@ -12,13 +12,23 @@ import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { accounts, follows, mediaAttachments, polls, statuses, type StatusEmoji, type Visibility } from "../db/schema";
-import { htmlToText } from "../content/format";
+import { searchBody } from "./feeds";
 import type { AccountRow } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { writePost } from "./statuses";
 import { editedMedia, notifyEdit, versionStatements } from "./status-edits";
 import { acceptsUnsolicited, fromRow, storageRow } from "./storage";
 import { budgetFrom, budgetRow, pausesFetching } from "./usage-budget";
+import {
+  countStatement,
+  itemBytes,
+  judge,
+  limitsClock,
+  recordRefusal,
+  senderOf,
+  usageRows,
+  type Verdict,
+} from "./inbound-limits";
 
 /** The earliest publication date taken as given (2000-01-01). */
 const EARLIEST = Date.UTC(2000, 0, 1);
@@ -44,7 +54,7 @@ export interface ParsedNote {
   media: { url: string; mimeType: string; description: string | null; width?: number; height?: number }[];
   inReplyTo: string | null;
   context: string | null;
-  /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (federation/parse-note.ts). */
+  /** `tallies`: votes per option (`replies.totalItems`, 0 when absent); `voters`: `votersCount` (federation/documents/parse-note.ts). */
   poll: {
     options: string[];
     multiple: boolean;
@@ -75,8 +85,23 @@ export async function unknownMentions(d: DB, note: ParsedNote, localOrigin: stri
   return remote.filter((u) => !have.has(u)).slice(0, MAX_MENTION_FETCHES);
 }
 
+/** A local account follows `accountId` (one row at most), as a query that can join a batch. */
+const followedHere = (d: DB, accountId: string) =>
+  d
+    .select({ id: follows.id })
+    .from(follows)
+    .where(
+      and(
+        eq(follows.targetAccountId, accountId),
+        sql`EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${follows.accountId} AND fa.domain IS NULL)`,
+      ),
+    )
+    .limit(1);
+
 export type StoreResult =
   | { stored: false; reason: "exists" | "irrelevant" | "storage full" | "over budget" }
+  /** Over the author's or its host's inbound limits (services/inbound-limits.ts): answered 429 for `retryAfter` s. */
+  | { stored: false; reason: "throttled"; retryAfter: number }
   | { stored: true; statusId: string; effects: Effects };
 
 /**
@@ -101,7 +126,10 @@ export async function storeRemoteNote(
 ): Promise<StoreResult> {
   const t = opts.t ?? now();
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
-  const [existing, parentRows, recipientRows, followed, contextRows, storage, day] = await d.batch([
+  // What a local user asked for is theirs, not the sender's: neither limited nor counted.
+  const sender = opts.requested === true ? null : senderOf(author.uri);
+  const lt = opts.t ?? limitsClock.now();
+  const [existing, parentRows, recipientRows, followed, contextRows, storage, day, usage] = await d.batch([
     d.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, note.uri)),
     d
       .select()
@@ -111,16 +139,7 @@ export async function storeRemoteNote(
       .select({ id: accounts.id, uri: accounts.uri, local: sql<number>`${accounts.domain} IS NULL` })
       .from(accounts)
       .where(and(sql`${accounts.uri} IN (SELECT value FROM json_each(${uris}))`, eq(accounts.deactivated, false))),
-    d
-      .select({ id: follows.id })
-      .from(follows)
-      .where(
-        and(
-          eq(follows.targetAccountId, author.id),
-          sql`EXISTS (SELECT 1 FROM accounts fa WHERE fa.id = ${follows.accountId} AND fa.domain IS NULL)`,
-        ),
-      )
-      .limit(1),
+    followedHere(d, author.id),
     d
       .select({ threadId: statuses.threadId })
       .from(statuses)
@@ -128,6 +147,7 @@ export async function storeRemoteNote(
       .limit(1),
     storageRow(d),
     budgetRow(d, t),
+    usageRows(d, sender ?? { actor: "", host: "" }, lt),
   ]);
   if (existing.length) return { stored: false, reason: "exists" };
   const parent = (parentRows[0] as StatusRow | undefined) ?? null;
@@ -140,10 +160,19 @@ export async function storeRemoteNote(
   const relevant =
     opts.requested === true || relayed || followed.length > 0 || localRecipient || (parent !== null && parent.local);
   if (!relevant) return { stored: false, reason: "irrelevant" };
+  const concernsLocal = localRecipient || (parent !== null && parent.local);
+  // What one actor and one host may make this instance store (services/inbound-limits.ts).
+  const item = { bytes: itemBytes(note), followed: followed.length > 0, concernsLocal };
+  const verdict: Verdict = sender ? judge(usage, sender, item, lt) : { ok: true, solicitedMention: concernsLocal };
+  if (!verdict.ok) {
+    await recordRefusal(d, verdict, lt);
+    return { stored: false, reason: "throttled", retryAfter: verdict.retryAfter };
+  }
   // Near the database's ceiling or the plan's caps, what only a fetch here brought (nobody follows its author,
   // nobody here is addressed, it answers nothing local) is refused first (services/storage.ts); what only a relay
-  // brought waits from 80% of a cap already (services/usage-budget.ts).
-  const unsolicited = followed.length === 0 && !localRecipient && !(parent !== null && parent.local);
+  // brought waits from 80% of a cap already (services/usage-budget.ts). A stranger's mention beyond its small
+  // allowance is such content too.
+  const unsolicited = followed.length === 0 && !(concernsLocal && verdict.solicitedMention);
   const budget = budgetFrom(day[0], t);
   if (unsolicited && !acceptsUnsolicited(fromRow(storage), budget.level))
     return { stored: false, reason: acceptsUnsolicited(fromRow(storage)) ? "over budget" : "storage full" };
@@ -214,8 +243,9 @@ export async function storeRemoteNote(
     : null;
   const extra: D1PreparedStatement[] = [
     ...mediaInserts(d, remoteMedia(author.id, id, note.media, t)),
-    // The caller's own rows for the new status (a group's followers' home feeds: federation/group-announce.ts).
+    // The caller's own rows for the new status (a group's followers' home feeds: federation/listening/group-posts.ts).
     ...(opts.extra ?? []),
+    ...(sender ? [countStatement(d, sender, item, verdict.solicitedMention, lt)] : []),
   ];
   try {
     const written = await writePost(
@@ -232,6 +262,8 @@ export async function storeRemoteNote(
         participants: note.visibility === "direct" ? [author.id, ...recipients.keys()] : [],
         authorFollowers: author.followersCount,
         inlineFanoutMax: opts.inlineFanoutMax,
+        // Searchable now when it is someone's here; otherwise on a local user's first interaction.
+        searchable: localRecipient || parent?.local === true || opts.requested === true,
       },
       null,
       extra,
@@ -276,15 +308,18 @@ const mediaInserts = (d: DB, rows: MediaRow[]) => rows.map((m) => statement(d, d
  * An edit by the author (the caller checked the actor is the status's author): content, content warning,
  * sensitivity, emoji, hashtags and media are replaced, `edited_at` set, the version kept (the original too, on the
  * first edit: services/status-edits.ts) and local rebloggers notified. Answers the status's id and what follows,
- * or null when nothing changed (unknown status, an older or repeated edit).
+ * or null when nothing changed (unknown status, an older or repeated edit), or how long to wait when the author or
+ * its host has spent its inbound allowance (services/inbound-limits.ts: an edit counts as a post does).
  */
 export async function updateRemoteNote(
   d: DB,
   author: AccountRow,
   note: ParsedNote,
   t: number = now(),
-): Promise<{ statusId: string; effects: Effects } | null> {
-  const [rows, mediaRows, pollRows] = await d.batch([
+): Promise<{ statusId: string; effects: Effects } | { retryAfter: number } | null> {
+  const sender = senderOf(author.uri);
+  const lt = limitsClock.now();
+  const [rows, mediaRows, pollRows, followed, usage] = await d.batch([
     d
       .select()
       .from(statuses)
@@ -298,6 +333,8 @@ export async function updateRemoteNote(
       .select({ options: polls.options })
       .from(polls)
       .where(sql`${polls.statusId} = (SELECT id FROM statuses WHERE uri = ${note.uri})`),
+    followedHere(d, author.id),
+    usageRows(d, sender, lt),
   ]);
   const row = rows[0];
   if (!row) return null;
@@ -306,6 +343,12 @@ export async function updateRemoteNote(
   if (note.updated !== null && row.editedAt !== null && note.updated < row.editedAt) return null;
   const same = row.content === note.content && row.spoilerText === note.spoilerText && row.sensitive === note.sensitive;
   if (same && (note.updated === null || note.updated === row.editedAt)) return null;
+  const item = { bytes: itemBytes(note), followed: followed.length > 0, concernsLocal: false };
+  const verdict = judge(usage, sender, item, lt);
+  if (!verdict.ok) {
+    await recordRefusal(d, verdict, lt);
+    return { retryAfter: verdict.retryAfter };
+  }
   const editedAt = Math.min(note.updated ?? t, t);
   const media = remoteMedia(author.id, row.id, note.media, t);
   const stmts = [
@@ -332,7 +375,7 @@ export async function updateRemoteNote(
     ...mediaInserts(d, media),
     statement(
       d,
-      sql`UPDATE statuses_fts SET body = ${[note.spoilerText, htmlToText(note.content)].filter(Boolean).join("\n")} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`,
+      sql`UPDATE statuses_fts SET body = ${searchBody(note)} WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${row.id})`,
     ),
     ...(note.poll ? pollEditStatements(d, row.id, note.poll) : []),
     ...versionStatements(
@@ -358,6 +401,7 @@ export async function updateRemoteNote(
       },
     ),
   ];
+  stmts.push(countStatement(d, sender, item, false, lt));
   const notifying = stmts.push(notifyEdit(d, row, t)) - 1;
   const results = await d.$client.batch(stmts);
   return {

@@ -18,7 +18,7 @@ export interface AccountSearch {
   following?: boolean;
   viewerId: string | null;
   localHost: string;
-  /** An account found by resolving the query (`federation/resolve.ts`): listed first, under the same rules. */
+  /** An account found by resolving the query (`federation/fetching/resolve.ts`): listed first, under the same rules. */
   include?: string | null;
 }
 

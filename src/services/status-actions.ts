@@ -23,7 +23,7 @@ import { badRequest, notFound, unprocessable } from "../lib/errors";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { StatusRow } from "./hydrate";
 import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from "./statuses";
-import { fanOut, markPulled, pulledByReaders } from "./feeds";
+import { fanOut, indexOnInteraction, markPulled, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 import { countOwnVote } from "./remote-polls";
@@ -151,6 +151,8 @@ export async function writeReblog(
     statement(d, recountReblogs(target.id)),
     fanOut(d, row, row.homePull),
     notify(d, { type: "reblog", to: target.accountId, from: by.id, statusId: target.id }),
+    // A local user's boost makes the status searchable (services/feeds.ts).
+    ...(by.domain === null ? indexOnInteraction(d, target) : []),
     ...extra,
   ]);
 }
@@ -200,6 +202,7 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
         outboxWrite(d, me.id, { type: "Like", uri, ...federation }, t, {
           onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})`,
         }),
+        ...indexOnInteraction(d, s),
       ]
     : [
         // Read before the row goes: the Undo names the Like's id, and only a favourite that was there is undone.
@@ -216,10 +219,13 @@ export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): 
   const t = now();
   // `WHERE true`: SQLite's INSERT … SELECT … ON CONFLICT needs it to parse.
   if (on)
-    await statement(
-      d,
-      sql`INSERT INTO bookmarks (id, account_id, status_id, created_at) SELECT ${seqIds("bookmarks", t)}, ${me.id}, ${s.id}, ${t} WHERE true ON CONFLICT (account_id, status_id) DO NOTHING`,
-    ).run();
+    await d.$client.batch([
+      statement(
+        d,
+        sql`INSERT INTO bookmarks (id, account_id, status_id, created_at) SELECT ${seqIds("bookmarks", t)}, ${me.id}, ${s.id}, ${t} WHERE true ON CONFLICT (account_id, status_id) DO NOTHING`,
+      ),
+      ...indexOnInteraction(d, s),
+    ]);
   else await d.delete(bookmarks).where(and(eq(bookmarks.accountId, me.id), eq(bookmarks.statusId, s.id)));
   return { id: s.id, effects: {} };
 }
@@ -347,6 +353,7 @@ export async function react(d: DB, me: AccountRow, id: string, emoji: string, on
       ),
       notify(d, { ...note, onlyIf: made }),
       outboxWrite(d, me.id, { type: "EmojiReact", uri, ...federation }, t, { onlyIf: made }),
+      ...indexOnInteraction(d, s),
     ]);
   } else {
     await d.$client.batch([
@@ -400,7 +407,7 @@ export async function vote(d: DB, me: AccountRow, pollId: string, choices: numbe
           }),
         ),
       ];
-  const [result] = await d.$client.batch([insert, ...remote]);
+  const [result] = await d.$client.batch([insert, ...remote, ...indexOnInteraction(d, s)]);
   if (!result!.meta.changes) throw unprocessable("Already voted");
   // A vote in a remote poll goes to its server.
   return { id: poll.id, effects: { federate: !s.local } };

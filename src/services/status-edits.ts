@@ -16,7 +16,8 @@ import type { DB } from "../db/client";
 import { now, readsWhere, statement } from "../db/client";
 import { isId, newId } from "../db/ids";
 import { mediaAttachments, polls, statusEdits, statusRecipients, statuses, type EditedMedia } from "../db/schema";
-import { extract, htmlToText, renderContent, type ContentType } from "../content/format";
+import { extract, renderContent, type ContentType } from "../content/format";
+import { searchBody } from "./feeds";
 import { notFound, unprocessable } from "../lib/errors";
 import type { AccountWithUser } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
@@ -291,7 +292,7 @@ export async function editStatus(
     ...pollStatements(d, id, poll, p.poll, t),
     statement(
       d,
-      sql`UPDATE statuses_fts SET body = ${[spoiler, htmlToText(content)].filter(Boolean).join("\n")}
+      sql`UPDATE statuses_fts SET body = ${searchBody({ spoilerText: spoiler, content })}
         WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${id})`,
     ),
     ...versionStatements(d, id, before, after),

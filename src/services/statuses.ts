@@ -23,8 +23,8 @@ import {
   users,
   type Visibility,
 } from "../db/schema";
-import { extract, htmlToText, renderContent, type ContentType, type MentionTarget } from "../content/format";
-import { fanOut, indexForSearch, markPulled, nextSearchRowid, pulledByReaders } from "./feeds";
+import { extract, renderContent, type ContentType, type MentionTarget } from "../content/format";
+import { fanOut, indexForSearch, indexOnInteraction, markPulled, nextSearchRowid, pulledByReaders } from "./feeds";
 import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
@@ -75,7 +75,7 @@ export interface PostContext {
   appId: string | null;
   postFormats: string[];
   /**
-   * Finds mentioned remote accounts this instance does not know yet (`federation/resolve.ts`, bounded in number
+   * Finds mentioned remote accounts this instance does not know yet (`federation/fetching/resolve.ts`, bounded in number
    * and time); those it cannot find stay plain text. Absent (e.g. the cron), unknown mentions stay text.
    */
   resolveMentions?: (acctKeys: string[]) => Promise<Map<string, AccountWithUser>>;
@@ -125,6 +125,11 @@ interface Prepared {
   participants: string[];
   authorFollowers: number;
   inlineFanoutMax: number;
+  /**
+   * A remote status written searchable on arrival (services/feeds.ts `indexOnInteraction` says which); a local
+   * one always is.
+   */
+  searchable?: boolean;
 }
 
 /** Emoji of the text, the spoiler and the poll options: the status's `emojis` must render all of them. */
@@ -369,8 +374,9 @@ export async function writePost(
   const s = prepared.status;
   s.homePull = pulledByReaders(s, prepared.authorFollowers, prepared.inlineFanoutMax);
   const t = s.createdAt;
+  const searchable = s.local || prepared.searchable === true;
   const stmts: D1PreparedStatement[] = [
-    statement(d, d.insert(statuses).values({ ...s, searchRowid: nextSearchRowid })),
+    statement(d, d.insert(statuses).values({ ...s, searchRowid: searchable ? nextSearchRowid : null })),
     ...(s.homePull ? [markPulled(d, s.accountId)] : []),
   ];
   if (prepared.recipients.length) {
@@ -449,17 +455,20 @@ export async function writePost(
       d,
       // Counted up in the batch that inserts the status (one transaction), not recounted: a recount walks all of
       // the author's statuses on every post (1.6 ms at 2,700 statuses, growing with each). Deleting recounts.
-      // A remote account keeps the figure its server reports (local rows know only part of its statuses).
+      // A remote account keeps the figure its server reports (local rows know only part of its statuses), and its
+      // `last_status_at` (shown as a day) is written on its first status of a later day only: a row written per
+      // author a day, not per post (issue 42).
       sql`UPDATE accounts SET statuses_count = statuses_count + CASE WHEN domain IS NULL THEN ${s.reblogOfId ? 0 : 1} ELSE 0 END,
         last_status_at = ${t}
-        WHERE id = ${s.accountId} RETURNING statuses_count AS statusesCount, last_status_at AS lastStatusAt`,
+        WHERE id = ${s.accountId} AND (domain IS NULL OR last_status_at IS NULL OR last_status_at < ${t - (t % 86_400_000)})
+        RETURNING statuses_count AS statusesCount, last_status_at AS lastStatusAt`,
     ),
   );
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
-  stmts.push(
-    fanOut(d, s, s.homePull),
-    indexForSearch(d, s.id, [s.spoilerText, htmlToText(s.content)].filter(Boolean).join("\n")),
-  );
+  stmts.push(fanOut(d, s, s.homePull));
+  if (searchable) stmts.push(indexForSearch(d, s));
+  // A local user's answer makes the remote status it answers searchable.
+  if (s.local && prepared.parent) stmts.push(...indexOnInteraction(d, prepared.parent));
   const results = await d.$client.batch<Record<string, any>>([...stmts, ...extra]);
   return {
     participationId:

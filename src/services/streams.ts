@@ -10,6 +10,8 @@ import { statement } from "../db/client";
 import { lists } from "../db/schema";
 import { hasAnyScope } from "./scopes";
 import { isId } from "../db/ids";
+import type { Env } from "../env";
+import type { StreamMethods } from "../objects/contracts";
 
 export const PUBLIC_STREAMS = [
   "public",
@@ -149,4 +151,11 @@ export function presenceStatements(d: DB, object: string, rows: PresenceRow[]): 
         ON CONFLICT (object, token_id, stream, arg) DO UPDATE SET seen_at = excluded.seen_at`,
     ),
   ];
+}
+
+/** The object an object name (`user:<shard>`, `user:<account id>` of earlier versions, or `topic:<stream>`) stands for. */
+export function streamObject(env: Env, object: string): DurableObjectStub<StreamMethods> {
+  const [kind, name] = [object.slice(0, object.indexOf(":")), object.slice(object.indexOf(":") + 1)];
+  const ns = kind === "user" ? env.USER_STREAMS : env.TOPIC_STREAMS;
+  return ns.get(ns.idFromName(name));
 }

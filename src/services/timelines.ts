@@ -99,7 +99,7 @@ export function homePage(page: Page, f: TimelineFilters, listId?: string): SQL {
   const n = fed.limit;
   const shownHere = shownInPage(true, f, "home");
   // Unfollowing takes effect at once: a status stays only while its author is followed (or the group that
-  // brought it: federation/group-announce.ts), or it is yours or addressed to you.
+  // brought it: federation/listening/group-posts.ts), or it is yours or addressed to you.
   // The author is looked up alone first (one index entry found), the status's own account only when another
   // brought it: an IN list of both costs a row more per status.
   const stillFollowed = sql`(s.account_id = ${ME}
@@ -163,8 +163,10 @@ export function publicPage(viewerId: string | null, page: Page, f: TimelineFilte
   const p = rawPage(sql`s.id`, page);
   const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
   const localIndex = f.local ? sql`AND s.local = 1` : f.remote ? sql`AND s.local = 0` : sql``;
-  // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order.
-  const index = sql.raw(f.local || f.remote ? "statuses_public_local_tl" : "statuses_public_tl");
+  // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order. The
+  // remote-only timeline walks them all past the local ones (few next to remote ones: no index for remote rows
+  // to pay for).
+  const index = sql.raw(f.local ? "statuses_local_tl" : "statuses_public_tl");
   return sql`SELECT s.id FROM statuses s INDEXED BY ${index}
     WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shownInPage(Boolean(viewerId), f, "public")}
     ORDER BY ${p.order} LIMIT ${p.limit}`;

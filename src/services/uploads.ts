@@ -7,7 +7,7 @@ import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
 import type { FormFile } from "../lib/form-file";
 import type { MediaRow } from "./hydrate";
-import { storeUpload } from "./media";
+import { storeUpload, type StoredFile } from "./media";
 
 export function checkDescription(cfg: Config, description: string | undefined) {
   if (description !== undefined && description.length > cfg.descriptionLimit)
@@ -36,6 +36,17 @@ export const uploadBodyLimit = (cfg: Config) => ({
   message: "File is too large",
 });
 
+/** What is known of the file itself (Mastodon's `meta.original`): size, frame rate, duration, bit rate. */
+function original(s: StoredFile): MediaMeta["original"] {
+  const o = {
+    ...(s.width && s.height ? { width: s.width, height: s.height } : {}),
+    ...(s.frameRate ? { frameRate: s.frameRate } : {}),
+    ...(s.duration ? { duration: s.duration } : {}),
+    ...(s.bitrate ? { bitrate: s.bitrate } : {}),
+  };
+  return Object.keys(o).length ? o : undefined;
+}
+
 /** Stores an uploaded file (checked against the upload limit and types, images without metadata) and its row. */
 export async function createUpload(
   d: DB,
@@ -58,7 +69,7 @@ export async function createUpload(
     images,
   );
   const meta: MediaMeta = {
-    ...(stored.width && stored.height ? { original: { width: stored.width, height: stored.height } } : {}),
+    ...(original(stored) ? { original: original(stored) } : {}),
     ...(stored.small ? { small: stored.small } : {}),
     ...(stored.blurhash ? { blurhash: stored.blurhash } : {}),
     ...(point ? { focus: point } : {}),

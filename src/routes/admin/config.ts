@@ -10,7 +10,7 @@ import { configDescriptions, configEntries, configStatements } from "../../servi
 import { refreshSettings } from "../../services/instance-settings";
 import { adminStats } from "../../services/admin-stats";
 import { config } from "../../env";
-import { BudgetSchema } from "../../schemas/instance";
+import { BudgetSchema, InboundSendersSchema } from "../../schemas/instance";
 
 const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
 const ConfigsSchema = z
@@ -32,6 +32,15 @@ export const AdminStatsSchema = z
     storage: StorageSchema,
     /** The day's budget against the plan's caps (services/usage-budget.ts). */
     budget: BudgetSchema,
+    /** Today's (UTC) top remote senders by bytes they made this instance store (services/inbound-limits.ts). */
+    inbound_senders: InboundSendersSchema,
+    /** Notifications set aside by users' policies and the mention shield (services/notification-policy.ts). */
+    notification_requests: z.object({
+      mention_shield: z.boolean(),
+      requests: z.number().int(),
+      filtered_notifications: z.number().int(),
+      senders: z.number().int(),
+    }),
   })
   .openapi("AdminStats");
 
@@ -47,7 +56,7 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
     privilege: "superuser",
     params: z.object({ instance: z.string().optional() }),
     response: AdminStatsSchema,
-    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env).plan)),
+    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env))),
   });
 
   route(app, {

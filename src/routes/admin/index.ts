@@ -2,8 +2,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { registerAdminChatRoutes } from "./chats";
+import { registerAdminDomainRuleRoutes, registerAdminDomainSubscriptionRoutes } from "./domain-rules";
 import { registerAdminFrontendRoutes } from "./frontends";
 import { registerAdminModerationRoutes } from "./moderation";
+import { registerMastodonAdminRoutes } from "./mastodon";
 import { registerAdminPanelRoutes } from "./panel";
 import { registerAdminUserRoutes } from "./users";
 
@@ -14,4 +16,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>) {
   registerAdminFrontendRoutes(app);
   registerAdminPanelRoutes(app);
   registerAdminChatRoutes(app);
+  registerAdminDomainRuleRoutes(app);
+  registerAdminDomainSubscriptionRoutes(app);
+  registerMastodonAdminRoutes(app);
 }

@@ -80,7 +80,7 @@ export function registerAdminPanelRoutes(app: OpenAPIHono<AppEnv>) {
     method: "get",
     path: "/api/v1/pleroma/admin/instance_document/:name",
     summary:
-      "An instance document's HTML (`instance-panel`, `terms-of-service`): the uploaded one, else the primary frontend's own, else empty",
+      "An instance document's HTML (`instance-panel`, `terms-of-service`, `privacy-policy`): the uploaded one, else the primary frontend's own, else empty",
     scopes: ["admin:read"],
     params: z.object({ name: z.string().max(100) }),
     produces: "text/html",

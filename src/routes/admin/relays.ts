@@ -13,7 +13,7 @@ import { baseUrl } from "../../http/urls";
 import { badRequest, notFound } from "../../lib/errors";
 import { logEntry } from "../../services/moderation-log";
 import { listRelays, relayByUrl, relayUrl, removeRelay, renderRelay } from "../../services/relays";
-import { followRelayNow } from "../../federation/relays";
+import { followRelayNow } from "../../federation/fetching/relays";
 import { actorOf, ADMIN_TAG } from "./common";
 import { allowPrivateAddress } from "../../lib/outbound";
 

@@ -244,6 +244,23 @@ export function registerAdminUserRoutes(app: OpenAPIHono<AppEnv>) {
     });
   }
 
+  route(app, {
+    method: "get",
+    path: "/api/v1/pleroma/admin/users/:nickname/permission_group",
+    summary: "A user's roles (Pleroma's `right_get`)",
+    tags: ADMIN_TAG,
+    auth: "user",
+    scopes: READ,
+    privilege: "users_read",
+    params: z.object({ nickname: z.string() }),
+    response: z.object({ is_admin: z.boolean(), is_moderator: z.boolean() }),
+    handler: async (c, p) => {
+      const found = await findAccount(db(c.env), p.nickname, hostOf(c));
+      if (!found) throw notFound("Not found");
+      return c.json({ is_admin: found.user?.isAdmin ?? false, is_moderator: found.user?.isModerator ?? false });
+    },
+  });
+
   for (const [method, on] of [
     ["post", true],
     ["delete", false],

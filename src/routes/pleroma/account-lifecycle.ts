@@ -11,7 +11,7 @@ import { after, route, type Ctx } from "../../http/route";
 import { passwordAgain } from "../../http/auth";
 import { disableAccount, startAccountDeletion } from "../../services/account-deletion";
 import { addAlias, listAliases, moveAccount, removeAlias } from "../../services/move";
-import { resolveAccount, resolveEnv } from "../../federation/resolve";
+import { resolveAccount, resolveEnv } from "../../federation/fetching/resolve";
 import { ApiError, notFound } from "../../lib/errors";
 import { baseUrl, hostOf } from "../../http/urls";
 

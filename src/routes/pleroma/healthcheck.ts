@@ -7,7 +7,7 @@ import { route } from "../../http/route";
 import { HealthcheckSchema } from "../../schemas/instance";
 import { CRON_HEARTBEAT, JOB_NAMES } from "../../cron";
 import { heartbeatsAsOf } from "../../services/heartbeats";
-import { queueStatsQuery } from "../../federation/delivery";
+import { queueStatsQuery } from "../../federation/delivery/deliver";
 import { fromRow, storageReport, storageRow } from "../../services/storage";
 import { budgetFrom, budgetReport, budgetRow } from "../../services/usage-budget";
 import { config } from "../../env";
@@ -99,7 +99,7 @@ export function registerHealthcheckRoutes(app: OpenAPIHono<AppEnv>) {
         idle: healthy ? 1 : 0,
         memory_used: memoryUsedMb(),
         healthy,
-        // `federation`: the delivery queue (src/federation/delivery.ts `queueStatsQuery`: pending, retrying, failed in
+        // `federation`: the delivery queue (src/federation/delivery/ `queueStatsQuery`: pending, retrying, failed in
         // the last hour, failing and unreachable hosts), null when the database did not answer.
         // `storage`: the database's size against its ceiling (services/storage.ts), as last measured by the cron.
         // `budget`: the day's usage against the plan's caps (services/usage-budget.ts), for admins; else its status.

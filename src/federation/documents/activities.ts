@@ -1,0 +1,251 @@
+/**
+ * ActivityStreams documents of outbox rows (`OutboxActivity`), built once when a row is expanded
+ * (src/federation/delivery/) with Fedify's vocabulary: `Create` of a status through `createActivity` (the one
+ * status mapping, `notes.ts`), `Delete` with a `Tombstone`, and the follow activities with their stored ids.
+ * Addressing is the one rule, `services/addressing.ts`.
+ */
+import {
+  Accept,
+  Add,
+  Block,
+  Delete,
+  Flag,
+  Follow,
+  Move,
+  PUBLIC_COLLECTION,
+  Reject,
+  Remove,
+  Tombstone,
+  Undo,
+  Update,
+  type Activity,
+  type Actor,
+} from "@fedify/vocab";
+import type { OutboxActivity } from "../../services/outbox";
+import { addressing } from "../../services/addressing";
+import type { Hydrated } from "../../services/hydrate";
+import { createActivity, statusObject, type NoteContext } from "./notes";
+import type { ChatMessageRow } from "../../services/chats";
+import type { MediaRow } from "../../services/hydrate";
+import { createChatMessage, deleteChatMessage } from "./chat-messages";
+import { updatePollActivity, voteActivity, type VoteDoc } from "./polls";
+import { instanceActorUri } from "../door/instance-actor";
+import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
+import { announceActivity } from "./notes";
+
+/** What the documents are built from, read once for a batch of rows. */
+export interface ActivitySources {
+  nc: NoteContext;
+  /** The statuses of Create/Update rows, hydrated (anonymous viewer: visibility is not re-checked here). */
+  h: Hydrated;
+  parentUris: Map<string, string>;
+  /** Accounts named by the rows (actors, targets, followers, addressees): id → uri and nickname. */
+  accounts: Map<string, { uri: string; username: string }>;
+  /** Actor ids of everyone a list or direct status addresses (members, participants, the replied-to author). */
+  listRecipients: Map<string, string[]>;
+  /** The chat messages of ChatMessage rows, with their attachments. */
+  chatMessages?: Map<string, { message: ChatMessageRow; media: MediaRow | null }>;
+  /** The votes of Vote rows (documents/polls.ts). */
+  votes?: Map<string, VoteDoc>;
+  /** The actor documents of UpdateActor rows' accounts (as served at their ids), by account id. */
+  actors?: Map<string, Actor>;
+  /** The featured collection of a local actor (by nickname). */
+  featuredOf?: (username: string) => URL;
+}
+
+const url = (u: string) => new URL(u);
+
+/** The document of one outbox row, or null when its subject is gone (nothing to send). */
+export function buildActivity(
+  outboxId: string,
+  actorId: string,
+  a: OutboxActivity,
+  src: ActivitySources,
+): Activity | null {
+  const actor = src.accounts.get(actorId);
+  if (!actor) return null;
+  const me = url(actor.uri);
+  switch (a.type) {
+    case "Create": {
+      if (src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
+      return createActivity(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
+    }
+    case "Update": {
+      const s = src.h.statuses.get(a.statusId);
+      if (s?.accountId !== actorId) return null;
+      const object = statusObject(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
+      if (!object) return null;
+      return new Update({
+        id: url(`${s.uri}#updates/${s.editedAt ?? s.createdAt}`),
+        actor: me,
+        published: object.updated ?? object.published,
+        tos: object.toIds,
+        ccs: object.ccIds,
+        object,
+      });
+    }
+    case "Delete": {
+      const mentioned = a.recipients.flatMap((id) => src.accounts.get(id)?.uri ?? []);
+      const to = addressing({
+        visibility: a.visibility,
+        followers: src.nc.followersOf(actor.username).href,
+        mentioned,
+        recipients: mentioned,
+      });
+      if (!to) return null;
+      return new Delete({
+        id: url(`${a.uri}#delete`),
+        actor: me,
+        object: new Tombstone({ id: url(a.uri) }),
+        tos: to.to.map(url),
+        ccs: to.cc.map(url),
+      });
+    }
+    case "Follow":
+    case "Undo": {
+      const target = src.accounts.get(a.targetId);
+      if (!target || !a.uri) return null;
+      const follow = new Follow({ id: url(a.uri), actor: me, object: url(target.uri), to: url(target.uri) });
+      if (a.type === "Follow") return follow;
+      return new Undo({ id: url(`${a.uri}/undo`), actor: me, object: follow, to: url(target.uri) });
+    }
+    case "Accept":
+    case "Reject": {
+      const follower = src.accounts.get(a.followerId);
+      if (!follower) return null;
+      const Answer = a.type === "Accept" ? Accept : Reject;
+      // Their Follow, as they sent it (its id is theirs); ours is named after the outbox row.
+      return new Answer({
+        id: url(`${actor.uri}#${a.type.toLowerCase()}s/${outboxId}`),
+        actor: me,
+        object: new Follow({ id: url(a.uri), actor: url(follower.uri), object: me }),
+        to: url(follower.uri),
+      });
+    }
+    case "DeleteActor":
+      // Pleroma's actor Delete: the actor as its object, public and to its followers (each server drops its copy).
+      return new Delete({
+        id: url(`${actor.uri}#delete/${outboxId}`),
+        actor: me,
+        object: me,
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+      });
+    case "Move": {
+      const target = src.accounts.get(a.targetId);
+      if (!target) return null;
+      return new Move({
+        id: url(`${actor.uri}#moves/${outboxId}`),
+        actor: me,
+        object: me,
+        target: url(target.uri),
+        to: src.nc.followersOf(actor.username),
+      });
+    }
+    case "UpdateActor": {
+      // The whole actor as served now (Mastodon replaces the stored profile with it), public, to the followers.
+      const object = src.actors?.get(actorId);
+      if (!object) return null;
+      return new Update({
+        id: url(`${actor.uri}#updates/${outboxId}`),
+        actor: me,
+        published: object.updated,
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+        object,
+      });
+    }
+    case "AddFeatured":
+    case "RemoveFeatured": {
+      // Mastodon's pin: the status by its id, the target the actor's featured collection.
+      if (!src.featuredOf) return null;
+      const Activity = a.type === "AddFeatured" ? Add : Remove;
+      return new Activity({
+        id: url(`${actor.uri}#${a.type === "AddFeatured" ? "pins" : "unpins"}/${outboxId}`),
+        actor: me,
+        object: url(a.uri),
+        target: src.featuredOf(actor.username),
+        to: PUBLIC_COLLECTION,
+        cc: src.nc.followersOf(actor.username),
+      });
+    }
+    case "ChatMessage": {
+      const m = src.chatMessages?.get(a.messageId);
+      const to = src.accounts.get(a.recipientId);
+      if (!m || !to || m.message.accountId !== actorId) return null;
+      return createChatMessage(src.nc, actor.uri, to.uri, m.message, m.media);
+    }
+    case "DeleteChatMessage": {
+      const to = src.accounts.get(a.recipientId);
+      return to ? deleteChatMessage(actor.uri, to.uri, a.messageId) : null;
+    }
+    case "Vote":
+      return voteActivity(actorId, actor.uri, src.votes?.get(a.voteId));
+    case "UpdatePoll":
+      return updatePollActivity(
+        src.nc,
+        src.h,
+        src.parentUris,
+        outboxId,
+        actorId,
+        actor.uri,
+        a.statusId,
+        src.listRecipients.get(a.statusId),
+      );
+    case "Block":
+    case "UndoBlock": {
+      // Mastodon's shape: the blocked actor as the object, its id the block row's (the Undo embeds it).
+      const target = src.accounts.get(a.targetId);
+      if (!target || !a.uri) return null;
+      const block = new Block({ id: url(a.uri), actor: me, object: url(target.uri), to: url(target.uri) });
+      if (a.type === "Block") return block;
+      return new Undo({ id: url(`${a.uri}/undo`), actor: me, object: block, to: url(target.uri) });
+    }
+    case "Flag": {
+      // As Mastodon forwards a report: by the instance actor (the reporter stays unnamed), the account and the
+      // reported statuses as objects, the comment as content.
+      const target = src.accounts.get(a.targetId);
+      if (!target) return null;
+      const instance = instanceActorUri(src.nc.base);
+      return new Flag({
+        id: url(`${instance}#flags/${a.reportId}`),
+        actor: url(instance),
+        objects: [url(target.uri), ...a.objectUris.map(url)],
+        content: a.comment,
+        to: url(target.uri),
+      });
+    }
+    case "Like":
+    case "UndoLike": {
+      const target = src.accounts.get(a.targetId);
+      return target ? likeActivity(actor, target, a) : null;
+    }
+    case "EmojiReact":
+    case "UndoEmojiReact": {
+      const target = src.accounts.get(a.targetId);
+      return target ? emojiReactActivity(src.nc, actor, target, a) : null;
+    }
+    case "Announce":
+      if (src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
+      return announceActivity(src.nc, src.h, a.statusId);
+    case "UndoAnnounce":
+      return undoAnnounceActivity(src.nc, actor, src.accounts.get(a.originalAuthorId), a);
+    case "RelayFollow":
+    case "RelayUndo": {
+      // As Mastodon and Pleroma follow relays: by the instance actor, of the relay's actor or of the public collection.
+      const instance = url(instanceActorUri(src.nc.base));
+      const follow = new Follow({ id: url(a.uri), actor: instance, object: url(a.object) });
+      return a.type === "RelayFollow"
+        ? follow
+        : new Undo({ id: url(`${a.uri}/undo`), actor: instance, object: follow });
+    }
+    case "RelayAccept": {
+      const instance = url(instanceActorUri(src.nc.base));
+      return new Accept({
+        id: url(`${instance.href}#accepts/${encodeURIComponent(a.uri)}`),
+        actor: instance,
+        object: new Follow({ id: url(a.uri), actor: url(a.actor), object: instance }),
+      });
+    }
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Reading a remote `Note` (or `Article`, `Question`, or a page, video, event… shown as one: object-types.ts) into
+ * a `ParsedNote`, the plain value services/remote-statuses.ts stores: every property the rows need, read once as
+ * embedded (nothing fetched), capped, and its visibility taken from the addressing.
+ */
+import { Article, Document, Hashtag, Link, Mention, Note, PUBLIC_COLLECTION, Question } from "@fedify/vocab";
+import { LanguageString } from "@fedify/vocab-runtime";
+import type { StatusEmoji, Visibility } from "../../db/schema";
+import { htmlToText, sanitizeHtml } from "../../content/format";
+import type { AccountRow } from "../../services/accounts";
+import type { ParsedNote } from "../../services/remote-statuses";
+import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "./remote-objects";
+import { adaptObjectType, type ConvertedObject } from "./object-types";
+
+export type RemoteObject = Note | Article | Question | ConvertedObject;
+
+/** Caps on what one remote object may add (its server decides the rest). */
+const MAX_CONTENT = 100_000;
+const MAX_SUMMARY = 5_000;
+const MAX_TAGS = 32;
+const MAX_EMOJIS = 64;
+const MAX_MEDIA = 16;
+const MAX_RECIPIENTS = 90;
+
+const PUBLIC = new Set([PUBLIC_COLLECTION.href, "as:Public", "Public"]);
+
+async function totalOf(get: () => Promise<{ totalItems: number | null } | null>): Promise<number> {
+  try {
+    const n = (await get())?.totalItems;
+    return typeof n === "number" && n >= 0 ? Math.min(n, 2 ** 31) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The language of the content (`contentMap`'s key), when the object says. */
+function language(object: RemoteObject): string | null {
+  const tagged = object.contents.find((c): c is LanguageString => c instanceof LanguageString);
+  return tagged ? tagged.locale.baseName.slice(0, 16) : null;
+}
+
+async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
+  try {
+    for await (const _ of items) return true;
+  } catch {
+    // Unreadable: none.
+  }
+  return false;
+}
+
+/**
+ * Reads a remote object. `author`: its (verified) author, whose followers collection makes it followers-only.
+ * Visibility is never wider than the addressing: Public in `to` → public, in `cc` → unlisted, the author's
+ * followers → private, else direct.
+ */
+export async function parseNote(object: RemoteObject, author: AccountRow, host: string): Promise<ParsedNote> {
+  const to = object.toIds.map((u) => u.href);
+  const cc = object.ccIds.map((u) => u.href);
+  const followers = author.followersUrl;
+  const visibility: Visibility = to.some((u) => PUBLIC.has(u))
+    ? "public"
+    : cc.some((u) => PUBLIC.has(u))
+      ? "unlisted"
+      : followers && [...to, ...cc].includes(followers)
+        ? "private"
+        : "direct";
+  const mentions: string[] = [];
+  const tags = new Set<string>();
+  const emojis: StatusEmoji[] = [];
+  try {
+    for await (const tag of object.getTags(embedded)) {
+      if (tag instanceof Mention) {
+        const h = tag.href?.href;
+        if (h && mentions.length < MAX_RECIPIENTS) mentions.push(h);
+      } else if (tag instanceof Hashtag) {
+        const name = text(tag.name).replace(/^#/, "").normalize("NFC").toLowerCase();
+        if (/^[\p{L}\p{N}_]{1,100}$/u.test(name) && tags.size < MAX_TAGS) tags.add(name);
+      } else {
+        const emoji = await readEmoji(tag);
+        // Keyed by the remote host: a remote `:blob:` is never this instance's `:blob:`.
+        if (emoji && emojis.length < MAX_EMOJIS && !emojis.some((e) => e.shortcode === emoji.shortcode)) {
+          emojis.push({ shortcode: emoji.shortcode, domain: host, file: emoji.url, visible_in_picker: false });
+        }
+      }
+    }
+  } catch {
+    // A tag that cannot be read leaves the rest.
+  }
+  const media: ParsedNote["media"] = [];
+  try {
+    for await (const a of object.getAttachments(embedded)) {
+      if (!(a instanceof Document) || media.length >= MAX_MEDIA) continue;
+      const url = httpUrl(href(a.url as URL | Link | null));
+      if (!url) continue;
+      // Its size as its server says (never our own guess), when sane.
+      const side = (n: number | null) =>
+        typeof n === "number" && Number.isInteger(n) && n > 0 && n <= 100_000 ? n : null;
+      const [width, height] = [side(a.width), side(a.height)];
+      media.push({
+        url,
+        mimeType: text(a.mediaType).slice(0, 100),
+        description: a.name ? text(a.name).slice(0, 1500) : null,
+        ...(width && height ? { width, height } : {}),
+      });
+    }
+  } catch {
+    // Same for attachments.
+  }
+  const content = object.content;
+  let html = text(content).slice(0, MAX_CONTENT);
+  // Misskey's quote (`_misskey_quote`, `quoteUrl`, `quoteUri`): Starling has no quotes yet, so the link is kept
+  // in the text as Mastodon shows it ("RE: <url>") unless the content already links it.
+  const quote = httpUrl(
+    object instanceof Note || object instanceof Article || object instanceof Question ? object.quoteUrl?.href : null,
+  );
+  if (quote && !html.includes(quote))
+    html += `<p class="quote-inline">RE: <a href="${quote.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}">${quote.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</a></p>`;
+  const summary = text(object.summary).slice(0, MAX_SUMMARY);
+  let poll: ParsedNote["poll"] = null;
+  if (object instanceof Question) {
+    const options: string[] = [];
+    const tallies: number[] = [];
+    // `anyOf` (several choices) or `oneOf` (one).
+    const multiple = object.inclusiveOptionIds.length > 0 || (await hasAny(object.getInclusiveOptions(embedded)));
+    const read = multiple ? object.getInclusiveOptions(embedded) : object.getExclusiveOptions(embedded);
+    try {
+      for await (const o of read) {
+        if (options.length >= 20) break;
+        options.push(text(o.name).slice(0, 200));
+        tallies.push(await totalOf(() => o.getReplies(embedded)));
+      }
+    } catch {
+      // Unreadable options: no poll.
+    }
+    const end = object.endTime ?? object.closed;
+    if (options.length >= 2)
+      poll = {
+        options,
+        multiple,
+        expiresAt:
+          end instanceof Object && "epochMilliseconds" in end
+            ? (end as { epochMilliseconds: number }).epochMilliseconds
+            : null,
+        tallies,
+        voters: votersCount(object),
+      };
+  }
+  // Pages, videos, events… are shown with their title and link (federation/documents/object-types.ts).
+  return adaptObjectType(object, {
+    uri: object.id!.href,
+    url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,
+    content: await sanitizeHtml(html),
+    spoilerText: htmlToText(summary).slice(0, MAX_SUMMARY),
+    sensitive: object.sensitive ?? summary !== "",
+    language: language(object),
+    published: object.published?.epochMilliseconds ?? null,
+    updated: object.updated?.epochMilliseconds ?? null,
+    visibility,
+    addressed: [...new Set([...to, ...cc])].filter((u) => !PUBLIC.has(u) && u !== followers).slice(0, MAX_RECIPIENTS),
+    mentions,
+    tags: [...tags],
+    emojis,
+    media,
+    inReplyTo: object.replyTargetId?.href ?? null,
+    // A conversation id groups a thread only when the author's own server made it: anyone could name another
+    // server's (this one's `/contexts/<thread>` included) and slip into a thread it was never part of.
+    context: sameOrigin(object.contextIds[0]?.href ?? null, object.id!),
+    poll,
+    counts: {
+      replies: await totalOf(() => object.getReplies(embedded)),
+      reblogs: await totalOf(() => object.getShares(embedded)),
+      favourites: await totalOf(() => object.getLikes(embedded)),
+    },
+  });
+}
+
+/** `votersCount` of a Question (a non-negative integer), or null. */
+export function votersCount(object: Question): number | null {
+  const n = object.voters;
+  return typeof n === "number" && Number.isInteger(n) && n >= 0 ? Math.min(n, 2 ** 31) : null;
+}
