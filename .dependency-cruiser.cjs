@@ -31,12 +31,15 @@ module.exports = {
     },
     {
       name: "render-is-pure",
-      comment: "Renderers turn rows into entities: no requests, no federation, no side effects.",
+      comment:
+        "Renderers turn rows a service loaded into entities: no database (db/), no services (what they read is " +
+        "loaded before: loadConversations, loadAdminStatuses, loadNotificationsNamed…; their types are fine), no " +
+        "requests, no federation, no side effects.",
       severity: "error",
       from: { path: "^src/render/" },
       to: {
         dependencyTypesNot: TYPES,
-        path: "^src/(federation|objects|http|routes|cron)/|^src/(app|index)\\.ts$|^src/effects/",
+        path: "^src/(db|services|federation|objects|http|routes|cron)/|^src/(app|index)\\.ts$|^src/effects/",
       },
     },
     {

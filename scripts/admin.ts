@@ -22,7 +22,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { newId } from "../src/db/ids";
 import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
-import { localActorUrls, NICKNAME_PATTERN } from "../src/services/accounts";
+import { localActorUrls } from "../src/services/accounts";
+import { NICKNAME_PATTERN } from "../src/lib/nicknames";
 import { uploadEmojiFolder } from "./emoji-upload";
 import { installFrontendFromCli } from "./frontend-install";
 

@@ -63,7 +63,7 @@ import { registerAdminRoutes } from "./routes/admin";
 import { registerAdminConfigRoutes } from "./routes/admin/config";
 import { registerAdminRelayRoutes } from "./routes/admin/relays";
 import { registerAdminAnnouncementRoutes } from "./routes/admin/announcements";
-import { refreshSettings } from "./services/settings";
+import { refreshSettings } from "./services/instance-settings";
 
 export function createApp() {
   // `strict: false`: every route answers with or without a trailing slash (Pleroma-FE asks for `/api/v1/mutes/`).
@@ -84,7 +84,7 @@ export function createApp() {
   // What actions said must follow them (`after`), after the handler: src/http/route.ts `afterware`.
   app.use("*", (c, next) => afterware(c as unknown as Ctx, next));
 
-  // Run-time settings (src/services/settings.ts): a D1 read only when this isolate's copy is past its TTL.
+  // Run-time settings (src/services/instance-settings.ts): a D1 read only when this isolate's copy is past its TTL.
   app.use("*", async (c, next) => {
     await refreshSettings(c.env);
     await next();

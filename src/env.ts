@@ -249,7 +249,7 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 const cache = new WeakMap<Env, Config>();
 
 /**
- * Settings an admin changed at run time (src/services/settings.ts keeps them fresh per database binding): a
+ * Settings an admin changed at run time (src/services/instance-settings.ts keeps them fresh per database binding): a
  * function over the `[vars]` configuration, and a stamp that changes whenever the settings do.
  */
 export interface RuntimeOverrides {
@@ -270,7 +270,7 @@ export function setRuntimeOverrides(binding: object, o: RuntimeOverrides): void 
 export function config(env: Env): Config {
   const base = varsConfig(env);
   const binding = env.DB as unknown as Record<symbol, object | undefined> | undefined;
-  // A wrapper of the binding (see WRAPPED_BINDING in src/services/settings.ts) shares the binding's settings.
+  // A wrapper of the binding (see WRAPPED_BINDING in src/lib/meter.ts) shares the binding's settings.
   const o = binding ? overrides.get(binding[Symbol.for("starling.wrappedBinding")] ?? binding) : undefined;
   if (!o) return base;
   const hit = merged.get(env);

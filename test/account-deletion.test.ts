@@ -11,8 +11,8 @@ import { processBackups } from "../src/services/backups";
 import { AccountSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { HealthcheckSchema } from "../src/schemas/instance";
-import { call, json, post, registerUser, upload, valid, type TestUser } from "./helpers";
-import { A, B, federating, type Instance } from "./instances";
+import { call, json, post, registerUser, upload, valid } from "./helpers";
+import { A, B, federating, findRemote } from "./instances";
 
 const count = async (sql: string, ...args: unknown[]) =>
   (await (
@@ -277,18 +277,10 @@ describe("deleting an account federates a Delete of the actor", () => {
   const fed = federating();
   const { settle } = fed;
 
-  async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-    const found = await json(
-      `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-      { instance: from, token: user.token },
-    );
-    return valid(AccountSchema, found.accounts[0]);
-  }
-
   it("reaches the followers' instance, which drops the account; the job waits for the delivery", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    const aliceOnB = await find(bob, B, alice, A);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
     await settle();
     expect(valid(AccountSchema, await json(`/api/v1/accounts/${alice.id}`, { instance: A })).followers_count).toBe(1);

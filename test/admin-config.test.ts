@@ -9,7 +9,7 @@ import { z } from "zod";
 import { InstanceSchema } from "../src/schemas/instance";
 import { TokenSchema } from "../src/schemas/oauth";
 import { approveUsers } from "../src/services/registration";
-import { refreshSettings, SETTINGS_TTL_MS } from "../src/services/settings";
+import { refreshSettings, SETTINGS_TTL_MS } from "../src/services/instance-settings";
 import { db } from "../src/db/client";
 import { appToken, call, freshIp, json, makeApp, registerUser, uniqueName, valid, type TestUser } from "./helpers";
 import { D } from "./instances";

@@ -8,10 +8,9 @@ import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import { ChatWriter } from "../src/objects/chat-room";
 import { chatRoomSeam } from "../src/services/chats";
 import { ChatMessageSchema, ChatSchema } from "../src/schemas/chat";
-import { AccountSchema } from "../src/schemas/account";
 import { NotificationSchema } from "../src/schemas/social";
 import { json, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, instanceFetch, routeFetch, type Instance, type Routed } from "./instances";
+import { A, B, instanceFetch, routeFetch, type Instance, type Routed, findRemote } from "./instances";
 
 let routed: Routed;
 const realWake = deliveryWake.run;
@@ -44,15 +43,6 @@ async function settle() {
   throw new Error("federation did not settle in 5 rounds");
 }
 
-async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const found = await json(
-    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-    { instance: from, token: user.token },
-  );
-  expect(found.accounts).toHaveLength(1);
-  return valid(AccountSchema, found.accounts[0]);
-}
-
 const chats = async (u: TestUser, inst: Instance) =>
   ((await json("/api/v1/pleroma/chats", { instance: inst, token: u.token })) as unknown[]).map((c) =>
     valid(ChatSchema, c),
@@ -76,7 +66,7 @@ describe("chats across instances", () => {
         .run();
       const sender = await registerUser({ instance: from });
       const reader = await registerUser({ instance: to });
-      const readerThere = await find(sender, from, reader, to);
+      const readerThere = await findRemote(sender, from, reader, to);
       const chat = valid(
         ChatSchema,
         await json(`/api/v1/pleroma/chats/by-account-id/${readerThere.id}`, {
@@ -108,7 +98,7 @@ describe("chats across instances", () => {
   it("A→B and B→A: Create{ChatMessage} lands in the chat on the other side; Delete removes it", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    const bobOnA = await find(alice, A, bob, B);
+    const bobOnA = await findRemote(alice, A, bob, B);
     const chatA = valid(
       ChatSchema,
       await json(`/api/v1/pleroma/chats/by-account-id/${bobOnA.id}`, {
@@ -229,7 +219,7 @@ describe("chats across instances", () => {
     expect(bobDoc.capabilities).toEqual({ acceptsChatMessages: false });
     expect(JSON.stringify(bobDoc["@context"])).toContain("litepub:acceptsChatMessages");
     // Seen from the other side (not null, as before).
-    expect((await find(bob, B, alice, A)).pleroma?.accepts_chat_messages).toBe(true);
-    expect((await find(alice, A, bob, B)).pleroma?.accepts_chat_messages).toBe(false);
+    expect((await findRemote(bob, B, alice, A)).pleroma?.accepts_chat_messages).toBe(true);
+    expect((await findRemote(alice, A, bob, B)).pleroma?.accepts_chat_messages).toBe(false);
   });
 });

@@ -14,7 +14,7 @@ import { RETENTION_MINUTE } from "../src/cron";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { json, post, registerUser, valid } from "./helpers";
 import { countingD1 } from "./d1-counter";
-import { policies, refreshSettings, SETTINGS_TTL_MS } from "../src/services/settings";
+import { policies, refreshSettings, SETTINGS_TTL_MS } from "../src/services/instance-settings";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

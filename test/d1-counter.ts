@@ -45,7 +45,7 @@ export function countingD1(real: D1Database = env.DB): CountingD1 {
     });
   const db = new Proxy(real, {
     get(target, prop) {
-      // The same database: run-time settings (src/services/settings.ts) keep one copy per database, read at
+      // The same database: run-time settings (src/services/instance-settings.ts) keep one copy per database, read at
       // most once per TTL, not per request, so they are not what these tests count.
       if (prop === WRAPPED_BINDING) return target;
       const value = Reflect.get(target, prop, target);

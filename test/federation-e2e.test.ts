@@ -11,24 +11,13 @@ import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { StatusEditSchema, StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, federating, type Instance } from "./instances";
+import { A, B, federating, type Instance, findRemote } from "./instances";
 
 // Outbound fetches routed between A and B, background delivery off: `settle()` delivers everything queued.
 const fed = federating();
 const { settle } = fed;
 
 /** `user` on `from` finds `other` (who lives on `on`) by WebFinger, as a client's search with resolve=true. */
-async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const handle = `${other.username}@${on.domain}`;
-  const found = await json(`/api/v2/search?q=${encodeURIComponent("@" + handle)}&resolve=true&type=accounts`, {
-    instance: from,
-    token: user.token,
-  });
-  expect(found.accounts).toHaveLength(1);
-  const account = valid(AccountSchema, found.accounts[0]);
-  expect(account.acct).toBe(handle);
-  return account;
-}
 
 async function relationship(user: TestUser, inst: Instance, id: string) {
   const [r] = await json(`/api/v1/accounts/relationships?id[]=${id}`, { instance: inst, token: user.token });
@@ -52,7 +41,7 @@ describe("two Starling instances", () => {
     const dave = await registerUser({ instance: A });
 
     // Alice finds Bob on B and follows him: a request until B answers.
-    const bobOnA = await find(alice, A, bob, B);
+    const bobOnA = await findRemote(alice, A, bob, B);
     expect(bobOnA.url).toBe(`https://b.example/users/${bob.username}`);
     const requested = valid(
       RelationshipSchema,
@@ -140,7 +129,7 @@ describe("two Starling instances", () => {
     });
     const bob = await registerUser({ instance: B });
 
-    const aliceOnB = await find(bob, B, alice, A);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     expect(aliceOnB.locked).toBe(true);
     expect(
       valid(
@@ -177,7 +166,7 @@ describe("two Starling instances", () => {
   it("a post made right after accepting reaches the new follower: the Accept is not overtaken by the Create", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    const bobOnA = await find(alice, A, bob, B);
+    const bobOnA = await findRemote(alice, A, bob, B);
     await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} });
     // Only A delivers: B now holds Alice as a follower and an Accept for her personal inbox, not yet sent.
     await drainFederation(A.bindings);
@@ -192,14 +181,14 @@ describe("two Starling instances", () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
     const carol = await registerUser({ instance: B });
-    const aliceOnB = await find(bob, B, alice, A);
-    const aliceOnBForCarol = await find(carol, B, alice, A);
+    const aliceOnB = await findRemote(bob, B, alice, A);
+    const aliceOnBForCarol = await findRemote(carol, B, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
     await json(`/api/v1/accounts/${aliceOnBForCarol.id}/follow`, { instance: B, token: carol.token, body: {} });
     await settle();
     expect(await relationship(bob, B, aliceOnB.id)).toMatchObject({ following: true });
     // Alice follows Bob too; then blocks him.
-    const bobOnA = await find(alice, A, bob, B);
+    const bobOnA = await findRemote(alice, A, bob, B);
     await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} });
     await settle();
     expect(await relationship(alice, A, bobOnA.id)).toMatchObject({ following: true });
@@ -218,7 +207,7 @@ describe("two Starling instances", () => {
   it("a direct reply that mentions nobody still reaches the conversation's remote participant, addressed to them", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    await find(bob, B, alice, A);
+    await findRemote(bob, B, alice, A);
     const dm = await post(bob, B, { status: `@${alice.username}@a.example psst`, visibility: "direct" });
     await settle();
     const [conversation] = (await json("/api/v1/conversations", { instance: A, token: alice.token })) as any[];
@@ -246,7 +235,7 @@ describe("two Starling instances", () => {
       body: { locked: true },
     });
     const bob = await registerUser({ instance: B });
-    const aliceOnB = await find(bob, B, alice, A);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
     await settle();
     const [request] = (await json("/api/v1/follow_requests", { instance: A, token: alice.token })) as { id: string }[];
@@ -259,8 +248,8 @@ describe("two Starling instances", () => {
   it("an edit travels both ways as an Update: the copy changes, its history is on both sides, rebloggers hear", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    const bobOnA = await find(alice, A, bob, B);
-    const aliceOnB = await find(bob, B, alice, A);
+    const bobOnA = await findRemote(alice, A, bob, B);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} });
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
     await settle();
@@ -335,7 +324,7 @@ describe("two Starling instances", () => {
   it("a picture's size travels with it (Document width and height), never guessed on the other side", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    const bobOnA = await find(alice, A, bob, B);
+    const bobOnA = await findRemote(alice, A, bob, B);
     await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: alice.token, body: {} });
     await settle();
     const form = new FormData();

@@ -9,7 +9,7 @@ import { AccountSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
 import { call, json, registerUser, uniqueName, valid, type TestUser } from "./helpers";
-import { A, B, federating, instanceFetch, type Instance } from "./instances";
+import { A, B, federating, instanceFetch, type Instance, findRemote } from "./instances";
 import { fill } from "./inbound";
 import { createPeer, type Peer } from "./peer";
 import mastodonLike from "./fixtures/federation/mastodon-like.json";
@@ -44,15 +44,6 @@ async function resolveStatus(user: TestUser, inst: Instance, uri: string) {
   });
   expect(found.statuses).toHaveLength(1);
   return valid(StatusSchema, found.statuses[0]);
-}
-
-async function findAccount(user: TestUser, inst: Instance, other: TestUser, on: Instance) {
-  const found = await json(
-    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-    { instance: inst, token: user.token },
-  );
-  expect(found.accounts).toHaveLength(1);
-  return valid(AccountSchema, found.accounts[0]);
 }
 
 async function addEmoji(db: D1Database, shortcode: string) {
@@ -192,7 +183,7 @@ describe("interactions between two Starling instances", () => {
     const bob = await registerUser({ instance: B });
     const erin = await registerUser({ instance: B });
     // Dave follows Bob (not Erin).
-    const bobOnA = await findAccount(dave, A, bob, B);
+    const bobOnA = await findRemote(dave, A, bob, B);
     await json(`/api/v1/accounts/${bobOnA.id}/follow`, { instance: A, token: dave.token, body: {} });
     await fed.settle();
 
@@ -253,7 +244,7 @@ describe("interactions between two Starling instances", () => {
   it("never announces a private or local-only status, nor sends a Like of a local status", async () => {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    const aliceOnB = await findAccount(bob, B, alice, A);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
     await fed.settle();
     const priv = await postOn(alice, A, { status: "followers only", visibility: "private" });

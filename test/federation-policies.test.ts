@@ -4,12 +4,13 @@
  * Applied on the way in (C's inbox, resolving) and out (C's delivery expansion).
  */
 import { env } from "cloudflare:test";
+import { POLICIES } from "../src/services/instance-settings";
 import { describe, expect, it } from "vitest";
-import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
+import { RelationshipSchema } from "../src/schemas/account";
 import { InstanceSchema } from "../src/schemas/instance";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
-import { B, C, federating, type Instance } from "./instances";
+import { B, C, federating, type Instance, searchRemote } from "./instances";
 
 const fed = federating([B, C]);
 const { settle } = fed;
@@ -24,17 +25,7 @@ async function adminOnC(): Promise<TestUser> {
 
 /** Sets C's policies for b.example: each named policy gets `[b.example, reason]`, the others are emptied. */
 async function policiesOnC(admin: TestUser, named: string[]) {
-  const all = [
-    "reject",
-    "accept",
-    "media_removal",
-    "media_nsfw",
-    "federated_timeline_removal",
-    "report_removal",
-    "avatar_removal",
-    "banner_removal",
-  ];
-  const value = all.map((p) => ({
+  const value = POLICIES.map((p) => ({
     tuple: [`:${p}`, named.includes(p) ? [{ tuple: ["b.example", `because ${p}`] }] : []],
   }));
   return json("/api/v1/pleroma/admin/config", {
@@ -42,14 +33,6 @@ async function policiesOnC(admin: TestUser, named: string[]) {
     token: admin.token,
     body: { configs: [{ group: ":pleroma", key: ":mrf_simple", value }] },
   });
-}
-
-async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const found = await json(
-    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-    { instance: from, token: user.token },
-  );
-  return found.accounts.map((a: unknown) => valid(AccountSchema, a));
 }
 
 async function post(user: TestUser, inst: Instance, body: Record<string, unknown>) {
@@ -68,8 +51,8 @@ describe("federation policies between two instances", () => {
     const bob = await registerUser({ instance: B });
     try {
       // Carol (C) and Bob (B) follow each other while nothing is refused.
-      const [bobOnC] = await find(carol, C, bob, B);
-      const [carolOnB] = await find(bob, B, carol, C);
+      const [bobOnC] = await searchRemote(carol, C, bob, B);
+      const [carolOnB] = await searchRemote(bob, B, carol, C);
       await json(`/api/v1/accounts/${bobOnC!.id}/follow`, { instance: C, token: carol.token, body: {} });
       await json(`/api/v1/accounts/${carolOnB!.id}/follow`, { instance: B, token: bob.token, body: {} });
       await settle();
@@ -163,7 +146,7 @@ describe("federation policies between two instances", () => {
       // reject, resolving: a B account not known yet is not fetched.
       const dan = await registerUser({ instance: B });
       const lookups = fed.routed.requests.length;
-      expect(await find(carol, C, dan, B)).toEqual([]);
+      expect(await searchRemote(carol, C, dan, B)).toEqual([]);
       expect(fed.routed.requests.slice(lookups).some((r) => r.url.startsWith("https://b.example/"))).toBe(false);
 
       // accept (allow-list mode): only listed domains federate; B is not listed, so refused too.
@@ -228,7 +211,7 @@ describe("federation policies between two instances", () => {
     await json("/api/v1/accounts/update_credentials", { instance: B, method: "PATCH", token: erin.token, body: form });
     try {
       await policiesOnC(admin, ["avatar_removal", "banner_removal"]);
-      const [erinOnC] = await find(carol, C, erin, B);
+      const [erinOnC] = await searchRemote(carol, C, erin, B);
       expect(erinOnC).toBeDefined();
       const stored = await env.DB_C.prepare("SELECT avatar, header FROM accounts WHERE id = ?")
         .bind(erinOnC!.id)

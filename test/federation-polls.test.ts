@@ -6,11 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { StatusSchema, PollSchema } from "../src/schemas/status";
-import { AccountSchema } from "../src/schemas/account";
 import { closeEndedPolls } from "../src/services/notifications";
 import { db } from "../src/db/client";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, federating, type Instance } from "./instances";
+import { A, B, federating, type Instance, findRemote } from "./instances";
 import { createPeer } from "./peer";
 import { fill } from "./inbound";
 import mastodonVote from "./fixtures/federation/mastodon-vote.json";
@@ -20,18 +19,9 @@ import { env } from "cloudflare:test";
 
 const fed = federating();
 
-async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const found = await json(
-    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-    { instance: from, token: user.token },
-  );
-  expect(found.accounts).toHaveLength(1);
-  return valid(AccountSchema, found.accounts[0]);
-}
-
 /** `user` on `from` follows `other` on `on` (accepted: unlocked). */
 async function follow(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const remote = await find(user, from, other, on);
+  const remote = await findRemote(user, from, other, on);
   await json(`/api/v1/accounts/${remote.id}/follow`, { method: "POST", instance: from, token: user.token });
   await fed.settle();
   return remote;

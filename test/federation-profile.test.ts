@@ -10,8 +10,8 @@ import { StatusSchema } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
 import { eventSinks, type StreamEvent } from "../src/services/events";
 import { runAccountDeletions } from "../src/services/account-deletion";
-import { call, json, PNG_1PX, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, federating, instanceFetch, type Instance } from "./instances";
+import { call, json, PNG_1PX, registerUser, valid } from "./helpers";
+import { A, B, federating, instanceFetch, type Instance, findRemote } from "./instances";
 import { createPeer, type Peer } from "./peer";
 import { fill } from "./inbound";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
@@ -30,14 +30,6 @@ const q = async <T = Record<string, unknown>>(inst: Instance, sql: string, ...ar
 
 let n = 0;
 /** `other` (on `on`) as `user` (on `from`) sees it, resolved by search. */
-async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const found = await json(
-    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-    { instance: from, token: user.token },
-  );
-  expect(found.accounts).toHaveLength(1);
-  return valid(AccountSchema, found.accounts[0]);
-}
 
 const account = async (id: string, inst: Instance, token?: string) =>
   valid(AccountSchema, await json(`/api/v1/accounts/${id}`, { instance: inst, token }));
@@ -53,8 +45,8 @@ describe("between two Starling instances", () => {
   async function pair() {
     const alice = await registerUser({ instance: A });
     const bob = await registerUser({ instance: B });
-    const bobOnA = await find(alice, A, bob, B);
-    const aliceOnB = await find(bob, B, alice, A);
+    const bobOnA = await findRemote(alice, A, bob, B);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { method: "POST", instance: B, token: bob.token });
     await json(`/api/v1/accounts/${bobOnA.id}/follow`, { method: "POST", instance: A, token: alice.token });
     await fed.settle();
@@ -149,8 +141,8 @@ describe("between two Starling instances", () => {
       }),
     );
     const { bobOnA, aliceOnB } = await (async () => {
-      const bobOnA = await find(alice, A, bob, B);
-      const aliceOnB = await find(bob, B, alice, A);
+      const bobOnA = await findRemote(alice, A, bob, B);
+      const aliceOnB = await findRemote(bob, B, alice, A);
       await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { method: "POST", instance: B, token: bob.token });
       await json(`/api/v1/accounts/${bobOnA.id}/follow`, { method: "POST", instance: A, token: alice.token });
       await fed.settle();
@@ -235,7 +227,7 @@ describe("between two Starling instances", () => {
     );
     await json("/api/v1/statuses", { method: "POST", instance: A, token: alice.token, body: { status: "not pinned" } });
     await json(`/api/v1/statuses/${shown.id}/pin`, { method: "POST", instance: A, token: alice.token });
-    const aliceOnB = await find(bob, B, alice, A);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     expect((await pinned(aliceOnB.id, B, bob.token)).map((s) => s.uri)).toEqual([shown.uri]);
   });
 

@@ -11,7 +11,7 @@ import { AdminReportsSchema } from "../src/schemas/admin";
 import { NotificationSchema } from "../src/schemas/social";
 import { StatusSchema } from "../src/schemas/status";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, federating, instanceFetch, type Instance } from "./instances";
+import { A, B, federating, instanceFetch, type Instance, findRemote } from "./instances";
 import { signRequest } from "@fedify/fedify";
 import { instanceSigner } from "../src/federation/door/instance-actor";
 import { signingKey } from "../src/services/credentials";
@@ -28,15 +28,6 @@ import mastodonFlag from "./fixtures/federation/mastodon-flag.json";
 import pleromaFlag from "./fixtures/federation/pleroma-flag.json";
 
 const ADMIN_SCOPES = "read write follow push admin";
-
-async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-  const found = await json(
-    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-    { instance: from, token: user.token },
-  );
-  expect(found.accounts).toHaveLength(1);
-  return valid(AccountSchema, found.accounts[0]);
-}
 
 async function relationship(user: TestUser, id: string, inst: Instance) {
   const [r] = await json(`/api/v1/accounts/relationships?id[]=${id}`, { instance: inst, token: user.token });
@@ -73,8 +64,8 @@ describe("Block between two instances", () => {
   async function roundTrip(bi: Instance, di: Instance) {
     const blocker = await registerUser({ instance: bi });
     const blocked = await registerUser({ instance: di });
-    const blockedThere = await find(blocker, bi, blocked, di);
-    const blockerThere = await find(blocked, di, blocker, bi);
+    const blockedThere = await findRemote(blocker, bi, blocked, di);
+    const blockerThere = await findRemote(blocked, di, blocker, bi);
     await json(`/api/v1/accounts/${blockedThere.id}/follow`, { instance: bi, token: blocker.token, body: {} });
     await json(`/api/v1/accounts/${blockerThere.id}/follow`, { instance: di, token: blocked.token, body: {} });
     await settle();
@@ -160,8 +151,8 @@ describe("Block between two instances", () => {
     const blocker = await registerUser({ instance: A });
     const blocked = await registerUser({ instance: B });
     const other = await registerUser({ instance: A });
-    const blockedOnA = await find(blocker, A, blocked, B);
-    const blockerOnB = await find(blocked, B, blocker, A);
+    const blockedOnA = await findRemote(blocker, A, blocked, B);
+    const blockerOnB = await findRemote(blocked, B, blocker, A);
     const mark = fed.routed.requests.length;
     await json(`/api/v1/accounts/${blockedOnA.id}/block`, { instance: A, token: blocker.token, body: {} });
     await settle();
@@ -215,7 +206,7 @@ describe("Flag (forwarded reports) between two instances", () => {
     const reporter = await registerUser({ instance: ri });
     const target = await registerUser({ instance: ti });
     const status = await postStatus(target, ti, { status: "something reportable", visibility: "public" });
-    const targetThere = await find(reporter, ri, target, ti);
+    const targetThere = await findRemote(reporter, ri, target, ti);
     const found = await json(`/api/v2/search?q=${encodeURIComponent(status.uri)}&resolve=true&type=statuses`, {
       instance: ri,
       token: reporter.token,
@@ -378,7 +369,7 @@ describe("authorized fetch", () => {
 
     // A resolves Bob and his status: its GETs are signed by its instance actor, and B answers them in full.
     const mark = fed.routed.requests.length;
-    const bobOnA = await find(alice, A, bob, BS);
+    const bobOnA = await findRemote(alice, A, bob, BS);
     expect(bobOnA.display_name).toBe("Bob Secure");
     const found = await json(`/api/v2/search?q=${encodeURIComponent(status.uri)}&resolve=true&type=statuses`, {
       instance: A,
@@ -437,7 +428,7 @@ describe("authorized fetch", () => {
         { spec: "draft-cavage-http-signatures-12" },
       );
     expect((await instanceFetch(BS, await asAlice(status.uri))).status).toBe(200);
-    const aliceOnB = await find(bob, BS, alice, A);
+    const aliceOnB = await findRemote(bob, BS, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/block`, { instance: BS, token: bob.token, body: {} });
     expect((await instanceFetch(BS, await asAlice(status.uri))).status).toBe(403);
     expect((await instanceFetch(BS, await asAlice(`https://b.example/users/${bob.username}/followers`))).status).toBe(

@@ -8,9 +8,11 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { upgrade } from "../src/db/schema-upgrade";
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import worker from "../src/index";
+import { AccountSchema } from "../src/schemas/account";
+import { json, valid, type TestUser } from "./helpers";
 
 export interface Instance {
   domain: string;
@@ -98,4 +100,21 @@ export function federating(instances: Instance[] = [A, B]): { settle: () => Prom
       return routed;
     },
   };
+}
+
+/** The accounts `user` (on `from`) finds searching `other`'s handle on `on`, resolved over federation. */
+export async function searchRemote(user: TestUser, from: Instance, other: { username: string }, on: Instance) {
+  const found = await json(
+    `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
+    { instance: from, token: user.token },
+  );
+  return (found.accounts as unknown[]).map((a) => valid(AccountSchema, a));
+}
+
+/** `other` (on `on`) as `user` (on `from`) knows it: the one account its search finds, with `other`'s handle. */
+export async function findRemote(user: TestUser, from: Instance, other: { username: string }, on: Instance) {
+  const accounts = await searchRemote(user, from, other, on);
+  expect(accounts).toHaveLength(1);
+  expect(accounts[0]!.acct).toBe(`${other.username}@${on.domain}`);
+  return accounts[0]!;
 }

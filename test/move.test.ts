@@ -10,7 +10,7 @@ import { failingD1 } from "./failing-d1";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { NotificationSchema } from "../src/schemas/social";
 import { BASE, call, json, registerUser, valid, type TestUser } from "./helpers";
-import { A, B, federating, type Instance } from "./instances";
+import { A, B, federating, type Instance, findRemote } from "./instances";
 
 const aliases = (u: TestUser, inst?: Instance) => json("/api/pleroma/aliases", { token: u.token, instance: inst });
 
@@ -233,19 +233,11 @@ describe("Move between two instances", () => {
   const fed = federating();
   const { settle } = fed;
 
-  async function find(user: TestUser, from: Instance, other: TestUser, on: Instance) {
-    const found = await json(
-      `/api/v2/search?q=${encodeURIComponent(`@${other.username}@${on.domain}`)}&resolve=true&type=accounts`,
-      { instance: from, token: user.token },
-    );
-    return valid(AccountSchema, found.accounts[0]);
-  }
-
   it("a Move reaches the followers' instance, which checks the target's aliases and moves its local followers", async () => {
     const alice = await registerUser({ instance: A });
     const aliceNew = await registerUser({ instance: B });
     const bob = await registerUser({ instance: B });
-    const aliceOnB = await find(bob, B, alice, A);
+    const aliceOnB = await findRemote(bob, B, alice, A);
     await json(`/api/v1/accounts/${aliceOnB.id}/follow`, { instance: B, token: bob.token, body: {} });
     await settle();
     expect(await relationship(bob, aliceOnB.id, B)).toMatchObject({ following: true });
@@ -308,10 +300,10 @@ describe("Move between two instances", () => {
     const carol = await registerUser({ instance: A });
     const dan = await registerUser({ instance: B });
     const stranger = await registerUser({ instance: B });
-    const carolOnB = await find(dan, B, carol, A);
+    const carolOnB = await findRemote(dan, B, carol, A);
     await json(`/api/v1/accounts/${carolOnB.id}/follow`, { instance: B, token: dan.token, body: {} });
     await settle();
-    const strangerOnA = await find(carol, A, stranger, B);
+    const strangerOnA = await findRemote(carol, A, stranger, B);
     // A refuses the move (the target lists nobody)...
     const refused = await json("/api/pleroma/move_account", {
       instance: A,

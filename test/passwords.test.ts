@@ -307,3 +307,64 @@ describe("password hash cost (PASSWORD_ITERATIONS)", () => {
     });
   });
 });
+
+describe("asking for the password again (one rule for every route that does)", () => {
+  /** Each route that asks, and how it says the password was wrong (Pleroma's answer there). */
+  const asking: [string, string, Record<string, unknown>, number][] = [
+    ["POST", "/api/v1/pleroma/delete_account", {}, 200],
+    ["DELETE", "/api/v1/pleroma/delete_account", {}, 200],
+    ["POST", "/api/v1/pleroma/disable_account", {}, 200],
+    ["POST", "/api/v1/pleroma/move_account", { target_account: "nobody@nowhere.example" }, 200],
+    [
+      "POST",
+      "/api/v1/pleroma/change_password",
+      { new_password: "new password!", new_password_confirmation: "new password!" },
+      200,
+    ],
+    ["POST", "/api/v1/pleroma/change_email", { email: "elsewhere@example.com" }, 200],
+    ["POST", "/api/v1/pleroma/accounts/mfa/confirm/totp", { code: "000000" }, 422],
+    ["DELETE", "/api/v1/pleroma/accounts/mfa/totp", {}, 422],
+  ];
+
+  it("refuses a missing or wrong password everywhere, changes nothing, and counts the failures together", async () => {
+    const user = await registerUser();
+    let failures = 0;
+    for (const [method, path, body, status] of asking) {
+      for (const password of [undefined, "wrong password", ""]) {
+        const res = await json(path, {
+          method,
+          token: user.token,
+          body: password === undefined ? body : { ...body, password },
+          status,
+        });
+        expect(res, `${method} ${path}`).toEqual({ error: "Invalid password." });
+        failures++;
+      }
+    }
+    // Nothing changed: the account is active, its address and password are the same.
+    const me = valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: user.token }));
+    expect(me.id).toBe(user.id);
+    expect(await secondToken(user)).toBeTruthy();
+    const [row] = (
+      await env.DB.prepare("SELECT email FROM users WHERE account_id = ?").bind(user.id).all<{ email: string }>()
+    ).results;
+    expect(row!.email).toBe(user.email);
+    // The failures of every route add up on one per-account count: past the limit (30), even the right password
+    // is refused (429) on any of them, so guesses cannot be spread over routes.
+    expect(failures).toBe(24);
+    for (; failures < 30; failures++)
+      await json("/api/v1/pleroma/disable_account", { token: user.token, body: { password: "wrong" } });
+    for (const [method, path, body] of [asking[2]!, asking[4]!, asking[6]!]) {
+      const res = await call(path, { method, token: user.token, body: { ...body, password: user.password } });
+      expect(res.status, `${method} ${path}`).toBe(429);
+    }
+    // Another user is not affected.
+    const other = await registerUser();
+    expect(
+      await json("/api/v1/pleroma/change_email", {
+        token: other.token,
+        body: { password: other.password, email: `${uniqueName()}@example.com` },
+      }),
+    ).toEqual({ status: "success" });
+  });
+});

@@ -22,7 +22,7 @@ interface PlanRow {
 /**
  * Real tables a statement may walk whole: small, and bounded by configuration rather than by users or statuses.
  * Empty today: the 30-second settings refresh (`instance_settings`, `federation_policies`) reads through the
- * unwrapped binding (WRAPPED_BINDING in src/services/settings.ts), so it is never recorded here.
+ * unwrapped binding (WRAPPED_BINDING in src/lib/meter.ts), so it is never recorded here.
  */
 const SMALL_TABLES = new Set<string>([]);
 

@@ -31,7 +31,7 @@ import { runAccountDeletions } from "../services/account-deletion";
 import { moveFollowers } from "../services/move";
 import { processBackups } from "../services/backups";
 import { config } from "../env";
-import { refreshSettings } from "../services/settings";
+import { refreshSettings } from "../services/instance-settings";
 import { POST_FORMATS } from "../render/instance";
 import { pruneNotifications, pruneRemoteStatuses } from "../services/retention";
 import { sweepFrontendFiles } from "../services/frontends";
@@ -174,7 +174,7 @@ export async function runScheduled(
   // Without the runtime's context (a test, a script), what the jobs hand to the door is awaited here.
   const pending: Promise<unknown>[] = [];
   ctx ??= { waitUntil: (p) => pending.push(p) };
-  // Jobs read the run-time settings too (src/services/settings.ts).
+  // Jobs read the run-time settings too (src/services/instance-settings.ts).
   await refreshSettings(env);
   const outcomes = await Promise.all(
     Object.entries(CLEANUP).map(([name, job]) => runJob(name, job, env, d, time, ctx)),

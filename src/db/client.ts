@@ -21,8 +21,6 @@ export function db(env: Pick<Env, "DB">): DB {
 /** Current time in milliseconds; one place so tests and jobs agree on the clock. */
 export const now = () => Date.now();
 
-export const iso = (ms: number) => new Date(ms).toISOString();
-
 const dialect = new SQLiteSyncDialect();
 
 /**

@@ -3,578 +3,578 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
  {
   "name": "0000_init.sql",
   "queries": [
-   "CREATE TABLE `accounts` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`username` text NOT NULL,\n\t`domain` text,\n\t`display_name` text DEFAULT '' NOT NULL,\n\t`note` text DEFAULT '' NOT NULL,\n\t`avatar` text,\n\t`header` text,\n\t`background` text,\n\t`locked` integer DEFAULT false NOT NULL,\n\t`actor_type` text DEFAULT 'Person' NOT NULL,\n\t`discoverable` integer DEFAULT false NOT NULL,\n\t`fields` text DEFAULT '[]' NOT NULL,\n\t`emojis` text DEFAULT '[]' NOT NULL,\n\t`also_known_as` text DEFAULT '[]' NOT NULL,\n\t`tags` text DEFAULT '[]' NOT NULL,\n\t`uri` text NOT NULL,\n\t`url` text NOT NULL,\n\t`inbox_url` text,\n\t`shared_inbox_url` text,\n\t`outbox_url` text,\n\t`followers_url` text,\n\t`public_key` text,\n\t`followers_count` integer DEFAULT 0 NOT NULL,\n\t`following_count` integer DEFAULT 0 NOT NULL,\n\t`statuses_count` integer DEFAULT 0 NOT NULL,\n\t`last_status_at` integer,\n\t`moved_to_account_id` text,\n\t`hide_followers` integer DEFAULT false NOT NULL,\n\t`hide_follows` integer DEFAULT false NOT NULL,\n\t`hide_followers_count` integer DEFAULT false NOT NULL,\n\t`hide_follows_count` integer DEFAULT false NOT NULL,\n\t`hide_favorites` integer DEFAULT true NOT NULL,\n\t`accepts_chat_messages` integer,\n\t`deactivated` integer DEFAULT false NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL,\n\t`acct_key` text GENERATED ALWAYS AS (lower(username) || CASE WHEN domain IS NULL THEN '' ELSE '@' || lower(domain) END) VIRTUAL\n);\n\nCREATE UNIQUE INDEX `accounts_acct_key` ON `accounts` (`acct_key`);\nCREATE UNIQUE INDEX `accounts_uri` ON `accounts` (`uri`);\nCREATE INDEX `accounts_domain` ON `accounts` (`domain`);\nCREATE TABLE `apps` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`website` text,\n\t`redirect_uris` text NOT NULL,\n\t`scopes` text NOT NULL,\n\t`client_id` text NOT NULL,\n\t`client_secret_hash` text NOT NULL,\n\t`created_at` integer NOT NULL\n);\n\nCREATE UNIQUE INDEX `apps_client_id` ON `apps` (`client_id`);\nCREATE TABLE `authorization_codes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`code_hash` text NOT NULL,\n\t`app_id` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`scopes` text NOT NULL,\n\t`redirect_uri` text NOT NULL,\n\t`code_challenge` text,\n\t`code_challenge_method` text,\n\t`used_at` integer,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\tFOREIGN KEY (`app_id`) REFERENCES `apps`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `authorization_codes_code_hash` ON `authorization_codes` (`code_hash`);\nCREATE TABLE `blocks` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `blocks_pair` ON `blocks` (`account_id`,`target_account_id`);\nCREATE INDEX `blocks_target` ON `blocks` (`target_account_id`,`id`);\nCREATE INDEX `blocks_account` ON `blocks` (`account_id`,`id`);\nCREATE TABLE `domain_blocks` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`domain` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `domain_blocks_pair` ON `domain_blocks` (`account_id`,`domain`);\nCREATE TABLE `endorsements` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `endorsements_pair` ON `endorsements` (`account_id`,`target_account_id`);\nCREATE INDEX `endorsements_target` ON `endorsements` (`target_account_id`,`id`);\nCREATE INDEX `endorsements_account` ON `endorsements` (`account_id`,`id`);\nCREATE TABLE `follow_requests` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`show_reblogs` integer DEFAULT true NOT NULL,\n\t`notify` integer DEFAULT false NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `follow_requests_pair` ON `follow_requests` (`account_id`,`target_account_id`);\nCREATE INDEX `follow_requests_target` ON `follow_requests` (`target_account_id`,`id`);\nCREATE INDEX `follow_requests_account` ON `follow_requests` (`account_id`,`id`);\nCREATE TABLE `follows` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`show_reblogs` integer DEFAULT true NOT NULL,\n\t`notify` integer DEFAULT false NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `follows_pair` ON `follows` (`account_id`,`target_account_id`);\nCREATE INDEX `follows_target` ON `follows` (`target_account_id`,`id`);\nCREATE INDEX `follows_account` ON `follows` (`account_id`,`id`);\nCREATE TABLE `instance_keys` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL,\n\t`created_at` integer NOT NULL\n);\n\nCREATE TABLE `invites` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`token_hash` text NOT NULL,\n\t`max_uses` integer,\n\t`uses` integer DEFAULT 0 NOT NULL,\n\t`expires_at` integer,\n\t`created_at` integer NOT NULL\n);\n\nCREATE UNIQUE INDEX `invites_token_hash` ON `invites` (`token_hash`);\nCREATE TABLE `mail_outbox` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`to` text NOT NULL,\n\t`from` text NOT NULL,\n\t`subject` text NOT NULL,\n\t`text` text NOT NULL,\n\t`html` text NOT NULL,\n\t`created_at` integer NOT NULL\n);\n\nCREATE TABLE `mutes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`hide_notifications` integer DEFAULT true NOT NULL,\n\t`expires_at` integer,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `mutes_pair` ON `mutes` (`account_id`,`target_account_id`);\nCREATE INDEX `mutes_target` ON `mutes` (`target_account_id`,`id`);\nCREATE INDEX `mutes_account` ON `mutes` (`account_id`,`id`);\nCREATE TABLE `rate_limits` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`window_start` integer NOT NULL,\n\t`count` integer NOT NULL\n);\n\nCREATE TABLE `subscriptions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `subscriptions_pair` ON `subscriptions` (`account_id`,`target_account_id`);\nCREATE INDEX `subscriptions_target` ON `subscriptions` (`target_account_id`,`id`);\nCREATE INDEX `subscriptions_account` ON `subscriptions` (`account_id`,`id`);\nCREATE TABLE `tokens` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`token_hash` text NOT NULL,\n\t`refresh_hash` text,\n\t`app_id` text,\n\t`account_id` text,\n\t`scopes` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\tFOREIGN KEY (`app_id`) REFERENCES `apps`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `tokens_token_hash` ON `tokens` (`token_hash`);\nCREATE UNIQUE INDEX `tokens_refresh_hash` ON `tokens` (`refresh_hash`);\nCREATE INDEX `tokens_account` ON `tokens` (`account_id`);\nCREATE TABLE `used_captchas` (\n\t`token` text PRIMARY KEY NOT NULL,\n\t`expires_at` integer NOT NULL\n);\n\nCREATE TABLE `users` (\n\t`account_id` text PRIMARY KEY NOT NULL,\n\t`email` text NOT NULL,\n\t`password_hash` text NOT NULL,\n\t`confirmed` integer DEFAULT true NOT NULL,\n\t`confirmation_token_hash` text,\n\t`confirmation_sent_at` integer,\n\t`locale` text DEFAULT 'en' NOT NULL,\n\t`default_scope` text DEFAULT 'public' NOT NULL,\n\t`sensitive` integer DEFAULT false NOT NULL,\n\t`posting_language` text,\n\t`note_source` text DEFAULT '' NOT NULL,\n\t`fields_source` text DEFAULT '[]' NOT NULL,\n\t`no_rich_text` integer DEFAULT false NOT NULL,\n\t`show_role` integer DEFAULT true NOT NULL,\n\t`skip_thread_containment` integer DEFAULT false NOT NULL,\n\t`allow_following_move` integer DEFAULT true NOT NULL,\n\t`is_admin` integer DEFAULT false NOT NULL,\n\t`is_moderator` integer DEFAULT false NOT NULL,\n\t`settings_store` text DEFAULT '{}' NOT NULL,\n\t`notification_settings` text DEFAULT '{\"block_from_strangers\":false,\"hide_notification_contents\":false}' NOT NULL,\n\t`private_key` text,\n\t`invite_id` text,\n\t`last_active_at` integer,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n);\n\nCREATE UNIQUE INDEX `users_email` ON `users` (lower(\"email\"));\nCREATE INDEX `users_last_active` ON `users` (`last_active_at`);"
+   "CREATE TABLE accounts(id text PRIMARY KEY NOT NULL,username text NOT NULL,domain text,display_name text DEFAULT '' NOT NULL,note text DEFAULT '' NOT NULL,avatar text,header text,background text,locked integer DEFAULT false NOT NULL,actor_type text DEFAULT 'Person' NOT NULL,discoverable integer DEFAULT false NOT NULL,fields text DEFAULT '[]' NOT NULL,emojis text DEFAULT '[]' NOT NULL,also_known_as text DEFAULT '[]' NOT NULL,tags text DEFAULT '[]' NOT NULL,uri text NOT NULL,url text NOT NULL,inbox_url text,shared_inbox_url text,outbox_url text,followers_url text,public_key text,followers_count integer DEFAULT 0 NOT NULL,following_count integer DEFAULT 0 NOT NULL,statuses_count integer DEFAULT 0 NOT NULL,last_status_at integer,moved_to_account_id text,hide_followers integer DEFAULT false NOT NULL,hide_follows integer DEFAULT false NOT NULL,hide_followers_count integer DEFAULT false NOT NULL,hide_follows_count integer DEFAULT false NOT NULL,hide_favorites integer DEFAULT true NOT NULL,accepts_chat_messages integer,deactivated integer DEFAULT false NOT NULL,created_at integer NOT NULL,updated_at integer NOT NULL,acct_key text GENERATED ALWAYS AS(lower(username)||CASE WHEN domain IS NULL THEN '' ELSE '@'||lower(domain)END)VIRTUAL);CREATE UNIQUE INDEX accounts_acct_key ON accounts(acct_key);CREATE UNIQUE INDEX accounts_uri ON accounts(uri);CREATE INDEX accounts_domain ON accounts(domain);CREATE TABLE apps(id text PRIMARY KEY NOT NULL,name text NOT NULL,website text,redirect_uris text NOT NULL,scopes text NOT NULL,client_id text NOT NULL,client_secret_hash text NOT NULL,created_at integer NOT NULL);CREATE UNIQUE INDEX apps_client_id ON apps(client_id);CREATE TABLE authorization_codes(id text PRIMARY KEY NOT NULL,code_hash text NOT NULL,app_id text NOT NULL,account_id text NOT NULL,scopes text NOT NULL,redirect_uri text NOT NULL,code_challenge text,code_challenge_method text,used_at integer,created_at integer NOT NULL,expires_at integer NOT NULL,FOREIGN KEY(app_id)REFERENCES apps(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX authorization_codes_code_hash ON authorization_codes(code_hash);CREATE TABLE blocks(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX blocks_pair ON blocks(account_id,target_account_id);CREATE INDEX blocks_target ON blocks(target_account_id,id);CREATE INDEX blocks_account ON blocks(account_id,id);CREATE TABLE domain_blocks(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,domain text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX domain_blocks_pair ON domain_blocks(account_id,domain);CREATE TABLE endorsements(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX endorsements_pair ON endorsements(account_id,target_account_id);CREATE INDEX endorsements_target ON endorsements(target_account_id,id);CREATE INDEX endorsements_account ON endorsements(account_id,id);CREATE TABLE follow_requests(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,created_at integer NOT NULL,show_reblogs integer DEFAULT true NOT NULL,notify integer DEFAULT false NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX follow_requests_pair ON follow_requests(account_id,target_account_id);CREATE INDEX follow_requests_target ON follow_requests(target_account_id,id);CREATE INDEX follow_requests_account ON follow_requests(account_id,id);CREATE TABLE follows(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,created_at integer NOT NULL,show_reblogs integer DEFAULT true NOT NULL,notify integer DEFAULT false NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX follows_pair ON follows(account_id,target_account_id);CREATE INDEX follows_target ON follows(target_account_id,id);CREATE INDEX follows_account ON follows(account_id,id);CREATE TABLE instance_keys(name text PRIMARY KEY NOT NULL,value text NOT NULL,created_at integer NOT NULL);CREATE TABLE invites(id text PRIMARY KEY NOT NULL,token_hash text NOT NULL,max_uses integer,uses integer DEFAULT 0 NOT NULL,expires_at integer,created_at integer NOT NULL);CREATE UNIQUE INDEX invites_token_hash ON invites(token_hash);CREATE TABLE mail_outbox(id text PRIMARY KEY NOT NULL,`to` text NOT NULL,`from` text NOT NULL,subject text NOT NULL,text text NOT NULL,html text NOT NULL,created_at integer NOT NULL);CREATE TABLE mutes(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,created_at integer NOT NULL,hide_notifications integer DEFAULT true NOT NULL,expires_at integer,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX mutes_pair ON mutes(account_id,target_account_id);CREATE INDEX mutes_target ON mutes(target_account_id,id);CREATE INDEX mutes_account ON mutes(account_id,id);CREATE TABLE rate_limits(`key` text PRIMARY KEY NOT NULL,window_start integer NOT NULL,count integer NOT NULL);CREATE TABLE subscriptions(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX subscriptions_pair ON subscriptions(account_id,target_account_id);CREATE INDEX subscriptions_target ON subscriptions(target_account_id,id);CREATE INDEX subscriptions_account ON subscriptions(account_id,id);CREATE TABLE tokens(id text PRIMARY KEY NOT NULL,token_hash text NOT NULL,refresh_hash text,app_id text,account_id text,scopes text NOT NULL,created_at integer NOT NULL,expires_at integer NOT NULL,FOREIGN KEY(app_id)REFERENCES apps(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX tokens_token_hash ON tokens(token_hash);CREATE UNIQUE INDEX tokens_refresh_hash ON tokens(refresh_hash);CREATE INDEX tokens_account ON tokens(account_id);CREATE TABLE used_captchas(token text PRIMARY KEY NOT NULL,expires_at integer NOT NULL);CREATE TABLE users(account_id text PRIMARY KEY NOT NULL,email text NOT NULL,password_hash text NOT NULL,confirmed integer DEFAULT true NOT NULL,confirmation_token_hash text,confirmation_sent_at integer,locale text DEFAULT 'en' NOT NULL,default_scope text DEFAULT 'public' NOT NULL,sensitive integer DEFAULT false NOT NULL,posting_language text,note_source text DEFAULT '' NOT NULL,fields_source text DEFAULT '[]' NOT NULL,no_rich_text integer DEFAULT false NOT NULL,show_role integer DEFAULT true NOT NULL,skip_thread_containment integer DEFAULT false NOT NULL,allow_following_move integer DEFAULT true NOT NULL,is_admin integer DEFAULT false NOT NULL,is_moderator integer DEFAULT false NOT NULL,settings_store text DEFAULT '{}' NOT NULL,notification_settings text DEFAULT '{\"block_from_strangers\":false,\"hide_notification_contents\":false}' NOT NULL,private_key text,invite_id text,last_active_at integer,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade);CREATE UNIQUE INDEX users_email ON users(lower(\"email\"));CREATE INDEX users_last_active ON users(last_active_at);"
   ]
  },
  {
   "name": "0001_social_graph.sql",
   "queries": [
-   "CREATE TABLE `filters` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`phrase` text NOT NULL,\n\t`context` text NOT NULL,\n\t`irreversible` integer DEFAULT false NOT NULL,\n\t`whole_word` integer DEFAULT true NOT NULL,\n\t`expires_at` integer,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `filters_account` ON `filters` (`account_id`)",
-   "CREATE INDEX `filters_expires` ON `filters` (`expires_at`)",
-   "CREATE TABLE `list_accounts` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`list_id` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`list_id`) REFERENCES `lists`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `list_accounts_pair` ON `list_accounts` (`list_id`,`account_id`)",
-   "CREATE INDEX `list_accounts_account` ON `list_accounts` (`account_id`)",
-   "CREATE TABLE `lists` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`title` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `lists_account` ON `lists` (`account_id`,`id`)",
-   "CREATE TABLE `notifications` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`from_account_id` text NOT NULL,\n\t`type` text NOT NULL,\n\t`status_id` text,\n\t`report_id` text,\n\t`target_account_id` text,\n\t`emoji` text,\n\t`is_seen` integer DEFAULT false NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`from_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`report_id`) REFERENCES `reports`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `notifications_account` ON `notifications` (`account_id`,`id`)",
-   "CREATE INDEX `notifications_from` ON `notifications` (`from_account_id`)",
-   "CREATE TABLE `reports` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`status_ids` text DEFAULT '[]' NOT NULL,\n\t`comment` text DEFAULT '' NOT NULL,\n\t`forward` integer DEFAULT false NOT NULL,\n\t`state` text DEFAULT 'open' NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `reports_target` ON `reports` (`target_account_id`)"
+   "CREATE TABLE filters(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,phrase text NOT NULL,context text NOT NULL,irreversible integer DEFAULT false NOT NULL,whole_word integer DEFAULT true NOT NULL,expires_at integer,created_at integer NOT NULL,updated_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX filters_account ON filters(account_id)",
+   "CREATE INDEX filters_expires ON filters(expires_at)",
+   "CREATE TABLE list_accounts(id text PRIMARY KEY NOT NULL,list_id text NOT NULL,account_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(list_id)REFERENCES lists(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX list_accounts_pair ON list_accounts(list_id,account_id)",
+   "CREATE INDEX list_accounts_account ON list_accounts(account_id)",
+   "CREATE TABLE lists(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,title text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX lists_account ON lists(account_id,id)",
+   "CREATE TABLE notifications(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,from_account_id text NOT NULL,type text NOT NULL,status_id text,report_id text,target_account_id text,emoji text,is_seen integer DEFAULT false NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(from_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(report_id)REFERENCES reports(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX notifications_account ON notifications(account_id,id)",
+   "CREATE INDEX notifications_from ON notifications(from_account_id)",
+   "CREATE TABLE reports(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,status_ids text DEFAULT '[]' NOT NULL,comment text DEFAULT '' NOT NULL,forward integer DEFAULT false NOT NULL,state text DEFAULT 'open' NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX reports_target ON reports(target_account_id)"
   ]
  },
  {
   "name": "0002_statuses.sql",
   "queries": [
-   "CREATE TABLE `bookmarks` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`status_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `bookmarks_pair` ON `bookmarks` (`account_id`,`status_id`)",
-   "CREATE INDEX `bookmarks_status` ON `bookmarks` (`status_id`,`id`)",
-   "CREATE INDEX `bookmarks_account` ON `bookmarks` (`account_id`,`id`)",
-   "CREATE TABLE `conversations` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE UNIQUE INDEX `conversations_thread` ON `conversations` (`thread_id`)",
-   "CREATE TABLE `custom_emojis` (\n\t`shortcode` text PRIMARY KEY NOT NULL,\n\t`file` text NOT NULL,\n\t`category` text,\n\t`visible_in_picker` integer DEFAULT true NOT NULL,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE TABLE `emoji_reactions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`status_id` text NOT NULL,\n\t`emoji` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `emoji_reactions_triple` ON `emoji_reactions` (`status_id`,`account_id`,`emoji`)",
-   "CREATE INDEX `emoji_reactions_account` ON `emoji_reactions` (`account_id`)",
-   "CREATE TABLE `favourites` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`status_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `favourites_pair` ON `favourites` (`account_id`,`status_id`)",
-   "CREATE INDEX `favourites_status` ON `favourites` (`status_id`,`id`)",
-   "CREATE INDEX `favourites_account` ON `favourites` (`account_id`,`id`)",
-   "CREATE TABLE `idempotency_keys` (\n\t`account_id` text NOT NULL,\n\t`key` text NOT NULL,\n\t`result` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `idempotency_keys_pair` ON `idempotency_keys` (`account_id`,`key`)",
-   "CREATE INDEX `idempotency_keys_created` ON `idempotency_keys` (`created_at`)",
-   "CREATE TABLE `link_cards` (\n\t`url` text PRIMARY KEY NOT NULL,\n\t`data` text,\n\t`fetched_at` integer NOT NULL\n)",
-   "CREATE TABLE `media_attachments` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`status_id` text,\n\t`scheduled_status_id` text,\n\t`file` text NOT NULL,\n\t`remote_url` text,\n\t`mime_type` text NOT NULL,\n\t`type` text NOT NULL,\n\t`description` text,\n\t`size` integer DEFAULT 0 NOT NULL,\n\t`position` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `media_status` ON `media_attachments` (`status_id`)",
-   "CREATE INDEX `media_account` ON `media_attachments` (`account_id`,`id`)",
-   "CREATE TABLE `participations` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`conversation_id` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`recipients` text DEFAULT '[]' NOT NULL,\n\t`unread` integer DEFAULT true NOT NULL,\n\t`last_status_id` text,\n\t`updated_at` integer NOT NULL,\n\tFOREIGN KEY (`conversation_id`) REFERENCES `conversations`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `participations_pair` ON `participations` (`conversation_id`,`account_id`)",
-   "CREATE INDEX `participations_account` ON `participations` (`account_id`,`updated_at`)",
-   "CREATE TABLE `poll_votes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`poll_id` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`choice` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`poll_id`) REFERENCES `polls`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `poll_votes_choice` ON `poll_votes` (`poll_id`,`account_id`,`choice`)",
-   "CREATE INDEX `poll_votes_poll` ON `poll_votes` (`poll_id`)",
-   "CREATE TABLE `polls` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`status_id` text NOT NULL,\n\t`options` text NOT NULL,\n\t`multiple` integer DEFAULT false NOT NULL,\n\t`hide_totals` integer DEFAULT false NOT NULL,\n\t`expires_at` integer,\n\t`closed_at` integer,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `polls_status` ON `polls` (`status_id`)",
-   "CREATE INDEX `polls_expires` ON `polls` (`expires_at`)",
-   "CREATE TABLE `scheduled_statuses` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`scheduled_at` integer NOT NULL,\n\t`params` text NOT NULL,\n\t`app_id` text,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `scheduled_due` ON `scheduled_statuses` (`scheduled_at`)",
-   "CREATE INDEX `scheduled_account` ON `scheduled_statuses` (`account_id`,`scheduled_at`)",
-   "CREATE TABLE `status_recipients` (\n\t`status_id` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`mention` integer DEFAULT true NOT NULL,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `status_recipients_pair` ON `status_recipients` (`status_id`,`account_id`)",
-   "CREATE INDEX `status_recipients_account` ON `status_recipients` (`account_id`,`status_id`)",
-   "CREATE TABLE `status_tags` (\n\t`status_id` text NOT NULL,\n\t`tag` text NOT NULL,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `status_tags_pair` ON `status_tags` (`status_id`,`tag`)",
-   "CREATE INDEX `status_tags_tag` ON `status_tags` (`tag`,`status_id`)",
-   "CREATE TABLE `statuses` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`uri` text NOT NULL,\n\t`url` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`in_reply_to_id` text,\n\t`in_reply_to_account_id` text,\n\t`reblog_of_id` text,\n\t`thread_id` text NOT NULL,\n\t`context` text NOT NULL,\n\t`content` text DEFAULT '' NOT NULL,\n\t`text` text DEFAULT '' NOT NULL,\n\t`content_type` text DEFAULT 'text/plain' NOT NULL,\n\t`spoiler_text` text DEFAULT '' NOT NULL,\n\t`visibility` text NOT NULL,\n\t`list_id` text,\n\t`sensitive` integer DEFAULT false NOT NULL,\n\t`language` text,\n\t`app_id` text,\n\t`local` integer NOT NULL,\n\t`has_media` integer DEFAULT false NOT NULL,\n\t`card_url` text,\n\t`emoji_shortcodes` text DEFAULT '[]' NOT NULL,\n\t`replies_count` integer DEFAULT 0 NOT NULL,\n\t`reblogs_count` integer DEFAULT 0 NOT NULL,\n\t`favourites_count` integer DEFAULT 0 NOT NULL,\n\t`pinned_at` integer,\n\t`expires_at` integer,\n\t`created_at` integer NOT NULL,\n\t`edited_at` integer,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `statuses_uri` ON `statuses` (`uri`)",
-   "CREATE INDEX `statuses_account` ON `statuses` (`account_id`,`id`)",
-   "CREATE INDEX `statuses_reply` ON `statuses` (`in_reply_to_id`)",
-   "CREATE INDEX `statuses_thread` ON `statuses` (`thread_id`,`id`)",
-   "CREATE INDEX `statuses_public` ON `statuses` (`visibility`,`id`)",
-   "CREATE INDEX `statuses_expires` ON `statuses` (`expires_at`)",
-   "CREATE UNIQUE INDEX `statuses_reblog` ON `statuses` (`account_id`,`reblog_of_id`) WHERE reblog_of_id IS NOT NULL",
-   "CREATE INDEX `statuses_reblog_of` ON `statuses` (`reblog_of_id`)",
-   "CREATE TABLE `thread_mutes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`expires_at` integer,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `thread_mutes_pair` ON `thread_mutes` (`account_id`,`thread_id`)",
-   "CREATE INDEX `thread_mutes_expires` ON `thread_mutes` (`expires_at`)"
+   "CREATE TABLE bookmarks(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,status_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX bookmarks_pair ON bookmarks(account_id,status_id)",
+   "CREATE INDEX bookmarks_status ON bookmarks(status_id,id)",
+   "CREATE INDEX bookmarks_account ON bookmarks(account_id,id)",
+   "CREATE TABLE conversations(id text PRIMARY KEY NOT NULL,thread_id text NOT NULL,created_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX conversations_thread ON conversations(thread_id)",
+   "CREATE TABLE custom_emojis(shortcode text PRIMARY KEY NOT NULL,file text NOT NULL,category text,visible_in_picker integer DEFAULT true NOT NULL,created_at integer NOT NULL)",
+   "CREATE TABLE emoji_reactions(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,status_id text NOT NULL,emoji text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX emoji_reactions_triple ON emoji_reactions(status_id,account_id,emoji)",
+   "CREATE INDEX emoji_reactions_account ON emoji_reactions(account_id)",
+   "CREATE TABLE favourites(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,status_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX favourites_pair ON favourites(account_id,status_id)",
+   "CREATE INDEX favourites_status ON favourites(status_id,id)",
+   "CREATE INDEX favourites_account ON favourites(account_id,id)",
+   "CREATE TABLE idempotency_keys(account_id text NOT NULL,`key` text NOT NULL,result text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX idempotency_keys_pair ON idempotency_keys(account_id,`key`)",
+   "CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at)",
+   "CREATE TABLE link_cards(url text PRIMARY KEY NOT NULL,data text,fetched_at integer NOT NULL)",
+   "CREATE TABLE media_attachments(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,status_id text,scheduled_status_id text,file text NOT NULL,remote_url text,mime_type text NOT NULL,type text NOT NULL,description text,size integer DEFAULT 0 NOT NULL,position integer DEFAULT 0 NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX media_status ON media_attachments(status_id)",
+   "CREATE INDEX media_account ON media_attachments(account_id,id)",
+   "CREATE TABLE participations(id text PRIMARY KEY NOT NULL,conversation_id text NOT NULL,account_id text NOT NULL,recipients text DEFAULT '[]' NOT NULL,unread integer DEFAULT true NOT NULL,last_status_id text,updated_at integer NOT NULL,FOREIGN KEY(conversation_id)REFERENCES conversations(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX participations_pair ON participations(conversation_id,account_id)",
+   "CREATE INDEX participations_account ON participations(account_id,updated_at)",
+   "CREATE TABLE poll_votes(id text PRIMARY KEY NOT NULL,poll_id text NOT NULL,account_id text NOT NULL,choice integer NOT NULL,created_at integer NOT NULL,FOREIGN KEY(poll_id)REFERENCES polls(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX poll_votes_choice ON poll_votes(poll_id,account_id,choice)",
+   "CREATE INDEX poll_votes_poll ON poll_votes(poll_id)",
+   "CREATE TABLE polls(id text PRIMARY KEY NOT NULL,status_id text NOT NULL,options text NOT NULL,multiple integer DEFAULT false NOT NULL,hide_totals integer DEFAULT false NOT NULL,expires_at integer,closed_at integer,created_at integer NOT NULL,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX polls_status ON polls(status_id)",
+   "CREATE INDEX polls_expires ON polls(expires_at)",
+   "CREATE TABLE scheduled_statuses(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,scheduled_at integer NOT NULL,params text NOT NULL,app_id text,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX scheduled_due ON scheduled_statuses(scheduled_at)",
+   "CREATE INDEX scheduled_account ON scheduled_statuses(account_id,scheduled_at)",
+   "CREATE TABLE status_recipients(status_id text NOT NULL,account_id text NOT NULL,mention integer DEFAULT true NOT NULL,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX status_recipients_pair ON status_recipients(status_id,account_id)",
+   "CREATE INDEX status_recipients_account ON status_recipients(account_id,status_id)",
+   "CREATE TABLE status_tags(status_id text NOT NULL,tag text NOT NULL,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX status_tags_pair ON status_tags(status_id,tag)",
+   "CREATE INDEX status_tags_tag ON status_tags(tag,status_id)",
+   "CREATE TABLE statuses(id text PRIMARY KEY NOT NULL,uri text NOT NULL,url text NOT NULL,account_id text NOT NULL,in_reply_to_id text,in_reply_to_account_id text,reblog_of_id text,thread_id text NOT NULL,context text NOT NULL,content text DEFAULT '' NOT NULL,text text DEFAULT '' NOT NULL,content_type text DEFAULT 'text/plain' NOT NULL,spoiler_text text DEFAULT '' NOT NULL,visibility text NOT NULL,list_id text,sensitive integer DEFAULT false NOT NULL,language text,app_id text,local integer NOT NULL,has_media integer DEFAULT false NOT NULL,card_url text,emoji_shortcodes text DEFAULT '[]' NOT NULL,replies_count integer DEFAULT 0 NOT NULL,reblogs_count integer DEFAULT 0 NOT NULL,favourites_count integer DEFAULT 0 NOT NULL,pinned_at integer,expires_at integer,created_at integer NOT NULL,edited_at integer,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX statuses_uri ON statuses(uri)",
+   "CREATE INDEX statuses_account ON statuses(account_id,id)",
+   "CREATE INDEX statuses_reply ON statuses(in_reply_to_id)",
+   "CREATE INDEX statuses_thread ON statuses(thread_id,id)",
+   "CREATE INDEX statuses_public ON statuses(visibility,id)",
+   "CREATE INDEX statuses_expires ON statuses(expires_at)",
+   "CREATE UNIQUE INDEX statuses_reblog ON statuses(account_id,reblog_of_id)WHERE reblog_of_id IS NOT NULL",
+   "CREATE INDEX statuses_reblog_of ON statuses(reblog_of_id)",
+   "CREATE TABLE thread_mutes(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,thread_id text NOT NULL,expires_at integer,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX thread_mutes_pair ON thread_mutes(account_id,thread_id)",
+   "CREATE INDEX thread_mutes_expires ON thread_mutes(expires_at)"
   ]
  },
  {
   "name": "0003_timelines.sql",
   "queries": [
-   "CREATE TABLE `home_feed` (\n\t`account_id` text NOT NULL,\n\t`status_id` text NOT NULL,\n\t`author_id` text NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `home_feed_pair` ON `home_feed` (`account_id`,`status_id`)",
-   "CREATE INDEX `home_feed_status` ON `home_feed` (`status_id`)",
-   "DROP INDEX `statuses_public`",
-   "ALTER TABLE `statuses` ADD `search_rowid` integer",
-   "CREATE INDEX `statuses_search` ON `statuses` (`search_rowid`)",
-   "CREATE INDEX `statuses_public_tl` ON `statuses` (`id`) WHERE reblog_of_id IS NULL AND visibility IN ('public', 'local')",
-   "CREATE INDEX `statuses_public_local_tl` ON `statuses` (`local`,`id`) WHERE reblog_of_id IS NULL AND visibility IN ('public', 'local')"
+   "CREATE TABLE home_feed(account_id text NOT NULL,status_id text NOT NULL,author_id text NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX home_feed_pair ON home_feed(account_id,status_id)",
+   "CREATE INDEX home_feed_status ON home_feed(status_id)",
+   "DROP INDEX statuses_public",
+   "ALTER TABLE statuses ADD search_rowid integer",
+   "CREATE INDEX statuses_search ON statuses(search_rowid)",
+   "CREATE INDEX statuses_public_tl ON statuses(id)WHERE reblog_of_id IS NULL AND visibility IN('public','local')",
+   "CREATE INDEX statuses_public_local_tl ON statuses(local,id)WHERE reblog_of_id IS NULL AND visibility IN('public','local')"
   ]
  },
  {
   "name": "0004_search.sql",
   "queries": [
-   "CREATE VIRTUAL TABLE `statuses_fts` USING fts5(`body`, tokenize = 'unicode61 remove_diacritics 2')"
+   "CREATE VIRTUAL TABLE statuses_fts USING fts5(body,tokenize='unicode61 remove_diacritics 2')"
   ]
  },
  {
   "name": "0005_home_pull.sql",
   "queries": [
-   "ALTER TABLE `statuses` ADD `home_pull` integer DEFAULT false NOT NULL",
-   "CREATE INDEX `statuses_home_pull` ON `statuses` (`account_id`,`id`) WHERE home_pull = 1"
+   "ALTER TABLE statuses ADD home_pull integer DEFAULT false NOT NULL",
+   "CREATE INDEX statuses_home_pull ON statuses(account_id,id)WHERE home_pull=1"
   ]
  },
  {
   "name": "0006_markers.sql",
   "queries": [
-   "CREATE TABLE `markers` (\n\t`account_id` text NOT NULL,\n\t`timeline` text NOT NULL,\n\t`last_read_id` text NOT NULL,\n\t`version` integer DEFAULT 0 NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `markers_pair` ON `markers` (`account_id`,`timeline`)"
+   "CREATE TABLE markers(account_id text NOT NULL,timeline text NOT NULL,last_read_id text NOT NULL,version integer DEFAULT 0 NOT NULL,updated_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX markers_pair ON markers(account_id,timeline)"
   ]
  },
  {
   "name": "0007_push.sql",
   "queries": [
-   "CREATE TABLE `push_subscriptions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`token_id` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`endpoint` text NOT NULL,\n\t`p256dh` text NOT NULL,\n\t`auth` text NOT NULL,\n\t`alerts` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`token_id`) REFERENCES `tokens`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `push_subscriptions_token` ON `push_subscriptions` (`token_id`)",
-   "CREATE INDEX `push_subscriptions_account` ON `push_subscriptions` (`account_id`)",
-   "ALTER TABLE `notifications` ADD `pushed` integer DEFAULT false NOT NULL",
-   "CREATE INDEX `notifications_unpushed` ON `notifications` (`id`) WHERE pushed = 0"
+   "CREATE TABLE push_subscriptions(id text PRIMARY KEY NOT NULL,token_id text NOT NULL,account_id text NOT NULL,endpoint text NOT NULL,p256dh text NOT NULL,auth text NOT NULL,alerts text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(token_id)REFERENCES tokens(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX push_subscriptions_token ON push_subscriptions(token_id)",
+   "CREATE INDEX push_subscriptions_account ON push_subscriptions(account_id)",
+   "ALTER TABLE notifications ADD pushed integer DEFAULT false NOT NULL",
+   "CREATE INDEX notifications_unpushed ON notifications(id)WHERE pushed=0"
   ]
  },
  {
   "name": "0008_streams.sql",
   "queries": [
-   "CREATE TABLE `stream_presence` (\n\t`object` text NOT NULL,\n\t`account_id` text NOT NULL,\n\t`token_id` text NOT NULL,\n\t`stream` text NOT NULL,\n\t`arg` text NOT NULL,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE UNIQUE INDEX `stream_presence_key` ON `stream_presence` (`object`,`token_id`,`stream`,`arg`)",
-   "CREATE INDEX `stream_presence_stream` ON `stream_presence` (`stream`,`arg`)",
-   "CREATE INDEX `stream_presence_account` ON `stream_presence` (`account_id`,`stream`)"
+   "CREATE TABLE stream_presence(object text NOT NULL,account_id text NOT NULL,token_id text NOT NULL,stream text NOT NULL,arg text NOT NULL,created_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX stream_presence_key ON stream_presence(object,token_id,stream,arg)",
+   "CREATE INDEX stream_presence_stream ON stream_presence(stream,arg)",
+   "CREATE INDEX stream_presence_account ON stream_presence(account_id,stream)"
   ]
  },
  {
   "name": "0009_notifications.sql",
   "queries": [
-   "CREATE TRIGGER `notifications_marker` AFTER INSERT ON `notifications`\nBEGIN\n  INSERT OR IGNORE INTO `markers` (`account_id`, `timeline`, `last_read_id`, `version`, `updated_at`)\n  VALUES (NEW.`account_id`, 'notifications',\n    coalesce((SELECT max(`id`) FROM `notifications` WHERE `account_id` = NEW.`account_id` AND `is_seen` = 1), ''),\n    0, NEW.`created_at`);\nEND",
-   "INSERT OR IGNORE INTO `markers` (`account_id`, `timeline`, `last_read_id`, `version`, `updated_at`)\nSELECT n.`account_id`, 'notifications', coalesce(max(CASE WHEN n.`is_seen` = 1 THEN n.`id` END), ''), 0, max(n.`created_at`)\nFROM `notifications` n GROUP BY n.`account_id`"
+   "CREATE TRIGGER notifications_marker AFTER INSERT ON notifications BEGIN INSERT OR IGNORE INTO markers(account_id,timeline,last_read_id,version,updated_at)VALUES(NEW.account_id,'notifications',coalesce((SELECT max(id)FROM notifications WHERE account_id=NEW.account_id AND is_seen=1),''),0,NEW.created_at);END",
+   "INSERT OR IGNORE INTO markers(account_id,timeline,last_read_id,version,updated_at)SELECT n.account_id,'notifications',coalesce(max(CASE WHEN n.is_seen=1 THEN n.id END),''),0,max(n.created_at)FROM notifications n GROUP BY n.account_id"
   ]
  },
  {
   "name": "0010_credentials.sql",
   "queries": [
-   "CREATE TABLE `credentials` (\n\t`account_id` text PRIMARY KEY NOT NULL,\n\t`password_hash` text NOT NULL,\n\t`private_key` text,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "INSERT INTO `credentials` (`account_id`, `password_hash`, `private_key`) SELECT `account_id`, `password_hash`, `private_key` FROM `users`",
-   "ALTER TABLE `users` DROP COLUMN `password_hash`",
-   "ALTER TABLE `users` DROP COLUMN `private_key`"
+   "CREATE TABLE credentials(account_id text PRIMARY KEY NOT NULL,password_hash text NOT NULL,private_key text,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "INSERT INTO credentials(account_id,password_hash,private_key)SELECT account_id,password_hash,private_key FROM users",
+   "ALTER TABLE users DROP COLUMN password_hash",
+   "ALTER TABLE users DROP COLUMN private_key"
   ]
  },
  {
   "name": "0011_background.sql",
   "queries": [
-   "CREATE TABLE `job_heartbeats` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`last_run_at` integer NOT NULL,\n\t`last_success_at` integer,\n\t`last_error` text,\n\t`last_error_at` integer\n)",
-   "ALTER TABLE `scheduled_statuses` ADD `attempts` integer DEFAULT 0 NOT NULL",
-   "ALTER TABLE `scheduled_statuses` ADD `last_error` text",
-   "ALTER TABLE `stream_presence` ADD `seen_at` integer DEFAULT 0 NOT NULL",
-   "CREATE INDEX `stream_presence_seen` ON `stream_presence` (`seen_at`)",
-   "CREATE INDEX `media_unattached` ON `media_attachments` (`created_at`) WHERE `status_id` IS NULL AND `scheduled_status_id` IS NULL",
-   "CREATE INDEX `mail_outbox_created` ON `mail_outbox` (`created_at`)",
-   "CREATE INDEX `authorization_codes_expires` ON `authorization_codes` (`expires_at`)",
-   "CREATE TRIGGER `invites_max_uses` BEFORE UPDATE OF `uses` ON `invites`\nWHEN NEW.`max_uses` IS NOT NULL AND NEW.`uses` > NEW.`max_uses`\nBEGIN SELECT RAISE(ABORT, 'invite_exhausted'); END"
+   "CREATE TABLE job_heartbeats(name text PRIMARY KEY NOT NULL,last_run_at integer NOT NULL,last_success_at integer,last_error text,last_error_at integer)",
+   "ALTER TABLE scheduled_statuses ADD attempts integer DEFAULT 0 NOT NULL",
+   "ALTER TABLE scheduled_statuses ADD last_error text",
+   "ALTER TABLE stream_presence ADD seen_at integer DEFAULT 0 NOT NULL",
+   "CREATE INDEX stream_presence_seen ON stream_presence(seen_at)",
+   "CREATE INDEX media_unattached ON media_attachments(created_at)WHERE status_id IS NULL AND scheduled_status_id IS NULL",
+   "CREATE INDEX mail_outbox_created ON mail_outbox(created_at)",
+   "CREATE INDEX authorization_codes_expires ON authorization_codes(expires_at)",
+   "CREATE TRIGGER invites_max_uses BEFORE UPDATE OF uses ON invites WHEN NEW.max_uses IS NOT NULL AND NEW.uses>NEW.max_uses BEGIN SELECT RAISE(ABORT,'invite_exhausted');END"
   ]
  },
  {
   "name": "0012_federation_ready.sql",
   "queries": [
-   "ALTER TABLE `follows` ADD `uri` text",
-   "ALTER TABLE `follow_requests` ADD `uri` text",
-   "ALTER TABLE `blocks` ADD `uri` text",
-   "ALTER TABLE `favourites` ADD `uri` text",
-   "ALTER TABLE `emoji_reactions` ADD `uri` text",
-   "UPDATE `follows` SET `uri` = (SELECT a.`uri` || '#follows/' || `follows`.`id` FROM `accounts` a WHERE a.`id` = `follows`.`account_id` AND a.`domain` IS NULL)",
-   "UPDATE `follow_requests` SET `uri` = (SELECT a.`uri` || '#follows/' || `follow_requests`.`id` FROM `accounts` a WHERE a.`id` = `follow_requests`.`account_id` AND a.`domain` IS NULL)",
-   "UPDATE `blocks` SET `uri` = (SELECT a.`uri` || '#blocks/' || `blocks`.`id` FROM `accounts` a WHERE a.`id` = `blocks`.`account_id` AND a.`domain` IS NULL)",
-   "UPDATE `favourites` SET `uri` = (SELECT a.`uri` || '#likes/' || `favourites`.`id` FROM `accounts` a WHERE a.`id` = `favourites`.`account_id` AND a.`domain` IS NULL)",
-   "UPDATE `emoji_reactions` SET `uri` = (SELECT a.`uri` || '#reactions/' || `emoji_reactions`.`id` FROM `accounts` a WHERE a.`id` = `emoji_reactions`.`account_id` AND a.`domain` IS NULL)",
-   "CREATE UNIQUE INDEX `follows_uri` ON `follows` (`uri`)",
-   "CREATE UNIQUE INDEX `follow_requests_uri` ON `follow_requests` (`uri`)",
-   "CREATE UNIQUE INDEX `blocks_uri` ON `blocks` (`uri`)",
-   "CREATE UNIQUE INDEX `favourites_uri` ON `favourites` (`uri`)",
-   "CREATE UNIQUE INDEX `emoji_reactions_uri` ON `emoji_reactions` (`uri`)",
-   "CREATE TABLE `custom_emojis_new` (\n\t`shortcode` text NOT NULL,\n\t`domain` text,\n\t`file` text NOT NULL,\n\t`url` text,\n\t`category` text,\n\t`visible_in_picker` integer DEFAULT true NOT NULL,\n\t`created_at` integer NOT NULL\n)",
-   "INSERT INTO `custom_emojis_new` (`shortcode`, `domain`, `file`, `url`, `category`, `visible_in_picker`, `created_at`)\n\tSELECT `shortcode`, NULL, `file`, NULL, `category`, `visible_in_picker`, `created_at` FROM `custom_emojis`",
-   "DROP TABLE `custom_emojis`",
-   "ALTER TABLE `custom_emojis_new` RENAME TO `custom_emojis`",
-   "CREATE UNIQUE INDEX `custom_emojis_key` ON `custom_emojis` (`shortcode`,ifnull(`domain`, ''))",
-   "ALTER TABLE `statuses` ADD `emojis` text DEFAULT '[]' NOT NULL",
-   "UPDATE `statuses` SET `emojis` = (\n\tSELECT json_group_array(json(r.`e`)) FROM (\n\t\tSELECT json_object('shortcode', e.`shortcode`, 'domain', NULL, 'file', e.`file`,\n\t\t\t'visible_in_picker', json(CASE WHEN e.`visible_in_picker` THEN 'true' ELSE 'false' END)) AS `e`\n\t\tFROM json_each(`statuses`.`emoji_shortcodes`) j JOIN `custom_emojis` e ON e.`shortcode` = j.`value` AND e.`domain` IS NULL\n\t\tORDER BY j.`key`\n\t) r\n) WHERE `local` = 1 AND `emoji_shortcodes` <> '[]'",
-   "ALTER TABLE `statuses` DROP COLUMN `emoji_shortcodes`",
-   "ALTER TABLE `accounts` ADD `fetched_at` integer",
-   "CREATE TABLE `instances` (\n\t`domain` text PRIMARY KEY NOT NULL,\n\t`shared_inbox` text,\n\t`software_name` text,\n\t`software_version` text,\n\t`failure_count` integer DEFAULT 0 NOT NULL,\n\t`last_failure_at` integer,\n\t`last_success_at` integer,\n\t`created_at` integer NOT NULL\n)"
+   "ALTER TABLE follows ADD uri text",
+   "ALTER TABLE follow_requests ADD uri text",
+   "ALTER TABLE blocks ADD uri text",
+   "ALTER TABLE favourites ADD uri text",
+   "ALTER TABLE emoji_reactions ADD uri text",
+   "UPDATE follows SET uri=(SELECT a.uri||'#follows/'||follows.id FROM accounts a WHERE a.id=follows.account_id AND a.domain IS NULL)",
+   "UPDATE follow_requests SET uri=(SELECT a.uri||'#follows/'||follow_requests.id FROM accounts a WHERE a.id=follow_requests.account_id AND a.domain IS NULL)",
+   "UPDATE blocks SET uri=(SELECT a.uri||'#blocks/'||blocks.id FROM accounts a WHERE a.id=blocks.account_id AND a.domain IS NULL)",
+   "UPDATE favourites SET uri=(SELECT a.uri||'#likes/'||favourites.id FROM accounts a WHERE a.id=favourites.account_id AND a.domain IS NULL)",
+   "UPDATE emoji_reactions SET uri=(SELECT a.uri||'#reactions/'||emoji_reactions.id FROM accounts a WHERE a.id=emoji_reactions.account_id AND a.domain IS NULL)",
+   "CREATE UNIQUE INDEX follows_uri ON follows(uri)",
+   "CREATE UNIQUE INDEX follow_requests_uri ON follow_requests(uri)",
+   "CREATE UNIQUE INDEX blocks_uri ON blocks(uri)",
+   "CREATE UNIQUE INDEX favourites_uri ON favourites(uri)",
+   "CREATE UNIQUE INDEX emoji_reactions_uri ON emoji_reactions(uri)",
+   "CREATE TABLE custom_emojis_new(shortcode text NOT NULL,domain text,file text NOT NULL,url text,category text,visible_in_picker integer DEFAULT true NOT NULL,created_at integer NOT NULL)",
+   "INSERT INTO custom_emojis_new(shortcode,domain,file,url,category,visible_in_picker,created_at)SELECT shortcode,NULL,file,NULL,category,visible_in_picker,created_at FROM custom_emojis",
+   "DROP TABLE custom_emojis",
+   "ALTER TABLE custom_emojis_new RENAME TO custom_emojis",
+   "CREATE UNIQUE INDEX custom_emojis_key ON custom_emojis(shortcode,ifnull(domain,''))",
+   "ALTER TABLE statuses ADD emojis text DEFAULT '[]' NOT NULL",
+   "UPDATE statuses SET emojis=(SELECT json_group_array(json(r.e))FROM(SELECT json_object('shortcode',e.shortcode,'domain',NULL,'file',e.file,'visible_in_picker',json(CASE WHEN e.visible_in_picker THEN 'true' ELSE 'false' END))AS e FROM json_each(statuses.emoji_shortcodes)j JOIN custom_emojis e ON e.shortcode=j.value AND e.domain IS NULL ORDER BY j.`key`)r)WHERE local=1 AND emoji_shortcodes<>'[]'",
+   "ALTER TABLE statuses DROP COLUMN emoji_shortcodes",
+   "ALTER TABLE accounts ADD fetched_at integer",
+   "CREATE TABLE instances(domain text PRIMARY KEY NOT NULL,shared_inbox text,software_name text,software_version text,failure_count integer DEFAULT 0 NOT NULL,last_failure_at integer,last_success_at integer,created_at integer NOT NULL)"
   ]
  },
  {
   "name": "0013_fedify_kv.sql",
   "queries": [
-   "CREATE TABLE `fedify_kv` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL,\n\t`expires_at` integer\n)",
-   "CREATE INDEX `fedify_kv_expires` ON `fedify_kv` (`expires_at`) WHERE `expires_at` IS NOT NULL",
-   "ALTER TABLE `credentials` ADD `proof_key` text"
+   "CREATE TABLE fedify_kv(`key` text PRIMARY KEY NOT NULL,value text NOT NULL,expires_at integer)",
+   "CREATE INDEX fedify_kv_expires ON fedify_kv(expires_at)WHERE expires_at IS NOT NULL",
+   "ALTER TABLE credentials ADD proof_key text"
   ]
  },
  {
   "name": "0014_federation_outbox.sql",
   "queries": [
-   "CREATE TABLE `federation_outbox` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`activity` text NOT NULL,\n\t`body` text,\n\t`created_at` integer NOT NULL,\n\t`expanded_at` integer\n)",
-   "CREATE INDEX `federation_outbox_pending` ON `federation_outbox` (`id`) WHERE `expanded_at` IS NULL",
-   "CREATE TABLE `federation_deliveries` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`outbox_id` text NOT NULL,\n\t`host` text NOT NULL,\n\t`inbox` text NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_at` integer NOT NULL,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE UNIQUE INDEX `federation_deliveries_inbox` ON `federation_deliveries` (`outbox_id`,`inbox`)",
-   "CREATE INDEX `federation_deliveries_due` ON `federation_deliveries` (`host`,`next_at`)",
-   "CREATE INDEX `federation_deliveries_next` ON `federation_deliveries` (`next_at`)"
+   "CREATE TABLE federation_outbox(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,activity text NOT NULL,body text,created_at integer NOT NULL,expanded_at integer)",
+   "CREATE INDEX federation_outbox_pending ON federation_outbox(id)WHERE expanded_at IS NULL",
+   "CREATE TABLE federation_deliveries(id text PRIMARY KEY NOT NULL,outbox_id text NOT NULL,host text NOT NULL,inbox text NOT NULL,attempts integer DEFAULT 0 NOT NULL,next_at integer NOT NULL,created_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX federation_deliveries_inbox ON federation_deliveries(outbox_id,inbox)",
+   "CREATE INDEX federation_deliveries_due ON federation_deliveries(host,next_at)",
+   "CREATE INDEX federation_deliveries_next ON federation_deliveries(next_at)"
   ]
  },
  {
   "name": "0015_delivery.sql",
   "queries": [
-   "ALTER TABLE `instances` ADD `failing_since` integer"
+   "ALTER TABLE instances ADD failing_since integer"
   ]
  },
  {
   "name": "0016_resolve.sql",
   "queries": [
-   "CREATE INDEX `accounts_url` ON `accounts` (`url`)",
-   "CREATE INDEX `statuses_url` ON `statuses` (`url`)"
+   "CREATE INDEX accounts_url ON accounts(url)",
+   "CREATE INDEX statuses_url ON statuses(url)"
   ]
  },
  {
   "name": "0017_emoji_listing.sql",
   "queries": [
-   "CREATE INDEX `custom_emojis_local` ON `custom_emojis` (`shortcode`) WHERE domain IS NULL"
+   "CREATE INDEX custom_emojis_local ON custom_emojis(shortcode)WHERE domain IS NULL"
   ]
  },
  {
   "name": "0018_moderation_log.sql",
   "queries": [
-   "CREATE TABLE `moderation_log` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`actor_id` text NOT NULL,\n\t`action` text NOT NULL,\n\t`data` text DEFAULT '{}' NOT NULL,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE INDEX `moderation_log_actor` ON `moderation_log` (`actor_id`,`id`)"
+   "CREATE TABLE moderation_log(id text PRIMARY KEY NOT NULL,actor_id text NOT NULL,`action` text NOT NULL,data text DEFAULT '{}' NOT NULL,created_at integer NOT NULL)",
+   "CREATE INDEX moderation_log_actor ON moderation_log(actor_id,id)"
   ]
  },
  {
   "name": "0019_chats.sql",
   "queries": [
-   "CREATE TABLE `chats` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`a_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n\t`b_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n\t`a_unread` integer DEFAULT 0 NOT NULL,\n\t`b_unread` integer DEFAULT 0 NOT NULL,\n\t`a_last_read_id` text,\n\t`b_last_read_id` text,\n\t`a_cleared_id` text,\n\t`b_cleared_id` text,\n\t`a_open` integer DEFAULT 1 NOT NULL,\n\t`b_open` integer DEFAULT 1 NOT NULL,\n\t`last_message_id` text,\n\t`sort_key` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n)",
-   "CREATE UNIQUE INDEX `chats_pair` ON `chats` (`a_id`,`b_id`)",
-   "CREATE INDEX `chats_a` ON `chats` (`a_id`,`sort_key`)",
-   "CREATE INDEX `chats_b` ON `chats` (`b_id`,`sort_key`)",
-   "CREATE TABLE `chat_messages` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`chat_id` text NOT NULL REFERENCES `chats`(`id`) ON DELETE cascade,\n\t`account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n\t`content` text DEFAULT '' NOT NULL,\n\t`emojis` text DEFAULT '[]' NOT NULL,\n\t`media_id` text,\n\t`unread` integer DEFAULT 1 NOT NULL,\n\t`uri` text,\n\t`idempotency_key` text,\n\t`idempotency_at` integer,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE INDEX `chat_messages_chat` ON `chat_messages` (`chat_id`,`id`)",
-   "CREATE INDEX `chat_messages_idempotency` ON `chat_messages` (`chat_id`,`account_id`,`idempotency_key`) WHERE idempotency_key IS NOT NULL",
-   "CREATE UNIQUE INDEX `chat_messages_uri` ON `chat_messages` (`uri`) WHERE uri IS NOT NULL",
-   "ALTER TABLE `media_attachments` ADD `chat_message_id` text",
-   "DROP INDEX `media_unattached`",
-   "CREATE INDEX `media_unattached` ON `media_attachments` (`created_at`) WHERE status_id IS NULL AND scheduled_status_id IS NULL AND chat_message_id IS NULL",
-   "ALTER TABLE `notifications` ADD `chat_message_id` text"
+   "CREATE TABLE chats(id text PRIMARY KEY NOT NULL,a_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,b_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,a_unread integer DEFAULT 0 NOT NULL,b_unread integer DEFAULT 0 NOT NULL,a_last_read_id text,b_last_read_id text,a_cleared_id text,b_cleared_id text,a_open integer DEFAULT 1 NOT NULL,b_open integer DEFAULT 1 NOT NULL,last_message_id text,sort_key text NOT NULL,created_at integer NOT NULL,updated_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX chats_pair ON chats(a_id,b_id)",
+   "CREATE INDEX chats_a ON chats(a_id,sort_key)",
+   "CREATE INDEX chats_b ON chats(b_id,sort_key)",
+   "CREATE TABLE chat_messages(id text PRIMARY KEY NOT NULL,chat_id text NOT NULL REFERENCES chats(id)ON DELETE cascade,account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,content text DEFAULT '' NOT NULL,emojis text DEFAULT '[]' NOT NULL,media_id text,unread integer DEFAULT 1 NOT NULL,uri text,idempotency_key text,idempotency_at integer,created_at integer NOT NULL)",
+   "CREATE INDEX chat_messages_chat ON chat_messages(chat_id,id)",
+   "CREATE INDEX chat_messages_idempotency ON chat_messages(chat_id,account_id,idempotency_key)WHERE idempotency_key IS NOT NULL",
+   "CREATE UNIQUE INDEX chat_messages_uri ON chat_messages(uri)WHERE uri IS NOT NULL",
+   "ALTER TABLE media_attachments ADD chat_message_id text",
+   "DROP INDEX media_unattached",
+   "CREATE INDEX media_unattached ON media_attachments(created_at)WHERE status_id IS NULL AND scheduled_status_id IS NULL AND chat_message_id IS NULL",
+   "ALTER TABLE notifications ADD chat_message_id text"
   ]
  },
  {
   "name": "0020_emoji_packs.sql",
   "queries": [
-   "CREATE TABLE `emoji_packs` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`license` text,\n\t`homepage` text,\n\t`description` text,\n\t`fallback_src` text,\n\t`fallback_src_sha256` text,\n\t`share_files` integer,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n)",
-   "CREATE INDEX `custom_emojis_pack` ON `custom_emojis` (`category`,`shortcode`) WHERE domain IS NULL",
-   "INSERT INTO `instance_keys` (`name`, `value`, `created_at`) VALUES ('emoji_version', '1', 0)",
-   "CREATE TRIGGER `custom_emojis_version_insert` AFTER INSERT ON `custom_emojis` WHEN NEW.domain IS NULL BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'emoji_version';\nEND",
-   "CREATE TRIGGER `custom_emojis_version_update` AFTER UPDATE ON `custom_emojis` WHEN NEW.domain IS NULL OR OLD.domain IS NULL BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'emoji_version';\nEND",
-   "CREATE TRIGGER `custom_emojis_version_delete` AFTER DELETE ON `custom_emojis` WHEN OLD.domain IS NULL BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'emoji_version';\nEND"
+   "CREATE TABLE emoji_packs(name text PRIMARY KEY NOT NULL,license text,homepage text,description text,fallback_src text,fallback_src_sha256 text,share_files integer,created_at integer NOT NULL,updated_at integer NOT NULL)",
+   "CREATE INDEX custom_emojis_pack ON custom_emojis(category,shortcode)WHERE domain IS NULL",
+   "INSERT INTO instance_keys(name,value,created_at)VALUES('emoji_version','1',0)",
+   "CREATE TRIGGER custom_emojis_version_insert AFTER INSERT ON custom_emojis WHEN NEW.domain IS NULL BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='emoji_version';END",
+   "CREATE TRIGGER custom_emojis_version_update AFTER UPDATE ON custom_emojis WHEN NEW.domain IS NULL OR OLD.domain IS NULL BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='emoji_version';END",
+   "CREATE TRIGGER custom_emojis_version_delete AFTER DELETE ON custom_emojis WHEN OLD.domain IS NULL BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='emoji_version';END"
   ]
  },
  {
   "name": "0021_mfa.sql",
   "queries": [
-   "ALTER TABLE `credentials` ADD `totp_secret` text",
-   "ALTER TABLE `credentials` ADD `totp_pending` text",
-   "ALTER TABLE `credentials` ADD `password_reset_pending` integer DEFAULT 0 NOT NULL",
-   "ALTER TABLE `users` ADD `mascot` text",
-   "CREATE TABLE `mfa_backup_codes` (\n\t`code_hash` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `mfa_backup_codes_account` ON `mfa_backup_codes` (`account_id`)",
-   "CREATE TABLE `mfa_tokens` (\n\t`token_hash` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`app_id` text NOT NULL,\n\t`scopes` text NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`app_id`) REFERENCES `apps`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `mfa_tokens_expires` ON `mfa_tokens` (`expires_at`)",
-   "CREATE TABLE `password_reset_tokens` (\n\t`token_hash` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `password_reset_tokens_expires` ON `password_reset_tokens` (`expires_at`)"
+   "ALTER TABLE credentials ADD totp_secret text",
+   "ALTER TABLE credentials ADD totp_pending text",
+   "ALTER TABLE credentials ADD password_reset_pending integer DEFAULT 0 NOT NULL",
+   "ALTER TABLE users ADD mascot text",
+   "CREATE TABLE mfa_backup_codes(code_hash text PRIMARY KEY NOT NULL,account_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX mfa_backup_codes_account ON mfa_backup_codes(account_id)",
+   "CREATE TABLE mfa_tokens(token_hash text PRIMARY KEY NOT NULL,account_id text NOT NULL,app_id text NOT NULL,scopes text NOT NULL,attempts integer DEFAULT 0 NOT NULL,created_at integer NOT NULL,expires_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(app_id)REFERENCES apps(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX mfa_tokens_expires ON mfa_tokens(expires_at)",
+   "CREATE TABLE password_reset_tokens(token_hash text PRIMARY KEY NOT NULL,account_id text NOT NULL,created_at integer NOT NULL,expires_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX password_reset_tokens_expires ON password_reset_tokens(expires_at)"
   ]
  },
  {
   "name": "0022_account_lifecycle.sql",
   "queries": [
-   "CREATE TABLE `account_deletions` (\n\t`account_id` text PRIMARY KEY NOT NULL,\n\t`requested_by` text,\n\t`statuses_deleted` integer DEFAULT 0 NOT NULL,\n\t`requested_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL,\n\t`finished_at` integer\n)",
-   "CREATE INDEX `account_deletions_pending` ON `account_deletions` (`requested_at`) WHERE `finished_at` IS NULL",
-   "CREATE TABLE `backups` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n\t`state` text DEFAULT 'pending' NOT NULL,\n\t`file_key` text NOT NULL,\n\t`size` integer DEFAULT 0 NOT NULL,\n\t`base` text DEFAULT '' NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`processed_at` integer\n)",
-   "CREATE INDEX `backups_account` ON `backups` (`account_id`,`id`)",
-   "CREATE INDEX `backups_pending` ON `backups` (`created_at`) WHERE `state` = 'pending'",
-   "CREATE INDEX `accounts_moved` ON `accounts` (`moved_to_account_id`) WHERE `moved_to_account_id` IS NOT NULL"
+   "CREATE TABLE account_deletions(account_id text PRIMARY KEY NOT NULL,requested_by text,statuses_deleted integer DEFAULT 0 NOT NULL,requested_at integer NOT NULL,updated_at integer NOT NULL,finished_at integer)",
+   "CREATE INDEX account_deletions_pending ON account_deletions(requested_at)WHERE finished_at IS NULL",
+   "CREATE TABLE backups(id text PRIMARY KEY NOT NULL,account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,state text DEFAULT 'pending' NOT NULL,file_key text NOT NULL,size integer DEFAULT 0 NOT NULL,base text DEFAULT '' NOT NULL,created_at integer NOT NULL,processed_at integer)",
+   "CREATE INDEX backups_account ON backups(account_id,id)",
+   "CREATE INDEX backups_pending ON backups(created_at)WHERE state='pending'",
+   "CREATE INDEX accounts_moved ON accounts(moved_to_account_id)WHERE moved_to_account_id IS NOT NULL"
   ]
  },
  {
   "name": "0023_admin.sql",
   "queries": [
-   "CREATE TABLE `report_notes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`report_id` text NOT NULL REFERENCES `reports`(`id`) ON DELETE CASCADE,\n\t`account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE CASCADE,\n\t`content` text NOT NULL,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE INDEX `report_notes_report` ON `report_notes` (`report_id`,`id`)",
-   "ALTER TABLE `invites` ADD `token` text",
-   "ALTER TABLE `invites` ADD `revoked` integer DEFAULT 0 NOT NULL",
-   "CREATE INDEX `reports_state` ON `reports` (`state`,`id`)"
+   "CREATE TABLE report_notes(id text PRIMARY KEY NOT NULL,report_id text NOT NULL REFERENCES reports(id)ON DELETE CASCADE,account_id text NOT NULL REFERENCES accounts(id)ON DELETE CASCADE,content text NOT NULL,created_at integer NOT NULL)",
+   "CREATE INDEX report_notes_report ON report_notes(report_id,id)",
+   "ALTER TABLE invites ADD token text",
+   "ALTER TABLE invites ADD revoked integer DEFAULT 0 NOT NULL",
+   "CREATE INDEX reports_state ON reports(state,id)"
   ]
  },
  {
   "name": "0024_instance_settings.sql",
   "queries": [
-   "CREATE TABLE `instance_settings` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL,\n\t`updated_at` integer NOT NULL\n)",
-   "CREATE TABLE `federation_policies` (\n\t`domain` text NOT NULL,\n\t`policy` text NOT NULL,\n\t`reason` text DEFAULT '' NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY(`domain`, `policy`)\n)",
-   "CREATE INDEX `federation_policies_policy` ON `federation_policies` (`policy`,`domain`)",
-   "ALTER TABLE `users` ADD `approval_pending` integer DEFAULT false NOT NULL",
-   "ALTER TABLE `users` ADD `registration_reason` text",
-   "CREATE TABLE `announcements` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`content` text NOT NULL,\n\t`starts_at` integer,\n\t`ends_at` integer,\n\t`all_day` integer DEFAULT false NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n)",
-   "CREATE TABLE `announcement_reads` (\n\t`announcement_id` text NOT NULL REFERENCES `announcements`(`id`) ON DELETE cascade,\n\t`account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n\tPRIMARY KEY(`announcement_id`, `account_id`)\n)"
+   "CREATE TABLE instance_settings(`key` text PRIMARY KEY NOT NULL,value text NOT NULL,updated_at integer NOT NULL)",
+   "CREATE TABLE federation_policies(domain text NOT NULL,policy text NOT NULL,reason text DEFAULT '' NOT NULL,created_at integer NOT NULL,PRIMARY KEY(domain,policy))",
+   "CREATE INDEX federation_policies_policy ON federation_policies(policy,domain)",
+   "ALTER TABLE users ADD approval_pending integer DEFAULT false NOT NULL",
+   "ALTER TABLE users ADD registration_reason text",
+   "CREATE TABLE announcements(id text PRIMARY KEY NOT NULL,content text NOT NULL,starts_at integer,ends_at integer,all_day integer DEFAULT false NOT NULL,created_at integer NOT NULL,updated_at integer NOT NULL)",
+   "CREATE TABLE announcement_reads(announcement_id text NOT NULL REFERENCES announcements(id)ON DELETE cascade,account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,PRIMARY KEY(announcement_id,account_id))"
   ]
  },
  {
   "name": "0025_safety.sql",
   "queries": [
-   "ALTER TABLE `reports` ADD `uri` text",
-   "CREATE UNIQUE INDEX `reports_uri` ON `reports` (`uri`,`target_account_id`) WHERE uri IS NOT NULL"
+   "ALTER TABLE reports ADD uri text",
+   "CREATE UNIQUE INDEX reports_uri ON reports(uri,target_account_id)WHERE uri IS NOT NULL"
   ]
  },
  {
   "name": "0026_remote_poll_tallies.sql",
   "queries": [
-   "ALTER TABLE `polls` ADD `remote_tallies` text",
-   "ALTER TABLE `polls` ADD `remote_voters` integer"
+   "ALTER TABLE polls ADD remote_tallies text",
+   "ALTER TABLE polls ADD remote_voters integer"
   ]
  },
  {
   "name": "0027_delivery_health.sql",
   "queries": [
-   "ALTER TABLE `instances` ADD `unreachable_since` integer",
-   "ALTER TABLE `federation_deliveries` ADD `last_attempt_at` integer",
-   "ALTER TABLE `federation_deliveries` ADD `last_error` text"
+   "ALTER TABLE instances ADD unreachable_since integer",
+   "ALTER TABLE federation_deliveries ADD last_attempt_at integer",
+   "ALTER TABLE federation_deliveries ADD last_error text"
   ]
  },
  {
   "name": "0028_notification_marker.sql",
   "queries": [
-   "CREATE INDEX `notifications_unseen` ON `notifications` (`account_id`) WHERE is_seen = 0",
-   "DROP TRIGGER `notifications_marker`",
-   "CREATE TRIGGER `notifications_marker` AFTER INSERT ON `notifications`\nWHEN NOT EXISTS (SELECT 1 FROM `markers` WHERE `account_id` = NEW.`account_id` AND `timeline` = 'notifications')\nBEGIN\n  INSERT OR IGNORE INTO `markers` (`account_id`, `timeline`, `last_read_id`, `version`, `updated_at`)\n  VALUES (NEW.`account_id`, 'notifications',\n    coalesce((SELECT max(`id`) FROM `notifications` WHERE `account_id` = NEW.`account_id` AND `is_seen` = 1), ''),\n    0, NEW.`created_at`);\nEND"
+   "CREATE INDEX notifications_unseen ON notifications(account_id)WHERE is_seen=0",
+   "DROP TRIGGER notifications_marker",
+   "CREATE TRIGGER notifications_marker AFTER INSERT ON notifications WHEN NOT EXISTS(SELECT 1 FROM markers WHERE account_id=NEW.account_id AND timeline='notifications')BEGIN INSERT OR IGNORE INTO markers(account_id,timeline,last_read_id,version,updated_at)VALUES(NEW.account_id,'notifications',coalesce((SELECT max(id)FROM notifications WHERE account_id=NEW.account_id AND is_seen=1),''),0,NEW.created_at);END"
   ]
  },
  {
   "name": "0029_totp_last_step.sql",
   "queries": [
-   "-- The last TOTP time step accepted per user: a code is accepted once, never again within its window (issue 28).\nALTER TABLE `credentials` ADD `totp_last_step` integer;\n"
+   "ALTER TABLE credentials ADD totp_last_step integer;"
   ]
  },
  {
   "name": "0030_account_notes.sql",
   "queries": [
-   "CREATE TABLE `account_notes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`target_account_id` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`comment` text NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `account_notes_pair` ON `account_notes` (`account_id`,`target_account_id`)",
-   "CREATE INDEX `account_notes_target` ON `account_notes` (`target_account_id`,`id`)",
-   "CREATE INDEX `account_notes_account` ON `account_notes` (`account_id`,`id`)"
+   "CREATE TABLE account_notes(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,target_account_id text NOT NULL,created_at integer NOT NULL,comment text NOT NULL,updated_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(target_account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX account_notes_pair ON account_notes(account_id,target_account_id)",
+   "CREATE INDEX account_notes_target ON account_notes(target_account_id,id)",
+   "CREATE INDEX account_notes_account ON account_notes(account_id,id)"
   ]
  },
  {
   "name": "0031_sequence_ids.sql",
   "queries": [
-   "CREATE TABLE `seq_id_map` (`old` text PRIMARY KEY NOT NULL, `new` text NOT NULL)",
-   "INSERT INTO `seq_id_map` (`old`, `new`)\nSELECT id, printf('%016d', max(ms * 1000 - rn) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) + rn)\nFROM (SELECT id, ((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 1, 1)) - 1) * 35184372088832 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 2, 1)) - 1) * 1099511627776 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 3, 1)) - 1) * 34359738368 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 4, 1)) - 1) * 1073741824 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 5, 1)) - 1) * 33554432 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 6, 1)) - 1) * 1048576 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 7, 1)) - 1) * 32768 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 8, 1)) - 1) * 1024 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 9, 1)) - 1) * 32 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 10, 1)) - 1) * 1) AS ms, row_number() OVER (ORDER BY id) AS rn FROM `notifications` WHERE length(id) = 26)",
-   "UPDATE `notifications` SET `id` = (SELECT `new` FROM `seq_id_map` WHERE `old` = `notifications`.`id`) WHERE length(`id`) = 26",
-   "UPDATE `markers` SET `last_read_id` = coalesce(\n    (SELECT `new` FROM `seq_id_map` WHERE `old` <= `markers`.`last_read_id` ORDER BY `old` DESC LIMIT 1),\n    printf('%016d', ((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 1, 1)) - 1) * 35184372088832 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 2, 1)) - 1) * 1099511627776 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 3, 1)) - 1) * 34359738368 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 4, 1)) - 1) * 1073741824 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 5, 1)) - 1) * 33554432 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 6, 1)) - 1) * 1048576 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 7, 1)) - 1) * 32768 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 8, 1)) - 1) * 1024 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 9, 1)) - 1) * 32 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(`markers`.`last_read_id`, 10, 1)) - 1) * 1) * 1000))\n  WHERE `timeline` = 'notifications' AND length(`last_read_id`) = 26",
-   "DELETE FROM `seq_id_map`",
-   "INSERT INTO `seq_id_map` (`old`, `new`)\nSELECT id, printf('%016d', max(ms * 1000 - rn) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) + rn)\nFROM (SELECT id, ((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 1, 1)) - 1) * 35184372088832 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 2, 1)) - 1) * 1099511627776 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 3, 1)) - 1) * 34359738368 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 4, 1)) - 1) * 1073741824 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 5, 1)) - 1) * 33554432 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 6, 1)) - 1) * 1048576 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 7, 1)) - 1) * 32768 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 8, 1)) - 1) * 1024 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 9, 1)) - 1) * 32 + (instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(id, 10, 1)) - 1) * 1) AS ms, row_number() OVER (ORDER BY id) AS rn FROM `bookmarks` WHERE length(id) = 26)",
-   "UPDATE `bookmarks` SET `id` = (SELECT `new` FROM `seq_id_map` WHERE `old` = `bookmarks`.`id`) WHERE length(`id`) = 26",
-   "DROP TABLE `seq_id_map`"
+   "CREATE TABLE seq_id_map(old text PRIMARY KEY NOT NULL,new text NOT NULL)",
+   "INSERT INTO seq_id_map(old,new)SELECT id,printf('%016d',max(ms*1000 - rn)OVER(ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)+rn)FROM(SELECT id,((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,1,1))- 1)*35184372088832+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,2,1))- 1)*1099511627776+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,3,1))- 1)*34359738368+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,4,1))- 1)*1073741824+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,5,1))- 1)*33554432+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,6,1))- 1)*1048576+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,7,1))- 1)*32768+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,8,1))- 1)*1024+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,9,1))- 1)*32+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,10,1))- 1)*1)AS ms,row_number()OVER(ORDER BY id)AS rn FROM notifications WHERE length(id)=26)",
+   "UPDATE notifications SET id=(SELECT new FROM seq_id_map WHERE old=notifications.id)WHERE length(id)=26",
+   "UPDATE markers SET last_read_id=coalesce((SELECT new FROM seq_id_map WHERE old<=markers.last_read_id ORDER BY old DESC LIMIT 1),printf('%016d',((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,1,1))- 1)*35184372088832+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,2,1))- 1)*1099511627776+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,3,1))- 1)*34359738368+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,4,1))- 1)*1073741824+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,5,1))- 1)*33554432+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,6,1))- 1)*1048576+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,7,1))- 1)*32768+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,8,1))- 1)*1024+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,9,1))- 1)*32+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(markers.last_read_id,10,1))- 1)*1)*1000))WHERE timeline='notifications' AND length(last_read_id)=26",
+   "DELETE FROM seq_id_map",
+   "INSERT INTO seq_id_map(old,new)SELECT id,printf('%016d',max(ms*1000 - rn)OVER(ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)+rn)FROM(SELECT id,((instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,1,1))- 1)*35184372088832+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,2,1))- 1)*1099511627776+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,3,1))- 1)*34359738368+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,4,1))- 1)*1073741824+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,5,1))- 1)*33554432+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,6,1))- 1)*1048576+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,7,1))- 1)*32768+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,8,1))- 1)*1024+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,9,1))- 1)*32+(instr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',substr(id,10,1))- 1)*1)AS ms,row_number()OVER(ORDER BY id)AS rn FROM bookmarks WHERE length(id)=26)",
+   "UPDATE bookmarks SET id=(SELECT new FROM seq_id_map WHERE old=bookmarks.id)WHERE length(id)=26",
+   "DROP TABLE seq_id_map"
   ]
  },
  {
   "name": "0032_followed_tags.sql",
   "queries": [
-   "CREATE TABLE `followed_tags` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`tag` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE UNIQUE INDEX `followed_tags_pair` ON `followed_tags` (`account_id`,`tag`)",
-   "CREATE INDEX `followed_tags_account` ON `followed_tags` (`account_id`,`id`)"
+   "CREATE TABLE followed_tags(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,tag text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX followed_tags_pair ON followed_tags(account_id,tag)",
+   "CREATE INDEX followed_tags_account ON followed_tags(account_id,id)"
   ]
  },
  {
   "name": "0033_instance_favicons.sql",
   "queries": [
-   "ALTER TABLE `instances` ADD `favicon` text",
-   "ALTER TABLE `instances` ADD `favicon_fetched_at` integer",
-   "CREATE INDEX `instances_favicon_due` ON `instances` (`favicon_fetched_at`,`created_at`)",
-   "ALTER TABLE `accounts` ADD `favicon` text",
-   "INSERT OR IGNORE INTO `instances` (`domain`, `failure_count`, `created_at`)\n  SELECT DISTINCT `domain`, 0, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) FROM `accounts` WHERE `domain` IS NOT NULL"
+   "ALTER TABLE instances ADD favicon text",
+   "ALTER TABLE instances ADD favicon_fetched_at integer",
+   "CREATE INDEX instances_favicon_due ON instances(favicon_fetched_at,created_at)",
+   "ALTER TABLE accounts ADD favicon text",
+   "INSERT OR IGNORE INTO instances(domain,failure_count,created_at)SELECT DISTINCT domain,0,CAST((julianday('now')- 2440587.5)*86400000 AS INTEGER)FROM accounts WHERE domain IS NOT NULL"
   ]
  },
  {
   "name": "0034_status_edits.sql",
   "queries": [
-   "CREATE TABLE `status_edits` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`status_id` text NOT NULL,\n\t`content` text NOT NULL,\n\t`spoiler_text` text DEFAULT '' NOT NULL,\n\t`sensitive` integer DEFAULT false NOT NULL,\n\t`emojis` text DEFAULT '[]' NOT NULL,\n\t`media` text DEFAULT '[]' NOT NULL,\n\t`poll` text,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`status_id`) REFERENCES `statuses`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `status_edits_status` ON `status_edits` (`status_id`,`created_at`)",
-   "ALTER TABLE `media_attachments` ADD `removed_by_edit` integer DEFAULT false NOT NULL"
+   "CREATE TABLE status_edits(id text PRIMARY KEY NOT NULL,status_id text NOT NULL,content text NOT NULL,spoiler_text text DEFAULT '' NOT NULL,sensitive integer DEFAULT false NOT NULL,emojis text DEFAULT '[]' NOT NULL,media text DEFAULT '[]' NOT NULL,poll text,created_at integer NOT NULL,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX status_edits_status ON status_edits(status_id,created_at)",
+   "ALTER TABLE media_attachments ADD removed_by_edit integer DEFAULT false NOT NULL"
   ]
  },
  {
   "name": "0035_job_reports.sql",
   "queries": [
-   "-- What a clocked job last did (issue 35): e.g. `{\"examined\":1000,\"removed\":12}` for the retention jobs, shown in\n-- the healthcheck's job stats.\nALTER TABLE `job_heartbeats` ADD `last_result` text;\n"
+   "ALTER TABLE job_heartbeats ADD last_result text;"
   ]
  },
  {
   "name": "0036_media_meta.sql",
   "queries": [
-   "ALTER TABLE `media_attachments` ADD `meta` text"
+   "ALTER TABLE media_attachments ADD meta text"
   ]
  },
  {
   "name": "0037_status_stored_at.sql",
   "queries": [
-   "-- When a remote status was stored here (issue 35): its id and created_at are its publication, which may be long\n-- before (a boost of an old post, a post fetched by a search), and the retention counts from this instead.\nALTER TABLE `statuses` ADD `stored_at` integer;\n"
+   "ALTER TABLE statuses ADD stored_at integer;"
   ]
  },
  {
   "name": "0038_frontends.sql",
   "queries": [
-   "CREATE TABLE `frontends` (\n\t`name` text NOT NULL,\n\t`ref` text NOT NULL,\n\t`build` text NOT NULL,\n\t`files` text NOT NULL,\n\t`bytes` integer NOT NULL,\n\t`installed_at` integer NOT NULL,\n\t`previous_build` text,\n\t`replaced_at` integer,\n\tPRIMARY KEY(`name`, `ref`)\n)"
+   "CREATE TABLE frontends(name text NOT NULL,ref text NOT NULL,build text NOT NULL,files text NOT NULL,bytes integer NOT NULL,installed_at integer NOT NULL,previous_build text,replaced_at integer,PRIMARY KEY(name,ref))"
   ]
  },
  {
   "name": "0039_relays.sql",
   "queries": [
-   "CREATE TABLE `relays` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`url` text NOT NULL,\n\t`kind` text,\n\t`actor_uri` text,\n\t`inbox_url` text,\n\t`follow_uri` text,\n\t`state` text DEFAULT 'pending' NOT NULL,\n\t`followed_back` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n)",
-   "CREATE UNIQUE INDEX `relays_url` ON `relays` (`url`)",
-   "CREATE UNIQUE INDEX `relays_follow_uri` ON `relays` (`follow_uri`)",
-   "CREATE INDEX `relays_state` ON `relays` (`state`)"
+   "CREATE TABLE relays(id text PRIMARY KEY NOT NULL,url text NOT NULL,kind text,actor_uri text,inbox_url text,follow_uri text,state text DEFAULT 'pending' NOT NULL,followed_back integer DEFAULT 0 NOT NULL,created_at integer NOT NULL,updated_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX relays_url ON relays(url)",
+   "CREATE UNIQUE INDEX relays_follow_uri ON relays(follow_uri)",
+   "CREATE INDEX relays_state ON relays(state)"
   ]
  },
  {
   "name": "0040_browser_mfa_tokens.sql",
   "queries": [
-   "CREATE TABLE `mfa_tokens_new` (\n\t`token_hash` text PRIMARY KEY NOT NULL,\n\t`account_id` text NOT NULL,\n\t`app_id` text,\n\t`scopes` text NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\tFOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`app_id`) REFERENCES `apps`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "INSERT INTO `mfa_tokens_new` SELECT `token_hash`, `account_id`, `app_id`, `scopes`, `attempts`, `created_at`, `expires_at` FROM `mfa_tokens`",
-   "DROP TABLE `mfa_tokens`",
-   "ALTER TABLE `mfa_tokens_new` RENAME TO `mfa_tokens`",
-   "CREATE INDEX `mfa_tokens_expires` ON `mfa_tokens` (`expires_at`)"
+   "CREATE TABLE mfa_tokens_new(token_hash text PRIMARY KEY NOT NULL,account_id text NOT NULL,app_id text,scopes text NOT NULL,attempts integer DEFAULT 0 NOT NULL,created_at integer NOT NULL,expires_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(app_id)REFERENCES apps(id)ON UPDATE no action ON DELETE cascade)",
+   "INSERT INTO mfa_tokens_new SELECT token_hash,account_id,app_id,scopes,attempts,created_at,expires_at FROM mfa_tokens",
+   "DROP TABLE mfa_tokens",
+   "ALTER TABLE mfa_tokens_new RENAME TO mfa_tokens",
+   "CREATE INDEX mfa_tokens_expires ON mfa_tokens(expires_at)"
   ]
  },
  {
   "name": "0041_relay_attempts.sql",
   "queries": [
-   "-- Relays the cron could not look up (issue 36 review): how many times it tried, so that a failing row is retried\n-- less and less often and, after a few tries, marked `failed` instead of being tried on every run.\nALTER TABLE `relays` ADD `attempts` integer DEFAULT 0 NOT NULL;\n"
+   "ALTER TABLE relays ADD attempts integer DEFAULT 0 NOT NULL;"
   ]
  },
  {
   "name": "0042_media_pending.sql",
   "queries": [
-   "-- A description or focal point sent with PUT /api/v1/media/:id for media already on a status (Pleroma-FE sends them\n-- just before its edit): kept apart until the edit takes it, so the edit sees what changed and the history keeps\n-- what the status showed before.\nALTER TABLE `media_attachments` ADD `pending` text;\n"
+   "ALTER TABLE media_attachments ADD pending text;"
   ]
  },
  {
   "name": "0043_cheaper_statuses.sql",
   "queries": [
-   "CREATE INDEX `statuses_context` ON `statuses` (`context`)",
-   "DROP INDEX `statuses_expires`",
-   "CREATE INDEX `statuses_expires` ON `statuses` (`expires_at`) WHERE expires_at IS NOT NULL",
-   "DROP INDEX `statuses_reply`",
-   "CREATE INDEX `statuses_reply` ON `statuses` (`in_reply_to_id`) WHERE in_reply_to_id IS NOT NULL",
-   "DROP INDEX `statuses_reblog_of`",
-   "CREATE INDEX `statuses_reblog_of` ON `statuses` (`reblog_of_id`) WHERE reblog_of_id IS NOT NULL",
-   "DROP INDEX `statuses_search`",
-   "CREATE INDEX `statuses_search` ON `statuses` (`search_rowid`) WHERE search_rowid IS NOT NULL",
-   "ALTER TABLE `accounts` ADD `home_pull` integer DEFAULT false NOT NULL",
-   "UPDATE `accounts` SET `home_pull` = 1 WHERE `id` IN (SELECT DISTINCT `account_id` FROM `statuses` WHERE `home_pull` = 1)",
-   "CREATE INDEX `accounts_home_pull` ON `accounts` (`id`) WHERE home_pull = 1"
+   "CREATE INDEX statuses_context ON statuses(context)",
+   "DROP INDEX statuses_expires",
+   "CREATE INDEX statuses_expires ON statuses(expires_at)WHERE expires_at IS NOT NULL",
+   "DROP INDEX statuses_reply",
+   "CREATE INDEX statuses_reply ON statuses(in_reply_to_id)WHERE in_reply_to_id IS NOT NULL",
+   "DROP INDEX statuses_reblog_of",
+   "CREATE INDEX statuses_reblog_of ON statuses(reblog_of_id)WHERE reblog_of_id IS NOT NULL",
+   "DROP INDEX statuses_search",
+   "CREATE INDEX statuses_search ON statuses(search_rowid)WHERE search_rowid IS NOT NULL",
+   "ALTER TABLE accounts ADD home_pull integer DEFAULT false NOT NULL",
+   "UPDATE accounts SET home_pull=1 WHERE id IN(SELECT DISTINCT account_id FROM statuses WHERE home_pull=1)",
+   "CREATE INDEX accounts_home_pull ON accounts(id)WHERE home_pull=1"
   ]
  },
  {
   "name": "0044_idle_cron.sql",
   "queries": [
-   "CREATE TABLE `pending_moves` (\n\t`origin_id` text PRIMARY KEY NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_at` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`origin_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade\n)",
-   "CREATE INDEX `pending_moves_due` ON `pending_moves` (`next_at`)",
-   "CREATE INDEX `job_heartbeats_failing` ON `job_heartbeats` (`name`) WHERE last_success_at IS NOT last_run_at",
-   "CREATE INDEX `mutes_expires` ON `mutes` (`expires_at`) WHERE expires_at IS NOT NULL",
-   "CREATE INDEX `rate_limits_windows` ON `rate_limits` (`window_start`) WHERE key NOT LIKE 'login:known:%'",
-   "CREATE INDEX `rate_limits_known` ON `rate_limits` (`window_start`) WHERE key LIKE 'login:known:%'",
-   "CREATE INDEX `instances_unreachable_unmarked` ON `instances` (`unreachable_since`) WHERE unreachable_since IS NOT NULL AND failing_since IS NULL",
-   "CREATE INDEX `federation_outbox_expanded` ON `federation_outbox` (`expanded_at`) WHERE body IS NOT NULL",
-   "INSERT INTO `instance_keys` (`name`, `value`, `created_at`) VALUES ('settings_version', '1', 0)",
-   "CREATE TRIGGER `instance_settings_version_insert` AFTER INSERT ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
-   "CREATE TRIGGER `instance_settings_version_update` AFTER UPDATE ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
-   "CREATE TRIGGER `instance_settings_version_delete` AFTER DELETE ON `instance_settings` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
-   "CREATE TRIGGER `federation_policies_version_insert` AFTER INSERT ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
-   "CREATE TRIGGER `federation_policies_version_update` AFTER UPDATE ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND",
-   "CREATE TRIGGER `federation_policies_version_delete` AFTER DELETE ON `federation_policies` BEGIN\n\tUPDATE `instance_keys` SET `value` = CAST(CAST(`value` AS INTEGER) + 1 AS TEXT) WHERE `name` = 'settings_version';\nEND"
+   "CREATE TABLE pending_moves(origin_id text PRIMARY KEY NOT NULL,attempts integer DEFAULT 0 NOT NULL,next_at integer NOT NULL,created_at integer NOT NULL,FOREIGN KEY(origin_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX pending_moves_due ON pending_moves(next_at)",
+   "CREATE INDEX job_heartbeats_failing ON job_heartbeats(name)WHERE last_success_at IS NOT last_run_at",
+   "CREATE INDEX mutes_expires ON mutes(expires_at)WHERE expires_at IS NOT NULL",
+   "CREATE INDEX rate_limits_windows ON rate_limits(window_start)WHERE key NOT LIKE 'login:known:%'",
+   "CREATE INDEX rate_limits_known ON rate_limits(window_start)WHERE key LIKE 'login:known:%'",
+   "CREATE INDEX instances_unreachable_unmarked ON instances(unreachable_since)WHERE unreachable_since IS NOT NULL AND failing_since IS NULL",
+   "CREATE INDEX federation_outbox_expanded ON federation_outbox(expanded_at)WHERE body IS NOT NULL",
+   "INSERT INTO instance_keys(name,value,created_at)VALUES('settings_version','1',0)",
+   "CREATE TRIGGER instance_settings_version_insert AFTER INSERT ON instance_settings BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='settings_version';END",
+   "CREATE TRIGGER instance_settings_version_update AFTER UPDATE ON instance_settings BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='settings_version';END",
+   "CREATE TRIGGER instance_settings_version_delete AFTER DELETE ON instance_settings BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='settings_version';END",
+   "CREATE TRIGGER federation_policies_version_insert AFTER INSERT ON federation_policies BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='settings_version';END",
+   "CREATE TRIGGER federation_policies_version_update AFTER UPDATE ON federation_policies BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='settings_version';END",
+   "CREATE TRIGGER federation_policies_version_delete AFTER DELETE ON federation_policies BEGIN UPDATE instance_keys SET value=CAST(CAST(value AS INTEGER)+1 AS TEXT)WHERE name='settings_version';END"
   ]
  },
  {
   "name": "0047_usage_days.sql",
   "queries": [
-   "CREATE TABLE `usage_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`requests` integer DEFAULT 0 NOT NULL,\n\t`rows_read` integer DEFAULT 0 NOT NULL,\n\t`rows_written` integer DEFAULT 0 NOT NULL,\n\t`durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`image_transformations` integer DEFAULT 0 NOT NULL,\n\t`month_requests` integer DEFAULT 0 NOT NULL,\n\t`month_rows_read` integer DEFAULT 0 NOT NULL,\n\t`month_rows_written` integer DEFAULT 0 NOT NULL,\n\t`month_durable_object_requests` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_a` integer DEFAULT 0 NOT NULL,\n\t`month_r2_class_b` integer DEFAULT 0 NOT NULL,\n\t`month_image_transformations` integer DEFAULT 0 NOT NULL,\n\t`exact` text,\n\t`warned` text DEFAULT '[]' NOT NULL,\n\t`plan` text DEFAULT 'free' NOT NULL,\n\t`updated_at` integer NOT NULL\n)"
+   "CREATE TABLE usage_days(day text PRIMARY KEY NOT NULL,requests integer DEFAULT 0 NOT NULL,rows_read integer DEFAULT 0 NOT NULL,rows_written integer DEFAULT 0 NOT NULL,durable_object_requests integer DEFAULT 0 NOT NULL,r2_class_a integer DEFAULT 0 NOT NULL,r2_class_b integer DEFAULT 0 NOT NULL,image_transformations integer DEFAULT 0 NOT NULL,month_requests integer DEFAULT 0 NOT NULL,month_rows_read integer DEFAULT 0 NOT NULL,month_rows_written integer DEFAULT 0 NOT NULL,month_durable_object_requests integer DEFAULT 0 NOT NULL,month_r2_class_a integer DEFAULT 0 NOT NULL,month_r2_class_b integer DEFAULT 0 NOT NULL,month_image_transformations integer DEFAULT 0 NOT NULL,exact text,warned text DEFAULT '[]' NOT NULL,`plan` text DEFAULT 'free' NOT NULL,updated_at integer NOT NULL)"
   ]
  },
  {
   "name": "0048_cheaper_reads.sql",
   "queries": [
-   "CREATE INDEX `accounts_deactivated` ON `accounts` (`id`) WHERE deactivated = 1",
-   "CREATE TABLE `instance_counts` (\n\t`id` integer PRIMARY KEY NOT NULL CHECK (`id` = 1),\n\t`domains` integer NOT NULL\n)",
-   "INSERT INTO `instance_counts` (`id`, `domains`) SELECT 1, count(DISTINCT `domain`) FROM `accounts` WHERE `domain` IS NOT NULL",
-   "CREATE TRIGGER `accounts_domains_insert` AFTER INSERT ON `accounts`\nWHEN NEW.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = NEW.domain AND o.rowid <> NEW.rowid)\nBEGIN\n  UPDATE `instance_counts` SET `domains` = `domains` + 1 WHERE `id` = 1;\nEND",
-   "CREATE TRIGGER `accounts_domains_delete` AFTER DELETE ON `accounts`\nWHEN OLD.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = OLD.domain)\nBEGIN\n  UPDATE `instance_counts` SET `domains` = `domains` - 1 WHERE `id` = 1;\nEND",
-   "CREATE TRIGGER `accounts_domains_update` AFTER UPDATE OF `domain` ON `accounts`\nWHEN OLD.domain IS NOT NEW.domain\nBEGIN\n  UPDATE `instance_counts` SET `domains` = `domains`\n    + (NEW.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = NEW.domain AND o.rowid <> NEW.rowid))\n    - (OLD.domain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM `accounts` o WHERE o.domain = OLD.domain))\n  WHERE `id` = 1;\nEND"
+   "CREATE INDEX accounts_deactivated ON accounts(id)WHERE deactivated=1",
+   "CREATE TABLE instance_counts(id integer PRIMARY KEY NOT NULL CHECK(id=1),domains integer NOT NULL)",
+   "INSERT INTO instance_counts(id,domains)SELECT 1,count(DISTINCT domain)FROM accounts WHERE domain IS NOT NULL",
+   "CREATE TRIGGER accounts_domains_insert AFTER INSERT ON accounts WHEN NEW.domain IS NOT NULL AND NOT EXISTS(SELECT 1 FROM accounts o WHERE o.domain=NEW.domain AND o.rowid<>NEW.rowid)BEGIN UPDATE instance_counts SET domains=domains+1 WHERE id=1;END",
+   "CREATE TRIGGER accounts_domains_delete AFTER DELETE ON accounts WHEN OLD.domain IS NOT NULL AND NOT EXISTS(SELECT 1 FROM accounts o WHERE o.domain=OLD.domain)BEGIN UPDATE instance_counts SET domains=domains - 1 WHERE id=1;END",
+   "CREATE TRIGGER accounts_domains_update AFTER UPDATE OF domain ON accounts WHEN OLD.domain IS NOT NEW.domain BEGIN UPDATE instance_counts SET domains=domains+(NEW.domain IS NOT NULL AND NOT EXISTS(SELECT 1 FROM accounts o WHERE o.domain=NEW.domain AND o.rowid<>NEW.rowid))-(OLD.domain IS NOT NULL AND NOT EXISTS(SELECT 1 FROM accounts o WHERE o.domain=OLD.domain))WHERE id=1;END"
   ]
  },
  {
   "name": "0049_token_second_factor.sql",
   "queries": [
-   "-- Issue 44: when the sign-in that made a token passed its second factor (the MFA challenge), so that new backup\n-- codes asked for soon after need no password again (Pleroma-FE sends none).\nALTER TABLE `tokens` ADD `second_factor_at` integer;\n"
+   "ALTER TABLE tokens ADD second_factor_at integer;"
   ]
  },
  {
   "name": "0050_follow_counters.sql",
   "queries": [
-   "CREATE TRIGGER `follows_counted` AFTER INSERT ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` + 1 WHERE `id` = NEW.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` + 1 WHERE `id` = NEW.`account_id` AND `domain` IS NULL;\nEND",
-   "CREATE TRIGGER `follows_uncounted` AFTER DELETE ON `follows` BEGIN\n  UPDATE `accounts` SET `followers_count` = `followers_count` - 1 WHERE `id` = OLD.`target_account_id` AND `domain` IS NULL;\n  UPDATE `accounts` SET `following_count` = `following_count` - 1 WHERE `id` = OLD.`account_id` AND `domain` IS NULL;\nEND",
-   "UPDATE `accounts` SET\n  `followers_count` = (SELECT count(*) FROM `follows` WHERE `target_account_id` = `accounts`.`id`),\n  `following_count` = (SELECT count(*) FROM `follows` WHERE `account_id` = `accounts`.`id`)\nWHERE `domain` IS NULL"
+   "CREATE TRIGGER follows_counted AFTER INSERT ON follows BEGIN UPDATE accounts SET followers_count=followers_count+1 WHERE id=NEW.target_account_id AND domain IS NULL;UPDATE accounts SET following_count=following_count+1 WHERE id=NEW.account_id AND domain IS NULL;END",
+   "CREATE TRIGGER follows_uncounted AFTER DELETE ON follows BEGIN UPDATE accounts SET followers_count=followers_count - 1 WHERE id=OLD.target_account_id AND domain IS NULL;UPDATE accounts SET following_count=following_count - 1 WHERE id=OLD.account_id AND domain IS NULL;END",
+   "UPDATE accounts SET followers_count=(SELECT count(*)FROM follows WHERE target_account_id=accounts.id),following_count=(SELECT count(*)FROM follows WHERE account_id=accounts.id)WHERE domain IS NULL"
   ]
  },
  {
   "name": "0051_cheaper_remote_statuses.sql",
   "queries": [
-   "DROP INDEX `statuses_public_local_tl`",
-   "CREATE INDEX `statuses_local_tl` ON `statuses` (`id`) WHERE local = 1 AND reblog_of_id IS NULL AND visibility IN ('public', 'local')"
+   "DROP INDEX statuses_public_local_tl",
+   "CREATE INDEX statuses_local_tl ON statuses(id)WHERE local=1 AND reblog_of_id IS NULL AND visibility IN('public','local')"
   ]
  },
  {
   "name": "0052_inbound_usage.sql",
   "queries": [
-   "-- Issue 44: what each remote sender made this instance store today, for the inbound limits\n-- (services/inbound-limits.ts). A sender is an actor id, or a host name (all of that host's actors together). One\n-- row per UTC day and sender, with the current hour's figures beside the day's, so a check reads two rows (the\n-- actor's and its host's) and a stored post writes the same two, upserted in the post's own batch. Keyed by day\n-- first: the check is a primary-key look-up, the admin view reads one day's range, and the cron's hourly clean-up\n-- deletes past days by range. WITHOUT ROWID: the key is the row, no second index to write.\nCREATE TABLE `inbound_usage` (\n  `day` integer NOT NULL,\n  `sender` text NOT NULL,\n  `statuses` integer DEFAULT 0 NOT NULL,\n  `bytes` integer DEFAULT 0 NOT NULL,\n  `stranger_statuses` integer DEFAULT 0 NOT NULL,\n  `stranger_bytes` integer DEFAULT 0 NOT NULL,\n  `mentions` integer DEFAULT 0 NOT NULL,\n  `hour` integer DEFAULT 0 NOT NULL,\n  `hour_statuses` integer DEFAULT 0 NOT NULL,\n  `hour_bytes` integer DEFAULT 0 NOT NULL,\n  `hour_stranger_statuses` integer DEFAULT 0 NOT NULL,\n  `hour_stranger_bytes` integer DEFAULT 0 NOT NULL,\n  `hour_mentions` integer DEFAULT 0 NOT NULL,\n  `refused_hour` integer,\n  `refused_hours` integer DEFAULT 0 NOT NULL,\n  PRIMARY KEY (`day`, `sender`)\n) WITHOUT ROWID;\n"
+   "CREATE TABLE inbound_usage(day integer NOT NULL,sender text NOT NULL,statuses integer DEFAULT 0 NOT NULL,bytes integer DEFAULT 0 NOT NULL,stranger_statuses integer DEFAULT 0 NOT NULL,stranger_bytes integer DEFAULT 0 NOT NULL,mentions integer DEFAULT 0 NOT NULL,hour integer DEFAULT 0 NOT NULL,hour_statuses integer DEFAULT 0 NOT NULL,hour_bytes integer DEFAULT 0 NOT NULL,hour_stranger_statuses integer DEFAULT 0 NOT NULL,hour_stranger_bytes integer DEFAULT 0 NOT NULL,hour_mentions integer DEFAULT 0 NOT NULL,refused_hour integer,refused_hours integer DEFAULT 0 NOT NULL,PRIMARY KEY(day,sender))WITHOUT ROWID;"
   ]
  },
  {
   "name": "0053_notification_groups.sql",
   "queries": [
-   "ALTER TABLE `notifications` ADD `filtered` integer DEFAULT 0 NOT NULL",
-   "ALTER TABLE `notifications` ADD `group_key` text GENERATED ALWAYS AS (CASE\n  WHEN `type` IN ('favourite', 'reblog', 'pleroma:emoji_reaction') AND `status_id` IS NOT NULL\n    THEN `type` || '-' || `status_id` || '-' || (`created_at` / 43200000)\n  WHEN `type` = 'follow' THEN 'follow-' || (`created_at` / 43200000) END) VIRTUAL",
-   "CREATE INDEX `notifications_group` ON `notifications` (`account_id`, `group_key`, `filtered`, `id`) WHERE `group_key` IS NOT NULL",
-   "CREATE TABLE `notification_requests` (\n  `id` text PRIMARY KEY NOT NULL,\n  `account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `from_account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `last_status_id` text,\n  `notifications_count` integer DEFAULT 0 NOT NULL,\n  `created_at` integer NOT NULL,\n  `updated_at` integer NOT NULL\n)",
-   "CREATE UNIQUE INDEX `notification_requests_pair` ON `notification_requests` (`account_id`, `from_account_id`)",
-   "CREATE INDEX `notification_requests_from` ON `notification_requests` (`from_account_id`)",
-   "CREATE TABLE `notification_permissions` (\n  `account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `from_account_id` text NOT NULL REFERENCES `accounts`(`id`) ON DELETE cascade,\n  `created_at` integer NOT NULL,\n  PRIMARY KEY (`account_id`, `from_account_id`)\n) WITHOUT ROWID",
-   "CREATE TRIGGER `notification_requests_filtered` AFTER INSERT ON `notifications` WHEN NEW.`filtered` = 1\nBEGIN\n  INSERT INTO `notification_requests` (`id`, `account_id`, `from_account_id`, `last_status_id`, `notifications_count`, `created_at`, `updated_at`)\n  VALUES (NEW.`id`, NEW.`account_id`, NEW.`from_account_id`, NEW.`status_id`, 1, NEW.`created_at`, NEW.`created_at`)\n  ON CONFLICT (`account_id`, `from_account_id`) DO UPDATE SET\n    `notifications_count` = `notifications_count` + 1,\n    `last_status_id` = coalesce(excluded.`last_status_id`, `last_status_id`),\n    `updated_at` = excluded.`updated_at`;\nEND",
-   "ALTER TABLE `users` ADD `notification_policy` text"
+   "ALTER TABLE notifications ADD filtered integer DEFAULT 0 NOT NULL",
+   "ALTER TABLE notifications ADD group_key text GENERATED ALWAYS AS(CASE WHEN type IN('favourite','reblog','pleroma:emoji_reaction')AND status_id IS NOT NULL THEN type||'-'||status_id||'-'||(created_at/43200000)WHEN type='follow' THEN 'follow-'||(created_at/43200000)END)VIRTUAL",
+   "CREATE INDEX notifications_group ON notifications(account_id,group_key,filtered,id)WHERE group_key IS NOT NULL",
+   "CREATE TABLE notification_requests(id text PRIMARY KEY NOT NULL,account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,from_account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,last_status_id text,notifications_count integer DEFAULT 0 NOT NULL,created_at integer NOT NULL,updated_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX notification_requests_pair ON notification_requests(account_id,from_account_id)",
+   "CREATE INDEX notification_requests_from ON notification_requests(from_account_id)",
+   "CREATE TABLE notification_permissions(account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,from_account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,created_at integer NOT NULL,PRIMARY KEY(account_id,from_account_id))WITHOUT ROWID",
+   "CREATE TRIGGER notification_requests_filtered AFTER INSERT ON notifications WHEN NEW.filtered=1 BEGIN INSERT INTO notification_requests(id,account_id,from_account_id,last_status_id,notifications_count,created_at,updated_at)VALUES(NEW.id,NEW.account_id,NEW.from_account_id,NEW.status_id,1,NEW.created_at,NEW.created_at)ON CONFLICT(account_id,from_account_id)DO UPDATE SET notifications_count=notifications_count+1,last_status_id=coalesce(excluded.last_status_id,last_status_id),updated_at=excluded.updated_at;END",
+   "ALTER TABLE users ADD notification_policy text"
   ]
  },
  {
   "name": "0055_filter_blur.sql",
   "queries": [
-   "-- Issue 45: Mastodon 4.4's `filter_action: \"blur\"` (media blurred, the post shown), kept beside `irreversible`\n-- (`hide`). Adding a column with a constant default rewrites no row.\nALTER TABLE `filters` ADD `blur` integer DEFAULT 0 NOT NULL;\n"
+   "ALTER TABLE filters ADD blur integer DEFAULT 0 NOT NULL;"
   ]
  },
  {
   "name": "0056_translations.sql",
   "queries": [
-   "CREATE TABLE `status_translations` (\n\t`status_id` text NOT NULL REFERENCES `statuses`(`id`) ON DELETE CASCADE,\n\t`language` text NOT NULL,\n\t`version` integer NOT NULL,\n\t`translation` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tPRIMARY KEY (`status_id`, `language`, `version`)\n) WITHOUT ROWID",
-   "CREATE TABLE `translation_days` (\n\t`day` text PRIMARY KEY NOT NULL,\n\t`neurons` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID"
+   "CREATE TABLE status_translations(status_id text NOT NULL REFERENCES statuses(id)ON DELETE CASCADE,language text NOT NULL,version integer NOT NULL,translation text NOT NULL,created_at integer NOT NULL,PRIMARY KEY(status_id,language,version))WITHOUT ROWID",
+   "CREATE TABLE translation_days(day text PRIMARY KEY NOT NULL,neurons integer DEFAULT 0 NOT NULL)WITHOUT ROWID"
   ]
  },
  {
   "name": "0057_mail_queue.sql",
   "queries": [
-   "CREATE TABLE `mail_queue` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`from` text NOT NULL,\n\t`to` text NOT NULL,\n\t`subject` text NOT NULL,\n\t`text` text NOT NULL,\n\t`html` text NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` integer NOT NULL\n)",
-   "CREATE INDEX `mail_queue_due` ON `mail_queue` (`next_at`)"
+   "CREATE TABLE mail_queue(id text PRIMARY KEY NOT NULL,`from` text NOT NULL,`to` text NOT NULL,subject text NOT NULL,text text NOT NULL,html text NOT NULL,attempts integer DEFAULT 0 NOT NULL,next_at integer NOT NULL,last_error text,created_at integer NOT NULL)",
+   "CREATE INDEX mail_queue_due ON mail_queue(next_at)"
   ]
  },
  {
   "name": "0058_domain_rules.sql",
   "queries": [
-   "ALTER TABLE `federation_policies` ADD COLUMN `source` text DEFAULT 'hand' NOT NULL",
-   "CREATE TABLE `domain_rule_notes` (\n\t`domain` text PRIMARY KEY NOT NULL,\n\t`private_comment` text DEFAULT '' NOT NULL,\n\t`obfuscate` integer DEFAULT 0 NOT NULL\n) WITHOUT ROWID",
-   "CREATE TABLE `domain_subscriptions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`title` text DEFAULT '' NOT NULL,\n\t`uri` text NOT NULL,\n\t`content_type` text NOT NULL,\n\t`permission_type` text NOT NULL,\n\t`priority` integer DEFAULT 0 NOT NULL,\n\t`as_draft` integer DEFAULT 1 NOT NULL,\n\t`remove_retracted` integer DEFAULT 1 NOT NULL,\n\t`created_by` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`etag` text,\n\t`last_modified` text,\n\t`fetched_at` integer,\n\t`successfully_fetched_at` integer,\n\t`next_fetch_at` integer NOT NULL,\n\t`count` integer DEFAULT 0 NOT NULL,\n\t`error` text\n)",
-   "CREATE UNIQUE INDEX `domain_subscriptions_uri` ON `domain_subscriptions` (`uri`)",
-   "CREATE INDEX `domain_subscriptions_due` ON `domain_subscriptions` (`next_fetch_at`)"
+   "ALTER TABLE federation_policies ADD COLUMN source text DEFAULT 'hand' NOT NULL",
+   "CREATE TABLE domain_rule_notes(domain text PRIMARY KEY NOT NULL,private_comment text DEFAULT '' NOT NULL,obfuscate integer DEFAULT 0 NOT NULL)WITHOUT ROWID",
+   "CREATE TABLE domain_subscriptions(id text PRIMARY KEY NOT NULL,title text DEFAULT '' NOT NULL,uri text NOT NULL,content_type text NOT NULL,permission_type text NOT NULL,priority integer DEFAULT 0 NOT NULL,as_draft integer DEFAULT 1 NOT NULL,remove_retracted integer DEFAULT 1 NOT NULL,created_by text NOT NULL,created_at integer NOT NULL,etag text,last_modified text,fetched_at integer,successfully_fetched_at integer,next_fetch_at integer NOT NULL,count integer DEFAULT 0 NOT NULL,error text)",
+   "CREATE UNIQUE INDEX domain_subscriptions_uri ON domain_subscriptions(uri)",
+   "CREATE INDEX domain_subscriptions_due ON domain_subscriptions(next_fetch_at)"
   ]
  }
 ];

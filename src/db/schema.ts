@@ -1575,7 +1575,7 @@ export const reportNotes = sqliteTable(
   (t) => [index("report_notes_report").on(t.reportId, t.id)],
 );
 
-/** Instance settings an admin changed at run time (src/services/settings.ts): they override `[vars]`. */
+/** Instance settings an admin changed at run time (src/services/instance-settings.ts): they override `[vars]`. */
 export const instanceSettings = sqliteTable("instance_settings", {
   key: text("key").primaryKey(),
   value: json<unknown>("value").notNull(),

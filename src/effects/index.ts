@@ -15,7 +15,7 @@ import { deliverPending } from "../services/push";
 import { deleteStoredFiles } from "../services/media";
 import { sendQueuedMail } from "../services/mail-queue";
 import { mailResetLink } from "../services/passwords";
-import { resendConfirmation } from "../services/accounts";
+import { resendConfirmation } from "../services/registration-mail";
 import { config, type Env } from "../env";
 import { moveFollowersOf } from "../services/move";
 import { background, type WaitUntil } from "./background";

@@ -23,10 +23,10 @@ import { renderStatuses } from "../render/status";
 import type { RenderContext } from "../render/account";
 import { group } from "../lib/group";
 import { loadNotificationsNamed, notificationsByIds } from "../services/notifications";
-import { participationsByIds } from "../services/conversations";
+import { loadConversations, participationsByIds } from "../services/conversations";
 import type { StreamEvent } from "../services/events";
 import { hydrateEach, type Hydrated } from "../services/hydrate";
-import { origins } from "../services/media";
+import { origins } from "../lib/media-urls";
 import { PUBLIC_STREAMS, streamObject, type StreamName } from "../services/streams";
 import { shown } from "../services/timelines";
 import { NOW, notSilenced, paramsCte, visibleTo } from "../services/visibility";
@@ -198,7 +198,10 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
     ...[...group(conversationRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
       const mine = participations.filter((p) => p.accountId === viewer);
       const rendered = new Map(
-        (await renderConversations(d, ctxFor(viewer), mine)).map((c) => [c.id, JSON.stringify(c)]),
+        renderConversations(ctxFor(viewer), await loadConversations(d, viewer, mine)).map((c) => [
+          c.id,
+          JSON.stringify(c),
+        ]),
       );
       for (const r of rows) if (rendered.has(r.ref)) frame(r, "conversation", rendered.get(r.ref));
     }),

@@ -10,7 +10,7 @@ import { db } from "../db/client";
 import { users } from "../db/schema";
 import { config } from "../env";
 import type { AccountRow, UserRow } from "../services/accounts";
-import { checkLogin, type LoginThrottle } from "../services/credentials";
+import { checkLogin, confirmPassword, type LoginThrottle } from "../services/credentials";
 import { assertActive, passwordSignIn } from "../services/sign-in";
 import { findToken } from "../services/tokens";
 import { hasAnyScope } from "../services/scopes";
@@ -168,3 +168,11 @@ export function admit(mode: AuthMode, scopes: string[], auth: Auth | null): Auth
   if (mode === "user" && !auth.account) throw forbidden("Invalid credentials.");
   return auth;
 }
+
+/**
+ * The signed-in user's password asked again before an action that needs it (Pleroma's
+ * `confirm_current_password`), throttled per account (services/credentials.ts `confirmPassword`). Each route
+ * answers a wrong one as Pleroma does there: `{"error": "Invalid password."}` or 422.
+ */
+export const passwordAgain = (c: Context<AppEnv>, accountId: string, password: string | undefined) =>
+  confirmPassword(db(c.env), accountId, password, config(c.env).rateLimits.loginPerAccount);

@@ -3,7 +3,7 @@ import type { AppEnv } from "./app-env";
 import { config } from "../env";
 import { badRequest } from "../lib/errors";
 import type { RenderContext } from "../render/account";
-import { origins, type Origins } from "../services/media";
+import { origins, type Origins } from "../lib/media-urls";
 
 /** The instance origin: `https://DOMAIN` when configured, else the origin the client reached. */
 export function baseUrl(c: Context<AppEnv>): string {

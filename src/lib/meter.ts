@@ -141,7 +141,7 @@ interface Meta {
 
 /**
  * Counts a statement D1 answered (its `meta`); exported for the reads made on the database binding itself, past
- * the wrappers (run-time settings are kept per database, services/settings.ts), so that they are counted all the same.
+ * the wrappers (run-time settings are kept per database, services/instance-settings.ts), so that they are counted all the same.
  */
 export function countMeta(sql: string, meta: Meta | undefined) {
   const rowsRead = meta?.rows_read ?? 0;

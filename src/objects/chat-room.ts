@@ -12,11 +12,12 @@ import { db, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { chatMessages, mediaAttachments } from "../db/schema";
 import { and, eq } from "drizzle-orm";
-import { bothViews, IDEMPOTENCY_WINDOW_MS, unreadCount, type ChatMessageRow } from "../services/chats";
+import { IDEMPOTENCY_WINDOW_MS } from "../lib/limits";
+import { bothViews, unreadCount, type ChatMessageRow } from "../services/chats";
 import { notify } from "../services/notifications";
 import { background, runEffects, type WaitUntil } from "../effects";
 import { renderChat } from "../render/chat";
-import { origins } from "../services/media";
+import { origins } from "../lib/media-urls";
 import { outboxWrite } from "../services/outbox";
 import type { ChatEffects, ChatRoomMethods, ChatWriterMethods, MessageDraft, SentMessage } from "./contracts";
 

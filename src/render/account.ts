@@ -1,8 +1,8 @@
 /** The Account entity, with its `pleroma` part; owner-only fields only for the owner. */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { Account, Relationship } from "../schemas/account";
 import type { AccountWithUser } from "../services/accounts";
-import { builtInImageUrl, DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl, type Origins } from "../services/media";
+import { builtInImageUrl, DEFAULT_AVATAR, DEFAULT_HEADER, mediaUrl, type Origins } from "../lib/media-urls";
 
 export interface RenderContext extends Origins {
   /** Origin the client reached, e.g. `https://social.example`: links hang off it (files off `media` when set). */

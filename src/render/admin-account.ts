@@ -1,10 +1,10 @@
 /** Accounts as staff see them: Pleroma 2.5's `AdminAPI.AccountView` and its `merge_account_views`. */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { z } from "@hono/zod-openapi";
 import type { AdminAccountSchema, AdminCredentialsSchema, AdminUserSchema } from "../schemas/admin";
 import type { UserRow } from "../services/accounts";
 import type { AccountWithUser } from "../services/accounts";
-import { builtInImageUrl, DEFAULT_AVATAR, mediaUrl } from "../services/media";
+import { builtInImageUrl, DEFAULT_AVATAR, mediaUrl } from "../lib/media-urls";
 import { renderAccount, type RenderContext } from "./account";
 
 export type AdminUser = z.infer<typeof AdminUserSchema>;

@@ -1,6 +1,5 @@
 /** Reports as staff see them (Pleroma 2.5's `AdminAPI.ReportView`). */
-import type { DB } from "../db/client";
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { LoadedReports } from "../services/admin-reports";
 import type { RenderContext } from "./account";
 import type { AccountWithUser } from "../services/accounts";
@@ -8,17 +7,16 @@ import { renderAdminAccount } from "./admin-account";
 import { renderAdminStatuses } from "./admin-status";
 
 /**
- * What a report's rendering needs, in one hydration for every report's statuses: its accounts rendered by
- * `renderOne` (Pleroma's admin view or Mastodon's Admin::Account) and its statuses that still exist.
+ * What a report's rendering needs, from what the reports' load read: its accounts rendered by `renderOne`
+ * (Pleroma's admin view or Mastodon's Admin::Account) and its statuses that still exist.
  */
-export async function reportParts<A>(
-  d: DB,
+export function reportParts<A>(
   ctx: RenderContext,
   loaded: LoadedReports,
   renderOne: (ctx: RenderContext, found: AccountWithUser) => A,
 ) {
   const statusIds = [...new Set(loaded.reports.flatMap((r) => r.statusIds))];
-  const rendered = new Map((await renderAdminStatuses(d, ctx, statusIds)).map((s) => [s.id, s]));
+  const rendered = new Map(renderAdminStatuses(ctx, loaded.statuses, statusIds).map((s) => [s.id, s]));
   const account = (id: string) => {
     const found = loaded.accounts.get(id);
     if (!found) throw new Error(`account ${id} of a report vanished`);
@@ -28,8 +26,8 @@ export async function reportParts<A>(
   return { account, statuses };
 }
 
-export async function renderReports(d: DB, ctx: RenderContext, loaded: LoadedReports) {
-  const { account, statuses } = await reportParts(d, ctx, loaded, renderAdminAccount);
+export function renderReports(ctx: RenderContext, loaded: LoadedReports) {
+  const { account, statuses } = reportParts(ctx, loaded, renderAdminAccount);
   return loaded.reports.map((r) => ({
     id: r.id,
     account: account(r.targetAccountId),

@@ -1,5 +1,5 @@
 /** The Announcement entity (Mastodon's, with Pleroma's `pleroma.raw_content`). */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import { plainTextToHtml } from "../content/text";
 import type { AnnouncementRow } from "../services/announcements";
 

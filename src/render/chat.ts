@@ -1,10 +1,10 @@
 /** The Chat and ChatMessage entities (Pleroma 2.5's ChatView and MessageReferenceView). */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { Chat, ChatMessage } from "../schemas/chat";
 import type { ChatMessageRow, ChatView } from "../services/chats";
-import { IDEMPOTENCY_WINDOW_MS } from "../services/chats";
+import { IDEMPOTENCY_WINDOW_MS } from "../lib/limits";
 import type { MediaRow } from "../services/hydrate";
-import { mediaUrl } from "../services/media";
+import { mediaUrl } from "../lib/media-urls";
 import { renderAccount, type RenderContext } from "./account";
 import { renderMedia } from "./status";
 

@@ -1,7 +1,7 @@
 /** The custom emoji listings: Mastodon's array and Pleroma's map, from the same rows. */
 import type { z } from "@hono/zod-openapi";
 import type { CustomEmojiSchema, PleromaEmojiMapSchema } from "../schemas/emoji";
-import { mediaPath, mediaUrl, type Origins } from "../services/media";
+import { mediaPath, mediaUrl, type Origins } from "../lib/media-urls";
 import type { LocalEmoji } from "../services/emoji";
 
 /** Pleroma names an emoji's pack as the tag `pack:<name>`. */

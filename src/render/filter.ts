@@ -2,7 +2,7 @@
  * Filters: Mastodon's v1 Filter as stored, and Mastodon 4's Filter (v2), where a Starling filter is one filter
  * with one keyword, both under the filter's id.
  */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { FilterRow } from "../services/filters";
 
 export const renderFilter = (f: FilterRow) => ({

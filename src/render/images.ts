@@ -1,6 +1,6 @@
 /** Default images served by the Worker (generated, tiny PNGs). */
 import { fromBase64 } from "../lib/crypto";
-import { DEFAULT_AVATAR, DEFAULT_HEADER } from "../services/media";
+import { DEFAULT_AVATAR, DEFAULT_HEADER } from "../lib/media-urls";
 
 export const DEFAULT_AVATAR_PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAHgAAAB4CAIAAAC2BqGFAAABWElEQVR42u3bsQ3DMAwEwN9/otSpM00QpM4KKWxKIg/4CQ6CAZPPPJ4vKUgQgAYtoEGDpgAatIAGDZoCaNACGjRoAQ1aQIMGLaBBC2jQoA/L+/MFfQvrPwF9O/ER3GlDvDl3mhFvy52uyrtZp7HyVtbprbyPddorb2INegx0gfIO1qBnQJcpL7cGPQC6WHmtNWjQoEGDBg16lPJCay8aNGjQoEGDBm16Z3oH2obFhgW0LTho0JpKune6d9qk+tEa/xr/blhcZYF2ZyigQQto0KAFNGgBDdqfoaGSebR5tJ2hXodeh5LjnAOWVdwZqLzEOjOV660zk7ieO8OVy6xDucY6lGusQ7nGOpRrrEEfDn2o8n3WoVxjDfpY6AbKd1iHco016AOhmylfaw0aNOg5yhdagwYNepTyVdagQYMGDRo0aNCgQQ9TvsTai/bpAA0aNGjQoEG3gv4BqQb/D1e74m4AAAAASUVORK5CYII=";

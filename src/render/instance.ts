@@ -3,11 +3,11 @@ import { ZIP_LIMITS } from "../lib/zip";
 import { apiVersion, CLAIMED, FEATURES, softwareVersion } from "../lib/compatibility";
 import { config, VERSION, type Env } from "../env";
 import type { InstanceStats } from "../services/instance";
-import { RESERVED_NICKNAMES } from "../services/accounts";
+import { RESERVED_NICKNAMES } from "../lib/nicknames";
 import { CONTENT_TYPES } from "../content/format";
-import { MAX_PINNED } from "../services/status-actions";
-import { policies, POLICIES } from "../services/settings";
-import { builtInImageUrl, DEFAULT_HEADER, origins } from "../services/media";
+import { MAX_PINNED } from "../lib/limits";
+import type { MrfTransparency } from "../services/federation-policies";
+import { builtInImageUrl, DEFAULT_HEADER, origins } from "../lib/media-urls";
 
 const API_VERSION = apiVersion(VERSION);
 /** Where the source is published: not yet recorded anywhere, so empty rather than made up. */
@@ -28,29 +28,25 @@ function fieldsLimits(env: Env) {
  * Federation as Pleroma reports it. Enabled only when `DOMAIN` is set: without it the federation endpoints
  * answer 503 on any public host (src/federation/door/handle.ts), so claiming otherwise would invite followers in vain.
  */
-function federation(env: Env) {
-  // The federation policies (src/services/settings.ts), told as Pleroma's MRF transparency tells them: the
-  // domains per policy, and the reasons given in `mrf_simple_info`.
-  const rows = policies(env);
-  const mrf_simple: Record<string, string[]> = {};
-  const mrf_simple_info: Record<string, Record<string, { reason: string }>> = {};
-  for (const p of POLICIES) mrf_simple[p] = [];
-  for (const r of rows) {
-    mrf_simple[r.policy]!.push(r.domain);
-    if (r.reason) (mrf_simple_info[r.policy] ??= {})[r.domain] = { reason: r.reason };
-  }
+function federation(env: Env, mrf: MrfTransparency) {
   return {
     enabled: Boolean(config(env).domain),
     exclusions: false,
     mrf_policies: ["SimplePolicy"],
-    mrf_simple,
-    mrf_simple_info,
+    ...mrf,
     quarantined_instances: [] as string[],
     quarantined_instances_info: { quarantined_instances: {} as Record<string, { reason: string }> },
   };
 }
 
-export function renderInstance(env: Env, base: string, host: string, stats: InstanceStats, vapidKey: string) {
+export function renderInstance(
+  env: Env,
+  base: string,
+  host: string,
+  stats: InstanceStats,
+  vapidKey: string,
+  mrf: MrfTransparency,
+) {
   const c = config(env);
   const streaming = base.replace(/^http/, "ws");
   const banner = builtInImageUrl(origins(env, base), DEFAULT_HEADER);
@@ -101,7 +97,7 @@ export function renderInstance(env: Env, base: string, host: string, stats: Inst
       metadata: {
         account_activation_required: c.activationRequired,
         features: FEATURE_FLAGS,
-        federation: federation(env),
+        federation: federation(env, mrf),
         fields_limits: fieldsLimits(env),
         // What an uploaded or downloaded archive (emoji packs) may hold (lib/zip.ts); one file, as any upload.
         archive_limits: {
@@ -191,7 +187,7 @@ export function renderInstanceV2(
   };
 }
 
-export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: InstanceStats) {
+export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: InstanceStats, mrf: MrfTransparency) {
   const c = config(env);
   const software = { name: "pleroma" as const, version: SOFTWARE_VERSION };
   return {
@@ -209,7 +205,7 @@ export function renderNodeinfo(env: Env, version: "2.0" | "2.1", stats: Instance
       nodeDescription: c.description,
       private: false,
       features: FEATURE_FLAGS,
-      federation: federation(env),
+      federation: federation(env, mrf),
       accountActivationRequired: c.activationRequired,
       invitesEnabled: !c.registrationsOpen,
       mailerEnabled: c.activationRequired || c.mailer === "cloudflare",

@@ -1,5 +1,5 @@
 /** The Marker entity: reading positions, keyed by timeline; `notifications` also carries Pleroma's unread count. */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { MarkerRow } from "../services/notifications";
 
 export function renderMarkers(rows: MarkerRow[], unread: number) {

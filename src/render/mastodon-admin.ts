@@ -3,8 +3,7 @@
  * reads them for its staff counters and lists.
  */
 import type { z } from "@hono/zod-openapi";
-import type { DB } from "../db/client";
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { MastodonAdminAccountSchema, MastodonRoleSchema } from "../schemas/admin";
 import type { AccountWithUser } from "../services/accounts";
 import type { LoadedReports } from "../services/admin-reports";
@@ -51,8 +50,8 @@ export function renderMastodonAdminAccount(
   };
 }
 
-export async function renderMastodonAdminReports(d: DB, ctx: RenderContext, loaded: LoadedReports) {
-  const { account, statuses } = await reportParts(d, ctx, loaded, renderMastodonAdminAccount);
+export function renderMastodonAdminReports(ctx: RenderContext, loaded: LoadedReports) {
+  const { account, statuses } = reportParts(ctx, loaded, renderMastodonAdminAccount);
   return loaded.reports.map((r) => ({
     id: r.id,
     action_taken: r.state !== "open",

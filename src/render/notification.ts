@@ -1,5 +1,5 @@
 /** The Notification entity. */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import { renderChatMessage } from "./chat";
 import type { z } from "@hono/zod-openapi";
 import type { NotificationSchema } from "../schemas/social";

@@ -267,7 +267,7 @@ export function statusPage(siteName: string, s: Status, noindex: boolean) {
       activityJson: s.uri,
       ogType: "article",
       image: image
-        ? // The thumbnail (services/media.ts), as the timeline shows it: link previews need no more.
+        ? // The thumbnail (lib/media-urls.ts), as the timeline shows it: link previews need no more.
           { url: image.preview_url, alt: image.description || undefined, large: true }
         : { url: a.avatar, alt: a.display_name },
       noindex,

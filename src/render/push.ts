@@ -1,5 +1,6 @@
 /** The PushSubscription entity. */
-import { alertsFrom, type SubscriptionRow } from "../services/push";
+import type { SubscriptionRow } from "../services/push";
+import { alertsFrom } from "../lib/push-alerts";
 
 export const renderPushSubscription = (s: SubscriptionRow, serverKey: string) => ({
   id: s.id,

@@ -3,7 +3,7 @@ import type { z } from "@hono/zod-openapi";
 import type { EmojiReactionAccountsSchema } from "../schemas/status";
 import type { ReactionGroup } from "../services/reactions";
 import { renderAccount, type RenderContext } from "./account";
-import { mediaUrl } from "../services/media";
+import { mediaUrl } from "../lib/media-urls";
 
 export function renderReactions(
   ctx: RenderContext,

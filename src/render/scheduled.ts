@@ -1,5 +1,5 @@
 /** The ScheduledStatus entity: the post's parameters as given, and its media. */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { MediaRow } from "../services/hydrate";
 import type { ScheduledRow, StoredParams } from "../services/scheduled";
 import type { RenderContext } from "./account";

@@ -1,5 +1,5 @@
 /** The StatusEdit entity (Mastodon 3.5): one version of a status, from `status_edits` or the status as it is. */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import type { Account } from "../schemas/account";
 import type { Status, StatusEdit } from "../schemas/status";
 import type { EditRow } from "../services/status-edits";

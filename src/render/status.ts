@@ -1,11 +1,11 @@
 /** The Status entity (and its media, poll, card and reactions) from hydrated rows; no queries here. */
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import { htmlToText } from "../content/format";
 import { stripRichText } from "../content/rich-text";
 import type { BaseStatus, Card, MediaAttachment, Poll, Status } from "../schemas/status";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate";
 import type { MediaMeta } from "../db/schema";
-import { mediaUrl, thumbnailKey } from "../services/media";
+import { mediaUrl, thumbnailKey } from "../lib/media-urls";
 import { renderAccount, type RenderContext } from "./account";
 import { filterResults } from "./filter";
 
@@ -39,7 +39,7 @@ export function renderMedia(
     type: m.type,
     url,
     remote_url: m.remoteUrl,
-    // The thumbnail timelines show (services/media.ts), when one was made; else the file itself.
+    // The thumbnail timelines show (lib/media-urls.ts), when one was made; else the file itself.
     preview_url: small ? mediaUrl(ctx, thumbnailKey(m.file)) : url,
     text_url: url,
     description: m.description,

@@ -15,7 +15,8 @@ import { renderAccount } from "../render/account";
 import { renderToken } from "../render/oauth";
 import { AccountSchema } from "../schemas/account";
 import { RegistrationPendingSchema, TokenSchema } from "../schemas/oauth";
-import { findAccount, ownerCounters, updateCredentials, type AccountRow, type UserRow } from "../services/accounts";
+import { findAccount, ownerCounters, type AccountRow, type UserRow } from "../services/accounts";
+import { updateCredentials } from "../services/update-credentials";
 import { signUp } from "../services/sign-up";
 import { loadRelationships } from "../services/relationships";
 

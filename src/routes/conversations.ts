@@ -14,8 +14,8 @@ import { StatusSchema } from "../schemas/status";
 import * as conv from "../services/conversations";
 import { hydrate } from "../services/hydrate";
 
-const render = (c: Ctx, me: string, parts: conv.ParticipationRow[]) =>
-  renderConversations(db(c.env), renderContext(c, me), parts);
+const render = async (c: Ctx, me: string, parts: conv.ParticipationRow[]) =>
+  renderConversations(renderContext(c, me), await conv.loadConversations(db(c.env), me, parts));
 
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {

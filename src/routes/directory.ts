@@ -9,7 +9,8 @@ import { after, route } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { renderAccount } from "../render/account";
 import { AccountSchema } from "../schemas/account";
-import { directory, findByAcct } from "../services/accounts";
+import { findByAcct } from "../services/accounts";
+import { directory } from "../services/directory";
 import { parseHandle, resolveAccount, resolveEnv } from "../federation/fetching/resolve";
 
 export function registerDirectoryRoutes(app: OpenAPIHono<AppEnv>) {

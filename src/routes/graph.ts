@@ -9,7 +9,7 @@ import { blocks, endorsements, followRequests, follows, mutes } from "../db/sche
 import { pageParams } from "../http/pagination";
 import { arrayParam, boolParam, intParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
-import { iso } from "../db/client";
+import { iso } from "../lib/iso";
 import { AccountSchema, RelationshipSchema } from "../schemas/account";
 import { relatedAccounts } from "../services/account-pages";
 import * as graph from "../services/graph";

@@ -8,6 +8,7 @@ import { route } from "../http/route";
 import { baseUrl, hostOf } from "../http/urls";
 import { intParam, offsetParam } from "../http/params";
 import { renderInstance, renderInstanceV2, renderPrivacyPolicy, renderTermsOfService } from "../render/instance";
+import { mrfTransparency } from "../services/federation-policies";
 import { renderTag } from "../render/tag";
 import {
   InstanceSchema,
@@ -29,7 +30,7 @@ import type { Ctx } from "../http/route";
 
 async function instanceV1(c: Ctx) {
   const [stats, vapid] = await Promise.all([cachedInstanceStats(c), vapidKeys(c.env)]);
-  return renderInstance(c.env, baseUrl(c), hostOf(c), stats, vapid.publicKey);
+  return renderInstance(c.env, baseUrl(c), hostOf(c), stats, vapid.publicKey, mrfTransparency(c.env));
 }
 
 const trendParams = z.object({

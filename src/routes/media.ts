@@ -1,6 +1,6 @@
 /**
  * Files in R2 and the built-in default images, served with their type and long-lived cache headers. With
- * MEDIA_DOMAIN set, clients load public files from the bucket's own domain instead (services/media.ts `mediaUrl`);
+ * MEDIA_DOMAIN set, clients load public files from the bucket's own domain instead (lib/media-urls.ts `mediaUrl`);
  * these routes still answer for the URLs handed out before, and for account archives, which only they serve.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";

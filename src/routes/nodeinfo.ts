@@ -5,6 +5,7 @@ import type { AppEnv } from "../http/app-env";
 import { route } from "../http/route";
 import { baseUrl } from "../http/urls";
 import { renderNodeinfo } from "../render/instance";
+import { mrfTransparency } from "../services/federation-policies";
 import { NodeinfoSchema } from "../schemas/instance";
 import { cachedInstanceStats } from "./instance-stats";
 import { z } from "@hono/zod-openapi";
@@ -40,7 +41,7 @@ export function registerNodeinfoRoutes(app: OpenAPIHono<AppEnv>) {
         auth: "none",
         response: NodeinfoSchema,
         handler: async (c) => {
-          const body = renderNodeinfo(c.env, version, await cachedInstanceStats(c));
+          const body = renderNodeinfo(c.env, version, await cachedInstanceStats(c), mrfTransparency(c.env));
           return c.json(body, 200, {
             "Content-Type": `application/json; profile="${SCHEMA(version)}#"`,
           });

@@ -15,7 +15,7 @@ import { hostOf } from "../http/urls";
 import { authorizePage, codePage, messagePage, mfaPage } from "../render/pages";
 import { renderToken } from "../render/oauth";
 import { TokenSchema } from "../schemas/oauth";
-import { confirmEmail } from "../services/accounts";
+import { confirmEmail } from "../services/registration-mail";
 import { authenticateClient, findAppByClientId, OOB_URI, redirectUriList, type AppRow } from "../services/apps";
 import { createCode } from "../services/oauth";
 import { parseScopes, withinScopes } from "../services/scopes";

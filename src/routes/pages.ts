@@ -15,7 +15,7 @@ import { ApiError, notFound } from "../lib/errors";
 import { wantsActivityJson } from "../http/negotiate";
 import { parseParams } from "../http/params";
 import { baseUrl, hostOf, originsOf, renderContext } from "../http/urls";
-import { builtInImageUrl, DEFAULT_HEADER } from "../services/media";
+import { builtInImageUrl, DEFAULT_HEADER } from "../lib/media-urls";
 import { renderAccount } from "../render/account";
 import { instancePage, profilePage, safeUrl, statusPage, tagPage, type Page } from "../render/public-pages";
 import { respondWithPage } from "./frontend-serving";

@@ -9,9 +9,8 @@ import { forbidden } from "../lib/errors";
 import { boolParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { renderPushSubscription } from "../render/push";
+import { ALERTS, alertsFrom } from "../lib/push-alerts";
 import {
-  ALERTS,
-  alertsFrom,
   serverKey,
   setAlerts,
   subscribe,

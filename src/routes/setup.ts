@@ -82,7 +82,7 @@ export function registerSetupRoutes(app: OpenAPIHono<AppEnv>) {
       if (!(e instanceof ApiError)) throw e;
       if (e.status === 404) return c.html(messagePage("Set-up", GONE), 404, noStore);
       if (e.status === 429) return c.html(messagePage("Set-up", "Too many tries: wait a minute."), 429, noStore);
-      // Pleroma's field errors come JSON-encoded (services/accounts.ts `fieldErrors`): said in words here.
+      // Pleroma's field errors come JSON-encoded (services/registration.ts `fieldErrors`): said in words here.
       let error = e.message;
       try {
         const fields = JSON.parse(e.message) as Record<string, string[]>;

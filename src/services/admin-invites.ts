@@ -1,7 +1,8 @@
-/** Invites made by staff (Pleroma 2.5's `AdminAPI.InviteController`); registration redeems them (accounts.ts). */
+/** Invites made by staff (Pleroma 2.5's `AdminAPI.InviteController`); registration redeems them (registration.ts). */
 import { desc, eq } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { iso, mixedBatch, now } from "../db/client";
+import { mixedBatch, now } from "../db/client";
+import { iso } from "../lib/iso";
 import { newId } from "../db/ids";
 import { invites } from "../db/schema";
 import { notFound } from "../lib/errors";

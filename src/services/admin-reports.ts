@@ -9,6 +9,8 @@ import { accounts, reportNotes, reports } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { withUser, type AccountWithUser } from "./accounts";
 import { logEntry, type Actor } from "./moderation-log";
+import { loadAdminStatuses } from "./admin-statuses";
+import type { Hydrated } from "./hydrate";
 
 export type NoteRow = typeof reportNotes.$inferSelect;
 
@@ -16,29 +18,38 @@ export interface LoadedReports {
   reports: ReportRow[];
   notes: NoteRow[];
   accounts: Map<string, AccountWithUser>;
+  /** The reported statuses, as staff see them (`loadAdminStatuses`). */
+  statuses: Hydrated | null;
 }
 
-/** Everything reports are rendered from, in one round trip: reporters, targets, notes and note authors. */
-async function load(d: DB, rows: ReportRow[]): Promise<LoadedReports> {
-  if (rows.length === 0) return { reports: [], notes: [], accounts: new Map() };
+/**
+ * Everything reports are rendered from, in two reads whatever their number: reporters, targets, notes and note
+ * authors in one round trip, every report's statuses in one hydration beside it.
+ */
+async function load(d: DB, rows: ReportRow[], viewerId: string): Promise<LoadedReports> {
+  if (rows.length === 0) return { reports: [], notes: [], accounts: new Map(), statuses: null };
   const ids = JSON.stringify(rows.map((r) => r.id));
   const people = JSON.stringify(rows.flatMap((r) => [r.accountId, r.targetAccountId]));
-  const [notes, found] = await d.batch([
-    d
-      .select()
-      .from(reportNotes)
-      .where(sql`${reportNotes.reportId} IN (SELECT value FROM json_each(${ids}))`)
-      .orderBy(reportNotes.id),
-    withUser(d).where(
-      sql`${accounts.id} IN (SELECT value FROM json_each(${people}) UNION SELECT account_id FROM report_notes WHERE report_id IN (SELECT value FROM json_each(${ids})))`,
-    ),
+  const [[notes, found], statuses] = await Promise.all([
+    d.batch([
+      d
+        .select()
+        .from(reportNotes)
+        .where(sql`${reportNotes.reportId} IN (SELECT value FROM json_each(${ids}))`)
+        .orderBy(reportNotes.id),
+      withUser(d).where(
+        sql`${accounts.id} IN (SELECT value FROM json_each(${people}) UNION SELECT account_id FROM report_notes WHERE report_id IN (SELECT value FROM json_each(${ids})))`,
+      ),
+    ]),
+    loadAdminStatuses(d, [...new Set(rows.flatMap((r) => r.statusIds))], viewerId),
   ]);
-  return { reports: rows, notes, accounts: new Map(found.map((f) => [f.account.id, f])) };
+  return { reports: rows, notes, accounts: new Map(found.map((f) => [f.account.id, f])), statuses };
 }
 
 export async function listReports(
   d: DB,
   q: { state?: string; page: number; pageSize: number },
+  viewerId: string,
 ): Promise<LoadedReports & { total: number }> {
   const cond = q.state ? eq(reports.state, q.state) : undefined;
   const [rows, [total]] = await d.batch([
@@ -54,7 +65,7 @@ export async function listReports(
       .from(reports)
       .where(cond),
   ]);
-  return { ...(await load(d, rows)), total: total?.n ?? 0 };
+  return { ...(await load(d, rows, viewerId)), total: total?.n ?? 0 };
 }
 
 /**
@@ -65,6 +76,7 @@ export async function pageReports(
   d: DB,
   q: { resolved: boolean; accountId?: string; targetAccountId?: string },
   page: Page,
+  viewerId: string,
 ): Promise<LoadedReports> {
   const pq = pageQuery(reports.id, page);
   const rows = await d
@@ -80,13 +92,13 @@ export async function pageReports(
     )
     .orderBy(pq.orderBy)
     .limit(pq.limit);
-  return load(d, inOrder(rows, pq));
+  return load(d, inOrder(rows, pq), viewerId);
 }
 
-export async function reportById(d: DB, id: string): Promise<LoadedReports> {
+export async function reportById(d: DB, id: string, viewerId: string): Promise<LoadedReports> {
   const row = await d.select().from(reports).where(eq(reports.id, id)).get();
   if (!row) throw notFound();
-  return load(d, [row]);
+  return load(d, [row], viewerId);
 }
 
 const targetNickname = async (d: DB, report: ReportRow) => {

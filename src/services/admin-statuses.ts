@@ -7,6 +7,7 @@ import { accounts, statuses } from "../db/schema";
 import { badRequest, notFound } from "../lib/errors";
 import { logEntry, type Actor } from "./moderation-log";
 import { deleteStatuses } from "./statuses";
+import { hydrate, type Hydrated } from "./hydrate";
 
 /**
  * A page of statuses for staff, newest first. Without `godmode` only public and unlisted ones (what anyone may
@@ -123,4 +124,16 @@ export async function adminDeleteStatus(d: DB, actor: Actor, id: string): Promis
     t,
   );
   return (await deleteStatuses(d, [id], { extra: [log] })).effects;
+}
+
+/**
+ * Statuses for staff to see (`AdminAPI.StatusView`), in one read: callers chose `ids` by the admin rules (godmode
+ * or not), so every loaded status is shown whatever its visibility to the staff member personally. Null when
+ * there are none (nothing read).
+ */
+export async function loadAdminStatuses(d: DB, ids: string[], viewerId: string | null): Promise<Hydrated | null> {
+  if (ids.length === 0) return null;
+  const h = await hydrate(d, ids, viewerId);
+  for (const id of h.statuses.keys()) h.visible.add(id);
+  return h;
 }

@@ -4,11 +4,11 @@
  */
 import type { Effects } from "./effects";
 import { accountDeletionStatements } from "./account-deletion";
-import { approveUsers as approvePending } from "./registration";
 import { disableMfaStatements } from "./mfa";
 import { changeEmail, forcePasswordReset, newPasswordError, setPassword } from "./passwords";
 import { mergeEffects } from "./effects";
-import { confirmationMail, updateCredentials, type UserRow } from "./accounts";
+import { confirmationMail } from "./registration-mail";
+import { updateCredentials } from "./update-credentials";
 import { queueMail } from "./mail-queue";
 import type { Config } from "../env";
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
@@ -22,11 +22,12 @@ import { hashPassword, randomToken, sha256 } from "../lib/crypto";
 import {
   emptyAccount,
   localActorUrls,
-  credentialErrors,
   withUser,
   type AccountRow,
   type AccountWithUser,
+  type UserRow,
 } from "./accounts";
+import { approveUsers as approvePending, credentialErrors } from "./registration";
 import { logEntry, userRef, type Actor } from "./moderation-log";
 
 const nicknameList = (rows: { account: AccountRow }[]) => rows.map((r) => `@${userRef(r.account).nickname}`).join(", ");

@@ -10,7 +10,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { OutboxActivity, OutboxActivityOf, OutboxKind } from "./outbox-activity";
-import { deliveryAllowedSql } from "./settings";
+import { deliveryAllowedSql } from "./federation-policies";
 import type { Visibility } from "../db/schema";
 
 /** Visibilities whose statuses go to the author's followers (direct and list: only to those addressed). */

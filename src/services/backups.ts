@@ -11,7 +11,8 @@
 import { sql } from "drizzle-orm";
 import { strToU8, zipSync } from "fflate";
 import { config, type Env } from "../env";
-import { db, iso, statement, type DB } from "../db/client";
+import { db, statement, type DB } from "../db/client";
+import { iso } from "../lib/iso";
 import { newId } from "../db/ids";
 import type { Visibility } from "../db/schema";
 import { badRequest } from "../lib/errors";
@@ -21,7 +22,7 @@ import { addressing } from "./addressing";
 import { configuredBase } from "./events";
 import { instanceSignature } from "./instance-keys";
 import { queueMailStatement } from "./mail-queue";
-import { mediaPath, mediaUrl, origins, type Origins } from "./media";
+import { mediaPath, mediaUrl, origins, type Origins } from "../lib/media-urls";
 import { deletePrivate } from "./private-files";
 
 /** Pleroma's default `limit_days` (its message: "Last export was less than 7 days ago"). */

@@ -8,7 +8,7 @@ import { db, now } from "../db/client";
 import { usedCaptchas } from "../db/schema";
 import { randomToken, safeEqual } from "../lib/crypto";
 import { instanceSignature } from "./instance-keys";
-import { fieldErrors } from "./accounts";
+import { fieldErrors } from "./registration";
 
 const SECONDS_VALID = 300;
 // No look-alikes (0/O, 1/I/L).

@@ -26,9 +26,6 @@ import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 export type ChatRow = typeof chats.$inferSelect;
 export type ChatMessageRow = typeof chatMessages.$inferSelect;
 
-/** How long the `Idempotency-Key` of a message dedupes a resend and is echoed as `idempotency_key`. */
-export const IDEMPOTENCY_WINDOW_MS = 2 * 60_000;
-
 const pairOf = (x: string, y: string): [string, string] => (x < y ? [x, y] : [y, x]);
 
 /** A chat as one side sees it: the other account, the unread count and the last message visible to that side. */

@@ -10,6 +10,7 @@ import { notFound } from "../lib/errors";
 import { inOrder, pageQuery, rawPage, type Page } from "../db/paging";
 import { notSilenced, visibleTo } from "./visibility";
 import type { AccountWithUser } from "./accounts";
+import { hydrate, type Hydrated } from "./hydrate";
 
 export type ParticipationRow = typeof participations.$inferSelect & { threadId: string };
 
@@ -113,4 +114,25 @@ export function conversationStatusesPage(threadId: string, viewerId: string, pag
   return sql`SELECT s.id FROM statuses s WHERE s.thread_id = ${threadId} AND s.reblog_of_id IS NULL AND ${p.where}
     AND ${visibleTo(viewerId, { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` })} AND ${notSilenced(viewerId, withMuted, sql`s.account_id`)}
     ORDER BY ${p.order} LIMIT ${p.limit}`;
+}
+
+/** What conversations are rendered from: the participations, their last statuses, every account they name. */
+export interface LoadedConversations {
+  parts: ParticipationRow[];
+  statuses: Hydrated;
+  accounts: Map<string, AccountWithUser>;
+}
+
+/** `viewerId`'s conversations `parts` with their last statuses and accounts: two reads whatever their number. */
+export async function loadConversations(
+  d: DB,
+  viewerId: string,
+  parts: ParticipationRow[],
+): Promise<LoadedConversations> {
+  const lastIds = parts.flatMap((p) => (p.lastStatusId ? [p.lastStatusId] : []));
+  const [statuses, accounts] = await Promise.all([
+    hydrate(d, lastIds, viewerId),
+    accountsById(d, [viewerId, ...parts.flatMap((p) => p.recipients)]),
+  ]);
+  return { parts, statuses, accounts };
 }

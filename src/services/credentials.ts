@@ -166,11 +166,17 @@ export async function actorKeys(d: DB, accountId: string): Promise<ActorKeys | n
 }
 
 /**
- * Pleroma's `confirm_current_password` for a signed-in user (delete/disable/move…): whether `password` is the
- * account's. Failures count against the account like sign-in failures (429 over the limit); a success takes its
- * count back.
+ * Pleroma's `confirm_current_password` for a signed-in user (delete/disable/move, MFA, password and e-mail
+ * changes, backup codes): whether `password` is the account's; absent, it is a wrong one. Failures count against
+ * the account like sign-in failures (429 over the limit); a success takes its count back. Routes ask through
+ * `passwordAgain` (http/auth.ts).
  */
-export async function confirmPassword(d: DB, accountId: string, password: string, perAccount: Limit): Promise<boolean> {
+export async function confirmPassword(
+  d: DB,
+  accountId: string,
+  password: string | undefined,
+  perAccount: Limit,
+): Promise<boolean> {
   const key = `password:account:${accountId}`;
   throwIfOver(await countHits(d, [{ key, limit: perAccount }]));
   const stored = (
@@ -180,7 +186,7 @@ export async function confirmPassword(d: DB, accountId: string, password: string
       .where(eq(credentials.accountId, accountId))
       .get()
   )?.hash;
-  const ok = await verifyPassword(password, stored ?? dummyPasswordHash());
+  const ok = await verifyPassword(password ?? "", stored ?? dummyPasswordHash());
   if (!ok || !stored) return false;
   await unhit(d, [key]);
   return true;

@@ -14,7 +14,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
 import { unprocessable } from "../lib/errors";
 import { sha256Hex } from "../lib/crypto";
-import { deliveryAllowedSql, type Policy } from "./settings";
+import { deliveryAllowedSql } from "./federation-policies";
+import type { Policy } from "./instance-settings";
 
 export type Severity = "noop" | "silence" | "suspend";
 export const SEVERITIES = ["noop", "silence", "suspend"] as const;

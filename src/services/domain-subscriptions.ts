@@ -17,7 +17,7 @@ import { allowPrivateAddress, isFetchableUrl, outboundFetch } from "../lib/outbo
 import { MAX_LIST_BYTES, parseList, type Format } from "./blocklist-formats";
 import { allowListStatements, blockStatements, planImport } from "./domain-rules";
 import { logEntry, type Actor } from "./moderation-log";
-import { refreshSettings } from "./settings";
+import { refreshSettings } from "./instance-settings";
 
 export type Subscription = typeof domainSubscriptions.$inferSelect;
 const DAY = 24 * 3600 * 1000;

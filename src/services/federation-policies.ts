@@ -1,12 +1,80 @@
 /**
- * Federation policies applied to what comes IN (Pleroma's MRF SimplePolicy in spirit): the rows are edited
- * through the admin config API (`:mrf_simple`, src/services/settings.ts) and read from this isolate's copy.
- * Rejection itself is checked at the inbox door (federation/door/handle.ts), in resolving (resolve.ts) and, for what
- * goes OUT, in delivery expansion (federation/delivery/, in SQL).
+ * Federation policies (Pleroma's MRF SimplePolicy in spirit): per remote domain, `reject`, an allow-list
+ * (`accept`), and what is stripped from what comes in. The rows are edited through the admin config API
+ * (`:mrf_simple`, services/admin-config.ts) and read from this isolate's copy (services/instance-settings.ts).
+ * Rejection is checked at the inbox door (federation/door/handle.ts), in resolving (fetching/resolve.ts) and, for
+ * what goes OUT, in delivery expansion (services/audience.ts, in SQL). Which host a policy names is ONE rule,
+ * written twice because it runs in two places: `policyHost`/`matches` here in TypeScript, `deliveryAllowedSql` in
+ * SQL; test/federation-policy-hosts.test.ts runs both on the same table of hosts.
  */
+import { sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
-import type { ParsedNote } from "./remote-statuses";
-import { federationRejected, hasPolicy } from "./settings";
+import type { Env } from "../env";
+import { policies, POLICIES, type Policy, type PolicyRow } from "./instance-settings";
+
+/** An internationalised name in its ASCII (punycode) form, as URLs carry it; unchanged when it is not one. */
+function asciiHost(host: string): string {
+  if (!/[^\x00-\x7f]/.test(host)) return host;
+  try {
+    return new URL(`http://${host}`).host;
+  } catch {
+    return host;
+  }
+}
+
+/**
+ * A host as policies name it, from a host or an authority as a URL gives it: without the port (`[v6]:port`
+ * too), ASCII lower case, without trailing dots (`example.com.` is `example.com`), an internationalised name in
+ * punycode. `hostSql` below is the same in SQL, for hosts that come from URLs (already punycode).
+ */
+export function policyHost(host: string): string {
+  const a = asciiHost(host);
+  const bare = a.startsWith("[") ? a.slice(0, a.indexOf("]") + 1) : a.split(":")[0]!;
+  return bare.replace(/[A-Z]+/g, (x) => x.toLowerCase()).replace(/\.+$/, "");
+}
+
+/** A policy's domain as an admin gives it, as stored: a host (`policyHost`), or `*.` and a host (wildcard). */
+export function policyDomain(raw: string): string {
+  const d = raw.trim();
+  return d.startsWith("*.") ? `*.${policyHost(d.slice(2))}` : policyHost(d);
+}
+
+/** The policy row naming `host` (exactly, or as `*.parent`: the parent and every name under it). */
+function matches(rows: PolicyRow[], host: string, policy: Policy): PolicyRow | undefined {
+  const h = policyHost(host);
+  return rows.find(
+    (r) =>
+      r.policy === policy &&
+      (r.domain === h || (r.domain.startsWith("*.") && (h === r.domain.slice(2) || h.endsWith(r.domain.slice(1))))),
+  );
+}
+
+/** `policyHost` in SQL, for a host or authority column (hosts from URLs: ASCII already). */
+const hostSql = (a: SQL) =>
+  sql`rtrim(lower(CASE WHEN ${a} LIKE '[%' THEN substr(${a}, 1, instr(${a}, ']')) WHEN instr(${a}, ':') > 0 THEN substr(${a}, 1, instr(${a}, ':') - 1) ELSE ${a} END), '.')`;
+
+/**
+ * SQL true when federating with the host or authority `authoritySql` is allowed: the rule of `federationRejected`
+ * (`matches` above), read from the table itself so that delivery expansion never acts on a stale copy. A rejected
+ * domain is refused on any port, as the inbox compares the sender's host name.
+ */
+export function deliveryAllowedSql(authoritySql: SQL) {
+  const h = hostSql(authoritySql);
+  const matchesSql = (policy: Policy) =>
+    sql`EXISTS (SELECT 1 FROM federation_policies p WHERE p.policy = ${policy} AND (p.domain = ${h} OR (p.domain LIKE '*.%' AND (${h} = substr(p.domain, 3) OR ${h} LIKE '%' || substr(p.domain, 2)))))`;
+  return sql`(NOT ${matchesSql("reject")} AND (NOT EXISTS (SELECT 1 FROM federation_policies WHERE policy = 'accept') OR ${matchesSql("accept")}))`;
+}
+
+export function hasPolicy(env: Pick<Env, "DB">, host: string, policy: Policy): boolean {
+  return matches(policies(env), host, policy) !== undefined;
+}
+
+/** Whether federation with `host` is refused: it is rejected, or an allow-list exists without it. */
+export function federationRejected(env: Pick<Env, "DB">, host: string): boolean {
+  const rows = policies(env);
+  if (matches(rows, host, "reject")) return true;
+  return rows.some((r) => r.policy === "accept") && !matches(rows, host, "accept");
+}
 
 const bindingOf = (d: DB) => ({ DB: d.$client });
 
@@ -18,7 +86,11 @@ export const rejectedHost = (d: DB, host: string) => federationRejected(bindingO
  * sensitive (`media_nsfw`, when it has media), and kept off the federated timeline (`federated_timeline_removal`:
  * public becomes unlisted, as Pleroma moves the public address from `to` to `cc`).
  */
-export function applyNotePolicies(d: DB, host: string, note: ParsedNote): ParsedNote {
+export function applyNotePolicies<T extends { media: unknown[]; sensitive: boolean; visibility: string }>(
+  d: DB,
+  host: string,
+  note: T,
+): T {
   const env = bindingOf(d);
   let n = note;
   if (n.media.length && hasPolicy(env, host, "media_removal")) n = { ...n, media: [] };
@@ -43,3 +115,20 @@ export function applyActorPolicies<T extends { avatar: string | null; header: st
 
 /** Whether reports (`Flag`s) from `host` are dropped (`report_removal`). */
 export const reportsRemoved = (d: DB, host: string) => hasPolicy(bindingOf(d), host, "report_removal");
+
+/** The policies as Pleroma's MRF transparency tells them (instance and nodeinfo): domains per policy, reasons. */
+export interface MrfTransparency {
+  mrf_simple: Record<string, string[]>;
+  mrf_simple_info: Record<string, Record<string, { reason: string }>>;
+}
+
+export function mrfTransparency(env: Pick<Env, "DB">): MrfTransparency {
+  const mrf_simple: Record<string, string[]> = {};
+  const mrf_simple_info: Record<string, Record<string, { reason: string }>> = {};
+  for (const p of POLICIES) mrf_simple[p] = [];
+  for (const r of policies(env)) {
+    mrf_simple[r.policy]!.push(r.domain);
+    if (r.reason) (mrf_simple_info[r.policy] ??= {})[r.domain] = { reason: r.reason };
+  }
+  return { mrf_simple, mrf_simple_info };
+}

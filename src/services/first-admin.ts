@@ -11,7 +11,8 @@ import { newId } from "../db/ids";
 import { accounts, credentials, instanceKeys, users } from "../db/schema";
 import { hashPassword, safeEqual } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { credentialErrors, emptyAccount, fieldErrors, localActorUrls, type AccountRow } from "./accounts";
+import { emptyAccount, localActorUrls, type AccountRow } from "./accounts";
+import { credentialErrors, fieldErrors } from "./registration";
 
 /**
  * Whether `/setup` is open: a secret is configured, no admin exists, and no set-up ever made one (an admin made

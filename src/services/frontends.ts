@@ -2,7 +2,7 @@
  * Installable frontends, as Pleroma 2.5 does them (issue 34): an admin installs a web app's build by name and ref
  * (from an uploaded zip or a `build_url` fetched through the SSRF guard); its files go to the private bucket under
  * `frontends/<name>/<ref>/<build>/`, and a `frontends` row names the build that serves that name and ref. The
- * run-time setting `:frontends` (services/settings.ts) chooses the `primary` (served at `/`) and the `admin` one
+ * run-time setting `:frontends` (services/instance-settings.ts) chooses the `primary` (served at `/`) and the `admin` one
  * (served at `/pleroma/admin/`); routes/frontend-serving.ts serves them.
  *
  * A new install writes a new build first and then swaps the row in one statement: a failed or half-written
@@ -74,7 +74,7 @@ export interface Installed {
 
 // ---- what is installed, per isolate ----------------------------------------------------------------------
 
-/** As settings are (services/settings.ts): read again when older than this; the installing isolate at once. */
+/** As settings are (services/instance-settings.ts): read again when older than this; the installing isolate at once. */
 const TTL_MS = 30_000;
 const cache = new WeakMap<object, { at: number; rows: Installed[] }>();
 

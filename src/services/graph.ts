@@ -6,19 +6,17 @@
  * requests, blocks) get their ActivityPub id (`localActivityUri`) in the same batch.
  */
 import type { Effects } from "./effects";
-import { and, eq, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { anyRow, inJson, mixedBatch, now } from "../db/client";
+import { anyRow, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
 import {
   accountNotes,
-  accounts,
   blocks,
   domainBlocks,
   endorsements,
   followRequests,
   follows,
-  listAccounts,
   mutes,
   notifications,
   subscriptions,
@@ -27,10 +25,11 @@ import { notify, unnotify } from "./notifications";
 import { badRequest, forbidden, notFound, unprocessable } from "../lib/errors";
 import type { Relationship } from "../schemas/account";
 import { localActivityUri, type AccountRow } from "./accounts";
-import type { FollowCounts, StreamEvent } from "./events";
+import type { FollowCounts } from "./events";
 import { relationshipsQuery, toRelationship } from "./relationships";
 import { outboxWrite } from "./outbox";
 import { backfillHome } from "./backfill";
+import { countsOf, followEvent, followUri, insertFollow, leaveLists, severTies } from "./graph-rows";
 
 const MAX_ENDORSEMENTS = 20;
 
@@ -42,23 +41,6 @@ export interface GraphResult {
 
 // A local account's follower and following figures follow the `follows` rows by their triggers (migration
 // 0050): nothing here recounts them.
-
-const countsOf = (d: DB, ids: string[]) =>
-  d
-    .select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount })
-    .from(accounts)
-    .where(inJson(accounts.id, ids));
-
-/** Removes `member` from every list owned by `owner`. */
-export const leaveLists = (d: DB, owner: string, member: string) =>
-  d
-    .delete(listAccounts)
-    .where(
-      and(
-        eq(listAccounts.accountId, member),
-        sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${owner})`,
-      ),
-    );
 
 /**
  * Runs writes and the notification statements they cause, then reads the viewer's relationship to the target,
@@ -80,18 +62,6 @@ async function writeAndRead(
   const rel = results[results.length - 1] as Parameters<typeof toRelationship>[0][];
   const counts = results[results.length - 2] as FollowCounts[];
   return { relationship: toRelationship(rel[0]), counts };
-}
-
-function followEvent(
-  state: "follow_pending" | "follow_accept" | "follow_reject",
-  followerId: string,
-  followingId: string,
-  counts: FollowCounts[],
-  notify: string[],
-): StreamEvent[] {
-  const find = (id: string) => counts.find((c) => c.id === id) ?? { id, follower_count: 0, following_count: 0 };
-  const payload = { state, follower: find(followerId), following: find(followingId) };
-  return notify.map((accountId) => ({ accountId, event: "pleroma:follow_relationships_update" as const, payload }));
 }
 
 async function isBlockedBy(d: DB, actorId: string, targetId: string): Promise<boolean> {
@@ -200,18 +170,17 @@ export async function follow(
   }
   const followId = newId(t);
   writes.push(
-    d
-      .insert(follows)
-      .values({
+    insertFollow(
+      d,
+      {
         id: followId,
         accountId: me.id,
         targetAccountId: target.id,
         showReblogs: opts.reblogs ?? true,
-        notify: false,
-        createdAt: t,
         uri: localActivityUri(me, "follows", followId),
-      })
-      .onConflictDoNothing(),
+      },
+      t,
+    ),
     // Its latest posts into the new follower's home at once, in the follow's batch.
     backfillHome(d, me.id, [target.id]),
   );
@@ -242,8 +211,7 @@ export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promi
     [
       // Undo of the Follow (of the follow, or else the pending request), read before the rows go; none if neither.
       outboxWrite(d, me.id, { type: "Undo", object: "Follow", uri: "", targetId: target.id }, now(), {
-        uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${me.id} AND target_account_id = ${target.id}),
-        (SELECT uri FROM follow_requests WHERE account_id = ${me.id} AND target_account_id = ${target.id}))`,
+        uriFrom: followUri(me.id, target.id),
       }),
       d.delete(follows).where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id))),
       d
@@ -279,18 +247,17 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
     requesterId,
     [
       // The follow is the requested Follow: it keeps the request's id (Undo names it).
-      d
-        .insert(follows)
-        .values({
+      insertFollow(
+        d,
+        {
           id: followId,
           accountId: requesterId,
           targetAccountId: me.id,
           showReblogs: request.showReblogs,
-          notify: false,
-          createdAt: t,
           uri: request.uri,
-        })
-        .onConflictDoNothing(),
+        },
+        t,
+      ),
       d.delete(followRequests).where(eq(followRequests.id, request.id)),
       // A local requester's home gets the account's latest posts (a remote one: nothing, it is not read here).
       backfillHome(d, requesterId, [me.id]),
@@ -353,17 +320,6 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
   if (me.id === target.id) throw badRequest("Can not block yourself");
   const t = now();
   const blockId = newId(t);
-  const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(
-    table: T,
-  ) =>
-    d
-      .delete(table)
-      .where(
-        or(
-          and(eq(table.accountId, me.id), eq(table.targetAccountId, target.id)),
-          and(eq(table.accountId, target.id), eq(table.targetAccountId, me.id)),
-        ),
-      );
   const { relationship } = await writeAndRead(d, me.id, target.id, [
     d
       .insert(blocks)
@@ -378,23 +334,16 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
     // A remote account's server must learn that the follows are over, or it keeps showing it what this account
     // sends to its other followers there (Mastodon sends Reject and Undo with the Block). Read before the rows go.
     outboxWrite(d, me.id, { type: "Reject", uri: "", followerId: target.id }, t, {
-      uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${target.id} AND target_account_id = ${me.id}),
-        (SELECT uri FROM follow_requests WHERE account_id = ${target.id} AND target_account_id = ${me.id}))`,
+      uriFrom: followUri(target.id, me.id),
     }),
     outboxWrite(d, me.id, { type: "Undo", object: "Follow", uri: "", targetId: target.id }, t, {
-      uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${me.id} AND target_account_id = ${target.id}),
-        (SELECT uri FROM follow_requests WHERE account_id = ${me.id} AND target_account_id = ${target.id}))`,
+      uriFrom: followUri(me.id, target.id),
     }),
     // The Block itself (Mastodon's), only for a new block: a repeated one sends nothing.
     outboxWrite(d, me.id, { type: "Block", uri: localActivityUri(me, "blocks", blockId), targetId: target.id }, t, {
       onlyIf: sql`EXISTS (SELECT 1 FROM blocks WHERE id = ${blockId})`,
     }),
-    pair(follows),
-    pair(followRequests),
-    pair(subscriptions),
-    pair(endorsements),
-    leaveLists(d, me.id, target.id),
-    leaveLists(d, target.id, me.id),
+    ...severTies(d, me.id, target.id),
     // What the blocked account caused is no longer shown.
     d.delete(notifications).where(and(eq(notifications.accountId, me.id), eq(notifications.fromAccountId, target.id))),
   ]);
@@ -423,7 +372,7 @@ export async function removeFromFollowers(d: DB, me: AccountRow, follower: Accou
   const { relationship, counts } = await writeAndRead(d, me.id, follower.id, [
     // Read before the row goes; none when there was no follow.
     outboxWrite(d, me.id, { type: "Reject", uri: "", followerId: follower.id }, t, {
-      uriFrom: sql`(SELECT uri FROM follows WHERE account_id = ${follower.id} AND target_account_id = ${me.id})`,
+      uriFrom: followUri(follower.id, me.id, false),
     }),
     d.delete(follows).where(and(eq(follows.accountId, follower.id), eq(follows.targetAccountId, me.id))),
     d

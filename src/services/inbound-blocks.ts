@@ -4,21 +4,21 @@
  * author's audience (federation/delivery/), the one visibility rule hides the author's statuses from it when it
  * fetches them signed, and the local account can no longer follow it (`blocked_by`).
  */
-import { and, eq, or, sql } from "drizzle-orm";
+import { and, eq, or } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
-import { blocks, endorsements, followRequests, follows, subscriptions } from "../db/schema";
+import { blocks } from "../db/schema";
 import type { AccountRow } from "./accounts";
-import { leaveLists } from "./graph";
+import { followUri, severTies } from "./graph-rows";
 import { unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 
 /**
  * `from` (remote) blocks `target` (local): the block is stored (with the Block's id, for its Undo) and every
- * tie between them ends, as for a local block: follows and requests both ways (the local one's withdrawal sent
- * to the blocker's server, as Mastodon's UnfollowService does), subscriptions, endorsements, the target's lists,
- * the follow notifications. One batch; a repeated Block changes nothing more.
+ * tie between them ends, as for a local block (`severTies`): follows and requests both ways (the local one's
+ * withdrawal sent to the blocker's server, as Mastodon's UnfollowService does), subscriptions, endorsements,
+ * lists, and the follow notifications. One batch; a repeated Block changes nothing more.
  */
 export async function receiveBlock(
   d: DB,
@@ -27,17 +27,6 @@ export async function receiveBlock(
   uri: string | null,
   t: number = now(),
 ): Promise<void> {
-  const pair = <T extends typeof follows | typeof followRequests | typeof subscriptions | typeof endorsements>(
-    table: T,
-  ) =>
-    d
-      .delete(table)
-      .where(
-        or(
-          and(eq(table.accountId, from.id), eq(table.targetAccountId, target.id)),
-          and(eq(table.accountId, target.id), eq(table.targetAccountId, from.id)),
-        ),
-      );
   await mixedBatch(d, [
     // Any uniqueness conflict (the pair blocked already, or the id reused) leaves the stored block as it is.
     d
@@ -45,14 +34,9 @@ export async function receiveBlock(
       .values({ id: newId(t), accountId: from.id, targetAccountId: target.id, createdAt: t, uri })
       .onConflictDoNothing(),
     outboxWrite(d, target.id, { type: "Undo", object: "Follow", uri: "", targetId: from.id }, t, {
-      uriFrom: sql`coalesce((SELECT uri FROM follows WHERE account_id = ${target.id} AND target_account_id = ${from.id}),
-        (SELECT uri FROM follow_requests WHERE account_id = ${target.id} AND target_account_id = ${from.id}))`,
+      uriFrom: followUri(target.id, from.id),
     }),
-    pair(follows),
-    pair(followRequests),
-    pair(subscriptions),
-    pair(endorsements),
-    leaveLists(d, target.id, from.id),
+    ...severTies(d, target.id, from.id),
     unnotify(d, { type: "follow", to: target.id, from: from.id }),
     unnotify(d, { type: "follow_request", to: target.id, from: from.id }),
   ]);

@@ -9,40 +9,18 @@ import { and, eq, or, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, blocks, domainBlocks, followRequests, follows, subscriptions } from "../db/schema";
+import { blocks, domainBlocks, followRequests, follows, subscriptions } from "../db/schema";
 import type { AccountRow } from "./accounts";
 import { backfillHome } from "./backfill";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
-import type { FollowCounts, StreamEvent } from "./events";
+import type { FollowCounts } from "./events";
+import { countsOf, followEvent, insertFollow } from "./graph-rows";
 
 /** What follows an incoming follow activity: the relationship events, and push when it notified someone. */
 export type InboundResult = Effects;
 
 const none: InboundResult = {};
-
-const countsOf = (d: DB, ids: string[]) =>
-  d
-    .select({ id: accounts.id, follower_count: accounts.followersCount, following_count: accounts.followingCount })
-    .from(accounts)
-    .where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
-
-function followEvent(
-  state: "follow_pending" | "follow_accept" | "follow_reject",
-  followerId: string,
-  followingId: string,
-  counts: FollowCounts[],
-  to: string,
-): StreamEvent[] {
-  const find = (id: string) => counts.find((c) => c.id === id) ?? { id, follower_count: 0, following_count: 0 };
-  return [
-    {
-      accountId: to,
-      event: "pleroma:follow_relationships_update",
-      payload: { state, follower: find(followerId), following: find(followingId) },
-    },
-  ];
-}
 
 /**
  * A remote actor's Follow (`uri`: its id) of a local account. Refused (a `Reject` in the outbox, nothing else)
@@ -107,24 +85,13 @@ export async function receiveFollow(
       countsOf(d, [actor.id, target.id]),
     ]);
     return {
-      events: followEvent("follow_pending", actor.id, target.id, results[2] as FollowCounts[], target.id),
+      events: followEvent("follow_pending", actor.id, target.id, results[2] as FollowCounts[], [target.id]),
       push: true,
     };
   }
   const followId = newId(t);
   const results = await mixedBatch(d, [
-    d
-      .insert(follows)
-      .values({
-        id: followId,
-        accountId: actor.id,
-        targetAccountId: target.id,
-        showReblogs: true,
-        notify: false,
-        createdAt: t,
-        uri,
-      })
-      .onConflictDoNothing(),
+    insertFollow(d, { id: followId, accountId: actor.id, targetAccountId: target.id, showReblogs: true, uri }, t),
     notify(d, {
       type: "follow",
       to: target.id,
@@ -135,7 +102,9 @@ export async function receiveFollow(
     countsOf(d, [actor.id, target.id]),
   ]);
   return {
-    events: followEvent("follow_accept", actor.id, target.id, results[results.length - 1] as FollowCounts[], target.id),
+    events: followEvent("follow_accept", actor.id, target.id, results[results.length - 1] as FollowCounts[], [
+      target.id,
+    ]),
     push: true,
   };
 }
@@ -171,18 +140,11 @@ export async function receiveAccept(
     .get();
   if (!request) return none;
   const results = await mixedBatch(d, [
-    d
-      .insert(follows)
-      .values({
-        id: newId(t),
-        accountId: request.accountId,
-        targetAccountId: sender.id,
-        showReblogs: request.showReblogs,
-        notify: false,
-        createdAt: t,
-        uri: request.uri,
-      })
-      .onConflictDoNothing(),
+    insertFollow(
+      d,
+      { accountId: request.accountId, targetAccountId: sender.id, showReblogs: request.showReblogs, uri: request.uri },
+      t,
+    ),
     d.delete(followRequests).where(eq(followRequests.id, request.id)),
     // What is stored of the account (its outbox fetched at the follow, posts others here follow) into the home.
     backfillHome(d, request.accountId, [sender.id]),
@@ -197,13 +159,9 @@ export async function receiveAccept(
     countsOf(d, [request.accountId, sender.id]),
   ]);
   return {
-    events: followEvent(
-      "follow_accept",
+    events: followEvent("follow_accept", request.accountId, sender.id, results[results.length - 1] as FollowCounts[], [
       request.accountId,
-      sender.id,
-      results[results.length - 1] as FollowCounts[],
-      request.accountId,
-    ),
+    ]),
     push: false,
   };
 }
@@ -233,13 +191,9 @@ export async function receiveReject(d: DB, sender: AccountRow, ref: FollowRef): 
     countsOf(d, [followerId, sender.id]),
   ]);
   return {
-    events: followEvent(
-      "follow_reject",
+    events: followEvent("follow_reject", followerId, sender.id, results[results.length - 1] as FollowCounts[], [
       followerId,
-      sender.id,
-      results[results.length - 1] as FollowCounts[],
-      followerId,
-    ),
+    ]),
     push: false,
   };
 }

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { config, type Env } from "../env";
 import { db, statement } from "../db/client";
 import { allowPrivateAddress, outboundFetch } from "../lib/outbound";
-import { deliveryAllowedSql } from "./settings";
+import { deliveryAllowedSql } from "./federation-policies";
 
 const DAY = 86_400_000;
 /** How long a learned favicon (or its absence) is kept before the home page is read again. */

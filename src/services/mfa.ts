@@ -168,7 +168,7 @@ export async function regenerateBackupCodes(
 ): Promise<{ codes: string[]; effects: Effects }> {
   const enabled = (await mfaSettings(d, who.accountId)).enabled;
   const recent = proof.secondFactorAt !== null && now() - proof.secondFactorAt < RECENT_SECOND_FACTOR_MS;
-  if (enabled && !recent && !(await confirmPassword(d, who.accountId, proof.password ?? "", perAccount)))
+  if (enabled && !recent && !(await confirmPassword(d, who.accountId, proof.password, perAccount)))
     throw unprocessable("Invalid password.");
   const host = new URL(base).host;
   const text = `Hello ${who.username},\n\nNew backup codes for the second factor of your account on ${cfg.name} (${host}) were just made; the old ones no longer work.\n\nIf it was not you, change your password and make new codes at once.\n`;

@@ -9,7 +9,8 @@ import { now } from "../db/client";
 import { credentials, mfaTokens, passwordResetTokens, tokens, users } from "../db/schema";
 import type { Config } from "../env";
 import { hashPassword, randomToken, sha256 } from "../lib/crypto";
-import { confirmationMail, findLocalByLogin, type AccountRow } from "./accounts";
+import { findLocalByLogin, type AccountRow } from "./accounts";
+import { confirmationMail } from "./registration-mail";
 import { queueMail } from "./mail-queue";
 import type { Effects } from "./effects";
 

@@ -8,7 +8,8 @@
 import type { DB } from "../db/client";
 import { isId } from "../db/ids";
 import type { Page } from "../db/paging";
-import { findByAcct, NICKNAME_PATTERN, type AccountWithUser } from "./accounts";
+import { findByAcct, type AccountWithUser } from "./accounts";
+import { NICKNAME_PATTERN } from "../lib/nicknames";
 import { hydrate, type Hydrated } from "./hydrate";
 import { accountPage, tagPage } from "./timelines";
 

@@ -16,21 +16,9 @@ import { notFound, unprocessable } from "../lib/errors";
 import { fromBase64 } from "../lib/crypto";
 import { allowPrivateAddress, OutboundRefused, outboundFetch } from "../lib/outbound";
 import { dispatch } from "./events";
+import { ALERTS, alertsFrom, type Alerts } from "../lib/push-alerts";
 import { vapidKeys } from "./instance-keys";
-import { builtInImageUrl, DEFAULT_AVATAR, mediaUrl, origins } from "./media";
-
-export const ALERTS = [
-  "follow",
-  "favourite",
-  "reblog",
-  "mention",
-  "status",
-  "poll",
-  "update",
-  "pleroma:chat_mention",
-  "pleroma:emoji_reaction",
-] as const;
-export type Alerts = Record<(typeof ALERTS)[number], boolean>;
+import { builtInImageUrl, DEFAULT_AVATAR, mediaUrl, origins } from "../lib/media-urls";
 
 /** Which alert a notification type is sent under. */
 const ALERT_OF: Record<string, (typeof ALERTS)[number] | undefined> = {
@@ -74,11 +62,6 @@ async function checkKeys(p256dh: string, auth: string): Promise<void> {
   if (!secret || secret.length !== 16)
     throw unprocessable("Invalid subscription[keys][auth]: expected the base64url of 16 bytes");
 }
-
-export const alertsFrom = (
-  given: Partial<Record<string, boolean>> | undefined,
-  base?: Record<string, boolean>,
-): Alerts => Object.fromEntries(ALERTS.map((a) => [a, given?.[a] ?? base?.[a] ?? false])) as Alerts;
 
 /** Stores a subscription for the token, replacing the token's previous one (one batch). */
 export async function subscribe(

@@ -1,10 +1,202 @@
 /**
- * Registration with approval (issue 17): accounts registered while `account_approval_required` is on wait
- * (`users.approval_pending`) until an admin approves them; admins are mailed when one asks.
+ * Registration (the client API's `POST /api/v1/accounts` and the sign-up page both come through sign-up.ts): the
+ * checks of a new account's nickname, address and password, invites, the account made in one batch; and
+ * registration with approval (issue 17): accounts registered while `account_approval_required` is on wait
+ * (`users.approval_pending`) until an admin approves them; admins are mailed when one asks (registration-mail.ts).
  */
 import { and, eq, sql } from "drizzle-orm";
-import { statement, type DB } from "../db/client";
-import { accounts, users } from "../db/schema";
+import { now, readsWhere, statement, type DB } from "../db/client";
+import { newId } from "../db/ids";
+import { accounts, credentials, invites, tokens, users } from "../db/schema";
+import { plainTextToHtml } from "../content/text";
+import { ApiError, badRequest } from "../lib/errors";
+import { hashPassword, randomToken, sha256 } from "../lib/crypto";
+import type { Config } from "../env";
+import { emptyAccount, localActorUrls, type AccountRow, type UserRow } from "./accounts";
+import type { AppRow } from "./apps";
+import { buildToken, type IssuedToken } from "./tokens";
+import { localEmojisNamed, profileEmojis, shortcodesIn } from "./emoji";
+import { NICKNAME_PATTERN, RESERVED_NICKNAMES } from "../lib/nicknames";
+import { queueMail } from "./mail-queue";
+import { approvalRequestMail, confirmationMail } from "./registration-mail";
+
+const RESERVED = new Set(RESERVED_NICKNAMES);
+
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+// ---- registering ----
+
+export interface RegistrationInput {
+  username: string;
+  email: string;
+  password: string;
+  locale?: string;
+  language?: string;
+  fullname?: string;
+  bio?: string;
+  token?: string;
+  /** Why the person wants to join: required while approval is required. */
+  reason?: string;
+}
+
+/** Pleroma reports field errors as a JSON-encoded map inside `error`, which Pleroma-FE parses. */
+export function fieldErrors(errors: Record<string, string[]>): ApiError {
+  return badRequest(JSON.stringify(errors));
+}
+
+/** Pleroma's checks of a new account's nickname, e-mail address and password (registration, admins, set-up). */
+export function credentialErrors(username: string, email: string, password: string): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  if (!NICKNAME_PATTERN.test(username)) add("nickname", "has invalid format");
+  else if (RESERVED.has(username.toLowerCase())) add("nickname", "is reserved");
+  if (!EMAIL_PATTERN.test(email)) add("email", "has invalid format");
+  if (password.length < 8) add("password", "should be at least 8 character(s)");
+  if (password.length > 256) add("password", "should be at most 256 character(s)");
+  return errors;
+}
+
+export interface Registered {
+  account: AccountRow;
+  user: UserRow;
+  token: IssuedToken | null;
+  /** The clear confirmation token when one was mailed. */
+  confirmationToken: string | null;
+  /** Mail was queued in the registration's batch (the confirmation link, the admins' approval requests). */
+  mailed: boolean;
+}
+
+export async function register(
+  d: DB,
+  cfg: Config,
+  base: string,
+  app: AppRow | null,
+  input: RegistrationInput,
+): Promise<Registered> {
+  const errors = credentialErrors(input.username, input.email, input.password);
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  if ((input.fullname ?? "").length > cfg.maxNameLength)
+    add("name", `should be at most ${cfg.maxNameLength} character(s)`);
+  if ((input.bio ?? "").length > cfg.maxBioLength) add("bio", `should be at most ${cfg.maxBioLength} character(s)`);
+  const reason = (input.reason ?? "").trim();
+  if (cfg.approvalRequired && !reason) add("reason", "can't be blank");
+  if (reason.length > cfg.registrationReasonLength)
+    add("reason", `should be at most ${cfg.registrationReasonLength} character(s)`);
+  if (Object.keys(errors).length) throw fieldErrors(errors);
+
+  const t = now();
+  const codes = await shortcodesIn([input.fullname ?? "", input.bio ?? ""]);
+  const [nickTaken, emailTaken, invite, emojiRows, admins] = await readsWhere(d, [
+    d.select({ id: accounts.id }).from(accounts).where(eq(accounts.acctKey, input.username.toLowerCase())),
+    d
+      .select({ id: users.accountId })
+      .from(users)
+      .where(sql`lower(${users.email}) = ${input.email.toLowerCase()}`),
+    d
+      .select()
+      .from(invites)
+      .where(eq(invites.tokenHash, input.token ? await sha256(input.token) : "")),
+    localEmojisNamed(d, codes),
+    // Told of an account awaiting approval.
+    cfg.approvalRequired ? adminEmailsQuery(d) : null,
+  ]);
+  if (nickTaken.length) add("nickname", "has already been taken");
+  if (emailTaken.length) add("email", "has already been taken");
+  if (Object.keys(errors).length) throw fieldErrors(errors);
+
+  let inviteId: string | null = null;
+  if (!cfg.registrationsOpen) {
+    const inv = invite[0];
+    if (!inv) throw badRequest("Invalid token");
+    if (
+      inv.revoked ||
+      (inv.expiresAt !== null && inv.expiresAt < t) ||
+      (inv.maxUses !== null && inv.uses >= inv.maxUses)
+    ) {
+      throw badRequest("Expired token");
+    }
+    inviteId = inv.id;
+  }
+
+  const id = newId(t);
+  // No signing key yet: `signingKey` makes one when something first signs (RSA generation costs 90–270 ms).
+  const confirmationToken = cfg.activationRequired ? randomToken(24) : null;
+  const account: AccountRow = {
+    ...emptyAccount(id, input.username, t),
+    ...localActorUrls(base, input.username),
+    displayName: input.fullname ?? "",
+    note: plainTextToHtml(input.bio ?? ""),
+    emojis: profileEmojis(codes, emojiRows),
+  };
+  const user: UserRow = {
+    accountId: id,
+    email: input.email,
+    confirmed: !cfg.activationRequired,
+    confirmationSentAt: confirmationToken ? t : null,
+    locale: input.language || input.locale || "en",
+    defaultScope: "public",
+    sensitive: false,
+    postingLanguage: null,
+    noteSource: input.bio ?? "",
+    fieldsSource: [],
+    noRichText: false,
+    showRole: true,
+    skipThreadContainment: false,
+    allowFollowingMove: true,
+    isAdmin: false,
+    isModerator: false,
+    settingsStore: {},
+    notificationSettings: { block_from_strangers: false, hide_notification_contents: false },
+    inviteId,
+    mascot: null,
+    approvalPending: cfg.approvalRequired,
+    registrationReason: reason || null,
+    lastActiveAt: t,
+    createdAt: t,
+  };
+  const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
+  const passwordHash = await hashPassword(input.password, cfg.passwordIterations);
+  // A token for the app that registered it (none for the web page, which starts a browser session instead).
+  const token =
+    app && user.confirmed && !user.approvalPending
+      ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") })
+      : null;
+
+  const mail = confirmationToken ? [confirmationMail(cfg, base, account, user.email, confirmationToken)] : [];
+  if (user.approvalPending)
+    for (const to of emailsOf(admins)) mail.push(approvalRequestMail(cfg, base, account, user.email, reason, to));
+
+  try {
+    await d.batch([
+      d.insert(accounts).values(account),
+      ...mail.map((m) => queueMail(d, cfg, base, m, t)),
+      d.insert(users).values({ ...user, confirmationTokenHash }),
+      d.insert(credentials).values({ accountId: id, passwordHash, privateKey: null }),
+      ...(token ? [d.insert(tokens).values(token.row)] : []),
+      ...(inviteId
+        ? [
+            d
+              .update(invites)
+              .set({ uses: sql`${invites.uses} + 1` })
+              .where(eq(invites.id, inviteId)),
+          ]
+        : []),
+    ]);
+  } catch (e) {
+    // Racing registrations on one invite: its `invites_max_uses` trigger aborts the batch that would overuse it.
+    if (String(e).includes("invite_exhausted")) throw badRequest("Expired token");
+    // Two registrations racing for one name: the unique index decides.
+    if (String(e).includes("UNIQUE")) {
+      throw fieldErrors(
+        String(e).includes("email") ? { email: ["has already been taken"] } : { nickname: ["has already been taken"] },
+      );
+    }
+    throw e;
+  }
+  return { account, user, token, confirmationToken, mailed: mail.length > 0 };
+}
+
+// ---- approval ----
 
 /** The e-mail addresses of active admins (told about accounts awaiting approval). */
 export async function adminEmails(d: DB): Promise<string[]> {

@@ -1,6 +1,6 @@
 /**
  * Signing up, the one way (issue 34): the client API's `POST /api/v1/accounts` and the web page `/auth/sign_up`
- * both come here. The agreement, the captcha when one is configured, then `register` (services/accounts.ts: the
+ * both come here. The agreement, the captcha when one is configured, then `register` (services/registration.ts: the
  * instance's rules, invites, approval, confirmation); the mails that follow (the confirmation link, the admins'
  * approval requests) are queued in its batch and sent by the Effects door.
  */
@@ -8,7 +8,7 @@ import type { DB } from "../db/client";
 import type { Config, Env } from "../env";
 import type { Effects } from "./effects";
 import type { AppRow } from "./apps";
-import { fieldErrors, register, type Registered, type RegistrationInput } from "./accounts";
+import { fieldErrors, register, type Registered, type RegistrationInput } from "./registration";
 import { verifyCaptcha } from "./captcha";
 
 export interface SignUpInput extends RegistrationInput {

@@ -28,7 +28,7 @@ import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 import { countOwnVote } from "./remote-polls";
 
-export const MAX_PINNED = 5;
+import { MAX_PINNED } from "../lib/limits";
 
 /** What an action answers: the status (or poll) acted on, and what must follow. */
 export interface Acted {

@@ -13,7 +13,7 @@ import { inJson, statement, type DB } from "../../db/client";
 import { accounts, chatMessages, mediaAttachments } from "../../db/schema";
 import type { Env } from "../../env";
 import { hydrateWithParentUris } from "../../services/hydrate";
-import { origins } from "../../services/media";
+import { origins } from "../../lib/media-urls";
 import type { OutboxActivity } from "../../services/outbox";
 import type { OutboxActivityOf, OutboxKind } from "../../services/outbox-activity";
 import type { FederationData } from "../data";

@@ -6,7 +6,7 @@
 import { ChatMessage, Create, Delete, Document, Link, Tombstone } from "@fedify/vocab";
 import type { ChatMessageRow } from "../../services/chats";
 import type { MediaRow } from "../../services/hydrate";
-import { mediaUrl, type Origins } from "../../services/media";
+import { mediaUrl, type Origins } from "../../lib/media-urls";
 import { embedded, href, httpUrl, readEmoji, text } from "./remote-objects";
 import { sanitizeHtml } from "../../content/format";
 import type { StatusEmoji } from "../../db/schema";

@@ -10,7 +10,7 @@ import { pemToDer } from "../../lib/keys";
 import { relatedAccounts } from "../../services/account-pages";
 import { actorKeys } from "../../services/credentials";
 import { instanceActorKeys } from "../../services/instance-keys";
-import { origins } from "../../services/media";
+import { origins } from "../../lib/media-urls";
 import { localAccount } from "../../services/local-actors";
 import {
   featuredCount,

@@ -4,7 +4,7 @@
  * or an absolute URL.
  */
 import { Emoji, Image } from "@fedify/vocab";
-import { mediaUrl, type Origins } from "../../services/media";
+import { mediaUrl, type Origins } from "../../lib/media-urls";
 
 /** Mime type of an emoji image from its file name (custom emoji are stored by key or URL, without a type). */
 export function imageType(file: string): string | null {

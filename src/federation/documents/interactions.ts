@@ -6,7 +6,7 @@
  */
 import { Announce, EmojiReact, Emoji, Image, Like, Undo } from "@fedify/vocab";
 import { addressing } from "../../services/addressing";
-import { mediaUrl } from "../../services/media";
+import { mediaUrl } from "../../lib/media-urls";
 import type { OutboxActivity } from "../../services/outbox";
 import type { NoteContext } from "./notes";
 import { imageType } from "./emoji-tags";

@@ -6,7 +6,7 @@ import type { Context } from "@fedify/fedify";
 import { Application, Endpoints, Group, Image, Person, PropertyValue, Service } from "@fedify/vocab";
 import type { accounts } from "../../db/schema";
 import { config } from "../../env";
-import { mediaUrl, origins } from "../../services/media";
+import { mediaUrl, origins } from "../../lib/media-urls";
 import { movedToUri } from "../../services/local-actors";
 import type { FederationData } from "../data";
 import { INSTANCE_ACTOR } from "../door/instance-actor";

@@ -7,7 +7,7 @@ import { Announce, Collection, Create, Document, Hashtag, Mention, Note, Questio
 import { Temporal } from "@js-temporal/polyfill";
 import type { Hydrated, StatusRow } from "../../services/hydrate";
 import { addressing } from "../../services/addressing";
-import { mediaUrl, type Origins } from "../../services/media";
+import { mediaUrl, type Origins } from "../../lib/media-urls";
 import { emojiTag } from "./emoji-tags";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);

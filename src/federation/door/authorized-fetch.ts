@@ -8,7 +8,7 @@
 import type { RequestContext } from "@fedify/fedify";
 import { sql, type SQL } from "drizzle-orm";
 import { config } from "../../env";
-import { federationRejected } from "../../services/settings";
+import { federationRejected } from "../../services/federation-policies";
 import type { FederationData } from "../data";
 
 /** The owner of what is asked for, as SQL yielding a local account id (or NULL). */

@@ -8,7 +8,7 @@ import type { Ctx } from "../../http/route";
 import { renderContext } from "../../http/urls";
 import { renderAdminStatuses } from "../../render/admin-status";
 import { AdminStatusSchema } from "../../schemas/admin";
-import { adminStatusIds } from "../../services/admin-statuses";
+import { adminStatusIds, loadAdminStatuses } from "../../services/admin-statuses";
 
 export const pageFields = (defaultSize: number) => ({
   page: intParam()
@@ -35,5 +35,11 @@ export async function statusPage(
 ) {
   const d = db(c.env);
   const { ids, total } = await adminStatusIds(d, { ...q, localOnly: false, withTotal: true });
-  return { total, activities: await renderAdminStatuses(d, renderContext(c, auth.account.id), ids) };
+  return { total, activities: await adminStatuses(c, auth, ids) };
+}
+
+/** Statuses `ids` loaded and rendered for the staff member (whatever their visibility: callers chose them). */
+export async function adminStatuses(c: Ctx, auth: UserAuth, ids: string[]) {
+  const h = await loadAdminStatuses(db(c.env), ids, auth.account.id);
+  return renderAdminStatuses(renderContext(c, auth.account.id), h, ids);
 }

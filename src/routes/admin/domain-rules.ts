@@ -13,7 +13,7 @@ import { boolParam, intParam, optionalString } from "../../http/params";
 import { pageParams, setLinkHeader } from "../../http/pagination";
 import { ApiError, notFound, unprocessable } from "../../lib/errors";
 import { logEntry } from "../../services/moderation-log";
-import { refreshSettings } from "../../services/settings";
+import { refreshSettings } from "../../services/instance-settings";
 import {
   allowStatements,
   blockStatements,

@@ -155,12 +155,13 @@ export function registerMastodonAdminRoutes(app: OpenAPIHono<AppEnv>) {
         d,
         { resolved: p.resolved ?? false, accountId: p.account_id, targetAccountId: p.target_account_id },
         p,
+        auth.account.id,
       );
       setLinkHeader(
         c,
         loaded.reports.map((r) => r.id),
       );
-      return c.json(await renderMastodonAdminReports(d, renderContext(c, auth.account.id), loaded));
+      return c.json(renderMastodonAdminReports(renderContext(c, auth.account.id), loaded));
     },
   });
 
@@ -175,10 +176,9 @@ export function registerMastodonAdminRoutes(app: OpenAPIHono<AppEnv>) {
     response: MastodonAdminReportSchema,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      const [report] = await renderMastodonAdminReports(
-        d,
+      const [report] = renderMastodonAdminReports(
         renderContext(c, auth.account.id),
-        await reportById(d, p.id),
+        await reportById(d, p.id, auth.account.id),
       );
       return c.json(report);
     },

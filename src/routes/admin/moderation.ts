@@ -12,7 +12,6 @@ import { boolParam } from "../../http/params";
 import { after, route } from "../../http/route";
 import { baseUrl, renderContext } from "../../http/urls";
 import { renderReports } from "../../render/admin-report";
-import { renderAdminStatuses } from "../../render/admin-status";
 import {
   AdminReportSchema,
   AdminReportsSchema,
@@ -24,7 +23,7 @@ import { addNote, deleteNote, listReports, reportById, updateReports } from "../
 import { adminDeleteStatus, adminStatusIds, anyStatus, updateStatus } from "../../services/admin-statuses";
 import { createInvite, listInvites, renderInvite, revokeInvite } from "../../services/admin-invites";
 import { readLog } from "../../services/admin-log";
-import { ADMIN_TAG, actorOf, pageFields } from "./common";
+import { ADMIN_TAG, actorOf, adminStatuses, pageFields } from "./common";
 
 /** A date or date-time; Pleroma's admin-fe sends `2019-04-12` or ISO 8601. */
 const dateParam = () =>
@@ -55,10 +54,14 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     response: AdminReportsSchema,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      const loaded = await listReports(d, { state: p.state || undefined, page: p.page, pageSize: p.page_size });
+      const loaded = await listReports(
+        d,
+        { state: p.state || undefined, page: p.page, pageSize: p.page_size },
+        auth.account.id,
+      );
       return c.json({
         total: loaded.total,
-        reports: await renderReports(d, renderContext(c, auth.account.id), loaded),
+        reports: renderReports(renderContext(c, auth.account.id), loaded),
       });
     },
   });
@@ -75,7 +78,7 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     response: AdminReportSchema,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      const [report] = await renderReports(d, renderContext(c, auth.account.id), await reportById(d, p.id));
+      const [report] = renderReports(renderContext(c, auth.account.id), await reportById(d, p.id, auth.account.id));
       return c.json(report);
     },
   });
@@ -158,7 +161,7 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
         page: p.page,
         pageSize: p.page_size,
       });
-      return c.json(await renderAdminStatuses(d, renderContext(c, auth.account.id), ids));
+      return c.json(await adminStatuses(c, auth, ids));
     },
   });
 
@@ -175,7 +178,7 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       const s = await anyStatus(d, p.id);
-      const [rendered] = await renderAdminStatuses(d, renderContext(c, auth.account.id), [s.id]);
+      const [rendered] = await adminStatuses(c, auth, [s.id]);
       return c.json(rendered);
     },
   });
@@ -193,7 +196,7 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       const d = db(c.env);
       await updateStatus(d, actorOf(auth), p.id, { sensitive: p.sensitive, visibility: p.visibility });
-      const [rendered] = await renderAdminStatuses(d, renderContext(c, auth.account.id), [p.id]);
+      const [rendered] = await adminStatuses(c, auth, [p.id]);
       return c.json(rendered);
     },
   });

@@ -7,9 +7,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { db, now } from "../../db/client";
-import { config } from "../../env";
 import { after, route, type Ctx } from "../../http/route";
-import { confirmPassword } from "../../services/credentials";
+import { passwordAgain } from "../../http/auth";
 import { disableAccount, startAccountDeletion } from "../../services/account-deletion";
 import { addAlias, listAliases, moveAccount, removeAlias } from "../../services/move";
 import { resolveAccount, resolveEnv } from "../../federation/fetching/resolve";
@@ -34,10 +33,6 @@ const StatusOrErrorSchema = z
   .openapi("StatusOrError");
 const INVALID_PASSWORD = "Invalid password.";
 
-/** Pleroma's `confirm_current_password`: a missing password is a wrong one. */
-const passwordOk = (c: Ctx, accountId: string, password: string | undefined) =>
-  confirmPassword(db(c.env), accountId, password ?? "", config(c.env).rateLimits.loginPerAccount);
-
 export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
   // Pleroma 2.5 takes the password from the JSON body or (older clients, DELETE) the query string.
   for (const method of ["post", "delete"] as const) {
@@ -51,7 +46,7 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
       params: z.object({ password: z.string().optional() }),
       response: StatusOrErrorSchema,
       handler: async (c, p, auth) => {
-        if (!(await passwordOk(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
+        if (!(await passwordAgain(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
         after(c, await startAccountDeletion(db(c.env), auth.account.id, now(), auth.account.id));
         return c.json({ status: "success" as const });
       },
@@ -68,7 +63,7 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ password: z.string().optional() }),
     response: StatusOrErrorSchema,
     handler: async (c, p, auth) => {
-      if (!(await passwordOk(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
+      if (!(await passwordAgain(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
       await disableAccount(db(c.env), auth.account.id, now());
       return c.json({ status: "success" as const });
     },
@@ -84,7 +79,7 @@ export function registerAccountLifecycleRoutes(app: OpenAPIHono<AppEnv>) {
     params: z.object({ password: z.string().optional(), target_account: z.string().max(500) }),
     response: StatusOrErrorSchema,
     handler: async (c, p, auth) => {
-      if (!(await passwordOk(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
+      if (!(await passwordAgain(c, auth.account.id, p.password))) return c.json({ error: INVALID_PASSWORD });
       // The target's aliases as its server says now (it lists the origin just before the move).
       const target = await byNickname(c, p.target_account, true);
       if (!target) throw notFound("Target account not found.");

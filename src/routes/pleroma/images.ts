@@ -14,8 +14,9 @@ import { after, route, type Ctx } from "../../http/route";
 import { baseUrl, originsOf, renderContext } from "../../http/urls";
 import { renderMedia } from "../../render/status";
 import { MediaAttachmentSchema } from "../../schemas/status";
-import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/accounts";
-import { isStoredKey, mediaUrl, storeImage } from "../../services/media";
+import { saveCredentials, updateCredentials, type CredentialsInput } from "../../services/update-credentials";
+import { storeImage } from "../../services/media";
+import { isStoredKey, mediaUrl } from "../../lib/media-urls";
 import { newId } from "../../db/ids";
 
 /** Pleroma-FE ships this picture; Pleroma's default mascot points at it. */

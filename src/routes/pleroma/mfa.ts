@@ -7,7 +7,7 @@ import { config } from "../../env";
 import { badRequest, unprocessable } from "../../lib/errors";
 import { after, route } from "../../http/route";
 import { baseUrl } from "../../http/urls";
-import { confirmPassword } from "../../services/credentials";
+import { passwordAgain } from "../../http/auth";
 import { confirmTotp, disableMfa, mfaSettings, regenerateBackupCodes, setupTotp } from "../../services/mfa";
 
 const Empty = z.object({});
@@ -51,8 +51,7 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => {
       if (p.method !== "totp") throw badRequest("undefined mfa method");
       const d = db(c.env);
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
-        throw unprocessable("Invalid password.");
+      if (!(await passwordAgain(c, auth.account.id, p.password))) throw unprocessable("Invalid password.");
       await confirmTotp(c.env, d, auth.account.id, p.code ?? "", auth.tokenId);
       return c.json({});
     },
@@ -71,8 +70,7 @@ export function registerMfaRoutes(app: OpenAPIHono<AppEnv>) {
       // TOTP is the only method, so turning it off turns MFA off, as in Pleroma.
       if (p.method !== "totp" && p.method !== "mfa") throw badRequest("undefined mfa method");
       const d = db(c.env);
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
-        throw unprocessable("Invalid password.");
+      if (!(await passwordAgain(c, auth.account.id, p.password))) throw unprocessable("Invalid password.");
       await disableMfa(d, auth.account.id);
       return c.json({});
     },

@@ -8,10 +8,10 @@ import type { AppEnv } from "../../http/app-env";
 import { db } from "../../db/client";
 import { config } from "../../env";
 import { parseParams } from "../../http/params";
+import { passwordAgain } from "../../http/auth";
 import { after, route, type Ctx } from "../../http/route";
 import { baseUrl } from "../../http/urls";
 import { messagePage, resetPage } from "../../render/pages";
-import { confirmPassword } from "../../services/credentials";
 import { changeEmail, newPasswordError, resetPassword, resetTokenValid, setPassword } from "../../services/passwords";
 
 /** Pleroma answers these with 200 and `{status: "success"}` or `{error}`. */
@@ -51,8 +51,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
       // Pleroma's order: the confirmation is compared before the current password is checked.
       if ((p.new_password ?? "") !== (p.new_password_confirmation ?? ""))
         return c.json({ error: "New password does not match confirmation." });
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
-        return c.json({ error: "Invalid password." });
+      if (!(await passwordAgain(c, auth.account.id, p.password))) return c.json({ error: "Invalid password." });
       const invalid = newPasswordError(p.new_password, p.new_password_confirmation);
       if (invalid) return c.json({ error: invalid });
       await setPassword(d, auth.account.id, p.new_password!, auth.tokenId, config(c.env).passwordIterations);
@@ -71,8 +70,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     response: StatusOrError,
     handler: async (c, p, auth) => {
       const d = db(c.env);
-      if (!(await confirmPassword(d, auth.account.id, p.password ?? "", config(c.env).rateLimits.loginPerAccount)))
-        return c.json({ error: "Invalid password." });
+      if (!(await passwordAgain(c, auth.account.id, p.password))) return c.json({ error: "Invalid password." });
       const changed = await changeEmail(d, config(c.env), baseUrl(c), auth.account, p.email);
       if ("error" in changed) return c.json({ error: changed.error });
       after(c, changed.effects);
