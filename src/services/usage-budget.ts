@@ -236,7 +236,9 @@ async function addUsage(d: DB, t: number, plan: Plan, counts: Counts, exact: Exa
 }
 
 /** How often an isolate adds its counts to the day's row at most (tests lower it). */
-export const usageFlush = { everyMs: 5 * 60_000 };
+// Every 15 minutes: an idle instance's cron isolate counts something each minute, and each flush writes 2 rows (12 an
+// hour would be a third of an idle hour's writes; test/cron-cost.test.ts holds the hour with its flushes).
+export const usageFlush = { everyMs: 15 * 60_000 };
 let lastFlush = Date.now();
 let flushing = false;
 
