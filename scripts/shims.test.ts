@@ -22,8 +22,6 @@ const keys: [string, () => Promise<CryptoKeyPair | CryptoKey>][] = [
         ["sign", "verify"],
       ),
   ],
-      ),
-  ],
   ["Ed25519", () => subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])],
   ["P-256", () => subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])],
 ];
