@@ -7,6 +7,7 @@
  */
 
 import { emptyUsage, USAGE_KEYS, type Usage } from "../src/lib/meter";
+import { FLUSH_EVERY } from "../src/services/inbound-limits";
 
 /** One action's cost, as /__cost counts it: the meter's own figures (src/lib/meter.ts). */
 export type Cost = Usage;
@@ -53,9 +54,14 @@ export const ACTIONS = {
   post200: "post, 200 local followers",
   favourite: "favourite",
   boost: "boost",
+  translate: "translate a status (uncached)",
+  translateCached: "translate a status (cached)",
 } as const;
 
 export type Figures = Record<string, Cost>;
+
+/** The line of the inbound counters' writes (rows, not an action: see `dayLines`). */
+export const INBOUND_COUNTERS = "inbound counters";
 
 export function add(a: Cost, b: Cost, times = 1): Cost {
   const out = zero();
@@ -189,6 +195,14 @@ export function dayLines(f: Figures, p: Population): Line[] {
       ...relay(1 - p.relayNewAuthorShare, ACTIONS.relayKnown),
     },
     { what: "relayed posts, new author", from: ACTIONS.relayNew, ...relay(p.relayNewAuthorShare, ACTIONS.relayNew) },
+    {
+      // Not in a measured post's figures (the bench's senders stay under FLUSH_EVERY posts): each sender's and its
+      // host's counters are written every FLUSH_EVERY posts (services/inbound-limits.ts); at most this many.
+      what: `inbound counters written (2 rows per ${FLUSH_EVERY} posts at most)`,
+      from: INBOUND_COUNTERS,
+      perDay: ((followed * p.postsPerFollowedPerDay + p.relayPostsPerDay) * 2) / FLUSH_EVERY,
+      each: { ...zero(), rowsWritten: 1 },
+    },
     line("inbound likes of local posts", ACTIONS.inboundLike, u * p.inboundLikesPerUser),
     line("inbound boosts of local posts", ACTIONS.inboundBoost, u * p.inboundBoostsPerUser),
     line("inbound replies to local posts", ACTIONS.inboundReply, u * p.inboundRepliesPerUser),

@@ -20,6 +20,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import jpeg from "jpeg-js";
@@ -492,6 +494,26 @@ async function actions(w: World) {
   for (const k of COST_KEYS) streaming[k] = median(sessions.map((s) => s[k])) - figures[ACTIONS.post0]![k];
   figures["streaming session (open, one update, close), its post not counted"] = streaming;
 
+  // Translation (issue 47): a reader translates a post of quiet's into German, then asks again (from the store).
+  // The backend is a LibreTranslate stand-in on 127.0.0.1 (`translator()`): Workers AI cannot run here, and both
+  // backends read and write the same rows (the Workers AI one adds its neurons to the day's figure, as this one adds
+  // 0; test/budgets.test.ts measures it with a stand-in binding).
+  const toTranslate: { id: string }[] = [];
+  for (let i = 0; i <= RUNS; i++)
+    toTranslate.push(
+      await api(quiet, "/api/v1/statuses", {
+        method: "POST",
+        body: JSON.stringify({ status: `Bonjour à tous, voici le message ${i}`, language: "fr" }),
+      }),
+    );
+  const translate = (i: number) =>
+    api(reader, `/api/v1/statuses/${toTranslate[i]!.id}/translate`, {
+      method: "POST",
+      body: JSON.stringify({ lang: "de" }),
+    });
+  await measure(ACTIONS.translate, translate);
+  await measure(ACTIONS.translateCached, translate, { warm: false });
+
   const image = smallJpeg();
   await measure("media upload (small JPEG)", (i) => {
     const form = new FormData();
@@ -560,13 +582,43 @@ function commit() {
   }
 }
 
+/** A LibreTranslate stand-in on 127.0.0.1: French and English, each into the other and German. */
+async function translator() {
+  const http = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      res.setHeader("content-type", "application/json");
+      if (req.method === "GET" && req.url === "/languages")
+        return res.end(
+          JSON.stringify([
+            { code: "fr", targets: ["de", "en"] },
+            { code: "en", targets: ["de", "fr"] },
+          ]),
+        );
+      if (req.method === "POST" && req.url === "/translate") {
+        const { q, target } = JSON.parse(body) as { q: string[]; target: string };
+        return res.end(JSON.stringify({ translatedText: q.map((t) => `[${target}] ${t}`) }));
+      }
+      res.statusCode = 404;
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => http.close() };
+}
+
 async function main() {
   const started = Date.now();
   const world = await remoteWorld();
-  const closeHosts = () => world.hosts.forEach((h) => h.close());
+  const libre = await translator();
+  const closeHosts = () => {
+    world.hosts.forEach((h) => h.close());
+    libre.close();
+  };
   const tokens = await seed(world);
   server = await startServer(PERSIST, {
-    vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true", COST_METER: "true" },
+    vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true", COST_METER: "true", LIBRE_TRANSLATE_ENDPOINT: libre.url },
   });
   try {
     // What reading the counters costs (nothing, as src/index.ts answers before counting): measured, not assumed.
