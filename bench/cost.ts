@@ -93,10 +93,12 @@ interface World {
   /** A key pair for actors that never sign (remote follow targets, new relayed authors). */
   sharedKeys: ReturnType<typeof rsaKeyPair>;
   tokens: { reader: string; quiet: string; poster: string };
+  /** Seeded statuses an hour apart (the retention prunes this many at each hourly run). */
+  prunedPerHour: number;
 }
 
 /** The remote servers and their actors (before the seed: accounts name their ports). */
-async function remoteWorld(): Promise<Omit<World, "tokens">> {
+async function remoteWorld(): Promise<Omit<World, "tokens" | "prunedPerHour">> {
   const hosts = [await remoteHost(), await remoteHost(), await remoteHost()];
   const sharedKeys = rsaKeyPair();
   const [h0, h1, h2] = hosts as [RemoteHost, RemoteHost, RemoteHost];
@@ -123,7 +125,7 @@ function localColumns(username: string) {
   return `${q(username)}, NULL, ${q(uri)}, ${q(uri)}, ${q(`${uri}/inbox`)}, ${q(`${BASE_URL}/inbox`)}, ${q(`${uri}/followers`)}`;
 }
 
-async function seed(w: Omit<World, "tokens">): Promise<World["tokens"]> {
+async function seed(w: Omit<World, "tokens" | "prunedPerHour">): Promise<Pick<World, "tokens" | "prunedPerHour">> {
   rmSync(PERSIST, { recursive: true, force: true });
   mkdirSync(PERSIST, { recursive: true });
   wrangler(["d1", "migrations", "apply", "DB", "--local"]);
@@ -200,7 +202,7 @@ UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target
   console.log(
     `seeded ${STATUSES} statuses and ${locals.length + remotes.length} accounts in ${Date.now() - started} ms`,
   );
-  return tokens;
+  return { tokens, prunedPerHour: HOUR / step };
 }
 
 // --- Reading the meter -----------------------------------------------------------------------------------------
@@ -436,6 +438,11 @@ async function actions(w: World) {
   await measure(ACTIONS.cronHourly, (i) => cron(yesterday + i * HOUR + 30 * minute), { warm: false });
   // The same hour's run again: the retention is caught up, as every hourly run of an instance nothing arrives at.
   await measure(ACTIONS.cronHourlyIdle, () => cron(yesterday + (RUNS - 1) * HOUR + 30 * minute), { warm: false });
+  // Pruning one status: what an hourly run's pruning of its hour's seeded statuses cost, per status.
+  const prune = zero();
+  for (const k of COST_KEYS)
+    prune[k] = (figures[ACTIONS.cronHourly]![k] - figures[ACTIONS.cronHourlyIdle]![k]) / w.prunedPerHour;
+  figures[ACTIONS.prune] = prune;
 
   console.log("reads");
   const home = await api<{ id: string }[]>(reader, "/api/v1/timelines/home?limit=20");
@@ -616,7 +623,7 @@ async function main() {
     world.hosts.forEach((h) => h.close());
     libre.close();
   };
-  const tokens = await seed(world);
+  const seeded = await seed(world);
   server = await startServer(PERSIST, {
     vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true", COST_METER: "true", LIBRE_TRANSLATE_ENDPOINT: libre.url },
   });
@@ -626,7 +633,7 @@ async function main() {
     for (let i = 0; i < 9; i++) await reading();
     const b = await reading();
     for (const k of COST_KEYS) perReading[k] = (b[k] - a[k]) / 10;
-    await actions({ ...world, tokens });
+    await actions({ ...world, ...seeded });
   } finally {
     server.stop();
     closeHosts();

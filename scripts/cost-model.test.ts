@@ -83,7 +83,11 @@ test("one person's day: each line is its action's figures times its count", () =
   // The inbound counters: 2 rows per FLUSH_EVERY of the 2,600 inbound posts, at most; rows, not requests.
   assert.equal(count(INBOUND_COUNTERS), (2600 * 2) / FLUSH_EVERY);
   const d = day(lines);
-  const perDay = lines.filter((l) => l.from !== INBOUND_COUNTERS).reduce((n, l) => n + l.perDay, 0);
+  // The pruning of as many remote posts as arrive (2,600), in the hourly runs: no request of its own.
+  assert.equal(count(ACTIONS.prune), (2600 * 23) / 24);
+  const perDay = lines
+    .filter((l) => l.from !== INBOUND_COUNTERS && l.from !== ACTIONS.prune)
+    .reduce((n, l) => n + l.perDay, 0);
   assert.equal(d.total.requests, perDay);
   assert.equal(d.total.rowsRead, 480 * 7);
   assert.equal(d.total.rowsWritten, 500 * 30 + (2600 * 2) / FLUSH_EVERY);
