@@ -257,7 +257,7 @@ describe("rows read and written per action, within the Free plan's budgets", () 
       to: [PUBLIC],
       cc: [`${s.actor}/followers`],
     };
-    await within("inbound Announce of a local post", { read: 100, written: 21 }, async () =>
+    await within("inbound Announce of a local post", { read: 100, written: 20 }, async () =>
       expectAccepted(await s.peer.send(s.actor, boost)),
     );
     await within("the same Announce delivered again", { read: 30, written: 0 }, async () =>
