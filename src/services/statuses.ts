@@ -767,7 +767,9 @@ function deletionRecounts(d: DB, rows: DeletedRows["rows"]): D1PreparedStatement
 export const recountReblogs = (id: string) =>
   sql`UPDATE statuses SET reblogs_count = (SELECT count(*) FROM statuses r WHERE r.reblog_of_id = ${id}) WHERE id = ${id} AND local = 1`;
 export const recountFavourites = (id: string) =>
-  sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = ${id}) WHERE id = ${id} AND local = 1`;
+  // Written only when the count changed: a repeated favourite (a redelivered Like) writes no row.
+  sql`UPDATE statuses SET favourites_count = c.n FROM (SELECT count(*) AS n FROM favourites f WHERE f.status_id = ${id}) AS c
+    WHERE statuses.id = ${id} AND statuses.local = 1 AND statuses.favourites_count <> c.n`;
 
 /** A status the viewer may see, or 404. */
 export async function visibleStatus(d: DB, id: string, viewerId: string | null): Promise<StatusRow> {
