@@ -5,6 +5,8 @@
  * the global `fetch` like `routeFetch` (test/instances.ts): the peer's host reaches the peer (every request is
  * recorded, what it receives in `delivered`), `a.example`/`b.example` reach the instances, the rest is refused.
  * `send()` POSTs an activity to an instance's inbox signed with draft-cavage or RFC 9421, as a real server would.
+ * With `accepts` set, the peer verifies every request's HTTP signature and answers 401 to any not signed (and
+ * verified) in that scheme, as a server speaking only draft-cavage or only RFC 9421 does; `knocks` records them.
  */
 import {
   createFederation,
@@ -12,6 +14,7 @@ import {
   generateCryptoKeyPair,
   signObject,
   signRequest,
+  verifyRequest,
   type Federation,
 } from "@fedify/fedify";
 import { Activity, Endpoints, Person } from "@fedify/vocab";
@@ -30,6 +33,10 @@ export interface Peer {
   delivered: { url: string; body: unknown; signed: boolean }[];
   /** Every request the peer answered. */
   requests: string[];
+  /** The one signature scheme the peer accepts (null: it checks none). */
+  accepts: Spec | null;
+  /** With `accepts` set: each request, the scheme it was signed in (null: unsigned) and whether it was let in. */
+  knocks: { method: string; path: string; spec: Spec | null; ok: boolean }[];
   /** Signs and POSTs `activity` (sent as is) to `inbox` on `to`, as `actor` (its id); answers the instance's response. */
   send(
     actor: string,
@@ -108,9 +115,34 @@ export function createPeer(host = "peer.example"): Peer {
   const delivered: Peer["delivered"] = [];
   const requests: string[] = [];
 
+  const knocks: Peer["knocks"] = [];
+  /** Whether `req` is signed in the accepted scheme by a key that verifies (fetched from its owner's server). */
+  async function admitted(req: Request, accepts: Spec): Promise<boolean> {
+    const url = new URL(req.url);
+    const spec: Spec | null = req.headers.has("signature-input")
+      ? "rfc9421"
+      : req.headers.has("signature")
+        ? "draft-cavage-http-signatures-12"
+        : null;
+    let ok = false;
+    if (spec === accepts) {
+      const ctx = federation.createContext(new URL(origin), undefined);
+      const key = await verifyRequest(req.clone(), {
+        spec,
+        documentLoader: ctx.documentLoader,
+        contextLoader: ctx.contextLoader,
+      }).catch(() => null);
+      ok = key !== null;
+    }
+    knocks.push({ method: req.method, path: url.pathname, spec, ok });
+    return ok;
+  }
+
   async function handle(req: Request): Promise<Response> {
     const url = new URL(req.url);
     requests.push(`${req.method} ${url.pathname}`);
+    if (peer.accepts && !(await admitted(req, peer.accepts)))
+      return Response.json({ error: "Request not signed" }, { status: 401 });
     if (req.method === "POST" && /\/inbox$/.test(url.pathname)) {
       const body = await req
         .clone()
@@ -134,6 +166,8 @@ export function createPeer(host = "peer.example"): Peer {
     objects,
     delivered,
     requests,
+    accepts: null,
+    knocks,
     handle,
     actor(name) {
       const id = name ?? `u${Date.now().toString(36)}${counter++}`;

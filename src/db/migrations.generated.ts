@@ -576,5 +576,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE UNIQUE INDEX domain_subscriptions_uri ON domain_subscriptions(uri)",
    "CREATE INDEX domain_subscriptions_due ON domain_subscriptions(next_fetch_at)"
   ]
+ },
+ {
+  "name": "0061_signature_specs.sql",
+  "queries": [
+   "ALTER TABLE instances ADD COLUMN signature_spec text"
+  ]
  }
 ];

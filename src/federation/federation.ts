@@ -16,6 +16,7 @@ import { registerDispatchers } from "./documents/dispatchers";
 import { D1KvStore } from "./door/kv";
 import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./door/loaders";
 import { instanceSigner } from "./door/instance-actor";
+import { hostSpecs } from "./door/signature-specs";
 
 export type { FederationData } from "./data";
 
@@ -44,6 +45,7 @@ async function buildFederation(env: Env): Promise<Federation<FederationData>> {
   const kv = new D1KvStore(db(env));
   const allowPrivate = allowPrivateAddress(env);
   const userAgent = USER_AGENT;
+  const specs = hostSpecs(db(env));
   const federation = await builder.build({
     kv,
     // Ids are https://DOMAIN/… whatever host a request reached; without DOMAIN (local development only, see
@@ -54,9 +56,11 @@ async function buildFederation(env: Env): Promise<Federation<FederationData>> {
     // Every document Fedify loads (actors, objects, keys, contexts; signed or not) goes through the SSRF guard.
     // (Fedify refuses `allowPrivateAddress` or `userAgent` together with these factories: the loaders carry both.)
     // Signed as the instance actor (servers in authorized-fetch mode answer nothing else); contexts are not.
-    documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent, () => instanceSigner(env)),
+    // Signed GETs use the scheme each host accepts (door/signature-specs.ts: Fedify's double knock).
+    documentLoaderFactory: () =>
+      cachedDocumentLoader(kv, allowPrivate, userAgent, { signer: () => instanceSigner(env), specs }),
     contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
-    authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
+    authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent, specs),
     // Signatures are checked before Fedify, by federation/door/authenticate.ts (handleFederated lets no other POST
     // through): Fedify trusts a key document's own claim of who owns it, which lets any server speak for another's
     // actors (issue 28).
@@ -85,7 +89,10 @@ export function federationFor(env: Env): Promise<Federation<FederationData>> {
  * actor: for refreshing what a cached copy may have outdated (resolving, an actor's keys, a relayed object).
  */
 export const freshDocumentLoader = (env: Env) =>
-  guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, () => instanceSigner(env));
+  guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, {
+    signer: () => instanceSigner(env),
+    specs: hostSpecs(db(env)),
+  });
 
 /** A context for code outside a request (tests, later the outbox). */
 export async function federationContext(env: Env, base: string) {

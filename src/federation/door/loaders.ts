@@ -4,9 +4,10 @@
  * fetched). Fedify's own loaders use the global `fetch` with their own check; these replace them so that the
  * address policy, the development switch, the timeout and the size cap are Starling's, in one place.
  */
-import { createActivityPubRequest, getRemoteDocument, kvCache, preloadedContexts, signRequest } from "@fedify/fedify";
+import { createActivityPubRequest, getRemoteDocument, kvCache, preloadedContexts } from "@fedify/fedify";
 import type { DocumentLoader, GetUserAgentOptions, KvStore, RemoteDocument } from "@fedify/fedify";
 import { outboundFetch, OutboundRefused } from "../../lib/outbound";
+import { knock, type SpecMemory } from "./signature-specs";
 
 /** A remote ActivityPub document or context: 10 s, 2 MB (Mastodon's own cap on fetched JSON is 1 MB). */
 const LIMITS = { timeoutMs: 10_000, maxBytes: 2_000_000, maxRedirects: 3 } as const;
@@ -23,14 +24,15 @@ function preloaded(url: string): RemoteDocument | null {
  */
 async function loadFollowing(
   url: string,
-  request: (url: string) => Request | Promise<Request>,
+  get: (url: string, send: (req: Request) => Promise<Response>) => Promise<Response>,
   signal: AbortSignal | undefined,
   allowPrivate: boolean,
   load: DocumentLoader,
 ): Promise<RemoteDocument> {
+  const send = (req: Request) => outboundFetch(req, { signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
   let current = url;
   for (let hop = 0; ; hop++) {
-    const res = await outboundFetch(await request(current), { signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
+    const res = await get(current, send);
     const location = res.headers.get("location");
     if (![301, 302, 303, 307, 308].includes(res.status) || !location) return getRemoteDocument(current, res, load);
     await res.body?.cancel().catch(() => {});
@@ -44,20 +46,22 @@ export type FetchSigner = () => Promise<{ uri: string; key: CryptoKey }> | null;
 
 /**
  * Remote documents through the guard. With `signer`, every GET is signed as the instance actor (as Mastodon
- * signs its fetches as its representative): servers in authorized-fetch mode answer only signed requests.
+ * signs its fetches as its representative): servers in authorized-fetch mode answer only signed requests. Signed
+ * in the scheme the host accepts (`specs`: door/signature-specs.ts).
  */
 export function guardedDocumentLoader(
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
-  signer?: FetchSigner,
+  signer?: { signer: FetchSigner; specs: SpecMemory },
 ): DocumentLoader {
-  const plain = (u: string) => createActivityPubRequest(u, { userAgent });
   const load: DocumentLoader = async (url, options) => {
     const hit = preloaded(url);
     if (hit) return hit;
-    const s = signer ? await signer() : null;
-    const request = s ? signedGet({ keyId: new URL(`${s.uri}#main-key`), privateKey: s.key }, userAgent) : plain;
-    return loadFollowing(url, request, options?.signal, allowPrivate, load);
+    const s = signer ? await signer.signer() : null;
+    const get = s
+      ? signedGet({ keyId: new URL(`${s.uri}#main-key`), privateKey: s.key }, userAgent, signer!.specs)
+      : plainGet(userAgent);
+    return loadFollowing(url, get, options?.signal, allowPrivate, load);
   };
   return load;
 }
@@ -67,7 +71,7 @@ export function cachedDocumentLoader(
   kv: KvStore,
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
-  signer?: FetchSigner,
+  signer?: { signer: FetchSigner; specs: SpecMemory },
 ): DocumentLoader {
   return kvCache({
     loader: guardedDocumentLoader(allowPrivate, userAgent, signer),
@@ -76,26 +80,33 @@ export function cachedDocumentLoader(
   });
 }
 
+const plainGet =
+  (userAgent: GetUserAgentOptions | string | undefined) => (u: string, send: (req: Request) => Promise<Response>) =>
+    send(createActivityPubRequest(u, { userAgent }));
+
 const signedGet =
-  (identity: { keyId: URL; privateKey: CryptoKey }, userAgent: GetUserAgentOptions | string | undefined) =>
-  (u: string) =>
-    signRequest(createActivityPubRequest(u, { userAgent }), identity.privateKey, identity.keyId, {
-      spec: "draft-cavage-http-signatures-12",
-    });
+  (
+    identity: { keyId: URL; privateKey: CryptoKey },
+    userAgent: GetUserAgentOptions | string | undefined,
+    specs: SpecMemory,
+  ) =>
+  (u: string, send: (req: Request) => Promise<Response>) =>
+    knock(createActivityPubRequest(u, { userAgent }), identity, specs, send);
 
 /**
- * Signed GETs (for servers with authorized fetch), draft-cavage HTTP Signatures, which Mastodon, Pleroma,
- * Misskey and GoToSocial all verify. Redirects are followed here, each hop checked and signed anew (a
- * signature covers the request target).
+ * Signed GETs (for servers with authorized fetch) as `identity`, in the scheme the host accepts (draft-cavage
+ * HTTP Signatures, which Mastodon, Pleroma, Misskey and GoToSocial all verify, unless it refused them; then RFC
+ * 9421). Redirects are followed here, each hop checked and signed anew (a signature covers the request target).
  */
 export function signedDocumentLoader(
   identity: { keyId: URL; privateKey: CryptoKey },
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
+  specs: SpecMemory,
 ): DocumentLoader {
-  const sign = signedGet(identity, userAgent);
+  const get = signedGet(identity, userAgent, specs);
   const load: DocumentLoader = async (url, options) =>
-    preloaded(url) ?? loadFollowing(url, sign, options?.signal, allowPrivate, load);
+    preloaded(url) ?? loadFollowing(url, get, options?.signal, allowPrivate, load);
   return load;
 }
 
