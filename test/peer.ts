@@ -27,7 +27,7 @@ export interface Peer {
   origin: string;
   /** A new actor's id (unique per call): `https://<host>/users/<name>`. */
   actor(name?: string): string;
-  /** Documents served at their id (notes the inbox fetches by URL). */
+  /** Documents served at their id (notes the inbox fetches by URL); a function answers the request itself. */
   objects: Map<string, unknown>;
   /** POSTs the peer received (A's deliveries to it), in order, with their JSON bodies. */
   delivered: { url: string; body: unknown; signed: boolean }[];
@@ -50,6 +50,8 @@ export interface Peer {
    * key (FEP-8b32) and no HTTP signature.
    */
   sendWithProof(actor: string, activity: unknown, opts?: { to?: Instance; inbox?: string }): Promise<Response>;
+  /** Gives the actor new key pairs under the same key ids (a key rotated in place). */
+  rotate(actor: string): Promise<void>;
   /** An actor's key pairs (RSA for HTTP and Linked Data signatures, Ed25519 for proofs), for hand-made signatures. */
   keys(actor: string): Promise<{ rsa: CryptoKeyPair; ed: CryptoKeyPair }>;
   /** Routes the global fetch to this peer and the instances; returns the function that puts the previous back. */
@@ -156,6 +158,7 @@ export function createPeer(host = "peer.example"): Peer {
       return new Response(null, { status: 202 });
     }
     const doc = objects.get(url.href.replace(/#.*$/, ""));
+    if (typeof doc === "function") return (doc as () => Response | Promise<Response>)();
     if (doc) return new Response(JSON.stringify(doc), { headers: { "Content-Type": "application/activity+json" } });
     return federation.fetch(req, { contextData: undefined });
   }
@@ -213,6 +216,11 @@ export function createPeer(host = "peer.example"): Peer {
         body,
       });
       return instanceFetch(to, req);
+    },
+    async rotate(actor) {
+      const pairs = Promise.all([rsaKeyPair(), generateCryptoKeyPair("Ed25519")]);
+      keys.set(new URL(actor).pathname.split("/").pop()!, pairs);
+      await pairs;
     },
     async keys(actor) {
       const [rsa, ed] = await keyPairs(new URL(actor).pathname.split("/").pop()!);

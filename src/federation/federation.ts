@@ -14,7 +14,7 @@ import { allowPrivateAddress } from "../lib/outbound";
 import type { FederationData } from "./data";
 import { registerDispatchers } from "./documents/dispatchers";
 import { D1KvStore } from "./door/kv";
-import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./door/loaders";
+import { cachedDocumentLoader, contextLoader, signedDocumentLoader, USER_AGENT } from "./door/loaders";
 import { instanceSigner } from "./door/instance-actor";
 import { hostSpecs } from "./door/signature-specs";
 
@@ -59,7 +59,8 @@ async function buildFederation(env: Env): Promise<Federation<FederationData>> {
     // Signed GETs use the scheme each host accepts (door/signature-specs.ts: Fedify's double knock).
     documentLoaderFactory: () =>
       cachedDocumentLoader(kv, allowPrivate, userAgent, { signer: () => instanceSigner(env), specs }),
-    contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
+    // Contexts unsigned, kept a day (door/loaders.ts).
+    contextLoaderFactory: () => contextLoader(kv, allowPrivate, userAgent),
     authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent, specs),
     // Signatures are checked before Fedify, by federation/door/authenticate.ts (handleFederated lets no other POST
     // through): Fedify trusts a key document's own claim of who owns it, which lets any server speak for another's
@@ -84,15 +85,7 @@ export function federationFor(env: Env): Promise<Federation<FederationData>> {
   return hit;
 }
 
-/**
- * Remote documents as their servers serve them now (no cache), through the SSRF guard, signed as the instance
- * actor: for refreshing what a cached copy may have outdated (resolving, an actor's keys, a relayed object).
- */
-export const freshDocumentLoader = (env: Env) =>
-  guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, {
-    signer: () => instanceSigner(env),
-    specs: hostSpecs(db(env)),
-  });
+export { freshDocumentLoader } from "./door/loaders";
 
 /** A context for code outside a request (tests, later the outbox). */
 export async function federationContext(env: Env, base: string) {
