@@ -116,11 +116,11 @@ describe("Connect to Bluesky", () => {
   });
 
   // Before any test has stored the bridge's account (a stored one is not fetched again for a day).
-  it("the bridge unreachable: 502 with an error, nothing written", async () => {
+  it("the bridge unreachable: 404 with an error, nothing written", async () => {
     const u = await readyUser();
     peer.objects.set(BRIDGE, () => new Response("down", { status: 503 }));
     const res = await call("/api/v1/pleroma/bluesky_bridge", { instance: A, token: u.token, method: "POST" });
-    expect(res.status).toBe(502);
+    expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: expect.stringMatching(/could not be reached/) });
     expect(await state(u)).toMatchObject({ connected: false, pending: false });
   });

@@ -14,7 +14,7 @@ import type { AppEnv } from "../../http/app-env";
 import type { UserAuth } from "../../http/auth";
 import { after, route, type Ctx } from "../../http/route";
 import { baseUrl, hostOf } from "../../http/urls";
-import { ApiError } from "../../lib/errors";
+import { notFound } from "../../lib/errors";
 import { accountByUri } from "../../services/remote-accounts";
 import { BRIDGE_ACTOR, BRIDGE_ATPROTO_DID, bridgeState, bridgedAccountUri } from "../../services/bluesky-bridge";
 import * as graph from "../../services/graph";
@@ -62,7 +62,8 @@ export function registerBlueskyBridgeRoutes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, _p, auth: UserAuth) => {
       const r = resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e));
       const found = await resolveAccount(r, BRIDGE_ACTOR, { background: c.executionCtx });
-      if (!found) throw new ApiError(502, "The Bluesky bridge could not be reached; try again later.");
+      // As Pleroma's follow by URI answers an account it cannot resolve (a 5xx would read as Starling's fault).
+      if (!found) throw notFound("The Bluesky bridge could not be reached; try again later.");
       const result = await graph.follow(db(c.env), auth.account, found.account, {});
       after(c, result.effects);
       return c.json(await state(c, auth));
