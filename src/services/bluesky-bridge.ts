@@ -38,14 +38,15 @@ export interface BridgeState {
   missing: ChecklistItem["key"][];
 }
 
-/** Where `me` stands with the bridge: one statement (the bridge's account by uri, then four pair look-ups). */
+/** Where `me` stands with the bridge: one statement (the bridge's account by uri, four pair look-ups). */
 export async function bridgeState(d: DB, me: AccountRow, user: UserRow, localHost: string): Promise<BridgeState> {
+  // Each a probe of a pair's unique index, whatever the number of follows.
+  const bridge = sql`(SELECT id FROM accounts WHERE uri = ${BRIDGE_ACTOR})`;
   const row = await d.get<{ following: number; requested: number; back: number; back_requested: number }>(
-    sql`WITH b AS (SELECT id FROM accounts WHERE uri = ${BRIDGE_ACTOR})
-      SELECT EXISTS (SELECT 1 FROM follows, b WHERE account_id = ${me.id} AND target_account_id = b.id) AS following,
-        EXISTS (SELECT 1 FROM follow_requests, b WHERE account_id = ${me.id} AND target_account_id = b.id) AS requested,
-        EXISTS (SELECT 1 FROM follows, b WHERE account_id = b.id AND target_account_id = ${me.id}) AS back,
-        EXISTS (SELECT 1 FROM follow_requests, b WHERE account_id = b.id AND target_account_id = ${me.id}) AS back_requested`,
+    sql`SELECT EXISTS (SELECT 1 FROM follows WHERE account_id = ${me.id} AND target_account_id = ${bridge}) AS following,
+        EXISTS (SELECT 1 FROM follow_requests WHERE account_id = ${me.id} AND target_account_id = ${bridge}) AS requested,
+        EXISTS (SELECT 1 FROM follows WHERE account_id = ${bridge} AND target_account_id = ${me.id}) AS back,
+        EXISTS (SELECT 1 FROM follow_requests WHERE account_id = ${bridge} AND target_account_id = ${me.id}) AS back_requested`,
   );
   const following = !!row?.following;
   const checklist = bridgeChecklist(me, user, {
@@ -101,8 +102,8 @@ export function bridgeChecklist(
 export async function bridgedAccountUri(d: DB, username: string): Promise<string | null> {
   const row = await d.get<{ uri: string }>(
     sql`SELECT a.uri FROM accounts a WHERE a.acct_key = lower(${username}) AND a.domain IS NULL AND NOT a.deactivated
-      AND EXISTS (SELECT 1 FROM follows f JOIN accounts b ON b.id = f.target_account_id
-        WHERE f.account_id = a.id AND b.uri = ${BRIDGE_ACTOR})`,
+      AND EXISTS (SELECT 1 FROM follows f WHERE f.account_id = a.id
+        AND f.target_account_id = (SELECT id FROM accounts WHERE uri = ${BRIDGE_ACTOR}))`,
   );
   return row?.uri ?? null;
 }
