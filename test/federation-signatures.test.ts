@@ -184,5 +184,36 @@ describe("signed fetches (authorized fetch)", () => {
     expect(res.status, await res.text()).toBe(202);
     const followers = await json(`/api/v1/accounts/${user.id}/followers`, { instance: A, token: user.token });
     expect(followers.map((f: { acct: string }) => f.acct)).toEqual([`${actor.split("/").pop()}@${peer.host}`]);
+    // Its own RFC 9421 signature verified: the host is answered in RFC 9421 from now on, the Accept included.
+    expect(await stored(peer.host)).toBe("rfc9421");
+    await drainFederation(A.bindings);
+    expect(inboxKnocks(peer)).toEqual([["rfc9421", true]]);
+    expect(peer.delivered.map((d) => (d.body as any).type)).toEqual(["Accept"]);
+  });
+
+  it("a host signing its own POSTs in RFC 9421 is answered in RFC 9421; one signing in draft-cavage changes nothing", async () => {
+    const peer = peerOnItsOwnHost();
+    const user = await registerUser({ instance: A });
+    const follow = (actor: string) => ({
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${actor}#follow-${n++}`,
+      type: "Follow",
+      actor,
+      object: `${A.origin}/users/${user.username}`,
+    });
+    const first = peer.actor();
+    expect((await peer.send(first, follow(first))).status).toBe(202);
+    // The key fetch learned draft-cavage (the peer checks nothing); a draft-cavage POST adds nothing.
+    expect(await stored(peer.host)).toBe("draft-cavage-http-signatures-12");
+    const second = peer.actor();
+    expect((await peer.send(second, follow(second), { spec: "rfc9421" })).status).toBe(202);
+    expect(await stored(peer.host)).toBe("rfc9421");
+    // Both Accepts go in RFC 9421 (the peer now checks it), with no refused knock.
+    peer.accepts = "rfc9421";
+    await drainFederation(A.bindings);
+    expect(inboxKnocks(peer)).toEqual([
+      ["rfc9421", true],
+      ["rfc9421", true],
+    ]);
   });
 });
