@@ -345,3 +345,16 @@ test("the buckets of wrangler.toml", () => {
   assert.equal(bucketOf(toml, "MEDIA"), "starling-media");
   assert.equal(bucketOf(toml, "PRIVATE"), "starling-private");
 });
+
+test("--bluesky-handles routes <user>.<domain>/.well-known/atproto-did to the Worker, and is remembered", () => {
+  const p = project();
+  deploy(p, ["social.example"]);
+  assert.ok(!p.calls()[0]!.args.includes("--routes"));
+  deploy(p, ["--bluesky-handles"]);
+  const route = ["--routes", "*.social.example/.well-known/atproto-did"];
+  const at = (args: string[]) => args.indexOf("--routes");
+  const second = p.calls()[1]!.args;
+  assert.deepEqual(second.slice(at(second), at(second) + 2), route);
+  const third = (deploy(p, []), p.calls()[2]!.args);
+  assert.deepEqual(third.slice(at(third), at(third) + 2), route);
+});

@@ -17,6 +17,8 @@
  * `.starling/deploy.json` (not tracked), so an upgrade needs no argument and never conflicts with `git pull`. It
  * deploys with `wrangler.deploy.toml` (not tracked either): wrangler.toml and the Workers AI binding (translation).
  *
+ * With `--bluesky-handles` (remembered) it also routes `*.<domain>/.well-known/atproto-did` to the Worker, so users
+ * who connected to Bluesky can take `<user>.<domain>` as their Bluesky handle (docs/deploy.md).
  * With `--zone-id <the domain's zone id>` it also gives the public bucket a custom domain (`media.<domain>`, or
  * `--media-domain`), so that loading media costs no Worker request. In steps, one per run, each safe to repeat:
  * the domain is attached only once the Worker has written READY_KEY into the bucket (nothing private left in it:
@@ -41,6 +43,8 @@ export interface DeployState {
   accountId?: string;
   /** The public bucket's custom domain and the zone it is in (`--zone-id`), when asked for once. */
   media?: { domain: string; zoneId: string };
+  /** `--bluesky-handles`, once given: `*.<domain>/.well-known/atproto-did` routed to the Worker (docs/deploy.md). */
+  blueskyHandles?: true;
 }
 
 /** Written by the Worker into the public bucket once nothing private is left in it. */
@@ -88,6 +92,7 @@ export function plan(
       "account-id": { type: "string" },
       "zone-id": { type: "string" },
       "media-domain": { type: "string" },
+      "bluesky-handles": { type: "boolean", default: false },
     },
   });
   const given = positionals[0]
@@ -121,6 +126,7 @@ export function plan(
     plan: planName,
     setupSecret: first ? makeSecret() : saved!.setupSecret,
     ...(accountId ? { accountId } : {}),
+    ...(values["bluesky-handles"] || (!first && saved?.blueskyHandles) ? { blueskyHandles: true as const } : {}),
   };
   const zoneId = values["zone-id"] ?? (first ? undefined : saved?.media?.zoneId);
   const mediaDomain = values["media-domain"]?.toLowerCase() ?? (first ? undefined : saved?.media?.domain);
@@ -166,6 +172,8 @@ export function plan(
       "--var",
       `PLAN:${planName}`,
       ...(accountId ? ["--var", `CF_ACCOUNT_ID:${accountId}`] : []),
+      // Bluesky handles at `<user>.<domain>` (Bridgy Fed's redirect): the wildcard route to the Worker.
+      ...(state.blueskyHandles ? ["--routes", `*.${domain}/.well-known/atproto-did`] : []),
     ],
     secrets: Object.keys(secrets).length ? secrets : null,
     messages,

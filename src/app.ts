@@ -55,6 +55,7 @@ import { registerTagRoutes } from "./routes/tags";
 import { registerBookmarkFolderRoutes } from "./routes/pleroma/bookmark-folders";
 import { registerFrontendRoutes } from "./routes/pleroma/frontend";
 import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
+import { registerBlueskyBridgeRoutes } from "./routes/pleroma/bluesky-bridge";
 import { registerMfaRoutes } from "./routes/pleroma/mfa";
 import { registerPasswordRoutes } from "./routes/pleroma/passwords";
 import { registerImageRoutes } from "./routes/pleroma/images";
@@ -114,6 +115,7 @@ export function createApp() {
   registerAdminAnnouncementRoutes(app);
   registerBookmarkFolderRoutes(app);
   registerScrobbleRoutes(app);
+  registerBlueskyBridgeRoutes(app);
   registerFrontendRoutes(app);
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);

@@ -5,6 +5,8 @@
  * the global `fetch` like `routeFetch` (test/instances.ts): the peer's host reaches the peer (every request is
  * recorded, what it receives in `delivered`), `a.example`/`b.example` reach the instances, the rest is refused.
  * `send()` POSTs an activity to an instance's inbox signed with draft-cavage or RFC 9421, as a real server would.
+ * With `accepts` set, the peer verifies every request's HTTP signature and answers 401 to any not signed (and
+ * verified) in that scheme, as a server speaking only draft-cavage or only RFC 9421 does; `knocks` records them.
  */
 import {
   createFederation,
@@ -12,6 +14,7 @@ import {
   generateCryptoKeyPair,
   signObject,
   signRequest,
+  verifyRequest,
   type Federation,
 } from "@fedify/fedify";
 import { Activity, Endpoints, Person } from "@fedify/vocab";
@@ -24,12 +27,16 @@ export interface Peer {
   origin: string;
   /** A new actor's id (unique per call): `https://<host>/users/<name>`. */
   actor(name?: string): string;
-  /** Documents served at their id (notes the inbox fetches by URL). */
+  /** Documents served at their id (notes the inbox fetches by URL); a function answers the request itself. */
   objects: Map<string, unknown>;
   /** POSTs the peer received (A's deliveries to it), in order, with their JSON bodies. */
   delivered: { url: string; body: unknown; signed: boolean }[];
   /** Every request the peer answered. */
   requests: string[];
+  /** The one signature scheme the peer accepts (null: it checks none). */
+  accepts: Spec | null;
+  /** With `accepts` set: each request, the scheme it was signed in (null: unsigned) and whether it was let in. */
+  knocks: { method: string; path: string; spec: Spec | null; ok: boolean }[];
   /** Signs and POSTs `activity` (sent as is) to `inbox` on `to`, as `actor` (its id); answers the instance's response. */
   send(
     actor: string,
@@ -43,6 +50,8 @@ export interface Peer {
    * key (FEP-8b32) and no HTTP signature.
    */
   sendWithProof(actor: string, activity: unknown, opts?: { to?: Instance; inbox?: string }): Promise<Response>;
+  /** Gives the actor new key pairs under the same key ids (a key rotated in place). */
+  rotate(actor: string): Promise<void>;
   /** An actor's key pairs (RSA for HTTP and Linked Data signatures, Ed25519 for proofs), for hand-made signatures. */
   keys(actor: string): Promise<{ rsa: CryptoKeyPair; ed: CryptoKeyPair }>;
   /** Routes the global fetch to this peer and the instances; returns the function that puts the previous back. */
@@ -108,9 +117,34 @@ export function createPeer(host = "peer.example"): Peer {
   const delivered: Peer["delivered"] = [];
   const requests: string[] = [];
 
+  const knocks: Peer["knocks"] = [];
+  /** Whether `req` is signed in the accepted scheme by a key that verifies (fetched from its owner's server). */
+  async function admitted(req: Request, accepts: Spec): Promise<boolean> {
+    const url = new URL(req.url);
+    const spec: Spec | null = req.headers.has("signature-input")
+      ? "rfc9421"
+      : req.headers.has("signature")
+        ? "draft-cavage-http-signatures-12"
+        : null;
+    let ok = false;
+    if (spec === accepts) {
+      const ctx = federation.createContext(new URL(origin), undefined);
+      const key = await verifyRequest(req.clone(), {
+        spec,
+        documentLoader: ctx.documentLoader,
+        contextLoader: ctx.contextLoader,
+      }).catch(() => null);
+      ok = key !== null;
+    }
+    knocks.push({ method: req.method, path: url.pathname, spec, ok });
+    return ok;
+  }
+
   async function handle(req: Request): Promise<Response> {
     const url = new URL(req.url);
     requests.push(`${req.method} ${url.pathname}`);
+    if (peer.accepts && !(await admitted(req, peer.accepts)))
+      return Response.json({ error: "Request not signed" }, { status: 401 });
     if (req.method === "POST" && /\/inbox$/.test(url.pathname)) {
       const body = await req
         .clone()
@@ -124,6 +158,7 @@ export function createPeer(host = "peer.example"): Peer {
       return new Response(null, { status: 202 });
     }
     const doc = objects.get(url.href.replace(/#.*$/, ""));
+    if (typeof doc === "function") return (doc as () => Response | Promise<Response>)();
     if (doc) return new Response(JSON.stringify(doc), { headers: { "Content-Type": "application/activity+json" } });
     return federation.fetch(req, { contextData: undefined });
   }
@@ -134,6 +169,8 @@ export function createPeer(host = "peer.example"): Peer {
     objects,
     delivered,
     requests,
+    accepts: null,
+    knocks,
     handle,
     actor(name) {
       const id = name ?? `u${Date.now().toString(36)}${counter++}`;
@@ -179,6 +216,11 @@ export function createPeer(host = "peer.example"): Peer {
         body,
       });
       return instanceFetch(to, req);
+    },
+    async rotate(actor) {
+      const pairs = Promise.all([rsaKeyPair(), generateCryptoKeyPair("Ed25519")]);
+      keys.set(new URL(actor).pathname.split("/").pop()!, pairs);
+      await pairs;
     },
     async keys(actor) {
       const [rsa, ed] = await keyPairs(new URL(actor).pathname.split("/").pop()!);

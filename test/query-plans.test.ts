@@ -270,6 +270,7 @@ describe("query plans of list and timeline routes", () => {
       `/api/v1/pleroma/accounts/${me.id}/favourites`,
       "/api/v1/tags/plans",
       "/api/v1/followed_tags",
+      "/api/v1/pleroma/bluesky_bridge",
     ];
   };
   const unsorted = () => [

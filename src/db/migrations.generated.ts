@@ -578,6 +578,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0061_signature_specs.sql",
+  "queries": [
+   "ALTER TABLE instances ADD COLUMN signature_spec text"
+  ]
+ },
+ {
   "name": "0064_cheaper_inbound.sql",
   "queries": [
    "DROP INDEX statuses_url",

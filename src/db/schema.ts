@@ -1269,6 +1269,11 @@ export const instances = sqliteTable(
     favicon: text("favicon"),
     /** When the favicon was last looked for; null: not yet. */
     faviconFetchedAt: time("favicon_fetched_at"),
+    /**
+     * The HTTP signature scheme the host accepted last (`rfc9421` or `draft-cavage-http-signatures-12`); null: not
+     * known yet. Written only when it changes (federation/door/signature-specs.ts).
+     */
+    signatureSpec: text("signature_spec"),
     createdAt: time("created_at").notNull(),
   },
   (t) => [

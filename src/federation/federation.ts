@@ -14,8 +14,9 @@ import { allowPrivateAddress } from "../lib/outbound";
 import type { FederationData } from "./data";
 import { registerDispatchers } from "./documents/dispatchers";
 import { D1KvStore } from "./door/kv";
-import { cachedDocumentLoader, guardedDocumentLoader, signedDocumentLoader, USER_AGENT } from "./door/loaders";
+import { cachedDocumentLoader, contextLoader, signedDocumentLoader, USER_AGENT } from "./door/loaders";
 import { instanceSigner } from "./door/instance-actor";
+import { hostSpecs } from "./door/signature-specs";
 
 export type { FederationData } from "./data";
 
@@ -44,6 +45,7 @@ async function buildFederation(env: Env): Promise<Federation<FederationData>> {
   const kv = new D1KvStore(db(env));
   const allowPrivate = allowPrivateAddress(env);
   const userAgent = USER_AGENT;
+  const specs = hostSpecs(db(env));
   const federation = await builder.build({
     kv,
     // Ids are https://DOMAIN/… whatever host a request reached; without DOMAIN (local development only, see
@@ -54,9 +56,12 @@ async function buildFederation(env: Env): Promise<Federation<FederationData>> {
     // Every document Fedify loads (actors, objects, keys, contexts; signed or not) goes through the SSRF guard.
     // (Fedify refuses `allowPrivateAddress` or `userAgent` together with these factories: the loaders carry both.)
     // Signed as the instance actor (servers in authorized-fetch mode answer nothing else); contexts are not.
-    documentLoaderFactory: () => cachedDocumentLoader(kv, allowPrivate, userAgent, () => instanceSigner(env)),
-    contextLoaderFactory: () => guardedDocumentLoader(allowPrivate, userAgent),
-    authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent),
+    // Signed GETs use the scheme each host accepts (door/signature-specs.ts: Fedify's double knock).
+    documentLoaderFactory: () =>
+      cachedDocumentLoader(kv, allowPrivate, userAgent, { signer: () => instanceSigner(env), specs }),
+    // Contexts unsigned, kept a day (door/loaders.ts).
+    contextLoaderFactory: () => contextLoader(kv, allowPrivate, userAgent),
+    authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent, specs),
     // Signatures are checked before Fedify, by federation/door/authenticate.ts (handleFederated lets no other POST
     // through): Fedify trusts a key document's own claim of who owns it, which lets any server speak for another's
     // actors (issue 28).
@@ -80,12 +85,7 @@ export function federationFor(env: Env): Promise<Federation<FederationData>> {
   return hit;
 }
 
-/**
- * Remote documents as their servers serve them now (no cache), through the SSRF guard, signed as the instance
- * actor: for refreshing what a cached copy may have outdated (resolving, an actor's keys, a relayed object).
- */
-export const freshDocumentLoader = (env: Env) =>
-  guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, () => instanceSigner(env));
+export { freshDocumentLoader } from "./door/loaders";
 
 /** A context for code outside a request (tests, later the outbox). */
 export async function federationContext(env: Env, base: string) {

@@ -1,14 +1,14 @@
 /**
  * Delivery, the second step of outgoing federation (`deliverHost`): per destination host, by its `HostDelivery`
  * Durable Object (named by the host, woken by wake.ts, then by its own alarm): due deliveries are claimed, each
- * POST is signed (draft-cavage, the actor's RSA key, keyId `<actor>#main-key`) and sent through the SSRF guard
+ * POST is signed (the actor's RSA key, keyId `<actor>#main-key`; draft-cavage or RFC 9421 as the host accepts,
+ * door/signature-specs.ts: the scheme is read with the run's rows and written with its outcome) and sent through the SSRF guard
  * with a 10 s timeout, a few actors at a time and each actor's deliveries to the host in order; the bookkeeping
  * of a run is one batch. 2xx: delivered; 4xx other than 408/429: dropped; otherwise retried 30 s later, doubling
  * up to 6 h, for two days, then dropped and the host marked failing (`instances.failing_since`). A host whose
  * deliveries have all failed for over a day (`instances.unreachable_since`) is only probed: one delivery every
  * 6 h, the rest waiting (and not woken) until a probe succeeds; other hosts are never held by it.
  */
-import { signRequest } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
 import { db, statement, type DB } from "../../db/client";
 import { config, VERSION, type Env } from "../../env";
@@ -16,6 +16,7 @@ import { pemToDer } from "../../lib/keys";
 import { allowPrivateAddress, isFetchableUrl, outboundFetch, OutboundRefused } from "../../lib/outbound";
 import { GIVE_UP_MS, SIGNED_BY_INSTANCE, type OutboxActivity } from "../../services/outbox";
 import { instanceSigner } from "../door/instance-actor";
+import { knock, runMemory, specOf, type SpecMemory } from "../door/signature-specs";
 
 /** A claim (of an outbox row or a delivery) not finished by then is taken again. */
 export const LEASE_MS = 5 * 60_000;
@@ -61,8 +62,15 @@ type Outcome = { kind: "done" } | { kind: "drop" } | { kind: "retry"; error: str
 /** Who is calling, as servers log it: the software and the instance (Mastodon's form). */
 const userAgent = (env: Env) => `Starling/${VERSION} (+https://${config(env).domain || "localhost"}/)`;
 
-/** One signed POST; what became of it. */
-async function post(env: Env, inbox: string, body: string, actorUri: string, key: CryptoKey): Promise<Outcome> {
+/** One signed POST (knocking again in the other scheme when the first is refused); what became of it. */
+async function post(
+  env: Env,
+  inbox: string,
+  body: string,
+  actorUri: string,
+  key: CryptoKey,
+  specs: SpecMemory,
+): Promise<Outcome> {
   try {
     const req = new Request(inbox, {
       method: "POST",
@@ -73,15 +81,15 @@ async function post(env: Env, inbox: string, body: string, actorUri: string, key
       },
       body,
     });
-    const signed = await signRequest(req, key, new URL(`${actorUri}#main-key`), {
-      body: new TextEncoder().encode(body).buffer as ArrayBuffer,
-    });
-    const res = await outboundFetch(signed, undefined, {
-      allowPrivate: allowPrivateAddress(env),
-      timeoutMs: TIMEOUT_MS,
-      maxRedirects: 0,
-      maxBytes: 64_000,
-    });
+    const send = async (signed: Request) =>
+      outboundFetch(signed, undefined, {
+        allowPrivate: allowPrivateAddress(env),
+        timeoutMs: TIMEOUT_MS,
+        maxRedirects: 0,
+        maxBytes: 64_000,
+      });
+    const bytes = new TextEncoder().encode(body).buffer as ArrayBuffer;
+    const res = await knock(req, { keyId: new URL(`${actorUri}#main-key`), privateKey: key }, specs, send, bytes);
     await res.body?.cancel().catch(() => {});
     if (res.status >= 200 && res.status < 300) return { kind: "done" };
     // As Mastodon: a 4xx will not change, except 401 (the receiver may not have fetched our key yet), 408 and 429.
@@ -138,11 +146,16 @@ export async function deliverHost(
     uri: string;
     private_key: string | null;
     type: OutboxActivity["type"];
+    spec: string | null;
   }>(
-    sql`SELECT o.id, o.body, a.uri, c.private_key, json_extract(o.activity, '$.type') AS type FROM federation_outbox o JOIN accounts a ON a.id = o.account_id LEFT JOIN credentials c ON c.account_id = o.account_id
+    // The host's signature scheme comes along (an uncorrelated subquery: evaluated once).
+    sql`SELECT o.id, o.body, a.uri, c.private_key, json_extract(o.activity, '$.type') AS type,
+        (SELECT signature_spec FROM instances WHERE domain = ${host}) AS spec
+      FROM federation_outbox o JOIN accounts a ON a.id = o.account_id LEFT JOIN credentials c ON c.account_id = o.account_id
       WHERE o.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(claimed.map((c) => c.outbox_id))])}))`,
   );
   const byOutbox = new Map(sources.map((s) => [s.id, s]));
+  const specs = runMemory(specOf(sources[0]?.spec));
   // Rows the instance actor sends (forwarded reports) are signed with its key, as its id.
   const instance = sources.some((s) => SIGNED_BY_INSTANCE.has(s.type)) ? await instanceSigner(env) : null;
   // Each actor's deliveries to this host in order (oldest activity first), whichever of its inboxes they go to:
@@ -173,8 +186,8 @@ export async function deliverHost(
           continue;
         }
         const o = asInstance
-          ? await post(env, c.inbox, src.body, instance!.uri, instance!.key)
-          : await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key!));
+          ? await post(env, c.inbox, src.body, instance!.uri, instance!.key, specs)
+          : await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key!), specs);
         outcomes.set(c.id, o);
         if (o.kind === "retry") held = true;
       }
@@ -230,8 +243,10 @@ export async function deliverHost(
     stmts.push(
       statement(
         d,
-        sql`INSERT INTO instances (domain, failure_count, last_success_at, created_at) VALUES (${host}, 0, ${t}, ${t})
-          ON CONFLICT (domain) DO UPDATE SET failure_count = 0, last_success_at = ${t}, failing_since = NULL, unreachable_since = NULL`,
+        // A scheme learned in this run (a host that refused the stored one) is kept with the success.
+        sql`INSERT INTO instances (domain, failure_count, last_success_at, signature_spec, created_at) VALUES (${host}, 0, ${t}, ${specs.learned()}, ${t})
+          ON CONFLICT (domain) DO UPDATE SET failure_count = 0, last_success_at = ${t}, failing_since = NULL, unreachable_since = NULL,
+            signature_spec = coalesce(excluded.signature_spec, signature_spec)`,
       ),
     );
   } else if (failed > 0) {

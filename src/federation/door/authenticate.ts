@@ -260,6 +260,63 @@ async function actorListsNow(actorId: URL, keyId: URL, loaders: AuthLoaders): Pr
   return false;
 }
 
+/** A key id refetched after a failed verification, by time: at most once a minute per isolate. */
+const REFETCH_MS = 60_000;
+const REFETCH_MAX = 2_000;
+const refetched = new Map<string, number>();
+
+function mayRefetch(keyId: string): boolean {
+  const last = refetched.get(keyId);
+  if (last !== undefined && Date.now() - last < REFETCH_MS) return false;
+  if (refetched.size >= REFETCH_MAX) refetched.delete(refetched.keys().next().value!);
+  refetched.set(keyId, Date.now());
+  return true;
+}
+
+/**
+ * Verifies the request's HTTP signature; when it does not verify with the key as cached (Fedify retries a cached
+ * key only through the same cached documents), its key document is fetched again, once, and the new key tried: a
+ * key rotated under the same key id verifies at once rather than when the cached documents expire. A key id
+ * is refetched at most once a minute, so bad signatures cannot make Starling fetch a victim's key for each.
+ */
+async function verifyHttp(
+  req: Request,
+  named: string,
+  opts: { documentLoader: DocumentLoader; contextLoader: DocumentLoader; keyCache: KeyCache },
+  loaders: AuthLoaders,
+) {
+  const v = await verifyRequestDetailed(req.clone(), opts).catch(() => null);
+  if (v?.verified || v?.reason.type !== "invalidSignature" || !mayRefetch(named)) return v;
+  const fresh: KeyCache = { get: async () => undefined, set: (id, key) => opts.keyCache.set(id, key) };
+  return verifyRequestDetailed(req.clone(), { ...opts, documentLoader: loaders.freshLoader, keyCache: fresh }).catch(
+    () => null,
+  );
+}
+
+/**
+ * Who signed a request that carries no activity (a GET in authorized-fetch mode), named by the inbox's rule:
+ * the HTTP signature verifies with the very key it names, and the key's owner (as its document says), on the key's
+ * origin, lists the key in its own document. Null when nobody verifiably did.
+ */
+export async function authenticatedSigner(req: Request, loaders: AuthLoaders): Promise<URL | null> {
+  try {
+    const named = headerKeyId(req.headers);
+    if (!named) return null;
+    const opts = {
+      documentLoader: loaders.documentLoader,
+      contextLoader: loaders.contextLoader,
+      keyCache: kvKeyCache(loaders.kv),
+    };
+    const v = await verifyHttp(req, named, opts, loaders);
+    if (!v?.verified || !isNamed(v.key, named)) return null;
+    const owner = v.key.ownerId;
+    return owner && (await actorLists(owner, v.key.id!, loaders)) ? owner : null;
+  } catch (e) {
+    console.log("fetch: signature not verified:", (e as Error)?.message ?? e);
+    return null;
+  }
+}
+
 /** Proofs read on one body (real ones carry one). */
 const PROOFS_MAX = 2;
 
@@ -376,7 +433,7 @@ async function authenticate(req: Request, raw: Record<string, unknown>, loaders:
   let relayedBy: URL | null = null;
   if (req.headers.has("signature") || req.headers.has("signature-input")) {
     const named = headerKeyId(req.headers);
-    const v = named ? await verifyRequestDetailed(req, opts).catch(() => null) : null;
+    const v = named ? await verifyHttp(req, named, opts, loaders) : null;
     // A broken HTTP signature is refused, forwarded or not (as Mastodon does); so is one whose key is not the one
     // it names (Fedify answers the one key of an actor document served at a key URL, whatever its id).
     if (!v?.verified || !isNamed(v.key, named)) return refused("The HTTP signature does not verify");

@@ -10,6 +10,9 @@ import { sql, type SQL } from "drizzle-orm";
 import { config } from "../../env";
 import { federationRejected } from "../../services/federation-policies";
 import type { FederationData } from "../data";
+import { authenticatedSigner } from "./authenticate";
+import { D1KvStore } from "./kv";
+import { freshDocumentLoader } from "./loaders";
 
 /** The owner of what is asked for, as SQL yielding a local account id (or NULL). */
 export const ownerByUsername = (username: string) =>
@@ -26,9 +29,15 @@ export async function fetchAllowed(ctx: RequestContext<FederationData>, owner: S
   // Off, anyone may read what is public (a refused signer would just ask again unsigned): nothing is verified.
   if (!config(ctx.data.env).authorizedFetch) return true;
   if (!signed(ctx.request)) return false;
-  // Verified (key fetched through the instance actor's signed loader); a signature that does not verify counts as none.
-  const signer = await ctx.getSignedKeyOwner().catch(() => null);
-  const id = signer?.id;
+  // Named as the inbox names an activity's actor (door/authenticate.ts): the signature verifies with the key it
+  // names, and the key's owner lists it in its own document on the key's origin (not the key document's claim
+  // alone, which would let any server speak for another's actors). One that does not verify counts as none.
+  const id = await authenticatedSigner(ctx.request, {
+    documentLoader: ctx.documentLoader,
+    contextLoader: ctx.contextLoader,
+    freshLoader: freshDocumentLoader(ctx.data.env),
+    kv: new D1KvStore(ctx.data.d),
+  });
   if (!id) return false;
   const refuse = () => {
     ctx.data.refused = true;

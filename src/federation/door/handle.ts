@@ -18,6 +18,7 @@ import { servedWithFullPublic } from "../documents/public-audience";
 import { authenticateInbound } from "./authenticate";
 import { readInboxPost } from "./inbox-guard";
 import { D1KvStore } from "./kv";
+import { hostSpecs, RFC9421 } from "./signature-specs";
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -156,6 +157,10 @@ export async function handleFederated(
       return new Response(null, { status: 202 });
     }
     if (who.relayedBy) data.relayedBy = who.relayedBy;
+    // The actor's own RFC 9421 signature verified: its server speaks RFC 9421, so Starling signs to it that way
+    // from now on (door/signature-specs.ts; written only when that changes what is stored).
+    else if (req.headers.has("signature-input"))
+      await Promise.resolve(hostSpecs(data.d).rememberSpec(new URL(actorId(body)!).origin, RFC9421)).catch(() => {});
     // What Fedify reads: the authenticated body (its signatures checked and removed), so its length and digest are new.
     const headers = new Headers(req.headers);
     for (const h of ["content-length", "digest", "content-digest"]) headers.delete(h);

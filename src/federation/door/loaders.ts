@@ -4,15 +4,39 @@
  * fetched). Fedify's own loaders use the global `fetch` with their own check; these replace them so that the
  * address policy, the development switch, the timeout and the size cap are Starling's, in one place.
  */
-import { createActivityPubRequest, getRemoteDocument, kvCache, preloadedContexts, signRequest } from "@fedify/fedify";
+import { createActivityPubRequest, getRemoteDocument, kvCache, preloadedContexts } from "@fedify/fedify";
 import type { DocumentLoader, GetUserAgentOptions, KvStore, RemoteDocument } from "@fedify/fedify";
-import { outboundFetch, OutboundRefused } from "../../lib/outbound";
+import { Temporal } from "@js-temporal/polyfill";
+import { db } from "../../db/client";
+import type { Env } from "../../env";
+import { allowPrivateAddress, outboundFetch, OutboundRefused } from "../../lib/outbound";
+import { instanceSigner } from "./instance-actor";
+import { hostSpecs, knock, type SpecMemory } from "./signature-specs";
 
 /** A remote ActivityPub document or context: 10 s, 2 MB (Mastodon's own cap on fetched JSON is 1 MB). */
 const LIMITS = { timeoutMs: 10_000, maxBytes: 2_000_000, maxRedirects: 3 } as const;
 
 function preloaded(url: string): RemoteDocument | null {
   return url in preloadedContexts ? { contextUrl: null, documentUrl: url, document: preloadedContexts[url] } : null;
+}
+
+/**
+ * Whether a fetched document's `Content-Type` may be read as ActivityPub: `application/activity+json`, or
+ * `application/ld+json` with or without a profile (Pleroma's and Akkoma's rule; Mastodon also wants the
+ * ActivityStreams profile on the second). Anything else is refused: a server that lets its users upload JSON
+ * (served as `application/json` or `text/plain` from its own origin) must not let them pass an actor or a post off
+ * as the server's. An HTML page is let through to Fedify, which reads only its `alternate` link and loads that
+ * through the same loader (a profile page's URL resolves).
+ */
+export function activityPubContentType(contentType: string | null): "json-ld" | "html" | null {
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/activity+json" || type === "application/ld+json") return "json-ld";
+  if (type === "text/html" || type === "application/xhtml+xml") return "html";
+  return null;
+}
+
+export class NotActivityPub extends Error {
+  override name = "NotActivityPub";
 }
 
 /**
@@ -23,16 +47,25 @@ function preloaded(url: string): RemoteDocument | null {
  */
 async function loadFollowing(
   url: string,
-  request: (url: string) => Request | Promise<Request>,
+  get: (url: string, send: (req: Request) => Promise<Response>) => Promise<Response>,
   signal: AbortSignal | undefined,
   allowPrivate: boolean,
   load: DocumentLoader,
+  kind: "document" | "context" = "document",
 ): Promise<RemoteDocument> {
+  const send = (req: Request) => outboundFetch(req, { signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
   let current = url;
   for (let hop = 0; ; hop++) {
-    const res = await outboundFetch(await request(current), { signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
+    const res = await get(current, send);
     const location = res.headers.get("location");
-    if (![301, 302, 303, 307, 308].includes(res.status) || !location) return getRemoteDocument(current, res, load);
+    if (![301, 302, 303, 307, 308].includes(res.status) || !location) {
+      // A JSON-LD context is no ActivityPub document (servers serve Pleroma's as `application/json` too).
+      if (kind === "document" && res.ok && !activityPubContentType(res.headers.get("content-type"))) {
+        await res.body?.cancel().catch(() => {});
+        throw new NotActivityPub(`${current} is served as ${res.headers.get("content-type") ?? "nothing"}`);
+      }
+      return getRemoteDocument(current, res, load);
+    }
     await res.body?.cancel().catch(() => {});
     if (hop >= LIMITS.maxRedirects) throw new OutboundRefused(`more than ${LIMITS.maxRedirects} redirects`);
     current = new URL(location, current).href;
@@ -44,20 +77,22 @@ export type FetchSigner = () => Promise<{ uri: string; key: CryptoKey }> | null;
 
 /**
  * Remote documents through the guard. With `signer`, every GET is signed as the instance actor (as Mastodon
- * signs its fetches as its representative): servers in authorized-fetch mode answer only signed requests.
+ * signs its fetches as its representative): servers in authorized-fetch mode answer only signed requests. Signed
+ * in the scheme the host accepts (`specs`: door/signature-specs.ts).
  */
 export function guardedDocumentLoader(
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
-  signer?: FetchSigner,
+  signer?: { signer: FetchSigner; specs: SpecMemory },
 ): DocumentLoader {
-  const plain = (u: string) => createActivityPubRequest(u, { userAgent });
   const load: DocumentLoader = async (url, options) => {
     const hit = preloaded(url);
     if (hit) return hit;
-    const s = signer ? await signer() : null;
-    const request = s ? signedGet({ keyId: new URL(`${s.uri}#main-key`), privateKey: s.key }, userAgent) : plain;
-    return loadFollowing(url, request, options?.signal, allowPrivate, load);
+    const s = signer ? await signer.signer() : null;
+    const get = s
+      ? signedGet({ keyId: new URL(`${s.uri}#main-key`), privateKey: s.key }, userAgent, signer!.specs)
+      : plainGet(userAgent);
+    return loadFollowing(url, get, options?.signal, allowPrivate, load);
   };
   return load;
 }
@@ -67,7 +102,7 @@ export function cachedDocumentLoader(
   kv: KvStore,
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
-  signer?: FetchSigner,
+  signer?: { signer: FetchSigner; specs: SpecMemory },
 ): DocumentLoader {
   return kvCache({
     loader: guardedDocumentLoader(allowPrivate, userAgent, signer),
@@ -76,26 +111,61 @@ export function cachedDocumentLoader(
   });
 }
 
-const signedGet =
-  (identity: { keyId: URL; privateKey: CryptoKey }, userAgent: GetUserAgentOptions | string | undefined) =>
-  (u: string) =>
-    signRequest(createActivityPubRequest(u, { userAgent }), identity.privateKey, identity.keyId, {
-      spec: "draft-cavage-http-signatures-12",
-    });
+/**
+ * Remote documents as their servers serve them now (no cache), through the SSRF guard, signed as the instance
+ * actor: for refreshing what a cached copy may have outdated (resolving, an actor's keys, a relayed object).
+ */
+export const freshDocumentLoader = (env: Env) =>
+  guardedDocumentLoader(allowPrivateAddress(env), USER_AGENT, {
+    signer: () => instanceSigner(env),
+    specs: hostSpecs(db(env)),
+  });
+
+/** Remote JSON-LD contexts are kept a day (Pleroma's litepub schema is named by every delivery of its servers). */
+export const CONTEXT_TTL = Temporal.Duration.from({ days: 1 });
 
 /**
- * Signed GETs (for servers with authorized fetch), draft-cavage HTTP Signatures, which Mastodon, Pleroma,
- * Misskey and GoToSocial all verify. Redirects are followed here, each hop checked and signed anew (a
- * signature covers the request target).
+ * Remote JSON-LD contexts, unsigned, through the guard, kept in the KvStore for a day (`CONTEXT_TTL`); the
+ * common ones are preloaded. What a body's contexts say is still pinned per request (door/authenticate.ts).
+ */
+export function contextLoader(
+  kv: KvStore,
+  allowPrivate: boolean,
+  userAgent: GetUserAgentOptions | string | undefined,
+): DocumentLoader {
+  const get = plainGet(userAgent);
+  const load: DocumentLoader = async (url, options) =>
+    preloaded(url) ?? loadFollowing(url, get, options?.signal, allowPrivate, load, "context");
+  return kvCache({ loader: load, kv, prefix: ["_fedify", "context"], rules: [[new URLPattern({}), CONTEXT_TTL]] });
+}
+
+const plainGet =
+  (userAgent: GetUserAgentOptions | string | undefined) => (u: string, send: (req: Request) => Promise<Response>) =>
+    send(createActivityPubRequest(u, { userAgent }));
+
+const signedGet =
+  (
+    identity: { keyId: URL; privateKey: CryptoKey },
+    userAgent: GetUserAgentOptions | string | undefined,
+    specs: SpecMemory,
+  ) =>
+  (u: string, send: (req: Request) => Promise<Response>) =>
+    knock(createActivityPubRequest(u, { userAgent }), identity, specs, send);
+
+/**
+ * Signed GETs (for servers with authorized fetch) as `identity`, in the scheme the host accepts (draft-cavage
+ * HTTP Signatures, which Mastodon, Pleroma, Misskey and GoToSocial all verify, unless it refused them; then RFC
+ * 9421). Redirects are followed here, each hop checked and signed anew (a signature covers the request target).
  */
 export function signedDocumentLoader(
   identity: { keyId: URL; privateKey: CryptoKey },
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
+  specs: SpecMemory,
 ): DocumentLoader {
-  const sign = signedGet(identity, userAgent);
+  const get = signedGet(identity, userAgent, specs);
   const load: DocumentLoader = async (url, options) =>
-    preloaded(url) ?? loadFollowing(url, sign, options?.signal, allowPrivate, load);
+    preloaded(url) ?? loadFollowing(url, get, options?.signal, allowPrivate, load);
   return load;
 }
 
