@@ -391,7 +391,7 @@ export async function writePost(
   }
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
-  const outbox = stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t)) - 1;
+  stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t));
   const notifying = stmts.length;
   if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
@@ -479,7 +479,6 @@ export async function writePost(
     effects: {
       events: [{ accountId: null, event: "update", payload: s.id }],
       push: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
-      federate: (results[outbox].meta?.changes ?? 0) > 0,
       // A local post's card is fetched now; a remote one's when a client asks for it.
       cards: s.cardUrl && s.local ? [s.cardUrl] : [],
     },
@@ -592,7 +591,8 @@ export async function deleteStatuses(
   d: DB,
   ids: string[],
   opts: {
-    federate?: boolean;
+    /** No Delete nor Undo is sent for them (an account being deleted sends one Delete of its actor instead). */
+    silent?: boolean;
     extra?: D1PreparedStatement[];
     /** A first statement that fails (rolling the whole batch back) when the deletion must not happen after all. */
     guard?: D1PreparedStatement;
@@ -664,7 +664,7 @@ export async function deleteStatuses(
   // had, written before the rows go (the statement reads the author's remote followers; addressees are listed).
   const t = now();
   // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
-  for (const r of opts.federate === false ? [] : rows) {
+  for (const r of opts.silent ? [] : rows) {
     if (!r.local || r.reblogOfId || r.visibility === "local") continue;
     const recipients = addressed.filter((a) => a.statusId === r.id && a.domain !== null).map((a) => a.accountId);
     stmts.unshift(
@@ -677,7 +677,7 @@ export async function deleteStatuses(
     );
   }
   // A local reblog withdrawn (not because its original is deleted): the Undo of its Announce, if one was sent.
-  for (const r of opts.federate === false ? [] : rows) {
+  for (const r of opts.silent ? [] : rows) {
     if (!r.local || !r.reblogOfId || !r.reblogOf || ids.includes(r.reblogOfId)) continue;
     const original = JSON.parse(r.reblogOf) as { uri: string; accountId: string };
     stmts.unshift(
@@ -725,7 +725,7 @@ export async function deleteStatuses(
     deleted: rows.map((r) => r.id),
     files,
     events,
-    effects: { events, files, federate: opts.federate !== false },
+    effects: { events, files },
   };
 }
 
