@@ -35,33 +35,22 @@ export function takeOutboxQueued(binding: D1Database): boolean {
 
 const WRAPPED_BINDING = Symbol.for("starling.wrappedBinding");
 
-/** A D1 binding whose batches are looked at for tagged outbox inserts that wrote a row. */
-class OutboxWatch {
-  readonly [WRAPPED_BINDING]: D1Database;
-  constructor(real: D1Database) {
-    this[WRAPPED_BINDING] = real;
-  }
-  prepare(query: string): D1PreparedStatement {
-    return this[WRAPPED_BINDING].prepare(query);
-  }
-  async batch<T>(stmts: D1PreparedStatement[]): Promise<D1Result<T>[]> {
-    const results = await this[WRAPPED_BINDING].batch<T>(stmts);
-    if (stmts.some((s, i) => OUTBOX_WRITES.has(s) && (results[i]?.meta?.changes ?? 0) > 0))
-      queued.add(bindingOf(this[WRAPPED_BINDING]));
-    return results;
-  }
-  exec(query: string): Promise<D1ExecResult> {
-    return this[WRAPPED_BINDING].exec(query);
-  }
-  withSession(constraint?: string) {
-    return (this[WRAPPED_BINDING] as unknown as { withSession(c?: string): unknown }).withSession(constraint);
-  }
-  dump() {
-    return (this[WRAPPED_BINDING] as unknown as { dump(): Promise<ArrayBuffer> }).dump();
-  }
-}
-
-/** The binding as `db` (db/client.ts) uses it: the same database, its batches looked at. */
+/**
+ * The binding as `db` (db/client.ts) uses it: the same database, each batch looked at for tagged outbox inserts
+ * that wrote a row. It names what it wraps as the meter's wrapper does (db/binding.ts).
+ */
 export function outboxWatched(real: D1Database): D1Database {
-  return new OutboxWatch(real) as unknown as D1Database;
+  const batch = async <T>(stmts: D1PreparedStatement[]): Promise<D1Result<T>[]> => {
+    const results = await real.batch<T>(stmts);
+    if (stmts.some((s, i) => OUTBOX_WRITES.has(s) && (results[i]?.meta?.changes ?? 0) > 0)) queued.add(bindingOf(real));
+    return results;
+  };
+  return new Proxy(real, {
+    get(target, key) {
+      if (key === WRAPPED_BINDING) return target;
+      if (key === "batch") return batch;
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
