@@ -5,6 +5,16 @@ export default defineConfig(async () => {
   // The real migrations, applied inside workerd by test/setup.ts before any test runs.
   const migrations = await readD1Migrations(`${import.meta.dirname}/migrations`);
   return {
+    // The bundle's shims (wrangler.toml `[alias]`) in the tests too, where they replace a library that Starling's
+    // code reaches (Fedify's key handling): the suite covers what is deployed. scripts/shims.test.ts compares them
+    // with the real libraries. The pre-bundled dependencies (node_modules/.vite) keep the shims as they were when
+    // bundled: after editing one, delete that folder.
+    resolve: {
+      alias: {
+        pkijs: `${import.meta.dirname}/shims/pkijs.js`,
+        asn1js: `${import.meta.dirname}/shims/asn1js.js`,
+      },
+    },
     plugins: [
       {
         // The pre-bundled dependencies (below) without their source maps: each file's workerd received every

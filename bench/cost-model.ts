@@ -7,6 +7,7 @@
  */
 
 import { emptyUsage, USAGE_KEYS, type Usage } from "../src/lib/meter";
+import { FLUSH_EVERY } from "../src/services/inbound-limits";
 
 /** One action's cost, as /__cost counts it: the meter's own figures (src/lib/meter.ts). */
 export type Cost = Usage;
@@ -53,9 +54,16 @@ export const ACTIONS = {
   post200: "post, 200 local followers",
   favourite: "favourite",
   boost: "boost",
+  /** Derived, not run: (hourly run - hourly run with nothing to prune) / the statuses the first pruned. */
+  prune: "retention: one remote status pruned",
+  translate: "translate a status (uncached)",
+  translateCached: "translate a status (cached)",
 } as const;
 
 export type Figures = Record<string, Cost>;
+
+/** The line of the inbound counters' writes (rows, not an action: see `dayLines`). */
+export const INBOUND_COUNTERS = "inbound counters";
 
 export function add(a: Cost, b: Cost, times = 1): Cost {
   const out = zero();
@@ -131,28 +139,53 @@ const need = (f: Figures, name: string): Cost => {
   return c;
 };
 
-/** The cron's day: 1,440 runs, of which 24 at minute 30 (one of them at 00:30) and one at 00:00. */
 /**
- * The cron's day. On an instance where remote posts arrive, each hourly run prunes an hour's worth past the
- * retention (as measured); on an idle one nothing new ages past it, and the hourly runs find nothing to prune.
+ * The cron's day: 1,440 runs, of which 24 at minute 30 (one of them at 00:30) and one at 00:00. On an idle instance
+ * nothing new ages past the retention, and the hourly runs find nothing to prune. Where remote posts arrive, as
+ * many go a day, 30 days later, as arrive (`storedPerDay`), each at the measured cost of pruning one (a deleted row
+ * is a row written): the bench's hourly run pruned its seed's hour (about 28 statuses), not the day's.
  */
-export function cronLines(f: Figures, idle = false): Line[] {
+export function cronLines(f: Figures, idle = false, storedPerDay = 0): Line[] {
+  const ordinary = {
+    what: "cron, ordinary minutes",
+    from: ACTIONS.cronIdle,
+    perDay: 1440 - 25,
+    each: need(f, ACTIONS.cronIdle),
+  };
+  const midnight = {
+    what: "cron, 00:00 UTC",
+    from: ACTIONS.cronMidnight,
+    perDay: 1,
+    each: need(f, ACTIONS.cronMidnight),
+  };
   if (idle)
     return [
-      { what: "cron, ordinary minutes", from: ACTIONS.cronIdle, perDay: 1440 - 25, each: need(f, ACTIONS.cronIdle) },
+      ordinary,
       {
         what: "cron, minute 30 (hourly jobs, nothing to prune)",
         from: ACTIONS.cronHourlyIdle,
         perDay: 24,
         each: need(f, ACTIONS.cronHourlyIdle),
       },
-      { what: "cron, 00:00 UTC", from: ACTIONS.cronMidnight, perDay: 1, each: need(f, ACTIONS.cronMidnight) },
+      midnight,
     ];
   return [
-    { what: "cron, ordinary minutes", from: ACTIONS.cronIdle, perDay: 1440 - 25, each: need(f, ACTIONS.cronIdle) },
-    { what: "cron, minute 30 (hourly jobs)", from: ACTIONS.cronHourly, perDay: 23, each: need(f, ACTIONS.cronHourly) },
-    { what: "cron, 00:00 UTC", from: ACTIONS.cronMidnight, perDay: 1, each: need(f, ACTIONS.cronMidnight) },
+    ordinary,
+    {
+      what: "cron, minute 30 (hourly jobs; their pruning below)",
+      from: ACTIONS.cronHourlyIdle,
+      perDay: 23,
+      each: need(f, ACTIONS.cronHourlyIdle),
+    },
+    midnight,
     { what: "cron, 00:30 UTC", from: ACTIONS.cronMidnightHourly, perDay: 1, each: need(f, ACTIONS.cronMidnightHourly) },
+    {
+      // Part of the hourly runs: no request of its own. (00:30's run, measured whole, prunes the 24th hour's.)
+      what: `retention: remote posts pruned 30 days after they came (as many as arrive, ${Math.round(storedPerDay)} a day)`,
+      from: ACTIONS.prune,
+      perDay: (storedPerDay * 23) / 24,
+      each: { ...need(f, ACTIONS.prune), requests: 0 },
+    },
   ];
 }
 
@@ -189,6 +222,14 @@ export function dayLines(f: Figures, p: Population): Line[] {
       ...relay(1 - p.relayNewAuthorShare, ACTIONS.relayKnown),
     },
     { what: "relayed posts, new author", from: ACTIONS.relayNew, ...relay(p.relayNewAuthorShare, ACTIONS.relayNew) },
+    {
+      // Not in a measured post's figures (the bench's senders stay under FLUSH_EVERY posts): each sender's and its
+      // host's counters are written every FLUSH_EVERY posts (services/inbound-limits.ts); at most this many.
+      what: `inbound counters written (2 rows per ${FLUSH_EVERY} posts at most)`,
+      from: INBOUND_COUNTERS,
+      perDay: ((followed * p.postsPerFollowedPerDay + p.relayPostsPerDay) * 2) / FLUSH_EVERY,
+      each: { ...zero(), rowsWritten: 1 },
+    },
     line("inbound likes of local posts", ACTIONS.inboundLike, u * p.inboundLikesPerUser),
     line("inbound boosts of local posts", ACTIONS.inboundBoost, u * p.inboundBoostsPerUser),
     line("inbound replies to local posts", ACTIONS.inboundReply, u * p.inboundRepliesPerUser),
@@ -200,7 +241,7 @@ export function dayLines(f: Figures, p: Population): Line[] {
     line(`posts (${u - 1} local followers each)`, `${ACTIONS.post0} / ${ACTIONS.post200}`, u * p.postsPerUser, post),
     line("favourites", ACTIONS.favourite, u * p.favouritesPerUser),
     line("boosts", ACTIONS.boost, u * p.boostsPerUser),
-    ...cronLines(f),
+    ...cronLines(f, false, followed * p.postsPerFollowedPerDay + p.relayPostsPerDay),
   ];
 }
 
@@ -274,7 +315,7 @@ export function assumptions(p: Population = ONE_PERSON): string[] {
     `One relay brings ${p.relayPostsPerDay} posts a day whatever the number of users (each stored once); ${p.relayNewAuthorShare * 100}% of them are by an author not stored yet.`,
     `Each user: the client polls home and notifications (since_id, nothing new) every ${p.pollSeconds} s for ${p.pollHours} h (Pleroma-FE), and opens the app ${p.opensPerUser} times (a home page, a notifications page, GET /); posts ${p.postsPerUser} times, favourites ${p.favouritesPerUser}, boosts ${p.boostsPerUser}; receives ${p.inboundLikesPerUser} likes, ${p.inboundBoostsPerUser} boosts and ${p.inboundRepliesPerUser} replies from remote accounts.`,
     "Local users all follow each other: a post's cost grows linearly with its local followers between the measured 0 and 200.",
-    "The cron runs every minute all day: 1,415 ordinary minutes, 23 at minute 30 (hourly jobs), 00:00 and 00:30 UTC as measured.",
+    "The cron runs every minute all day: 1,415 ordinary minutes, 23 at minute 30 (hourly jobs), 00:00 and 00:30 UTC as measured; in a steady state the retention prunes as many remote posts a day as arrive (30 days later), each at the measured cost of pruning one.",
     "Not counted: remote followers (deliveries: Durable Object requests and subrequests, no D1 rows beyond the outbox), streaming, media, follows, search, link cards, other client requests than those named.",
   ];
 }

@@ -20,6 +20,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import jpeg from "jpeg-js";
@@ -91,10 +93,12 @@ interface World {
   /** A key pair for actors that never sign (remote follow targets, new relayed authors). */
   sharedKeys: ReturnType<typeof rsaKeyPair>;
   tokens: { reader: string; quiet: string; poster: string };
+  /** Seeded statuses an hour apart (the retention prunes this many at each hourly run). */
+  prunedPerHour: number;
 }
 
 /** The remote servers and their actors (before the seed: accounts name their ports). */
-async function remoteWorld(): Promise<Omit<World, "tokens">> {
+async function remoteWorld(): Promise<Omit<World, "tokens" | "prunedPerHour">> {
   const hosts = [await remoteHost(), await remoteHost(), await remoteHost()];
   const sharedKeys = rsaKeyPair();
   const [h0, h1, h2] = hosts as [RemoteHost, RemoteHost, RemoteHost];
@@ -121,7 +125,7 @@ function localColumns(username: string) {
   return `${q(username)}, NULL, ${q(uri)}, ${q(uri)}, ${q(`${uri}/inbox`)}, ${q(`${BASE_URL}/inbox`)}, ${q(`${uri}/followers`)}`;
 }
 
-async function seed(w: Omit<World, "tokens">): Promise<World["tokens"]> {
+async function seed(w: Omit<World, "tokens" | "prunedPerHour">): Promise<Pick<World, "tokens" | "prunedPerHour">> {
   rmSync(PERSIST, { recursive: true, force: true });
   mkdirSync(PERSIST, { recursive: true });
   wrangler(["d1", "migrations", "apply", "DB", "--local"]);
@@ -198,7 +202,7 @@ UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target
   console.log(
     `seeded ${STATUSES} statuses and ${locals.length + remotes.length} accounts in ${Date.now() - started} ms`,
   );
-  return tokens;
+  return { tokens, prunedPerHour: HOUR / step };
 }
 
 // --- Reading the meter -----------------------------------------------------------------------------------------
@@ -434,6 +438,11 @@ async function actions(w: World) {
   await measure(ACTIONS.cronHourly, (i) => cron(yesterday + i * HOUR + 30 * minute), { warm: false });
   // The same hour's run again: the retention is caught up, as every hourly run of an instance nothing arrives at.
   await measure(ACTIONS.cronHourlyIdle, () => cron(yesterday + (RUNS - 1) * HOUR + 30 * minute), { warm: false });
+  // Pruning one status: what an hourly run's pruning of its hour's seeded statuses cost, per status.
+  const prune = zero();
+  for (const k of COST_KEYS)
+    prune[k] = (figures[ACTIONS.cronHourly]![k] - figures[ACTIONS.cronHourlyIdle]![k]) / w.prunedPerHour;
+  figures[ACTIONS.prune] = prune;
 
   console.log("reads");
   const home = await api<{ id: string }[]>(reader, "/api/v1/timelines/home?limit=20");
@@ -491,6 +500,26 @@ async function actions(w: World) {
   const streaming = zero();
   for (const k of COST_KEYS) streaming[k] = median(sessions.map((s) => s[k])) - figures[ACTIONS.post0]![k];
   figures["streaming session (open, one update, close), its post not counted"] = streaming;
+
+  // Translation (issue 47): a reader translates a post of quiet's into German, then asks again (from the store).
+  // The backend is a LibreTranslate stand-in on 127.0.0.1 (`translator()`): Workers AI cannot run here, and both
+  // backends read and write the same rows (the Workers AI one adds its neurons to the day's figure, as this one adds
+  // 0; test/budgets.test.ts measures it with a stand-in binding).
+  const toTranslate: { id: string }[] = [];
+  for (let i = 0; i <= RUNS; i++)
+    toTranslate.push(
+      await api(quiet, "/api/v1/statuses", {
+        method: "POST",
+        body: JSON.stringify({ status: `Bonjour à tous, voici le message ${i}`, language: "fr" }),
+      }),
+    );
+  const translate = (i: number) =>
+    api(reader, `/api/v1/statuses/${toTranslate[i]!.id}/translate`, {
+      method: "POST",
+      body: JSON.stringify({ lang: "de" }),
+    });
+  await measure(ACTIONS.translate, translate);
+  await measure(ACTIONS.translateCached, translate, { warm: false });
 
   const image = smallJpeg();
   await measure("media upload (small JPEG)", (i) => {
@@ -560,13 +589,43 @@ function commit() {
   }
 }
 
+/** A LibreTranslate stand-in on 127.0.0.1: French and English, each into the other and German. */
+async function translator() {
+  const http = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      res.setHeader("content-type", "application/json");
+      if (req.method === "GET" && req.url === "/languages")
+        return res.end(
+          JSON.stringify([
+            { code: "fr", targets: ["de", "en"] },
+            { code: "en", targets: ["de", "fr"] },
+          ]),
+        );
+      if (req.method === "POST" && req.url === "/translate") {
+        const { q, target } = JSON.parse(body) as { q: string[]; target: string };
+        return res.end(JSON.stringify({ translatedText: q.map((t) => `[${target}] ${t}`) }));
+      }
+      res.statusCode = 404;
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => http.close() };
+}
+
 async function main() {
   const started = Date.now();
   const world = await remoteWorld();
-  const closeHosts = () => world.hosts.forEach((h) => h.close());
-  const tokens = await seed(world);
+  const libre = await translator();
+  const closeHosts = () => {
+    world.hosts.forEach((h) => h.close());
+    libre.close();
+  };
+  const seeded = await seed(world);
   server = await startServer(PERSIST, {
-    vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true", COST_METER: "true" },
+    vars: { DOMAIN, ALLOW_PRIVATE_ADDRESS: "true", COST_METER: "true", LIBRE_TRANSLATE_ENDPOINT: libre.url },
   });
   try {
     // What reading the counters costs (nothing, as src/index.ts answers before counting): measured, not assumed.
@@ -574,7 +633,7 @@ async function main() {
     for (let i = 0; i < 9; i++) await reading();
     const b = await reading();
     for (const k of COST_KEYS) perReading[k] = (b[k] - a[k]) / 10;
-    await actions({ ...world, tokens });
+    await actions({ ...world, ...seeded });
   } finally {
     server.stop();
     closeHosts();

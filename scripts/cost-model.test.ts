@@ -8,6 +8,7 @@ import { test } from "node:test";
 import {
   ACTIONS,
   FREE_PLAN,
+  INBOUND_COUNTERS,
   ONE_PERSON,
   SCENARIOS,
   between,
@@ -20,6 +21,7 @@ import {
   type Cost,
   type Figures,
 } from "../bench/cost-model";
+import { FLUSH_EVERY } from "../src/services/inbound-limits";
 
 const cost = (c: Partial<Cost>): Cost => ({ ...zero(), ...c });
 
@@ -78,12 +80,18 @@ test("one person's day: each line is its action's figures times its count", () =
   assert.equal(count(`${ACTIONS.inboundCreate} / ${ACTIONS.inboundCreate10}`), 600);
   assert.equal(count(ACTIONS.favourite), 30);
   assert.equal(count(ACTIONS.boost), 10);
+  // The inbound counters: 2 rows per FLUSH_EVERY of the 2,600 inbound posts, at most; rows, not requests.
+  assert.equal(count(INBOUND_COUNTERS), (2600 * 2) / FLUSH_EVERY);
   const d = day(lines);
-  const perDay = lines.reduce((n, l) => n + l.perDay, 0);
+  // The pruning of as many remote posts as arrive (2,600), in the hourly runs: no request of its own.
+  assert.equal(count(ACTIONS.prune), (2600 * 23) / 24);
+  const perDay = lines
+    .filter((l) => l.from !== INBOUND_COUNTERS && l.from !== ACTIONS.prune)
+    .reduce((n, l) => n + l.perDay, 0);
   assert.equal(d.total.requests, perDay);
   assert.equal(d.total.rowsRead, 480 * 7);
-  assert.equal(d.total.rowsWritten, 500 * 30);
-  assert.equal(d.percent.rowsWritten, 15);
+  assert.equal(d.total.rowsWritten, 500 * 30 + (2600 * 2) / FLUSH_EVERY);
+  assert.equal(d.percent.rowsWritten, 15 + (2600 * 2) / FLUSH_EVERY / 1000);
 });
 
 test("more users: inbound posts by distinct followed accounts, each reaching its average number of local readers", () => {

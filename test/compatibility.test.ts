@@ -143,6 +143,7 @@ beforeAll(async () => {
   fixture = {
     admin,
     ids: {
+      account_id: other.id,
       status_id: status.id,
       poll_id: poll.poll.id,
       filter_id: filter.id,

@@ -16,7 +16,14 @@ import { expectAccepted, fill, followPeer, q, reroute, unroute, type Setup } fro
 import { createPeer, type Peer } from "./peer";
 import { AdminStatsSchema } from "../src/routes/admin/config";
 import { StatusSchema } from "../src/schemas/status";
-import { LIMITS, MENTION_ALLOWANCE, limitsClock, refusalLog } from "../src/services/inbound-limits";
+import {
+  FLUSH_EVERY,
+  LIMITS,
+  MENTION_ALLOWANCE,
+  limitsClock,
+  pending,
+  refusalLog,
+} from "../src/services/inbound-limits";
 import mastodonCreate from "./fixtures/federation/mastodon-create-note.json";
 import mastodonUpdate from "./fixtures/federation/mastodon-update-note.json";
 
@@ -229,6 +236,43 @@ describe("a flood of Creates from one server", () => {
     expect((await storedFrom(peer.host)).n).toBe(MENTION_ALLOWANCE.hour);
     const notifications = await json("/api/v1/notifications?types[]=mention", { instance: A, token: user.token });
     expect(notifications).toHaveLength(MENTION_ALLOWANCE.hour);
+  });
+
+  it("counts are written every FLUSH_EVERY posts of a sender; what is not written yet still counts", async () => {
+    const peer = createPeer("flood-counted.example");
+    reroute(() => peer.route());
+    const user = await registerUser({ instance: A });
+    const actor = peer.actor();
+    const rows = () =>
+      q<{ sender: string; statuses: number; hour_statuses: number }>(
+        "SELECT sender, statuses, hour_statuses FROM inbound_usage WHERE sender IN (?, ?) ORDER BY sender",
+        actor,
+        peer.host,
+      );
+    // A stranger mentioning a local user (stored: it concerns someone here), 20 posts an hour.
+    for (let i = 0; i < 6; i++) await expectAccepted(await peer.send(actor, create(peer, actor, user, 100)));
+    // Six posts stored, none written yet: the isolate holds them.
+    expect(await rows()).toEqual([]);
+    expect(pending.get(actor)?.statuses).toBe(6);
+    for (let i = 6; i < FLUSH_EVERY; i++) await expectAccepted(await peer.send(actor, create(peer, actor, user, 100)));
+    // The tenth writes both rows, in its own batch, and the isolate forgets them.
+    expect(await rows()).toEqual([
+      { sender: peer.host, statuses: FLUSH_EVERY, hour_statuses: FLUSH_EVERY },
+      { sender: actor, statuses: FLUSH_EVERY, hour_statuses: FLUSH_EVERY },
+    ]);
+    expect(pending.has(actor)).toBe(false);
+    // What is counted but not written still counts against the allowance: the stranger's 20 posts an hour hold
+    // at 20 (10 written, 10 pending), and the refusal writes the pending ten.
+    const answers: number[] = [];
+    for (let i = FLUSH_EVERY; i < LIMITS.stranger.hour.statuses + 2; i++)
+      answers.push((await peer.send(actor, create(peer, actor, user, 100))).status);
+    expect(answers).toEqual([...Array(LIMITS.stranger.hour.statuses - FLUSH_EVERY).fill(202), 429, 429]);
+    expect((await rows())[1]).toEqual({
+      sender: actor,
+      statuses: LIMITS.stranger.hour.statuses,
+      hour_statuses: LIMITS.stranger.hour.statuses,
+    });
+    expect((await storedFrom(peer.host)).n).toBe(LIMITS.stranger.hour.statuses);
   });
 
   it("edits count as posts: a stranger's Updates beyond its allowance are refused with 429", async () => {

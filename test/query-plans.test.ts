@@ -214,6 +214,7 @@ describe("query plans of list and timeline routes", () => {
     Object.assign(ids, {
       notification: newest.id,
       first: first.id,
+      firstUrl: first.url,
       withMedia: withMedia.id,
       reply: reply.id,
       replyToReply: replyToReply.id,
@@ -264,6 +265,8 @@ describe("query plans of list and timeline routes", () => {
       `/api/v1/lists/${list}/accounts`,
       `/api/v1/statuses/${reply}/context`,
       "/api/v2/search?q=searchable&type=statuses",
+      // A pasted address of a local status: found by `statuses_url_local`, which holds local statuses only.
+      `/api/v2/search?q=${encodeURIComponent(ids.firstUrl!)}&resolve=true`,
       `/api/v1/pleroma/accounts/${me.id}/favourites`,
       "/api/v1/tags/plans",
       "/api/v1/followed_tags",

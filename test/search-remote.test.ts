@@ -41,7 +41,7 @@ async function remotePost(words: string, opts: { mention?: boolean; visibility?:
   await expectAccepted(await s.peer.send(s.actor, a));
   const [row] = await q<{ id: string }>("SELECT id FROM statuses WHERE uri = ?", a.object.id);
   expect(row, "stored").toBeDefined();
-  return { id: row!.id, uri: a.object.id as string };
+  return { id: row!.id, uri: a.object.id as string, note: { "@context": a["@context"], ...a.object } };
 }
 
 const found = async (words: string, u: TestUser = s.user) => {
@@ -72,6 +72,17 @@ describe("searching remote posts", () => {
       token: s.user.token,
     });
     expect(byUrl.statuses.map((x: { id: string }) => x.id)).toEqual([p.id]);
+    // By its web address (not its id): only local statuses' addresses are indexed (migration 0064), so it is
+    // fetched from its server, which answers with the post, and found by its id; no second copy is stored.
+    const web = p.note.url as string;
+    expect(web).not.toBe(p.uri);
+    s.peer.objects.set(web, p.note);
+    const byWeb = await json(`/api/v2/search?q=${encodeURIComponent(web)}&type=statuses&resolve=true`, {
+      instance: A,
+      token: s.user.token,
+    });
+    expect(byWeb.statuses.map((x: { id: string }) => valid(StatusSchema, x).id)).toEqual([p.id]);
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", p.uri)).toHaveLength(1);
     // The remote-only timeline shows it (walking every public status past local ones), the local one does not.
     const timeline = async (q: string) =>
       (await json(`/api/v1/timelines/public?${q}&limit=40`, { instance: A, token: s.user.token })).map(

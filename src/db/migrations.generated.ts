@@ -576,5 +576,12 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE UNIQUE INDEX domain_subscriptions_uri ON domain_subscriptions(uri)",
    "CREATE INDEX domain_subscriptions_due ON domain_subscriptions(next_fetch_at)"
   ]
+ },
+ {
+  "name": "0064_cheaper_inbound.sql",
+  "queries": [
+   "DROP INDEX statuses_url",
+   "CREATE INDEX statuses_url_local ON statuses(url)WHERE local=1"
+  ]
  }
 ];

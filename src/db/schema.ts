@@ -796,7 +796,10 @@ export const statuses = sqliteTable(
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),
-    index("statuses_url").on(t.url),
+    // A pasted address of a local status (a remote one is fetched and found by its uri): remote rows pay no row.
+    index("statuses_url_local")
+      .on(t.url)
+      .where(sql`local = 1`),
     // Searched for values only, never walked for NULL: partial, so a status without one writes no index row.
     index("statuses_search")
       .on(t.searchRowid)

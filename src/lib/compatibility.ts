@@ -36,7 +36,13 @@ export const LEVELS: Level[] = [
         "GET /api/v1/trends/tags",
         "GET /api/v2/suggestions",
       ],
-      phanpy: ["GET /api/v2/instance", "GET /nodeinfo/2.0", "GET /api/v2/filters"],
+      phanpy: [
+        "GET /api/v2/instance",
+        "GET /nodeinfo/2.0",
+        "GET /api/v2/filters",
+        // Its account card, on every profile opened (Mastodon 3.5, asked whatever the level).
+        "GET /api/v1/accounts/familiar_followers?id[]=:account_id",
+      ],
       iceCubes: ["GET /api/v2/instance", "GET /api/v1/instance"],
       soapbox: [
         "GET /api/v1/instance",

@@ -11,11 +11,12 @@ import { arrayParam, boolParam, intParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
 import { iso } from "../lib/iso";
 import { AccountSchema, RelationshipSchema } from "../schemas/account";
-import { relatedAccounts } from "../services/account-pages";
+import { familiarFollowers, relatedAccounts } from "../services/account-pages";
 import * as graph from "../services/graph";
 import { loadRelationships } from "../services/relationships";
 import { answerAccounts } from "./account-list";
-import { hostOf } from "../http/urls";
+import { hostOf, renderContext } from "../http/urls";
+import { renderAccount } from "../render/account";
 import type { UserAuth } from "../http/auth";
 import type { AccountRow } from "../services/accounts";
 
@@ -123,6 +124,24 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
       const rels = await loadRelationships(db(c.env), auth.account.id, ids);
       // In the order asked, unknown ids left out (Mastodon answers [] when none are given).
       return c.json(ids.flatMap((id) => (rels.has(id) ? [rels.get(id)!] : [])));
+    },
+  });
+
+  route(app, {
+    method: "get",
+    path: "/api/v1/accounts/familiar_followers",
+    summary: "For each account asked, the accounts the user follows that follow it (among its newest followers)",
+    tags: ["Relationships"],
+    auth: "user",
+    scopes: ["read:follows"],
+    params: z.object({ id: arrayParam(z.string(), 100).optional() }),
+    response: z.array(z.object({ id: z.string(), accounts: z.array(AccountSchema) })),
+    handler: async (c, p, auth) => {
+      // Mastodon answers every id asked, unknown ones with no accounts; a few per request (each is one query).
+      const ids = [...new Set((p.id ?? []).filter(isId))].slice(0, 10);
+      const found = await familiarFollowers(db(c.env), auth.account.id, ids);
+      const ctx = renderContext(c, auth.account.id);
+      return c.json(ids.map((id) => ({ id, accounts: (found.get(id) ?? []).map((r) => renderAccount(ctx, r)) })));
     },
   });
 

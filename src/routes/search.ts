@@ -37,18 +37,22 @@ const searchParams = z.object({
 async function resolved(c: Ctx, q: string, resolve: boolean | undefined, viewerId: string | null, offset: number) {
   const r = resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e));
   const handle = resolve ? parseHandle(q, r.localHost) : null;
-  if (!handle) return { url: null, accountId: null };
+  if (!handle) return { url: null, accountId: null, statusId: null };
   const fetch = viewerId !== null && offset === 0;
   if (handle.kind === "url") {
     const found = await resolveAny(r, q, { fetch, background: c.executionCtx });
     // A fetched reply's thread: its missing ancestors are fetched after the response (federation/fetching/thread-ancestors.ts).
     if (found && "statusId" in found && found.parentUri)
       after(c, { ancestors: [{ statusId: found.statusId, parentUri: found.parentUri }] });
-    return { url: handle.url.href, accountId: found && "account" in found ? found.account.id : null };
+    return {
+      url: handle.url.href,
+      accountId: found && "account" in found ? found.account.id : null,
+      statusId: found && "statusId" in found ? found.statusId : null,
+    };
   }
   const found =
     fetch && isResolvable(q, r.localHost) ? await resolveAccount(r, q, { background: c.executionCtx }) : null;
-  return { url: null, accountId: found?.account.id ?? null };
+  return { url: null, accountId: found?.account.id ?? null, statusId: null };
 }
 
 async function search(c: Ctx, p: z.infer<typeof searchParams>, viewerId: string | null) {
@@ -58,13 +62,13 @@ async function search(c: Ctx, p: z.infer<typeof searchParams>, viewerId: string 
   const r =
     want("accounts") || want("statuses")
       ? await resolved(c, p.q, p.resolve, viewerId, offset)
-      : { url: null, accountId: null };
+      : { url: null, accountId: null, statusId: null };
   // A URL with resolve=true names one thing (Mastodon): that account or that status, no text search.
   const page = !want("statuses")
     ? null
     : r.url
       ? offset === 0
-        ? statusByUrlPage(viewerId, r.url)
+        ? statusByUrlPage(viewerId, r.url, r.statusId)
         : null
       : statusSearchPage(viewerId, p.q, p.limit, offset, p.account_id);
   const accountsFound = !want("accounts")

@@ -1,5 +1,5 @@
 /** Pages through relation tables (accounts related to one account, marked statuses, blocked domains), paged by the relation's own row id. */
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import {
   accounts,
@@ -59,6 +59,33 @@ export async function relatedAccounts(
     account: r.account,
     user: r.user,
   }));
+}
+
+/** How many of an account's newest followers `familiarFollowers` looks at: its cost stays fixed however many it has. */
+export const FAMILIAR_FOLLOWERS_SCANNED = 200;
+
+/**
+ * Mastodon's familiar followers (3.5; Phanpy asks on every profile card): accounts the viewer follows that follow
+ * `target`, at most `limit`, among the target's newest `FAMILIAR_FOLLOWERS_SCANNED` followers. Nobody when the
+ * target hides its followers from others.
+ */
+export async function familiarFollowers(d: DB, viewerId: string, ids: string[], limit = 5) {
+  const found = ids.length
+    ? await d
+        .select({ id: accounts.id, hideFollowers: accounts.hideFollowers })
+        .from(accounts)
+        .where(inArray(accounts.id, ids))
+    : [];
+  const answer = new Map<string, PagedAccount[]>();
+  for (const target of found) answer.set(target.id, await familiarOf(d, viewerId, target, limit));
+  return answer;
+}
+
+async function familiarOf(d: DB, viewerId: string, target: { id: string; hideFollowers: boolean }, limit: number) {
+  if (target.hideFollowers && target.id !== viewerId) return [];
+  const newest = sql`${follows.id} IN (SELECT id FROM follows WHERE target_account_id = ${target.id} ORDER BY id DESC LIMIT ${FAMILIAR_FOLLOWERS_SCANNED})`;
+  const known = sql`EXISTS (SELECT 1 FROM follows mine WHERE mine.account_id = ${viewerId} AND mine.target_account_id = ${follows.accountId})`;
+  return relatedAccounts(d, follows, "targetAccountId", target.id, { limit }, and(newest, known));
 }
 
 /** Members of a list, paged by membership row; `limit: null` gives all of them. */

@@ -23,7 +23,7 @@ export interface StatsConfig {
 }
 
 export async function adminStats(d: DB, cfg: StatsConfig, t: number = Date.now()) {
-  const [rows, storage, budget, neurons, [requests], hosts, actors] = await d.batch([
+  const [rows, storage, budget, neurons, [requests], hosts, actors, pendingAccounts] = await d.batch([
     d.select({ visibility: statuses.visibility, n: count() }).from(statuses).groupBy(statuses.visibility),
     storageRow(d),
     budgetRow(d, t),
@@ -43,7 +43,7 @@ export async function adminStats(d: DB, cfg: StatsConfig, t: number = Date.now()
     },
     storage: storageReport(fromRow(storage)),
     budget: budgetReport(budgetFrom(budget[0], t, cfg.plan), true),
-    inbound_senders: topSendersReport(limitsClock.now(), hosts, actors),
+    inbound_senders: topSendersReport(limitsClock.now(), hosts, actors, pendingAccounts),
     notification_requests: {
       mention_shield: cfg.mentionShield,
       requests: requests?.requests ?? 0,

@@ -6,9 +6,13 @@
  *
  * - The figures are `inbound_usage` rows (migration 0052): one per UTC day and sender, the current hour beside the
  *   day. The check reads the actor's and its host's rows in the storing batch it joins (services/remote-statuses.ts),
- *   and what is stored writes those two rows in the post's own batch: nothing else is read or written for it, a
- *   repeat or an irrelevant post writes nothing, and an idle instance does nothing (the cron's hourly clean-up
- *   deletes past days).
+ *   plus what this isolate counted and has not written yet (`pending`). A stored post is counted there; a sender's
+ *   counts are written (one upsert, in the storing batch of the post that brings them to FLUSH_EVERY) every
+ *   FLUSH_EVERY posts, or with a refusal. So a post writes no row here nine times in ten, and a sender that posts
+ *   now and then (most of a relay's authors) none at all (issue 42: these two rows were 10% of the writes of ten
+ *   users sharing a relay). What an isolate has not written is lost with it: the limits can be overshot by up to
+ *   FLUSH_EVERY - 1 posts per sender and isolate, never by a flood. A repeat or an irrelevant post writes nothing,
+ *   and an idle instance does nothing (the cron's hourly clean-up deletes past days).
  * - Over a limit the post is not stored; the inbox answers 429 with `Retry-After` (the end of the hour or of the
  *   day whose allowance is spent): Mastodon retries a 429 with its backoff, Fedify and GoToSocial wait for the
  *   `Retry-After`. The refusal is logged once per sender and hour (the row's `refused_hour`, one conditional
@@ -22,7 +26,7 @@
  */
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
-import { statement } from "../db/client";
+import { inJson, statement } from "../db/client";
 import { accounts, inboundUsage } from "../db/schema";
 
 const HOUR = 3600 * 1000;
@@ -132,8 +136,16 @@ const secondsTo = (end: number, t: number) => Math.max(1, Math.ceil((end - t) / 
 
 /** Whether `item` may be stored, given today's rows of its author and host. */
 export function judge(rows: UsageRow[], s: Sender, item: Item, t: number): Verdict {
-  const actorRow = rows.find((r) => r.sender === s.actor);
-  const hostRow = rows.find((r) => r.sender === s.host);
+  const actorRow = withPending(
+    rows.find((r) => r.sender === s.actor),
+    s.actor,
+    t,
+  );
+  const hostRow = withPending(
+    rows.find((r) => r.sender === s.host),
+    s.host,
+    t,
+  );
   const checks: [string, string, Limit, { hour: Used; day: Used }, string][] = [
     [s.actor, s.actor, item.followed ? LIMITS.followed : LIMITS.stranger, used(actorRow, t), "the actor's"],
     [s.host, s.host, LIMITS.host, used(hostRow, t), "the host's"],
@@ -155,34 +167,152 @@ export function judge(rows: UsageRow[], s: Sender, item: Item, t: number): Verdi
   return { ok: true, solicitedMention };
 }
 
-/** Counts a stored item against its author and host: one upsert, two rows, to join the storing batch. */
-export function countStatement(d: DB, s: Sender, item: Item, solicitedMention: boolean, t: number) {
-  const b = item.bytes;
-  const ss = item.followed ? 0 : 1;
-  const sb = item.followed ? 0 : b;
-  const m = solicitedMention ? 1 : 0;
+/** Counts written every this many posts of a sender (or with a refusal): see the module's header. */
+export const FLUSH_EVERY = 10;
+
+/** A sender's counts not written yet: the day's, and the hour's (`hour`) beside them. */
+type Counts = Pick<
+  UsageRow,
+  | "day"
+  | "hour"
+  | "statuses"
+  | "bytes"
+  | "strangerStatuses"
+  | "strangerBytes"
+  | "mentions"
+  | "hourStatuses"
+  | "hourBytes"
+  | "hourStrangerStatuses"
+  | "hourStrangerBytes"
+  | "hourMentions"
+>;
+
+/** What this isolate counted and has not written, per sender (exported for the budget tests to start clean). */
+export const pending = new Map<string, Counts>();
+const PENDING_MAX = 5_000;
+
+const noCounts = (day: number, hour: number): Counts => ({
+  day,
+  hour,
+  statuses: 0,
+  bytes: 0,
+  strangerStatuses: 0,
+  strangerBytes: 0,
+  mentions: 0,
+  hourStatuses: 0,
+  hourBytes: 0,
+  hourStrangerStatuses: 0,
+  hourStrangerBytes: 0,
+  hourMentions: 0,
+});
+
+/** `sender`'s pending counts of the day of `t` (a past day's are dropped: the limits count today only). */
+function pendingOf(sender: string, t: number): Counts | undefined {
+  const p = pending.get(sender);
+  if (p && p.day !== dayOf(t)) pending.delete(sender);
+  return p?.day === dayOf(t) ? p : undefined;
+}
+
+/** The row as the check sees it: what is written plus what this isolate has not written yet. */
+export function withPending(row: UsageRow | undefined, sender: string, t: number): UsageRow | undefined {
+  const p = pendingOf(sender, t);
+  if (!p) return row;
+  const r: UsageRow = row ?? { sender, ...noCounts(p.day, p.hour), refusedHour: null, refusedHours: 0 };
+  const sameHour = r.hour === p.hour;
+  const hour = (k: "hourStatuses" | "hourBytes" | "hourStrangerStatuses" | "hourStrangerBytes" | "hourMentions") =>
+    (sameHour ? r[k] : r.hour > p.hour ? r[k] : 0) + (r.hour > p.hour ? 0 : p[k]);
+  return {
+    ...r,
+    statuses: r.statuses + p.statuses,
+    bytes: r.bytes + p.bytes,
+    strangerStatuses: r.strangerStatuses + p.strangerStatuses,
+    strangerBytes: r.strangerBytes + p.strangerBytes,
+    mentions: r.mentions + p.mentions,
+    hour: Math.max(r.hour, p.hour),
+    hourStatuses: hour("hourStatuses"),
+    hourBytes: hour("hourBytes"),
+    hourStrangerStatuses: hour("hourStrangerStatuses"),
+    hourStrangerBytes: hour("hourStrangerBytes"),
+    hourMentions: hour("hourMentions"),
+  };
+}
+
+/** Adds one item to `sender`'s pending counts. */
+function addPending(sender: string, item: Item, mention: boolean, t: number): Counts {
   const [day, hour] = [dayOf(t), hourOf(t)];
-  // SET reads the row as it was: `hour` in each CASE is the hour the row counted until now.
+  let p = pendingOf(sender, t);
+  if (!p) {
+    if (pending.size >= PENDING_MAX) pending.clear();
+    p = noCounts(day, hour);
+    pending.set(sender, p);
+  }
+  if (p.hour !== hour) Object.assign(p, { ...noCounts(day, hour), ...dayPart(p) });
+  const b = item.bytes;
+  const stranger = item.followed ? 0 : 1;
+  const m = mention ? 1 : 0;
+  p.statuses++;
+  p.bytes += b;
+  p.strangerStatuses += stranger;
+  p.strangerBytes += stranger * b;
+  p.mentions += m;
+  p.hourStatuses++;
+  p.hourBytes += b;
+  p.hourStrangerStatuses += stranger;
+  p.hourStrangerBytes += stranger * b;
+  p.hourMentions += m;
+  return p;
+}
+
+const dayPart = (p: Counts) => ({
+  statuses: p.statuses,
+  bytes: p.bytes,
+  strangerStatuses: p.strangerStatuses,
+  strangerBytes: p.strangerBytes,
+  mentions: p.mentions,
+});
+
+/** Adds `counts` to `sender`'s row of their day (made when missing): one upsert. */
+function writeStatement(d: DB, sender: string, c: Counts) {
+  // SET reads the row as it was: `hour` in each CASE is the hour the row counted until now. A row already on a later
+  // hour (another isolate's clock ahead) keeps its hour's figures.
+  const h = (col: string, v: number) =>
+    sql.raw(`CASE WHEN hour = ${c.hour} THEN ${col} + ${v} WHEN hour > ${c.hour} THEN ${col} ELSE ${v} END`);
   return statement(
     d,
     sql`INSERT INTO inbound_usage (day, sender, statuses, bytes, stranger_statuses, stranger_bytes, mentions, hour,
         hour_statuses, hour_bytes, hour_stranger_statuses, hour_stranger_bytes, hour_mentions)
-      VALUES (${day}, ${s.actor}, 1, ${b}, ${ss}, ${sb}, ${m}, ${hour}, 1, ${b}, ${ss}, ${sb}, ${m}),
-        (${day}, ${s.host}, 1, ${b}, ${ss}, ${sb}, 0, ${hour}, 1, ${b}, ${ss}, ${sb}, 0)
+      VALUES (${c.day}, ${sender}, ${c.statuses}, ${c.bytes}, ${c.strangerStatuses}, ${c.strangerBytes}, ${c.mentions},
+        ${c.hour}, ${c.hourStatuses}, ${c.hourBytes}, ${c.hourStrangerStatuses}, ${c.hourStrangerBytes}, ${c.hourMentions})
       ON CONFLICT (day, sender) DO UPDATE SET
-        statuses = statuses + 1, bytes = bytes + excluded.bytes,
+        statuses = statuses + excluded.statuses, bytes = bytes + excluded.bytes,
         stranger_statuses = stranger_statuses + excluded.stranger_statuses,
         stranger_bytes = stranger_bytes + excluded.stranger_bytes,
         mentions = mentions + excluded.mentions,
-        hour_statuses = CASE WHEN hour = excluded.hour THEN hour_statuses ELSE 0 END + 1,
-        hour_bytes = CASE WHEN hour = excluded.hour THEN hour_bytes ELSE 0 END + excluded.hour_bytes,
-        hour_stranger_statuses = CASE WHEN hour = excluded.hour THEN hour_stranger_statuses ELSE 0 END
-          + excluded.hour_stranger_statuses,
-        hour_stranger_bytes = CASE WHEN hour = excluded.hour THEN hour_stranger_bytes ELSE 0 END
-          + excluded.hour_stranger_bytes,
-        hour_mentions = CASE WHEN hour = excluded.hour THEN hour_mentions ELSE 0 END + excluded.hour_mentions,
-        hour = excluded.hour`,
+        hour_statuses = ${h("hour_statuses", c.hourStatuses)},
+        hour_bytes = ${h("hour_bytes", c.hourBytes)},
+        hour_stranger_statuses = ${h("hour_stranger_statuses", c.hourStrangerStatuses)},
+        hour_stranger_bytes = ${h("hour_stranger_bytes", c.hourStrangerBytes)},
+        hour_mentions = ${h("hour_mentions", c.hourMentions)},
+        hour = max(hour, excluded.hour)`,
   );
+}
+
+/**
+ * Counts a stored item against its author and host, in this isolate; answers the statements that write what
+ * reached FLUSH_EVERY (none, most times), to join the storing batch.
+ */
+export function countStatements(d: DB, s: Sender, item: Item, solicitedMention: boolean, t: number) {
+  const out = [];
+  for (const [sender, mention] of [
+    [s.actor, solicitedMention],
+    [s.host, false],
+  ] as const) {
+    const p = addPending(sender, item, mention, t);
+    if (p.statuses < FLUSH_EVERY) continue;
+    pending.delete(sender);
+    out.push(writeStatement(d, sender, p));
+  }
+  return out;
 }
 
 /** Where a refusal is logged (a test listens here). */
@@ -200,12 +330,16 @@ export async function recordRefusal(d: DB, v: Extract<Verdict, { ok: false }>, t
   if (refusedUntil.size >= REMEMBERED_MAX) refusedUntil.clear();
   refusedUntil.set(v.door, t + v.retryAfter * 1000);
   const hour = hourOf(t);
-  const { meta } = await statement(
+  // What this isolate counted for the sender is written first: the refusal is marked on the row it makes.
+  const counts = pendingOf(v.sender, t);
+  pending.delete(v.sender);
+  const refusal = statement(
     d,
     sql`UPDATE inbound_usage SET refused_hour = ${hour}, refused_hours = refused_hours + 1
       WHERE day = ${dayOf(t)} AND sender = ${v.sender} AND refused_hour IS NOT ${hour}`,
-  ).run();
-  if (meta.changes)
+  );
+  const results = await d.$client.batch([...(counts ? [writeStatement(d, v.sender, counts)] : []), refusal]);
+  if (results.at(-1)?.meta.changes)
     refusalLog.write(`inbox: refusing what ${v.sender} sends (${v.what} is spent), for ${v.retryAfter} s at least`);
 }
 
@@ -237,7 +371,18 @@ export const throttledResponse = (retryAfter: number) =>
 export const pruneStatement = (d: DB, t: number) =>
   statement(d, sql`DELETE FROM inbound_usage WHERE day < ${dayOf(t)}`);
 
-/** The admin view: today's (UTC) top senders by bytes stored, hosts and actors apart. */
+/** This isolate's pending counts of today, of hosts or of actors (an actor is a URL), the most bytes first. */
+function pendingToday(t: number, actors: boolean, n: number): [string, Counts][] {
+  return [...pending]
+    .filter(([sender, c]) => c.day === dayOf(t) && sender.includes("/") === actors)
+    .sort((a, b) => b[1].bytes - a[1].bytes)
+    .slice(0, n);
+}
+
+/**
+ * The admin view: today's (UTC) top senders by bytes stored, hosts and actors apart, from the rows written; the
+ * report adds what this isolate counted and has not written yet (a sender that posts now and then has no row).
+ */
 export function topSendersQueries(d: DB, t: number, n = 10) {
   const cols = {
     sender: inboundUsage.sender,
@@ -248,6 +393,7 @@ export function topSendersQueries(d: DB, t: number, n = 10) {
     refusedHours: inboundUsage.refusedHours,
   };
   const today = eq(inboundUsage.day, dayOf(t));
+  const acct = sql<string | null>`${accounts.username} || '@' || ${accounts.domain}`;
   return [
     d
       .select(cols)
@@ -256,16 +402,22 @@ export function topSendersQueries(d: DB, t: number, n = 10) {
       .orderBy(desc(inboundUsage.bytes))
       .limit(n),
     d
-      .select({
-        ...cols,
-        accountId: accounts.id,
-        acct: sql<string | null>`${accounts.username} || '@' || ${accounts.domain}`,
-      })
+      .select({ ...cols, accountId: accounts.id, acct })
       .from(inboundUsage)
       .leftJoin(accounts, eq(accounts.uri, inboundUsage.sender))
       .where(and(today, sql`instr(${inboundUsage.sender}, '/') > 0`))
       .orderBy(desc(inboundUsage.bytes))
       .limit(n),
+    // The accounts of the actors only this isolate has counted so far.
+    d
+      .select({ uri: accounts.uri, accountId: accounts.id, acct })
+      .from(accounts)
+      .where(
+        inJson(
+          accounts.uri,
+          pendingToday(t, true, n).map(([sender]) => sender),
+        ),
+      ),
   ] as const;
 }
 
@@ -281,9 +433,39 @@ type TopRow = {
 /** The admin view's shape (`inbound_senders` of the admin `stats`). */
 export function topSendersReport(
   t: number,
-  hosts: TopRow[],
-  actors: (TopRow & { accountId: string | null; acct: string | null })[],
+  hostRows: TopRow[],
+  actorRows: (TopRow & { accountId: string | null; acct: string | null })[],
+  pendingAccounts: { uri: string; accountId: string; acct: string | null }[] = [],
+  n = 10,
 ) {
+  const blank = (sender: string) => ({
+    sender,
+    statuses: 0,
+    bytes: 0,
+    strangerStatuses: 0,
+    strangerBytes: 0,
+    refusedHours: 0,
+  });
+  // What is written, plus what this isolate counted and has not written yet; the biggest n of both.
+  const top = <R extends TopRow>(rows: R[], actors: boolean, extra: (sender: string) => R): R[] => {
+    const bySender = new Map(rows.map((r) => [r.sender, r]));
+    for (const [sender] of pendingToday(t, actors, n)) if (!bySender.has(sender)) bySender.set(sender, extra(sender));
+    return [...bySender.values()]
+      .map((r) => {
+        const p = pendingOf(r.sender, t);
+        if (!p) return r;
+        const { statuses, bytes, strangerStatuses, strangerBytes } = p;
+        return {
+          ...r,
+          statuses: r.statuses + statuses,
+          bytes: r.bytes + bytes,
+          strangerStatuses: r.strangerStatuses + strangerStatuses,
+          strangerBytes: r.strangerBytes + strangerBytes,
+        };
+      })
+      .sort((a, b) => b.bytes - a.bytes)
+      .slice(0, n);
+  };
   const figures = (r: TopRow) => ({
     statuses: r.statuses,
     bytes: r.bytes,
@@ -291,6 +473,13 @@ export function topSendersReport(
     unfollowed_bytes: r.strangerBytes,
     refused_hours: r.refusedHours,
   });
+  const accountOf = new Map(pendingAccounts.map((a) => [a.uri, a]));
+  const hosts = top(hostRows, false, blank);
+  const actors = top(actorRows, true, (sender) => ({
+    ...blank(sender),
+    accountId: accountOf.get(sender)?.accountId ?? null,
+    acct: accountOf.get(sender)?.acct ?? null,
+  }));
   return {
     day: new Date(dayOf(t) * DAY).toISOString().slice(0, 10),
     hosts: hosts.map((r) => ({ host: r.sender, ...figures(r) })),

@@ -20,7 +20,7 @@ import { editedMedia, notifyEdit, versionStatements } from "./status-edits";
 import { acceptsUnsolicited, fromRow, storageRow } from "./storage";
 import { budgetFrom, budgetRow, pausesFetching } from "./usage-budget";
 import {
-  countStatement,
+  countStatements,
   itemBytes,
   judge,
   limitsClock,
@@ -245,7 +245,7 @@ export async function storeRemoteNote(
     ...mediaInserts(d, remoteMedia(author.id, id, note.media, t)),
     // The caller's own rows for the new status (a group's followers' home feeds: federation/listening/group-posts.ts).
     ...(opts.extra ?? []),
-    ...(sender ? [countStatement(d, sender, item, verdict.solicitedMention, lt)] : []),
+    ...(sender ? countStatements(d, sender, item, verdict.solicitedMention, lt) : []),
   ];
   try {
     const written = await writePost(
@@ -401,7 +401,7 @@ export async function updateRemoteNote(
       },
     ),
   ];
-  stmts.push(countStatement(d, sender, item, false, lt));
+  stmts.push(...countStatements(d, sender, item, false, lt));
   const notifying = stmts.push(notifyEdit(d, row, t)) - 1;
   const results = await d.$client.batch(stmts);
   return {

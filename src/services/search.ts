@@ -101,10 +101,17 @@ export function statusSearchPage(
     ORDER BY s.id DESC LIMIT ${sql.raw(String(limit))} OFFSET ${sql.raw(String(offset))}`;
 }
 
-/** The page query of the status whose ActivityPub id or URL is `url`, if the viewer may see it, for `hydrate`. */
-export function statusByUrlPage(viewerId: string | null, url: string): ReturnType<typeof sql> {
+/**
+ * The page query of the status whose ActivityPub id or URL is `url` (a remote status's URL is found by the id
+ * resolving it gave, `resolvedId`: `statuses_url_local` holds local statuses only), if the viewer may see it.
+ */
+export function statusByUrlPage(
+  viewerId: string | null,
+  url: string,
+  resolvedId: string | null = null,
+): ReturnType<typeof sql> {
   const s = { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` };
   return sql`SELECT s.id FROM statuses s
-    WHERE (s.uri = ${url} OR s.url = ${url}) AND s.reblog_of_id IS NULL AND ${visibleTo(viewerId, s)} AND ${notSilenced(viewerId, false, sql`s.account_id`)}
+    WHERE (s.uri = ${url} OR (s.url = ${url} AND s.local = 1) OR s.id = ${resolvedId}) AND s.reblog_of_id IS NULL AND ${visibleTo(viewerId, s)} AND ${notSilenced(viewerId, false, sql`s.account_id`)}
     ORDER BY s.id DESC LIMIT 1`;
 }

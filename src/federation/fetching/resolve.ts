@@ -251,7 +251,8 @@ export async function resolveAny(
     stored = await storedByUrl(d, h.url.href);
     if (!stored) {
       const status = await d.get<{ id: string }>(
-        sql`SELECT id FROM statuses WHERE (uri = ${h.url.href} OR url = ${h.url.href}) AND reblog_of_id IS NULL LIMIT 1`,
+        // By its web address only when local (`statuses_url_local`): a remote one is fetched, then found by its uri.
+        sql`SELECT id FROM statuses WHERE (uri = ${h.url.href} OR (url = ${h.url.href} AND local = 1)) AND reblog_of_id IS NULL LIMIT 1`,
       );
       if (status) return { statusId: status.id };
     }

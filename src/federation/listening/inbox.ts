@@ -120,10 +120,18 @@ async function onUndo(ctx: InboxContext<FederationData>, undo: Undo): Promise<vo
  * Fedify remembers each activity it processed (a `fedify_kv` row written, and deleted a day later: six rows
  * written per activity) so that a redelivery is not processed twice. Creates and Announces, most of the inbox's
  * volume (a relay's posts above all), need no such record: a status is stored once per `uri` and a reblog once
- * per (account, status), so a repeated one changes nothing. Every other kind keeps Fedify's per-inbox record.
+ * per (account, status), so a repeated one changes nothing. Nor do Likes and emoji reactions (issue 42): a
+ * favourite and a reaction are stored once per `uri` (and per account and status), and their notification only
+ * with the row it made (services/inbound-interactions.ts). Every other kind keeps Fedify's per-inbox record.
  */
 function idempotencyKey(ctx: InboxContext<FederationData>, activity: Activity): string | null {
-  if (activity instanceof Create || activity instanceof Announce) return null;
+  if (
+    activity instanceof Create ||
+    activity instanceof Announce ||
+    activity instanceof Like ||
+    activity instanceof EmojiReact
+  )
+    return null;
   const id = activity.id?.href;
   if (!id) return null;
   return `${ctx.origin}\n${id}\n${ctx.recipient == null ? "sharedInbox" : `inbox\n${ctx.recipient}`}`;
