@@ -656,30 +656,49 @@ describe("kicks", () => {
     expect((await outboxRows(me.id)).some((o: any) => o.expanded_at === null)).toBe(true);
   });
 
+  /** Whether `user`'s request to `path` was followed by a delivery kick (which claims outbox rows to expand). */
+  const kickedBy = async (user: TestUser, path: string, body: object = {}, method = "POST") => {
+    const counter = countingD1(env.DB);
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request(`${A.origin}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+      { ...A.bindings, DB: counter.db },
+      ctx,
+    );
+    expect(res.status).toBe(200);
+    await waitOnExecutionContext(ctx);
+    // The kick claims outbox rows to expand: an UPDATE of federation_outbox.
+    return counter.statements().some((x) => /^\s*UPDATE federation_outbox/i.test(x.sql));
+  };
+
   it("a post with no remote audience makes no delivery kick after it; one with remote followers does", async () => {
     const { me } = await withFollowers();
     const lonely = await registerUser({ instance: A });
-    const kicked = async (user: TestUser, visibility = "public") => {
-      const counter = countingD1(env.DB);
-      const ctx = createExecutionContext();
-      const res = await worker.fetch(
-        new Request(`${A.origin}/api/v1/statuses`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ status: "kick?", visibility }),
-        }),
-        { ...A.bindings, DB: counter.db },
-        ctx,
-      );
-      expect(res.status).toBe(200);
-      await waitOnExecutionContext(ctx);
-      // The kick claims outbox rows to expand: an UPDATE of federation_outbox.
-      return counter.statements().some((x) => /^\s*UPDATE federation_outbox/i.test(x.sql));
-    };
+    const kicked = (user: TestUser, visibility = "public") =>
+      kickedBy(user, "/api/v1/statuses", { status: "kick?", visibility });
     expect(await kicked(lonely)).toBe(false);
     expect(await kicked(me)).toBe(true);
     // Local-only: nothing federates, so no kick either.
     expect(await kicked(me, "local")).toBe(false);
+  });
+
+  it("wakes from the outbox rows any action's batch wrote, with no flag set by the action (db/outbox-signal.ts)", async () => {
+    const { me } = await withFollowers();
+    const lonely = await registerUser({ instance: A });
+    const s = await statusOf(await postA(me, { status: "pin me", visibility: "public" }));
+    const t = await statusOf(await postA(lonely, { status: "pin me too", visibility: "public" }));
+    // A pin is an Add to the featured collection, for the followers' servers; a bookmark is nobody else's.
+    expect(await kickedBy(me, `/api/v1/statuses/${s.id}/bookmark`)).toBe(false);
+    expect(await kickedBy(me, `/api/v1/statuses/${s.id}/pin`)).toBe(true);
+    expect(await kickedBy(me, `/api/v1/statuses/${s.id}/unpin`)).toBe(true);
+    // The same action whose audience gate wrote no row (no remote follower) wakes nothing.
+    expect(await kickedBy(lonely, `/api/v1/statuses/${t.id}/pin`)).toBe(false);
+    // A profile update is an Update of the actor to the followers' servers.
+    expect(await kickedBy(me, "/api/v1/accounts/update_credentials", { display_name: "Renamed" }, "PATCH")).toBe(true);
   });
 });
 

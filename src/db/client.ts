@@ -3,16 +3,20 @@ import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import { SQLiteSyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Env } from "../env";
 import * as schema from "./schema";
+import { outboxWatched } from "./outbox-signal";
 
 export type DB = DrizzleD1Database<typeof schema> & { $client: D1Database };
 
 const cache = new WeakMap<D1Database, DB>();
 
-/** The drizzle handle over the D1 binding (one per binding). */
+/**
+ * The drizzle handle over the D1 binding (one per binding), whose batches are looked at for queued outbox rows
+ * (db/outbox-signal.ts).
+ */
 export function db(env: Pick<Env, "DB">): DB {
   let handle = cache.get(env.DB);
   if (!handle) {
-    handle = drizzle(env.DB, { schema });
+    handle = drizzle(outboxWatched(env.DB), { schema });
     cache.set(env.DB, handle);
   }
   return handle;

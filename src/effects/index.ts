@@ -1,12 +1,13 @@
 /**
  * The door for after-commit work: `runEffects` hands an action's `Effects` (src/services/effects.ts) to their
- * sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows to
- * delivery, queued mail to the mailer, link cards to the card fetcher, orphaned files to R2, remote documents to
+ * sinks after the answer: stream events to the streaming objects, notifications to Web Push, outbox rows (which
+ * it sees the batches queue, db/outbox-signal.ts) to delivery, queued mail to the mailer, link cards to the card fetcher, orphaned files to R2, remote documents to
  * fetch, a moved account's followers to its target. `background` starts work that is no action's effect. Each
  * runs under `waitUntil`, which scripts/door.test.ts allows in this file alone; what must not be lost is durable
  * before it gets here (outbox rows, queued mail, unpushed notifications, pending moves: the cron sweeps them too).
  */
 import { db } from "../db/client";
+import { takeOutboxQueued } from "../db/outbox-signal";
 import { allowPrivateAddress } from "../lib/outbound";
 import { ensureCard } from "../services/cards";
 import { mergeEffects, type Effects } from "../services/effects";
@@ -42,10 +43,12 @@ export function registerFederationSinks(sinks: FederationSinks): void {
 }
 
 export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | undefined): void {
+  // Delivery wakes when a batch queued outbox rows (db/outbox-signal.ts sees it): no action needs to say so.
+  // `federate` carries it from where this door cannot see the batch (a Durable Object's answer).
+  if ((takeOutboxQueued(env.DB) || e?.federate) && federation) ctx.waitUntil(federation.kick(env));
   if (!e) return;
   if (e.events?.length) ctx.waitUntil(dispatch(env, e.events, base));
   if (e.push) ctx.waitUntil(deliverPending(env, base, 50, true).catch((err) => console.error("push delivery", err)));
-  if (e.federate && federation) ctx.waitUntil(federation.kick(env));
   for (const url of new Set(e.cards ?? [])) ctx.waitUntil(ensureCard(db(env), url, allowPrivateAddress(env)));
   // With what was made from them (thumbnails).
   if (e.files?.length) ctx.waitUntil(deleteStoredFiles(env.MEDIA, e.files));

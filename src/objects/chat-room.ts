@@ -18,7 +18,7 @@ import { notify } from "../services/notifications";
 import { background, runEffects, type WaitUntil } from "../effects";
 import { renderChat } from "../render/chat";
 import { origins } from "../lib/media-urls";
-import { outboxWrite } from "../services/outbox";
+import { outboxEffects, outboxWrite } from "../services/outbox";
 import type { ChatEffects, ChatRoomMethods, ChatWriterMethods, MessageDraft, SentMessage } from "./contracts";
 
 /** The writer itself: what the object runs (and, in the two-instance tests, runs in process: `chatRoomSeam`). */
@@ -96,7 +96,7 @@ export class ChatWriter implements ChatWriterMethods {
         ? await d.select().from(mediaAttachments).where(eq(mediaAttachments.id, draft.mediaId))
         : [];
       background(this.ctx, "chat update", this.publish(draft.chatId, base));
-      return { message, media: media ?? null, created: true, effects: { push: true, federate: !draft.uri } };
+      return { message, media: media ?? null, created: true, effects: { push: true, ...outboxEffects(this.env.DB) } };
     });
   }
 
@@ -162,7 +162,7 @@ export class ChatWriter implements ChatWriterMethods {
         ),
       );
       await d.$client.batch(stmts);
-      return { federate: true };
+      return outboxEffects(this.env.DB);
     });
   }
 

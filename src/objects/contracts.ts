@@ -45,6 +45,7 @@ export interface MessageDraft {
 /** What follows a chat write (a subset of services/effects.ts `Effects`). */
 export interface ChatEffects {
   push?: boolean;
+  /** From `outboxEffects` (services/outbox.ts): the object's batch queued outbox rows. */
   federate?: boolean;
 }
 

@@ -83,9 +83,9 @@ export async function startAccountDeletion(
   t: number,
   requestedBy: string | null = accountId,
 ): Promise<Effects> {
+  // The actor's Delete to the servers that know it is in the batch.
   await d.$client.batch(accountDeletionStatements(d, accountId, t, requestedBy));
-  // The actor's Delete goes to the servers that know it.
-  return { federate: true };
+  return {};
 }
 
 /** Whether the account is being (or has been) deleted: its actor answers as gone only once the job has finished. */
@@ -167,7 +167,7 @@ async function deleteSomeStatuses(env: Env, d: DB, accountId: string, t: number)
   const { files, deleted } = await deleteStatuses(
     d,
     ids.map((r) => r.id),
-    { federate: false },
+    { silent: true },
   );
   await deleteStoredFiles(env.MEDIA, files);
   await d.run(

@@ -203,7 +203,7 @@ export async function deleteUsers(
       t,
     ),
   ]);
-  return { nicknames: found.map((f) => userRef(f.account).nickname), effects: { federate: local.length > 0 } };
+  return { nicknames: found.map((f) => userRef(f.account).nickname), effects: {} };
 }
 
 /** Approves pending registrations (services/registration.ts), logged in the same batch. */

@@ -1,9 +1,10 @@
 /**
  * What must follow an action once its batch is committed, described by the service that built the batch (and
- * so knows what it wrote): stream events, notifications to push, federation outbox rows to send, queued mail,
- * link cards to fetch, stored files no longer referenced, remote documents to fetch, a moved account's followers
- * to move. Routes, the inbox, the cron and the chat room hand it to the door, `runEffects` (src/effects/index.ts),
- * after their answer. scripts/door.test.ts (in `npm test`) fails on a `waitUntil` or a mail send outside the door.
+ * so knows what it wrote): stream events, notifications to push, queued mail, link cards to fetch, stored files no
+ * longer referenced, remote documents to fetch, a moved account's followers to move. Routes, the inbox, the cron
+ * and the chat room hand it to the door, `runEffects` (src/effects/index.ts), after their answer. Outbox rows are
+ * not among them: the door sees the batches that queued some (db/outbox-signal.ts). scripts/door.test.ts (in
+ * `npm test`) fails on a `waitUntil` or a mail send outside the door, and on a `federate` flag set by hand.
  */
 import type { StreamEvent } from "./events";
 import type { OutboxBackfill } from "./backfill";
@@ -13,7 +14,10 @@ export interface Effects {
   events?: StreamEvent[];
   /** The batch may have created notifications: push them (Web Push, `user:notification`). */
   push?: boolean;
-  /** The batch may have written federation outbox rows: expand them and wake their hosts' delivery. */
+  /**
+   * Outbox rows were queued where the door cannot see the batch (a Durable Object's, answering the Worker): set by
+   * `outboxEffects` (services/outbox.ts) alone. Elsewhere the door sees the batches itself (db/outbox-signal.ts).
+   */
   federate?: boolean;
   /** Link cards to fetch and store (URLs). */
   cards?: string[];

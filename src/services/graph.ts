@@ -163,7 +163,6 @@ export async function follow(
           ...(isLocal(target) ? [target.id] : []),
         ]),
         push: true,
-        federate: true,
         ...(fresh ? { backfill: [{ readerId: me.id, accountId: target.id }] } : {}),
       },
     };
@@ -197,7 +196,6 @@ export async function follow(
     effects: {
       events: followEvent("follow_accept", me.id, target.id, counts, [me.id, target.id]),
       push: true,
-      federate: true,
     },
   };
 }
@@ -228,7 +226,7 @@ export async function unfollow(d: DB, me: AccountRow, target: AccountRow): Promi
       unnotify(d, { type: "follow_request", to: target.id, from: me.id }),
     ],
   );
-  return { relationship, effects: { federate: true } };
+  return { relationship, effects: {} };
 }
 
 /** Accepts a pending request of `requesterId` to follow `me`. */
@@ -280,7 +278,6 @@ export async function authorizeRequest(d: DB, me: AccountRow, requesterId: strin
     effects: {
       events: followEvent("follow_accept", requesterId, me.id, counts, [requesterId, me.id]),
       push: true,
-      federate: true,
     },
   };
 }
@@ -311,7 +308,7 @@ export async function rejectRequest(d: DB, me: AccountRow, requesterId: string):
   );
   return {
     relationship,
-    effects: { events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]), federate: true },
+    effects: { events: followEvent("follow_reject", requesterId, me.id, counts, [requesterId, me.id]) },
   };
 }
 
@@ -347,7 +344,7 @@ export async function block(d: DB, me: AccountRow, target: AccountRow): Promise<
     // What the blocked account caused is no longer shown.
     d.delete(notifications).where(and(eq(notifications.accountId, me.id), eq(notifications.fromAccountId, target.id))),
   ]);
-  return { relationship, effects: { federate: true } };
+  return { relationship, effects: {} };
 }
 
 export async function unblock(d: DB, me: AccountRow, target: AccountRow): Promise<GraphResult> {
@@ -358,7 +355,7 @@ export async function unblock(d: DB, me: AccountRow, target: AccountRow): Promis
     }),
     d.delete(blocks).where(and(eq(blocks.accountId, me.id), eq(blocks.targetAccountId, target.id))),
   ]);
-  return { relationship, effects: { federate: true } };
+  return { relationship, effects: {} };
 }
 
 /**
@@ -382,7 +379,7 @@ export async function removeFromFollowers(d: DB, me: AccountRow, follower: Accou
   ]);
   return {
     relationship,
-    effects: { events: followEvent("follow_reject", follower.id, me.id, counts, [follower.id, me.id]), federate: true },
+    effects: { events: followEvent("follow_reject", follower.id, me.id, counts, [follower.id, me.id]) },
   };
 }
 

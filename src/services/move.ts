@@ -58,11 +58,8 @@ export async function addAlias(
   if (account.alsoKnownAs.includes(alias.uri)) return { error: null, effects: {} };
   if (account.alsoKnownAs.length >= MAX_ALIASES) return { error: "Too many aliases.", effects: {} };
   await setAliases(d, account, [...account.alsoKnownAs, alias.uri], t);
-  return { error: null, effects: ALIASES_ANNOUNCED };
+  return { error: null, effects: {} };
 }
-
-/** A change of aliases goes to the followers' servers (the actor's Update). */
-const ALIASES_ANNOUNCED: Effects = { federate: true };
 
 /** Removes `alias`; null when it was not an alias. */
 export async function removeAlias(d: DB, account: AccountRow, alias: AccountRow, t: number): Promise<Effects | null> {
@@ -73,7 +70,7 @@ export async function removeAlias(d: DB, account: AccountRow, alias: AccountRow,
     account.alsoKnownAs.filter((u) => u !== alias.uri),
     t,
   );
-  return ALIASES_ANNOUNCED;
+  return {};
 }
 
 /** The aliases written, and (for a local account) announced to its followers in the same batch. */
@@ -120,7 +117,7 @@ export async function moveAccount(
   // Local followers are notified, and move now; a local origin's Move goes to its followers' servers.
   return {
     error: null,
-    effects: { push: true, ...(local ? { federate: true } : {}), ...(followers.length ? { moves: [origin.id] } : {}) },
+    effects: { push: true, ...(followers.length ? { moves: [origin.id] } : {}) },
   };
 }
 

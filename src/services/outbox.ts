@@ -6,11 +6,12 @@
  *
  * The insert is conditional, decided by SQL inside the batch: a row is written only when the activity has a
  * remote audience (services/audience.ts, the same rule the expansion sends by), so an island instance writes
- * nothing.
+ * nothing; and delivery is woken when a batch wrote one, whatever the action (db/outbox-signal.ts).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { newId } from "../db/ids";
 import { statement, type DB } from "../db/client";
+import { markOutboxWrite, takeOutboxQueued } from "../db/outbox-signal";
 import { hasAudience } from "./audience";
 import type { OutboxActivity } from "./outbox-activity";
 import type { Effects } from "./effects";
@@ -60,28 +61,14 @@ export function outboxWrite(
     d,
     sql`INSERT INTO federation_outbox (id, account_id, activity, created_at) SELECT ${newId(t)}, ${accountId}, ${value}, ${t} WHERE ${sql.join(conditions, sql` AND `)}`,
   );
-  OUTBOX_WRITES.add(write);
-  return write;
+  // Whichever batch sends it, a row written wakes delivery through the effects door (db/outbox-signal.ts).
+  return markOutboxWrite(d.$client, write);
 }
-
-/** The statements `outboxWrite` made, so that a batch's results say whether one of them wrote a row. */
-const OUTBOX_WRITES = new WeakSet<D1PreparedStatement>();
 
 /**
- * What follows a batch from its own results: `federate` when one of its outbox inserts wrote a row, so it can be
- * neither forgotten nor claimed when the audience gate wrote nothing.
+ * What follows from the outbox rows queued on this database, for an answer that crosses isolates (a Durable
+ * Object's to the Worker that called it), where the door that runs the effects cannot see the mark itself.
  */
-export function federateFrom(statements: D1PreparedStatement[], results: D1Result[]): Effects {
-  return statements.some((s, i) => OUTBOX_WRITES.has(s) && (results[i]?.meta?.changes ?? 0) > 0)
-    ? { federate: true }
-    : {};
-}
-
-/** Sends a batch of D1 statements; answers its results and what follows from them (`federateFrom`). */
-export async function outboxBatch(
-  d: DB,
-  statements: D1PreparedStatement[],
-): Promise<{ results: D1Result[]; effects: Effects }> {
-  const results = await d.$client.batch(statements);
-  return { results, effects: federateFrom(statements, results) };
+export function outboxEffects(binding: D1Database): Effects {
+  return takeOutboxQueued(binding) ? { federate: true } : {};
 }

@@ -15,8 +15,7 @@ import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
 import { relays } from "../db/schema";
 import { badRequest, notFound } from "../lib/errors";
-import { outboxBatch, outboxWrite } from "./outbox";
-import type { Effects } from "./effects";
+import { outboxWrite } from "./outbox";
 
 export type RelayRow = typeof relays.$inferSelect;
 export const PUBLIC_COLLECTION = "https://www.w3.org/ns/activitystreams#Public";
@@ -91,10 +90,10 @@ export async function followRelay(
   base: string,
   actorId: string,
   extra: D1PreparedStatement[] = [],
-): Promise<Effects> {
+): Promise<void> {
   const t = now();
   const uri = followUri(base, row.id);
-  const { effects } = await outboxBatch(d, [
+  await d.$client.batch([
     statement(
       d,
       d
@@ -116,7 +115,6 @@ export async function followRelay(
     ),
     ...extra,
   ]);
-  return effects;
 }
 
 /**
@@ -128,7 +126,7 @@ export async function removeRelay(
   row: RelayRow,
   actorId: string | null,
   extra: D1PreparedStatement[] = [],
-): Promise<Effects> {
+): Promise<void> {
   const t = now();
   const undo =
     row.kind && row.followUri && row.inboxUrl && actorId
@@ -146,12 +144,7 @@ export async function removeRelay(
           ),
         ]
       : [];
-  const { effects } = await outboxBatch(d, [
-    ...undo,
-    statement(d, d.delete(relays).where(eq(relays.id, row.id))),
-    ...extra,
-  ]);
-  return effects;
+  await d.$client.batch([...undo, statement(d, d.delete(relays).where(eq(relays.id, row.id))), ...extra]);
 }
 
 /** Marks a relay for unfollowing by the cron (the command line's way). */

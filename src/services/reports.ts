@@ -91,8 +91,8 @@ export async function createReport(
         ]
       : []),
   ]);
-  // Moderators are notified; a forwarded report is a Flag to deliver.
-  return { report, effects: { push: true, federate: input.forward } };
+  // Moderators are notified (a forwarded report's Flag is in the batch).
+  return { report, effects: { push: true } };
 }
 
 /**

@@ -126,7 +126,7 @@ export async function pruneRemoteStatuses(d: DB, t: number, days: number): Promi
       AND ${kept(floor, since)}) THEN json('retention: a status to delete was interacted with meanwhile') END`,
   );
   try {
-    const { deleted } = await deleteStatuses(d, chosen, { federate: false, extra: [statement(d, advance)], guard });
+    const { deleted } = await deleteStatuses(d, chosen, { silent: true, extra: [statement(d, advance)], guard });
     return { examined: rows.length, removed: deleted.length };
   } catch (e) {
     if (String(e).includes("malformed JSON")) return { examined: rows.length, removed: 0 };

@@ -98,9 +98,7 @@ export async function reblog(
   const created = made!.id === rid;
   return {
     id: made!.id,
-    effects: created
-      ? { events: [{ accountId: null, event: "update", payload: rid }], push: true, federate: true }
-      : {},
+    effects: created ? { events: [{ accountId: null, event: "update", payload: rid }], push: true } : {},
   };
 }
 
@@ -171,7 +169,7 @@ export async function unreblog(d: DB, me: AccountRow, id: string): Promise<Acted
     d,
     mine.map((r) => r.id),
   );
-  return { id: targetId, effects: { events, federate: true } };
+  return { id: targetId, effects: { events } };
 }
 
 /** The status actions apply to: a reblog stands for its original. */
@@ -211,7 +209,7 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
         unnotify(d, note),
       ];
   await d.$client.batch([...stmts, statement(d, recountFavourites(s.id))]);
-  return { id: s.id, effects: { push: on, federate: true } };
+  return { id: s.id, effects: { push: on } };
 }
 
 export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): Promise<Acted> {
@@ -232,8 +230,8 @@ export async function bookmark(d: DB, me: AccountRow, id: string, on: boolean): 
 
 export async function pin(d: DB, me: AccountRow, id: string, on: boolean): Promise<Acted> {
   const s = await actionTarget(d, me, id);
-  // Pins go to followers as Add/Remove on the featured collection.
-  const pinned: Acted = { id: s.id, effects: { federate: true } };
+  // Pins go to followers as Add/Remove on the featured collection (outbox rows in the batch).
+  const pinned: Acted = { id: s.id, effects: {} };
   const t = now();
   if (!on) {
     // The Remove goes out only when the status was pinned (read by the batch before the write).
@@ -372,7 +370,7 @@ export async function react(d: DB, me: AccountRow, id: string, emoji: string, on
       unnotify(d, note),
     ]);
   }
-  return { id: s.id, effects: { push: on, federate: true } };
+  return { id: s.id, effects: { push: on } };
 }
 
 /** Votes in a poll: not its author, not after the end, not twice, choices in range and one unless multiple. */
@@ -409,6 +407,6 @@ export async function vote(d: DB, me: AccountRow, pollId: string, choices: numbe
       ];
   const [result] = await d.$client.batch([insert, ...remote, ...indexOnInteraction(d, s)]);
   if (!result!.meta.changes) throw unprocessable("Already voted");
-  // A vote in a remote poll goes to its server.
-  return { id: poll.id, effects: { federate: !s.local } };
+  // A vote in a remote poll goes to its server (its outbox row is in the batch).
+  return { id: poll.id, effects: {} };
 }

@@ -317,7 +317,7 @@ export async function editStatus(
         AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify([...mentioned])}))`,
     ),
   );
-  const outbox = stmts.push(outboxWrite(d, me, { type: "Update", statusId: id }, t)) - 1;
+  stmts.push(outboxWrite(d, me, { type: "Update", statusId: id }, t));
   const notifying = stmts.length;
   if (newMentions.length) stmts.push(notify(d, { type: "mention", to: newMentions, from: me, statusId: id, at: t }));
   stmts.push(notifyEdit(d, status, t));
@@ -328,7 +328,6 @@ export async function editStatus(
     effects: {
       events: [{ accountId: null, event: "status.update", payload: id }],
       push: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
-      federate: (results[outbox]!.meta?.changes ?? 0) > 0,
       cards: cardUrl && cardUrl !== status.cardUrl ? [cardUrl] : [],
     },
   };

@@ -391,7 +391,7 @@ export async function writePost(
   }
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
-  const outbox = stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t)) - 1;
+  stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t));
   const notifying = stmts.length;
   if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
@@ -479,7 +479,6 @@ export async function writePost(
     effects: {
       events: [{ accountId: null, event: "update", payload: s.id }],
       push: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
-      federate: (results[outbox].meta?.changes ?? 0) > 0,
       // A local post's card is fetched now; a remote one's when a client asks for it.
       cards: s.cardUrl && s.local ? [s.cardUrl] : [],
     },
@@ -592,7 +591,8 @@ export async function deleteStatuses(
   d: DB,
   ids: string[],
   opts: {
-    federate?: boolean;
+    /** No Delete nor Undo is sent for them (an account being deleted sends one Delete of its actor instead). */
+    silent?: boolean;
     extra?: D1PreparedStatement[];
     /** A first statement that fails (rolling the whole batch back) when the deletion must not happen after all. */
     guard?: D1PreparedStatement;
@@ -603,7 +603,7 @@ export async function deleteStatuses(
   const { rows, media, addressed } = await readDeletion(d, ids);
   if (rows.length === 0) return { deleted: [], files: [], events: [], effects: {} };
   // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
-  const federation = opts.federate === false ? [] : deletionActivities(d, ids, rows, addressed);
+  const federation = opts.silent ? [] : deletionActivities(d, ids, rows, addressed);
   await d.$client.batch([
     ...federation,
     ...(opts.guard ? [opts.guard] : []),
@@ -627,7 +627,7 @@ export async function deleteStatuses(
     deleted: rows.map((r) => r.id),
     files,
     events,
-    effects: { events, files, federate: opts.federate !== false },
+    effects: { events, files },
   };
 }
 

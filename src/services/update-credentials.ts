@@ -136,8 +136,8 @@ export async function updateCredentials(
     if (isStoredKey(old)) replaced.push(old);
   }
   const saved = await saveCredentials(d, me.account.id, update, me.account);
-  // The old images go once the new profile is saved; the profile goes to the followers' servers (Update).
-  return { saved, effects: { files: replaced, federate: true } };
+  // The old images go once the new profile is saved (its Update to the followers' servers is in the batch).
+  return { saved, effects: { files: replaced } };
 }
 
 /** The column changes an update asks for, after Pleroma's length and count checks (413 when exceeded). */

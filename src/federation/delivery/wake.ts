@@ -1,7 +1,6 @@
 /**
- * When outgoing federation runs: an action whose batch may have written outbox rows says so in its `Effects`
- * (`federate`), and the one door (src/effects/index.ts `runEffects`) runs `kickFederation` after the response
- * (waitUntil): expansion (expand.ts), then the delivery objects of the hosts that got deliveries are woken
+ * When outgoing federation runs: when an action's batch wrote outbox rows (db/outbox-signal.ts sees it), the one
+ * door (src/effects/index.ts `runEffects`) runs `kickFederation` after the response (waitUntil): expansion (expand.ts), then the delivery objects of the hosts that got deliveries are woken
  * (deliver.ts). The cron (`sweepFederation`, each minute) expands whatever is left and wakes every host with due
  * deliveries, so nothing depends on waitUntil alone. `drainFederation` does all of it at once, in the caller
  * (tests, and instance B of the test harness, whose rows the objects — bound to A's env — never see).

@@ -176,9 +176,8 @@ export async function handleFederated(
     await res.body?.cancel();
     res = jsonError(403, "Forbidden");
   }
-  // An accepted activity may have written an answer to the outbox (an Accept, a Reject): send it now rather
-  // than at the next sweep, after the response.
-  if (req.method === "POST" && res.status < 300 && isInboxPath(url))
-    runEffects(env, ctx, url.origin, { federate: true });
+  // An accepted activity may have written an answer to the outbox (an Accept, a Reject): the door sees it and
+  // sends it now rather than at the next sweep, after the response.
+  if (req.method === "POST" && res.status < 300 && isInboxPath(url)) runEffects(env, ctx, url.origin, {});
   return res;
 }

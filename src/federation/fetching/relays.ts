@@ -19,7 +19,6 @@ import {
   type RelayRow,
 } from "../../services/relays";
 import { federationContext, freshDocumentLoader } from "../federation";
-import { mergeEffects, type Effects } from "../../services/effects";
 
 /** Time a relay's look-up may take. */
 const LOOKUP_MS = 8_000;
@@ -52,23 +51,22 @@ export async function followRelayNow(
   url: string,
   adminId: string,
   log: D1PreparedStatement,
-): Promise<{ row: RelayRow; effects: Effects } | "not found"> {
+): Promise<RelayRow | "not found"> {
   const d = db(env);
   let row = await addRelay(d, url);
-  let undone: Effects = {};
   // Rejected, being removed or failed: followed again, as a new row (a new Follow id; the old Follow undone).
   if (row.state === "rejected" || row.state === "removing" || row.state === "failed") {
-    undone = await removeRelay(d, row, adminId);
+    await removeRelay(d, row, adminId);
     row = await addRelay(d, row.url);
   }
-  if (row.kind) return { row, effects: undone };
+  if (row.kind) return row;
   const found = await lookupRelay(env, base, row.url).catch(() => null);
   if (!found) {
     await removeRelay(d, row, null);
     return "not found";
   }
-  const followed = await followRelay(d, row, found, base, adminId, [log]);
-  return { row: { ...row, ...found }, effects: mergeEffects(undone, followed) };
+  await followRelay(d, row, found, base, adminId, [log]);
+  return { ...row, ...found };
 }
 
 /** Time the cron's relay job may take in a run (the federation sweep comes after it). */

@@ -89,7 +89,7 @@ export async function relayFollowBack(ctx: InboxContext<FederationData>, follow:
   const inbox = from?.sharedInboxUrl ?? from?.inboxUrl;
   const adminId = from && inbox ? await relayActingAdmin(ctx.data.d) : null;
   if (!from || !inbox || !adminId) return dropped(follow, "Follow of the instance actor");
-  if (await relayFollowsBack(ctx.data.d, from.uri, from.inboxUrl ?? inbox, follow.id!.href, adminId))
-    after(ctx, { federate: true });
-  else dropped(follow, "Follow of the instance actor by no relay followed here");
+  // Its Accept is queued in the outbox; the inbox's door sends it (federation/door/handle.ts).
+  if (!(await relayFollowsBack(ctx.data.d, from.uri, from.inboxUrl ?? inbox, follow.id!.href, adminId)))
+    dropped(follow, "Follow of the instance actor by no relay followed here");
 }

@@ -8,7 +8,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { db, now, type DB } from "../../db/client";
 import type { UserAuth } from "../../http/auth";
-import { after, route } from "../../http/route";
+import { route } from "../../http/route";
 import { baseUrl } from "../../http/urls";
 import { badRequest, notFound } from "../../lib/errors";
 import { logEntry } from "../../services/moderation-log";
@@ -70,8 +70,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
       const followed = await followRelayNow(c.env, base, url, auth.account.id, log);
       if (followed === "not found")
         throw badRequest(`Could not follow relay: ${url} is neither a relay actor nor an inbox`);
-      after(c, followed.effects);
-      return c.json(followed.row.actorUri ?? followed.row.url);
+      return c.json(followed.actorUri ?? followed.url);
     },
   });
 
@@ -85,7 +84,7 @@ export function registerAdminRelayRoutes(app: OpenAPIHono<AppEnv>) {
       // Any relay followed before may be unfollowed, http or not.
       const row = await relayByUrl(d, relayUrl(p.relay_url, true));
       if (!row) throw notFound("Relay not found");
-      after(c, await removeRelay(d, row, auth.account.id, [relayLog(d, auth, "unfollow", row.url)]));
+      await removeRelay(d, row, auth.account.id, [relayLog(d, auth, "unfollow", row.url)]);
       return c.json(row.actorUri ?? row.url);
     },
   });
