@@ -8,13 +8,15 @@
  * a rule written by hand.
  *
  * A suspension severs what Mastodon's does, in the change's own batch: follows and follow requests both ways with
- * the domain's accounts, and the deliveries queued to it.
+ * the domain's accounts, and the deliveries queued to it; the local users who lost follows get Mastodon 4.3's
+ * notice (services/severed-relationships.ts).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
 import { unprocessable } from "../lib/errors";
 import { sha256Hex } from "../lib/crypto";
 import { deliveryAllowedSql } from "./federation-policies";
+import { severanceStatements } from "./severed-relationships";
 import type { Policy } from "./instance-settings";
 
 export type Severity = "noop" | "silence" | "suspend";
@@ -187,6 +189,21 @@ export function severStatements(d: DB, domainsSql: SQL): D1PreparedStatement[] {
   );
 }
 
+/** A suspension of `domains` (those rejected when the batch runs): its notices, then the severing. */
+export function suspensionStatements(d: DB, domains: string[], t: number): D1PreparedStatement[] {
+  const rejected = (domain: SQL) =>
+    sql`EXISTS (SELECT 1 FROM federation_policies p WHERE p.domain = ${domain} AND p.policy = 'reject')`;
+  return [
+    ...severanceStatements(
+      d,
+      domains.map((domain) => ({ type: "domain_block" as const, domain })),
+      { following: true, followers: true, took: rejected },
+      t,
+    ),
+    ...severStatements(d, sql`SELECT value FROM json_each(${JSON.stringify(domains)}) WHERE ${rejected(sql`value`)}`),
+  ];
+}
+
 /** How many local accounts would lose follows or followers on these domains (the preview's figure). */
 export async function severedCount(d: DB, domains: string[]): Promise<number> {
   if (!domains.length) return 0;
@@ -264,11 +281,9 @@ export function blockStatements(
       sql`DELETE FROM domain_rule_notes WHERE domain IN (SELECT value FROM json_each(${lifted}))
         AND NOT EXISTS (SELECT 1 FROM federation_policies p WHERE p.domain = domain_rule_notes.domain AND p.policy IN ${IN_BLOCK})`,
     ),
-    // Suspensions sever at once (only where the suspension took: a hand rule may have kept the domain).
-    ...severStatements(
-      d,
-      sql`SELECT value FROM json_each(${suspended}) WHERE EXISTS (SELECT 1 FROM federation_policies p WHERE p.domain = value AND p.policy = 'reject')`,
-    ),
+    // Suspensions sever at once (only where the suspension took: a hand rule may have kept the domain), with
+    // the notice to the local users who lose follows.
+    ...suspensionStatements(d, JSON.parse(suspended) as string[], t),
     purgeDeliveries(d),
   ];
 }
