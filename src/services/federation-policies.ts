@@ -63,9 +63,15 @@ export function deliveryAllowedSql(authoritySql: SQL) {
   return sql`(NOT ${policyMatchSql("reject", h)} AND (NOT EXISTS (SELECT 1 FROM federation_policies WHERE policy = 'accept') OR ${policyMatchSql("accept", h)}))`;
 }
 
-/** SQL true when a `policy` row names the host `h` (`matches` above; `h` as `policyHost` gives it). */
+/**
+ * SQL true when a `policy` row names the host `h` (`matches` above; `h` as `policyHost` gives it): the host
+ * exactly, or `*.` and the host or one of its parents, each a look-up of the (domain, policy) key, so that a
+ * blocklist of thousands of rules costs a few rows per host, not a scan.
+ */
 export const policyMatchSql = (policy: Policy, h: SQL) =>
-  sql`EXISTS (SELECT 1 FROM federation_policies p WHERE p.policy = ${policy} AND (p.domain = ${h} OR (p.domain LIKE '*.%' AND (${h} = substr(p.domain, 3) OR ${h} LIKE '%' || substr(p.domain, 2)))))`;
+  sql`EXISTS (WITH RECURSIVE up(name) AS (SELECT ${h} UNION ALL SELECT substr(name, instr(name, '.') + 1) FROM up WHERE instr(name, '.') > 0)
+    SELECT 1 FROM up JOIN federation_policies p ON p.policy = ${policy} AND p.domain IN (up.name, '*.' || up.name)
+    WHERE p.domain LIKE '*.%' OR up.name = ${h})`;
 
 /**
  * SQL true when the account `accountIdSql` is limited by moderators (Mastodon's "silence", its 4.3 notification
