@@ -8,7 +8,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { json, registerUser, valid, type TestUser } from "./helpers";
+import { json, makeAdmin, registerUser, valid, type TestUser } from "./helpers";
 import { A } from "./instances";
 import { drainFederation } from "../src/federation/delivery/wake";
 import { expectAccepted, fill, q, remoteId, setup, unroute } from "./inbound";
@@ -22,7 +22,7 @@ afterEach(unroute);
 
 async function admin(): Promise<TestUser> {
   const u = await registerUser({ instance: A, scopes: "read write follow push admin" });
-  await env.DB.prepare("UPDATE users SET is_admin = 1 WHERE account_id = ?").bind(u.id).run();
+  await makeAdmin(u.id);
   return u;
 }
 

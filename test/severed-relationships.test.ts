@@ -7,23 +7,17 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { call, json, registerUser, remoteAccount, valid, type TestUser } from "./helpers";
+import { call, json, makeAdmin, registerUser, remoteAccount, valid, type TestUser } from "./helpers";
+import { q } from "./inbound";
 import { newId } from "../src/db/ids";
 import { NotificationSchema, RelationshipSeveranceEventSchema } from "../src/schemas/social";
 import { GroupedNotificationsResultsSchema } from "../src/schemas/notification-groups";
 
 async function admin(): Promise<TestUser> {
   const u = await registerUser({ scopes: "read write follow push admin" });
-  await env.DB.prepare("UPDATE users SET is_admin = 1 WHERE account_id = ?").bind(u.id).run();
+  await makeAdmin(u.id);
   return u;
 }
-
-const rows = async (sql: string, ...args: unknown[]) =>
-  (
-    await env.DB.prepare(sql)
-      .bind(...args)
-      .all()
-  ).results;
 
 /** A second remote account on `domain`. */
 async function remoteOn(domain: string, username: string): Promise<string> {
@@ -73,10 +67,10 @@ describe("severed relationships", () => {
 
     // One event, one row per user who lost something (not one per follow).
     expect(
-      await rows("SELECT type, target_name FROM relationship_severance_events WHERE target_name = ?", far.domain),
+      await q("SELECT type, target_name FROM relationship_severance_events WHERE target_name = ?", far.domain),
     ).toEqual([{ type: "domain_block", target_name: far.domain }]);
     expect(
-      await rows(
+      await q(
         "SELECT count(*) AS n FROM severed_relationships s JOIN relationship_severance_events e ON e.id = s.event_id WHERE e.target_name = ?",
         far.domain,
       ),
@@ -113,7 +107,7 @@ describe("severed relationships", () => {
     ).toEqual(mine);
     // Neither pushed nor streamed.
     expect(
-      await rows("SELECT pushed FROM notifications WHERE type = 'severed_relationships' AND account_id = ?", one.id),
+      await q("SELECT pushed FROM notifications WHERE type = 'severed_relationships' AND account_id = ?", one.id),
     ).toEqual([{ pushed: 1 }]);
     const unasked = await json("/api/v2/notifications?types[]=mention", { token: one.token });
     expect(unasked.notification_groups).toEqual([]);
@@ -145,7 +139,7 @@ describe("severed relationships", () => {
       body: { severity: "suspend", reject_media: true },
     });
     expect(await events(one)).toHaveLength(1);
-    expect(await rows("SELECT count(*) AS n FROM follows WHERE account_id = ?", one.id)).toEqual([{ n: 1 }]);
+    expect(await q("SELECT count(*) AS n FROM follows WHERE account_id = ?", one.id)).toEqual([{ n: 1 }]);
   });
 
   it("an import suspending several domains writes an event per domain that severed something", async () => {
@@ -165,7 +159,7 @@ describe("severed relationships", () => {
       ].sort(),
     );
     expect(
-      await rows("SELECT count(*) AS n FROM relationship_severance_events WHERE target_name = ?", idle.domain),
+      await q("SELECT count(*) AS n FROM relationship_severance_events WHERE target_name = ?", idle.domain),
     ).toEqual([{ n: 0 }]);
   });
 
@@ -182,7 +176,7 @@ describe("severed relationships", () => {
         ],
       },
     });
-    expect(await rows("SELECT count(*) AS n FROM follows WHERE account_id = ?", u.id)).toEqual([{ n: 0 }]);
+    expect(await q("SELECT count(*) AS n FROM follows WHERE account_id = ?", u.id)).toEqual([{ n: 0 }]);
     expect(await events(u)).toMatchObject([{ type: "domain_block", target_name: far.domain, following_count: 1 }]);
   });
 
@@ -200,7 +194,7 @@ describe("severed relationships", () => {
     });
     expect((await csv(me, e!.id, "followers")).text).toBe(`Account address\r\nfar@${far.domain}\r\n`);
     expect(await events(other)).toEqual([]);
-    expect(await rows("SELECT count(*) AS n FROM follows WHERE target_account_id = ?", other.id)).toEqual([{ n: 1 }]);
+    expect(await q("SELECT count(*) AS n FROM follows WHERE target_account_id = ?", other.id)).toEqual([{ n: 1 }]);
     // Blocking it again (nothing left to sever) notifies nothing more.
     await json("/api/v1/domain_blocks", { method: "POST", token: me.token, body: { domain: far.domain } });
     expect(await events(me)).toHaveLength(1);

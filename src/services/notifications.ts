@@ -253,7 +253,11 @@ export function shownNotifications(q: NotificationQuery): SQL {
 export function listedNotifications(q: NotificationQuery): SQL {
   return and(
     sql`${notifications.accountId} = ${ME}`,
-    sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
+    // A list of literals, not a json_each: a virtual table's rows are read (and counted) at each evaluation.
+    sql`${notifications.type} IN (${sql.join(
+      shownTypes(q).map((t) => sql`${t}`),
+      sql`, `,
+    )})`,
     q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
     q.excludeVisibilities?.length
       ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
