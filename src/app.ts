@@ -41,6 +41,7 @@ import { registerSearchRoutes } from "./routes/search";
 import { registerConversationRoutes } from "./routes/conversations";
 import { registerNotificationRoutes } from "./routes/notifications";
 import { registerNotificationGroupRoutes } from "./routes/notification-groups";
+import { registerSeveredRelationshipRoutes } from "./routes/severed-relationships";
 import { registerPushRoutes } from "./routes/push";
 import { registerUploadRoutes } from "./routes/uploads";
 import { registerStreamingRoutes } from "./routes/streaming";
@@ -127,6 +128,7 @@ export function createApp() {
   registerTimelineRoutes(app);
   registerConversationRoutes(app);
   registerNotificationGroupRoutes(app);
+  registerSeveredRelationshipRoutes(app);
   registerNotificationRoutes(app);
   registerPushRoutes(app);
   registerUploadRoutes(app);

@@ -26,8 +26,13 @@ const rows = async (sql: string, ...args: unknown[]) =>
       .bind(...args)
       .all()
   ).results;
+/** A domain's block policies, written through Mastodon's side as `*.domain` (its blocks cover subdomains). */
 const policiesOf = async (domain: string) =>
-  (await rows("SELECT policy, source FROM federation_policies WHERE domain = ? ORDER BY policy", domain)) as {
+  (await rows(
+    "SELECT policy, source FROM federation_policies WHERE domain IN (?, '*.' || ?) ORDER BY policy",
+    domain,
+    domain,
+  )) as {
     policy: string;
     source: string;
   }[];

@@ -106,6 +106,15 @@ describe("federation policies between two instances", () => {
       expect(
         await env.DB_C.prepare("SELECT count(*) AS n FROM federation_deliveries WHERE id = ?").bind(queued).first("n"),
       ).toBe(0);
+      // The rejection severed the follows both ways, as a Mastodon suspension does, and told Carol so.
+      const [cut] = await json(`/api/v1/accounts/relationships?id[]=${bobOnC!.id}`, {
+        instance: C,
+        token: carol.token,
+      });
+      expect(valid(RelationshipSchema, cut)).toMatchObject({ following: false, followed_by: false });
+      expect(await json("/api/v1/severed_relationships", { instance: C, token: carol.token })).toMatchObject([
+        { type: "domain_block", target_name: "b.example", following_count: 1, followers_count: 1 },
+      ]);
       await env.DB_C.prepare("DELETE FROM federation_outbox WHERE id = ?").bind(queued).run();
       const info = valid(InstanceSchema, await json("/api/v1/instance", { instance: C }));
       const federation = info.pleroma.metadata.federation;
@@ -183,6 +192,9 @@ describe("federation policies between two instances", () => {
         token: admin.token,
         body: { configs: [{ group: ":pleroma", key: ":mrf_simple", delete: true }] },
       });
+      // Lifted: Carol follows Bob again, and his posts arrive again.
+      await json(`/api/v1/accounts/${bobOnC!.id}/follow`, { instance: C, token: carol.token, body: {} });
+      await settle();
       const welcome = await post(bob, B, { status: "Back again", visibility: "public" });
       await settle();
       expect((await homeOf(carol, C)).map((s) => s.uri)).toContain(welcome.uri);

@@ -123,4 +123,65 @@ describe("the federation policy host match, in TypeScript and in SQL", () => {
       ["bad.friends.example", false],
     ]);
   });
+
+  it("a block through Mastodon's side (admin API, import) covers subdomains; an MRF rule stays exact", async () => {
+    const a = await admin();
+    await savePolicies(a, { reject: ["exact.example", "legacy.example"], accept: [], media_removal: [] });
+    const block = (domain: string, severity: string) =>
+      json("/api/v1/admin/domain_blocks", { method: "POST", token: a.token, body: { domain, severity } });
+    const created = await block("Mastodon.Example.", "suspend");
+    expect(created).toMatchObject({ id: "mastodon.example", domain: "mastodon.example", severity: "suspend" });
+    await block("quiet.example", "silence");
+    await json("/api/v1/pleroma/admin/domain_blocks/import", {
+      method: "POST",
+      token: a.token,
+      body: { list: "imported.example\n", format: "plain", apply: true },
+    });
+    // An exact rule written on admin-fe's page becomes Mastodon's (subdomains too) once changed through its API.
+    await json("/api/v1/admin/domain_blocks/legacy.example", {
+      method: "PUT",
+      token: a.token,
+      body: { severity: "suspend", reject_media: true },
+    });
+    await refreshSettings(env, true);
+    await expectTable([
+      ["mastodon.example", true],
+      ["sub.mastodon.example", true],
+      ["A.B.Mastodon.Example.:443", true],
+      ["xmastodon.example", false],
+      ["mastodon.example.evil", false],
+      ["imported.example", true],
+      ["deep.sub.imported.example", true],
+      ["notimported.example", false],
+      ["legacy.example", true],
+      ["sub.legacy.example", true],
+      ["exact.example", true],
+      ["sub.exact.example", false],
+      ["quiet.example", false],
+    ]);
+    expect(hasPolicy(env, "sub.quiet.example", "federated_timeline_removal")).toBe(true);
+    expect(hasPolicy(env, "quiet.example.evil", "federated_timeline_removal")).toBe(false);
+    // Mastodon's side names each block once, bare; admin-fe's page shows the policies' own spelling.
+    const listed = (await json("/api/v1/admin/domain_blocks", { token: a.token })) as { domain: string }[];
+    expect(listed.map((b) => b.domain)).toEqual([
+      "exact.example",
+      "imported.example",
+      "legacy.example",
+      "mastodon.example",
+      "quiet.example",
+    ]);
+    const got = await json("/api/v1/pleroma/admin/config", { token: a.token });
+    const mrf = got.configs.find((c: any) => c.key === ":mrf_simple").value as { tuple: [string, any[]] }[];
+    const reject = mrf.find((t) => t.tuple[0] === ":reject")!.tuple[1].map((x: any) => x.tuple[0]);
+    expect(reject.sort()).toEqual(["*.imported.example", "*.legacy.example", "*.mastodon.example", "exact.example"]);
+    // Lifted through the API: the subdomains with it.
+    await json("/api/v1/admin/domain_blocks/mastodon.example", { method: "DELETE", token: a.token });
+    await refreshSettings(env, true);
+    await expectTable([
+      ["mastodon.example", false],
+      ["sub.mastodon.example", false],
+      ["sub.imported.example", true],
+    ]);
+    await savePolicies(a, { reject: [], accept: [], federated_timeline_removal: [], media_removal: [] });
+  });
 });

@@ -584,6 +584,15 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0062_severed_relationships.sql",
+  "queries": [
+   "CREATE TABLE relationship_severance_events(id text PRIMARY KEY NOT NULL,type text NOT NULL,target_name text NOT NULL,purged integer DEFAULT 0 NOT NULL,created_at integer NOT NULL)",
+   "CREATE TABLE severed_relationships(id text PRIMARY KEY NOT NULL,account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,event_id text NOT NULL REFERENCES relationship_severance_events(id)ON DELETE cascade,followers_count integer DEFAULT 0 NOT NULL,following_count integer DEFAULT 0 NOT NULL,followers text DEFAULT '[]' NOT NULL,`following` text DEFAULT '[]' NOT NULL,created_at integer NOT NULL)",
+   "CREATE INDEX severed_relationships_account ON severed_relationships(account_id,id)",
+   "CREATE INDEX severed_relationships_event ON severed_relationships(event_id)"
+  ]
+ },
+ {
   "name": "0064_cheaper_inbound.sql",
   "queries": [
    "DROP INDEX statuses_url",

@@ -1687,3 +1687,39 @@ export const announcementReads = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.announcementId, t.accountId] })],
 );
+
+/** Mastodon 4.3's severed relationships (migration 0062, services/severed-relationships.ts): what severed follows. */
+export const relationshipSeveranceEvents = sqliteTable("relationship_severance_events", {
+  id: text("id").primaryKey(),
+  /** `domain_block`, `user_domain_block` or `account_suspension`. */
+  type: text("type").notNull(),
+  /** The domain (or account) blocked. */
+  targetName: text("target_name").notNull(),
+  purged: bool("purged").notNull().default(false),
+  createdAt: time("created_at").notNull(),
+});
+
+/** One per local account and event: what it lost. The id is its `severed_relationships` notification's. */
+export const severedRelationships = sqliteTable(
+  "severed_relationships",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => relationshipSeveranceEvents.id, { onDelete: "cascade" }),
+    followersCount: integer("followers_count").notNull().default(0),
+    followingCount: integer("following_count").notNull().default(0),
+    /** JSON: the lost followers' addresses (`user@host`). */
+    followers: text("followers").notNull().default("[]"),
+    /** JSON: the lost follows, `{acct, show_reblogs, notify}`. */
+    following: text("following").notNull().default("[]"),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [
+    index("severed_relationships_account").on(t.accountId, t.id),
+    index("severed_relationships_event").on(t.eventId),
+  ],
+);

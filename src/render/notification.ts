@@ -2,7 +2,8 @@
 import { iso } from "../lib/iso";
 import { renderChatMessage } from "./chat";
 import type { z } from "@hono/zod-openapi";
-import type { NotificationSchema } from "../schemas/social";
+import type { NotificationSchema, RelationshipSeveranceEventSchema } from "../schemas/social";
+import type { SeveranceEvent } from "../services/severed-relationships";
 import type {
   GroupedNotificationsResultsSchema,
   NotificationGroupSchema,
@@ -29,7 +30,7 @@ export function renderNotifications(
   rows: NotificationRow[],
   named: NotificationsNamed,
 ): Notification[] {
-  const { h, people, reports: reportsById, chats: chatById } = named;
+  const { h, people, reports: reportsById, chats: chatById, events } = named;
   const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
   const statuses = new Map(renderStatuses(ctx, h, statusIds).map((s) => [s.id, s]));
   return rows.flatMap((r) => {
@@ -42,6 +43,8 @@ export function renderNotifications(
     const chat = r.chatMessageId ? chatById.get(r.chatMessageId) : undefined;
     // A chat mention whose message is gone is not shown.
     if (r.chatMessageId && !chat) return [];
+    const event = r.type === "severed_relationships" ? events.get(r.id) : undefined;
+    if (r.type === "severed_relationships" && !event) return [];
     return [
       {
         id: r.id,
@@ -62,11 +65,23 @@ export function renderNotifications(
             }
           : {}),
         ...(chat ? { chat_message: renderChatMessage(ctx, chat.message, chat.media) } : {}),
+        ...(event ? { event: renderSeveranceEvent(event) } : {}),
         pleroma: { is_seen: r.isSeen, is_muted: Boolean(r.isMuted) },
       },
     ];
   });
 }
+
+/** Mastodon 4.3's RelationshipSeveranceEvent. */
+export const renderSeveranceEvent = (e: SeveranceEvent): z.infer<typeof RelationshipSeveranceEventSchema> => ({
+  id: e.id,
+  type: e.type,
+  purged: e.purged,
+  target_name: e.targetName,
+  followers_count: e.followersCount,
+  following_count: e.followingCount,
+  created_at: iso(e.createdAt),
+});
 
 type Results = z.infer<typeof GroupedNotificationsResultsSchema>;
 type Group = z.infer<typeof NotificationGroupSchema>;
@@ -127,6 +142,7 @@ export function renderNotificationGroups(
         ...(n.status ? { status_id: n.status.id } : {}),
         ...(n.report ? { report: n.report } : {}),
         ...(n.emoji ? { emoji: n.emoji } : {}),
+        ...(n.event ? { event: n.event } : {}),
       },
     ];
   });

@@ -41,6 +41,7 @@ const queryOf = (p: ListingParams): NotificationQuery => ({
   exclude: p.exclude_types,
   accountId: p.account_id,
   includeFiltered: p.include_filtered,
+  newerTypes: true,
 });
 
 const policyValue = z.enum(policies.POLICY_VALUES).optional();

@@ -1,7 +1,7 @@
 /** Mastodon 4.3's grouped notifications, notification policy and requests, from docs.joinmastodon.org. */
 import { z } from "@hono/zod-openapi";
 import { AccountSchema } from "./account";
-import { NOTIFICATION_TYPES } from "./social";
+import { NOTIFICATION_TYPES, RelationshipSeveranceEventSchema } from "./social";
 import { StatusSchema } from "./status";
 
 export const PartialAccountWithAvatarSchema = z
@@ -32,6 +32,7 @@ export const NotificationGroupSchema = z
       .optional(),
     /** Pleroma's reaction (`pleroma:emoji_reaction`): the newest one's emoji. */
     emoji: z.string().optional(),
+    event: RelationshipSeveranceEventSchema.optional(),
   })
   .openapi("NotificationGroup");
 

@@ -19,7 +19,22 @@ export const NOTIFICATION_TYPES = [
   "pleroma:emoji_reaction",
   "pleroma:chat_mention",
   "pleroma:report",
+  // Follows lost to a domain block (Mastodon 4.3): `event` names the RelationshipSeveranceEvent.
+  "severed_relationships",
 ] as const;
+
+/** Mastodon 4.3's RelationshipSeveranceEvent (docs.joinmastodon.org/entities/RelationshipSeveranceEvent). */
+export const RelationshipSeveranceEventSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(["domain_block", "user_domain_block", "account_suspension"]),
+    purged: z.boolean(),
+    target_name: z.string(),
+    followers_count: z.number().int(),
+    following_count: z.number().int(),
+    created_at: z.string(),
+  })
+  .openapi("RelationshipSeveranceEvent");
 
 import { FILTER_CONTEXTS } from "./filter";
 export { FILTER_CONTEXTS };
@@ -62,6 +77,7 @@ export const NotificationSchema = z
       .object({ id: z.string(), action_taken: z.boolean(), comment: z.string(), created_at: z.string() })
       .optional(),
     chat_message: ChatMessageSchema.optional(),
+    event: RelationshipSeveranceEventSchema.optional(),
     pleroma: z.object({ is_seen: z.boolean(), is_muted: z.boolean() }),
   })
   .openapi("Notification");

@@ -12,6 +12,7 @@ import { badRequest } from "../lib/errors";
 import { sql } from "drizzle-orm";
 import { FRONTEND_SEGMENT } from "../lib/frontend-archive";
 import { deliveryAllowedSql, policyDomain } from "./federation-policies";
+import { suspensionStatements } from "./domain-rules";
 import {
   BY_KEY,
   CAPTCHA_KEY,
@@ -350,6 +351,16 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
           );
         }
       }
+      // A rejection severs what a Mastodon suspension does (services/domain-rules.ts), with its notices.
+      const rejected = pairs.find(([p]) => p === "reject");
+      if (rejected && !del)
+        stmts.push(
+          ...suspensionStatements(
+            d,
+            policyList(rejected[1], "reject").map((r) => r.domain),
+            t,
+          ),
+        );
       // Deliveries already queued to a domain now refused are dropped with the change (same batch).
       stmts.push(
         statement(

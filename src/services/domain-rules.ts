@@ -8,13 +8,15 @@
  * a rule written by hand.
  *
  * A suspension severs what Mastodon's does, in the change's own batch: follows and follow requests both ways with
- * the domain's accounts, and the deliveries queued to it.
+ * the domain's accounts, and the deliveries queued to it; the local users who lost follows get Mastodon 4.3's
+ * notice (services/severed-relationships.ts).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { statement, type DB } from "../db/client";
 import { unprocessable } from "../lib/errors";
 import { sha256Hex } from "../lib/crypto";
 import { deliveryAllowedSql } from "./federation-policies";
+import { severanceStatements } from "./severed-relationships";
 import type { Policy } from "./instance-settings";
 
 export type Severity = "noop" | "silence" | "suspend";
@@ -58,6 +60,19 @@ export function policiesOf(b: DomainBlock): Policy[] {
   if (b.rejectReports) out.push("report_removal");
   return out;
 }
+
+/**
+ * Mastodon's blocks cover subdomains (its `DomainBlock.rule_for` walks a host's parents: a block of `example.com`
+ * covers `sub.example.com`); Pleroma's MRF names hosts exactly unless written `*.parent`. So a block written
+ * through Mastodon's side (its admin API, imports, subscriptions) is stored as `*.domain`, the policies' own
+ * spelling of "the domain and every name under it", and shown to Mastodon's side as `domain`; a rule an admin
+ * writes on admin-fe's MRF page keeps Pleroma's meaning (exact unless `*.`). Allows stay exact, as Mastodon's
+ * `DomainAllow.rule_for` is.
+ */
+export const bareDomain = (d: string) => d.replace(/^\*\./, "");
+export const coveringDomain = (d: string) => `*.${bareDomain(d)}`;
+/** The block's name as Mastodon's side sees it, in SQL, from a stored policy domain. */
+const NAME = sql.raw(`CASE WHEN domain LIKE '*.%' THEN substr(domain, 3) ELSE domain END`);
 
 /** Domain names as policies hold them: lower case, no trailing dot; `*.parent` for a domain and its subdomains. */
 const DOMAIN = /^(\*\.)?(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9-]{1,63}$/;
@@ -123,11 +138,11 @@ export function outranking(source: string) {
     WHERE s.priority > (SELECT priority FROM domain_subscriptions WHERE id = ${id})))`;
 }
 
-/** SQL true when `source` may write the rule of `domainSql` (no rule of an outranking source there). */
-function freeOf(source: string, domainSql: SQL, policies: SQL) {
+/** SQL true when `source` may write the rule of a domain stored as any of `domainsSql` (no outranking rule there). */
+function freeOf(source: string, domainsSql: SQL[], policies: SQL) {
   return source === "hand"
     ? sql`1`
-    : sql`NOT EXISTS (SELECT 1 FROM federation_policies h WHERE h.domain = ${domainSql} AND h.policy IN ${policies} AND ${outranking(source)})`;
+    : sql`NOT EXISTS (SELECT 1 FROM federation_policies h WHERE h.domain IN (${sql.join(domainsSql, sql`, `)}) AND h.policy IN ${policies} AND ${outranking(source)})`;
 }
 
 /** Rules of these sources outrank `source` (for a preview): hand, import, higher subscriptions. */
@@ -142,20 +157,24 @@ export async function outrankingSources(d: DB, source: string): Promise<Set<stri
   return new Set(["hand", "import", ...results.map((r) => r.source)]);
 }
 
-/** Blocks in domain order after `after` (exclusive), at most `limit` (policy rows are few: admins write them). */
+/**
+ * Blocks as Mastodon's side names them (`*.domain` and an exact `domain` are one block `domain`), in domain order
+ * after `after` (exclusive), at most `limit` (policy rows are few: admins write them).
+ */
 export async function listBlocks(
   d: DB,
   opts: { after?: string; limit: number; domain?: string },
 ): Promise<StoredBlock[]> {
+  const one = opts.domain === undefined ? null : bareDomain(opts.domain);
   const { results } = await statement(
     d,
-    sql`WITH doms AS (SELECT DISTINCT domain FROM federation_policies WHERE policy IN ${IN_BLOCK}
-          AND ${opts.domain === undefined ? sql`domain > ${opts.after ?? ""}` : sql`domain = ${opts.domain}`}
-          ORDER BY domain LIMIT ${opts.limit})
-        SELECT p.domain, p.policy, p.reason, p.source, p.created_at, n.private_comment, n.obfuscate
-        FROM doms JOIN federation_policies p ON p.domain = doms.domain AND p.policy IN ${IN_BLOCK}
-        LEFT JOIN domain_rule_notes n ON n.domain = p.domain
-        ORDER BY p.domain, p.policy`,
+    sql`WITH doms AS (SELECT DISTINCT ${NAME} AS name FROM federation_policies WHERE policy IN ${IN_BLOCK}
+          AND ${one === null ? sql`${NAME} > ${opts.after ?? ""}` : sql`domain IN (${one}, ${coveringDomain(one)})`}
+          ORDER BY name LIMIT ${opts.limit})
+        SELECT doms.name AS domain, p.policy, p.reason, p.source, p.created_at, n.private_comment, n.obfuscate
+        FROM doms JOIN federation_policies p ON p.domain IN (doms.name, '*.' || doms.name) AND p.policy IN ${IN_BLOCK}
+        LEFT JOIN domain_rule_notes n ON n.domain = doms.name
+        ORDER BY doms.name, p.policy`,
   ).all<Row>();
   return Promise.all(fold(results).map(async (b) => ({ ...b, digest: await sha256Hex(b.domain) })));
 }
@@ -187,10 +206,25 @@ export function severStatements(d: DB, domainsSql: SQL): D1PreparedStatement[] {
   );
 }
 
+/** A suspension of `domains` (those rejected when the batch runs): its notices, then the severing. */
+export function suspensionStatements(d: DB, domains: string[], t: number): D1PreparedStatement[] {
+  const rejected = (domain: SQL) =>
+    sql`EXISTS (SELECT 1 FROM federation_policies p WHERE p.domain = ${domain} AND p.policy = 'reject')`;
+  return [
+    ...severanceStatements(
+      d,
+      domains.map((domain) => ({ type: "domain_block" as const, domain })),
+      { following: true, followers: true, took: rejected },
+      t,
+    ),
+    ...severStatements(d, sql`SELECT value FROM json_each(${JSON.stringify(domains)}) WHERE ${rejected(sql`value`)}`),
+  ];
+}
+
 /** How many local accounts would lose follows or followers on these domains (the preview's figure). */
 export async function severedCount(d: DB, domains: string[]): Promise<number> {
   if (!domains.length) return 0;
-  const of = accountsOf(sql`SELECT value FROM json_each(${JSON.stringify(domains)})`);
+  const of = accountsOf(sql`SELECT value FROM json_each(${JSON.stringify(domains.map(coveringDomain))})`);
   const row = await statement(
     d,
     sql`SELECT count(*) AS n FROM (SELECT account_id FROM follows WHERE target_account_id IN (${of})
@@ -212,26 +246,30 @@ export function blockStatements(
   t: number,
   lift: string[] = [],
 ): D1PreparedStatement[] {
-  const free = freeOf(source, sql`r.domain`, IN_BLOCK);
+  const free = freeOf(source, [sql`r.domain`, sql`r.bare`], IN_BLOCK);
   const rules = JSON.stringify(
     blocks.map((b) => ({
-      domain: b.domain,
+      domain: coveringDomain(b.domain),
+      bare: bareDomain(b.domain),
       policies: policiesOf(b),
       reason: b.publicComment,
       note: b.privateComment,
       obfuscate: b.obfuscate ? 1 : 0,
     })),
   );
-  const list = sql`(SELECT json_extract(value, '$.domain') AS domain, value AS rule FROM json_each(${rules}))`;
-  const lifted = JSON.stringify(lift);
-  const suspended = JSON.stringify(blocks.filter((b) => b.severity === "suspend").map((b) => b.domain));
+  const list = sql`(SELECT json_extract(value, '$.domain') AS domain, json_extract(value, '$.bare') AS bare, value AS rule
+    FROM json_each(${rules}))`;
+  const lifted = JSON.stringify(lift.map(bareDomain));
+  const liftedStored = sql`(SELECT value FROM json_each(${lifted}) UNION ALL SELECT '*.' || value FROM json_each(${lifted}))`;
+  const suspended = blocks.filter((b) => b.severity === "suspend").map((b) => coveringDomain(b.domain));
   return [
-    // Policies of these domains the new rule does not have (from this source, or any when by hand).
+    // Policies of these domains the new rule does not have (from this source, or any when by hand), and an exact
+    // rule of the bare name, which the rule written (`*.domain`) replaces.
     statement(
       d,
       sql`DELETE FROM federation_policies WHERE policy IN ${IN_BLOCK} AND rowid IN (
-        SELECT p.rowid FROM ${list} r JOIN federation_policies p ON p.domain = r.domain AND p.policy IN ${IN_BLOCK}
-        WHERE ${free} AND p.policy NOT IN (SELECT value FROM json_each(json_extract(r.rule, '$.policies'))))`,
+        SELECT p.rowid FROM ${list} r JOIN federation_policies p ON p.domain IN (r.domain, r.bare) AND p.policy IN ${IN_BLOCK}
+        WHERE ${free} AND (p.domain = r.bare OR p.policy NOT IN (SELECT value FROM json_each(json_extract(r.rule, '$.policies')))))`,
     ),
     statement(
       d,
@@ -244,31 +282,30 @@ export function blockStatements(
     statement(
       d,
       sql`INSERT INTO domain_rule_notes (domain, private_comment, obfuscate)
-        SELECT r.domain, json_extract(r.rule, '$.note'), json_extract(r.rule, '$.obfuscate') FROM ${list} r
+        SELECT r.bare, json_extract(r.rule, '$.note'), json_extract(r.rule, '$.obfuscate') FROM ${list} r
         WHERE ${free} AND (json_extract(r.rule, '$.note') <> '' OR json_extract(r.rule, '$.obfuscate') = 1)
         ON CONFLICT (domain) DO UPDATE SET private_comment = excluded.private_comment, obfuscate = excluded.obfuscate`,
     ),
     statement(
       d,
-      sql`DELETE FROM domain_rule_notes WHERE domain IN (SELECT r.domain FROM ${list} r WHERE ${free}
+      sql`DELETE FROM domain_rule_notes WHERE domain IN (SELECT r.bare FROM ${list} r WHERE ${free}
         AND json_extract(r.rule, '$.note') = '' AND json_extract(r.rule, '$.obfuscate') = 0)`,
     ),
     // A retraction lifts only this source's own rows.
     statement(
       d,
       sql`DELETE FROM federation_policies WHERE policy IN ${IN_BLOCK} AND source = ${source}
-        AND domain IN (SELECT value FROM json_each(${lifted}))`,
+        AND domain IN ${liftedStored}`,
     ),
     statement(
       d,
       sql`DELETE FROM domain_rule_notes WHERE domain IN (SELECT value FROM json_each(${lifted}))
-        AND NOT EXISTS (SELECT 1 FROM federation_policies p WHERE p.domain = domain_rule_notes.domain AND p.policy IN ${IN_BLOCK})`,
+        AND NOT EXISTS (SELECT 1 FROM federation_policies p
+          WHERE p.domain IN (domain_rule_notes.domain, '*.' || domain_rule_notes.domain) AND p.policy IN ${IN_BLOCK})`,
     ),
-    // Suspensions sever at once (only where the suspension took: a hand rule may have kept the domain).
-    ...severStatements(
-      d,
-      sql`SELECT value FROM json_each(${suspended}) WHERE EXISTS (SELECT 1 FROM federation_policies p WHERE p.domain = value AND p.policy = 'reject')`,
-    ),
+    // Suspensions sever at once (only where the suspension took: a hand rule may have kept the domain), with
+    // the notice to the local users who lose follows.
+    ...suspensionStatements(d, suspended, t),
     purgeDeliveries(d),
   ];
 }
@@ -277,11 +314,15 @@ export function blockStatements(
 export const purgeDeliveries = (d: DB) =>
   statement(d, sql`DELETE FROM federation_deliveries WHERE NOT ${deliveryAllowedSql(sql`federation_deliveries.host`)}`);
 
-/** Lifts a domain's block (its block policies and notes), as an admin does by hand. */
+/** Lifts a domain's block (its block policies, `*.domain` or exact, and notes), as an admin does by hand. */
 export function unblockStatements(d: DB, domain: string): D1PreparedStatement[] {
+  const bare = bareDomain(domain);
   return [
-    statement(d, sql`DELETE FROM federation_policies WHERE domain = ${domain} AND policy IN ${IN_BLOCK}`),
-    statement(d, sql`DELETE FROM domain_rule_notes WHERE domain = ${domain}`),
+    statement(
+      d,
+      sql`DELETE FROM federation_policies WHERE domain IN (${bare}, ${coveringDomain(bare)}) AND policy IN ${IN_BLOCK}`,
+    ),
+    statement(d, sql`DELETE FROM domain_rule_notes WHERE domain = ${bare}`),
   ];
 }
 
@@ -338,7 +379,8 @@ export async function planImport(d: DB, blocks: DomainBlock[], source: string, r
   const current = new Map(rules.map((b) => [b.domain, b]));
   const plan: ImportPlan = { added: [], changed: [], unchanged: 0, keptByHand: [], removed: [], severs: 0 };
   const listed = new Set<string>();
-  for (const b of blocks) {
+  for (const given of blocks) {
+    const b = { ...given, domain: bareDomain(given.domain) };
     listed.add(b.domain);
     const before = current.get(b.domain);
     if (!before) plan.added.push(b);
@@ -362,7 +404,7 @@ export function allowListStatements(d: DB, domains: string[], source: string, t:
       d,
       sql`INSERT INTO federation_policies (domain, policy, reason, created_at, source)
         SELECT value, 'accept', '', ${t}, ${source} FROM json_each(${JSON.stringify(domains)}) r
-        WHERE ${freeOf(source, sql`r.value`, accept)} ON CONFLICT (domain, policy) DO NOTHING`,
+        WHERE ${freeOf(source, [sql`r.value`], accept)} ON CONFLICT (domain, policy) DO NOTHING`,
     ),
     statement(
       d,

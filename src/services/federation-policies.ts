@@ -60,10 +60,25 @@ const hostSql = (a: SQL) =>
  */
 export function deliveryAllowedSql(authoritySql: SQL) {
   const h = hostSql(authoritySql);
-  const matchesSql = (policy: Policy) =>
-    sql`EXISTS (SELECT 1 FROM federation_policies p WHERE p.policy = ${policy} AND (p.domain = ${h} OR (p.domain LIKE '*.%' AND (${h} = substr(p.domain, 3) OR ${h} LIKE '%' || substr(p.domain, 2)))))`;
-  return sql`(NOT ${matchesSql("reject")} AND (NOT EXISTS (SELECT 1 FROM federation_policies WHERE policy = 'accept') OR ${matchesSql("accept")}))`;
+  return sql`(NOT ${policyMatchSql("reject", h)} AND (NOT EXISTS (SELECT 1 FROM federation_policies WHERE policy = 'accept') OR ${policyMatchSql("accept", h)}))`;
 }
+
+/**
+ * SQL true when a `policy` row names the host `h` (`matches` above; `h` as `policyHost` gives it): the host
+ * exactly, or `*.` and the host or one of its parents, each a look-up of the (domain, policy) key, so that a
+ * blocklist of thousands of rules costs a few rows per host, not a scan.
+ */
+export const policyMatchSql = (policy: Policy, h: SQL) =>
+  sql`EXISTS (WITH RECURSIVE up(name) AS (SELECT ${h} UNION ALL SELECT substr(name, instr(name, '.') + 1) FROM up WHERE instr(name, '.') > 0)
+    SELECT 1 FROM up JOIN federation_policies p ON p.policy = ${policy} AND p.domain IN (up.name, '*.' || up.name)
+    WHERE p.domain LIKE '*.%' OR up.name = ${h})`;
+
+/**
+ * SQL true when the account `accountIdSql` is limited by moderators (Mastodon's "silence", its 4.3 notification
+ * policy's `for_limited_accounts`): a remote account of a domain under `federated_timeline_removal`.
+ */
+export const limitedAccountSql = (accountIdSql: SQL) =>
+  sql`EXISTS (SELECT 1 FROM accounts la WHERE la.id = ${accountIdSql} AND la.domain IS NOT NULL AND ${policyMatchSql("federated_timeline_removal", hostSql(sql`la.domain`))})`;
 
 export function hasPolicy(env: Pick<Env, "DB">, host: string, policy: Policy): boolean {
   return matches(policies(env), host, policy) !== undefined;
@@ -112,6 +127,13 @@ export function applyActorPolicies<T extends { avatar: string | null; header: st
   if (hasPolicy(env, host, "banner_removal")) out = { ...out, header: null };
   return out;
 }
+
+/**
+ * Whether `host` is limited (Mastodon's "silence", here `federated_timeline_removal`): besides keeping its posts off
+ * the federated timeline, its accounts' follows need the local user's approval, as Mastodon asks for a silenced
+ * account's (services/inbound-follows.ts); `limitedAccountSql` is the same rule for an account in SQL.
+ */
+export const limitedHost = (d: DB, host: string) => hasPolicy(bindingOf(d), host, "federated_timeline_removal");
 
 /** Whether reports (`Flag`s) from `host` are dropped (`report_removal`). */
 export const reportsRemoved = (d: DB, host: string) => hasPolicy(bindingOf(d), host, "report_removal");

@@ -30,6 +30,7 @@ import { relationshipsQuery, toRelationship } from "./relationships";
 import { outboxWrite } from "./outbox";
 import { backfillHome } from "./backfill";
 import { countsOf, followEvent, followUri, insertFollow, leaveLists, severTies } from "./graph-rows";
+import { severanceStatements } from "./severed-relationships";
 
 const MAX_ENDORSEMENTS = 20;
 
@@ -535,11 +536,18 @@ export function normaliseDomain(input: string): string | null {
 /** Blocks a domain: hides it and removes the followers the user has there. */
 export async function blockDomain(d: DB, me: AccountRow, domain: string): Promise<void> {
   const t = now();
-  await d.batch([
+  await mixedBatch(d, [
     d
       .insert(domainBlocks)
       .values({ id: newId(t), accountId: me.id, domain, createdAt: t })
       .onConflictDoNothing(),
+    // The notice of the followers lost (Mastodon 4.3), read before they go.
+    ...severanceStatements(
+      d,
+      [{ type: "user_domain_block", domain }],
+      { localId: me.id, followers: true, following: false },
+      t,
+    ),
     d
       .delete(follows)
       .where(

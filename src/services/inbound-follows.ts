@@ -16,6 +16,7 @@ import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
 import type { FollowCounts } from "./events";
 import { countsOf, followEvent, insertFollow } from "./graph-rows";
+import { limitedHost } from "./federation-policies";
 
 /** What follows an incoming follow activity: the relationship events, and push when it notified someone. */
 export type InboundResult = Effects;
@@ -25,7 +26,7 @@ const none: InboundResult = {};
 /**
  * A remote actor's Follow (`uri`: its id) of a local account. Refused (a `Reject` in the outbox, nothing else)
  * when the target is deactivated, blocks the actor or blocks its domain. Unlocked: a follow, answered `Accept`;
- * locked: a follow request the user decides on (the route's authorize/reject answer it). A repeated Follow of
+ * locked, or the actor's domain limited (silenced): a follow request the user decides on (the route's authorize/reject answer it). A repeated Follow of
  * an existing follow is accepted again (the sender lost our first Accept).
  */
 export async function receiveFollow(
@@ -61,7 +62,8 @@ export async function receiveFollow(
     ]);
     return none;
   }
-  if (target.locked) {
+  // A locked account decides; so does anyone followed from a limited domain (Mastodon's silence).
+  if (target.locked || (actor.domain !== null && limitedHost(d, actor.domain))) {
     const requestId = newId(t);
     const results = await mixedBatch(d, [
       d

@@ -15,6 +15,7 @@ import { inOrder, pageQuery, type Page } from "../db/paging";
 import { accountsById } from "./conversations";
 import { hydrate } from "./hydrate";
 import { follows, inOwnThread, shielded } from "./mention-shield";
+import { limitedAccountSql } from "./federation-policies";
 import type { NOTIFICATION_TYPES } from "../schemas/social";
 
 type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -82,8 +83,8 @@ export function verdict(type: NotificationType, to: SQL, from: SQL, statusId: SQ
         ? sql`EXISTS (SELECT 1 FROM statuses pm WHERE pm.id = ${statusId} AND pm.visibility = 'direct') AND ${notFollowing} AND NOT ${inOwnThread(to, statusId)}`
         : sql`0`,
     ],
-    // Starling has no moderator limit on accounts yet: the key is kept and answered, and matches nobody.
-    ["for_limited_accounts", sql`0`],
+    // Accounts limited by moderators (their domain silenced), unless the recipient follows them, as Mastodon 4.3.
+    ["for_limited_accounts", sql`${limitedAccountSql(from)} AND ${notFollowing}`],
   ];
   const any = (v: PolicyValue) =>
     sql.join(

@@ -23,11 +23,17 @@ import { NotificationSettingsSchema } from "../schemas/account";
 import { NOTIFICATION_TYPES } from "../schemas/social";
 import { ME, silenced, visibleTo, type ViewerRef } from "./visibility";
 import { verdict } from "./notification-policy";
+import { eventJson, eventsByIds, type SeveranceEvent } from "./severed-relationships";
 
 export { NOTIFICATION_TYPES };
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
-/** Shown only when asked for with `include_types[]`. */
+/** Shown only when asked for with `include_types[]` (Pleroma's way of keeping newer types from older clients). */
 const OPT_IN_TYPES: NotificationType[] = ["pleroma:chat_mention", "pleroma:report"];
+/**
+ * Mastodon 4.3's types: opt-in too on v1, whose clients may predate them (an unknown type breaks some readers),
+ * shown unasked by the 4.3 endpoints (`newerTypes`), whose clients know them.
+ */
+const NEWER_TYPES: NotificationType[] = ["severed_relationships"];
 
 export interface NotificationInput {
   type: NotificationType;
@@ -185,11 +191,15 @@ export interface NotificationQuery {
   withMuted?: boolean;
   /** Mastodon 4.3's `include_filtered`: also those the policy or the shield set aside. */
   includeFiltered?: boolean;
+  /** Mastodon 4.3's own types are shown without being asked for (the 4.3 endpoints). */
+  newerTypes?: boolean;
 }
 
 /** The types a listing shows: those asked for, else all but the opt-in ones; minus the excluded. */
 function shownTypes(q: NotificationQuery): NotificationType[] {
-  const base = q.include ?? NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t));
+  const base =
+    q.include ??
+    NOTIFICATION_TYPES.filter((t) => !OPT_IN_TYPES.includes(t) && (q.newerTypes || !NEWER_TYPES.includes(t)));
   return base.filter((t) => !q.exclude?.includes(t));
 }
 
@@ -243,7 +253,11 @@ export function shownNotifications(q: NotificationQuery): SQL {
 export function listedNotifications(q: NotificationQuery): SQL {
   return and(
     sql`${notifications.accountId} = ${ME}`,
-    sql`${notifications.type} IN (SELECT value FROM json_each(${JSON.stringify(shownTypes(q))}))`,
+    // A list of literals, not a json_each: a virtual table's rows are read (and counted) at each evaluation.
+    sql`${notifications.type} IN (${sql.join(
+      shownTypes(q).map((t) => sql`${t}`),
+      sql`, `,
+    )})`,
     q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
     q.excludeVisibilities?.length
       ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
@@ -266,7 +280,8 @@ export const namedFields = (alias: string) => {
     'ta', ${accountById(sql`${np}.target_account_id`)},
     'r', (SELECT ${jsonObject(reports, "r")} FROM reports r WHERE r.id = ${np}.report_id),
     'cm', (SELECT json_object('message', ${jsonObject(chatMessages, "cm")}, 'media', CASE WHEN cm_m.id IS NULL THEN NULL ELSE ${jsonObject(mediaAttachments, "cm_m")} END)
-      FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id = ${np}.chat_message_id)`;
+      FROM chat_messages cm LEFT JOIN media_attachments cm_m ON cm_m.id = cm.media_id WHERE cm.id = ${np}.chat_message_id),
+    'ev', CASE WHEN ${np}.type = 'severed_relationships' THEN ${eventJson(sql`${np}.id`)} END`;
 };
 
 /** The notifications of a `notificationPage` read (newest first) and what they name besides statuses. */
@@ -293,6 +308,7 @@ export function notificationsRead(
       message: fromJson(chatMessages, o.message),
       media: o.media ? fromJson(mediaAttachments, o.media) : null,
     }));
+  const events = read.filter((o) => o.ev).map((o) => parsed<SeveranceEvent>(o.ev));
   return {
     rows,
     named: {
@@ -300,6 +316,7 @@ export function notificationsRead(
       people,
       reports: new Map(reportRows.map((r) => [r.id, r])),
       chats: new Map(chats.map((c) => [c.message.id, c])),
+      events: new Map(events.map((e) => [e.id, { ...e, purged: Boolean(e.purged) }])),
     },
   };
 }
@@ -310,6 +327,8 @@ export interface NotificationsNamed {
   people: Map<string, AccountWithUser>;
   reports: Map<string, typeof reports.$inferSelect>;
   chats: Map<string, { message: typeof chatMessages.$inferSelect; media: typeof mediaAttachments.$inferSelect | null }>;
+  /** `severed_relationships`: the events, by notification id. */
+  events: Map<string, SeveranceEvent>;
 }
 
 /** What notifications name, loaded for `me`: reads in parallel, whatever their number. */
@@ -317,7 +336,8 @@ export async function loadNotificationsNamed(d: DB, me: string, rows: Notificati
   const statusIds = [...new Set(rows.flatMap((r) => (r.statusId ? [r.statusId] : [])))];
   const reportIds = [...new Set(rows.flatMap((r) => (r.reportId ? [r.reportId] : [])))];
   const chatIds = [...new Set(rows.flatMap((r) => (r.chatMessageId ? [r.chatMessageId] : [])))];
-  const [h, people, reportRows, chatRows] = await Promise.all([
+  const eventIds = rows.filter((r) => r.type === "severed_relationships").map((r) => r.id);
+  const [h, people, reportRows, chatRows, events] = await Promise.all([
     hydrate(d, statusIds, me),
     accountsById(
       d,
@@ -331,12 +351,14 @@ export async function loadNotificationsNamed(d: DB, me: string, rows: Notificati
           .leftJoin(mediaAttachments, eq(mediaAttachments.id, chatMessages.mediaId))
           .where(inJson(chatMessages.id, chatIds))
       : Promise.resolve([]),
+    eventsByIds(d, me, eventIds),
   ]);
   return {
     h,
     people,
     reports: new Map(reportRows.map((r) => [r.id, r])),
     chats: new Map(chatRows.map((r) => [r.message.id, r])),
+    events,
   };
 }
 
