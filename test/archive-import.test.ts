@@ -11,6 +11,7 @@ import { ArchiveImportSchema } from "../src/schemas/archive-import";
 import { StatusSchema } from "../src/schemas/status";
 import { STEP, stepArchiveImports } from "../src/services/archive-import";
 import { JOB_NAMES } from "../src/cron";
+import { runAccountDeletions } from "../src/services/account-deletion";
 import { browser } from "./browser";
 import { call, json, registerUser, scopedToken, valid, type TestUser } from "./helpers";
 import { mastodonArchive, pleromaArchive, type Expected } from "./fixtures/archives";
@@ -299,6 +300,57 @@ describe("archive import", () => {
       ["green", 0],
     ]);
     expect(statuses[0]!.tags.map((t) => t.name)).toEqual(["pleroma"]);
+  });
+
+  it("waits while the database is nearly full, then goes on; a deactivated account's import waits too", async () => {
+    const u = await registerUser();
+    const { zip, expected } = pleromaArchive(10);
+    const queued = await upload(u, zip);
+    const t = Date.now();
+    const full = JSON.stringify({ bytes: 90, limitBytes: 100, at: t, warnedAt: t });
+    await env.DB.prepare(
+      "INSERT INTO instance_keys (name, value, created_at) VALUES ('storage', ?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+    )
+      .bind(full, t)
+      .run();
+    try {
+      await stepArchiveImports(env, t);
+      expect(await progress(u, queued.id)).toMatchObject({
+        state: "queued",
+        paused: "The database is 90% full",
+        posts_done: 0,
+      });
+    } finally {
+      await env.DB.prepare("DELETE FROM instance_keys WHERE name = 'storage'").run();
+    }
+    await env.DB.prepare("UPDATE accounts SET deactivated = 1 WHERE id = ?").bind(u.id).run();
+    expect(await stepArchiveImports(env, t)).toBeNull();
+    const row = await env.DB.prepare("SELECT state FROM archive_imports WHERE id = ?").bind(queued.id).first();
+    expect(row).toEqual({ state: "queued" });
+    await env.DB.prepare("UPDATE accounts SET deactivated = 0 WHERE id = ?").bind(u.id).run();
+    expect(await runAll(u, queued.id)).toMatchObject({
+      state: "done",
+      paused: null,
+      posts_imported: expected.kept.length,
+    });
+  });
+
+  it("deleting the account removes its imports and their files", async () => {
+    const u = await registerUser();
+    const queued = await upload(u, pleromaArchive(5).zip);
+    const { file_key } = (await env.DB.prepare("SELECT file_key FROM archive_imports WHERE id = ?")
+      .bind(queued.id)
+      .first<{ file_key: string }>())!;
+    expect(await env.PRIVATE.head(file_key)).not.toBeNull();
+    const res = await call(`/api/pleroma/delete_account?password=${encodeURIComponent(u.password)}`, {
+      method: "DELETE",
+      token: u.token,
+    });
+    expect(res.status).toBe(200);
+    for (let i = 0; i < 40 && (await count("SELECT count(*) AS n FROM accounts WHERE id = ?", u.id)); i++)
+      await runAccountDeletions(env, Date.now());
+    expect(await count("SELECT count(*) AS n FROM archive_imports WHERE account_id = ?", u.id)).toBe(0);
+    expect(await env.PRIVATE.head(file_key)).toBeNull();
   });
 
   it("refuses hostile or broken archives with clear errors", async () => {

@@ -18,6 +18,7 @@ import { GIVE_UP_MS } from "./outbox";
 import { deleteStoredFiles } from "./media";
 import { isStoredKey } from "../lib/media-urls";
 import { deletePrivate } from "./private-files";
+import { removeImportFiles, type ArchiveImportRow } from "./archive-import";
 import { outboxWrite } from "./outbox";
 import { deleteStatuses } from "./statuses";
 
@@ -181,6 +182,17 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
     );
     await d.run(
       sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`,
+    );
+    return "more";
+  }
+  // Its archive imports: the zips and their prepared posts first, then rows.
+  const imports = await d.all<ArchiveImportRow>(
+    sql`SELECT * FROM archive_imports WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
+  );
+  if (imports.length) {
+    for (const job of imports) await removeImportFiles(env, job);
+    await d.run(
+      sql`DELETE FROM archive_imports WHERE id IN (SELECT value FROM json_each(${JSON.stringify(imports.map((i) => i.id))}))`,
     );
     return "more";
   }

@@ -189,8 +189,10 @@ async function pauseReason(d: DB, t: number): Promise<string | null> {
 export async function stepArchiveImports(env: Env, t: number): Promise<{ report: Record<string, number> } | null> {
   const d = db(env);
   const job = await d.get<ArchiveImportRow>(
-    sql`SELECT * FROM archive_imports WHERE state IN ('queued', 'importing') ORDER BY id LIMIT 1`,
+    sql`SELECT * FROM archive_imports WHERE state IN ('queued', 'importing')
+      AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = account_id AND a.deactivated = 0) ORDER BY id LIMIT 1`,
   );
+  // A deactivated account's import waits (its deletion removes it).
   if (!job) return null;
   const paused = await pauseReason(d, t);
   if (paused) {
@@ -209,13 +211,13 @@ export async function stepArchiveImports(env: Env, t: number): Promise<{ report:
     await d.run(
       sql`UPDATE archive_imports SET attempts = attempts + 1, error = ${error}, updated_at = ${t}${give ? sql`, state = 'failed'` : sql``} WHERE id = ${job.id}`,
     );
-    if (give) await removeFiles(env, job);
+    if (give) await removeImportFiles(env, job);
     return { report: { failed: give ? 1 : 0 } };
   }
 }
 
-/** The zip and its chunks (done or failed: kept no longer). */
-async function removeFiles(env: Env, job: ArchiveImportRow) {
+/** The zip and its chunks (done, failed or the account deleted: kept no longer). */
+export async function removeImportFiles(env: Pick<Env, "MEDIA" | "PRIVATE">, job: ArchiveImportRow) {
   const chunks = Math.ceil(job.total / CHUNK);
   await deletePrivate(env, [job.file_key, ...Array.from({ length: chunks }, (_, n) => chunkKey(job, n))]);
 }
@@ -252,7 +254,7 @@ async function prepare(env: Env, d: DB, job: ArchiveImportRow, t: number): Promi
       skipped = ${JSON.stringify(skipped)}, paused = NULL, error = NULL, attempts = 0, updated_at = ${t}
       WHERE id = ${job.id} AND state = 'queued'`,
   );
-  if (done) await removeFiles(env, job);
+  if (done) await removeImportFiles(env, job);
   return chunked.length;
 }
 
@@ -459,7 +461,7 @@ async function importStep(env: Env, d: DB, job: ArchiveImportRow, t: number): Pr
   );
   // Uploads of a failed batch stay unattached: the cron's `collect_media` deletes them with their files.
   await d.$client.batch(stmts);
-  if (done) await removeFiles(env, job);
+  if (done) await removeImportFiles(env, job);
   return { imported: rows.length, handled, media: media.length };
 }
 
