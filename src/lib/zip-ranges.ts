@@ -34,6 +34,8 @@ const LOCAL = 0x04034b50;
 /** The end record (22 bytes) and the longest comment. */
 const TAIL = 22 + 0xffff;
 const NAME_MAX = 1024;
+/** The central directory, read whole: 20,000 entries with long names and extra fields fit. */
+const DIRECTORY_MAX = 8 * 1024 * 1024;
 
 const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const u32 = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
@@ -68,8 +70,8 @@ export async function readDirectory(read: RangeReader, size: number, limits: Dir
     throw new ZipRefused("ZIP64 archives (over 4 GB or 65,535 files) are not supported");
   if (u16(tail, end + 4) !== 0 || u16(tail, end + 6) !== 0) throw new ZipRefused("Split archives are not supported");
   if (count > limits.maxEntries) throw new ZipRefused(`The archive has more than ${limits.maxEntries} entries`);
-  if (dirOffset + dirSize > size || dirSize > count * (46 + 3 * NAME_MAX) + 46)
-    throw new ZipRefused("The archive's directory is damaged");
+  if (dirOffset + dirSize > size) throw new ZipRefused("The archive's directory is damaged");
+  if (dirSize > DIRECTORY_MAX) throw new ZipRefused("The archive's directory is too large");
   const dir = await read(dirOffset, dirSize);
   const entries: ZipEntry[] = [];
   let total = 0;
