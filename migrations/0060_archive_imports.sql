@@ -19,6 +19,7 @@ CREATE TABLE `archive_imports` (
 	`paused` text,
 	`error` text,
 	`attempts` integer DEFAULT 0 NOT NULL,
+	`lease_until` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade

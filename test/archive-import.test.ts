@@ -280,6 +280,11 @@ describe("archive import", () => {
     });
     expect(await count("SELECT count(*) AS n FROM statuses WHERE account_id = ?", bob.id)).toBe(25);
 
+    // Two cron runs at once (one outlasting its minute): one step holds the import, the other leaves it.
+    const both = await Promise.all([stepArchiveImports(env, Date.now()), stepArchiveImports(env, Date.now())]);
+    expect(both.map((r) => r?.report.busy ?? 0).sort()).toEqual([0, 1]);
+    expect(await progress(bob, queued.id)).toMatchObject({ posts_done: 50, posts_imported: 50, error: null });
+
     const done = await runAll(bob, queued.id);
     expect(done).toMatchObject({
       state: "done",

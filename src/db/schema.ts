@@ -1588,6 +1588,8 @@ export const archiveImports = sqliteTable(
     error: text("error"),
     /** Steps in a row that failed (given up at a few). */
     attempts: integer("attempts").notNull().default(0),
+    /** Until when a step holds the import (overlapping cron runs: one step at a time). */
+    leaseUntil: time("lease_until"),
     createdAt: time("created_at").notNull(),
     updatedAt: time("updated_at").notNull(),
   },

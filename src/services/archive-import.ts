@@ -51,6 +51,8 @@ const CHUNK = 500;
 export const STEP = { posts: 100, files: 24, ms: 20_000 };
 /** Steps in a row that may fail (R2 or D1 hiccups) before the import is given up. */
 const MAX_ATTEMPTS = 5;
+/** How long a step may hold an import: its own time and room for its batch (a step that died frees it then). */
+const LEASE_MS = STEP.ms + 40_000;
 export const ARCHIVE_PREFIX = "archive-imports/";
 
 export interface ArchiveImportRow {
@@ -70,6 +72,7 @@ export interface ArchiveImportRow {
   paused: string | null;
   error: string | null;
   attempts: number;
+  lease_until: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -200,6 +203,12 @@ export async function stepArchiveImports(env: Env, t: number): Promise<{ report:
       await d.run(sql`UPDATE archive_imports SET paused = ${paused}, updated_at = ${t} WHERE id = ${job.id}`);
     return { report: { paused: 1 } };
   }
+  // One step at a time: a cron run that outlasts its minute must not meet the next one here (a step's batch would
+  // fail on the other's keys, its uploads wasted).
+  const claimed = await d.run(
+    sql`UPDATE archive_imports SET lease_until = ${Date.now() + LEASE_MS} WHERE id = ${job.id} AND (lease_until IS NULL OR lease_until <= ${Date.now()})`,
+  );
+  if (!claimed.meta.changes) return { report: { busy: 1 } };
   try {
     if (job.state === "queued") return { report: { prepared: await prepare(env, d, job, t) } };
     return { report: await importStep(env, d, job, t) };
@@ -209,7 +218,7 @@ export async function stepArchiveImports(env: Env, t: number): Promise<{ report:
     const give = message !== null || job.attempts + 1 >= MAX_ATTEMPTS;
     if (!message) console.error(`archive import ${job.id}: ${error}`);
     await d.run(
-      sql`UPDATE archive_imports SET attempts = attempts + 1, error = ${error}, updated_at = ${t}${give ? sql`, state = 'failed'` : sql``} WHERE id = ${job.id}`,
+      sql`UPDATE archive_imports SET attempts = attempts + 1, error = ${error}, lease_until = NULL, updated_at = ${t}${give ? sql`, state = 'failed'` : sql``} WHERE id = ${job.id}`,
     );
     if (give) await removeImportFiles(env, job);
     return { report: { failed: give ? 1 : 0 } };
@@ -251,7 +260,7 @@ async function prepare(env: Env, d: DB, job: ArchiveImportRow, t: number): Promi
   const done = chunked.length === 0;
   await d.run(
     sql`UPDATE archive_imports SET state = ${done ? "done" : "importing"}, found = ${found}, total = ${chunked.length},
-      skipped = ${JSON.stringify(skipped)}, paused = NULL, error = NULL, attempts = 0, updated_at = ${t}
+      skipped = ${JSON.stringify(skipped)}, paused = NULL, error = NULL, attempts = 0, lease_until = NULL, updated_at = ${t}
       WHERE id = ${job.id} AND state = 'queued'`,
   );
   if (done) await removeImportFiles(env, job);
@@ -454,7 +463,7 @@ async function importStep(env: Env, d: DB, job: ArchiveImportRow, t: number): Pr
     statement(
       d,
       sql`UPDATE archive_imports SET position = ${position}, imported = imported + ${rows.length}, media = media + ${media.length},
-        media_skipped = media_skipped + ${mediaSkipped}, skipped = ${j(skipped)}, paused = NULL, error = NULL, attempts = 0,
+        media_skipped = media_skipped + ${mediaSkipped}, skipped = ${j(skipped)}, paused = NULL, error = NULL, attempts = 0, lease_until = NULL,
         updated_at = ${t}${done ? sql`, state = 'done'` : sql``}
         WHERE id = ${job.id} AND position = ${job.position}`,
     ),
