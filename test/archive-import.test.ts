@@ -380,6 +380,20 @@ describe("archive import", () => {
     const many: Record<string, Uint8Array> = { "outbox.json": strToU8("{}"), "actor.json": actor };
     for (let i = 0; i < 20_000; i++) many[`media_attachments/${i}`] = new Uint8Array(0);
     await refused(zipSync(many, { level: 0 }), 422, "The archive has more than 20000 entries");
+    // Over the API's 64 MB (declared): answered 413 without waiting for a body that never ends.
+    const endless = new ReadableStream({
+      start(c) {
+        c.enqueue(strToU8('--b\r\nContent-Disposition: form-data; name="file"; filename="a.zip"\r\n\r\n'));
+      },
+    });
+    const big = await call("/api/v1/pleroma/archive_import", {
+      method: "POST",
+      token: u.token,
+      headers: { "content-type": "multipart/form-data; boundary=b", "content-length": "70000000" },
+      body: endless,
+    });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: string }).error).toMatch(/larger than 64 MB; ask an admin/);
     // No token, a token without the scope, an empty form.
     expect((await call("/api/v1/pleroma/archive_import", { method: "POST", body: form(bomb) })).status).toBe(403);
     const readOnly = await scopedToken(u, "read");
