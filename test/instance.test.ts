@@ -6,6 +6,7 @@ import { HealthcheckSchema, InstanceSchema, NodeinfoSchema } from "../src/schema
 import { newId } from "../src/db/ids";
 import { call, json, makeAdmin, registerUser, valid } from "./helpers";
 import { countingD1 } from "./d1-counter";
+import { measure } from "../src/lib/meter";
 
 describe("instance information", () => {
   it("describes the instance with Pleroma's extra fields and real figures", async () => {
@@ -91,8 +92,28 @@ describe("instance information", () => {
         .bind(newId(), domain, `https://${domain}/users/someone`, `https://${domain}/@someone`, t, t)
         .run();
     }
-    const peers = await json<string[]>("/api/v1/instance/peers");
+    // Many accounts on few domains: the list costs rows per domain, not per account (the route is public).
+    await env.DB.batch(
+      Array.from({ length: 120 }, (_, i) =>
+        env.DB.prepare(
+          "INSERT INTO accounts (id, username, domain, uri, url, created_at, updated_at) VALUES (?, ?, 'remote-a.example', ?, ?, ?, ?)",
+        ).bind(
+          newId(),
+          `many${i}`,
+          `https://remote-a.example/users/many${i}`,
+          `https://remote-a.example/@many${i}`,
+          t,
+          t,
+        ),
+      ),
+    );
+    let peers: string[] = [];
+    const { usage } = await measure(async () => {
+      peers = await json<string[]>("/api/v1/instance/peers");
+    });
     expect(peers).toEqual(expect.arrayContaining(["remote-a.example", "remote-b.example"]));
+    expect(peers).toEqual([...new Set(peers)].sort());
+    expect(usage.rowsRead).toBeLessThanOrEqual(3 * peers.length + 10);
     const inst = await json("/api/v1/instance");
     expect(inst.stats.domain_count).toBe(peers.length);
     // A remote account is found by its full acct.

@@ -1,13 +1,13 @@
 /**
  * Two Starling instances in one test: A (`https://a.example`, the pool's `DB`) and B (`https://b.example`, its
- * own D1 `DB_B`, migrated by test/setup.ts). Each is the Worker called with its own bindings object (its
+ * own D1 `DB_B`, migrated below). Each is the Worker called with its own bindings object (its
  * `DOMAIN`, its database, the SSRF development switch on since neither name resolves); R2 and the Durable
  * Object namespaces are shared. `routeFetch()` replaces the global `fetch` so that a request for
  * `https://a.example/…` is handled by A and `https://b.example/…` by B; anything else goes to the fetch it
  * replaced (in tests: a refusal). Call `restore()` (afterEach) to put it back.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { upgrade } from "../src/db/schema-upgrade";
+import { upgradeAtOnce } from "../src/db/schema-upgrade";
 import { afterEach, beforeEach, expect } from "vitest";
 import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import worker from "../src/index";
@@ -35,7 +35,7 @@ export const C = instance("c.example", env.DB_C);
 export const D = instance("d.example", env.DB_D);
 
 // Their databases get the same migrations as A's (test/setup.ts), here so that only the files using them pay.
-await Promise.all([env.DB_B, env.DB_C, env.DB_D].map((db) => upgrade(db)));
+await Promise.all([env.DB_B, env.DB_C, env.DB_D].map((db) => upgradeAtOnce(db)));
 
 /** One request handled by `inst`'s Worker, background work (waitUntil) included. */
 export async function instanceFetch(inst: Instance, req: Request): Promise<Response> {

@@ -86,6 +86,26 @@ describe("the Worker's own migrations", () => {
     expect(await appliedNames(db)).toEqual(MIGRATIONS.map((m) => m.name));
     expect(await upgrade(db)).toEqual([]);
   });
+
+  it("applied at once, as the tests' databases are (test/setup.ts), end where applied one by one end", async () => {
+    // The pool's DB was made by `upgradeAtOnce`; DB_EMPTY_1 by the Worker's own upgrade (above, or here).
+    await upgrade(env.DB_EMPTY_1);
+    const schema = async (db: D1Database) =>
+      (
+        await db
+          .prepare(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY type, name",
+          )
+          .all()
+      ).results;
+    const atOnce = await schema(env.DB);
+    expect(atOnce.filter((r) => r.type === "table").length).toBeGreaterThan(50);
+    expect(atOnce.filter((r) => r.type === "index").length).toBeGreaterThan(50);
+    expect(atOnce).toEqual(await schema(env.DB_EMPTY_1));
+    expect(await appliedNames(env.DB)).toEqual(MIGRATIONS.map((m) => m.name));
+    // Its fingerprint is kept too, so the Worker's first request there reads one row, as after a real upgrade.
+    expect(await upgrade(env.DB)).toEqual([]);
+  });
 });
 
 describe("the schema check of a new isolate (issue 42)", () => {

@@ -332,124 +332,151 @@ const ANCHOR = new Set(["a"]);
 const CODE = new Set(["code", "pre"]);
 
 async function rewriteHtml(html: string, options: SanitizeOptions = {}): Promise<string> {
-  let out = "";
-  const stack: Frame[] = [];
-  let pendingText = "";
-  let pendingSpace = "";
+  const output = new SanitizedOutput(options);
+  await new HTMLRewriter()
+    .on("*", { element: (el) => output.element(el) })
+    .onDocument({ text: (chunk) => output.text(chunk.text), comments: () => output.flush() })
+    .transform(new Response(html))
+    .text();
+  return output.end();
+}
 
-  const dropping = () => stack.some((f) => f.drop);
-  const within = (names: Set<string>) => stack.some((f) => f.emit && names.has(f.name));
-  const write = (markup: string, block: boolean) => {
-    if (pendingSpace && !block) out += pendingSpace;
-    pendingSpace = "";
-    out += markup;
-  };
-  const flush = () => {
-    if (!pendingText) return;
-    const raw = pendingText;
-    pendingText = "";
-    if (dropping()) return;
-    const text = decodeEntities(raw).replace(/\u0000/g, "");
-    if (!text) return;
-    if (options.collect && !within(CODE)) options.collect.text(text, !within(ANCHOR));
-    const literal = within(NO_LINK);
-    if (options.compact && !within(PRE) && /^[\t\n\f\r ]*$/.test(text) && text.includes("\n")) {
-      // Insignificant: kept as one newline, and only between inline content.
-      if (out && !/\s$/.test(out)) pendingSpace = "\n";
+/**
+ * The sanitiser's state while HTMLRewriter streams the input through it: the output so far, the elements open in
+ * it (`Frame`s), and the text and whitespace not yet written (text arrives in chunks; whitespace waits to see
+ * whether a block follows).
+ */
+class SanitizedOutput {
+  private out = "";
+  private readonly stack: Frame[] = [];
+  private pendingText = "";
+  private pendingSpace = "";
+
+  constructor(private readonly options: SanitizeOptions) {}
+
+  /** A start tag: dropped with its content, unwrapped (its content kept), or written with its allowed attributes. */
+  element(el: Element): void {
+    this.flush();
+    if (this.dropping()) return;
+    const name = el.tagName.toLowerCase();
+    if (DROP.has(name)) {
+      this.track(el, { name, emit: false, drop: true });
       return;
     }
-    write(options.linker && !literal ? options.linker(text) : escapeHtml(text), false);
-  };
-  const closeTo = (frame: Frame) => {
-    const at = stack.lastIndexOf(frame);
-    if (at < 0) return;
-    while (stack.length > at) {
-      const f = stack.pop()!;
-      if (f.emit) write(`</${f.name}>`, BLOCKS.has(f.name));
+    if (!ALLOWED.has(name)) {
+      if (!VOID_ELEMENTS.has(name)) this.track(el, { name, emit: false, drop: false });
+      return;
     }
-  };
-  const openEmitted = (name: string) => {
-    for (let i = stack.length - 1; i >= 0; i--) if (stack[i].emit && stack[i].name === name) return stack[i];
+    this.closeImplied(name);
+    if (name === "a" && this.options.collect) collectLink(this.options.collect, el);
+    const attrs = allowedAttributes(name, el.attributes);
+    if (name === "br" || name === "hr") {
+      this.write(`<${name}/>`, true);
+      return;
+    }
+    this.write(`<${name}${attrs}>`, BLOCKS.has(name));
+    if (!this.track(el, { name, emit: true, drop: false })) this.write(`</${name}>`, BLOCKS.has(name));
+  }
+
+  text(chunk: string): void {
+    this.pendingText += chunk;
+  }
+
+  /** Writes the text gathered since the last tag: decoded, collected, then linked or escaped. */
+  flush(): void {
+    if (!this.pendingText) return;
+    const raw = this.pendingText;
+    this.pendingText = "";
+    if (this.dropping()) return;
+    const text = decodeEntities(raw).replace(/\u0000/g, "");
+    if (!text) return;
+    if (this.options.collect && !this.within(CODE)) this.options.collect.text(text, !this.within(ANCHOR));
+    const literal = this.within(NO_LINK);
+    if (this.options.compact && !this.within(PRE) && /^[\t\n\f\r ]*$/.test(text) && text.includes("\n")) {
+      // Insignificant: kept as one newline, and only between inline content.
+      if (this.out && !/\s$/.test(this.out)) this.pendingSpace = "\n";
+      return;
+    }
+    this.write(this.options.linker && !literal ? this.options.linker(text) : escapeHtml(text), false);
+  }
+
+  /** The output, every element still open closed. */
+  end(): string {
+    this.flush();
+    if (this.stack.length) this.closeTo(this.stack[0]);
+    return this.out;
+  }
+
+  private dropping(): boolean {
+    return this.stack.some((f) => f.drop);
+  }
+
+  private within(names: Set<string>): boolean {
+    return this.stack.some((f) => f.emit && names.has(f.name));
+  }
+
+  private write(markup: string, block: boolean): void {
+    if (this.pendingSpace && !block) this.out += this.pendingSpace;
+    this.pendingSpace = "";
+    this.out += markup;
+  }
+
+  private closeTo(frame: Frame): void {
+    const at = this.stack.lastIndexOf(frame);
+    if (at < 0) return;
+    while (this.stack.length > at) {
+      const f = this.stack.pop()!;
+      if (f.emit) this.write(`</${f.name}>`, BLOCKS.has(f.name));
+    }
+  }
+
+  private openEmitted(name: string): Frame | undefined {
+    for (let i = this.stack.length - 1; i >= 0; i--) {
+      if (this.stack[i].emit && this.stack[i].name === name) return this.stack[i];
+    }
     return undefined;
-  };
-  const closeImplied = (name: string) => {
+  }
+
+  /** The elements a start tag of `name` closes (HTML's implied end tags: <a> in <a>, <li> in <li>, <p> before a block…). */
+  private closeImplied(name: string): void {
     if (name === "a") {
-      const a = openEmitted("a");
-      if (a) closeTo(a);
+      const a = this.openEmitted("a");
+      if (a) this.closeTo(a);
     }
     if (name === "li") {
-      for (let i = stack.length - 1; i >= 0; i--) {
-        const f = stack[i];
+      for (let i = this.stack.length - 1; i >= 0; i--) {
+        const f = this.stack[i];
         if (!f.emit) continue;
         if (f.name === "li") {
-          closeTo(f);
+          this.closeTo(f);
           break;
         }
         if (LI_SCOPE.has(f.name)) break;
       }
     }
     if (CLOSES_P.has(name)) {
-      const p = openEmitted("p");
-      if (p) closeTo(p);
+      const p = this.openEmitted("p");
+      if (p) this.closeTo(p);
     }
     if (HEADINGS.has(name)) {
-      const top = [...stack].reverse().find((f) => f.emit);
-      if (top && HEADINGS.has(top.name)) closeTo(top);
+      const top = [...this.stack].reverse().find((f) => f.emit);
+      if (top && HEADINGS.has(top.name)) this.closeTo(top);
     }
-  };
+  }
+
   /** Pushes `frame` until the element's end tag; false for elements that cannot have content. */
-  const track = (el: Element, frame: Frame): boolean => {
+  private track(el: Element, frame: Frame): boolean {
     try {
       el.onEndTag(() => {
-        flush();
-        closeTo(frame);
+        this.flush();
+        this.closeTo(frame);
       });
     } catch {
       return false;
     }
-    stack.push(frame);
+    this.stack.push(frame);
     return true;
-  };
-
-  await new HTMLRewriter()
-    .on("*", {
-      element(el) {
-        flush();
-        if (dropping()) return;
-        const name = el.tagName.toLowerCase();
-        if (DROP.has(name)) {
-          track(el, { name, emit: false, drop: true });
-          return;
-        }
-        if (!ALLOWED.has(name)) {
-          if (!VOID_ELEMENTS.has(name)) track(el, { name, emit: false, drop: false });
-          return;
-        }
-        closeImplied(name);
-        if (name === "a" && options.collect) collectLink(options.collect, el);
-        const attrs = allowedAttributes(name, el.attributes);
-        if (name === "br" || name === "hr") {
-          write(`<${name}/>`, true);
-          return;
-        }
-        write(`<${name}${attrs}>`, BLOCKS.has(name));
-        if (!track(el, { name, emit: true, drop: false })) write(`</${name}>`, BLOCKS.has(name));
-      },
-    })
-    .onDocument({
-      text(chunk) {
-        pendingText += chunk.text;
-      },
-      comments() {
-        flush();
-      },
-    })
-    .transform(new Response(html))
-    .text();
-
-  flush();
-  if (stack.length) closeTo(stack[0]);
-  return out;
+  }
 }
 
 /** Safe HTML for any untrusted HTML (used for remote content too). */

@@ -80,50 +80,12 @@ function tokenizeHtml(html: string): HtmlToken[] {
       pos += 1;
       continue;
     }
-    // A start tag: name, then attributes.
-    let i = pos + 1;
-    while (i < html.length && !SPACE.test(html[i]) && html[i] !== "/" && html[i] !== ">") i++;
-    const name = html.slice(pos + 1, i).toLowerCase();
-    const attrs = new Map<string, string>();
-    let closed = false;
-    while (i < html.length) {
-      const c = html[i];
-      if (SPACE.test(c) || c === "/") {
-        i++;
-        continue;
-      }
-      if (c === ">") {
-        closed = true;
-        i++;
-        break;
-      }
-      let j = i + 1;
-      while (j < html.length && !SPACE.test(html[j]) && !"/>=".includes(html[j])) j++;
-      const attrName = html.slice(i, j).toLowerCase();
-      i = j;
-      while (i < html.length && SPACE.test(html[i])) i++;
-      let value = "";
-      if (html[i] === "=") {
-        i++;
-        while (i < html.length && SPACE.test(html[i])) i++;
-        const q = html[i];
-        if (q === '"' || q === "'") {
-          const end = html.indexOf(q, i + 1);
-          value = html.slice(i + 1, end < 0 ? html.length : end);
-          i = end < 0 ? html.length : end + 1;
-        } else {
-          let k = i;
-          while (k < html.length && !SPACE.test(html[k]) && html[k] !== ">") k++;
-          value = html.slice(i, k);
-          i = k;
-        }
-      }
-      if (!attrs.has(attrName)) attrs.set(attrName, value);
-    }
-    if (!closed) break; // a tag cut off by the end of the input is dropped, as browsers do
+    const tag = readStartTag(html, pos);
+    if (!tag) break; // a tag cut off by the end of the input is dropped, as browsers do
+    const { name, attrs } = tag;
     pushText();
     tokens.push({ type: "start", name, attrs });
-    pos = i;
+    pos = tag.end;
     if (name === "plaintext") {
       text = html.slice(pos);
       pushText();
@@ -138,6 +100,52 @@ function tokenizeHtml(html: string): HtmlToken[] {
   }
   pushText();
   return tokens;
+}
+
+/** A start tag at `pos` (`<` then a letter): its name, attributes (the first of a repeated name wins) and end. */
+function readStartTag(html: string, pos: number): { name: string; attrs: Map<string, string>; end: number } | null {
+  let i = pos + 1;
+  while (i < html.length && !SPACE.test(html[i]) && html[i] !== "/" && html[i] !== ">") i++;
+  const name = html.slice(pos + 1, i).toLowerCase();
+  const attrs = new Map<string, string>();
+  while (i < html.length) {
+    const c = html[i];
+    if (SPACE.test(c) || c === "/") {
+      i++;
+      continue;
+    }
+    if (c === ">") return { name, attrs, end: i + 1 };
+    const attr = readAttribute(html, i);
+    if (!attrs.has(attr.name)) attrs.set(attr.name, attr.value);
+    i = attr.end;
+  }
+  return null; // no `>` before the end of the input
+}
+
+/** An attribute at `i`: its name, its value (quoted, unquoted or none: "") and where it ends. */
+function readAttribute(html: string, i: number): { name: string; value: string; end: number } {
+  let j = i + 1;
+  while (j < html.length && !SPACE.test(html[j]) && !"/>=".includes(html[j])) j++;
+  const name = html.slice(i, j).toLowerCase();
+  i = j;
+  while (i < html.length && SPACE.test(html[i])) i++;
+  let value = "";
+  if (html[i] === "=") {
+    i++;
+    while (i < html.length && SPACE.test(html[i])) i++;
+    const q = html[i];
+    if (q === '"' || q === "'") {
+      const end = html.indexOf(q, i + 1);
+      value = html.slice(i + 1, end < 0 ? html.length : end);
+      i = end < 0 ? html.length : end + 1;
+    } else {
+      let k = i;
+      while (k < html.length && !SPACE.test(html[k]) && html[k] !== ">") k++;
+      value = html.slice(i, k);
+      i = k;
+    }
+  }
+  return { name, value, end: i };
 }
 
 /** Walks tokens keeping a stack of open elements; `open` is innermost last. */

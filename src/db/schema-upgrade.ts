@@ -37,15 +37,20 @@ export function ensureSchema(binding: D1Database): Promise<void> {
   return hit;
 }
 
+// wrangler's own definition of the table, so `wrangler d1 migrations apply` reads it as it wrote it.
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`;
+
 async function applied(db: D1Database): Promise<Set<string>> {
   const [, rows] = await db.batch<{ name: string }>([
-    // wrangler's own definition of the table, so `wrangler d1 migrations apply` reads it as it wrote it.
-    db.prepare(
-      `CREATE TABLE IF NOT EXISTS ${TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)`,
-    ),
+    db.prepare(CREATE_TABLE),
     db.prepare(`SELECT name FROM ${TABLE}`),
   ]);
   return new Set(rows!.results.map((r) => r.name));
+}
+
+/** One migration's statements: its row first (the race guard, see the header), then its queries. */
+function statements(db: D1Database, m: { name: string; queries: string[] }): D1PreparedStatement[] {
+  return [db.prepare(`INSERT INTO ${TABLE} (name) VALUES (?)`).bind(m.name), ...m.queries.map((q) => db.prepare(q))];
 }
 
 /**
@@ -68,10 +73,7 @@ export async function upgrade(
   for (const m of migrations) {
     if (done.has(m.name)) continue;
     try {
-      await db.batch([
-        db.prepare(`INSERT INTO ${TABLE} (name) VALUES (?)`).bind(m.name),
-        ...m.queries.map((q) => db.prepare(q)),
-      ]);
+      await db.batch(statements(db, m));
       ran.push(m.name);
     } catch (e) {
       // Another isolate applied it meanwhile (its row is there now): carry on from what is applied.
@@ -87,4 +89,17 @@ export async function upgrade(
     .bind(FINGERPRINT_KEY, mark, Date.now())
     .run();
   return ran;
+}
+
+/**
+ * An EMPTY database brought up to date in one batch: the same statements as `upgrade`, in the same order, in one
+ * round trip instead of one per migration. For the tests' fresh databases (test/setup.ts), where the 56 round trips
+ * were a second of every file's start; test/schema-upgrade.test.ts checks it ends where `upgrade` ends.
+ */
+export async function upgradeAtOnce(
+  db: D1Database,
+  migrations: { name: string; queries: string[] }[] = MIGRATIONS,
+): Promise<void> {
+  await db.batch([db.prepare(CREATE_TABLE), ...migrations.flatMap((m) => statements(db, m))]);
+  await upgrade(db, migrations); // finds them all applied and keeps the fingerprint, as after a real upgrade
 }

@@ -14,7 +14,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
 import { config } from "../env";
-import { db, statement } from "../db/client";
+import { db, statement, type DB } from "../db/client";
 import { precompiled } from "../db/json-rows";
 import type { Frame } from "../objects/streams";
 import { renderConversations } from "../render/conversation";
@@ -124,8 +124,48 @@ function personalListeners(events: Extract<StreamEvent, { accountId: string }>[]
       OR (p.stream = 'user:pleroma_chat' AND json_extract(e.value, '$[2]') = 'pleroma:chat_update'))`;
 }
 
+/** The steps above: find the listeners, render what they receive, call their objects. */
 export async function deliverToStreams(events: StreamEvent[], env: Env, base: string): Promise<void> {
   const d = db(env);
+  const listening = await findListeners(d, events);
+  if (!listening) return;
+
+  const host = base ? new URL(base).host : "";
+  const o = origins(env, base);
+  const frames: (Frame & { object: string })[] = [];
+  const out: Out = {
+    d,
+    ctxFor: (viewer) => ({ ...o, host, viewerId: viewer || null }),
+    frame: (r, event, payload) =>
+      frames.push({ object: r.object, tokenId: r.tokenId, stream: r.stream, arg: r.arg, event, payload }),
+  };
+  const { hydrated, participations, notificationRows } = await loadPayloads(d, listening);
+  statusFrames(out, listening, hydrated);
+  for (const r of listening.found.get("delete") ?? []) out.frame(r, "delete", r.ref);
+  await Promise.all([
+    ...conversationFrames(out, listening, participations),
+    ...personalFrames(out, listening, notificationRows),
+  ]);
+  await callObjects(env, frames);
+}
+
+/** The events of a batch by kind, and the listeners each kind found (by query name). */
+interface Listening {
+  updates: string[];
+  edits: string[];
+  personal: Extract<StreamEvent, { accountId: string }>[];
+  found: Map<string, Recipient[]>;
+}
+
+/** Where rendered payloads go: a frame for a listener (the render context is the listening account's). */
+interface Out {
+  d: DB;
+  ctxFor: (viewer: string) => RenderContext;
+  frame: (r: Recipient, event: string, payload?: string) => void;
+}
+
+/** 1. One round trip for every listener of the batch; null when nobody is listening. */
+async function findListeners(d: DB, events: StreamEvent[]): Promise<Listening | null> {
   const updates = [...new Set(events.flatMap((e) => (e.event === "update" ? [e.payload] : [])))];
   const edits = [...new Set(events.flatMap((e) => (e.event === "status.update" ? [e.payload] : [])))];
   const deletes = events.filter((e): e is Extract<StreamEvent, { event: "delete" }> => e.event === "delete");
@@ -137,23 +177,18 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
   if (edits.length) queries.push(["status.update", updateListeners(edits)]);
   if (deletes.length) queries.push(["delete", deleteListeners(deletes)]);
   if (personal.length) queries.push(["personal", personalListeners(personal)]);
-  if (queries.length === 0) return;
+  if (queries.length === 0) return null;
   const results = await d.$client.batch<Recipient>(queries.map(([, q]) => statement(d, q)));
   const found = new Map(queries.map(([kind], i) => [kind, results[i].results]));
-  if ([...found.values()].every((rows) => rows.length === 0)) return;
+  if ([...found.values()].every((rows) => rows.length === 0)) return null;
+  return { updates, edits, personal, found };
+}
 
-  const host = base ? new URL(base).host : "";
-  const o = origins(env, base);
-  const ctxFor = (viewer: string): RenderContext => ({ ...o, host, viewerId: viewer || null });
-  const frames: (Frame & { object: string })[] = [];
-  const frame = (r: Recipient, event: string, payload?: string) =>
-    frames.push({ object: r.object, tokenId: r.tokenId, stream: r.stream, arg: r.arg, event, payload });
-
+/** 2a. What the payloads are made of, loaded together: statuses per viewer, participations, notifications. */
+async function loadPayloads(d: DB, { updates, edits, personal, found }: Listening) {
   const updateRows = found.get("update") ?? [];
   const editRows = found.get("status.update") ?? [];
-  const conversationRows = found.get("conversation") ?? [];
-  const personalRows = found.get("personal") ?? [];
-  const notificationIds = personalRows.flatMap((r) => {
+  const notificationIds = (found.get("personal") ?? []).flatMap((r) => {
     const e = personal[Number(r.ref)];
     return e.event === "notification" ? [e.payload] : [];
   });
@@ -164,70 +199,92 @@ export async function deliverToStreams(events: StreamEvent[], env: Env, base: st
           [...new Set([...updates, ...edits])],
           [...updateRows, ...editRows].map((r) => r.accountId),
         )
-      : new Map(),
+      : new Map<string, Hydrated>(),
     participationsByIds(
       d,
-      conversationRows.map((r) => r.ref),
+      (found.get("conversation") ?? []).map((r) => r.ref),
     ),
     notificationsByIds(d, notificationIds),
   ]);
+  return { hydrated, participations, notificationRows };
+}
 
-  // Each status rendered once per distinct viewer state (listeners alike share a Hydrated: hydrateEach).
-  for (const [event, found, ids] of [
-    ["update", updateRows, updates],
-    ["status.update", editRows, edits],
+/** 2b. New and edited statuses: each rendered once per distinct viewer state (listeners alike share a Hydrated: hydrateEach). */
+function statusFrames(out: Out, { updates, edits, found }: Listening, hydrated: Map<string, Hydrated>): void {
+  for (const [event, rowsOf, ids] of [
+    ["update", found.get("update") ?? [], updates],
+    ["status.update", found.get("status.update") ?? [], edits],
   ] as const) {
     const renderings = new Map<Hydrated, Map<string, string>>();
-    for (const [viewer, rows] of group(found, (r) => r.accountId)) {
+    for (const [viewer, rows] of group(rowsOf, (r) => r.accountId)) {
       const h = hydrated.get(viewer)!;
       let rendered = renderings.get(h);
       if (!rendered)
         renderings.set(
           h,
-          (rendered = new Map(renderStatuses(ctxFor(h.viewerId ?? ""), h, ids).map((s) => [s.id, JSON.stringify(s)]))),
+          (rendered = new Map(
+            renderStatuses(out.ctxFor(h.viewerId ?? ""), h, ids).map((s) => [s.id, JSON.stringify(s)]),
+          )),
         );
       for (const r of rows) {
         const payload = rendered.get(r.ref);
-        if (payload) frame(r, event, payload);
+        if (payload) out.frame(r, event, payload);
       }
     }
   }
-  for (const r of found.get("delete") ?? []) frame(r, "delete", r.ref);
+}
 
-  await Promise.all([
-    ...[...group(conversationRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
-      const mine = participations.filter((p) => p.accountId === viewer);
-      const rendered = new Map(
-        renderConversations(ctxFor(viewer), await loadConversations(d, viewer, mine)).map((c) => [
-          c.id,
-          JSON.stringify(c),
-        ]),
-      );
-      for (const r of rows) if (rendered.has(r.ref)) frame(r, "conversation", rendered.get(r.ref));
-    }),
-    ...[...group(personalRows, (r) => r.accountId)].map(async ([viewer, rows]) => {
-      const own = notificationRows.filter((n) => n.accountId === viewer && !n.isMuted);
-      const rendered = new Map(
-        (own.length ? renderNotifications(ctxFor(viewer), own, await loadNotificationsNamed(d, viewer, own)) : []).map(
-          (n) => [n.id, JSON.stringify(n)],
-        ),
-      );
-      for (const r of rows) {
-        const e = personal[Number(r.ref)];
-        if (e.event === "notification") {
-          if (rendered.has(e.payload)) frame(r, "notification", rendered.get(e.payload));
-        } else if (r.stream === "user" || r.stream === "user:pleroma_chat")
-          frame(r, e.event, e.payload === null ? undefined : JSON.stringify(e.payload));
-      }
-    }),
-  ]);
+/** 2c. Updated conversations, rendered per listening account. */
+function conversationFrames(
+  out: Out,
+  { found }: Listening,
+  participations: Awaited<ReturnType<typeof participationsByIds>>,
+): Promise<void>[] {
+  return [...group(found.get("conversation") ?? [], (r) => r.accountId)].map(async ([viewer, rows]) => {
+    const mine = participations.filter((p) => p.accountId === viewer);
+    const rendered = new Map(
+      renderConversations(out.ctxFor(viewer), await loadConversations(out.d, viewer, mine)).map((c) => [
+        c.id,
+        JSON.stringify(c),
+      ]),
+    );
+    for (const r of rows) if (rendered.has(r.ref)) out.frame(r, "conversation", rendered.get(r.ref));
+  });
+}
 
+/** 2d. Personal events: notifications rendered per account (muted ones left out), other events as they came. */
+function personalFrames(
+  out: Out,
+  { personal, found }: Listening,
+  notificationRows: Awaited<ReturnType<typeof notificationsByIds>>,
+): Promise<void>[] {
+  return [...group(found.get("personal") ?? [], (r) => r.accountId)].map(async ([viewer, rows]) => {
+    const own = notificationRows.filter((n) => n.accountId === viewer && !n.isMuted);
+    const rendered = new Map(
+      (own.length
+        ? renderNotifications(out.ctxFor(viewer), own, await loadNotificationsNamed(out.d, viewer, own))
+        : []
+      ).map((n) => [n.id, JSON.stringify(n)]),
+    );
+    for (const r of rows) {
+      const e = personal[Number(r.ref)];
+      if (e.event === "notification") {
+        if (rendered.has(e.payload)) out.frame(r, "notification", rendered.get(e.payload));
+      } else if (r.stream === "user" || r.stream === "user:pleroma_chat")
+        out.frame(r, e.event, e.payload === null ? undefined : JSON.stringify(e.payload));
+    }
+  });
+}
+
+/**
+ * 3. One call per object with all its frames. Up to STREAM_FANOUT objects are called directly; more, in groups
+ * through the group's first object, so no invocation calls more than STREAM_FANOUT objects.
+ */
+async function callObjects(env: Env, frames: (Frame & { object: string })[]): Promise<void> {
   const batches = [...group(frames, (f) => f.object)].map(([object, list]) => ({
     object,
     frames: list.map(({ object: _o, ...f }) => f),
   }));
-  // Up to STREAM_FANOUT objects are called directly; more, in groups through the group's first object, so no
-  // invocation calls more than STREAM_FANOUT objects.
   const fanout = config(env).streamFanout;
   const groups =
     batches.length <= fanout

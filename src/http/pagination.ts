@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./app-env";
 import { z } from "@hono/zod-openapi";
 import { intParam } from "./params";
+import { baseUrl } from "./urls";
 
 /** A carried-on parameter's value at most (longer ones are left out: a header is no place for them). */
 const LINK_VALUE_MAX = 200;
@@ -35,7 +36,9 @@ export function setLinkHeader(c: Context<AppEnv>, cursors: string[]): void {
   if (cursors.length === 0) return;
   const request = new URL(c.req.url);
   const known = c.get("paramNames") ?? new Set<string>();
-  const url = new URL(request.origin + request.pathname);
+  // The public origin, not the one the request reached: behind a TLS front (or a local `wrangler dev`) that is
+  // http://, and a browser app with a CSP of `connect-src https:` refuses to follow an http:// next page.
+  const url = new URL(baseUrl(c) + request.pathname);
   let kept = 0;
   for (const [key, value] of request.searchParams) {
     const name = key.replace(/\[\]$/, "");

@@ -139,71 +139,108 @@ const OWN_ROWS: [table: string, where: string][] = [
   ["password_reset_tokens", "account_id = ?1"],
 ];
 
-/** One step of one deletion. */
+/**
+ * One step of one deletion: the first stage with rows left does a bounded part of its work. The stages, in order:
+ * statuses, loose media, backups, archive imports, the other tables, and the end (the tombstone).
+ */
 async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: number): Promise<Step> {
-  // 1. Statuses (their reblogs, media rows, polls, favourites… go with them), without a Delete each: the actor's covers them.
+  if (await deleteSomeStatuses(env, d, accountId, t)) return "more";
+  if (await deleteSomeMedia(env, d, accountId)) return "more";
+  if (await deleteSomeBackups(env, d, accountId)) return "more";
+  if (await deleteSomeImports(env, d, accountId)) return "more";
+  // Follows stay while the actor Delete is being expanded and delivered: it is addressed by them (bounded by the
+  // delivery give-up time).
+  const delivering = await actorDeleteInFlight(d, accountId, requestedAt, t);
+  if (await deleteSomeRows(d, accountId, delivering)) return "more";
+  if (delivering) return "wait";
+  await leaveTombstone(env, d, accountId, t);
+  return "done";
+}
+
+/**
+ * 1. Statuses (their reblogs, media rows, polls, favourites… go with them), without a Delete each: the actor's
+ * covers them. Answers whether there were any.
+ */
+async function deleteSomeStatuses(env: Env, d: DB, accountId: string, t: number): Promise<boolean> {
   const ids = await d.all<{ id: string }>(
     sql`SELECT id FROM statuses WHERE account_id = ${accountId} LIMIT ${STATUS_BATCH}`,
   );
-  if (ids.length) {
-    const { files, deleted } = await deleteStatuses(
-      d,
-      ids.map((r) => r.id),
-      { federate: false },
-    );
-    await deleteStoredFiles(env.MEDIA, files);
-    await d.run(
-      sql`UPDATE account_deletions SET statuses_deleted = statuses_deleted + ${deleted.length}, updated_at = ${t} WHERE account_id = ${accountId}`,
-    );
-    return "more";
-  }
-  // 2. Media not attached to a status (uploads, scheduled posts'): files first, so a failed run leaves rows to retry.
+  if (!ids.length) return false;
+  const { files, deleted } = await deleteStatuses(
+    d,
+    ids.map((r) => r.id),
+    { federate: false },
+  );
+  await deleteStoredFiles(env.MEDIA, files);
+  await d.run(
+    sql`UPDATE account_deletions SET statuses_deleted = statuses_deleted + ${deleted.length}, updated_at = ${t} WHERE account_id = ${accountId}`,
+  );
+  return true;
+}
+
+/**
+ * 2. Media not attached to a status (uploads, scheduled posts'): files first, so a failed run leaves rows to retry.
+ * Answers whether there were any.
+ */
+async function deleteSomeMedia(env: Env, d: DB, accountId: string): Promise<boolean> {
   const media = await d.all<{ id: string; file: string }>(
     sql`SELECT id, file FROM media_attachments WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
   );
-  if (media.length) {
-    await deleteStoredFiles(
-      env.MEDIA,
-      media.map((m) => m.file),
-    );
-    await d.run(
-      sql`DELETE FROM media_attachments WHERE id IN (SELECT value FROM json_each(${JSON.stringify(media.map((m) => m.id))}))`,
-    );
-    return "more";
-  }
-  // Its backups: archives first, then rows.
+  if (!media.length) return false;
+  await deleteStoredFiles(
+    env.MEDIA,
+    media.map((m) => m.file),
+  );
+  await d.run(
+    sql`DELETE FROM media_attachments WHERE id IN (SELECT value FROM json_each(${JSON.stringify(media.map((m) => m.id))}))`,
+  );
+  return true;
+}
+
+/** Its backups: archives first, then rows. Answers whether there were any. */
+async function deleteSomeBackups(env: Env, d: DB, accountId: string): Promise<boolean> {
   const archives = await d.all<{ id: string; file_key: string }>(
     sql`SELECT id, file_key FROM backups WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
   );
-  if (archives.length) {
-    await deletePrivate(
-      env,
-      archives.map((b) => b.file_key),
-    );
-    await d.run(
-      sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`,
-    );
-    return "more";
-  }
-  // Its archive imports: the zips and their prepared posts first, then rows.
+  if (!archives.length) return false;
+  await deletePrivate(
+    env,
+    archives.map((b) => b.file_key),
+  );
+  await d.run(
+    sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`,
+  );
+  return true;
+}
+
+/** Its archive imports: the zips and their prepared posts first, then rows. Answers whether there were any. */
+async function deleteSomeImports(env: Env, d: DB, accountId: string): Promise<boolean> {
   const imports = await d.all<ArchiveImportRow>(
     sql`SELECT * FROM archive_imports WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
   );
-  if (imports.length) {
-    for (const job of imports) await removeImportFiles(env, job);
-    await d.run(
-      sql`DELETE FROM archive_imports WHERE id IN (SELECT value FROM json_each(${JSON.stringify(imports.map((i) => i.id))}))`,
-    );
-    return "more";
-  }
-  // 3. Everything else, one batch: each table's next ROW_BATCH rows, then the counters of the accounts and statuses
-  //    those rows counted in (found before, recounted from rows after). Follows stay while the actor Delete is
-  //    being expanded and delivered: it is addressed by them (bounded by the delivery give-up time).
+  if (!imports.length) return false;
+  for (const job of imports) await removeImportFiles(env, job);
+  await d.run(
+    sql`DELETE FROM archive_imports WHERE id IN (SELECT value FROM json_each(${JSON.stringify(imports.map((i) => i.id))}))`,
+  );
+  return true;
+}
+
+/** Whether the actor's Delete is still being expanded or delivered (and the give-up time has not passed). */
+async function actorDeleteInFlight(d: DB, accountId: string, requestedAt: number, t: number): Promise<boolean> {
   const outboxPending = await d.get<{ n: number }>(
     sql`SELECT (SELECT count(*) FROM federation_outbox WHERE account_id = ${accountId} AND (expanded_at IS NULL OR body IS NULL))
       + (SELECT count(*) FROM federation_deliveries dl JOIN federation_outbox o ON o.id = dl.outbox_id WHERE o.account_id = ${accountId}) AS n`,
   );
-  const delivering = (outboxPending?.n ?? 0) > 0 && t < requestedAt + GIVE_UP_MS;
+  return (outboxPending?.n ?? 0) > 0 && t < requestedAt + GIVE_UP_MS;
+}
+
+/**
+ * 3. Everything else, one batch: each table's next ROW_BATCH rows (follows kept while `delivering`), then the
+ * counters of the accounts and statuses those rows counted in (found before, recounted from rows after). Answers
+ * whether any row went.
+ */
+async function deleteSomeRows(d: DB, accountId: string, delivering: boolean): Promise<boolean> {
   const tables = OWN_ROWS.filter(([table]) => !(delivering && (table === "follows" || table === "follow_requests")));
   const client = d.$client;
   const batch: D1PreparedStatement[] = [];
@@ -239,9 +276,11 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
   ];
   const results = await client.batch([...batch, ...recounts]);
   for (let i = 0; i < batch.length; i++) changes += results[i]?.meta.changes ?? 0;
-  if (changes > 0) return "more";
-  if (delivering) return "wait";
-  // 4. The end: secrets and the user row go, the account row stays as an emptied, deactivated tombstone.
+  return changes > 0;
+}
+
+/** 4. The end: secrets and the user row go, the account row stays as an emptied, deactivated tombstone. */
+async function leaveTombstone(env: Env, d: DB, accountId: string, t: number): Promise<void> {
   const row = await d.get<{
     avatar: string | null;
     header: string | null;
@@ -252,7 +291,7 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
   );
   const images = [row?.avatar, row?.header, row?.background, row?.mascot].filter(isStoredKey);
   if (images.length) await env.MEDIA.delete(images);
-  await client.batch([
+  await d.$client.batch([
     statement(
       d,
       sql`DELETE FROM federation_deliveries WHERE outbox_id IN (SELECT id FROM federation_outbox WHERE account_id = ${accountId})`,
@@ -272,7 +311,6 @@ async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: 
       sql`UPDATE account_deletions SET finished_at = ${t}, updated_at = ${t} WHERE account_id = ${accountId}`,
     ),
   ]);
-  return "done";
 }
 
 /**

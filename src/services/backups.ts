@@ -164,26 +164,51 @@ async function allPages<T extends { id: string }>(read: (after: string) => Promi
   }
 }
 
-/** The archive's files. */
+interface ArchivedAccount {
+  uri: string;
+  url: string;
+  username: string;
+  display_name: string;
+  note: string;
+  avatar: string | null;
+  header: string | null;
+  locked: number;
+  also_known_as: string;
+  created_at: number;
+  fields: string;
+}
+
+/** The archive's files: the actor, its outbox, and the ids it liked, bookmarked and follows. */
 async function buildArchive(d: DB, accountId: string, o: Origins): Promise<Record<string, Uint8Array> | null> {
-  const a = await d.get<{
-    uri: string;
-    url: string;
-    username: string;
-    display_name: string;
-    note: string;
-    avatar: string | null;
-    header: string | null;
-    locked: number;
-    also_known_as: string;
-    created_at: number;
-    fields: string;
-  }>(
+  const a = await d.get<ArchivedAccount>(
     sql`SELECT uri, url, username, display_name, note, avatar, header, locked, also_known_as, created_at, fields FROM accounts WHERE id = ${accountId} AND domain IS NULL`,
   );
   if (!a) return null;
+  const actor = archivedActor(a, o);
+  const statuses = await allPages((after) =>
+    d.all<StatusRow>(
+      sql`SELECT s.id, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.created_at, s.edited_at, p.uri AS in_reply_to, r.uri AS reblog_uri,
+          (SELECT json_group_array(ra.uri) FROM status_recipients sr JOIN accounts ra ON ra.id = sr.account_id WHERE sr.status_id = s.id) AS recipients,
+          (SELECT json_group_array(json_object('url', m.file, 'mediaType', m.mime_type, 'name', m.description)) FROM media_attachments m WHERE m.status_id = s.id AND m.removed_by_edit = 0) AS media
+        FROM statuses s LEFT JOIN statuses p ON p.id = s.in_reply_to_id LEFT JOIN statuses r ON r.id = s.reblog_of_id
+        WHERE s.account_id = ${accountId} AND s.id > ${after} ORDER BY s.id LIMIT ${PAGE}`,
+    ),
+  );
+  const outbox = statuses.map((s) => archivedActivity(a, s, o));
+  const { likes, bookmarks, following } = await archivedIds(d, accountId);
+  return {
+    "actor.json": strToU8(JSON.stringify(actor)),
+    "outbox.json": strToU8(collection("outbox", outbox)),
+    "likes.json": strToU8(collection("likes", likes)),
+    "bookmarks.json": strToU8(collection("bookmarks", bookmarks)),
+    "following.json": strToU8(collection("following", following)),
+  };
+}
+
+/** `actor.json`: the account as an ActivityStreams Person, its collections named by their files in the archive. */
+function archivedActor(a: ArchivedAccount, o: Origins) {
   const followers = `${a.uri}/followers`;
-  const actor = {
+  return {
     "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
     id: a.uri,
     type: "Person",
@@ -208,54 +233,52 @@ async function buildArchive(d: DB, accountId: string, o: Origins): Promise<Recor
     likes: "likes.json",
     bookmarks: "bookmarks.json",
   };
-  const statuses = await allPages((after) =>
-    d.all<StatusRow>(
-      sql`SELECT s.id, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.created_at, s.edited_at, p.uri AS in_reply_to, r.uri AS reblog_uri,
-          (SELECT json_group_array(ra.uri) FROM status_recipients sr JOIN accounts ra ON ra.id = sr.account_id WHERE sr.status_id = s.id) AS recipients,
-          (SELECT json_group_array(json_object('url', m.file, 'mediaType', m.mime_type, 'name', m.description)) FROM media_attachments m WHERE m.status_id = s.id AND m.removed_by_edit = 0) AS media
-        FROM statuses s LEFT JOIN statuses p ON p.id = s.in_reply_to_id LEFT JOIN statuses r ON r.id = s.reblog_of_id
-        WHERE s.account_id = ${accountId} AND s.id > ${after} ORDER BY s.id LIMIT ${PAGE}`,
-    ),
-  );
-  const outbox = statuses.map((s) => {
-    const recipients = JSON.parse(s.recipients) as string[];
-    const to = addressing({ visibility: s.visibility, followers, mentioned: recipients, recipients }) ?? {
-      to: [a.uri],
-      cc: [],
-    };
-    const published = iso(s.created_at);
-    if (s.reblog_uri)
-      return { id: s.uri, type: "Announce", actor: a.uri, published, to: to.to, cc: to.cc, object: s.reblog_uri };
-    const media = JSON.parse(s.media) as { url: string; mediaType: string; name: string | null }[];
-    return {
-      id: `${s.uri}/activity`,
-      type: "Create",
-      actor: a.uri,
+}
+
+/** One status of `outbox.json`: an Announce for a reblog, else a Create of its Note (as Pleroma's backup writes them). */
+function archivedActivity(a: ArchivedAccount, s: StatusRow, o: Origins) {
+  const followers = `${a.uri}/followers`;
+  const recipients = JSON.parse(s.recipients) as string[];
+  const to = addressing({ visibility: s.visibility, followers, mentioned: recipients, recipients }) ?? {
+    to: [a.uri],
+    cc: [],
+  };
+  const published = iso(s.created_at);
+  if (s.reblog_uri)
+    return { id: s.uri, type: "Announce", actor: a.uri, published, to: to.to, cc: to.cc, object: s.reblog_uri };
+  const media = JSON.parse(s.media) as { url: string; mediaType: string; name: string | null }[];
+  return {
+    id: `${s.uri}/activity`,
+    type: "Create",
+    actor: a.uri,
+    published,
+    to: to.to,
+    cc: to.cc,
+    object: {
+      id: s.uri,
+      type: "Note",
+      attributedTo: a.uri,
+      url: s.url,
+      content: s.content,
+      summary: s.spoiler_text || null,
+      sensitive: s.sensitive === 1,
+      inReplyTo: s.in_reply_to,
       published,
+      updated: s.edited_at ? iso(s.edited_at) : undefined,
       to: to.to,
       cc: to.cc,
-      object: {
-        id: s.uri,
-        type: "Note",
-        attributedTo: a.uri,
-        url: s.url,
-        content: s.content,
-        summary: s.spoiler_text || null,
-        sensitive: s.sensitive === 1,
-        inReplyTo: s.in_reply_to,
-        published,
-        updated: s.edited_at ? iso(s.edited_at) : undefined,
-        to: to.to,
-        cc: to.cc,
-        attachment: media.map((m) => ({
-          type: "Document",
-          mediaType: m.mediaType,
-          url: mediaUrl(o, m.url),
-          name: m.name,
-        })),
-      },
-    };
-  });
+      attachment: media.map((m) => ({
+        type: "Document",
+        mediaType: m.mediaType,
+        url: mediaUrl(o, m.url),
+        name: m.name,
+      })),
+    },
+  };
+}
+
+/** The ids of what the account liked and bookmarked (statuses) and follows (actors), in the order it did so. */
+async function archivedIds(d: DB, accountId: string) {
   const pairs = (table: "favourites" | "bookmarks") =>
     allPages((after) =>
       d.all<{ id: string; uri: string }>(
@@ -272,26 +295,9 @@ async function buildArchive(d: DB, accountId: string, o: Origins): Promise<Recor
     ),
   ]);
   return {
-    "actor.json": strToU8(JSON.stringify(actor)),
-    "outbox.json": strToU8(collection("outbox", outbox)),
-    "likes.json": strToU8(
-      collection(
-        "likes",
-        likes.map((l) => l.uri),
-      ),
-    ),
-    "bookmarks.json": strToU8(
-      collection(
-        "bookmarks",
-        bookmarks.map((b) => b.uri),
-      ),
-    ),
-    "following.json": strToU8(
-      collection(
-        "following",
-        following.map((f) => f.uri),
-      ),
-    ),
+    likes: likes.map((l) => l.uri),
+    bookmarks: bookmarks.map((b) => b.uri),
+    following: following.map((f) => f.uri),
   };
 }
 

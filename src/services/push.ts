@@ -169,9 +169,47 @@ async function send(request: () => Promise<Request>, allowPrivate: boolean): Pro
 export async function deliverPending(env: Env, base: string, max = 50, fresh = false): Promise<number> {
   const d = db(env);
   const allowPrivate = allowPrivateAddress(env);
+  const claimed = await claimPending(d, max, fresh);
+  if (claimed.length === 0) return 0;
+  const o = origins(env, base);
+  const streamed = dispatch(
+    env,
+    claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })),
+    base,
+  );
+  const loaded = await loadPushes(d, claimed);
+  if (loaded.subs.length === 0) {
+    await streamed;
+    return 0;
+  }
+  const vapid = await vapidOf(env, base);
+  const gone = new Set<string>();
+  let sent = 0;
+  await Promise.all(
+    claimed.flatMap((n) => {
+      const push = pushPayload(o, loaded, n);
+      if (!push) return [];
+      return loaded.subs
+        .filter((s) => s.accountId === n.accountId && s.alerts[push.alert])
+        .map(async (s) => {
+          const result = await pushTo(s, push.payload, vapid, allowPrivate);
+          if (result === "gone") gone.add(s.id);
+          if (result === "sent") sent++;
+        });
+    }),
+  );
+  if (gone.size) await d.delete(pushSubscriptions).where(inJson(pushSubscriptions.id, [...gone]));
+  await streamed;
+  return sent;
+}
+
+type NotificationRow = typeof notifications.$inferSelect;
+
+/** Marks up to `max` notifications delivered and answers them (newest first when `fresh`, else oldest first). */
+async function claimPending(d: DB, max: number, fresh: boolean): Promise<NotificationRow[]> {
   // The cron's sweep looks first (a claim that finds nothing reads more); after a notification there is one.
-  if (!fresh && !(await anyRow(d, sql`notifications WHERE pushed = 0`))) return 0;
-  const claimed = await d
+  if (!fresh && !(await anyRow(d, sql`notifications WHERE pushed = 0`))) return [];
+  return d
     .update(notifications)
     .set({ pushed: true })
     .where(
@@ -180,13 +218,10 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
         : sql`${notifications.id} IN (SELECT id FROM notifications WHERE pushed = 0 ORDER BY id LIMIT ${max})`,
     )
     .returning();
-  if (claimed.length === 0) return 0;
-  const o = origins(env, base);
-  const streamed = dispatch(
-    env,
-    claimed.map((n) => ({ accountId: n.accountId, event: "notification" as const, payload: n.id })),
-    base,
-  );
+}
+
+/** One round trip for what the pushes need: the recipients' subscriptions and settings, senders, texts. */
+async function loadPushes(d: DB, claimed: NotificationRow[]) {
   const recipients = [...new Set(claimed.map((n) => n.accountId))];
   const [subs, senders, settings, texts, chatTexts] = await d.batch([
     d.select().from(pushSubscriptions).where(inJson(pushSubscriptions.accountId, recipients)),
@@ -212,64 +247,73 @@ export async function deliverPending(env: Env, base: string, max = 50, fresh = f
       .from(chatMessages)
       .where(inJson(chatMessages.id, claimed.flatMap((n) => (n.chatMessageId ? [n.chatMessageId] : [])).concat(""))),
   ]);
-  if (subs.length === 0) {
-    await streamed;
-    return 0;
-  }
+  return {
+    subs,
+    senderOf: new Map(senders.map((s) => [s.id, s])),
+    userOf: new Map(settings.map((u) => [u.id, u])),
+    textOf: new Map(texts.map((t) => [t.id, t.spoiler || htmlToText(t.content)])),
+    chatTextOf: new Map(chatTexts.map((t) => [t.id, htmlToText(t.content)])),
+  };
+}
+
+/** The instance's VAPID identity: its contact address (or its URL) and key pair. */
+async function vapidOf(env: Env, base: string) {
   const keys = await vapidKeys(env);
   const cfg = config(env);
-  const vapid = {
+  return {
     subject: cfg.email ? `mailto:${cfg.email}` : base,
     publicKey: keys.publicKey,
     privateKey: keys.privateJwk.d!,
   };
-  const senderOf = new Map(senders.map((s) => [s.id, s]));
-  const userOf = new Map(settings.map((u) => [u.id, u]));
-  const textOf = new Map(texts.map((t) => [t.id, t.spoiler || htmlToText(t.content)]));
-  const chatTextOf = new Map(chatTexts.map((t) => [t.id, htmlToText(t.content)]));
-  const gone = new Set<string>();
-  let sent = 0;
-  await Promise.all(
-    claimed.flatMap((n) => {
-      const alert = ALERT_OF[n.type];
-      const sender = senderOf.get(n.fromAccountId);
-      const user = userOf.get(n.accountId);
-      if (!alert || !sender || !user) return [];
-      const hidden = user.settings.hide_notification_contents;
-      const name = sender.displayName || sender.username;
-      const payload = {
-        notification_id: n.id,
-        notification_type: n.type,
-        title: hidden ? "New notification" : title(n.type, name, n.emoji),
-        body: hidden
-          ? ""
-          : (n.statusId
-              ? (textOf.get(n.statusId) ?? "")
-              : n.chatMessageId
-                ? (chatTextOf.get(n.chatMessageId) ?? "")
-                : ""
-            ).slice(0, 140),
-        icon: sender.avatar ? mediaUrl(o, sender.avatar) : builtInImageUrl(o, DEFAULT_AVATAR),
-        preferred_locale: user.locale,
-      };
-      return subs
-        .filter((s) => s.accountId === n.accountId && s.alerts[alert])
-        .map(async (s) => {
-          const subscription = { endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } };
-          const result = await send(async () => {
-            const msg = await buildPushPayload(
-              { data: payload, options: { ttl: 86400, urgency: "normal" } },
-              subscription,
-              vapid,
-            );
-            return new Request(s.endpoint, { method: "POST", headers: msg.headers, body: msg.body });
-          }, allowPrivate);
-          if (result === "gone") gone.add(s.id);
-          if (result === "sent") sent++;
-        });
-    }),
-  );
-  if (gone.size) await d.delete(pushSubscriptions).where(inJson(pushSubscriptions.id, [...gone]));
-  await streamed;
-  return sent;
+}
+
+/**
+ * What a notification pushes, and under which alert; null when it is pushed to nobody (a type with no alert, a
+ * sender or recipient gone). Contents stay out when the recipient hides them.
+ */
+function pushPayload(
+  o: ReturnType<typeof origins>,
+  loaded: Awaited<ReturnType<typeof loadPushes>>,
+  n: NotificationRow,
+) {
+  const alert = ALERT_OF[n.type];
+  const sender = loaded.senderOf.get(n.fromAccountId);
+  const user = loaded.userOf.get(n.accountId);
+  if (!alert || !sender || !user) return null;
+  const hidden = user.settings.hide_notification_contents;
+  const name = sender.displayName || sender.username;
+  const payload = {
+    notification_id: n.id,
+    notification_type: n.type,
+    title: hidden ? "New notification" : title(n.type, name, n.emoji),
+    body: hidden
+      ? ""
+      : (n.statusId
+          ? (loaded.textOf.get(n.statusId) ?? "")
+          : n.chatMessageId
+            ? (loaded.chatTextOf.get(n.chatMessageId) ?? "")
+            : ""
+        ).slice(0, 140),
+    icon: sender.avatar ? mediaUrl(o, sender.avatar) : builtInImageUrl(o, DEFAULT_AVATAR),
+    preferred_locale: user.locale,
+  };
+  return { alert, payload };
+}
+
+/** Encrypts and sends one push to one subscription (the message is built afresh for each attempt). */
+function pushTo(
+  s: SubscriptionRow,
+  payload: NonNullable<ReturnType<typeof pushPayload>>["payload"],
+  vapid: Awaited<ReturnType<typeof vapidOf>>,
+  allowPrivate: boolean,
+): Promise<"sent" | "gone" | "failed"> {
+  const subscription = { endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } };
+  return send(async () => {
+    const msg = await buildPushPayload(
+      { data: payload, options: { ttl: 86400, urgency: "normal" } },
+      subscription,
+      vapid,
+    );
+    return new Request(s.endpoint, { method: "POST", headers: msg.headers, body: msg.body });
+  }, allowPrivate);
 }

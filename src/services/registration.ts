@@ -66,6 +66,10 @@ export interface Registered {
   mailed: boolean;
 }
 
+/**
+ * Registers a local account, as a row of named steps (each readable alone): the fields checked, names and invite
+ * looked up, the rows made, the mail to send, and one batch that writes them.
+ */
 export async function register(
   d: DB,
   cfg: Config,
@@ -73,6 +77,56 @@ export async function register(
   app: AppRow | null,
   input: RegistrationInput,
 ): Promise<Registered> {
+  const reason = checkFields(cfg, input);
+  const t = now();
+  const codes = await shortcodesIn([input.fullname ?? "", input.bio ?? ""]);
+  const { invite, emojiRows, admins } = await lookUpTaken(d, cfg, input, codes);
+  const inviteId = cfg.registrationsOpen ? null : useInvite(invite, t);
+
+  const id = newId(t);
+  // No signing key yet: `signingKey` makes one when something first signs (RSA generation costs 90–270 ms).
+  const confirmationToken = cfg.activationRequired ? randomToken(24) : null;
+  const account: AccountRow = {
+    ...emptyAccount(id, input.username, t),
+    ...localActorUrls(base, input.username),
+    displayName: input.fullname ?? "",
+    note: plainTextToHtml(input.bio ?? ""),
+    emojis: profileEmojis(codes, emojiRows),
+  };
+  const user = newUserRow(cfg, input, id, t, { inviteId, reason, confirmationSent: confirmationToken !== null });
+  const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
+  const passwordHash = await hashPassword(input.password, cfg.passwordIterations);
+  // A token for the app that registered it (none for the web page, which starts a browser session instead).
+  const token =
+    app && user.confirmed && !user.approvalPending
+      ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") })
+      : null;
+  const mail = registrationMail(cfg, base, account, user, {
+    confirmationToken,
+    reason,
+    admins: emailsOf(admins ?? []),
+  });
+
+  await insertRegistration(d, [
+    d.insert(accounts).values(account),
+    ...mail.map((m) => queueMail(d, cfg, base, m, t)),
+    d.insert(users).values({ ...user, confirmationTokenHash }),
+    d.insert(credentials).values({ accountId: id, passwordHash, privateKey: null }),
+    ...(token ? [d.insert(tokens).values(token.row)] : []),
+    ...(inviteId
+      ? [
+          d
+            .update(invites)
+            .set({ uses: sql`${invites.uses} + 1` })
+            .where(eq(invites.id, inviteId)),
+        ]
+      : []),
+  ]);
+  return { account, user, token, confirmationToken, mailed: mail.length > 0 };
+}
+
+/** The checks that need no database (Pleroma's, then the instance's lengths and the reason); answers the reason. */
+function checkFields(cfg: Config, input: RegistrationInput): string {
   const errors = credentialErrors(input.username, input.email, input.password);
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
   if ((input.fullname ?? "").length > cfg.maxNameLength)
@@ -83,9 +137,14 @@ export async function register(
   if (reason.length > cfg.registrationReasonLength)
     add("reason", `should be at most ${cfg.registrationReasonLength} character(s)`);
   if (Object.keys(errors).length) throw fieldErrors(errors);
+  return reason;
+}
 
-  const t = now();
-  const codes = await shortcodesIn([input.fullname ?? "", input.bio ?? ""]);
+/**
+ * One round trip for what registering reads: fails when the nickname or address is taken; answers the invite the
+ * token names, the profile's emoji, and the admins to tell (when approval is required).
+ */
+async function lookUpTaken(d: DB, cfg: Config, input: RegistrationInput, codes: string[]) {
   const [nickTaken, emailTaken, invite, emojiRows, admins] = await readsWhere(d, [
     d.select({ id: accounts.id }).from(accounts).where(eq(accounts.acctKey, input.username.toLowerCase())),
     d
@@ -100,39 +159,39 @@ export async function register(
     // Told of an account awaiting approval.
     cfg.approvalRequired ? adminEmailsQuery(d) : null,
   ]);
-  if (nickTaken.length) add("nickname", "has already been taken");
-  if (emailTaken.length) add("email", "has already been taken");
+  const errors: Record<string, string[]> = {};
+  if (nickTaken.length) errors.nickname = ["has already been taken"];
+  if (emailTaken.length) errors.email = ["has already been taken"];
   if (Object.keys(errors).length) throw fieldErrors(errors);
+  return { invite: invite[0], emojiRows, admins };
+}
 
-  let inviteId: string | null = null;
-  if (!cfg.registrationsOpen) {
-    const inv = invite[0];
-    if (!inv) throw badRequest("Invalid token");
-    if (
-      inv.revoked ||
-      (inv.expiresAt !== null && inv.expiresAt < t) ||
-      (inv.maxUses !== null && inv.uses >= inv.maxUses)
-    ) {
-      throw badRequest("Expired token");
-    }
-    inviteId = inv.id;
+/** While registrations are closed, an invite is required: answers its id when it can still be used. */
+function useInvite(inv: typeof invites.$inferSelect | undefined, t: number): string {
+  if (!inv) throw badRequest("Invalid token");
+  if (
+    inv.revoked ||
+    (inv.expiresAt !== null && inv.expiresAt < t) ||
+    (inv.maxUses !== null && inv.uses >= inv.maxUses)
+  ) {
+    throw badRequest("Expired token");
   }
+  return inv.id;
+}
 
-  const id = newId(t);
-  // No signing key yet: `signingKey` makes one when something first signs (RSA generation costs 90–270 ms).
-  const confirmationToken = cfg.activationRequired ? randomToken(24) : null;
-  const account: AccountRow = {
-    ...emptyAccount(id, input.username, t),
-    ...localActorUrls(base, input.username),
-    displayName: input.fullname ?? "",
-    note: plainTextToHtml(input.bio ?? ""),
-    emojis: profileEmojis(codes, emojiRows),
-  };
-  const user: UserRow = {
+/** The new user's settings row: the instance's defaults, confirmed unless activation is required. */
+function newUserRow(
+  cfg: Config,
+  input: RegistrationInput,
+  id: string,
+  t: number,
+  how: { inviteId: string | null; reason: string; confirmationSent: boolean },
+): UserRow {
+  return {
     accountId: id,
     email: input.email,
     confirmed: !cfg.activationRequired,
-    confirmationSentAt: confirmationToken ? t : null,
+    confirmationSentAt: how.confirmationSent ? t : null,
     locale: input.language || input.locale || "en",
     defaultScope: "public",
     sensitive: false,
@@ -147,41 +206,33 @@ export async function register(
     isModerator: false,
     settingsStore: {},
     notificationSettings: { block_from_strangers: false, hide_notification_contents: false },
-    inviteId,
+    inviteId: how.inviteId,
     mascot: null,
     approvalPending: cfg.approvalRequired,
-    registrationReason: reason || null,
+    registrationReason: how.reason || null,
     lastActiveAt: t,
     createdAt: t,
   };
-  const confirmationTokenHash = confirmationToken ? await sha256(confirmationToken) : null;
-  const passwordHash = await hashPassword(input.password, cfg.passwordIterations);
-  // A token for the app that registered it (none for the web page, which starts a browser session instead).
-  const token =
-    app && user.confirmed && !user.approvalPending
-      ? await buildToken({ appId: app.id, accountId: id, scopes: app.scopes.split(" ") })
-      : null;
+}
 
+/** The mail a registration sends: the confirmation link, and each admin's approval request. */
+function registrationMail(
+  cfg: Config,
+  base: string,
+  account: AccountRow,
+  user: UserRow,
+  { confirmationToken, reason, admins }: { confirmationToken: string | null; reason: string; admins: string[] },
+) {
   const mail = confirmationToken ? [confirmationMail(cfg, base, account, user.email, confirmationToken)] : [];
   if (user.approvalPending)
-    for (const to of emailsOf(admins)) mail.push(approvalRequestMail(cfg, base, account, user.email, reason, to));
+    for (const to of admins) mail.push(approvalRequestMail(cfg, base, account, user.email, reason, to));
+  return mail;
+}
 
+/** Writes the registration in one batch, answering a lost race (for the name, the address, the invite) as a 400. */
+async function insertRegistration(d: DB, batch: Parameters<DB["batch"]>[0]): Promise<void> {
   try {
-    await d.batch([
-      d.insert(accounts).values(account),
-      ...mail.map((m) => queueMail(d, cfg, base, m, t)),
-      d.insert(users).values({ ...user, confirmationTokenHash }),
-      d.insert(credentials).values({ accountId: id, passwordHash, privateKey: null }),
-      ...(token ? [d.insert(tokens).values(token.row)] : []),
-      ...(inviteId
-        ? [
-            d
-              .update(invites)
-              .set({ uses: sql`${invites.uses} + 1` })
-              .where(eq(invites.id, inviteId)),
-          ]
-        : []),
-    ]);
+    await d.batch(batch);
   } catch (e) {
     // Racing registrations on one invite: its `invites_max_uses` trigger aborts the batch that would overuse it.
     if (String(e).includes("invite_exhausted")) throw badRequest("Expired token");
@@ -193,7 +244,6 @@ export async function register(
     }
     throw e;
   }
-  return { account, user, token, confirmationToken, mailed: mail.length > 0 };
 }
 
 // ---- approval ----

@@ -600,6 +600,39 @@ export async function deleteStatuses(
 ): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[]; effects: Effects }> {
   const extra = opts.extra ?? [];
   if (ids.length === 0) return { deleted: [], files: [], events: [], effects: {} };
+  const { rows, media, addressed } = await readDeletion(d, ids);
+  if (rows.length === 0) return { deleted: [], files: [], events: [], effects: {} };
+  // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
+  const federation = opts.federate === false ? [] : deletionActivities(d, ids, rows, addressed);
+  await d.$client.batch([
+    ...federation,
+    ...(opts.guard ? [opts.guard] : []),
+    ...deletionStatements(d, rows),
+    ...deletionRecounts(d, rows),
+    // The caller's own writes (a moderation-log entry) go in the same batch.
+    ...extra,
+  ]);
+  const events: StreamEvent[] = rows.map((r) => ({
+    accountId: null,
+    event: "delete",
+    payload: r.id,
+    audience: {
+      authorId: r.accountId,
+      visibility: r.visibility,
+      recipients: addressed.filter((a) => a.statusId === r.id).map((a) => a.accountId),
+    },
+  }));
+  const files = media.map((m) => m.file).filter((f) => !/^https?:/.test(f));
+  return {
+    deleted: rows.map((r) => r.id),
+    files,
+    events,
+    effects: { events, files, federate: opts.federate !== false },
+  };
+}
+
+/** What a deletion reads in one round trip: the statuses and their reblogs, their media files, their addressees. */
+async function readDeletion(d: DB, ids: string[]) {
   const json = JSON.stringify(ids);
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
   const [rows, media, addressed] = await d.batch([
@@ -632,11 +665,16 @@ export async function deleteStatuses(
       .innerJoin(accounts, eq(accounts.id, statusRecipients.accountId))
       .where(sql`${statuses.id} IN ${targets}`),
   ]);
-  if (rows.length === 0) return { deleted: [], files: [], events: [], effects: {} };
+  return { rows, media, addressed };
+}
+
+type DeletedRows = Awaited<ReturnType<typeof readDeletion>>;
+
+/** The statements that delete the statuses' rows and everything hanging off them. */
+function deletionStatements(d: DB, rows: DeletedRows["rows"]): D1PreparedStatement[] {
   const all = JSON.stringify(rows.map((r) => r.id));
   const inAll = (col: string) => sql`${sql.identifier(col)} IN (SELECT value FROM json_each(${all}))`;
-  const stmts: D1PreparedStatement[] = [
-    ...(opts.guard ? [opts.guard] : []),
+  return [
     statement(d, sql`DELETE FROM home_feed WHERE ${inAll("status_id")}`),
     statement(
       d,
@@ -660,11 +698,21 @@ export async function deleteStatuses(
     ),
     statement(d, sql`DELETE FROM statuses WHERE ${inAll("id")}`),
   ];
-  // Federation: a Delete of each local status (reblogs get the Undo of their Announce, below) to the audience it
-  // had, written before the rows go (the statement reads the author's remote followers; addressees are listed).
+}
+
+/**
+ * Federation: a Delete of each local status (reblogs get the Undo of their Announce) to the audience it had,
+ * written before the rows go (the statement reads the author's remote followers; addressees are listed).
+ */
+function deletionActivities(
+  d: DB,
+  ids: string[],
+  rows: DeletedRows["rows"],
+  addressed: DeletedRows["addressed"],
+): D1PreparedStatement[] {
   const t = now();
-  // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
-  for (const r of opts.federate === false ? [] : rows) {
+  const stmts: D1PreparedStatement[] = [];
+  for (const r of rows) {
     if (!r.local || r.reblogOfId || r.visibility === "local") continue;
     const recipients = addressed.filter((a) => a.statusId === r.id && a.domain !== null).map((a) => a.accountId);
     stmts.unshift(
@@ -677,7 +725,7 @@ export async function deleteStatuses(
     );
   }
   // A local reblog withdrawn (not because its original is deleted): the Undo of its Announce, if one was sent.
-  for (const r of opts.federate === false ? [] : rows) {
+  for (const r of rows) {
     if (!r.local || !r.reblogOfId || !r.reblogOf || ids.includes(r.reblogOfId)) continue;
     const original = JSON.parse(r.reblogOf) as { uri: string; accountId: string };
     stmts.unshift(
@@ -695,6 +743,12 @@ export async function deleteStatuses(
       ),
     );
   }
+  return stmts;
+}
+
+/** The counters the deleted statuses counted in: their authors' statuses, their parents' replies, reblogs. */
+function deletionRecounts(d: DB, rows: DeletedRows["rows"]): D1PreparedStatement[] {
+  const stmts: D1PreparedStatement[] = [];
   for (const accountId of new Set(rows.map((r) => r.accountId))) {
     stmts.push(
       statement(
@@ -707,26 +761,7 @@ export async function deleteStatuses(
     stmts.push(statement(d, recountReplies(parent)));
   for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : []))))
     stmts.push(statement(d, recountReblogs(original)));
-  // The caller's own writes (a moderation-log entry) go in the same batch.
-  stmts.push(...extra);
-  await d.$client.batch(stmts);
-  const events: StreamEvent[] = rows.map((r) => ({
-    accountId: null,
-    event: "delete",
-    payload: r.id,
-    audience: {
-      authorId: r.accountId,
-      visibility: r.visibility,
-      recipients: addressed.filter((a) => a.statusId === r.id).map((a) => a.accountId),
-    },
-  }));
-  const files = media.map((m) => m.file).filter((f) => !/^https?:/.test(f));
-  return {
-    deleted: rows.map((r) => r.id),
-    files,
-    events,
-    effects: { events, files, federate: opts.federate !== false },
-  };
+  return stmts;
 }
 
 export const recountReblogs = (id: string) =>

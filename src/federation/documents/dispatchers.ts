@@ -113,6 +113,16 @@ async function liveAccount(ctx: Context<FederationData>, identifier: string) {
 
 /** Registers every dispatcher on the builder (once per isolate). */
 export function registerDispatchers(builder: FederationBuilder<FederationData>): void {
+  registerActors(builder);
+  registerWebFingerLinks(builder);
+  registerRelations(builder);
+  registerStatusObjects(builder);
+  registerOutbox(builder);
+  registerFeatured(builder);
+}
+
+/** Local accounts and the instance actor: the actor documents, their handles and their key pairs. */
+function registerActors(builder: FederationBuilder<FederationData>): void {
   builder
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
       if (identifier === INSTANCE_ACTOR) return instanceActor(ctx);
@@ -140,7 +150,9 @@ export function registerDispatchers(builder: FederationBuilder<FederationData>):
       const keys = await actorKeys(ctx.data.d, a.id);
       return keys ? importKeys(keys) : [];
     });
+}
 
+function registerWebFingerLinks(builder: FederationBuilder<FederationData>): void {
   // Remote follow: the page where someone with an account here follows or interacts with what `{uri}` names.
   builder.setWebFingerLinksDispatcher((ctx, resource) => {
     const parsed = ctx.parseUri(resource);
@@ -149,7 +161,10 @@ export function registerDispatchers(builder: FederationBuilder<FederationData>):
       (parsed?.type === "actor" && parsed.identifier === INSTANCE_ACTOR);
     return instanceActor ? [] : [{ rel: SUBSCRIBE_REL, template: subscribeTemplate(ctx.canonicalOrigin) }];
   });
+}
 
+/** Followers and following (`relationCollection`). */
+function registerRelations(builder: FederationBuilder<FederationData>): void {
   const followers = relationCollection("followers", recipient);
   builder
     .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) =>
@@ -166,7 +181,9 @@ export function registerDispatchers(builder: FederationBuilder<FederationData>):
     .setCounter((ctx, identifier) => following.counter(ctx, identifier))
     .setFirstCursor((ctx, identifier) => following.firstCursor(ctx, identifier))
     .authorize(byOwner);
+}
 
+function registerStatusObjects(builder: FederationBuilder<FederationData>): void {
   // Statuses at their uri (`/objects/<id>`): only public and unlisted statuses of active local accounts.
   // Followers-only, direct and list statuses are not served (404), even to a signed request (a signature names a
   // server's instance actor more often than a follower); local-only ones never are. Authorized fetch
@@ -187,7 +204,9 @@ export function registerDispatchers(builder: FederationBuilder<FederationData>):
       return announceActivity(noteContext(ctx), found.h, id);
     })
     .authorize((ctx, { id }) => fetchAllowed(ctx, ownerOfStatus(id)));
+}
 
+function registerOutbox(builder: FederationBuilder<FederationData>): void {
   // The outbox: `Create` of each public and unlisted status and `Announce` of each reblog, newest first, paged by
   // status id (one D1 round trip per page); the count is one more statement on the collection itself.
   builder
@@ -207,7 +226,9 @@ export function registerDispatchers(builder: FederationBuilder<FederationData>):
     })
     .setFirstCursor(async (ctx, identifier) => ((await liveAccount(ctx, identifier)) ? FIRST : null))
     .authorize(byOwner);
+}
 
+function registerFeatured(builder: FederationBuilder<FederationData>): void {
   // Featured: the pinned statuses as objects, one unpaged collection (pins are capped at a handful).
   builder
     .setFeaturedDispatcher("/users/{identifier}/collections/featured", async (ctx, identifier) => {
