@@ -32,8 +32,6 @@ import { registerListRoutes } from "./routes/lists";
 import { registerImportRoutes } from "./routes/pleroma/imports";
 import { registerAccountLifecycleRoutes } from "./routes/pleroma/account-lifecycle";
 import { registerBackupRoutes } from "./routes/pleroma/backups";
-import { registerArchiveImportRoutes } from "./routes/pleroma/archive-import";
-import { registerSettingsImportRoutes } from "./routes/settings-import";
 import { registerReportRoutes } from "./routes/reports";
 import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
@@ -123,8 +121,6 @@ export function createApp() {
   registerImportRoutes(app);
   registerAccountLifecycleRoutes(app);
   registerBackupRoutes(app);
-  registerArchiveImportRoutes(app);
-  registerSettingsImportRoutes(app);
   registerStatusRoutes(app);
   registerTimelineRoutes(app);
   registerConversationRoutes(app);

@@ -16,8 +16,12 @@ import { db, now } from "../db/client";
 import { ApiError } from "../lib/errors";
 import { renderArchiveImport } from "../render/archive-import";
 import { importPage } from "../render/archive-import-page";
-import { ARCHIVE_UPLOAD_BYTES, listArchiveImports, queueArchiveImport } from "../services/archive-import";
-import { archiveBodyLimit } from "./pleroma/archive-import";
+import {
+  ARCHIVE_UPLOAD_BYTES,
+  archiveBodyLimit,
+  listArchiveImports,
+  queueArchiveImport,
+} from "../services/archive-import";
 
 const PATH = "/settings/import";
 const formParams = z.object({ csrf_token: z.string().max(200).optional(), file: fileParam().optional() });

@@ -14,7 +14,7 @@
  * date order, the random part keeps ids apart), a new ActivityPub id, and the old page as its `url`.
  * The import waits while the day's budget or the database is at WARN_AT (`pauseReason`), and goes on after.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { db, statement, type DB } from "../db/client";
 import { newId } from "../db/ids";
 import { config, type Env } from "../env";
@@ -39,6 +39,11 @@ import { budgetFrom, budgetRow, pausesFetching } from "./usage-budget";
 
 /** The largest archive the API takes (the request body is read whole); larger ones go through the admin CLI. */
 export const ARCHIVE_UPLOAD_BYTES = 64 * 1024 * 1024;
+/** The archive and room for the form's part headers: past it 413 before the body is read (`route()`'s `bodyLimit`). */
+export const archiveBodyLimit = () => ({
+  bytes: ARCHIVE_UPLOAD_BYTES + 16_384,
+  message: `The archive is larger than ${ARCHIVE_UPLOAD_BYTES / 1024 / 1024} MB; ask an admin to import it (npm run admin -- import-archive)`,
+});
 /** What a zip may hold (the CLI's archives too): files, and all of them uncompressed. */
 export const ARCHIVE_LIMITS = { maxEntries: 20_000, maxTotalBytes: 4 * 1024 * 1024 * 1024 - 1 } as const;
 /** `outbox.json` uncompressed: parsed whole once, so well within a Worker's 128 MB. */
@@ -141,11 +146,7 @@ export async function queueArchiveImport(
   base: string,
   t: number,
 ): Promise<ArchiveImportRow> {
-  if (file.size > ARCHIVE_UPLOAD_BYTES)
-    throw new ApiError(
-      413,
-      `The archive is larger than ${ARCHIVE_UPLOAD_BYTES / 1024 / 1024} MB; ask an admin to import it (npm run admin -- import-archive)`,
-    );
+  if (file.size > ARCHIVE_UPLOAD_BYTES) throw new ApiError(413, archiveBodyLimit().message);
   if (await activeImport(d, accountId)) throw new ApiError(409, "An import of this account is already going on");
   const bytes = file.bytes();
   await inspectArchive(bytesReader(bytes), bytes.byteLength);
@@ -297,181 +298,238 @@ interface NewStatus {
 
 const addSkip = (s: ArchiveSkips & Record<string, number>, reason: string) => (s[reason] = (s[reason] ?? 0) + 1);
 
-/** Step 2: the next posts of the current chunk. */
+/** What a step writes, built from its posts. */
+interface Built {
+  rows: NewStatus[];
+  tags: [string, string][];
+  media: { id: string; status: string; position: number }[];
+  polls: unknown[];
+  /** Statuses answered by this step's (their reply counts change). */
+  parents: Set<string>;
+  /** Posts of the chunk this step took (imported or left out). */
+  handled: number;
+  mediaSkipped: number;
+  skipped: Record<string, number>;
+}
+
+/** Step 2: the next posts of the current chunk, written in one batch with the import's progress. */
 async function importStep(env: Env, d: DB, job: ArchiveImportRow, t: number): Promise<Record<string, number>> {
-  const cfg = config(env);
-  const started = Date.now();
+  const posts = await nextPosts(env, job);
+  const known = await knownPosts(d, job.account_id, posts);
+  const built = await buildStep(env, d, job, posts, known);
+  const position = job.position + built.handled;
+  const done = position >= job.total;
+  // Uploads of a failed batch stay unattached: the cron's `collect_media` deletes them with their files.
+  await d.$client.batch([...statusStatements(d, job.account_id, built), progressStatement(d, job, built, position, t)]);
+  if (done) await removeImportFiles(env, job);
+  return { imported: built.rows.length, handled: built.handled, media: built.media.length };
+}
+
+/** The posts from `position` on, within its chunk (at most STEP.posts). */
+async function nextPosts(env: Env, job: ArchiveImportRow): Promise<ChunkPost[]> {
   const chunkNo = Math.floor(job.position / CHUNK);
   const stored = await env.PRIVATE.get(chunkKey(job, chunkNo));
   if (!stored) throw new ArchiveRefused("The archive's prepared posts are gone");
   const from = job.position - chunkNo * CHUNK;
-  const posts = (JSON.parse(await stored.text()) as ChunkPost[]).slice(from, from + STEP.posts);
-  const base = configuredBase(env) || job.base;
+  return (JSON.parse(await stored.text()) as ChunkPost[]).slice(from, from + STEP.posts);
+}
+
+/** The account's statuses already imported among these posts and the posts they answer, by original id. */
+async function knownPosts(d: DB, accountId: string, posts: ChunkPost[]): Promise<Map<string, Parent>> {
   const wanted = [...new Set(posts.flatMap((p) => [p.uri, ...(p.inReplyTo ? [p.inReplyTo] : [])]))];
-  const known = new Map(
-    (
-      await d.all<Parent>(
-        sql`SELECT i.original_uri, s.id, s.thread_id, s.context FROM imported_statuses i JOIN statuses s ON s.id = i.status_id
-          WHERE i.account_id = ${job.account_id} AND i.original_uri IN (SELECT value FROM json_each(${JSON.stringify(wanted)}))`,
-      )
-    ).map((r) => [r.original_uri, r]),
+  const rows = await d.all<Parent>(
+    sql`SELECT i.original_uri, s.id, s.thread_id, s.context FROM imported_statuses i JOIN statuses s ON s.id = i.status_id
+      WHERE i.account_id = ${accountId} AND i.original_uri IN (SELECT value FROM json_each(${JSON.stringify(wanted)}))`,
   );
-  const skipped = JSON.parse(job.skipped) as Record<string, number>;
-  const rows: NewStatus[] = [];
-  const tags: [string, string][] = [];
-  const media: { id: string; status: string; position: number }[] = [];
-  const polls: unknown[] = [];
-  const parents = new Set<string>();
-  let handled = 0;
-  let files = 0;
-  let mediaSkipped = 0;
+  return new Map(rows.map((r) => [r.original_uri, r]));
+}
+
+/**
+ * The rows of as many posts as the step may take (STEP: posts, files, time; at least one), their media stored on
+ * the way. A post already imported, or answering one that was not, is left out and counted.
+ */
+async function buildStep(
+  env: Env,
+  d: DB,
+  job: ArchiveImportRow,
+  posts: ChunkPost[],
+  known: Map<string, Parent>,
+): Promise<Built> {
+  const started = Date.now();
+  const base = configuredBase(env) || job.base;
   const read = r2Reader(env.PRIVATE, job.file_key);
+  const b: Built = {
+    rows: [],
+    tags: [],
+    media: [],
+    polls: [],
+    parents: new Set(),
+    handled: 0,
+    mediaSkipped: 0,
+    skipped: JSON.parse(job.skipped) as Record<string, number>,
+  };
+  let files = 0;
   for (const p of posts) {
-    if (handled > 0 && (files + p.media.length > STEP.files || Date.now() - started > STEP.ms)) break;
-    handled++;
+    if (b.handled > 0 && (files + p.media.length > STEP.files || Date.now() - started > STEP.ms)) break;
+    b.handled++;
     if (known.has(p.uri)) {
-      addSkip(skipped, "already_imported");
+      addSkip(b.skipped, "already_imported");
       continue;
     }
     const parent = p.inReplyTo ? known.get(p.inReplyTo) : undefined;
     if (p.inReplyTo && !parent) {
       // Its post was not imported (deleted here since, or refused): an answer to nothing is left out too.
-      addSkip(skipped, "replies_to_others");
+      addSkip(b.skipped, "replies_to_others");
       continue;
     }
     const id = newId(p.published);
-    const threadId = parent?.thread_id ?? id;
-    let slot = 0;
-    for (const m of p.media) {
-      files++;
-      const upload = await importMedia(env, d, cfg, read, job.account_id, m).catch((e) => {
-        if (e instanceof ApiError || e instanceof ZipRefused) return null;
-        throw e;
-      });
-      if (!upload) mediaSkipped++;
-      else media.push({ id: upload, status: id, position: slot++ });
-    }
-    mediaSkipped += p.missingMedia;
-    const content = await sanitizeHtml(p.content);
-    const spoiler = htmlToText(p.summary);
-    rows.push({
-      n: rows.length + 1,
-      id,
-      uri: `${base}/objects/${id}`,
-      url: p.url,
-      reply: parent?.id ?? null,
-      thread: threadId,
-      context: parent?.context ?? `${base}/contexts/${threadId}`,
-      content,
-      text: htmlToText(content),
-      spoiler,
-      visibility: p.visibility,
-      sensitive: p.sensitive ? 1 : 0,
-      language: p.language,
-      media: slot > 0 ? 1 : 0,
-      at: p.published,
-      original: p.uri,
-      body: [spoiler, htmlToText(content)].filter(Boolean).join("\n"),
-    });
-    if (parent) parents.add(parent.id);
-    for (const tag of new Set(p.tags.flatMap((x) => normalizeTag(x) ?? []))) tags.push([id, tag]);
-    if (p.poll)
-      polls.push({
-        id: newId(p.published),
-        status: id,
-        options: JSON.stringify(p.poll.options),
-        multiple: p.poll.multiple ? 1 : 0,
-        ends: p.poll.endedAt,
-        at: p.published,
-        tallies: JSON.stringify(p.poll.counts),
-        voters: p.poll.voters ?? (p.poll.multiple ? null : p.poll.counts.reduce((a, b) => a + b, 0)),
-      });
-    known.set(p.uri, { original_uri: p.uri, id, thread_id: threadId, context: rows[rows.length - 1]!.context });
+    files += p.media.length;
+    const attached = await storeMedia(env, d, read, job.account_id, id, p);
+    b.media.push(...attached);
+    b.mediaSkipped += p.media.length - attached.length + p.missingMedia;
+    const row = await statusRow(base, id, p, parent, attached.length > 0, b.rows.length + 1);
+    b.rows.push(row);
+    if (parent) b.parents.add(parent.id);
+    for (const tag of new Set(p.tags.flatMap((x) => normalizeTag(x) ?? []))) b.tags.push([id, tag]);
+    if (p.poll) b.polls.push(pollRow(id, p.published, p.poll));
+    known.set(p.uri, { original_uri: p.uri, id, thread_id: row.thread, context: row.context });
   }
-  const position = job.position + handled;
-  const done = position >= job.total;
-  const j = (v: unknown) => JSON.stringify(v);
-  const field = (name: string) => sql.raw(`json_extract(value, '$.${name}')`);
-  const stmts = rows.length
-    ? [
-        statement(
-          d,
-          sql`INSERT INTO statuses (id, uri, url, account_id, in_reply_to_id, in_reply_to_account_id, thread_id, context, content, text, content_type,
-              spoiler_text, visibility, sensitive, language, local, has_media, emojis, created_at, search_rowid, home_pull)
-            SELECT ${field("id")}, ${field("uri")}, ${field("url")}, ${job.account_id}, ${field("reply")},
-              CASE WHEN ${field("reply")} IS NULL THEN NULL ELSE ${job.account_id} END, ${field("thread")}, ${field("context")},
-              ${field("content")}, ${field("text")}, 'text/plain', ${field("spoiler")}, ${field("visibility")}, ${field("sensitive")},
-              ${field("language")}, 1, ${field("media")}, '[]', ${field("at")},
-              (SELECT coalesce(max(rowid), 0) FROM statuses_fts) + ${field("n")}, 0
-            FROM json_each(${j(rows)})`,
-        ),
-        statement(
-          d,
-          sql`INSERT INTO imported_statuses (account_id, original_uri, status_id)
-            SELECT ${job.account_id}, ${field("original")}, ${field("id")} FROM json_each(${j(rows)})`,
-        ),
-        statement(
-          d,
-          sql`INSERT INTO statuses_fts (rowid, body) SELECT s.search_rowid, json_extract(e.value, '$.body')
-            FROM json_each(${j(rows)}) e JOIN statuses s ON s.id = json_extract(e.value, '$.id')`,
-        ),
-        ...(tags.length
-          ? [
-              statement(
-                d,
-                sql`INSERT OR IGNORE INTO status_tags (status_id, tag) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${j(tags)})`,
-              ),
-            ]
-          : []),
-        ...(media.length
-          ? [
-              statement(
-                d,
-                sql`UPDATE media_attachments SET status_id = json_extract(m.value, '$.status'), position = json_extract(m.value, '$.position')
-                  FROM json_each(${j(media)}) m WHERE media_attachments.id = json_extract(m.value, '$.id') AND media_attachments.account_id = ${job.account_id}`,
-              ),
-            ]
-          : []),
-        ...(polls.length
-          ? [
-              statement(
-                d,
-                sql`INSERT INTO polls (id, status_id, options, multiple, hide_totals, expires_at, closed_at, created_at, remote_tallies, remote_voters)
-                  SELECT ${field("id")}, ${field("status")}, ${field("options")}, ${field("multiple")}, 0, ${field("ends")}, ${field("ends")},
-                    ${field("at")}, ${field("tallies")}, ${field("voters")} FROM json_each(${j(polls)})`,
-              ),
-            ]
-          : []),
-        statement(
-          d,
-          sql`UPDATE accounts SET statuses_count = statuses_count + ${rows.length},
-            last_status_at = max(coalesce(last_status_at, 0), ${Math.max(...rows.map((r) => r.at))})
-            WHERE id = ${job.account_id} AND domain IS NULL`,
-        ),
-        ...(parents.size
-          ? [
-              statement(
-                d,
-                sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = statuses.id)
-                  WHERE id IN (SELECT value FROM json_each(${j([...parents])})) AND local = 1`,
-              ),
-            ]
-          : []),
-      ]
-    : [];
-  stmts.push(
+  return b;
+}
+
+/** A post's attachments stored as uploads, in order; those left out are not in the answer. */
+async function storeMedia(env: Env, d: DB, read: RangeReader, accountId: string, statusId: string, p: ChunkPost) {
+  const cfg = config(env);
+  const stored: Built["media"] = [];
+  for (const m of p.media) {
+    const upload = await importMedia(env, d, cfg, read, accountId, m).catch((e) => {
+      if (e instanceof ApiError || e instanceof ZipRefused) return null;
+      throw e;
+    });
+    if (upload) stored.push({ id: upload, status: statusId, position: stored.length });
+  }
+  return stored;
+}
+
+/** A status's values: sanitised HTML, its text, a new id and ActivityPub id, the old page as its url. */
+async function statusRow(
+  base: string,
+  id: string,
+  p: ChunkPost,
+  parent: Parent | undefined,
+  hasMedia: boolean,
+  n: number,
+): Promise<NewStatus> {
+  const content = await sanitizeHtml(p.content);
+  const text = htmlToText(content);
+  const spoiler = htmlToText(p.summary);
+  const thread = parent?.thread_id ?? id;
+  return {
+    n,
+    id,
+    uri: `${base}/objects/${id}`,
+    url: p.url,
+    reply: parent?.id ?? null,
+    thread,
+    context: parent?.context ?? `${base}/contexts/${thread}`,
+    content,
+    text,
+    spoiler,
+    visibility: p.visibility,
+    sensitive: p.sensitive ? 1 : 0,
+    language: p.language,
+    media: hasMedia ? 1 : 0,
+    at: p.published,
+    original: p.uri,
+    body: [spoiler, text].filter(Boolean).join("\n"),
+  };
+}
+
+/** A closed poll with the archive's counts (shown as a remote poll's tallies: nobody here voted). */
+const pollRow = (statusId: string, published: number, poll: NonNullable<ArchivePost["poll"]>) => ({
+  id: newId(published),
+  status: statusId,
+  options: JSON.stringify(poll.options),
+  multiple: poll.multiple ? 1 : 0,
+  ends: poll.endedAt,
+  at: published,
+  tallies: JSON.stringify(poll.counts),
+  voters: poll.voters ?? (poll.multiple ? null : poll.counts.reduce((a, c) => a + c, 0)),
+});
+
+const field = (name: string) => sql.raw(`json_extract(value, '$.${name}')`);
+
+/** The statements of a step's statuses and what they carry (none when it imported nothing). */
+function statusStatements(d: DB, accountId: string, b: Built): D1PreparedStatement[] {
+  if (!b.rows.length) return [];
+  const rows = JSON.stringify(b.rows);
+  const optional = (items: unknown[], query: () => SQL) => (items.length ? [statement(d, query())] : []);
+  return [
     statement(
       d,
-      sql`UPDATE archive_imports SET position = ${position}, imported = imported + ${rows.length}, media = media + ${media.length},
-        media_skipped = media_skipped + ${mediaSkipped}, skipped = ${j(skipped)}, paused = NULL, error = NULL, attempts = 0, lease_until = NULL,
-        updated_at = ${t}${done ? sql`, state = 'done'` : sql``}
-        WHERE id = ${job.id} AND position = ${job.position}`,
+      sql`INSERT INTO statuses (id, uri, url, account_id, in_reply_to_id, in_reply_to_account_id, thread_id, context, content, text, content_type,
+          spoiler_text, visibility, sensitive, language, local, has_media, emojis, created_at, search_rowid, home_pull)
+        SELECT ${field("id")}, ${field("uri")}, ${field("url")}, ${accountId}, ${field("reply")},
+          CASE WHEN ${field("reply")} IS NULL THEN NULL ELSE ${accountId} END, ${field("thread")}, ${field("context")},
+          ${field("content")}, ${field("text")}, 'text/plain', ${field("spoiler")}, ${field("visibility")}, ${field("sensitive")},
+          ${field("language")}, 1, ${field("media")}, '[]', ${field("at")},
+          (SELECT coalesce(max(rowid), 0) FROM statuses_fts) + ${field("n")}, 0
+        FROM json_each(${rows})`,
     ),
+    // The import's key: a racing step's batch fails here as a whole.
+    statement(
+      d,
+      sql`INSERT INTO imported_statuses (account_id, original_uri, status_id)
+        SELECT ${accountId}, ${field("original")}, ${field("id")} FROM json_each(${rows})`,
+    ),
+    statement(
+      d,
+      sql`INSERT INTO statuses_fts (rowid, body) SELECT s.search_rowid, json_extract(e.value, '$.body')
+        FROM json_each(${rows}) e JOIN statuses s ON s.id = json_extract(e.value, '$.id')`,
+    ),
+    ...optional(
+      b.tags,
+      () =>
+        sql`INSERT OR IGNORE INTO status_tags (status_id, tag) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${JSON.stringify(b.tags)})`,
+    ),
+    ...optional(
+      b.media,
+      () =>
+        sql`UPDATE media_attachments SET status_id = json_extract(m.value, '$.status'), position = json_extract(m.value, '$.position')
+          FROM json_each(${JSON.stringify(b.media)}) m WHERE media_attachments.id = json_extract(m.value, '$.id') AND media_attachments.account_id = ${accountId}`,
+    ),
+    ...optional(
+      b.polls,
+      () =>
+        sql`INSERT INTO polls (id, status_id, options, multiple, hide_totals, expires_at, closed_at, created_at, remote_tallies, remote_voters)
+          SELECT ${field("id")}, ${field("status")}, ${field("options")}, ${field("multiple")}, 0, ${field("ends")}, ${field("ends")},
+            ${field("at")}, ${field("tallies")}, ${field("voters")} FROM json_each(${JSON.stringify(b.polls)})`,
+    ),
+    statement(
+      d,
+      sql`UPDATE accounts SET statuses_count = statuses_count + ${b.rows.length},
+        last_status_at = max(coalesce(last_status_at, 0), ${Math.max(...b.rows.map((r) => r.at))})
+        WHERE id = ${accountId} AND domain IS NULL`,
+    ),
+    ...optional(
+      [...b.parents],
+      () =>
+        sql`UPDATE statuses SET replies_count = (SELECT count(*) FROM statuses r WHERE r.in_reply_to_id = statuses.id)
+          WHERE id IN (SELECT value FROM json_each(${JSON.stringify([...b.parents])})) AND local = 1`,
+    ),
+  ];
+}
+
+/** The import's progress after a step (guarded by where the step started: a racing step's batch writes nothing). */
+function progressStatement(d: DB, job: ArchiveImportRow, b: Built, position: number, t: number) {
+  const done = position >= job.total;
+  return statement(
+    d,
+    sql`UPDATE archive_imports SET position = ${position}, imported = imported + ${b.rows.length}, media = media + ${b.media.length},
+      media_skipped = media_skipped + ${b.mediaSkipped}, skipped = ${JSON.stringify(b.skipped)}, paused = NULL, error = NULL,
+      attempts = 0, lease_until = NULL, updated_at = ${t}${done ? sql`, state = 'done'` : sql``}
+      WHERE id = ${job.id} AND position = ${job.position}`,
   );
-  // Uploads of a failed batch stay unattached: the cron's `collect_media` deletes them with their files.
-  await d.$client.batch(stmts);
-  if (done) await removeImportFiles(env, job);
-  return { imported: rows.length, handled, media: media.length };
 }
 
 /** The family a type names (`image/png` → `image`). */

@@ -14,16 +14,13 @@ import { fileParam } from "../../http/params";
 import { route } from "../../http/route";
 import { baseUrl } from "../../http/urls";
 import { renderArchiveImport } from "../../render/archive-import";
+import { registerSettingsImportRoutes } from "../settings-import";
 import { ArchiveImportSchema } from "../../schemas/archive-import";
-import { ARCHIVE_UPLOAD_BYTES, listArchiveImports, ownImport, queueArchiveImport } from "../../services/archive-import";
+import { archiveBodyLimit, listArchiveImports, ownImport, queueArchiveImport } from "../../services/archive-import";
 
-/** The archive and room for the form's part headers: past it 413 before the body is read. */
-export const archiveBodyLimit = () => ({
-  bytes: ARCHIVE_UPLOAD_BYTES + 16_384,
-  message: `The archive is larger than ${ARCHIVE_UPLOAD_BYTES / 1024 / 1024} MB; ask an admin to import it (npm run admin -- import-archive)`,
-});
-
+/** The API, and the settings page that is its form (routes/settings-import.ts). */
 export function registerArchiveImportRoutes(app: OpenAPIHono<AppEnv>) {
+  registerSettingsImportRoutes(app);
   route(app, {
     method: "post",
     path: "/api/v1/pleroma/archive_import",
