@@ -233,6 +233,8 @@ describe("archive import", () => {
         published: new Date(t - 3600_000 * (i + 1)).toISOString(),
         to: ["https://www.w3.org/ns/activitystreams#Public"],
         content: `<p>#importedtrend ${i}</p>`,
+        // A link elsewhere than the old server is not kept as the post's page.
+        url: i === 0 ? "https://phish.example/login" : `https://old.example/@trendy/${i}`,
         tag: [{ type: "Hashtag", name: "#importedtrend" }],
       },
     });
@@ -244,6 +246,8 @@ describe("archive import", () => {
     expect((await runAll(u, queued.id)).posts_imported).toBe(3);
     const tagged = (await json("/api/v1/timelines/tag/importedtrend", { token: u.token })) as unknown[];
     expect(tagged.length).toBe(3);
+    const urls = (tagged as { url: string }[]).map((x) => x.url).sort();
+    expect(urls).toEqual([`${actor}/statuses/0`, "https://old.example/@trendy/1", "https://old.example/@trendy/2"]);
     const trends = (await json("/api/v1/trends/tags?limit=20")) as { name: string }[];
     expect(trends.map((x) => x.name)).not.toContain("importedtrend");
   });

@@ -28,7 +28,7 @@ export interface ArchivePoll {
 export interface ArchivePost {
   /** The post's original ActivityPub id: the key of the import (imported once). */
   uri: string;
-  /** Its page on the old server (kept as the status's `url`). */
+  /** Its page on the old server (kept as the status's `url`), or "" when the archive names none there. */
   url: string;
   published: number;
   /** The original id of the account's own post it answers. */
@@ -79,6 +79,16 @@ const time = (v: unknown): number | null => {
   return Number.isFinite(t) && t > 0 ? t : null;
 };
 const addresses = (v: unknown) => list(v).flatMap((a) => idOf(a) ?? []);
+
+/** Whether `url` is an http(s) page of the server `actor` lives on (an old post's link points nowhere else). */
+function sameServer(url: string, actor: string): boolean {
+  try {
+    const u = new URL(url);
+    return /^https?:$/.test(u.protocol) && u.host === new URL(actor).host;
+  } catch {
+    return false;
+  }
+}
 
 /** The account whose archive this is: `actor.json`'s id and followers collection. */
 export function archiveActor(actor: unknown): { id: string; followers: string | null } | null {
@@ -242,10 +252,10 @@ export function readOutbox(
       continue;
     }
     const { media, missing } = mediaOf(o.attachment, prefix, entries);
-    const url = idOf(list(o.url).find((u) => typeof u === "string" || isObj(u))) ?? uri;
+    const url = idOf(list(o.url).find((u) => typeof u === "string" || isObj(u)));
     candidates.push({
       uri,
-      url: /^https?:\/\//i.test(url) ? url : uri,
+      url: [url, uri].find((u) => u && sameServer(u, owner.id)) ?? "",
       published,
       inReplyTo: null,
       replyTo: idOf(o.inReplyTo),

@@ -428,7 +428,7 @@ async function statusRow(
     n,
     id,
     uri: `${base}/objects/${id}`,
-    url: p.url,
+    url: p.url || `${base}/notice/${id}`,
     reply: parent?.id ?? null,
     thread,
     context: parent?.context ?? `${base}/contexts/${thread}`,
