@@ -11,6 +11,7 @@
  *   npm run admin -- migrations [--remote]      (applied vs pending D1 migrations)
  *   npm run admin -- frontend install <name> [--ref …] [--file build.zip | --build-url …] [--build-dir dist] [--primary|--admin] [--remote]
  *   npm run admin -- relay follow <url> | unfollow <url> | list [--remote]   (relays; the cron sends the Follow/Undo)
+ *   npm run admin -- import-archive <user> <archive.zip> [--remote] [--domain …]   (a Mastodon/Pleroma archive; the cron imports it)
  *
  * It writes through `wrangler d1 execute`, so it needs no running server, and uses the Worker's own code
  * for ids and password hashes, so what it writes is what registration would have written.
@@ -26,6 +27,7 @@ import { localActorUrls } from "../src/services/accounts";
 import { NICKNAME_PATTERN } from "../src/lib/nicknames";
 import { uploadEmojiFolder } from "./emoji-upload";
 import { installFrontendFromCli } from "./frontend-install";
+import { importArchiveFromCli } from "./archive-import";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -279,6 +281,16 @@ const commands: Record<string, () => unknown> = {
   migrations,
   relay,
   "emoji-upload": () => uploadEmojiFolder(positionals[1], values.remote ?? false),
+  "import-archive": () =>
+    importArchiveFromCli({
+      username: positionals[1],
+      file: positionals[2],
+      remote: values.remote ?? false,
+      base,
+      d1,
+      runSql,
+      q,
+    }),
   frontend: () => {
     if (positionals[1] !== "install") throw new Error("usage: npm run admin -- frontend install <name> [options]");
     return installFrontendFromCli({

@@ -30,6 +30,7 @@ import { settleRelays } from "../federation/fetching/relays";
 import { runAccountDeletions } from "../services/account-deletion";
 import { moveFollowers } from "../services/move";
 import { processBackups } from "../services/backups";
+import { stepArchiveImports } from "../services/archive-import";
 import { config } from "../env";
 import { refreshSettings } from "../services/instance-settings";
 import { POST_FORMATS } from "../render/instance";
@@ -121,6 +122,8 @@ const SEQUENCE: Record<string, Job> = {
   account_moves: (env, _d, t, ctx) => moveFollowers(env, t, (e) => ctx && runEffects(env, ctx, configuredBase(env), e)),
   // One account archive a run; expired archives go.
   backups: (env, _d, t) => processBackups(env, t),
+  // One step of the oldest account archive import going on (services/archive-import.ts): quiet, bounded, resumable.
+  archive_imports: (env, _d, t) => stepArchiveImports(env, t),
   // Retention (services/retention.ts): once an hour, a bounded step each (rows read stay within D1's free budget).
   prune_remote_statuses: async (env, d, t) =>
     new Date(t).getUTCMinutes() === RETENTION_MINUTE

@@ -578,6 +578,16 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0060_archive_imports.sql",
+  "queries": [
+   "CREATE TABLE archive_imports(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,state text DEFAULT 'queued' NOT NULL,file_key text NOT NULL,size integer DEFAULT 0 NOT NULL,base text DEFAULT '' NOT NULL,found integer DEFAULT 0 NOT NULL,total integer DEFAULT 0 NOT NULL,position integer DEFAULT 0 NOT NULL,imported integer DEFAULT 0 NOT NULL,media integer DEFAULT 0 NOT NULL,media_skipped integer DEFAULT 0 NOT NULL,skipped text DEFAULT '{}' NOT NULL,paused text,error text,attempts integer DEFAULT 0 NOT NULL,lease_until integer,created_at integer NOT NULL,updated_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX archive_imports_account ON archive_imports(account_id,id)",
+   "CREATE INDEX archive_imports_active ON archive_imports(id)WHERE state IN('queued','importing')",
+   "CREATE TABLE imported_statuses(account_id text NOT NULL,original_uri text NOT NULL,status_id text NOT NULL,PRIMARY KEY(account_id,original_uri),FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)WITHOUT ROWID",
+   "CREATE INDEX imported_statuses_status ON imported_statuses(status_id)"
+  ]
+ },
+ {
   "name": "0061_signature_specs.sql",
   "queries": [
    "ALTER TABLE instances ADD COLUMN signature_spec text"

@@ -1566,6 +1566,62 @@ export const backups = sqliteTable(
   ],
 );
 
+/** Uploaded Mastodon or Pleroma archives being imported by the cron (issue 50; services/archive-import.ts). */
+export const archiveImports = sqliteTable(
+  "archive_imports",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** queued (the zip stored) → importing (its posts read) → done, or failed (`error`). */
+    state: text("state").notNull().default("queued"),
+    /** The zip's key in the PRIVATE bucket (deleted when the import ends). */
+    fileKey: text("file_key").notNull(),
+    size: integer("size").notNull().default(0),
+    /** The origin the upload came through: the new statuses' ids are made from it when no DOMAIN is set. */
+    base: text("base").notNull().default(""),
+    /** Posts in the archive's outbox, and those it will import (its own posts and self-replies). */
+    found: integer("found").notNull().default(0),
+    total: integer("total").notNull().default(0),
+    /** How many of `total` are handled: where the next step starts. */
+    position: integer("position").notNull().default(0),
+    imported: integer("imported").notNull().default(0),
+    media: integer("media").notNull().default(0),
+    mediaSkipped: integer("media_skipped").notNull().default(0),
+    /** Posts left out, by reason (JSON). */
+    skipped: text("skipped").notNull().default("{}"),
+    /** Why the import waits (the day's budget, the database's room), while it does. */
+    paused: text("paused"),
+    error: text("error"),
+    /** Steps in a row that failed (given up at a few). */
+    attempts: integer("attempts").notNull().default(0),
+    /** Until when a step holds the import (overlapping cron runs: one step at a time). */
+    leaseUntil: time("lease_until"),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [
+    index("archive_imports_account").on(t.accountId, t.id),
+    index("archive_imports_active")
+      .on(t.id)
+      .where(sql`state IN ('queued', 'importing')`),
+  ],
+);
+
+/** Which status an archive's post became, by the post's original id (WITHOUT ROWID in migration 0060). */
+export const importedStatuses = sqliteTable(
+  "imported_statuses",
+  {
+    accountId: text("account_id").notNull(),
+    originalUri: text("original_uri").notNull(),
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.originalUri] }), index("imported_statuses_status").on(t.statusId)],
+);
+
 /** Notes staff leave on a report (the admin API; migration 0023). */
 export const reportNotes = sqliteTable(
   "report_notes",

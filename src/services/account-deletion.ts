@@ -18,6 +18,7 @@ import { GIVE_UP_MS } from "./outbox";
 import { deleteStoredFiles } from "./media";
 import { isStoredKey } from "../lib/media-urls";
 import { deletePrivate } from "./private-files";
+import { removeImportFiles, type ArchiveImportRow } from "./archive-import";
 import { outboxWrite } from "./outbox";
 import { deleteStatuses } from "./statuses";
 
@@ -140,12 +141,13 @@ const OWN_ROWS: [table: string, where: string][] = [
 
 /**
  * One step of one deletion: the first stage with rows left does a bounded part of its work. The stages, in order:
- * statuses, loose media, backups, the other tables, and the end (the tombstone).
+ * statuses, loose media, backups, archive imports, the other tables, and the end (the tombstone).
  */
 async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: number): Promise<Step> {
   if (await deleteSomeStatuses(env, d, accountId, t)) return "more";
   if (await deleteSomeMedia(env, d, accountId)) return "more";
   if (await deleteSomeBackups(env, d, accountId)) return "more";
+  if (await deleteSomeImports(env, d, accountId)) return "more";
   // Follows stay while the actor Delete is being expanded and delivered: it is addressed by them (bounded by the
   // delivery give-up time).
   const delivering = await actorDeleteInFlight(d, accountId, requestedAt, t);
@@ -207,6 +209,19 @@ async function deleteSomeBackups(env: Env, d: DB, accountId: string): Promise<bo
   );
   await d.run(
     sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(archives.map((b) => b.id))}))`,
+  );
+  return true;
+}
+
+/** Its archive imports: the zips and their prepared posts first, then rows. Answers whether there were any. */
+async function deleteSomeImports(env: Env, d: DB, accountId: string): Promise<boolean> {
+  const imports = await d.all<ArchiveImportRow>(
+    sql`SELECT * FROM archive_imports WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
+  );
+  if (!imports.length) return false;
+  for (const job of imports) await removeImportFiles(env, job);
+  await d.run(
+    sql`DELETE FROM archive_imports WHERE id IN (SELECT value FROM json_each(${JSON.stringify(imports.map((i) => i.id))}))`,
   );
   return true;
 }

@@ -34,7 +34,7 @@ export function sniffImage(b: Uint8Array): Sniffed | null {
 export type MediaType = "image" | "gifv" | "video" | "audio" | "unknown";
 
 /** Type of any upload from its bytes; files that are none of the known kinds are stored as opaque data. */
-function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
+export function sniffMedia(b: Uint8Array): Sniffed & { type: MediaType } {
   const image = sniffImage(b);
   if (image) return { ...image, type: "image" };
   const ftyp = ftypKind(b);

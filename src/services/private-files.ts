@@ -11,8 +11,14 @@
  */
 import type { Env } from "../env";
 
-/** Key prefixes of private files (services/backups.ts, frontends.ts, instance-documents.ts, emoji-packs.ts). */
-export const PRIVATE_PREFIXES = ["backups/", "frontends/", "instance-documents/", "emoji-archives/"] as const;
+/** Key prefixes of private files (services/backups.ts, frontends.ts, instance-documents.ts, emoji-packs.ts, archive-import.ts). */
+export const PRIVATE_PREFIXES = [
+  "backups/",
+  "frontends/",
+  "instance-documents/",
+  "emoji-archives/",
+  "archive-imports/",
+] as const;
 
 export const isPrivateKey = (key: string) => PRIVATE_PREFIXES.some((p) => key.startsWith(p));
 

@@ -1,5 +1,5 @@
 /**
- * Trending hashtags, computed from the last week's public statuses in one query: the tag rows of statuses newer
+ * Trending hashtags, computed from the last week's public statuses (archive imports left out) in one query: the tag rows of statuses newer
  * than a week are walked on `status_tags_pair` (status id first, and ids are time-ordered), grouped by tag and day.
  */
 import { sql } from "drizzle-orm";
@@ -25,6 +25,7 @@ export function trendingTagsQuery(since: number) {
   return sql`SELECT st.tag AS tag, s.created_at / ${sql.raw(String(DAY))} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
     FROM status_tags st INDEXED BY status_tags_pair CROSS JOIN statuses s ON s.id = st.status_id CROSS JOIN accounts a ON a.id = s.account_id
     WHERE st.status_id >= ${idFloor(since)} AND s.visibility = 'public' AND s.reblog_of_id IS NULL AND a.deactivated = 0
+      AND NOT EXISTS (SELECT 1 FROM imported_statuses i WHERE i.status_id = s.id)
     GROUP BY st.tag, day`;
 }
 
@@ -76,6 +77,7 @@ export function tagHistoryQuery(d: DB, tag: string, t: number) {
     sql`SELECT s.created_at / ${sql.raw(String(DAY))} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
       FROM status_tags st INDEXED BY status_tags_tag CROSS JOIN statuses s ON s.id = st.status_id CROSS JOIN accounts a ON a.id = s.account_id
       WHERE st.tag = ${tag} AND st.status_id >= ${idFloor(since)} AND s.visibility = 'public' AND s.reblog_of_id IS NULL AND a.deactivated = 0
+      AND NOT EXISTS (SELECT 1 FROM imported_statuses i WHERE i.status_id = s.id)
       GROUP BY day`,
   );
 }

@@ -1,4 +1,7 @@
-/** Pleroma's follow, block and mute imports (`/api/pleroma/*_import`, also under `/api/v1/pleroma/`). */
+/**
+ * Pleroma's follow, block and mute imports (`/api/pleroma/*_import`, also under `/api/v1/pleroma/`), and the
+ * account archive import beside them (routes/pleroma/archive-import.ts).
+ */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
@@ -8,11 +11,13 @@ import { fileParam } from "../../http/params";
 import { route } from "../../http/route";
 import { hostOf } from "../../http/urls";
 import { importBlocks, importFollows, importMutes, parseImportList } from "../../services/imports";
+import { registerArchiveImportRoutes } from "./archive-import";
 
 /** Import files are small text; this bounds the work one request may ask for. */
 const MAX_BYTES = 2_000_000;
 
 export function registerImportRoutes(app: OpenAPIHono<AppEnv>) {
+  registerArchiveImportRoutes(app);
   for (const [name, scopes, run] of [
     ["follow_import", ["follow", "write:follows"], importFollows],
     ["blocks_import", ["follow", "write:blocks"], importBlocks],
