@@ -278,7 +278,8 @@ describe("paginator", () => {
       );
       return c.json(rows.map((r) => r.id));
     });
-    const res = await app.request(`http://localhost/list${query}`);
+    // The Worker's env: Link headers are made on the public origin (its DOMAIN).
+    const res = await app.request(`http://localhost/list${query}`, {}, env);
     return { ids: (await res.json()) as string[], link: res.headers.get("link") };
   }
 
