@@ -576,5 +576,19 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE UNIQUE INDEX domain_subscriptions_uri ON domain_subscriptions(uri)",
    "CREATE INDEX domain_subscriptions_due ON domain_subscriptions(next_fetch_at)"
   ]
+ },
+ {
+  "name": "0059_quotes.sql",
+  "queries": [
+   "ALTER TABLE users ADD COLUMN quote_policy text DEFAULT 'public' NOT NULL",
+   "ALTER TABLE statuses ADD COLUMN quote_policy text",
+   "ALTER TABLE statuses ADD COLUMN quotes_count integer DEFAULT 0 NOT NULL",
+   "CREATE TABLE quotes(id text PRIMARY KEY NOT NULL,status_id text NOT NULL,account_id text NOT NULL,quoted_status_id text,quoted_account_id text,quoted_uri text NOT NULL,state text NOT NULL,authorization_uri text,request_uri text,created_at integer NOT NULL,updated_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX quotes_status ON quotes(status_id)",
+   "CREATE INDEX quotes_quoted ON quotes(quoted_status_id,id)WHERE quoted_status_id IS NOT NULL",
+   "CREATE INDEX quotes_quoted_uri ON quotes(quoted_uri)",
+   "CREATE UNIQUE INDEX quotes_authorization ON quotes(authorization_uri)WHERE authorization_uri IS NOT NULL",
+   "CREATE UNIQUE INDEX quotes_request ON quotes(request_uri)WHERE request_uri IS NOT NULL"
+  ]
  }
 ];

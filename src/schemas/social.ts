@@ -19,6 +19,9 @@ export const NOTIFICATION_TYPES = [
   "pleroma:emoji_reaction",
   "pleroma:chat_mention",
   "pleroma:report",
+  // Someone quoted the user's post; a post the user quoted was edited (Mastodon 4.5).
+  "quote",
+  "quoted_update",
 ] as const;
 
 import { FILTER_CONTEXTS } from "./filter";

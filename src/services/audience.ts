@@ -131,6 +131,11 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
       accounts: sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId} AND ${shareable})`,
     };
   },
+  // FEP-044f's exchanges: between the quoting and the quoted author.
+  QuoteRequest: (_actor, a) => one(a.targetId),
+  QuoteAccept: (_actor, a) => one(a.requesterId),
+  QuoteReject: (_actor, a) => one(a.requesterId),
+  DeleteQuoteAuthorization: (_actor, a) => one(a.targetId),
   RelayFollow: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
   RelayUndo: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
   RelayAccept: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),

@@ -135,6 +135,7 @@ export async function register(
     confirmationSentAt: confirmationToken ? t : null,
     locale: input.language || input.locale || "en",
     defaultScope: "public",
+    quotePolicy: "public",
     sensitive: false,
     postingLanguage: null,
     noteSource: input.bio ?? "",
