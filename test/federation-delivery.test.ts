@@ -782,11 +782,25 @@ describe("one audience rule per activity kind (issue 30): the gate and the expan
         [other.inbox],
       ],
       QuoteAccept: [
-        { type: "QuoteAccept", uri: t.uri, objectUri: mine.uri, instrument: t.objectUri, requesterId: fan.id, result: t.uri },
+        {
+          type: "QuoteAccept",
+          uri: t.uri,
+          objectUri: mine.uri,
+          instrument: t.objectUri,
+          requesterId: fan.id,
+          result: t.uri,
+        },
         [fan.inbox],
       ],
       QuoteReject: [
-        { type: "QuoteReject", uri: t.uri, objectUri: mine.uri, instrument: t.objectUri, requesterId: fan.id, result: null },
+        {
+          type: "QuoteReject",
+          uri: t.uri,
+          objectUri: mine.uri,
+          instrument: t.objectUri,
+          requesterId: fan.id,
+          result: null,
+        },
         [fan.inbox],
       ],
       DeleteQuoteAuthorization: [{ type: "DeleteQuoteAuthorization", uri: t.uri, targetId: other.id }, [other.inbox]],

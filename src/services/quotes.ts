@@ -18,7 +18,7 @@ import { isId, newId } from "../db/ids";
 import { pageQuery, inOrder, type Page } from "../db/paging";
 import { accounts, quotes, statuses, type QuotePolicy, type QuoteState, type Visibility } from "../db/schema";
 import { notFound, unprocessable } from "../lib/errors";
-import { quoteApproval, stampUri } from "../lib/quote-policy";
+import { postPolicy, quoteApproval, stampUri } from "../lib/quote-policy";
 import type { AccountRow } from "./accounts";
 import type { Effects } from "./effects";
 import type { QuoteRow, StatusRow } from "./hydrate";
@@ -56,9 +56,10 @@ export function quotedPostQuery(d: DB, me: string, id: string) {
       status: statuses,
       authorUri: accounts.uri,
       authorLocal: sql<boolean>`${accounts.domain} IS NULL`.mapWith(Boolean),
-      follows: sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${me} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
-        Boolean,
-      ),
+      follows:
+        sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${me} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
+          Boolean,
+        ),
     })
     .from(statuses)
     .innerJoin(accounts, eq(accounts.id, statuses.accountId))
@@ -155,8 +156,8 @@ export function inboundQuoteState(
   }
   if (q.verified) return "accepted";
   if (q.consentAware) return "pending";
-  return quoted && quoteApproval({ ...quoted, quotePolicy: quoted.quotePolicy ?? "public" }, authorId, followsQuoted) ===
-    "denied"
+  return quoted &&
+    quoteApproval({ ...quoted, quotePolicy: quoted.quotePolicy ?? "public" }, authorId, followsQuoted) === "denied"
     ? "pending"
     : "accepted";
 }
@@ -170,9 +171,10 @@ export function quotedByUriQuery(d: DB, uri: string, authorId: string) {
       local: statuses.local,
       visibility: statuses.visibility,
       quotePolicy: statuses.quotePolicy,
-      follows: sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${authorId} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
-        Boolean,
-      ),
+      follows:
+        sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${authorId} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
+          Boolean,
+        ),
     })
     .from(statuses)
     .where(and(eq(statuses.uri, uri), isNull(statuses.reblogOfId)));
@@ -229,6 +231,24 @@ export async function approveVerified(d: DB, statusUri: string, q: ParsedQuote, 
   ]);
 }
 
+/**
+ * `quoted_update` notifications of an edit to the local authors of its accepted quotes who may still see it
+ * (Mastodon 4.5). One statement whatever their number.
+ */
+export function notifyQuoters(d: DB, status: { id: string; accountId: string }, t: number): D1PreparedStatement {
+  const quoters = sql`(SELECT DISTINCT q.account_id FROM quotes q JOIN users u ON u.account_id = q.account_id
+    WHERE q.quoted_status_id = ${status.id} AND q.state = 'accepted' AND q.account_id <> ${status.accountId})`;
+  return notify(d, {
+    type: "quoted_update",
+    to: [],
+    toQuery: quoters,
+    from: status.accountId,
+    statusId: status.id,
+    onlyIf: sql`EXISTS (SELECT 1 FROM statuses WHERE statuses.id = ${status.id} AND ${visibleTo(sql`n.to_id`)})`,
+    at: t,
+  });
+}
+
 // ---- being quoted ----
 
 /**
@@ -250,13 +270,15 @@ export async function receiveQuoteRequest(
       .select({
         status: statuses,
         authorUri: accounts.uri,
-        follows: sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${from.id} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
-          Boolean,
-        ),
-        refused: sql<boolean>`(EXISTS (SELECT 1 FROM blocks qb WHERE qb.account_id = ${statuses.accountId} AND qb.target_account_id = ${from.id})
+        follows:
+          sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${from.id} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
+            Boolean,
+          ),
+        refused:
+          sql<boolean>`(EXISTS (SELECT 1 FROM blocks qb WHERE qb.account_id = ${statuses.accountId} AND qb.target_account_id = ${from.id})
           OR EXISTS (SELECT 1 FROM domain_blocks qd WHERE qd.account_id = ${statuses.accountId} AND qd.domain = ${from.domain ?? ""}))`.mapWith(
-          Boolean,
-        ),
+            Boolean,
+          ),
       })
       .from(statuses)
       .innerJoin(accounts, eq(accounts.id, statuses.accountId))
@@ -269,8 +291,11 @@ export async function receiveQuoteRequest(
   const quoted = quotedRows[0];
   if (!quoted) return null;
   const existing = rowFound[0];
+  // The instrument must be the requester's post quoting this very post.
   const allowed =
     quoting !== null &&
+    existing?.quotedUri === quotedUri &&
+    existing.accountId === from.id &&
     !quoted.refused &&
     existing?.state !== "revoked" &&
     quoteApproval(quoted.status, from.id, quoted.follows) === "automatic";
@@ -347,14 +372,20 @@ export async function revokeQuote(
   const stmts = [
     statement(d, d.update(quotes).set({ state: "revoked", updatedAt: t }).where(eq(quotes.id, q.id))),
     statement(d, recountQuotes(statusId)),
-    statement(d, sql`DELETE FROM notifications WHERE type = 'quote' AND status_id = ${q.statusId} AND account_id = ${me.id}`),
+    statement(
+      d,
+      sql`DELETE FROM notifications WHERE type = 'quote' AND status_id = ${q.statusId} AND account_id = ${me.id}`,
+    ),
   ];
   if (row.quoterDomain !== null && q.authorizationUri && q.state === "accepted")
     stmts.unshift(
       outboxWrite(d, me.id, { type: "DeleteQuoteAuthorization", uri: q.authorizationUri, targetId: q.accountId }, t),
     );
   const { effects } = await outboxBatch(d, stmts);
-  return { id: q.statusId, effects: { ...effects, events: [{ accountId: null, event: "status.update", payload: q.statusId }] } };
+  return {
+    id: q.statusId,
+    effects: { ...effects, events: [{ accountId: null, event: "status.update", payload: q.statusId }] },
+  };
 }
 
 /**
@@ -368,7 +399,12 @@ export async function localStamp(
 ): Promise<{ authorUri: string; quotingUri: string; quotedUri: string; authorizationUri: string } | null> {
   if (!isId(quoteId)) return null;
   const row = await d
-    .select({ authorUri: accounts.uri, quotingUri: statuses.uri, quotedUri: quotes.quotedUri, auth: quotes.authorizationUri })
+    .select({
+      authorUri: accounts.uri,
+      quotingUri: statuses.uri,
+      quotedUri: quotes.quotedUri,
+      auth: quotes.authorizationUri,
+    })
     .from(quotes)
     .innerJoin(accounts, eq(accounts.id, quotes.quotedAccountId))
     .innerJoin(statuses, eq(statuses.id, quotes.statusId))
@@ -383,7 +419,9 @@ export async function localStamp(
       ),
     )
     .get();
-  return row?.auth ? { authorUri: row.authorUri, quotingUri: row.quotingUri, quotedUri: row.quotedUri, authorizationUri: row.auth } : null;
+  return row?.auth
+    ? { authorUri: row.authorUri, quotingUri: row.quotingUri, quotedUri: row.quotedUri, authorizationUri: row.auth }
+    : null;
 }
 
 // ---- quoting another server's post ----
@@ -427,19 +465,25 @@ export function quoteRequested(d: DB, from: AccountRow, requestUri: string): Pro
     .get();
 }
 
-/** `from` deleted a stamp: the quote it approved (of `from`'s post) is revoked. Null: no such stamp here. */
+/**
+ * The actor `actorUri` deleted a stamp: the quote it approved (of that actor's post) is revoked. Null: no such
+ * stamp here (so a Delete of anything else costs one index probe).
+ */
 export async function receiveStampDeletion(
   d: DB,
-  from: AccountRow,
+  actorUri: string,
   stamp: string,
   t: number = now(),
 ): Promise<Effects | null> {
   const q = await d
-    .select()
+    .select({ quote: quotes })
     .from(quotes)
-    .where(and(eq(quotes.authorizationUri, stamp), eq(quotes.quotedAccountId, from.id)))
-    .get();
+    .innerJoin(accounts, eq(accounts.id, quotes.quotedAccountId))
+    .where(and(eq(quotes.authorizationUri, stamp), eq(accounts.uri, actorUri)))
+    .get()
+    .then((r) => r?.quote);
   if (!q) return null;
+  if (q.state === "revoked") return {};
   await d.$client.batch([
     statement(d, d.update(quotes).set({ state: "revoked", updatedAt: t }).where(eq(quotes.id, q.id))),
     ...(q.quotedStatusId ? [statement(d, recountQuotes(q.quotedStatusId))] : []),
@@ -488,7 +532,7 @@ export async function setQuotePolicy(
   d: DB,
   me: AccountRow,
   statusId: string,
-  policy: QuotePolicy,
+  policy: QuotePolicy | undefined,
   t: number = now(),
 ): Promise<Effects> {
   const s = isId(statusId)
@@ -499,8 +543,8 @@ export async function setQuotePolicy(
         .get()
     : undefined;
   if (!s) throw notFound();
-  const visible = s.visibility === "public" || s.visibility === "unlisted";
-  const next: QuotePolicy = visible ? policy : "nobody";
+  if (!policy) return {};
+  const next = postPolicy(s.visibility, policy);
   if (next === s.quotePolicy) return {};
   const { effects } = await outboxBatch(d, [
     statement(d, d.update(statuses).set({ quotePolicy: next }).where(eq(statuses.id, s.id))),

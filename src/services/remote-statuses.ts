@@ -21,7 +21,7 @@ import {
   type StatusEmoji,
   type Visibility,
 } from "../db/schema";
-import { inboundQuoteRow, quotedByUriQuery, type ParsedQuote } from "./quotes";
+import { inboundQuoteRow, notifyQuoters, quotedByUriQuery, type ParsedQuote } from "./quotes";
 import { searchBody } from "./feeds";
 import type { AccountRow } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
@@ -429,13 +429,14 @@ export async function updateRemoteNote(
   ];
   stmts.push(countStatement(d, sender, item, false, lt));
   const notifying = stmts.push(notifyEdit(d, row, t)) - 1;
+  const quoters = stmts.push(notifyQuoters(d, row, t)) - 1;
   const results = await d.$client.batch(stmts);
   return {
     statusId: row.id,
     effects: {
       // Shown again, edited, on the streams that show it.
       events: [{ accountId: null, event: "status.update", payload: row.id }],
-      push: (results[notifying]!.meta?.changes ?? 0) > 0,
+      push: [notifying, quoters].some((i) => (results[i]!.meta?.changes ?? 0) > 0),
     },
   };
 }

@@ -213,42 +213,42 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     replyToRows,
     quotedRows,
   ] = await readsWhere(d, [
-      p.in_reply_to_id
-        ? d
-            .select()
-            .from(statuses)
-            .where(and(eq(statuses.id, replyId ?? ""), visibleTo(me)))
-        : null,
-      // A scheduled post being posted takes its own uploads.
-      mediaIds.length ? usableUploads(d, me, mediaIds, { scheduled: true }) : null,
-      listId !== null
-        ? d
-            .select()
-            .from(lists)
-            .where(and(eq(lists.id, listId), eq(lists.accountId, me)))
-        : null,
-      listId !== null
-        ? d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId))
-        : null,
-      conversationId !== null
-        ? d
-            .select({ p: participations, threadId: conversations.threadId })
-            .from(participations)
-            .innerJoin(conversations, eq(conversations.id, participations.conversationId))
-            .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
-        : null,
-      acctKeys.length ? accountsByAcctKey(d, acctKeys) : null,
-      // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
-      shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
-      p.in_reply_to_id
-        ? d
-            .select({ account: accounts, user: userColumns })
-            .from(accounts)
-            .leftJoin(users, eq(users.accountId, accounts.id))
-            .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id})`)
-        : null,
-      quotedId !== null ? quotedPostQuery(d, me, quotedId) : null,
-    ] as const);
+    p.in_reply_to_id
+      ? d
+          .select()
+          .from(statuses)
+          .where(and(eq(statuses.id, replyId ?? ""), visibleTo(me)))
+      : null,
+    // A scheduled post being posted takes its own uploads.
+    mediaIds.length ? usableUploads(d, me, mediaIds, { scheduled: true }) : null,
+    listId !== null
+      ? d
+          .select()
+          .from(lists)
+          .where(and(eq(lists.id, listId), eq(lists.accountId, me)))
+      : null,
+    listId !== null
+      ? d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId))
+      : null,
+    conversationId !== null
+      ? d
+          .select({ p: participations, threadId: conversations.threadId })
+          .from(participations)
+          .innerJoin(conversations, eq(conversations.id, participations.conversationId))
+          .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
+      : null,
+    acctKeys.length ? accountsByAcctKey(d, acctKeys) : null,
+    // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
+    shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
+    p.in_reply_to_id
+      ? d
+          .select({ account: accounts, user: userColumns })
+          .from(accounts)
+          .leftJoin(users, eq(users.accountId, accounts.id))
+          .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id})`)
+      : null,
+    quotedId !== null ? quotedPostQuery(d, me, quotedId) : null,
+  ] as const);
 
   const parent = parentRows[0] ?? null;
   if (p.in_reply_to_id && !parent) throw notFound();
@@ -670,7 +670,9 @@ export async function deleteStatuses(
     d
       .select({ id: sql<string>`${quotes.quotedStatusId}` })
       .from(quotes)
-      .where(sql`${quotes.statusId} IN (SELECT value FROM json_each(${json})) AND ${quotes.quotedStatusId} IS NOT NULL`),
+      .where(
+        sql`${quotes.statusId} IN (SELECT value FROM json_each(${json})) AND ${quotes.quotedStatusId} IS NOT NULL`,
+      ),
   ]);
   if (rows.length === 0) return { deleted: [], files: [], events: [], effects: {} };
   const all = JSON.stringify(rows.map((r) => r.id));

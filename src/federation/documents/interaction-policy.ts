@@ -11,8 +11,7 @@ const PUBLIC = new Set([PUBLIC_COLLECTION.href, "as:Public", "Public"]);
 /** A local post's policy: `canQuote` by its quote policy (`nobody`: its author alone), the rest to everyone. */
 export function interactionPolicy(policy: QuotePolicy | null, authorUri: string, followers: URL): InteractionPolicy {
   const everyone = () => new InteractionRule({ automaticApproval: PUBLIC_COLLECTION });
-  const quoters =
-    policy === "public" ? PUBLIC_COLLECTION : policy === "followers" ? followers : new URL(authorUri);
+  const quoters = policy === "public" ? PUBLIC_COLLECTION : policy === "followers" ? followers : new URL(authorUri);
   return new InteractionPolicy({
     canQuote: new InteractionRule({ automaticApproval: quoters }),
     canReply: everyone(),

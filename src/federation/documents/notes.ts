@@ -106,8 +106,7 @@ export function statusObject(
     interactionPolicy: interactionPolicy(s.quotePolicy, author.uri, ctx.followersOf(author.username)),
     quote: quote ? new URL(quote.quotedUri) : null,
     quoteUrl: quote ? new URL(quote.quotedUri) : null,
-    quoteAuthorization:
-      quote?.state === "accepted" && quote.authorizationUri ? new URL(quote.authorizationUri) : null,
+    quoteAuthorization: quote?.state === "accepted" && quote.authorizationUri ? new URL(quote.authorizationUri) : null,
   };
   const poll = h.polls.get(s.id);
   if (!poll) return new Note(common);

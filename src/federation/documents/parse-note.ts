@@ -76,7 +76,10 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
         // FEP-e232's object link (Misskey's `_misskey_quote` relation, or any link to an ActivityStreams object).
         const h = httpUrl(tag.href?.href ?? null);
         const m = text(tag.mediaType);
-        if (h && (tag.rels.includes("https://misskey-hub.net/ns#_misskey_quote") || /activitystreams|activity\+json/.test(m)))
+        if (
+          h &&
+          (tag.rels.includes("https://misskey-hub.net/ns#_misskey_quote") || /activitystreams|activity\+json/.test(m))
+        )
           quoteTags.push(h);
       } else if (tag instanceof Mention) {
         const h = tag.href?.href;
