@@ -743,13 +743,14 @@ export const notificationPermissions = sqliteTable(
 export type Visibility = "public" | "unlisted" | "private" | "direct" | "local" | "list";
 /** Who may quote a post (Mastodon 4.5's `quote_approval_policy`). */
 export type QuotePolicy = "public" | "followers" | "nobody";
-export type QuoteState = "pending" | "accepted" | "rejected" | "revoked";
+export type QuoteState = "pending" | "accepted" | "rejected" | "revoked" | "deleted";
 
 /**
  * Quotes (issue 46): one row per quoting status (`status_id`, local or remote) of the post it quotes
  * (`quoted_uri`; `quoted_status_id` once that post is stored here, NULL again when it is deleted). `state` is
  * FEP-044f's: pending until the quoted author's server approves (`authorization_uri`: its `QuoteAuthorization`
- * stamp, this instance's own for a local quoted post), rejected, or revoked later. `request_uri`: the
+ * stamp, this instance's own for a local quoted post), rejected, or revoked later; `deleted` once the quoted post
+ * is. `request_uri`: the
  * `QuoteRequest`'s id. Rows go with their quoting status (services/statuses.ts `deleteStatuses`).
  */
 export const quotes = sqliteTable(

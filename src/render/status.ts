@@ -122,7 +122,7 @@ function filterableText(h: Hydrated, s: StatusRow, poll: PollRow | undefined): s
 
 /**
  * What a status's quote shows the viewer: the quoted post only when the quote stands (accepted) and the viewer
- * may see that post by the one visibility rule (else `unauthorized`; a quoted post gone: `deleted`).
+ * may see that post by the one visibility rule (else `unauthorized`; a quoted post gone: `deleted`, by its row).
  */
 function quoteOf(
   h: Hydrated,
@@ -131,8 +131,8 @@ function quoteOf(
   const q = h.quotes.get(s.id);
   if (!q) return null;
   const quoted = q.quotedStatusId ? h.statuses.get(q.quotedStatusId) : undefined;
-  if (q.state !== "accepted") return { state: q.state, shown: null, uri: q.quotedUri };
-  if (q.quotedStatusId === null) return { state: "deleted", shown: null, uri: q.quotedUri };
+  // Accepted but not stored here (never fetched): nothing to show but its uri (Pleroma's `quote_url`).
+  if (q.state !== "accepted" || q.quotedStatusId === null) return { state: q.state, shown: null, uri: q.quotedUri };
   // Loaded (a page's quote) and visible, or not loaded at all (a quoted post's own quote: by id only).
   if (quoted && !h.visible.has(quoted.id)) return { state: "unauthorized", shown: null, uri: q.quotedUri };
   return { state: "accepted", shown: quoted ?? null, uri: q.quotedUri };

@@ -54,15 +54,17 @@ export function quotedPostQuery(d: DB, me: string, id: string) {
   return d
     .select({
       status: statuses,
-      authorUri: accounts.uri,
-      authorLocal: sql<boolean>`${accounts.domain} IS NULL`.mapWith(Boolean),
+      // Subqueries, not a join: a batch maps columns by name, and `uri` would be the status's and the account's.
+      authorUri: sql<string>`(SELECT qa.uri FROM accounts qa WHERE qa.id = statuses.account_id)`,
+      authorLocal: sql<boolean>`(SELECT qa.domain IS NULL FROM accounts qa WHERE qa.id = statuses.account_id)`.mapWith(
+        Boolean,
+      ),
       follows:
-        sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${me} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
+        sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${me} AND qf.target_account_id = statuses.account_id)`.mapWith(
           Boolean,
         ),
     })
     .from(statuses)
-    .innerJoin(accounts, eq(accounts.id, statuses.accountId))
     .where(and(eq(statuses.id, isId(id) ? id : ""), isNull(statuses.reblogOfId), visibleTo(me)));
 }
 
@@ -172,7 +174,7 @@ export function quotedByUriQuery(d: DB, uri: string, authorId: string) {
       visibility: statuses.visibility,
       quotePolicy: statuses.quotePolicy,
       follows:
-        sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${authorId} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
+        sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${authorId} AND qf.target_account_id = statuses.account_id)`.mapWith(
           Boolean,
         ),
     })
@@ -207,7 +209,7 @@ export function inboundQuoteRow(
 
 /** A status stored after quotes of it: those rows now name it (an index probe that finds nothing costs nothing). */
 export const linkQuotesTo = (s: { id: string; uri: string; accountId: string }) =>
-  sql`UPDATE quotes SET quoted_status_id = ${s.id}, quoted_account_id = ${s.accountId} WHERE quoted_uri = ${s.uri} AND quoted_status_id IS NULL`;
+  sql`UPDATE quotes SET quoted_status_id = ${s.id}, quoted_account_id = ${s.accountId} WHERE quoted_uri = ${s.uri} AND quoted_status_id IS NULL AND state <> 'deleted'`;
 
 /** A remote post's Update carrying a verified stamp: its pending quote is approved. */
 export async function approveVerified(d: DB, statusUri: string, q: ParsedQuote, t: number = now()): Promise<void> {
@@ -269,19 +271,18 @@ export async function receiveQuoteRequest(
     d
       .select({
         status: statuses,
-        authorUri: accounts.uri,
+        authorUri: sql<string>`(SELECT qa.uri FROM accounts qa WHERE qa.id = statuses.account_id)`,
         follows:
-          sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${from.id} AND qf.target_account_id = ${statuses.accountId})`.mapWith(
+          sql<boolean>`EXISTS (SELECT 1 FROM follows qf WHERE qf.account_id = ${from.id} AND qf.target_account_id = statuses.account_id)`.mapWith(
             Boolean,
           ),
         refused:
-          sql<boolean>`(EXISTS (SELECT 1 FROM blocks qb WHERE qb.account_id = ${statuses.accountId} AND qb.target_account_id = ${from.id})
-          OR EXISTS (SELECT 1 FROM domain_blocks qd WHERE qd.account_id = ${statuses.accountId} AND qd.domain = ${from.domain ?? ""}))`.mapWith(
+          sql<boolean>`(EXISTS (SELECT 1 FROM blocks qb WHERE qb.account_id = statuses.account_id AND qb.target_account_id = ${from.id})
+          OR EXISTS (SELECT 1 FROM domain_blocks qd WHERE qd.account_id = statuses.account_id AND qd.domain = ${from.domain ?? ""}))`.mapWith(
             Boolean,
           ),
       })
       .from(statuses)
-      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
       .where(and(eq(statuses.uri, quotedUri), eq(statuses.local, true), isNull(statuses.reblogOfId))),
     d
       .select()

@@ -696,7 +696,10 @@ export async function deleteStatuses(
     statement(d, sql`DELETE FROM notifications WHERE ${inAll("status_id")}`),
     // Quotes they make go; quotes of them stay, shown as of a deleted post (their counts recounted below).
     statement(d, sql`DELETE FROM quotes WHERE ${inAll("status_id")}`),
-    statement(d, sql`UPDATE quotes SET quoted_status_id = NULL WHERE ${inAll("quoted_status_id")}`),
+    statement(
+      d,
+      sql`UPDATE quotes SET quoted_status_id = NULL, state = CASE WHEN state = 'accepted' THEN 'deleted' ELSE state END WHERE ${inAll("quoted_status_id")}`,
+    ),
     // A reblog going takes its `reblog` notification (about the original) with it, in the same batch.
     statement(
       d,
