@@ -244,7 +244,10 @@ export function buildActivity(
       // Mastodon 4.5's: the quoted post as `object`, the quoting post embedded as `instrument`.
       const target = src.accounts.get(a.targetId);
       if (!target || src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
-      const instrument = statusObject(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
+      // Embedded only when anyone may read it; a narrower quote is named by id (its author's server decides).
+      const s = src.h.statuses.get(a.statusId)!;
+      const open = s.visibility === "public" || s.visibility === "unlisted";
+      const instrument = open ? statusObject(src.nc, src.h, src.parentUris, a.statusId) : url(s.uri);
       if (!instrument) return null;
       return new QuoteRequest({
         id: url(a.uri),
