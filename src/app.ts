@@ -36,6 +36,7 @@ import { registerReportRoutes } from "./routes/reports";
 import { registerPollRoutes } from "./routes/polls";
 import { registerScheduledRoutes } from "./routes/scheduled";
 import { registerStatusRoutes } from "./routes/statuses";
+import { registerQuoteRoutes } from "./routes/quotes";
 import { registerTimelineRoutes } from "./routes/timelines";
 import { registerSearchRoutes } from "./routes/search";
 import { registerConversationRoutes } from "./routes/conversations";
@@ -125,6 +126,7 @@ export function createApp() {
   registerAccountLifecycleRoutes(app);
   registerBackupRoutes(app);
   registerStatusRoutes(app);
+  registerQuoteRoutes(app);
   registerTimelineRoutes(app);
   registerConversationRoutes(app);
   registerNotificationGroupRoutes(app);

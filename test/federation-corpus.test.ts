@@ -45,10 +45,11 @@ describe("notes from other software, mentioning a local user", () => {
     await expectAccepted(await s.peer.send(s.actor, akkoma));
     const ak = await statusByUri(s, akkoma.object.id);
     expect(ak.visibility).toBe("public");
-    // The rendered HTML, not the MFM source; the quote kept as a link (Starling has no quote posts).
+    // The rendered HTML, not the MFM source; the quote shown as one (issue 46), by its url (not served here).
     expect(ak.content).toContain("<b>bold</b>");
     expect(ak.content).not.toContain("**bold**");
-    expect(ak.content).toContain(`RE: <a href="${s.peer.origin}/objects/quoted-ak${s.vars.N}"`);
+    expect(ak.quote?.state).toBe("accepted");
+    expect(ak.pleroma.quote_url).toBe(`${s.peer.origin}/objects/quoted-ak${s.vars.N}`);
     expect(ak.mentions.map((m) => m.id)).toEqual([s.user.id]);
 
     const sharkey = fill(sharkeyCreate, s.vars);
@@ -267,7 +268,7 @@ describe("a Lemmy community (Group) announcing its members' posts", () => {
 });
 
 describe("what Starling does not process is acknowledged and dropped", () => {
-  it("an unknown activity type (Mastodon's QuoteRequest), a Create of an unknown object type (BookWyrm's Review), a Create of an id that 404s", async () => {
+  it("a QuoteRequest naming a post it cannot fetch (answered with a Reject), a Create of an unknown object type (BookWyrm's Review), a Create of an id that 404s", async () => {
     const s = await setup();
     const [status] = await json("/api/v1/statuses", {
       instance: A,

@@ -795,6 +795,34 @@ describe("one audience rule per activity kind (issue 30): the gate and the expan
         { type: "UndoAnnounce", uri: t.uri, objectUri: t.objectUri, visibility: "public", originalAuthorId: other.id },
         [shared(fan), shared(other)],
       ],
+      // FEP-044f's exchanges (issue 46): one inbox each.
+      QuoteRequest: [
+        { type: "QuoteRequest", uri: t.uri, statusId: mine.id, objectUri: t.objectUri, targetId: other.id },
+        [other.inbox],
+      ],
+      QuoteAccept: [
+        {
+          type: "QuoteAccept",
+          uri: t.uri,
+          objectUri: mine.uri,
+          instrument: t.objectUri,
+          requesterId: fan.id,
+          result: t.uri,
+        },
+        [fan.inbox],
+      ],
+      QuoteReject: [
+        {
+          type: "QuoteReject",
+          uri: t.uri,
+          objectUri: mine.uri,
+          instrument: t.objectUri,
+          requesterId: fan.id,
+          result: null,
+        },
+        [fan.inbox],
+      ],
+      DeleteQuoteAuthorization: [{ type: "DeleteQuoteAuthorization", uri: t.uri, targetId: other.id }, [other.inbox]],
       // A relay's inbox is named by the activity (issue 36): it reaches it whoever sends it.
       RelayFollow: [{ type: "RelayFollow", uri: t.uri, inbox: shared(other), object: other.uri }, [shared(other)]],
       RelayUndo: [{ type: "RelayUndo", uri: t.uri, inbox: shared(other), object: other.uri }, [shared(other)]],

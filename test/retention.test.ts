@@ -317,6 +317,8 @@ describe("the storage guard", () => {
       context: null,
       poll: null,
       counts: { replies: 0, reblogs: 0, favourites: 0 },
+      quote: null,
+      quotePolicy: null,
     };
     const refused = await storeRemoteNote(db(env), row, note, {
       inlineFanoutMax: 200,

@@ -578,6 +578,20 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0059_quotes.sql",
+  "queries": [
+   "ALTER TABLE users ADD COLUMN quote_policy text DEFAULT 'public' NOT NULL",
+   "ALTER TABLE statuses ADD COLUMN quote_policy text",
+   "ALTER TABLE statuses ADD COLUMN quotes_count integer DEFAULT 0 NOT NULL",
+   "CREATE TABLE quotes(id text PRIMARY KEY NOT NULL,status_id text NOT NULL,account_id text NOT NULL,quoted_status_id text,quoted_account_id text,quoted_uri text NOT NULL,state text NOT NULL,authorization_uri text,request_uri text,created_at integer NOT NULL,updated_at integer NOT NULL)",
+   "CREATE UNIQUE INDEX quotes_status ON quotes(status_id)",
+   "CREATE INDEX quotes_quoted ON quotes(quoted_status_id,id)WHERE quoted_status_id IS NOT NULL",
+   "CREATE INDEX quotes_quoted_uri ON quotes(quoted_uri)",
+   "CREATE UNIQUE INDEX quotes_authorization ON quotes(authorization_uri)WHERE authorization_uri IS NOT NULL",
+   "CREATE UNIQUE INDEX quotes_request ON quotes(request_uri)WHERE request_uri IS NOT NULL"
+  ]
+ },
+ {
   "name": "0060_archive_imports.sql",
   "queries": [
    "CREATE TABLE archive_imports(id text PRIMARY KEY NOT NULL,account_id text NOT NULL,state text DEFAULT 'queued' NOT NULL,file_key text NOT NULL,size integer DEFAULT 0 NOT NULL,base text DEFAULT '' NOT NULL,found integer DEFAULT 0 NOT NULL,total integer DEFAULT 0 NOT NULL,position integer DEFAULT 0 NOT NULL,imported integer DEFAULT 0 NOT NULL,media integer DEFAULT 0 NOT NULL,media_skipped integer DEFAULT 0 NOT NULL,skipped text DEFAULT '{}' NOT NULL,paused text,error text,attempts integer DEFAULT 0 NOT NULL,lease_until integer,created_at integer NOT NULL,updated_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade)",

@@ -142,6 +142,8 @@ export const users = sqliteTable(
       .default({ block_from_strangers: false, hide_notification_contents: false }),
     /** Mastodon 4.3's notification policy (services/notification-policy.ts); NULL: the defaults. */
     notificationPolicy: json<Record<string, string>>("notification_policy"),
+    /** Who may quote the user's new posts unless a post says otherwise (services/quotes.ts). */
+    quotePolicy: text("quote_policy").$type<QuotePolicy>().notNull().default("public"),
     inviteId: text("invite_id"),
     /** Pleroma-FE's mascot: the attachment JSON `PUT /api/v1/pleroma/mascot` answered (null: the default). */
     mascot: json<Record<string, unknown>>("mascot"),
@@ -739,6 +741,47 @@ export const notificationPermissions = sqliteTable(
 // ---- statuses ----
 
 export type Visibility = "public" | "unlisted" | "private" | "direct" | "local" | "list";
+/** Who may quote a post (Mastodon 4.5's `quote_approval_policy`). */
+export type QuotePolicy = "public" | "followers" | "nobody";
+export type QuoteState = "pending" | "accepted" | "rejected" | "revoked" | "deleted";
+
+/**
+ * Quotes (issue 46): one row per quoting status (`status_id`, local or remote) of the post it quotes
+ * (`quoted_uri`; `quoted_status_id` once that post is stored here, NULL again when it is deleted). `state` is
+ * FEP-044f's: pending until the quoted author's server approves (`authorization_uri`: its `QuoteAuthorization`
+ * stamp, this instance's own for a local quoted post), rejected, or revoked later; `deleted` once the quoted post
+ * is. `request_uri`: the
+ * `QuoteRequest`'s id. Rows go with their quoting status (services/statuses.ts `deleteStatuses`).
+ */
+export const quotes = sqliteTable(
+  "quotes",
+  {
+    id: text("id").primaryKey(),
+    statusId: text("status_id").notNull(),
+    accountId: text("account_id").notNull(),
+    quotedStatusId: text("quoted_status_id"),
+    quotedAccountId: text("quoted_account_id"),
+    quotedUri: text("quoted_uri").notNull(),
+    state: text("state").$type<QuoteState>().notNull(),
+    authorizationUri: text("authorization_uri"),
+    requestUri: text("request_uri"),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("quotes_status").on(t.statusId),
+    index("quotes_quoted")
+      .on(t.quotedStatusId, t.id)
+      .where(sql`quoted_status_id IS NOT NULL`),
+    index("quotes_quoted_uri").on(t.quotedUri),
+    uniqueIndex("quotes_authorization")
+      .on(t.authorizationUri)
+      .where(sql`authorization_uri IS NOT NULL`),
+    uniqueIndex("quotes_request")
+      .on(t.requestUri)
+      .where(sql`request_uri IS NOT NULL`),
+  ],
+);
 
 /**
  * Statuses and reblogs (a reblog is a row with `reblog_of_id`). `thread_id` is the root of the thread (for
@@ -793,6 +836,10 @@ export const statuses = sqliteTable(
     homePull: bool("home_pull").notNull().default(false),
     /** When a remote status was stored here (its id is its publication): the retention counts from it. */
     storedAt: time("stored_at"),
+    /** Who may quote it (services/quotes.ts); a remote one's as its server says, NULL when it says nothing. */
+    quotePolicy: text("quote_policy").$type<QuotePolicy>(),
+    /** Accepted quotes of it known here, recounted from `quotes`. */
+    quotesCount: integer("quotes_count").notNull().default(0),
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),

@@ -161,4 +161,6 @@ export const FEATURES: Record<string, string[]> = {
   ],
   // Soapbox asks `/api/v2/suggestions` instead of v1 when this is listed.
   v2_suggestions: ["GET /api/v2/suggestions"],
+  // Pleroma-FE offers quoting and shows quotes when this is listed (issue 46).
+  quote_posting: ["GET /api/v1/pleroma/statuses/:status_id/quotes"],
 };

@@ -7,6 +7,8 @@ export const ALERTS = [
   "status",
   "poll",
   "update",
+  "quote",
+  "quoted_update",
   "pleroma:chat_mention",
   "pleroma:emoji_reaction",
 ] as const;

@@ -107,6 +107,7 @@ export function renderAccount(
         privacy: u.defaultScope as NonNullable<Account["source"]>["privacy"],
         language: u.postingLanguage,
         fields: u.fieldsSource,
+        quote_policy: u.quotePolicy,
         pleroma: {
           show_role: u.showRole,
           no_rich_text: u.noRichText,

@@ -2,7 +2,9 @@
 import { iso } from "../lib/iso";
 import { htmlToText } from "../content/format";
 import { stripRichText } from "../content/rich-text";
-import type { BaseStatus, Card, MediaAttachment, Poll, Status } from "../schemas/status";
+import type { BaseStatus, Card, MediaAttachment, Poll, QuotedStatus, Status } from "../schemas/status";
+import type { QUOTE_STATES } from "../schemas/status";
+import { automaticOf, quoteApproval } from "../lib/quote-policy";
 import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate";
 import type { MediaMeta } from "../db/schema";
 import { mediaUrl, thumbnailKey } from "../lib/media-urls";
@@ -118,7 +120,58 @@ function filterableText(h: Hydrated, s: StatusRow, poll: PollRow | undefined): s
   return [s.spoilerText, htmlToText(s.content), ...(poll?.options ?? []), ...media].filter(Boolean).join("\n");
 }
 
-function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRenderOptions): BaseStatus | null {
+/**
+ * What a status's quote shows the viewer: the quoted post only when the quote stands (accepted) and the viewer
+ * may see that post by the one visibility rule (else `unauthorized`; a quoted post gone: `deleted`, by its row).
+ */
+function quoteOf(
+  h: Hydrated,
+  s: StatusRow,
+): { state: (typeof QUOTE_STATES)[number]; shown: StatusRow | null; uri: string } | null {
+  const q = h.quotes.get(s.id);
+  if (!q) return null;
+  const quoted = q.quotedStatusId ? h.statuses.get(q.quotedStatusId) : undefined;
+  // Accepted but not stored here (never fetched): nothing to show but its uri (Pleroma's `quote_url`).
+  if (q.state !== "accepted" || q.quotedStatusId === null) return { state: q.state, shown: null, uri: q.quotedUri };
+  // Loaded (a page's quote) and visible, or not loaded at all (a quoted post's own quote: by id only).
+  if (quoted && !h.visible.has(quoted.id)) return { state: "unauthorized", shown: null, uri: q.quotedUri };
+  return { state: "accepted", shown: quoted ?? null, uri: q.quotedUri };
+}
+
+function renderQuoted(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRenderOptions): QuotedStatus | null {
+  const base = renderOne(ctx, h, s, opts);
+  if (!base) return null;
+  const q = quoteOf(h, s);
+  return {
+    ...base,
+    reblog: null,
+    quote: q && {
+      state: q.state,
+      quoted_status_id: q.state === "accepted" ? (h.quotes.get(s.id)?.quotedStatusId ?? null) : null,
+    },
+    pleroma: { ...base.pleroma, quote: null },
+  };
+}
+
+/** A status with its quote (the quoted post rendered one level deep). */
+function renderWithQuote(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRenderOptions): BaseStatus | null {
+  const base = renderOne(ctx, h, s, opts);
+  if (!base) return null;
+  const q = quoteOf(h, s);
+  const quoted = q?.shown ? renderQuoted(ctx, h, q.shown, opts) : null;
+  return {
+    ...base,
+    reblog: null,
+    quote: q && { state: q.state, quoted_status: quoted },
+    pleroma: { ...base.pleroma, quote: quoted },
+  };
+}
+
+type Unquoted = Omit<BaseStatus, "quote" | "pleroma"> & {
+  pleroma: Omit<BaseStatus["pleroma"], "quote">;
+};
+
+function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRenderOptions): Unquoted | null {
   const author = h.accounts.get(s.accountId);
   if (!author) return null;
   const replyTo = s.inReplyToAccountId ? h.accounts.get(s.inReplyToAccountId) : undefined;
@@ -152,6 +205,12 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     replies_count: s.repliesCount,
     reblogs_count: s.reblogsCount,
     favourites_count: s.favouritesCount,
+    quotes_count: s.quotesCount,
+    quote_approval: {
+      automatic: automaticOf(s.visibility === "public" || s.visibility === "unlisted" ? s.quotePolicy : null),
+      manual: [],
+      current_user: quoteApproval(s, h.viewerId, h.followsAuthor.has(s.id)),
+    },
     reblogged: h.reblogged.has(s.id),
     favourited: h.favourited.has(s.id),
     muted,
@@ -201,7 +260,19 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
       })),
       parent_visible: s.inReplyToId === null || h.visibleParents.has(s.inReplyToId),
       pinned_at: s.pinnedAt === null ? null : iso(s.pinnedAt),
+      ...pleromaQuote(h, s),
     },
+  };
+}
+
+/** Pleroma's quote fields: the quoted post's id and uri, and whether the viewer may see it. */
+function pleromaQuote(h: Hydrated, s: StatusRow) {
+  const q = quoteOf(h, s);
+  const visible = q?.state === "accepted";
+  return {
+    quote_id: visible ? (h.quotes.get(s.id)?.quotedStatusId ?? null) : null,
+    quote_url: q?.uri ?? null,
+    quote_visible: visible,
   };
 }
 
@@ -219,11 +290,11 @@ export function renderStatuses(
   for (const id of ids) {
     const s = h.statuses.get(id);
     if (!s || !h.visible.has(id)) continue;
-    const base = renderOne(ctx, h, s, opts);
+    const base = renderWithQuote(ctx, h, s, opts);
     if (!base) continue;
     if (s.reblogOfId) {
       const original = h.visible.has(s.reblogOfId) ? h.statuses.get(s.reblogOfId) : undefined;
-      const inner = original && renderOne(ctx, h, original, opts);
+      const inner = original && renderWithQuote(ctx, h, original, opts);
       if (!inner) continue;
       // A reblog shows the original's flags and counts, as Mastodon does.
       out.push({
@@ -239,6 +310,8 @@ export function renderStatuses(
         media_attachments: [],
         poll: null,
         card: null,
+        quote: null,
+        pleroma: { ...base.pleroma, quote: null, quote_id: null, quote_url: null, quote_visible: false },
         filtered: inner.filtered,
       });
     } else out.push(base);

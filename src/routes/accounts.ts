@@ -40,6 +40,7 @@ const updateParams = z.object({
       privacy: VISIBILITY.optional(),
       sensitive: boolParam().optional(),
       language: z.string().max(16).optional(),
+      quote_policy: z.string().max(32).optional(),
     })
     .optional(),
   fields_attributes: arrayParam(fieldParam).optional(),

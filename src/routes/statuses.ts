@@ -70,6 +70,9 @@ const postParams = z.object({
   to: arrayParam(z.string(), 100).optional(),
   expires_in: intParam().optional(),
   in_reply_to_conversation_id: optionalString(),
+  quoted_status_id: optionalString(),
+  quote_id: optionalString(),
+  quote_approval_policy: optionalString(),
 });
 
 /** What posting needs from a request: also the remote interaction page's reply (a browser session, no app). */
@@ -146,6 +149,8 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
       const { prepared, participationId, author, effects } = created;
       const s = prepared.status;
       after(c, effects);
+      // A quote shows the quoted post, loaded with what the viewer may see of it.
+      if (prepared.quote) return c.json(await loadStatus(c, s.id, auth.account.id));
       // The answer is rendered from what was just written: no second read.
       const h = previewHydrated(prepared, { account: { ...auth.account, ...author }, user: auth.user });
       if (participationId) h.participations.set(s.threadId, participationId);

@@ -38,6 +38,8 @@ const SourceSchema = z.object({
   privacy: z.enum(["public", "unlisted", "private", "direct", "local"]),
   language: z.string().nullable(),
   fields: z.array(z.object({ name: z.string(), value: z.string() })),
+  /** Who may quote the user's new posts (Mastodon 4.5). */
+  quote_policy: z.enum(["public", "followers", "nobody"]),
   pleroma: z.object({
     show_role: z.boolean().nullable(),
     no_rich_text: z.boolean().nullable(),

@@ -21,6 +21,9 @@ export const NOTIFICATION_TYPES = [
   "pleroma:report",
   // Follows lost to a domain block (Mastodon 4.3): `event` names the RelationshipSeveranceEvent.
   "severed_relationships",
+  // Someone quoted the user's post; a post the user quoted was edited (Mastodon 4.5).
+  "quote",
+  "quoted_update",
 ] as const;
 
 /** Mastodon 4.3's RelationshipSeveranceEvent (docs.joinmastodon.org/entities/RelationshipSeveranceEvent). */

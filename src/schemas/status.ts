@@ -81,6 +81,16 @@ const EmojiReactionSchema = z.object({ ...reactionFields, account_ids: z.array(z
 /** A reaction list entry (`GET …/reactions`): the reaction with the accounts behind it. */
 export const EmojiReactionAccountsSchema = z.object({ ...reactionFields, accounts: z.array(AccountSchema) });
 
+/** A quote's state (Mastodon 4.5): as its server and the quoted author left it, or as the viewer may see it. */
+export const QUOTE_STATES = ["pending", "accepted", "rejected", "revoked", "deleted", "unauthorized"] as const;
+/** A quote nested in a quoted status: the id only (Mastodon's `ShallowQuote`). */
+const ShallowQuoteSchema = z.object({ state: z.enum(QUOTE_STATES), quoted_status_id: z.string().nullable() });
+const QuoteApprovalSchema = z.object({
+  automatic: z.array(z.string()),
+  manual: z.array(z.string()),
+  current_user: z.enum(["automatic", "manual", "denied", "unknown"]),
+});
+
 const statusFields = {
   id: z.string(),
   uri: z.string(),
@@ -96,6 +106,8 @@ const statusFields = {
   replies_count: z.number().int(),
   reblogs_count: z.number().int(),
   favourites_count: z.number().int(),
+  quotes_count: z.number().int(),
+  quote_approval: QuoteApprovalSchema,
   reblogged: z.boolean(),
   favourited: z.boolean(),
   muted: z.boolean(),
@@ -126,11 +138,30 @@ const statusFields = {
     emoji_reactions: z.array(EmojiReactionSchema),
     parent_visible: z.boolean(),
     pinned_at: z.string().nullable(),
+    // Pleroma-FE's quote fields: the quoted post's id and ActivityPub id, whether the viewer may see it.
+    quote_id: z.string().nullable(),
+    quote_url: z.string().nullable(),
+    quote_visible: z.boolean(),
   }),
 };
 
-export const BaseStatusSchema = z.object({ ...statusFields, reblog: z.null() });
-export const StatusSchema = z.object({ ...statusFields, reblog: BaseStatusSchema.nullable() }).openapi("Status");
+/** A quoted status: its own quote shown by id only, no Pleroma `quote` inside. */
+const QuotedStatusSchema = z.object({
+  ...statusFields,
+  reblog: z.null(),
+  quote: ShallowQuoteSchema.nullable(),
+  pleroma: statusFields.pleroma.extend({ quote: z.null() }),
+});
+const QuoteSchema = z.object({ state: z.enum(QUOTE_STATES), quoted_status: QuotedStatusSchema.nullable() });
+const quoteFields = {
+  quote: QuoteSchema.nullable(),
+  pleroma: statusFields.pleroma.extend({ quote: QuotedStatusSchema.nullable() }),
+};
+
+export const BaseStatusSchema = z.object({ ...statusFields, ...quoteFields, reblog: z.null() });
+export const StatusSchema = z
+  .object({ ...statusFields, ...quoteFields, reblog: BaseStatusSchema.nullable() })
+  .openapi("Status");
 
 export const ContextSchema = z
   .object({ ancestors: z.array(StatusSchema), descendants: z.array(StatusSchema) })
@@ -179,6 +210,7 @@ export const ScheduledStatusSchema = z
 
 export type Status = z.infer<typeof StatusSchema>;
 export type BaseStatus = z.infer<typeof BaseStatusSchema>;
+export type QuotedStatus = z.infer<typeof QuotedStatusSchema>;
 export type MediaAttachment = z.infer<typeof MediaAttachmentSchema>;
 export type Poll = z.infer<typeof PollSchema>;
 export type Card = z.infer<typeof CardSchema>;

@@ -56,7 +56,11 @@ const toFollowers = (statusId: string) =>
 const statusAudience = (statusId: string): Audience => ({
   kind: "many",
   followers: toFollowers(statusId),
-  accounts: sql`(SELECT account_id FROM status_recipients WHERE status_id = ${statusId} AND ${federatingStatus(statusId)})`,
+  // The author of a post it quotes too, when it is public or unlisted (as Mastodon 4.5 reaches them; never a
+  // narrower post's).
+  accounts: sql`(SELECT account_id FROM status_recipients WHERE status_id = ${statusId} AND ${federatingStatus(statusId)}
+    UNION SELECT quoted_account_id FROM quotes WHERE status_id = ${statusId} AND quoted_account_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.local = 1 AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'unlisted')))`,
   relays: sql`(${federatingStatus(statusId)} AND EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.visibility = 'public'))`,
 });
 
@@ -131,6 +135,11 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
       accounts: sql`(SELECT o.account_id FROM statuses r JOIN statuses o ON o.id = r.reblog_of_id WHERE r.id = ${a.statusId} AND ${shareable})`,
     };
   },
+  // FEP-044f's exchanges: between the quoting and the quoted author.
+  QuoteRequest: (_actor, a) => one(a.targetId),
+  QuoteAccept: (_actor, a) => one(a.requesterId),
+  QuoteReject: (_actor, a) => one(a.requesterId),
+  DeleteQuoteAuthorization: (_actor, a) => one(a.targetId),
   RelayFollow: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
   RelayUndo: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
   RelayAccept: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),

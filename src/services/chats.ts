@@ -61,6 +61,7 @@ const {
   fieldsSource: _fs,
   mascot: _m,
   registrationReason: _r,
+  quotePolicy: _q,
   ...otherUserColumns
 } = userColumns;
 const OMITTED_USER = {
@@ -70,6 +71,7 @@ const OMITTED_USER = {
   fieldsSource: null,
   mascot: null,
   registrationReason: null,
+  quotePolicy: "public" as const,
 };
 
 /**

@@ -17,6 +17,7 @@ import {
   filters,
   mediaAttachments,
   polls,
+  quotes,
   statuses,
   tokens,
   userColumns,
@@ -42,6 +43,7 @@ const UNRENDERED_ACCOUNT_COLUMNS = ["public_key", "inbox_url", "shared_inbox_url
 export type MediaRow = typeof mediaAttachments.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
 export type EmojiRow = typeof customEmojis.$inferSelect;
+export type QuoteRow = typeof quotes.$inferSelect;
 
 export interface Hydrated {
   viewerId: string | null;
@@ -75,6 +77,10 @@ export interface Hydrated {
   plainText: boolean;
   /** The viewer's filters in force (rendered as `filtered` where they match). */
   filters: (typeof filters.$inferSelect)[];
+  /** The quote each loaded quoting status makes (its quoted status, when stored, is loaded too). */
+  quotes: Map<string, QuoteRow>;
+  /** Loaded statuses whose author the viewer follows, among those only followers may quote. */
+  followsAuthor: Set<string>;
   /** Every row read, parsed, by kind: the caller's own parts (`HydrateOptions.parts`) are read from here. */
   extra: Map<string, any[]>;
 }
@@ -245,7 +251,8 @@ function pageCtes(source: string[] | SQL, withLoaded: boolean): SQL {
   // Distinct: notifications name a status many times.
   if (!withLoaded) return sql`page(id) AS NOT MATERIALIZED (SELECT DISTINCT * FROM (${src}))`;
   return sql`page(id) AS MATERIALIZED (SELECT DISTINCT * FROM (${src})),
-    loaded(id) AS (SELECT id FROM page UNION SELECT lr.reblog_of_id FROM page lp JOIN statuses lr ON lr.id = lp.id WHERE lr.reblog_of_id IS NOT NULL)`;
+    loaded(id) AS (SELECT id FROM page UNION SELECT lr.reblog_of_id FROM page lp JOIN statuses lr ON lr.id = lp.id WHERE lr.reblog_of_id IS NOT NULL
+      UNION SELECT lq.quoted_status_id FROM page lqp JOIN quotes lq ON lq.status_id = lqp.id WHERE lq.quoted_status_id IS NOT NULL)`;
 }
 
 /**
@@ -266,8 +273,18 @@ function statusesPart(scope: ViewerScope, opts: { withMuted?: boolean }): SQL {
  * viewer may see and did (`viewerFacts`); `pg`: it is one of the page's statuses (not only reblogged by one).
  * Each is a correlated look-up on an index: a status without media, poll, tags... reads nothing for them.
  */
-function statusObject(x: string, scope: ViewerScope, opts: { withMuted?: boolean }, inPage: boolean): SQL {
+function statusObject(
+  x: string,
+  scope: ViewerScope,
+  opts: { withMuted?: boolean },
+  inPage: boolean,
+  nested = false,
+): SQL {
   const c = (col: string) => sql.raw(`${x}.${col}`);
+  // The quote it makes, and (one level deep: a quoted post's own quote is shown by id only) the quoted status.
+  const quoted = nested
+    ? sql`NULL`
+    : sql`(SELECT ${statusObject(`${x}q`, scope, opts, false, true)} FROM statuses ${sql.raw(`${x}q`)} WHERE ${sql.raw(`${x}q`)}.id = ${sql.raw(`${x}qr`)}.quoted_status_id)`;
   return sql`json_object('pg', ${sql.raw(inPage ? "1" : "0")}, 's', ${jsonObject(statuses, x)},
     'a', ${accountById(c("account_id"))},
     'ra', CASE WHEN ${c("in_reply_to_account_id")} <> ${c("account_id")} THEN ${accountById(c("in_reply_to_account_id"))} END,
@@ -280,6 +297,7 @@ function statusObject(x: string, scope: ViewerScope, opts: { withMuted?: boolean
       FROM polls pl WHERE pl.status_id = ${c("id")}),
     'app', (SELECT json_object('id', ap.id, 'name', ap.name, 'website', ap.website) FROM apps ap WHERE ap.id = ${c("app_id")}),
     'card', (SELECT json_object('url', lc.url, 'data', lc.data) FROM link_cards lc WHERE lc.url = ${c("card_url")}),
+    'q', (SELECT json_object('row', ${jsonObject(quotes, `${x}qr`)}, 'qs', ${quoted}) FROM quotes ${sql.raw(`${x}qr`)} WHERE ${sql.raw(`${x}qr`)}.status_id = ${c("id")}),
     'x', ${viewerFacts(x, scope, opts)})`;
 }
 
@@ -325,6 +343,7 @@ function viewerFacts(x: string, { me, viewer, one }: ViewerScope, opts: { withMu
     'bm', EXISTS (SELECT 1 FROM bookmarks bm WHERE bm.account_id = ${me} AND bm.status_id = ${c("id")}),
     'rb', EXISTS (SELECT 1 FROM statuses rb WHERE rb.account_id = ${me} AND rb.reblog_of_id = ${c("id")}),
     'tm', (SELECT tmu.thread_id FROM thread_mutes tmu WHERE tmu.account_id = ${me} AND tmu.thread_id = ${c("thread_id")} AND (tmu.expires_at IS NULL OR tmu.expires_at > ${t})),
+    'fo', CASE WHEN ${c("quote_policy")} = 'followers' THEN EXISTS (SELECT 1 FROM follows fo WHERE fo.account_id = ${me} AND fo.target_account_id = ${c("account_id")}) ELSE 0 END,
     'pv', (SELECT p.id FROM statuses p WHERE p.id = ${c("in_reply_to_id")} AND ${visibleTo(viewer, { id: sql`p.id`, accountId: sql`p.account_id`, visibility: sql`p.visibility` })}),
     'ov', (SELECT json_group_array(ov.choice) FROM polls op JOIN poll_votes ov ON ov.poll_id = op.id WHERE op.status_id = ${c("id")} AND ov.account_id = ${me}),
     'pa', (SELECT pa.id FROM conversations cv JOIN participations pa ON pa.conversation_id = cv.id WHERE cv.thread_id = ${c("thread_id")} AND pa.account_id = ${me}),
@@ -433,6 +452,7 @@ interface Facts {
   pv: string | null;
   ov: number[];
   pa: string | null;
+  fo: number;
   rx: { e: string; n: number; me: number; first: string; a: unknown; em: Record<string, unknown> | null }[];
 }
 
@@ -447,6 +467,7 @@ interface StatusObject {
   p: { row: Record<string, unknown>; c: [number, number][]; n: number } | null;
   app: { id: string; name: string; website: string | null } | null;
   card: { url: string; data: string | null } | null;
+  q: { row: Record<string, unknown>; qs: unknown } | null;
   x: Facts;
 }
 
@@ -481,6 +502,8 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     visibleParents: new Set(),
     participations: new Map(),
     emojis: new Map(),
+    quotes: new Map(),
+    followsAuthor: new Set(),
     plainText: of("plainText").length > 0,
     filters: of("filter").map((o) => fromJson(filters, o)),
     extra: by,
@@ -492,14 +515,18 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
   // The viewer's own facts when read apart (`hydrateEach`): they replace the anonymous ones.
   const ownFacts = new Map<string, Facts>(of("facts").map((o: { id: string; x: unknown }) => [o.id, parsed(o.x)]));
   const page = new Set<string>();
-  for (const pair of of("st") as unknown[][]) {
-    for (const item of pair) {
-      if (item === null) continue;
+  const add = (item: unknown) => {
+    {
       const o = parsed<StatusObject>(item);
       const s = fromJson(statuses, o.s);
       if (o.pg) page.add(s.id);
-      if (h.statuses.has(s.id)) continue;
+      if (h.statuses.has(s.id)) return;
       h.statuses.set(s.id, s);
+      const q = o.q === null || o.q === undefined ? null : parsed<NonNullable<StatusObject["q"]>>(o.q);
+      if (q) {
+        h.quotes.set(s.id, fromJson(quotes, parsed(q.row)));
+        if (q.qs !== null && q.qs !== undefined) add(q.qs);
+      }
       addAccount(o.a);
       addAccount(o.ra);
       const mentioned = parsed<unknown[]>(o.m).map((a) => parsed<Parameters<typeof accountFromJson>[0]>(a));
@@ -541,6 +568,7 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
       if (x.tm !== null) h.mutedThreads.add(x.tm);
       if (x.pv !== null) h.visibleParents.add(x.pv);
       if (x.pa !== null) h.participations.set(s.threadId, x.pa);
+      if (x.fo) h.followsAuthor.add(s.id);
       const own = parsed<number[]>(x.ov);
       if (own.length && p) h.ownVotes.set(p.row.id as string, own);
       const reactions = parsed<unknown[]>(x.rx)
@@ -557,7 +585,8 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
         h.emojis.set(e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e);
       }
     }
-  }
+  };
+  for (const pair of of("st") as unknown[][]) for (const item of pair) if (item !== null) add(item);
   h.page = [...page].sort(newestFirst);
   return h;
 }

@@ -65,6 +65,22 @@ export type OutboxActivity =
    * relay's row).
    */
   | { type: "RelayFollow" | "RelayUndo"; uri: string; inbox: string; object: string }
+  /** Asking a remote author to approve a local quote (`statusId`) of their post `objectUri` (FEP-044f). */
+  | { type: "QuoteRequest"; uri: string; statusId: string; objectUri: string; targetId: string }
+  /**
+   * Answering a remote `QuoteRequest` (`uri`: its id) of the local post `objectUri` by the post `instrument`;
+   * `result`: the stamp an Accept hands over (null for a Reject).
+   */
+  | {
+      type: "QuoteAccept" | "QuoteReject";
+      uri: string;
+      objectUri: string;
+      instrument: string;
+      requesterId: string;
+      result: string | null;
+    }
+  /** An approval withdrawn: a `Delete` of its stamp (`uri`), to the quoting author. */
+  | { type: "DeleteQuoteAuthorization"; uri: string; targetId: string }
   /** The instance actor accepts a followed relay's Follow of it (`uri`: their Follow's id; `actor`: the relay). */
   | { type: "RelayAccept"; uri: string; inbox: string; actor: string };
 

@@ -30,6 +30,8 @@ const ALERT_OF: Record<string, (typeof ALERTS)[number] | undefined> = {
   status: "status",
   poll: "poll",
   update: "update",
+  quote: "quote",
+  quoted_update: "quoted_update",
   "pleroma:chat_mention": "pleroma:chat_mention",
   "pleroma:emoji_reaction": "pleroma:emoji_reaction",
 };
@@ -125,6 +127,10 @@ function title(type: string, name: string, emoji: string | null): string {
       return "A poll has ended";
     case "update":
       return `${name} edited a post`;
+    case "quote":
+      return `${name} quoted your post`;
+    case "quoted_update":
+      return `${name} edited a post you quoted`;
     case "pleroma:emoji_reaction":
       return `${name} reacted with ${emoji ?? ""}`.trim();
     case "pleroma:chat_mention":

@@ -194,6 +194,7 @@ function newUserRow(
     confirmationSentAt: how.confirmationSent ? t : null,
     locale: input.language || input.locale || "en",
     defaultScope: "public",
+    quotePolicy: "public",
     sensitive: false,
     postingLanguage: null,
     noteSource: input.bio ?? "",

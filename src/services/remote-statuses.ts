@@ -11,7 +11,17 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { now, statement } from "../db/client";
 import { newId } from "../db/ids";
-import { accounts, follows, mediaAttachments, polls, statuses, type StatusEmoji, type Visibility } from "../db/schema";
+import {
+  accounts,
+  follows,
+  mediaAttachments,
+  polls,
+  statuses,
+  type QuotePolicy,
+  type StatusEmoji,
+  type Visibility,
+} from "../db/schema";
+import { inboundQuoteRow, notifyQuoters, quotedByUriQuery, type ParsedQuote } from "./quotes";
 import { searchBody } from "./feeds";
 import type { AccountRow } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
@@ -63,6 +73,10 @@ export interface ParsedNote {
     voters: number | null;
   } | null;
   counts: { replies: number; reblogs: number; favourites: number };
+  /** The post it quotes, in whichever form it says so (services/quotes.ts). */
+  quote: ParsedQuote | null;
+  /** Who may quote it, from its `interactionPolicy` (null: it says nothing). */
+  quotePolicy: QuotePolicy | null;
 }
 
 function mediaType(mime: string, isImage: boolean): MediaRow["type"] {
@@ -129,7 +143,7 @@ export async function storeRemoteNote(
   // What a local user asked for is theirs, not the sender's: neither limited nor counted.
   const sender = opts.requested === true ? null : senderOf(author.uri);
   const lt = opts.t ?? limitsClock.now();
-  const [existing, parentRows, recipientRows, followed, contextRows, storage, day, usage] = await d.batch([
+  const [existing, parentRows, recipientRows, followed, contextRows, storage, day, usage, quotedRows] = await d.batch([
     d.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, note.uri)),
     d
       .select()
@@ -148,8 +162,10 @@ export async function storeRemoteNote(
     storageRow(d),
     budgetRow(d, t),
     usageRows(d, sender ?? { actor: "", host: "" }, lt),
+    quotedByUriQuery(d, note.quote?.uri ?? "", author.id),
   ]);
   if (existing.length) return { stored: false, reason: "exists" };
+  const quoted = note.quote ? (quotedRows[0] ?? null) : null;
   const parent = (parentRows[0] as StatusRow | undefined) ?? null;
   const recipients = new Map<string, boolean>();
   const mentioned = new Set(note.mentions);
@@ -157,10 +173,17 @@ export async function storeRemoteNote(
   const localRecipient = recipientRows.some((r) => r.local && r.id !== author.id);
   // Public only, as the federation policies left it (an unlisted post would be stored and shown nowhere).
   const relayed = opts.relayed === true && note.visibility === "public";
+  // A quote of a local post concerns its author as a reply does.
+  const quotesLocal = quoted?.local === true;
   const relevant =
-    opts.requested === true || relayed || followed.length > 0 || localRecipient || (parent !== null && parent.local);
+    opts.requested === true ||
+    relayed ||
+    followed.length > 0 ||
+    localRecipient ||
+    (parent !== null && parent.local) ||
+    quotesLocal;
   if (!relevant) return { stored: false, reason: "irrelevant" };
-  const concernsLocal = localRecipient || (parent !== null && parent.local);
+  const concernsLocal = localRecipient || (parent !== null && parent.local) || quotesLocal;
   // What one actor and one host may make this instance store (services/inbound-limits.ts).
   const item = { bytes: itemBytes(note), followed: followed.length > 0, concernsLocal };
   const verdict: Verdict = sender ? judge(usage, sender, item, lt) : { ok: true, solicitedMention: concernsLocal };
@@ -226,6 +249,8 @@ export async function storeRemoteNote(
     searchRowid: null,
     homePull: false,
     storedAt: t,
+    quotePolicy: note.quotePolicy,
+    quotesCount: 0,
   };
   const poll: PollRow | null = note.poll
     ? {
@@ -260,6 +285,7 @@ export async function storeRemoteNote(
         poll,
         parent,
         participants: note.visibility === "direct" ? [author.id, ...recipients.keys()] : [],
+        quote: note.quote ? inboundQuoteRow(id, author.id, note.quote, quoted, t) : null,
         authorFollowers: author.followersCount,
         inlineFanoutMax: opts.inlineFanoutMax,
         // Searchable now when it is someone's here; otherwise on a local user's first interaction.
@@ -403,13 +429,14 @@ export async function updateRemoteNote(
   ];
   stmts.push(...countStatements(d, sender, item, false, lt));
   const notifying = stmts.push(notifyEdit(d, row, t)) - 1;
+  const quoters = stmts.push(notifyQuoters(d, row, t)) - 1;
   const results = await d.$client.batch(stmts);
   return {
     statusId: row.id,
     effects: {
       // Shown again, edited, on the streams that show it.
       events: [{ accountId: null, event: "status.update", payload: row.id }],
-      push: (results[notifying]!.meta?.changes ?? 0) > 0,
+      push: [notifying, quoters].some((i) => (results[i]!.meta?.changes ?? 0) > 0),
     },
   };
 }

@@ -10,6 +10,7 @@
  * - an edit received from a remote author (services/remote-statuses.ts `updateRemoteNote`) keeps its versions
  *   and notifies the same way, through `versionStatements` and `notifyEdit`.
  */
+import { notifyQuoters } from "./quotes";
 import type { Effects } from "./effects";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -320,7 +321,7 @@ export async function editStatus(
   stmts.push(outboxWrite(d, me, { type: "Update", statusId: id }, t));
   const notifying = stmts.length;
   if (newMentions.length) stmts.push(notify(d, { type: "mention", to: newMentions, from: me, statusId: id, at: t }));
-  stmts.push(notifyEdit(d, status, t));
+  stmts.push(notifyEdit(d, status, t), notifyQuoters(d, status, t));
   const notifyingEnd = stmts.length;
   const results = await d.$client.batch(stmts);
   return {

@@ -17,6 +17,7 @@ import {
   mediaAttachments,
   participations,
   polls,
+  quotes,
   statusRecipients,
   statuses,
   userColumns,
@@ -29,12 +30,14 @@ import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
 import type { AccountRow, AccountWithUser, UserRow } from "./accounts";
-import type { Hydrated, MediaRow, PollRow, StatusRow } from "./hydrate";
+import type { Hydrated, MediaRow, PollRow, QuoteRow, StatusRow } from "./hydrate";
 import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 import { outboxWrite } from "./outbox";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { usableUploads } from "./uploads";
+import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
+import { postPolicy, QUOTE_POLICIES } from "../lib/quote-policy";
 
 export const IDEMPOTENCY_HOURS = 6;
 const MIN_EXPIRY_SECONDS = 3600;
@@ -64,6 +67,11 @@ export interface PostInput {
   to?: string[];
   expires_in?: number;
   in_reply_to_conversation_id?: string;
+  /** The post it quotes (Mastodon 4.5; Pleroma's `quote_id` is the same). */
+  quoted_status_id?: string;
+  quote_id?: string;
+  /** Who may quote it (Mastodon 4.5's `quote_approval_policy`; unknown values: the author's default). */
+  quote_approval_policy?: string;
 }
 
 export interface PostContext {
@@ -125,6 +133,8 @@ interface Prepared {
   participants: string[];
   authorFollowers: number;
   inlineFanoutMax: number;
+  /** The quote it makes (services/quotes.ts). */
+  quote?: QuoteRow | null;
   /**
    * A remote status written searchable on arrival (services/feeds.ts `indexOnInteraction` says which); a local
    * one always is.
@@ -191,43 +201,54 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   // Only the reads this post needs, in one round trip; a plain post needs none (its author came with the token).
   const replyId = p.in_reply_to_id && isId(p.in_reply_to_id) ? p.in_reply_to_id : null;
   const conversationId = p.in_reply_to_conversation_id ?? null;
-  const [parentRows, mediaRows, listRows, memberRows, participationRows, mentionRows, emojiRows, replyToRows] =
-    await readsWhere(d, [
-      p.in_reply_to_id
-        ? d
-            .select()
-            .from(statuses)
-            .where(and(eq(statuses.id, replyId ?? ""), visibleTo(me)))
-        : null,
-      // A scheduled post being posted takes its own uploads.
-      mediaIds.length ? usableUploads(d, me, mediaIds, { scheduled: true }) : null,
-      listId !== null
-        ? d
-            .select()
-            .from(lists)
-            .where(and(eq(lists.id, listId), eq(lists.accountId, me)))
-        : null,
-      listId !== null
-        ? d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId))
-        : null,
-      conversationId !== null
-        ? d
-            .select({ p: participations, threadId: conversations.threadId })
-            .from(participations)
-            .innerJoin(conversations, eq(conversations.id, participations.conversationId))
-            .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
-        : null,
-      acctKeys.length ? accountsByAcctKey(d, acctKeys) : null,
-      // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
-      shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
-      p.in_reply_to_id
-        ? d
-            .select({ account: accounts, user: userColumns })
-            .from(accounts)
-            .leftJoin(users, eq(users.accountId, accounts.id))
-            .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id})`)
-        : null,
-    ] as const);
+  const quotedId = p.quoted_status_id ?? p.quote_id ?? null;
+  const [
+    parentRows,
+    mediaRows,
+    listRows,
+    memberRows,
+    participationRows,
+    mentionRows,
+    emojiRows,
+    replyToRows,
+    quotedRows,
+  ] = await readsWhere(d, [
+    p.in_reply_to_id
+      ? d
+          .select()
+          .from(statuses)
+          .where(and(eq(statuses.id, replyId ?? ""), visibleTo(me)))
+      : null,
+    // A scheduled post being posted takes its own uploads.
+    mediaIds.length ? usableUploads(d, me, mediaIds, { scheduled: true }) : null,
+    listId !== null
+      ? d
+          .select()
+          .from(lists)
+          .where(and(eq(lists.id, listId), eq(lists.accountId, me)))
+      : null,
+    listId !== null
+      ? d.select({ accountId: listAccounts.accountId }).from(listAccounts).where(eq(listAccounts.listId, listId))
+      : null,
+    conversationId !== null
+      ? d
+          .select({ p: participations, threadId: conversations.threadId })
+          .from(participations)
+          .innerJoin(conversations, eq(conversations.id, participations.conversationId))
+          .where(and(eq(participations.id, conversationId), eq(participations.accountId, me)))
+      : null,
+    acctKeys.length ? accountsByAcctKey(d, acctKeys) : null,
+    // A local post's `:code:` is this instance's emoji (domain NULL); the resolution is stored with the status.
+    shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
+    p.in_reply_to_id
+      ? d
+          .select({ account: accounts, user: userColumns })
+          .from(accounts)
+          .leftJoin(users, eq(users.accountId, accounts.id))
+          .where(sql`${accounts.id} = (SELECT account_id FROM statuses WHERE id = ${p.in_reply_to_id})`)
+      : null,
+    quotedId !== null ? quotedPostQuery(d, me, quotedId) : null,
+  ] as const);
 
   const parent = parentRows[0] ?? null;
   if (p.in_reply_to_id && !parent) throw notFound();
@@ -236,6 +257,8 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   if (listId && listRows.length === 0) throw notFound();
   const participation = participationRows[0] ?? null;
   if (p.in_reply_to_conversation_id && !participation) throw notFound();
+  const quoted = quotedRows[0] ?? null;
+  if (quotedId !== null && !quoted) throw notFound();
 
   // Direct stays direct: a reply in a direct thread, or to a conversation, cannot widen the audience.
   let visibility: Visibility;
@@ -278,10 +301,14 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const spoiler = p.spoiler_text ?? "";
 
   const id = newId(t);
+  const uri = `${ctx.base}/objects/${id}`;
+  const quote = quoted ? prepareQuote(me, quoted, { id, uri }, visibility, t) : null;
+  if (quote) visibility = quote.visibility;
+  const asked = QUOTE_POLICIES.find((x) => x === p.quote_approval_policy) ?? author.user.quotePolicy;
   const threadId = participation?.threadId ?? parent?.threadId ?? id;
   const status: StatusRow = {
     id,
-    uri: `${ctx.base}/objects/${id}`,
+    uri,
     url: `${ctx.base}/notice/${id}`,
     accountId: me,
     inReplyToId: parent?.id ?? null,
@@ -312,6 +339,8 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     searchRowid: null,
     homePull: false,
     storedAt: null,
+    quotePolicy: postPolicy(visibility, asked),
+    quotesCount: 0,
   };
   const order = new Map(mediaIds.map((m, i) => [m, i]));
   const media = mediaRows
@@ -346,6 +375,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     participants: visibility === "direct" ? [me, ...addressedIds] : [],
     authorFollowers: author.account.followersCount,
     inlineFanoutMax: ctx.cfg.inlineFanoutMax,
+    quote: quote?.row ?? null,
   };
 }
 
@@ -389,6 +419,10 @@ export async function writePost(
       ),
     );
   }
+  // Its quote (the row, its notification and count, or the request to a remote author), and earlier quotes of
+  // this post stored before it was.
+  if (prepared.quote) stmts.push(...quoteWrites(d, s, prepared.quote));
+  stmts.push(statement(d, linkQuotesTo(s)));
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
   stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t));
@@ -573,6 +607,8 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
     participations: new Map(),
     // Only reactions use these; a preview has none (its own emoji are in the status row).
     emojis: new Map(),
+    quotes: prepared.quote ? new Map([[s.id, prepared.quote]]) : new Map(),
+    followsAuthor: new Set(),
     plainText: author.user?.noRichText ?? false,
     extra: new Map(),
   };
@@ -600,7 +636,7 @@ export async function deleteStatuses(
 ): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[]; effects: Effects }> {
   const extra = opts.extra ?? [];
   if (ids.length === 0) return { deleted: [], files: [], events: [], effects: {} };
-  const { rows, media, addressed } = await readDeletion(d, ids);
+  const { rows, media, addressed, quotedRows } = await readDeletion(d, ids);
   if (rows.length === 0) return { deleted: [], files: [], events: [], effects: {} };
   // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
   const federation = opts.silent ? [] : deletionActivities(d, ids, rows, addressed);
@@ -608,7 +644,7 @@ export async function deleteStatuses(
     ...federation,
     ...(opts.guard ? [opts.guard] : []),
     ...deletionStatements(d, rows),
-    ...deletionRecounts(d, rows),
+    ...deletionRecounts(d, rows, quotedRows),
     // The caller's own writes (a moderation-log entry) go in the same batch.
     ...extra,
   ]);
@@ -635,7 +671,7 @@ export async function deleteStatuses(
 async function readDeletion(d: DB, ids: string[]) {
   const json = JSON.stringify(ids);
   const targets = sql`(SELECT value FROM json_each(${json}) UNION SELECT id FROM statuses WHERE reblog_of_id IN (SELECT value FROM json_each(${json})))`;
-  const [rows, media, addressed] = await d.batch([
+  const [rows, media, addressed, quotedRows] = await d.batch([
     d
       .select({
         id: statuses.id,
@@ -664,8 +700,14 @@ async function readDeletion(d: DB, ids: string[]) {
       .innerJoin(statusRecipients, sql`${statusRecipients.statusId} = coalesce(${statuses.reblogOfId}, ${statuses.id})`)
       .innerJoin(accounts, eq(accounts.id, statusRecipients.accountId))
       .where(sql`${statuses.id} IN ${targets}`),
+    d
+      .select({ id: sql<string>`${quotes.quotedStatusId}` })
+      .from(quotes)
+      .where(
+        sql`${quotes.statusId} IN (SELECT value FROM json_each(${json})) AND ${quotes.quotedStatusId} IS NOT NULL`,
+      ),
   ]);
-  return { rows, media, addressed };
+  return { rows, media, addressed, quotedRows };
 }
 
 type DeletedRows = Awaited<ReturnType<typeof readDeletion>>;
@@ -690,6 +732,12 @@ function deletionStatements(d: DB, rows: DeletedRows["rows"]): D1PreparedStateme
     statement(d, sql`DELETE FROM bookmarks WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM emoji_reactions WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM notifications WHERE ${inAll("status_id")}`),
+    // Quotes they make go; quotes of them stay, shown as of a deleted post (their counts recounted below).
+    statement(d, sql`DELETE FROM quotes WHERE ${inAll("status_id")}`),
+    statement(
+      d,
+      sql`UPDATE quotes SET quoted_status_id = NULL, state = CASE WHEN state = 'accepted' THEN 'deleted' ELSE state END WHERE ${inAll("quoted_status_id")}`,
+    ),
     // A reblog going takes its `reblog` notification (about the original) with it, in the same batch.
     statement(
       d,
@@ -747,7 +795,11 @@ function deletionActivities(
 }
 
 /** The counters the deleted statuses counted in: their authors' statuses, their parents' replies, reblogs. */
-function deletionRecounts(d: DB, rows: DeletedRows["rows"]): D1PreparedStatement[] {
+function deletionRecounts(
+  d: DB,
+  rows: DeletedRows["rows"],
+  quotedRows: DeletedRows["quotedRows"],
+): D1PreparedStatement[] {
   const stmts: D1PreparedStatement[] = [];
   for (const accountId of new Set(rows.map((r) => r.accountId))) {
     stmts.push(
@@ -761,6 +813,8 @@ function deletionRecounts(d: DB, rows: DeletedRows["rows"]): D1PreparedStatement
     stmts.push(statement(d, recountReplies(parent)));
   for (const original of new Set(rows.flatMap((r) => (r.reblogOfId ? [r.reblogOfId] : []))))
     stmts.push(statement(d, recountReblogs(original)));
+  // The posts they quoted count them no more.
+  for (const q of new Set(quotedRows.map((r) => r.id))) stmts.push(statement(d, recountQuotes(q)));
   return stmts;
 }
 

@@ -3,6 +3,7 @@
  * Pleroma's length and count checks, new images stored, account and user rows in one batch with the profile's
  * `Update` for other servers (profile-updates.ts).
  */
+import { QUOTE_POLICIES } from "../lib/quote-policy";
 import { eq } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { mixedBatch, now } from "../db/client";
@@ -75,7 +76,7 @@ export interface CredentialsInput {
   bot?: boolean;
   discoverable?: boolean;
   actor_type?: ActorType;
-  source?: { privacy?: Visibility; sensitive?: boolean; language?: string };
+  source?: { privacy?: Visibility; sensitive?: boolean; language?: string; quote_policy?: string };
   fields_attributes?: { name: string; value: string }[];
   no_rich_text?: boolean;
   hide_followers?: boolean;
@@ -189,6 +190,9 @@ function credentialsUpdate(cfg: Config, p: CredentialsInput, user: UserRow): Cre
   const privacy = p.source?.privacy ?? p.default_scope;
   if (privacy !== undefined) u.defaultScope = privacy;
   if (p.source?.sensitive !== undefined) u.sensitive = p.source.sensitive;
+  // Mastodon 4.5's default quote policy; a value this server does not know is ignored.
+  const quotePolicy = QUOTE_POLICIES.find((x) => x === p.source?.quote_policy);
+  if (quotePolicy) u.quotePolicy = quotePolicy;
   if (p.source?.language !== undefined) u.postingLanguage = p.source.language || null;
   if (p.language !== undefined) u.locale = p.language;
   if (p.pleroma_settings_store !== undefined) {

@@ -65,6 +65,10 @@ const NEEDS: { [K in OutboxKind]: (a: OutboxActivityOf<K>) => Needs } = {
   RelayFollow: () => NONE,
   RelayUndo: () => NONE,
   RelayAccept: () => NONE,
+  QuoteRequest: (a) => ({ statuses: [a.statusId], accounts: [a.targetId] }),
+  QuoteAccept: (a) => ({ accounts: [a.requesterId] }),
+  QuoteReject: (a) => ({ accounts: [a.requesterId] }),
+  DeleteQuoteAuthorization: target,
 };
 
 const needsOf = (a: OutboxActivity): Needs => (NEEDS[a.type] as (a: OutboxActivity) => Needs)(a);

@@ -13,6 +13,7 @@ import {
   Follow,
   Move,
   PUBLIC_COLLECTION,
+  QuoteRequest,
   Reject,
   Remove,
   Tombstone,
@@ -238,6 +239,46 @@ export function buildActivity(
       return a.type === "RelayFollow"
         ? follow
         : new Undo({ id: url(`${a.uri}/undo`), actor: instance, object: follow });
+    }
+    case "QuoteRequest": {
+      // Mastodon 4.5's: the quoted post as `object`, the quoting post embedded as `instrument`.
+      const target = src.accounts.get(a.targetId);
+      if (!target || src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
+      // Embedded only when anyone may read it; a narrower quote is named by id (its author's server decides).
+      const s = src.h.statuses.get(a.statusId)!;
+      const open = s.visibility === "public" || s.visibility === "unlisted";
+      const instrument = open ? statusObject(src.nc, src.h, src.parentUris, a.statusId) : url(s.uri);
+      if (!instrument) return null;
+      return new QuoteRequest({
+        id: url(a.uri),
+        actor: me,
+        object: url(a.objectUri),
+        instrument,
+        to: url(target.uri),
+      });
+    }
+    case "QuoteAccept":
+    case "QuoteReject": {
+      const requester = src.accounts.get(a.requesterId);
+      if (!requester) return null;
+      const Answer = a.type === "QuoteAccept" ? Accept : Reject;
+      return new Answer({
+        id: url(`${actor.uri}#${a.type === "QuoteAccept" ? "accepts" : "rejects"}/quote_requests/${outboxId}`),
+        actor: me,
+        object: new QuoteRequest({
+          id: url(a.uri),
+          actor: url(requester.uri),
+          object: url(a.objectUri),
+          instrument: url(a.instrument),
+        }),
+        result: a.result ? url(a.result) : null,
+        to: url(requester.uri),
+      });
+    }
+    case "DeleteQuoteAuthorization": {
+      const target = src.accounts.get(a.targetId);
+      if (!target) return null;
+      return new Delete({ id: url(`${a.uri}#delete`), actor: me, object: url(a.uri), to: url(target.uri) });
     }
     case "RelayAccept": {
       const instance = url(instanceActorUri(src.nc.base));

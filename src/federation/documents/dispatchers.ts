@@ -4,7 +4,7 @@
  * collections. Authorized fetch (door/authorized-fetch.ts) decides who may read each.
  */
 import type { Context, FederationBuilder, RequestContext } from "@fedify/fedify";
-import { Announce, Note, Tombstone } from "@fedify/vocab";
+import { Announce, Note, QuoteAuthorization, Tombstone } from "@fedify/vocab";
 import { follows, type accounts } from "../../db/schema";
 import { pemToDer } from "../../lib/keys";
 import { relatedAccounts } from "../../services/account-pages";
@@ -20,6 +20,7 @@ import {
   outboxPage,
 } from "../../services/federated-statuses";
 import { deletionState } from "../../services/account-deletion";
+import { localStamp } from "../../services/quotes";
 import { subscribeTemplate, SUBSCRIBE_REL } from "../../services/remote-interaction";
 import type { FederationData } from "../data";
 import { fetchAllowed, ownerByUsername, ownerOfStatus } from "../door/authorized-fetch";
@@ -117,6 +118,7 @@ export function registerDispatchers(builder: FederationBuilder<FederationData>):
   registerWebFingerLinks(builder);
   registerRelations(builder);
   registerStatusObjects(builder);
+  registerQuoteStamps(builder);
   registerOutbox(builder);
   registerFeatured(builder);
 }
@@ -204,6 +206,27 @@ function registerStatusObjects(builder: FederationBuilder<FederationData>): void
       return announceActivity(noteContext(ctx), found.h, id);
     })
     .authorize((ctx, { id }) => fetchAllowed(ctx, ownerOfStatus(id)));
+}
+
+function registerQuoteStamps(builder: FederationBuilder<FederationData>): void {
+  // An approved quote's stamp (FEP-044f's `QuoteAuthorization`), at its own id under the quoted author; none
+  // (404) once revoked or when either post is gone. Other servers fetch it to check a quote.
+  builder
+    .setObjectDispatcher(
+      QuoteAuthorization,
+      "/users/{identifier}/quote_authorizations/{id}",
+      async (ctx, { identifier, id }) => {
+        const stamp = await localStamp(ctx.data.d, identifier, id);
+        if (!stamp) return null;
+        return new QuoteAuthorization({
+          id: new URL(stamp.authorizationUri),
+          attribution: new URL(stamp.authorUri),
+          interactingObject: new URL(stamp.quotingUri),
+          interactionTarget: new URL(stamp.quotedUri),
+        });
+      },
+    )
+    .authorize((ctx, { identifier }) => byOwner(ctx, identifier));
 }
 
 function registerOutbox(builder: FederationBuilder<FederationData>): void {

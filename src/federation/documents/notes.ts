@@ -9,6 +9,7 @@ import type { Hydrated, StatusRow } from "../../services/hydrate";
 import { addressing } from "../../services/addressing";
 import { mediaUrl, type Origins } from "../../lib/media-urls";
 import { emojiTag } from "./emoji-tags";
+import { interactionPolicy, quoteLinkTag } from "./interaction-policy";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
@@ -83,6 +84,9 @@ export function statusObject(
       }),
   );
   const parent = s.inReplyToId ? parentUris.get(s.inReplyToId) : undefined;
+  // Its quote (FEP-044f's `quote`, and the older forms Fedify writes with `quoteUrl`: `_misskey_quote`,
+  // `quoteUri`, plus FEP-e232's tag), with the stamp once the quoted author approved it.
+  const quote = h.quotes.get(s.id);
   const common = {
     id: new URL(s.uri),
     url: new URL(s.url),
@@ -93,12 +97,16 @@ export function statusObject(
     published: instant(s.createdAt),
     updated: s.editedAt === null ? null : instant(s.editedAt),
     replyTarget: parent ? new URL(parent) : null,
-    tags: [...mentions, ...hashtags, ...emojis],
+    tags: [...mentions, ...hashtags, ...emojis, ...(quote ? [quoteLinkTag(quote.quotedUri)] : [])],
     attachments,
     tos: urls(to.to),
     ccs: urls(to.cc),
     // Its replies seen by anyone (routes/replies.ts), first page by URL as Mastodon's consumers follow it.
     replies: new Collection({ id: new URL(`${s.uri}/replies`), first: new URL(`${s.uri}/replies?page=true`) }),
+    interactionPolicy: interactionPolicy(s.quotePolicy, author.uri, ctx.followersOf(author.username)),
+    quote: quote ? new URL(quote.quotedUri) : null,
+    quoteUrl: quote ? new URL(quote.quotedUri) : null,
+    quoteAuthorization: quote?.state === "accepted" && quote.authorizationUri ? new URL(quote.authorizationUri) : null,
   };
   const poll = h.polls.get(s.id);
   if (!poll) return new Note(common);

@@ -9,6 +9,8 @@ import type { StatusEmoji, Visibility } from "../../db/schema";
 import { htmlToText, sanitizeHtml } from "../../content/format";
 import type { AccountRow } from "../../services/accounts";
 import type { ParsedNote } from "../../services/remote-statuses";
+import type { ParsedQuote } from "../../services/quotes";
+import { readQuotePolicy } from "./interaction-policy";
 import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "./remote-objects";
 import { adaptObjectType, type ConvertedObject } from "./object-types";
 
@@ -67,9 +69,19 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   const mentions: string[] = [];
   const tags = new Set<string>();
   const emojis: StatusEmoji[] = [];
+  const quoteTags: string[] = [];
   try {
     for await (const tag of object.getTags(embedded)) {
-      if (tag instanceof Mention) {
+      if (tag instanceof Link && !(tag instanceof Mention) && !(tag instanceof Hashtag)) {
+        // FEP-e232's object link (Misskey's `_misskey_quote` relation, or any link to an ActivityStreams object).
+        const h = httpUrl(tag.href?.href ?? null);
+        const m = text(tag.mediaType);
+        if (
+          h &&
+          (tag.rels.includes("https://misskey-hub.net/ns#_misskey_quote") || /activitystreams|activity\+json/.test(m))
+        )
+          quoteTags.push(h);
+      } else if (tag instanceof Mention) {
         const h = tag.href?.href;
         if (h && mentions.length < MAX_RECIPIENTS) mentions.push(h);
       } else if (tag instanceof Hashtag) {
@@ -108,13 +120,7 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   }
   const content = object.content;
   let html = text(content).slice(0, MAX_CONTENT);
-  // Misskey's quote (`_misskey_quote`, `quoteUrl`, `quoteUri`): Starling has no quotes yet, so the link is kept
-  // in the text as Mastodon shows it ("RE: <url>") unless the content already links it.
-  const quote = httpUrl(
-    object instanceof Note || object instanceof Article || object instanceof Question ? object.quoteUrl?.href : null,
-  );
-  if (quote && !html.includes(quote))
-    html += `<p class="quote-inline">RE: <a href="${quote.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}">${quote.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</a></p>`;
+  const quote = readQuote(object, quoteTags);
   const summary = text(object.summary).slice(0, MAX_SUMMARY);
   let poll: ParsedNote["poll"] = null;
   if (object instanceof Question) {
@@ -171,7 +177,27 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
       reblogs: await totalOf(() => object.getShares(embedded)),
       favourites: await totalOf(() => object.getLikes(embedded)),
     },
+    quote,
+    quotePolicy: readQuotePolicy(object, followers),
   });
+}
+
+/**
+ * The post an object quotes: FEP-044f's `quote` (with its `quoteAuthorization`), else the older forms
+ * (`quoteUrl`, `_misskey_quote`, `quoteUri`: Fedify reads all three as `quoteUrl`), else an FEP-e232 link tag.
+ * Not verified here: federation/fetching/quote-stamps.ts checks the stamp.
+ */
+function readQuote(object: RemoteObject, tags: string[]): ParsedQuote | null {
+  const quoting = object instanceof Note || object instanceof Article || object instanceof Question ? object : null;
+  const modern = httpUrl(quoting?.quoteId?.href ?? null);
+  const uri = modern ?? httpUrl(quoting?.quoteUrl?.href ?? null) ?? tags[0] ?? null;
+  if (!uri || uri === object.id?.href) return null;
+  return {
+    uri,
+    authorization: modern ? httpUrl(quoting?.quoteAuthorizationId?.href ?? null) : null,
+    consentAware: modern !== null,
+    verified: false,
+  };
 }
 
 /** `votersCount` of a Question (a non-negative integer), or null. */

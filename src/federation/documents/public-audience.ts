@@ -9,7 +9,8 @@
 const PUBLIC_IRI = "https://www.w3.org/ns/activitystreams#Public";
 
 /** The addressing properties (and a Follow's object: Mastodon-style relays are followed with the public collection). */
-const ADDRESSING = new Set(["to", "cc", "bto", "bcc", "audience"]);
+// With the interaction policies' approvals (GoToSocial's and Mastodon 4.5's `interactionPolicy`), read alike.
+const ADDRESSING = new Set(["to", "cc", "bto", "bcc", "audience", "automaticApproval", "manualApproval"]);
 const isCompact = (v: unknown) => v === "as:Public" || v === "Public";
 
 function rewrite(value: unknown, key: string | null, depth: number): unknown {

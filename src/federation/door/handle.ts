@@ -43,7 +43,9 @@ function federationRefused(env: Env, url: URL): boolean {
 /** Actors, their collections and objects: ActivityStreams to servers, HTML pages (or 404) to people. */
 const isDocumentPath = (url: URL) =>
   /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname) ||
-  /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured)?\/?$/.test(url.pathname);
+  /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured|\/quote_authorizations\/[^/]+)?\/?$/.test(
+    url.pathname,
+  );
 
 function jsonError(status: number, error: string): Response {
   return new Response(JSON.stringify({ error }), {

@@ -6,7 +6,7 @@
  * One file per family, in this folder: follows.ts, notes.ts (posts, and the other object types shown as
  * statuses), chat-messages.ts, poll-votes.ts, interactions.ts (likes, reactions, boosts), blocks-and-reports.ts,
  * profiles.ts (an actor's own Update, pins, Move, Delete), group-posts.ts (a Group's Announce of its members'
- * posts) and relays.ts. An activity that spans families (an Undo, an Update, a Delete, an Announce) is told apart
+ * posts), quotes.ts (FEP-044f's requests, answers and stamps) and relays.ts. An activity that spans families (an Undo, an Update, a Delete, an Announce) is told apart
  * here. An activity type no listener handles, or a Create of an object type Starling does not show, is
  * acknowledged (202), logged and dropped, as is an Undo, Update, Accept or Reject of an object it has no use for.
  */
@@ -25,6 +25,7 @@ import {
   isActor,
   Like,
   Move,
+  QuoteRequest,
   Reject,
   Remove,
   Undo,
@@ -41,6 +42,7 @@ import { onFollow, onFollowAnswer, onUndoFollow } from "./follows";
 import { receiveGroupAnnounce } from "./group-posts";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./interactions";
 import { onCreate, onDeleteNote, onUpdateNote } from "./notes";
+import { onQuoteAnswer, onQuoteRequest, onStampDelete } from "./quotes";
 import { onActorDelete, onMove, receiveActorUpdate, receiveFeatured } from "./profiles";
 import { receiveRelayAnnounce } from "./relays";
 
@@ -48,8 +50,13 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
   builder
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, onFollow)
-    .on(Accept, (ctx, accept) => onFollowAnswer(ctx, accept, true))
-    .on(Reject, (ctx, reject) => onFollowAnswer(ctx, reject, false))
+    .on(Accept, async (ctx, accept) => {
+      if (!(await onQuoteAnswer(ctx, accept, true))) await onFollowAnswer(ctx, accept, true);
+    })
+    .on(Reject, async (ctx, reject) => {
+      if (!(await onQuoteAnswer(ctx, reject, false))) await onFollowAnswer(ctx, reject, false);
+    })
+    .on(QuoteRequest, onQuoteRequest)
     .on(Undo, onUndo)
     .on(Like, onLike)
     .on(EmojiReact, onEmojiReact)
@@ -73,7 +80,9 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .on(Delete, async (ctx, del) => {
       const id = del.objectId;
       if (!id) return;
-      return id.href === del.actorId?.href ? onActorDelete(ctx, del) : onDeleteNote(ctx, del, id);
+      if (id.href === del.actorId?.href) return onActorDelete(ctx, del);
+      // A quote's stamp withdrawn by the author who gave it (FEP-044f), else a post.
+      if (!(await onStampDelete(ctx, del, id))) return onDeleteNote(ctx, del, id);
     })
     .on(Move, onMove)
     .on(Block, onBlock)

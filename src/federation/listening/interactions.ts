@@ -9,18 +9,15 @@
  * whose content is a reaction is taken as one, as Pleroma does; any other Like is a favourite.
  */
 import type { InboxContext } from "@fedify/fedify";
-import { Announce, EmojiReact, isActor, Like, PUBLIC_COLLECTION, type Activity } from "@fedify/vocab";
+import { Announce, EmojiReact, Like, PUBLIC_COLLECTION, type Activity } from "@fedify/vocab";
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { config } from "../../env";
 import { statuses, type Visibility } from "../../db/schema";
 import type { FederationData } from "../data";
-import { after, isNoteLike, sender } from "./context";
-import { accountByUri } from "../../services/remote-accounts";
-import { upsertActor } from "../documents/parse-actor";
+import { after, sender } from "./context";
 import type { AccountRow } from "../../services/accounts";
-import { applyNotePolicies, rejectedHost } from "../../services/federation-policies";
-import { storeRemoteNote } from "../../services/remote-statuses";
-import { parseNote } from "../documents/parse-note";
+import { rejectedHost } from "../../services/federation-policies";
+import { fetchPublicPost } from "../fetching/quotes";
 import { embedded, readEmoji, text } from "../documents/remote-objects";
 import { isUnicodeEmoji } from "../../services/status-actions";
 import { visibleTo } from "../../services/visibility";
@@ -115,34 +112,6 @@ async function followedHere(ctx: Ctx, account: AccountRow): Promise<boolean> {
   return row !== undefined;
 }
 
-/**
- * An announced status not stored yet: fetched from its id (never taken as embedded), its author from its own
- * document, stored through the remote note path. Null when it cannot be had or is not public or unlisted.
- */
-async function fetchAnnounced(ctx: Ctx, uri: string): Promise<string | null> {
-  const d = ctx.data.d;
-  const object = await ctx.lookupObject(uri).catch(() => null);
-  if (!object || !isNoteLike(object) || object.id?.href !== uri) return null;
-  const authorId = object.attributionId;
-  if (!authorId || authorId.origin !== object.id.origin || rejectedHost(d, authorId.hostname)) return null;
-  let author = await accountByUri(d, authorId.href);
-  if (author && author.domain === null) return null;
-  if (!author) {
-    const actor = await ctx.lookupObject(authorId.href).catch(() => null);
-    if (!actor || !isActor(actor) || actor.id?.href !== authorId.href) return null;
-    author = await upsertActor(d, actor);
-  }
-  if (!author || author.deactivated) return null;
-  const note = applyNotePolicies(d, author.domain!, await parseNote(object, author, author.domain!));
-  if (note.visibility !== "public" && note.visibility !== "unlisted") return null;
-  const stored = await storeRemoteNote(d, author, note, {
-    inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
-    base: ctx.canonicalOrigin,
-    requested: true,
-  });
-  return stored.stored ? stored.statusId : null;
-}
-
 /** An `Announce` of a public or unlisted status: of a local one, or of one for the announcer's followers here. */
 export async function onAnnounce(ctx: Ctx, announce: Announce): Promise<void> {
   const from = await ownActivity(ctx, announce);
@@ -154,7 +123,7 @@ export async function onAnnounce(ctx: Ctx, announce: Announce): Promise<void> {
   // A remote status matters here only to the announcer's followers (a local one always does).
   if (original ? !original.local && !(await followedHere(ctx, from)) : !(await followedHere(ctx, from))) return;
   if (!original && announce.objectId!.origin !== new URL(ctx.canonicalOrigin).origin) {
-    if (!(await fetchAnnounced(ctx, uri))) return;
+    if (!(await fetchPublicPost(ctx, uri))) return;
   }
   // The one visibility rule, for the announcer: public or unlisted, its author active and not blocking it.
   original = await d

@@ -30,6 +30,7 @@ import { voteShape } from "../documents/polls";
 import { onChatMessage } from "./chat-messages";
 import { after, dropped, embedded, isNoteLike, sender } from "./context";
 import { receiveVoteActivity } from "./poll-votes";
+import { quoteOfUpdate, readyQuote } from "./quotes";
 import { isRelayKey } from "./relays";
 
 type Ctx = InboxContext<FederationData>;
@@ -88,6 +89,8 @@ export async function onCreate(ctx: Ctx, create: Create): Promise<void> {
         if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
       }),
     );
+  // A quote's target fetched when unknown (not for a relay's posts), its stamp checked.
+  await readyQuote(ctx, note, !relayed);
   const stored = await storeRemoteNote(d, from, note, {
     inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
     base,
@@ -111,6 +114,8 @@ export async function onUpdateNote(ctx: Ctx, update: Update, object: APObject | 
   const own = await ownObject(ctx, update, from);
   if (!own || own === "unhandled" || !(await authoredStatus(ctx.data.d, own.id!.href, from.uri))) return;
   const note = applyNotePolicies(ctx.data.d, from.domain!, await parseNote(own, from, from.domain!));
+  // Mastodon sends its quote again with the stamp once approved.
+  await quoteOfUpdate(ctx, note);
   // A poll's Update carries its tallies; it is an edit only when its `updated` is newer (services/remote-polls.ts).
   if (
     own instanceof Question &&

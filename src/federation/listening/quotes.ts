@@ -1,0 +1,121 @@
+/**
+ * Inbound quote traffic (issue 46; FEP-044f as Mastodon 4.5 speaks it; rules: services/quotes.ts): another
+ * server's `QuoteRequest` of a local post, the `Accept` or `Reject` of a local quote's request, the `Delete` of a
+ * stamp; and what a received post's quote needs before it is stored (its target fetched when unknown, its stamp
+ * verified on the quoted post's server).
+ */
+import type { InboxContext } from "@fedify/fedify";
+import { QuoteRequest, type Accept, type Delete, type Reject } from "@fedify/vocab";
+import { config } from "../../env";
+import type { AccountRow } from "../../services/accounts";
+import { applyNotePolicies } from "../../services/federation-policies";
+import { storedStatus } from "../../services/inbound-interactions";
+import {
+  approveVerified,
+  quoteRequested,
+  receiveQuoteAnswer,
+  receiveQuoteRequest,
+  receiveStampDeletion,
+} from "../../services/quotes";
+import { storeRemoteNote, type ParsedNote } from "../../services/remote-statuses";
+import type { FederationData } from "../data";
+import { parseNote } from "../documents/parse-note";
+import { fetchPublicPost, verifyStamp } from "../fetching/quotes";
+import { after, embedded, isNoteLike, sender } from "./context";
+
+type Ctx = InboxContext<FederationData>;
+
+/** A `QuoteRequest` of a local post, by the sender's own post (its `instrument`). */
+export async function onQuoteRequest(ctx: Ctx, request: QuoteRequest): Promise<void> {
+  if (!request.id || !request.objectId) return;
+  if (request.objectId.origin !== new URL(ctx.canonicalOrigin).origin) return;
+  const from = await sender(ctx, request);
+  if (!from || from.deactivated || request.id.origin !== new URL(from.uri).origin) return;
+  const quoting = await quotingPost(ctx, request, from);
+  const answered = await receiveQuoteRequest(ctx.data.d, from, request.id.href, request.objectId.href, quoting);
+  if (answered) after(ctx, answered);
+}
+
+/**
+ * The post a request asks for: stored already (the sender's), or the sender's own embedded one on its origin, or
+ * fetched from its id; stored with its quote (which it must make of the requested post: services/quotes.ts).
+ */
+async function quotingPost(
+  ctx: Ctx,
+  request: QuoteRequest,
+  from: AccountRow,
+): Promise<{ id: string; uri: string } | null> {
+  const d = ctx.data.d;
+  const sameOrigin = (u: URL | null | undefined) => !!u && u.origin === new URL(from.uri).origin;
+  let object = await embedded((o) => request.getInstrument(o));
+  const id = object?.id ?? request.instrumentId;
+  if (!id || !sameOrigin(id)) return null;
+  const known = await storedStatus(d, id.href);
+  if (known) return known.accountId === from.id ? { id: known.id, uri: known.uri } : null;
+  if (!object || !isNoteLike(object) || object.attributionId?.href !== from.uri)
+    object = await ctx.lookupObject(id.href).catch(() => null);
+  if (!object || !isNoteLike(object) || object.id?.href !== id.href || object.attributionId?.href !== from.uri)
+    return null;
+  const note = applyNotePolicies(d, from.domain!, await parseNote(object, from, from.domain!));
+  const stored = await storeRemoteNote(d, from, note, {
+    inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
+    base: ctx.canonicalOrigin,
+  });
+  if (stored.stored) {
+    after(ctx, stored.effects);
+    return { id: stored.statusId, uri: note.uri };
+  }
+  return null;
+}
+
+/**
+ * The `Accept` (with its stamp as `result`) or `Reject` of a local quote's request. False when the answer is of
+ * no such request (a follow's, then).
+ */
+export async function onQuoteAnswer(ctx: Ctx, answer: Accept | Reject, accepted: boolean): Promise<boolean> {
+  const object = await embedded((o) => answer.getObject(o));
+  if (object && !(object instanceof QuoteRequest)) return false;
+  const requestUri = (object?.id ?? answer.objectId)?.href;
+  if (!requestUri?.endsWith("#quote-request") || !requestUri.startsWith(`${new URL(ctx.canonicalOrigin).origin}/`))
+    return false;
+  const from = await sender(ctx, answer);
+  if (!from) return true;
+  const q = await quoteRequested(ctx.data.d, from, requestUri);
+  if (!q) return true;
+  let stamp: string | null = null;
+  if (accepted) {
+    stamp = answer.resultId?.href ?? null;
+    const quote = { uri: q.quotedUri, authorization: stamp, consentAware: true, verified: false };
+    // Approved only by a stamp its server serves and that names this quote; else the quote stays pending.
+    if (!stamp || !(await verifyStamp(ctx, requestUri.replace(/#quote-request$/, ""), quote))) return true;
+  }
+  const effects = await receiveQuoteAnswer(ctx.data.d, from, requestUri, stamp);
+  if (effects) after(ctx, effects);
+  return true;
+}
+
+/** The `Delete` of a stamp by the author who gave it: the quote it approved is revoked. False: no such stamp. */
+export async function onStampDelete(ctx: Ctx, del: Delete, id: URL): Promise<boolean> {
+  const effects = await receiveStampDeletion(ctx.data.d, del.actorId!.href, id.href);
+  if (effects) after(ctx, effects);
+  return effects !== null;
+}
+
+/**
+ * A received post's quote, before it is stored: the quoted post fetched when not stored yet (public ones, once),
+ * the stamp checked. `fetch`: false for what only a relay brought.
+ */
+export async function readyQuote(ctx: Ctx, note: ParsedNote, fetch: boolean): Promise<void> {
+  const q = note.quote;
+  if (!q) return;
+  const local = new URL(q.uri).origin === new URL(ctx.canonicalOrigin).origin;
+  if (fetch && !local && !(await storedStatus(ctx.data.d, q.uri))) await fetchPublicPost(ctx, q.uri);
+  if (q.authorization) q.verified = await verifyStamp(ctx, note.uri, q);
+}
+
+/** An `Update` of a post: a stamp it now carries approves its pending quote. */
+export async function quoteOfUpdate(ctx: Ctx, note: ParsedNote): Promise<void> {
+  if (!note.quote?.authorization) return;
+  await readyQuote(ctx, note, false);
+  await approveVerified(ctx.data.d, note.uri, note.quote);
+}

@@ -1,0 +1,270 @@
+/**
+ * Quote posts across servers (issue 46), against the Fedify test peer speaking Mastodon 4.5's flow (FEP-044f):
+ * the peer asks to quote a Starling post and gets a stamp it can fetch (or a Reject), revoking deletes the stamp;
+ * a Starling user quotes a remote post (pending, then accepted with the peer's stamp, revoked by its Delete);
+ * Mastodon 4.5, Misskey and Akkoma quotes arriving render as quotes.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { call, json, valid } from "./helpers";
+import { A, instanceFetch } from "./instances";
+import { expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
+import { StatusSchema, type Status } from "../src/schemas/status";
+import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
+import { NotificationSchema } from "../src/schemas/social";
+import quoteRequest from "./fixtures/federation/mastodon-quote-request-4.5.json";
+import quoteAuthorization from "./fixtures/federation/mastodon-quote-authorization-4.5.json";
+import acceptQuote from "./fixtures/federation/mastodon-accept-quote-request-4.5.json";
+import createQuote from "./fixtures/federation/mastodon-create-quote-4.5.json";
+import misskeyCreate from "./fixtures/federation/misskey-create-note.json";
+import akkomaCreate from "./fixtures/federation/akkoma-create-note.json";
+import akkomaContext from "./fixtures/federation/actors/akkoma-litepub-context.json";
+
+// Deliveries are drained by the test (`deliveredOf`), not by the background wake, which would try them first
+// through the real resolver and put them off.
+const realWake = deliveryWake.run;
+beforeEach(() => {
+  deliveryWake.run = async () => {};
+});
+afterEach(() => {
+  deliveryWake.run = realWake;
+  unroute();
+});
+
+const postAs = async (s: Setup, body: Record<string, unknown>) =>
+  valid(StatusSchema, await json("/api/v1/statuses", { instance: A, token: s.user.token, method: "POST", body }));
+const statusOf = async (s: Setup, id: string) =>
+  valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
+const statusByUri = async (s: Setup, uri: string): Promise<Status> => {
+  const [row] = await q<{ id: string }>("SELECT id FROM statuses WHERE uri = ?", uri);
+  expect(row, `status ${uri} stored`).toBeDefined();
+  return statusOf(s, row!.id);
+};
+/** An ActivityStreams document of A, as a server asks for it. */
+const fetchDoc = (url: string) =>
+  instanceFetch(A, new Request(url, { headers: { Accept: "application/activity+json" } }));
+/** What A delivered to the peer so far (its outbox drained first), of one type. */
+async function deliveredOf(s: Setup, type: string) {
+  await drainFederation(A.bindings);
+  return s.peer.delivered.map((d) => d.body as Record<string, any>).filter((b) => b.type === type);
+}
+
+describe("being quoted by a Mastodon 4.5 server", () => {
+  it("says who may quote each post, answers a QuoteRequest with a stamp it serves, and deletes it on revoking", async () => {
+    const s = await setup();
+    const mine = await postAs(s, { status: "quote me", visibility: "public" });
+    // The Note says anyone may quote it (GoToSocial's and Mastodon 4.5's interactionPolicy).
+    const note = (await (await fetchDoc(mine.uri)).json()) as Record<string, any>;
+    expect(JSON.stringify(note.interactionPolicy.canQuote)).toMatch(/Public/);
+    expect(JSON.stringify(note["@context"])).toContain("https://gotosocial.org/ns");
+
+    const request = fill(quoteRequest, { ...s.vars, OBJECT: mine.uri });
+    await expectAccepted(await s.peer.send(s.actor, request));
+    const [accept] = await deliveredOf(s, "Accept");
+    expect(accept).toMatchObject({ actor: `${A.origin}/users/${s.user.username}`, object: { id: request.id } });
+    const stampUrl = accept!.result as string;
+    expect(stampUrl).toMatch(new RegExp(`^${A.origin}/users/${s.user.username}/quote_authorizations/`));
+
+    // The stamp, dereferenceable at its id, names the quote and the quoted post.
+    const res = await fetchDoc(stampUrl);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/(activity|ld)\+json/);
+    expect(await res.json()).toMatchObject({
+      id: stampUrl,
+      type: "QuoteAuthorization",
+      attributedTo: `${A.origin}/users/${s.user.username}`,
+      interactingObject: request.instrument.id,
+      interactionTarget: mine.uri,
+    });
+    // The quote is stored as one, counted, and the author notified.
+    const theirs = await statusByUri(s, request.instrument.id);
+    expect(theirs.quote?.state).toBe("accepted");
+    expect(theirs.quote?.quoted_status?.id).toBe(mine.id);
+    expect(theirs.content).toContain("Quoting this");
+    expect((await statusOf(s, mine.id)).quotes_count).toBe(1);
+    const notes = ((await json("/api/v1/notifications", { instance: A, token: s.user.token })) as unknown[]).map((n) =>
+      valid(NotificationSchema, n),
+    );
+    expect(notes.map((n) => [n.type, n.status?.id])).toEqual([["quote", theirs.id]]);
+
+    // Revoked: the stamp's Delete goes to the quoting author, and the stamp is gone.
+    await json(`/api/v1/statuses/${mine.id}/quotes/${theirs.id}/revoke`, {
+      instance: A,
+      token: s.user.token,
+      method: "POST",
+    });
+    const [del] = await deliveredOf(s, "Delete");
+    expect(del).toMatchObject({ object: stampUrl, actor: `${A.origin}/users/${s.user.username}` });
+    expect((await fetchDoc(stampUrl)).status).toBe(404);
+    expect((await statusOf(s, mine.id)).quotes_count).toBe(0);
+    // Asked again after revoking: rejected.
+    await expectAccepted(await s.peer.send(s.actor, { ...request, id: `${request.id}-again` }));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toEqual([`${request.id}-again`]);
+  });
+
+  it("rejects a request its policy does not allow, one for a post it does not quote, and a blocked requester", async () => {
+    const s = await setup();
+    const closed = await postAs(s, {
+      status: "nobody quotes this",
+      visibility: "public",
+      quote_approval_policy: "nobody",
+    });
+    const note = (await (await fetchDoc(closed.uri)).json()) as Record<string, any>;
+    expect(JSON.stringify(note.interactionPolicy.canQuote)).toContain(`${A.origin}/users/${s.user.username}`);
+    const request = fill(quoteRequest, { ...s.vars, OBJECT: closed.uri });
+    await expectAccepted(await s.peer.send(s.actor, request));
+    expect(await deliveredOf(s, "Accept")).toEqual([]);
+    const [reject] = await deliveredOf(s, "Reject");
+    expect(reject).toMatchObject({ object: { id: request.id, object: closed.uri } });
+    expect((await statusByUri(s, request.instrument.id)).quote?.state).toBe("rejected");
+
+    // A request naming an instrument that quotes another post.
+    const open = await postAs(s, { status: "open", visibility: "public" });
+    const other = fill(quoteRequest, { ...s.vars, N: `${s.vars.N}b`, OBJECT: closed.uri });
+    await expectAccepted(await s.peer.send(s.actor, { ...other, object: open.uri }));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toContain(other.id);
+
+    // A requester the author blocks (or whose domain she blocks): rejected.
+    const them = (await q<{ id: string }>("SELECT id FROM accounts WHERE uri = ?", s.actor))[0]!.id;
+    await json(`/api/v1/accounts/${them}/block`, { instance: A, token: s.user.token, method: "POST" });
+    const blocked = fill(quoteRequest, { ...s.vars, N: `${s.vars.N}c`, OBJECT: open.uri });
+    await expectAccepted(await s.peer.send(s.actor, blocked));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toContain(blocked.id);
+    expect(await deliveredOf(s, "Accept")).toEqual([]);
+  });
+});
+
+describe("quoting a post of a Mastodon 4.5 server", () => {
+  it("asks with a QuoteRequest, shows pending, then accepted with the peer's stamp, then revoked by its Delete", async () => {
+    const s = await setup();
+    const remoteUri = `${s.actor}/statuses/q${s.vars.N}`;
+    s.peer.objects.set(remoteUri, {
+      "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
+      id: remoteUri,
+      type: "Note",
+      attributedTo: s.actor,
+      to: ["https://www.w3.org/ns/activitystreams#Public"],
+      content: "<p>a remote post</p>",
+      published: "2025-10-01T12:00:00Z",
+      interactionPolicy: { canQuote: { automaticApproval: ["https://www.w3.org/ns/activitystreams#Public"] } },
+    });
+    const found = await json(`/api/v2/search?q=${encodeURIComponent(remoteUri)}&resolve=true&type=statuses`, {
+      instance: A,
+      token: s.user.token,
+    });
+    const remote = valid(StatusSchema, found.statuses[0]);
+    expect(remote.quote_approval).toMatchObject({ automatic: ["public"], current_user: "automatic" });
+
+    const mine = await postAs(s, { status: "quoting a remote post", quoted_status_id: remote.id });
+    expect(mine.quote).toEqual({ state: "pending", quoted_status: null });
+    const [request] = await deliveredOf(s, "QuoteRequest");
+    expect(request).toMatchObject({ object: remoteUri, instrument: { id: mine.uri, quote: remoteUri } });
+    // The Note carries every quote form others read.
+    const note = (await (await fetchDoc(mine.uri)).json()) as Record<string, any>;
+    expect([note.quote, note.quoteUrl, note._misskey_quote]).toEqual([remoteUri, remoteUri, remoteUri]);
+    expect(note.tag).toMatchObject({ type: "Link", href: remoteUri, rel: "https://misskey-hub.net/ns#_misskey_quote" });
+    expect(note.quoteAuthorization).toBeUndefined();
+
+    // The peer approves: its stamp served, then its Accept.
+    const vars = { ...s.vars, QUOTING: mine.uri, OBJECT: remoteUri, QUOTER: `${A.origin}/users/${s.user.username}` };
+    const stamp = fill(quoteAuthorization, vars);
+    s.peer.objects.set(stamp.id, stamp);
+    // A forged answer (by someone else) changes nothing.
+    const mallory = s.peer.actor();
+    await expectAccepted(
+      await s.peer.send(mallory, fill(acceptQuote, { ...vars, ACTOR: mallory, REQUEST: request!.id })),
+    );
+    expect((await statusOf(s, mine.id)).quote?.state).toBe("pending");
+    await expectAccepted(await s.peer.send(s.actor, fill(acceptQuote, { ...vars, REQUEST: request!.id })));
+    const accepted = await statusOf(s, mine.id);
+    expect(accepted.quote?.state).toBe("accepted");
+    expect(accepted.quote?.quoted_status?.id).toBe(remote.id);
+    // Sent again with its stamp.
+    const updates = await deliveredOf(s, "Update");
+    expect(updates.at(-1)?.object).toMatchObject({ id: mine.uri, quoteAuthorization: stamp.id });
+
+    // The stamp deleted by its author: revoked, the quoted post hidden.
+    await expectAccepted(
+      await s.peer.send(s.actor, {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${stamp.id}#delete`,
+        type: "Delete",
+        actor: s.actor,
+        object: stamp.id,
+      }),
+    );
+    expect((await statusOf(s, mine.id)).quote).toEqual({ state: "revoked", quoted_status: null });
+  });
+});
+
+describe("quotes other servers send", () => {
+  it("Mastodon 4.5 (stamp verified), Misskey (_misskey_quote) and Akkoma (quoteUrl) render as quotes, not RE: links", async () => {
+    const s = await setup();
+    s.peer.objects.set(`${s.peer.origin}/schemas/litepub-0.1.jsonld`, akkomaContext);
+    // Mastodon 4.5: one peer actor quotes another's post, approved by its stamp on the peer.
+    const author = s.peer.actor();
+    const quotedUri = `${author}/statuses/${s.vars.N}`;
+    s.peer.objects.set(quotedUri, {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: quotedUri,
+      type: "Note",
+      attributedTo: author,
+      to: ["https://www.w3.org/ns/activitystreams#Public"],
+      content: "<p>quoted on Mastodon</p>",
+      published: "2025-10-01T11:00:00Z",
+    });
+    const stamp = fill(quoteAuthorization, {
+      ...s.vars,
+      ACTOR: author,
+      QUOTING: `${s.actor}/statuses/${s.vars.N}`,
+      OBJECT: quotedUri,
+    });
+    s.peer.objects.set(stamp.id, stamp);
+    const create = fill(createQuote, { ...s.vars, OBJECT: quotedUri, AUTHORIZATION: stamp.id });
+    await expectAccepted(await s.peer.send(s.actor, create));
+    const masto = await statusByUri(s, create.object.id);
+    expect(masto.quote?.state).toBe("accepted");
+    expect(masto.quote?.quoted_status?.uri).toBe(quotedUri);
+    expect(masto.quote?.quoted_status?.content).toContain("quoted on Mastodon");
+
+    // A stamp that names another quote does not approve this one: pending, nothing shown.
+    const forged = fill(createQuote, { ...s.vars, N: `${s.vars.N}f`, OBJECT: quotedUri, AUTHORIZATION: stamp.id });
+    await expectAccepted(await s.peer.send(s.actor, forged));
+    expect((await statusByUri(s, forged.object.id)).quote).toEqual({ state: "pending", quoted_status: null });
+
+    // Misskey's quote of a note the peer serves.
+    const misskey = fill(misskeyCreate, s.vars);
+    const misskeyQuoted = misskey.object._misskey_quote as string;
+    s.peer.objects.set(misskeyQuoted, {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: misskeyQuoted,
+      type: "Note",
+      attributedTo: s.actor,
+      to: ["https://www.w3.org/ns/activitystreams#Public"],
+      content: "<p>the quoted note</p>",
+      published: "2025-10-01T10:00:00Z",
+    });
+    await expectAccepted(await s.peer.send(s.actor, misskey));
+    const mk = await statusByUri(s, misskey.object.id);
+    expect(mk.quote?.state).toBe("accepted");
+    expect(mk.quote?.quoted_status?.uri).toBe(misskeyQuoted);
+    expect(mk.content).not.toContain("RE:");
+
+    // Akkoma's, of a post its server does not serve: a quote all the same, by its url.
+    const akkoma = fill(akkomaCreate, s.vars);
+    await expectAccepted(await s.peer.send(s.actor, akkoma));
+    const ak = await statusByUri(s, akkoma.object.id);
+    expect(ak.quote).toEqual({ state: "accepted", quoted_status: null });
+    expect(ak.pleroma.quote_url).toBe(akkoma.object.quoteUrl);
+    expect(ak.content).not.toContain("RE:");
+
+    // The stamp URL of a post quoted nowhere: 404.
+    expect(
+      (
+        await call(`/users/${s.user.username}/quote_authorizations/01ARZ3NDEKTSV4RRFFQ69G5FAV`, {
+          instance: A,
+          headers: { Accept: "application/activity+json" },
+        })
+      ).status,
+    ).toBe(404);
+  });
+});
