@@ -47,14 +47,17 @@ const keywordAttributes = z.preprocess(
     }
     return merged;
   },
-  z.array(
-    z.object({
-      id: z.string().optional(),
-      keyword: z.string().trim().max(1000).optional(),
-      whole_word: boolParam().optional(),
-      _destroy: boolParam().optional(),
-    }),
-  ),
+  z
+    .array(
+      z.object({
+        id: z.string().optional(),
+        keyword: z.string().trim().max(1000).optional(),
+        whole_word: boolParam().optional(),
+        _destroy: boolParam().optional(),
+      }),
+    )
+    // Beyond a filter's cap of keywords and as many changes: no client sends more.
+    .max(2 * filters.MAX_KEYWORDS_PER_FILTER),
 );
 
 const filterV2Params = z.object({
