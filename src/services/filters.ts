@@ -54,20 +54,30 @@ export async function getFilter(d: DB, ownerId: string, id: string): Promise<Fil
   return row;
 }
 
+/** The user's filter in force that holds a keyword or a named status (by that row's id). */
+async function filterHolding(
+  d: DB,
+  ownerId: string,
+  child: typeof filterKeywords | typeof filterStatuses,
+  id: string,
+): Promise<Filter> {
+  const row = await d
+    .select({ filterId: child.filterId })
+    .from(child)
+    .innerJoin(filters, eq(filters.id, child.filterId))
+    .where(and(eq(child.id, id), eq(filters.accountId, ownerId), live(now())))
+    .get();
+  if (!row) throw notFound();
+  return getFilter(d, ownerId, row.filterId);
+}
+
 /** A keyword of one of the user's filters in force, with its filter (a v1 filter, or `/filter_keywords/:id`). */
 export async function getKeyword(
   d: DB,
   ownerId: string,
   keywordId: string,
 ): Promise<{ filter: Filter; keyword: KeywordRow }> {
-  const k = await d
-    .select({ filterId: filterKeywords.filterId })
-    .from(filterKeywords)
-    .innerJoin(filters, eq(filters.id, filterKeywords.filterId))
-    .where(and(eq(filterKeywords.id, keywordId), eq(filters.accountId, ownerId), live(now())))
-    .get();
-  if (!k) throw notFound();
-  const filter = await getFilter(d, ownerId, k.filterId);
+  const filter = await filterHolding(d, ownerId, filterKeywords, keywordId);
   const keyword = filter.keywords.find((x) => x.id === keywordId);
   if (!keyword) throw notFound();
   return { filter, keyword };
@@ -79,14 +89,7 @@ export async function getFilterStatus(
   ownerId: string,
   id: string,
 ): Promise<{ filter: Filter; status: FilterStatusRow }> {
-  const s = await d
-    .select({ filterId: filterStatuses.filterId })
-    .from(filterStatuses)
-    .innerJoin(filters, eq(filters.id, filterStatuses.filterId))
-    .where(and(eq(filterStatuses.id, id), eq(filters.accountId, ownerId), live(now())))
-    .get();
-  if (!s) throw notFound();
-  const filter = await getFilter(d, ownerId, s.filterId);
+  const filter = await filterHolding(d, ownerId, filterStatuses, id);
   const status = filter.statuses.find((x) => x.id === id);
   if (!status) throw notFound();
   return { filter, status };
