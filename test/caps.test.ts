@@ -111,13 +111,21 @@ describe("lists and filters", () => {
   it("at most 100 filters in force, held by 10 parallel creations; expired ones do not count", async () => {
     const u = await registerUser();
     const t = Date.now();
-    const seed = (i: number, expiresAt: number | null) =>
-      env.DB.prepare(
-        "INSERT INTO filters (id, account_id, phrase, context, irreversible, whole_word, expires_at, created_at, updated_at) VALUES (?, ?, ?, '[\"home\"]', 0, 1, ?, ?, ?)",
-      ).bind(newId(), u.id, `w${i}`, expiresAt, t, t);
+    // Each filter with its one keyword, under the same id (as a v1 filter is made).
+    const seed = (i: number, expiresAt: number | null) => {
+      const id = newId();
+      return [
+        env.DB.prepare(
+          "INSERT INTO filters (id, account_id, title, context, irreversible, expires_at, created_at, updated_at) VALUES (?, ?, ?, '[\"home\"]', 0, ?, ?, ?)",
+        ).bind(id, u.id, `w${i}`, expiresAt, t, t),
+        env.DB.prepare(
+          "INSERT INTO filter_keywords (id, filter_id, keyword, whole_word, created_at) VALUES (?, ?, ?, 1, ?)",
+        ).bind(id, id, `w${i}`, t),
+      ];
+    };
     await env.DB.batch([
-      ...Array.from({ length: 95 }, (_, i) => seed(i, null)),
-      ...Array.from({ length: 5 }, (_, i) => seed(100 + i, t - 1000)),
+      ...Array.from({ length: 95 }, (_, i) => seed(i, null)).flat(),
+      ...Array.from({ length: 5 }, (_, i) => seed(100 + i, t - 1000)).flat(),
     ]);
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>

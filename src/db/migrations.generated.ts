@@ -622,5 +622,20 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "DROP INDEX statuses_url",
    "CREATE INDEX statuses_url_local ON statuses(url)WHERE local=1"
   ]
+ },
+ {
+  "name": "0065_filter_keywords.sql",
+  "queries": [
+   "ALTER TABLE filters ADD COLUMN title text DEFAULT '' NOT NULL",
+   "UPDATE filters SET title=phrase",
+   "CREATE TABLE filter_keywords(id text PRIMARY KEY NOT NULL,filter_id text NOT NULL,keyword text NOT NULL,whole_word integer DEFAULT true NOT NULL,created_at integer NOT NULL,FOREIGN KEY(filter_id)REFERENCES filters(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE INDEX filter_keywords_filter ON filter_keywords(filter_id)",
+   "INSERT INTO filter_keywords(id,filter_id,keyword,whole_word,created_at)SELECT id,id,phrase,whole_word,created_at FROM filters",
+   "CREATE TABLE filter_statuses(id text PRIMARY KEY NOT NULL,filter_id text NOT NULL,status_id text NOT NULL,created_at integer NOT NULL,FOREIGN KEY(filter_id)REFERENCES filters(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX filter_statuses_filter_status ON filter_statuses(filter_id,status_id)",
+   "CREATE INDEX filter_statuses_status ON filter_statuses(status_id)",
+   "ALTER TABLE filters DROP COLUMN phrase",
+   "ALTER TABLE filters DROP COLUMN whole_word"
+  ]
  }
 ];

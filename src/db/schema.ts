@@ -603,7 +603,7 @@ export const listAccounts = sqliteTable(
 
 export type FilterContext = "home" | "notifications" | "public" | "thread";
 
-/** Keyword filters. Expired ones are ignored on read and deleted by the cron. */
+/** Filters (Mastodon v2: a title, keywords, statuses). Expired ones are ignored on read and deleted by the cron. */
 export const filters = sqliteTable(
   "filters",
   {
@@ -611,17 +611,48 @@ export const filters = sqliteTable(
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
-    phrase: text("phrase").notNull(),
+    title: text("title").notNull().default(""),
     context: json<FilterContext[]>("context").notNull(),
     irreversible: bool("irreversible").notNull().default(false),
     // Mastodon 4.4's `blur` action (irreversible wins: `hide`).
     blur: bool("blur").notNull().default(false),
-    wholeWord: bool("whole_word").notNull().default(true),
     expiresAt: time("expires_at"),
     createdAt: time("created_at").notNull(),
     updatedAt: time("updated_at").notNull(),
   },
   (t) => [index("filters_account").on(t.accountId), index("filters_expires").on(t.expiresAt)],
+);
+
+/** A filter's keywords (a v1 filter is one of them, under the keyword's id). */
+export const filterKeywords = sqliteTable(
+  "filter_keywords",
+  {
+    id: text("id").primaryKey(),
+    filterId: text("filter_id")
+      .notNull()
+      .references(() => filters.id, { onDelete: "cascade" }),
+    keyword: text("keyword").notNull(),
+    wholeWord: bool("whole_word").notNull().default(true),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [index("filter_keywords_filter").on(t.filterId)],
+);
+
+/** Statuses a filter names (Mastodon 4's status filters); status deletion removes its rows. */
+export const filterStatuses = sqliteTable(
+  "filter_statuses",
+  {
+    id: text("id").primaryKey(),
+    filterId: text("filter_id")
+      .notNull()
+      .references(() => filters.id, { onDelete: "cascade" }),
+    statusId: text("status_id").notNull(),
+    createdAt: time("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("filter_statuses_filter_status").on(t.filterId, t.statusId),
+    index("filter_statuses_status").on(t.statusId),
+  ],
 );
 
 /** Reports for moderators. */

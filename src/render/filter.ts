@@ -1,46 +1,64 @@
 /**
- * Filters: Mastodon's v1 Filter as stored, and Mastodon 4's Filter (v2), where a Starling filter is one filter
- * with one keyword, both under the filter's id.
+ * Filters: Mastodon 4's Filter (v2: a title, keywords, statuses), and the v1 Filter, which is one keyword of a
+ * filter shown with its filter's context and expiry (under the keyword's id), as Mastodon shows it.
  */
 import { iso } from "../lib/iso";
-import type { FilterRow } from "../services/filters";
+import type { Filter, FilterStatusRow, KeywordRow } from "../services/filters";
 
-export const renderFilter = (f: FilterRow) => ({
-  id: f.id,
-  phrase: f.phrase,
+const expiresAt = (f: Filter) => (f.expiresAt === null ? null : iso(f.expiresAt));
+
+export const renderFilter = (f: Filter, k: KeywordRow) => ({
+  id: k.id,
+  phrase: k.keyword,
   context: f.context,
-  whole_word: f.wholeWord,
+  whole_word: k.wholeWord,
   irreversible: f.irreversible,
-  expires_at: f.expiresAt === null ? null : iso(f.expiresAt),
+  expires_at: expiresAt(f),
 });
 
-export const renderFilterKeyword = (f: FilterRow) => ({ id: f.id, keyword: f.phrase, whole_word: f.wholeWord });
+/** Each keyword of each filter as a v1 filter. */
+export const renderFiltersV1 = (list: Filter[]) => list.flatMap((f) => f.keywords.map((k) => renderFilter(f, k)));
 
-export function renderFilterV2(f: FilterRow) {
+export const renderFilterKeyword = (k: KeywordRow) => ({ id: k.id, keyword: k.keyword, whole_word: k.wholeWord });
+
+export const renderFilterStatus = (s: FilterStatusRow) => ({ id: s.id, status_id: s.statusId });
+
+export function renderFilterV2(f: Filter) {
   return {
     id: f.id,
-    title: f.phrase,
+    title: f.title,
     context: f.context,
-    expires_at: f.expiresAt === null ? null : iso(f.expiresAt),
+    expires_at: expiresAt(f),
     // An irreversible filter drops statuses on the server: Mastodon 4 calls that `hide`.
     filter_action: f.irreversible ? ("hide" as const) : f.blur ? ("blur" as const) : ("warn" as const),
-    keywords: [renderFilterKeyword(f)],
-    statuses: [] as { id: string; status_id: string }[],
+    keywords: f.keywords.map(renderFilterKeyword),
+    statuses: f.statuses.map(renderFilterStatus),
   };
 }
 
 /**
- * The viewer's filters that match a status's text (content, content warning, poll options, media
- * descriptions), as Mastodon 4 reports them in `Status.filtered`: clients warn (`warn`) or hide (`hide`) in the
- * filter's contexts. A whole-word phrase must stand between word boundaries, as Mastodon matches it.
+ * The viewer's filters that match a status, as Mastodon 4 reports them in `Status.filtered`: by any keyword
+ * found in its text (content, content warning, poll options, media descriptions) or by naming the status.
+ * Clients warn, blur or hide in the filter's contexts. A whole-word keyword must stand between word boundaries,
+ * as Mastodon matches it.
  */
-export function filterResults(list: FilterRow[], text: string) {
+export function filterResults(list: Filter[], text: string, statusId: string) {
   const haystack = text.toLowerCase();
   return list.flatMap((f) => {
-    const phrase = f.phrase.toLowerCase();
-    if (!phrase) return [];
-    const hit = f.wholeWord ? wholeWord(phrase).test(haystack) : haystack.includes(phrase);
-    return hit ? [{ filter: renderFilterV2(f), keyword_matches: [f.phrase], status_matches: null }] : [];
+    const keywords = f.keywords.filter((k) => {
+      const phrase = k.keyword.toLowerCase();
+      if (!phrase) return false;
+      return k.wholeWord ? wholeWord(phrase).test(haystack) : haystack.includes(phrase);
+    });
+    const statuses = f.statuses.filter((s) => s.statusId === statusId);
+    if (!keywords.length && !statuses.length) return [];
+    return [
+      {
+        filter: renderFilterV2(f),
+        keyword_matches: keywords.length ? keywords.map((k) => k.keyword) : null,
+        status_matches: statuses.length ? statuses.map((s) => s.statusId) : null,
+      },
+    ];
   });
 }
 

@@ -233,7 +233,7 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     language: s.language,
     // Only for a signed-in viewer, and never on their own posts.
     ...(h.viewerId && h.viewerId !== s.accountId
-      ? { filtered: filterResults(h.filters, filterableText(h, s, poll)) }
+      ? { filtered: filterResults(h.filters, filterableText(h, s, poll), s.id) }
       : {}),
     pleroma: {
       local: s.local,

@@ -1,14 +1,19 @@
 /**
- * Keyword filters: Mastodon's v1 API, and v2 over the same rows (each filter one v2 filter with one keyword).
- * Every change is a `filters_changed` event for the user's streams.
+ * Filters: Mastodon 4's v2 API (a filter with a title, keywords and statuses), and the v1 API, where each keyword
+ * is a filter of its own (under the keyword's id). Every change is a `filters_changed` event for the user's streams.
  */
 import { FilterKeywordSchema, FilterSchema, FilterV2Schema } from "../schemas/social";
-import { renderFilter, renderFilterKeyword, renderFilterV2 } from "../render/filter";
+import {
+  renderFilter,
+  renderFilterKeyword,
+  renderFilterStatus,
+  renderFiltersV1,
+  renderFilterV2,
+} from "../render/filter";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
-import { unprocessable } from "../lib/errors";
 import { arrayParam, boolParam, intParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
 import * as filters from "../services/filters";
@@ -42,14 +47,17 @@ const keywordAttributes = z.preprocess(
     }
     return merged;
   },
-  z.array(
-    z.object({
-      id: z.string().optional(),
-      keyword: z.string().trim().max(1000).optional(),
-      whole_word: boolParam().optional(),
-      _destroy: boolParam().optional(),
-    }),
-  ),
+  z
+    .array(
+      z.object({
+        id: z.string().optional(),
+        keyword: z.string().trim().max(1000).optional(),
+        whole_word: boolParam().optional(),
+        _destroy: boolParam().optional(),
+      }),
+    )
+    // Beyond a filter's cap of keywords and as many changes: no client sends more.
+    .max(2 * filters.MAX_KEYWORDS_PER_FILTER),
 );
 
 const filterV2Params = z.object({
@@ -63,91 +71,122 @@ const filterV2Params = z.object({
 
 const changed = (c: Ctx, accountId: string) => after(c, filters.filtersChanged(accountId));
 
+/** A v2 `expires_in`: a number sets it, null or "" clears it, absent leaves it. */
+const v2Expiry = (v: number | "" | null | undefined) =>
+  typeof v === "number" ? v : v === undefined ? undefined : null;
+
 export function registerFilterRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v1/filters",
-    summary: "The user's filters",
+    summary: "The user's filters (each keyword of each filter)",
     tags: ["Filters"],
     auth: "user",
     scopes: ["read:filters"],
     response: z.array(FilterSchema),
-    handler: async (c, _p, auth) => c.json((await filters.activeFilters(db(c.env), auth.account.id)).map(renderFilter)),
+    handler: async (c, _p, auth) => c.json(renderFiltersV1(await filters.activeFilters(db(c.env), auth.account.id))),
   });
   route(app, {
     method: "get",
     path: "/api/v1/filters/:id",
-    summary: "A filter",
+    summary: "A filter (a keyword, with its filter's context and expiry)",
     tags: ["Filters"],
     auth: "user",
     scopes: ["read:filters"],
     params: z.object({ id: z.string() }),
     response: FilterSchema,
-    handler: async (c, p, auth) => c.json(renderFilter(await filters.getFilter(db(c.env), auth.account.id, p.id))),
+    handler: async (c, p, auth) => {
+      const { filter, keyword } = await filters.getKeyword(db(c.env), auth.account.id, p.id);
+      return c.json(renderFilter(filter, keyword));
+    },
   });
   route(app, {
     method: "post",
     path: "/api/v1/filters",
-    summary: "Create a filter",
+    summary: "Create a filter (a filter titled by its one keyword)",
     tags: ["Filters"],
     auth: "user",
     scopes: ["write:filters"],
     params: filterParams,
     response: FilterSchema,
     handler: async (c, p, auth) => {
-      const row = await filters.createFilter(db(c.env), auth.account.id, {
-        ...p,
-        context: filters.filterContexts(p.context),
-        expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
-      });
+      const f = await filters.createFilter(
+        db(c.env),
+        auth.account.id,
+        {
+          title: p.phrase,
+          context: filters.filterContexts(p.context),
+          irreversible: p.irreversible,
+          expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
+        },
+        [{ keyword: p.phrase, whole_word: p.whole_word }],
+        { sameId: true },
+      );
       changed(c, auth.account.id);
-      return c.json(renderFilter(row));
+      return c.json(renderFilter(f, f.keywords[0]!));
     },
   });
   route(app, {
     method: "put",
     path: "/api/v1/filters/:id",
-    summary: "Change a filter (a blank expires_in keeps the expiry)",
+    summary: "Change a filter: its keyword, and its filter's context and expiry (a blank expires_in keeps it)",
     tags: ["Filters"],
     auth: "user",
     scopes: ["write:filters"],
     params: filterParams.extend({ id: z.string() }),
     response: FilterSchema,
     handler: async (c, p, auth) => {
-      const row = await filters.updateFilter(db(c.env), auth.account.id, p.id, {
-        ...p,
-        context: filters.filterContexts(p.context),
-        expires_in: typeof p.expires_in === "number" ? p.expires_in : p.expires_in === null ? null : undefined,
-      });
+      const d = db(c.env);
+      const { filter, keyword } = await filters.getKeyword(d, auth.account.id, p.id);
+      const f = await filters.updateFilter(
+        d,
+        auth.account.id,
+        filter.id,
+        {
+          context: filters.filterContexts(p.context),
+          irreversible: p.irreversible,
+          expires_in: typeof p.expires_in === "number" ? p.expires_in : p.expires_in === null ? null : undefined,
+        },
+        [{ id: keyword.id, keyword: p.phrase, whole_word: p.whole_word }],
+      );
       changed(c, auth.account.id);
-      return c.json(renderFilter(row));
+      return c.json(
+        renderFilter(
+          f,
+          f.keywords.find((k) => k.id === keyword.id)!,
+        ),
+      );
     },
   });
-  // v1 and v2 filters are the same rows: one deletion for both paths.
-  for (const path of ["/api/v1/filters/:id", "/api/v2/filters/:id"]) {
-    route(app, {
-      method: "delete",
-      path,
-      summary: "Delete a filter",
-      tags: ["Filters"],
-      auth: "user",
-      scopes: ["write:filters"],
-      params: z.object({ id: z.string() }),
-      response: z.object({}),
-      handler: async (c, p, auth) => {
-        await filters.deleteFilter(db(c.env), auth.account.id, p.id);
-        changed(c, auth.account.id);
-        return c.json({});
-      },
-    });
-  }
+  route(app, {
+    method: "delete",
+    path: "/api/v1/filters/:id",
+    summary: "Delete a filter (its keyword; the filter goes with its last keyword)",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.object({}),
+    handler: async (c, p, auth) => {
+      const d = db(c.env);
+      const { filter } = await filters.getKeyword(d, auth.account.id, p.id);
+      if (filter.keywords.length === 1 && filter.statuses.length === 0)
+        await filters.deleteFilter(d, auth.account.id, filter.id);
+      else await filters.deleteKeyword(d, auth.account.id, p.id);
+      changed(c, auth.account.id);
+      return c.json({});
+    },
+  });
 }
+
+const keywordParams = z.object({ keyword: z.string().trim().max(1000), whole_word: boolParam().optional() });
+const StatusFilterSchema = z.object({ id: z.string(), status_id: z.string() }).openapi("FilterStatus");
 
 export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v2/filters",
-    summary: "The user's filters (Mastodon 4 shape)",
+    summary: "The user's filters",
     tags: ["Filters"],
     auth: "user",
     scopes: ["read:filters"],
@@ -158,7 +197,7 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
   route(app, {
     method: "get",
     path: "/api/v2/filters/:id",
-    summary: "A filter (Mastodon 4 shape)",
+    summary: "A filter",
     tags: ["Filters"],
     auth: "user",
     scopes: ["read:filters"],
@@ -167,126 +206,115 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
     handler: async (c, p, auth) => c.json(renderFilterV2(await filters.getFilter(db(c.env), auth.account.id, p.id))),
   });
   route(app, {
-    method: "get",
-    path: "/api/v2/filters/:id/keywords",
-    summary: "A filter's keywords (its one phrase)",
-    tags: ["Filters"],
-    auth: "user",
-    scopes: ["read:filters"],
-    params: z.object({ id: z.string() }),
-    response: z.array(FilterKeywordSchema),
-    handler: async (c, p, auth) =>
-      c.json([renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))]),
-  });
-  route(app, {
-    method: "get",
-    path: "/api/v2/filters/:id/statuses",
-    summary: "Statuses a filter names (Starling filters name none)",
-    tags: ["Filters"],
-    auth: "user",
-    scopes: ["read:filters"],
-    params: z.object({ id: z.string() }),
-    response: z.array(z.object({ id: z.string(), status_id: z.string() })),
-    handler: async (c, p, auth) => {
-      await filters.getFilter(db(c.env), auth.account.id, p.id);
-      return c.json([]);
-    },
-  });
-  route(app, {
     method: "post",
     path: "/api/v2/filters",
-    summary: "Create a filter with one keyword (without keywords, the title is the phrase)",
+    summary: "Create a filter with its keywords",
     tags: ["Filters"],
     auth: "user",
     scopes: ["write:filters"],
     params: filterV2Params,
     response: FilterV2Schema,
     handler: async (c, p, auth) => {
-      const keyword = filters.singleKeyword(p.keywords_attributes);
-      const phrase = keyword?.keyword || p.title;
-      if (!phrase) throw unprocessable("Validation failed: Title can't be blank");
-      const row = await filters.createFilter(db(c.env), auth.account.id, {
-        phrase,
-        context: filters.filterContexts(p.context ?? []),
-        ...filters.actionFlags(p.filter_action),
-        whole_word: keyword?.whole_word,
-        expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
-      });
+      const keywords = (p.keywords_attributes ?? []).filter((k) => !k._destroy);
+      const f = await filters.createFilter(
+        db(c.env),
+        auth.account.id,
+        {
+          title: p.title ?? "",
+          context: filters.filterContexts(p.context ?? []),
+          ...filters.actionFlags(p.filter_action),
+          expires_in: typeof p.expires_in === "number" ? p.expires_in : null,
+        },
+        keywords.map((k) => ({ keyword: k.keyword ?? "", whole_word: k.whole_word })),
+      );
       changed(c, auth.account.id);
-      return c.json(renderFilterV2(row));
+      return c.json(renderFilterV2(f));
     },
   });
   route(app, {
     method: "put",
     path: "/api/v2/filters/:id",
-    summary: "Change a filter; its keyword is its phrase (the title follows the keyword)",
+    summary: "Change a filter; `keywords_attributes` adds, changes (by id) and removes (`_destroy`) keywords",
     tags: ["Filters"],
     auth: "user",
     scopes: ["write:filters"],
     params: filterV2Params.extend({ id: z.string() }),
     response: FilterV2Schema,
     handler: async (c, p, auth) => {
-      const d = db(c.env);
-      const existing = await filters.getFilter(d, auth.account.id, p.id);
-      const keyword = filters.singleKeyword(p.keywords_attributes);
-      if (keyword?.id && keyword.id !== existing.id)
-        throw unprocessable("Validation failed: Keywords: a filter holds one keyword on this server");
-      const row = await filters.updateFilter(d, auth.account.id, existing.id, {
-        phrase: keyword?.keyword || existing.phrase,
-        context: p.context === undefined ? existing.context : filters.filterContexts(p.context),
-        ...filters.actionFlags(p.filter_action),
-        whole_word: keyword?.whole_word,
-        expires_in:
-          typeof p.expires_in === "number"
-            ? p.expires_in
-            : p.expires_in === null || p.expires_in === ""
-              ? null
-              : undefined,
-      });
+      const f = await filters.updateFilter(
+        db(c.env),
+        auth.account.id,
+        p.id,
+        {
+          title: p.title,
+          context: p.context === undefined ? undefined : filters.filterContexts(p.context),
+          ...filters.actionFlags(p.filter_action),
+          expires_in: v2Expiry(p.expires_in),
+        },
+        p.keywords_attributes ?? [],
+      );
       changed(c, auth.account.id);
-      return c.json(renderFilterV2(row));
+      return c.json(renderFilterV2(f));
+    },
+  });
+  route(app, {
+    method: "delete",
+    path: "/api/v2/filters/:id",
+    summary: "Delete a filter with its keywords and statuses",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.object({}),
+    handler: async (c, p, auth) => {
+      await filters.deleteFilter(db(c.env), auth.account.id, p.id);
+      changed(c, auth.account.id);
+      return c.json({});
     },
   });
 
-  // Keywords by themselves (Tusky creates a filter, then adds its keywords). A Starling filter holds one keyword,
-  // its phrase, under the filter's id: adding or changing a keyword sets that phrase.
-  const keywordParams = z.object({ keyword: z.string().trim().min(1), whole_word: boolParam().optional() });
-  const setKeyword = async (c: Ctx, accountId: string, id: string, k: z.output<typeof keywordParams>) => {
-    const d = db(c.env);
-    const existing = await filters.getFilter(d, accountId, id);
-    const row = await filters.updateFilter(d, accountId, existing.id, {
-      phrase: k.keyword,
-      context: existing.context,
-      whole_word: k.whole_word ?? existing.wholeWord,
-    });
-    changed(c, accountId);
-    return c.json(renderFilterKeyword(row));
-  };
+  // Keywords by themselves (Tusky creates a filter, then adds its keywords).
+  route(app, {
+    method: "get",
+    path: "/api/v2/filters/:id/keywords",
+    summary: "A filter's keywords",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["read:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.array(FilterKeywordSchema),
+    handler: async (c, p, auth) =>
+      c.json((await filters.getFilter(db(c.env), auth.account.id, p.id)).keywords.map(renderFilterKeyword)),
+  });
   route(app, {
     method: "post",
     path: "/api/v2/filters/:id/keywords",
-    summary: "Give a filter its keyword (a filter holds one: this sets it)",
+    summary: "Add a keyword to a filter",
     tags: ["Filters"],
     auth: "user",
     scopes: ["write:filters"],
     params: keywordParams.extend({ id: z.string() }),
     response: FilterKeywordSchema,
-    handler: (c, p, auth) => setKeyword(c, auth.account.id, p.id, p),
+    handler: async (c, p, auth) => {
+      const k = await filters.addKeyword(db(c.env), auth.account.id, p.id, p);
+      changed(c, auth.account.id);
+      return c.json(renderFilterKeyword(k));
+    },
   });
   // Mastodon routes a keyword at `/api/v2/filters/keywords/:id` (Ice Cubes removes keywords there);
-  // `/api/v2/filter_keywords/:id` is the contract's name for it.
+  // `/api/v2/filter_keywords/:id` is the documented name for it.
   for (const path of ["/api/v2/filter_keywords/:id", "/api/v2/filters/keywords/:id"]) {
     route(app, {
       method: "get",
       path,
-      summary: "A filter keyword (its id is the filter's)",
+      summary: "A filter keyword",
       tags: ["Filters"],
       auth: "user",
       scopes: ["read:filters"],
       params: z.object({ id: z.string() }),
       response: FilterKeywordSchema,
       handler: async (c, p, auth) =>
-        c.json(renderFilterKeyword(await filters.getFilter(db(c.env), auth.account.id, p.id))),
+        c.json(renderFilterKeyword((await filters.getKeyword(db(c.env), auth.account.id, p.id)).keyword)),
     });
     route(app, {
       method: "put",
@@ -295,24 +323,85 @@ export function registerFilterV2Routes(app: OpenAPIHono<AppEnv>) {
       tags: ["Filters"],
       auth: "user",
       scopes: ["write:filters"],
-      params: keywordParams.extend({ id: z.string() }),
+      params: keywordParams.partial().extend({ id: z.string() }),
       response: FilterKeywordSchema,
-      handler: (c, p, auth) => setKeyword(c, auth.account.id, p.id, p),
+      handler: async (c, p, auth) => {
+        const k = await filters.updateKeyword(db(c.env), auth.account.id, p.id, p);
+        changed(c, auth.account.id);
+        return c.json(renderFilterKeyword(k));
+      },
     });
     route(app, {
       method: "delete",
       path,
-      summary: "Refused: a filter keeps its one keyword (delete the filter instead)",
+      summary: "Remove a filter keyword",
       tags: ["Filters"],
       auth: "user",
       scopes: ["write:filters"],
       params: z.object({ id: z.string() }),
       response: z.object({}),
       handler: async (c, p, auth) => {
-        await filters.getFilter(db(c.env), auth.account.id, p.id);
-        throw unprocessable(
-          "Validation failed: a filter on this server holds exactly one keyword; delete the filter instead",
-        );
+        await filters.deleteKeyword(db(c.env), auth.account.id, p.id);
+        changed(c, auth.account.id);
+        return c.json({});
+      },
+    });
+  }
+
+  // Status filters: a filter may name statuses it matches whatever their text.
+  route(app, {
+    method: "get",
+    path: "/api/v2/filters/:id/statuses",
+    summary: "Statuses a filter names",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["read:filters"],
+    params: z.object({ id: z.string() }),
+    response: z.array(StatusFilterSchema),
+    handler: async (c, p, auth) =>
+      c.json((await filters.getFilter(db(c.env), auth.account.id, p.id)).statuses.map(renderFilterStatus)),
+  });
+  route(app, {
+    method: "post",
+    path: "/api/v2/filters/:id/statuses",
+    summary: "Name a status in a filter",
+    tags: ["Filters"],
+    auth: "user",
+    scopes: ["write:filters"],
+    params: z.object({ id: z.string(), status_id: z.string().trim().min(1, "can't be blank").max(100) }),
+    response: StatusFilterSchema,
+    handler: async (c, p, auth) => {
+      const s = await filters.addFilterStatus(db(c.env), auth.account.id, p.id, p.status_id);
+      changed(c, auth.account.id);
+      return c.json(renderFilterStatus(s));
+    },
+  });
+  for (const path of ["/api/v2/filter_statuses/:id", "/api/v2/filters/statuses/:id"]) {
+    route(app, {
+      method: "get",
+      path,
+      summary: "A status a filter names",
+      tags: ["Filters"],
+      auth: "user",
+      scopes: ["read:filters"],
+      params: z.object({ id: z.string() }),
+      response: StatusFilterSchema,
+      handler: async (c, p, auth) =>
+        c.json(renderFilterStatus((await filters.getFilterStatus(db(c.env), auth.account.id, p.id)).status)),
+    });
+    route(app, {
+      method: "delete",
+      path,
+      summary: "Stop a filter naming a status",
+      tags: ["Filters"],
+      auth: "user",
+      scopes: ["write:filters"],
+      params: z.object({ id: z.string() }),
+      response: z.object({}),
+      handler: async (c, p, auth) => {
+        await filters.deleteFilterStatus(db(c.env), auth.account.id, p.id);
+        changed(c, auth.account.id);
+        return c.json({});
       },
     });
   }

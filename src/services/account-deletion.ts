@@ -121,6 +121,8 @@ const OWN_ROWS: [table: string, where: string][] = [
   ["subscriptions", "account_id = ?1 OR target_account_id = ?1"],
   ["list_accounts", "account_id = ?1 OR list_id IN (SELECT id FROM lists WHERE account_id = ?1)"],
   ["lists", "account_id = ?1"],
+  ["filter_keywords", "filter_id IN (SELECT id FROM filters WHERE account_id = ?1)"],
+  ["filter_statuses", "filter_id IN (SELECT id FROM filters WHERE account_id = ?1)"],
   ["filters", "account_id = ?1"],
   ["domain_blocks", "account_id = ?1"],
   ["markers", "account_id = ?1"],

@@ -14,7 +14,9 @@ import {
   accounts,
   apps,
   customEmojis,
+  filterKeywords,
   filters,
+  filterStatuses,
   mediaAttachments,
   polls,
   quotes,
@@ -25,6 +27,7 @@ import {
 } from "../db/schema";
 import type { TokenFound } from "../http/auth";
 import type { AccountWithUser } from "./accounts";
+import type { Filter } from "./filters";
 import { ME, NOW, notSilenced, notSilencedByLists, paramsCte, visibleTo } from "./visibility";
 import { REACTION_ACCOUNTS_MAX } from "./reaction-limits";
 
@@ -76,7 +79,7 @@ export interface Hydrated {
   /** The viewer asked for statuses without rich text (Pleroma's `no_rich_text`). */
   plainText: boolean;
   /** The viewer's filters in force (rendered as `filtered` where they match). */
-  filters: (typeof filters.$inferSelect)[];
+  filters: Filter[];
   /** The quote each loaded quoting status makes (its quoted status, when stored, is loaded too). */
   quotes: Map<string, QuoteRow>;
   /** Loaded statuses whose author the viewer follows, among those only followers may quote. */
@@ -369,7 +372,10 @@ function viewerSettingParts({ me, from, tag }: ViewerScope): SQL[] {
     ),
     part(
       "filter",
-      tag(jsonObject(filters, "fl")),
+      // Each filter with its keywords and named statuses (both capped per user: services/filters.ts).
+      tag(
+        sql`json_insert(${jsonObject(filters, "fl")}, '$.kw', json((SELECT json_group_array(${jsonObject(filterKeywords, "fk")}) FROM filter_keywords fk WHERE fk.filter_id = fl.id)), '$.st', json((SELECT json_group_array(${jsonObject(filterStatuses, "fs")}) FROM filter_statuses fs WHERE fs.filter_id = fl.id)))`,
+      ),
       sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${NOW})`,
     ),
   ];
@@ -505,7 +511,11 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     quotes: new Map(),
     followsAuthor: new Set(),
     plainText: of("plainText").length > 0,
-    filters: of("filter").map((o) => fromJson(filters, o)),
+    filters: of("filter").map((o) => ({
+      ...fromJson(filters, o),
+      keywords: (o.kw as Record<string, unknown>[]).map((k) => fromJson(filterKeywords, k)),
+      statuses: (o.st as Record<string, unknown>[]).map((x) => fromJson(filterStatuses, x)),
+    })),
     extra: by,
   };
   const addAccount = (json: unknown) => {

@@ -618,7 +618,7 @@ export function previewHydrated(prepared: Prepared, author: AccountWithUser): Hy
 
 /**
  * Deletes statuses and everything hanging off them (reblogs of them, recipients, tags, media rows, polls,
- * favourites, bookmarks, reactions) and recounts the counters they contributed to, in one batch. Deleting a
+ * favourites, bookmarks, filters' named statuses, reactions) and recounts the counters they contributed to, in one batch. Deleting a
  * status that is already gone does nothing, so repeated or overlapping runs are harmless.
  * `extra` statements join the batch. Returns the ids deleted (reblogs included), the R2 keys of media files to
  * remove, the stream events, and all of it as the deletion's `effects` (with the delivery of its Deletes).
@@ -730,6 +730,7 @@ function deletionStatements(d: DB, rows: DeletedRows["rows"]): D1PreparedStateme
     statement(d, sql`DELETE FROM polls WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM favourites WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM bookmarks WHERE ${inAll("status_id")}`),
+    statement(d, sql`DELETE FROM filter_statuses WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM emoji_reactions WHERE ${inAll("status_id")}`),
     statement(d, sql`DELETE FROM notifications WHERE ${inAll("status_id")}`),
     // Quotes they make go; quotes of them stay, shown as of a deleted post (their counts recounted below).

@@ -74,19 +74,22 @@ function shownInPage(signedIn: boolean, f: TimelineFilters, context: "home" | "p
 }
 
 /**
- * Irreversible keyword filters of a context drop matching statuses outright. A whole-word phrase must stand
- * between non-alphanumeric characters (GLOB with the phrase's own GLOB characters escaped).
+ * Irreversible filters of a context drop matching statuses outright: by any keyword (a whole-word keyword must
+ * stand between non-alphanumeric characters: GLOB with the keyword's own GLOB characters escaped) or by naming
+ * the status.
  */
 function notFilteredOut(viewer: SQL, context: "home" | "notifications", now: SQL, status: SQL = sql`s`): SQL {
   const body = sql`lower(' ' || ${status}.spoiler_text || ' ' || CASE WHEN ${status}.text <> '' THEN ${status}.text ELSE ${status}.content END || ' ')`;
-  const phrase = sql`lower(replace(replace(replace(kf.phrase, '[', '[[]'), '*', '[*]'), '?', '[?]'))`;
+  const phrase = sql`lower(replace(replace(replace(kk.keyword, '[', '[[]'), '*', '[*]'), '?', '[?]'))`;
+  const inForce = sql`kf.account_id = ${viewer} AND kf.irreversible = 1 AND (kf.expires_at IS NULL OR kf.expires_at > ${now})
+    AND EXISTS (SELECT 1 FROM json_each(kf.context) WHERE value = ${sql.raw(`'${context}'`)})`;
   // The viewer's filters are walked per status only when one of them is irreversible (read once per statement
   // where the viewer is bound once): most viewers' filters only mark statuses, and walking them cost a row each.
-  return sql`CASE WHEN EXISTS (SELECT 1 FROM filters kfv WHERE kfv.account_id = ${viewer} AND kfv.irreversible = 1) THEN NOT EXISTS (SELECT 1 FROM filters kf WHERE kf.account_id = ${viewer} AND kf.irreversible = 1
-    AND (kf.expires_at IS NULL OR kf.expires_at > ${now})
-    AND EXISTS (SELECT 1 FROM json_each(kf.context) WHERE value = ${sql.raw(`'${context}'`)})
-    AND CASE WHEN kf.whole_word THEN ${body} GLOB '*[^a-z0-9]' || ${phrase} || '[^a-z0-9]*'
-             ELSE instr(${body}, lower(kf.phrase)) > 0 END) ELSE 1 END`;
+  // Keywords per user are capped (services/filters.ts); a named status is one probe of `filter_statuses_status`.
+  return sql`CASE WHEN EXISTS (SELECT 1 FROM filters kfv WHERE kfv.account_id = ${viewer} AND kfv.irreversible = 1) THEN NOT EXISTS (SELECT 1 FROM filters kf JOIN filter_keywords kk ON kk.filter_id = kf.id WHERE ${inForce}
+    AND CASE WHEN kk.whole_word THEN ${body} GLOB '*[^a-z0-9]' || ${phrase} || '[^a-z0-9]*'
+             ELSE instr(${body}, lower(kk.keyword)) > 0 END)
+    AND NOT EXISTS (SELECT 1 FROM filter_statuses ks JOIN filters kf ON kf.id = ks.filter_id WHERE ks.status_id = ${status}.id AND ${inForce}) ELSE 1 END`;
 }
 
 /** Pages of a followed tag's public posts looked at per home read (see `homePage`). */
