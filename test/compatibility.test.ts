@@ -88,9 +88,14 @@ interface Fixture {
   ids: Record<string, string>;
 }
 
-/** Bodies the apps send with their writes (a realistic request; only the answer's status is judged). */
+/**
+ * Bodies the apps send with their writes (a realistic request; only the answer's status is judged). A value
+ * `:name` is the fixture's id of that name.
+ */
 const BODIES: Record<string, Record<string, unknown>> = {
   "PUT /api/v1/statuses/:status_id": { status: "edited by the ladder test" },
+  "POST /api/v1/statuses": { status: "quoting", quoted_status_id: ":status_id", quote_approval_policy: "public" },
+  "PUT /api/v1/statuses/:status_id/interaction_policy": { quote_approval_policy: "followers" },
   "POST /api/v2/filters": { title: "ladder", context: ["home"], keywords_attributes: [{ keyword: "ladder" }] },
   "PUT /api/v2/filters/:filter_id": { title: "ladder2", context: ["home", "thread"] },
   "POST /api/v2/filters/:filter_id/keywords": { keyword: "ladder3", whole_word: true },
@@ -106,7 +111,15 @@ async function callEndpoint(f: Fixture, endpoint: string) {
     if (!id) throw new Error(`no fixture for :${name} (${endpoint})`);
     return encodeURIComponent(id);
   });
-  const body = BODIES[endpoint];
+  const template_ = BODIES[endpoint];
+  const body =
+    template_ &&
+    Object.fromEntries(
+      Object.entries(template_).map(([k, v]) => [
+        k,
+        typeof v === "string" && v.startsWith(":") ? f.ids[v.slice(1)] : v,
+      ]),
+    );
   const res = await call(path, { method, token: f.admin.token, ...(body ? { body } : {}) });
   return { status: res.status, text: await res.text() };
 }
