@@ -23,26 +23,33 @@ const ROUTE_TABLE = { file: /^routes\//, name: /^register\w*Routes$/ };
 /** `file name` → the most lines the function may span, and why it is long. */
 const ALLOWED: Record<string, { cap: number; why: string }> = {
   // Tables: one line per entry, nothing to name apart.
-  "app.ts createApp": { cap: 121, why: "the app's table of route registrations, in the order they must match" },
+  "app.ts createApp": { cap: 123, why: "the app's table of route registrations, in the order they must match" },
   "env.ts varsConfig": { cap: 109, why: "a table: one line per configuration variable and its default" },
   // Being split by other helpers of issue 43 now; the coordinator removes each entry as its split lands.
   "services/status-edits.ts editStatus": { cap: 197, why: "to split: issue 43" },
-  "federation/documents/activities.ts buildActivity": { cap: 193, why: "to split: issue 43" },
-  "services/statuses.ts preparePost": { cap: 173, why: "to split: issue 43" },
-  "services/remote-statuses.ts storeRemoteNote": { cap: 169, why: "to split: issue 43" },
+  "federation/documents/activities.ts buildActivity": {
+    cap: 233,
+    why: "to split: issue 43 (grew by quotes, issue 46)",
+  },
+  "services/statuses.ts preparePost": { cap: 193, why: "to split: issue 43 (grew by quotes, issue 46)" },
+  "services/remote-statuses.ts storeRemoteNote": { cap: 181, why: "to split: issue 43 (grew by quotes, issue 46)" },
   "federation/delivery/deliver.ts deliverHost": {
     cap: 146,
     why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
   },
-  "services/statuses.ts writePost": { cap: 120, why: "to split: issue 43" },
+  "services/statuses.ts writePost": { cap: 123, why: "to split: issue 43 (grew by quotes, issue 46)" },
   "services/graph.ts follow": { cap: 120, why: "to split: issue 43" },
-  "federation/documents/parse-note.ts parseNote": { cap: 120, why: "to split: issue 43" },
-  "services/hydrate.ts fromRows": { cap: 111, why: "to split: issue 43" },
+  "federation/documents/parse-note.ts parseNote": { cap: 126, why: "to split: issue 43 (grew by quotes, issue 46)" },
+  "services/hydrate.ts fromRows": { cap: 123, why: "to split: issue 43 (grew by quotes and filter keywords)" },
   "federation/door/handle.ts handleFederated": {
     cap: 106,
     why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
   },
-  "services/remote-statuses.ts updateRemoteNote": { cap: 102, why: "to split: issue 43" },
+  "services/remote-statuses.ts updateRemoteNote": { cap: 103, why: "to split: issue 43 (grew by quotes, issue 46)" },
+  "services/admin-config.ts configStatements": {
+    cap: 109,
+    why: "to split: issue 43 (grew by severed relationships, issue 48)",
+  },
 };
 
 interface Found {
