@@ -14,7 +14,7 @@ describe("instance information", () => {
     await makeAdmin(user.id);
     const inst = valid(InstanceSchema, await json("/api/v1/instance"));
     // The level claimed (src/lib/compatibility.ts), Pleroma's marker, Starling's own version as semver build metadata.
-    expect(inst.version).toBe("4.4.0 (compatible; Pleroma 2.5.0+starling.0.1.0)");
+    expect(inst.version).toBe("4.5.0 (compatible; Pleroma 2.5.0+starling.0.1.0)");
     // The full URL (Phanpy builds the server's URLs from it), as Pleroma answers.
     expect(inst.uri).toBe("http://localhost");
     expect(inst.urls.streaming_api).toBe("ws://localhost");
