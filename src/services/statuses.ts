@@ -630,7 +630,10 @@ export async function deleteStatuses(
     /** No Delete nor Undo is sent for them (an account being deleted sends one Delete of its actor instead). */
     silent?: boolean;
     extra?: D1PreparedStatement[];
-    /** A statement before the deletion's own (after its outbox writes) that fails, rolling the whole batch back, when the deletion must not happen after all. */
+    /**
+     * A statement before the deletion's own (after its outbox writes) that fails, rolling the whole batch back,
+     * when the deletion must not happen after all.
+     */
     guard?: D1PreparedStatement;
   } = {},
 ): Promise<{ deleted: string[]; files: string[]; events: StreamEvent[]; effects: Effects }> {
