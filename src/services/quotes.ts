@@ -341,9 +341,8 @@ export async function receiveQuoteRequest(
   ];
   if (existing?.state !== "accepted")
     stmts.push(notify(d, { type: "quote", to: quoted.status.accountId, from: from.id, statusId: quoting.id }));
-  const effects: Effects = {}; // delivery wakes from the outbox rows written (db/outbox-signal.ts)
   await d.$client.batch(stmts);
-  return { ...effects, push: true };
+  return { push: true };
 }
 
 /**
@@ -384,11 +383,10 @@ export async function revokeQuote(
     stmts.unshift(
       outboxWrite(d, me.id, { type: "DeleteQuoteAuthorization", uri: q.authorizationUri, targetId: q.accountId }, t),
     );
-  const effects: Effects = {}; // delivery wakes from the outbox rows written (db/outbox-signal.ts)
   await d.$client.batch(stmts);
   return {
     id: q.statusId,
-    effects: { ...effects, events: [{ accountId: null, event: "status.update", payload: q.statusId }] },
+    effects: { events: [{ accountId: null, event: "status.update", payload: q.statusId }] },
   };
 }
 
@@ -456,9 +454,8 @@ export async function receiveQuoteAnswer(
     ...(q.quotedStatusId ? [statement(d, recountQuotes(q.quotedStatusId))] : []),
     ...(accepted ? [outboxWrite(d, q.accountId, { type: "Update", statusId: q.statusId }, t)] : []),
   ];
-  const effects: Effects = {}; // delivery wakes from the outbox rows written (db/outbox-signal.ts)
   await d.$client.batch(stmts);
-  return { ...effects, events: [{ accountId: null, event: "status.update", payload: q.statusId }] };
+  return { events: [{ accountId: null, event: "status.update", payload: q.statusId }] };
 }
 
 /** The local quote whose request `requestUri` asked `from` (the quoted author). */
@@ -551,10 +548,9 @@ export async function setQuotePolicy(
   if (!policy) return {};
   const next = postPolicy(s.visibility, policy);
   if (next === s.quotePolicy) return {};
-  const effects: Effects = {}; // delivery wakes from the outbox rows written (db/outbox-signal.ts)
   await d.$client.batch([
     statement(d, d.update(statuses).set({ quotePolicy: next }).where(eq(statuses.id, s.id))),
     outboxWrite(d, me.id, { type: "Update", statusId: s.id }, t),
   ]);
-  return { ...effects, events: [{ accountId: null, event: "status.update", payload: s.id }] };
+  return { events: [{ accountId: null, event: "status.update", payload: s.id }] };
 }
