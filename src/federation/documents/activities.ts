@@ -71,37 +71,10 @@ export function buildActivity(
       if (src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
       return createActivity(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
     }
-    case "Update": {
-      const s = src.h.statuses.get(a.statusId);
-      if (s?.accountId !== actorId) return null;
-      const object = statusObject(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
-      if (!object) return null;
-      return new Update({
-        id: url(`${s.uri}#updates/${s.editedAt ?? s.createdAt}`),
-        actor: me,
-        published: object.updated ?? object.published,
-        tos: object.toIds,
-        ccs: object.ccIds,
-        object,
-      });
-    }
-    case "Delete": {
-      const mentioned = a.recipients.flatMap((id) => src.accounts.get(id)?.uri ?? []);
-      const to = addressing({
-        visibility: a.visibility,
-        followers: src.nc.followersOf(actor.username).href,
-        mentioned,
-        recipients: mentioned,
-      });
-      if (!to) return null;
-      return new Delete({
-        id: url(`${a.uri}#delete`),
-        actor: me,
-        object: new Tombstone({ id: url(a.uri) }),
-        tos: to.to.map(url),
-        ccs: to.cc.map(url),
-      });
-    }
+    case "Update":
+      return statusUpdate(actorId, me, a, src);
+    case "Delete":
+      return statusDelete(actor, me, a, src);
     case "Follow":
     case "Undo": {
       const target = src.accounts.get(a.targetId);
@@ -240,6 +213,74 @@ export function buildActivity(
         ? follow
         : new Undo({ id: url(`${a.uri}/undo`), actor: instance, object: follow });
     }
+    case "QuoteRequest":
+    case "QuoteAccept":
+    case "QuoteReject":
+    case "DeleteQuoteAuthorization":
+      return quoteActivity(outboxId, actorId, actor.uri, a, src);
+    case "RelayAccept": {
+      const instance = url(instanceActorUri(src.nc.base));
+      return new Accept({
+        id: url(`${instance.href}#accepts/${encodeURIComponent(a.uri)}`),
+        actor: instance,
+        object: new Follow({ id: url(a.uri), actor: url(a.actor), object: instance }),
+      });
+    }
+  }
+}
+
+type ActivityOf<T extends OutboxActivity["type"]> = Extract<OutboxActivity, { type: T }>;
+
+/** The Update of a local status, as it reads now. */
+function statusUpdate(actorId: string, me: URL, a: ActivityOf<"Update">, src: ActivitySources): Activity | null {
+  const s = src.h.statuses.get(a.statusId);
+  if (s?.accountId !== actorId) return null;
+  const object = statusObject(src.nc, src.h, src.parentUris, a.statusId, src.listRecipients.get(a.statusId));
+  if (!object) return null;
+  return new Update({
+    id: url(`${s.uri}#updates/${s.editedAt ?? s.createdAt}`),
+    actor: me,
+    published: object.updated ?? object.published,
+    tos: object.toIds,
+    ccs: object.ccIds,
+    object,
+  });
+}
+
+/** The Delete of a local status, to the audience it had (its addressees listed in the row). */
+function statusDelete(
+  actor: { uri: string; username: string },
+  me: URL,
+  a: ActivityOf<"Delete">,
+  src: ActivitySources,
+): Activity | null {
+  const mentioned = a.recipients.flatMap((id) => src.accounts.get(id)?.uri ?? []);
+  const to = addressing({
+    visibility: a.visibility,
+    followers: src.nc.followersOf(actor.username).href,
+    mentioned,
+    recipients: mentioned,
+  });
+  if (!to) return null;
+  return new Delete({
+    id: url(`${a.uri}#delete`),
+    actor: me,
+    object: new Tombstone({ id: url(a.uri) }),
+    tos: to.to.map(url),
+    ccs: to.cc.map(url),
+  });
+}
+
+/** FEP-044f's quote activities: a request for a quote, its answer with the stamp, the stamp's withdrawal. */
+function quoteActivity(
+  outboxId: string,
+  actorId: string,
+  actorUri: string,
+  a: ActivityOf<"QuoteRequest" | "QuoteAccept" | "QuoteReject" | "DeleteQuoteAuthorization">,
+  src: ActivitySources,
+): Activity | null {
+  const me = url(actorUri);
+  switch (a.type) {
     case "QuoteRequest": {
       // Mastodon 4.5's: the quoted post as `object`, the quoting post embedded as `instrument`.
       const target = src.accounts.get(a.targetId);
@@ -263,7 +304,7 @@ export function buildActivity(
       if (!requester) return null;
       const Answer = a.type === "QuoteAccept" ? Accept : Reject;
       return new Answer({
-        id: url(`${actor.uri}#${a.type === "QuoteAccept" ? "accepts" : "rejects"}/quote_requests/${outboxId}`),
+        id: url(`${actorUri}#${a.type === "QuoteAccept" ? "accepts" : "rejects"}/quote_requests/${outboxId}`),
         actor: me,
         object: new QuoteRequest({
           id: url(a.uri),
@@ -279,14 +320,6 @@ export function buildActivity(
       const target = src.accounts.get(a.targetId);
       if (!target) return null;
       return new Delete({ id: url(`${a.uri}#delete`), actor: me, object: url(a.uri), to: url(target.uri) });
-    }
-    case "RelayAccept": {
-      const instance = url(instanceActorUri(src.nc.base));
-      return new Accept({
-        id: url(`${instance.href}#accepts/${encodeURIComponent(a.uri)}`),
-        actor: instance,
-        object: new Follow({ id: url(a.uri), actor: url(a.actor), object: instance }),
-      });
     }
   }
 }
