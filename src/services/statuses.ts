@@ -260,13 +260,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const quoted = quotedRows[0] ?? null;
   if (quotedId !== null && !quoted) throw notFound();
 
-  // Direct stays direct: a reply in a direct thread, or to a conversation, cannot widen the audience.
-  let visibility: Visibility;
-  if (participation || parent?.visibility === "direct") visibility = "direct";
-  else if (listId) visibility = "list";
-  else if (p.visibility) visibility = p.visibility as Visibility;
-  else if (p.narrowToParent && parent) visibility = narrower(parent.visibility, author.user.defaultScope as Visibility);
-  else visibility = author.user.defaultScope as Visibility;
+  let visibility = postVisibility(p, author, parent, participation !== null, listId);
 
   const byKey = new Map<string, AccountWithUser>(mentionRows.map((r) => [r.account.acctKey!, r]));
   // Unknown remote mentions are looked up on their servers (the keyed row may live on another host than typed).
@@ -276,22 +270,14 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const mentioned = [
     ...new Map(found.mentions.flatMap((k) => byKey.get(k) ?? []).map((a) => [a.account.id, a])).values(),
   ];
-  const recipients = new Map<string, boolean>();
-  if (explicit) {
-    // Explicit addressing: only `to` is addressed; mentions in the text are links, not recipients. Every `to`
-    // recipient is mentioned (in `mentions`, and notified), as Pleroma lists an object's `to` in its mentions.
-    for (const k of explicit) {
-      const a = byKey.get(k);
-      if (a) recipients.set(a.account.id, true);
-    }
-  } else {
-    for (const a of mentioned) recipients.set(a.account.id, true);
-    if (parent && !recipients.has(parent.accountId)) recipients.set(parent.accountId, false);
-  }
-  if (visibility === "list")
-    for (const m of memberRows) if (!recipients.has(m.accountId)) recipients.set(m.accountId, false);
-  if (participation) for (const id of participation.p.recipients) if (!recipients.has(id)) recipients.set(id, false);
-  recipients.delete(me);
+  const recipients = postRecipients({
+    me,
+    explicit: explicit?.flatMap((k) => byKey.get(k)?.account.id ?? []),
+    mentioned: mentioned.map((a) => a.account.id),
+    parentAuthor: parent?.accountId ?? null,
+    listMembers: visibility === "list" ? memberRows.map((m) => m.accountId) : [],
+    participants: participation?.p.recipients ?? [],
+  });
 
   const content = await renderContent(text, contentType, {
     base: ctx.base,
@@ -346,20 +332,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const media = mediaRows
     .map((m) => ({ ...m, statusId: id, position: order.get(m.id) ?? 0 }))
     .sort((a, b) => a.position - b.position);
-  const poll: PollRow | null = p.poll
-    ? {
-        id: newId(t),
-        statusId: id,
-        options: p.poll.options,
-        multiple: p.poll.multiple ?? false,
-        hideTotals: p.poll.hide_totals ?? false,
-        expiresAt: t + p.poll.expires_in * 1000,
-        closedAt: null,
-        createdAt: t,
-        remoteTallies: null,
-        remoteVoters: null,
-      }
-    : null;
+  const poll = p.poll ? pollRow(p.poll, id, t) : null;
   const addressedIds = new Set(recipients.keys());
   return {
     status,
@@ -376,6 +349,64 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     authorFollowers: author.account.followersCount,
     inlineFanoutMax: ctx.cfg.inlineFanoutMax,
     quote: quote?.row ?? null,
+  };
+}
+
+/** Direct stays direct: a reply in a direct thread, or to a conversation, cannot widen the audience. */
+function postVisibility(
+  p: PostInput,
+  author: PostContext["author"],
+  parent: { visibility: Visibility } | null,
+  inConversation: boolean,
+  listId: string | null,
+): Visibility {
+  const fallback = author.user.defaultScope as Visibility;
+  if (inConversation || parent?.visibility === "direct") return "direct";
+  if (listId) return "list";
+  if (p.visibility) return p.visibility as Visibility;
+  if (p.narrowToParent && parent) return narrower(parent.visibility, fallback);
+  return fallback;
+}
+
+/**
+ * Who a post is addressed to, each with whether it mentions them. Explicit addressing (`to`): only those are
+ * addressed, and mentioned (in `mentions`, and notified), as Pleroma lists an object's `to` in its mentions;
+ * mentions in the text are then links. Otherwise the mentioned and the parent's author. A list's members and a
+ * conversation's participants are addressed without a mention; never the author.
+ */
+function postRecipients(a: {
+  me: string;
+  explicit: string[] | undefined;
+  mentioned: string[];
+  parentAuthor: string | null;
+  listMembers: string[];
+  participants: string[];
+}): Map<string, boolean> {
+  const recipients = new Map<string, boolean>();
+  for (const id of a.explicit ?? a.mentioned) recipients.set(id, true);
+  const unmentioned = [
+    ...(a.explicit || a.parentAuthor === null ? [] : [a.parentAuthor]),
+    ...a.listMembers,
+    ...a.participants,
+  ];
+  for (const id of unmentioned) if (!recipients.has(id)) recipients.set(id, false);
+  recipients.delete(a.me);
+  return recipients;
+}
+
+/** A new poll's row. */
+function pollRow(poll: NonNullable<PostInput["poll"]>, statusId: string, t: number): PollRow {
+  return {
+    id: newId(t),
+    statusId,
+    options: poll.options,
+    multiple: poll.multiple ?? false,
+    hideTotals: poll.hide_totals ?? false,
+    expiresAt: t + poll.expires_in * 1000,
+    closedAt: null,
+    createdAt: t,
+    remoteTallies: null,
+    remoteVoters: null,
   };
 }
 
