@@ -159,16 +159,7 @@ describe("federation policies between two instances", () => {
       expect(fed.routed.requests.slice(lookups).some((r) => r.url.startsWith("https://b.example/"))).toBe(false);
 
       // accept (allow-list mode): only listed domains federate; B is not listed, so refused too.
-      const all = [
-        "reject",
-        "accept",
-        "media_removal",
-        "media_nsfw",
-        "federated_timeline_removal",
-        "report_removal",
-        "avatar_removal",
-        "banner_removal",
-      ];
+      const all = [...POLICIES];
       await json("/api/v1/pleroma/admin/config", {
         instance: C,
         token: admin.token,

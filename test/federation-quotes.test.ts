@@ -4,12 +4,12 @@
  * a Starling user quotes a remote post (pending, then accepted with the peer's stamp, revoked by its Delete);
  * Mastodon 4.5, Misskey and Akkoma quotes arriving render as quotes.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { call, json, valid } from "./helpers";
 import { A, instanceFetch } from "./instances";
-import { expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
+import { drainDeliveriesByHand, expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
 import { StatusSchema, type Status } from "../src/schemas/status";
-import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
+import { drainFederation } from "../src/federation/delivery/wake";
 import { NotificationSchema } from "../src/schemas/social";
 import quoteRequest from "./fixtures/federation/mastodon-quote-request-4.5.json";
 import quoteAuthorization from "./fixtures/federation/mastodon-quote-authorization-4.5.json";
@@ -19,16 +19,8 @@ import misskeyCreate from "./fixtures/federation/misskey-create-note.json";
 import akkomaCreate from "./fixtures/federation/akkoma-create-note.json";
 import akkomaContext from "./fixtures/federation/actors/akkoma-litepub-context.json";
 
-// Deliveries are drained by the test (`deliveredOf`), not by the background wake, which would try them first
-// through the real resolver and put them off.
-const realWake = deliveryWake.run;
-beforeEach(() => {
-  deliveryWake.run = async () => {};
-});
-afterEach(() => {
-  deliveryWake.run = realWake;
-  unroute();
-});
+drainDeliveriesByHand();
+afterEach(unroute);
 
 const postAs = async (s: Setup, body: Record<string, unknown>) =>
   valid(StatusSchema, await json("/api/v1/statuses", { instance: A, token: s.user.token, method: "POST", body }));

@@ -5,7 +5,7 @@
  * and authorized fetch (B answering only signed GETs, which A makes as its instance actor).
  */
 import { env } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { AccountSchema, RelationshipSchema } from "../src/schemas/account";
 import { AdminReportsSchema } from "../src/schemas/admin";
 import { NotificationSchema } from "../src/schemas/social";
@@ -17,9 +17,9 @@ import { instanceSigner } from "../src/federation/door/instance-actor";
 import { signingKey } from "../src/services/credentials";
 import { db } from "../src/db/client";
 import { pemToDer } from "../src/lib/keys";
-import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
+import { drainFederation } from "../src/federation/delivery/wake";
 import { createPeer } from "./peer";
-import { fill } from "./inbound";
+import { drainDeliveriesByHand, fill } from "./inbound";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
 import mastodonAccept from "./fixtures/federation/mastodon-accept.json";
 import mastodonBlock from "./fixtures/federation/mastodon-block.json";
@@ -450,15 +450,10 @@ describe("authorized fetch", () => {
 
 describe("blocks and reports as Mastodon and Pleroma send them", () => {
   let unroute: (() => void) | undefined;
-  // Deliveries are drained here (drainFederation), not by the delivery objects, which do not see the peer.
-  const realWake = deliveryWake.run;
-  beforeEach(() => {
-    deliveryWake.run = async () => {};
-  });
+  drainDeliveriesByHand();
   afterEach(() => {
     unroute?.();
     unroute = undefined;
-    deliveryWake.run = realWake;
   });
 
   let n = 0;

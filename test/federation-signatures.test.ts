@@ -4,22 +4,19 @@
  * host accepted last, once more in the other one when refused (400/401), and the host's choice is kept in
  * `instances.signature_spec`, written only when it changes.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { AccountSchema } from "../src/schemas/account";
-import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
+import { drainFederation } from "../src/federation/delivery/wake";
 import { json, registerUser, valid, type TestUser } from "./helpers";
 import { A } from "./instances";
 import { createPeer, type Peer } from "./peer";
+import { drainDeliveriesByHand } from "./inbound";
 
 let unroute: (() => void) | undefined;
-const realWake = deliveryWake.run;
-beforeEach(() => {
-  deliveryWake.run = async () => {};
-});
+drainDeliveriesByHand();
 afterEach(() => {
   unroute?.();
   unroute = undefined;
-  deliveryWake.run = realWake;
 });
 
 let n = 0;

@@ -4,7 +4,8 @@
  * the peer's actor by the local user (`followPeer`), and row reads. A test file calls `afterEach(unroute)`.
  */
 import { env } from "cloudflare:test";
-import { expect } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
+import { deliveryWake } from "../src/federation/delivery/wake";
 import { json, registerUser, type TestUser } from "./helpers";
 import { A } from "./instances";
 import { createPeer, type Peer } from "./peer";
@@ -106,4 +107,18 @@ export async function followPeer(s: Setup): Promise<string> {
     await s.peer.send(s.actor, fill(mastodonAccept, { ...s.vars, N: `${s.vars.N}a`, FOLLOW_ID: request!.uri })),
   );
   return them;
+}
+
+/**
+ * Deliveries drained by the test itself (`drainFederation`), not by the background wake, which does not see the
+ * peer and would try them first through the real resolver: a file or a `describe` calls this once.
+ */
+export function drainDeliveriesByHand(): void {
+  const realWake = deliveryWake.run;
+  beforeEach(() => {
+    deliveryWake.run = async () => {};
+  });
+  afterEach(() => {
+    deliveryWake.run = realWake;
+  });
 }
