@@ -33,6 +33,7 @@ import { updatePollActivity, voteActivity, type VoteDoc } from "./polls";
 import { instanceActorUri } from "../door/instance-actor";
 import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
 import { announceActivity } from "./notes";
+import { interactionAnswer } from "./interaction-requests";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -218,6 +219,9 @@ export function buildActivity(
     case "QuoteReject":
     case "DeleteQuoteAuthorization":
       return quoteActivity(outboxId, actorId, actor.uri, a, src);
+    case "InteractionAccept":
+    case "InteractionReject":
+      return interactionAnswer(outboxId, actor.uri, src.accounts.get(a.requesterId), a);
     case "RelayAccept": {
       const instance = url(instanceActorUri(src.nc.base));
       return new Accept({
