@@ -119,27 +119,22 @@ export function acceptRequest(
   });
 }
 
-/** A request whose interaction is stored already (delivered again, or after its plain form): its Accept again. */
-export async function acceptStored(
+/**
+ * A request answered on its own: refused by the rule (a `Reject`; nothing stored), or approved with its
+ * interaction stored already (delivered again, or after its plain form): its `Accept` again.
+ */
+export async function answerAlone(
   d: DB,
   post: RequestedPost,
   from: AccountRow,
   req: InteractionRequest,
   t: number = now(),
 ): Promise<Effects> {
-  await d.$client.batch([acceptRequest(d, post, from, req, t)]);
-  return {};
-}
-
-/** The `Reject` of a request the rule refuses: nothing stored. */
-export async function rejectRequest(
-  d: DB,
-  post: RequestedPost,
-  from: AccountRow,
-  req: InteractionRequest,
-  t: number = now(),
-): Promise<Effects> {
-  await d.$client.batch([outboxWrite(d, post.status.accountId, answer("InteractionReject", from, req), t)]);
+  await d.$client.batch([
+    post.allowed
+      ? acceptRequest(d, post, from, req, t)
+      : outboxWrite(d, post.status.accountId, answer("InteractionReject", from, req), t),
+  ]);
   return {};
 }
 

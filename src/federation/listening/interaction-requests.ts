@@ -22,9 +22,8 @@ import { applyNotePolicies } from "../../services/federation-policies";
 import { receiveAnnounce, receiveLike } from "../../services/inbound-interactions";
 import {
   acceptRequest,
-  acceptStored,
+  answerAlone,
   interactionStored,
-  rejectRequest,
   requestedPost,
   type InteractionKind,
   type InteractionRequest,
@@ -70,9 +69,8 @@ function ownActivity(activity: Activity, from: AccountRow, request: PoliteReques
  */
 async function answer(ctx: Ctx, r: Read, store: (accept: D1PreparedStatement) => Promise<void>): Promise<void> {
   const d = ctx.data.d;
-  if (!r.post.allowed) return after(ctx, await rejectRequest(d, r.post, r.from, r.req));
-  if (await interactionStored(d, r.post, r.from, r.req))
-    return after(ctx, await acceptStored(d, r.post, r.from, r.req));
+  if (!r.post.allowed || (await interactionStored(d, r.post, r.from, r.req)))
+    return after(ctx, await answerAlone(d, r.post, r.from, r.req));
   await store(acceptRequest(d, r.post, r.from, r.req));
 }
 
