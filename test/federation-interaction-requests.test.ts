@@ -82,6 +82,18 @@ describe("GoToSocial's polite requests of a Starling post", () => {
     expect((await statusOf(s, mine.id)).favourites_count).toBe(1);
     expect((await notifications(s)).map((n) => [n.type, n.status?.id])).toEqual([["favourite", mine.id]]);
 
+    // Under authorized fetch, an unsigned fetch is refused; another account's path, or another kind's, is 404.
+    const secure = { ...A, bindings: { ...A.bindings, AUTHORIZED_FETCH: "true" } };
+    const unsigned = await instanceFetch(
+      secure,
+      new Request(result, { headers: { Accept: "application/activity+json" } }),
+    );
+    expect(unsigned.status).toBe(401);
+    const id = result.split("/").pop()!;
+    expect((await fetchDoc(`${A.origin}/users/${s.user.username}x/like_authorizations/${id}`)).status).toBe(404);
+    expect((await fetchDoc(`${s.target}/announce_authorizations/${id}`)).status).toBe(404);
+    expect((await fetchDoc(`${s.target}/like_authorizations/not-an-id`)).status).toBe(404);
+
     // Delivered again (to the personal inbox, past Fedify's per-inbox record): the same authorization, no second row.
     await expectAccepted(await s.peer.send(s.actor, req, { inbox: `/users/${s.user.username}/inbox` }));
     expect(await acceptOf(s, req, "LikeRequest")).toBe(result);
