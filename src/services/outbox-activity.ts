@@ -81,6 +81,20 @@ export type OutboxActivity =
     }
   /** An approval withdrawn: a `Delete` of its stamp (`uri`), to the quoting author. */
   | { type: "DeleteQuoteAuthorization"; uri: string; targetId: string }
+  /**
+   * Answering a remote GoToSocial-style polite request (`LikeRequest`, `ReplyRequest`, `AnnounceRequest`; id
+   * `requestUri`) of the local post `objectUri` by the interaction `instrument`: an Accept handing over the
+   * authorization `uri` this instance serves (services/interaction-requests.ts), or a Reject (`uri`: the request's).
+   */
+  | {
+      type: "InteractionAccept" | "InteractionReject";
+      request: "LikeRequest" | "ReplyRequest" | "AnnounceRequest";
+      uri: string;
+      requestUri: string;
+      objectUri: string;
+      instrument: string;
+      requesterId: string;
+    }
   /** The instance actor accepts a followed relay's Follow of it (`uri`: their Follow's id; `actor`: the relay). */
   | { type: "RelayAccept"; uri: string; inbox: string; actor: string };
 

@@ -69,6 +69,8 @@ const NEEDS: { [K in OutboxKind]: (a: OutboxActivityOf<K>) => Needs } = {
   QuoteAccept: (a) => ({ accounts: [a.requesterId] }),
   QuoteReject: (a) => ({ accounts: [a.requesterId] }),
   DeleteQuoteAuthorization: target,
+  InteractionAccept: (a) => ({ accounts: [a.requesterId] }),
+  InteractionReject: (a) => ({ accounts: [a.requesterId] }),
 };
 
 const needsOf = (a: OutboxActivity): Needs => (NEEDS[a.type] as (a: OutboxActivity) => Needs)(a);
