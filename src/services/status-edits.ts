@@ -25,14 +25,8 @@ import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { notify } from "./notifications";
 import { outboxWrite } from "./outbox";
-import {
-  accountsByAcctKey,
-  mentionTargets,
-  shortcodesOf,
-  validatePost,
-  type PollInput,
-  type PostContext,
-} from "./statuses";
+import { validatePost, type PollInput, type PostContext } from "./statuses";
+import { accountsByAcctKey, knownMentions, mentionTargets, shortcodesOf } from "./post-mentions";
 import { visibleTo } from "./visibility";
 import { usableUploads, checkDescription, parseFocus } from "./uploads";
 import {
@@ -265,9 +259,7 @@ async function editMentions(
   mentionRows: AccountWithUser[],
   recipientRows: { accountId: string; mention: boolean }[],
 ): Promise<{ byKey: Map<string, AccountWithUser>; mentioned: Set<string>; newMentions: string[] }> {
-  const byKey = new Map<string, AccountWithUser>(mentionRows.map((r) => [r.account.acctKey!, r]));
-  const unknown = [...new Set(mentions)].filter((k) => k.includes("@") && !byKey.has(k));
-  if (unknown.length && ctx.resolveMentions) for (const [k, a] of await ctx.resolveMentions(unknown)) byKey.set(k, a);
+  const { byKey } = await knownMentions([...new Set(mentions)], mentionRows, ctx.resolveMentions);
   const mentioned = new Set(mentions.flatMap((k) => byKey.get(k)?.account.id ?? []));
   mentioned.delete(ctx.author.account.id);
   const wasMentioned = new Set(recipientRows.filter((r) => r.mention).map((r) => r.accountId));
