@@ -10,6 +10,7 @@ import { newId } from "../db/ids";
 import { polls, statuses } from "../db/schema";
 import type { ContentType } from "../content/format";
 import { searchBody } from "./feeds";
+import { tagsStatement } from "./post-writes";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import type { PollInput } from "./statuses";
 
@@ -55,10 +56,7 @@ export function editStatements(d: DB, me: string, id: string, e: Edited, t: numb
         .where(eq(statuses.id, id)),
     ),
     statement(d, sql`DELETE FROM status_tags WHERE status_id = ${id}`),
-    statement(
-      d,
-      sql`INSERT INTO status_tags (status_id, tag) SELECT ${id}, value FROM json_each(${JSON.stringify(e.tags)})`,
-    ),
+    tagsStatement(d, id, e.tags),
     // Media taken off stay with the status for its history (and go with it); those kept or added are ordered.
     statement(
       d,

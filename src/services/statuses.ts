@@ -39,6 +39,13 @@ import { usableUploads } from "./uploads";
 import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
 import { postPolicy, QUOTE_POLICIES } from "../lib/quote-policy";
 import { accountsByAcctKey, knownMentions, mentionTargets, shortcodesOf } from "./post-mentions";
+import {
+  authorCountersStatement,
+  conversationStatements,
+  mediaStatement,
+  recipientsStatement,
+  tagsStatement,
+} from "./post-writes";
 
 export const IDEMPOTENCY_HOURS = 6;
 const MIN_EXPIRY_SECONDS = 3600;
@@ -452,16 +459,7 @@ export async function writePost(
     statement(d, d.insert(statuses).values({ ...s, searchRowid: searchable ? nextSearchRowid : null })),
     ...(s.homePull ? [markPulled(d, s.accountId)] : []),
   ];
-  if (prepared.recipients.length) {
-    // Lists of rows are bound as one JSON parameter each: a VALUES list would pass D1's 100 parameters.
-    const rows = JSON.stringify(prepared.recipients.map((r) => [r.accountId, r.mention ? 1 : 0]));
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${s.id}, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows})`,
-      ),
-    );
-  }
+  if (prepared.recipients.length) stmts.push(recipientsStatement(d, s.id, prepared.recipients));
   // Its quote (the row, its notification and count, or the request to a remote author), and earlier quotes of
   // this post stored before it was.
   if (prepared.quote) stmts.push(...quoteWrites(d, s, prepared.quote));
@@ -474,73 +472,18 @@ export async function writePost(
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
   if (!s.inReplyToId) stmts.push(notifySubscribers(d, s));
   const notifyingEnd = stmts.length;
-  if (prepared.tags.length)
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO status_tags (status_id, tag) SELECT ${s.id}, value FROM json_each(${JSON.stringify(prepared.tags)})`,
-      ),
-    );
-  if (prepared.media.length) {
-    const media = JSON.stringify(Object.fromEntries(prepared.media.map((m) => [m.id, m.position])));
-    stmts.push(
-      statement(
-        d,
-        sql`UPDATE media_attachments SET status_id = ${s.id}, scheduled_status_id = NULL, position = json_extract(${media}, '$."' || id || '"')
-        WHERE id IN (SELECT key FROM json_each(${media}))`,
-      ),
-    );
-  }
+  if (prepared.tags.length) stmts.push(tagsStatement(d, s.id, prepared.tags));
+  if (prepared.media.length) stmts.push(mediaStatement(d, s.id, prepared.media));
   if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
   if (idempotency)
     stmts.push(
       statement(d, d.insert(idempotencyKeys).values({ ...idempotency, result: `status:${s.id}`, createdAt: t })),
     );
-  if (prepared.participants.length) {
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT OR IGNORE INTO conversations (id, thread_id, created_at) VALUES (${newId(t)}, ${s.threadId}, ${t})`,
-      ),
-    );
-    const everyone = prepared.participants;
-    // Recipients are set when a participation starts; later they change only when its owner changes them.
-    const rows = JSON.stringify(
-      everyone.map((accountId) => [
-        newId(t),
-        accountId,
-        JSON.stringify(everyone.filter((x) => x !== accountId)),
-        accountId === s.accountId ? 0 : 1,
-      ]),
-    );
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO participations (id, conversation_id, account_id, recipients, unread, last_status_id, updated_at)
-          SELECT json_extract(e.value, '$[0]'), c.id, a.id, json_extract(e.value, '$[2]'), json_extract(e.value, '$[3]'), ${s.id}, ${t}
-          FROM json_each(${rows}) e JOIN conversations c ON c.thread_id = ${s.threadId} JOIN accounts a ON a.id = json_extract(e.value, '$[1]') AND a.domain IS NULL WHERE true
-          ON CONFLICT (conversation_id, account_id) DO UPDATE SET unread = excluded.unread, last_status_id = excluded.last_status_id, updated_at = excluded.updated_at
-          RETURNING id, account_id AS accountId`,
-      ),
-    );
-  }
+  if (prepared.participants.length) stmts.push(...conversationStatements(d, s, prepared.participants));
   // The participations are written by the statement right after the conversation.
   const participationsAt = prepared.participants.length ? stmts.length - 1 : -1;
   const counters = stmts.length;
-  stmts.push(
-    statement(
-      d,
-      // Counted up in the batch that inserts the status (one transaction), not recounted: a recount walks all of
-      // the author's statuses on every post (1.6 ms at 2,700 statuses, growing with each). Deleting recounts.
-      // A remote account keeps the figure its server reports (local rows know only part of its statuses), and its
-      // `last_status_at` (shown as a day) is written on its first status of a later day only: a row written per
-      // author a day, not per post (issue 42).
-      sql`UPDATE accounts SET statuses_count = statuses_count + CASE WHEN domain IS NULL THEN ${s.reblogOfId ? 0 : 1} ELSE 0 END,
-        last_status_at = ${t}
-        WHERE id = ${s.accountId} AND (domain IS NULL OR last_status_at IS NULL OR last_status_at < ${t - (t % 86_400_000)})
-        RETURNING statuses_count AS statusesCount, last_status_at AS lastStatusAt`,
-    ),
-  );
+  stmts.push(authorCountersStatement(d, s));
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
   stmts.push(fanOut(d, s, s.homePull));
   if (searchable) stmts.push(indexForSearch(d, s));
