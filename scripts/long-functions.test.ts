@@ -36,7 +36,6 @@ const ALLOWED: Record<string, { cap: number; why: string }> = {
     why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
   },
   "federation/documents/parse-note.ts parseNote": { cap: 126, why: "to split: issue 43 (grew by quotes, issue 46)" },
-  "services/hydrate.ts fromRows": { cap: 123, why: "to split: issue 43 (grew by quotes and filter keywords)" },
   "federation/door/handle.ts handleFederated": {
     cap: 106,
     why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
