@@ -58,7 +58,6 @@ import { registerBookmarkFolderRoutes } from "./routes/pleroma/bookmark-folders"
 import { registerFrontendRoutes } from "./routes/pleroma/frontend";
 import { registerScrobbleRoutes } from "./routes/pleroma/scrobbles";
 import { registerBlueskyBridgeRoutes } from "./routes/pleroma/bluesky-bridge";
-import { registerSettingsBlueskyRoutes } from "./routes/settings-bluesky";
 import { registerMfaRoutes } from "./routes/pleroma/mfa";
 import { registerPasswordRoutes } from "./routes/pleroma/passwords";
 import { registerImageRoutes } from "./routes/pleroma/images";
@@ -119,7 +118,6 @@ export function createApp() {
   registerBookmarkFolderRoutes(app);
   registerScrobbleRoutes(app);
   registerBlueskyBridgeRoutes(app);
-  registerSettingsBlueskyRoutes(app);
   registerFrontendRoutes(app);
   registerDomainBlockRoutes(app);
   registerReportRoutes(app);

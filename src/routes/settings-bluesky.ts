@@ -2,7 +2,7 @@
  * "Connect to Bluesky" as a page (issue 49), for people whose app does not know the API: `/settings/bluesky` shows
  * the browser's signed-in user (the `_pleroma_key` session of `/auth/sign_in`) where they stand with the bridge,
  * and takes their opt-in or opt-out (double-submit CSRF token, as the other forms). The rule is the API's
- * (routes/pleroma/bluesky-bridge.ts, services/bluesky-bridge.ts).
+ * (routes/bluesky-bridge-choice.ts, services/bluesky-bridge.ts).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
@@ -17,7 +17,7 @@ import { ApiError } from "../lib/errors";
 import { bridgePage } from "../render/bluesky-bridge-page";
 import type { AccountRow, UserRow } from "../services/accounts";
 import { bridgeState } from "../services/bluesky-bridge";
-import { optIn, optOut } from "./pleroma/bluesky-bridge";
+import { optIn, optOut } from "./bluesky-bridge-choice";
 
 const PATH = "/settings/bluesky";
 const SIGN_IN = `/auth/sign_in?return_to=${encodeURIComponent(PATH)}`;

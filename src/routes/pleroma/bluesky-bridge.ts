@@ -4,27 +4,20 @@
  * unfollowing it (DELETE). Pleroma-style paths, so any client (or a plain HTTP call) reaches it; also answered at
  * `/api/pleroma/bluesky_bridge`. And `/.well-known/atproto-did` at `<user>.<DOMAIN>`: Bridgy's redirect, for a user
  * who wants that subdomain as their Bluesky handle (the deploy adds the wildcard route, docs/deploy.md). The same
- * opt-in and opt-out serve the settings page `/settings/bluesky` (routes/settings-bluesky.ts).
+ * opt-in and opt-out (routes/bluesky-bridge-choice.ts) serve the settings page `/settings/bluesky`
+ * (routes/settings-bluesky.ts), registered here.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { db } from "../../db/client";
 import { config } from "../../env";
-import { resolveAccount, resolveEnv } from "../../federation/fetching/resolve";
 import type { AppEnv } from "../../http/app-env";
 import type { UserAuth } from "../../http/auth";
-import { after, route, type Ctx } from "../../http/route";
-import { baseUrl, hostOf } from "../../http/urls";
-import { notFound } from "../../lib/errors";
-import type { AccountRow } from "../../services/accounts";
-import {
-  BRIDGE_ACTOR,
-  BRIDGE_ATPROTO_DID,
-  bridgeState,
-  bridgedAccountUri,
-  connectBridge,
-  disconnectBridge,
-} from "../../services/bluesky-bridge";
+import { route, type Ctx } from "../../http/route";
+import { hostOf } from "../../http/urls";
+import { BRIDGE_ATPROTO_DID, bridgeState, bridgedAccountUri } from "../../services/bluesky-bridge";
+import { optIn, optOut } from "../bluesky-bridge-choice";
+import { registerSettingsBlueskyRoutes } from "../settings-bluesky";
 
 const ItemSchema = z.object({
   key: z.enum(["avatar", "account_age", "public_posts", "no_nobridge", "follow_back"]),
@@ -50,27 +43,10 @@ const common = {
   response: BridgeStateSchema,
 };
 
-/**
- * Opting in: the bridge's account looked up over federation (stored for a day), then followed. The API and the
- * settings page (routes/settings-bluesky.ts) both come here.
- */
-export async function optIn(c: Ctx, account: AccountRow): Promise<void> {
-  const r = resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e));
-  const found = await resolveAccount(r, BRIDGE_ACTOR, { background: c.executionCtx });
-  // As Pleroma's follow by URI answers an account it cannot resolve (a 5xx would read as Starling's fault).
-  if (!found) throw notFound("The Bluesky bridge could not be reached; try again later.");
-  after(c, (await connectBridge(db(c.env), account, found.account)).effects);
-}
-
-/** Opting out: the bridge's account unfollowed. */
-export async function optOut(c: Ctx, account: AccountRow): Promise<void> {
-  const result = await disconnectBridge(db(c.env), account);
-  if (result) after(c, result.effects);
-}
-
 const state = (c: Ctx, auth: UserAuth) => bridgeState(db(c.env), auth.account, auth.user, hostOf(c));
 
 export function registerBlueskyBridgeRoutes(app: OpenAPIHono<AppEnv>) {
+  registerSettingsBlueskyRoutes(app);
   route(app, {
     ...common,
     method: "get",
