@@ -93,8 +93,8 @@ INSERT INTO credentials (account_id, password_hash) VALUES (${id}, ${sqlString(h
   return ((used.user + used.system) / 1000 / ITERATIONS.reduce((s, n) => s + n, 0)) * 10_000;
 }
 
-/** The workerd process that runs the user Worker (the one with an inspector), among the server's descendants. */
-function workerdPid(root: number): number {
+/** The server's process and all its descendants (wrangler's node, the workerd processes). */
+function processTree(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -105,20 +105,44 @@ function workerdPid(root: number): number {
       // exited meanwhile
     }
   }
+  const out: number[] = [];
   const queue = [root];
   while (queue.length) {
     const pid = queue.shift()!;
-    const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    if (cmd[0]?.endsWith("workerd") && cmd.some((a) => a.startsWith("--inspector-addr"))) return pid;
+    out.push(pid);
     queue.push(...(children.get(pid) ?? []));
   }
+  return out;
+}
+
+/** The workerd process that runs the user Worker (the one with an inspector), among the server's descendants. */
+function workerdPid(root: number): number {
+  for (const pid of processTree(root)) {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    if (cmd[0]?.endsWith("workerd") && cmd.some((a) => a.startsWith("--inspector-addr"))) return pid;
+  }
   throw new Error("no workerd process with an inspector under the server");
+}
+
+/**
+ * CPU ms so far of every process a request crosses here: the server's tree (wrangler's proxies, local D1, the
+ * Worker) and this client. On a machine this busy, throughput is bound by their sum, not by the Worker's alone.
+ */
+function machineCpu(pids: number[]): number {
+  const own = process.cpuUsage();
+  return pids.reduce((sum, pid) => sum + processCpu(pid), (own.user + own.system) / 1000);
 }
 
 const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
 /** User + system CPU time of a process so far, ms. */
 function processCpu(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return 0; // exited meanwhile
+  }
+  const fields = stat.split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
 }
 
@@ -137,13 +161,19 @@ interface Measured {
   top: string;
   wallP50: number;
   processMean: number;
+  /** All processes a request crosses (`machineCpu`), ms per request. */
+  machineMean: number;
+  /** Bytes of the answer's body. */
+  bytes: number;
 }
 
-async function measure(inspector: Inspector, pid: number, route: Route): Promise<Measured> {
+async function measure(inspector: Inspector, pid: number, tree: number[], route: Route): Promise<Measured> {
   let n = 0;
+  let bytes = 0;
   const once = async () => {
     const res = await route.request(n++);
     const body = await res.text();
+    bytes = Buffer.byteLength(body);
     if (!res.ok) throw new Error(`${route.name}: ${res.status} ${body.slice(0, 200)}`);
   };
   for (let i = 0; i < WARM_UP; i++) await once();
@@ -180,9 +210,11 @@ async function measure(inspector: Inspector, pid: number, route: Route): Promise
 
   // The same requests without the profiler, counted by the kernel for the whole workerd process.
   const before = processCpu(pid);
+  const machineBefore = machineCpu(tree);
   for (let i = 0; i < route.k; i++) await once();
   await sleep(SETTLE_MS);
   const processMean = (processCpu(pid) - before) / route.k;
+  const machineMean = (machineCpu(tree) - machineBefore) / route.k;
 
   return {
     name: route.name,
@@ -195,6 +227,8 @@ async function measure(inspector: Inspector, pid: number, route: Route): Promise
       50,
     ),
     processMean,
+    machineMean,
+    bytes,
   };
 }
 
@@ -204,15 +238,61 @@ const form = (fields: Record<string, string>) => ({
   body: new URLSearchParams(fields).toString(),
 });
 
+/**
+ * BENCH_STATE=timelines: the routes of `npm run bench` (bench/timelines.ts), on the database it seeded and left
+ * in .wrangler/bench (100,000 statuses, its tokens), so their CPU is read on the same pages it measures.
+ */
+const TIMELINES = process.env.BENCH_STATE === "timelines";
+const TIMELINES_STATE = ".wrangler/bench";
+
+function timelineRoutes(base: string): Route[] {
+  const tokens = JSON.parse(readFileSync(join(TIMELINES_STATE, "tokens.json"), "utf8")) as string[];
+  // As bench/timelines.ts: token n is user 1 + (n % 99), with its own list and notifications.
+  const user = (n: number) => 1 + (n % (tokens.length - 1));
+  const get = (path: (n: number) => string) => (n: number) =>
+    fetch(`${base}${path(n)}`, { headers: { authorization: `Bearer ${tokens[user(n)]}` } });
+  return [
+    { name: "trivial (GET /images/avi.png)", k: K, request: () => fetch(`${base}/images/avi.png`) },
+    { name: "floor (GET /api/v1/custom_emojis)", k: K, request: () => fetch(`${base}/api/v1/custom_emojis`) },
+    { name: "public timeline, limit=1", k: K, request: get(() => "/api/v1/timelines/public?limit=1") },
+    { name: "home timeline", k: K, request: get(() => "/api/v1/timelines/home") },
+    { name: "public timeline", k: K, request: get(() => "/api/v1/timelines/public") },
+    { name: "tag timeline", k: K, request: get(() => "/api/v1/timelines/tag/bench") },
+    { name: "list timeline", k: K, request: get((n) => `/api/v1/timelines/list/${benchId(5_000_000 + user(n))}`) },
+    {
+      name: "account statuses",
+      k: K,
+      request: get((n) => `/api/v1/accounts/${benchId(1_000_000 + user(n + 1))}/statuses`),
+    },
+    { name: "notifications", k: K, request: get(() => "/api/v1/notifications") },
+    {
+      name: "post by bench0 (999 followers)",
+      k: K,
+      request: (n) =>
+        fetch(`${base}/api/v1/statuses`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${tokens[0]}`, "content-type": "application/json" },
+          body: JSON.stringify({ status: `cpu bench post ${n}` }),
+        }),
+    },
+  ];
+}
+
 async function main() {
-  rmSync(PERSIST, { recursive: true, force: true });
-  mkdirSync(PERSIST, { recursive: true });
-  wrangler(PERSIST, ["d1", "migrations", "apply", "DB", "--local"]);
-  const nodePer10k = seedIterationAccounts();
+  const persist = TIMELINES ? TIMELINES_STATE : PERSIST;
+  if (TIMELINES && !statSync(join(TIMELINES_STATE, "tokens.json"), { throwIfNoEntry: false }))
+    throw new Error("BENCH_STATE=timelines reads the database `npm run bench` seeds: run it once first");
+  let nodePer10k = 0;
+  if (!TIMELINES) {
+    rmSync(PERSIST, { recursive: true, force: true });
+    mkdirSync(PERSIST, { recursive: true });
+    wrangler(PERSIST, ["d1", "migrations", "apply", "DB", "--local"]);
+    nodePer10k = seedIterationAccounts();
+  }
   const inspectorPort = await freePort();
   // BENCH_PASSWORD_ITERATIONS: the instance's PASSWORD_ITERATIONS for registration (sign-ins use each seeded hash's own count).
   const iterations = process.env.BENCH_PASSWORD_ITERATIONS;
-  const server = await startServer(PERSIST, {
+  const server = await startServer(persist, {
     inspectorPort,
     vars: { REGISTRATIONS_PER_IP: "1000000", ...(iterations ? { PASSWORD_ITERATIONS: iterations } : {}) },
   });
@@ -311,8 +391,11 @@ async function main() {
     const results: Measured[] = [];
     // BENCH_ONLY=upload measures the routes whose name has that text (registration always runs: it makes the user).
     const only = process.env.BENCH_ONLY;
-    for (const route of routes.filter((r) => !only || r.name.includes(only) || r.name.startsWith("registration"))) {
-      const r = await measure(inspector, pid, route);
+    const chosen = TIMELINES
+      ? timelineRoutes(base).filter((r) => !only || r.name.includes(only))
+      : routes.filter((r) => !only || r.name.includes(only) || r.name.startsWith("registration"));
+    for (const route of chosen) {
+      const r = await measure(inspector, pid, processTree(server.process.pid!), route);
       console.error(`measured ${r.name}`);
       results.push(r);
     }
@@ -322,14 +405,14 @@ async function main() {
       `\nK requests per route, one after another; sampling every ${INTERVAL} µs asked; load average at the end ${load}\n`,
     );
     console.log(
-      "| route | K | CPU ms p50 | mean | max | of which GC (mean) | workerd process CPU ms/req (incl. local D1) | wall p50 ms | most self time |",
+      "| route | K | CPU ms p50 | mean | max | of which GC (mean) | workerd process CPU ms/req (incl. local D1) | all processes CPU ms/req | answer bytes | wall p50 ms | most self time |",
     );
-    console.log("|---|---|---|---|---|---|---|---|---|");
+    console.log("|---|---|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
       const sorted = [...r.cpu].sort((a, b) => a - b);
       const mean = r.cpu.reduce((s, x) => s + x, 0) / r.cpu.length;
       console.log(
-        `| ${r.name} | ${r.k} | ${percentile(sorted, 50).toFixed(2)} | ${mean.toFixed(2)} | ${sorted.at(-1)!.toFixed(2)} | ${r.gcMean.toFixed(2)} | ${r.processMean.toFixed(1)} | ${r.wallP50.toFixed(1)} | ${r.top} |`,
+        `| ${r.name} | ${r.k} | ${percentile(sorted, 50).toFixed(2)} | ${mean.toFixed(2)} | ${sorted.at(-1)!.toFixed(2)} | ${r.gcMean.toFixed(2)} | ${r.processMean.toFixed(1)} | ${r.machineMean.toFixed(1)} | ${r.bytes} | ${r.wallP50.toFixed(1)} | ${r.top} |`,
       );
     }
     const byIterations = ITERATIONS.map((n) => results.find((r) => r.name.includes(n.toLocaleString("en"))));

@@ -9,6 +9,8 @@ import type { Hydrated, MediaRow, PollRow, StatusRow } from "../services/hydrate
 import type { MediaMeta } from "../db/schema";
 import { mediaUrl, thumbnailKey } from "../lib/media-urls";
 import { renderAccount, type RenderContext } from "./account";
+import type { Account } from "../schemas/account";
+import type { AccountWithUser } from "../services/accounts";
 import { filterResults } from "./filter";
 
 export interface StatusRenderOptions {
@@ -114,10 +116,26 @@ export function renderCard(data: Record<string, unknown>): Card {
   };
 }
 
-/** The text filters are matched against: content, content warning, poll options and media descriptions. */
-function filterableText(h: Hydrated, s: StatusRow, poll: PollRow | undefined): string {
+/**
+ * The text filters are matched against: content (`plain`: as text), content warning, poll options and media
+ * descriptions.
+ */
+function filterableText(h: Hydrated, s: StatusRow, plain: string, poll: PollRow | undefined): string {
   const media = (h.media.get(s.id) ?? []).map((m) => m.description ?? "");
-  return [s.spoilerText, htmlToText(s.content), ...(poll?.options ?? []), ...media].filter(Boolean).join("\n");
+  return [s.spoilerText, plain, ...(poll?.options ?? []), ...media].filter(Boolean).join("\n");
+}
+
+/**
+ * A status's author as rendered, once per request (`ctx`) and account: a page of one author's statuses renders
+ * them once. The same object is shared by the statuses that show it; nothing changes it afterwards.
+ */
+const authors = new WeakMap<AccountWithUser, { ctx: RenderContext; out: Account }>();
+function renderAuthor(ctx: RenderContext, a: AccountWithUser): Account {
+  const known = authors.get(a);
+  if (known?.ctx === ctx) return known.out;
+  const out = renderAccount(ctx, a);
+  authors.set(a, { ctx, out });
+  return out;
 }
 
 /**
@@ -189,11 +207,12 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     );
   };
   const muted = h.mutedThreads.has(s.threadId);
+  const plain = htmlToText(s.content);
   return {
     id: s.id,
     uri: s.uri,
     url: s.url,
-    account: renderAccount(ctx, author),
+    account: renderAuthor(ctx, author),
     in_reply_to_id: s.inReplyToId,
     in_reply_to_account_id: s.inReplyToAccountId,
     reblog: null,
@@ -231,9 +250,9 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
     poll: poll ? renderPoll(h, poll, s.accountId) : null,
     application: s.appId ? (h.apps.get(s.appId) ?? null) : null,
     language: s.language,
-    // Only for a signed-in viewer, and never on their own posts.
+    // Only for a signed-in viewer, and never on their own posts (the text only when there are filters to match).
     ...(h.viewerId && h.viewerId !== s.accountId
-      ? { filtered: filterResults(h.filters, filterableText(h, s, poll), s.id) }
+      ? { filtered: h.filters.length ? filterResults(h.filters, filterableText(h, s, plain, poll), s.id) : [] }
       : {}),
     pleroma: {
       local: s.local,
@@ -245,7 +264,7 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
           ? `${replyTo.account.username}@${replyTo.account.domain}`
           : replyTo.account.username
         : null,
-      content: { "text/plain": htmlToText(s.content) },
+      content: { "text/plain": plain },
       spoiler_text: { "text/plain": s.spoilerText },
       // Only the author learns when a post will disappear.
       expires_at: s.expiresAt !== null && h.viewerId === s.accountId ? iso(s.expiresAt) : null,

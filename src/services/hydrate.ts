@@ -6,7 +6,7 @@
  * (the status and its author) plus what it has (media, poll, mentions...), see `hydrationQuery`.
  */
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
-import { fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
+import { columnOf, fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
 import type { DB } from "../db/client";
 import { newestFirst } from "../db/ids";
 import { statement } from "../db/client";
@@ -231,6 +231,9 @@ const accountObject = (a: string, u: string) =>
 export const accountById = (id: SQL) =>
   sql`(SELECT ${accountObject("xa", "xu")} FROM accounts xa LEFT JOIN users xu ON xu.account_id = xa.id WHERE xa.id = ${id})`;
 
+/** The id of an account as `accountObject` gives it (without reading the rest). */
+const accountIdOf = (o: { account: unknown }) => columnOf(accounts, o.account, "id") as string;
+
 /** An account row of `accountsPart`. */
 export const accountFromJson = (o: {
   account: Record<string, unknown>;
@@ -374,7 +377,7 @@ function viewerSettingParts({ me, from, tag }: ViewerScope): SQL[] {
       "filter",
       // Each filter with its keywords and named statuses (both capped per user: services/filters.ts).
       tag(
-        sql`json_insert(${jsonObject(filters, "fl")}, '$.kw', json((SELECT json_group_array(${jsonObject(filterKeywords, "fk")}) FROM filter_keywords fk WHERE fk.filter_id = fl.id)), '$.st', json((SELECT json_group_array(${jsonObject(filterStatuses, "fs")}) FROM filter_statuses fs WHERE fs.filter_id = fl.id)))`,
+        sql`json_object('row', ${jsonObject(filters, "fl")}, 'kw', (SELECT json_group_array(${jsonObject(filterKeywords, "fk")}) FROM filter_keywords fk WHERE fk.filter_id = fl.id), 'st', (SELECT json_group_array(${jsonObject(filterStatuses, "fs")}) FROM filter_statuses fs WHERE fs.filter_id = fl.id))`,
       ),
       sql`FROM ${from} filters fl WHERE fl.account_id = ${me} AND (fl.expires_at IS NULL OR fl.expires_at > ${NOW})`,
     ),
@@ -546,9 +549,9 @@ function emptyHydrated(viewerId: string | null, by: Map<string, any[]>): Hydrate
     followsAuthor: new Set(),
     plainText: (by.get("plainText") ?? []).length > 0,
     filters: (by.get("filter") ?? []).map((o) => ({
-      ...fromJson(filters, o),
-      keywords: (o.kw as Record<string, unknown>[]).map((k) => fromJson(filterKeywords, k)),
-      statuses: (o.st as Record<string, unknown>[]).map((x) => fromJson(filterStatuses, x)),
+      ...fromJson(filters, o.row),
+      keywords: parsed<unknown[]>(o.kw).map((k) => fromJson(filterKeywords, k)),
+      statuses: parsed<unknown[]>(o.st).map((x) => fromJson(filterStatuses, x)),
     })),
     extra: by,
   };
@@ -557,7 +560,7 @@ function emptyHydrated(viewerId: string | null, by: Map<string, any[]>): Hydrate
 /** An account of the rows, unless loaded already (the first copy stays). */
 function addAccount(h: Hydrated, json: unknown): void {
   const o = json === null || json === undefined ? null : parsed<Parameters<typeof accountFromJson>[0]>(json);
-  if (o && !h.accounts.has(o.account.id as string)) h.accounts.set(o.account.id as string, accountFromJson(o));
+  if (o && !h.accounts.has(accountIdOf(o))) h.accounts.set(accountIdOf(o), accountFromJson(o));
 }
 
 /** What a status shows that is the same for every viewer: its accounts, mentions, tags, media, app and card. */
@@ -569,7 +572,7 @@ function addShown(h: Hydrated, s: StatusRow, o: StatusObject): void {
   if (mentioned.length)
     h.mentions.set(
       s.id,
-      mentioned.map((a) => a.account.id as string),
+      mentioned.map((a) => accountIdOf(a)),
     );
   const tags = parsed<string[]>(o.t);
   if (tags.length) h.tags.set(s.id, tags);
@@ -598,7 +601,7 @@ function addPoll(h: Hydrated, s: StatusRow, json: StatusObject["p"]): string | n
     if (counts.length) h.pollCounts.set(poll.id, new Map(counts));
     h.pollVoters.set(poll.id, p.n);
   }
-  return p.row.id as string;
+  return poll.id;
 }
 
 /**

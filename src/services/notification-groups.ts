@@ -17,7 +17,7 @@ import { and, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { statement } from "../db/client";
 import { notifications } from "../db/schema";
-import { precompiled } from "../db/json-rows";
+import { columnOf, precompiled } from "../db/json-rows";
 import { rawPage, seqPage, type Page } from "../db/paging";
 import { notFound } from "../lib/errors";
 import { accountById, accountFromJson, parsed, type Hydrated } from "./hydrate";
@@ -205,7 +205,7 @@ export interface NotificationGroup {
 export function groupsRead(h: Hydrated): { groups: NotificationGroup[]; named: NotificationsNamed } {
   const read = h.extra.get("group") ?? [];
   const { rows, named } = notificationsRead(h, "group");
-  const byId = new Map(read.map((o) => [String((o.n as { id: string }).id), o]));
+  const byId = new Map(read.map((o) => [String(columnOf(notifications, o.n, "id")), o]));
   const people = new Map<string, AccountWithUser>(named.people);
   const groups = rows.map((row) => {
     const o = byId.get(row.id)!;
