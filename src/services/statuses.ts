@@ -22,6 +22,7 @@ import {
   statuses,
   userColumns,
   users,
+  type QuotePolicy,
   type Visibility,
 } from "../db/schema";
 import { extract, renderContent, type ContentType, type MentionTarget } from "../content/format";
@@ -325,7 +326,7 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
     searchRowid: null,
     homePull: false,
     storedAt: null,
-    quotePolicy: postPolicy(visibility, asked),
+    ...localPolicies(visibility, asked),
     quotesCount: 0,
   };
   const order = new Map(mediaIds.map((m, i) => [m, i]));
@@ -578,6 +579,13 @@ export type Created = { earlier: string } | ({ prepared: Prepared } & Written);
 
 /** How far a visibility reaches (list and local-only: as followers-only, within their own audiences). */
 const REACH: Record<Visibility, number> = { public: 3, unlisted: 2, local: 2, list: 1, private: 1, direct: 0 };
+
+/** A new local post's policy columns: who may quote it; no remote policy, and no approval asked (yet). */
+const localPolicies = (visibility: Visibility, asked: QuotePolicy) => ({
+  quotePolicy: postPolicy(visibility, asked),
+  interactionPolicy: null,
+  approval: null,
+});
 
 /** A reply's visibility: the narrower of the parent's and the one asked (a list's parent: followers-only). */
 function narrower(parent: Visibility, wanted: Visibility): Visibility {
