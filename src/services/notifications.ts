@@ -31,9 +31,10 @@ export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 const OPT_IN_TYPES: NotificationType[] = ["pleroma:chat_mention", "pleroma:report"];
 /**
  * Mastodon 4.3's types: opt-in too on v1, whose clients may predate them (an unknown type breaks some readers),
- * shown unasked by the 4.3 endpoints (`newerTypes`), whose clients know them.
+ * shown unasked by the 4.3 endpoints (`newerTypes`), whose clients know them or skip a type they do not know
+ * (Starling's own answers to interaction requests, issue 49, go there too).
  */
-const NEWER_TYPES: NotificationType[] = ["severed_relationships"];
+const NEWER_TYPES: NotificationType[] = ["severed_relationships", "interaction_approved", "interaction_rejected"];
 
 export interface NotificationInput {
   type: NotificationType;

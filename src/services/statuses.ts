@@ -35,6 +35,7 @@ import type { Hydrated, MediaRow, PollRow, QuoteRow, StatusRow } from "./hydrate
 import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 import { outboxWrite } from "./outbox";
+import { createOrAsk } from "./interaction-requests";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { usableUploads } from "./uploads";
 import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
@@ -457,7 +458,7 @@ export async function writePost(
   stmts.push(statement(d, linkQuotesTo(s)));
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
-  stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t));
+  stmts.push(...(await createOrAsk(d, prepared, t)));
   const notifying = stmts.length;
   if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).

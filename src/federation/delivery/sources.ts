@@ -69,6 +69,7 @@ const NEEDS: { [K in OutboxKind]: (a: OutboxActivityOf<K>) => Needs } = {
   QuoteAccept: (a) => ({ accounts: [a.requesterId] }),
   QuoteReject: (a) => ({ accounts: [a.requesterId] }),
   DeleteQuoteAuthorization: target,
+  InteractionRequest: (a) => ({ statuses: a.statusId ? [a.statusId] : [], accounts: [a.targetId] }),
 };
 
 const needsOf = (a: OutboxActivity): Needs => (NEEDS[a.type] as (a: OutboxActivity) => Needs)(a);
