@@ -250,15 +250,21 @@ export function shownNotifications(q: NotificationQuery): SQL {
   return and(listedNotifications(q), stillShown(q))!;
 }
 
+/**
+ * Notification types as SQL literals: written into the statement, not bound, since a listing names them several
+ * times and D1 binds at most 100 parameters a statement. Only the known types (plain words), so nothing else is.
+ */
+export function typeLiterals(types: NotificationType[]): SQL {
+  const known = types.filter((t) => NOTIFICATION_TYPES.includes(t) && /^[a-z:_]+$/.test(t));
+  return known.length ? sql.raw(known.map((t) => `'${t}'`).join(", ")) : sql`NULL`;
+}
+
 /** The part of `shownNotifications` read from the notification's own row (and its status, with `excludeVisibilities`). */
 export function listedNotifications(q: NotificationQuery): SQL {
   return and(
     sql`${notifications.accountId} = ${ME}`,
     // A list of literals, not a json_each: a virtual table's rows are read (and counted) at each evaluation.
-    sql`${notifications.type} IN (${sql.join(
-      shownTypes(q).map((t) => sql`${t}`),
-      sql`, `,
-    )})`,
+    sql`${notifications.type} IN (${typeLiterals(shownTypes(q))})`,
     q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
     q.excludeVisibilities?.length
       ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`
