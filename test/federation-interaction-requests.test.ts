@@ -54,6 +54,12 @@ const open = {
 
 const act = (s: Setup, path: string, body?: Record<string, unknown>) =>
   call(path, { instance: A, token: s.user.token, method: "POST", body: body ?? {} });
+/** A public reply by the user, as the API answers it. */
+async function replyTo(s: Setup, id: string, text: string): Promise<Status> {
+  const res = await act(s, "/api/v1/statuses", { status: text, in_reply_to_id: id, visibility: "public" });
+  expect(res.status).toBe(200);
+  return valid(StatusSchema, await res.json());
+}
 const statusOf = async (s: Setup, id: string) =>
   valid(StatusSchema, await json(`/api/v1/statuses/${id}`, { instance: A, token: s.user.token }));
 const fetchDoc = (url: string) =>
@@ -123,9 +129,7 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
       announce: { auto: [s.actor], manual: [] },
     });
 
-    const res = await act(s, "/api/v1/statuses", { status: "may I?", in_reply_to_id: post.id, visibility: "public" });
-    expect(res.status).toBe(200);
-    const reply = valid(StatusSchema, await res.json());
+    const reply = await replyTo(s, post.id, "may I?");
     expect(reply.pleroma.approval_state).toBe("pending");
     expect(await deliveredOf(s, "Create")).toEqual([]);
     const [request] = await deliveredOf(s, "ReplyRequest");
@@ -229,15 +233,7 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
     expect(await answers(s)).toEqual([["interaction_rejected", post.id]]);
 
     // Nobody but the author may reply: posted, sent as Mastodon sends it (no authorization), marked denied.
-    const reply = valid(
-      StatusSchema,
-      await json("/api/v1/statuses", {
-        instance: A,
-        token: s.user.token,
-        method: "POST",
-        body: { status: "anyway", in_reply_to_id: post.id },
-      }),
-    );
+    const reply = await replyTo(s, post.id, "anyway");
     expect(reply.pleroma.approval_state).toBe("denied");
     const [create] = await deliveredOf(s, "Create");
     expect(create?.object).toMatchObject({ id: reply.uri });
@@ -253,15 +249,7 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
       post.id,
     );
     expect(stored!.interaction_policy).toBeNull();
-    const reply = valid(
-      StatusSchema,
-      await json("/api/v1/statuses", {
-        instance: A,
-        token: s.user.token,
-        method: "POST",
-        body: { status: "hi", in_reply_to_id: post.id },
-      }),
-    );
+    const reply = await replyTo(s, post.id, "hi");
     expect(reply.pleroma.approval_state).toBeNull();
     expect((await act(s, `/api/v1/statuses/${post.id}/favourite`)).status).toBe(200);
     expect((await act(s, `/api/v1/statuses/${post.id}/reblog`)).status).toBe(200);
@@ -270,5 +258,17 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
     expect(await deliveredOf(s, "Announce")).toHaveLength(1);
     for (const type of ["ReplyRequest", "LikeRequest", "AnnounceRequest"])
       expect(await deliveredOf(s, type)).toEqual([]);
+
+    // A hostile policy: its lists are cut to 64 actors, and only http(s) ids are kept.
+    const many = Array.from({ length: 200 }, (_, i) => `${s.peer.origin}/users/u${i}`);
+    const odd = await remotePost(s, "odd", { canReply: { manualApproval: ["javascript:alert(1)", ...many] } });
+    const [kept] = await q<{ interaction_policy: string }>(
+      "SELECT interaction_policy FROM statuses WHERE id = ?",
+      odd.id,
+    );
+    const rules = JSON.parse(kept!.interaction_policy);
+    expect(rules.reply.manual).toHaveLength(63);
+    expect(rules.reply.manual.every((u: string) => u.startsWith("http"))).toBe(true);
+    expect(rules.like).toBeUndefined();
   });
 });
