@@ -787,7 +787,7 @@ export interface InteractionRule {
 }
 /** A remote post's policy, the interactions it restricts only (one left out: anyone may). */
 export type InteractionRules = Partial<Record<InteractionKind, InteractionRule>>;
-/** A local reply or boost of a post whose policy asks for approval (services/interaction-requests.ts). */
+/** A local reply or boost of a post whose policy asks for approval (services/approval-requests.ts). */
 export type ApprovalState = "pending" | "approved" | "rejected" | "denied";
 
 /**

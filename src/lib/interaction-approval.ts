@@ -1,7 +1,7 @@
 /**
  * Whether a local user may reply to, like or boost a remote post whose `interactionPolicy` restricts it (issue
  * 49; GoToSocial's interaction controls, docs/federation/interaction_controls.md there): the one rule, read by
- * posting, favouriting and reblogging (services/interaction-requests.ts).
+ * posting, favouriting and reblogging (services/approval-requests.ts).
  * - `automatic`: anyone may (the public, or this very actor, in `automaticApproval`; a reply by someone the post
  *   mentions, as GoToSocial assumes): sent as it always was.
  * - `request`: the author must approve first (`manualApproval` names the user or a collection they are in, or

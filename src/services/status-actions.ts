@@ -26,7 +26,7 @@ import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from
 import { fanOut, indexOnInteraction, markPulled, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
-import { announceOrAsk, likeOrAsk } from "./interaction-requests";
+import { announceOrAsk, likeOrAsk } from "./approval-requests";
 import { countOwnVote } from "./remote-polls";
 
 import { MAX_PINNED } from "../lib/limits";

@@ -35,7 +35,7 @@ import type { Hydrated, MediaRow, PollRow, QuoteRow, StatusRow } from "./hydrate
 import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 import { outboxWrite } from "./outbox";
-import { createOrAsk } from "./interaction-requests";
+import { createOrAsk } from "./approval-requests";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { usableUploads } from "./uploads";
 import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";

@@ -33,7 +33,7 @@ import { updatePollActivity, voteActivity, type VoteDoc } from "./polls";
 import { instanceActorUri } from "../door/instance-actor";
 import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
 import { announceActivity } from "./notes";
-import { interactionRequestActivity } from "./interaction-requests";
+import { interactionRequestActivity } from "./approval-requests";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {

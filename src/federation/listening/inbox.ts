@@ -43,7 +43,7 @@ import { receiveGroupAnnounce } from "./group-posts";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./interactions";
 import { onCreate, onDeleteNote, onUpdateNote } from "./notes";
 import { onQuoteAnswer, onQuoteRequest, onStampDelete } from "./quotes";
-import { onInteractionAnswer } from "./interaction-answers";
+import { onInteractionAnswer } from "./approval-answers";
 import { onActorDelete, onMove, receiveActorUpdate, receiveFeatured } from "./profiles";
 import { receiveRelayAnnounce } from "./relays";
 

@@ -1,5 +1,5 @@
 /**
- * A remote author's answer to a local user's interaction request (issue 49; services/interaction-requests.ts
+ * A remote author's answer to a local user's interaction request (issue 49; services/approval-requests.ts
  * asks). Their `Accept` (its authorization verified by federation/listening) approves: the reply's Create or the
  * boost's Announce goes out to its whole audience, carrying the authorization; a `Reject` leaves the reply
  * `rejected` (kept for its author, never sent) and undoes the boost or the like. The user is notified of either.
@@ -10,7 +10,7 @@ import { now, statement } from "../db/client";
 import { favourites, interactionRequests, statuses } from "../db/schema";
 import type { AccountRow } from "./accounts";
 import type { Effects } from "./effects";
-import { markApproval, type InteractionRequestRow } from "./interaction-requests";
+import { markApproval, type InteractionRequestRow } from "./approval-requests";
 import { notify } from "./notifications";
 import { outboxWrite } from "./outbox";
 import { deleteStatuses, recountFavourites } from "./statuses";

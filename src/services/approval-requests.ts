@@ -9,7 +9,7 @@
  * - nobody may: a boost or a like is refused (422, as Mastodon answers an action it does not allow); a reply is
  *   posted and sent as Mastodon sends it, without approval (servers that enforce the policy drop it; the others
  *   show it), marked `denied` so that its author knows.
- * The author's answer: services/interaction-answers.ts.
+ * The author's answer: services/approval-answers.ts.
  */
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";

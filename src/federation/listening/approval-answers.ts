@@ -1,19 +1,19 @@
 /**
  * A remote author's `Accept` or `Reject` of a local user's interaction request (issue 49; GoToSocial's
- * interaction controls; rules: services/interaction-answers.ts). The request is named by its id (the `object`,
+ * interaction controls; rules: services/approval-answers.ts). The request is named by its id (the `object`,
  * embedded as GoToSocial sends it or by id); only the post's author answers it, and an `Accept` approves only
  * with an authorization (`result`) its server serves for this very interaction.
  */
 import type { InboxContext } from "@fedify/fedify";
 import { AnnounceRequest, LikeRequest, ReplyRequest, type Accept, type Reject } from "@fedify/vocab";
-import { receiveInteractionAnswer, requestOf } from "../../services/interaction-answers";
+import { receiveInteractionAnswer, requestOf } from "../../services/approval-answers";
 import type { FederationData } from "../data";
 import { verifyAuthorization } from "../fetching/interaction-authorizations";
 import { after, embedded, sender } from "./context";
 
 type Ctx = InboxContext<FederationData>;
 
-/** The id form of a local request (services/interaction-requests.ts). */
+/** The id form of a local request (services/approval-requests.ts). */
 const REQUEST_ID = /#(reply|like|announce)_requests\/[0-9A-Za-z]+$/;
 
 /** False when the answer is of no interaction request (a follow's or a quote's, then). */
