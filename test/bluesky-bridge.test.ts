@@ -2,7 +2,8 @@
  * "Connect to Bluesky" (issue 49; services/bluesky-bridge.ts, routes/pleroma/bluesky-bridge.ts) against recorded
  * Bridgy Fed documents (test/fixtures/federation/bridgy-*.json, actors/bridgy-*.json) served at bsky.brid.gy by
  * the test peer: the checklist, following the bridge and its Accept, its follow-back (accepted, or a request for a
- * locked account), opting out, a Bluesky user's report as a Flag, and `/.well-known/atproto-did` at a subdomain.
+ * locked account), opting out, a Bluesky user's report as a Flag, and `/.well-known/atproto-did` at a subdomain;
+ * and the same through the settings page `/settings/bluesky` (session, CSRF).
  */
 import { signRequest } from "@fedify/fedify";
 import { CryptographicKey } from "@fedify/vocab";
@@ -11,6 +12,7 @@ import { BridgeStateSchema } from "../src/routes/pleroma/bluesky-bridge";
 import { deliveryWake, drainFederation } from "../src/federation/delivery/wake";
 import { AdminReportsSchema } from "../src/schemas/admin";
 import { RelationshipSchema } from "../src/schemas/account";
+import { browser, type Page } from "./browser";
 import { call, json, registerUser, valid, type TestUser } from "./helpers";
 import { fill } from "./inbound";
 import { A, instanceFetch } from "./instances";
@@ -208,5 +210,134 @@ describe("Flags from the bridge", () => {
     expect(reports).toHaveLength(1);
     expect(reports[0]!.content).toContain("spam from the bridge");
     expect(reports[0]!.statuses.map((x) => x.id)).toEqual([status.id]);
+  });
+});
+
+describe("Connect to Bluesky, the settings page", () => {
+  const PAGE = `${A.origin}/settings/bluesky`;
+  const outbox = async (u: TestUser) =>
+    (
+      await A.bindings.DB.prepare("SELECT activity FROM federation_outbox WHERE account_id = ? ORDER BY id")
+        .bind(u.id)
+        .all<{ activity: string }>()
+    ).results.map((r) => JSON.parse(r.activity) as { type: string; targetId?: string });
+  const bridgeId = async () =>
+    (await A.bindings.DB.prepare("SELECT id FROM accounts WHERE uri = ?").bind(BRIDGE).first<{ id: string }>())?.id;
+
+  /** A browser signed in as `u` on A, on the settings page. */
+  async function signedIn(u: TestUser) {
+    const b = browser({ instances: [A] });
+    const form = await b.send(`${A.origin}/auth/sign_in?return_to=%2Fsettings%2Fbluesky`);
+    const done = await b.submit(form, "/auth/sign_in", { username: u.username, password: u.password });
+    expect(done.res.headers.get("location")).toBe("/settings/bluesky");
+    return { b, page: await b.send(PAGE) };
+  }
+  const csrfOf = (p: Page) => /name="csrf_token" value="([^"]+)"/.exec(p.text)![1]!;
+
+  it("signed out: to the sign-in page, and a POST changes nothing", async () => {
+    const b = browser({ instances: [A] });
+    const res = await b.send(PAGE);
+    expect(res.res.status).toBe(302);
+    expect(res.res.headers.get("location")).toBe("/auth/sign_in?return_to=%2Fsettings%2Fbluesky");
+    const post = await b.send(PAGE, { method: "POST", body: "decision=connect&csrf_token=x" });
+    expect(post.res.status).toBe(303);
+    expect(post.res.headers.get("location")).toBe("/auth/sign_in?return_to=%2Fsettings%2Fbluesky");
+    // An API token is no session: the page does not take it.
+    const u = await registerUser({ instance: A });
+    const withToken = await call(PAGE, { instance: A, token: u.token, headers: { accept: "text/html" } });
+    expect(withToken.status).toBe(302);
+    expect(peer.requests).toEqual([]);
+  });
+
+  it("a user without a picture: the checklist says what is missing; the page is linked from the other settings pages", async () => {
+    const u = await registerUser({ instance: A });
+    const { b, page } = await signedIn(u);
+    expect(page.res.status).toBe(200);
+    expect(page.res.headers.get("x-frame-options")).toBe("DENY");
+    expect(page.res.headers.get("cache-control")).toBe("no-store");
+    expect(page.text).toContain("<h1>Connect to Bluesky</h1>");
+    expect(page.text).toContain('data-item="avatar" data-ok="no"');
+    expect(page.text).toContain("Add a profile picture.");
+    expect(page.text).toContain('data-item="account_age" data-ok="no"');
+    expect(page.text).toContain('data-item="public_posts" data-ok="yes"');
+    expect(page.text).toContain('data-item="follow_back" data-ok="no"');
+    expect(page.text).toContain(
+      "Missing: a profile picture, an account at least a week old, the bridge follows you back.",
+    );
+    expect(page.text).toContain('data-connected="no"');
+    expect(page.text).toContain('value="connect"');
+    expect(page.text).not.toContain('value="disconnect"');
+    expect(page.text).toContain(`Signed in as @${u.username}`);
+    // What the API says, the page says (one rule).
+    expect((await state(u)).missing).toEqual(["avatar", "account_age", "follow_back"]);
+    // Found from the other settings page and from the sign-in page of a signed-in browser.
+    for (const path of ["/settings/import", "/auth/sign_in"]) {
+      const other = await b.send(`${A.origin}${path}`);
+      expect(other.text, path).toContain('<a href="/settings/bluesky">Connect to Bluesky</a>');
+    }
+    expect(page.text).toContain('<a href="/settings/import">Import your posts</a>');
+  });
+
+  it("opting in queues the Follow to the bridge; opting out its Undo", async () => {
+    const u = await readyUser();
+    const { b, page } = await signedIn(u);
+    expect(page.text).toContain('data-item="avatar" data-ok="yes"');
+    const sent = await b.submit(page, "/settings/bluesky", { decision: "connect" });
+    expect(sent.res.status).toBe(303);
+    expect(sent.res.headers.get("location")).toBe("/settings/bluesky?done=connected");
+    const bridge = await bridgeId();
+    expect(await outbox(u)).toEqual([expect.objectContaining({ type: "Follow", targetId: bridge })]);
+    const after = await b.follow(sent);
+    expect(after.text).toContain("Your follow of the bridge is sent.");
+    expect(after.text).toContain('data-connected="pending"');
+    expect(after.text).toContain('value="disconnect"');
+    expect(await state(u)).toMatchObject({ pending: true, connected: false });
+
+    // The bridge accepts: connected, and the page says what is left (its follow-back).
+    await drainFederation(A.bindings);
+    const [follow] = delivered("Follow");
+    expect(follow!.body).toMatchObject({ type: "Follow", object: BRIDGE, actor: `${A.origin}/users/${u.username}` });
+    const target = `${A.origin}/users/${u.username}`;
+    await fromBridgy(fill(bridgyAccept, { FOLLOW_ID: (follow!.body as { id: string }).id, TARGET: target }));
+    const connected = await b.send(PAGE);
+    expect(connected.text).toContain('data-connected="yes"');
+    expect(connected.text).toContain('data-item="follow_back" data-ok="no"');
+
+    const out = await b.submit(connected, "/settings/bluesky", { decision: "disconnect" });
+    expect(out.res.status).toBe(303);
+    expect(out.res.headers.get("location")).toBe("/settings/bluesky?done=disconnected");
+    expect((await outbox(u)).map((a) => a.type)).toEqual(["Follow", "Undo"]);
+    expect(await state(u)).toMatchObject({ connected: false, pending: false });
+    const gone = await b.follow(out);
+    expect(gone.text).toContain("no longer bridged");
+    expect(gone.text).toContain('value="connect"');
+    // An unknown decision is refused on the page, nothing sent.
+    const odd = await b.submit(gone, "/settings/bluesky", { decision: "maybe" });
+    expect(odd.res.status).toBe(400);
+    expect((await outbox(u)).map((a) => a.type)).toEqual(["Follow", "Undo"]);
+  });
+
+  it("refuses a form without its CSRF token, or with another browser's", async () => {
+    const u = await readyUser();
+    const { b, page } = await signedIn(u);
+    const cookie = [...b.jar("a.example")].map(([k, v]) => `${k}=${v}`).join("; ");
+    const post = (body: string) =>
+      call(PAGE, {
+        instance: A,
+        method: "POST",
+        body,
+        headers: { cookie, accept: "text/html", "content-type": "application/x-www-form-urlencoded" },
+      });
+    const other = await signedIn(await registerUser({ instance: A }));
+    for (const body of ["decision=connect", `decision=connect&csrf_token=${csrfOf(other.page)}`]) {
+      const res = await post(body);
+      expect(res.status, body).toBe(403);
+      expect(await res.text()).toContain("The form expired");
+    }
+    expect(await outbox(u)).toEqual([]);
+    expect(await state(u)).toMatchObject({ connected: false, pending: false });
+    // With the page's own token it goes through.
+    expect((await post(`decision=connect&csrf_token=${csrfOf(page)}`)).status).toBe(303);
+    expect(await outbox(u)).toEqual([expect.objectContaining({ type: "Follow" })]);
   });
 });

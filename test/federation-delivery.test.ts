@@ -828,6 +828,31 @@ describe("one audience rule per activity kind (issue 30): the gate and the expan
         [fan.inbox],
       ],
       DeleteQuoteAuthorization: [{ type: "DeleteQuoteAuthorization", uri: t.uri, targetId: other.id }, [other.inbox]],
+      // GoToSocial's polite requests answered (issue 49): to the requester's inbox.
+      InteractionAccept: [
+        {
+          type: "InteractionAccept",
+          request: "LikeRequest",
+          uri: t.uri,
+          requestUri: t.uri,
+          objectUri: mine.uri,
+          instrument: t.objectUri,
+          requesterId: fan.id,
+        },
+        [fan.inbox],
+      ],
+      InteractionReject: [
+        {
+          type: "InteractionReject",
+          request: "ReplyRequest",
+          uri: t.uri,
+          requestUri: t.uri,
+          objectUri: mine.uri,
+          instrument: t.objectUri,
+          requesterId: fan.id,
+        },
+        [fan.inbox],
+      ],
       // A relay's inbox is named by the activity (issue 36): it reaches it whoever sends it.
       RelayFollow: [{ type: "RelayFollow", uri: t.uri, inbox: shared(other), object: other.uri }, [shared(other)]],
       RelayUndo: [{ type: "RelayUndo", uri: t.uri, inbox: shared(other), object: other.uri }, [shared(other)]],

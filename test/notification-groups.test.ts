@@ -215,3 +215,41 @@ describe("grouped notifications", () => {
     expect(rows[0].group_key).toMatch(new RegExp(`^reblog-${mine.id}-\\d+$`));
   });
 });
+
+describe("a group's count (issue 42: kept by the notifications' triggers)", () => {
+  it("counts up to the page's top, follows deletions and filtering, and leaves nothing behind", async () => {
+    const owner = await registerUser();
+    const likers = await Promise.all(Array.from({ length: 5 }, () => registerUser()));
+    const status = await post(owner, { status: "count me" });
+    for (const f of likers) await json(`/api/v1/statuses/${status.id}/favourite`, { method: "POST", token: f.token });
+    const count = async (query = "") => {
+      const r = await grouped(owner, query);
+      return r.notification_groups.find((g) => g.type === "favourite")?.notifications_count;
+    };
+    expect(await count()).toBe(5);
+    const ids = valid(
+      z.array(NotificationSchema),
+      await json("/api/v1/notifications?types[]=favourite", { token: owner.token }),
+    ).map((n) => n.id);
+    expect(ids).toHaveLength(5);
+    // Below the third newest: the group as it stood then (Mastodon counts up to the page's top).
+    expect(await count(`?max_id=${ids[2]}`)).toBe(2);
+    // A dismissed notification leaves the count.
+    await json(`/api/v1/notifications/${ids[0]}/dismiss`, { method: "POST", token: owner.token });
+    expect(await count()).toBe(4);
+    // A filtered one counts only with include_filtered; unfiltered, it counts again.
+    await env.DB.prepare("UPDATE notifications SET filtered = 1 WHERE id = ?").bind(ids[4]).run();
+    expect(await count()).toBe(3);
+    expect(await count("?include_filtered=true")).toBe(4);
+    await env.DB.prepare("UPDATE notifications SET filtered = 0 WHERE id = ?").bind(ids[4]).run();
+    expect(await count()).toBe(4);
+    // Nothing of this group shows to anyone else.
+    const key = (await grouped(owner)).notification_groups[0].group_key;
+    expect((await grouped(likers[0])).notification_groups.map((g) => g.group_key)).not.toContain(key);
+    await json(`/api/v2/notifications/${key}/dismiss`, { method: "POST", token: owner.token });
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM notification_group_counts WHERE account_id = ?")
+      .bind(owner.id)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+  });
+});

@@ -732,6 +732,23 @@ export const notifications = sqliteTable(
   ],
 );
 
+/**
+ * How many notifications each of a recipient's groups holds (`shown`: not filtered), kept by the notifications'
+ * triggers (migration 0069): a grouped page reads a group's count here, not from the group index.
+ */
+export const notificationGroupCounts = sqliteTable(
+  "notification_group_counts",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    groupKey: text("group_key").notNull(),
+    shown: integer("shown").notNull().default(0),
+    filtered: integer("filtered").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.groupKey] })],
+);
+
 /** A recipient's filtered notifications from one sender, waiting to be accepted or dismissed (Mastodon 4.3). */
 export const notificationRequests = sqliteTable(
   "notification_requests",

@@ -1,6 +1,7 @@
 /** The settings page for importing an account archive (`/settings/import`; routes/settings-import.ts). */
 import { html } from "hono/html";
 import { page } from "./pages";
+import { settingsNav } from "./settings-nav";
 import type { z } from "@hono/zod-openapi";
 import type { ArchiveImportSchema } from "../schemas/archive-import";
 
@@ -40,7 +41,8 @@ export function importPage(f: ImportPageForm) {
   const active = f.imports.some((i) => i.state === "queued" || i.state === "importing");
   return page(
     `Import your posts — ${f.instance}`,
-    html`<h1>Import your posts</h1>
+    html`${f.user ? settingsNav("/settings/import") : ""}
+<h1>Import your posts</h1>
 ${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
 ${f.notice ? html`<p role="status">${f.notice}</p>` : ""}
 ${

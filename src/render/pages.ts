@@ -1,6 +1,7 @@
 /** Server-rendered HTML pages (OAuth authorize, e-mail confirmation). Values are escaped by `html`. */
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { settingsNav } from "./settings-nav";
 
 type Body = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -10,7 +11,8 @@ h1{font-size:1.3rem;margin-top:0}label{display:block;margin:.8rem 0 .3rem;font-w
 input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;border:1px solid #c8ccd1;border-radius:6px;font-size:1rem}
 .actions{display:flex;flex-direction:row-reverse;gap:.6rem;margin-top:1.2rem}button{flex:1;padding:.7rem;border:0;border-radius:6px;font-size:1rem;cursor:pointer}
 button[value=approve]{background:#5b4cdb;color:#fff}button[value=deny]{background:#e4e6ea}
-.error{background:#fde8e8;color:#9b1c1c;padding:.6rem;border-radius:6px}.scopes{color:#555}code{font-size:1.1rem;word-break:break-all;background:#f0f0f3;padding:.4rem;display:block}`;
+.error{background:#fde8e8;color:#9b1c1c;padding:.6rem;border-radius:6px}.scopes{color:#555}code{font-size:1.1rem;word-break:break-all;background:#f0f0f3;padding:.4rem;display:block}
+nav.settings{font-size:.9rem;margin-bottom:1rem}.checklist{padding-left:1.2rem}`;
 
 /**
  * A small centred page with a heading and a form (every page of this file, and render/interaction-pages.ts).
@@ -216,7 +218,7 @@ export function signInPage(f: SignInForm) {
 ${f.error ? html`<p class="error" role="alert">${f.error}</p>` : ""}
 ${
   f.signedInAs
-    ? html`<form method="post" action="/auth/sign_out"><p>This browser is signed in as <strong>@${f.signedInAs}</strong>. <a href="${f.returnTo}">Continue</a>, <button type="submit" name="decision" value="deny">sign out</button>, or sign in as someone else:</p></form>`
+    ? html`${settingsNav()}<form method="post" action="/auth/sign_out"><p>This browser is signed in as <strong>@${f.signedInAs}</strong>. <a href="${f.returnTo}">Continue</a>, <button type="submit" name="decision" value="deny">sign out</button>, or sign in as someone else:</p></form>`
     : ""
 }
 <form method="post" action="/auth/sign_in">

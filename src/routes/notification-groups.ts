@@ -5,8 +5,12 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
+import { sql } from "drizzle-orm";
 import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
+import type { Page } from "../db/paging";
+import type { Auth } from "../http/auth";
+import { hydrate } from "../services/hydrate";
 import { notFound } from "../lib/errors";
 import { pageParams, setLinkHeader } from "../http/pagination";
 import { arrayParam, boolParam, enumArrayParam, intParam } from "../http/params";
@@ -62,13 +66,11 @@ export function registerNotificationGroupRoutes(app: OpenAPIHono<AppEnv>) {
     response: GroupedNotificationsResultsSchema,
     authInQuery: true,
     handler: async (c, p, auth) => {
-      const read = groups.groupedPage({ ...queryOf(p), groupedTypes: p.grouped_types }, p);
-      const h = await readPage(
-        c,
-        { mode: "user", scopes: ["read:notifications"], auth },
-        { page: () => read.statusIds, ctes: read.ctes, parts: read.parts },
-      );
-      const { groups: found, named } = groups.groupsRead(h);
+      const {
+        h,
+        groups: found,
+        named,
+      } = await readGroups(c, auth, { ...queryOf(p), groupedTypes: p.grouped_types }, p);
       if (found.length) {
         const ids = found.flatMap((g) => [g.pageMinId, g.pageMaxId]).sort();
         setLinkHeader(c, [ids[ids.length - 1], ids[0]]);
@@ -284,13 +286,7 @@ export function registerNotificationGroupRoutes(app: OpenAPIHono<AppEnv>) {
     response: GroupedNotificationsResultsSchema,
     authInQuery: true,
     handler: async (c, p, auth) => {
-      const read = groups.groupedPage({ groupKey: p.group_key }, { limit: 1 });
-      const h = await readPage(
-        c,
-        { mode: "user", scopes: ["read:notifications"], auth },
-        { page: () => read.statusIds, ctes: read.ctes, parts: read.parts },
-      );
-      const { groups: found, named } = groups.groupsRead(h);
+      const { h, groups: found, named } = await readGroups(c, auth, { groupKey: p.group_key }, { limit: 1 });
       if (found.length === 0) throw notFound();
       return c.json(
         renderNotificationGroups(renderContext(c, h.viewerId), found, named, { partial: false, paged: false }),
@@ -324,6 +320,24 @@ export function registerNotificationGroupRoutes(app: OpenAPIHono<AppEnv>) {
       return c.json({});
     },
   });
+}
+
+/**
+ * A page of groups in two statements: the window, read with the token, then the groups the Worker picked from it
+ * with everything they show (services/notification-groups.ts).
+ */
+async function readGroups(c: Ctx, auth: Auth | null, q: groups.GroupQuery, page: Page) {
+  const w = groups.groupedWindow(q, page);
+  const first = await readPage(
+    c,
+    { mode: "user", scopes: ["read:notifications"], auth },
+    { page: () => sql`SELECT NULL WHERE 0`, parts: [w.part] },
+  );
+  const picked = groups.pickGroups(first, w);
+  if (!picked) return { h: first, ...groups.groupsRead(first) };
+  const read = groups.groupedPage(q, picked);
+  const h = await hydrate(db(c.env), read.statusIds, first.viewerId, { ctes: read.ctes, parts: read.parts });
+  return { h, ...groups.groupsRead(h) };
 }
 
 async function accountsOf(c: Ctx, me: string, key: string) {

@@ -309,110 +309,139 @@ export function configStatements(d: DB, changes: ConfigChange[], t: number): D1P
   const stmts: D1PreparedStatement[] = [];
   for (const ch of changes) {
     if (ch.group !== ":pleroma") throw invalid(`unknown group ${ch.group}`);
-    const del = ch.delete === true;
     const subkeys = ch.subkeys?.map(unatom);
-    if (ch.key === ":instance") {
-      if (del) {
-        for (const k of subkeys ?? INSTANCE_SETTINGS.map((s) => s.key)) {
-          if (!BY_KEY.has(k)) throw invalid(`unknown key :instance :${k}`);
-          stmts.push(statement(d, sql`DELETE FROM instance_settings WHERE key = ${k}`));
-        }
-        continue;
-      }
-      for (const [k, v] of keyword(ch.value, ":instance")) {
-        const def = BY_KEY.get(k);
-        if (!def) throw invalid(`unknown key :instance :${k}`);
-        stmts.push(upsert(d, k, checkValue(def, v), t));
-      }
-    } else if (ch.key === ":mrf_simple") {
-      const pairs: [string, unknown][] = del
-        ? (subkeys ?? [...POLICIES]).map((k) => [k, []])
-        : keyword(ch.value, ":mrf_simple");
-      for (const [p, v] of pairs) {
-        if (!(POLICIES as readonly string[]).includes(p)) throw invalid(`unknown key :mrf_simple :${p}`);
-        const list = policyList(v, p);
-        // The list given replaces the policy's list, as ConfigDB replaces a subkey's value. A rule it keeps keeps its
-        // source (an imported or subscribed rule admin-fe sends back stays theirs); a new one is written by hand.
-        const given = JSON.stringify(list);
-        stmts.push(
-          statement(
-            d,
-            sql`DELETE FROM federation_policies WHERE policy = ${p} AND domain NOT IN (SELECT json_extract(value, '$.domain') FROM json_each(${given}))`,
-          ),
-        );
-        if (list.length) {
-          stmts.push(
-            statement(
-              d,
-              sql`INSERT INTO federation_policies (domain, policy, reason, created_at)
-                SELECT json_extract(value, '$.domain'), ${p}, json_extract(value, '$.reason'), ${t} FROM json_each(${given}) WHERE true
-                ON CONFLICT (domain, policy) DO UPDATE SET reason = excluded.reason WHERE reason IS NOT excluded.reason`,
-            ),
-          );
-        }
-      }
-      // A rejection severs what a Mastodon suspension does (services/domain-rules.ts), with its notices.
-      const rejected = pairs.find(([p]) => p === "reject");
-      if (rejected && !del)
-        stmts.push(
-          ...suspensionStatements(
-            d,
-            policyList(rejected[1], "reject").map((r) => r.domain),
-            t,
-          ),
-        );
-      // Deliveries already queued to a domain now refused are dropped with the change (same batch).
+    const write = CONFIG_KEYS.get(ch.key);
+    if (!write) throw invalid(`unknown key ${ch.key}`);
+    stmts.push(...write(d, { value: ch.value, del: ch.delete === true, subkeys }, t));
+  }
+  return stmts;
+}
+
+/** A change to one key: its value, or `del` with the subkeys to delete (none named: all of them). */
+interface KeyChange {
+  value: unknown;
+  del: boolean;
+  subkeys: string[] | undefined;
+}
+
+/** The ConfigDB keys of group `:pleroma` a change may name, each with the statements that store a change to it. */
+const CONFIG_KEYS = new Map<string, (d: DB, ch: KeyChange, t: number) => D1PreparedStatement[]>([
+  [":instance", instanceStatements],
+  [":mrf_simple", mrfSimpleStatements],
+  ["Pleroma.Captcha", captchaStatements],
+  [":frontend_configurations", frontendConfigurationStatements],
+  [":frontends", frontendStatements],
+]);
+
+/** `:instance`: Starling's settings under Pleroma's names, each checked against its definition. */
+function instanceStatements(d: DB, { value, del, subkeys }: KeyChange, t: number): D1PreparedStatement[] {
+  const stmts: D1PreparedStatement[] = [];
+  if (del) {
+    for (const k of subkeys ?? INSTANCE_SETTINGS.map((s) => s.key)) {
+      if (!BY_KEY.has(k)) throw invalid(`unknown key :instance :${k}`);
+      stmts.push(statement(d, sql`DELETE FROM instance_settings WHERE key = ${k}`));
+    }
+    return stmts;
+  }
+  for (const [k, v] of keyword(value, ":instance")) {
+    const def = BY_KEY.get(k);
+    if (!def) throw invalid(`unknown key :instance :${k}`);
+    stmts.push(upsert(d, k, checkValue(def, v), t));
+  }
+  return stmts;
+}
+
+/**
+ * `:mrf_simple`: the federation policies. The list given replaces the policy's list, as ConfigDB replaces a
+ * subkey's value; a rejection severs what a suspension does, and deliveries queued to a domain now refused go.
+ */
+function mrfSimpleStatements(d: DB, { value, del, subkeys }: KeyChange, t: number): D1PreparedStatement[] {
+  const stmts: D1PreparedStatement[] = [];
+  const pairs: [string, unknown][] = del
+    ? (subkeys ?? [...POLICIES]).map((k) => [k, []])
+    : keyword(value, ":mrf_simple");
+  for (const [p, v] of pairs) {
+    if (!(POLICIES as readonly string[]).includes(p)) throw invalid(`unknown key :mrf_simple :${p}`);
+    const list = policyList(v, p);
+    // A rule the list keeps keeps its source (an imported or subscribed rule admin-fe sends back stays theirs); a
+    // new one is written by hand.
+    const given = JSON.stringify(list);
+    stmts.push(
+      statement(
+        d,
+        sql`DELETE FROM federation_policies WHERE policy = ${p} AND domain NOT IN (SELECT json_extract(value, '$.domain') FROM json_each(${given}))`,
+      ),
+    );
+    if (list.length) {
       stmts.push(
         statement(
           d,
-          sql`DELETE FROM federation_deliveries WHERE NOT ${deliveryAllowedSql(sql`federation_deliveries.host`)}`,
+          sql`INSERT INTO federation_policies (domain, policy, reason, created_at)
+                SELECT json_extract(value, '$.domain'), ${p}, json_extract(value, '$.reason'), ${t} FROM json_each(${given}) WHERE true
+                ON CONFLICT (domain, policy) DO UPDATE SET reason = excluded.reason WHERE reason IS NOT excluded.reason`,
         ),
       );
-    } else if (ch.key === "Pleroma.Captcha") {
-      if (del) {
-        stmts.push(statement(d, sql`DELETE FROM instance_settings WHERE key = ${CAPTCHA_KEY}`));
-        continue;
-      }
-      for (const [k, v] of keyword(ch.value, "Pleroma.Captcha")) {
-        if (k !== "enabled") throw invalid(`unknown key Pleroma.Captcha :${k}`);
-        if (typeof v !== "boolean") throw invalid(":enabled must be a boolean");
-        stmts.push(upsert(d, CAPTCHA_KEY, v, t));
-      }
-    } else if (ch.key === ":frontend_configurations") {
-      if (del) {
-        stmts.push(statement(d, sql`DELETE FROM instance_settings WHERE key = ${FRONTEND_CONFIGURATIONS_KEY}`));
-        continue;
-      }
-      // Each frontend named gets the map given; the others keep theirs (as ConfigDB sets the subkeys it names).
-      for (const [name, map] of Object.entries(frontendConfigurations(ch.value))) {
-        const v = JSON.stringify(map);
-        stmts.push(
-          statement(
-            d,
-            sql`INSERT INTO instance_settings (key, value, updated_at) VALUES (${FRONTEND_CONFIGURATIONS_KEY}, json_object(${name}, json(${v})), ${t})
-                ON CONFLICT (key) DO UPDATE SET value = json_set(value, ${`$."${name}"`}, json(${v})), updated_at = ${t}`,
-          ),
-        );
-      }
-    } else if (ch.key === ":frontends") {
-      const pairs: [string, unknown][] = del
-        ? (subkeys ?? [...FRONTEND_KEYS]).map((k) => [k, undefined])
-        : keyword(ch.value, ":frontends");
-      for (const [k, v] of pairs) {
-        if (!(FRONTEND_KEYS as readonly string[]).includes(k)) throw invalid(`unknown key :frontends :${k}`);
-        const row = frontendRow(k as FrontendKey);
-        stmts.push(
-          del
-            ? statement(d, sql`DELETE FROM instance_settings WHERE key = ${row}`)
-            : // "none" rather than null: the column holds JSON and is NOT NULL.
-              upsert(d, row, frontendValue(k, v) ?? "none", t),
-        );
-      }
-    } else {
-      throw invalid(`unknown key ${ch.key}`);
     }
   }
+  // A rejection severs what a Mastodon suspension does (services/domain-rules.ts), with its notices.
+  const rejected = pairs.find(([p]) => p === "reject");
+  if (rejected && !del)
+    stmts.push(
+      ...suspensionStatements(
+        d,
+        policyList(rejected[1], "reject").map((r) => r.domain),
+        t,
+      ),
+    );
+  // Deliveries already queued to a domain now refused are dropped with the change (same batch).
+  stmts.push(
+    statement(
+      d,
+      sql`DELETE FROM federation_deliveries WHERE NOT ${deliveryAllowedSql(sql`federation_deliveries.host`)}`,
+    ),
+  );
   return stmts;
+}
+
+/** `Pleroma.Captcha`: only `:enabled`, a boolean. */
+function captchaStatements(d: DB, { value, del }: KeyChange, t: number): D1PreparedStatement[] {
+  if (del) return [statement(d, sql`DELETE FROM instance_settings WHERE key = ${CAPTCHA_KEY}`)];
+  return keyword(value, "Pleroma.Captcha").map(([k, v]) => {
+    if (k !== "enabled") throw invalid(`unknown key Pleroma.Captcha :${k}`);
+    if (typeof v !== "boolean") throw invalid(":enabled must be a boolean");
+    return upsert(d, CAPTCHA_KEY, v, t);
+  });
+}
+
+/**
+ * `:frontend_configurations`: each frontend named gets the map given; the others keep theirs (as ConfigDB sets
+ * the subkeys it names).
+ */
+function frontendConfigurationStatements(d: DB, { value, del }: KeyChange, t: number): D1PreparedStatement[] {
+  if (del) return [statement(d, sql`DELETE FROM instance_settings WHERE key = ${FRONTEND_CONFIGURATIONS_KEY}`)];
+  return Object.entries(frontendConfigurations(value)).map(([name, map]) => {
+    const v = JSON.stringify(map);
+    return statement(
+      d,
+      sql`INSERT INTO instance_settings (key, value, updated_at) VALUES (${FRONTEND_CONFIGURATIONS_KEY}, json_object(${name}, json(${v})), ${t})
+                ON CONFLICT (key) DO UPDATE SET value = json_set(value, ${`$."${name}"`}, json(${v})), updated_at = ${t}`,
+    );
+  });
+}
+
+/** `:frontends`: the primary and the admin frontend, each a row of its own. */
+function frontendStatements(d: DB, { value, del, subkeys }: KeyChange, t: number): D1PreparedStatement[] {
+  const pairs: [string, unknown][] = del
+    ? (subkeys ?? [...FRONTEND_KEYS]).map((k) => [k, undefined])
+    : keyword(value, ":frontends");
+  return pairs.map(([k, v]) => {
+    if (!(FRONTEND_KEYS as readonly string[]).includes(k)) throw invalid(`unknown key :frontends :${k}`);
+    const row = frontendRow(k as FrontendKey);
+    return del
+      ? statement(d, sql`DELETE FROM instance_settings WHERE key = ${row}`)
+      : // "none" rather than null: the column holds JSON and is NOT NULL.
+        upsert(d, row, frontendValue(k, v) ?? "none", t);
+  });
 }
 
 function upsert(d: DB, key: string, value: unknown, t: number) {

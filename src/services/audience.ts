@@ -142,6 +142,9 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
   DeleteQuoteAuthorization: (_actor, a) => one(a.targetId),
   // GoToSocial's interaction requests: to the post's author alone, until they approve.
   InteractionRequest: (_actor, a) => one(a.targetId),
+  // GoToSocial's polite requests answered: to the requester alone.
+  InteractionAccept: (_actor, a) => one(a.requesterId),
+  InteractionReject: (_actor, a) => one(a.requesterId),
   RelayFollow: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
   RelayUndo: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),
   RelayAccept: (_actor, a) => ({ kind: "inbox", inbox: a.inbox }),

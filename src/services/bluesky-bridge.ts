@@ -3,11 +3,14 @@
  * `@bsky.brid.gy@bsky.brid.gy`, which follows back; the account is then bridged if it meets Bridgy's checklist
  * (https://fed.brid.gy/docs: a profile picture, at least a week old by the actor's `published`, public posts, no
  * `#nobridge` in the bio) and its follow-back is accepted. Unfollowing opts out. This module says where a user
- * stands; following and unfollowing are the graph's (services/graph.ts), as for any account.
+ * stands, and opts in and out (the API and the settings page both call it) through the graph's follow and
+ * unfollow (services/graph.ts), as for any account.
  */
 import { sql } from "drizzle-orm";
 import type { DB } from "../db/client";
 import type { AccountRow, UserRow } from "./accounts";
+import * as graph from "./graph";
+import { accountByUri } from "./remote-accounts";
 
 /** The bridge's bot account (its actor id and handle, as Bridgy Fed serves them). */
 export const BRIDGE_ACTOR = "https://bsky.brid.gy/bsky.brid.gy";
@@ -106,4 +109,13 @@ export async function bridgedAccountUri(d: DB, username: string): Promise<string
         AND f.target_account_id = (SELECT id FROM accounts WHERE uri = ${BRIDGE_ACTOR}))`,
   );
   return row?.uri ?? null;
+}
+
+/** Opting in: following the bridge's account (`bridge`, looked up over federation by the caller). */
+export const connectBridge = (d: DB, me: AccountRow, bridge: AccountRow) => graph.follow(d, me, bridge, {});
+
+/** Opting out: unfollowing the bridge's account (nothing to do when it was never stored). */
+export async function disconnectBridge(d: DB, me: AccountRow): Promise<graph.GraphResult | null> {
+  const bridge = await accountByUri(d, BRIDGE_ACTOR);
+  return bridge ? graph.unfollow(d, me, bridge) : null;
 }

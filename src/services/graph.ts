@@ -96,78 +96,107 @@ export async function follow(
     .from(follows)
     .where(and(eq(follows.accountId, me.id), eq(follows.targetAccountId, target.id)))
     .get();
-  const writes: any[] = [];
   // Locked accounts approve followers; remote accounts answer with an Accept, so the follow waits for it.
   const pending = !existing && (target.locked || !isLocal(target));
-  // Pleroma's `notify` is a subscription: subscribing and notifying change together. Asked with a follow request,
-  // it waits on the request (`follow_requests.notify`) and starts only if the request is accepted: a rejected
-  // follower must not hear of the account's posts.
-  if (opts.notify === true && !pending) writes.push(subscribeWrite(d, me.id, target.id, t));
-  if (opts.notify === false)
-    writes.push(
-      d
-        .delete(subscriptions)
-        .where(and(eq(subscriptions.accountId, me.id), eq(subscriptions.targetAccountId, target.id))),
-    );
+  const writes = subscriptionWrites(d, me.id, target.id, opts.notify, pending, t);
   if (existing) {
     if (opts.reblogs !== undefined)
       writes.push(d.update(follows).set({ showReblogs: opts.reblogs }).where(eq(follows.id, existing.id)));
     return { ...(await writeAndRead(d, me.id, target.id, writes)), effects: {} };
   }
-  if (pending) {
-    const requestId = newId(t);
+  if (pending) return askToFollow(d, me, target, opts, writes, t);
+  return followNow(d, me, target, opts, writes, t);
+}
+
+/**
+ * Pleroma's `notify` is a subscription: subscribing and notifying change together. Asked with a follow request,
+ * it waits on the request (`follow_requests.notify`) and starts only if the request is accepted: a rejected
+ * follower must not hear of the account's posts.
+ */
+function subscriptionWrites(
+  d: DB,
+  accountId: string,
+  targetAccountId: string,
+  subscribe: boolean | undefined,
+  pending: boolean,
+  t: number,
+): any[] {
+  const writes: any[] = [];
+  if (subscribe === true && !pending) writes.push(subscribeWrite(d, accountId, targetAccountId, t));
+  if (subscribe === false)
     writes.push(
       d
-        .insert(followRequests)
-        .values({
-          id: requestId,
-          accountId: me.id,
-          targetAccountId: target.id,
-          showReblogs: opts.reblogs ?? true,
-          notify: opts.notify === true,
-          createdAt: t,
-          uri: localActivityUri(me, "follows", requestId),
-        })
-        // A repeated request keeps its first id: the remote Accept will name that one.
-        .onConflictDoUpdate({
-          target: [followRequests.accountId, followRequests.targetAccountId],
-          set: { showReblogs: opts.reblogs ?? true, ...(opts.notify === undefined ? {} : { notify: opts.notify }) },
-        }),
-      // A remote account hears of a new request as a Follow (its id: the request's uri); a repeated one sends nothing.
-      outboxWrite(
-        d,
-        me.id,
-        { type: "Follow", uri: localActivityUri(me, "follows", requestId), targetId: target.id },
-        t,
-        {
-          onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
-        },
-      ),
+        .delete(subscriptions)
+        .where(and(eq(subscriptions.accountId, accountId), eq(subscriptions.targetAccountId, targetAccountId))),
     );
-    const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
-      // Only a new request notifies (not a repeated or racing one).
-      notify(d, {
-        type: "follow_request",
-        to: target.id,
-        from: me.id,
-        onlyIf: sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`,
+  return writes;
+}
+
+/**
+ * A follow request (of a locked or a remote account), with `writes` in its batch: the request, its Follow to a
+ * remote account and its notification, for a new request only (a repeated one keeps its first id and sends
+ * nothing). A remote account's recent posts come from its outbox, after the response (they show once it accepts).
+ */
+async function askToFollow(
+  d: DB,
+  me: AccountRow,
+  target: AccountRow,
+  opts: { reblogs?: boolean; notify?: boolean },
+  writes: any[],
+  t: number,
+): Promise<GraphResult> {
+  const requestId = newId(t);
+  const isNew = sql`EXISTS (SELECT 1 FROM follow_requests WHERE id = ${requestId})`;
+  writes.push(
+    d
+      .insert(followRequests)
+      .values({
+        id: requestId,
+        accountId: me.id,
+        targetAccountId: target.id,
+        showReblogs: opts.reblogs ?? true,
+        notify: opts.notify === true,
+        createdAt: t,
+        uri: localActivityUri(me, "follows", requestId),
+      })
+      // A repeated request keeps its first id: the remote Accept will name that one.
+      .onConflictDoUpdate({
+        target: [followRequests.accountId, followRequests.targetAccountId],
+        set: { showReblogs: opts.reblogs ?? true, ...(opts.notify === undefined ? {} : { notify: opts.notify }) },
       }),
-    ]);
-    // A remote account's recent posts come from its outbox, after the response (they show once it accepts): for
-    // a new request only (a repeated one keeps its first id).
-    const fresh = !isLocal(target) && Boolean(await d.get(sql`SELECT 1 FROM follow_requests WHERE id = ${requestId}`));
-    return {
-      relationship,
-      effects: {
-        events: followEvent("follow_pending", me.id, target.id, counts, [
-          me.id,
-          ...(isLocal(target) ? [target.id] : []),
-        ]),
-        push: true,
-        ...(fresh ? { backfill: [{ readerId: me.id, accountId: target.id }] } : {}),
-      },
-    };
-  }
+    // A remote account hears of a new request as a Follow (its id: the request's uri); a repeated one sends nothing.
+    outboxWrite(d, me.id, { type: "Follow", uri: localActivityUri(me, "follows", requestId), targetId: target.id }, t, {
+      onlyIf: isNew,
+    }),
+  );
+  const { relationship, counts } = await writeAndRead(d, me.id, target.id, writes, [
+    // Only a new request notifies (not a repeated or racing one).
+    notify(d, { type: "follow_request", to: target.id, from: me.id, onlyIf: isNew }),
+  ]);
+  // For a new request only (a repeated one keeps its first id).
+  const fresh = !isLocal(target) && Boolean(await d.get(sql`SELECT 1 FROM follow_requests WHERE id = ${requestId}`));
+  return {
+    relationship,
+    effects: {
+      events: followEvent("follow_pending", me.id, target.id, counts, [me.id, ...(isLocal(target) ? [target.id] : [])]),
+      push: true,
+      ...(fresh ? { backfill: [{ readerId: me.id, accountId: target.id }] } : {}),
+    },
+  };
+}
+
+/**
+ * A follow of an open local account, at once, with `writes` in its batch: the follow, the account's latest posts
+ * into the follower's home, and its notification (for a new follow only).
+ */
+async function followNow(
+  d: DB,
+  me: AccountRow,
+  target: AccountRow,
+  opts: { reblogs?: boolean },
+  writes: any[],
+  t: number,
+): Promise<GraphResult> {
   const followId = newId(t);
   writes.push(
     insertFollow(

@@ -480,15 +480,49 @@ interface StatusObject {
   x: Facts;
 }
 
+/** The statement's rows as a `Hydrated`: each kind parsed into its map, each status once. */
 function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hydrated {
+  const by = rowsByKind(rows);
+  const h = emptyHydrated(viewerId, by);
+  // The viewer's own facts when read apart (`hydrateEach`): they replace the anonymous ones.
+  const ownFacts = new Map<string, Facts>(
+    (by.get("facts") ?? []).map((o: { id: string; x: unknown }) => [o.id, parsed(o.x)]),
+  );
+  const page = new Set<string>();
+  const add = (item: unknown) => {
+    const o = parsed<StatusObject>(item);
+    const s = fromJson(statuses, o.s);
+    if (o.pg) page.add(s.id);
+    if (h.statuses.has(s.id)) return;
+    h.statuses.set(s.id, s);
+    const q = o.q === null || o.q === undefined ? null : parsed<NonNullable<StatusObject["q"]>>(o.q);
+    if (q) {
+      h.quotes.set(s.id, fromJson(quotes, parsed(q.row)));
+      if (q.qs !== null && q.qs !== undefined) add(q.qs);
+    }
+    addShown(h, s, o);
+    const pollId = addPoll(h, s, o.p);
+    addViewerFacts(h, s, ownFacts.get(s.id) ?? parsed<Facts>(o.x), pollId);
+  };
+  for (const pair of (by.get("st") ?? []) as unknown[][]) for (const item of pair) if (item !== null) add(item);
+  h.page = [...page].sort(newestFirst);
+  return h;
+}
+
+/** The rows by kind (`k`), each value parsed: the caller's own kinds are read from here (`Hydrated.extra`). */
+function rowsByKind(rows: { k: string; v: string }[]): Map<string, any[]> {
   const by = new Map<string, any[]>();
   for (const r of rows) {
     const list = by.get(r.k) ?? [];
     list.push(JSON.parse(r.v));
     by.set(r.k, list);
   }
-  const of = (k: string) => by.get(k) ?? [];
-  const h: Hydrated = {
+  return by;
+}
+
+/** A `Hydrated` with no status yet, with the viewer's settings (plain text, filters) from their rows. */
+function emptyHydrated(viewerId: string | null, by: Map<string, any[]>): Hydrated {
+  return {
     viewerId,
     page: [],
     visible: new Set(),
@@ -513,93 +547,89 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     emojis: new Map(),
     quotes: new Map(),
     followsAuthor: new Set(),
-    plainText: of("plainText").length > 0,
-    filters: of("filter").map((o) => ({
+    plainText: (by.get("plainText") ?? []).length > 0,
+    filters: (by.get("filter") ?? []).map((o) => ({
       ...fromJson(filters, o),
       keywords: (o.kw as Record<string, unknown>[]).map((k) => fromJson(filterKeywords, k)),
       statuses: (o.st as Record<string, unknown>[]).map((x) => fromJson(filterStatuses, x)),
     })),
     extra: by,
   };
-  const addAccount = (json: unknown) => {
-    const o = json === null || json === undefined ? null : parsed<Parameters<typeof accountFromJson>[0]>(json);
-    if (o && !h.accounts.has(o.account.id as string)) h.accounts.set(o.account.id as string, accountFromJson(o));
-  };
-  // The viewer's own facts when read apart (`hydrateEach`): they replace the anonymous ones.
-  const ownFacts = new Map<string, Facts>(of("facts").map((o: { id: string; x: unknown }) => [o.id, parsed(o.x)]));
-  const page = new Set<string>();
-  const add = (item: unknown) => {
-    {
-      const o = parsed<StatusObject>(item);
-      const s = fromJson(statuses, o.s);
-      if (o.pg) page.add(s.id);
-      if (h.statuses.has(s.id)) return;
-      h.statuses.set(s.id, s);
-      const q = o.q === null || o.q === undefined ? null : parsed<NonNullable<StatusObject["q"]>>(o.q);
-      if (q) {
-        h.quotes.set(s.id, fromJson(quotes, parsed(q.row)));
-        if (q.qs !== null && q.qs !== undefined) add(q.qs);
-      }
-      addAccount(o.a);
-      addAccount(o.ra);
-      const mentioned = parsed<unknown[]>(o.m).map((a) => parsed<Parameters<typeof accountFromJson>[0]>(a));
-      for (const a of mentioned) addAccount(a);
-      if (mentioned.length)
-        h.mentions.set(
-          s.id,
-          mentioned.map((a) => a.account.id as string),
-        );
-      const tags = parsed<string[]>(o.t);
-      if (tags.length) h.tags.set(s.id, tags);
-      const media = parsed<Record<string, unknown>[]>(o.md)
-        .map((m) => fromJson(mediaAttachments, m))
-        .sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
-      if (media.length) h.media.set(s.id, media);
-      const p = o.p === null ? null : parsed<NonNullable<StatusObject["p"]>>(o.p);
-      if (p) {
-        const poll = fromJson(polls, p.row);
-        h.polls.set(s.id, poll);
-        // A remote poll shows its server's tallies (services/remote-polls.ts), not only the votes cast here.
-        if (poll.remoteTallies) {
-          h.pollCounts.set(poll.id, new Map(poll.remoteTallies.map((n, i) => [i, n])));
-          h.pollVoters.set(poll.id, poll.remoteVoters ?? poll.remoteTallies.reduce((a, b) => a + b, 0));
-        } else {
-          const counts = parsed<[number, number][]>(p.c);
-          if (counts.length) h.pollCounts.set(poll.id, new Map(counts));
-          h.pollVoters.set(poll.id, p.n);
-        }
-      }
-      const app = o.app === null ? null : parsed<NonNullable<StatusObject["app"]>>(o.app);
-      if (app) h.apps.set(app.id, { name: app.name, website: app.website });
-      const card = o.card === null ? null : parsed<NonNullable<StatusObject["card"]>>(o.card);
-      if (card) h.cards.set(card.url, card.data === null ? null : JSON.parse(card.data));
-      const x = ownFacts.get(s.id) ?? parsed<Facts>(o.x);
-      if (x.v) h.visible.add(s.id);
-      if (x.fav) h.favourited.add(s.id);
-      if (x.bm) h.bookmarked.add(s.id);
-      if (x.rb) h.reblogged.add(s.id);
-      if (x.tm !== null) h.mutedThreads.add(x.tm);
-      if (x.pv !== null) h.visibleParents.add(x.pv);
-      if (x.pa !== null) h.participations.set(s.threadId, x.pa);
-      if (x.fo) h.followsAuthor.add(s.id);
-      const own = parsed<number[]>(x.ov);
-      if (own.length && p) h.ownVotes.set(p.row.id as string, own);
-      const reactions = parsed<unknown[]>(x.rx)
-        .map((r) => parsed<Facts["rx"][number]>(r))
-        .sort((a, b) => (a.first < b.first ? -1 : 1));
-      if (reactions.length)
-        h.reactions.set(
-          s.id,
-          reactions.map((r) => ({ name: r.e, count: r.n, me: Boolean(r.me), accountIds: reactorIds(r.a) })),
-        );
-      for (const r of reactions) {
-        if (!r.em) continue;
-        const e = fromJson(customEmojis, parsed(r.em));
-        h.emojis.set(e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e);
-      }
-    }
-  };
-  for (const pair of of("st") as unknown[][]) for (const item of pair) if (item !== null) add(item);
-  h.page = [...page].sort(newestFirst);
-  return h;
+}
+
+/** An account of the rows, unless loaded already (the first copy stays). */
+function addAccount(h: Hydrated, json: unknown): void {
+  const o = json === null || json === undefined ? null : parsed<Parameters<typeof accountFromJson>[0]>(json);
+  if (o && !h.accounts.has(o.account.id as string)) h.accounts.set(o.account.id as string, accountFromJson(o));
+}
+
+/** What a status shows that is the same for every viewer: its accounts, mentions, tags, media, app and card. */
+function addShown(h: Hydrated, s: StatusRow, o: StatusObject): void {
+  addAccount(h, o.a);
+  addAccount(h, o.ra);
+  const mentioned = parsed<unknown[]>(o.m).map((a) => parsed<Parameters<typeof accountFromJson>[0]>(a));
+  for (const a of mentioned) addAccount(h, a);
+  if (mentioned.length)
+    h.mentions.set(
+      s.id,
+      mentioned.map((a) => a.account.id as string),
+    );
+  const tags = parsed<string[]>(o.t);
+  if (tags.length) h.tags.set(s.id, tags);
+  const media = parsed<Record<string, unknown>[]>(o.md)
+    .map((m) => fromJson(mediaAttachments, m))
+    .sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
+  if (media.length) h.media.set(s.id, media);
+  const app = o.app === null ? null : parsed<NonNullable<StatusObject["app"]>>(o.app);
+  if (app) h.apps.set(app.id, { name: app.name, website: app.website });
+  const card = o.card === null ? null : parsed<NonNullable<StatusObject["card"]>>(o.card);
+  if (card) h.cards.set(card.url, card.data === null ? null : JSON.parse(card.data));
+}
+
+/** A status's poll and its tallies; answers the poll's id (null without a poll). */
+function addPoll(h: Hydrated, s: StatusRow, json: StatusObject["p"]): string | null {
+  const p = json === null ? null : parsed<NonNullable<StatusObject["p"]>>(json);
+  if (!p) return null;
+  const poll = fromJson(polls, p.row);
+  h.polls.set(s.id, poll);
+  // A remote poll shows its server's tallies (services/remote-polls.ts), not only the votes cast here.
+  if (poll.remoteTallies) {
+    h.pollCounts.set(poll.id, new Map(poll.remoteTallies.map((n, i) => [i, n])));
+    h.pollVoters.set(poll.id, poll.remoteVoters ?? poll.remoteTallies.reduce((a, b) => a + b, 0));
+  } else {
+    const counts = parsed<[number, number][]>(p.c);
+    if (counts.length) h.pollCounts.set(poll.id, new Map(counts));
+    h.pollVoters.set(poll.id, p.n);
+  }
+  return p.row.id as string;
+}
+
+/**
+ * What the viewer's relation to a status decides (`viewerFacts`): may see it, favourited, bookmarked, reblogged,
+ * thread muted, parent visible, conversation, follows its author, own votes; and the reactions they may see.
+ */
+function addViewerFacts(h: Hydrated, s: StatusRow, x: Facts, pollId: string | null): void {
+  if (x.v) h.visible.add(s.id);
+  if (x.fav) h.favourited.add(s.id);
+  if (x.bm) h.bookmarked.add(s.id);
+  if (x.rb) h.reblogged.add(s.id);
+  if (x.tm !== null) h.mutedThreads.add(x.tm);
+  if (x.pv !== null) h.visibleParents.add(x.pv);
+  if (x.pa !== null) h.participations.set(s.threadId, x.pa);
+  if (x.fo) h.followsAuthor.add(s.id);
+  const own = parsed<number[]>(x.ov);
+  if (own.length && pollId !== null) h.ownVotes.set(pollId, own);
+  const reactions = parsed<unknown[]>(x.rx)
+    .map((r) => parsed<Facts["rx"][number]>(r))
+    .sort((a, b) => (a.first < b.first ? -1 : 1));
+  if (reactions.length)
+    h.reactions.set(
+      s.id,
+      reactions.map((r) => ({ name: r.e, count: r.n, me: Boolean(r.me), accountIds: reactorIds(r.a) })),
+    );
+  for (const r of reactions) {
+    if (!r.em) continue;
+    const e = fromJson(customEmojis, parsed(r.em));
+    h.emojis.set(e.domain === null ? e.shortcode : `${e.shortcode}@${e.domain}`, e);
+  }
 }

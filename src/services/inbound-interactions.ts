@@ -48,13 +48,17 @@ export function storedStatus(d: DB, uri: string): Promise<StatusRow | undefined>
     .get();
 }
 
-/** A remote `Like` of a local status: the favourite, its `favourite` notification and the recount. */
+/**
+ * A remote `Like` of a local status: the favourite, its `favourite` notification and the recount; `extra`
+ * statements join the batch (a polite request's Accept: services/interaction-requests.ts).
+ */
 export async function receiveLike(
   d: DB,
   from: AccountRow,
   status: StatusRow,
   uri: string,
   t: number = now(),
+  extra: D1PreparedStatement[] = [],
 ): Promise<Received> {
   const id = newId(t);
   const made = sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${id})`;
@@ -68,6 +72,7 @@ export async function receiveLike(
     ),
     statement(d, recountFavourites(status.id)),
     notify(d, { type: "favourite", to: status.accountId, from: from.id, statusId: status.id, onlyIf: made }),
+    ...extra,
   ]);
   return { push: true };
 }
@@ -125,7 +130,7 @@ export async function receiveReaction(
 
 /**
  * A remote `Announce` of a stored status (public or unlisted: the caller checked): a reblog by the sender, in
- * the home feeds of its local followers, with the `reblog` notification of a local author.
+ * the home feeds of its local followers, with the `reblog` notification of a local author (`extra` joins its batch).
  */
 export async function receiveAnnounce(
   d: DB,
@@ -133,12 +138,18 @@ export async function receiveAnnounce(
   original: StatusRow,
   uri: string,
   visibility: Visibility,
-  opts: { inlineFanoutMax: number; t?: number },
+  opts: { inlineFanoutMax: number; t?: number; extra?: D1PreparedStatement[] },
 ): Promise<Received> {
   const t = opts.t ?? now();
   const id = newId(t);
   try {
-    await writeReblog(d, from, original, { id, uri, url: uri, visibility, t, inlineFanoutMax: opts.inlineFanoutMax });
+    await writeReblog(
+      d,
+      from,
+      original,
+      { id, uri, url: uri, visibility, t, inlineFanoutMax: opts.inlineFanoutMax },
+      opts.extra,
+    );
   } catch (e) {
     // Delivered again, or the sender reblogged it already: nothing more.
     if (String(e).includes("UNIQUE")) return NOTHING;

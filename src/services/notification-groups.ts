@@ -4,12 +4,14 @@
  * same 12-hour slot share one; every other notification is its own group, `ungrouped-<id>`. Since the key comes
  * from the row, every page and every client sees the same groups.
  *
- * A page is read as Mastodon reads it, within a bound: the newest `window(limit)` notifications the listing shows
- * (past the cursor), grouped; the first `limit` groups by their newest notification are the page, and the page's
- * range runs from the oldest of those to the newest (the whole window when it holds fewer groups, so the next
- * page starts below it even when one group filled it). Each group is answered with its newest notification in
- * the range, its count up to the range's top (the group index, capped at `GROUP_COUNT_MAX`) and its newest
- * senders. All of it is one statement, the token's read included (routes/page-read.ts).
+ * A page is read as Mastodon reads it, within a bound, in two statements (routes/notification-groups.ts): the
+ * newest `window(limit)` notifications the listing shows (past the cursor) are read with the token
+ * (`groupedWindow`); the Worker groups them (`pickGroups`): the first `limit` groups by their newest notification
+ * are the page, and the page's range runs from the oldest of those to the newest (the whole window when it holds
+ * fewer groups, so the next page starts below it even when one group filled it). Then one statement reads each
+ * group (`groupedPage`): its newest notification in the range, its count up to the range's top (from
+ * `notification_group_counts`, kept by the notifications' triggers: one row whatever the group's size) and its
+ * newest senders.
  */
 import { and, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
@@ -66,65 +68,121 @@ function oneGroup(key: string): SQL {
     : sql`${notifications.accountId} = ${ME} AND ${notifications.groupKey} = ${key}`;
 }
 
-/** A page of the viewer's (`ME`) notification groups, as the parts of one hydration statement (`groupsRead`). */
-export function groupedPage(q: GroupQuery, page: Page) {
+/** The window of a page, as `readGroupWindow` reads it: the listing's newest notifications past the cursor. */
+export interface GroupWindow {
+  /** The part reading the window (`win` rows: `[id, key]`), read with the token (routes/page-read.ts). */
+  part: SQL;
+  limit: number;
+  /** `min_id`: the window is the oldest notifications above the cursor, and groups are taken oldest first. */
+  reversed: boolean;
+}
+
+/** Step 1 of a page of the viewer's (`ME`) notification groups: its window, `groupWindow(limit)` notifications. */
+export function groupedWindow(q: GroupQuery, page: Page): GroupWindow {
   const limit = Math.trunc(page.limit);
   const p = rawPage(sql`${notifications.id}`, seqPage({ ...page, limit: groupWindow(limit) }));
-  const desc = !p.reversed;
   const grouped = (q.groupedTypes ?? GROUPABLE_TYPES).filter((t) => GROUPABLE_TYPES.includes(t));
-  const key = keyOf(grouped);
-  // One group is asked by its key whatever its type (opt-in types included), as Mastodon answers it.
-  const q1: NotificationQuery = q.groupKey ? { ...q, include: [...NOTIFICATION_TYPES], exclude: undefined } : q;
+  const q1 = oneGroupQuery(q);
   const listed = q.groupKey ? sql`${oneGroup(q.groupKey)} AND ${listedNotifications(q1)}` : listedNotifications(q1);
+  return {
+    part: sql`SELECT 'win' AS k, json_array(id, gk) AS v FROM (SELECT ${notifications.id} AS id, ${keyOf(grouped)} AS gk
+      FROM notifications WHERE ${p.where} AND ${listed} ORDER BY ${p.order} LIMIT ${p.limit})`,
+    limit,
+    reversed: p.reversed,
+  };
+}
+
+/** One group of a page: its key and its notifications' range within the page. */
+export interface GroupSlot {
+  key: string;
+  min: string;
+  max: string;
+}
+
+/**
+ * Step 2, in the Worker: the window's groups, the first `limit` by their newest notification (oldest first with
+ * `min_id`), and the page's range: from the oldest of those to the newest (the whole window when it holds fewer
+ * groups, so that the next page starts below it even when one group filled it). Every notification the listing
+ * shows within the range is in the window, so each group's range in the page is read from the window too. In SQL
+ * this grouping cost a page's window several times over (each row of a materialized step or a sort is a row read).
+ */
+export function pickGroups(h: Hydrated, w: GroupWindow): { slots: GroupSlot[]; top: string } | null {
+  const win = (h.extra.get("win") ?? []).map((r) => r as [string | number, string]);
+  if (!win.length) return null;
+  const spans = new Map<string, { hi: string; lo: string; ids: string[] }>();
+  for (const [n, key] of win) {
+    const id = String(n);
+    const g = spans.get(key) ?? { hi: id, lo: id, ids: [] };
+    if (id > g.hi) g.hi = id;
+    if (id < g.lo) g.lo = id;
+    g.ids.push(id);
+    spans.set(key, g);
+  }
+  const all = [...spans.entries()];
+  const chosen = all.sort(([, a], [, b]) => (w.reversed ? cmp(a.lo, b.lo) : cmp(b.hi, a.hi))).slice(0, w.limit);
+  const full = chosen.length === w.limit;
+  const his = chosen.map(([, g]) => g.hi).sort(cmp);
+  const los = chosen.map(([, g]) => g.lo).sort(cmp);
+  const windowLo = all.reduce((m, [, g]) => (g.lo < m ? g.lo : m), all[0]![1].lo);
+  const windowHi = all.reduce((m, [, g]) => (g.hi > m ? g.hi : m), all[0]![1].hi);
+  const lo = !w.reversed && full ? his[0]! : windowLo;
+  const hi = w.reversed && full ? los[los.length - 1]! : windowHi;
+  const slots = chosen.map(([key, g]) => {
+    const inRange = g.ids.filter((id) => id >= lo && id <= hi).sort(cmp);
+    return { key, min: inRange[0]!, max: inRange[inRange.length - 1]! };
+  });
+  return { slots, top: hi };
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** One group is asked by its key whatever its type (opt-in types included), as Mastodon answers it. */
+const oneGroupQuery = (q: GroupQuery): NotificationQuery =>
+  q.groupKey ? { ...q, include: [...NOTIFICATION_TYPES], exclude: undefined } : q;
+
+/**
+ * Step 3: the page's groups, as the parts of one hydration statement (`groupsRead`). Each group is answered with
+ * its newest notification in the range that is still shown, its count up to the range's top and its newest
+ * senders.
+ */
+export function groupedPage(q: GroupQuery, picked: { slots: GroupSlot[]; top: string }) {
+  const q1 = oneGroupQuery(q);
   // What looks elsewhere (blocks, mutes, the status still visible) is checked for each group's newest
   // notification only, not for every notification of the window.
-  const shown = and(listed, stillShown(q1));
-  const filtered = q.includeFiltered ? sql`gx.filtered IN (0, 1)` : sql`gx.filtered = 0`;
-  const inGroup = sql`gx.account_id = np.account_id AND gx.group_key = np.gk AND ${filtered} AND gx.id <= (SELECT hi FROM nrange)`;
-  const inRange = sql`${notifications.id} BETWEEN (SELECT lo FROM nrange) AND (SELECT hi FROM nrange)`;
+  const shown = and(listedNotifications(q1), stillShown(q1));
+  const slots = JSON.stringify(picked.slots.map((g) => [g.key, g.min, g.max]));
   return {
-    // Each step reads the one before it once: a scan of a materialized step costs its rows as a table's do
-    // (rows read are what the Free plan counts), so the window is scanned once, by `nagg`, and what follows reads
-    // the groups (at most `limit`), not the window again.
-    ctes: sql`nwin AS MATERIALIZED (SELECT ${notifications.id} AS id, ${key} AS gk FROM notifications
-        WHERE ${p.where} AND ${listed} ORDER BY ${p.order} LIMIT ${p.limit}),
-      nagg AS MATERIALIZED (SELECT gk, max(id) AS hi, min(id) AS lo FROM nwin GROUP BY gk),
-      nsel AS MATERIALIZED (SELECT gk, hi, lo FROM nagg ORDER BY ${desc ? sql`hi DESC` : sql`lo`} LIMIT ${limit}),
-      nfull AS MATERIALIZED (SELECT count(*) = ${limit} AS full, min(hi) AS minhi, max(lo) AS maxlo FROM nsel),
-      nspan AS MATERIALIZED (SELECT min(lo) AS lo, max(hi) AS hi FROM nagg),
-      nrange AS MATERIALIZED (SELECT
-        CASE WHEN ${desc ? sql`1` : sql`0`} AND f.full THEN f.minhi ELSE w.lo END AS lo,
-        CASE WHEN ${desc ? sql`0` : sql`1`} AND f.full THEN f.maxlo ELSE w.hi END AS hi FROM nfull f, nspan w),
-      ngroups AS MATERIALIZED (SELECT s.gk,
-          CASE WHEN s.hi <= r.hi THEN s.hi ELSE (SELECT max(${notifications.id}) FROM notifications
-            WHERE ${notifications.accountId} = ${ME} AND ${notifications.groupKey} = s.gk AND ${notifications.id} <= r.hi AND ${listed}) END AS page_max,
-          CASE WHEN s.lo >= r.lo THEN s.lo ELSE (SELECT min(${notifications.id}) FROM notifications
-            WHERE ${notifications.accountId} = ${ME} AND ${notifications.groupKey} = s.gk AND ${notifications.id} >= r.lo AND ${listed}) END AS page_min
-        FROM nsel s, nrange r),
-      nheads AS MATERIALIZED (SELECT g.gk, g.page_min, g.page_max, CASE WHEN g.gk LIKE 'ungrouped-%'
-          THEN (SELECT ${notifications.id} FROM notifications WHERE ${notifications.id} = g.page_max AND ${shown})
-          ELSE (SELECT ${notifications.id} FROM notifications WHERE ${notifications.accountId} = ${ME} AND ${notifications.groupKey} = g.gk
-            AND ${inRange} AND ${shown} ORDER BY ${notifications.id} DESC LIMIT 1) END AS head FROM ngroups g),
+    ctes: sql`nrange(hi) AS NOT MATERIALIZED (SELECT ${picked.top}),
       npage AS MATERIALIZED (SELECT notifications.*, ${silenced(sql`notifications.account_id`, sql`notifications.from_account_id`, { blocks: "none", mutes: "any", domains: false, now: NOW })} AS is_muted,
-          g.gk AS gk, g.page_min AS page_min, g.page_max AS page_max
-        FROM nheads g JOIN notifications ON notifications.id = g.head)`,
+          g.value ->> 0 AS gk, g.value ->> 1 AS page_min, g.value ->> 2 AS page_max
+        FROM json_each(${slots}) g CROSS JOIN notifications ON notifications.rowid = CASE WHEN g.value ->> 0 LIKE 'ungrouped-%'
+          THEN (SELECT rowid FROM notifications WHERE ${notifications.id} = g.value ->> 2 AND ${shown})
+          ELSE (SELECT rowid FROM notifications WHERE ${notifications.accountId} = ${ME} AND ${notifications.groupKey} = g.value ->> 0
+            AND ${notifications.id} BETWEEN g.value ->> 1 AND g.value ->> 2 AND ${shown} ORDER BY ${notifications.id} DESC LIMIT 1) END)`,
     statusIds: sql`SELECT status_id FROM npage WHERE status_id IS NOT NULL`,
-    parts: [
-      precompiled(
-        `notification group parts ${q.includeFiltered ? "all" : "shown"}`,
-        () =>
-          sql`SELECT 'group' AS k, json_object(${namedFields("np")}, 'gk', np.gk, 'pmin', np.page_min, 'pmax', np.page_max,
-            'c', CASE WHEN np.gk LIKE 'ungrouped-%' THEN 1
-              ELSE (SELECT count(*) FROM (SELECT 1 FROM notifications gx WHERE ${inGroup} LIMIT ${sql.raw(String(GROUP_COUNT_MAX))})) END,
-            's', CASE WHEN np.gk LIKE 'ungrouped-%' THEN json_array()
-              ELSE (SELECT json_group_array(json(${accountById(sql`sx.from_account_id`)})) FROM
-                (SELECT gx.from_account_id FROM notifications gx WHERE ${inGroup}
-                  AND NOT ${silenced(sql`np.account_id`, sql`gx.from_account_id`, { blocks: "either", mutes: "any", domains: false, now: NOW })}
-                  ORDER BY gx.id DESC LIMIT ${sql.raw(String(SAMPLE_ACCOUNTS))}) sx) END) AS v
-          FROM npage np`,
-      ),
-    ],
+    parts: [groupPart(q.includeFiltered ?? false)],
   };
+}
+
+/** A group's row: its newest notification and what it names, its count and its samples (see `groupsRead`). */
+function groupPart(includeFiltered: boolean): SQL {
+  return precompiled(`notification group parts ${includeFiltered ? "all" : "shown"}`, () => {
+    const filtered = includeFiltered ? sql`gx.filtered IN (0, 1)` : sql`gx.filtered = 0`;
+    const inGroup = sql`gx.account_id = np.account_id AND gx.group_key = np.gk AND ${filtered}`;
+    const counted = includeFiltered ? sql`gc.shown + gc.filtered` : sql`gc.shown`;
+    // The group's count kept by the notifications' triggers, less its notifications newer than the page (none,
+    // unless the group goes on above the page; walked up to GROUP_COUNT_MAX of them).
+    const count = sql`(SELECT ${counted} FROM notification_group_counts gc WHERE gc.account_id = np.account_id AND gc.group_key = np.gk)
+      - (SELECT count(*) FROM (SELECT 1 FROM notifications gx WHERE ${inGroup} AND gx.id > (SELECT hi FROM nrange) LIMIT ${sql.raw(String(GROUP_COUNT_MAX))}))`;
+    return sql`SELECT 'group' AS k, json_object(${namedFields("np")}, 'gk', np.gk, 'pmin', np.page_min, 'pmax', np.page_max,
+        'c', CASE WHEN np.gk LIKE 'ungrouped-%' THEN 1 ELSE ${count} END,
+        's', CASE WHEN np.gk LIKE 'ungrouped-%' THEN json_array()
+          ELSE (SELECT json_group_array(json(${accountById(sql`sx.from_account_id`)})) FROM
+            (SELECT gx.from_account_id FROM notifications gx WHERE ${inGroup} AND gx.id <= (SELECT hi FROM nrange)
+              AND NOT ${silenced(sql`np.account_id`, sql`gx.from_account_id`, { blocks: "either", mutes: "any", domains: false, now: NOW })}
+              ORDER BY gx.id DESC LIMIT ${sql.raw(String(SAMPLE_ACCOUNTS))}) sx) END) AS v
+      FROM npage np`;
+  });
 }
 
 export interface NotificationGroup {

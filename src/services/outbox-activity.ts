@@ -82,6 +82,20 @@ export type OutboxActivity =
   /** An approval withdrawn: a `Delete` of its stamp (`uri`), to the quoting author. */
   | { type: "DeleteQuoteAuthorization"; uri: string; targetId: string }
   /**
+   * Answering a remote GoToSocial-style polite request (`LikeRequest`, `ReplyRequest`, `AnnounceRequest`; id
+   * `requestUri`) of the local post `objectUri` by the interaction `instrument`: an Accept handing over the
+   * authorization `uri` this instance serves (services/interaction-requests.ts), or a Reject (`uri`: the request's).
+   */
+  | {
+      type: "InteractionAccept" | "InteractionReject";
+      request: "LikeRequest" | "ReplyRequest" | "AnnounceRequest";
+      uri: string;
+      requestUri: string;
+      objectUri: string;
+      instrument: string;
+      requesterId: string;
+    }
+  /**
    * Asking a remote author to approve a local interaction with their post `objectUri` (GoToSocial's
    * `ReplyRequest`, `LikeRequest`, `AnnounceRequest`; `uri`: the request's id): `statusId` the reply or the
    * boost, `likeUri` the like's id.

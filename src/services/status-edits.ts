@@ -18,23 +18,25 @@ import { now, readsWhere, statement } from "../db/client";
 import { isId, newId } from "../db/ids";
 import { mediaAttachments, polls, statusEdits, statusRecipients, statuses, type EditedMedia } from "../db/schema";
 import { extract, renderContent, type ContentType } from "../content/format";
-import { searchBody } from "./feeds";
+import type { Config } from "../env";
 import { notFound, unprocessable } from "../lib/errors";
 import type { AccountWithUser } from "./accounts";
 import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { notify } from "./notifications";
 import { outboxWrite } from "./outbox";
-import {
-  accountsByAcctKey,
-  mentionTargets,
-  shortcodesOf,
-  validatePost,
-  type PollInput,
-  type PostContext,
-} from "./statuses";
+import { validatePost, type PollInput, type PostContext } from "./statuses";
+import { accountsByAcctKey, knownMentions, mentionTargets, shortcodesOf } from "./post-mentions";
 import { visibleTo } from "./visibility";
 import { usableUploads, checkDescription, parseFocus } from "./uploads";
+import {
+  editStatements,
+  mentionStatements,
+  pollStatements,
+  sameOptions,
+  searchTextStatement,
+  type Edited,
+} from "./status-edit-writes";
 
 export type EditRow = typeof statusEdits.$inferSelect;
 
@@ -128,11 +130,6 @@ export function notifyEdit(d: DB, status: { id: string; accountId: string }, t: 
   });
 }
 
-const sameOptions = (a: PollRow, b: PollInput) =>
-  a.multiple === (b.multiple ?? false) &&
-  a.options.length === b.options.length &&
-  a.options.every((o, i) => o === b.options[i]);
-
 /**
  * Edits a local status of `ctx.author` (404 for anyone else's, a reblog, or an unknown id). Answers its id and
  * what must follow the edit; an edit that changes nothing writes nothing.
@@ -145,14 +142,7 @@ export async function editStatus(
 ): Promise<{ statusId: string; effects: Effects }> {
   const { d, author } = ctx;
   const me = author.account.id;
-  const status = isId(id)
-    ? await d
-        .select()
-        .from(statuses)
-        .where(and(eq(statuses.id, id), eq(statuses.accountId, me), isNull(statuses.reblogOfId)))
-        .get()
-    : undefined;
-  if (!status) throw notFound();
+  const status = await editableStatus(d, me, id);
   const contentType = (p.content_type ?? status.contentType) as ContentType;
   validatePost(ctx, { ...p, content_type: contentType });
   const text = p.status ?? "";
@@ -161,8 +151,87 @@ export async function editStatus(
   const shortcodes = await shortcodesOf(ctx.host, found, spoiler, p.poll?.options ?? []);
   const mediaIds = [...new Set(p.media_ids ?? [])];
   const acctKeys = [...new Set(found.mentions)];
+  const [mediaRows, currentMedia, pollRows, recipientRows, mentionRows, emojiRows] = await readEdit(
+    d,
+    me,
+    id,
+    mediaIds,
+    acctKeys,
+    shortcodes,
+  );
+  if (mediaRows.length !== mediaIds.length)
+    throw unprocessable("Invalid media_ids: not found, not yours, or already used");
+  const attributes = p.media_attributes ?? [];
+  if (attributes.some((a) => !mediaIds.includes(a.id)))
+    throw unprocessable("media_attributes name media that are not among media_ids");
 
-  const [mediaRows, currentMedia, pollRows, recipientRows, mentionRows, emojiRows] = await readsWhere(d, [
+  const { byKey, mentioned, newMentions } = await editMentions(ctx, found.mentions, mentionRows, recipientRows);
+  const content = await renderContent(text, contentType, {
+    base: ctx.base,
+    localHost: ctx.host,
+    mentions: mentionTargets(found.mentions, byKey),
+  });
+  const media = editedMediaRows(ctx.cfg, mediaIds, mediaRows, attributes);
+  const poll = pollRows[0] ?? null;
+  const edited: Edited = {
+    text,
+    content,
+    contentType,
+    spoilerText: spoiler,
+    sensitive: p.sensitive ?? (spoiler !== "" || (media.length > 0 && author.user.sensitive)),
+    language: p.language ?? status.language,
+    emojis: resolveLocalEmojis(shortcodes, emojiRows),
+    cardUrl: found.links[0] ?? null,
+    tags: found.tags,
+    mediaIds,
+    media,
+  };
+  const before = shownVersion(status, currentMedia, poll);
+  const after = editedVersion(edited, p.poll, t);
+  if (changesNothing(status, edited, before, after, poll, p.poll)) return { statusId: id, effects: {} };
+
+  const stmts: D1PreparedStatement[] = [
+    ...editStatements(d, me, id, edited, t),
+    ...pollStatements(d, id, poll, p.poll, t),
+    searchTextStatement(d, id, edited),
+    ...versionStatements(d, id, before, after),
+    ...mentionStatements(d, id, mentioned, newMentions),
+    outboxWrite(d, me, { type: "Update", statusId: id }, t),
+  ];
+  const notifying = stmts.length;
+  if (newMentions.length) stmts.push(notify(d, { type: "mention", to: newMentions, from: me, statusId: id, at: t }));
+  stmts.push(notifyEdit(d, status, t), notifyQuoters(d, status, t));
+  const notifyingEnd = stmts.length;
+  const results = await d.$client.batch(stmts);
+  return {
+    statusId: id,
+    effects: {
+      events: [{ accountId: null, event: "status.update", payload: id }],
+      push: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
+      cards: edited.cardUrl && edited.cardUrl !== status.cardUrl ? [edited.cardUrl] : [],
+    },
+  };
+}
+
+/** The author's own status of that id, not a reblog: anyone else's is not found, as an unknown id is. */
+async function editableStatus(d: DB, me: string, id: string): Promise<StatusRow> {
+  const status = isId(id)
+    ? await d
+        .select()
+        .from(statuses)
+        .where(and(eq(statuses.id, id), eq(statuses.accountId, me), isNull(statuses.reblogOfId)))
+        .get()
+    : undefined;
+  if (!status) throw notFound();
+  return status;
+}
+
+/**
+ * What an edit reads, in one round trip: the media it names, the status's media, poll and addressees as they
+ * are, the accounts it mentions and the emoji it names (none of a kind it does not need).
+ */
+function readEdit(d: DB, me: string, id: string, mediaIds: string[], acctKeys: string[], shortcodes: string[]) {
+  return readsWhere(d, [
     // Already this status's (shown, or taken off by an earlier edit), or an upload not used yet.
     mediaIds.length ? usableUploads(d, me, mediaIds, { status: id }) : null,
     d
@@ -178,32 +247,40 @@ export async function editStatus(
     acctKeys.length ? accountsByAcctKey(d, acctKeys) : null,
     shortcodes.length ? localEmojisNamed(d, shortcodes) : null,
   ] as const);
-  if (mediaRows.length !== mediaIds.length)
-    throw unprocessable("Invalid media_ids: not found, not yours, or already used");
-  const attributes = p.media_attributes ?? [];
-  if (attributes.some((a) => !mediaIds.includes(a.id)))
-    throw unprocessable("media_attributes name media that are not among media_ids");
+}
 
-  const byKey = new Map<string, AccountWithUser>(mentionRows.map((r) => [r.account.acctKey!, r]));
-  const unknown = acctKeys.filter((k) => k.includes("@") && !byKey.has(k));
-  if (unknown.length && ctx.resolveMentions) for (const [k, a] of await ctx.resolveMentions(unknown)) byKey.set(k, a);
-  const content = await renderContent(text, contentType, {
-    base: ctx.base,
-    localHost: ctx.host,
-    mentions: mentionTargets(found.mentions, byKey),
-  });
-  const mentioned = new Set(found.mentions.flatMap((k) => byKey.get(k)?.account.id ?? []));
-  mentioned.delete(me);
+/**
+ * Who the edited text mentions, as a post finds them (unknown remote accounts looked up on their servers), and
+ * who of them it did not mention before: those are addressed and notified once.
+ */
+async function editMentions(
+  ctx: PostContext,
+  mentions: string[],
+  mentionRows: AccountWithUser[],
+  recipientRows: { accountId: string; mention: boolean }[],
+): Promise<{ byKey: Map<string, AccountWithUser>; mentioned: Set<string>; newMentions: string[] }> {
+  const { byKey } = await knownMentions([...new Set(mentions)], mentionRows, ctx.resolveMentions);
+  const mentioned = new Set(mentions.flatMap((k) => byKey.get(k)?.account.id ?? []));
+  mentioned.delete(ctx.author.account.id);
   const wasMentioned = new Set(recipientRows.filter((r) => r.mention).map((r) => r.accountId));
-  const newMentions = [...mentioned].filter((a) => !wasMentioned.has(a));
+  return { byKey, mentioned, newMentions: [...mentioned].filter((a) => !wasMentioned.has(a)) };
+}
 
-  // Checked as uploads check them (the description limit, the focal point's form).
-  for (const a of attributes) checkDescription(ctx.cfg, a.description ?? undefined);
+/**
+ * The media after the edit, in its order, with the descriptions and focal points it names (checked as uploads
+ * check them); else those waiting from PUT /api/v1/media/:id (services/uploads.ts), else their own.
+ */
+function editedMediaRows(
+  cfg: Config,
+  mediaIds: string[],
+  rows: MediaRow[],
+  attributes: NonNullable<EditInput["media_attributes"]>,
+): MediaRow[] {
+  for (const a of attributes) checkDescription(cfg, a.description ?? undefined);
   const described = new Map(attributes.flatMap((a) => (a.description == null ? [] : [[a.id, a.description]])));
   const focused = new Map(attributes.flatMap((a) => (a.focus == null ? [] : [[a.id, parseFocus(a.focus)]])));
-  const byId = new Map(mediaRows.map((m) => [m.id, m]));
-  // What the edit names wins; else what waits from PUT /api/v1/media/:id (services/uploads.ts).
-  const media = mediaIds.map((mid, position) => {
+  const byId = new Map(rows.map((m) => [m.id, m]));
+  return mediaIds.map((mid, position) => {
     const m = byId.get(mid)!;
     const focus = focused.get(mid) ?? m.pending?.focus;
     return {
@@ -213,191 +290,53 @@ export async function editStatus(
       meta: focus ? { ...(m.meta ?? {}), focus } : m.meta,
     };
   });
-  const emojis = resolveLocalEmojis(shortcodes, emojiRows);
-  const poll = pollRows[0] ?? null;
-  const sensitive = p.sensitive ?? (spoiler !== "" || (media.length > 0 && author.user.sensitive));
-  const language = p.language ?? status.language;
-  const cardUrl = found.links[0] ?? null;
+}
 
-  const before: Version = {
+/** What the status showed until now, as a version: the original, or an edit made before versions were kept. */
+function shownVersion(status: StatusRow, media: MediaRow[], poll: PollRow | null): Version {
+  return {
     content: status.content,
     spoilerText: status.spoilerText,
     sensitive: status.sensitive,
     emojis: status.emojis,
-    media: currentMedia.map(editedMedia),
+    media: media.map(editedMedia),
     poll: poll ? { options: poll.options } : null,
-    // What it showed since: the original, or an edit made before versions were kept (an admin's, say).
     createdAt: status.editedAt ?? status.createdAt,
   };
-  const after: Version = {
-    content,
-    spoilerText: spoiler,
-    sensitive,
-    emojis,
-    media: media.map(editedMedia),
-    poll: p.poll ? { options: p.poll.options } : null,
-    createdAt: t,
-  };
-  const unchanged =
-    status.text === text &&
-    status.contentType === contentType &&
-    status.language === language &&
-    JSON.stringify({ ...before, createdAt: 0 }) === JSON.stringify({ ...after, createdAt: 0 }) &&
-    (!poll || !p.poll || (sameOptions(poll, p.poll) && poll.hideTotals === (p.poll.hide_totals ?? false)));
-  if (unchanged) return { statusId: id, effects: {} };
+}
 
-  const stmts: D1PreparedStatement[] = [
-    statement(
-      d,
-      d
-        .update(statuses)
-        .set({
-          text,
-          content,
-          contentType,
-          spoilerText: spoiler,
-          sensitive,
-          language,
-          emojis,
-          cardUrl,
-          hasMedia: media.length > 0,
-          editedAt: t,
-        })
-        .where(eq(statuses.id, id)),
-    ),
-    statement(d, sql`DELETE FROM status_tags WHERE status_id = ${id}`),
-    statement(
-      d,
-      sql`INSERT INTO status_tags (status_id, tag) SELECT ${id}, value FROM json_each(${JSON.stringify(found.tags)})`,
-    ),
-    // Media taken off stay with the status for its history (and go with it); those kept or added are ordered.
-    statement(
-      d,
-      sql`UPDATE media_attachments SET removed_by_edit = 1 WHERE status_id = ${id}
-        AND id NOT IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)}))`,
-    ),
-    ...(media.length
-      ? [
-          statement(
-            d,
-            sql`UPDATE media_attachments SET status_id = ${id}, removed_by_edit = 0,
-              position = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.position])))}, '$."' || id || '"'),
-              description = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.description])))}, '$."' || id || '"'),
-              meta = json_extract(${JSON.stringify(Object.fromEntries(media.map((m) => [m.id, m.meta ?? null])))}, '$."' || id || '"'),
-              pending = NULL
-              WHERE id IN (SELECT value FROM json_each(${JSON.stringify(mediaIds)})) AND account_id = ${me}
-                AND (status_id IS NULL OR status_id = ${id}) AND chat_message_id IS NULL AND scheduled_status_id IS NULL`,
-          ),
-        ]
-      : []),
-    ...pollStatements(d, id, poll, p.poll, t),
-    statement(
-      d,
-      sql`UPDATE statuses_fts SET body = ${searchBody({ spoilerText: spoiler, content })}
-        WHERE rowid = (SELECT search_rowid FROM statuses WHERE id = ${id})`,
-    ),
-    ...versionStatements(d, id, before, after),
-  ];
-  // Newly mentioned accounts are addressed (a private or direct status reaches them from now on, as on Mastodon)
-  // before the Update's audience is read, and told once.
-  if (newMentions.length) {
-    const rows = JSON.stringify(newMentions);
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${id}, value, 1 FROM json_each(${rows}) WHERE true
-          ON CONFLICT (status_id, account_id) DO UPDATE SET mention = 1`,
-      ),
-    );
-  }
-  // Mentions the edit removed stay addressed, silently (as Mastodon: taking access back would confuse more).
-  stmts.push(
-    statement(
-      d,
-      sql`UPDATE status_recipients SET mention = 0 WHERE status_id = ${id} AND mention = 1
-        AND account_id NOT IN (SELECT value FROM json_each(${JSON.stringify([...mentioned])}))`,
-    ),
-  );
-  stmts.push(outboxWrite(d, me, { type: "Update", statusId: id }, t));
-  const notifying = stmts.length;
-  if (newMentions.length) stmts.push(notify(d, { type: "mention", to: newMentions, from: me, statusId: id, at: t }));
-  stmts.push(notifyEdit(d, status, t), notifyQuoters(d, status, t));
-  const notifyingEnd = stmts.length;
-  const results = await d.$client.batch(stmts);
+/** The edit as a version. */
+function editedVersion(e: Edited, poll: PollInput | undefined, t: number): Version {
   return {
-    statusId: id,
-    effects: {
-      events: [{ accountId: null, event: "status.update", payload: id }],
-      push: results.slice(notifying, notifyingEnd).some((r) => (r.meta?.changes ?? 0) > 0),
-      cards: cardUrl && cardUrl !== status.cardUrl ? [cardUrl] : [],
-    },
+    content: e.content,
+    spoilerText: e.spoilerText,
+    sensitive: e.sensitive,
+    emojis: e.emojis,
+    media: e.media.map(editedMedia),
+    poll: poll ? { options: poll.options } : null,
+    createdAt: t,
   };
 }
 
 /**
- * A poll edited: options (or `multiple`) changed → its votes go and it runs again for `expires_in` (Mastodon's
- * reset); unchanged → votes stay, `hide_totals` and the end follow the edit unless it has ended. No poll in the
- * edit removes it; a poll in an edit of a status without one adds it.
+ * An edit that changes nothing a reader sees (the text as typed, its format and language, what a version keeps,
+ * the poll's settings): it writes nothing, sends nothing.
  */
-function pollStatements(
-  d: DB,
-  statusId: string,
+function changesNothing(
+  status: StatusRow,
+  e: Edited,
+  before: Version,
+  after: Version,
   poll: PollRow | null,
   next: PollInput | undefined,
-  t: number,
-): D1PreparedStatement[] {
-  if (!next) {
-    if (!poll) return [];
-    return [
-      statement(d, sql`DELETE FROM poll_votes WHERE poll_id = ${poll.id}`),
-      statement(d, sql`DELETE FROM polls WHERE id = ${poll.id}`),
-    ];
-  }
-  const expiresAt = t + next.expires_in * 1000;
-  if (!poll)
-    return [
-      statement(
-        d,
-        d.insert(polls).values({
-          id: newId(t),
-          statusId,
-          options: next.options,
-          multiple: next.multiple ?? false,
-          hideTotals: next.hide_totals ?? false,
-          expiresAt,
-          closedAt: null,
-          createdAt: t,
-          remoteTallies: null,
-          remoteVoters: null,
-        }),
-      ),
-    ];
-  if (sameOptions(poll, next))
-    return [
-      statement(
-        d,
-        d
-          .update(polls)
-          .set({ hideTotals: next.hide_totals ?? false, ...(poll.closedAt === null ? { expiresAt } : {}) })
-          .where(eq(polls.id, poll.id)),
-      ),
-    ];
-  return [
-    statement(d, sql`DELETE FROM poll_votes WHERE poll_id = ${poll.id}`),
-    statement(
-      d,
-      d
-        .update(polls)
-        .set({
-          options: next.options,
-          multiple: next.multiple ?? false,
-          hideTotals: next.hide_totals ?? false,
-          expiresAt,
-          closedAt: null,
-        })
-        .where(eq(polls.id, poll.id)),
-    ),
-  ];
+): boolean {
+  return (
+    status.text === e.text &&
+    status.contentType === e.contentType &&
+    status.language === e.language &&
+    JSON.stringify({ ...before, createdAt: 0 }) === JSON.stringify({ ...after, createdAt: 0 }) &&
+    (!poll || !next || (sameOptions(poll, next) && poll.hideTotals === (next.hide_totals ?? false)))
+  );
 }
 
 /** The kept versions of a status, oldest first (none when it was never edited). */

@@ -25,7 +25,7 @@ import {
   type QuotePolicy,
   type Visibility,
 } from "../db/schema";
-import { extract, renderContent, type ContentType, type MentionTarget } from "../content/format";
+import { extract, renderContent, type ContentType } from "../content/format";
 import { fanOut, indexForSearch, indexOnInteraction, markPulled, nextSearchRowid, pulledByReaders } from "./feeds";
 import { notifyMentions, notifySubscribers } from "./notifications";
 import type { Config } from "../env";
@@ -40,6 +40,14 @@ import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { usableUploads } from "./uploads";
 import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
 import { postPolicy, QUOTE_POLICIES } from "../lib/quote-policy";
+import { accountsByAcctKey, knownMentions, mentionTargets, shortcodesOf } from "./post-mentions";
+import {
+  authorCountersStatement,
+  conversationStatements,
+  mediaStatement,
+  recipientsStatement,
+  tagsStatement,
+} from "./post-writes";
 
 export const IDEMPOTENCY_HOURS = 6;
 const MIN_EXPIRY_SECONDS = 3600;
@@ -144,48 +152,6 @@ interface Prepared {
   searchable?: boolean;
 }
 
-/** Emoji of the text, the spoiler and the poll options: the status's `emojis` must render all of them. */
-export async function shortcodesOf(
-  host: string,
-  found: { emojis: string[] },
-  spoiler: string,
-  options: string[],
-): Promise<string[]> {
-  const others = await Promise.all([spoiler, ...options].map((x) => extract(x, "text/plain", host)));
-  return [...new Set([...found.emojis, ...others.flatMap((x) => x.emojis)])];
-}
-
-/** Active accounts by acct key (`user`, `user@host`), with their users. */
-export function accountsByAcctKey(d: DB, acctKeys: string[]) {
-  return d
-    .select({ account: accounts, user: userColumns })
-    .from(accounts)
-    .leftJoin(users, eq(users.accountId, accounts.id))
-    .where(
-      and(
-        sql`${accounts.acctKey} IN (SELECT value FROM json_each(${JSON.stringify(acctKeys)}))`,
-        eq(accounts.deactivated, false),
-      ),
-    );
-}
-
-/** The mentions of a text that name known accounts, as the renderer links them. */
-export function mentionTargets(keys: string[], byKey: Map<string, AccountWithUser>): Map<string, MentionTarget> {
-  return new Map(
-    keys.flatMap((k) => {
-      const a = byKey.get(k)?.account;
-      return a
-        ? [
-            [
-              k,
-              { id: a.id, username: a.username, acct: a.domain ? `${a.username}@${a.domain}` : a.username, url: a.url },
-            ] as const,
-          ]
-        : [];
-    }),
-  );
-}
-
 /** Reads what a post refers to and builds its rows, without writing anything. */
 export async function preparePost(ctx: PostContext, p: PostInput, t: number = now()): Promise<Prepared> {
   validatePost(ctx, p);
@@ -198,9 +164,85 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   const listId = p.visibility?.startsWith("list:") ? p.visibility.slice(5) : null;
   const acctKeys = [...new Set([...found.mentions, ...(explicit ?? [])])];
   const mediaIds = [...new Set(p.media_ids ?? [])];
-
   const shortcodes = await shortcodesOf(ctx.host, found, p.spoiler_text ?? "", p.poll?.options ?? []);
-  // Only the reads this post needs, in one round trip; a plain post needs none (its author came with the token).
+  const refs = await readReferences(d, me, p, { listId, acctKeys, mediaIds, shortcodes });
+  const { parent, participation, quoted } = refs;
+
+  let visibility = postVisibility(p, author, parent, participation !== null, listId);
+  const { byKey, resolved } = await knownMentions(acctKeys, refs.mentionRows, ctx.resolveMentions);
+  const mentioned = [
+    ...new Map(found.mentions.flatMap((k) => byKey.get(k) ?? []).map((a) => [a.account.id, a])).values(),
+  ];
+  const recipients = postRecipients({
+    me,
+    explicit: explicit?.flatMap((k) => byKey.get(k)?.account.id ?? []),
+    mentioned: mentioned.map((a) => a.account.id),
+    parentAuthor: parent?.accountId ?? null,
+    listMembers: visibility === "list" ? refs.memberRows.map((m) => m.accountId) : [],
+    participants: participation?.p.recipients ?? [],
+  });
+  const content = await renderContent(text, contentType, {
+    base: ctx.base,
+    localHost: ctx.host,
+    mentions: mentionTargets(found.mentions, byKey),
+  });
+
+  const id = newId(t);
+  const uri = `${ctx.base}/objects/${id}`;
+  const quote = quoted ? prepareQuote(me, quoted, { id, uri }, visibility, t) : null;
+  if (quote) visibility = quote.visibility;
+  const status = newStatusRow(ctx, p, {
+    id,
+    uri,
+    threadId: participation?.threadId ?? parent?.threadId ?? id,
+    parent,
+    text,
+    content,
+    contentType,
+    visibility,
+    listId,
+    hasMedia: refs.mediaRows.length > 0,
+    cardUrl: found.links[0] ?? null,
+    emojis: resolveLocalEmojis(shortcodes, refs.emojiRows),
+    t,
+  });
+  const poll = p.poll ? pollRow(p.poll, id, t) : null;
+  const addressedIds = new Set(recipients.keys());
+  return {
+    status,
+    recipients: [...recipients].map(([accountId, mention]) => ({ accountId, mention })),
+    mentioned,
+    addressed: [...refs.mentionRows, ...resolved]
+      .filter((r) => addressedIds.has(r.account.id))
+      .concat(refs.replyToRows),
+    tags: found.tags,
+    media: postMedia(refs.mediaRows, mediaIds, id),
+    poll,
+    parent,
+    participants: visibility === "direct" ? [me, ...addressedIds] : [],
+    authorFollowers: author.account.followersCount,
+    inlineFanoutMax: ctx.cfg.inlineFanoutMax,
+    quote: quote?.row ?? null,
+  };
+}
+
+/**
+ * What a post refers to, read in one round trip (only the reads it needs; a plain post needs none, its author
+ * came with the token): its parent and the parent's author, its uploads, its list and the list's members, the
+ * conversation it answers, the accounts it names, its emoji and the post it quotes. A reference the author may
+ * not use is not found (404), as an unknown one; media not theirs or used already are refused (422).
+ */
+async function readReferences(
+  d: DB,
+  me: string,
+  p: PostInput,
+  {
+    listId,
+    acctKeys,
+    mediaIds,
+    shortcodes,
+  }: { listId: string | null; acctKeys: string[]; mediaIds: string[]; shortcodes: string[] },
+) {
   const replyId = p.in_reply_to_id && isId(p.in_reply_to_id) ? p.in_reply_to_id : null;
   const conversationId = p.in_reply_to_conversation_id ?? null;
   const quotedId = p.quoted_status_id ?? p.quote_id ?? null;
@@ -261,97 +303,74 @@ export async function preparePost(ctx: PostContext, p: PostInput, t: number = no
   if (p.in_reply_to_conversation_id && !participation) throw notFound();
   const quoted = quotedRows[0] ?? null;
   if (quotedId !== null && !quoted) throw notFound();
+  return { parent, mediaRows, memberRows, participation, mentionRows, emojiRows, replyToRows, quoted };
+}
 
-  let visibility = postVisibility(p, author, parent, participation !== null, listId);
-
-  const byKey = new Map<string, AccountWithUser>(mentionRows.map((r) => [r.account.acctKey!, r]));
-  // Unknown remote mentions are looked up on their servers (the keyed row may live on another host than typed).
-  const unknown = acctKeys.filter((k) => k.includes("@") && !byKey.has(k));
-  const resolvedRows = unknown.length && ctx.resolveMentions ? [...(await ctx.resolveMentions(unknown))] : [];
-  for (const [k, a] of resolvedRows) byKey.set(k, a);
-  const mentioned = [
-    ...new Map(found.mentions.flatMap((k) => byKey.get(k) ?? []).map((a) => [a.account.id, a])).values(),
-  ];
-  const recipients = postRecipients({
-    me,
-    explicit: explicit?.flatMap((k) => byKey.get(k)?.account.id ?? []),
-    mentioned: mentioned.map((a) => a.account.id),
-    parentAuthor: parent?.accountId ?? null,
-    listMembers: visibility === "list" ? memberRows.map((m) => m.accountId) : [],
-    participants: participation?.p.recipients ?? [],
-  });
-
-  const content = await renderContent(text, contentType, {
-    base: ctx.base,
-    localHost: ctx.host,
-    mentions: mentionTargets(found.mentions, byKey),
-  });
+/** A new local status's row: what the post asked, else the author's defaults; its counters at zero. */
+function newStatusRow(
+  ctx: PostContext,
+  p: PostInput,
+  r: {
+    id: string;
+    uri: string;
+    threadId: string;
+    parent: StatusRow | null;
+    text: string;
+    content: string;
+    contentType: ContentType;
+    visibility: Visibility;
+    listId: string | null;
+    hasMedia: boolean;
+    cardUrl: string | null;
+    emojis: StatusRow["emojis"];
+    t: number;
+  },
+): StatusRow {
+  const { author } = ctx;
   const spoiler = p.spoiler_text ?? "";
-
-  const id = newId(t);
-  const uri = `${ctx.base}/objects/${id}`;
-  const quote = quoted ? prepareQuote(me, quoted, { id, uri }, visibility, t) : null;
-  if (quote) visibility = quote.visibility;
   const asked = QUOTE_POLICIES.find((x) => x === p.quote_approval_policy) ?? author.user.quotePolicy;
-  const threadId = participation?.threadId ?? parent?.threadId ?? id;
-  const status: StatusRow = {
-    id,
-    uri,
-    url: `${ctx.base}/notice/${id}`,
-    accountId: me,
-    inReplyToId: parent?.id ?? null,
-    inReplyToAccountId: parent?.accountId ?? null,
+  return {
+    id: r.id,
+    uri: r.uri,
+    url: `${ctx.base}/notice/${r.id}`,
+    accountId: author.account.id,
+    inReplyToId: r.parent?.id ?? null,
+    inReplyToAccountId: r.parent?.accountId ?? null,
     reblogOfId: null,
-    threadId,
-    context: parent?.context ?? `${ctx.base}/contexts/${threadId}`,
-    content,
-    text,
-    contentType,
+    threadId: r.threadId,
+    context: r.parent?.context ?? `${ctx.base}/contexts/${r.threadId}`,
+    content: r.content,
+    text: r.text,
+    contentType: r.contentType,
     spoilerText: spoiler,
-    visibility,
-    listId,
-    sensitive: p.sensitive ?? (spoiler !== "" || (mediaRows.length > 0 && author.user.sensitive)),
+    visibility: r.visibility,
+    listId: r.listId,
+    sensitive: p.sensitive ?? (spoiler !== "" || (r.hasMedia && author.user.sensitive)),
     language: p.language ?? author.user.postingLanguage ?? null,
     appId: ctx.appId,
     local: true,
-    hasMedia: mediaRows.length > 0,
-    cardUrl: found.links[0] ?? null,
-    emojis: resolveLocalEmojis(shortcodes, emojiRows),
+    hasMedia: r.hasMedia,
+    cardUrl: r.cardUrl,
+    emojis: r.emojis,
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
     pinnedAt: null,
-    expiresAt: p.expires_in ? t + p.expires_in * 1000 : null,
-    createdAt: t,
+    expiresAt: p.expires_in ? r.t + p.expires_in * 1000 : null,
+    createdAt: r.t,
     editedAt: null,
     searchRowid: null,
     homePull: false,
     storedAt: null,
-    ...localPolicies(visibility, asked),
+    ...localPolicies(r.visibility, asked),
     quotesCount: 0,
   };
+}
+
+/** The uploads a post takes, in the order it names them. */
+function postMedia(rows: MediaRow[], mediaIds: string[], statusId: string): MediaRow[] {
   const order = new Map(mediaIds.map((m, i) => [m, i]));
-  const media = mediaRows
-    .map((m) => ({ ...m, statusId: id, position: order.get(m.id) ?? 0 }))
-    .sort((a, b) => a.position - b.position);
-  const poll = p.poll ? pollRow(p.poll, id, t) : null;
-  const addressedIds = new Set(recipients.keys());
-  return {
-    status,
-    recipients: [...recipients].map(([accountId, mention]) => ({ accountId, mention })),
-    mentioned,
-    addressed: [...mentionRows, ...resolvedRows.map(([, a]) => a)]
-      .filter((r) => addressedIds.has(r.account.id))
-      .concat(replyToRows),
-    tags: found.tags,
-    media,
-    poll,
-    parent,
-    participants: visibility === "direct" ? [me, ...addressedIds] : [],
-    authorFollowers: author.account.followersCount,
-    inlineFanoutMax: ctx.cfg.inlineFanoutMax,
-    quote: quote?.row ?? null,
-  };
+  return rows.map((m) => ({ ...m, statusId, position: order.get(m.id) ?? 0 })).sort((a, b) => a.position - b.position);
 }
 
 /** Direct stays direct: a reply in a direct thread, or to a conversation, cannot widen the audience. */
@@ -442,16 +461,7 @@ export async function writePost(
     statement(d, d.insert(statuses).values({ ...s, searchRowid: searchable ? nextSearchRowid : null })),
     ...(s.homePull ? [markPulled(d, s.accountId)] : []),
   ];
-  if (prepared.recipients.length) {
-    // Lists of rows are bound as one JSON parameter each: a VALUES list would pass D1's 100 parameters.
-    const rows = JSON.stringify(prepared.recipients.map((r) => [r.accountId, r.mention ? 1 : 0]));
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO status_recipients (status_id, account_id, mention) SELECT ${s.id}, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${rows})`,
-      ),
-    );
-  }
+  if (prepared.recipients.length) stmts.push(recipientsStatement(d, s.id, prepared.recipients));
   // Its quote (the row, its notification and count, or the request to a remote author), and earlier quotes of
   // this post stored before it was.
   if (prepared.quote) stmts.push(...quoteWrites(d, s, prepared.quote));
@@ -464,73 +474,18 @@ export async function writePost(
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
   if (!s.inReplyToId) stmts.push(notifySubscribers(d, s));
   const notifyingEnd = stmts.length;
-  if (prepared.tags.length)
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO status_tags (status_id, tag) SELECT ${s.id}, value FROM json_each(${JSON.stringify(prepared.tags)})`,
-      ),
-    );
-  if (prepared.media.length) {
-    const media = JSON.stringify(Object.fromEntries(prepared.media.map((m) => [m.id, m.position])));
-    stmts.push(
-      statement(
-        d,
-        sql`UPDATE media_attachments SET status_id = ${s.id}, scheduled_status_id = NULL, position = json_extract(${media}, '$."' || id || '"')
-        WHERE id IN (SELECT key FROM json_each(${media}))`,
-      ),
-    );
-  }
+  if (prepared.tags.length) stmts.push(tagsStatement(d, s.id, prepared.tags));
+  if (prepared.media.length) stmts.push(mediaStatement(d, s.id, prepared.media));
   if (prepared.poll) stmts.push(statement(d, d.insert(polls).values(prepared.poll)));
   if (idempotency)
     stmts.push(
       statement(d, d.insert(idempotencyKeys).values({ ...idempotency, result: `status:${s.id}`, createdAt: t })),
     );
-  if (prepared.participants.length) {
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT OR IGNORE INTO conversations (id, thread_id, created_at) VALUES (${newId(t)}, ${s.threadId}, ${t})`,
-      ),
-    );
-    const everyone = prepared.participants;
-    // Recipients are set when a participation starts; later they change only when its owner changes them.
-    const rows = JSON.stringify(
-      everyone.map((accountId) => [
-        newId(t),
-        accountId,
-        JSON.stringify(everyone.filter((x) => x !== accountId)),
-        accountId === s.accountId ? 0 : 1,
-      ]),
-    );
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO participations (id, conversation_id, account_id, recipients, unread, last_status_id, updated_at)
-          SELECT json_extract(e.value, '$[0]'), c.id, a.id, json_extract(e.value, '$[2]'), json_extract(e.value, '$[3]'), ${s.id}, ${t}
-          FROM json_each(${rows}) e JOIN conversations c ON c.thread_id = ${s.threadId} JOIN accounts a ON a.id = json_extract(e.value, '$[1]') AND a.domain IS NULL WHERE true
-          ON CONFLICT (conversation_id, account_id) DO UPDATE SET unread = excluded.unread, last_status_id = excluded.last_status_id, updated_at = excluded.updated_at
-          RETURNING id, account_id AS accountId`,
-      ),
-    );
-  }
+  if (prepared.participants.length) stmts.push(...conversationStatements(d, s, prepared.participants));
   // The participations are written by the statement right after the conversation.
   const participationsAt = prepared.participants.length ? stmts.length - 1 : -1;
   const counters = stmts.length;
-  stmts.push(
-    statement(
-      d,
-      // Counted up in the batch that inserts the status (one transaction), not recounted: a recount walks all of
-      // the author's statuses on every post (1.6 ms at 2,700 statuses, growing with each). Deleting recounts.
-      // A remote account keeps the figure its server reports (local rows know only part of its statuses), and its
-      // `last_status_at` (shown as a day) is written on its first status of a later day only: a row written per
-      // author a day, not per post (issue 42).
-      sql`UPDATE accounts SET statuses_count = statuses_count + CASE WHEN domain IS NULL THEN ${s.reblogOfId ? 0 : 1} ELSE 0 END,
-        last_status_at = ${t}
-        WHERE id = ${s.accountId} AND (domain IS NULL OR last_status_at IS NULL OR last_status_at < ${t - (t % 86_400_000)})
-        RETURNING statuses_count AS statusesCount, last_status_at AS lastStatusAt`,
-    ),
-  );
+  stmts.push(authorCountersStatement(d, s));
   if (s.inReplyToId) stmts.push(statement(d, recountReplies(s.inReplyToId)));
   stmts.push(fanOut(d, s, s.homePull));
   if (searchable) stmts.push(indexForSearch(d, s));

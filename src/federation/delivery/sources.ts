@@ -70,6 +70,8 @@ const NEEDS: { [K in OutboxKind]: (a: OutboxActivityOf<K>) => Needs } = {
   QuoteReject: (a) => ({ accounts: [a.requesterId] }),
   DeleteQuoteAuthorization: target,
   InteractionRequest: (a) => ({ statuses: a.statusId ? [a.statusId] : [], accounts: [a.targetId] }),
+  InteractionAccept: (a) => ({ accounts: [a.requesterId] }),
+  InteractionReject: (a) => ({ accounts: [a.requesterId] }),
 };
 
 const needsOf = (a: OutboxActivity): Needs => (NEEDS[a.type] as (a: OutboxActivity) => Needs)(a);

@@ -34,6 +34,7 @@ import { instanceActorUri } from "../door/instance-actor";
 import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
 import { announceActivity } from "./notes";
 import { interactionRequestActivity } from "./approval-requests";
+import { interactionAnswer } from "./interaction-requests";
 
 /** What the documents are built from, read once for a batch of rows. */
 export interface ActivitySources {
@@ -85,18 +86,8 @@ export function buildActivity(
       return new Undo({ id: url(`${a.uri}/undo`), actor: me, object: follow, to: url(target.uri) });
     }
     case "Accept":
-    case "Reject": {
-      const follower = src.accounts.get(a.followerId);
-      if (!follower) return null;
-      const Answer = a.type === "Accept" ? Accept : Reject;
-      // Their Follow, as they sent it (its id is theirs); ours is named after the outbox row.
-      return new Answer({
-        id: url(`${actor.uri}#${a.type.toLowerCase()}s/${outboxId}`),
-        actor: me,
-        object: new Follow({ id: url(a.uri), actor: url(follower.uri), object: me }),
-        to: url(follower.uri),
-      });
-    }
+    case "Reject":
+      return followAnswer(outboxId, actor.uri, src.accounts.get(a.followerId), a);
     case "DeleteActor":
       // Pleroma's actor Delete: the actor as its object, public and to its followers (each server drops its copy).
       return new Delete({
@@ -219,6 +210,9 @@ export function buildActivity(
     case "QuoteReject":
     case "DeleteQuoteAuthorization":
       return quoteActivity(outboxId, actorId, actor.uri, a, src);
+    case "InteractionAccept":
+    case "InteractionReject":
+      return interactionAnswer(outboxId, actor.uri, src.accounts.get(a.requesterId), a);
     case "RelayAccept":
       return relayAccept(src, a);
     case "InteractionRequest":
@@ -237,6 +231,23 @@ function relayAccept(src: ActivitySources, a: ActivityOf<"RelayAccept">): Activi
 }
 
 type ActivityOf<T extends OutboxActivity["type"]> = Extract<OutboxActivity, { type: T }>;
+
+/** The answer to a remote Follow: their Follow, as they sent it (its id is theirs); ours named after the outbox row. */
+function followAnswer(
+  outboxId: string,
+  actorUri: string,
+  follower: { uri: string } | undefined,
+  a: ActivityOf<"Accept" | "Reject">,
+): Activity | null {
+  if (!follower) return null;
+  const Answer = a.type === "Accept" ? Accept : Reject;
+  return new Answer({
+    id: url(`${actorUri}#${a.type.toLowerCase()}s/${outboxId}`),
+    actor: url(actorUri),
+    object: new Follow({ id: url(a.uri), actor: url(follower.uri), object: url(actorUri) }),
+    to: url(follower.uri),
+  });
+}
 
 /** The Update of a local status, as it reads now. */
 function statusUpdate(actorId: string, me: URL, a: ActivityOf<"Update">, src: ActivitySources): Activity | null {

@@ -27,6 +27,7 @@ import { fetchAllowed, ownerByUsername, ownerOfStatus } from "../door/authorized
 import { INSTANCE_ACTOR } from "../door/instance-actor";
 import { announceActivity, outboxActivity, statusObject, type NoteContext } from "./notes";
 import { instanceActor, localActor } from "./local-actor";
+import { registerInteractionAuthorizations } from "./interaction-requests";
 
 /** Accounts per page of a followers/following collection. */
 const COLLECTION_PAGE = 40;
@@ -119,6 +120,7 @@ export function registerDispatchers(builder: FederationBuilder<FederationData>):
   registerRelations(builder);
   registerStatusObjects(builder);
   registerQuoteStamps(builder);
+  registerInteractionAuthorizations(builder);
   registerOutbox(builder);
   registerFeatured(builder);
 }

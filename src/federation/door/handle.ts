@@ -43,7 +43,7 @@ function federationRefused(env: Env, url: URL): boolean {
 /** Actors, their collections and objects: ActivityStreams to servers, HTML pages (or 404) to people. */
 const isDocumentPath = (url: URL) =>
   /^\/(objects|activities)\/[^/]+\/?$/.test(url.pathname) ||
-  /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured|\/quote_authorizations\/[^/]+)?\/?$/.test(
+  /^\/users\/[^/]+(\/followers|\/following|\/outbox|\/collections\/featured|\/(quote|like|reply|announce)_authorizations\/[^/]+)?\/?$/.test(
     url.pathname,
   );
 

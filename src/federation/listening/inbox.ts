@@ -6,7 +6,8 @@
  * One file per family, in this folder: follows.ts, notes.ts (posts, and the other object types shown as
  * statuses), chat-messages.ts, poll-votes.ts, interactions.ts (likes, reactions, boosts), blocks-and-reports.ts,
  * profiles.ts (an actor's own Update, pins, Move, Delete), group-posts.ts (a Group's Announce of its members'
- * posts), quotes.ts (FEP-044f's requests, answers and stamps) and relays.ts. An activity that spans families (an Undo, an Update, a Delete, an Announce) is told apart
+ * posts), quotes.ts (FEP-044f's requests, answers and stamps), interaction-requests.ts (GoToSocial's polite
+ * LikeRequest, ReplyRequest and AnnounceRequest) and relays.ts. An activity that spans families (an Undo, an Update, a Delete, an Announce) is told apart
  * here. An activity type no listener handles, or a Create of an object type Starling does not show, is
  * acknowledged (202), logged and dropped, as is an Undo, Update, Accept or Reject of an object it has no use for.
  */
@@ -16,6 +17,7 @@ import {
   Activity,
   Add,
   Announce,
+  AnnounceRequest,
   Block,
   Create,
   Delete,
@@ -24,10 +26,12 @@ import {
   Follow,
   isActor,
   Like,
+  LikeRequest,
   Move,
   QuoteRequest,
   Reject,
   Remove,
+  ReplyRequest,
   Undo,
   Update,
 } from "@fedify/vocab";
@@ -44,6 +48,7 @@ import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./interacti
 import { onCreate, onDeleteNote, onUpdateNote } from "./notes";
 import { onQuoteAnswer, onQuoteRequest, onStampDelete } from "./quotes";
 import { onInteractionAnswer } from "./approval-answers";
+import { onAnnounceRequest, onLikeRequest, onReplyRequest } from "./interaction-requests";
 import { onActorDelete, onMove, receiveActorUpdate, receiveFeatured } from "./profiles";
 import { receiveRelayAnnounce } from "./relays";
 
@@ -60,6 +65,9 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
         await onFollowAnswer(ctx, reject, false);
     })
     .on(QuoteRequest, onQuoteRequest)
+    .on(LikeRequest, onLikeRequest)
+    .on(ReplyRequest, onReplyRequest)
+    .on(AnnounceRequest, onAnnounceRequest)
     .on(Undo, onUndo)
     .on(Like, onLike)
     .on(EmojiReact, onEmojiReact)

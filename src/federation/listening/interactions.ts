@@ -95,7 +95,7 @@ export async function onEmojiReact(ctx: Ctx, react: EmojiReact): Promise<void> {
 const PUBLIC = PUBLIC_COLLECTION.href;
 
 /** A reblog's visibility from the Announce's audience, never wider than its original's. */
-function announcedVisibility(announce: Announce, original: Visibility): Visibility {
+export function announcedVisibility(announce: Announce, original: Visibility): Visibility {
   const v: Visibility = announce.toIds.some((u) => u.href === PUBLIC)
     ? "public"
     : announce.ccIds.some((u) => u.href === PUBLIC)

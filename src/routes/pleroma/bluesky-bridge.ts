@@ -3,21 +3,21 @@
  * (GET), opting in by following its bot account (POST, the account resolved over federation first) and out by
  * unfollowing it (DELETE). Pleroma-style paths, so any client (or a plain HTTP call) reaches it; also answered at
  * `/api/pleroma/bluesky_bridge`. And `/.well-known/atproto-did` at `<user>.<DOMAIN>`: Bridgy's redirect, for a user
- * who wants that subdomain as their Bluesky handle (the deploy adds the wildcard route, docs/deploy.md).
+ * who wants that subdomain as their Bluesky handle (the deploy adds the wildcard route, docs/deploy.md). The same
+ * opt-in and opt-out (routes/bluesky-bridge-choice.ts) serve the settings page `/settings/bluesky`
+ * (routes/settings-bluesky.ts), registered here.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { db } from "../../db/client";
 import { config } from "../../env";
-import { resolveAccount, resolveEnv } from "../../federation/fetching/resolve";
 import type { AppEnv } from "../../http/app-env";
 import type { UserAuth } from "../../http/auth";
-import { after, route, type Ctx } from "../../http/route";
-import { baseUrl, hostOf } from "../../http/urls";
-import { notFound } from "../../lib/errors";
-import { accountByUri } from "../../services/remote-accounts";
-import { BRIDGE_ACTOR, BRIDGE_ATPROTO_DID, bridgeState, bridgedAccountUri } from "../../services/bluesky-bridge";
-import * as graph from "../../services/graph";
+import { route, type Ctx } from "../../http/route";
+import { hostOf } from "../../http/urls";
+import { BRIDGE_ATPROTO_DID, bridgeState, bridgedAccountUri } from "../../services/bluesky-bridge";
+import { optIn, optOut } from "../bluesky-bridge-choice";
+import { registerSettingsBlueskyRoutes } from "../settings-bluesky";
 
 const ItemSchema = z.object({
   key: z.enum(["avatar", "account_age", "public_posts", "no_nobridge", "follow_back"]),
@@ -46,6 +46,7 @@ const common = {
 const state = (c: Ctx, auth: UserAuth) => bridgeState(db(c.env), auth.account, auth.user, hostOf(c));
 
 export function registerBlueskyBridgeRoutes(app: OpenAPIHono<AppEnv>) {
+  registerSettingsBlueskyRoutes(app);
   route(app, {
     ...common,
     method: "get",
@@ -60,12 +61,7 @@ export function registerBlueskyBridgeRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Connect to Bluesky: follow the bridge's account (it follows back)",
     scopes: ["follow", "write:follows"],
     handler: async (c, _p, auth: UserAuth) => {
-      const r = resolveEnv(c.env, baseUrl(c), hostOf(c), (e) => after(c, e));
-      const found = await resolveAccount(r, BRIDGE_ACTOR, { background: c.executionCtx });
-      // As Pleroma's follow by URI answers an account it cannot resolve (a 5xx would read as Starling's fault).
-      if (!found) throw notFound("The Bluesky bridge could not be reached; try again later.");
-      const result = await graph.follow(db(c.env), auth.account, found.account, {});
-      after(c, result.effects);
+      await optIn(c, auth.account);
       return c.json(await state(c, auth));
     },
   });
@@ -76,11 +72,7 @@ export function registerBlueskyBridgeRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Disconnect from Bluesky: unfollow the bridge's account",
     scopes: ["follow", "write:follows"],
     handler: async (c, _p, auth: UserAuth) => {
-      const bridge = await accountByUri(db(c.env), BRIDGE_ACTOR);
-      if (bridge) {
-        const result = await graph.unfollow(db(c.env), auth.account, bridge);
-        after(c, result.effects);
-      }
+      await optOut(c, auth.account);
       return c.json(await state(c, auth));
     },
   });
