@@ -232,6 +232,22 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
     expect((await call(`/api/v1/statuses/${boost.id}`, { instance: A, token: s.user.token })).status).toBe(404);
     expect(await answers(s)).toEqual([["interaction_rejected", post.id]]);
 
+    // Boosted again, and approved this time: the Announce goes out with its authorization.
+    const again = valid(StatusSchema, await (await act(s, `/api/v1/statuses/${post.id}/reblog`)).json());
+    const asked = (await deliveredOf(s, "AnnounceRequest")).at(-1)!;
+    expect(asked.instrument.id).toBe(again.uri);
+    const granted = authorization(s, "AnnounceAuthorization", again.uri, post.uri);
+    const accept = answer(s, asked, granted);
+    await expectAccepted(await s.peer.send(s.actor, accept));
+    expect((await statusOf(s, again.id)).pleroma.approval_state).toBe("approved");
+    const [announce] = await deliveredOf(s, "Announce");
+    expect(announce).toMatchObject({
+      id: again.uri,
+      object: post.uri,
+      announceAuthorization: granted,
+      approvedBy: accept.id,
+    });
+
     // Nobody but the author may reply: posted, sent as Mastodon sends it (no authorization), marked denied.
     const reply = await replyTo(s, post.id, "anyway");
     expect(reply.pleroma.approval_state).toBe("denied");
