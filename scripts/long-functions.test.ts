@@ -40,7 +40,6 @@ const ALLOWED: Record<string, { cap: number; why: string }> = {
     cap: 106,
     why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
   },
-  "services/remote-statuses.ts updateRemoteNote": { cap: 103, why: "to split: issue 43 (grew by quotes, issue 46)" },
 };
 
 interface Found {

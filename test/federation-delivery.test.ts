@@ -800,6 +800,11 @@ describe("one audience rule per activity kind (issue 30): the gate and the expan
         { type: "QuoteRequest", uri: t.uri, statusId: mine.id, objectUri: t.objectUri, targetId: other.id },
         [other.inbox],
       ],
+      // GoToSocial's interaction requests (issue 49): to the post's author alone.
+      InteractionRequest: [
+        { type: "InteractionRequest", kind: "like", ...t, statusId: null, likeUri: `${t.uri}#like` },
+        [other.inbox],
+      ],
       QuoteAccept: [
         {
           type: "QuoteAccept",

@@ -319,6 +319,7 @@ describe("the storage guard", () => {
       counts: { replies: 0, reblogs: 0, favourites: 0 },
       quote: null,
       quotePolicy: null,
+      interactionPolicy: null,
     };
     const refused = await storeRemoteNote(db(env), row, note, {
       inlineFanoutMax: 200,

@@ -639,6 +639,17 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0067_interaction_requests.sql",
+  "queries": [
+   "ALTER TABLE statuses ADD COLUMN interaction_policy text",
+   "ALTER TABLE statuses ADD COLUMN approval text",
+   "CREATE TABLE interaction_requests(id text PRIMARY KEY NOT NULL,kind text NOT NULL,account_id text NOT NULL,status_id text NOT NULL,target_account_id text NOT NULL,interaction_id text NOT NULL,interaction_uri text NOT NULL,request_uri text NOT NULL,state text NOT NULL,authorization_uri text,accept_uri text,created_at integer NOT NULL,updated_at integer NOT NULL,FOREIGN KEY(account_id)REFERENCES accounts(id)ON UPDATE no action ON DELETE cascade,FOREIGN KEY(status_id)REFERENCES statuses(id)ON UPDATE no action ON DELETE cascade)",
+   "CREATE UNIQUE INDEX interaction_requests_request ON interaction_requests(request_uri)",
+   "CREATE UNIQUE INDEX interaction_requests_interaction ON interaction_requests(interaction_id)",
+   "CREATE INDEX interaction_requests_status ON interaction_requests(status_id)"
+  ]
+ },
+ {
   "name": "0069_notification_group_counts.sql",
   "queries": [
    "CREATE TABLE notification_group_counts(account_id text NOT NULL REFERENCES accounts(id)ON DELETE cascade,group_key text NOT NULL,shown integer DEFAULT 0 NOT NULL,filtered integer DEFAULT 0 NOT NULL,PRIMARY KEY(account_id,group_key))WITHOUT ROWID",

@@ -792,6 +792,54 @@ export type Visibility = "public" | "unlisted" | "private" | "direct" | "local" 
 /** Who may quote a post (Mastodon 4.5's `quote_approval_policy`). */
 export type QuotePolicy = "public" | "followers" | "nobody";
 export type QuoteState = "pending" | "accepted" | "rejected" | "revoked" | "deleted";
+/** The interactions a remote post's `interactionPolicy` rules here (GoToSocial's `canReply`, `canLike`, `canAnnounce`). */
+export type InteractionKind = "reply" | "like" | "announce";
+/**
+ * Who may do one interaction, as a remote post's policy says: `auto` without asking, `manual` after its author
+ * approves. Entries: `public`, `followers` / `following` (its author's collections), or an actor's uri.
+ */
+export interface InteractionRule {
+  auto: string[];
+  manual: string[];
+}
+/** A remote post's policy, the interactions it restricts only (one left out: anyone may). */
+export type InteractionRules = Partial<Record<InteractionKind, InteractionRule>>;
+/** A local reply or boost of a post whose policy asks for approval (services/approval-requests.ts). */
+export type ApprovalState = "pending" | "approved" | "rejected" | "denied";
+
+/**
+ * What a local user asked a remote author to approve (issue 49; GoToSocial's interaction requests): `kind`, the
+ * remote post (`status_id`) and its author, the interaction (`interaction_id`: the reply's or boost's status, or
+ * the favourite; `interaction_uri` its id), the request's id, and the answer (`accept_uri`, `authorization_uri`:
+ * the `Accept` and the `*Authorization` it hands over, attached to the interaction sent afterwards).
+ */
+export const interactionRequests = sqliteTable(
+  "interaction_requests",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").$type<InteractionKind>().notNull(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    statusId: text("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    targetAccountId: text("target_account_id").notNull(),
+    interactionId: text("interaction_id").notNull(),
+    interactionUri: text("interaction_uri").notNull(),
+    requestUri: text("request_uri").notNull(),
+    state: text("state").$type<"pending" | "approved" | "rejected">().notNull(),
+    authorizationUri: text("authorization_uri"),
+    acceptUri: text("accept_uri"),
+    createdAt: time("created_at").notNull(),
+    updatedAt: time("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("interaction_requests_request").on(t.requestUri),
+    uniqueIndex("interaction_requests_interaction").on(t.interactionId),
+    index("interaction_requests_status").on(t.statusId),
+  ],
+);
 
 /**
  * Quotes (issue 46): one row per quoting status (`status_id`, local or remote) of the post it quotes
@@ -888,6 +936,10 @@ export const statuses = sqliteTable(
     quotePolicy: text("quote_policy").$type<QuotePolicy>(),
     /** Accepted quotes of it known here, recounted from `quotes`. */
     quotesCount: integer("quotes_count").notNull().default(0),
+    /** A remote post's `interactionPolicy` for replies, likes and boosts; NULL: anyone may do all three. */
+    interactionPolicy: json<InteractionRules>("interaction_policy"),
+    /** A local reply or boost of such a post: whether its author approved it (NULL: nobody had to). */
+    approval: text("approval").$type<ApprovalState>(),
   },
   (t) => [
     uniqueIndex("statuses_uri").on(t.uri),

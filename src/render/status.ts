@@ -279,6 +279,7 @@ function renderOne(ctx: RenderContext, h: Hydrated, s: StatusRow, opts: StatusRe
       })),
       parent_visible: s.inReplyToId === null || h.visibleParents.has(s.inReplyToId),
       pinned_at: s.pinnedAt === null ? null : iso(s.pinnedAt),
+      approval_state: s.approval,
       ...pleromaQuote(h, s),
     },
   };

@@ -24,6 +24,10 @@ export const NOTIFICATION_TYPES = [
   // Someone quoted the user's post; a post the user quoted was edited (Mastodon 4.5).
   "quote",
   "quoted_update",
+  // A remote author approved or rejected the user's reply, boost or like that had to ask (issue 49; GoToSocial's
+  // interaction controls): Starling's own, opt-in on v1 like the newer types.
+  "interaction_approved",
+  "interaction_rejected",
 ] as const;
 
 /** Mastodon 4.3's RelationshipSeveranceEvent (docs.joinmastodon.org/entities/RelationshipSeveranceEvent). */

@@ -142,6 +142,12 @@ const statusFields = {
     quote_id: z.string().nullable(),
     quote_url: z.string().nullable(),
     quote_visible: z.boolean(),
+    /**
+     * Starling's (issue 49): a reply or boost of a post whose author must approve it (GoToSocial's interaction
+     * controls): `pending`, `approved`, `rejected`, or `denied` (the policy lets nobody; sent unapproved); null
+     * when nobody had to approve.
+     */
+    approval_state: z.enum(["pending", "approved", "rejected", "denied"]).nullable(),
   }),
 };
 

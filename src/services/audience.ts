@@ -140,6 +140,8 @@ export const AUDIENCE: { [K in Kind]: Rule<K> } = {
   QuoteAccept: (_actor, a) => one(a.requesterId),
   QuoteReject: (_actor, a) => one(a.requesterId),
   DeleteQuoteAuthorization: (_actor, a) => one(a.targetId),
+  // GoToSocial's interaction requests: to the post's author alone, until they approve.
+  InteractionRequest: (_actor, a) => one(a.targetId),
   // GoToSocial's polite requests answered: to the requester alone.
   InteractionAccept: (_actor, a) => one(a.requesterId),
   InteractionReject: (_actor, a) => one(a.requesterId),

@@ -128,7 +128,10 @@ export async function hydrateWithParentUris(
   // the planner, an `IN (…)` over them walked every status, and a join every reply.
   const parents = sql`SELECT 'parentUri' AS k, json_object('id', p.id, 'uri', p.uri) AS v FROM loaded ll
     CROSS JOIN statuses ls ON ls.id = ll.id CROSS JOIN statuses p ON p.id = ls.in_reply_to_id`;
-  const q = hydrationQuery(source, null, { parts: [parents] }, true);
+  // A local reply's or boost's approval by a remote author (issue 49): what its document carries.
+  const approvals = sql`SELECT 'approval' AS k, json_object('id', ir.interaction_id, 'authorization', ir.authorization_uri, 'accept', ir.accept_uri) AS v
+    FROM loaded ll CROSS JOIN interaction_requests ir ON ir.interaction_id = ll.id WHERE ir.state = 'approved'`;
+  const q = hydrationQuery(source, null, { parts: [parents, approvals] }, true);
   const h = fromRows(await d.all<{ k: string; v: string }>(sql`${q.preamble} ${unionAll(q.parts)}`), null);
   const parentUris = new Map((h.extra.get("parentUri") ?? []).map((o: { id: string; uri: string }) => [o.id, o.uri]));
   return { h, parentUris };

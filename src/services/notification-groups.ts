@@ -28,6 +28,7 @@ import {
   notificationsRead,
   shownNotifications,
   stillShown,
+  typeLiterals,
   type NotificationQuery,
   type NotificationRow,
   type NotificationType,
@@ -55,13 +56,7 @@ export interface GroupQuery extends NotificationQuery {
 /** The key a listing groups by: the row's own for the types grouped, else `ungrouped-<id>`. */
 function keyOf(grouped: NotificationType[]): SQL {
   // A list of literals, not a json_each: this is evaluated for every notification of the window.
-  const types = grouped.length
-    ? sql.join(
-        grouped.map((t) => sql`${t}`),
-        sql`, `,
-      )
-    : sql`NULL`;
-  return sql`CASE WHEN ${notifications.groupKey} IS NOT NULL AND ${notifications.type} IN (${types})
+  return sql`CASE WHEN ${notifications.groupKey} IS NOT NULL AND ${notifications.type} IN (${typeLiterals(grouped)})
     THEN ${notifications.groupKey} ELSE 'ungrouped-' || ${notifications.id} END`;
 }
 

@@ -31,9 +31,10 @@ export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 const OPT_IN_TYPES: NotificationType[] = ["pleroma:chat_mention", "pleroma:report"];
 /**
  * Mastodon 4.3's types: opt-in too on v1, whose clients may predate them (an unknown type breaks some readers),
- * shown unasked by the 4.3 endpoints (`newerTypes`), whose clients know them.
+ * shown unasked by the 4.3 endpoints (`newerTypes`), whose clients know them or skip a type they do not know
+ * (Starling's own answers to interaction requests, issue 49, go there too).
  */
-const NEWER_TYPES: NotificationType[] = ["severed_relationships"];
+const NEWER_TYPES: NotificationType[] = ["severed_relationships", "interaction_approved", "interaction_rejected"];
 
 export interface NotificationInput {
   type: NotificationType;
@@ -249,15 +250,21 @@ export function shownNotifications(q: NotificationQuery): SQL {
   return and(listedNotifications(q), stillShown(q))!;
 }
 
+/**
+ * Notification types as SQL literals: written into the statement, not bound, since a listing names them several
+ * times and D1 binds at most 100 parameters a statement. Only the known types (plain words), so nothing else is.
+ */
+export function typeLiterals(types: NotificationType[]): SQL {
+  const known = types.filter((t) => NOTIFICATION_TYPES.includes(t) && /^[a-z:_]+$/.test(t));
+  return known.length ? sql.raw(known.map((t) => `'${t}'`).join(", ")) : sql`NULL`;
+}
+
 /** The part of `shownNotifications` read from the notification's own row (and its status, with `excludeVisibilities`). */
 export function listedNotifications(q: NotificationQuery): SQL {
   return and(
     sql`${notifications.accountId} = ${ME}`,
     // A list of literals, not a json_each: a virtual table's rows are read (and counted) at each evaluation.
-    sql`${notifications.type} IN (${sql.join(
-      shownTypes(q).map((t) => sql`${t}`),
-      sql`, `,
-    )})`,
+    sql`${notifications.type} IN (${typeLiterals(shownTypes(q))})`,
     q.accountId ? eq(notifications.fromAccountId, q.accountId) : undefined,
     q.excludeVisibilities?.length
       ? sql`(${notifications.statusId} IS NULL OR (SELECT visibility FROM statuses WHERE id = ${notifications.statusId}) NOT IN (SELECT value FROM json_each(${JSON.stringify(q.excludeVisibilities)})))`

@@ -1,5 +1,5 @@
 /** The outbox's vocabulary: what a `federation_outbox` row says to send (services/outbox.ts writes them). */
-import type { Visibility } from "../db/schema";
+import type { InteractionKind, Visibility } from "../db/schema";
 
 /**
  * What to send. Rows that outlive their subject (a deleted status, an undone follow) carry what the document
@@ -94,6 +94,20 @@ export type OutboxActivity =
       objectUri: string;
       instrument: string;
       requesterId: string;
+    }
+  /**
+   * Asking a remote author to approve a local interaction with their post `objectUri` (GoToSocial's
+   * `ReplyRequest`, `LikeRequest`, `AnnounceRequest`; `uri`: the request's id): `statusId` the reply or the
+   * boost, `likeUri` the like's id.
+   */
+  | {
+      type: "InteractionRequest";
+      kind: InteractionKind;
+      uri: string;
+      objectUri: string;
+      targetId: string;
+      statusId: string | null;
+      likeUri: string | null;
     }
   /** The instance actor accepts a followed relay's Follow of it (`uri`: their Follow's id; `actor`: the relay). */
   | { type: "RelayAccept"; uri: string; inbox: string; actor: string };

@@ -17,6 +17,7 @@ import {
   mediaAttachments,
   polls,
   statuses,
+  type InteractionRules,
   type QuotePolicy,
   type StatusEmoji,
   type Visibility,
@@ -77,7 +78,27 @@ export interface ParsedNote {
   quote: ParsedQuote | null;
   /** Who may quote it, from its `interactionPolicy` (null: it says nothing). */
   quotePolicy: QuotePolicy | null;
+  /** Who may reply, like and boost, from the same (null: anyone may). */
+  interactionPolicy: InteractionRules | null;
 }
+
+/** The columns a stored remote post takes from its policies (and none of a local interaction's approval). */
+const policyColumns = (note: ParsedNote) => ({
+  quotePolicy: note.quotePolicy,
+  interactionPolicy: note.interactionPolicy,
+  approval: null,
+});
+
+/** The columns an edit of a remote post rewrites (its interaction policy too: GoToSocial lets authors change it). */
+const editedColumns = (note: ParsedNote, editedAt: number) => ({
+  content: note.content,
+  spoilerText: note.spoilerText,
+  sensitive: note.sensitive,
+  emojis: note.emojis,
+  hasMedia: note.media.length > 0,
+  interactionPolicy: note.interactionPolicy,
+  editedAt,
+});
 
 function mediaType(mime: string, isImage: boolean): MediaRow["type"] {
   if (mime.startsWith("image/") || (!mime && isImage)) return mime === "image/gif" ? "gifv" : "image";
@@ -249,7 +270,7 @@ export async function storeRemoteNote(
     searchRowid: null,
     homePull: false,
     storedAt: t,
-    quotePolicy: note.quotePolicy,
+    ...policyColumns(note),
     quotesCount: 0,
   };
   const poll: PollRow | null = note.poll
@@ -378,20 +399,7 @@ export async function updateRemoteNote(
   const editedAt = Math.min(note.updated ?? t, t);
   const media = remoteMedia(author.id, row.id, note.media, t);
   const stmts = [
-    statement(
-      d,
-      d
-        .update(statuses)
-        .set({
-          content: note.content,
-          spoilerText: note.spoilerText,
-          sensitive: note.sensitive,
-          emojis: note.emojis,
-          hasMedia: note.media.length > 0,
-          editedAt,
-        })
-        .where(eq(statuses.id, row.id)),
-    ),
+    statement(d, d.update(statuses).set(editedColumns(note, editedAt)).where(eq(statuses.id, row.id))),
     statement(d, sql`DELETE FROM status_tags WHERE status_id = ${row.id}`),
     statement(
       d,

@@ -26,6 +26,7 @@ import { deleteStatuses, recountFavourites, recountReblogs, visibleStatus } from
 import { fanOut, indexOnInteraction, markPulled, pulledByReaders } from "./feeds";
 import { notify, unnotify } from "./notifications";
 import { outboxWrite } from "./outbox";
+import { announceOrAsk, likeOrAsk } from "./approval-requests";
 import { countOwnVote } from "./remote-polls";
 
 import { MAX_PINNED } from "../lib/limits";
@@ -81,8 +82,8 @@ export async function reblog(
         inlineFanoutMax: opts.inlineFanoutMax,
       },
       [
-        // Public and unlisted reblogs are announced (the audience rule leaves the others out).
-        outboxWrite(d, me.id, { type: "Announce", statusId: rid }, t),
+        // Public and unlisted reblogs are announced (the audience rule leaves the others out), or asked for.
+        ...(await announceOrAsk(d, me, target, { id: rid, uri: `${base}/activities/${rid}`, visibility: wanted }, t)),
       ],
     );
   } catch (e) {
@@ -197,9 +198,14 @@ export async function favourite(d: DB, me: AccountRow, id: string, on: boolean):
         ),
         // Only a new favourite (this batch's row) notifies and federates: again, or racing, does not.
         notify(d, { ...note, onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})` }),
-        outboxWrite(d, me.id, { type: "Like", uri, ...federation }, t, {
-          onlyIf: sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})`,
-        }),
+        ...(await likeOrAsk(
+          d,
+          me,
+          s,
+          { id: favId, uri },
+          t,
+          sql`EXISTS (SELECT 1 FROM favourites WHERE id = ${favId})`,
+        )),
         ...indexOnInteraction(d, s),
       ]
     : [

@@ -22,6 +22,7 @@ import {
   statuses,
   userColumns,
   users,
+  type QuotePolicy,
   type Visibility,
 } from "../db/schema";
 import { extract, renderContent, type ContentType } from "../content/format";
@@ -34,6 +35,7 @@ import type { Hydrated, MediaRow, PollRow, QuoteRow, StatusRow } from "./hydrate
 import { notSilenced, visibleTo } from "./visibility";
 import type { StreamEvent } from "./events";
 import { outboxWrite } from "./outbox";
+import { createOrAsk } from "./approval-requests";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { usableUploads } from "./uploads";
 import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
@@ -360,7 +362,7 @@ function newStatusRow(
     searchRowid: null,
     homePull: false,
     storedAt: null,
-    quotePolicy: postPolicy(r.visibility, asked),
+    ...localPolicies(r.visibility, asked),
     quotesCount: 0,
   };
 }
@@ -466,7 +468,7 @@ export async function writePost(
   stmts.push(statement(d, linkQuotesTo(s)));
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
-  stmts.push(outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t));
+  stmts.push(...(await createOrAsk(d, prepared, t)));
   const notifying = stmts.length;
   if (prepared.recipients.length) stmts.push(...notifyMentions(d, s, prepared.recipients));
   // Subscribers hear of new threads, not of replies (Pleroma 2.7).
@@ -533,6 +535,13 @@ export type Created = { earlier: string } | ({ prepared: Prepared } & Written);
 
 /** How far a visibility reaches (list and local-only: as followers-only, within their own audiences). */
 const REACH: Record<Visibility, number> = { public: 3, unlisted: 2, local: 2, list: 1, private: 1, direct: 0 };
+
+/** A new local post's policy columns: who may quote it; no remote policy, and no approval asked (yet). */
+const localPolicies = (visibility: Visibility, asked: QuotePolicy) => ({
+  quotePolicy: postPolicy(visibility, asked),
+  interactionPolicy: null,
+  approval: null,
+});
 
 /** A reply's visibility: the narrower of the parent's and the one asked (a list's parent: followers-only). */
 function narrower(parent: Visibility, wanted: Visibility): Visibility {

@@ -69,6 +69,7 @@ const NEEDS: { [K in OutboxKind]: (a: OutboxActivityOf<K>) => Needs } = {
   QuoteAccept: (a) => ({ accounts: [a.requesterId] }),
   QuoteReject: (a) => ({ accounts: [a.requesterId] }),
   DeleteQuoteAuthorization: target,
+  InteractionRequest: (a) => ({ statuses: a.statusId ? [a.statusId] : [], accounts: [a.targetId] }),
   InteractionAccept: (a) => ({ accounts: [a.requesterId] }),
   InteractionReject: (a) => ({ accounts: [a.requesterId] }),
 };

@@ -33,6 +33,7 @@ import { updatePollActivity, voteActivity, type VoteDoc } from "./polls";
 import { instanceActorUri } from "../door/instance-actor";
 import { emojiReactActivity, likeActivity, undoAnnounceActivity } from "./interactions";
 import { announceActivity } from "./notes";
+import { interactionRequestActivity } from "./approval-requests";
 import { interactionAnswer } from "./interaction-requests";
 
 /** What the documents are built from, read once for a batch of rows. */
@@ -212,15 +213,21 @@ export function buildActivity(
     case "InteractionAccept":
     case "InteractionReject":
       return interactionAnswer(outboxId, actor.uri, src.accounts.get(a.requesterId), a);
-    case "RelayAccept": {
-      const instance = url(instanceActorUri(src.nc.base));
-      return new Accept({
-        id: url(`${instance.href}#accepts/${encodeURIComponent(a.uri)}`),
-        actor: instance,
-        object: new Follow({ id: url(a.uri), actor: url(a.actor), object: instance }),
-      });
-    }
+    case "RelayAccept":
+      return relayAccept(src, a);
+    case "InteractionRequest":
+      return interactionRequestActivity(src, actorId, actor.uri, a);
   }
+}
+
+/** The instance actor's Accept of a relay's Follow of it. */
+function relayAccept(src: ActivitySources, a: ActivityOf<"RelayAccept">): Activity {
+  const instance = url(instanceActorUri(src.nc.base));
+  return new Accept({
+    id: url(`${instance.href}#accepts/${encodeURIComponent(a.uri)}`),
+    actor: instance,
+    object: new Follow({ id: url(a.uri), actor: url(a.actor), object: instance }),
+  });
 }
 
 type ActivityOf<T extends OutboxActivity["type"]> = Extract<OutboxActivity, { type: T }>;

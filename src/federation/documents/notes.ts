@@ -4,6 +4,7 @@
  * for the object dispatcher and the outbox now and for delivery later. Addressing is `services/addressing.ts`.
  */
 import { Announce, Collection, Create, Document, Hashtag, Mention, Note, Question } from "@fedify/vocab";
+import { announceApproval, replyApproval } from "./approvals";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Hydrated, StatusRow } from "../../services/hydrate";
 import { addressing } from "../../services/addressing";
@@ -107,6 +108,7 @@ export function statusObject(
     quote: quote ? new URL(quote.quotedUri) : null,
     quoteUrl: quote ? new URL(quote.quotedUri) : null,
     quoteAuthorization: quote?.state === "accepted" && quote.authorizationUri ? new URL(quote.authorizationUri) : null,
+    ...replyApproval(h, s.id),
   };
   const poll = h.polls.get(s.id);
   if (!poll) return new Note(common);
@@ -166,6 +168,7 @@ export function announceActivity(ctx: NoteContext, h: Hydrated, id: string): Ann
     object: new URL(original.uri),
     tos: urls(to.to),
     ccs: urls(to.cc),
+    ...announceApproval(h, s.id),
   });
 }
 

@@ -10,7 +10,7 @@ import { htmlToText, sanitizeHtml } from "../../content/format";
 import type { AccountRow } from "../../services/accounts";
 import type { ParsedNote } from "../../services/remote-statuses";
 import type { ParsedQuote } from "../../services/quotes";
-import { readQuotePolicy } from "./interaction-policy";
+import { readPolicies } from "./remote-interaction-policy";
 import { embedded, href, httpUrl, readEmoji, sameHost, sameOrigin, text } from "./remote-objects";
 import { adaptObjectType, type ConvertedObject } from "./object-types";
 
@@ -178,7 +178,7 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
       favourites: await totalOf(() => object.getLikes(embedded)),
     },
     quote,
-    quotePolicy: readQuotePolicy(object, followers),
+    ...readPolicies(object, author),
   });
 }
 

@@ -47,6 +47,7 @@ import { receiveGroupAnnounce } from "./group-posts";
 import { onAnnounce, onEmojiReact, onLike, onUndoInteraction } from "./interactions";
 import { onCreate, onDeleteNote, onUpdateNote } from "./notes";
 import { onQuoteAnswer, onQuoteRequest, onStampDelete } from "./quotes";
+import { onInteractionAnswer } from "./approval-answers";
 import { onAnnounceRequest, onLikeRequest, onReplyRequest } from "./interaction-requests";
 import { onActorDelete, onMove, receiveActorUpdate, receiveFeatured } from "./profiles";
 import { receiveRelayAnnounce } from "./relays";
@@ -56,10 +57,12 @@ export function registerInbox(builder: FederationBuilder<FederationData> | Feder
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, onFollow)
     .on(Accept, async (ctx, accept) => {
-      if (!(await onQuoteAnswer(ctx, accept, true))) await onFollowAnswer(ctx, accept, true);
+      if (!(await onQuoteAnswer(ctx, accept, true)) && !(await onInteractionAnswer(ctx, accept, true)))
+        await onFollowAnswer(ctx, accept, true);
     })
     .on(Reject, async (ctx, reject) => {
-      if (!(await onQuoteAnswer(ctx, reject, false))) await onFollowAnswer(ctx, reject, false);
+      if (!(await onQuoteAnswer(ctx, reject, false)) && !(await onInteractionAnswer(ctx, reject, false)))
+        await onFollowAnswer(ctx, reject, false);
     })
     .on(QuoteRequest, onQuoteRequest)
     .on(LikeRequest, onLikeRequest)
