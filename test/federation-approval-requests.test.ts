@@ -169,6 +169,16 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
     await expectAccepted(await s.peer.send(s.actor, answer(s, request!, wrongType)));
     expect((await statusOf(s, reply.id)).pleroma.approval_state).toBe("pending");
     expect(await deliveredOf(s, "Create")).toEqual([]);
+    // Edited while pending: the edit stays here too (its audience never got the reply); the approved reply is sent
+    // as it then is.
+    const edit = await call(`/api/v1/statuses/${reply.id}`, {
+      instance: A,
+      token: s.user.token,
+      method: "PUT",
+      body: { status: "may I, please?" },
+    });
+    expect(edit.status).toBe(200);
+    expect(await deliveredOf(s, "Update")).toEqual([]);
 
     // The author accepts with an authorization the peer serves: approved, sent to its audience with it.
     const accept = answer(s, request!, good);
@@ -176,6 +186,7 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
     expect((await statusOf(s, reply.id)).pleroma.approval_state).toBe("approved");
     const [create] = await deliveredOf(s, "Create");
     expect(create?.object).toMatchObject({ id: reply.uri, replyAuthorization: good, approvedBy: accept.id });
+    expect(create?.object.content).toContain("may I, please?");
     // Served at its id with the same.
     const note = (await (await fetchDoc(reply.uri)).json()) as Record<string, any>;
     expect(note).toMatchObject({ replyAuthorization: good, approvedBy: accept.id });

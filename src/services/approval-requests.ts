@@ -83,6 +83,9 @@ function askWrites(
   ];
 }
 
+/** A reply its author's server has not approved (or refused): its audience never got it, so nor do its edits. */
+export const unsent = (s: Pick<StatusRow, "approval">) => s.approval === "pending" || s.approval === "rejected";
+
 export const markApproval = (d: DB, id: string, state: NonNullable<StatusRow["approval"]>) =>
   statement(d, d.update(statuses).set({ approval: state }).where(eq(statuses.id, id)));
 

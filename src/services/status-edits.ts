@@ -25,6 +25,7 @@ import type { MediaRow, PollRow, StatusRow } from "./hydrate";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { notify } from "./notifications";
 import { outboxWrite } from "./outbox";
+import { unsent } from "./approval-requests";
 import { validatePost, type PollInput, type PostContext } from "./statuses";
 import { accountsByAcctKey, knownMentions, mentionTargets, shortcodesOf } from "./post-mentions";
 import { visibleTo } from "./visibility";
@@ -196,7 +197,7 @@ export async function editStatus(
     searchTextStatement(d, id, edited),
     ...versionStatements(d, id, before, after),
     ...mentionStatements(d, id, mentioned, newMentions),
-    outboxWrite(d, me, { type: "Update", statusId: id }, t),
+    ...(unsent(status) ? [] : [outboxWrite(d, me, { type: "Update", statusId: id }, t)]),
   ];
   const notifying = stmts.length;
   if (newMentions.length) stmts.push(notify(d, { type: "mention", to: newMentions, from: me, statusId: id, at: t }));
