@@ -31,7 +31,6 @@ const ALLOWED: Record<string, { cap: number; why: string }> = {
     cap: 146,
     why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
   },
-  "federation/documents/parse-note.ts parseNote": { cap: 126, why: "to split: issue 43 (grew by quotes, issue 46)" },
   "federation/door/handle.ts handleFederated": {
     cap: 106,
     why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
