@@ -25,21 +25,6 @@ const ALLOWED: Record<string, { cap: number; why: string }> = {
   // Tables: one line per entry, nothing to name apart.
   "app.ts createApp": { cap: 123, why: "the app's table of route registrations, in the order they must match" },
   "env.ts varsConfig": { cap: 109, why: "a table: one line per configuration variable and its default" },
-  // Being split by other helpers of issue 43 now; the coordinator removes each entry as its split lands.
-  "federation/documents/activities.ts buildActivity": {
-    cap: 171,
-    why: "to split: issue 43 (a switch over the outbox kinds; its quote, status Update and Delete cases are functions)",
-  },
-  "services/remote-statuses.ts storeRemoteNote": { cap: 181, why: "to split: issue 43 (grew by quotes, issue 46)" },
-  "federation/delivery/deliver.ts deliverHost": {
-    cap: 146,
-    why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
-  },
-  "federation/documents/parse-note.ts parseNote": { cap: 126, why: "to split: issue 43 (grew by quotes, issue 46)" },
-  "federation/door/handle.ts handleFederated": {
-    cap: 106,
-    why: "to split: issue 43 (grew by the RFC 9421 knock, issue 49)",
-  },
 };
 
 interface Found {

@@ -7,7 +7,7 @@
  * - every version is kept (`status_edits`): on the first edit the original too, so the history lists it first;
  * - the edit streams `status.update`, notifies (`update`) the local accounts that reblogged it, and goes out as an
  *   `Update` to the audience of its `Create` (services/audience.ts), all in the edit's one batch;
- * - an edit received from a remote author (services/remote-statuses.ts `updateRemoteNote`) keeps its versions
+ * - an edit received from a remote author (services/remote-status-edits.ts `updateRemoteNote`) keeps its versions
  *   and notifies the same way, through `versionStatements` and `notifyEdit`.
  */
 import { notifyQuoters } from "./quotes";

@@ -125,9 +125,39 @@ export async function deliverHost(
   t: number = Date.now(),
 ): Promise<{ delivered: number; attempted: number; next: number | null }> {
   const d = db(env);
-  const claimed = await d.all<Claimed>(
-    // A delivery waits while an earlier activity of the same actor to this host is not through yet (retrying,
-    // held, or being sent by another run): a Delete must not overtake its Create, nor a Create its Accept.
+  const claimed = await claim(d, host, t);
+  if (claimed.length === 0) {
+    const row = await d.get<{ next: number | null }>(nextFor(host, t));
+    return { delivered: 0, attempted: 0, next: row?.next ?? null };
+  }
+  const sources = await sourcesOf(d, host, claimed);
+  const byOutbox = new Map(sources.map((s) => [s.id, s]));
+  const specs = runMemory(specOf(sources[0]?.spec));
+  // Rows the instance actor sends (forwarded reports) are signed with its key, as its id.
+  const instance = sources.some((s) => SIGNED_BY_INSTANCE.has(s.type)) ? await instanceSigner(env) : null;
+  const chains = chainsByActor(claimed.sort(inOutboxOrder), byOutbox);
+  const outcomes = new Map<string, Outcome>();
+  const queue = [...chains.values()];
+  const send = { env, byOutbox, instance, specs, outcomes };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, () => sendChains(queue, send)));
+  const run = tally(claimed, outcomes, t);
+  const stmts = [
+    ...queueStatements(d, run, t),
+    ...hostStatements(d, host, t, run, specs),
+    statement(d, nextFor(host, t)),
+  ];
+  const results = await d.$client.batch<{ next: number | null }>(stmts);
+  const next = results[results.length - 1]!.results[0]?.next ?? null;
+  return { delivered: run.delivered, attempted: claimed.length - run.held.length, next };
+}
+
+/**
+ * Claims the host's due deliveries for a lease. A delivery waits while an earlier activity of the same actor to
+ * this host is not through yet (retrying, held, or being sent by another run): a Delete must not overtake its
+ * Create, nor a Create its Accept.
+ */
+function claim(d: DB, host: string, t: number): Promise<Claimed[]> {
+  return d.all<Claimed>(
     sql`UPDATE federation_deliveries SET next_at = ${t + LEASE_MS} WHERE id IN (
         SELECT d.id FROM federation_deliveries d JOIN federation_outbox o ON o.id = d.outbox_id
         WHERE d.host = ${host} AND d.next_at <= ${t}
@@ -136,111 +166,164 @@ export async function deliverHost(
         ORDER BY d.outbox_id, d.id LIMIT ${claimLimit(host, t)})
       RETURNING id, outbox_id, inbox, attempts, created_at`,
   );
-  if (claimed.length === 0) {
-    const row = await d.get<{ next: number | null }>(nextFor(host, t));
-    return { delivered: 0, attempted: 0, next: row?.next ?? null };
-  }
-  const sources = await d.all<{
-    id: string;
-    body: string | null;
-    uri: string;
-    private_key: string | null;
-    type: OutboxActivity["type"];
-    spec: string | null;
-  }>(
+}
+
+/** An outbox row to send: its document, its actor and key, its kind. */
+type Source = {
+  id: string;
+  body: string | null;
+  uri: string;
+  private_key: string | null;
+  type: OutboxActivity["type"];
+  spec: string | null;
+};
+
+/** The outbox rows of the claimed deliveries, with their actors' keys and the host's signature scheme. */
+function sourcesOf(d: DB, host: string, claimed: Claimed[]): Promise<Source[]> {
+  return d.all<Source>(
     // The host's signature scheme comes along (an uncorrelated subquery: evaluated once).
     sql`SELECT o.id, o.body, a.uri, c.private_key, json_extract(o.activity, '$.type') AS type,
         (SELECT signature_spec FROM instances WHERE domain = ${host}) AS spec
       FROM federation_outbox o JOIN accounts a ON a.id = o.account_id LEFT JOIN credentials c ON c.account_id = o.account_id
       WHERE o.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(claimed.map((c) => c.outbox_id))])}))`,
   );
-  const byOutbox = new Map(sources.map((s) => [s.id, s]));
-  const specs = runMemory(specOf(sources[0]?.spec));
-  // Rows the instance actor sends (forwarded reports) are signed with its key, as its id.
-  const instance = sources.some((s) => SIGNED_BY_INSTANCE.has(s.type)) ? await instanceSigner(env) : null;
-  // Each actor's deliveries to this host in order (oldest activity first), whichever of its inboxes they go to:
-  // an Accept to a personal inbox must not be overtaken by the Create that follows it to the shared inbox (the
-  // receiver would drop a post from someone its user does not follow yet). Actors side by side, a few at a time.
+}
+
+/** Oldest activity first, then by delivery id. */
+const inOutboxOrder = (a: Claimed, b: Claimed) =>
+  a.outbox_id === b.outbox_id ? (a.id < b.id ? -1 : 1) : a.outbox_id < b.outbox_id ? -1 : 1;
+
+/**
+ * Each actor's deliveries to this host in order (oldest activity first), whichever of its inboxes they go to:
+ * an Accept to a personal inbox must not be overtaken by the Create that follows it to the shared inbox (the
+ * receiver would drop a post from someone its user does not follow yet). Actors go side by side, a few at a time.
+ */
+function chainsByActor(sorted: Claimed[], byOutbox: Map<string, Source>): Map<string, Claimed[]> {
   const chains = new Map<string, Claimed[]>();
-  for (const c of claimed.sort((a, b) =>
-    a.outbox_id === b.outbox_id ? (a.id < b.id ? -1 : 1) : a.outbox_id < b.outbox_id ? -1 : 1,
-  )) {
+  for (const c of sorted) {
     const key = byOutbox.get(c.outbox_id)?.uri ?? c.inbox;
     chains.set(key, [...(chains.get(key) ?? []), c]);
   }
-  const outcomes = new Map<string, Outcome>();
-  const queue = [...chains.values()];
-  const worker = async () => {
-    for (let chain = queue.shift(); chain; chain = queue.shift()) {
-      let held = false;
-      for (const c of chain) {
-        // After a failure the rest of the actor's chain waits for it, keeping the order.
-        if (held) {
-          outcomes.set(c.id, { kind: "later" });
-          continue;
-        }
-        const src = byOutbox.get(c.outbox_id);
-        const asInstance = src && SIGNED_BY_INSTANCE.has(src.type);
-        if (!src?.body || (asInstance ? !instance : !src.private_key)) {
-          outcomes.set(c.id, { kind: "drop" });
-          continue;
-        }
-        const o = asInstance
-          ? await post(env, c.inbox, src.body, instance!.uri, instance!.key, specs)
-          : await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key!), specs);
-        outcomes.set(c.id, o);
-        if (o.kind === "retry") held = true;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+  return chains;
+}
 
-  const gone: string[] = [];
-  const retry: Record<string, number> = {};
-  const errors: Record<string, string> = {};
-  let gaveUp = false;
-  let delivered = 0;
-  let failed = 0;
-  let heldUntil = t + RETRY_BASE_MS;
+/** What the senders of a run share: the rows to send, the signers, and where each outcome goes. */
+interface Sending {
+  env: Env;
+  byOutbox: Map<string, Source>;
+  instance: Awaited<ReturnType<typeof instanceSigner>> | null;
+  specs: SpecMemory;
+  outcomes: Map<string, Outcome>;
+}
+
+/** One sender: takes chains off the shared queue until none is left, each chain in its order. */
+async function sendChains(queue: Claimed[][], s: Sending): Promise<void> {
+  for (let chain = queue.shift(); chain; chain = queue.shift()) {
+    let held = false;
+    for (const c of chain) {
+      // After a failure the rest of the actor's chain waits for it, keeping the order.
+      if (held) {
+        s.outcomes.set(c.id, { kind: "later" });
+        continue;
+      }
+      const o = await sendOne(c, s);
+      s.outcomes.set(c.id, o);
+      if (o.kind === "retry") held = true;
+    }
+  }
+}
+
+/** One delivery signed by its actor (or the instance actor); dropped when its row or its key is gone. */
+async function sendOne(c: Claimed, { env, byOutbox, instance, specs }: Sending): Promise<Outcome> {
+  const src = byOutbox.get(c.outbox_id);
+  const asInstance = src && SIGNED_BY_INSTANCE.has(src.type);
+  if (!src?.body || (asInstance ? !instance : !src.private_key)) return { kind: "drop" };
+  return asInstance
+    ? await post(env, c.inbox, src.body, instance!.uri, instance!.key, specs)
+    : await post(env, c.inbox, src.body, src.uri, await importPem(src.private_key!), specs);
+}
+
+/** A run's outcomes sorted for the bookkeeping. */
+interface Tally {
+  /** Deliveries done, dropped or given up: deleted. */
+  gone: string[];
+  /** Retried: id → when, and the error. */
+  retry: Record<string, number>;
+  errors: Record<string, string>;
+  /** Held behind an earlier failure of their actor's chain. */
+  held: string[];
+  heldUntil: number;
+  gaveUp: boolean;
+  delivered: number;
+  failed: number;
+}
+
+/** Sorts the outcomes: a retry past `GIVE_UP_MS` is given up, held deliveries wait for the latest retry. */
+function tally(claimed: Claimed[], outcomes: Map<string, Outcome>, t: number): Tally {
+  const run: Tally = {
+    gone: [],
+    retry: {},
+    errors: {},
+    held: [],
+    heldUntil: t + RETRY_BASE_MS,
+    gaveUp: false,
+    delivered: 0,
+    failed: 0,
+  };
   for (const c of claimed) {
     const o = outcomes.get(c.id)!;
     if (o.kind === "done") {
-      delivered++;
-      gone.push(c.id);
-    } else if (o.kind === "drop") gone.push(c.id);
+      run.delivered++;
+      run.gone.push(c.id);
+    } else if (o.kind === "drop") run.gone.push(c.id);
     else if (o.kind === "retry") {
-      failed++;
+      run.failed++;
       const next = t + retryDelay(c.attempts + 1);
       if (next > c.created_at + GIVE_UP_MS) {
-        gaveUp = true;
-        gone.push(c.id);
+        run.gaveUp = true;
+        run.gone.push(c.id);
       } else {
-        retry[c.id] = next;
-        errors[c.id] = o.error.slice(0, 200);
-        heldUntil = Math.max(heldUntil, next);
+        run.retry[c.id] = next;
+        run.errors[c.id] = o.error.slice(0, 200);
+        run.heldUntil = Math.max(run.heldUntil, next);
       }
     }
   }
-  // Held deliveries come back with the failure ahead of them, without counting an attempt.
-  const held = claimed.filter((c) => outcomes.get(c.id)!.kind === "later").map((c) => c.id);
-  const stmts = [
+  run.held = claimed.filter((c) => outcomes.get(c.id)!.kind === "later").map((c) => c.id);
+  return run;
+}
+
+/** The deliveries' rows after a run: gone deleted, retries rescheduled, held ones back after the failure. */
+function queueStatements(d: DB, run: Tally, t: number): D1PreparedStatement[] {
+  return [
     statement(
       d,
-      sql`DELETE FROM federation_deliveries WHERE id IN (SELECT value FROM json_each(${JSON.stringify(gone)}))`,
+      sql`DELETE FROM federation_deliveries WHERE id IN (SELECT value FROM json_each(${JSON.stringify(run.gone)}))`,
     ),
     statement(
       d,
-      sql`UPDATE federation_deliveries SET attempts = attempts + 1, next_at = json_extract(${JSON.stringify(retry)}, '$."' || id || '"'),
-          last_attempt_at = ${t}, last_error = json_extract(${JSON.stringify(errors)}, '$."' || id || '"')
-        WHERE id IN (SELECT key FROM json_each(${JSON.stringify(retry)}))`,
+      sql`UPDATE federation_deliveries SET attempts = attempts + 1, next_at = json_extract(${JSON.stringify(run.retry)}, '$."' || id || '"'),
+          last_attempt_at = ${t}, last_error = json_extract(${JSON.stringify(run.errors)}, '$."' || id || '"')
+        WHERE id IN (SELECT key FROM json_each(${JSON.stringify(run.retry)}))`,
     ),
+    // Held deliveries come back with the failure ahead of them, without counting an attempt.
     statement(
       d,
-      sql`UPDATE federation_deliveries SET next_at = ${heldUntil} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(held)}))`,
+      sql`UPDATE federation_deliveries SET next_at = ${run.heldUntil} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(run.held)}))`,
     ),
   ];
-  if (delivered > 0) {
-    stmts.push(
+}
+
+/** The host's row after a run: a success clears its failures (and keeps a scheme learned); a failure counts. */
+function hostStatements(
+  d: DB,
+  host: string,
+  t: number,
+  run: Tally,
+  specs: ReturnType<typeof runMemory>,
+): D1PreparedStatement[] {
+  if (run.delivered > 0)
+    return [
       statement(
         d,
         // A scheme learned in this run (a host that refused the stored one) is kept with the success.
@@ -248,22 +331,17 @@ export async function deliverHost(
           ON CONFLICT (domain) DO UPDATE SET failure_count = 0, last_success_at = ${t}, failing_since = NULL, unreachable_since = NULL,
             signature_spec = coalesce(excluded.signature_spec, signature_spec)`,
       ),
-    );
-  } else if (failed > 0) {
-    const failing = gaveUp ? t : null;
-    stmts.push(
-      statement(
-        d,
-        sql`INSERT INTO instances (domain, failure_count, last_failure_at, failing_since, unreachable_since, created_at) VALUES (${host}, 1, ${t}, ${failing}, ${t}, ${t})
+    ];
+  if (run.failed === 0) return [];
+  const failing = run.gaveUp ? t : null;
+  return [
+    statement(
+      d,
+      sql`INSERT INTO instances (domain, failure_count, last_failure_at, failing_since, unreachable_since, created_at) VALUES (${host}, 1, ${t}, ${failing}, ${t}, ${t})
           ON CONFLICT (domain) DO UPDATE SET failure_count = failure_count + 1, last_failure_at = ${t}, failing_since = coalesce(failing_since, ${failing}),
             unreachable_since = coalesce(unreachable_since, ${t})`,
-      ),
-    );
-  }
-  stmts.push(statement(d, nextFor(host, t)));
-  const results = await d.$client.batch<{ next: number | null }>(stmts);
-  const next = results[results.length - 1]!.results[0]?.next ?? null;
-  return { delivered, attempted: claimed.length - held.length, next };
+    ),
+  ];
 }
 
 /**

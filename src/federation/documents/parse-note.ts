@@ -52,20 +52,57 @@ async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
 
 /**
  * Reads a remote object. `author`: its (verified) author, whose followers collection makes it followers-only.
- * Visibility is never wider than the addressing: Public in `to` → public, in `cc` → unlisted, the author's
- * followers → private, else direct.
+ * Visibility is never wider than the addressing (`visibilityOf`).
  */
 export async function parseNote(object: RemoteObject, author: AccountRow, host: string): Promise<ParsedNote> {
   const to = object.toIds.map((u) => u.href);
   const cc = object.ccIds.map((u) => u.href);
   const followers = author.followersUrl;
-  const visibility: Visibility = to.some((u) => PUBLIC.has(u))
-    ? "public"
-    : cc.some((u) => PUBLIC.has(u))
-      ? "unlisted"
-      : followers && [...to, ...cc].includes(followers)
-        ? "private"
-        : "direct";
+  const { mentions, tags, emojis, quoteTags } = await readTags(object, host);
+  const media = await readMedia(object);
+  const html = text(object.content).slice(0, MAX_CONTENT);
+  const quote = readQuote(object, quoteTags);
+  const summary = text(object.summary).slice(0, MAX_SUMMARY);
+  const poll = object instanceof Question ? await readPoll(object) : null;
+  // Pages, videos, events… are shown with their title and link (federation/documents/object-types.ts).
+  return adaptObjectType(object, {
+    uri: object.id!.href,
+    url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,
+    content: await sanitizeHtml(html),
+    spoilerText: htmlToText(summary).slice(0, MAX_SUMMARY),
+    sensitive: object.sensitive ?? summary !== "",
+    language: language(object),
+    published: object.published?.epochMilliseconds ?? null,
+    updated: object.updated?.epochMilliseconds ?? null,
+    visibility: visibilityOf(to, cc, followers),
+    addressed: [...new Set([...to, ...cc])].filter((u) => !PUBLIC.has(u) && u !== followers).slice(0, MAX_RECIPIENTS),
+    mentions,
+    tags: [...tags],
+    emojis,
+    media,
+    inReplyTo: object.replyTargetId?.href ?? null,
+    // A conversation id groups a thread only when the author's own server made it: anyone could name another
+    // server's (this one's `/contexts/<thread>` included) and slip into a thread it was never part of.
+    context: sameOrigin(object.contextIds[0]?.href ?? null, object.id!),
+    poll,
+    counts: await readCounts(object),
+    quote,
+    ...readPolicies(object, author),
+  });
+}
+
+/**
+ * The visibility the addressing gives, never wider: Public in `to` → public, in `cc` → unlisted, the author's
+ * followers → private, else direct.
+ */
+function visibilityOf(to: string[], cc: string[], followers: string | null): Visibility {
+  if (to.some((u) => PUBLIC.has(u))) return "public";
+  if (cc.some((u) => PUBLIC.has(u))) return "unlisted";
+  return followers && [...to, ...cc].includes(followers) ? "private" : "direct";
+}
+
+/** What the tags name, capped: mentioned actors, hashtags, the author's server's custom emojis, quote links. */
+async function readTags(object: RemoteObject, host: string) {
   const mentions: string[] = [];
   const tags = new Set<string>();
   const emojis: StatusEmoji[] = [];
@@ -73,14 +110,8 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   try {
     for await (const tag of object.getTags(embedded)) {
       if (tag instanceof Link && !(tag instanceof Mention) && !(tag instanceof Hashtag)) {
-        // FEP-e232's object link (Misskey's `_misskey_quote` relation, or any link to an ActivityStreams object).
-        const h = httpUrl(tag.href?.href ?? null);
-        const m = text(tag.mediaType);
-        if (
-          h &&
-          (tag.rels.includes("https://misskey-hub.net/ns#_misskey_quote") || /activitystreams|activity\+json/.test(m))
-        )
-          quoteTags.push(h);
+        const h = quoteLink(tag);
+        if (h) quoteTags.push(h);
       } else if (tag instanceof Mention) {
         const h = tag.href?.href;
         if (h && mentions.length < MAX_RECIPIENTS) mentions.push(h);
@@ -98,6 +129,20 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   } catch {
     // A tag that cannot be read leaves the rest.
   }
+  return { mentions, tags, emojis, quoteTags };
+}
+
+/** FEP-e232's object link (Misskey's `_misskey_quote` relation, or any link to an ActivityStreams object). */
+function quoteLink(tag: Link): string | null {
+  const h = httpUrl(tag.href?.href ?? null);
+  const m = text(tag.mediaType);
+  const quoting =
+    tag.rels.includes("https://misskey-hub.net/ns#_misskey_quote") || /activitystreams|activity\+json/.test(m);
+  return h && quoting ? h : null;
+}
+
+/** The attached files (http(s) documents), capped, with the size their server gives when sane. */
+async function readMedia(object: RemoteObject): Promise<ParsedNote["media"]> {
   const media: ParsedNote["media"] = [];
   try {
     for await (const a of object.getAttachments(embedded)) {
@@ -118,68 +163,45 @@ export async function parseNote(object: RemoteObject, author: AccountRow, host: 
   } catch {
     // Same for attachments.
   }
-  const content = object.content;
-  let html = text(content).slice(0, MAX_CONTENT);
-  const quote = readQuote(object, quoteTags);
-  const summary = text(object.summary).slice(0, MAX_SUMMARY);
-  let poll: ParsedNote["poll"] = null;
-  if (object instanceof Question) {
-    const options: string[] = [];
-    const tallies: number[] = [];
-    // `anyOf` (several choices) or `oneOf` (one).
-    const multiple = object.inclusiveOptionIds.length > 0 || (await hasAny(object.getInclusiveOptions(embedded)));
-    const read = multiple ? object.getInclusiveOptions(embedded) : object.getExclusiveOptions(embedded);
-    try {
-      for await (const o of read) {
-        if (options.length >= 20) break;
-        options.push(text(o.name).slice(0, 200));
-        tallies.push(await totalOf(() => o.getReplies(embedded)));
-      }
-    } catch {
-      // Unreadable options: no poll.
+  return media;
+}
+
+/** A Question's poll: its options (`anyOf`: several choices, `oneOf`: one) and tallies; null under two options. */
+async function readPoll(object: Question): Promise<ParsedNote["poll"]> {
+  const options: string[] = [];
+  const tallies: number[] = [];
+  const multiple = object.inclusiveOptionIds.length > 0 || (await hasAny(object.getInclusiveOptions(embedded)));
+  const read = multiple ? object.getInclusiveOptions(embedded) : object.getExclusiveOptions(embedded);
+  try {
+    for await (const o of read) {
+      if (options.length >= 20) break;
+      options.push(text(o.name).slice(0, 200));
+      tallies.push(await totalOf(() => o.getReplies(embedded)));
     }
-    const end = object.endTime ?? object.closed;
-    if (options.length >= 2)
-      poll = {
-        options,
-        multiple,
-        expiresAt:
-          end instanceof Object && "epochMilliseconds" in end
-            ? (end as { epochMilliseconds: number }).epochMilliseconds
-            : null,
-        tallies,
-        voters: votersCount(object),
-      };
+  } catch {
+    // Unreadable options: no poll.
   }
-  // Pages, videos, events… are shown with their title and link (federation/documents/object-types.ts).
-  return adaptObjectType(object, {
-    uri: object.id!.href,
-    url: sameHost(httpUrl(href(object.url as URL | Link | null)), object.id!) ?? object.id!.href,
-    content: await sanitizeHtml(html),
-    spoilerText: htmlToText(summary).slice(0, MAX_SUMMARY),
-    sensitive: object.sensitive ?? summary !== "",
-    language: language(object),
-    published: object.published?.epochMilliseconds ?? null,
-    updated: object.updated?.epochMilliseconds ?? null,
-    visibility,
-    addressed: [...new Set([...to, ...cc])].filter((u) => !PUBLIC.has(u) && u !== followers).slice(0, MAX_RECIPIENTS),
-    mentions,
-    tags: [...tags],
-    emojis,
-    media,
-    inReplyTo: object.replyTargetId?.href ?? null,
-    // A conversation id groups a thread only when the author's own server made it: anyone could name another
-    // server's (this one's `/contexts/<thread>` included) and slip into a thread it was never part of.
-    context: sameOrigin(object.contextIds[0]?.href ?? null, object.id!),
-    poll,
-    counts: {
-      replies: await totalOf(() => object.getReplies(embedded)),
-      reblogs: await totalOf(() => object.getShares(embedded)),
-      favourites: await totalOf(() => object.getLikes(embedded)),
-    },
-    quote,
-    ...readPolicies(object, author),
-  });
+  if (options.length < 2) return null;
+  const end = object.endTime ?? object.closed;
+  return {
+    options,
+    multiple,
+    expiresAt:
+      end instanceof Object && "epochMilliseconds" in end
+        ? (end as { epochMilliseconds: number }).epochMilliseconds
+        : null,
+    tallies,
+    voters: votersCount(object),
+  };
+}
+
+/** The counts its server gives (replies, shares, likes), as embedded; 0 when absent or unreadable. */
+async function readCounts(object: RemoteObject): Promise<ParsedNote["counts"]> {
+  return {
+    replies: await totalOf(() => object.getReplies(embedded)),
+    reblogs: await totalOf(() => object.getShares(embedded)),
+    favourites: await totalOf(() => object.getLikes(embedded)),
+  };
 }
 
 /**

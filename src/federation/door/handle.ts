@@ -84,27 +84,10 @@ export async function handleFederated(
   app: (req: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>,
 ): Promise<Response> {
   const url = new URL(req.url);
+  const redirect = noticeRedirect(req, url);
+  if (redirect) return redirect;
   // Most requests (the client API) never build the federation object.
-  const p = url.pathname;
-  // A status's page URL asked for as ActivityStreams (a server resolving a pasted link) leads to the object, as
-  // Pleroma's `/notice/:id` does; people still get the page.
-  const notice = /^\/notice\/([^/]+)\/?$/.exec(p);
-  if (notice && req.method === "GET" && wantsActivityJson(req.headers.get("accept"))) {
-    return new Response(null, {
-      status: 302,
-      headers: { Location: new URL(`/objects/${encodeURIComponent(notice[1]!)}`, url).href, Vary: "Accept" },
-    });
-  }
-  if (!(
-    p.startsWith("/users/") ||
-    p.startsWith("/objects/") ||
-    p.startsWith("/activities/") ||
-    p.startsWith("/.well-known/webfinger") ||
-    p.startsWith("/.well-known/host-meta") ||
-    /^\/inbox\/?$/.test(p)
-  )) {
-    return app(req, env, ctx);
-  }
+  if (!mayBeFederation(url.pathname)) return app(req, env, ctx);
   await refreshSettings(env);
   if (federationRefused(env, url)) {
     if (!isFederationPath(req, url)) return app(req, env, ctx);
@@ -130,45 +113,97 @@ export async function handleFederated(
   if (req.method !== "POST" && /\/inbox\/?$/i.test(url.pathname)) return app(req, env, ctx);
   if (req.method === "POST") {
     if (!isInboxPath(url)) return app(req, env, ctx);
-    // Read once, byte for byte (the signature's digest covers these bytes); too large, not JSON, without an
-    // actor or nested too deep is refused first (federation/door/inbox-guard.ts).
-    const read = await readInboxPost(req);
-    if (read instanceof Response) return read;
-    const { bytes, body } = read;
-    // A rejected domain (federation policy `reject`, or not on the `accept` list) is dropped unread, its key not
-    // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
-    const host = actorHost(body);
-    if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
-    // A sender over its inbound limits is answered 429 until its window ends, unread (services/inbound-limits.ts).
-    const wait = refusedAtDoor(actorId(body) ?? "");
-    if (wait !== null) return throttledResponse(wait);
-    const fctx = federation.createContext(req, data);
-    const who = await authenticateInbound(
-      new Request(req.url, { method: req.method, headers: req.headers, body: bytes }),
-      body,
-      {
-        documentLoader: fctx.documentLoader,
-        freshLoader: freshDocumentLoader(env),
-        contextLoader: fctx.contextLoader,
-        kv: new D1KvStore(data.d),
-      },
-    );
-    if (!who.ok) {
-      if (who.status !== 202) return jsonError(who.status, who.error);
-      console.log(`inbox: dropped (${who.error})`);
-      return new Response(null, { status: 202 });
-    }
-    if (who.relayedBy) data.relayedBy = who.relayedBy;
-    // The actor's own RFC 9421 signature verified: its server speaks RFC 9421, so Starling signs to it that way
-    // from now on (door/signature-specs.ts; written only when that changes what is stored).
-    else if (req.headers.has("signature-input"))
-      await Promise.resolve(hostSpecs(data.d).rememberSpec(new URL(actorId(body)!).origin, RFC9421)).catch(() => {});
-    // What Fedify reads: the authenticated body (its signatures checked and removed), so its length and digest are new.
-    const headers = new Headers(req.headers);
-    for (const h of ["content-length", "digest", "content-digest"]) headers.delete(h);
-    req = new Request(req.url, { method: req.method, headers, body: JSON.stringify(who.body) });
+    const passed = await throughInboxDoor(req, env, federation, data);
+    if (passed instanceof Response) return passed;
+    req = passed;
   }
-  let res = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
+  const fetched = await federation.fetch(req, { contextData: data, onNotFound: notFound, onNotAcceptable: fallback });
+  const res = await answerOf(req, fetched, data);
+  // An accepted activity may have written an answer to the outbox (an Accept, a Reject): the door sees it and
+  // sends it now rather than at the next sweep, after the response.
+  if (req.method === "POST" && res.status < 300 && isInboxPath(url)) runEffects(env, ctx, url.origin, {});
+  return res;
+}
+
+/**
+ * A status's page URL asked for as ActivityStreams (a server resolving a pasted link) leads to the object, as
+ * Pleroma's `/notice/:id` does; people still get the page.
+ */
+function noticeRedirect(req: Request, url: URL): Response | null {
+  const notice = /^\/notice\/([^/]+)\/?$/.exec(url.pathname);
+  if (!notice || req.method !== "GET" || !wantsActivityJson(req.headers.get("accept"))) return null;
+  return new Response(null, {
+    status: 302,
+    headers: { Location: new URL(`/objects/${encodeURIComponent(notice[1]!)}`, url).href, Vary: "Accept" },
+  });
+}
+
+/** Whether a path may be federation's (the rest goes straight to the app, the Federation never built). */
+function mayBeFederation(p: string): boolean {
+  return (
+    p.startsWith("/users/") ||
+    p.startsWith("/objects/") ||
+    p.startsWith("/activities/") ||
+    p.startsWith("/.well-known/webfinger") ||
+    p.startsWith("/.well-known/host-meta") ||
+    /^\/inbox\/?$/.test(p)
+  );
+}
+
+/**
+ * What an inbox POST must pass before Fedify reads it, in this order: the body guard, the federation policies,
+ * the inbound limits, the signatures. Answers the refusal, or the request Fedify reads (the authenticated body).
+ */
+async function throughInboxDoor(
+  req: Request,
+  env: Env,
+  federation: Awaited<ReturnType<typeof federationFor>>,
+  data: FederationData,
+): Promise<Response | Request> {
+  // Read once, byte for byte (the signature's digest covers these bytes); too large, not JSON, without an
+  // actor or nested too deep is refused first (federation/door/inbox-guard.ts).
+  const read = await readInboxPost(req);
+  if (read instanceof Response) return read;
+  const { bytes, body } = read;
+  // A rejected domain (federation policy `reject`, or not on the `accept` list) is dropped unread, its key not
+  // even fetched; answered as accepted, as Pleroma does, so its server does not retry.
+  const host = actorHost(body);
+  if (host && federationRejected(env, host)) return new Response(null, { status: 202 });
+  // A sender over its inbound limits is answered 429 until its window ends, unread (services/inbound-limits.ts).
+  const wait = refusedAtDoor(actorId(body) ?? "");
+  if (wait !== null) return throttledResponse(wait);
+  const fctx = federation.createContext(req, data);
+  const who = await authenticateInbound(
+    new Request(req.url, { method: req.method, headers: req.headers, body: bytes }),
+    body,
+    {
+      documentLoader: fctx.documentLoader,
+      freshLoader: freshDocumentLoader(env),
+      contextLoader: fctx.contextLoader,
+      kv: new D1KvStore(data.d),
+    },
+  );
+  if (!who.ok) {
+    if (who.status !== 202) return jsonError(who.status, who.error);
+    console.log(`inbox: dropped (${who.error})`);
+    return new Response(null, { status: 202 });
+  }
+  if (who.relayedBy) data.relayedBy = who.relayedBy;
+  // The actor's own RFC 9421 signature verified: its server speaks RFC 9421, so Starling signs to it that way
+  // from now on (door/signature-specs.ts; written only when that changes what is stored).
+  else if (req.headers.has("signature-input"))
+    await Promise.resolve(hostSpecs(data.d).rememberSpec(new URL(actorId(body)!).origin, RFC9421)).catch(() => {});
+  // What Fedify reads: the authenticated body (its signatures checked and removed), so its length and digest are new.
+  const headers = new Headers(req.headers);
+  for (const h of ["content-length", "digest", "content-digest"]) headers.delete(h);
+  return new Request(req.url, { method: req.method, headers, body: JSON.stringify(who.body) });
+}
+
+/**
+ * Fedify's answer as sent: documents with the full Public id, an activity a listener refused over its sender's
+ * limits answered 429, a signed GET refused for who signed it 403 (not 401).
+ */
+async function answerOf(req: Request, res: Response, data: FederationData): Promise<Response> {
   if (req.method === "GET") res = await servedWithFullPublic(res);
   if (data.retryAfter !== undefined && res.status < 300) {
     await res.body?.cancel();
@@ -178,8 +213,5 @@ export async function handleFederated(
     await res.body?.cancel();
     res = jsonError(403, "Forbidden");
   }
-  // An accepted activity may have written an answer to the outbox (an Accept, a Reject): the door sees it and
-  // sends it now rather than at the next sweep, after the response.
-  if (req.method === "POST" && res.status < 300 && isInboxPath(url)) runEffects(env, ctx, url.origin, {});
   return res;
 }

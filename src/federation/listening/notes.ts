@@ -1,9 +1,9 @@
 /**
- * Inbound posts (rules: services/remote-statuses.ts): `Create`, `Update` and `Delete` of notes and of the other
- * object types shown as statuses (pages, videos, events…: documents/object-types.ts). An object is taken as the
- * sender's only when its `attributedTo` is the sender and it lives on the sender's origin (otherwise it is fetched
- * from its id and checked again), and updates and deletes apply only to the sender's own statuses. A Create of a
- * chat message or of a poll vote goes to chat-messages.ts or poll-votes.ts.
+ * Inbound posts (rules: services/remote-statuses.ts, remote-status-edits.ts): `Create`, `Update` and `Delete` of
+ * notes and of the other object types shown as statuses (pages, videos, events…: documents/object-types.ts). An
+ * object is taken as the sender's only when its `attributedTo` is the sender and it lives on the sender's origin
+ * (otherwise it is fetched from its id and checked again), and updates and deletes apply only to the sender's own
+ * statuses. A Create of a chat message or of a poll vote goes to chat-messages.ts or poll-votes.ts.
  */
 import type { InboxContext } from "@fedify/fedify";
 import { sql } from "drizzle-orm";
@@ -21,7 +21,8 @@ import type { AccountRow } from "../../services/accounts";
 import { receiveChatMessageDelete } from "../../services/chats";
 import { applyNotePolicies } from "../../services/federation-policies";
 import { isEditOf, updateRemoteTallies } from "../../services/remote-polls";
-import { authoredStatus, storeRemoteNote, unknownMentions, updateRemoteNote } from "../../services/remote-statuses";
+import { authoredStatus, storeRemoteNote, unknownMentions } from "../../services/remote-statuses";
+import { updateRemoteNote } from "../../services/remote-status-edits";
 import { deleteStatuses } from "../../services/statuses";
 import type { FederationData } from "../data";
 import { upsertActor } from "../documents/parse-actor";
