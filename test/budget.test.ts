@@ -415,3 +415,35 @@ describe("the guards", () => {
     expect(await stored(note.id)).toBe(true);
   });
 });
+
+describe("the dashboard's statuses by visibility", () => {
+  it("are counted fresh on a small instance, and kept an hour at the edge once there are many (counting walks them all)", async () => {
+    const cached = { STATS_CACHE_SECONDS: "60" };
+    const counts = async (vars = cached) =>
+      (await json("/api/v1/pleroma/admin/stats", { instance: A, token: admin.token, vars }))
+        .status_visibility as Record<string, number>;
+    const addStatuses = (n: number, tag: string) =>
+      q(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${n})
+         SELECT printf('0VIS${tag}%016d', i), 'http://localhost/objects/vis${tag}' || i, 'http://localhost/notice/vis${tag}' || i,
+                ?1, printf('0VIS${tag}%016d', i), 'http://localhost/contexts/vis${tag}' || i, 'x', 'x', 'unlisted', 1, ?2 FROM n`,
+        admin.id,
+        Date.now(),
+      );
+    const small = await counts();
+    expect(Object.values(small).reduce((a, b) => a + b, 0)).toBeLessThan(1000);
+    await addStatuses(1, "a");
+    // Small: fresh even with the cache on.
+    expect((await counts()).unlisted).toBe(small.unlisted + 1);
+    await addStatuses(1000, "b");
+    const grown = await counts();
+    expect(grown.unlisted).toBe(small.unlisted + 1001);
+    await addStatuses(1, "c");
+    // Kept: the figures of the last count (the rest of the dashboard is read fresh).
+    expect(await counts()).toEqual(grown);
+    expect(valid(BudgetSchema, (await stats()).budget).status).toBeDefined();
+    // Without the cache (STATS_CACHE_SECONDS=0), counted every time.
+    expect((await counts({ STATS_CACHE_SECONDS: "0" })).unlisted).toBe(grown.unlisted + 1);
+  });
+});

@@ -8,9 +8,19 @@ import { route } from "../../http/route";
 import { logEntry } from "../../services/moderation-log";
 import { configDescriptions, configEntries, configStatements } from "../../services/admin-config";
 import { refreshSettings } from "../../services/instance-settings";
-import { adminStats } from "../../services/admin-stats";
+import {
+  adminStats,
+  FEW_STATUSES,
+  statusTotal,
+  statusVisibility,
+  type StatusVisibilityCounts,
+} from "../../services/admin-stats";
+import { edgeCached } from "../../http/edge-cache";
 import { config } from "../../env";
 import { BudgetSchema, InboundSendersSchema } from "../../schemas/instance";
+
+/** How long a grown instance's status counts by visibility are kept at the edge. */
+const VISIBILITY_CACHE_SECONDS = 3600;
 
 const ConfigEntrySchema = z.object({ group: z.string(), key: z.string(), value: z.unknown(), db: z.array(z.string()) });
 const ConfigsSchema = z
@@ -56,7 +66,19 @@ export function registerAdminConfigRoutes(app: OpenAPIHono<AppEnv>) {
     privilege: "superuser",
     params: z.object({ instance: z.string().optional() }),
     response: AdminStatsSchema,
-    handler: async (c) => c.json(await adminStats(db(c.env), config(c.env))),
+    handler: async (c) => {
+      const d = db(c.env);
+      // Counting statuses walks them all: a grown instance's counts are kept an hour at the edge (while figures are
+      // cached at all: STATS_CACHE_SECONDS), so a dashboard opened often does not read the table each time.
+      const ttl = config(c.env).statsCacheSeconds > 0 ? VISIBILITY_CACHE_SECONDS : 0;
+      const visibility = await edgeCached(
+        c,
+        "admin-status-visibility",
+        ttl > 0 ? (v: StatusVisibilityCounts) => (statusTotal(v) < FEW_STATUSES ? 0 : ttl) : 0,
+        () => statusVisibility(d),
+      );
+      return c.json(await adminStats(d, config(c.env), visibility));
+    },
   });
 
   route(app, {
