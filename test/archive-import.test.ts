@@ -196,6 +196,13 @@ describe("archive import", () => {
     expect(await count("SELECT count(*) AS n FROM notifications WHERE from_account_id = ?", alice.id)).toBe(0);
     expect(await json("/api/v1/timelines/home", { token: follower.token })).toEqual([]);
     expect(outbound).not.toHaveBeenCalled();
+    // An imported post keeps its old address, which nothing vouches for (an archive is not signed): pasting that
+    // address into search does not find the import, which could name anyone's real post.
+    const old = expected.kept.find((k) => k.visibility === "public")!.url;
+    const found = await json(`/api/v2/search?q=${encodeURIComponent(old)}&type=statuses&resolve=true`, {
+      token: stranger.token,
+    });
+    expect(found.statuses).toEqual([]);
 
     // A second import of the same archive adds nothing.
     const again = await upload(alice, zip);
@@ -415,20 +422,40 @@ describe("archive import", () => {
   it("fails an archive whose files lie about their size or hold no JSON, and says why", async () => {
     const u = await registerUser();
     const actor = strToU8(JSON.stringify({ id: "https://old.example/users/a" }));
-    // outbox.json declares 10 bytes and inflates to far more: cut at 10, so not JSON.
+    // outbox.json declares 1,000 bytes and inflates to far more: cut at 1,000, so not JSON.
     const outbox = strToU8(JSON.stringify({ orderedItems: Array.from({ length: 500 }, (_, i) => ({ type: "x", i })) }));
     const zip = zipSync({ "outbox.json": outbox, "actor.json": actor });
     const view = new DataView(zip.buffer, zip.byteOffset);
     for (let at = 0; at < zip.length - 4; at++) {
       const sig = view.getUint32(at, true);
       if (sig === 0x04034b50 && new TextDecoder().decode(zip.subarray(at + 30, at + 41)) === "outbox.json")
-        view.setUint32(at + 22, 10, true);
+        view.setUint32(at + 22, 1000, true);
       if (sig === 0x02014b50 && new TextDecoder().decode(zip.subarray(at + 46, at + 57)) === "outbox.json")
-        view.setUint32(at + 24, 10, true);
+        view.setUint32(at + 24, 1000, true);
     }
     const lying = await upload(u, zip);
     const failed = await runAll(u, lying.id);
     expect(failed).toMatchObject({ state: "failed", error: "outbox.json is not valid JSON", posts_imported: 0 });
+    // A stored entry declaring 10 bytes over 10 KB of data: its range is not read at all.
+    const stored = zipSync({ "outbox.json": [outbox, { level: 0 }], "actor.json": actor });
+    const sview = new DataView(stored.buffer, stored.byteOffset);
+    for (let at = 0; at < stored.length - 4; at++)
+      if (
+        sview.getUint32(at, true) === 0x02014b50 &&
+        new TextDecoder().decode(stored.subarray(at + 46, at + 57)) === "outbox.json"
+      )
+        sview.setUint32(at + 24, 10, true);
+    const big = await upload(u, stored);
+    expect(await runAll(u, big.id)).toMatchObject({ state: "failed", error: "outbox.json: damaged entry" });
+    // A step that stopped its isolate (memory, CPU) reaches no catch: the claim counted it, and after five the
+    // import fails instead of being claimed again every minute.
+    const stuck = await upload(u, zipSync({ "outbox.json": strToU8("{}"), "actor.json": actor }));
+    await env.DB.prepare("UPDATE archive_imports SET attempts = 5 WHERE id = ?").bind(stuck.id).run();
+    await stepArchiveImports(env, Date.now());
+    expect(await progress(u, stuck.id)).toMatchObject({
+      state: "failed",
+      error: "a step of this import stopped without finishing",
+    });
     // An actor.json that names nobody.
     const nobody = await upload(u, zipSync({ "outbox.json": strToU8("{}"), "actor.json": strToU8("[1, 2]") }));
     expect(await runAll(u, nobody.id)).toMatchObject({ state: "failed", error: "actor.json names no account" });

@@ -108,6 +108,10 @@ export async function readDirectory(read: RangeReader, size: number, limits: Dir
  */
 export async function readEntry(read: RangeReader, entry: ZipEntry, maxBytes: number): Promise<Uint8Array> {
   if (entry.size > maxBytes) throw new ZipRefused(`${entry.name} is larger than ${maxBytes} bytes uncompressed`);
+  // The bytes read are the compressed ones: never more than the declared size can come from (deflate adds at most
+  // a few bytes per 16 KiB block; a stored entry is its size), so a small declared size cannot pull in a big range.
+  const most = entry.method === 0 ? entry.size : entry.size + (entry.size >> 10) + 1024;
+  if (entry.compressedSize > most) throw new ZipRefused(`${entry.name}: damaged entry`);
   const header = await read(entry.offset, 30);
   if (header.length < 30 || u32(header, 0) !== LOCAL) throw new ZipRefused(`${entry.name}: damaged entry`);
   const start = entry.offset + 30 + u16(header, 26) + u16(header, 28);

@@ -206,10 +206,19 @@ export async function stepArchiveImports(env: Env, t: number): Promise<{ report:
   }
   // One step at a time: a cron run that outlasts its minute must not meet the next one here (a step's batch would
   // fail on the other's keys, its uploads wasted).
+  // The claim counts the attempt: a step that stopped the isolate (memory, CPU) never reaches the catch below, and
+  // must not be claimed again every minute ahead of every other account's import.
   const claimed = await d.run(
-    sql`UPDATE archive_imports SET lease_until = ${Date.now() + LEASE_MS} WHERE id = ${job.id} AND (lease_until IS NULL OR lease_until <= ${Date.now()})`,
+    sql`UPDATE archive_imports SET lease_until = ${Date.now() + LEASE_MS}, attempts = attempts + 1 WHERE id = ${job.id} AND (lease_until IS NULL OR lease_until <= ${Date.now()})`,
   );
   if (!claimed.meta.changes) return { report: { busy: 1 } };
+  if (job.attempts >= MAX_ATTEMPTS) {
+    await d.run(
+      sql`UPDATE archive_imports SET state = 'failed', error = 'a step of this import stopped without finishing', lease_until = NULL, updated_at = ${t} WHERE id = ${job.id}`,
+    );
+    await removeImportFiles(env, job);
+    return { report: { failed: 1 } };
+  }
   try {
     if (job.state === "queued") return { report: { prepared: await prepare(env, d, job, t) } };
     return { report: await importStep(env, d, job, t) };
@@ -219,7 +228,7 @@ export async function stepArchiveImports(env: Env, t: number): Promise<{ report:
     const give = message !== null || job.attempts + 1 >= MAX_ATTEMPTS;
     if (!message) console.error(`archive import ${job.id}: ${error}`);
     await d.run(
-      sql`UPDATE archive_imports SET attempts = attempts + 1, error = ${error}, lease_until = NULL, updated_at = ${t}${give ? sql`, state = 'failed'` : sql``} WHERE id = ${job.id}`,
+      sql`UPDATE archive_imports SET error = ${error}, lease_until = NULL, updated_at = ${t}${give ? sql`, state = 'failed'` : sql``} WHERE id = ${job.id}`,
     );
     if (give) await removeImportFiles(env, job);
     return { report: { failed: give ? 1 : 0 } };

@@ -2,7 +2,7 @@
  * Search: accounts by acct or display name, hashtags by prefix, statuses by full text (SQLite FTS5 in D1).
  * Statuses found are only those the viewer may see; unlisted ones count as public here.
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { DB } from "../db/client";
 import { accounts, statusTags, userColumns, users } from "../db/schema";
 import type { AccountWithUser } from "./accounts";
@@ -102,8 +102,19 @@ export function statusSearchPage(
 }
 
 /**
+ * A status this instance knows by `url`: its ActivityPub id, or the web address of a local one
+ * (`statuses_url_local`). An imported post keeps its old address, which nothing vouches for (an archive is not
+ * signed): it is not found by it, where it could stand for anyone's real post.
+ */
+export function addressedAs(url: string, alias: "s" | "statuses"): SQL {
+  const t = sql.raw(alias);
+  return sql`(${t}.uri = ${url} OR (${t}.url = ${url} AND ${t}.local = 1 AND NOT EXISTS (SELECT 1 FROM imported_statuses i WHERE i.status_id = ${t}.id)))`;
+}
+
+/**
  * The page query of the status whose ActivityPub id or URL is `url` (a remote status's URL is found by the id
- * resolving it gave, `resolvedId`: `statuses_url_local` holds local statuses only), if the viewer may see it.
+ * resolving it gave, `resolvedId`: `statuses_url_local` holds local statuses only), if the viewer may see it; the
+ * resolved status first.
  */
 export function statusByUrlPage(
   viewerId: string | null,
@@ -112,6 +123,7 @@ export function statusByUrlPage(
 ): ReturnType<typeof sql> {
   const s = { id: sql`s.id`, accountId: sql`s.account_id`, visibility: sql`s.visibility` };
   return sql`SELECT s.id FROM statuses s
-    WHERE (s.uri = ${url} OR (s.url = ${url} AND s.local = 1) OR s.id = ${resolvedId}) AND s.reblog_of_id IS NULL AND ${visibleTo(viewerId, s)} AND ${notSilenced(viewerId, false, sql`s.account_id`)}
-    ORDER BY s.id DESC LIMIT 1`;
+    WHERE (${addressedAs(url, "s")} OR s.id = ${resolvedId})
+      AND s.reblog_of_id IS NULL AND ${visibleTo(viewerId, s)} AND ${notSilenced(viewerId, false, sql`s.account_id`)}
+    ORDER BY s.id = ${resolvedId} DESC, s.id DESC LIMIT 1`;
 }

@@ -21,6 +21,7 @@ import { findByAcct, withUser } from "../../services/accounts";
 import { isStale, type ReportedCounts } from "../../services/remote-accounts";
 import { upsertActor } from "../documents/parse-actor";
 import { storeRemoteNote } from "../../services/remote-statuses";
+import { addressedAs } from "../../services/search";
 import { parseNote } from "../documents/parse-note";
 import { syncFeatured } from "./featured";
 import type { ResolveEnv } from "./resolve-env";
@@ -252,7 +253,7 @@ export async function resolveAny(
     if (!stored) {
       const status = await d.get<{ id: string }>(
         // By its web address only when local (`statuses_url_local`): a remote one is fetched, then found by its uri.
-        sql`SELECT id FROM statuses WHERE (uri = ${h.url.href} OR (url = ${h.url.href} AND local = 1)) AND reblog_of_id IS NULL LIMIT 1`,
+        sql`SELECT id FROM statuses WHERE ${addressedAs(h.url.href, "statuses")} AND reblog_of_id IS NULL LIMIT 1`,
       );
       if (status) return { statusId: status.id };
     }
