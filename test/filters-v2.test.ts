@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { FilterKeywordSchema, FilterV2Schema } from "../src/schemas/filter";
 import { FilterSchema } from "../src/schemas/social";
 import { StatusSchema } from "../src/schemas/status";
-import { MAX_KEYWORDS_PER_FILTER } from "../src/services/filters";
+import { MAX_KEYWORDS, MAX_KEYWORDS_PER_FILTER } from "../src/services/filters";
 import { json, registerUser, valid, type TestUser } from "./helpers";
 
 const Filter = FilterV2Schema.strict();
@@ -125,6 +125,16 @@ describe("v2 filters", () => {
     await put(`/api/v2/filters/${f.id}`, u, { keywords_attributes: [{ keyword: "over" }] }, 422);
     await put(`/api/v2/filters/${f.id}`, u, { title: "" }, 422);
     expect((await json(`/api/v2/filters/${f.id}`, { token: u.token })).keywords).toHaveLength(MAX_KEYWORDS_PER_FILTER);
+    // The account's cap (200 keywords): an edit adding one more is refused whole, its title not written either.
+    for (let i = 1; i < MAX_KEYWORDS / MAX_KEYWORDS_PER_FILTER; i++)
+      await post("/api/v2/filters", u, {
+        title: `full${i}`,
+        context: ["home"],
+        keywords_attributes: many.slice(0, MAX_KEYWORDS_PER_FILTER),
+      });
+    const last = await post("/api/v2/filters", u, { title: "last", context: ["home"] });
+    await put(`/api/v2/filters/${last.id}`, u, { title: "renamed", keywords_attributes: [{ keyword: "over" }] }, 422);
+    expect(await json(`/api/v2/filters/${last.id}`, { token: u.token })).toMatchObject({ title: "last", keywords: [] });
   });
 
   it("are seen by v1 clients as one filter per keyword", async () => {

@@ -123,6 +123,14 @@ const keywordCapFailed = () =>
     `Validation failed: Keywords: at most ${MAX_KEYWORDS_PER_FILTER} per filter and ${MAX_KEYWORDS} in all`,
   );
 
+/** How many keywords the account's filters hold (at most MAX_KEYWORDS: a walk of its own rows). */
+async function keywordsOf(d: DB, ownerId: string): Promise<number> {
+  const row = await d.get<{ n: number }>(
+    sql`SELECT count(*) AS n FROM filters f JOIN filter_keywords k ON k.filter_id = f.id WHERE f.account_id = ${ownerId}`,
+  );
+  return row?.n ?? 0;
+}
+
 /** Inserts a keyword unless the filter or the user would pass a cap (counted by the insert: races cannot pass). */
 function insertKeyword(d: DB, ownerId: string, filterId: string, k: KeywordInput, t: number, id = newId(t)) {
   return {
@@ -208,6 +216,10 @@ export async function updateFilter(
   const removed = new Set(changes.filter((c) => c._destroy && c.id).map((c) => c.id));
   const added = changes.filter((c) => !c._destroy && !c.id);
   if (existing.keywords.length - removed.size + added.length > MAX_KEYWORDS_PER_FILTER) throw keywordCapFailed();
+  // The account's cap too, before the batch: an insert it stopped would leave the rest of the edit written under
+  // a 422 (the inserts still count, for a race).
+  if (added.length && (await keywordsOf(d, ownerId)) - removed.size + added.length > MAX_KEYWORDS)
+    throw keywordCapFailed();
   if (input.title !== undefined && !input.title.trim()) throw unprocessable("Validation failed: Title can't be blank");
   const stmts = [
     statement(
