@@ -20,6 +20,7 @@ import {
   FLUSH_EVERY,
   LIMITS,
   MENTION_ALLOWANCE,
+  PENDING_MAX,
   limitsClock,
   pending,
   refusalLog,
@@ -236,6 +237,23 @@ describe("a flood of Creates from one server", () => {
     expect((await storedFrom(peer.host)).n).toBe(MENTION_ALLOWANCE.hour);
     const notifications = await json("/api/v1/notifications?types[]=mention", { instance: A, token: user.token });
     expect(notifications).toHaveLength(MENTION_ALLOWANCE.hour);
+  });
+
+  it("a full table of unwritten counts drops its oldest sender's, not everyone's (made-up actors wipe nothing else)", async () => {
+    const peer = createPeer("many-actors.example");
+    reroute(() => peer.route());
+    const user = await registerUser({ instance: A });
+    pending.clear();
+    for (let i = 0; pending.size < PENDING_MAX - 2; i++) pending.set(`https://made-up.example/users/${i}`, {} as never);
+    const actor = peer.actor();
+    await expectAccepted(await peer.send(actor, create(peer, actor, user, 100)));
+    expect(pending.size).toBe(PENDING_MAX);
+    const other = peer.actor();
+    await expectAccepted(await peer.send(other, create(peer, other, user, 100)));
+    expect(pending.size).toBe(PENDING_MAX);
+    expect(pending.has("https://made-up.example/users/0")).toBe(false);
+    expect(pending.get(actor)?.statuses).toBe(1);
+    pending.clear();
   });
 
   it("counts are written every FLUSH_EVERY posts of a sender; what is not written yet still counts", async () => {

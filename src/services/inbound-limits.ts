@@ -189,7 +189,7 @@ type Counts = Pick<
 
 /** What this isolate counted and has not written, per sender (exported for the budget tests to start clean). */
 export const pending = new Map<string, Counts>();
-const PENDING_MAX = 5_000;
+export const PENDING_MAX = 5_000;
 
 const noCounts = (day: number, hour: number): Counts => ({
   day,
@@ -242,7 +242,8 @@ function addPending(sender: string, item: Item, mention: boolean, t: number): Co
   const [day, hour] = [dayOf(t), hourOf(t)];
   let p = pendingOf(sender, t);
   if (!p) {
-    if (pending.size >= PENDING_MAX) pending.clear();
+    // Full: the oldest sender's counts go, not everyone's (a host making up actors must not wipe the others').
+    if (pending.size >= PENDING_MAX) pending.delete(pending.keys().next().value!);
     p = noCounts(day, hour);
     pending.set(sender, p);
   }
