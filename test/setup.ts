@@ -1,5 +1,10 @@
-import { env } from "cloudflare:test";
-import { upgradeAtOnce } from "../src/db/schema-upgrade";
+import { prefetchModules } from "./module-prefetch";
+
+// The Worker's modules load into this file's fresh workerd in waves, not one by one (test/module-prefetch.ts).
+// `cloudflare:test` imports the Worker (src/index.ts), so it is imported after, not statically.
+prefetchModules();
+const { env } = await import("cloudflare:test");
+const { upgradeAtOnce } = await import("../src/db/schema-upgrade");
 
 // The real migrations, the statements the Worker applies to its database (src/db/schema-upgrade.ts), in one batch:
 // one round trip instead of one per migration (test/schema-upgrade.test.ts checks the schemas are the same).
