@@ -1,4 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { generateKeyPair } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
@@ -17,9 +18,30 @@ Object.defineProperty(PerMessageDeflate.prototype, "_threshold", {
   configurable: true,
 });
 
+/** RSA-2048 signing key pairs ([SPKI, PKCS#8], base64 DER) for the tests to use instead of generating their own
+ * (test/key-pool.ts): made here once per run, on Node's thread pool. */
+function rsaKeyPool(size: number): Promise<[string, string][]> {
+  const one = () =>
+    new Promise<[string, string]>((resolve, reject) =>
+      generateKeyPair(
+        "rsa",
+        {
+          modulusLength: 2048,
+          publicExponent: 65537,
+          publicKeyEncoding: { type: "spki", format: "der" },
+          privateKeyEncoding: { type: "pkcs8", format: "der" },
+        },
+        (error, spki, pkcs8) => (error ? reject(error) : resolve([spki.toString("base64"), pkcs8.toString("base64")])),
+      ),
+    );
+  return Promise.all(Array.from({ length: size }, one));
+}
+
 export default defineConfig(async () => {
   // The real migrations, applied inside workerd by test/setup.ts before any test runs.
   const migrations = await readD1Migrations(`${import.meta.dirname}/migrations`);
+  // The most a file used is 58 (test/federation-e2e.test.ts); past the pool a file generates its own.
+  const rsaKeys = await rsaKeyPool(80);
   return {
     // The bundle's shims (wrangler.toml `[alias]`) in the tests too, where they replace a library that Starling's
     // code reaches (Fedify's key handling): the suite covers what is deployed. scripts/shims.test.ts compares them
@@ -54,6 +76,7 @@ export default defineConfig(async () => {
             MAILER: "outbox",
             STATS_CACHE_SECONDS: "0",
             PASSWORD_ITERATIONS: "10000",
+            TEST_RSA_KEYS: rsaKeys,
           },
           // Instance B of the two-instance federation harness (test/instances.ts) keeps its data here; the
           // Worker sees it as its own DB. C (`DB_C`) and D (`DB_D`) are for tests that change instance-wide

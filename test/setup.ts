@@ -1,3 +1,4 @@
+import { poolRsaKeys } from "./key-pool";
 import { prefetchModules } from "./module-prefetch";
 
 // The Worker's modules load into this file's fresh workerd in waves, not one by one (test/module-prefetch.ts).
@@ -5,6 +6,8 @@ import { prefetchModules } from "./module-prefetch";
 prefetchModules();
 const { env } = await import("cloudflare:test");
 const { upgradeAtOnce } = await import("../src/db/schema-upgrade");
+// RSA keys from a pool made once per run (test/key-pool.ts).
+poolRsaKeys((env as unknown as { TEST_RSA_KEYS: [string, string][] }).TEST_RSA_KEYS);
 
 // The real migrations, the statements the Worker applies to its database (src/db/schema-upgrade.ts), in one batch:
 // one round trip instead of one per migration (test/schema-upgrade.test.ts checks the schemas are the same).
