@@ -11,14 +11,13 @@
  * process from /proc (that process also runs local D1, so it is an upper bound). Sign-ins against stored hashes of
  * 10,000, 50,000 and 100,000 PBKDF2 iterations check that native crypto is attributed and give its cost.
  */
-import { execFileSync } from "node:child_process";
 import { pbkdf2Sync, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import jpegJs from "jpeg-js";
 import piexif from "piexifjs";
 import { base64url } from "../src/lib/crypto";
-import { benchId, freePort, percentile, sqlString, startServer, wrangler } from "./harness";
+import { benchId, freePort, percentile, processCpu, processTree, sqlString, startServer, wrangler } from "./harness";
 import { busyTime, Inspector, readBundlesFrom, samplingPeriod, type CpuProfile } from "./profile";
 
 const K = Number(process.env.BENCH_K ?? 20);
@@ -93,28 +92,6 @@ INSERT INTO credentials (account_id, password_hash) VALUES (${id}, ${sqlString(h
   return ((used.user + used.system) / 1000 / ITERATIONS.reduce((s, n) => s + n, 0)) * 10_000;
 }
 
-/** The server's process and all its descendants (wrangler's node, the workerd processes). */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const out: number[] = [];
-  const queue = [root];
-  while (queue.length) {
-    const pid = queue.shift()!;
-    out.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return out;
-}
-
 /** The workerd process that runs the user Worker (the one with an inspector), among the server's descendants. */
 function workerdPid(root: number): number {
   for (const pid of processTree(root)) {
@@ -131,19 +108,6 @@ function workerdPid(root: number): number {
 function machineCpu(pids: number[]): number {
   const own = process.cpuUsage();
   return pids.reduce((sum, pid) => sum + processCpu(pid), (own.user + own.system) / 1000);
-}
-
-const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
-/** User + system CPU time of a process so far, ms. */
-function processCpu(pid: number): number {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return 0; // exited meanwhile
-  }
-  const fields = stat.split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
 }
 
 interface Route {

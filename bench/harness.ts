@@ -1,8 +1,10 @@
 /**
  * What every benchmark shares: a free port, its own `wrangler dev` (own local state), proof that the server it
- * measures is the one it started (a run marker served as the instance description), load loops and percentiles.
+ * measures is the one it started (a run marker served as the instance description), load loops and percentiles,
+ * and the CPU time of the server's processes.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer as netServer } from "node:net";
 
 export const freePort = () =>
@@ -139,3 +141,38 @@ export async function load(
 export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 /** A 26-character id of digits: valid id characters that sort by value. */
 export const benchId = (n: number) => String(n).padStart(26, "0");
+
+/** The server's process and all its descendants (wrangler's node, the workerd processes). */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length) {
+    const pid = queue.shift()!;
+    out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
+/** User + system CPU time of a process so far, ms. */
+export function processCpu(pid: number): number {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return 0; // exited meanwhile
+  }
+  const fields = stat.split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}

@@ -18,6 +18,8 @@ import { hashPassword, randomToken, sha256 } from "../src/lib/crypto";
 import {
   benchId as id,
   load as loadFor,
+  processCpu,
+  processTree,
   sqlString as q,
   startServer,
   wrangler as wranglerIn,
@@ -32,7 +34,28 @@ const PERSIST = ".wrangler/bench";
 const TOKENS = 100;
 
 const wrangler = (args: string[]) => wranglerIn(PERSIST, args);
-const load = (name: string, request: (n: number) => Promise<Response>) => loadFor(name, SECONDS, CONCURRENCY, request);
+
+interface Measured extends Result {
+  /** CPU ms per request of the server's processes (wrangler's node, its proxy's workerd, the Worker's workerd). */
+  serverCpu: number;
+  /** Of which the workerd process running the Worker and local D1. */
+  workerCpu: number;
+}
+
+let serverRoot = 0;
+/**
+ * A route under load, with the CPU its requests cost the server's processes (counted by the kernel): on a shared
+ * machine req/s follows the other users' load, CPU per request much less.
+ */
+async function load(name: string, request: (n: number) => Promise<Response>): Promise<Measured> {
+  const pids = processTree(serverRoot);
+  const worker = pids.find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--inspector-addr"));
+  const cpu = () => pids.reduce((sum, pid) => sum + processCpu(pid), 0);
+  const before = [cpu(), worker ? processCpu(worker) : 0];
+  const r = await loadFor(name, SECONDS, CONCURRENCY, request);
+  const per = (ms: number) => ms / Math.max(1, r.requests);
+  return { ...r, serverCpu: per(cpu() - before[0]!), workerCpu: worker ? per(processCpu(worker) - before[1]!) : NaN };
+}
 
 async function seed(): Promise<string[]> {
   const saved = join(PERSIST, "tokens.json");
@@ -122,6 +145,7 @@ async function main() {
   const tokens = await seed();
   extras();
   const server = await startServer(PERSIST);
+  serverRoot = server.process.pid!;
   const BASE = server.base;
   try {
     const auth = (n: number) => ({ authorization: `Bearer ${tokens[1 + (n % (TOKENS - 1))]}` });
@@ -129,7 +153,7 @@ async function main() {
     // Warm up the isolate and the page cache.
     await load("warm-up", (n) => fetch(`${BASE}/api/v1/timelines/home`, { headers: auth(n) }));
 
-    const results: Result[] = [];
+    const results: Measured[] = [];
     results.push(await load("trivial route (GET /images/avi.png)", () => fetch(`${BASE}/images/avi.png`)));
     // Floors: what any read with one D1 round trip costs here (a small batch and a cache look-up, a few hundred
     // bytes), and a timeline's one statement with one status instead of 20 (its fixed cost against its per-row cost).
@@ -182,12 +206,19 @@ async function main() {
       }),
     );
     const trivial = results[0].rps;
-    console.log(`\n${CONCURRENCY} concurrent connections, ${SECONDS} s per route, ${STATUSES} statuses\n`);
-    console.log("| route | requests | errors | req/s | p50 ms | p99 ms | vs trivial |");
-    console.log("|---|---|---|---|---|---|---|");
+    const floor = results[1]!;
+    const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+    console.log(
+      `\n${CONCURRENCY} concurrent connections, ${SECONDS} s per route, ${STATUSES} statuses; load average ${loadavg}\n`,
+    );
+    console.log(
+      "| route | requests | errors | req/s | p50 ms | p99 ms | vs trivial | vs the floor row | server CPU ms/req | of which the Worker's workerd |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
     for (const r of results) {
+      const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(0)}%`;
       console.log(
-        `| ${r.name} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${((r.rps / trivial) * 100).toFixed(0)}% |`,
+        `| ${r.name} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${pct(r.rps, trivial)} | ${pct(r.rps, floor.rps)} | ${r.serverCpu.toFixed(1)} | ${r.workerCpu.toFixed(1)} |`,
       );
     }
     console.log(`\nhome timelines checked right after a post: ${checked}, stale: ${stale}`);

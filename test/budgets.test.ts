@@ -345,7 +345,7 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     await within("grouped notifications page (40), partial avatars", { read: 170, written: 0 }, () =>
       get("/api/v2/notifications?limit=40&expand_accounts=partial_avatars", reader),
     );
-    await within("grouped notifications, next page (40)", { read: 450, written: 0 }, () =>
+    await within("grouped notifications, next page (40)", { read: 460, written: 0 }, () =>
       get(`/api/v2/notifications?limit=40&${below}`, reader),
     );
     await within("v2 unread count", { read: 200, written: 0 }, () => get("/api/v2/notifications/unread_count", reader));

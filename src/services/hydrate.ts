@@ -2,8 +2,8 @@
  * Loads everything needed to render a set of statuses for a viewer in ONE D1 round trip: the statuses and the
  * ones they reblog, authors and mentioned accounts, tags, media, polls and votes, the viewer's favourites,
  * reblogs, bookmarks, thread mutes and conversation participations, emoji reactions, applications, cards,
- * parent visibility and custom emojis. One round trip whatever the page size; in D1 rows, about two per status
- * (the status and its author) plus what it has (media, poll, mentions...), see `hydrationQuery`.
+ * parent visibility and custom emojis. One round trip whatever the page size; in D1 rows, about three per status
+ * (the status, read twice, and its author) plus what it has (media, poll, mentions...), see `hydrationQuery`.
  */
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { columnOf, fromJson, jsonObject, precompiled, unionAll } from "../db/json-rows";
@@ -101,9 +101,9 @@ export interface HydrateOptions {
 
 /**
  * `source` is either status ids, or a query selecting one column of status ids (a timeline page). Everything is
- * read by ONE statement: one row per page status carrying it and the status it reblogs, each with all it shows
- * (see `statusesPart`), plus a few tagged rows of other kinds (`UNION ALL`), so the cost is one round trip
- * whatever the page holds.
+ * read by ONE statement: one row per status shown (the page's, those they reblog and those these quote), each
+ * with all it shows (see `statusesPart`), plus a few tagged rows of other kinds (`UNION ALL`), so the cost is
+ * one round trip whatever the page holds.
  */
 export async function hydrate(
   d: DB,
@@ -265,36 +265,37 @@ function pageCtes(source: string[] | SQL, withLoaded: boolean): SQL {
 }
 
 /**
- * One row per page status: `[the status, the status it reblogs or null]`, each as `statusObject` makes it. The
- * reblogged status is looked up from the reblog's row, so the page is read once.
+ * One row per status shown: each page status, the status it reblogs, and the status each of those quotes, as
+ * `statusObject` makes it, the statement naming that object once (it was written four times a page row: the
+ * status, its reblog, and each one's quoted post). `pg`: it is the page status itself. A status shown twice
+ * (boosted twice on the page, quoted by two) comes twice: the first copy is kept (`fromRows`).
  */
 function statusesPart(scope: ViewerScope, opts: { withMuted?: boolean }): SQL {
+  const quotedBy = (id: string) => sql.raw(`(SELECT q.quoted_status_id FROM quotes q WHERE q.status_id = ${id})`);
+  // `r`, the page status, is read for the status it reblogs; `x`, each status shown, is looked up on its key by
+  // each term of the OR (a "multi-index OR": the guards keep SQLite from making it an `IN (…)` list, a temporary
+  // table costing two rows per page row). A page status is read twice: one row more than each object nested in
+  // the page status's row, written four times in the statement.
   return part(
     "st",
-    sql`json_array(${statusObject("r", scope, opts, true)}, CASE WHEN o.id IS NULL THEN NULL ELSE ${statusObject("o", scope, opts, false)} END)`,
-    sql`FROM page p JOIN statuses r ON r.id = p.id LEFT JOIN statuses o ON o.id = r.reblog_of_id`,
+    statusObject("x", sql`x.id = r.id`, scope, opts),
+    sql`FROM page p CROSS JOIN statuses r ON r.id = p.id CROSS JOIN statuses x ON x.id = r.id
+      OR (r.reblog_of_id IS NOT NULL AND x.id = r.reblog_of_id)
+      OR (r.id IS NOT NULL AND x.id = ${quotedBy("r.id")})
+      OR (r.reblog_of_id IS NOT NULL AND x.id = ${quotedBy("r.reblog_of_id")})`,
   );
 }
 
 /**
  * A status (alias `x`) and everything it shows, as one JSON object: the row, its author, the account it replies
- * to, its mentions (with their accounts), tags, media, poll (with its tallies), application, card, and what the
- * viewer may see and did (`viewerFacts`); `pg`: it is one of the page's statuses (not only reblogged by one).
- * Each is a correlated look-up on an index: a status without media, poll, tags... reads nothing for them.
+ * to, its mentions (with their accounts), tags, media, poll (with its tallies), application, card, the quote it
+ * makes (its quoted status is a row of its own), and what the viewer may see and did (`viewerFacts`); `pg`: it
+ * is one of the page's statuses (not only reblogged or quoted by one). Each is a correlated look-up on an index:
+ * a status without media, poll, tags... reads nothing for them.
  */
-function statusObject(
-  x: string,
-  scope: ViewerScope,
-  opts: { withMuted?: boolean },
-  inPage: boolean,
-  nested = false,
-): SQL {
+function statusObject(x: string, pg: SQL, scope: ViewerScope, opts: { withMuted?: boolean }): SQL {
   const c = (col: string) => sql.raw(`${x}.${col}`);
-  // The quote it makes, and (one level deep: a quoted post's own quote is shown by id only) the quoted status.
-  const quoted = nested
-    ? sql`NULL`
-    : sql`(SELECT ${statusObject(`${x}q`, scope, opts, false, true)} FROM statuses ${sql.raw(`${x}q`)} WHERE ${sql.raw(`${x}q`)}.id = ${sql.raw(`${x}qr`)}.quoted_status_id)`;
-  return sql`json_object('pg', ${sql.raw(inPage ? "1" : "0")}, 's', ${jsonObject(statuses, x)},
+  return sql`json_object('pg', ${pg}, 's', ${jsonObject(statuses, x)},
     'a', ${accountById(c("account_id"))},
     'ra', CASE WHEN ${c("in_reply_to_account_id")} <> ${c("account_id")} THEN ${accountById(c("in_reply_to_account_id"))} END,
     'm', (SELECT json_group_array(${accountById(sql`mr.account_id`)}) FROM status_recipients mr WHERE mr.status_id = ${c("id")} AND mr.mention = 1),
@@ -306,7 +307,7 @@ function statusObject(
       FROM polls pl WHERE pl.status_id = ${c("id")}),
     'app', (SELECT json_object('id', ap.id, 'name', ap.name, 'website', ap.website) FROM apps ap WHERE ap.id = ${c("app_id")}),
     'card', (SELECT json_object('url', lc.url, 'data', lc.data) FROM link_cards lc WHERE lc.url = ${c("card_url")}),
-    'q', (SELECT json_object('row', ${jsonObject(quotes, `${x}qr`)}, 'qs', ${quoted}) FROM quotes ${sql.raw(`${x}qr`)} WHERE ${sql.raw(`${x}qr`)}.status_id = ${c("id")}),
+    'q', (SELECT ${jsonObject(quotes, "qr")} FROM quotes qr WHERE qr.status_id = ${c("id")}),
     'x', ${viewerFacts(x, scope, opts)})`;
 }
 
@@ -479,7 +480,7 @@ interface StatusObject {
   p: { row: Record<string, unknown>; c: [number, number][]; n: number } | null;
   app: { id: string; name: string; website: string | null } | null;
   card: { url: string; data: string | null } | null;
-  q: { row: Record<string, unknown>; qs: unknown } | null;
+  q: unknown[] | null;
   x: Facts;
 }
 
@@ -498,16 +499,12 @@ function fromRows(rows: { k: string; v: string }[], viewerId: string | null): Hy
     if (o.pg) page.add(s.id);
     if (h.statuses.has(s.id)) return;
     h.statuses.set(s.id, s);
-    const q = o.q === null || o.q === undefined ? null : parsed<NonNullable<StatusObject["q"]>>(o.q);
-    if (q) {
-      h.quotes.set(s.id, fromJson(quotes, parsed(q.row)));
-      if (q.qs !== null && q.qs !== undefined) add(q.qs);
-    }
+    if (o.q !== null) h.quotes.set(s.id, fromJson(quotes, parsed(o.q)));
     addShown(h, s, o);
     const pollId = addPoll(h, s, o.p);
     addViewerFacts(h, s, ownFacts.get(s.id) ?? parsed<Facts>(o.x), pollId);
   };
-  for (const pair of (by.get("st") ?? []) as unknown[][]) for (const item of pair) if (item !== null) add(item);
+  for (const item of by.get("st") ?? []) add(item);
   h.page = [...page].sort(newestFirst);
   return h;
 }
