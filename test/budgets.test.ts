@@ -345,6 +345,8 @@ describe("rows read and written per action, within the Free plan's budgets", () 
     await within("grouped notifications page (40), partial avatars", { read: 170, written: 0 }, () =>
       get("/api/v2/notifications?limit=40&expand_accounts=partial_avatars", reader),
     );
+    // 450 until the hydration wrote each status's object once (2026-12-08): a row more per status shown, for a
+    // statement a quarter of the size (bench/README.md).
     await within("grouped notifications, next page (40)", { read: 460, written: 0 }, () =>
       get(`/api/v2/notifications?limit=40&${below}`, reader),
     );
