@@ -21,7 +21,7 @@ import { config, type Env } from "../env";
 import { ApiError } from "../lib/errors";
 import { FormFile } from "../lib/form-file";
 import { bytesReader, r2Reader, readDirectory, readEntry, type RangeReader, type ZipEntry } from "../lib/zip-ranges";
-import { ZipRefused } from "../lib/zip";
+import { ZipOversize, ZipRefused } from "../lib/zip";
 import { htmlToText, normalizeTag, sanitizeHtml } from "../content/format";
 import {
   archiveActor,
@@ -412,7 +412,8 @@ async function storeMedia(env: Env, d: DB, read: RangeReader, accountId: string,
   const stored: Built["media"] = [];
   for (const m of p.media) {
     const upload = await importMedia(env, d, cfg, read, accountId, m).catch((e) => {
-      if (e instanceof ApiError || e instanceof ZipRefused) return null;
+      // An entry inflating past its declared size fails the import (a hostile archive: no later step reads it again).
+      if (e instanceof ApiError || (e instanceof ZipRefused && !(e instanceof ZipOversize))) return null;
       throw e;
     });
     if (upload) stored.push({ id: upload, status: statusId, position: stored.length });
