@@ -534,6 +534,20 @@ describe("archive import", () => {
     expect(await count("SELECT count(*) AS n FROM statuses WHERE account_id = ?", u.id)).toBe(0);
   });
 
+  it("refuses an outbox.json holding more values than it could parse within memory, before parsing it", async () => {
+    const u = await registerUser();
+    const actor = strToU8(JSON.stringify({ id: "https://old.example/users/a" }));
+    // 3 MB of `{},` (within the 16 MB): a million objects and more once parsed.
+    const outbox = strToU8(`{"orderedItems":[${"{},".repeat(1_000_000)}{}]}`);
+    const job = await upload(u, zipSync({ "outbox.json": outbox, "actor.json": actor }));
+    await stepArchiveImports(env, Date.now());
+    expect(await progress(u, job.id)).toMatchObject({
+      state: "failed",
+      error: "outbox.json holds more than 1000000 values",
+      posts_found: 0,
+    });
+  });
+
   it("has a settings page that works without an app (session, CSRF, progress)", async () => {
     const u = await registerUser();
     const b = browser();

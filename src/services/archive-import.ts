@@ -49,6 +49,13 @@ export const ARCHIVE_LIMITS = { maxEntries: 20_000, maxTotalBytes: 4 * 1024 * 10
 /** `outbox.json` uncompressed: parsed whole once, so well within a Worker's 128 MB. */
 export const OUTBOX_MAX_BYTES = 16 * 1024 * 1024;
 const ACTOR_MAX_BYTES = 1024 * 1024;
+/**
+ * Values (`{`, `[` and `,`, counted in the text before it is parsed, strings included) `outbox.json` may hold:
+ * 16 MB of `[{},{},…]` would parse into millions of objects, past a Worker's 128 MB. Real outboxes hold one
+ * value per ~27 bytes (test/fixtures/archives.ts, terser than most), so about 600,000 in 16 MB; a million empty
+ * objects take ~30 MB.
+ */
+export const OUTBOX_MAX_VALUES = 1_000_000;
 /** Posts imported from one archive at most (the newest; the others counted as `over_limit`). */
 export const MAX_POSTS = 10_000;
 /** Posts per chunk file, and what one step may do. */
@@ -241,7 +248,18 @@ export async function removeImportFiles(env: Pick<Env, "MEDIA" | "PRIVATE">, job
   await deletePrivate(env, [job.file_key, ...Array.from({ length: chunks }, (_, n) => chunkKey(job, n))]);
 }
 
-const readJson = (bytes: Uint8Array, name: string): unknown => {
+/** Refuses JSON text holding more than `max` values (an upper bound: each starts a container or follows a comma). */
+function boundValues(bytes: Uint8Array, name: string, max: number) {
+  let values = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if ((b === 0x2c || b === 0x5b || b === 0x7b) && ++values > max)
+      throw new ArchiveRefused(`${name} holds more than ${max} values`);
+  }
+}
+
+const readJson = (bytes: Uint8Array, name: string, maxValues = OUTBOX_MAX_VALUES): unknown => {
+  boundValues(bytes, name, maxValues);
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch {
