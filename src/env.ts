@@ -74,6 +74,8 @@ export interface Env {
   REMOTE_INTERACTIONS?: string;
   STATUS_EDITS?: string;
   STATUS_EDITS_WINDOW_SECONDS?: string;
+  ARCHIVE_IMPORTS?: string;
+  ARCHIVE_IMPORTS_WINDOW_SECONDS?: string;
   REMOTE_INTERACTIONS_WINDOW_SECONDS?: string;
   MFA_FAILURES_PER_ACCOUNT?: string;
   MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS?: string;
@@ -200,6 +202,8 @@ export interface Config {
     statusEdits: Limit;
     /** Translations made by the model (not answered from the cache) per user. */
     translations: Limit;
+    /** Account archives uploaded for import per account (each may cost the cron a step of inflating and parsing). */
+    archiveImports: Limit;
   };
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
@@ -362,6 +366,10 @@ export function varsConfig(env: Env): Config {
       translations: {
         max: int(env.TRANSLATIONS_PER_USER, 100),
         windowSeconds: int(env.TRANSLATIONS_PER_USER_WINDOW_SECONDS, 86_400),
+      },
+      archiveImports: {
+        max: int(env.ARCHIVE_IMPORTS, 5),
+        windowSeconds: int(env.ARCHIVE_IMPORTS_WINDOW_SECONDS, 86_400),
       },
     },
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),

@@ -548,6 +548,27 @@ describe("archive import", () => {
     });
   });
 
+  it("takes at most 5 archives a day from one account (429 with Retry-After), other accounts unaffected", async () => {
+    const u = await registerUser();
+    const other = await registerUser();
+    const zip = zipSync({
+      "outbox.json": strToU8("{}"),
+      "actor.json": strToU8('{"id":"https://old.example/users/a"}'),
+    });
+    for (let i = 0; i < 5; i++) {
+      const job = await upload(u, zip);
+      expect(await runAll(u, job.id)).toMatchObject({ state: "done" });
+    }
+    const res = await call("/api/v1/pleroma/archive_import", { method: "POST", token: u.token, body: form(zip) });
+    expect(res.status).toBe(429);
+    expect(await res.json()).toEqual({ error: "Throttled" });
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(86_000);
+    expect(await count("SELECT count(*) AS n FROM archive_imports WHERE account_id = ?", u.id)).toBe(5);
+    // An archive refused at upload is not counted; another account has its own 5.
+    await upload(other, strToU8("not a zip"), 422);
+    expect((await upload(other, zip)).state).toBe("queued");
+  });
+
   it("has a settings page that works without an app (session, CSRF, progress)", async () => {
     const u = await registerUser();
     const b = browser();

@@ -33,6 +33,7 @@ import {
 import { configuredBase } from "./events";
 import { sniffMedia } from "./media";
 import { createUpload } from "./uploads";
+import { hitAll } from "./rate-limit";
 import { deletePrivate } from "./private-files";
 import { fraction, fromRow, storageRow, WARN_AT } from "./storage";
 import { budgetFrom, budgetRow, pausesFetching } from "./usage-budget";
@@ -143,7 +144,7 @@ const chunkKey = (job: Pick<ArchiveImportRow, "file_key">, n: number) =>
 
 /**
  * Takes an uploaded archive: 413 over ARCHIVE_UPLOAD_BYTES, 422 for what `inspectArchive` refuses, 409 while the
- * account has an import going on. Stored in PRIVATE, then queued for the cron.
+ * account has an import going on, 429 past the `archiveImports` limit. Stored in PRIVATE, then queued for the cron.
  */
 export async function queueArchiveImport(
   env: Env,
@@ -157,6 +158,9 @@ export async function queueArchiveImport(
   if (await activeImport(d, accountId)) throw new ApiError(409, "An import of this account is already going on");
   const bytes = file.bytes();
   await inspectArchive(bytesReader(bytes), bytes.byteLength);
+  // Each archive queued may cost the cron steps of inflating and parsing, a failing one too (one refused here cost
+  // only its directory's reading).
+  await hitAll(d, [{ key: `archiveImports:key:${accountId}`, limit: config(env).rateLimits.archiveImports }]);
   const id = newId(t);
   const key = archiveKey(accountId, id);
   await env.PRIVATE.put(key, bytes, { httpMetadata: { contentType: "application/zip" } });
