@@ -74,6 +74,8 @@ export interface Env {
   REMOTE_INTERACTIONS?: string;
   STATUS_EDITS?: string;
   STATUS_EDITS_WINDOW_SECONDS?: string;
+  ARCHIVE_IMPORTS?: string;
+  ARCHIVE_IMPORTS_WINDOW_SECONDS?: string;
   REMOTE_INTERACTIONS_WINDOW_SECONDS?: string;
   MFA_FAILURES_PER_ACCOUNT?: string;
   MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS?: string;
@@ -200,6 +202,8 @@ export interface Config {
     statusEdits: Limit;
     /** Translations made by the model (not answered from the cache) per user. */
     translations: Limit;
+    /** Account archives uploaded for import per account (each may cost the cron a step of inflating and parsing). */
+    archiveImports: Limit;
   };
   languages: string[];
   /** Followers up to which a post's home-feed fan-out is written in the post's own batch. */
@@ -280,6 +284,49 @@ export function config(env: Env): Config {
   return c;
 }
 
+/** The throttles' `[vars]` (docs/security.md "Throttled"). */
+function rateLimitsOf(env: Env): Config["rateLimits"] {
+  return {
+    registration: {
+      max: int(env.REGISTRATIONS_PER_IP, 5),
+      windowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60),
+    },
+    // Pleroma's `authentication` limit: 15 a minute per address.
+    loginPerIp: {
+      max: int(env.LOGIN_FAILURES_PER_IP, 15),
+      windowSeconds: int(env.LOGIN_FAILURES_PER_IP_WINDOW_SECONDS, 60),
+    },
+    loginPerAccount: {
+      max: int(env.LOGIN_FAILURES_PER_ACCOUNT, 30),
+      windowSeconds: int(env.LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600),
+    },
+    // Pleroma's `account_confirmation_resend`: 5 per 8,640 s.
+    confirmationResend: {
+      max: int(env.CONFIRMATION_RESENDS, 5),
+      windowSeconds: int(env.CONFIRMATION_RESENDS_WINDOW_SECONDS, 8640),
+    },
+    // Pleroma's `password_reset`: 5 per 3,600 s.
+    passwordReset: { max: int(env.PASSWORD_RESETS, 5), windowSeconds: int(env.PASSWORD_RESETS_WINDOW_SECONDS, 3600) },
+    mfaFailures: {
+      max: int(env.MFA_FAILURES_PER_ACCOUNT, 10),
+      windowSeconds: int(env.MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600),
+    },
+    remoteInteraction: {
+      max: int(env.REMOTE_INTERACTIONS, 30),
+      windowSeconds: int(env.REMOTE_INTERACTIONS_WINDOW_SECONDS, 300),
+    },
+    statusEdits: { max: int(env.STATUS_EDITS, 20), windowSeconds: int(env.STATUS_EDITS_WINDOW_SECONDS, 600) },
+    translations: {
+      max: int(env.TRANSLATIONS_PER_USER, 100),
+      windowSeconds: int(env.TRANSLATIONS_PER_USER_WINDOW_SECONDS, 86_400),
+    },
+    archiveImports: {
+      max: int(env.ARCHIVE_IMPORTS, 5),
+      windowSeconds: int(env.ARCHIVE_IMPORTS_WINDOW_SECONDS, 86_400),
+    },
+  };
+}
+
 /** The configuration `[vars]` alone (the defaults run-time settings fall back to). */
 export function varsConfig(env: Env): Config {
   const hit = cache.get(env);
@@ -329,41 +376,7 @@ export function varsConfig(env: Env): Config {
     },
     maxBioLength: int(env.MAX_BIO_LENGTH, 5000),
     maxNameLength: int(env.MAX_NAME_LENGTH, 100),
-    rateLimits: {
-      registration: {
-        max: int(env.REGISTRATIONS_PER_IP, 5),
-        windowSeconds: int(env.REGISTRATIONS_WINDOW_SECONDS, 30 * 60),
-      },
-      // Pleroma's `authentication` limit: 15 a minute per address.
-      loginPerIp: {
-        max: int(env.LOGIN_FAILURES_PER_IP, 15),
-        windowSeconds: int(env.LOGIN_FAILURES_PER_IP_WINDOW_SECONDS, 60),
-      },
-      loginPerAccount: {
-        max: int(env.LOGIN_FAILURES_PER_ACCOUNT, 30),
-        windowSeconds: int(env.LOGIN_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600),
-      },
-      // Pleroma's `account_confirmation_resend`: 5 per 8,640 s.
-      confirmationResend: {
-        max: int(env.CONFIRMATION_RESENDS, 5),
-        windowSeconds: int(env.CONFIRMATION_RESENDS_WINDOW_SECONDS, 8640),
-      },
-      // Pleroma's `password_reset`: 5 per 3,600 s.
-      passwordReset: { max: int(env.PASSWORD_RESETS, 5), windowSeconds: int(env.PASSWORD_RESETS_WINDOW_SECONDS, 3600) },
-      mfaFailures: {
-        max: int(env.MFA_FAILURES_PER_ACCOUNT, 10),
-        windowSeconds: int(env.MFA_FAILURES_PER_ACCOUNT_WINDOW_SECONDS, 600),
-      },
-      remoteInteraction: {
-        max: int(env.REMOTE_INTERACTIONS, 30),
-        windowSeconds: int(env.REMOTE_INTERACTIONS_WINDOW_SECONDS, 300),
-      },
-      statusEdits: { max: int(env.STATUS_EDITS, 20), windowSeconds: int(env.STATUS_EDITS_WINDOW_SECONDS, 600) },
-      translations: {
-        max: int(env.TRANSLATIONS_PER_USER, 100),
-        windowSeconds: int(env.TRANSLATIONS_PER_USER_WINDOW_SECONDS, 86_400),
-      },
-    },
+    rateLimits: rateLimitsOf(env),
     languages: (env.LANGUAGES || "en").split(/[\s,]+/).filter(Boolean),
     inlineFanoutMax: int(env.FANOUT_INLINE_MAX, 200),
     streamFanout: Math.max(2, int(env.STREAM_FANOUT, 40)),

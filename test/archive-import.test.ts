@@ -15,6 +15,7 @@ import { runAccountDeletions } from "../src/services/account-deletion";
 import { browser } from "./browser";
 import { call, json, registerUser, scopedToken, valid, type TestUser } from "./helpers";
 import { mastodonArchive, pleromaArchive, type Expected } from "./fixtures/archives";
+import { deflateBomb, rawZip } from "./fixtures/zip-bombs";
 
 const form = (zip: Uint8Array, name = "archive.zip") => {
   const f = new FormData();
@@ -422,7 +423,7 @@ describe("archive import", () => {
   it("fails an archive whose files lie about their size or hold no JSON, and says why", async () => {
     const u = await registerUser();
     const actor = strToU8(JSON.stringify({ id: "https://old.example/users/a" }));
-    // outbox.json declares 1,000 bytes and inflates to far more: cut at 1,000, so not JSON.
+    // outbox.json declares 1,000 bytes and inflates to far more: refused when inflating passes 1,000.
     const outbox = strToU8(JSON.stringify({ orderedItems: Array.from({ length: 500 }, (_, i) => ({ type: "x", i })) }));
     const zip = zipSync({ "outbox.json": outbox, "actor.json": actor });
     const view = new DataView(zip.buffer, zip.byteOffset);
@@ -435,7 +436,11 @@ describe("archive import", () => {
     }
     const lying = await upload(u, zip);
     const failed = await runAll(u, lying.id);
-    expect(failed).toMatchObject({ state: "failed", error: "outbox.json is not valid JSON", posts_imported: 0 });
+    expect(failed).toMatchObject({
+      state: "failed",
+      error: "outbox.json inflates to more than its declared 1000 bytes",
+      posts_imported: 0,
+    });
     // A stored entry declaring 10 bytes over 10 KB of data: its range is not read at all.
     const stored = zipSync({ "outbox.json": [outbox, { level: 0 }], "actor.json": actor });
     const sview = new DataView(stored.buffer, stored.byteOffset);
@@ -459,6 +464,109 @@ describe("archive import", () => {
     // An actor.json that names nobody.
     const nobody = await upload(u, zipSync({ "outbox.json": strToU8("{}"), "actor.json": strToU8("[1, 2]") }));
     expect(await runAll(u, nobody.id)).toMatchObject({ state: "failed", error: "actor.json names no account" });
+  });
+
+  it("stops inflating an entry as soon as it passes its declared size: the import fails in one quick step", async () => {
+    const u = await registerUser();
+    const owner = "https://old.example/users/a";
+    const actor = strToU8(JSON.stringify({ id: owner }));
+    // 1 MB of deflate that claims 1 MB and inflates to ~160 MB: fflate's one-shot inflate decodes it all.
+    const bomb = deflateBomb(1024 * 1024);
+    expect(bomb.inflated).toBeGreaterThan(150 * 1024 * 1024);
+    const outboxBomb = rawZip([
+      { name: "actor.json", data: actor, size: actor.length, method: 0 },
+      { name: "outbox.json", data: bomb.data, size: 1024 * 1024 },
+    ]);
+    const job = await upload(u, outboxBomb);
+    let started = Date.now();
+    await stepArchiveImports(env, Date.now());
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await progress(u, job.id)).toMatchObject({
+      state: "failed",
+      error: "outbox.json inflates to more than its declared 1048576 bytes",
+      posts_imported: 0,
+    });
+
+    // A post whose 20 attachments are 20 directory entries over the same bomb (each claims 1 MB): the first one
+    // read fails the import, and no later step reads the others.
+    const names = Array.from({ length: 20 }, (_, i) => `media_attachments/${i}.png`);
+    const note = (n: number, attachment: unknown[]) => ({
+      type: "Create",
+      actor: owner,
+      object: {
+        id: `${owner}/statuses/${n}`,
+        type: "Note",
+        attributedTo: owner,
+        published: new Date(Date.UTC(2024, 0, 1 + n)).toISOString(),
+        to: ["https://www.w3.org/ns/activitystreams#Public"],
+        content: `<p>post ${n}</p>`,
+        attachment,
+      },
+    });
+    const outbox = strToU8(
+      JSON.stringify({
+        orderedItems: [
+          note(
+            1,
+            names.map((name) => ({ type: "Document", mediaType: "image/png", url: `/${name}` })),
+          ),
+          note(2, []),
+        ],
+      }),
+    );
+    const mediaBomb = rawZip([
+      { name: "actor.json", data: actor, size: actor.length, method: 0 },
+      { name: "outbox.json", data: outbox, size: outbox.length, method: 0 },
+      ...names.map((name, i) => ({ name, data: bomb.data, size: 1024 * 1024, sameAs: i ? names[0] : undefined })),
+    ]);
+    const media = await upload(u, mediaBomb);
+    await stepArchiveImports(env, Date.now());
+    expect(await progress(u, media.id)).toMatchObject({ state: "importing", posts_total: 2 });
+    started = Date.now();
+    await stepArchiveImports(env, Date.now());
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await progress(u, media.id)).toMatchObject({
+      state: "failed",
+      error: "media_attachments/0.png inflates to more than its declared 1048576 bytes",
+      posts_done: 0,
+      posts_imported: 0,
+    });
+    expect(await count("SELECT count(*) AS n FROM statuses WHERE account_id = ?", u.id)).toBe(0);
+  });
+
+  it("refuses an outbox.json holding more values than it could parse within memory, before parsing it", async () => {
+    const u = await registerUser();
+    const actor = strToU8(JSON.stringify({ id: "https://old.example/users/a" }));
+    // 3 MB of `{},` (within the 16 MB): a million objects and more once parsed.
+    const outbox = strToU8(`{"orderedItems":[${"{},".repeat(1_000_000)}{}]}`);
+    const job = await upload(u, zipSync({ "outbox.json": outbox, "actor.json": actor }));
+    await stepArchiveImports(env, Date.now());
+    expect(await progress(u, job.id)).toMatchObject({
+      state: "failed",
+      error: "outbox.json holds more than 1000000 values",
+      posts_found: 0,
+    });
+  });
+
+  it("takes at most 5 archives a day from one account (429 with Retry-After), other accounts unaffected", async () => {
+    const u = await registerUser();
+    const other = await registerUser();
+    const zip = zipSync({
+      "outbox.json": strToU8("{}"),
+      "actor.json": strToU8('{"id":"https://old.example/users/a"}'),
+    });
+    for (let i = 0; i < 5; i++) {
+      const job = await upload(u, zip);
+      expect(await runAll(u, job.id)).toMatchObject({ state: "done" });
+    }
+    const res = await call("/api/v1/pleroma/archive_import", { method: "POST", token: u.token, body: form(zip) });
+    expect(res.status).toBe(429);
+    expect(await res.json()).toEqual({ error: "Throttled" });
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(86_000);
+    expect(await count("SELECT count(*) AS n FROM archive_imports WHERE account_id = ?", u.id)).toBe(5);
+    // An archive refused at upload is not counted; another account has its own 5.
+    await upload(other, strToU8("not a zip"), 422);
+    expect((await upload(other, zip)).state).toBe("queued");
   });
 
   it("has a settings page that works without an app (session, CSRF, progress)", async () => {

@@ -39,6 +39,7 @@ import { sweepFrontendFiles } from "../services/frontends";
 import { measureStorage } from "../services/storage";
 import { pruneStatement as pruneInboundUsage } from "../services/inbound-limits";
 import { sendQueuedMail } from "../services/mail-queue";
+import { drainFileDeletions } from "../services/file-deletions";
 import { settlePublicBucket } from "../services/private-files";
 import { BUILT_IN_IMAGES } from "../render/images";
 import { runDueSubscriptions } from "../services/domain-subscriptions";
@@ -144,6 +145,8 @@ const SEQUENCE: Record<string, Job> = {
   storage: async (env, d, t) => {
     await measureStorage(env, d, t);
   },
+  // Files of deleted rows the door did not delete (cut short, R2 failing), after the jobs above that delete statuses.
+  file_deletions: (env) => drainFileDeletions(env),
   // Mail still due (queued by an action whose door did not send it, by a job above, or waiting for its retry).
   mail: (env, d, t) => sendQueuedMail(env, d, t),
   // Relays the command line added or removed: looked up and followed, or unfollowed (federation/fetching/relays.ts).

@@ -658,5 +658,11 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER notification_groups_recounted AFTER UPDATE OF filtered,type,status_id,created_at,account_id ON notifications WHEN OLD.filtered IS NOT NEW.filtered OR OLD.group_key IS NOT NEW.group_key OR OLD.account_id IS NOT NEW.account_id BEGIN UPDATE notification_group_counts SET shown=shown -(OLD.filtered=0),filtered=filtered -(OLD.filtered<>0)WHERE OLD.group_key IS NOT NULL AND account_id=OLD.account_id AND group_key=OLD.group_key;DELETE FROM notification_group_counts WHERE OLD.group_key IS NOT NULL AND account_id=OLD.account_id AND group_key=OLD.group_key AND shown<=0 AND filtered<=0;INSERT INTO notification_group_counts(account_id,group_key,shown,filtered)SELECT NEW.account_id,NEW.group_key,NEW.filtered=0,NEW.filtered<>0 WHERE NEW.group_key IS NOT NULL ON CONFLICT(account_id,group_key)DO UPDATE SET shown=shown+excluded.shown,filtered=filtered+excluded.filtered;END",
    "INSERT INTO notification_group_counts(account_id,group_key,shown,filtered)SELECT account_id,group_key,sum(filtered=0),sum(filtered<>0)FROM notifications INDEXED BY notifications_group WHERE group_key IS NOT NULL GROUP BY account_id,group_key"
   ]
+ },
+ {
+  "name": "0071_file_deletions.sql",
+  "queries": [
+   "CREATE TABLE file_deletions(`key` text PRIMARY KEY NOT NULL,created_at integer NOT NULL)WITHOUT ROWID;"
+  ]
  }
 ];

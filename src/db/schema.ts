@@ -406,6 +406,15 @@ export const mailOutbox = sqliteTable(
 );
 
 /**
+ * Files (MEDIA keys) to delete from R2 (services/file-deletions.ts): written in the batch that deletes what pointed
+ * at them, deleted once R2 has deleted them. WITHOUT ROWID in the migration (0071).
+ */
+export const fileDeletions = sqliteTable("file_deletions", {
+  key: text("key").primaryKey(),
+  createdAt: time("created_at").notNull(),
+});
+
+/**
  * Mail waiting to be sent (services/mail-queue.ts): written in the batch of the action that mails, deleted once
  * sent. The effects door sends it after the answer; the cron sends what is still due from `next_at`, which each
  * failed attempt pushes back, until it gives up.

@@ -50,8 +50,10 @@ export function runEffects(env: Env, ctx: WaitUntil, base: string, e: Effects | 
   if (e.events?.length) ctx.waitUntil(dispatch(env, e.events, base));
   if (e.push) ctx.waitUntil(deliverPending(env, base, 50, true).catch((err) => console.error("push delivery", err)));
   for (const url of new Set(e.cards ?? [])) ctx.waitUntil(ensureCard(db(env), url, allowPrivateAddress(env)));
-  // With what was made from them (thumbnails).
-  if (e.files?.length) ctx.waitUntil(deleteStoredFiles(env.MEDIA, e.files));
+  // With what was made from them (thumbnails). The fast path: a deleted status's files were queued in its batch
+  // (services/file-deletions.ts), so what fails here is deleted by the cron.
+  if (e.files?.length)
+    ctx.waitUntil(deleteStoredFiles(env.MEDIA, e.files).catch((err) => console.error("deleting files", err)));
   // Best effort reads of other servers (nothing is lost if they fail): a followed account's outbox, a remote
   // thread's missing replies, a reply's missing ancestors, a stale account. What they store goes through this door
   // too, awaited within the same waitUntil (no work is handed on after it).

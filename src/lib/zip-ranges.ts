@@ -2,12 +2,11 @@
  * Reading a zip a piece at a time (issue 50: an account archive of hundreds of MB sits in R2 and is imported in
  * steps): the central directory is read from the end, then each entry wanted by its own range, so no step holds
  * the whole archive. Bounded like `lib/zip.ts`: the number of entries, the directory's size, each entry's declared
- * size (an entry is inflated into a buffer of that size, never grown: one claiming less than it holds is cut), and
+ * size (inflating stops as soon as it passes it: `inflateBounded`, one claiming less than it holds is refused), and
  * names that would climb out of the archive (`..`, absolute paths, backslashes, NUL) refuse the archive.
  * ZIP64 archives (over 4 GB or 65,535 entries) and encrypted entries are refused.
  */
-import { inflateSync } from "fflate";
-import { ZipRefused } from "./zip";
+import { inflateBounded, ZipRefused } from "./zip";
 
 /** Bytes `[offset, offset + length)` of the archive. */
 export type RangeReader = (offset: number, length: number) => Promise<Uint8Array>;
@@ -119,14 +118,7 @@ export async function readEntry(read: RangeReader, entry: ZipEntry, maxBytes: nu
   if (data.length < entry.compressedSize) throw new ZipRefused(`${entry.name}: damaged entry`);
   if (entry.method === 0) return data.subarray(0, entry.size);
   if (entry.method !== 8) throw new ZipRefused(`${entry.name}: unsupported compression`);
-  // Into a buffer of the declared size: data that would inflate to more is cut there, never grown.
-  const out = new Uint8Array(entry.size);
-  try {
-    inflateSync(data, { out });
-  } catch {
-    throw new ZipRefused(`${entry.name}: damaged entry`);
-  }
-  return out;
+  return inflateBounded(data, entry.size, entry.name);
 }
 
 /** A reader over bytes in memory (an upload, a test). */

@@ -5,7 +5,7 @@
  * number of entries, each declared size and their running sum are checked before anything is inflated, and an
  * entry whose data claims less than it holds is cut at its declared size, never grown.
  */
-import { unzipSync } from "fflate";
+import { Inflate, unzipSync } from "fflate";
 
 export interface ZipLimits {
   /** Entries in the archive, directories and skipped files included. */
@@ -20,6 +20,36 @@ export interface ZipLimits {
 export const ZIP_LIMITS = { maxEntries: 1_000, maxTotalBytes: 48_000_000 } as const;
 
 export class ZipRefused extends Error {}
+
+/** An entry whose data inflates past its declared size: a lie no zip writer tells, so the whole archive is refused. */
+export class ZipOversize extends ZipRefused {}
+
+/**
+ * Compressed bytes fed to the inflater at a time. Deflate inflates at most ~1,032 times, so each push makes at
+ * most ~17 MB: fflate's one-shot inflate given a fixed buffer drops what overflows it but decodes the stream to its
+ * end (a 1 MB entry could cost a GB of work), where this stops within one push of the declared size.
+ */
+const INFLATE_CHUNK = 16 * 1024;
+
+/** Raw deflate `data`, at most `size` bytes out: `ZipOversize` as soon as it would make more, `ZipRefused` when damaged. */
+export function inflateBounded(data: Uint8Array, size: number, name: string): Uint8Array {
+  const out = new Uint8Array(size);
+  let made = 0;
+  const inflater = new Inflate((chunk) => {
+    if (made + chunk.length > size) throw new ZipOversize(`${name} inflates to more than its declared ${size} bytes`);
+    out.set(chunk, made);
+    made += chunk.length;
+  });
+  try {
+    let at = 0;
+    do inflater.push(data.subarray(at, at + INFLATE_CHUNK), at + INFLATE_CHUNK >= data.length);
+    while ((at += INFLATE_CHUNK) < data.length);
+  } catch (e) {
+    if (e instanceof ZipRefused) throw e;
+    throw new ZipRefused(`${name}: damaged entry`);
+  }
+  return made === size ? out : out.subarray(0, made);
+}
 
 /**
  * The entries `want` asks for, inflated; throws `ZipRefused` (saying which limit) past a limit, and fflate's

@@ -21,7 +21,7 @@ import { config, type Env } from "../env";
 import { ApiError } from "../lib/errors";
 import { FormFile } from "../lib/form-file";
 import { bytesReader, r2Reader, readDirectory, readEntry, type RangeReader, type ZipEntry } from "../lib/zip-ranges";
-import { ZipRefused } from "../lib/zip";
+import { ZipOversize, ZipRefused } from "../lib/zip";
 import { htmlToText, normalizeTag, sanitizeHtml } from "../content/format";
 import {
   archiveActor,
@@ -33,6 +33,7 @@ import {
 import { configuredBase } from "./events";
 import { sniffMedia } from "./media";
 import { createUpload } from "./uploads";
+import { hitAll } from "./rate-limit";
 import { deletePrivate } from "./private-files";
 import { fraction, fromRow, storageRow, WARN_AT } from "./storage";
 import { budgetFrom, budgetRow, pausesFetching } from "./usage-budget";
@@ -49,6 +50,13 @@ export const ARCHIVE_LIMITS = { maxEntries: 20_000, maxTotalBytes: 4 * 1024 * 10
 /** `outbox.json` uncompressed: parsed whole once, so well within a Worker's 128 MB. */
 export const OUTBOX_MAX_BYTES = 16 * 1024 * 1024;
 const ACTOR_MAX_BYTES = 1024 * 1024;
+/**
+ * Values (`{`, `[` and `,`, counted in the text before it is parsed, strings included) `outbox.json` may hold:
+ * 16 MB of `[{},{},…]` would parse into millions of objects, past a Worker's 128 MB. Real outboxes hold one
+ * value per ~27 bytes (test/fixtures/archives.ts, terser than most), so about 600,000 in 16 MB; a million empty
+ * objects take ~30 MB.
+ */
+export const OUTBOX_MAX_VALUES = 1_000_000;
 /** Posts imported from one archive at most (the newest; the others counted as `over_limit`). */
 export const MAX_POSTS = 10_000;
 /** Posts per chunk file, and what one step may do. */
@@ -136,7 +144,7 @@ const chunkKey = (job: Pick<ArchiveImportRow, "file_key">, n: number) =>
 
 /**
  * Takes an uploaded archive: 413 over ARCHIVE_UPLOAD_BYTES, 422 for what `inspectArchive` refuses, 409 while the
- * account has an import going on. Stored in PRIVATE, then queued for the cron.
+ * account has an import going on, 429 past the `archiveImports` limit. Stored in PRIVATE, then queued for the cron.
  */
 export async function queueArchiveImport(
   env: Env,
@@ -150,6 +158,9 @@ export async function queueArchiveImport(
   if (await activeImport(d, accountId)) throw new ApiError(409, "An import of this account is already going on");
   const bytes = file.bytes();
   await inspectArchive(bytesReader(bytes), bytes.byteLength);
+  // Each archive queued may cost the cron steps of inflating and parsing, a failing one too (one refused here cost
+  // only its directory's reading).
+  await hitAll(d, [{ key: `archiveImports:key:${accountId}`, limit: config(env).rateLimits.archiveImports }]);
   const id = newId(t);
   const key = archiveKey(accountId, id);
   await env.PRIVATE.put(key, bytes, { httpMetadata: { contentType: "application/zip" } });
@@ -241,7 +252,18 @@ export async function removeImportFiles(env: Pick<Env, "MEDIA" | "PRIVATE">, job
   await deletePrivate(env, [job.file_key, ...Array.from({ length: chunks }, (_, n) => chunkKey(job, n))]);
 }
 
-const readJson = (bytes: Uint8Array, name: string): unknown => {
+/** Refuses JSON text holding more than `max` values (an upper bound: each starts a container or follows a comma). */
+function boundValues(bytes: Uint8Array, name: string, max: number) {
+  let values = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if ((b === 0x2c || b === 0x5b || b === 0x7b) && ++values > max)
+      throw new ArchiveRefused(`${name} holds more than ${max} values`);
+  }
+}
+
+const readJson = (bytes: Uint8Array, name: string, maxValues = OUTBOX_MAX_VALUES): unknown => {
+  boundValues(bytes, name, maxValues);
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch {
@@ -412,7 +434,8 @@ async function storeMedia(env: Env, d: DB, read: RangeReader, accountId: string,
   const stored: Built["media"] = [];
   for (const m of p.media) {
     const upload = await importMedia(env, d, cfg, read, accountId, m).catch((e) => {
-      if (e instanceof ApiError || e instanceof ZipRefused) return null;
+      // An entry inflating past its declared size fails the import (a hostile archive: no later step reads it again).
+      if (e instanceof ApiError || (e instanceof ZipRefused && !(e instanceof ZipOversize))) return null;
       throw e;
     });
     if (upload) stored.push({ id: upload, status: statusId, position: stored.length });

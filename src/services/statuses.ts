@@ -41,6 +41,7 @@ import { usableUploads } from "./uploads";
 import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
 import { postPolicy, QUOTE_POLICIES } from "../lib/quote-policy";
 import { accountsByAcctKey, knownMentions, mentionTargets, shortcodesOf } from "./post-mentions";
+import { queueFileDeletions } from "./file-deletions";
 import {
   authorCountersStatement,
   conversationStatements,
@@ -638,11 +639,14 @@ export async function deleteStatuses(
   if (rows.length === 0) return { deleted: [], files: [], events: [], effects: {} };
   // An account being deleted sends one Delete of its actor instead (services/account-deletion.ts).
   const federation = opts.silent ? [] : deletionActivities(d, ids, rows, addressed);
+  const files = media.map((m) => m.file).filter((f) => !/^https?:/.test(f));
   await d.$client.batch([
     ...federation,
     ...(opts.guard ? [opts.guard] : []),
     ...deletionStatements(d, rows),
     ...deletionRecounts(d, rows, quotedRows),
+    // Deleted by the door after the answer, and by the cron if that fails (services/file-deletions.ts).
+    ...(files.length ? [queueFileDeletions(d, files, Date.now())] : []),
     // The caller's own writes (a moderation-log entry) go in the same batch.
     ...extra,
   ]);
@@ -656,7 +660,6 @@ export async function deleteStatuses(
       recipients: addressed.filter((a) => a.statusId === r.id).map((a) => a.accountId),
     },
   }));
-  const files = media.map((m) => m.file).filter((f) => !/^https?:/.test(f));
   return {
     deleted: rows.map((r) => r.id),
     files,
