@@ -13,6 +13,7 @@ import { StatusSchema } from "../src/schemas/status";
 import { HealthcheckSchema } from "../src/schemas/instance";
 import { call, json, post, registerUser, upload, valid } from "./helpers";
 import { A, B, federating, findRemote } from "./instances";
+import { measure, meteredEnv } from "../src/lib/meter";
 
 const count = async (sql: string, ...args: unknown[]) =>
   (await (
@@ -270,6 +271,75 @@ describe("delete_account and disable_account", () => {
       ok: true,
       last_error: null,
     });
+  });
+});
+
+describe("what the deletion job reads while the actor's Delete waits to be delivered", () => {
+  /** Notifications between two other users, set-based, to grow the table. */
+  async function seedNotifications(n: number) {
+    const [to, from] = [await registerUser(), await registerUser()];
+    await env.DB.prepare(
+      `INSERT INTO notifications (id, account_id, from_account_id, type, target_account_id, pushed, created_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+       SELECT ?2 || printf('%06d', i), ?2, ?3, 'follow', CASE WHEN i % 10 = 0 THEN ?3 END, 1, ?4 + i FROM n`,
+    )
+      .bind(n, to.id, from.id, Date.now())
+      .run();
+  }
+
+  /**
+   * An account with a remote follower (so its actor's Delete has somewhere to go, and stays undelivered here) and
+   * a local one, deleted through the API; then three cron minutes of the job, metered. Answers the rows each read.
+   */
+  async function deleteAndMeter(t: number) {
+    const gone = await registerUser();
+    const fan = await registerUser();
+    const host = `far-${gone.id.toLowerCase()}.example`;
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO accounts (id, username, domain, uri, url, inbox_url, shared_inbox_url, created_at, updated_at)
+         VALUES (?1, 'far', ?2, 'https://' || ?2 || '/u/far', 'https://' || ?2 || '/@far', 'https://' || ?2 || '/u/far/inbox', 'https://' || ?2 || '/inbox', ?3, ?3)`,
+      ).bind(`far${gone.id}`, host, t),
+      env.DB.prepare(
+        "INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?1 || 'f', ?1, ?2, ?3)",
+      ).bind(`far${gone.id}`, gone.id, t),
+    ]);
+    await json(`/api/v1/accounts/${gone.id}/follow`, { method: "POST", token: fan.token });
+    await post(gone, { status: "soon gone" });
+    expect(
+      await json("/api/pleroma/delete_account", {
+        method: "POST",
+        token: gone.token,
+        body: { password: gone.password },
+      }),
+    ).toEqual({ status: "success" });
+    const metered = meteredEnv(env);
+    const reads: number[] = [];
+    for (let minute = 0; minute < 3; minute++)
+      reads.push((await measure(() => runAccountDeletions(metered, t + minute * 60_000))).usage.rowsRead);
+    expect((await deletion(gone.id))?.finished_at).toBeNull();
+    // The Delete delivered (its outbox row gone): the job ends, and the fan's counter no longer counts the account.
+    await env.DB.prepare("DELETE FROM federation_outbox WHERE account_id = ?").bind(gone.id).run();
+    await runUntilDeleted(gone.id, () => runAccountDeletions(env, t + 180_000));
+    expect(
+      valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: fan.token })).following_count,
+    ).toBe(0);
+    expect(await count("SELECT 1 FROM follows WHERE account_id = ?1 OR target_account_id = ?1", gone.id)).toBe(0);
+    return reads;
+  }
+
+  it("three cron minutes read as many rows with 20,000 more notifications, and the waiting minutes read a few", async () => {
+    const t = Date.now();
+    await seedNotifications(500);
+    const small = await deleteAndMeter(t);
+    await seedNotifications(20_000);
+    const large = await deleteAndMeter(t + 3600_000);
+    expect(
+      large.reduce((a, b) => a + b),
+      `${small} then ${large}`,
+    ).toBeLessThanOrEqual(small.reduce((a, b) => a + b) + 50);
+    // A minute of waiting walks none of the account's tables again: a few index look-ups.
+    expect(Math.max(large[1]!, large[2]!), `${large}`).toBeLessThan(100);
   });
 });
 

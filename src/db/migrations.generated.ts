@@ -658,5 +658,20 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE TRIGGER notification_groups_recounted AFTER UPDATE OF filtered,type,status_id,created_at,account_id ON notifications WHEN OLD.filtered IS NOT NEW.filtered OR OLD.group_key IS NOT NEW.group_key OR OLD.account_id IS NOT NEW.account_id BEGIN UPDATE notification_group_counts SET shown=shown -(OLD.filtered=0),filtered=filtered -(OLD.filtered<>0)WHERE OLD.group_key IS NOT NULL AND account_id=OLD.account_id AND group_key=OLD.group_key;DELETE FROM notification_group_counts WHERE OLD.group_key IS NOT NULL AND account_id=OLD.account_id AND group_key=OLD.group_key AND shown<=0 AND filtered<=0;INSERT INTO notification_group_counts(account_id,group_key,shown,filtered)SELECT NEW.account_id,NEW.group_key,NEW.filtered=0,NEW.filtered<>0 WHERE NEW.group_key IS NOT NULL ON CONFLICT(account_id,group_key)DO UPDATE SET shown=shown+excluded.shown,filtered=filtered+excluded.filtered;END",
    "INSERT INTO notification_group_counts(account_id,group_key,shown,filtered)SELECT account_id,group_key,sum(filtered=0),sum(filtered<>0)FROM notifications INDEXED BY notifications_group WHERE group_key IS NOT NULL GROUP BY account_id,group_key"
   ]
+ },
+ {
+  "name": "0070_deletion_costs.sql",
+  "queries": [
+   "CREATE INDEX notifications_target ON notifications(target_account_id)WHERE target_account_id IS NOT NULL",
+   "CREATE INDEX notifications_status ON notifications(status_id)WHERE status_id IS NOT NULL",
+   "CREATE INDEX notifications_report ON notifications(report_id)WHERE report_id IS NOT NULL",
+   "DROP INDEX poll_votes_poll",
+   "CREATE INDEX poll_votes_account ON poll_votes(account_id)",
+   "CREATE INDEX reports_account ON reports(account_id)",
+   "CREATE INDEX mfa_tokens_account ON mfa_tokens(account_id)",
+   "CREATE INDEX password_reset_tokens_account ON password_reset_tokens(account_id)",
+   "CREATE INDEX federation_outbox_account ON federation_outbox(account_id)",
+   "ALTER TABLE account_deletions ADD rows_cleared_at integer"
+  ]
  }
 ];

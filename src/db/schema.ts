@@ -541,6 +541,8 @@ export const federationOutbox = sqliteTable(
     index("federation_outbox_expanded")
       .on(t.expandedAt)
       .where(sql`body IS NOT NULL`),
+    // A deleted account's actor Delete, waited for every cron minute (migration 0070).
+    index("federation_outbox_account").on(t.accountId),
   ],
 );
 
@@ -676,6 +678,7 @@ export const reports = sqliteTable(
   },
   (t) => [
     index("reports_target").on(t.targetAccountId),
+    index("reports_account").on(t.accountId),
     index("reports_state").on(t.state, t.id),
     uniqueIndex("reports_uri")
       .on(t.uri, t.targetAccountId)
@@ -722,6 +725,16 @@ export const notifications = sqliteTable(
       .on(t.accountId, t.groupKey, t.filtered, t.id)
       .where(sql`group_key IS NOT NULL`),
     index("notifications_from").on(t.fromAccountId),
+    // Migration 0070: the account deletion job's and a status deletion's look-ups.
+    index("notifications_target")
+      .on(t.targetAccountId)
+      .where(sql`target_account_id IS NOT NULL`),
+    index("notifications_status")
+      .on(t.statusId)
+      .where(sql`status_id IS NOT NULL`),
+    index("notifications_report")
+      .on(t.reportId)
+      .where(sql`report_id IS NOT NULL`),
     index("notifications_unpushed")
       .on(t.id)
       .where(sql`pushed = 0`),
@@ -1182,7 +1195,10 @@ export const pollVotes = sqliteTable(
     choice: integer("choice").notNull(),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [uniqueIndex("poll_votes_choice").on(t.pollId, t.accountId, t.choice), index("poll_votes_poll").on(t.pollId)],
+  (t) => [
+    uniqueIndex("poll_votes_choice").on(t.pollId, t.accountId, t.choice),
+    index("poll_votes_account").on(t.accountId),
+  ],
 );
 
 /** Favourites and bookmarks: one row per account and status, paged by row id. */
@@ -1580,7 +1596,7 @@ export const mfaTokens = sqliteTable(
     createdAt: time("created_at").notNull(),
     expiresAt: time("expires_at").notNull(),
   },
-  (t) => [index("mfa_tokens_expires").on(t.expiresAt)],
+  (t) => [index("mfa_tokens_expires").on(t.expiresAt), index("mfa_tokens_account").on(t.accountId)],
 );
 
 /** Password reset links: a digest of the token, single use (deleted when used), expiring. */
@@ -1594,7 +1610,10 @@ export const passwordResetTokens = sqliteTable(
     createdAt: time("created_at").notNull(),
     expiresAt: time("expires_at").notNull(),
   },
-  (t) => [index("password_reset_tokens_expires").on(t.expiresAt)],
+  (t) => [
+    index("password_reset_tokens_expires").on(t.expiresAt),
+    index("password_reset_tokens_account").on(t.accountId),
+  ],
 );
 
 /**
@@ -1679,6 +1698,8 @@ export const accountDeletions = sqliteTable(
     requestedAt: time("requested_at").notNull(),
     updatedAt: time("updated_at").notNull(),
     finishedAt: time("finished_at"),
+    /** Set once a pass over the other tables found nothing left (the job then waits for the Delete's delivery). */
+    rowsClearedAt: time("rows_cleared_at"),
   },
   (t) => [
     index("account_deletions_pending")
