@@ -31,3 +31,12 @@ CREATE INDEX `federation_outbox_account` ON `federation_outbox` (`account_id`);
 -- Set once a pass of the job over the other tables found nothing left: while the actor's Delete is still being
 -- delivered, the job then waits without walking them again every minute (a nullable column: no row rewritten).
 ALTER TABLE `account_deletions` ADD `rows_cleared_at` integer;
+--> statement-breakpoint
+-- Finding 8: the job also removes the account's notification permissions (both ways), announcement reads and
+-- interaction requests; these serve the sides no key serves (rare rows: an accepted request, a dismissed
+-- announcement, a post that needed approval).
+CREATE INDEX `notification_permissions_from` ON `notification_permissions` (`from_account_id`);
+--> statement-breakpoint
+CREATE INDEX `announcement_reads_account` ON `announcement_reads` (`account_id`);
+--> statement-breakpoint
+CREATE INDEX `interaction_requests_account` ON `interaction_requests` (`account_id`);

@@ -671,7 +671,10 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE INDEX mfa_tokens_account ON mfa_tokens(account_id)",
    "CREATE INDEX password_reset_tokens_account ON password_reset_tokens(account_id)",
    "CREATE INDEX federation_outbox_account ON federation_outbox(account_id)",
-   "ALTER TABLE account_deletions ADD rows_cleared_at integer"
+   "ALTER TABLE account_deletions ADD rows_cleared_at integer",
+   "CREATE INDEX notification_permissions_from ON notification_permissions(from_account_id)",
+   "CREATE INDEX announcement_reads_account ON announcement_reads(account_id)",
+   "CREATE INDEX interaction_requests_account ON interaction_requests(account_id)"
   ]
  }
 ];

@@ -796,7 +796,10 @@ export const notificationPermissions = sqliteTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.fromAccountId] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.fromAccountId] }),
+    index("notification_permissions_from").on(t.fromAccountId),
+  ],
 );
 
 // ---- statuses ----
@@ -851,6 +854,7 @@ export const interactionRequests = sqliteTable(
     uniqueIndex("interaction_requests_request").on(t.requestUri),
     uniqueIndex("interaction_requests_interaction").on(t.interactionId),
     index("interaction_requests_status").on(t.statusId),
+    index("interaction_requests_account").on(t.accountId),
   ],
 );
 
@@ -1909,7 +1913,10 @@ export const announcementReads = sqliteTable(
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
   },
-  (t) => [primaryKey({ columns: [t.announcementId, t.accountId] })],
+  (t) => [
+    primaryKey({ columns: [t.announcementId, t.accountId] }),
+    index("announcement_reads_account").on(t.accountId),
+  ],
 );
 
 /** Mastodon 4.3's severed relationships (migration 0062, services/severed-relationships.ts): what severed follows. */

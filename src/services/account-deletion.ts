@@ -102,9 +102,10 @@ type Step = "more" | "wait" | "done";
 /**
  * Rows of the account in the other tables, ROW_BATCH per table per step: what it made, and both sides of its
  * relationships. Mentions of it in other people's statuses and reports about it stay (the tombstone row keeps
- * them meaningful). Each statement deletes by rowid from a LIMITed select (D1 has no DELETE … LIMIT).
+ * them meaningful). Each statement deletes by rowid (by its key for a table WITHOUT ROWID) from a LIMITed select
+ * (D1 has no DELETE … LIMIT); each walks an index (test/query-plans.test.ts).
  */
-const OWN_ROWS: [table: string, where: string][] = [
+const OWN_ROWS: [table: string, where: string, key?: string][] = [
   ["favourites", "account_id = ?1"],
   ["bookmarks", "account_id = ?1"],
   ["emoji_reactions", "account_id = ?1"],
@@ -136,6 +137,15 @@ const OWN_ROWS: [table: string, where: string][] = [
   // Chats: messages first (bounded), a chat once it has none left (so its cascade stays small).
   ["chat_messages", "chat_id IN (SELECT id FROM chats WHERE a_id = ?1 OR b_id = ?1)"],
   ["chats", "(a_id = ?1 OR b_id = ?1) AND NOT EXISTS (SELECT 1 FROM chat_messages m WHERE m.chat_id = chats.id)"],
+  // Notification requests and permissions both ways (a sender gone leaves no badge behind), group counts.
+  ["notification_requests", "account_id = ?1 OR from_account_id = ?1"],
+  ["notification_permissions", "account_id = ?1 OR from_account_id = ?1", "account_id, from_account_id"],
+  ["notification_group_counts", "account_id = ?1", "account_id, group_key"],
+  // The follows it lost to a domain block, with their addresses; the event (others') stays.
+  ["severed_relationships", "account_id = ?1"],
+  ["announcement_reads", "account_id = ?1"],
+  // What it asked remote authors to approve; what others asked of its posts went with the posts (status_id).
+  ["interaction_requests", "account_id = ?1"],
   ["mfa_backup_codes", "account_id = ?1"],
   ["mfa_tokens", "account_id = ?1"],
   ["password_reset_tokens", "account_id = ?1"],
@@ -265,10 +275,12 @@ async function deleteSomeRows(d: DB, accountId: string, delivering: boolean): Pr
     sql`SELECT status_id AS id FROM favourites WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
   );
   let changes = 0;
-  for (const [table, where] of tables) {
+  for (const [table, where, key = "rowid"] of tables) {
     batch.push(
       client
-        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${ROW_BATCH})`)
+        .prepare(
+          `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE ${where} LIMIT ${ROW_BATCH})`,
+        )
         .bind(accountId),
     );
   }
