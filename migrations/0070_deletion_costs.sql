@@ -40,3 +40,10 @@ CREATE INDEX `notification_permissions_from` ON `notification_permissions` (`fro
 CREATE INDEX `announcement_reads_account` ON `announcement_reads` (`account_id`);
 --> statement-breakpoint
 CREATE INDEX `interaction_requests_account` ON `interaction_requests` (`account_id`);
+--> statement-breakpoint
+-- Finding 4: a backup's build is claimed and counted before it starts (as an archive import's step): a build that
+-- stops the isolate (memory, CPU) is taken again after its claim expires, and fails after three tries instead of
+-- being picked every minute until it expires. Nullable or constant-default columns: no row rewritten.
+ALTER TABLE `backups` ADD `attempts` integer DEFAULT 0 NOT NULL;
+--> statement-breakpoint
+ALTER TABLE `backups` ADD `lease_until` integer;

@@ -674,7 +674,9 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "ALTER TABLE account_deletions ADD rows_cleared_at integer",
    "CREATE INDEX notification_permissions_from ON notification_permissions(from_account_id)",
    "CREATE INDEX announcement_reads_account ON announcement_reads(account_id)",
-   "CREATE INDEX interaction_requests_account ON interaction_requests(account_id)"
+   "CREATE INDEX interaction_requests_account ON interaction_requests(account_id)",
+   "ALTER TABLE backups ADD attempts integer DEFAULT 0 NOT NULL",
+   "ALTER TABLE backups ADD lease_until integer"
   ]
  }
 ];

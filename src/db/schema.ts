@@ -1729,6 +1729,10 @@ export const backups = sqliteTable(
     base: text("base").notNull().default(""),
     createdAt: time("created_at").notNull(),
     processedAt: time("processed_at"),
+    /** Builds started (counted when claimed, migration 0070): failed after MAX_ATTEMPTS. */
+    attempts: integer("attempts").notNull().default(0),
+    /** Until when the run that claimed it may still be building it. */
+    leaseUntil: time("lease_until"),
   },
   (t) => [
     index("backups_account").on(t.accountId, t.id),

@@ -31,6 +31,10 @@ export const BACKUP_KEEP_DAYS = 7;
 const DAY = 24 * 3600_000;
 /** Rows read per query while building (a few queries per thousand statuses). */
 const PAGE = 1000;
+/** Builds tried before a backup is failed (each counted when it starts: one that stopped the isolate counts). */
+const MAX_ATTEMPTS = 3;
+/** How long a claimed build is left to the run that claimed it (a cron invocation's wall-time limit). */
+const LEASE_MS = 15 * 60_000;
 
 export interface BackupRow {
   id: string;
@@ -41,6 +45,8 @@ export interface BackupRow {
   base: string;
   created_at: number;
   processed_at: number | null;
+  attempts: number;
+  lease_until: number | null;
 }
 
 /** Where archives live in the private bucket (served only through `backupReadable`). */
@@ -319,8 +325,48 @@ export async function processBackups(env: Env, t: number): Promise<void> {
       sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(expired.map((b) => b.id))}))`,
     );
   }
-  const b = await d.get<BackupRow>(sql`SELECT * FROM backups WHERE state = 'pending' ORDER BY created_at LIMIT 1`);
+  const b = await claimBackup(d, t);
   if (!b) return;
+  try {
+    await buildBackup(env, d, b, t);
+  } catch (e) {
+    // Free for the next run, or failed for good after the last attempt (the cron records the error).
+    await d.run(
+      sql`UPDATE backups SET lease_until = NULL, state = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN 'failed' ELSE state END,
+        processed_at = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN ${t} ELSE processed_at END WHERE id = ${b.id}`,
+    );
+    throw e;
+  }
+}
+
+/**
+ * The oldest pending backup no run is building, claimed with its attempt counted before the build starts: a build
+ * that stops the isolate never reaches a catch, and must not be picked every minute ahead of the others. One
+ * tried MAX_ATTEMPTS times is failed on the way. Answers null when there is none.
+ */
+async function claimBackup(d: DB, t: number): Promise<BackupRow | null> {
+  for (let tries = 0; tries < 5; tries++) {
+    const b = await d.get<BackupRow>(
+      sql`SELECT * FROM backups WHERE state = 'pending' AND (lease_until IS NULL OR lease_until <= ${t}) ORDER BY created_at LIMIT 1`,
+    );
+    if (!b) return null;
+    if (b.attempts >= MAX_ATTEMPTS) {
+      await d.run(
+        sql`UPDATE backups SET state = 'failed', lease_until = NULL, processed_at = ${t} WHERE id = ${b.id} AND state = 'pending'`,
+      );
+      continue;
+    }
+    const claimed = await d.run(
+      sql`UPDATE backups SET attempts = attempts + 1, lease_until = ${t + LEASE_MS}
+        WHERE id = ${b.id} AND state = 'pending' AND attempts = ${b.attempts}`,
+    );
+    if (claimed.meta.changes) return { ...b, attempts: b.attempts + 1 };
+  }
+  return null;
+}
+
+/** Builds the claimed backup's archive, stores it, mails its link and removes the account's older archives. */
+async function buildBackup(env: Env, d: DB, b: BackupRow, t: number): Promise<void> {
   const base = configuredBase(env) || b.base;
   const files = await buildArchive(d, b.account_id, origins(env, base));
   if (!files) {
@@ -351,7 +397,7 @@ export async function processBackups(env: Env, t: number): Promise<void> {
   await d.$client.batch([
     statement(
       d,
-      sql`UPDATE backups SET state = 'complete', size = ${zip.byteLength}, processed_at = ${t} WHERE id = ${b.id}`,
+      sql`UPDATE backups SET state = 'complete', size = ${zip.byteLength}, processed_at = ${t}, lease_until = NULL WHERE id = ${b.id}`,
     ),
     statement(
       d,
