@@ -7,6 +7,7 @@ import { BackupSchema } from "../src/schemas/pleroma";
 import { sendQueuedMail } from "../src/services/mail-queue";
 import { db } from "../src/db/client";
 import { call, json, post, registerUser, upload, valid } from "./helpers";
+import { PART } from "../src/lib/zip-upload";
 
 const DAY = 24 * 3600_000;
 const list = async (token: string) =>
@@ -244,5 +245,36 @@ describe("a backup that cannot be built (review of services/)", () => {
     // Its claim past: taken again.
     await processBackups(env, t + 3600_000);
     expect(await state(busy.id)).toMatchObject({ state: "complete", attempts: 2 });
+  });
+
+  it("an archive larger than a part is streamed page by page into a multipart upload, and downloads whole", async () => {
+    const big = await registerUser();
+    // 4,000 statuses of 3,200 hexadecimal characters (random: about half survives compression), about 6.4 MB zipped.
+    await env.DB.prepare(
+      `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+       SELECT ?1 || printf('%05d', i), 'http://localhost/objects/' || ?1 || i, 'http://localhost/notice/' || ?1 || i, ?2,
+              ?1 || printf('%05d', i), 'ctx', hex(randomblob(1600)), '', 'public', 1, ?3 + i FROM n`,
+    )
+      .bind(`big${big.id}`, big.id, Date.now())
+      .run();
+    await json("/api/v1/pleroma/backups", { method: "POST", token: big.token });
+    await processBackups(env, Date.now());
+    const [done] = await list(big.token);
+    expect(done).toMatchObject({ processed: true });
+    expect(done!.file_size).toBeGreaterThan(PART);
+    const res = await call(new URL(done!.url).pathname + new URL(done!.url).search);
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(bytes.byteLength).toBe(done!.file_size);
+    const files = unzipSync(bytes);
+    const outbox = JSON.parse(strFromU8(files["outbox.json"]!)) as {
+      totalItems: number;
+      orderedItems: { id: string }[];
+    };
+    expect(outbox.totalItems).toBe(4000);
+    expect(outbox.orderedItems).toHaveLength(4000);
+    expect(outbox.orderedItems[3999]!.id).toBe(`http://localhost/objects/big${big.id}4000/activity`);
+    expect(JSON.parse(strFromU8(files["likes.json"]!))).toMatchObject({ totalItems: 0, orderedItems: [] });
   });
 });
