@@ -29,6 +29,13 @@ const deletion = (id: string, db: D1Database = env.DB) =>
     .bind(id)
     .first<{ finished_at: number | null; statuses_deleted: number }>();
 
+/** Deletes the account through the API (`delete_account` with its password). */
+async function deleteAccount(u: { token: string; password: string }) {
+  expect(
+    await json("/api/pleroma/delete_account", { method: "POST", token: u.token, body: { password: u.password } }),
+  ).toEqual({ status: "success" });
+}
+
 /** Runs the cron until the account's deletion has finished (bounded), answering how many runs it took. */
 async function runUntilDeleted(id: string, run: () => Promise<unknown>, max = 100) {
   for (let i = 1; i <= max; i++) {
@@ -345,13 +352,7 @@ describe("the rows deletion leaves behind (review of services/)", () => {
     );
     expect(before).toEqual([2, 2, 1, 1, 1, 2]);
 
-    expect(
-      await json("/api/pleroma/delete_account", {
-        method: "POST",
-        token: gone.token,
-        body: { password: gone.password },
-      }),
-    ).toEqual({ status: "success" });
+    await deleteAccount(gone);
     await runUntilDeleted(gone.id, () => runAccountDeletions(env, Date.now()));
     for (const [table, where] of tables)
       expect(await count(`SELECT 1 FROM ${table} WHERE ${where}`, gone.id), table).toBe(0);
@@ -397,13 +398,7 @@ describe("what the deletion job reads while the actor's Delete waits to be deliv
     ]);
     await json(`/api/v1/accounts/${gone.id}/follow`, { method: "POST", token: fan.token });
     await post(gone, { status: "soon gone" });
-    expect(
-      await json("/api/pleroma/delete_account", {
-        method: "POST",
-        token: gone.token,
-        body: { password: gone.password },
-      }),
-    ).toEqual({ status: "success" });
+    await deleteAccount(gone);
     const metered = meteredEnv(env);
     const reads: number[] = [];
     for (let minute = 0; minute < 3; minute++)
