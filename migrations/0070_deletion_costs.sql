@@ -24,10 +24,6 @@ CREATE INDEX `mfa_tokens_account` ON `mfa_tokens` (`account_id`);
 --> statement-breakpoint
 CREATE INDEX `password_reset_tokens_account` ON `password_reset_tokens` (`account_id`);
 --> statement-breakpoint
--- A deleted account's actor Delete is waited for every cron minute until delivered (up to two days): its outbox
--- rows by account, not the whole queue. One entry more per activity sent.
-CREATE INDEX `federation_outbox_account` ON `federation_outbox` (`account_id`);
---> statement-breakpoint
 -- Set once a pass of the job over the other tables found nothing left: while the actor's Delete is still being
 -- delivered, the job then waits without walking them again every minute (a nullable column: no row rewritten).
 ALTER TABLE `account_deletions` ADD `rows_cleared_at` integer;

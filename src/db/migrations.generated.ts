@@ -670,7 +670,6 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
    "CREATE INDEX reports_account ON reports(account_id)",
    "CREATE INDEX mfa_tokens_account ON mfa_tokens(account_id)",
    "CREATE INDEX password_reset_tokens_account ON password_reset_tokens(account_id)",
-   "CREATE INDEX federation_outbox_account ON federation_outbox(account_id)",
    "ALTER TABLE account_deletions ADD rows_cleared_at integer",
    "CREATE INDEX notification_permissions_from ON notification_permissions(from_account_id)",
    "CREATE INDEX announcement_reads_account ON announcement_reads(account_id)",

@@ -541,8 +541,6 @@ export const federationOutbox = sqliteTable(
     index("federation_outbox_expanded")
       .on(t.expandedAt)
       .where(sql`body IS NOT NULL`),
-    // A deleted account's actor Delete, waited for every cron minute (migration 0070).
-    index("federation_outbox_account").on(t.accountId),
   ],
 );
 
