@@ -11,8 +11,10 @@ import { processBackups } from "../src/services/backups";
 import { AccountSchema } from "../src/schemas/account";
 import { StatusSchema } from "../src/schemas/status";
 import { HealthcheckSchema } from "../src/schemas/instance";
+import { NotificationPolicySchema, NotificationRequestSchema } from "../src/schemas/notification-groups";
 import { call, json, post, registerUser, upload, valid } from "./helpers";
 import { A, B, federating, findRemote } from "./instances";
+import { measure, meteredEnv } from "../src/lib/meter";
 
 const count = async (sql: string, ...args: unknown[]) =>
   (await (
@@ -26,6 +28,13 @@ const deletion = (id: string, db: D1Database = env.DB) =>
     .prepare("SELECT * FROM account_deletions WHERE account_id = ?")
     .bind(id)
     .first<{ finished_at: number | null; statuses_deleted: number }>();
+
+/** Deletes the account through the API (`delete_account` with its password). */
+async function deleteAccount(u: { token: string; password: string }) {
+  expect(
+    await json("/api/pleroma/delete_account", { method: "POST", token: u.token, body: { password: u.password } }),
+  ).toEqual({ status: "success" });
+}
 
 /** Runs the cron until the account's deletion has finished (bounded), answering how many runs it took. */
 async function runUntilDeleted(id: string, run: () => Promise<unknown>, max = 100) {
@@ -270,6 +279,153 @@ describe("delete_account and disable_account", () => {
       ok: true,
       last_error: null,
     });
+  });
+});
+
+describe("the rows deletion leaves behind (review of services/)", () => {
+  const filtering = (u: { token: string }) =>
+    json("/api/v2/notifications/policy", { method: "PATCH", token: u.token, body: { for_not_following: "filter" } });
+  const policy = async (u: { token: string }) =>
+    valid(NotificationPolicySchema, await json("/api/v2/notifications/policy", { token: u.token }));
+  const requestsOf = async (u: { token: string }) =>
+    ((await json("/api/v1/notifications/requests", { token: u.token })) as unknown[]).map((r) =>
+      valid(NotificationRequestSchema, r),
+    );
+  /** Accepts `u`'s request from `from` (a permission row from then on). */
+  async function accept(u: { token: string }, from: string) {
+    const r = (await requestsOf(u)).find((x) => x.account.id === from)!;
+    expect(r, `a request from ${from}`).toBeTruthy();
+    await json(`/api/v1/notifications/requests/${r.id}/accept`, { method: "POST", token: u.token });
+  }
+
+  it("notification requests and permissions both ways, group counts, severed relationships, announcement reads and interaction requests go", async () => {
+    const [gone, friend, keeper] = [await registerUser(), await registerUser(), await registerUser()];
+    for (const u of [gone, friend, keeper]) await filtering(u);
+    // Requests both ways: friend and keeper each get one from gone (keeper accepts it), gone gets one from each (it
+    // accepts keeper's).
+    await post(gone, { status: `@${friend.username} @${keeper.username} hello` });
+    await post(friend, { status: `@${gone.username} hi` });
+    const keepers = valid(StatusSchema, await post(keeper, { status: `@${gone.username} hey` }));
+    await accept(keeper, gone.id);
+    await accept(gone, keeper.id);
+    expect((await policy(friend)).summary).toMatchObject({ pending_requests_count: 1 });
+    expect((await requestsOf(gone)).map((r) => r.account.id)).toEqual([friend.id]);
+    const t = Date.now();
+    const goneStatus = valid(StatusSchema, await post(gone, { status: "mine" }));
+    await env.DB.batch([
+      // A group count its notifications no longer account for (a drift): it goes too.
+      env.DB.prepare(
+        "INSERT INTO notification_group_counts (account_id, group_key, shown, filtered) VALUES (?, 'favourite-x-1', 1, 0)",
+      ).bind(gone.id),
+      env.DB.prepare(
+        "INSERT INTO relationship_severance_events (id, type, target_name, created_at) VALUES (?1, 'domain_block', 'far.example', ?2)",
+      ).bind(`sev${gone.id}`, t),
+      env.DB.prepare(
+        `INSERT INTO severed_relationships (id, account_id, event_id, followers_count, followers, created_at)
+         VALUES (?1, ?1, 'sev' || ?1, 1, '["https://far.example/users/lost"]', ?2)`,
+      ).bind(gone.id, t),
+      env.DB.prepare(
+        "INSERT INTO announcements (id, content, created_at, updated_at) VALUES (?1, 'news', ?2, ?2)",
+      ).bind(`ann${gone.id}`, t),
+      // Interaction requests both ways: one gone asked of keeper's post, one keeper asked of gone's.
+      ...[
+        [gone.id, keepers.id, keeper.id],
+        [keeper.id, goneStatus.id, gone.id],
+      ].map(([by, status, target], i) =>
+        env.DB.prepare(
+          `INSERT INTO interaction_requests (id, kind, account_id, status_id, target_account_id, interaction_id, interaction_uri, request_uri, state, created_at, updated_at)
+           VALUES (?1, 'like', ?2, ?3, ?4, ?1, 'https://x.example/i/' || ?1, 'https://x.example/r/' || ?1, 'pending', ?5, ?5)`,
+        ).bind(`ir${i}${gone.id}`, by, status, target, t),
+      ),
+    ]);
+    await json(`/api/v1/announcements/ann${gone.id}/dismiss`, { method: "POST", token: gone.token });
+    const tables: [string, string][] = [
+      ["notification_requests", "account_id = ?1 OR from_account_id = ?1"],
+      ["notification_permissions", "account_id = ?1 OR from_account_id = ?1"],
+      ["notification_group_counts", "account_id = ?1"],
+      ["severed_relationships", "account_id = ?1"],
+      ["announcement_reads", "account_id = ?1"],
+      ["interaction_requests", "account_id = ?1 OR target_account_id = ?1"],
+    ];
+    const before = await Promise.all(
+      tables.map(([table, where]) => count(`SELECT 1 FROM ${table} WHERE ${where}`, gone.id)),
+    );
+    expect(before).toEqual([2, 2, 1, 1, 1, 2]);
+
+    await deleteAccount(gone);
+    await runUntilDeleted(gone.id, () => runAccountDeletions(env, Date.now()));
+    for (const [table, where] of tables)
+      expect(await count(`SELECT 1 FROM ${table} WHERE ${where}`, gone.id), table).toBe(0);
+    // The others' rows stay: the shared severance event, the announcement, keeper's own post.
+    expect(await count("SELECT 1 FROM relationship_severance_events WHERE id = ?", `sev${gone.id}`)).toBe(1);
+    expect(await count("SELECT 1 FROM announcements WHERE id = ?", `ann${gone.id}`)).toBe(1);
+    valid(StatusSchema, await json(`/api/v1/statuses/${keepers.id}`, { token: keeper.token }));
+    // No badge with nothing behind it.
+    expect((await policy(friend)).summary).toMatchObject({ pending_requests_count: 0, pending_notifications_count: 0 });
+    expect(await requestsOf(friend)).toEqual([]);
+  });
+});
+
+describe("what the deletion job reads while the actor's Delete waits to be delivered", () => {
+  /** Notifications between two other users, set-based, to grow the table. */
+  async function seedNotifications(n: number) {
+    const [to, from] = [await registerUser(), await registerUser()];
+    await env.DB.prepare(
+      `INSERT INTO notifications (id, account_id, from_account_id, type, target_account_id, pushed, created_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+       SELECT ?2 || printf('%06d', i), ?2, ?3, 'follow', CASE WHEN i % 10 = 0 THEN ?3 END, 1, ?4 + i FROM n`,
+    )
+      .bind(n, to.id, from.id, Date.now())
+      .run();
+  }
+
+  /**
+   * An account with a remote follower (so its actor's Delete has somewhere to go, and stays undelivered here) and
+   * a local one, deleted through the API; then three cron minutes of the job, metered. Answers the rows each read.
+   */
+  async function deleteAndMeter(t: number) {
+    const gone = await registerUser();
+    const fan = await registerUser();
+    const host = `far-${gone.id.toLowerCase()}.example`;
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO accounts (id, username, domain, uri, url, inbox_url, shared_inbox_url, created_at, updated_at)
+         VALUES (?1, 'far', ?2, 'https://' || ?2 || '/u/far', 'https://' || ?2 || '/@far', 'https://' || ?2 || '/u/far/inbox', 'https://' || ?2 || '/inbox', ?3, ?3)`,
+      ).bind(`far${gone.id}`, host, t),
+      env.DB.prepare(
+        "INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?1 || 'f', ?1, ?2, ?3)",
+      ).bind(`far${gone.id}`, gone.id, t),
+    ]);
+    await json(`/api/v1/accounts/${gone.id}/follow`, { method: "POST", token: fan.token });
+    await post(gone, { status: "soon gone" });
+    await deleteAccount(gone);
+    const metered = meteredEnv(env);
+    const reads: number[] = [];
+    for (let minute = 0; minute < 3; minute++)
+      reads.push((await measure(() => runAccountDeletions(metered, t + minute * 60_000))).usage.rowsRead);
+    expect((await deletion(gone.id))?.finished_at).toBeNull();
+    // The Delete delivered (its outbox row gone): the job ends, and the fan's counter no longer counts the account.
+    await env.DB.prepare("DELETE FROM federation_outbox WHERE account_id = ?").bind(gone.id).run();
+    await runUntilDeleted(gone.id, () => runAccountDeletions(env, t + 180_000));
+    expect(
+      valid(AccountSchema, await json("/api/v1/accounts/verify_credentials", { token: fan.token })).following_count,
+    ).toBe(0);
+    expect(await count("SELECT 1 FROM follows WHERE account_id = ?1 OR target_account_id = ?1", gone.id)).toBe(0);
+    return reads;
+  }
+
+  it("three cron minutes read as many rows with 20,000 more notifications, and the waiting minutes read a few", async () => {
+    const t = Date.now();
+    await seedNotifications(500);
+    const small = await deleteAndMeter(t);
+    await seedNotifications(20_000);
+    const large = await deleteAndMeter(t + 3600_000);
+    expect(
+      large.reduce((a, b) => a + b),
+      `${small} then ${large}`,
+    ).toBeLessThanOrEqual(small.reduce((a, b) => a + b) + 50);
+    // A minute of waiting walks none of the account's tables again: a few index look-ups.
+    expect(Math.max(large[1]!, large[2]!), `${large}`).toBeLessThan(100);
   });
 });
 

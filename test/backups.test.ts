@@ -7,6 +7,7 @@ import { BackupSchema } from "../src/schemas/pleroma";
 import { sendQueuedMail } from "../src/services/mail-queue";
 import { db } from "../src/db/client";
 import { call, json, post, registerUser, upload, valid } from "./helpers";
+import { PART } from "../src/lib/zip-upload";
 
 const DAY = 24 * 3600_000;
 const list = async (token: string) =>
@@ -171,5 +172,109 @@ describe("backups", () => {
     await processBackups(env, Date.now() + (BACKUP_KEEP_DAYS + 1) * DAY);
     expect(await list(me.token)).toEqual([]);
     expect(await env.PRIVATE.head(secondKey)).toBeNull();
+  });
+});
+
+describe("a backup that cannot be built (review of services/)", () => {
+  const request = (u: { token: string }) => json("/api/v1/pleroma/backups", { method: "POST", token: u.token });
+  const state = async (accountId: string) =>
+    env.DB.prepare("SELECT state, attempts, lease_until FROM backups WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ state: string; attempts: number; lease_until: number | null }>();
+
+  it("one tried three times (each run that stopped the isolate counted) fails, and the next one is built in the same run", async () => {
+    const stuck = await registerUser();
+    const next = await registerUser();
+    await post(next, { status: "keep me" });
+    await request(stuck);
+    await request(next);
+    // Three runs claimed it and never finished (memory, CPU): nothing caught them, the claims counted them.
+    await env.DB.prepare("UPDATE backups SET attempts = 3 WHERE account_id = ?").bind(stuck.id).run();
+    await processBackups(env, Date.now());
+    expect(await state(stuck.id)).toMatchObject({ state: "failed", attempts: 3 });
+    const [failed] = await list(stuck.token);
+    expect(failed).toMatchObject({ processed: false, file_size: 0 });
+    const [built] = await list(next.token);
+    expect(built).toMatchObject({ processed: true });
+    expect(built!.file_size).toBeGreaterThan(0);
+    // Not picked again, and no new one asked for at once: the week's limit holds.
+    await processBackups(env, Date.now());
+    expect(await state(stuck.id)).toMatchObject({ state: "failed", attempts: 3 });
+    const again = await call("/api/v1/pleroma/backups", { method: "POST", token: stuck.token });
+    expect(again.status).toBe(400);
+  });
+
+  it("a build that throws counts its attempt and frees the backup for the next run; the third failure is the last", async () => {
+    const flaky = await registerUser();
+    const broken = await registerUser();
+    await request(flaky);
+    await request(broken);
+    // A row the build cannot read (its profile fields are not JSON): the build throws.
+    const corrupt = (id: string, fields: string) =>
+      env.DB.prepare("UPDATE accounts SET fields = ? WHERE id = ?").bind(fields, id).run();
+    await corrupt(flaky.id, "{");
+    await corrupt(broken.id, "{");
+    await expect(processBackups(env, Date.now())).rejects.toThrow();
+    expect(await state(flaky.id)).toEqual({ state: "pending", attempts: 1, lease_until: null });
+    // Mended: the next run builds it.
+    await corrupt(flaky.id, "[]");
+    await processBackups(env, Date.now());
+    expect(await state(flaky.id)).toMatchObject({ state: "complete", attempts: 2 });
+    expect((await list(flaky.token))[0]).toMatchObject({ processed: true });
+    // Still broken: two more failures, then failed for good; a later run changes nothing.
+    for (let i = 0; i < 3; i++) await processBackups(env, Date.now()).catch(() => undefined);
+    expect(await state(broken.id)).toMatchObject({ state: "failed", attempts: 3, lease_until: null });
+    await corrupt(broken.id, "[]");
+    await processBackups(env, Date.now());
+    expect(await state(broken.id)).toMatchObject({ state: "failed", attempts: 3 });
+    expect((await list(broken.token))[0]).toMatchObject({ processed: false, file_size: 0 });
+  });
+
+  it("one being built (its claim not expired) is left to its run: the next minute builds the next one", async () => {
+    const busy = await registerUser();
+    const other = await registerUser();
+    await request(busy);
+    await request(other);
+    const t = Date.now();
+    await env.DB.prepare("UPDATE backups SET attempts = 1, lease_until = ? WHERE account_id = ?")
+      .bind(t + 60_000, busy.id)
+      .run();
+    await processBackups(env, t);
+    expect(await state(busy.id)).toMatchObject({ state: "pending", attempts: 1 });
+    expect(await state(other.id)).toMatchObject({ state: "complete" });
+    // Its claim past: taken again.
+    await processBackups(env, t + 3600_000);
+    expect(await state(busy.id)).toMatchObject({ state: "complete", attempts: 2 });
+  });
+
+  it("an archive larger than a part is streamed page by page into a multipart upload, and downloads whole", async () => {
+    const big = await registerUser();
+    // 4,000 statuses of 3,200 hexadecimal characters (random: about half survives compression), about 6.4 MB zipped.
+    await env.DB.prepare(
+      `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+       SELECT ?1 || printf('%05d', i), 'http://localhost/objects/' || ?1 || i, 'http://localhost/notice/' || ?1 || i, ?2,
+              ?1 || printf('%05d', i), 'ctx', hex(randomblob(1600)), '', 'public', 1, ?3 + i FROM n`,
+    )
+      .bind(`big${big.id}`, big.id, Date.now())
+      .run();
+    await json("/api/v1/pleroma/backups", { method: "POST", token: big.token });
+    await processBackups(env, Date.now());
+    const [done] = await list(big.token);
+    expect(done).toMatchObject({ processed: true });
+    expect(done!.file_size).toBeGreaterThan(PART);
+    const res = await call(new URL(done!.url).pathname + new URL(done!.url).search);
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(bytes.byteLength).toBe(done!.file_size);
+    const files = unzipSync(bytes);
+    const outbox = JSON.parse(strFromU8(files["outbox.json"]!)) as {
+      totalItems: number;
+      orderedItems: { id: string }[];
+    };
+    expect(outbox.totalItems).toBe(4000);
+    expect(outbox.orderedItems).toHaveLength(4000);
+    expect(outbox.orderedItems[3999]!.id).toBe(`http://localhost/objects/big${big.id}4000/activity`);
+    expect(JSON.parse(strFromU8(files["likes.json"]!))).toMatchObject({ totalItems: 0, orderedItems: [] });
   });
 });

@@ -233,6 +233,11 @@ describe("between two Starling instances", () => {
 
   it("an actor Delete hides the account at once and the deletion job removes its content; repeated, nothing more", async () => {
     const { alice, bob, bobOnA } = await pair();
+    const counters = async () => {
+      const me = await account(alice.id, A, alice.token);
+      return [me.followers_count, me.following_count];
+    };
+    expect(await counters()).toEqual([1, 1]);
     const bobs = valid(
       StatusSchema,
       await json("/api/v1/statuses", {
@@ -264,6 +269,8 @@ describe("between two Starling instances", () => {
 
     // Hidden at once: the account, its status.
     expect((await call(`/api/v1/accounts/${bobOnA.id}`, { instance: A, token: alice.token })).status).toBe(404);
+    // Alice's counters drop the follows both ways at once (kept by the follows' triggers), and stay exact.
+    expect(await counters()).toEqual([0, 0]);
     expect((await call(`/api/v1/statuses/${onA!.id}`, { instance: A, token: alice.token })).status).toBe(404);
     // The job (the cron's) removes its statuses and notifications, and empties the row.
     await runAccountDeletions(A.bindings, Date.now(), 50);
@@ -272,6 +279,7 @@ describe("between two Starling instances", () => {
     expect(
       await q(A, "SELECT deactivated, display_name, statuses_count FROM accounts WHERE id = ?", bobOnA.id),
     ).toEqual([{ deactivated: 1, display_name: "", statuses_count: 0 }]);
+    expect(await counters()).toEqual([0, 0]);
     const [job] = await q<{ finished_at: number | null }>(
       A,
       "SELECT finished_at FROM account_deletions WHERE account_id = ?",

@@ -660,6 +660,25 @@ export const MIGRATIONS: { name: string; queries: string[] }[] = [
   ]
  },
  {
+  "name": "0070_deletion_costs.sql",
+  "queries": [
+   "CREATE INDEX notifications_target ON notifications(target_account_id)WHERE target_account_id IS NOT NULL",
+   "CREATE INDEX notifications_status ON notifications(status_id)WHERE status_id IS NOT NULL",
+   "CREATE INDEX notifications_report ON notifications(report_id)WHERE report_id IS NOT NULL",
+   "DROP INDEX poll_votes_poll",
+   "CREATE INDEX poll_votes_account ON poll_votes(account_id)",
+   "CREATE INDEX reports_account ON reports(account_id)",
+   "CREATE INDEX mfa_tokens_account ON mfa_tokens(account_id)",
+   "CREATE INDEX password_reset_tokens_account ON password_reset_tokens(account_id)",
+   "ALTER TABLE account_deletions ADD rows_cleared_at integer",
+   "CREATE INDEX notification_permissions_from ON notification_permissions(from_account_id)",
+   "CREATE INDEX announcement_reads_account ON announcement_reads(account_id)",
+   "CREATE INDEX interaction_requests_account ON interaction_requests(account_id)",
+   "ALTER TABLE backups ADD attempts integer DEFAULT 0 NOT NULL",
+   "ALTER TABLE backups ADD lease_until integer"
+  ]
+ },
+ {
   "name": "0071_file_deletions.sql",
   "queries": [
    "CREATE TABLE file_deletions(`key` text PRIMARY KEY NOT NULL,created_at integer NOT NULL)WITHOUT ROWID;"

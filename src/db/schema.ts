@@ -685,6 +685,7 @@ export const reports = sqliteTable(
   },
   (t) => [
     index("reports_target").on(t.targetAccountId),
+    index("reports_account").on(t.accountId),
     index("reports_state").on(t.state, t.id),
     uniqueIndex("reports_uri")
       .on(t.uri, t.targetAccountId)
@@ -731,6 +732,16 @@ export const notifications = sqliteTable(
       .on(t.accountId, t.groupKey, t.filtered, t.id)
       .where(sql`group_key IS NOT NULL`),
     index("notifications_from").on(t.fromAccountId),
+    // Migration 0070: the account deletion job's and a status deletion's look-ups.
+    index("notifications_target")
+      .on(t.targetAccountId)
+      .where(sql`target_account_id IS NOT NULL`),
+    index("notifications_status")
+      .on(t.statusId)
+      .where(sql`status_id IS NOT NULL`),
+    index("notifications_report")
+      .on(t.reportId)
+      .where(sql`report_id IS NOT NULL`),
     index("notifications_unpushed")
       .on(t.id)
       .where(sql`pushed = 0`),
@@ -792,7 +803,10 @@ export const notificationPermissions = sqliteTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.fromAccountId] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.fromAccountId] }),
+    index("notification_permissions_from").on(t.fromAccountId),
+  ],
 );
 
 // ---- statuses ----
@@ -847,6 +861,7 @@ export const interactionRequests = sqliteTable(
     uniqueIndex("interaction_requests_request").on(t.requestUri),
     uniqueIndex("interaction_requests_interaction").on(t.interactionId),
     index("interaction_requests_status").on(t.statusId),
+    index("interaction_requests_account").on(t.accountId),
   ],
 );
 
@@ -1191,7 +1206,10 @@ export const pollVotes = sqliteTable(
     choice: integer("choice").notNull(),
     createdAt: time("created_at").notNull(),
   },
-  (t) => [uniqueIndex("poll_votes_choice").on(t.pollId, t.accountId, t.choice), index("poll_votes_poll").on(t.pollId)],
+  (t) => [
+    uniqueIndex("poll_votes_choice").on(t.pollId, t.accountId, t.choice),
+    index("poll_votes_account").on(t.accountId),
+  ],
 );
 
 /** Favourites and bookmarks: one row per account and status, paged by row id. */
@@ -1589,7 +1607,7 @@ export const mfaTokens = sqliteTable(
     createdAt: time("created_at").notNull(),
     expiresAt: time("expires_at").notNull(),
   },
-  (t) => [index("mfa_tokens_expires").on(t.expiresAt)],
+  (t) => [index("mfa_tokens_expires").on(t.expiresAt), index("mfa_tokens_account").on(t.accountId)],
 );
 
 /** Password reset links: a digest of the token, single use (deleted when used), expiring. */
@@ -1603,7 +1621,10 @@ export const passwordResetTokens = sqliteTable(
     createdAt: time("created_at").notNull(),
     expiresAt: time("expires_at").notNull(),
   },
-  (t) => [index("password_reset_tokens_expires").on(t.expiresAt)],
+  (t) => [
+    index("password_reset_tokens_expires").on(t.expiresAt),
+    index("password_reset_tokens_account").on(t.accountId),
+  ],
 );
 
 /**
@@ -1688,6 +1709,8 @@ export const accountDeletions = sqliteTable(
     requestedAt: time("requested_at").notNull(),
     updatedAt: time("updated_at").notNull(),
     finishedAt: time("finished_at"),
+    /** Set once a pass over the other tables found nothing left (the job then waits for the Delete's delivery). */
+    rowsClearedAt: time("rows_cleared_at"),
   },
   (t) => [
     index("account_deletions_pending")
@@ -1713,6 +1736,10 @@ export const backups = sqliteTable(
     base: text("base").notNull().default(""),
     createdAt: time("created_at").notNull(),
     processedAt: time("processed_at"),
+    /** Builds started (counted when claimed, migration 0070): failed after MAX_ATTEMPTS. */
+    attempts: integer("attempts").notNull().default(0),
+    /** Until when the run that claimed it may still be building it. */
+    leaseUntil: time("lease_until"),
   },
   (t) => [
     index("backups_account").on(t.accountId, t.id),
@@ -1897,7 +1924,10 @@ export const announcementReads = sqliteTable(
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
   },
-  (t) => [primaryKey({ columns: [t.announcementId, t.accountId] })],
+  (t) => [
+    primaryKey({ columns: [t.announcementId, t.accountId] }),
+    index("announcement_reads_account").on(t.accountId),
+  ],
 );
 
 /** Mastodon 4.3's severed relationships (migration 0062, services/severed-relationships.ts): what severed follows. */

@@ -102,9 +102,10 @@ type Step = "more" | "wait" | "done";
 /**
  * Rows of the account in the other tables, ROW_BATCH per table per step: what it made, and both sides of its
  * relationships. Mentions of it in other people's statuses and reports about it stay (the tombstone row keeps
- * them meaningful). Each statement deletes by rowid from a LIMITed select (D1 has no DELETE … LIMIT).
+ * them meaningful). Each statement deletes by rowid (by its key for a table WITHOUT ROWID) from a LIMITed select
+ * (D1 has no DELETE … LIMIT); each walks an index (test/query-plans.test.ts).
  */
-const OWN_ROWS: [table: string, where: string][] = [
+const OWN_ROWS: [table: string, where: string, key?: string][] = [
   ["favourites", "account_id = ?1"],
   ["bookmarks", "account_id = ?1"],
   ["emoji_reactions", "account_id = ?1"],
@@ -136,25 +137,48 @@ const OWN_ROWS: [table: string, where: string][] = [
   // Chats: messages first (bounded), a chat once it has none left (so its cascade stays small).
   ["chat_messages", "chat_id IN (SELECT id FROM chats WHERE a_id = ?1 OR b_id = ?1)"],
   ["chats", "(a_id = ?1 OR b_id = ?1) AND NOT EXISTS (SELECT 1 FROM chat_messages m WHERE m.chat_id = chats.id)"],
+  // Notification requests and permissions both ways (a sender gone leaves no badge behind), group counts.
+  ["notification_requests", "account_id = ?1 OR from_account_id = ?1"],
+  ["notification_permissions", "account_id = ?1 OR from_account_id = ?1", "account_id, from_account_id"],
+  ["notification_group_counts", "account_id = ?1", "account_id, group_key"],
+  // The follows it lost to a domain block, with their addresses; the event (others') stays.
+  ["severed_relationships", "account_id = ?1"],
+  ["announcement_reads", "account_id = ?1"],
+  // What it asked remote authors to approve; what others asked of its posts went with the posts (status_id).
+  ["interaction_requests", "account_id = ?1"],
   ["mfa_backup_codes", "account_id = ?1"],
   ["mfa_tokens", "account_id = ?1"],
   ["password_reset_tokens", "account_id = ?1"],
 ];
 
+interface Job {
+  account_id: string;
+  requested_at: number;
+  rows_cleared_at: number | null;
+}
+
 /**
  * One step of one deletion: the first stage with rows left does a bounded part of its work. The stages, in order:
  * statuses, loose media, backups, archive imports, the other tables, and the end (the tombstone).
  */
-async function step(env: Env, d: DB, accountId: string, requestedAt: number, t: number): Promise<Step> {
+async function step(env: Env, d: DB, job: Job, t: number): Promise<Step> {
+  const accountId = job.account_id;
   if (await deleteSomeStatuses(env, d, accountId, t)) return "more";
   if (await deleteSomeMedia(env, d, accountId)) return "more";
   if (await deleteSomeBackups(env, d, accountId)) return "more";
   if (await deleteSomeImports(env, d, accountId)) return "more";
   // Follows stay while the actor Delete is being expanded and delivered: it is addressed by them (bounded by the
   // delivery give-up time).
-  const delivering = await actorDeleteInFlight(d, accountId, requestedAt, t);
+  const delivering = await actorDeleteInFlight(d, accountId, job.requested_at, t);
+  // Once a pass found nothing left, the other tables are not walked again every minute of the wait: once more
+  // after it (follows included), then the end.
+  if (delivering && job.rows_cleared_at !== null) return "wait";
   if (await deleteSomeRows(d, accountId, delivering)) return "more";
-  if (delivering) return "wait";
+  if (delivering) {
+    await d.run(sql`UPDATE account_deletions SET rows_cleared_at = ${t} WHERE account_id = ${accountId}`);
+    job.rows_cleared_at = t;
+    return "wait";
+  }
   await leaveTombstone(env, d, accountId, t);
   return "done";
 }
@@ -239,44 +263,33 @@ async function actorDeleteInFlight(d: DB, accountId: string, requestedAt: number
 
 /**
  * 3. Everything else, one batch: each table's next ROW_BATCH rows (follows kept while `delivering`), then the
- * counters of the accounts and statuses those rows counted in (found before, recounted from rows after). Answers
- * whether any row went.
+ * favourite counts of the statuses those rows counted in (found before, recounted from rows after; the follow
+ * counters are kept by the follows' own triggers, migration 0050). Answers whether any row went.
  */
 async function deleteSomeRows(d: DB, accountId: string, delivering: boolean): Promise<boolean> {
   const tables = OWN_ROWS.filter(([table]) => !(delivering && (table === "follows" || table === "follow_requests")));
   const client = d.$client;
   const batch: D1PreparedStatement[] = [];
-  // Accounts whose follow counters and statuses whose favourite counts this step changes.
-  const accountsHit = await d.all<{ id: string }>(
-    sql`SELECT DISTINCT other AS id FROM (
-        SELECT target_account_id AS other FROM follows WHERE account_id = ${accountId}
-        UNION SELECT account_id FROM follows WHERE target_account_id = ${accountId}) LIMIT ${ROW_BATCH * 2}`,
-  );
+  // Statuses whose favourite counts this step changes.
   const statusesHit = await d.all<{ id: string }>(
     sql`SELECT status_id AS id FROM favourites WHERE account_id = ${accountId} LIMIT ${ROW_BATCH}`,
   );
   let changes = 0;
-  for (const [table, where] of tables) {
+  for (const [table, where, key = "rowid"] of tables) {
     batch.push(
       client
-        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${ROW_BATCH})`)
+        .prepare(
+          `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE ${where} LIMIT ${ROW_BATCH})`,
+        )
         .bind(accountId),
     );
   }
-  const recounts = [
-    statement(
-      d,
-      sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
-        following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id)
-        WHERE domain IS NULL AND id IN (SELECT value FROM json_each(${JSON.stringify(accountsHit.map((r) => r.id))}))`,
-    ),
-    statement(
-      d,
-      sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = statuses.id)
-        WHERE local = 1 AND id IN (SELECT value FROM json_each(${JSON.stringify(statusesHit.map((r) => r.id))}))`,
-    ),
-  ];
-  const results = await client.batch([...batch, ...recounts]);
+  const recount = statement(
+    d,
+    sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites f WHERE f.status_id = statuses.id)
+      WHERE local = 1 AND id IN (SELECT value FROM json_each(${JSON.stringify(statusesHit.map((r) => r.id))}))`,
+  );
+  const results = await client.batch([...batch, recount]);
   for (let i = 0; i < batch.length; i++) changes += results[i]?.meta.changes ?? 0;
   return changes > 0;
 }
@@ -321,14 +334,14 @@ async function leaveTombstone(env: Env, d: DB, accountId: string, t: number): Pr
  */
 export async function runAccountDeletions(env: Env, t: number, maxSteps = STEPS_PER_RUN): Promise<number> {
   const d = db(env);
-  const pending = await d.all<{ account_id: string; requested_at: number }>(
-    sql`SELECT account_id, requested_at FROM account_deletions WHERE finished_at IS NULL ORDER BY requested_at LIMIT 5`,
+  const pending = await d.all<Job>(
+    sql`SELECT account_id, requested_at, rows_cleared_at FROM account_deletions WHERE finished_at IS NULL ORDER BY requested_at LIMIT 5`,
   );
   let steps = 0;
   for (const p of pending) {
     while (steps < maxSteps) {
       steps++;
-      const r = await step(env, d, p.account_id, p.requested_at, t);
+      const r = await step(env, d, p, t);
       if (r !== "more") break;
     }
     if (steps >= maxSteps) break;
@@ -338,15 +351,12 @@ export async function runAccountDeletions(env: Env, t: number, maxSteps = STEPS_
 
 /**
  * A remote actor deleted itself (its signed `Delete` of its own actor): the account is deactivated (hidden
- * everywhere at once, as local deactivations are) and its follows both ways end, with the local counterparts'
- * counters recounted, in one batch; its content (statuses with their reblogs, favourites, notifications and
+ * everywhere at once, as local deactivations are) and its follows both ways end (the local counterparts'
+ * counters follow, by the follows' own triggers), in one batch; its content (statuses with their reblogs, favourites, notifications and
  * media rows; its other rows) is then removed by the same bounded deletion job as a local account's, drained
  * by the cron, with no Delete sent anywhere. A repeated Delete changes nothing more.
  */
 export async function receiveActorDelete(d: DB, remoteAccountId: string, t: number): Promise<void> {
-  const others = await d.all<{ id: string }>(
-    sql`SELECT target_account_id AS id FROM follows WHERE account_id = ${remoteAccountId} UNION SELECT account_id FROM follows WHERE target_account_id = ${remoteAccountId}`,
-  );
   await d.$client.batch([
     statement(
       d,
@@ -355,12 +365,6 @@ export async function receiveActorDelete(d: DB, remoteAccountId: string, t: numb
     statement(
       d,
       sql`DELETE FROM follow_requests WHERE account_id = ${remoteAccountId} OR target_account_id = ${remoteAccountId}`,
-    ),
-    statement(
-      d,
-      sql`UPDATE accounts SET followers_count = (SELECT count(*) FROM follows WHERE target_account_id = accounts.id),
-        following_count = (SELECT count(*) FROM follows WHERE account_id = accounts.id)
-        WHERE domain IS NULL AND id IN (SELECT value FROM json_each(${JSON.stringify(others.map((r) => r.id))}))`,
     ),
     statement(
       d,

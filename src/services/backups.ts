@@ -9,7 +9,7 @@
  * `remove_outdated`).
  */
 import { sql } from "drizzle-orm";
-import { strToU8, zipSync } from "fflate";
+import { ZipUpload } from "../lib/zip-upload";
 import { config, type Env } from "../env";
 import { db, statement, type DB } from "../db/client";
 import { iso } from "../lib/iso";
@@ -31,6 +31,10 @@ export const BACKUP_KEEP_DAYS = 7;
 const DAY = 24 * 3600_000;
 /** Rows read per query while building (a few queries per thousand statuses). */
 const PAGE = 1000;
+/** Builds tried before a backup is failed (each counted when it starts: one that stopped the isolate counts). */
+const MAX_ATTEMPTS = 3;
+/** How long a claimed build is left to the run that claimed it (a cron invocation's wall-time limit). */
+const LEASE_MS = 15 * 60_000;
 
 export interface BackupRow {
   id: string;
@@ -41,6 +45,8 @@ export interface BackupRow {
   base: string;
   created_at: number;
   processed_at: number | null;
+  attempts: number;
+  lease_until: number | null;
 }
 
 /** Where archives live in the private bucket (served only through `backupReadable`). */
@@ -127,14 +133,29 @@ export async function requestBackup(
   );
 }
 
-const collection = (name: string, items: unknown[]) =>
-  JSON.stringify({
+type Pages<T> = (each: (items: T[]) => Promise<void>) => Promise<void>;
+
+/**
+ * One `OrderedCollection` file of the archive, its items written a page at a time (`orderedItems`, then
+ * `totalItems`, as a whole object would be written).
+ */
+async function writeCollection(zip: ZipUpload, name: string, pages: Pages<unknown>): Promise<void> {
+  const head = JSON.stringify({
     "@context": "https://www.w3.org/ns/activitystreams",
     id: `${name}.json`,
     type: "OrderedCollection",
-    orderedItems: items,
-    totalItems: items.length,
   });
+  await zip.file(`${name}.json`, async (piece) => {
+    let total = 0;
+    await piece(`${head.slice(0, -1)},"orderedItems":[`);
+    await pages(async (items) => {
+      if (!items.length) return;
+      await piece((total ? "," : "") + items.map((i) => JSON.stringify(i)).join(","));
+      total += items.length;
+    });
+    await piece(`],"totalItems":${total}}`);
+  });
+}
 
 interface StatusRow {
   id: string;
@@ -152,16 +173,17 @@ interface StatusRow {
   media: string;
 }
 
-/** Every row of a keyset-paged query, PAGE at a time. */
-async function allPages<T extends { id: string }>(read: (after: string) => Promise<T[]>): Promise<T[]> {
-  const out: T[] = [];
-  let after = "";
-  for (;;) {
-    const page = await read(after);
-    out.push(...page);
-    if (page.length < PAGE) return out;
-    after = page[page.length - 1].id;
-  }
+/** The rows of a keyset-paged query, PAGE at a time, each page mapped and handed on before the next is read. */
+function pagesOf<T extends { id: string }, U>(read: (after: string) => Promise<T[]>, map: (row: T) => U): Pages<U> {
+  return async (each) => {
+    let after = "";
+    for (;;) {
+      const page = await read(after);
+      await each(page.map(map));
+      if (page.length < PAGE) return;
+      after = page[page.length - 1]!.id;
+    }
+  };
 }
 
 interface ArchivedAccount {
@@ -178,31 +200,32 @@ interface ArchivedAccount {
   fields: string;
 }
 
-/** The archive's files: the actor, its outbox, and the ids it liked, bookmarked and follows. */
-async function buildArchive(d: DB, accountId: string, o: Origins): Promise<Record<string, Uint8Array> | null> {
+/**
+ * Writes the archive's files: the actor, its outbox, and the ids it liked, bookmarked and follows, a page at a
+ * time (an account's tens of thousands of statuses are never all in memory). Answers false when the account is
+ * gone.
+ */
+async function writeArchive(d: DB, accountId: string, o: Origins, zip: ZipUpload): Promise<boolean> {
   const a = await d.get<ArchivedAccount>(
     sql`SELECT uri, url, username, display_name, note, avatar, header, locked, also_known_as, created_at, fields FROM accounts WHERE id = ${accountId} AND domain IS NULL`,
   );
-  if (!a) return null;
+  if (!a) return false;
   const actor = archivedActor(a, o);
-  const statuses = await allPages((after) =>
-    d.all<StatusRow>(
-      sql`SELECT s.id, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.created_at, s.edited_at, p.uri AS in_reply_to, r.uri AS reblog_uri,
+  await zip.file("actor.json", (piece) => piece(JSON.stringify(actor)));
+  const outbox = pagesOf(
+    (after) =>
+      d.all<StatusRow>(
+        sql`SELECT s.id, s.uri, s.url, s.content, s.spoiler_text, s.visibility, s.sensitive, s.created_at, s.edited_at, p.uri AS in_reply_to, r.uri AS reblog_uri,
           (SELECT json_group_array(ra.uri) FROM status_recipients sr JOIN accounts ra ON ra.id = sr.account_id WHERE sr.status_id = s.id) AS recipients,
           (SELECT json_group_array(json_object('url', m.file, 'mediaType', m.mime_type, 'name', m.description)) FROM media_attachments m WHERE m.status_id = s.id AND m.removed_by_edit = 0) AS media
         FROM statuses s LEFT JOIN statuses p ON p.id = s.in_reply_to_id LEFT JOIN statuses r ON r.id = s.reblog_of_id
         WHERE s.account_id = ${accountId} AND s.id > ${after} ORDER BY s.id LIMIT ${PAGE}`,
-    ),
+      ),
+    (s: StatusRow) => archivedActivity(a, s, o),
   );
-  const outbox = statuses.map((s) => archivedActivity(a, s, o));
-  const { likes, bookmarks, following } = await archivedIds(d, accountId);
-  return {
-    "actor.json": strToU8(JSON.stringify(actor)),
-    "outbox.json": strToU8(collection("outbox", outbox)),
-    "likes.json": strToU8(collection("likes", likes)),
-    "bookmarks.json": strToU8(collection("bookmarks", bookmarks)),
-    "following.json": strToU8(collection("following", following)),
-  };
+  await writeCollection(zip, "outbox", outbox);
+  for (const [name, pages] of Object.entries(archivedIds(d, accountId))) await writeCollection(zip, name, pages);
+  return true;
 }
 
 /** `actor.json`: the account as an ActivityStreams Person, its collections named by their files in the archive. */
@@ -277,27 +300,30 @@ function archivedActivity(a: ArchivedAccount, s: StatusRow, o: Origins) {
   };
 }
 
-/** The ids of what the account liked and bookmarked (statuses) and follows (actors), in the order it did so. */
-async function archivedIds(d: DB, accountId: string) {
+/**
+ * The ids of what the account liked and bookmarked (statuses) and follows (actors), in the order it did so, by
+ * the file they go in.
+ */
+function archivedIds(d: DB, accountId: string): Record<"likes" | "bookmarks" | "following", Pages<unknown>> {
+  const uri = (r: { id: string; uri: string }) => r.uri;
   const pairs = (table: "favourites" | "bookmarks") =>
-    allPages((after) =>
-      d.all<{ id: string; uri: string }>(
-        sql`SELECT x.id, s.uri FROM ${sql.raw(table)} x JOIN statuses s ON s.id = x.status_id WHERE x.account_id = ${accountId} AND x.id > ${after} ORDER BY x.id LIMIT ${PAGE}`,
-      ),
+    pagesOf(
+      (after) =>
+        d.all<{ id: string; uri: string }>(
+          sql`SELECT x.id, s.uri FROM ${sql.raw(table)} x JOIN statuses s ON s.id = x.status_id WHERE x.account_id = ${accountId} AND x.id > ${after} ORDER BY x.id LIMIT ${PAGE}`,
+        ),
+      uri,
     );
-  const [likes, bookmarks, following] = await Promise.all([
-    pairs("favourites"),
-    pairs("bookmarks"),
-    allPages((after) =>
-      d.all<{ id: string; uri: string }>(
-        sql`SELECT f.id, a.uri FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ${accountId} AND f.id > ${after} ORDER BY f.id LIMIT ${PAGE}`,
-      ),
-    ),
-  ]);
   return {
-    likes: likes.map((l) => l.uri),
-    bookmarks: bookmarks.map((b) => b.uri),
-    following: following.map((f) => f.uri),
+    likes: pairs("favourites"),
+    bookmarks: pairs("bookmarks"),
+    following: pagesOf(
+      (after) =>
+        d.all<{ id: string; uri: string }>(
+          sql`SELECT f.id, a.uri FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ${accountId} AND f.id > ${after} ORDER BY f.id LIMIT ${PAGE}`,
+        ),
+      uri,
+    ),
   };
 }
 
@@ -319,21 +345,66 @@ export async function processBackups(env: Env, t: number): Promise<void> {
       sql`DELETE FROM backups WHERE id IN (SELECT value FROM json_each(${JSON.stringify(expired.map((b) => b.id))}))`,
     );
   }
-  const b = await d.get<BackupRow>(sql`SELECT * FROM backups WHERE state = 'pending' ORDER BY created_at LIMIT 1`);
+  const b = await claimBackup(d, t);
   if (!b) return;
-  const base = configuredBase(env) || b.base;
-  const files = await buildArchive(d, b.account_id, origins(env, base));
-  if (!files) {
-    await d.run(sql`UPDATE backups SET state = 'failed', processed_at = ${t} WHERE id = ${b.id}`);
-    return;
+  try {
+    await buildBackup(env, d, b, t);
+  } catch (e) {
+    // Free for the next run, or failed for good after the last attempt (the cron records the error).
+    await d.run(
+      sql`UPDATE backups SET lease_until = NULL, state = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN 'failed' ELSE state END,
+        processed_at = CASE WHEN attempts >= ${MAX_ATTEMPTS} THEN ${t} ELSE processed_at END WHERE id = ${b.id}`,
+    );
+    throw e;
   }
-  const zip = zipSync(files, { level: 6 });
-  await env.PRIVATE.put(b.file_key, zip, {
+}
+
+/**
+ * The oldest pending backup no run is building, claimed with its attempt counted before the build starts: a build
+ * that stops the isolate never reaches a catch, and must not be picked every minute ahead of the others. One
+ * tried MAX_ATTEMPTS times is failed on the way. Answers null when there is none.
+ */
+async function claimBackup(d: DB, t: number): Promise<BackupRow | null> {
+  for (let tries = 0; tries < 5; tries++) {
+    const b = await d.get<BackupRow>(
+      sql`SELECT * FROM backups WHERE state = 'pending' AND (lease_until IS NULL OR lease_until <= ${t}) ORDER BY created_at LIMIT 1`,
+    );
+    if (!b) return null;
+    if (b.attempts >= MAX_ATTEMPTS) {
+      await d.run(
+        sql`UPDATE backups SET state = 'failed', lease_until = NULL, processed_at = ${t} WHERE id = ${b.id} AND state = 'pending'`,
+      );
+      continue;
+    }
+    const claimed = await d.run(
+      sql`UPDATE backups SET attempts = attempts + 1, lease_until = ${t + LEASE_MS}
+        WHERE id = ${b.id} AND state = 'pending' AND attempts = ${b.attempts}`,
+    );
+    if (claimed.meta.changes) return { ...b, attempts: b.attempts + 1 };
+  }
+  return null;
+}
+
+/** Builds the claimed backup's archive, stores it, mails its link and removes the account's older archives. */
+async function buildBackup(env: Env, d: DB, b: BackupRow, t: number): Promise<void> {
+  const base = configuredBase(env) || b.base;
+  const zip = new ZipUpload(env.PRIVATE, b.file_key, {
     httpMetadata: {
       contentType: "application/zip",
       contentDisposition: `attachment; filename="${b.file_key.split("/").pop()}"`,
     },
   });
+  let size: number;
+  try {
+    if (!(await writeArchive(d, b.account_id, origins(env, base), zip))) {
+      await d.run(sql`UPDATE backups SET state = 'failed', processed_at = ${t}, lease_until = NULL WHERE id = ${b.id}`);
+      return;
+    }
+    size = await zip.finish();
+  } catch (e) {
+    await zip.abort();
+    throw e;
+  }
   const older = await d.all<{ id: string; file_key: string }>(
     sql`SELECT id, file_key FROM backups WHERE account_id = ${b.account_id} AND id < ${b.id}`,
   );
@@ -351,7 +422,7 @@ export async function processBackups(env: Env, t: number): Promise<void> {
   await d.$client.batch([
     statement(
       d,
-      sql`UPDATE backups SET state = 'complete', size = ${zip.byteLength}, processed_at = ${t} WHERE id = ${b.id}`,
+      sql`UPDATE backups SET state = 'complete', size = ${size}, processed_at = ${t}, lease_until = NULL WHERE id = ${b.id}`,
     ),
     statement(
       d,
