@@ -4,12 +4,14 @@
  * a Starling user quotes a remote post (pending, then accepted with the peer's stamp, revoked by its Delete);
  * Mastodon 4.5, Misskey and Akkoma quotes arriving render as quotes.
  */
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { call, json, valid } from "./helpers";
 import { A, instanceFetch } from "./instances";
 import { drainDeliveriesByHand, expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
 import { StatusSchema, type Status } from "../src/schemas/status";
 import { drainFederation } from "../src/federation/delivery/wake";
+import { dayOf, hourOf, LIMITS, limitsClock, pending } from "../src/services/inbound-limits";
 import { NotificationSchema } from "../src/schemas/social";
 import quoteRequest from "./fixtures/federation/mastodon-quote-request-4.5.json";
 import quoteAuthorization from "./fixtures/federation/mastodon-quote-authorization-4.5.json";
@@ -34,6 +36,35 @@ const statusByUri = async (s: Setup, uri: string): Promise<Status> => {
 /** An ActivityStreams document of A, as a server asks for it. */
 const fetchDoc = (url: string) =>
   instanceFetch(A, new Request(url, { headers: { Accept: "application/activity+json" } }));
+/** A public Note of `author` on the peer, served at `uri`. */
+const servePost = (s: Setup, uri: string, author: string, content = "<p>quoted</p>") =>
+  s.peer.objects.set(uri, {
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: uri,
+    type: "Note",
+    attributedTo: author,
+    to: ["https://www.w3.org/ns/activitystreams#Public"],
+    content,
+    published: "2025-10-01T11:00:00Z",
+  });
+/** Whether the peer was asked for the document at `uri`. */
+const fetched = (s: Setup, uri: string) => s.peer.requests.includes(`GET ${new URL(uri).pathname}`);
+/** `actor`'s hourly allowance here spent (the limits' clock held, so the hour cannot turn meanwhile). */
+async function spendAllowance(actor: string) {
+  const t = limitsClock.now();
+  limitsClock.now = () => t;
+  const n = LIMITS.stranger.hour.statuses;
+  await env.DB.prepare(
+    "INSERT INTO inbound_usage (day, sender, statuses, stranger_statuses, hour, hour_statuses, hour_stranger_statuses) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(dayOf(t), actor, n, n, hourOf(t), n, n)
+    .run();
+}
+const realLimitsClock = limitsClock.now;
+afterEach(() => {
+  limitsClock.now = realLimitsClock;
+});
+
 /** What A delivered to the peer so far (its outbox drained first), of one type. */
 async function deliveredOf(s: Setup, type: string) {
   await drainFederation(A.bindings);
@@ -258,5 +289,58 @@ describe("quotes other servers send", () => {
         })
       ).status,
     ).toBe(404);
+  });
+});
+
+describe("a quote in a post nobody here asked for", () => {
+  it("costs no fetch when the post concerns nobody here or its sender is over its limits; else fetched after, counted to the sender", async () => {
+    const s = await setup();
+    const author = s.peer.actor();
+    const quotedUri = `${author}/statuses/${s.vars.N}`;
+    servePost(s, quotedUri, author);
+    const stampFor = (quoting: string) => {
+      const stamp = fill(quoteAuthorization, { ...s.vars, ACTOR: author, QUOTING: quoting, OBJECT: quotedUri });
+      s.peer.objects.set(stamp.id, stamp);
+      return stamp.id as string;
+    };
+    // Nobody here follows the sender and the post addresses nobody here: dropped, its quote never fetched.
+    const stranger = fill(createQuote, { ...s.vars, OBJECT: quotedUri, AUTHORIZATION: stampFor("x") });
+    for (const o of [stranger, stranger.object]) o.cc = [`${s.actor}/followers`];
+    stranger.object.tag = [];
+    await expectAccepted(await s.peer.send(s.actor, stranger));
+    expect(fetched(s, quotedUri)).toBe(false);
+    expect(await q("SELECT id FROM statuses WHERE uri IN (?, ?)", quotedUri, stranger.object.id)).toEqual([]);
+
+    // A sender over its hourly allowance: 429, and neither the quoted post nor the stamp fetched.
+    const flooder = s.peer.actor();
+    await spendAllowance(flooder);
+    const stamp = stampFor(`${flooder}/statuses/${s.vars.N}`);
+    const throttled = fill(createQuote, { ...s.vars, ACTOR: flooder, OBJECT: quotedUri, AUTHORIZATION: stamp });
+    const res = await s.peer.send(flooder, throttled);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeTruthy();
+    expect(fetched(s, quotedUri)).toBe(false);
+    expect(fetched(s, stamp)).toBe(false);
+    expect(await q("SELECT id FROM statuses WHERE uri IN (?, ?)", quotedUri, throttled.object.id)).toEqual([]);
+
+    // A post mentioning the local user: stored, then its quote fetched (counted to the sender, not searchable) and
+    // approved by its stamp.
+    const wanted = fill(createQuote, {
+      ...s.vars,
+      OBJECT: quotedUri,
+      AUTHORIZATION: stampFor(`${s.actor}/statuses/${s.vars.N}`),
+    });
+    await expectAccepted(await s.peer.send(s.actor, wanted));
+    const quote = await statusByUri(s, wanted.object.id);
+    expect(quote.quote?.state).toBe("accepted");
+    expect(quote.quote?.quoted_status?.uri).toBe(quotedUri);
+    expect(quote.quote?.quoted_status?.quotes_count).toBe(1);
+    expect(pending.get(s.actor)?.statuses).toBe(2);
+    expect(pending.get(author)).toBeUndefined();
+    const [row] = await q<{ search_rowid: number | null }>(
+      "SELECT search_rowid FROM statuses WHERE uri = ?",
+      quotedUri,
+    );
+    expect(row).toEqual({ search_rowid: null });
   });
 });

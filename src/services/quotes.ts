@@ -211,16 +211,26 @@ export function inboundQuoteRow(
 export const linkQuotesTo = (s: { id: string; uri: string; accountId: string }) =>
   sql`UPDATE quotes SET quoted_status_id = ${s.id}, quoted_account_id = ${s.accountId} WHERE quoted_uri = ${s.uri} AND quoted_status_id IS NULL AND state <> 'deleted'`;
 
-/** A remote post's Update carrying a verified stamp: its pending quote is approved. */
-export async function approveVerified(d: DB, statusUri: string, q: ParsedQuote, t: number = now()): Promise<void> {
-  if (!q.verified || !q.authorization) return;
+/** After `linkQuotesTo`: the new status's count of the accepted quotes it linked (writes nothing when none). */
+export const countLinkedQuotes = (id: string) =>
+  sql`UPDATE statuses SET quotes_count = (SELECT count(*) FROM quotes q WHERE q.quoted_status_id = ${id} AND q.state = 'accepted')
+    WHERE id = ${id} AND EXISTS (SELECT 1 FROM quotes q WHERE q.quoted_status_id = ${id} AND q.state = 'accepted')`;
+
+/** A stored remote post carrying a verified stamp: its pending quote is approved (null: nothing to approve). */
+export async function approveVerified(
+  d: DB,
+  statusUri: string,
+  q: ParsedQuote,
+  t: number = now(),
+): Promise<Effects | null> {
+  if (!q.verified || !q.authorization) return null;
   const row = await d
-    .select({ id: quotes.id, quotedStatusId: quotes.quotedStatusId })
+    .select({ id: quotes.id, statusId: quotes.statusId, quotedStatusId: quotes.quotedStatusId })
     .from(quotes)
     .innerJoin(statuses, eq(statuses.id, quotes.statusId))
     .where(and(eq(statuses.uri, statusUri), eq(quotes.quotedUri, q.uri), eq(quotes.state, "pending")))
     .get();
-  if (!row) return;
+  if (!row) return null;
   await d.$client.batch([
     statement(
       d,
@@ -231,6 +241,7 @@ export async function approveVerified(d: DB, statusUri: string, q: ParsedQuote, 
     ),
     ...(row.quotedStatusId ? [statement(d, recountQuotes(row.quotedStatusId))] : []),
   ]);
+  return { events: [{ accountId: null, event: "status.update", payload: row.statusId }] };
 }
 
 /**

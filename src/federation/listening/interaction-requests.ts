@@ -34,7 +34,7 @@ import type { FederationData } from "../data";
 import { parseNote, type RemoteObject } from "../documents/parse-note";
 import { after, dropped, embedded, isNoteLike, sender } from "./context";
 import { announcedVisibility } from "./interactions";
-import { readyQuote } from "./quotes";
+import { settleQuote } from "./quotes";
 
 type Ctx = InboxContext<FederationData>;
 type PoliteRequest = LikeRequest | ReplyRequest | AnnounceRequest;
@@ -112,14 +112,16 @@ export async function onReplyRequest(ctx: Ctx, request: ReplyRequest): Promise<v
   const d = ctx.data.d;
   const note = applyNotePolicies(d, r.from.domain!, await parseNote(reply, r.from, r.from.domain!));
   if (note.inReplyTo !== r.req.objectUri) return dropped(request, "ReplyRequest of a reply to another post");
-  await readyQuote(ctx, note, true);
   await answer(ctx, r, async (accept) => {
     const stored = await storeRemoteNote(d, r.from, note, {
       inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
       base: ctx.canonicalOrigin,
       extra: [accept],
     });
-    if (stored.stored) after(ctx, stored.effects);
+    if (stored.stored) {
+      after(ctx, stored.effects);
+      await settleQuote(ctx, note, r.from, true);
+    }
     // Over the sender's inbound limits: answered 429 (door/handle.ts), so it asks again later.
     else if (stored.reason === "throttled") ctx.data.retryAfter = stored.retryAfter;
   });

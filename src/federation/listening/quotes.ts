@@ -1,7 +1,7 @@
 /**
  * Inbound quote traffic (issue 46; FEP-044f as Mastodon 4.5 speaks it; rules: services/quotes.ts): another
  * server's `QuoteRequest` of a local post, the `Accept` or `Reject` of a local quote's request, the `Delete` of a
- * stamp; and what a received post's quote needs before it is stored (its target fetched when unknown, its stamp
+ * stamp; and what a received post's quote needs once it is stored (its target fetched when unknown, its stamp
  * verified on the quoted post's server).
  */
 import type { InboxContext } from "@fedify/fedify";
@@ -102,20 +102,23 @@ export async function onStampDelete(ctx: Ctx, del: Delete, id: URL): Promise<boo
 }
 
 /**
- * A received post's quote, before it is stored: the quoted post fetched when not stored yet (public ones, once),
- * the stamp checked. `fetch`: false for what only a relay brought.
+ * A received post's quote, once the post is stored (so what concerns nobody here, or comes over its sender's
+ * limits, costs no fetch): the quoted post fetched when not stored yet (public ones, counted to the quoting
+ * author), then the stamp checked; a verified stamp approves the quote. `fetch`: false for what only a relay brought.
  */
-export async function readyQuote(ctx: Ctx, note: ParsedNote, fetch: boolean): Promise<void> {
+export async function settleQuote(ctx: Ctx, note: ParsedNote, from: AccountRow, fetch: boolean): Promise<void> {
   const q = note.quote;
   if (!q) return;
   const local = new URL(q.uri).origin === new URL(ctx.canonicalOrigin).origin;
-  if (fetch && !local && !(await storedStatus(ctx.data.d, q.uri))) await fetchPublicPost(ctx, q.uri);
-  if (q.authorization) q.verified = await verifyStamp(ctx, note.uri, q);
+  if (fetch && !local && !(await storedStatus(ctx.data.d, q.uri))) await fetchPublicPost(ctx, q.uri, from);
+  await quoteOfUpdate(ctx, note);
 }
 
-/** An `Update` of a post: a stamp it now carries approves its pending quote. */
+/** A stored post's quote carrying a stamp (an `Update` may bring it): verified, it approves the pending quote. */
 export async function quoteOfUpdate(ctx: Ctx, note: ParsedNote): Promise<void> {
-  if (!note.quote?.authorization) return;
-  await readyQuote(ctx, note, false);
-  await approveVerified(ctx.data.d, note.uri, note.quote);
+  const q = note.quote;
+  if (!q?.authorization) return;
+  q.verified = await verifyStamp(ctx, note.uri, q);
+  const approved = await approveVerified(ctx.data.d, note.uri, q);
+  if (approved) after(ctx, approved);
 }
