@@ -219,6 +219,37 @@ describe("quoting a post of a Mastodon 4.5 server", () => {
   });
 });
 
+describe("a local-only quote of another server's post", () => {
+  it("asks nobody: no QuoteRequest leaves the instance, the quote shows as the post's policy allows", async () => {
+    const s = await setup();
+    const remoteUri = `${s.actor}/statuses/local${s.vars.N}`;
+    s.peer.objects.set(remoteUri, {
+      "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
+      id: remoteUri,
+      type: "Note",
+      attributedTo: s.actor,
+      to: ["https://www.w3.org/ns/activitystreams#Public"],
+      content: "<p>a remote post</p>",
+      published: "2025-10-01T12:00:00Z",
+      interactionPolicy: { canQuote: { automaticApproval: ["https://www.w3.org/ns/activitystreams#Public"] } },
+    });
+    const found = await json(`/api/v2/search?q=${encodeURIComponent(remoteUri)}&resolve=true&type=statuses`, {
+      instance: A,
+      token: s.user.token,
+    });
+    const remote = valid(StatusSchema, found.statuses[0]);
+    const mine = await postAs(s, { status: "just between us here", quoted_status_id: remote.id, visibility: "local" });
+    expect(mine.visibility).toBe("local");
+    expect(mine.quote?.state).toBe("accepted");
+    expect(mine.quote?.quoted_status?.id).toBe(remote.id);
+    expect(
+      await q("SELECT id FROM federation_outbox WHERE account_id = ? AND activity LIKE '%QuoteRequest%'", s.user.id),
+    ).toEqual([]);
+    expect(await deliveredOf(s, "QuoteRequest")).toEqual([]);
+    expect(JSON.stringify(s.peer.delivered)).not.toContain(mine.uri);
+  });
+});
+
 describe("quotes other servers send", () => {
   it("Mastodon 4.5 (stamp verified), Misskey (_misskey_quote) and Akkoma (quoteUrl) render as quotes, not RE: links", async () => {
     const s = await setup();

@@ -70,7 +70,8 @@ export function quotedPostQuery(d: DB, me: string, id: string) {
 
 /**
  * The quote a new local post makes, by the rule: 422 when it may not quote that post. Quoting one's own
- * followers-only post makes the quote followers-only too (Mastodon's rule), so it never shows the post wider.
+ * followers-only post makes the quote followers-only too (Mastodon's rule), so it never shows the post wider. A
+ * quote of another server's post asks its author (a `QuoteRequest`), but for a local-only one.
  */
 export function prepareQuote(
   me: string,
@@ -85,7 +86,8 @@ export function prepareQuote(
   const narrowed =
     s.visibility === "private" && visibility !== "direct" && visibility !== "list" ? "private" : visibility;
   const id = newId(t);
-  const approvedHere = quoted.authorLocal || s.accountId === me;
+  // A local-only quote never leaves the instance, so it asks nobody: the rule above approved it already.
+  const approvedHere = quoted.authorLocal || s.accountId === me || narrowed === "local";
   return {
     visibility: narrowed,
     row: {
