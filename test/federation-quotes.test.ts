@@ -156,6 +156,45 @@ describe("being quoted by a Mastodon 4.5 server", () => {
   });
 });
 
+describe("a quote request whose quoting post cannot be had now", () => {
+  it("answers a throttled sender 429 and sends no answer when the post cannot be fetched, unless the rule refuses anyway", async () => {
+    const s = await setup();
+    const mine = await postAs(s, { status: "quote me later", visibility: "public" });
+    const answers = async () =>
+      (
+        await q<{ activity: string }>(
+          "SELECT activity FROM federation_outbox WHERE account_id = ? AND (activity LIKE '%QuoteReject%' OR activity LIKE '%QuoteAccept%')",
+          s.user.id,
+        )
+      ).map((r) => JSON.parse(r.activity).type);
+
+    // A sender over its inbound limits: 429 with Retry-After, no Reject (it asks again later).
+    const flooder = s.peer.actor();
+    await spendAllowance(flooder);
+    const throttled = fill(quoteRequest, { ...s.vars, ACTOR: flooder, OBJECT: mine.uri });
+    const res = await s.peer.send(flooder, throttled);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeTruthy();
+    expect(await answers()).toEqual([]);
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", throttled.instrument.id)).toEqual([]);
+
+    // A followers-only quote, named by id, that its server will not serve us (404): no answer at all.
+    const hidden = fill(quoteRequest, { ...s.vars, OBJECT: mine.uri });
+    hidden.instrument = hidden.instrument.id;
+    await expectAccepted(await s.peer.send(s.actor, hidden));
+    expect(fetched(s, hidden.instrument)).toBe(true);
+    expect(await answers()).toEqual([]);
+    expect(await deliveredOf(s, "Reject")).toEqual([]);
+
+    // The same for a post nobody may quote: the rule refuses whatever the quote, so a Reject (as Mastodon does).
+    const closed = await postAs(s, { status: "not quotable", visibility: "public", quote_approval_policy: "nobody" });
+    const refused = fill(quoteRequest, { ...s.vars, N: `${s.vars.N}r`, OBJECT: closed.uri });
+    refused.instrument = refused.instrument.id;
+    await expectAccepted(await s.peer.send(s.actor, refused));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toEqual([refused.id]);
+  });
+});
+
 describe("quoting a post of a Mastodon 4.5 server", () => {
   it("asks with a QuoteRequest, shows pending, then accepted with the peer's stamp, then revoked by its Delete", async () => {
     const s = await setup();

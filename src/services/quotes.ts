@@ -270,7 +270,9 @@ export function notifyQuoters(d: DB, status: { id: string; accountId: string }, 
  * Another server's `QuoteRequest` (`requestUri`) of the local post `quotedUri` by `from`'s post (stored here:
  * `quotingStatusId`, or null when it could not be had): an `Accept` with a stamp when the rule allows it and the
  * quoted author neither blocks `from` nor its domain, else a `Reject`. A repeated request gets the same answer
- * again (its stamp unchanged). Unknown or non-local posts: nothing (null).
+ * again (its stamp unchanged). Unknown or non-local posts: nothing (null). A quoting post that could not be had
+ * (its server would not serve it to us, or not now) gets no answer unless the rule refuses whatever it says, as
+ * Mastodon does: a Reject is final there (the quote is marked rejected for good).
  */
 export async function receiveQuoteRequest(
   d: DB,
@@ -305,14 +307,15 @@ export async function receiveQuoteRequest(
   const quoted = quotedRows[0];
   if (!quoted) return null;
   const existing = rowFound[0];
+  const ruleAllows = !quoted.refused && quoteApproval(quoted.status, from.id, quoted.follows) === "automatic";
+  if (!quoting && ruleAllows) return {};
   // The instrument must be the requester's post quoting this very post.
   const allowed =
     quoting !== null &&
     existing?.quotedUri === quotedUri &&
     existing.accountId === from.id &&
-    !quoted.refused &&
     existing?.state !== "revoked" &&
-    quoteApproval(quoted.status, from.id, quoted.follows) === "automatic";
+    ruleAllows;
   const answer = (result: string | null) =>
     outboxWrite(
       d,

@@ -32,6 +32,8 @@ export async function onQuoteRequest(ctx: Ctx, request: QuoteRequest): Promise<v
   const from = await sender(ctx, request);
   if (!from || from.deactivated || request.id.origin !== new URL(from.uri).origin) return;
   const quoting = await quotingPost(ctx, request, from);
+  // Over the sender's inbound limits: answered 429 (door/handle.ts), so it asks again later; no answer meanwhile.
+  if (quoting === "throttled") return;
   const answered = await receiveQuoteRequest(ctx.data.d, from, request.id.href, request.objectId.href, quoting);
   if (answered) after(ctx, answered);
 }
@@ -39,12 +41,14 @@ export async function onQuoteRequest(ctx: Ctx, request: QuoteRequest): Promise<v
 /**
  * The post a request asks for: stored already (the sender's), or the sender's own embedded one on its origin, or
  * fetched from its id; stored with its quote (which it must make of the requested post: services/quotes.ts).
+ * Null when it cannot be had as the sender's; "throttled" when the sender is over its inbound limits (then
+ * `ctx.data.retryAfter` is set).
  */
 async function quotingPost(
   ctx: Ctx,
   request: QuoteRequest,
   from: AccountRow,
-): Promise<{ id: string; uri: string } | null> {
+): Promise<{ id: string; uri: string } | "throttled" | null> {
   const d = ctx.data.d;
   const sameOrigin = (u: URL | null | undefined) => !!u && u.origin === new URL(from.uri).origin;
   let object = await embedded((o) => request.getInstrument(o));
@@ -65,7 +69,13 @@ async function quotingPost(
     after(ctx, stored.effects);
     return { id: stored.statusId, uri: note.uri };
   }
-  return null;
+  if (stored.reason === "throttled") {
+    ctx.data.retryAfter = stored.retryAfter;
+    return "throttled";
+  }
+  // Stored meanwhile (its Create, sent at the same time, won the race): read again.
+  const raced = stored.reason === "exists" ? await storedStatus(d, id.href) : undefined;
+  return raced?.accountId === from.id ? { id: raced.id, uri: raced.uri } : null;
 }
 
 /**
