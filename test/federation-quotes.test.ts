@@ -156,6 +156,32 @@ describe("being quoted by a Mastodon 4.5 server", () => {
   });
 });
 
+describe("a Reject of a quote request", () => {
+  it("changes only the quote of the post asked about, and recounts it", async () => {
+    const s = await setup();
+    const first = await postAs(s, { status: "first", visibility: "public" });
+    const second = await postAs(s, { status: "second", visibility: "public" });
+    const request = fill(quoteRequest, { ...s.vars, OBJECT: first.uri });
+    await expectAccepted(await s.peer.send(s.actor, request));
+    const theirs = await statusByUri(s, request.instrument.id);
+    expect(theirs.quote?.state).toBe("accepted");
+    expect((await statusOf(s, first.id)).quotes_count).toBe(1);
+
+    // The same quote named in a request for another post: rejected, the approved quote of the first untouched.
+    await expectAccepted(await s.peer.send(s.actor, { ...request, id: `${request.id}-other`, object: second.uri }));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toEqual([`${request.id}-other`]);
+    expect((await statusOf(s, theirs.id)).quote?.state).toBe("accepted");
+    expect((await statusOf(s, first.id)).quotes_count).toBe(1);
+
+    // Asked again once the author blocks the requester: rejected, and no longer counted.
+    const them = (await q<{ id: string }>("SELECT id FROM accounts WHERE uri = ?", s.actor))[0]!.id;
+    await json(`/api/v1/accounts/${them}/block`, { instance: A, token: s.user.token, method: "POST" });
+    await expectAccepted(await s.peer.send(s.actor, { ...request, id: `${request.id}-again` }));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toContain(`${request.id}-again`);
+    expect((await statusOf(s, first.id)).quotes_count).toBe(0);
+  });
+});
+
 describe("a quote request whose quoting post cannot be had now", () => {
   it("answers a throttled sender 429 and sends no answer when the post cannot be fetched, unless the rule refuses anyway", async () => {
     const s = await setup();

@@ -332,12 +332,14 @@ export async function receiveQuoteRequest(
     );
   if (!allowed || !quoting) {
     const stmts = [answer(null)];
-    if (quoting && existing && existing.state !== "revoked")
+    // Only the quote of this very post is refused (an instrument quoting another post leaves that quote alone).
+    if (quoting && existing && existing.state !== "revoked" && existing.quotedUri === quotedUri)
       stmts.push(
         statement(
           d,
           d.update(quotes).set({ state: "rejected", requestUri, updatedAt: t }).where(eq(quotes.id, existing.id)),
         ),
+        statement(d, recountQuotes(quoted.status.id)),
       );
     await d.$client.batch(stmts);
     return {};
