@@ -47,6 +47,25 @@ const servePost = (s: Setup, uri: string, author: string, content = "<p>quoted</
     content,
     published: "2025-10-01T11:00:00Z",
   });
+/** A public post of the peer's actor that anyone may quote, stored on A by the user's search for it. */
+async function quotableRemotePost(s: Setup, name: string): Promise<{ remoteUri: string; remote: Status }> {
+  const remoteUri = `${s.actor}/statuses/${name}${s.vars.N}`;
+  s.peer.objects.set(remoteUri, {
+    "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
+    id: remoteUri,
+    type: "Note",
+    attributedTo: s.actor,
+    to: ["https://www.w3.org/ns/activitystreams#Public"],
+    content: "<p>a remote post</p>",
+    published: "2025-10-01T12:00:00Z",
+    interactionPolicy: { canQuote: { automaticApproval: ["https://www.w3.org/ns/activitystreams#Public"] } },
+  });
+  const found = await json(`/api/v2/search?q=${encodeURIComponent(remoteUri)}&resolve=true&type=statuses`, {
+    instance: A,
+    token: s.user.token,
+  });
+  return { remoteUri, remote: valid(StatusSchema, found.statuses[0]) };
+}
 /** Whether the peer was asked for the document at `uri`. */
 const fetched = (s: Setup, uri: string) => s.peer.requests.includes(`GET ${new URL(uri).pathname}`);
 /** `actor`'s hourly allowance here spent (the limits' clock held, so the hour cannot turn meanwhile). */
@@ -224,22 +243,7 @@ describe("a quote request whose quoting post cannot be had now", () => {
 describe("quoting a post of a Mastodon 4.5 server", () => {
   it("asks with a QuoteRequest, shows pending, then accepted with the peer's stamp, then revoked by its Delete", async () => {
     const s = await setup();
-    const remoteUri = `${s.actor}/statuses/q${s.vars.N}`;
-    s.peer.objects.set(remoteUri, {
-      "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
-      id: remoteUri,
-      type: "Note",
-      attributedTo: s.actor,
-      to: ["https://www.w3.org/ns/activitystreams#Public"],
-      content: "<p>a remote post</p>",
-      published: "2025-10-01T12:00:00Z",
-      interactionPolicy: { canQuote: { automaticApproval: ["https://www.w3.org/ns/activitystreams#Public"] } },
-    });
-    const found = await json(`/api/v2/search?q=${encodeURIComponent(remoteUri)}&resolve=true&type=statuses`, {
-      instance: A,
-      token: s.user.token,
-    });
-    const remote = valid(StatusSchema, found.statuses[0]);
+    const { remoteUri, remote } = await quotableRemotePost(s, "q");
     expect(remote.quote_approval).toMatchObject({ automatic: ["public"], current_user: "automatic" });
 
     const mine = await postAs(s, { status: "quoting a remote post", quoted_status_id: remote.id });
@@ -287,22 +291,7 @@ describe("quoting a post of a Mastodon 4.5 server", () => {
 describe("a local-only quote of another server's post", () => {
   it("asks nobody: no QuoteRequest leaves the instance, the quote shows as the post's policy allows", async () => {
     const s = await setup();
-    const remoteUri = `${s.actor}/statuses/local${s.vars.N}`;
-    s.peer.objects.set(remoteUri, {
-      "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
-      id: remoteUri,
-      type: "Note",
-      attributedTo: s.actor,
-      to: ["https://www.w3.org/ns/activitystreams#Public"],
-      content: "<p>a remote post</p>",
-      published: "2025-10-01T12:00:00Z",
-      interactionPolicy: { canQuote: { automaticApproval: ["https://www.w3.org/ns/activitystreams#Public"] } },
-    });
-    const found = await json(`/api/v2/search?q=${encodeURIComponent(remoteUri)}&resolve=true&type=statuses`, {
-      instance: A,
-      token: s.user.token,
-    });
-    const remote = valid(StatusSchema, found.statuses[0]);
+    const { remote } = await quotableRemotePost(s, "local");
     const mine = await postAs(s, { status: "just between us here", quoted_status_id: remote.id, visibility: "local" });
     expect(mine.visibility).toBe("local");
     expect(mine.quote?.state).toBe("accepted");

@@ -31,8 +31,8 @@ import {
 } from "../../services/interaction-requests";
 import { storeRemoteNote } from "../../services/remote-statuses";
 import type { FederationData } from "../data";
-import { parseNote, type RemoteObject } from "../documents/parse-note";
-import { after, dropped, embedded, isNoteLike, sender } from "./context";
+import { parseNote } from "../documents/parse-note";
+import { after, dropped, embedded, sender, sendersPost } from "./context";
 import { announcedVisibility } from "./interactions";
 import { settleQuote } from "./quotes";
 
@@ -107,7 +107,7 @@ export async function onReplyRequest(ctx: Ctx, request: ReplyRequest): Promise<v
   const embeddedReply = await embedded((o) => request.getInstrument(o));
   const r = await readRequest(ctx, request, "reply", embeddedReply?.id ?? request.instrumentId);
   if (!r) return;
-  const reply = await ownReply(ctx, embeddedReply, r);
+  const reply = await sendersPost(ctx, embeddedReply, new URL(r.req.instrument), r.from);
   if (!reply) return dropped(request, "ReplyRequest whose instrument is not the sender's reply to its object");
   const d = ctx.data.d;
   const note = applyNotePolicies(d, r.from.domain!, await parseNote(reply, r.from, r.from.domain!));
@@ -125,16 +125,4 @@ export async function onReplyRequest(ctx: Ctx, request: ReplyRequest): Promise<v
     // Over the sender's inbound limits: answered 429 (door/handle.ts), so it asks again later.
     else if (stored.reason === "throttled") ctx.data.retryAfter = stored.retryAfter;
   });
-}
-
-/**
- * The reply a ReplyRequest carries, as the sender's own: embedded and attributed to the sender, or else fetched
- * from its id (through the guarded loader) and checked again (as a Create's object is: listening/notes.ts).
- */
-async function ownReply(ctx: Ctx, object: unknown, r: Read): Promise<RemoteObject | null> {
-  const own = (o: unknown): o is RemoteObject =>
-    isNoteLike(o) && o.id?.href === r.req.instrument && o.attributionId?.href === r.from.uri;
-  if (own(object)) return object;
-  const fetched = await ctx.lookupObject(r.req.instrument).catch(() => null);
-  return own(fetched) ? fetched : null;
 }

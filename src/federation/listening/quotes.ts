@@ -21,7 +21,7 @@ import { storeRemoteNote, type ParsedNote } from "../../services/remote-statuses
 import type { FederationData } from "../data";
 import { parseNote } from "../documents/parse-note";
 import { fetchPublicPost, verifyStamp } from "../fetching/quotes";
-import { after, embedded, isNoteLike, sender } from "./context";
+import { after, embedded, sender, sendersPost } from "./context";
 
 type Ctx = InboxContext<FederationData>;
 
@@ -50,16 +50,13 @@ async function quotingPost(
   from: AccountRow,
 ): Promise<{ id: string; uri: string } | "throttled" | null> {
   const d = ctx.data.d;
-  const sameOrigin = (u: URL | null | undefined) => !!u && u.origin === new URL(from.uri).origin;
-  let object = await embedded((o) => request.getInstrument(o));
-  const id = object?.id ?? request.instrumentId;
-  if (!id || !sameOrigin(id)) return null;
+  const embeddedPost = await embedded((o) => request.getInstrument(o));
+  const id = embeddedPost?.id ?? request.instrumentId;
+  if (!id || id.origin !== new URL(from.uri).origin) return null;
   const known = await storedStatus(d, id.href);
   if (known) return known.accountId === from.id ? { id: known.id, uri: known.uri } : null;
-  if (!object || !isNoteLike(object) || object.attributionId?.href !== from.uri)
-    object = await ctx.lookupObject(id.href).catch(() => null);
-  if (!object || !isNoteLike(object) || object.id?.href !== id.href || object.attributionId?.href !== from.uri)
-    return null;
+  const object = await sendersPost(ctx, embeddedPost, id, from);
+  if (!object) return null;
   const note = applyNotePolicies(d, from.domain!, await parseNote(object, from, from.domain!));
   const stored = await storeRemoteNote(d, from, note, {
     inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
