@@ -268,6 +268,29 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
     expect(await deliveredOf(s, "ReplyRequest")).toEqual([]);
   });
 
+  it("never shows a reply in a request to an author its audience leaves out: a private one not mentioning them, a local-only one", async () => {
+    const s = await setup();
+    const post = await remotePost(s, "restricted", guarded(s));
+    const post_ = (body: Record<string, unknown>) =>
+      act(s, "/api/v1/statuses", { in_reply_to_id: post.id, ...body }).then(async (r) => {
+        expect(r.status).toBe(200);
+        return valid(StatusSchema, await r.json());
+      });
+    // Followers-only, the mention removed: not sent to the author at all, marked denied (as Mastodon sends it).
+    const secret = await post_({ status: "for my followers only", visibility: "private" });
+    expect(secret.pleroma.approval_state).toBe("denied");
+    // Local-only: never leaves the instance, asks nobody.
+    const here = await post_({ status: "just here", visibility: "local" });
+    expect(here.pleroma.approval_state).toBeNull();
+    expect(await deliveredOf(s, "ReplyRequest")).toEqual([]);
+    expect(JSON.stringify(s.peer.delivered)).not.toMatch(/for my followers only|just here/);
+    // Followers-only and mentioning the author: they are in its audience, so it asks.
+    const name = new URL(s.actor).pathname.split("/").pop();
+    const asked = await post_({ status: `@${name}@${s.peer.host} may I?`, visibility: "private" });
+    expect(asked.pleroma.approval_state).toBe("pending");
+    expect((await deliveredOf(s, "ReplyRequest")).map((r) => r.instrument.id)).toEqual([asked.uri]);
+  });
+
   it("a post whose policy lets everyone in gets the plain activities, as today, and stores no policy", async () => {
     const s = await setup();
     const post = await remotePost(s, "open", open);

@@ -28,6 +28,8 @@ const notifications = async (s: Setup) =>
   ((await json("/api/v1/notifications", { instance: A, token: s.user.token })) as unknown[]).map((n) =>
     valid(NotificationSchema, n),
   );
+/** FEP-044f's `quote` property. */
+const FEP_QUOTE = "https://w3id.org/fep/044f#quote";
 /** An ActivityStreams document of A, as a server asks for it. */
 const fetchDoc = (url: string) =>
   instanceFetch(A, new Request(url, { headers: { Accept: "application/activity+json" } }));
@@ -201,9 +203,15 @@ describe("requests Starling refuses or ignores", () => {
     const closed = await postAs(s, { status: "followers only", visibility: "private" });
     const rejectedIds = async () => (await deliveredOf(s, "Reject")).map((r) => r.object?.id);
 
-    // A followers-only post, asked about by someone who does not follow: Reject, nothing stored.
+    // A followers-only post, asked about by someone who does not follow: Reject, nothing stored (nor the post
+    // the reply quotes fetched).
     const strangerReply = request(s, replyRequest, closed, "a");
+    const quoted = `${s.actor}/statuses/quoted${s.vars.N}`;
+    s.peer.objects.set(quoted, { ...strangerReply.instrument, id: quoted, inReplyTo: undefined });
+    strangerReply["@context"] = [...strangerReply["@context"], { quote: { "@id": FEP_QUOTE, "@type": "@id" } }];
+    strangerReply.instrument.quote = quoted;
     await expectAccepted(await s.peer.send(s.actor, strangerReply));
+    expect(s.peer.requests).not.toContain(`GET ${new URL(quoted).pathname}`);
     const strangerLike = request(s, likeRequest, closed, "b");
     await expectAccepted(await s.peer.send(s.actor, strangerLike));
     expect(await rejectedIds()).toEqual([strangerReply.id, strangerLike.id]);

@@ -4,12 +4,14 @@
  * a Starling user quotes a remote post (pending, then accepted with the peer's stamp, revoked by its Delete);
  * Mastodon 4.5, Misskey and Akkoma quotes arriving render as quotes.
  */
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { call, json, valid } from "./helpers";
 import { A, instanceFetch } from "./instances";
 import { drainDeliveriesByHand, expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
 import { StatusSchema, type Status } from "../src/schemas/status";
 import { drainFederation } from "../src/federation/delivery/wake";
+import { dayOf, hourOf, LIMITS, limitsClock, pending } from "../src/services/inbound-limits";
 import { NotificationSchema } from "../src/schemas/social";
 import quoteRequest from "./fixtures/federation/mastodon-quote-request-4.5.json";
 import quoteAuthorization from "./fixtures/federation/mastodon-quote-authorization-4.5.json";
@@ -34,6 +36,54 @@ const statusByUri = async (s: Setup, uri: string): Promise<Status> => {
 /** An ActivityStreams document of A, as a server asks for it. */
 const fetchDoc = (url: string) =>
   instanceFetch(A, new Request(url, { headers: { Accept: "application/activity+json" } }));
+/** A public Note of `author` on the peer, served at `uri`. */
+const servePost = (s: Setup, uri: string, author: string, content = "<p>quoted</p>") =>
+  s.peer.objects.set(uri, {
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: uri,
+    type: "Note",
+    attributedTo: author,
+    to: ["https://www.w3.org/ns/activitystreams#Public"],
+    content,
+    published: "2025-10-01T11:00:00Z",
+  });
+/** A public post of the peer's actor that anyone may quote, stored on A by the user's search for it. */
+async function quotableRemotePost(s: Setup, name: string): Promise<{ remoteUri: string; remote: Status }> {
+  const remoteUri = `${s.actor}/statuses/${name}${s.vars.N}`;
+  s.peer.objects.set(remoteUri, {
+    "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
+    id: remoteUri,
+    type: "Note",
+    attributedTo: s.actor,
+    to: ["https://www.w3.org/ns/activitystreams#Public"],
+    content: "<p>a remote post</p>",
+    published: "2025-10-01T12:00:00Z",
+    interactionPolicy: { canQuote: { automaticApproval: ["https://www.w3.org/ns/activitystreams#Public"] } },
+  });
+  const found = await json(`/api/v2/search?q=${encodeURIComponent(remoteUri)}&resolve=true&type=statuses`, {
+    instance: A,
+    token: s.user.token,
+  });
+  return { remoteUri, remote: valid(StatusSchema, found.statuses[0]) };
+}
+/** Whether the peer was asked for the document at `uri`. */
+const fetched = (s: Setup, uri: string) => s.peer.requests.includes(`GET ${new URL(uri).pathname}`);
+/** `actor`'s hourly allowance here spent (the limits' clock held, so the hour cannot turn meanwhile). */
+async function spendAllowance(actor: string) {
+  const t = limitsClock.now();
+  limitsClock.now = () => t;
+  const n = LIMITS.stranger.hour.statuses;
+  await env.DB.prepare(
+    "INSERT INTO inbound_usage (day, sender, statuses, stranger_statuses, hour, hour_statuses, hour_stranger_statuses) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(dayOf(t), actor, n, n, hourOf(t), n, n)
+    .run();
+}
+const realLimitsClock = limitsClock.now;
+afterEach(() => {
+  limitsClock.now = realLimitsClock;
+});
+
 /** What A delivered to the peer so far (its outbox drained first), of one type. */
 async function deliveredOf(s: Setup, type: string) {
   await drainFederation(A.bindings);
@@ -125,25 +175,75 @@ describe("being quoted by a Mastodon 4.5 server", () => {
   });
 });
 
+describe("a Reject of a quote request", () => {
+  it("changes only the quote of the post asked about, and recounts it", async () => {
+    const s = await setup();
+    const first = await postAs(s, { status: "first", visibility: "public" });
+    const second = await postAs(s, { status: "second", visibility: "public" });
+    const request = fill(quoteRequest, { ...s.vars, OBJECT: first.uri });
+    await expectAccepted(await s.peer.send(s.actor, request));
+    const theirs = await statusByUri(s, request.instrument.id);
+    expect(theirs.quote?.state).toBe("accepted");
+    expect((await statusOf(s, first.id)).quotes_count).toBe(1);
+
+    // The same quote named in a request for another post: rejected, the approved quote of the first untouched.
+    await expectAccepted(await s.peer.send(s.actor, { ...request, id: `${request.id}-other`, object: second.uri }));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toEqual([`${request.id}-other`]);
+    expect((await statusOf(s, theirs.id)).quote?.state).toBe("accepted");
+    expect((await statusOf(s, first.id)).quotes_count).toBe(1);
+
+    // Asked again once the author blocks the requester: rejected, and no longer counted.
+    const them = (await q<{ id: string }>("SELECT id FROM accounts WHERE uri = ?", s.actor))[0]!.id;
+    await json(`/api/v1/accounts/${them}/block`, { instance: A, token: s.user.token, method: "POST" });
+    await expectAccepted(await s.peer.send(s.actor, { ...request, id: `${request.id}-again` }));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toContain(`${request.id}-again`);
+    expect((await statusOf(s, first.id)).quotes_count).toBe(0);
+  });
+});
+
+describe("a quote request whose quoting post cannot be had now", () => {
+  it("answers a throttled sender 429 and sends no answer when the post cannot be fetched, unless the rule refuses anyway", async () => {
+    const s = await setup();
+    const mine = await postAs(s, { status: "quote me later", visibility: "public" });
+    const answers = async () =>
+      (
+        await q<{ activity: string }>(
+          "SELECT activity FROM federation_outbox WHERE account_id = ? AND (activity LIKE '%QuoteReject%' OR activity LIKE '%QuoteAccept%')",
+          s.user.id,
+        )
+      ).map((r) => JSON.parse(r.activity).type);
+
+    // A sender over its inbound limits: 429 with Retry-After, no Reject (it asks again later).
+    const flooder = s.peer.actor();
+    await spendAllowance(flooder);
+    const throttled = fill(quoteRequest, { ...s.vars, ACTOR: flooder, OBJECT: mine.uri });
+    const res = await s.peer.send(flooder, throttled);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeTruthy();
+    expect(await answers()).toEqual([]);
+    expect(await q("SELECT id FROM statuses WHERE uri = ?", throttled.instrument.id)).toEqual([]);
+
+    // A followers-only quote, named by id, that its server will not serve us (404): no answer at all.
+    const hidden = fill(quoteRequest, { ...s.vars, OBJECT: mine.uri });
+    hidden.instrument = hidden.instrument.id;
+    await expectAccepted(await s.peer.send(s.actor, hidden));
+    expect(fetched(s, hidden.instrument)).toBe(true);
+    expect(await answers()).toEqual([]);
+    expect(await deliveredOf(s, "Reject")).toEqual([]);
+
+    // The same for a post nobody may quote: the rule refuses whatever the quote, so a Reject (as Mastodon does).
+    const closed = await postAs(s, { status: "not quotable", visibility: "public", quote_approval_policy: "nobody" });
+    const refused = fill(quoteRequest, { ...s.vars, N: `${s.vars.N}r`, OBJECT: closed.uri });
+    refused.instrument = refused.instrument.id;
+    await expectAccepted(await s.peer.send(s.actor, refused));
+    expect((await deliveredOf(s, "Reject")).map((r) => r.object.id)).toEqual([refused.id]);
+  });
+});
+
 describe("quoting a post of a Mastodon 4.5 server", () => {
   it("asks with a QuoteRequest, shows pending, then accepted with the peer's stamp, then revoked by its Delete", async () => {
     const s = await setup();
-    const remoteUri = `${s.actor}/statuses/q${s.vars.N}`;
-    s.peer.objects.set(remoteUri, {
-      "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
-      id: remoteUri,
-      type: "Note",
-      attributedTo: s.actor,
-      to: ["https://www.w3.org/ns/activitystreams#Public"],
-      content: "<p>a remote post</p>",
-      published: "2025-10-01T12:00:00Z",
-      interactionPolicy: { canQuote: { automaticApproval: ["https://www.w3.org/ns/activitystreams#Public"] } },
-    });
-    const found = await json(`/api/v2/search?q=${encodeURIComponent(remoteUri)}&resolve=true&type=statuses`, {
-      instance: A,
-      token: s.user.token,
-    });
-    const remote = valid(StatusSchema, found.statuses[0]);
+    const { remoteUri, remote } = await quotableRemotePost(s, "q");
     expect(remote.quote_approval).toMatchObject({ automatic: ["public"], current_user: "automatic" });
 
     const mine = await postAs(s, { status: "quoting a remote post", quoted_status_id: remote.id });
@@ -185,6 +285,22 @@ describe("quoting a post of a Mastodon 4.5 server", () => {
       }),
     );
     expect((await statusOf(s, mine.id)).quote).toEqual({ state: "revoked", quoted_status: null });
+  });
+});
+
+describe("a local-only quote of another server's post", () => {
+  it("asks nobody: no QuoteRequest leaves the instance, the quote shows as the post's policy allows", async () => {
+    const s = await setup();
+    const { remote } = await quotableRemotePost(s, "local");
+    const mine = await postAs(s, { status: "just between us here", quoted_status_id: remote.id, visibility: "local" });
+    expect(mine.visibility).toBe("local");
+    expect(mine.quote?.state).toBe("accepted");
+    expect(mine.quote?.quoted_status?.id).toBe(remote.id);
+    expect(
+      await q("SELECT id FROM federation_outbox WHERE account_id = ? AND activity LIKE '%QuoteRequest%'", s.user.id),
+    ).toEqual([]);
+    expect(await deliveredOf(s, "QuoteRequest")).toEqual([]);
+    expect(JSON.stringify(s.peer.delivered)).not.toContain(mine.uri);
   });
 });
 
@@ -258,5 +374,58 @@ describe("quotes other servers send", () => {
         })
       ).status,
     ).toBe(404);
+  });
+});
+
+describe("a quote in a post nobody here asked for", () => {
+  it("costs no fetch when the post concerns nobody here or its sender is over its limits; else fetched after, counted to the sender", async () => {
+    const s = await setup();
+    const author = s.peer.actor();
+    const quotedUri = `${author}/statuses/${s.vars.N}`;
+    servePost(s, quotedUri, author);
+    const stampFor = (quoting: string) => {
+      const stamp = fill(quoteAuthorization, { ...s.vars, ACTOR: author, QUOTING: quoting, OBJECT: quotedUri });
+      s.peer.objects.set(stamp.id, stamp);
+      return stamp.id as string;
+    };
+    // Nobody here follows the sender and the post addresses nobody here: dropped, its quote never fetched.
+    const stranger = fill(createQuote, { ...s.vars, OBJECT: quotedUri, AUTHORIZATION: stampFor("x") });
+    for (const o of [stranger, stranger.object]) o.cc = [`${s.actor}/followers`];
+    stranger.object.tag = [];
+    await expectAccepted(await s.peer.send(s.actor, stranger));
+    expect(fetched(s, quotedUri)).toBe(false);
+    expect(await q("SELECT id FROM statuses WHERE uri IN (?, ?)", quotedUri, stranger.object.id)).toEqual([]);
+
+    // A sender over its hourly allowance: 429, and neither the quoted post nor the stamp fetched.
+    const flooder = s.peer.actor();
+    await spendAllowance(flooder);
+    const stamp = stampFor(`${flooder}/statuses/${s.vars.N}`);
+    const throttled = fill(createQuote, { ...s.vars, ACTOR: flooder, OBJECT: quotedUri, AUTHORIZATION: stamp });
+    const res = await s.peer.send(flooder, throttled);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeTruthy();
+    expect(fetched(s, quotedUri)).toBe(false);
+    expect(fetched(s, stamp)).toBe(false);
+    expect(await q("SELECT id FROM statuses WHERE uri IN (?, ?)", quotedUri, throttled.object.id)).toEqual([]);
+
+    // A post mentioning the local user: stored, then its quote fetched (counted to the sender, not searchable) and
+    // approved by its stamp.
+    const wanted = fill(createQuote, {
+      ...s.vars,
+      OBJECT: quotedUri,
+      AUTHORIZATION: stampFor(`${s.actor}/statuses/${s.vars.N}`),
+    });
+    await expectAccepted(await s.peer.send(s.actor, wanted));
+    const quote = await statusByUri(s, wanted.object.id);
+    expect(quote.quote?.state).toBe("accepted");
+    expect(quote.quote?.quoted_status?.uri).toBe(quotedUri);
+    expect(quote.quote?.quoted_status?.quotes_count).toBe(1);
+    expect(pending.get(s.actor)?.statuses).toBe(2);
+    expect(pending.get(author)).toBeUndefined();
+    const [row] = await q<{ search_rowid: number | null }>(
+      "SELECT search_rowid FROM statuses WHERE uri = ?",
+      quotedUri,
+    );
+    expect(row).toEqual({ search_rowid: null });
   });
 });

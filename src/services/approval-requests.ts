@@ -8,7 +8,8 @@
  *   the reply or boost is marked `pending` (`statuses.approval`, shown as `pleroma.approval_state`);
  * - nobody may: a boost or a like is refused (422, as Mastodon answers an action it does not allow); a reply is
  *   posted and sent as Mastodon sends it, without approval (servers that enforce the policy drop it; the others
- *   show it), marked `denied` so that its author knows.
+ *   show it), marked `denied` so that its author knows. So is a reply whose own audience leaves the post's author
+ *   out (a followers-only one not mentioning them): a request would show it to them. A local-only one asks nobody.
  * The author's answer: services/approval-answers.ts.
  */
 import { eq, sql, type SQL } from "drizzle-orm";
@@ -95,21 +96,33 @@ export const markApproval = (d: DB, id: string, state: NonNullable<StatusRow["ap
  */
 export async function createOrAsk(
   d: DB,
-  p: { status: StatusRow; parent: StatusRow | null },
+  p: { status: StatusRow; parent: StatusRow | null; recipients: { accountId: string; mention: boolean }[] },
   t: number,
 ): Promise<D1PreparedStatement[]> {
   const s = p.status;
   const create = [outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t)];
-  if (!s.local || !p.parent) return create;
+  if (!s.local || !p.parent || s.visibility === "local") return create;
   const { approval, uri } = await approvalOf(d, s.accountId, p.parent, "reply");
   if (approval === "automatic" || !uri) return create;
-  if (approval === "denied") {
+  // The request shows the reply to the parent's author: never one its own audience leaves them out of.
+  if (approval === "denied" || !reachesAuthor(s, p.parent.accountId, p.recipients)) {
     s.approval = "denied";
     return [markApproval(d, s.id, "denied"), ...create];
   }
   s.approval = "pending";
   const ask = { kind: "reply" as const, meId: s.accountId, meUri: uri, target: p.parent, interactionId: s.id };
   return askWrites(d, { ...ask, uri: s.uri }, t);
+}
+
+/**
+ * Whether a reply is addressed to `authorId` as it goes out (services/addressing.ts): public and unlisted ones to
+ * anyone; followers-only ones to those they mention (and followers); direct and list ones to their recipients.
+ */
+function reachesAuthor(s: StatusRow, authorId: string, recipients: { accountId: string; mention: boolean }[]): boolean {
+  if (s.visibility === "public" || s.visibility === "unlisted") return true;
+  const r = recipients.find((x) => x.accountId === authorId);
+  if (s.visibility === "private") return r?.mention === true;
+  return (s.visibility === "direct" || s.visibility === "list") && r !== undefined;
 }
 
 /** A new reblog's federation: its Announce, the request instead, or 422 where the policy lets nobody boost. */

@@ -58,7 +58,10 @@ const statusAudience = (statusId: string): Audience => ({
   followers: toFollowers(statusId),
   // The author of a post it quotes too, when it is public or unlisted (as Mastodon 4.5 reaches them; never a
   // narrower post's).
+  // Its recipients as its Note addresses them (federation/documents/notes.ts): a followers-only one only those it
+  // mentions (not the unmentioned author it answers, whom its Note does not address either).
   accounts: sql`(SELECT account_id FROM status_recipients WHERE status_id = ${statusId} AND ${federatingStatus(statusId)}
+      AND (mention = 1 OR NOT EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.visibility = 'private'))
     UNION SELECT quoted_account_id FROM quotes WHERE status_id = ${statusId} AND quoted_account_id IS NOT NULL
       AND EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.local = 1 AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'unlisted')))`,
   relays: sql`(${federatingStatus(statusId)} AND EXISTS (SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.visibility = 'public'))`,

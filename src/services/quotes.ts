@@ -70,7 +70,8 @@ export function quotedPostQuery(d: DB, me: string, id: string) {
 
 /**
  * The quote a new local post makes, by the rule: 422 when it may not quote that post. Quoting one's own
- * followers-only post makes the quote followers-only too (Mastodon's rule), so it never shows the post wider.
+ * followers-only post makes the quote followers-only too (Mastodon's rule), so it never shows the post wider. A
+ * quote of another server's post asks its author (a `QuoteRequest`), but for a local-only one.
  */
 export function prepareQuote(
   me: string,
@@ -85,7 +86,8 @@ export function prepareQuote(
   const narrowed =
     s.visibility === "private" && visibility !== "direct" && visibility !== "list" ? "private" : visibility;
   const id = newId(t);
-  const approvedHere = quoted.authorLocal || s.accountId === me;
+  // A local-only quote never leaves the instance, so it asks nobody: the rule above approved it already.
+  const approvedHere = quoted.authorLocal || s.accountId === me || narrowed === "local";
   return {
     visibility: narrowed,
     row: {
@@ -211,16 +213,26 @@ export function inboundQuoteRow(
 export const linkQuotesTo = (s: { id: string; uri: string; accountId: string }) =>
   sql`UPDATE quotes SET quoted_status_id = ${s.id}, quoted_account_id = ${s.accountId} WHERE quoted_uri = ${s.uri} AND quoted_status_id IS NULL AND state <> 'deleted'`;
 
-/** A remote post's Update carrying a verified stamp: its pending quote is approved. */
-export async function approveVerified(d: DB, statusUri: string, q: ParsedQuote, t: number = now()): Promise<void> {
-  if (!q.verified || !q.authorization) return;
+/** After `linkQuotesTo`: the new status's count of the accepted quotes it linked (writes nothing when none). */
+export const countLinkedQuotes = (id: string) =>
+  sql`UPDATE statuses SET quotes_count = (SELECT count(*) FROM quotes q WHERE q.quoted_status_id = ${id} AND q.state = 'accepted')
+    WHERE id = ${id} AND EXISTS (SELECT 1 FROM quotes q WHERE q.quoted_status_id = ${id} AND q.state = 'accepted')`;
+
+/** A stored remote post carrying a verified stamp: its pending quote is approved (null: nothing to approve). */
+export async function approveVerified(
+  d: DB,
+  statusUri: string,
+  q: ParsedQuote,
+  t: number = now(),
+): Promise<Effects | null> {
+  if (!q.verified || !q.authorization) return null;
   const row = await d
-    .select({ id: quotes.id, quotedStatusId: quotes.quotedStatusId })
+    .select({ id: quotes.id, statusId: quotes.statusId, quotedStatusId: quotes.quotedStatusId })
     .from(quotes)
     .innerJoin(statuses, eq(statuses.id, quotes.statusId))
     .where(and(eq(statuses.uri, statusUri), eq(quotes.quotedUri, q.uri), eq(quotes.state, "pending")))
     .get();
-  if (!row) return;
+  if (!row) return null;
   await d.$client.batch([
     statement(
       d,
@@ -231,6 +243,7 @@ export async function approveVerified(d: DB, statusUri: string, q: ParsedQuote, 
     ),
     ...(row.quotedStatusId ? [statement(d, recountQuotes(row.quotedStatusId))] : []),
   ]);
+  return { events: [{ accountId: null, event: "status.update", payload: row.statusId }] };
 }
 
 /**
@@ -257,7 +270,9 @@ export function notifyQuoters(d: DB, status: { id: string; accountId: string }, 
  * Another server's `QuoteRequest` (`requestUri`) of the local post `quotedUri` by `from`'s post (stored here:
  * `quotingStatusId`, or null when it could not be had): an `Accept` with a stamp when the rule allows it and the
  * quoted author neither blocks `from` nor its domain, else a `Reject`. A repeated request gets the same answer
- * again (its stamp unchanged). Unknown or non-local posts: nothing (null).
+ * again (its stamp unchanged). Unknown or non-local posts: nothing (null). A quoting post that could not be had
+ * (its server would not serve it to us, or not now) gets no answer unless the rule refuses whatever it says, as
+ * Mastodon does: a Reject is final there (the quote is marked rejected for good).
  */
 export async function receiveQuoteRequest(
   d: DB,
@@ -292,14 +307,15 @@ export async function receiveQuoteRequest(
   const quoted = quotedRows[0];
   if (!quoted) return null;
   const existing = rowFound[0];
+  const ruleAllows = !quoted.refused && quoteApproval(quoted.status, from.id, quoted.follows) === "automatic";
+  if (!quoting && ruleAllows) return {};
   // The instrument must be the requester's post quoting this very post.
   const allowed =
     quoting !== null &&
     existing?.quotedUri === quotedUri &&
     existing.accountId === from.id &&
-    !quoted.refused &&
     existing?.state !== "revoked" &&
-    quoteApproval(quoted.status, from.id, quoted.follows) === "automatic";
+    ruleAllows;
   const answer = (result: string | null) =>
     outboxWrite(
       d,
@@ -316,12 +332,14 @@ export async function receiveQuoteRequest(
     );
   if (!allowed || !quoting) {
     const stmts = [answer(null)];
-    if (quoting && existing && existing.state !== "revoked")
+    // Only the quote of this very post is refused (an instrument quoting another post leaves that quote alone).
+    if (quoting && existing && existing.state !== "revoked" && existing.quotedUri === quotedUri)
       stmts.push(
         statement(
           d,
           d.update(quotes).set({ state: "rejected", requestUri, updatedAt: t }).where(eq(quotes.id, existing.id)),
         ),
+        statement(d, recountQuotes(quoted.status.id)),
       );
     await d.$client.batch(stmts);
     return {};

@@ -129,8 +129,8 @@ export type StoreResult =
 /**
  * Stores a remote status if it concerns this instance: its author is followed by a local account, or it
  * addresses or mentions a local account, or it replies to a stored local status, or a local user asked for it
- * (`requested`: a search for its URL), or a followed relay brought it (`relayed`, public posts only). Both of the
- * last are refused near the storage ceiling. Idempotent by uri.
+ * (`requested`: a search for its URL), or a stored post quotes it (`quotedBy`), or a followed relay brought it
+ * (`relayed`, public posts only). What only these last brought is refused near the storage ceiling. Idempotent by uri.
  */
 export async function storeRemoteNote(
   d: DB,
@@ -139,10 +139,12 @@ export async function storeRemoteNote(
   opts: StoreOptions,
 ): Promise<StoreResult> {
   const t = opts.t ?? now();
-  // What a local user asked for is theirs, not the sender's: neither limited nor counted.
-  const sender = opts.requested === true ? null : senderOf(author.uri);
+  // What a local user asked for is theirs, not the sender's: neither limited nor counted. A quoted post fetched
+  // for a stored post is its quoting author's doing: counted to them (and judged by whether they are followed).
+  const counted = opts.quotedBy ?? author;
+  const sender = opts.requested === true ? null : senderOf(counted.uri);
   const lt = opts.t ?? limitsClock.now();
-  const found = await surroundings(d, author, note, sender, t, lt);
+  const found = await surroundings(d, author, note, sender, t, lt, counted.id);
   if (found.existing) return { stored: false, reason: "exists" };
   const ties = tiesHere(author, note, found, opts);
   if (!ties.relevant) return { stored: false, reason: "irrelevant" };
@@ -173,6 +175,8 @@ export interface StoreOptions {
   base: string;
   t?: number;
   requested?: boolean;
+  /** Fetched because a stored post of this account quotes it: relevant, and counted to that account's limits. */
+  quotedBy?: AccountRow;
   /** Brought by a followed relay (issue 36): relevant when public, as a relay's posts are. */
   relayed?: boolean;
   extra?: D1PreparedStatement[];
@@ -182,7 +186,15 @@ export interface StoreOptions {
 type Surroundings = Awaited<ReturnType<typeof surroundings>>;
 
 /** Everything storing a note reads first, in one batch: what it touches here and the limits it must pass. */
-async function surroundings(d: DB, author: AccountRow, note: ParsedNote, sender: Sender | null, t: number, lt: number) {
+async function surroundings(
+  d: DB,
+  author: AccountRow,
+  note: ParsedNote,
+  sender: Sender | null,
+  t: number,
+  lt: number,
+  countedId: string,
+) {
   const uris = JSON.stringify([...new Set([...note.addressed, ...note.mentions])]);
   const [existing, parentRows, recipientRows, followed, contextRows, storage, day, usage, quotedRows] = await d.batch([
     d.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, note.uri)),
@@ -194,7 +206,7 @@ async function surroundings(d: DB, author: AccountRow, note: ParsedNote, sender:
       .select({ id: accounts.id, uri: accounts.uri, local: sql<number>`${accounts.domain} IS NULL` })
       .from(accounts)
       .where(and(sql`${accounts.uri} IN (SELECT value FROM json_each(${uris}))`, eq(accounts.deactivated, false))),
-    followedHere(d, author.id),
+    followedHere(d, countedId),
     d
       .select({ threadId: statuses.threadId })
       .from(statuses)
@@ -238,7 +250,7 @@ function tiesHere(author: AccountRow, note: ParsedNote, found: Surroundings, opt
   const relayed = opts.relayed === true && note.visibility === "public";
   // A quote of a local post concerns its author as a reply does.
   const concernsLocal = localRecipient || (parent !== null && parent.local) || found.quoted?.local === true;
-  const relevant = opts.requested === true || relayed || found.followed || concernsLocal;
+  const relevant = opts.requested === true || opts.quotedBy !== undefined || relayed || found.followed || concernsLocal;
   return { recipients, localRecipient, relayed, concernsLocal, relevant };
 }
 

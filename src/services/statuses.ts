@@ -38,7 +38,7 @@ import { outboxWrite } from "./outbox";
 import { createOrAsk } from "./approval-requests";
 import { localEmojisNamed, resolveLocalEmojis } from "./emoji";
 import { usableUploads } from "./uploads";
-import { linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
+import { countLinkedQuotes, linkQuotesTo, prepareQuote, quotedPostQuery, quoteWrites, recountQuotes } from "./quotes";
 import { postPolicy, QUOTE_POLICIES } from "../lib/quote-policy";
 import { accountsByAcctKey, knownMentions, mentionTargets, shortcodesOf } from "./post-mentions";
 import { queueFileDeletions } from "./file-deletions";
@@ -467,6 +467,8 @@ export async function writePost(
   // this post stored before it was.
   if (prepared.quote) stmts.push(...quoteWrites(d, s, prepared.quote));
   stmts.push(statement(d, linkQuotesTo(s)));
+  // Counted: another server's post is stored after its quotes when it is fetched for them (federation/listening/quotes.ts).
+  if (!s.local) stmts.push(statement(d, countLinkedQuotes(s.id)));
   // Federation: a Create for remote followers and addressees (none for local-only posts or an island), decided
   // by the statement itself after the status and its recipients are written.
   stmts.push(...(await createOrAsk(d, prepared, t)));

@@ -357,6 +357,8 @@ function quoteActivity(
       if (!target || src.h.statuses.get(a.statusId)?.accountId !== actorId) return null;
       // Embedded only when anyone may read it; a narrower quote is named by id (its author's server decides).
       const s = src.h.statuses.get(a.statusId)!;
+      // A local-only quote asks nobody (services/quotes.ts writes no request for it; an older row stays here).
+      if (s.visibility === "local") return null;
       const open = s.visibility === "public" || s.visibility === "unlisted";
       const instrument = open ? statusObject(src.nc, src.h, src.parentUris, a.statusId) : url(s.uri);
       if (!instrument) return null;

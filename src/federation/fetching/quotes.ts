@@ -20,9 +20,10 @@ type Ctx = Context<FederationData>;
 
 /**
  * A post not stored yet: fetched from its id (never taken as embedded), its author from its own document, stored
- * through the remote note path. Null when it cannot be had or is not public or unlisted.
+ * through the remote note path, as asked for here or (`quotedBy`) as quoted by a stored post of that account,
+ * within its limits. Null when it cannot be had or is not public or unlisted.
  */
-export async function fetchPublicPost(ctx: Ctx, uri: string): Promise<string | null> {
+export async function fetchPublicPost(ctx: Ctx, uri: string, quotedBy?: AccountRow): Promise<string | null> {
   const d = ctx.data.d;
   const object = await ctx.lookupObject(uri).catch(() => null);
   if (!object || !isPostLike(object) || object.id?.href !== uri) return null;
@@ -41,7 +42,7 @@ export async function fetchPublicPost(ctx: Ctx, uri: string): Promise<string | n
   const stored = await storeRemoteNote(d, author, note, {
     inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
     base: ctx.canonicalOrigin,
-    requested: true,
+    ...(quotedBy ? { quotedBy } : { requested: true }),
   });
   return stored.stored ? stored.statusId : null;
 }

@@ -51,6 +51,25 @@ export function after(ctx: InboxContext<FederationData>, e: Effects) {
 export const isNoteLike = (o: unknown): o is RemoteObject => isPostLike(o);
 
 /**
+ * The post `id` as the sender's own: `object` (what the activity embeds) when it is that post, attributed to the
+ * sender, on the sender's origin; else fetched from `id` (through the guarded loader) and checked again. Null
+ * when it cannot be had so.
+ */
+export async function sendersPost(
+  ctx: InboxContext<FederationData>,
+  object: unknown,
+  id: URL,
+  from: AccountRow,
+): Promise<RemoteObject | null> {
+  if (id.origin !== new URL(from.uri).origin) return null;
+  const own = (o: unknown): o is RemoteObject =>
+    isNoteLike(o) && o.id?.href === id.href && o.attributionId?.href === from.uri;
+  if (own(object)) return object;
+  const fetched = await ctx.lookupObject(id.href).catch(() => null);
+  return own(fetched) ? fetched : null;
+}
+
+/**
  * An activity (or an object type) Starling has no use for: acknowledged (202) and dropped, as Mastodon and
  * Pleroma do, so the sender does not retry it; logged with its type.
  */

@@ -31,10 +31,10 @@ import {
 } from "../../services/interaction-requests";
 import { storeRemoteNote } from "../../services/remote-statuses";
 import type { FederationData } from "../data";
-import { parseNote, type RemoteObject } from "../documents/parse-note";
-import { after, dropped, embedded, isNoteLike, sender } from "./context";
+import { parseNote } from "../documents/parse-note";
+import { after, dropped, embedded, sender, sendersPost } from "./context";
 import { announcedVisibility } from "./interactions";
-import { readyQuote } from "./quotes";
+import { settleQuote } from "./quotes";
 
 type Ctx = InboxContext<FederationData>;
 type PoliteRequest = LikeRequest | ReplyRequest | AnnounceRequest;
@@ -107,32 +107,22 @@ export async function onReplyRequest(ctx: Ctx, request: ReplyRequest): Promise<v
   const embeddedReply = await embedded((o) => request.getInstrument(o));
   const r = await readRequest(ctx, request, "reply", embeddedReply?.id ?? request.instrumentId);
   if (!r) return;
-  const reply = await ownReply(ctx, embeddedReply, r);
+  const reply = await sendersPost(ctx, embeddedReply, new URL(r.req.instrument), r.from);
   if (!reply) return dropped(request, "ReplyRequest whose instrument is not the sender's reply to its object");
   const d = ctx.data.d;
   const note = applyNotePolicies(d, r.from.domain!, await parseNote(reply, r.from, r.from.domain!));
   if (note.inReplyTo !== r.req.objectUri) return dropped(request, "ReplyRequest of a reply to another post");
-  await readyQuote(ctx, note, true);
   await answer(ctx, r, async (accept) => {
     const stored = await storeRemoteNote(d, r.from, note, {
       inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
       base: ctx.canonicalOrigin,
       extra: [accept],
     });
-    if (stored.stored) after(ctx, stored.effects);
+    if (stored.stored) {
+      after(ctx, stored.effects);
+      await settleQuote(ctx, note, r.from, true);
+    }
     // Over the sender's inbound limits: answered 429 (door/handle.ts), so it asks again later.
     else if (stored.reason === "throttled") ctx.data.retryAfter = stored.retryAfter;
   });
-}
-
-/**
- * The reply a ReplyRequest carries, as the sender's own: embedded and attributed to the sender, or else fetched
- * from its id (through the guarded loader) and checked again (as a Create's object is: listening/notes.ts).
- */
-async function ownReply(ctx: Ctx, object: unknown, r: Read): Promise<RemoteObject | null> {
-  const own = (o: unknown): o is RemoteObject =>
-    isNoteLike(o) && o.id?.href === r.req.instrument && o.attributionId?.href === r.from.uri;
-  if (own(object)) return object;
-  const fetched = await ctx.lookupObject(r.req.instrument).catch(() => null);
-  return own(fetched) ? fetched : null;
 }

@@ -31,7 +31,7 @@ import { voteShape } from "../documents/polls";
 import { onChatMessage } from "./chat-messages";
 import { after, dropped, embedded, isNoteLike, sender } from "./context";
 import { receiveVoteActivity } from "./poll-votes";
-import { quoteOfUpdate, readyQuote } from "./quotes";
+import { quoteOfUpdate, settleQuote } from "./quotes";
 import { isRelayKey } from "./relays";
 
 type Ctx = InboxContext<FederationData>;
@@ -90,14 +90,16 @@ export async function onCreate(ctx: Ctx, create: Create): Promise<void> {
         if (actor && isActor(actor) && actor.id?.href === uri) await upsertActor(d, actor).catch(() => null);
       }),
     );
-  // A quote's target fetched when unknown (not for a relay's posts), its stamp checked.
-  await readyQuote(ctx, note, !relayed);
   const stored = await storeRemoteNote(d, from, note, {
     inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
     base,
     relayed,
   });
-  if (stored.stored) after(ctx, stored.effects);
+  if (stored.stored) {
+    after(ctx, stored.effects);
+    // Stored: its quote's target fetched when unknown (not for a relay's posts), its stamp checked.
+    await settleQuote(ctx, note, from, !relayed);
+  }
   // Over the sender's inbound limits: answered 429 (door/handle.ts). A relay's copy is dropped instead (never retried).
   else if (stored.reason === "throttled" && !relayed) ctx.data.retryAfter = stored.retryAfter;
   // A reply to something not stored here: its ancestors are fetched after the response (bounded); not for

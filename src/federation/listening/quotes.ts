@@ -1,7 +1,7 @@
 /**
  * Inbound quote traffic (issue 46; FEP-044f as Mastodon 4.5 speaks it; rules: services/quotes.ts): another
  * server's `QuoteRequest` of a local post, the `Accept` or `Reject` of a local quote's request, the `Delete` of a
- * stamp; and what a received post's quote needs before it is stored (its target fetched when unknown, its stamp
+ * stamp; and what a received post's quote needs once it is stored (its target fetched when unknown, its stamp
  * verified on the quoted post's server).
  */
 import type { InboxContext } from "@fedify/fedify";
@@ -21,7 +21,7 @@ import { storeRemoteNote, type ParsedNote } from "../../services/remote-statuses
 import type { FederationData } from "../data";
 import { parseNote } from "../documents/parse-note";
 import { fetchPublicPost, verifyStamp } from "../fetching/quotes";
-import { after, embedded, isNoteLike, sender } from "./context";
+import { after, embedded, sender, sendersPost } from "./context";
 
 type Ctx = InboxContext<FederationData>;
 
@@ -32,6 +32,8 @@ export async function onQuoteRequest(ctx: Ctx, request: QuoteRequest): Promise<v
   const from = await sender(ctx, request);
   if (!from || from.deactivated || request.id.origin !== new URL(from.uri).origin) return;
   const quoting = await quotingPost(ctx, request, from);
+  // Over the sender's inbound limits: answered 429 (door/handle.ts), so it asks again later; no answer meanwhile.
+  if (quoting === "throttled") return;
   const answered = await receiveQuoteRequest(ctx.data.d, from, request.id.href, request.objectId.href, quoting);
   if (answered) after(ctx, answered);
 }
@@ -39,23 +41,22 @@ export async function onQuoteRequest(ctx: Ctx, request: QuoteRequest): Promise<v
 /**
  * The post a request asks for: stored already (the sender's), or the sender's own embedded one on its origin, or
  * fetched from its id; stored with its quote (which it must make of the requested post: services/quotes.ts).
+ * Null when it cannot be had as the sender's; "throttled" when the sender is over its inbound limits (then
+ * `ctx.data.retryAfter` is set).
  */
 async function quotingPost(
   ctx: Ctx,
   request: QuoteRequest,
   from: AccountRow,
-): Promise<{ id: string; uri: string } | null> {
+): Promise<{ id: string; uri: string } | "throttled" | null> {
   const d = ctx.data.d;
-  const sameOrigin = (u: URL | null | undefined) => !!u && u.origin === new URL(from.uri).origin;
-  let object = await embedded((o) => request.getInstrument(o));
-  const id = object?.id ?? request.instrumentId;
-  if (!id || !sameOrigin(id)) return null;
+  const embeddedPost = await embedded((o) => request.getInstrument(o));
+  const id = embeddedPost?.id ?? request.instrumentId;
+  if (!id || id.origin !== new URL(from.uri).origin) return null;
   const known = await storedStatus(d, id.href);
   if (known) return known.accountId === from.id ? { id: known.id, uri: known.uri } : null;
-  if (!object || !isNoteLike(object) || object.attributionId?.href !== from.uri)
-    object = await ctx.lookupObject(id.href).catch(() => null);
-  if (!object || !isNoteLike(object) || object.id?.href !== id.href || object.attributionId?.href !== from.uri)
-    return null;
+  const object = await sendersPost(ctx, embeddedPost, id, from);
+  if (!object) return null;
   const note = applyNotePolicies(d, from.domain!, await parseNote(object, from, from.domain!));
   const stored = await storeRemoteNote(d, from, note, {
     inlineFanoutMax: config(ctx.data.env).inlineFanoutMax,
@@ -65,7 +66,13 @@ async function quotingPost(
     after(ctx, stored.effects);
     return { id: stored.statusId, uri: note.uri };
   }
-  return null;
+  if (stored.reason === "throttled") {
+    ctx.data.retryAfter = stored.retryAfter;
+    return "throttled";
+  }
+  // Stored meanwhile (its Create, sent at the same time, won the race): read again.
+  const raced = stored.reason === "exists" ? await storedStatus(d, id.href) : undefined;
+  return raced?.accountId === from.id ? { id: raced.id, uri: raced.uri } : null;
 }
 
 /**
@@ -102,20 +109,23 @@ export async function onStampDelete(ctx: Ctx, del: Delete, id: URL): Promise<boo
 }
 
 /**
- * A received post's quote, before it is stored: the quoted post fetched when not stored yet (public ones, once),
- * the stamp checked. `fetch`: false for what only a relay brought.
+ * A received post's quote, once the post is stored (so what concerns nobody here, or comes over its sender's
+ * limits, costs no fetch): the quoted post fetched when not stored yet (public ones, counted to the quoting
+ * author), then the stamp checked; a verified stamp approves the quote. `fetch`: false for what only a relay brought.
  */
-export async function readyQuote(ctx: Ctx, note: ParsedNote, fetch: boolean): Promise<void> {
+export async function settleQuote(ctx: Ctx, note: ParsedNote, from: AccountRow, fetch: boolean): Promise<void> {
   const q = note.quote;
   if (!q) return;
   const local = new URL(q.uri).origin === new URL(ctx.canonicalOrigin).origin;
-  if (fetch && !local && !(await storedStatus(ctx.data.d, q.uri))) await fetchPublicPost(ctx, q.uri);
-  if (q.authorization) q.verified = await verifyStamp(ctx, note.uri, q);
+  if (fetch && !local && !(await storedStatus(ctx.data.d, q.uri))) await fetchPublicPost(ctx, q.uri, from);
+  await quoteOfUpdate(ctx, note);
 }
 
-/** An `Update` of a post: a stamp it now carries approves its pending quote. */
+/** A stored post's quote carrying a stamp (an `Update` may bring it): verified, it approves the pending quote. */
 export async function quoteOfUpdate(ctx: Ctx, note: ParsedNote): Promise<void> {
-  if (!note.quote?.authorization) return;
-  await readyQuote(ctx, note, false);
-  await approveVerified(ctx.data.d, note.uri, note.quote);
+  const q = note.quote;
+  if (!q?.authorization) return;
+  q.verified = await verifyStamp(ctx, note.uri, q);
+  const approved = await approveVerified(ctx.data.d, note.uri, q);
+  if (approved) after(ctx, approved);
 }
