@@ -4,11 +4,16 @@
  * the double knock (a permanent 400 stays a permanent 400); what an inbox POST's HTTP signature must cover.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
+import { drainFederation } from "../src/federation/delivery/wake";
+import { AccountSchema } from "../src/schemas/account";
+import { json, registerUser, valid } from "./helpers";
+import { drainDeliveriesByHand, expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
 import { A, instanceFetch } from "./instances";
+import { createPeer } from "./peer";
 import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
 
 afterEach(unroute);
+drainDeliveriesByHand();
 
 const AP = "application/activity+json";
 const unsignedPost = (body: unknown, headers: Record<string, string> = {}) =>
@@ -108,5 +113,51 @@ describe("remote JSON-LD contexts (finding 1)", () => {
     }
     expect(served.count).toBe(1);
     expect(await contextRows()).toEqual([]);
+  });
+});
+
+describe("the double knock (finding 6)", () => {
+  it("a 400 to draft-cavage and a 401 to RFC 9421: dropped as a 400, the actor's next delivery sent in the same run", async () => {
+    const peer = createPeer(`knock${Date.now().toString(36)}.example`);
+    const restore = peer.route();
+    try {
+      const user = await registerUser({ instance: A });
+      const found = await json(`/api/v2/search?q=${encodeURIComponent(peer.actor())}&resolve=true&type=accounts`, {
+        instance: A,
+        token: user.token,
+      });
+      const account = valid(AccountSchema, found.accounts[0]);
+      // A server speaking only draft-cavage that will never take the Follow (GoToSocial answers 400 to an
+      // activity it cannot use, and 401 to a signature scheme it does not know), and takes the Undo.
+      const posts: [string, string, number][] = [];
+      const handle = peer.handle;
+      peer.handle = async (req) => {
+        if (req.method !== "POST") return handle(req);
+        const type = ((await req.clone().json()) as { type: string }).type;
+        const spec = req.headers.has("signature-input") ? "rfc9421" : "cavage";
+        const status = spec === "rfc9421" ? 401 : type === "Follow" ? 400 : 202;
+        posts.push([type, spec, status]);
+        return status === 202 ? handle(req) : Response.json({ error: "no" }, { status });
+      };
+      const call = (path: string) => json(path, { method: "POST", instance: A, token: user.token });
+      await call(`/api/v1/accounts/${account.id}/follow`);
+      await call(`/api/v1/accounts/${account.id}/unfollow`);
+      await drainFederation(A.bindings);
+      expect(posts).toEqual([
+        ["Follow", "cavage", 400],
+        ["Follow", "rfc9421", 401],
+        ["Undo", "cavage", 202],
+      ]);
+      expect(peer.delivered.map((d) => (d.body as { type: string }).type)).toEqual(["Undo"]);
+      expect(await q("SELECT id FROM federation_deliveries WHERE host = ?", peer.host)).toEqual([]);
+      // Nothing counted against the host: a 400 is an answer.
+      const [host] = await q<{ failing_since: number | null; signature_spec: string | null }>(
+        "SELECT failing_since, signature_spec FROM instances WHERE domain = ?",
+        peer.host,
+      );
+      expect(host).toMatchObject({ failing_since: null, signature_spec: "draft-cavage-http-signatures-12" });
+    } finally {
+      restore();
+    }
   });
 });
