@@ -3,6 +3,7 @@
  * remote JSON-LD contexts (fetched only once the request is signed, 64 KB at most, kept in memory, never in D1);
  * the double knock (a permanent 400 stays a permanent 400); what an inbox POST's HTTP signature must cover.
  */
+import { signRequest } from "@fedify/fedify";
 import { afterEach, describe, expect, it } from "vitest";
 import { drainFederation } from "../src/federation/delivery/wake";
 import { AccountSchema } from "../src/schemas/account";
@@ -159,5 +160,92 @@ describe("the double knock (finding 6)", () => {
     } finally {
       restore();
     }
+  });
+});
+
+describe("what an inbox POST's HTTP signature must cover (finding 7)", () => {
+  /** A draft-cavage POST of `body` signed by hand over `names` (a correct `Digest` sent whether covered or not). */
+  async function cavagePost(s: Setup, body: unknown, names: string[]) {
+    const text = JSON.stringify(body);
+    const digest = btoa(
+      String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))),
+    );
+    const headers: Record<string, string> = {
+      Host: new URL(A.origin).host,
+      Date: new Date().toUTCString(),
+      Digest: `SHA-256=${digest}`,
+    };
+    const line = (n: string) =>
+      n === "(request-target)" ? "(request-target): post /inbox" : `${n}: ${new Headers(headers).get(n)}`;
+    const { rsa } = await s.peer.keys(s.actor);
+    const sig = new Uint8Array(
+      await crypto.subtle.sign(
+        "RSASSA-PKCS1-v1_5",
+        rsa.privateKey,
+        new TextEncoder().encode(names.map(line).join("\n")),
+      ),
+    );
+    const signature = `keyId="${s.actor}#main-key",algorithm="rsa-sha256",headers="${names.join(" ")}",signature="${btoa(String.fromCharCode(...sig))}"`;
+    return instanceFetch(A, unsignedPost(body, { ...headers, Signature: signature }));
+  }
+
+  const follows = (uri: string) => q("SELECT id FROM follows WHERE uri = ?", uri);
+
+  it("draft-cavage (already Fedify's rule): refused without digest or date, taken with Mastodon's set", async () => {
+    const s = await setup();
+    const follow = (n: string) => fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}${n}` });
+    const bare = follow("a");
+    const res = await cavagePost(s, bare, ["(request-target)", "host", "date"]);
+    expect(res.status).toBe(401);
+    // Fedify's own rule for draft-cavage (verifyRequestDraft: `(request-target)`, `date`, and `digest` with a body).
+    expect(await res.json()).toEqual({ error: "The HTTP signature does not verify" });
+    expect(await follows(bare.id)).toEqual([]);
+    const undated = follow("b");
+    expect((await cavagePost(s, undated, ["(request-target)", "host", "digest"])).status).toBe(401);
+    // Mastodon's own set.
+    const full = follow("c");
+    await expectAccepted(await cavagePost(s, full, ["(request-target)", "host", "date", "digest"]));
+    expect(await follows(full.id)).toHaveLength(1);
+  });
+
+  it("RFC 9421: a signature covering only @authority is refused whatever the body; Fedify's usual one is taken", async () => {
+    const s = await setup();
+    const follow = fill(mastodonFollow, s.vars);
+    const { rsa } = await s.peer.keys(s.actor);
+    const signed = await signRequest(
+      new Request(`${A.origin}/inbox`, { method: "POST", headers: { "Content-Type": AP } }),
+      rsa.privateKey,
+      new URL(`${s.actor}#main-key`),
+      { spec: "rfc9421", body: null, rfc9421: { components: [{ value: "@authority", params: {} }] } },
+    );
+    const swapped = new Request(signed.url, { method: "POST", headers: signed.headers, body: JSON.stringify(follow) });
+    const res = await instanceFetch(A, swapped);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: "The HTTP signature must cover @method and @target-uri" });
+    expect(await follows(follow.id)).toEqual([]);
+    // The same covering the method and target but not the body.
+    const noDigest = await signRequest(
+      new Request(`${A.origin}/inbox`, { method: "POST", headers: { "Content-Type": AP } }),
+      rsa.privateKey,
+      new URL(`${s.actor}#main-key`),
+      {
+        spec: "rfc9421",
+        body: null,
+        rfc9421: {
+          components: [
+            { value: "@method", params: {} },
+            { value: "@target-uri", params: {} },
+          ],
+        },
+      },
+    );
+    const res2 = await instanceFetch(
+      A,
+      new Request(noDigest.url, { method: "POST", headers: noDigest.headers, body: JSON.stringify(follow) }),
+    );
+    expect(res2.status).toBe(401);
+    expect(await res2.json()).toEqual({ error: "The HTTP signature must cover Content-Digest" });
+    await expectAccepted(await s.peer.send(s.actor, follow, { spec: "rfc9421" }));
+    expect(await follows(follow.id)).toHaveLength(1);
   });
 });

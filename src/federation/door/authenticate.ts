@@ -39,6 +39,7 @@ import { Activity, Create, CryptographicKey, isActor, Multikey, Object as APObje
 import { Temporal } from "@js-temporal/polyfill";
 import { decodeDict } from "structured-field-values";
 import { embeddedOnly } from "./loaders";
+import { weakPostSignature } from "./signature-strength";
 
 export interface AuthLoaders {
   /** The usual loader (KV-cached, through the SSRF guard). */
@@ -425,6 +426,10 @@ async function httpSigner(
   loaders: AuthLoaders,
 ): Promise<URL | null | Authenticated> {
   if (!req.headers.has("signature") && !req.headers.has("signature-input")) return null;
+  // An RFC 9421 one that covers too little (not the body, or not the request) is refused unverified, its key not
+  // fetched.
+  const weak = weakPostSignature(req.headers);
+  if (weak) return refused(weak);
   const named = headerKeyId(req.headers);
   const v = named ? await verifyHttp(req, named, opts, loaders) : null;
   // A broken HTTP signature is refused, forwarded or not (as Mastodon does); so is one whose key is not the one
