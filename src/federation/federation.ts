@@ -60,7 +60,7 @@ async function buildFederation(env: Env): Promise<Federation<FederationData>> {
     documentLoaderFactory: () =>
       cachedDocumentLoader(kv, allowPrivate, userAgent, { signer: () => instanceSigner(env), specs }),
     // Contexts unsigned, kept a day (door/loaders.ts).
-    contextLoaderFactory: () => contextLoader(kv, allowPrivate, userAgent),
+    contextLoaderFactory: () => contextLoader(allowPrivate, userAgent),
     authenticatedDocumentLoaderFactory: (identity) => signedDocumentLoader(identity, allowPrivate, userAgent, specs),
     // Signatures are checked before Fedify, by federation/door/authenticate.ts (handleFederated lets no other POST
     // through): Fedify trusts a key document's own claim of who owns it, which lets any server speak for another's

@@ -16,7 +16,9 @@
  *   Update is taken only with its object fetched again from its origin (and attributed to the actor there),
  *   in a body of Starling's own making; any other activity is refused;
  * - no verifiable signature at all (unsigned, broken, an LD signature or proof alone by a key the actor does not
- *   list): refused.
+ *   list): refused. The HTTP signature is verified before the body's remote contexts are loaded, and a request
+ *   with no signature of either kind is refused before anything is fetched: a stranger cannot make Starling
+ *   fetch the contexts it names.
  * What is checked is what Fedify will read: the body is parsed here as Fedify parses it, its JSON-LD contexts
  * loaded once and written into the body (a remote context served differently the next time cannot change its
  * meaning after the check); its one actor must be the actor authenticated, and its id on that actor's origin.
@@ -37,6 +39,7 @@ import { Activity, Create, CryptographicKey, isActor, Multikey, Object as APObje
 import { Temporal } from "@js-temporal/polyfill";
 import { decodeDict } from "structured-field-values";
 import { embeddedOnly } from "./loaders";
+import { weakPostSignature } from "./signature-strength";
 
 export interface AuthLoaders {
   /** The usual loader (KV-cached, through the SSRF guard). */
@@ -405,10 +408,45 @@ export async function authenticateInbound(
   }
 }
 
+/**
+ * Whether the body carries a signature of its own (an LD signature, a proof) under the names servers write.
+ * A body with neither that nor an HTTP signature is refused before anything it names is fetched.
+ */
+const BODY_SIGNATURE = /^(signature|proof|sec:proof|https:\/\/w3id\.org\/security#(proof|signature))$/;
+const bodySigned = (raw: Record<string, unknown>) => Object.keys(raw).some((k) => BODY_SIGNATURE.test(k));
+
+/**
+ * The key of the request's HTTP signature, verified before the body's contexts are loaded: a stranger's broken or
+ * missing signature makes Starling fetch nothing the body names (as Mastodon, which loads a remote context only to
+ * check an LD signature, after the HTTP signature). Null: no HTTP signature; a refusal: one that does not verify.
+ */
+async function httpSigner(
+  req: Request,
+  opts: { documentLoader: DocumentLoader; contextLoader: DocumentLoader; keyCache: KeyCache },
+  loaders: AuthLoaders,
+): Promise<URL | null | Authenticated> {
+  if (!req.headers.has("signature") && !req.headers.has("signature-input")) return null;
+  // An RFC 9421 one that covers too little (not the body, or not the request) is refused unverified, its key not
+  // fetched.
+  const weak = weakPostSignature(req.headers);
+  if (weak) return refused(weak);
+  const named = headerKeyId(req.headers);
+  const v = named ? await verifyHttp(req, named, opts, loaders) : null;
+  // A broken HTTP signature is refused, forwarded or not (as Mastodon does); so is one whose key is not the one
+  // it names (Fedify answers the one key of an actor document served at a key URL, whatever its id).
+  if (!v?.verified || !isNamed(v.key, named)) return refused("The HTTP signature does not verify");
+  return v.key.id!;
+}
+
 async function authenticate(req: Request, raw: Record<string, unknown>, loaders: AuthLoaders): Promise<Authenticated> {
   const actorId = parseUrl(idOf(raw.actor));
   if (!actorId) return refused("The activity's actor is not a URL");
   const contexts = onceLoader(loaders.contextLoader);
+  const keyCache = kvKeyCache(loaders.kv);
+  const opts = { documentLoader: loaders.documentLoader, contextLoader: contexts, keyCache };
+  const httpKey = await httpSigner(req, opts, loaders);
+  if (httpKey !== null && !(httpKey instanceof URL)) return httpKey;
+  if (!httpKey && !bodySigned(raw)) return refused("The request is not signed");
   const body = (await pinContexts(raw, contexts).catch(() => null)) as Record<string, unknown> | null;
   if (!body) return refused("The activity's JSON-LD contexts could not be loaded", 400);
   if (!onlyPreloaded(body)) return refused("The activity's JSON-LD contexts name one that cannot be pinned", 400);
@@ -426,20 +464,10 @@ async function authenticate(req: Request, raw: Record<string, unknown>, loaders:
   // (which would remember the id), as Pleroma's containment drops it.
   if (activity.id && activity.id.origin !== actorId.origin)
     return refused("The activity's id is not on its actor's origin", 202);
-  const keyCache = kvKeyCache(loaders.kv);
-  const opts = { documentLoader: loaders.documentLoader, contextLoader: contexts, keyCache };
   const owned = (key: URL) => actorLists(actorId, key, loaders);
 
-  let relayedBy: URL | null = null;
-  if (req.headers.has("signature") || req.headers.has("signature-input")) {
-    const named = headerKeyId(req.headers);
-    const v = named ? await verifyHttp(req, named, opts, loaders) : null;
-    // A broken HTTP signature is refused, forwarded or not (as Mastodon does); so is one whose key is not the one
-    // it names (Fedify answers the one key of an actor document served at a key URL, whatever its id).
-    if (!v?.verified || !isNamed(v.key, named)) return refused("The HTTP signature does not verify");
-    if (await owned(v.key.id!)) return { ok: true, body: unsigned(body) };
-    relayedBy = v.key.id!;
-  }
+  if (httpKey && (await owned(httpKey))) return { ok: true, body: unsigned(body) };
+  const relayedBy = httpKey;
   for (const key of await bodySigners(body, activity, opts)) {
     if (await owned(key))
       return { ok: true, body: unsigned(body), ...(relayedBy ? { relayedBy: relayedBy.href } : {}) };

@@ -1,20 +1,21 @@
 /**
  * Fedify's document loaders, through Starling's SSRF guard (`lib/outbound.ts`): remote actors, objects and
  * keys, plain or signed (authorized fetch), and JSON-LD contexts (the common ones are preloaded and never
- * fetched). Fedify's own loaders use the global `fetch` with their own check; these replace them so that the
+ * fetched; the others kept in memory). Fedify's own loaders use the global `fetch` with their own check; these replace them so that the
  * address policy, the development switch, the timeout and the size cap are Starling's, in one place.
  */
 import { createActivityPubRequest, getRemoteDocument, kvCache, preloadedContexts } from "@fedify/fedify";
 import type { DocumentLoader, GetUserAgentOptions, KvStore, RemoteDocument } from "@fedify/fedify";
-import { Temporal } from "@js-temporal/polyfill";
 import { db } from "../../db/client";
 import type { Env } from "../../env";
 import { allowPrivateAddress, outboundFetch, OutboundRefused } from "../../lib/outbound";
 import { instanceSigner } from "./instance-actor";
 import { hostSpecs, knock, type SpecMemory } from "./signature-specs";
 
-/** A remote ActivityPub document or context: 10 s, 2 MB (Mastodon's own cap on fetched JSON is 1 MB). */
+/** A remote ActivityPub document: 10 s, 2 MB (Mastodon's own cap on fetched JSON is 1 MB). */
 const LIMITS = { timeoutMs: 10_000, maxBytes: 2_000_000, maxRedirects: 3 } as const;
+/** A remote JSON-LD context: real ones are a few kilobytes (Pleroma's litepub schema: 2 KB). */
+export const CONTEXT_MAX_BYTES = 64_000;
 
 function preloaded(url: string): RemoteDocument | null {
   return url in preloadedContexts ? { contextUrl: null, documentUrl: url, document: preloadedContexts[url] } : null;
@@ -53,7 +54,8 @@ async function loadFollowing(
   load: DocumentLoader,
   kind: "document" | "context" = "document",
 ): Promise<RemoteDocument> {
-  const send = (req: Request) => outboundFetch(req, { signal }, { allowPrivate, ...LIMITS, maxRedirects: 0 });
+  const maxBytes = kind === "context" ? CONTEXT_MAX_BYTES : LIMITS.maxBytes;
+  const send = (req: Request) => outboundFetch(req, { signal }, { allowPrivate, ...LIMITS, maxBytes, maxRedirects: 0 });
   let current = url;
   for (let hop = 0; ; hop++) {
     const res = await get(current, send);
@@ -122,21 +124,46 @@ export const freshDocumentLoader = (env: Env) =>
   });
 
 /** Remote JSON-LD contexts are kept a day (Pleroma's litepub schema is named by every delivery of its servers). */
-export const CONTEXT_TTL = Temporal.Duration.from({ days: 1 });
+export const CONTEXT_TTL_MS = 24 * 3600_000;
+/** Contexts one isolate keeps: at most this many (64 KB each at most), the least recently used dropped first. */
+const CONTEXTS_KEPT = 64;
+const contexts = new Map<string, { doc: RemoteDocument; until: number }>();
+
+/** Whether a loaded document is a JSON-LD context (an object with `@context`): nothing else is kept or used. */
+const isContext = (doc: RemoteDocument) =>
+  doc.document !== null && typeof doc.document === "object" && "@context" in (doc.document as object);
 
 /**
- * Remote JSON-LD contexts, unsigned, through the guard, kept in the KvStore for a day (`CONTEXT_TTL`); the
- * common ones are preloaded. What a body's contexts say is still pinned per request (door/authenticate.ts).
+ * Remote JSON-LD contexts, unsigned, through the guard, at most `CONTEXT_MAX_BYTES`, kept in this isolate's memory
+ * for a day (`CONTEXT_TTL_MS`), never in D1: an unsigned inbox POST names the contexts it likes, so a stored cache
+ * let anyone write megabytes a request into the database. The common ones are preloaded. What a body's contexts
+ * say is still pinned per request (door/authenticate.ts).
  */
 export function contextLoader(
-  kv: KvStore,
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
 ): DocumentLoader {
   const get = plainGet(userAgent);
-  const load: DocumentLoader = async (url, options) =>
-    preloaded(url) ?? loadFollowing(url, get, options?.signal, allowPrivate, load, "context");
-  return kvCache({ loader: load, kv, prefix: ["_fedify", "context"], rules: [[new URLPattern({}), CONTEXT_TTL]] });
+  const fetchContext: DocumentLoader = async (url, options) => {
+    const doc = await loadFollowing(url, get, options?.signal, allowPrivate, load, "context");
+    if (!isContext(doc)) throw new Error(`${url} is not a JSON-LD context`);
+    return doc;
+  };
+  const load: DocumentLoader = async (url, options) => {
+    const hit = preloaded(url);
+    if (hit) return hit;
+    const kept = contexts.get(url);
+    contexts.delete(url);
+    if (kept && kept.until > Date.now()) {
+      contexts.set(url, kept);
+      return kept.doc;
+    }
+    const doc = await fetchContext(url, options);
+    if (contexts.size >= CONTEXTS_KEPT) contexts.delete(contexts.keys().next().value!);
+    contexts.set(url, { doc, until: Date.now() + CONTEXT_TTL_MS });
+    return doc;
+  };
+  return load;
 }
 
 const plainGet =

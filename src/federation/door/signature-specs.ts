@@ -2,7 +2,8 @@
  * Which HTTP signature scheme Starling signs with, per host: the "double knock" of the SWICG's ActivityPub HTTP
  * Signature report (https://swicg.github.io/activitypub-http-signature/#how-to-upgrade-supported-versions), as
  * Fedify does it. A request is signed with the scheme the host accepted last; on a 400 or 401 it is signed with
- * the other one and sent once more; the scheme of a 2xx answer is remembered (`instances.signature_spec`, written
+ * the other one and sent once more (refused again: the first answer counts, unlike Fedify, which answers the
+ * second); the scheme of a 2xx answer is remembered (`instances.signature_spec`, written
  * only when it changes).
  *
  * Fedify's own `doubleKnock` (behind `sendActivity` and `getAuthenticatedDocumentLoader`) is not exported and
@@ -33,7 +34,8 @@ export const specOf = (v: unknown): Spec | null => (typeof v === "string" && SPE
 
 /**
  * Sends `request` signed as `identity` in the scheme `memory` names for its host, and once more in the other
- * scheme if that one is refused (400, 401); remembers the scheme of a 2xx answer. `send` makes the request (the
+ * scheme if that one is refused (400, 401; refused again, the first answer is the one answered); remembers the
+ * scheme of a 2xx answer. `send` makes the request (the
  * SSRF guard); `body` is a POST's body, for its digest.
  */
 export async function knock(
@@ -47,14 +49,25 @@ export async function knock(
   let spec = await memory.determineSpec(origin);
   const sign = (s: Spec) => signRequest(request.clone(), identity.privateKey, identity.keyId, { spec: s, body });
   let res = await send(await sign(spec));
-  if (res.status === 400 || res.status === 401) {
+  if (refusedSignature(res)) {
     await res.body?.cancel().catch(() => {});
+    const first = res;
     spec = spec === RFC9421 ? CAVAGE : RFC9421;
     res = await send(await sign(spec));
+    // Refused in both schemes: the first answer stands, in the scheme the host speaks. A server speaking only
+    // draft-cavage answers 401 to any RFC 9421 signature, which would turn its 400 (an activity it will never
+    // take; GoToSocial says not to retry) into two days of retries holding the actor's later deliveries.
+    if (refusedSignature(res)) {
+      await res.body?.cancel().catch(() => {});
+      return new Response(null, { status: first.status, statusText: first.statusText, headers: first.headers });
+    }
   }
   if (res.status >= 200 && res.status < 300) await memory.rememberSpec(origin, spec);
   return res;
 }
+
+/** An answer that may mean the signature's scheme was not understood. */
+const refusedSignature = (res: Response) => res.status === 400 || res.status === 401;
 
 /** What one delivery run knows of its host's scheme: read with the run's rows, written with its outcome. */
 export function runMemory(stored: Spec | null): SpecMemory & { learned(): Spec | null } {
