@@ -1,8 +1,8 @@
 /**
  * The social graph: follows and follow requests, blocks, mutes, endorsements, subscriptions and domain blocks.
- * Every action is one D1 batch that also recounts the follower/following figures it touched (counted from
- * the rows, so they stay exact under concurrent writes; local accounts only: a remote account's figures are what
- * its server reports) and reads back the resulting relationship. Rows standing for an activity (follows,
+ * Every action is one D1 batch; an action on an account also reads back the resulting relationship. A local
+ * account's follower/following figures follow the `follows` rows by their triggers (migration 0050: exact under
+ * concurrent writes); a remote account's are what its server reports. Rows standing for an activity (follows,
  * requests, blocks) get their ActivityPub id (`localActivityUri`) in the same batch.
  */
 import type { Effects } from "./effects";
