@@ -34,13 +34,15 @@ describe("blocking a domain", () => {
     expect(await q("SELECT id FROM follow_requests WHERE target_account_id = ?", s.user.id)).toHaveLength(1);
     await drainFederation(A.bindings);
     s.peer.delivered.length = 0;
+    const blockPeer = () =>
+      json("/api/v1/domain_blocks", {
+        instance: A,
+        token: s.user.token,
+        method: "POST",
+        body: { domain: "peer.example" },
+      });
 
-    await json("/api/v1/domain_blocks", {
-      instance: A,
-      token: s.user.token,
-      method: "POST",
-      body: { domain: "peer.example" },
-    });
+    await blockPeer();
     expect(await q("SELECT id FROM follows WHERE target_account_id = ?", s.user.id)).toEqual([]);
     expect(await q("SELECT id FROM follow_requests WHERE target_account_id = ?", s.user.id)).toEqual([]);
     await drainFederation(A.bindings);
@@ -51,12 +53,7 @@ describe("blocking a domain", () => {
     for (const r of rejects) expect(r.actor).toBe(s.target);
     // Blocking it again sends nothing more.
     s.peer.delivered.length = 0;
-    await json("/api/v1/domain_blocks", {
-      instance: A,
-      token: s.user.token,
-      method: "POST",
-      body: { domain: "peer.example" },
-    });
+    await blockPeer();
     await drainFederation(A.bindings);
     expect(s.peer.delivered).toEqual([]);
   });
