@@ -443,8 +443,12 @@ describe("cost", () => {
     const one = await trips("/api/v1/timelines/home?limit=1");
     expect(await trips("/api/v1/timelines/home?limit=12&with_muted=true&only_media=false")).toBe(one);
     expect(one).toBe(1); // one statement: the token, the page and everything on it
-    expect(await trips("/api/v1/timelines/public?limit=12")).toBe(1);
-    expect(await trips("/api/v1/timelines/tag/cost?limit=12")).toBe(1);
+    // A public or tag page that comes back short probes where its bounded walk stopped: one more (a full page
+    // does not; test/timeline-walk.test.ts).
+    expect(await trips("/api/v1/timelines/public?limit=12")).toBeLessThanOrEqual(2);
+    expect(await trips("/api/v1/timelines/public?limit=1")).toBe(1);
+    expect(await trips("/api/v1/timelines/tag/cost?limit=12")).toBeLessThanOrEqual(2);
+    expect(await trips("/api/v1/timelines/tag/cost?limit=1")).toBe(1);
     // The list and the account are read in the page's statement too.
     const list = await json("/api/v1/lists", { method: "POST", token: me.token, body: { title: "cost" } });
     await json(`/api/v1/lists/${list.id}/accounts`, { method: "POST", token: me.token, body: { account_ids: [a.id] } });

@@ -28,12 +28,23 @@ export function pageParams(defaultLimit: number) {
 }
 
 /**
+ * Cursors past a page's rows, for a page read by a bounded walk that stopped before filling it
+ * (services/timelines.ts `walkEnd`): the next page starts past what was walked, not after the last row found.
+ */
+export interface WalkedPast {
+  older?: string;
+  newer?: string;
+}
+
+/**
  * Sets `Link: <…max_id=oldest>; rel="next", <…min_id=newest>; rel="prev"` from the cursors of the rows
- * answered (newest first), carrying on the request's other parameters that the route declares (`types[]`,
+ * answered (newest first), or from `past` when given (an empty page then still links on), carrying on the request's other parameters that the route declares (`types[]`,
  * `only_media`, …), each short: never whatever else the query held, so a request cannot make a huge header.
  */
-export function setLinkHeader(c: Context<AppEnv>, cursors: string[]): void {
-  if (cursors.length === 0) return;
+export function setLinkHeader(c: Context<AppEnv>, cursors: string[], past: WalkedPast = {}): void {
+  const oldest = past.older ?? cursors.at(-1) ?? past.newer;
+  const newest = past.newer ?? cursors[0] ?? past.older;
+  if (oldest === undefined || newest === undefined) return;
   const request = new URL(c.req.url);
   const known = c.get("paramNames") ?? new Set<string>();
   // The public origin, not the one the request reached: behind a TLS front (or a local `wrangler dev`) that is
@@ -47,8 +58,8 @@ export function setLinkHeader(c: Context<AppEnv>, cursors: string[]): void {
     kept++;
   }
   const next = new URL(url);
-  next.searchParams.set("max_id", cursors[cursors.length - 1]);
+  next.searchParams.set("max_id", oldest);
   const prev = new URL(url);
-  prev.searchParams.set("min_id", cursors[0]);
+  prev.searchParams.set("min_id", newest);
   c.header("Link", `<${next}>; rel="next", <${prev}>; rel="prev"`);
 }

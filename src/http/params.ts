@@ -218,6 +218,17 @@ export const intParam = () =>
   z.preprocess((v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number().int());
 
 /**
+ * The longest duration a client may give (`expires_in`), in seconds: ten years. Mastodon and Pleroma set no
+ * bound; here a longer one is refused (422), since an expiry past the last time a date can show (275,760 AD) made
+ * a row that no rendering of it could show (each answered 500).
+ */
+export const DURATION_MAX = 315_576_000;
+
+/** A duration in seconds (`expires_in`), from `min` (or whatever the service checks) to `DURATION_MAX`. */
+export const durationParam = (min = Number.MIN_SAFE_INTEGER) =>
+  intParam().pipe(z.number().int().min(min).max(DURATION_MAX));
+
+/**
  * A paging offset: never negative, and anything past `OFFSET_MAX` counts as `OFFSET_MAX` (a page that far is
  * empty anyway), so a huge number never reaches SQL (SQLite refuses an OFFSET beyond 64 bits).
  */

@@ -1,5 +1,6 @@
 /** Registration, the user's own account, and reading any account. */
 import { movedTarget } from "../services/move";
+import { EMAIL_MAX } from "../lib/email-address";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
@@ -69,7 +70,7 @@ export function registerAccountRoutes(app: OpenAPIHono<AppEnv>) {
     auth: "required",
     params: z.object({
       username: z.string(),
-      email: z.string(),
+      email: z.string().max(EMAIL_MAX),
       password: z.string(),
       agreement: boolParam(),
       locale: z.string().max(16).optional(),

@@ -14,7 +14,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
 import { db } from "../db/client";
-import { arrayParam, boolParam, intParam } from "../http/params";
+import { arrayParam, boolParam, durationParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
 import * as filters from "../services/filters";
 
@@ -24,7 +24,7 @@ const filterParams = z.object({
   irreversible: boolParam().optional(),
   whole_word: boolParam().optional(),
   // "" means no expiry (POST) or unchanged (PUT): told apart below.
-  expires_in: z.union([z.literal(""), z.null(), intParam().pipe(z.number().int().min(1))]).optional(),
+  expires_in: z.union([z.literal(""), z.null(), durationParam(1)]).optional(),
 });
 
 /**
@@ -65,7 +65,7 @@ const filterV2Params = z.object({
   context: arrayParam(z.string()).optional(),
   // `warn`, `hide`, `blur` (Mastodon 4.4; accepted whatever level is claimed); unknown actions are ignored.
   filter_action: z.string().optional(),
-  expires_in: z.union([z.literal(""), z.null(), intParam().pipe(z.number().int().min(1))]).optional(),
+  expires_in: z.union([z.literal(""), z.null(), durationParam(1)]).optional(),
   keywords_attributes: keywordAttributes.optional(),
 });
 

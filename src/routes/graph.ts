@@ -7,7 +7,7 @@ import { db } from "../db/client";
 import { isId } from "../db/ids";
 import { blocks, endorsements, followRequests, follows, mutes } from "../db/schema";
 import { pageParams } from "../http/pagination";
-import { arrayParam, boolParam, intParam } from "../http/params";
+import { arrayParam, boolParam, durationParam } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
 import { iso } from "../lib/iso";
 import { AccountSchema, RelationshipSchema } from "../schemas/account";
@@ -66,7 +66,7 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     (c, p, me, t) => graph.mute(d(c), me, t, { notifications: p.notifications ?? true, expiresIn: p.expires_in }),
     {
       notifications: boolParam().optional(),
-      expires_in: intParam().pipe(z.number().int().min(0)).optional(),
+      expires_in: durationParam(0).optional(),
     },
   );
   action("unmute", ["follow", "write:mutes"], "Unmute an account", (c, _p, me, t) => graph.unmute(d(c), me, t));

@@ -140,7 +140,7 @@ export function registerPageRoutes(app: OpenAPIHono<AppEnv>) {
         tag: name,
         url: `${baseUrl(c)}/tag/${encodeURIComponent(name)}`,
         statuses: renderStatuses(renderContext(c, null), found.h, found.ids),
-        olderUrl: found.ids.length === PROFILE_PAGE_SIZE ? `?max_id=${found.ids.at(-1)}` : null,
+        olderUrl: found.older === null ? null : `?max_id=${found.older}`,
       }),
     );
   });

@@ -8,7 +8,7 @@ import { isId } from "../db/ids";
 import { bookmarks } from "../db/schema";
 import type { UserAuth } from "../http/auth";
 import { pageParams } from "../http/pagination";
-import { arrayParam, boolParam, intParam, optionalString } from "../http/params";
+import { arrayParam, boolParam, durationParam, optionalString } from "../http/params";
 import { after, route, type Ctx } from "../http/route";
 import { baseUrl, hostOf, renderContext } from "../http/urls";
 import { POST_FORMATS } from "../render/instance";
@@ -55,7 +55,7 @@ const postParams = z.object({
   poll: z
     .object({
       options: arrayParam(z.string()),
-      expires_in: intParam(),
+      expires_in: durationParam(),
       multiple: boolParam().optional(),
       hide_totals: boolParam().optional(),
     })
@@ -68,7 +68,7 @@ const postParams = z.object({
   preview: boolParam().optional(),
   content_type: optionalString(),
   to: arrayParam(z.string(), 100).optional(),
-  expires_in: intParam().optional(),
+  expires_in: durationParam().optional(),
   in_reply_to_conversation_id: optionalString(),
   quoted_status_id: optionalString(),
   quote_id: optionalString(),
@@ -370,7 +370,7 @@ export function registerStatusRoutes(app: OpenAPIHono<AppEnv>) {
   action("pin", ["write:accounts"], (c, p, a) => actions.pin(d(c), a.account, p.id, true));
   action("unpin", ["write:accounts"], (c, p, a) => actions.pin(d(c), a.account, p.id, false));
   action("mute", ["write:mutes"], (c, p, a) => actions.muteThread(d(c), a.account, p.id, true, p.expires_in), {
-    expires_in: intParam().pipe(z.number().int().min(0)).optional(),
+    expires_in: durationParam(0).optional(),
   });
   action("unmute", ["write:mutes"], (c, p, a) => actions.muteThread(d(c), a.account, p.id, false));
 

@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
 import { favourites } from "../db/schema";
 import { forbidden } from "../lib/errors";
-import { pageParams, setLinkHeader } from "../http/pagination";
+import { pageParams, setLinkHeader, type WalkedPast } from "../http/pagination";
 import { boolParam, enumArrayParam } from "../http/params";
 import { route, type Ctx } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
@@ -22,6 +22,7 @@ import {
   publicPage,
   tagPage,
   targetAccount,
+  walkEnd,
   type TimelineFilters,
 } from "../services/timelines";
 import { notFound } from "../lib/errors";
@@ -36,6 +37,8 @@ const timelineParams = {
   local: boolParam().optional(),
   remote: boolParam().optional(),
 };
+
+const hashtag = (name: string) => name.replace(/^#/, "");
 
 const LIST_TIMELINE_SCOPES = ["read:statuses", "read:lists"];
 
@@ -54,13 +57,15 @@ const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters =
 interface TimelineRead extends PageRead {
   /** The page's order when it is not newest first. */
   reorder?: (ids: string[], h: Hydrated) => string[];
+  /** For a bounded walk (public, tag): the page's size, and where its walk stopped, asked when it came back short. */
+  walked?: { limit: number; end: (viewerId: string | null) => Promise<WalkedPast> };
 }
 
 /** A page of statuses in one statement (`readPage`), answered with its Link header. */
-async function answerPage(c: Ctx, rule: Parameters<typeof readPage>[1], { reorder, ...read }: TimelineRead) {
+async function answerPage(c: Ctx, rule: Parameters<typeof readPage>[1], { reorder, walked, ...read }: TimelineRead) {
   const h = await readPage(c, rule, read);
   const ids = reorder ? reorder(h.page, h) : h.page;
-  setLinkHeader(c, ids);
+  setLinkHeader(c, ids, walked && ids.length < walked.limit ? await walked.end(h.viewerId) : {});
   return c.json(renderStatuses(renderContext(c, h.viewerId), h, ids));
 }
 
@@ -115,7 +120,11 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
       answerPage(
         c,
         { mode: "optional", scopes: ["read:statuses"], auth },
-        { page: (me) => publicPage(me, p, filtersOf(p)), withMuted: p.with_muted },
+        {
+          page: (me) => publicPage(me, p, filtersOf(p)),
+          withMuted: p.with_muted,
+          walked: { limit: p.limit, end: (me) => walkEnd(db(c.env), me, p, filtersOf(p)) },
+        },
       ),
   });
 
@@ -146,7 +155,11 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
       answerPage(
         c,
         { mode: "optional", scopes: ["read:statuses"], auth },
-        { page: (me) => tagPage(me, p.hashtag.replace(/^#/, ""), p, filtersOf(p)), withMuted: p.with_muted },
+        {
+          page: (me) => tagPage(me, hashtag(p.hashtag), p, filtersOf(p)),
+          withMuted: p.with_muted,
+          walked: { limit: p.limit, end: (me) => walkEnd(db(c.env), me, p, filtersOf(p), hashtag(p.hashtag)) },
+        },
       ),
   });
 

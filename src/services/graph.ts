@@ -1,8 +1,8 @@
 /**
  * The social graph: follows and follow requests, blocks, mutes, endorsements, subscriptions and domain blocks.
- * Every action is one D1 batch that also recounts the follower/following figures it touched (counted from
- * the rows, so they stay exact under concurrent writes; local accounts only: a remote account's figures are what
- * its server reports) and reads back the resulting relationship. Rows standing for an activity (follows,
+ * Every action is one D1 batch; an action on an account also reads back the resulting relationship. A local
+ * account's follower/following figures follow the `follows` rows by their triggers (migration 0050: exact under
+ * concurrent writes); a remote account's are what its server reports. Rows standing for an activity (follows,
  * requests, blocks) get their ActivityPub id (`localActivityUri`) in the same batch.
  */
 import type { Effects } from "./effects";
@@ -27,7 +27,7 @@ import type { Relationship } from "../schemas/account";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { FollowCounts } from "./events";
 import { relationshipsQuery, toRelationship } from "./relationships";
-import { outboxWrite } from "./outbox";
+import { outboxRejects, outboxWrite } from "./outbox";
 import { backfillHome } from "./backfill";
 import { countsOf, followEvent, followUri, insertFollow, leaveLists, severTies } from "./graph-rows";
 import { severanceStatements } from "./severed-relationships";
@@ -562,7 +562,7 @@ export function normaliseDomain(input: string): string | null {
     : null;
 }
 
-/** Blocks a domain: hides it and removes the followers the user has there. */
+/** Blocks a domain: hides it and removes the followers the user has there, telling their servers. */
 export async function blockDomain(d: DB, me: AccountRow, domain: string): Promise<void> {
   const t = now();
   await mixedBatch(d, [
@@ -570,6 +570,15 @@ export async function blockDomain(d: DB, me: AccountRow, domain: string): Promis
       .insert(domainBlocks)
       .values({ id: newId(t), accountId: me.id, domain, createdAt: t })
       .onConflictDoNothing(),
+    // Their servers learn that the follows (and requests) are over, as Mastodon's AfterBlockDomainFromAccountService
+    // tells them, and as `block` and `removeFromFollowers` do; read before the rows go.
+    outboxRejects(
+      d,
+      me.id,
+      sql`SELECT f.account_id, f.uri FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ${me.id} AND a.domain = ${domain}
+        UNION ALL SELECT q.account_id, q.uri FROM follow_requests q JOIN accounts a ON a.id = q.account_id WHERE q.target_account_id = ${me.id} AND a.domain = ${domain}`,
+      t,
+    ),
     // The notice of the followers lost (Mastodon 4.3), read before they go.
     ...severanceStatements(
       d,

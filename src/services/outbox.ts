@@ -66,6 +66,25 @@ export function outboxWrite(
 }
 
 /**
+ * A Reject of each Follow in `follows` (a SELECT of `account_id`, `uri`: the follower and its Follow's id), in
+ * one statement however many there are (a domain block may end thousands), each row gated as `outboxWrite`
+ * gates one and given its own id (this moment's, numbered). Put it before the deletes of those rows.
+ */
+export function outboxRejects(d: DB, accountId: string, follows: SQL, t: number): D1PreparedStatement {
+  // The gate's rule for a Reject (`one(followerId)`), applied to each row's follower.
+  const follower = sql`r.account_id` as unknown as string;
+  const gate = hasAudience(accountId, { type: "Reject", uri: "", followerId: follower });
+  const write = statement(
+    d,
+    sql`INSERT INTO federation_outbox (id, account_id, activity, created_at)
+      SELECT ${newId(t).slice(0, 16)} || printf('%010d', row_number() OVER ()), ${accountId},
+        json_object('type', 'Reject', 'uri', r.uri, 'followerId', r.account_id), ${t}
+      FROM (${follows}) r WHERE r.uri IS NOT NULL AND ${gate}`,
+  );
+  return markOutboxWrite(d.$client, write);
+}
+
+/**
  * What follows from the outbox rows queued on this database, for an answer that crosses isolates (a Durable
  * Object's to the Worker that called it), where the door that runs the effects cannot see the mark itself.
  */

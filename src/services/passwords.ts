@@ -13,10 +13,10 @@ import { findLocalByLogin, type AccountRow } from "./accounts";
 import { confirmationMail } from "./registration-mail";
 import { queueMail } from "./mail-queue";
 import type { Effects } from "./effects";
+import { isEmailAddress } from "../lib/email-address";
 
 /** Pleroma's `password_reset_token_validity`: a day. */
 const RESET_TOKEN_MS = 24 * 3600 * 1000;
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Registration's rule, in Pleroma's words for a change ("New password ..."); null when acceptable. */
 export function newPasswordError(password: string | undefined, confirmation: string | undefined): string | null {
@@ -70,7 +70,7 @@ export async function changeEmail(
 ): Promise<{ error: string } | { effects: Effects }> {
   const address = (email ?? "").trim();
   if (!address) return { error: "Email can't be blank." };
-  if (!EMAIL_PATTERN.test(address) || address.length > 320) return { error: "Email has invalid format." };
+  if (!isEmailAddress(address)) return { error: "Email has invalid format." };
   const token = cfg.activationRequired ? randomToken(24) : null;
   const t = now();
   const set = token

@@ -11,7 +11,7 @@ import type { Page } from "../db/paging";
 import { findByAcct, type AccountWithUser } from "./accounts";
 import { NICKNAME_PATTERN } from "../lib/nicknames";
 import { hydrate, type Hydrated } from "./hydrate";
-import { accountPage, tagPage } from "./timelines";
+import { accountPage, tagPage, walkEnd } from "./timelines";
 
 export const PROFILE_PAGE_SIZE = 20;
 
@@ -61,8 +61,18 @@ export async function publicStatus(d: DB, id: string): Promise<Hydrated | null> 
   return hydrate(d, [id], null);
 }
 
-/** The newest public statuses with a hashtag (the anonymous public tag timeline): where hashtag links lead. */
-export async function publicTag(d: DB, tag: string, maxId?: string): Promise<{ h: Hydrated; ids: string[] }> {
-  const h = await hydrate(d, tagPage(null, tag.replace(/^#/, ""), pageBefore(maxId), {}), null);
-  return { h, ids: h.page };
+/**
+ * The newest public statuses with a hashtag (the anonymous public tag timeline): where hashtag links lead.
+ * `older`: the cursor of the next page, if there may be one (past the walk when the page came back short).
+ */
+export async function publicTag(
+  d: DB,
+  tag: string,
+  maxId?: string,
+): Promise<{ h: Hydrated; ids: string[]; older: string | null }> {
+  const name = tag.replace(/^#/, "");
+  const page = pageBefore(maxId);
+  const h = await hydrate(d, tagPage(null, name, page, {}), null);
+  const older = h.page.length === page.limit ? h.page.at(-1) : (await walkEnd(d, null, page, {}, name)).older;
+  return { h, ids: h.page, older: older ?? null };
 }

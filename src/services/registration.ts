@@ -18,11 +18,10 @@ import { buildToken, type IssuedToken } from "./tokens";
 import { localEmojisNamed, profileEmojis, shortcodesIn } from "./emoji";
 import { NICKNAME_PATTERN, RESERVED_NICKNAMES } from "../lib/nicknames";
 import { queueMail } from "./mail-queue";
+import { isEmailAddress } from "../lib/email-address";
 import { approvalRequestMail, confirmationMail } from "./registration-mail";
 
 const RESERVED = new Set(RESERVED_NICKNAMES);
-
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 // ---- registering ----
 
@@ -50,7 +49,7 @@ export function credentialErrors(username: string, email: string, password: stri
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
   if (!NICKNAME_PATTERN.test(username)) add("nickname", "has invalid format");
   else if (RESERVED.has(username.toLowerCase())) add("nickname", "is reserved");
-  if (!EMAIL_PATTERN.test(email)) add("email", "has invalid format");
+  if (!isEmailAddress(email)) add("email", "has invalid format");
   if (password.length < 8) add("password", "should be at least 8 character(s)");
   if (password.length > 256) add("password", "should be at most 256 character(s)");
   return errors;

@@ -1,6 +1,7 @@
 /**
  * Timeline pages as SQL: each returns ONE query selecting the page's status ids, with every filter applied in
- * the query so a page is full after filtering. `hydrate` embeds it, so page + rendering data is one batch.
+ * the query so a page is full after filtering (public and tag pages: within a bounded walk of their index,
+ * `PUBLIC_WALK`). `hydrate` embeds it, so page + rendering data is one batch.
  * Each walks an index newest first: home_feed (owner, status), the partial public-timeline indexes,
  * status_tags (tag, status), statuses (account, id).
  */
@@ -10,6 +11,7 @@ import { precompiled } from "../db/json-rows";
 import { ME, NOW, notSilenced, visibleTo } from "./visibility";
 import { accountMatch } from "./accounts";
 import type { Hydrated } from "./hydrate";
+import type { DB } from "../db/client";
 
 // Pages run inside the hydration statement, whose `params` CTE binds the viewer (ME) and the time (NOW).
 // `viewerId` only chooses between the signed-in and anonymous forms of a query.
@@ -186,26 +188,88 @@ export function directPage(page: Page, f: TimelineFilters): SQL {
   return sql`SELECT id FROM (SELECT * FROM (${mine}) UNION SELECT * FROM (${toMe})) ORDER BY ${rawPage(sql`id`, page).order} LIMIT ${n}`;
 }
 
-/** Public statuses, and local-only ones for signed-in viewers; never unlisted; no reblogs. */
-export function publicPage(viewerId: string | null, page: Page, f: TimelineFilters): SQL {
-  const p = rawPage(sql`s.id`, page);
-  const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
-  const localIndex = f.local ? sql`AND s.local = 1` : f.remote ? sql`AND s.local = 0` : sql``;
+/**
+ * Index entries a public or tag page looks at per status it answers. The index holds every public status ever
+ * stored; the filters it cannot answer (the audience, `exclude_visibilities`, `only_media`, `remote`, `instance`,
+ * blocks and mutes) are checked on these entries only, so a filter matching little costs a bounded walk, not the
+ * whole index. A page that comes back short after a cut walk links past it (`walkEnd`), so paging goes on.
+ */
+const PUBLIC_WALK = 4;
+
+/** A page that reads nothing (one the audience may see nothing of). */
+const NOTHING = sql`SELECT id FROM statuses WHERE 0`;
+
+/** Whether `exclude_visibilities` leaves out all a public page could show its viewer. */
+function audienceExcluded(viewerId: string | null, f: TimelineFilters): boolean {
+  const seen = viewerId ? ["public", "local"] : ["public"];
+  return seen.every((v) => f.excludeVisibilities?.includes(v));
+}
+
+/**
+ * The public index's newest `n × PUBLIC_WALK` entries past the page's cursor (oldest first for `min_id`), with
+ * only the conditions the partial index itself answers; `last` picks the walk's last entry instead.
+ */
+function publicWalk(page: Page, f: TimelineFilters, last = false): SQL {
+  const p = rawPage(sql`w.id`, page);
   // Without statistics SQLite may pick an index it then has to sort; the partial index walks ids in order. The
   // remote-only timeline walks them all past the local ones (few next to remote ones: no index for remote rows
   // to pay for).
   const index = sql.raw(f.local ? "statuses_local_tl" : "statuses_public_tl");
-  return sql`SELECT s.id FROM statuses s INDEXED BY ${index}
-    WHERE s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} ${localIndex} AND ${p.where} AND ${shownInPage(Boolean(viewerId), f, "public")}
+  return sql`SELECT w.id FROM statuses w INDEXED BY ${index}
+    WHERE w.reblog_of_id IS NULL AND w.visibility IN ('public', 'local') ${f.local ? sql`AND w.local = 1` : sql``} AND ${p.where}
+    ORDER BY ${p.order} ${walkLimit(page, last)}`;
+}
+
+/** A tag's newest `n × PUBLIC_WALK` entries on `status_tags_tag` past the page's cursor (see `publicWalk`). */
+function tagWalk(tag: string, page: Page, last = false): SQL {
+  const p = rawPage(sql`st.status_id`, page);
+  return sql`SELECT st.status_id AS id FROM status_tags st WHERE st.tag = ${tag.toLowerCase()} AND ${p.where}
+    ORDER BY ${p.order} ${walkLimit(page, last)}`;
+}
+
+function walkLimit(page: Page, last: boolean): SQL {
+  const n = Math.trunc(page.limit) * PUBLIC_WALK;
+  return sql.raw(last ? `LIMIT 1 OFFSET ${n - 1}` : `LIMIT ${n}`);
+}
+
+/** The walked entries that pass the page's filters, in the page's order (the walk is read in order, unsorted). */
+function walked(viewerId: string | null, walk: SQL, page: Page, f: TimelineFilters, more: SQL): SQL {
+  const p = rawPage(sql`s.id`, page);
+  const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
+  return sql`SELECT s.id FROM statuses s
+    WHERE s.id IN (${walk}) ${more} ${audience} AND ${shownInPage(Boolean(viewerId), f, "public")}
     ORDER BY ${p.order} LIMIT ${p.limit}`;
 }
 
+/** Public statuses, and local-only ones for signed-in viewers; never unlisted; no reblogs. */
+export function publicPage(viewerId: string | null, page: Page, f: TimelineFilters): SQL {
+  if (audienceExcluded(viewerId, f)) return NOTHING;
+  return walked(viewerId, publicWalk(page, f), page, f, f.remote ? sql`AND s.local = 0` : sql``);
+}
+
 export function tagPage(viewerId: string | null, tag: string, page: Page, f: TimelineFilters): SQL {
-  const p = rawPage(sql`st.status_id`, page);
-  const audience = viewerId ? sql`` : sql`AND s.visibility = 'public'`;
-  return sql`SELECT st.status_id FROM status_tags st JOIN statuses s ON s.id = st.status_id
-    WHERE st.tag = ${tag.toLowerCase()} AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local') ${audience} AND ${p.where} AND ${shownInPage(Boolean(viewerId), f, "public")}
-    ORDER BY ${p.order} LIMIT ${p.limit}`;
+  if (audienceExcluded(viewerId, f)) return NOTHING;
+  const indexed = sql`AND s.reblog_of_id IS NULL AND s.visibility IN ('public', 'local')`;
+  return walked(viewerId, tagWalk(tag, page), page, f, indexed);
+}
+
+/**
+ * Where a public or tag page's walk stopped, when it was cut before the index ran out: the cursor past it for a
+ * page that came back short (`older` for newest-first pages, `newer` for `min_id` ones). One probe of the walk's
+ * last entry, index only; asked only of short pages.
+ */
+export async function walkEnd(
+  d: DB,
+  viewerId: string | null,
+  page: Page,
+  f: TimelineFilters,
+  tag?: string,
+): Promise<{ older?: string; newer?: string }> {
+  if (audienceExcluded(viewerId, f)) return {};
+  const probe = tag === undefined ? publicWalk(page, f, true) : tagWalk(tag, page, true);
+  const id = (await d.all<{ id: string }>(probe))[0]?.id;
+  if (id === undefined) return {};
+  return page.min_id ? { newer: id } : { older: id };
 }
 
 export interface AccountStatusFilters extends TimelineFilters {

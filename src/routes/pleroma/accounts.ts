@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env";
 import { after, route } from "../../http/route";
+import { EMAIL_MAX } from "../../lib/email-address";
 
 export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
   route(app, {
@@ -10,7 +11,7 @@ export function registerPleromaAccountRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Send the confirmation e-mail again",
     tags: ["Pleroma"],
     auth: "none",
-    params: z.object({ email: z.string().optional(), nickname: z.string().optional() }),
+    params: z.object({ email: z.string().max(EMAIL_MAX).optional(), nickname: z.string().max(EMAIL_MAX).optional() }),
     noContent: true,
     // Each call may send a mail: limited per address and per recipient (e-mail or nickname).
     rateLimit: { name: "confirmationResend", by: (p) => p.email ?? p.nickname },

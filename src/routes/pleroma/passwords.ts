@@ -11,6 +11,7 @@ import { parseParams } from "../../http/params";
 import { passwordAgain } from "../../http/auth";
 import { after, route, type Ctx } from "../../http/route";
 import { baseUrl } from "../../http/urls";
+import { EMAIL_MAX } from "../../lib/email-address";
 import { messagePage, resetPage } from "../../render/pages";
 import { changeEmail, newPasswordError, resetPassword, resetTokenValid, setPassword } from "../../services/passwords";
 
@@ -66,7 +67,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     tags: ["Pleroma"],
     auth: "user",
     scopes: ["write:security"],
-    params: z.object({ password: z.string().optional(), email: z.string().optional() }),
+    params: z.object({ password: z.string().optional(), email: z.string().max(EMAIL_MAX).optional() }),
     response: StatusOrError,
     handler: async (c, p, auth) => {
       const d = db(c.env);
@@ -84,7 +85,7 @@ export function registerPasswordRoutes(app: OpenAPIHono<AppEnv>) {
     summary: "Mail a password reset link to the user with this nickname or e-mail (204 whether or not one exists)",
     tags: ["Pleroma"],
     auth: "none",
-    params: z.object({ email: z.string().optional(), nickname: z.string().optional() }),
+    params: z.object({ email: z.string().max(EMAIL_MAX).optional(), nickname: z.string().max(EMAIL_MAX).optional() }),
     noContent: true,
     // Each call may send a mail: limited per address and per login asked for.
     rateLimit: { name: "passwordReset", by: (p) => p.email ?? p.nickname },
