@@ -61,6 +61,21 @@ describe("remote JSON-LD contexts (finding 1)", () => {
     expect(await kvRows()).toEqual(before);
   });
 
+  it("a POST signed only in its body (or claiming to be) fetches none of its contexts", async () => {
+    const s = await setup();
+    const urls = [1, 2, 3, 4].map((i) => `${s.peer.origin}/ctx${s.vars.N}?${i}`);
+    const served = urls.map((u) => serve(s, u, bigContext(60_000)));
+    const follow = fill(mastodonFollow, s.vars);
+    follow["@context"] = ["https://www.w3.org/ns/activitystreams", ...urls];
+    follow.signature = {};
+    const res = await instanceFetch(A, unsignedPost(follow));
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({
+      error: "A request without an HTTP signature may name only well-known JSON-LD contexts",
+    });
+    expect(served.map((x) => x.count)).toEqual([0, 0, 0, 0]);
+  });
+
   it("a POST with a broken HTTP signature fetches none of its contexts", async () => {
     const s = await setup();
     const url = `${s.peer.origin}/ctx${s.vars.N}`;

@@ -447,6 +447,11 @@ async function authenticate(req: Request, raw: Record<string, unknown>, loaders:
   const httpKey = await httpSigner(req, opts, loaders);
   if (httpKey !== null && !(httpKey instanceof URL)) return httpKey;
   if (!httpKey && !bodySigned(raw)) return refused("The request is not signed");
+  // Signed in its body alone (a key named `signature` is all it takes to claim that): only the contexts Fedify
+  // holds, so that a stranger makes Starling fetch nothing (Mastodon loads a remote context only after an HTTP
+  // signature verified).
+  if (!httpKey && !onlyPreloaded(raw))
+    return refused("A request without an HTTP signature may name only well-known JSON-LD contexts");
   const body = (await pinContexts(raw, contexts).catch(() => null)) as Record<string, unknown> | null;
   if (!body) return refused("The activity's JSON-LD contexts could not be loaded", 400);
   if (!onlyPreloaded(body)) return refused("The activity's JSON-LD contexts name one that cannot be pinned", 400);
