@@ -125,7 +125,7 @@ function safePath(path: string): boolean {
 
 /**
  * The files of the build in `zip` under `buildDir` (or at the archive's root when nothing is under it and the
- * root has an `index.html`). Throws `ZipRefused` saying what is wrong; fflate's own error for an unreadable zip.
+ * root has an `index.html`). Throws `ZipRefused` saying what is wrong (`ZipDamaged` for an unreadable zip).
  */
 export function listFrontendArchive(
   zip: Uint8Array,
