@@ -11,6 +11,7 @@ import {
   PleromaEmojiMapSchema,
 } from "../src/schemas/emoji";
 import { StatusSchema } from "../src/schemas/status";
+import { deflateBomb, rawZip, type RawEntry } from "./fixtures/zip-bombs";
 import { call, json, makeAdmin, PNG_1PX, registerUser, uniqueName, valid } from "./helpers";
 import { A, B, routeFetch, type Routed } from "./instances";
 
@@ -493,6 +494,49 @@ describe("remote packs between two instances", () => {
     ).toEqual({ error: "The requested instance does not support sharing emoji packs" });
     await json(`/api/v1/pleroma/emoji/pack?${q(as)}`, { method: "DELETE", token: onA.token, instance: A });
     expect(A.domain).toBe("a.example");
+  });
+
+  it("refuses, quickly, an entry that inflates to far more than it declares (413), or whose data cannot come from its size (422)", async () => {
+    const me = await admin();
+    const name = uniqueName("pl");
+    await json(`/api/v1/pleroma/emoji/pack?${q(name)}`, { method: "POST", token: me.token });
+    // 4 MB of deflate making ~650 MB of zeros: decoding it to its end takes seconds (the one-shot inflate did).
+    const bomb = deflateBomb(4_000_000);
+    expect(bomb.inflated).toBeGreaterThan(600_000_000);
+    const cases: [string, RawEntry[], number, RegExp][] = [
+      [
+        "a lie about its size",
+        [{ name: `${name}_a.png`, data: bomb.data, size: bomb.data.length + 100_000 }],
+        413,
+        /inflates to more than its declared \d+ bytes/,
+      ],
+      [
+        "nine names for one bomb, within the total",
+        Array.from({ length: 9 }, (_, i) => ({
+          name: `${name}_m${i}.png`,
+          data: bomb.data,
+          size: 5_000_000,
+          sameAs: i ? `${name}_m0.png` : undefined,
+        })),
+        413,
+        /inflates to more than its declared 5000000 bytes/,
+      ],
+      ["a tiny declared size", [{ name: `${name}_t.png`, data: bomb.data, size: 1_000 }], 422, /could not be read/],
+    ];
+    for (const [what, entries, status, error] of cases) {
+      const started = Date.now();
+      const res = await call(`/api/v1/pleroma/emoji/packs/files?${q(name)}`, {
+        token: me.token,
+        body: form({ file: new File([rawZip(entries)], "e.zip", { type: "application/zip" }) }),
+      });
+      expect(Date.now() - started, what).toBeLessThan(1_000);
+      expect(res.status, what).toBe(status);
+      expect((await res.json<{ error: string }>()).error, what).toMatch(error);
+    }
+    expect(
+      await env.DB.prepare("SELECT count(*) AS n FROM custom_emojis WHERE category = ?").bind(name).first(),
+    ).toEqual({ n: 0 });
+    expect((await env.MEDIA.list({ prefix: `emoji/${name}/` })).objects).toEqual([]);
   });
 
   it("a shared pack whose archive inflates past the limits is refused (413) before anything is stored", async () => {

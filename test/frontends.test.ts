@@ -11,6 +11,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { FrontendSchema } from "../src/routes/admin/frontends";
 import { StatusSchema } from "../src/schemas/status";
+import { deflateBomb, rawZip } from "./fixtures/zip-bombs";
 import { call, json, makeAdmin, post, registerUser, valid, type TestUser } from "./helpers";
 
 const ADMIN_SCOPES = "read write follow push admin";
@@ -135,6 +136,21 @@ describe("the admin API", () => {
     expect((await install({ name: "unknown-fe", file: PLEROMA_FE() }, admin.token, 400)).error).toMatch(/ref/);
     expect((await install({ name: "unknown-fe", ref: "v1" }, admin.token, 400)).error).toMatch(/build_url/);
     expect(await r2Keys("frontends/")).toEqual(before);
+  });
+
+  it("refuses, within a second, a build whose file inflates to far more than it declares (422), installing nothing", async () => {
+    const bomb = deflateBomb(4_000_000); // ~650 MB of zeros
+    const index = strToU8(INDEX);
+    const zip = rawZip([
+      { name: "dist/index.html", data: index, size: index.length, method: 0 },
+      { name: "dist/app.js", data: bomb.data, size: bomb.data.length + 100_000 },
+    ]);
+    const started = Date.now();
+    const res = await install({ name: "bomb-fe", ref: "x", file: zip }, admin.token, 422);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(res.error).toMatch(/dist\/app.js inflates to more than its declared \d+ bytes/);
+    const list = valid(List, await json("/api/v1/pleroma/admin/frontends", { token: admin.token }));
+    expect(list.find((f) => f.name === "bomb-fe")?.installed ?? false).toBe(false);
   });
 
   it("leaves out what no browser fetches (source maps, precompressed copies, woff beside woff2): a Soapbox-sized build fits", async () => {

@@ -6,7 +6,7 @@
  * and an archive without an `index.html`. Files are inflated one at a time, so memory holds the archive and one
  * file, never the whole site. Shared by the Worker's install and the command line (scripts/admin.ts).
  */
-import { unzipBounded, ZipRefused, type ZipLimits } from "./zip";
+import { listZip, zipEntryBytes, ZipRefused, type ZipEntry, type ZipLimits } from "./zip";
 
 export const FRONTEND_LIMITS: ZipLimits & { maxArchiveBytes: number; maxFiles: number } = {
   // In the Worker (128 MB): the request body, its parsed File, the bytes read from it, and files being inflated.
@@ -27,8 +27,8 @@ export const FRONTEND_SEGMENT = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,64}$/;
 export interface ArchiveFile {
   /** The path inside the build, as served (no leading slash). */
   path: string;
-  /** The entry's name in the archive. */
-  entry: string;
+  /** The entry in the archive. */
+  entry: ZipEntry;
   type: string;
   size: number;
 }
@@ -125,7 +125,7 @@ function safePath(path: string): boolean {
 
 /**
  * The files of the build in `zip` under `buildDir` (or at the archive's root when nothing is under it and the
- * root has an `index.html`). Throws `ZipRefused` saying what is wrong; fflate's own error for an unreadable zip.
+ * root has an `index.html`). Throws `ZipRefused` saying what is wrong (`ZipDamaged` for an unreadable zip).
  */
 export function listFrontendArchive(
   zip: Uint8Array,
@@ -134,8 +134,7 @@ export function listFrontendArchive(
 ): ArchiveFile[] {
   if (zip.byteLength > maxArchiveBytes) throw new ZipRefused(`The archive is larger than ${maxArchiveBytes} bytes`);
   // Names and declared sizes only: nothing is inflated, the entries are still counted against the limit.
-  const entries: { name: string; size: number }[] = [];
-  unzipBounded(zip, (name, size) => (entries.push({ name, size }), false), { ...FRONTEND_LIMITS, maxFileBytes: 0 });
+  const entries = listZip(zip, FRONTEND_LIMITS.maxEntries);
   const dir = buildDir.replace(/^\/+|\/+$/g, "");
   for (const prefix of dir ? [`${dir}/`, ""] : [""]) {
     let files: ArchiveFile[] = [];
@@ -143,7 +142,7 @@ export function listFrontendArchive(
       const path = buildPath(e.name, prefix);
       if (path === null) continue;
       if (!safePath(path)) throw new ZipRefused(`The archive holds an unsafe path: ${JSON.stringify(e.name)}`);
-      files.push({ path, entry: e.name, type: contentTypeOf(path), size: e.size });
+      files.push({ path, entry: e, type: contentTypeOf(path), size: e.size });
     }
     if (!files.some((f) => f.path === "index.html")) continue;
     if (new Set(files.map((f) => f.path)).size !== files.length)
@@ -153,7 +152,8 @@ export function listFrontendArchive(
     if (files.length > FRONTEND_LIMITS.maxFiles)
       throw new ZipRefused(`The build has more than ${FRONTEND_LIMITS.maxFiles} files`);
     const big = files.find((f) => f.size > FRONTEND_LIMITS.maxFileBytes);
-    if (big) throw new ZipRefused(`${big.entry} is larger than ${FRONTEND_LIMITS.maxFileBytes} bytes uncompressed`);
+    if (big)
+      throw new ZipRefused(`${big.entry.name} is larger than ${FRONTEND_LIMITS.maxFileBytes} bytes uncompressed`);
     if (files.reduce((n, f) => n + f.size, 0) > FRONTEND_LIMITS.maxTotalBytes)
       throw new ZipRefused(`The build is larger than ${FRONTEND_LIMITS.maxTotalBytes} bytes uncompressed`);
     return files;
@@ -161,10 +161,7 @@ export function listFrontendArchive(
   throw new ZipRefused(`The archive has no ${dir ? `${dir}/` : ""}index.html`);
 }
 
-/** One file of the archive, inflated (cut at its declared size, which `listFrontendArchive` checked). */
+/** One file of the archive, inflated (refused as soon as it passes its declared size, which `listFrontendArchive` checked). */
 export function inflateFrontendFile(zip: Uint8Array, file: ArchiveFile): Uint8Array {
-  const out = unzipBounded(zip, (name) => name === file.entry, FRONTEND_LIMITS);
-  const bytes = out[file.entry];
-  if (!bytes) throw new ZipRefused(`${file.entry} could not be read`);
-  return bytes;
+  return zipEntryBytes(zip, file.entry, FRONTEND_LIMITS.maxFileBytes);
 }

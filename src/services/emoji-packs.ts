@@ -11,7 +11,7 @@ import { joined } from "../content/image-metadata";
 import { ApiError, badRequest, conflict, unprocessable } from "../lib/errors";
 import type { FormFile } from "../lib/form-file";
 import { outboundFetch } from "../lib/outbound";
-import { unzipBounded, ZIP_LIMITS, ZipRefused } from "../lib/zip";
+import { listZip, pastZipLimit, unzipBounded, ZIP_LIMITS } from "../lib/zip";
 import { cleanedImage, sniffImage } from "./media";
 import { deletePrivate } from "./private-files";
 import type { Env } from "../env";
@@ -268,7 +268,7 @@ export async function updateMetadata(
     try {
       names = zipNames(zip);
     } catch (e) {
-      if (e instanceof ZipRefused) throw new ApiError(413, e.message);
+      if (pastZipLimit(e)) throw new ApiError(413, e.message);
       throw badRequest("The fallback archive does not have all files specified in pack.json");
     }
     if (!current.files.every((f) => names.has(filenameOf(name, f.file))))
@@ -289,9 +289,7 @@ export async function updateMetadata(
 
 /** The names in an archive (nothing inflated; its entries still counted against the limit). */
 function zipNames(zip: Uint8Array): Set<string> {
-  const names = new Set<string>();
-  unzipBounded(zip, (name) => (names.add(name), false), { ...ZIP_LIMITS, maxFileBytes: 0 });
-  return names;
+  return new Set(listZip(zip, ZIP_LIMITS.maxEntries).map((e) => e.name));
 }
 
 /** An archive's wanted entries within the limits: past one, 413 saying which; unreadable, `unreadable`. */
@@ -304,7 +302,7 @@ function unzipOrRefuse(
   try {
     return unzipBounded(zip, want, { ...ZIP_LIMITS, maxFileBytes });
   } catch (e) {
-    if (e instanceof ZipRefused) throw new ApiError(413, e.message);
+    if (pastZipLimit(e)) throw new ApiError(413, e.message);
     throw unreadable;
   }
 }
