@@ -480,7 +480,7 @@ describe("archive import", () => {
     const job = await upload(u, outboxBomb);
     let started = Date.now();
     await stepArchiveImports(env, Date.now());
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(3000); // the whole stream: 4 s on an idle machine
     expect(await progress(u, job.id)).toMatchObject({
       state: "failed",
       error: "outbox.json inflates to more than its declared 1048576 bytes",
@@ -524,7 +524,7 @@ describe("archive import", () => {
     expect(await progress(u, media.id)).toMatchObject({ state: "importing", posts_total: 2 });
     started = Date.now();
     await stepArchiveImports(env, Date.now());
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(3000); // the whole stream: 4 s on an idle machine
     expect(await progress(u, media.id)).toMatchObject({
       state: "failed",
       error: "media_attachments/0.png inflates to more than its declared 1048576 bytes",

@@ -529,7 +529,7 @@ describe("remote packs between two instances", () => {
         token: me.token,
         body: form({ file: new File([rawZip(entries)], "e.zip", { type: "application/zip" }) }),
       });
-      expect(Date.now() - started, what).toBeLessThan(1_000);
+      expect(Date.now() - started, what).toBeLessThan(3_000); // the whole stream: 8.7 s on an idle machine
       expect(res.status, what).toBe(status);
       expect((await res.json<{ error: string }>()).error, what).toMatch(error);
     }
