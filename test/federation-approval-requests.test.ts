@@ -8,7 +8,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { call, json, valid } from "./helpers";
 import { A, instanceFetch } from "./instances";
-import { drainDeliveriesByHand, expectAccepted, q, setup, unroute, type Setup } from "./inbound";
+import { drainDeliveriesByHand, expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
+import mastodonFollow from "./fixtures/federation/mastodon-follow.json";
 import { StatusSchema, type Status } from "../src/schemas/status";
 import { NotificationSchema } from "../src/schemas/social";
 import { drainFederation } from "../src/federation/delivery/wake";
@@ -289,6 +290,27 @@ describe("asking a GoToSocial author to approve a reply, a like, a boost", () =>
     const asked = await post_({ status: `@${name}@${s.peer.host} may I?`, visibility: "private" });
     expect(asked.pleroma.approval_state).toBe("pending");
     expect((await deliveredOf(s, "ReplyRequest")).map((r) => r.instrument.id)).toEqual([asked.uri]);
+  });
+
+  it("asks for a private reply not mentioning an author who follows the replier: the followers collection reaches them", async () => {
+    const s = await setup();
+    const post = await remotePost(s, "followed", guarded(s));
+    // The peer's actor follows the user (accepted at once: the account is not locked).
+    await expectAccepted(await s.peer.send(s.actor, fill(mastodonFollow, { ...s.vars, N: `${s.vars.N}f` })));
+    expect(
+      await q("SELECT 1 AS f FROM follows WHERE account_id = ? AND target_account_id = ?", post.account.id, s.user.id),
+    ).toEqual([{ f: 1 }]);
+    const res = await act(s, "/api/v1/statuses", {
+      in_reply_to_id: post.id,
+      status: "my followers",
+      visibility: "private",
+    });
+    expect(res.status).toBe(200);
+    const reply = valid(StatusSchema, await res.json());
+    expect(reply.pleroma.approval_state).toBe("pending");
+    expect((await deliveredOf(s, "ReplyRequest")).map((r) => r.instrument.id)).toEqual([reply.uri]);
+    expect(await deliveredOf(s, "Create")).toEqual([]);
+    expect((await statusOf(s, reply.id)).pleroma.approval_state).toBe("pending");
   });
 
   it("a post whose policy lets everyone in gets the plain activities, as today, and stores no policy", async () => {

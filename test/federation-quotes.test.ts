@@ -8,7 +8,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { call, json, valid } from "./helpers";
 import { A, instanceFetch } from "./instances";
-import { drainDeliveriesByHand, expectAccepted, fill, q, setup, unroute, type Setup } from "./inbound";
+import { drainDeliveriesByHand, expectAccepted, fill, followPeer, q, setup, unroute, type Setup } from "./inbound";
 import { StatusSchema, type Status } from "../src/schemas/status";
 import { drainFederation } from "../src/federation/delivery/wake";
 import { dayOf, hourOf, LIMITS, limitsClock, pending } from "../src/services/inbound-limits";
@@ -427,5 +427,33 @@ describe("a quote in a post nobody here asked for", () => {
       quotedUri,
     );
     expect(row).toEqual({ search_rowid: null });
+  });
+});
+
+describe("an old-style quote of a post not stored yet whose policy forbids it", () => {
+  it("is pending once the quoted post is fetched: not shown, not counted", async () => {
+    const s = await setup();
+    await followPeer(s);
+    const misskey = fill(misskeyCreate, s.vars);
+    const quotedUri = misskey.object._misskey_quote as string;
+    const author = s.peer.actor();
+    // A Mastodon 4.5 post only its author may quote (`nobody`), on the peer, unknown here until the quote arrives.
+    s.peer.objects.set(quotedUri, {
+      "@context": ["https://www.w3.org/ns/activitystreams", quoteRequest["@context"][1]],
+      id: quotedUri,
+      type: "Note",
+      attributedTo: author,
+      to: ["https://www.w3.org/ns/activitystreams#Public"],
+      content: "<p>do not quote me</p>",
+      published: "2025-10-01T10:00:00Z",
+      interactionPolicy: { canQuote: { automaticApproval: [author] } },
+    });
+    await expectAccepted(await s.peer.send(s.actor, misskey));
+    expect(fetched(s, quotedUri)).toBe(true);
+    const mk = await statusByUri(s, misskey.object.id);
+    expect(mk.quote).toEqual({ state: "pending", quoted_status: null });
+    const quoted = await statusByUri(s, quotedUri);
+    expect(quoted.quotes_count).toBe(0);
+    expect(await q("SELECT state FROM quotes WHERE quoted_status_id = ?", quoted.id)).toEqual([{ state: "pending" }]);
   });
 });

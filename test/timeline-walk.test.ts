@@ -2,7 +2,9 @@
  * Public and tag pages walk a bounded stretch of their index (services/timelines.ts `PUBLIC_WALK`): a filter that
  * matches nothing (a visibility the audience cannot see, an unknown instance, media on a text-only timeline) costs
  * a fixed number of rows, not the whole index; a page that comes back short after its walk was cut still links
- * past the walk, so paging reaches every match. 2,000 public statuses of one local account, one in 150 with media.
+ * past the walk, so paging reaches every match; an empty page (or a short since_id / min_id one) walks on a
+ * bounded number of times first, for clients that page by the last status they hold. 2,000 public statuses of
+ * one local account, one in 150 with media.
  */
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -14,9 +16,10 @@ const STATUSES = 2_000;
 const MEDIA_EVERY = 150;
 /**
  * Rows a page of `limit` may read, whatever the index holds: it walks 4 entries per status asked, each a few
- * rows (the index entry, the status, its author's deactivation), and a short page probes its walk's end once.
+ * rows (the index entry, the status, its author's deactivation), and a short page probes its walk's end once;
+ * a page that found too little walks on from there at most 4 more times (services/timelines.ts `walkOn`).
  */
-const bound = (limit: number) => limit * 4 * 5 + 20;
+const bound = (limit: number) => (limit * 4 * 5 + 20) * (1 + 4);
 
 let author: TestUser;
 let viewer: TestUser;
@@ -115,19 +118,19 @@ describe("public and tag pages walk a bounded part of their index", () => {
         expect(++pages).toBeLessThan(60);
       }
       expect(found, base).toEqual(withMedia);
-      // Most of these pages came back empty or short, yet each linked on.
-      expect(pages).toBeGreaterThan(STATUSES / 80 - 2);
+      // These pages came back short (each walked on up to 5 × 80 entries), yet each linked on.
+      expect(pages).toBeGreaterThan(STATUSES / 400 - 2);
     }
   });
 
   it("links newer past a short page read with min_id", async () => {
     const oldest = "0WXYZ" + "0".repeat(21);
     const p = await page(`/api/v1/timelines/public?only_media=true&limit=20&min_id=${oldest}`);
-    // The first 80 statuses hold none with media: nothing, and a link to newer ones past the walk.
-    expect(p.ids).toEqual([]);
-    expect(p.prev).toBeDefined();
+    // Short after its 5 walks of 80 entries: the two with media among the oldest 400, and a link past them.
+    expect(p.ids).toEqual(withMedia.slice(-2));
+    expect(p.prev).toBe("0WXYZ" + "400".padStart(21, "0"));
     const newer = await page(`/api/v1/timelines/public?only_media=true&limit=20&min_id=${p.prev}`);
-    expect(newer.ids).toEqual([withMedia.at(-1)]);
+    expect(newer.ids).toEqual(withMedia.slice(-5, -2));
   });
 
   it("links to older posts from a hashtag's web page that found none in its walk", async () => {
@@ -142,5 +145,57 @@ describe("public and tag pages walk a bounded part of their index", () => {
     expect(next.status).toBe(200);
     const t = await next.text();
     expect(t).toContain("<p>unveiled</p>");
+  });
+});
+
+describe("a public page past a long run of statuses the viewer does not see", () => {
+  // 100 public statuses of a muted account, newest but one; 30 older ones of others (ids above the 2,000's).
+  let others: string[];
+  const newest = "0WYZ" + "0".repeat(22);
+  beforeAll(async () => {
+    const muted = await registerUser();
+    const other = await registerUser();
+    const t = Date.now();
+    const insert = (prefix: string, n: number, accountId: string) =>
+      env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+         SELECT printf('${prefix}%022d', i), 'http://localhost/s/${prefix}' || i, 'http://localhost/s/${prefix}' || i, ?2,
+                printf('${prefix}%022d', i), 'http://localhost/contexts/${prefix}' || i, '<p>run</p>', 'run', 'public', 1, ?3 + i FROM n`,
+      ).bind(n, accountId, t);
+    await env.DB.batch([
+      insert("0WYA", 30, other.id),
+      insert("0WYM", 100, muted.id),
+      env.DB.prepare(
+        `INSERT INTO statuses (id, uri, url, account_id, thread_id, context, content, text, visibility, local, created_at)
+         VALUES (?1, 'http://localhost/s/newest', 'http://localhost/s/newest', ?2, ?1, 'http://localhost/contexts/newest', '<p>new</p>', 'new', 'public', 1, ?3)`,
+      ).bind(newest, other.id, t + 1000),
+    ]);
+    const res = await call(`/api/v1/accounts/${muted.id}/mute`, { token: viewer.token, method: "POST" });
+    expect(res.status).toBe(200);
+    others = Array.from({ length: 30 }, (_, i) => "0WYA" + String(30 - i).padStart(22, "0"));
+  });
+
+  it("walks on past the run for a client paging by the last status it holds, within a bounded number of rows", async () => {
+    const p = await page(`/api/v1/timelines/public?limit=20&max_id=${newest}`, viewer.token);
+    expect(p.ids).toEqual(others.slice(0, 20));
+    expect(p.rowsRead).toBeLessThan(bound(20));
+    // A run longer than the walks a page may take (5 × 4 × 5 entries): empty, linking past what it walked.
+    const short = await page(`/api/v1/timelines/public?limit=5&max_id=${newest}`, viewer.token);
+    expect(short.ids).toEqual([]);
+    expect(short.rowsRead).toBeLessThan(bound(5));
+    expect(short.next).toBe("0WYM" + "1".padStart(22, "0"));
+    expect((await page(`/api/v1/timelines/public?limit=5&max_id=${short.next}`, viewer.token)).ids).toEqual(
+      others.slice(0, 5),
+    );
+  });
+
+  it("answers a since_id page in full when matches remain past its first walk", async () => {
+    const oldest = others.at(-1)!;
+    const p = await page(`/api/v1/timelines/public?limit=20&since_id=${oldest}`, viewer.token);
+    expect(p.ids).toEqual([newest, ...others.slice(0, 19)]);
+    // Read oldest first from the newest of the others: the run, then the newest status.
+    const min = await page(`/api/v1/timelines/public?limit=20&min_id=${others[0]}`, viewer.token);
+    expect(min.ids).toEqual([newest]);
   });
 });

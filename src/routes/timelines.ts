@@ -12,7 +12,7 @@ import { route, type Ctx } from "../http/route";
 import { hostOf, renderContext } from "../http/urls";
 import { renderStatuses } from "../render/status";
 import { StatusSchema, VISIBILITIES } from "../schemas/status";
-import type { Hydrated } from "../services/hydrate";
+import { hydrate, type Hydrated } from "../services/hydrate";
 import { readPage, type PageRead } from "./page-read";
 import { ownListPart } from "../services/lists";
 import {
@@ -22,7 +22,7 @@ import {
   publicPage,
   tagPage,
   targetAccount,
-  walkEnd,
+  walkOn,
   type TimelineFilters,
 } from "../services/timelines";
 import { notFound } from "../lib/errors";
@@ -57,15 +57,21 @@ const filtersOf = (p: TimelineParams & { instance?: string }): TimelineFilters =
 interface TimelineRead extends PageRead {
   /** The page's order when it is not newest first. */
   reorder?: (ids: string[], h: Hydrated) => string[];
-  /** For a bounded walk (public, tag): the page's size, and where its walk stopped, asked when it came back short. */
-  walked?: { limit: number; end: (viewerId: string | null) => Promise<WalkedPast> };
+  /** For a bounded walk (public, tag): walked on when it found too little (`walkOn`), with where it stopped. */
+  walked?: (viewerId: string | null, ids: string[]) => Promise<{ ids: string[]; past: WalkedPast }>;
 }
 
-/** A page of statuses in one statement (`readPage`), answered with its Link header. */
+/**
+ * A page of statuses in one statement (`readPage`), answered with its Link header; a public or tag page walked on
+ * past a run it found too little in, its further finds read in one more statement.
+ */
 async function answerPage(c: Ctx, rule: Parameters<typeof readPage>[1], { reorder, walked, ...read }: TimelineRead) {
-  const h = await readPage(c, rule, read);
-  const ids = reorder ? reorder(h.page, h) : h.page;
-  setLinkHeader(c, ids, walked && ids.length < walked.limit ? await walked.end(h.viewerId) : {});
+  let h = await readPage(c, rule, read);
+  let ids = reorder ? reorder(h.page, h) : h.page;
+  const on = walked ? await walked(h.viewerId, ids) : { ids, past: {} };
+  if (on.ids.length !== ids.length) h = await hydrate(db(c.env), on.ids, h.viewerId, { withMuted: read.withMuted });
+  ids = on.ids;
+  setLinkHeader(c, ids, on.past);
   return c.json(renderStatuses(renderContext(c, h.viewerId), h, ids));
 }
 
@@ -123,7 +129,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
         {
           page: (me) => publicPage(me, p, filtersOf(p)),
           withMuted: p.with_muted,
-          walked: { limit: p.limit, end: (me) => walkEnd(db(c.env), me, p, filtersOf(p)) },
+          walked: (me, ids) => walkOn(db(c.env), me, p, filtersOf(p), ids),
         },
       ),
   });
@@ -158,7 +164,7 @@ export function registerTimelineRoutes(app: OpenAPIHono<AppEnv>) {
         {
           page: (me) => tagPage(me, hashtag(p.hashtag), p, filtersOf(p)),
           withMuted: p.with_muted,
-          walked: { limit: p.limit, end: (me) => walkEnd(db(c.env), me, p, filtersOf(p), hashtag(p.hashtag)) },
+          walked: (me, ids) => walkOn(db(c.env), me, p, filtersOf(p), ids, hashtag(p.hashtag)),
         },
       ),
   });

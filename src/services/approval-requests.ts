@@ -9,7 +9,8 @@
  * - nobody may: a boost or a like is refused (422, as Mastodon answers an action it does not allow); a reply is
  *   posted and sent as Mastodon sends it, without approval (servers that enforce the policy drop it; the others
  *   show it), marked `denied` so that its author knows. So is a reply whose own audience leaves the post's author
- *   out (a followers-only one not mentioning them): a request would show it to them. A local-only one asks nobody.
+ *   out (a followers-only one neither mentioning them nor followed by them): a request would show it to them. A
+ *   local-only one asks nobody.
  * The author's answer: services/approval-answers.ts.
  */
 import { eq, sql, type SQL } from "drizzle-orm";
@@ -34,8 +35,8 @@ export async function approvalOf(
   meId: string,
   target: StatusRow,
   kind: InteractionKind,
-): Promise<{ approval: Approval; uri: string | null }> {
-  if (target.local || !target.interactionPolicy?.[kind]) return { approval: "automatic", uri: null };
+): Promise<{ approval: Approval; uri: string | null; followedBy: boolean }> {
+  if (target.local || !target.interactionPolicy?.[kind]) return { approval: "automatic", uri: null, followedBy: false };
   const [facts] = await d.all<{ uri: string; f: number; fb: number; m: number }>(
     sql`SELECT a.uri,
       EXISTS (SELECT 1 FROM follows WHERE account_id = ${meId} AND target_account_id = ${target.accountId}) AS f,
@@ -43,9 +44,9 @@ export async function approvalOf(
       EXISTS (SELECT 1 FROM status_recipients WHERE status_id = ${target.id} AND account_id = ${meId} AND mention = 1) AS m
     FROM accounts a WHERE a.id = ${meId}`,
   );
-  if (!facts) return { approval: "automatic", uri: null };
+  if (!facts) return { approval: "automatic", uri: null, followedBy: false };
   const asker = { uri: facts.uri, follows: !!facts.f, followedBy: !!facts.fb, mentioned: !!facts.m };
-  return { approval: rule(target.interactionPolicy, kind, asker), uri: facts.uri };
+  return { approval: rule(target.interactionPolicy, kind, asker), uri: facts.uri, followedBy: asker.followedBy };
 }
 
 /** What asking writes: the request's row, the request to the author (an outbox row), the reply or boost pending. */
@@ -102,10 +103,10 @@ export async function createOrAsk(
   const s = p.status;
   const create = [outboxWrite(d, s.accountId, { type: "Create", statusId: s.id }, t)];
   if (!s.local || !p.parent || s.visibility === "local") return create;
-  const { approval, uri } = await approvalOf(d, s.accountId, p.parent, "reply");
+  const { approval, uri, followedBy } = await approvalOf(d, s.accountId, p.parent, "reply");
   if (approval === "automatic" || !uri) return create;
   // The request shows the reply to the parent's author: never one its own audience leaves them out of.
-  if (approval === "denied" || !reachesAuthor(s, p.parent.accountId, p.recipients)) {
+  if (approval === "denied" || !reachesAuthor(s, p.parent.accountId, p.recipients, followedBy)) {
     s.approval = "denied";
     return [markApproval(d, s.id, "denied"), ...create];
   }
@@ -116,12 +117,18 @@ export async function createOrAsk(
 
 /**
  * Whether a reply is addressed to `authorId` as it goes out (services/addressing.ts): public and unlisted ones to
- * anyone; followers-only ones to those they mention (and followers); direct and list ones to their recipients.
+ * anyone; followers-only ones to those they mention and to followers (`followedBy`: the author follows the
+ * replier, so the followers collection reaches them); direct and list ones to their recipients.
  */
-function reachesAuthor(s: StatusRow, authorId: string, recipients: { accountId: string; mention: boolean }[]): boolean {
+function reachesAuthor(
+  s: StatusRow,
+  authorId: string,
+  recipients: { accountId: string; mention: boolean }[],
+  followedBy: boolean,
+): boolean {
   if (s.visibility === "public" || s.visibility === "unlisted") return true;
   const r = recipients.find((x) => x.accountId === authorId);
-  if (s.visibility === "private") return r?.mention === true;
+  if (s.visibility === "private") return followedBy || r?.mention === true;
   return (s.visibility === "direct" || s.visibility === "list") && r !== undefined;
 }
 

@@ -209,6 +209,24 @@ export function inboundQuoteRow(
   };
 }
 
+/**
+ * An old-style quote (no consent asked) stored before the post it quotes was known, so shown: once that post is
+ * fetched, its state is decided again against it, and the quote waits (uncounted) if the post's policy forbids it.
+ */
+export async function recheckQuote(d: DB, statusUri: string, authorId: string, q: ParsedQuote, t: number = now()) {
+  if (q.verified || q.consentAware) return;
+  const quoted = await quotedByUriQuery(d, q.uri, authorId).get();
+  if (!quoted || inboundQuoteState(q, quoted, authorId, quoted.follows) !== "pending") return;
+  await d.$client.batch([
+    statement(
+      d,
+      sql`UPDATE quotes SET state = 'pending', updated_at = ${t} WHERE status_id = (SELECT id FROM statuses WHERE uri = ${statusUri})
+        AND state = 'accepted' AND authorization_uri IS NULL`,
+    ),
+    statement(d, recountQuotes(quoted.id)),
+  ]);
+}
+
 /** A status stored after quotes of it: those rows now name it (an index probe that finds nothing costs nothing). */
 export const linkQuotesTo = (s: { id: string; uri: string; accountId: string }) =>
   sql`UPDATE quotes SET quoted_status_id = ${s.id}, quoted_account_id = ${s.accountId} WHERE quoted_uri = ${s.uri} AND quoted_status_id IS NULL AND state <> 'deleted'`;

@@ -8,7 +8,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { rawPage, type Page } from "../db/paging";
 import { precompiled } from "../db/json-rows";
-import { ME, NOW, notSilenced, visibleTo } from "./visibility";
+import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
 import { accountMatch } from "./accounts";
 import type { Hydrated } from "./hydrate";
 import type { DB } from "../db/client";
@@ -270,6 +270,40 @@ export async function walkEnd(
   const id = (await d.all<{ id: string }>(probe))[0]?.id;
   if (id === undefined) return {};
   return page.min_id ? { newer: id } : { older: id };
+}
+
+/** Further walks a public or tag page may take past a cut walk that found too little (each: one read, one probe). */
+const WALK_ROUNDS = 4;
+
+/**
+ * A public or tag page that came back empty (or short when read with `since_id` / `min_id`, which a client takes
+ * as caught up) after its walk was cut, walked on from where the walk stopped, at most WALK_ROUNDS more times:
+ * a client that pages by the last status it holds (Mastodon's web app, Pleroma-FE) rather than by the Link header
+ * gets past a run of statuses it does not see (a muted bot's). `ids`: what the page found, newest first. Returns
+ * the page's ids and, when still short after a cut walk, where it stopped (`walkEnd`).
+ */
+export async function walkOn(
+  d: DB,
+  viewerId: string | null,
+  page: Page,
+  f: TimelineFilters,
+  ids: string[],
+  tag?: string,
+): Promise<{ ids: string[]; past: { older?: string; newer?: string } }> {
+  const enough = (n: number) => (page.since_id || page.min_id ? n >= page.limit : n > 0);
+  let past = ids.length < page.limit ? await walkEnd(d, viewerId, page, f, tag) : {};
+  let found = ids;
+  let at = page;
+  for (let round = 0; round < WALK_ROUNDS && !enough(found.length) && (past.older ?? past.newer); round++) {
+    at = page.min_id ? { ...at, min_id: past.newer } : { ...at, max_id: past.older };
+    const next = tag === undefined ? publicPage(viewerId, at, f) : tagPage(viewerId, tag, at, f);
+    const rows = await d.all<{ id: string }>(sql`WITH ${paramsCte(viewerId)} ${next}`);
+    const more = rows.map((r) => r.id).sort((a, b) => (a < b ? 1 : -1));
+    // Newest first: a min_id page keeps the oldest of what it found, the others the newest.
+    found = page.min_id ? [...more, ...found].slice(-page.limit) : [...found, ...more].slice(0, page.limit);
+    past = found.length < page.limit ? await walkEnd(d, viewerId, at, f, tag) : {};
+  }
+  return { ids: found, past };
 }
 
 export interface AccountStatusFilters extends TimelineFilters {

@@ -16,6 +16,7 @@ import {
   receiveQuoteAnswer,
   receiveQuoteRequest,
   receiveStampDeletion,
+  recheckQuote,
 } from "../../services/quotes";
 import { storeRemoteNote, type ParsedNote } from "../../services/remote-statuses";
 import type { FederationData } from "../data";
@@ -111,13 +112,16 @@ export async function onStampDelete(ctx: Ctx, del: Delete, id: URL): Promise<boo
 /**
  * A received post's quote, once the post is stored (so what concerns nobody here, or comes over its sender's
  * limits, costs no fetch): the quoted post fetched when not stored yet (public ones, counted to the quoting
- * author), then the stamp checked; a verified stamp approves the quote. `fetch`: false for what only a relay brought.
+ * author) and the quote's state decided again against it, then the stamp checked; a verified stamp approves the
+ * quote. `fetch`: false for what only a relay brought.
  */
 export async function settleQuote(ctx: Ctx, note: ParsedNote, from: AccountRow, fetch: boolean): Promise<void> {
   const q = note.quote;
   if (!q) return;
   const local = new URL(q.uri).origin === new URL(ctx.canonicalOrigin).origin;
-  if (fetch && !local && !(await storedStatus(ctx.data.d, q.uri))) await fetchPublicPost(ctx, q.uri, from);
+  if (fetch && !local && !(await storedStatus(ctx.data.d, q.uri)) && (await fetchPublicPost(ctx, q.uri, from)))
+    // Stored as shown while its target was unknown: its target's policy now decides.
+    await recheckQuote(ctx.data.d, note.uri, from.id, q);
   await quoteOfUpdate(ctx, note);
 }
 
