@@ -47,7 +47,10 @@ export interface AuthLoaders {
   /** The same without the cache: an actor document read again when a key is not (yet) listed in the cached one. */
   freshLoader: DocumentLoader;
   contextLoader: DocumentLoader;
+  /** Where keys are cached; what the loaders and it fetched is held there until `keep` (door/auth-loaders.ts). */
   kv: KvStore;
+  /** Called once the request is authenticated: what was fetched for it may now be stored. */
+  keep: () => Promise<void>;
 }
 
 export type Authenticated =
@@ -313,7 +316,9 @@ export async function authenticatedSigner(req: Request, loaders: AuthLoaders): P
     const v = await verifyHttp(req, named, opts, loaders);
     if (!v?.verified || !isNamed(v.key, named)) return null;
     const owner = v.key.ownerId;
-    return owner && (await actorLists(owner, v.key.id!, loaders)) ? owner : null;
+    if (!owner || !(await actorLists(owner, v.key.id!, loaders))) return null;
+    await loaders.keep();
+    return owner;
   } catch (e) {
     console.log("fetch: signature not verified:", (e as Error)?.message ?? e);
     return null;
@@ -400,7 +405,9 @@ export async function authenticateInbound(
   loaders: AuthLoaders,
 ): Promise<Authenticated> {
   try {
-    return await authenticate(req, raw, loaders);
+    const who = await authenticate(req, raw, loaders);
+    if (who.ok) await loaders.keep();
+    return who;
   } catch (e) {
     // Whatever a hostile body makes a parser or a fetch throw: not authenticated (never a 500).
     console.log("inbox: authentication failed:", (e as Error)?.message ?? e);
