@@ -98,6 +98,29 @@ describe("key documents named by a signature", () => {
     expect(await kvRows()).toEqual(before);
   });
 
+  it("a key rotated into a document over 256 KB: fetched again, not read, 401", async () => {
+    const s = await setup();
+    const [old, rotated] = [await rsaKeyPair(), await rsaKeyPair()];
+    const id = `${s.peer.origin}/rot${s.vars.N}`;
+    const docs = [
+      paddedActor(id, await pem(old.publicKey), 1_000),
+      paddedActor(id, await pem(rotated.publicKey), 1_000_000),
+    ];
+    let served = 0;
+    s.peer.objects.set(id, () => {
+      const doc = docs[Math.min(served++, 1)];
+      return new Response(JSON.stringify(doc), { headers: { "Content-Type": "application/activity+json" } });
+    });
+    const before = await kvRows();
+    const follow = fill(mastodonFollow, { ...s.vars, ACTOR: id });
+    const res = await signedBy(follow, rotated.privateKey, `${id}#main-key`);
+    expect(res.status).toBe(401);
+    // The first (its old key), then once more to see whether the key was rotated: too big to be read.
+    expect(served).toBe(2);
+    expect(await q("SELECT id FROM follows WHERE uri = ?", follow.id)).toEqual([]);
+    expect(await kvRows()).toEqual(before);
+  });
+
   it("a document that is no actor or key, named by a signature: 401, nothing stored", async () => {
     const s = await setup();
     const pair = await rsaKeyPair();

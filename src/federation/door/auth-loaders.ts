@@ -1,9 +1,9 @@
 /**
  * The loaders a signature check uses (door/authenticate.ts), for the inbox and for signed GETs: actor and key
- * documents at most `ACTOR_MAX_BYTES`, cached in `fedify_kv` like every fetched document (same keys, so what is
- * kept here is what Fedify's listeners read next), but held in memory until the signature they were fetched for
- * verifies (door/pending-kv.ts): a signature naming a stranger's URL writes nothing to D1. Then only real actor
- * and key documents, and keys that were found, are written, in one batch.
+ * documents at most `ACTOR_MAX_BYTES` (fetched again the same), cached in `fedify_kv` like every fetched document
+ * (same keys, so what is kept here is what Fedify's listeners read next), but held in memory until the signature
+ * they were fetched for verifies (door/pending-kv.ts): a signature naming a stranger's URL writes nothing to D1.
+ * Then only real actor and key documents, and keys that were found, are written, in one batch.
  */
 import type { DocumentLoader } from "@fedify/fedify";
 import type { DB } from "../../db/client";
@@ -12,7 +12,7 @@ import { allowPrivateAddress } from "../../lib/outbound";
 import type { AuthLoaders } from "./authenticate";
 import { instanceSigner } from "./instance-actor";
 import { D1KvStore } from "./kv";
-import { cachedDocumentLoader, freshDocumentLoader, USER_AGENT } from "./loaders";
+import { cachedDocumentLoader, freshDocumentLoader, guardedDocumentLoader, USER_AGENT } from "./loaders";
 import { PendingKv, type HeldEntry } from "./pending-kv";
 import { hostSpecs } from "./signature-specs";
 
@@ -47,9 +47,11 @@ function worthKeeping({ key, value }: HeldEntry): boolean {
 export function authLoaders(env: Env, d: DB, contextLoader: DocumentLoader): AuthLoaders {
   const kv = new PendingKv(new D1KvStore(d));
   const signer = { signer: () => instanceSigner(env), specs: hostSpecs(d) };
+  const allowPrivate = allowPrivateAddress(env);
   return {
-    documentLoader: cachedDocumentLoader(kv, allowPrivateAddress(env), USER_AGENT, signer, "actor"),
-    freshLoader: freshDocumentLoader(env),
+    documentLoader: cachedDocumentLoader(kv, allowPrivate, USER_AGENT, signer, "actor"),
+    freshLoader: guardedDocumentLoader(allowPrivate, USER_AGENT, signer, "actor"),
+    objectLoader: freshDocumentLoader(env),
     contextLoader,
     kv,
     keep: () => kv.keep(worthKeeping),

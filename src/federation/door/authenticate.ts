@@ -42,10 +42,12 @@ import { embeddedOnly } from "./loaders";
 import { weakPostSignature } from "./signature-strength";
 
 export interface AuthLoaders {
-  /** The usual loader (KV-cached, through the SSRF guard). */
+  /** Actor and key documents (KV-cached, through the SSRF guard). */
   documentLoader: DocumentLoader;
-  /** The same without the cache: an actor document read again when a key is not (yet) listed in the cached one. */
+  /** The same without the cache: an actor or key document read again (a key not yet listed, a key rotated). */
   freshLoader: DocumentLoader;
+  /** A relayed object as its origin serves it now (no cache; an object, not held to an actor's size). */
+  objectLoader: DocumentLoader;
   contextLoader: DocumentLoader;
   /** Where keys are cached; what the loaders and it fetched is held there until `keep` (door/auth-loaders.ts). */
   kv: KvStore;
@@ -375,7 +377,7 @@ async function fromOrigin(
   const type = activity instanceof Create ? "Create" : activity instanceof Update ? "Update" : null;
   const objectId = activity.objectId;
   if (!type || !objectId || objectId.origin !== actorId.origin) return null;
-  const doc = await loaders.freshLoader(objectId.href).catch(() => null);
+  const doc = await loaders.objectLoader(objectId.href).catch(() => null);
   // Served at its id itself, not through a redirect (an open redirect on the origin would lead anywhere).
   if (!doc || doc.documentUrl !== objectId.href) return null;
   const document = (await pinContexts(doc.document, contexts).catch(() => null)) as Record<string, unknown> | null;
