@@ -42,12 +42,17 @@ import { embeddedOnly } from "./loaders";
 import { weakPostSignature } from "./signature-strength";
 
 export interface AuthLoaders {
-  /** The usual loader (KV-cached, through the SSRF guard). */
+  /** Actor and key documents (KV-cached, through the SSRF guard). */
   documentLoader: DocumentLoader;
-  /** The same without the cache: an actor document read again when a key is not (yet) listed in the cached one. */
+  /** The same without the cache: an actor or key document read again (a key not yet listed, a key rotated). */
   freshLoader: DocumentLoader;
+  /** A relayed object as its origin serves it now (no cache; an object, not held to an actor's size). */
+  objectLoader: DocumentLoader;
   contextLoader: DocumentLoader;
+  /** Where keys are cached; what the loaders and it fetched is held there until `keep` (door/auth-loaders.ts). */
   kv: KvStore;
+  /** Called once the request is authenticated: what was fetched for it may now be stored. */
+  keep: () => Promise<void>;
 }
 
 export type Authenticated =
@@ -313,7 +318,9 @@ export async function authenticatedSigner(req: Request, loaders: AuthLoaders): P
     const v = await verifyHttp(req, named, opts, loaders);
     if (!v?.verified || !isNamed(v.key, named)) return null;
     const owner = v.key.ownerId;
-    return owner && (await actorLists(owner, v.key.id!, loaders)) ? owner : null;
+    if (!owner || !(await actorLists(owner, v.key.id!, loaders))) return null;
+    await loaders.keep();
+    return owner;
   } catch (e) {
     console.log("fetch: signature not verified:", (e as Error)?.message ?? e);
     return null;
@@ -370,7 +377,7 @@ async function fromOrigin(
   const type = activity instanceof Create ? "Create" : activity instanceof Update ? "Update" : null;
   const objectId = activity.objectId;
   if (!type || !objectId || objectId.origin !== actorId.origin) return null;
-  const doc = await loaders.freshLoader(objectId.href).catch(() => null);
+  const doc = await loaders.objectLoader(objectId.href).catch(() => null);
   // Served at its id itself, not through a redirect (an open redirect on the origin would lead anywhere).
   if (!doc || doc.documentUrl !== objectId.href) return null;
   const document = (await pinContexts(doc.document, contexts).catch(() => null)) as Record<string, unknown> | null;
@@ -400,7 +407,9 @@ export async function authenticateInbound(
   loaders: AuthLoaders,
 ): Promise<Authenticated> {
   try {
-    return await authenticate(req, raw, loaders);
+    const who = await authenticate(req, raw, loaders);
+    if (who.ok) await loaders.keep();
+    return who;
   } catch (e) {
     // Whatever a hostile body makes a parser or a fetch throw: not authenticated (never a 500).
     console.log("inbox: authentication failed:", (e as Error)?.message ?? e);

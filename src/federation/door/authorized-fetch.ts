@@ -10,9 +10,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { config } from "../../env";
 import { federationRejected } from "../../services/federation-policies";
 import type { FederationData } from "../data";
+import { authLoaders } from "./auth-loaders";
 import { authenticatedSigner } from "./authenticate";
-import { D1KvStore } from "./kv";
-import { freshDocumentLoader } from "./loaders";
 
 /** The owner of what is asked for, as SQL yielding a local account id (or NULL). */
 export const ownerByUsername = (username: string) =>
@@ -32,12 +31,7 @@ export async function fetchAllowed(ctx: RequestContext<FederationData>, owner: S
   // Named as the inbox names an activity's actor (door/authenticate.ts): the signature verifies with the key it
   // names, and the key's owner lists it in its own document on the key's origin (not the key document's claim
   // alone, which would let any server speak for another's actors). One that does not verify counts as none.
-  const id = await authenticatedSigner(ctx.request, {
-    documentLoader: ctx.documentLoader,
-    contextLoader: ctx.contextLoader,
-    freshLoader: freshDocumentLoader(ctx.data.env),
-    kv: new D1KvStore(ctx.data.d),
-  });
+  const id = await authenticatedSigner(ctx.request, authLoaders(ctx.data.env, ctx.data.d, ctx.contextLoader));
   if (!id) return false;
   const refuse = () => {
     ctx.data.refused = true;

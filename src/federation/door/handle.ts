@@ -12,12 +12,12 @@ import { runEffects } from "../../effects";
 import { federationRejected } from "../../services/federation-policies";
 import { refreshSettings } from "../../services/instance-settings";
 import type { FederationData } from "../data";
-import { federationFor, freshDocumentLoader } from "../federation";
+import { federationFor } from "../federation";
 import { hostMeta } from "../documents/host-meta";
 import { servedWithFullPublic } from "../documents/public-audience";
+import { authLoaders } from "./auth-loaders";
 import { authenticateInbound } from "./authenticate";
 import { readInboxPost } from "./inbox-guard";
-import { D1KvStore } from "./kv";
 import { hostSpecs, RFC9421 } from "./signature-specs";
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -176,12 +176,7 @@ async function throughInboxDoor(
   const who = await authenticateInbound(
     new Request(req.url, { method: req.method, headers: req.headers, body: bytes }),
     body,
-    {
-      documentLoader: fctx.documentLoader,
-      freshLoader: freshDocumentLoader(env),
-      contextLoader: fctx.contextLoader,
-      kv: new D1KvStore(data.d),
-    },
+    authLoaders(env, data.d, fctx.contextLoader),
   );
   if (!who.ok) {
     if (who.status !== 202) return jsonError(who.status, who.error);

@@ -3,10 +3,11 @@
  * prefix of parts are one range of the primary key: `["a","b",` up to `["a","b",-` (`-` follows `,`). Values
  * are JSON; an expired entry reads as absent and is deleted by the cron (`collectFedifyKv`).
  */
-import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
+import type { KvKey, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
 import { and, eq, gt, gte, isNull, lt, or, sql } from "drizzle-orm";
 import { anyRow, now, type DB } from "../../db/client";
 import { fedifyKv } from "../../db/schema";
+import type { BatchKvStore, HeldEntry } from "./pending-kv";
 
 const encode = (key: KvKey) => JSON.stringify(key);
 
@@ -18,7 +19,7 @@ function expiry(options?: KvStoreSetOptions): number | null {
 /** Entries that have not expired at `t`. */
 const live = (t: number) => or(isNull(fedifyKv.expiresAt), gt(fedifyKv.expiresAt, t));
 
-export class D1KvStore implements KvStore {
+export class D1KvStore implements BatchKvStore {
   constructor(private readonly d: DB) {}
 
   async get<T = unknown>(key: KvKey): Promise<T | undefined> {
@@ -31,8 +32,18 @@ export class D1KvStore implements KvStore {
   }
 
   async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+    await this.upsert({ key, value, options });
+  }
+
+  /** Several entries in one round trip (what the inbox door kept of a request's fetches: door/pending-kv.ts). */
+  async setMany(entries: HeldEntry[]): Promise<void> {
+    const [first, ...rest] = entries.map((e) => this.upsert(e));
+    if (first) await this.d.batch([first, ...rest]);
+  }
+
+  private upsert({ key, value, options }: HeldEntry) {
     const row = { key: encode(key), value: JSON.stringify(value), expiresAt: expiry(options) };
-    await this.d
+    return this.d
       .insert(fedifyKv)
       .values(row)
       .onConflictDoUpdate({ target: fedifyKv.key, set: { value: row.value, expiresAt: row.expiresAt } });

@@ -16,6 +16,14 @@ import { hostSpecs, knock, type SpecMemory } from "./signature-specs";
 const LIMITS = { timeoutMs: 10_000, maxBytes: 2_000_000, maxRedirects: 3 } as const;
 /** A remote JSON-LD context: real ones are a few kilobytes (Pleroma's litepub schema: 2 KB). */
 export const CONTEXT_MAX_BYTES = 64_000;
+/**
+ * An actor or key document fetched to check a signature: Mastodon's are a few KB, Misskey's and Pleroma's with
+ * their emoji and fields some tens of KB; a signature names any URL, so no more is read for it than that.
+ */
+export const ACTOR_MAX_BYTES = 256_000;
+/** What each kind of document may weigh. */
+const MAX_BYTES = { document: LIMITS.maxBytes, actor: ACTOR_MAX_BYTES, context: CONTEXT_MAX_BYTES } as const;
+type Kind = keyof typeof MAX_BYTES;
 
 function preloaded(url: string): RemoteDocument | null {
   return url in preloadedContexts ? { contextUrl: null, documentUrl: url, document: preloadedContexts[url] } : null;
@@ -52,9 +60,9 @@ async function loadFollowing(
   signal: AbortSignal | undefined,
   allowPrivate: boolean,
   load: DocumentLoader,
-  kind: "document" | "context" = "document",
+  kind: Kind = "document",
 ): Promise<RemoteDocument> {
-  const maxBytes = kind === "context" ? CONTEXT_MAX_BYTES : LIMITS.maxBytes;
+  const maxBytes = MAX_BYTES[kind];
   const send = (req: Request) => outboundFetch(req, { signal }, { allowPrivate, ...LIMITS, maxBytes, maxRedirects: 0 });
   let current = url;
   for (let hop = 0; ; hop++) {
@@ -62,7 +70,7 @@ async function loadFollowing(
     const location = res.headers.get("location");
     if (![301, 302, 303, 307, 308].includes(res.status) || !location) {
       // A JSON-LD context is no ActivityPub document (servers serve Pleroma's as `application/json` too).
-      if (kind === "document" && res.ok && !activityPubContentType(res.headers.get("content-type"))) {
+      if (kind !== "context" && res.ok && !activityPubContentType(res.headers.get("content-type"))) {
         await res.body?.cancel().catch(() => {});
         throw new NotActivityPub(`${current} is served as ${res.headers.get("content-type") ?? "nothing"}`);
       }
@@ -86,6 +94,7 @@ export function guardedDocumentLoader(
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
   signer?: { signer: FetchSigner; specs: SpecMemory },
+  kind: "document" | "actor" = "document",
 ): DocumentLoader {
   const load: DocumentLoader = async (url, options) => {
     const hit = preloaded(url);
@@ -94,7 +103,7 @@ export function guardedDocumentLoader(
     const get = s
       ? signedGet({ keyId: new URL(`${s.uri}#main-key`), privateKey: s.key }, userAgent, signer!.specs)
       : plainGet(userAgent);
-    return loadFollowing(url, get, options?.signal, allowPrivate, load);
+    return loadFollowing(url, get, options?.signal, allowPrivate, load, kind);
   };
   return load;
 }
@@ -105,9 +114,10 @@ export function cachedDocumentLoader(
   allowPrivate: boolean,
   userAgent: GetUserAgentOptions | string | undefined,
   signer?: { signer: FetchSigner; specs: SpecMemory },
+  kind: "document" | "actor" = "document",
 ): DocumentLoader {
   return kvCache({
-    loader: guardedDocumentLoader(allowPrivate, userAgent, signer),
+    loader: guardedDocumentLoader(allowPrivate, userAgent, signer, kind),
     kv,
     prefix: ["_fedify", "remoteDocument"],
   });
