@@ -351,6 +351,23 @@ describe("admin users", () => {
     expect(god.activities[0].account.nickname).toBe(bob.username);
   });
 
+  it("refuses an invite expiring past the year 9999 (400), and the invites list still answers", async () => {
+    const admin = await staff();
+    for (const expires_at of ["+275760-09-13", "275760-09-13T00:00:00.000Z", "10000-01-01", "1969-12-31"]) {
+      const res = await call(`${A}/users/invite_token`, { method: "POST", token: admin.token, body: { expires_at } });
+      const text = await res.text();
+      expect(res.status, `${expires_at}: ${text.slice(0, 200)}`).toBe(400);
+      expect(typeof JSON.parse(text).error).toBe("string");
+    }
+    const last = valid(
+      InviteSchema,
+      await json(`${A}/users/invite_token`, { token: admin.token, body: { expires_at: "9999-12-31" } }),
+    );
+    expect(last).toMatchObject({ expires_at: "9999-12-31", invite_type: "date_limited", used: false });
+    const list = await json(`${A}/users/invites`, { token: admin.token });
+    expect(list.invites.map((i: unknown) => valid(InviteSchema, i).token)).toContain(last.token);
+  });
+
   it("creates, lists, revokes and e-mails invites; a revoked invite admits nobody", async () => {
     const admin = await staff();
     const inv = valid(

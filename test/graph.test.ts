@@ -217,6 +217,45 @@ describe("blocks, mutes, endorsements, subscriptions", () => {
     expect(await post(`/api/v1/accounts/${c.id}/unmute`, a)).toMatchObject({ muting: false });
   });
 
+  it("takes Mastodon's `duration` as well as Pleroma's `expires_in` (seconds, 0 = forever)", async () => {
+    const [a, b, c, e] = [await registerUser(), await registerUser(), await registerUser(), await registerUser()];
+    const expiryOf = async (target: TestUser) => {
+      const muted = (await json("/api/v1/mutes", { token: a.token })) as Record<string, unknown>[];
+      const row = muted.find((x) => valid(AccountSchema, x).id === target.id);
+      expect(row).toBeDefined();
+      return row!.mute_expires_at as string | null;
+    };
+    const t0 = Date.now();
+    valid(RelationshipSchema, await post(`/api/v1/accounts/${b.id}/mute`, a, { duration: 3600 }));
+    let at = Date.parse((await expiryOf(b))!);
+    expect(at).toBeGreaterThanOrEqual(t0 + 3590_000);
+    expect(at).toBeLessThan(Date.now() + 3610_000);
+    // As a form's string, and each name alone; 0 is forever.
+    const form = new URLSearchParams({ duration: "600" });
+    expect((await call(`/api/v1/accounts/${c.id}/mute`, { method: "POST", token: a.token, body: form })).status).toBe(
+      200,
+    );
+    at = Date.parse((await expiryOf(c))!);
+    expect(at).toBeGreaterThan(t0 + 590_000);
+    expect(at).toBeLessThan(Date.now() + 610_000);
+    await post(`/api/v1/accounts/${c.id}/mute`, a, { duration: 0 });
+    expect(await expiryOf(c)).toBeNull();
+    await post(`/api/v1/accounts/${e.id}/mute`, a, { expires_in: 120 });
+    at = Date.parse((await expiryOf(e))!);
+    expect(at).toBeLessThan(Date.now() + 130_000);
+    // Both given: `duration` first, as Pleroma does.
+    await post(`/api/v1/accounts/${e.id}/mute`, a, { duration: 7200, expires_in: 60 });
+    expect(Date.parse((await expiryOf(e))!)).toBeGreaterThan(Date.now() + 7000_000);
+    // Bad values are refused and change nothing.
+    for (const duration of ["abc", -5, 9_000_000_000_000]) {
+      const res = await call(`/api/v1/accounts/${b.id}/mute`, { method: "POST", token: a.token, body: { duration } });
+      expect(res.status).toBe(400);
+      expect(typeof ((await res.json()) as { error?: unknown }).error).toBe("string");
+    }
+    expect(Date.parse((await expiryOf(b))!)).toBeLessThan(Date.now() + 3610_000);
+    expect(await rel(a, b)).toMatchObject({ muting: true });
+  });
+
   it("endorses only followed accounts", async () => {
     const [a, b] = [await registerUser(), await registerUser()];
     expect((await post(`/api/v1/accounts/${b.id}/pin`, a, {}, 400)).error).toMatch(/not following/);

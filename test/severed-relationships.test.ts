@@ -180,7 +180,7 @@ describe("severed relationships", () => {
     expect(await events(u)).toMatchObject([{ type: "domain_block", target_name: far.domain, following_count: 1 }]);
   });
 
-  it("a user's own domain block tells them of the followers it removed, and touches nobody else", async () => {
+  it("a user's own domain block tells them of the followers and follows it removed, and touches nobody else", async () => {
     const [me, other] = await Promise.all([registerUser(), registerUser()]);
     const far = await remoteAccount();
     await env.DB.batch([follow(far.id, me.id), follow(me.id, far.id), follow(far.id, other.id)]);
@@ -190,9 +190,14 @@ describe("severed relationships", () => {
       type: "user_domain_block",
       target_name: far.domain,
       followers_count: 1,
-      following_count: 0,
+      following_count: 1,
     });
     expect((await csv(me, e!.id, "followers")).text).toBe(`Account address\r\nfar@${far.domain}\r\n`);
+    // The user's own follow ends too (Mastodon's AfterBlockDomainFromAccountService).
+    expect((await csv(me, e!.id, "following")).text).toBe(
+      `Account address,Show boosts,Notify on new posts,Languages\r\nfar@${far.domain},true,false,\r\n`,
+    );
+    expect(await q("SELECT count(*) AS n FROM follows WHERE account_id = ?", me.id)).toEqual([{ n: 0 }]);
     expect(await events(other)).toEqual([]);
     expect(await q("SELECT count(*) AS n FROM follows WHERE target_account_id = ?", other.id)).toEqual([{ n: 1 }]);
     // Blocking it again (nothing left to sever) notifies nothing more.

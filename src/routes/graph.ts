@@ -63,9 +63,12 @@ export function registerGraphRoutes(app: OpenAPIHono<AppEnv>) {
     "mute",
     ["follow", "write:mutes"],
     "Mute an account",
-    (c, p, me, t) => graph.mute(d(c), me, t, { notifications: p.notifications ?? true, expiresIn: p.expires_in }),
+    // Mastodon's `duration` and Pleroma's `expires_in` (seconds, 0 = forever); Pleroma takes `duration` first too.
+    (c, p, me, t) =>
+      graph.mute(d(c), me, t, { notifications: p.notifications ?? true, expiresIn: p.duration ?? p.expires_in }),
     {
       notifications: boolParam().optional(),
+      duration: durationParam(0).optional(),
       expires_in: durationParam(0).optional(),
     },
   );

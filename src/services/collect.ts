@@ -6,9 +6,9 @@ import { inArray, lt, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import type { DB } from "../db/client";
 import { anyRow, db, statement } from "../db/client";
-import { authorizationCodes, mailOutbox, mediaAttachments, usedCaptchas } from "../db/schema";
+import { authorizationCodes, mailOutbox, usedCaptchas } from "../db/schema";
 import { IDEMPOTENCY_HOURS } from "./statuses";
-import { deleteStoredFiles } from "./media";
+import { queueSelectedFiles } from "./file-deletions";
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -18,24 +18,23 @@ const UNATTACHED_MEDIA_TTL = DAY;
 const OUTBOX_TTL = 7 * DAY;
 
 /**
- * Deletes uploads never attached that are older than a day, with their files. Rows go first (one statement that
- * re-checks they are unattached, RETURNING the files), so a file is only deleted once nothing can point at it.
+ * Deletes uploads never attached that are older than a day, with their files. One batch queues the files
+ * (services/file-deletions.ts: the cron's `file_deletions` job deletes them, and retries while R2 fails) and
+ * deletes the rows, both re-checking that the uploads are still unattached, so a file goes only once nothing can
+ * point at it and never outlives its row for good. Idle: one look through the partial index.
  */
 export async function collectUnattachedMedia(env: Env, t: number, max = 200): Promise<number> {
   const d = db(env);
-  const gone = await d
-    .delete(mediaAttachments)
-    .where(
-      sql`${mediaAttachments.id} IN (SELECT id FROM media_attachments INDEXED BY media_unattached
-        WHERE status_id IS NULL AND scheduled_status_id IS NULL AND chat_message_id IS NULL AND created_at < ${t - UNATTACHED_MEDIA_TTL} ORDER BY created_at LIMIT ${max})
-        AND ${mediaAttachments.statusId} IS NULL AND ${mediaAttachments.scheduledStatusId} IS NULL`,
-    )
-    .returning({ file: mediaAttachments.file });
-  await deleteStoredFiles(
-    env.MEDIA,
-    gone.map((r) => r.file),
-  );
-  return gone.length;
+  const due = sql`SELECT id FROM media_attachments INDEXED BY media_unattached
+    WHERE status_id IS NULL AND scheduled_status_id IS NULL AND chat_message_id IS NULL AND created_at < ${t - UNATTACHED_MEDIA_TTL}
+    ORDER BY created_at LIMIT ${max}`;
+  if (!(await anyRow(d, sql`(${due})`))) return 0;
+  // Both statements select the same rows: one transaction, one plan, the same data.
+  const [, gone] = await d.$client.batch([
+    queueSelectedFiles(d, sql`SELECT file FROM media_attachments WHERE id IN (${due})`, t),
+    statement(d, sql`DELETE FROM media_attachments WHERE id IN (${due})`),
+  ]);
+  return gone!.meta.changes;
 }
 
 /** Idempotency keys past the window in which they answer (`IDEMPOTENCY_HOURS`). */

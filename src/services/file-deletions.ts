@@ -4,7 +4,7 @@
  * cron's next run, even when the door's immediate delete after the answer is cut short or R2 fails (a deleted
  * followers-only picture would otherwise stay at its public URL for good).
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { db, statement, type DB } from "../db/client";
 import type { Env } from "../env";
 import { deleteStoredFiles } from "./media";
@@ -14,10 +14,11 @@ const PER_RUN = 500;
 
 /** The statement that queues `keys` (MEDIA keys; thumbnails go with them), for the batch that drops their rows. */
 export const queueFileDeletions = (d: DB, keys: string[], t: number) =>
-  statement(
-    d,
-    sql`INSERT OR IGNORE INTO file_deletions (key, created_at) SELECT value, ${t} FROM json_each(${JSON.stringify(keys)})`,
-  );
+  queueSelectedFiles(d, sql`SELECT value FROM json_each(${JSON.stringify(keys)})`, t);
+
+/** The same for the keys a query selects (one column), read in the batch that deletes their rows. */
+export const queueSelectedFiles = (d: DB, keys: SQL, t: number) =>
+  statement(d, sql`INSERT OR IGNORE INTO file_deletions (key, created_at) SELECT *, ${t} FROM (${keys})`);
 
 /**
  * The cron job: the queued files deleted from R2, then their rows (a failing R2 leaves them for the next run).

@@ -7,6 +7,7 @@
  */
 import type { Effects } from "./effects";
 import { and, eq, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { DB } from "../db/client";
 import { anyRow, mixedBatch, now } from "../db/client";
 import { newId } from "../db/ids";
@@ -17,6 +18,7 @@ import {
   endorsements,
   followRequests,
   follows,
+  listAccounts,
   mutes,
   notifications,
   subscriptions,
@@ -27,7 +29,7 @@ import type { Relationship } from "../schemas/account";
 import { localActivityUri, type AccountRow } from "./accounts";
 import type { FollowCounts } from "./events";
 import { relationshipsQuery, toRelationship } from "./relationships";
-import { outboxRejects, outboxWrite } from "./outbox";
+import { outboxRejects, outboxUndoFollows, outboxWrite } from "./outbox";
 import { backfillHome } from "./backfill";
 import { countsOf, followEvent, followUri, insertFollow, leaveLists, severTies } from "./graph-rows";
 import { severanceStatements } from "./severed-relationships";
@@ -579,13 +581,22 @@ export async function blockDomain(d: DB, me: AccountRow, domain: string): Promis
         UNION ALL SELECT q.account_id, q.uri FROM follow_requests q JOIN accounts a ON a.id = q.account_id WHERE q.target_account_id = ${me.id} AND a.domain = ${domain}`,
       t,
     ),
-    // The notice of the followers lost (Mastodon 4.3), read before they go.
+    // The user's own follows (and requests) of that domain end too, with an Undo of each (as `unfollow` sends).
+    outboxUndoFollows(
+      d,
+      me.id,
+      sql`SELECT f.target_account_id, f.uri FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ${me.id} AND a.domain = ${domain}
+        UNION ALL SELECT q.target_account_id, q.uri FROM follow_requests q JOIN accounts a ON a.id = q.target_account_id WHERE q.account_id = ${me.id} AND a.domain = ${domain}`,
+      t,
+    ),
+    // The notice of the follows and followers lost (Mastodon 4.3), read before they go.
     ...severanceStatements(
       d,
       [{ type: "user_domain_block", domain }],
-      { localId: me.id, followers: true, following: false },
+      { localId: me.id, followers: true, following: true },
       t,
     ),
+    ...ownFollowsOfDomainEnd(d, me.id, domain),
     d
       .delete(follows)
       .where(
@@ -604,6 +615,27 @@ export async function blockDomain(d: DB, me: AccountRow, domain: string): Promis
       ),
     // The accounts of that domain are remote: their following counts are their server's, not recounted here.
   ]);
+}
+
+/** The deletes of `accountId`'s follows and follow requests of `domain`'s accounts, and what belongs to them. */
+function ownFollowsOfDomainEnd(d: DB, accountId: string, domain: string) {
+  const ofDomain = (column: SQLiteColumn) => sql`${column} IN (SELECT id FROM accounts WHERE domain = ${domain})`;
+  return [
+    d.delete(follows).where(and(eq(follows.accountId, accountId), ofDomain(follows.targetAccountId))),
+    d
+      .delete(followRequests)
+      .where(and(eq(followRequests.accountId, accountId), ofDomain(followRequests.targetAccountId))),
+    // `notify` belongs to the follow (Mastodon), and list members are followed accounts, as `unfollow` has it.
+    d.delete(subscriptions).where(and(eq(subscriptions.accountId, accountId), ofDomain(subscriptions.targetAccountId))),
+    d
+      .delete(listAccounts)
+      .where(
+        and(
+          ofDomain(listAccounts.accountId),
+          sql`${listAccounts.listId} IN (SELECT id FROM lists WHERE account_id = ${accountId})`,
+        ),
+      ),
+  ];
 }
 
 export async function unblockDomain(d: DB, me: AccountRow, domain: string): Promise<void> {

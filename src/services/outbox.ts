@@ -74,12 +74,34 @@ export function outboxRejects(d: DB, accountId: string, follows: SQL, t: number)
   // The gate's rule for a Reject (`one(followerId)`), applied to each row's follower.
   const follower = sql`r.account_id` as unknown as string;
   const gate = hasAudience(accountId, { type: "Reject", uri: "", followerId: follower });
+  return outboxEach(
+    d,
+    accountId,
+    follows,
+    sql`json_object('type', 'Reject', 'uri', r.uri, 'followerId', r.account_id)`,
+    gate,
+    t,
+  );
+}
+
+/**
+ * An Undo of each of `accountId`'s own Follows in `follows` (a SELECT of `target_account_id`, `uri`: the followed
+ * account and the Follow's id), as `outboxRejects` writes Rejects: one statement, before the deletes of the rows.
+ */
+export function outboxUndoFollows(d: DB, accountId: string, follows: SQL, t: number): D1PreparedStatement {
+  const target = sql`r.target_account_id` as unknown as string;
+  const gate = hasAudience(accountId, { type: "Undo", object: "Follow", uri: "", targetId: target });
+  const activity = sql`json_object('type', 'Undo', 'object', 'Follow', 'uri', r.uri, 'targetId', r.target_account_id)`;
+  return outboxEach(d, accountId, follows, activity, gate, t);
+}
+
+/** One outbox row per row `r` of `rows` that has a `uri` and passes `gate`: `activity` built from it. */
+function outboxEach(d: DB, accountId: string, rows: SQL, activity: SQL, gate: SQL, t: number): D1PreparedStatement {
   const write = statement(
     d,
     sql`INSERT INTO federation_outbox (id, account_id, activity, created_at)
-      SELECT ${newId(t).slice(0, 16)} || printf('%010d', row_number() OVER ()), ${accountId},
-        json_object('type', 'Reject', 'uri', r.uri, 'followerId', r.account_id), ${t}
-      FROM (${follows}) r WHERE r.uri IS NOT NULL AND ${gate}`,
+      SELECT ${newId(t).slice(0, 16)} || printf('%010d', row_number() OVER ()), ${accountId}, ${activity}, ${t}
+      FROM (${rows}) r WHERE r.uri IS NOT NULL AND ${gate}`,
   );
   return markOutboxWrite(d.$client, write);
 }

@@ -18,6 +18,7 @@ import { storeImage } from "./media";
 import { isStoredKey } from "../lib/media-urls";
 import { localEmojisNamed, profileEmojis, shortcodesIn } from "./emoji";
 import { profileUpdateWrites } from "./profile-updates";
+import { queueFileDeletions } from "./file-deletions";
 
 export type FieldInput = { name?: string; value?: string };
 
@@ -40,6 +41,7 @@ export async function saveCredentials(
   accountId: string,
   update: CredentialsUpdate,
   before?: AccountRow,
+  replaced: string[] = [],
 ): Promise<AccountWithUser> {
   const t = now();
   const [acc, usr] = (await mixedBatch(d, [
@@ -52,6 +54,8 @@ export async function saveCredentials(
       ? d.update(users).set(update.user).where(eq(users.accountId, accountId)).returning(userColumns)
       : d.select(userColumns).from(users).where(eq(users.accountId, accountId)),
     ...(before ? profileUpdateWrites(d, before, update.account, t) : []),
+    // The replaced images' files: deleted by the door after the answer, and by the cron if that fails.
+    ...(replaced.length ? [queueFileDeletions(d, replaced, t)] : []),
   ])) as [AccountRow[], UserRow[]];
   return { account: acc[0]!, user: usr[0] ?? null };
 }
@@ -136,8 +140,8 @@ export async function updateCredentials(
     const old = me.account[column];
     if (isStoredKey(old)) replaced.push(old);
   }
-  const saved = await saveCredentials(d, me.account.id, update, me.account);
   // The old images go once the new profile is saved (its Update to the followers' servers is in the batch).
+  const saved = await saveCredentials(d, me.account.id, update, me.account, replaced);
   return { saved, effects: { files: replaced } };
 }
 

@@ -39,6 +39,14 @@ const dateParam = () =>
       return t;
     });
 
+/**
+ * An invite's last day: from 1970 to the year 9999, the dates Pleroma's `YYYY-MM-DD` can show (a later one, up to
+ * the last a date can hold, overflowed when its day was added and every rendering of the invite failed).
+ */
+const LAST_INVITE_DAY = Date.UTC(9999, 11, 31);
+const inviteDateParam = () =>
+  dateParam().refine((t) => t >= 0 && t <= LAST_INVITE_DAY, "expires_at must be a date from 1970 to 9999");
+
 export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
   // ---- reports ----
   route(app, {
@@ -228,7 +236,7 @@ export function registerAdminModerationRoutes(app: OpenAPIHono<AppEnv>) {
     privilege: "users_manage_invites",
     params: z.object({
       max_use: z.coerce.number().int().min(1).max(100_000).optional(),
-      expires_at: dateParam().optional(),
+      expires_at: inviteDateParam().optional(),
     }),
     response: InviteSchema,
     handler: async (c, p, auth) => {

@@ -93,10 +93,17 @@ export function registerImageRoutes(app: OpenAPIHono<AppEnv>) {
         throw e;
       }
       const mascot: StoredMascot = { id: newId(), key: stored.key, mime: stored.mime };
-      await saveCredentials(db(c.env), auth.account.id, { account: {}, user: { mascot: { ...mascot } } });
       const old = (auth.user.mascot as StoredMascot | null)?.key;
-      // The replaced file goes through the one door, as a replaced avatar's does.
-      if (isStoredKey(old)) after(c, { files: [old] });
+      const replaced = isStoredKey(old) ? [old] : [];
+      // The replaced file is queued in the batch and goes through the one door, as a replaced avatar's does.
+      await saveCredentials(
+        db(c.env),
+        auth.account.id,
+        { account: {}, user: { mascot: { ...mascot } } },
+        undefined,
+        replaced,
+      );
+      after(c, { files: replaced });
       return c.json(renderMascot(c, auth.account.id, mascot));
     },
   });
