@@ -64,6 +64,24 @@ export default defineConfig(async () => {
           if (id.includes("/node_modules/.vite/")) return { code, map: { mappings: "" } };
         },
       },
+      {
+        // The project's files keep their source maps, without the sources' text (vite inlines it into each map):
+        // 3.3 MB less for every file's workerd to receive (a file's modules: 10.7 -> 7.5 MB). Stack traces still
+        // point at the right lines, and vitest reads the code it shows around them from the files themselves.
+        name: "starling:source-maps-without-sources",
+        configureServer(server: {
+          environments: Record<string, { transformRequest: (url: string) => Promise<unknown> }>;
+        }) {
+          for (const environment of Object.values(server.environments)) {
+            const transformRequest = environment.transformRequest.bind(environment);
+            environment.transformRequest = async (url: string) => {
+              const result = (await transformRequest(url)) as { map?: { sourcesContent?: unknown } } | null;
+              if (result?.map && "sourcesContent" in result.map) delete result.map.sourcesContent;
+              return result;
+            };
+          }
+        },
+      },
       cloudflareTest({
         main: "./src/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
