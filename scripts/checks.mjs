@@ -1,11 +1,8 @@
 /**
- * The checks `npm test` runs beside the vitest suite, in two lanes at once (the development machine has two cores,
+ * The checks `npm test` runs before the vitest suite, in two lanes at once (the development machine has two cores,
  * and the type check alone is as long as all the others together): each command's output is printed whole when it
- * ends, with its time; a failed command stops its lane, the other lanes finish, and the exit code is 1 if any
- * failed. With `--with-suite` (what `npm test` passes), `vitest run` starts at once as a third lane, its output live:
- * the checks fill the cores while vitest starts (pre-bundling, the first transforms) and while its last files run
- * (measured on a clean clone: the checks 43 s of the run when they went first). Plain JavaScript so that it starts
- * without a TypeScript loader.
+ * ends, with its time; a failed command stops its lane, the other lane finishes, and the exit code is 1 if any
+ * failed. Plain JavaScript so that it starts without a TypeScript loader.
  */
 import { spawn } from "node:child_process";
 
@@ -23,21 +20,18 @@ const lanes = [
   ],
 ];
 
-const suite = [["vitest", "run"]];
-
 function run(argv) {
   const started = Date.now();
-  const live = argv === suite[0];
   return new Promise((resolve) => {
     // A shell, for npm's local binaries on PATH and the test files' glob.
     const child = spawn(argv.join(" "), {
       shell: true,
-      stdio: ["ignore", live ? "inherit" : "pipe", live ? "inherit" : "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, PATH: `${import.meta.dirname}/../node_modules/.bin:${process.env.PATH}` },
     });
     const out = [];
-    child.stdout?.on("data", (d) => out.push(d));
-    child.stderr?.on("data", (d) => out.push(d));
+    child.stdout.on("data", (d) => out.push(d));
+    child.stderr.on("data", (d) => out.push(d));
     child.on("close", (code) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       process.stdout.write(`\n> ${argv.join(" ")}  (${seconds} s${code ? `, exit ${code}` : ""})\n`);
@@ -52,6 +46,5 @@ async function lane(commands) {
   return true;
 }
 
-if (process.argv.includes("--with-suite")) lanes.push(suite);
 const ok = (await Promise.all(lanes.map(lane))).every(Boolean);
 process.exit(ok ? 0 : 1);
