@@ -89,6 +89,8 @@ describe("public and tag pages walk a bounded part of their index", () => {
       expect(p.ids, path).toEqual([]);
       expect(p.rowsRead, path).toBeLessThan(bound(path.includes("limit=40") ? 40 : 20));
     }
+    // An instance no account here is on: one walk, not five (the first walk and one probe of the accounts).
+    expect((await page("/api/v1/timelines/public?instance=nowhere.example")).rowsRead).toBeLessThan(300);
     // Excluding every visibility the audience may see reads nothing at all: public (and local-only, signed in).
     expect((await page("/api/v1/timelines/public?exclude_visibilities[]=public")).rowsRead).toBeLessThan(20);
     const signedIn = await page(

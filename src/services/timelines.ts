@@ -11,7 +11,7 @@ import { precompiled } from "../db/json-rows";
 import { ME, NOW, notSilenced, paramsCte, visibleTo } from "./visibility";
 import { accountMatch } from "./accounts";
 import type { Hydrated } from "./hydrate";
-import type { DB } from "../db/client";
+import { anyRow, type DB } from "../db/client";
 
 // Pages run inside the hydration statement, whose `params` CTE binds the viewer (ME) and the time (NOW).
 // `viewerId` only chooses between the signed-in and anonymous forms of a query.
@@ -291,6 +291,10 @@ export async function walkOn(
   tag?: string,
 ): Promise<{ ids: string[]; past: { older?: string; newer?: string } }> {
   const enough = (n: number) => (page.since_id || page.min_id ? n >= page.limit : n > 0);
+  // An instance no account here is on: nothing further to find (else a stranger's cheapest way to make every
+  // page walk all its rounds).
+  if (f.instance && !ids.length && !(await anyRow(d, sql`accounts WHERE domain = ${f.instance.toLowerCase()}`)))
+    return { ids, past: {} };
   let past = ids.length < page.limit ? await walkEnd(d, viewerId, page, f, tag) : {};
   let found = ids;
   let at = page;
